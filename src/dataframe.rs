@@ -1,0 +1,4 @@
+//! DataFrame.
+
+/// A lazy query.
+pub struct DataFrame {}

@@ -1,0 +1,1 @@
+//! Data sources: Parquet files and directories, in-memory batches, generated data sets.

@@ -1,0 +1,1 @@
+//! Vectorized interpreted operators over Arrow batches (Arrow compute kernels).

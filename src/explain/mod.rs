@@ -1,0 +1,13 @@
+//! EXPLAIN printers, one per mode.
+
+mod tree;
+pub use tree::draw_tree;
+
+/// Which EXPLAIN output to produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExplainMode {
+    /// The physical plan only.
+    Simple,
+    /// Parsed, analyzed, optimized and physical plans.
+    Extended,
+}

@@ -1,0 +1,160 @@
+//! Spark's rendering of expressions: `name#id` (with `L` for bigint), `'name` before analysis,
+//! every binary operator parenthesized, literals unquoted.
+
+use std::fmt;
+
+use arrow::datatypes::DataType;
+
+use super::{Attribute, Expr, SortOrder};
+use crate::types::spark_type_name;
+
+/// How much to print: plan text carries `#ids`, column names do not.
+#[derive(Clone, Copy, PartialEq)]
+enum Style {
+    Plan,
+    Name,
+}
+
+/// The name Spark gives an un-aliased select-list expression: `sum(amount)`, `(a + 1)`.
+pub fn sql_name(e: &Expr) -> String {
+    let mut s = String::new();
+    let _ = write_expr(&mut s, e, Style::Name);
+    s
+}
+
+impl fmt::Display for Attribute {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let suffix = if self.data_type == DataType::Int64 { "L" } else { "" };
+        write!(f, "{}#{}{}", self.name, self.id.0, suffix)
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_expr(f, self, Style::Plan)
+    }
+}
+
+impl fmt::Display for SortOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} {}",
+            self.expr,
+            if self.ascending { "ASC" } else { "DESC" },
+            if self.nulls_first { "NULLS FIRST" } else { "NULLS LAST" }
+        )
+    }
+}
+
+fn write_list(f: &mut dyn fmt::Write, items: &[Expr], style: Style, sep: &str) -> fmt::Result {
+    for (i, a) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(sep)?;
+        }
+        write_expr(f, a, style)?;
+    }
+    Ok(())
+}
+
+fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
+    match e {
+        Expr::UnresolvedAttribute(parts) => write!(f, "'{}", parts.join(".")),
+        Expr::UnresolvedStar(None) => write!(f, "*"),
+        Expr::UnresolvedStar(Some(q)) => write!(f, "{q}.*"),
+        Expr::UnresolvedFunction { name, args, distinct } => {
+            write!(f, "'{name}(")?;
+            if *distinct {
+                write!(f, "distinct ")?;
+            }
+            write_list(f, args, style, ", ")?;
+            write!(f, ")")
+        }
+        Expr::Attribute(a) => match style {
+            Style::Plan => write!(f, "{a}"),
+            Style::Name => write!(f, "{}", a.name),
+        },
+        Expr::Literal(v) => write!(f, "{v}"),
+        Expr::Alias { child, name, id } => {
+            write_expr(f, child, style)?;
+            match style {
+                Style::Plan => write!(f, " AS {name}#{}", id.0),
+                Style::Name => write!(f, " AS {name}"),
+            }
+        }
+        Expr::Binary { op, left, right } => {
+            write!(f, "(")?;
+            write_expr(f, left, style)?;
+            write!(f, " {} ", op.symbol())?;
+            write_expr(f, right, style)?;
+            write!(f, ")")
+        }
+        Expr::Not(c) => {
+            write!(f, "NOT ")?;
+            write_expr(f, c, style)
+        }
+        Expr::Negative(c) => {
+            write!(f, "-")?;
+            write_expr(f, c, style)
+        }
+        Expr::IsNull(c) => {
+            write!(f, "isnull(")?;
+            write_expr(f, c, style)?;
+            write!(f, ")")
+        }
+        Expr::IsNotNull(c) => {
+            write!(f, "isnotnull(")?;
+            write_expr(f, c, style)?;
+            write!(f, ")")
+        }
+        Expr::Cast { child, to } => {
+            write!(f, "cast(")?;
+            write_expr(f, child, style)?;
+            write!(f, " as {})", spark_type_name(to))
+        }
+        Expr::InList { child, list, negated } => {
+            if *negated {
+                write!(f, "NOT ")?;
+            }
+            write_expr(f, child, style)?;
+            write!(f, " IN (")?;
+            write_list(f, list, style, ",")?;
+            write!(f, ")")
+        }
+        Expr::Like { child, pattern, negated } => {
+            if *negated {
+                write!(f, "NOT ")?;
+            }
+            write_expr(f, child, style)?;
+            write!(f, " LIKE ")?;
+            write_expr(f, pattern, style)
+        }
+        Expr::CaseWhen { branches, else_expr } => {
+            write!(f, "CASE")?;
+            for (c, r) in branches {
+                write!(f, " WHEN ")?;
+                write_expr(f, c, style)?;
+                write!(f, " THEN ")?;
+                write_expr(f, r, style)?;
+            }
+            if let Some(e) = else_expr {
+                write!(f, " ELSE ")?;
+                write_expr(f, e, style)?;
+            }
+            write!(f, " END")
+        }
+        Expr::Function { func, args } => {
+            write!(f, "{}(", func.name())?;
+            write_list(f, args, style, ", ")?;
+            write!(f, ")")
+        }
+        Expr::Aggregate { func, args, distinct } => {
+            write!(f, "{}(", func.name())?;
+            if *distinct {
+                write!(f, "distinct ")?;
+            }
+            write_list(f, args, style, ", ")?;
+            write!(f, ")")
+        }
+    }
+}

@@ -1,0 +1,447 @@
+//! Expressions: the tree, ExprIds, and the properties the optimizer asks about
+//! (deterministic, foldable, nullable, references). `Display` prints them the way Spark does.
+
+mod display;
+mod typing;
+pub use typing::aggregate_result_type;
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use arrow::datatypes::DataType;
+
+use crate::types::ScalarValue;
+
+/// A unique id for an attribute or alias, printed `name#id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExprId(pub u64);
+
+static NEXT_EXPR_ID: AtomicU64 = AtomicU64::new(0);
+
+impl ExprId {
+    /// A fresh id, unique within the process (as Spark's JVM-wide counter).
+    pub fn next() -> ExprId {
+        ExprId(NEXT_EXPR_ID.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// A resolved reference to a column produced by a child plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attribute {
+    pub name: String,
+    pub id: ExprId,
+    pub data_type: DataType,
+    pub nullable: bool,
+    /// Table alias or table name the column may be qualified by (`o` in `o.amount`).
+    pub qualifier: Vec<String>,
+}
+
+impl Attribute {
+    /// A new attribute with a fresh id.
+    pub fn new(name: impl Into<String>, data_type: DataType, nullable: bool) -> Attribute {
+        Attribute { name: name.into(), id: ExprId::next(), data_type, nullable, qualifier: vec![] }
+    }
+    /// This attribute as an expression.
+    pub fn expr(&self) -> Expr {
+        Expr::Attribute(self.clone())
+    }
+}
+
+/// Binary operators: arithmetic, comparison, logic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Plus,
+    Minus,
+    Multiply,
+    Divide,
+    Modulo,
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    /// `<=>`, equality where NULL equals NULL.
+    EqNullSafe,
+    And,
+    Or,
+}
+
+impl BinaryOp {
+    /// The operator's SQL symbol, as Spark prints it.
+    pub fn symbol(&self) -> &'static str {
+        match self {
+            BinaryOp::Plus => "+",
+            BinaryOp::Minus => "-",
+            BinaryOp::Multiply => "*",
+            BinaryOp::Divide => "/",
+            BinaryOp::Modulo => "%",
+            BinaryOp::Eq => "=",
+            BinaryOp::NotEq => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::LtEq => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::GtEq => ">=",
+            BinaryOp::EqNullSafe => "<=>",
+            BinaryOp::And => "AND",
+            BinaryOp::Or => "OR",
+        }
+    }
+    /// True for `= != < <= > >= <=>`.
+    pub fn is_comparison(&self) -> bool {
+        matches!(self, BinaryOp::Eq | BinaryOp::NotEq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq | BinaryOp::EqNullSafe)
+    }
+    /// True for `+ - * / %`.
+    pub fn is_arithmetic(&self) -> bool {
+        matches!(self, BinaryOp::Plus | BinaryOp::Minus | BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::Modulo)
+    }
+    /// `a op b` == `b flip(op) a`.
+    pub fn flip(&self) -> BinaryOp {
+        match self {
+            BinaryOp::Lt => BinaryOp::Gt,
+            BinaryOp::LtEq => BinaryOp::GtEq,
+            BinaryOp::Gt => BinaryOp::Lt,
+            BinaryOp::GtEq => BinaryOp::LtEq,
+            other => *other,
+        }
+    }
+}
+
+/// Built-in scalar functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScalarFunc {
+    Lower,
+    Upper,
+    /// substring(str, pos[, len]), 1-based as Spark.
+    Substring,
+    Length,
+    Abs,
+    /// round(x[, scale]), HALF_UP as Spark.
+    Round,
+    Concat,
+    Coalesce,
+    /// date_add(date, days)
+    DateAdd,
+    /// date_sub(date, days)
+    DateSub,
+    /// extract(YEAR FROM date) / year(date)
+    Year,
+    /// rand(seed): non-deterministic.
+    Rand,
+}
+
+impl ScalarFunc {
+    /// Spark's lower-case function name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ScalarFunc::Lower => "lower",
+            ScalarFunc::Upper => "upper",
+            ScalarFunc::Substring => "substring",
+            ScalarFunc::Length => "length",
+            ScalarFunc::Abs => "abs",
+            ScalarFunc::Round => "round",
+            ScalarFunc::Concat => "concat",
+            ScalarFunc::Coalesce => "coalesce",
+            ScalarFunc::DateAdd => "date_add",
+            ScalarFunc::DateSub => "date_sub",
+            ScalarFunc::Year => "year",
+            ScalarFunc::Rand => "rand",
+        }
+    }
+    /// Looks a function up by its SQL name.
+    pub fn from_name(name: &str) -> Option<ScalarFunc> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "lower" | "lcase" => ScalarFunc::Lower,
+            "upper" | "ucase" => ScalarFunc::Upper,
+            "substring" | "substr" => ScalarFunc::Substring,
+            "length" | "char_length" | "character_length" => ScalarFunc::Length,
+            "abs" => ScalarFunc::Abs,
+            "round" => ScalarFunc::Round,
+            "concat" => ScalarFunc::Concat,
+            "coalesce" => ScalarFunc::Coalesce,
+            "date_add" => ScalarFunc::DateAdd,
+            "date_sub" => ScalarFunc::DateSub,
+            "year" => ScalarFunc::Year,
+            "rand" | "random" => ScalarFunc::Rand,
+            _ => return None,
+        })
+    }
+    /// Names of every scalar function, for "did you mean" suggestions.
+    pub const NAMES: &'static [&'static str] =
+        &["lower", "upper", "substring", "length", "abs", "round", "concat", "coalesce", "date_add", "date_sub", "year", "rand"];
+}
+
+/// Aggregate functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AggFunc {
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+}
+
+impl AggFunc {
+    /// Spark's lower-case name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AggFunc::Count => "count",
+            AggFunc::Sum => "sum",
+            AggFunc::Avg => "avg",
+            AggFunc::Min => "min",
+            AggFunc::Max => "max",
+        }
+    }
+    /// Looks an aggregate up by its SQL name.
+    pub fn from_name(name: &str) -> Option<AggFunc> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "count" => AggFunc::Count,
+            "sum" => AggFunc::Sum,
+            "avg" | "mean" => AggFunc::Avg,
+            "min" => AggFunc::Min,
+            "max" => AggFunc::Max,
+            _ => return None,
+        })
+    }
+}
+
+/// Sort direction and NULL placement of one sort key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SortOrder {
+    pub expr: Expr,
+    pub ascending: bool,
+    pub nulls_first: bool,
+}
+
+/// An expression tree node.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// `'name` or `'t.name` before analysis.
+    UnresolvedAttribute(Vec<String>),
+    /// `*` or `t.*` before analysis.
+    UnresolvedStar(Option<String>),
+    /// A function call before analysis: `'SUM('amount)`.
+    UnresolvedFunction { name: String, args: Vec<Expr>, distinct: bool },
+    /// A resolved column.
+    Attribute(Attribute),
+    /// A literal value.
+    Literal(ScalarValue),
+    /// `child AS name#id`.
+    Alias { child: Box<Expr>, name: String, id: ExprId },
+    Binary { op: BinaryOp, left: Box<Expr>, right: Box<Expr> },
+    Not(Box<Expr>),
+    Negative(Box<Expr>),
+    IsNull(Box<Expr>),
+    IsNotNull(Box<Expr>),
+    /// `cast(child as type)`; ANSI: a value that does not fit is an error.
+    Cast { child: Box<Expr>, to: DataType },
+    /// `child [NOT] IN (list)`.
+    InList { child: Box<Expr>, list: Vec<Expr>, negated: bool },
+    /// `child [NOT] LIKE pattern` (pattern is a string literal after analysis).
+    Like { child: Box<Expr>, pattern: Box<Expr>, negated: bool },
+    /// `CASE WHEN c THEN v ... ELSE e END`.
+    CaseWhen { branches: Vec<(Expr, Expr)>, else_expr: Option<Box<Expr>> },
+    /// A built-in scalar function.
+    Function { func: ScalarFunc, args: Vec<Expr> },
+    /// An aggregate function; only valid in an Aggregate's output list.
+    Aggregate { func: AggFunc, args: Vec<Expr>, distinct: bool },
+}
+
+impl Expr {
+    /// `self op other`.
+    pub fn binary(self, op: BinaryOp, other: Expr) -> Expr {
+        Expr::Binary { op, left: Box::new(self), right: Box::new(other) }
+    }
+    /// `self AND other`.
+    pub fn and(self, other: Expr) -> Expr {
+        self.binary(BinaryOp::And, other)
+    }
+    /// `self AS name` with a fresh id.
+    pub fn alias(self, name: impl Into<String>) -> Expr {
+        Expr::Alias { child: Box::new(self), name: name.into(), id: ExprId::next() }
+    }
+    /// A literal.
+    pub fn lit(v: ScalarValue) -> Expr {
+        Expr::Literal(v)
+    }
+
+    /// The direct children, in order.
+    pub fn children(&self) -> Vec<&Expr> {
+        match self {
+            Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::Attribute(_) | Expr::Literal(_) => vec![],
+            Expr::UnresolvedFunction { args, .. } | Expr::Function { args, .. } | Expr::Aggregate { args, .. } => {
+                args.iter().collect()
+            }
+            Expr::Alias { child, .. }
+            | Expr::Not(child)
+            | Expr::Negative(child)
+            | Expr::IsNull(child)
+            | Expr::IsNotNull(child)
+            | Expr::Cast { child, .. } => vec![child],
+            Expr::Binary { left, right, .. } => vec![left, right],
+            Expr::InList { child, list, .. } => std::iter::once(child.as_ref()).chain(list.iter()).collect(),
+            Expr::Like { child, pattern, .. } => vec![child, pattern],
+            Expr::CaseWhen { branches, else_expr } => {
+                let mut v: Vec<&Expr> = branches.iter().flat_map(|(c, r)| [c, r]).collect();
+                if let Some(e) = else_expr {
+                    v.push(e);
+                }
+                v
+            }
+        }
+    }
+
+    /// Rebuilds this node with each child mapped by `f` (children in the order of `children()`).
+    pub fn map_children<E>(self, mut f: impl FnMut(Expr) -> Result<Expr, E>) -> Result<Expr, E> {
+        let b = |e: Box<Expr>, f: &mut dyn FnMut(Expr) -> Result<Expr, E>| f(*e).map(Box::new);
+        Ok(match self {
+            e @ (Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::Attribute(_) | Expr::Literal(_)) => e,
+            Expr::UnresolvedFunction { name, args, distinct } => {
+                Expr::UnresolvedFunction { name, args: args.into_iter().map(&mut f).collect::<Result<_, E>>()?, distinct }
+            }
+            Expr::Function { func, args } => Expr::Function { func, args: args.into_iter().map(&mut f).collect::<Result<_, E>>()? },
+            Expr::Aggregate { func, args, distinct } => {
+                Expr::Aggregate { func, args: args.into_iter().map(&mut f).collect::<Result<_, E>>()?, distinct }
+            }
+            Expr::Alias { child, name, id } => Expr::Alias { child: b(child, &mut f)?, name, id },
+            Expr::Not(c) => Expr::Not(b(c, &mut f)?),
+            Expr::Negative(c) => Expr::Negative(b(c, &mut f)?),
+            Expr::IsNull(c) => Expr::IsNull(b(c, &mut f)?),
+            Expr::IsNotNull(c) => Expr::IsNotNull(b(c, &mut f)?),
+            Expr::Cast { child, to } => Expr::Cast { child: b(child, &mut f)?, to },
+            Expr::Binary { op, left, right } => Expr::Binary { op, left: b(left, &mut f)?, right: b(right, &mut f)? },
+            Expr::InList { child, list, negated } => Expr::InList {
+                child: b(child, &mut f)?,
+                list: list.into_iter().map(&mut f).collect::<Result<_, E>>()?,
+                negated,
+            },
+            Expr::Like { child, pattern, negated } => Expr::Like { child: b(child, &mut f)?, pattern: b(pattern, &mut f)?, negated },
+            Expr::CaseWhen { branches, else_expr } => {
+                let mut nb = Vec::with_capacity(branches.len());
+                for (c, r) in branches {
+                    nb.push((f(c)?, f(r)?));
+                }
+                let else_expr = match else_expr {
+                    Some(e) => Some(b(e, &mut f)?),
+                    None => None,
+                };
+                Expr::CaseWhen { branches: nb, else_expr }
+            }
+        })
+    }
+
+    /// Rewrites bottom-up: children first, then `f` on the rebuilt node.
+    pub fn transform_up<E>(self, f: &mut impl FnMut(Expr) -> Result<Expr, E>) -> Result<Expr, E> {
+        let node = self.map_children(|c| c.transform_up(f))?;
+        f(node)
+    }
+
+    /// Rewrites top-down: `f` on this node, then on the children of the result.
+    pub fn transform_down<E>(self, f: &mut impl FnMut(Expr) -> Result<Expr, E>) -> Result<Expr, E> {
+        let node = f(self)?;
+        node.map_children(|c| c.transform_down(f))
+    }
+
+    /// Visits every node, pre-order.
+    pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
+        f(self);
+        for c in self.children() {
+            c.visit(f);
+        }
+    }
+
+    /// True when any node satisfies `pred`.
+    pub fn exists(&self, pred: &impl Fn(&Expr) -> bool) -> bool {
+        pred(self) || self.children().into_iter().any(|c| c.exists(pred))
+    }
+
+    /// The ids of the attributes this expression reads.
+    pub fn references(&self) -> BTreeSet<ExprId> {
+        let mut out = BTreeSet::new();
+        self.visit(&mut |e| {
+            if let Expr::Attribute(a) = e {
+                out.insert(a.id);
+            }
+        });
+        out
+    }
+
+    /// The attributes this expression reads, in first-seen order, without duplicates.
+    pub fn attributes(&self) -> Vec<Attribute> {
+        let mut out: Vec<Attribute> = vec![];
+        self.visit(&mut |e| {
+            if let Expr::Attribute(a) = e {
+                if !out.iter().any(|o| o.id == a.id) {
+                    out.push(a.clone());
+                }
+            }
+        });
+        out
+    }
+
+    /// False when evaluating twice may give different results (rand()).
+    pub fn deterministic(&self) -> bool {
+        !self.exists(&|e| matches!(e, Expr::Function { func: ScalarFunc::Rand, .. }))
+    }
+
+    /// True when the expression has no column references and no aggregate: it can be evaluated once.
+    pub fn foldable(&self) -> bool {
+        match self {
+            Expr::Literal(_) => true,
+            Expr::Attribute(_)
+            | Expr::UnresolvedAttribute(_)
+            | Expr::UnresolvedStar(_)
+            | Expr::UnresolvedFunction { .. }
+            | Expr::Aggregate { .. } => false,
+            Expr::Function { func: ScalarFunc::Rand, .. } => false,
+            other => other.children().iter().all(|c| c.foldable()),
+        }
+    }
+
+    /// True when the tree contains an aggregate function.
+    pub fn contains_aggregate(&self) -> bool {
+        self.exists(&|e| matches!(e, Expr::Aggregate { .. }) || matches!(e, Expr::UnresolvedFunction { name, .. } if AggFunc::from_name(name).is_some()))
+    }
+
+    /// True once no unresolved node remains.
+    pub fn resolved(&self) -> bool {
+        !self.exists(&|e| matches!(e, Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. }))
+    }
+
+    /// The output name Spark gives this expression in a select list.
+    pub fn output_name(&self) -> String {
+        match self {
+            Expr::Alias { name, .. } => name.clone(),
+            Expr::Attribute(a) => a.name.clone(),
+            Expr::UnresolvedAttribute(parts) => parts.last().cloned().unwrap_or_default(),
+            other => display::sql_name(other),
+        }
+    }
+
+    /// Strips a top-level alias.
+    pub fn unalias(&self) -> &Expr {
+        match self {
+            Expr::Alias { child, .. } => child,
+            e => e,
+        }
+    }
+
+    /// Splits `a AND b AND c` into its conjuncts.
+    pub fn split_conjunction(&self) -> Vec<&Expr> {
+        match self {
+            Expr::Binary { op: BinaryOp::And, left, right } => {
+                let mut v = left.split_conjunction();
+                v.extend(right.split_conjunction());
+                v
+            }
+            e => vec![e],
+        }
+    }
+
+    /// The conjunction of `exprs` (left-deep, as Spark's `reduceLeft(And)`), or None if empty.
+    pub fn conjunction(exprs: impl IntoIterator<Item = Expr>) -> Option<Expr> {
+        exprs.into_iter().reduce(|a, b| a.and(b))
+    }
+}
+
+pub use display::sql_name;

@@ -1,0 +1,34 @@
+//! kiln: a SQL query engine that plans queries the way Spark's Catalyst does and runs them over
+//! Apache Arrow, operator by operator (interpreted) or as fused native stages (compiled).
+//!
+//! ```
+//! use kiln::Session;
+//!
+//! let session = Session::new();
+//! let df = session.sql("SELECT 1 + 2 AS three").unwrap();
+//! let batches = df.collect().unwrap();
+//! assert_eq!(batches[0].num_rows(), 1);
+//! ```
+
+pub mod analyzer;
+pub mod catalog;
+pub mod config;
+pub mod dataframe;
+pub mod datasource;
+pub mod error;
+pub mod exec;
+pub mod explain;
+pub mod expr;
+pub mod format;
+pub mod optimizer;
+pub mod physical;
+pub mod plan;
+pub mod session;
+pub mod sql;
+pub mod types;
+
+pub use config::Config;
+pub use dataframe::DataFrame;
+pub use error::{KilnError, Result};
+pub use explain::ExplainMode;
+pub use session::{Session, SessionBuilder};

@@ -1,0 +1,62 @@
+//! Spark's one-line description of each logical node; `explain::draw_tree` draws the tree.
+
+use super::LogicalPlan;
+use crate::expr::Expr;
+
+fn list(items: &[Expr], sep: &str) -> String {
+    items.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(sep)
+}
+
+impl LogicalPlan {
+    /// The node's line in a tree string, without children (Spark's `simpleString`).
+    pub fn node_string(&self) -> String {
+        let mark = if self.resolved() { "" } else { "'" };
+        let body = match self {
+            LogicalPlan::UnresolvedRelation { name } => format!("UnresolvedRelation [{}], [], false", name.join(", ")),
+            LogicalPlan::SubqueryAlias { alias, .. } => format!("SubqueryAlias {alias}"),
+            LogicalPlan::Relation { table, output } => {
+                let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");
+                format!("Relation {}[{}] {}", table.qualified_name(), cols, table.format_name())
+            }
+            LogicalPlan::LocalRelation { output, data } => {
+                let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
+                if data.iter().all(|b| b.num_rows() == 0) {
+                    format!("LocalRelation <empty>, [{cols}]")
+                } else {
+                    format!("LocalRelation [{cols}]")
+                }
+            }
+            LogicalPlan::OneRowRelation => "OneRowRelation".to_string(),
+            LogicalPlan::Project { list: l, .. } => format!("Project [{}]", list(l, ", ")),
+            LogicalPlan::Filter { condition, .. } => format!("Filter {condition}"),
+            LogicalPlan::Aggregate { grouping, aggregates, .. } => {
+                format!("Aggregate [{}], [{}]", list(grouping, ", "), list(aggregates, ", "))
+            }
+            LogicalPlan::Join { join_type, condition, using, .. } => {
+                if !using.is_empty() {
+                    format!("Join UsingJoin({},List({})), None", join_type.name(), using.join(", "))
+                } else {
+                    match condition {
+                        Some(c) => format!("Join {}, {c}", join_type.name()),
+                        None => format!("Join {}", join_type.name()),
+                    }
+                }
+            }
+            LogicalPlan::Sort { order, global, .. } => {
+                let keys = order.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", ");
+                format!("Sort [{keys}], {global}")
+            }
+            LogicalPlan::GlobalLimit { limit, .. } => format!("GlobalLimit {limit}"),
+            LogicalPlan::LocalLimit { limit, .. } => format!("LocalLimit {limit}"),
+            LogicalPlan::Distinct { .. } => "Distinct".to_string(),
+        };
+        format!("{mark}{body}")
+    }
+}
+
+/// Spark's tree string of a logical plan.
+pub fn tree_string(plan: &LogicalPlan) -> String {
+    crate::explain::draw_tree(plan, &|p: &LogicalPlan| p.node_string(), &|p: &LogicalPlan| {
+        p.children().into_iter().map(|c| c.as_ref()).collect()
+    })
+}

@@ -1,0 +1,274 @@
+//! Logical plans: the nodes, their output attributes, tree transforms, and Spark's tree string.
+
+mod display;
+
+use std::sync::Arc;
+
+use arrow::record_batch::RecordBatch;
+
+use crate::catalog::Table;
+use crate::expr::{Attribute, Expr, SortOrder};
+
+pub use display::tree_string;
+
+/// Join types, named as Spark prints them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JoinType {
+    Inner,
+    LeftOuter,
+    RightOuter,
+    FullOuter,
+    LeftSemi,
+    LeftAnti,
+    Cross,
+}
+
+impl JoinType {
+    /// Spark's name: `Inner`, `LeftOuter`, ...
+    pub fn name(&self) -> &'static str {
+        match self {
+            JoinType::Inner => "Inner",
+            JoinType::LeftOuter => "LeftOuter",
+            JoinType::RightOuter => "RightOuter",
+            JoinType::FullOuter => "FullOuter",
+            JoinType::LeftSemi => "LeftSemi",
+            JoinType::LeftAnti => "LeftAnti",
+            JoinType::Cross => "Cross",
+        }
+    }
+    /// Which sides keep all their rows: (left, right).
+    pub fn preserved_sides(&self) -> (bool, bool) {
+        match self {
+            JoinType::LeftOuter => (true, false),
+            JoinType::RightOuter => (false, true),
+            JoinType::FullOuter => (true, true),
+            _ => (false, false),
+        }
+    }
+}
+
+/// A logical plan node. Children are `Arc`s so an unchanged subtree is shared, not copied.
+#[derive(Debug, Clone)]
+pub enum LogicalPlan {
+    /// A table name not yet looked up.
+    UnresolvedRelation { name: Vec<String> },
+    /// `child AS alias`: gives the child's columns a qualifier.
+    SubqueryAlias { alias: String, child: Arc<LogicalPlan> },
+    /// A catalog table (Parquet files or session memory).
+    Relation { table: Arc<Table>, output: Vec<Attribute> },
+    /// Rows known at planning time (`VALUES`, an empty result, a folded query).
+    LocalRelation { output: Vec<Attribute>, data: Vec<RecordBatch> },
+    /// The single empty row of a `SELECT` without `FROM`.
+    OneRowRelation,
+    Project { list: Vec<Expr>, child: Arc<LogicalPlan> },
+    Filter { condition: Expr, child: Arc<LogicalPlan> },
+    Aggregate { grouping: Vec<Expr>, aggregates: Vec<Expr>, child: Arc<LogicalPlan> },
+    Join {
+        left: Arc<LogicalPlan>,
+        right: Arc<LogicalPlan>,
+        join_type: JoinType,
+        condition: Option<Expr>,
+        /// Column names of `USING (...)`, replaced by a condition during analysis.
+        using: Vec<String>,
+    },
+    Sort { order: Vec<SortOrder>, global: bool, child: Arc<LogicalPlan> },
+    GlobalLimit { limit: usize, child: Arc<LogicalPlan> },
+    LocalLimit { limit: usize, child: Arc<LogicalPlan> },
+    /// `SELECT DISTINCT`, replaced by an Aggregate in the optimizer.
+    Distinct { child: Arc<LogicalPlan> },
+}
+
+impl LogicalPlan {
+    /// The columns this node produces.
+    pub fn output(&self) -> Vec<Attribute> {
+        match self {
+            LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::OneRowRelation => vec![],
+            LogicalPlan::SubqueryAlias { alias, child } => child
+                .output()
+                .into_iter()
+                .map(|mut a| {
+                    a.qualifier = vec![alias.clone()];
+                    a
+                })
+                .collect(),
+            LogicalPlan::Relation { output, .. } | LogicalPlan::LocalRelation { output, .. } => output.clone(),
+            LogicalPlan::Project { list, .. } => named_outputs(list),
+            LogicalPlan::Aggregate { aggregates, .. } => named_outputs(aggregates),
+            LogicalPlan::Join { left, right, join_type, .. } => {
+                let (l, r) = (left.output(), right.output());
+                let nullable = |v: Vec<Attribute>, yes: bool| -> Vec<Attribute> {
+                    v.into_iter()
+                        .map(|mut a| {
+                            a.nullable |= yes;
+                            a
+                        })
+                        .collect()
+                };
+                match join_type {
+                    JoinType::LeftSemi | JoinType::LeftAnti => l,
+                    JoinType::LeftOuter => [l, nullable(r, true)].concat(),
+                    JoinType::RightOuter => [nullable(l, true), r].concat(),
+                    JoinType::FullOuter => [nullable(l, true), nullable(r, true)].concat(),
+                    _ => [l, r].concat(),
+                }
+            }
+            LogicalPlan::Filter { child, .. }
+            | LogicalPlan::Sort { child, .. }
+            | LogicalPlan::GlobalLimit { child, .. }
+            | LogicalPlan::LocalLimit { child, .. }
+            | LogicalPlan::Distinct { child } => child.output(),
+        }
+    }
+
+    /// The direct children.
+    pub fn children(&self) -> Vec<&Arc<LogicalPlan>> {
+        match self {
+            LogicalPlan::UnresolvedRelation { .. }
+            | LogicalPlan::Relation { .. }
+            | LogicalPlan::LocalRelation { .. }
+            | LogicalPlan::OneRowRelation => vec![],
+            LogicalPlan::Join { left, right, .. } => vec![left, right],
+            LogicalPlan::SubqueryAlias { child, .. }
+            | LogicalPlan::Project { child, .. }
+            | LogicalPlan::Filter { child, .. }
+            | LogicalPlan::Aggregate { child, .. }
+            | LogicalPlan::Sort { child, .. }
+            | LogicalPlan::GlobalLimit { child, .. }
+            | LogicalPlan::LocalLimit { child, .. }
+            | LogicalPlan::Distinct { child } => vec![child],
+        }
+    }
+
+    /// This node with its children replaced (same count and order as `children()`).
+    pub fn with_new_children(&self, mut children: Vec<Arc<LogicalPlan>>) -> LogicalPlan {
+        let mut next = || children.remove(0);
+        match self {
+            LogicalPlan::UnresolvedRelation { .. }
+            | LogicalPlan::Relation { .. }
+            | LogicalPlan::LocalRelation { .. }
+            | LogicalPlan::OneRowRelation => self.clone(),
+            LogicalPlan::Join { join_type, condition, using, .. } => {
+                let left = next();
+                let right = next();
+                LogicalPlan::Join { left, right, join_type: *join_type, condition: condition.clone(), using: using.clone() }
+            }
+            LogicalPlan::SubqueryAlias { alias, .. } => LogicalPlan::SubqueryAlias { alias: alias.clone(), child: next() },
+            LogicalPlan::Project { list, .. } => LogicalPlan::Project { list: list.clone(), child: next() },
+            LogicalPlan::Filter { condition, .. } => LogicalPlan::Filter { condition: condition.clone(), child: next() },
+            LogicalPlan::Aggregate { grouping, aggregates, .. } => {
+                LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates: aggregates.clone(), child: next() }
+            }
+            LogicalPlan::Sort { order, global, .. } => LogicalPlan::Sort { order: order.clone(), global: *global, child: next() },
+            LogicalPlan::GlobalLimit { limit, .. } => LogicalPlan::GlobalLimit { limit: *limit, child: next() },
+            LogicalPlan::LocalLimit { limit, .. } => LogicalPlan::LocalLimit { limit: *limit, child: next() },
+            LogicalPlan::Distinct { .. } => LogicalPlan::Distinct { child: next() },
+        }
+    }
+
+    /// The expressions held by this node itself (not its children).
+    pub fn expressions(&self) -> Vec<&Expr> {
+        match self {
+            LogicalPlan::Project { list, .. } => list.iter().collect(),
+            LogicalPlan::Filter { condition, .. } => vec![condition],
+            LogicalPlan::Aggregate { grouping, aggregates, .. } => grouping.iter().chain(aggregates.iter()).collect(),
+            LogicalPlan::Join { condition, .. } => condition.iter().collect(),
+            LogicalPlan::Sort { order, .. } => order.iter().map(|o| &o.expr).collect(),
+            _ => vec![],
+        }
+    }
+
+    /// This node with every expression it holds mapped by `f`.
+    pub fn map_expressions<E>(&self, mut f: impl FnMut(Expr) -> Result<Expr, E>) -> Result<LogicalPlan, E> {
+        Ok(match self {
+            LogicalPlan::Project { list, child } => {
+                LogicalPlan::Project { list: list.iter().cloned().map(&mut f).collect::<Result<_, E>>()?, child: child.clone() }
+            }
+            LogicalPlan::Filter { condition, child } => LogicalPlan::Filter { condition: f(condition.clone())?, child: child.clone() },
+            LogicalPlan::Aggregate { grouping, aggregates, child } => LogicalPlan::Aggregate {
+                grouping: grouping.iter().cloned().map(&mut f).collect::<Result<_, E>>()?,
+                aggregates: aggregates.iter().cloned().map(&mut f).collect::<Result<_, E>>()?,
+                child: child.clone(),
+            },
+            LogicalPlan::Join { left, right, join_type, condition, using } => LogicalPlan::Join {
+                left: left.clone(),
+                right: right.clone(),
+                join_type: *join_type,
+                condition: condition.clone().map(&mut f).transpose()?,
+                using: using.clone(),
+            },
+            LogicalPlan::Sort { order, global, child } => LogicalPlan::Sort {
+                order: order
+                    .iter()
+                    .map(|o| Ok(SortOrder { expr: f(o.expr.clone())?, ascending: o.ascending, nulls_first: o.nulls_first }))
+                    .collect::<Result<_, E>>()?,
+                global: *global,
+                child: child.clone(),
+            },
+            other => other.clone(),
+        })
+    }
+
+    /// Rewrites bottom-up: children first, then `f` on the rebuilt node.
+    pub fn transform_up<E>(self: &Arc<Self>, f: &mut impl FnMut(Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>, E>) -> Result<Arc<LogicalPlan>, E> {
+        let children = self.children();
+        let node = if children.is_empty() {
+            self.clone()
+        } else {
+            let new_children = children.into_iter().map(|c| c.transform_up(f)).collect::<Result<Vec<_>, E>>()?;
+            if new_children.iter().zip(self.children()).all(|(n, o)| Arc::ptr_eq(n, o)) {
+                self.clone()
+            } else {
+                Arc::new(self.with_new_children(new_children))
+            }
+        };
+        f(node)
+    }
+
+    /// Rewrites top-down: `f` on this node, then on the children of the result.
+    pub fn transform_down<E>(self: &Arc<Self>, f: &mut impl FnMut(Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>, E>) -> Result<Arc<LogicalPlan>, E> {
+        let node = f(self.clone())?;
+        let children = node.children();
+        if children.is_empty() {
+            return Ok(node);
+        }
+        let new_children = children.into_iter().map(|c| c.transform_down(f)).collect::<Result<Vec<_>, E>>()?;
+        if new_children.iter().zip(node.children()).all(|(n, o)| Arc::ptr_eq(n, o)) {
+            Ok(node)
+        } else {
+            Ok(Arc::new(node.with_new_children(new_children)))
+        }
+    }
+
+    /// True once this node and all below it are resolved.
+    pub fn resolved(&self) -> bool {
+        !matches!(self, LogicalPlan::UnresolvedRelation { .. })
+            && !matches!(self, LogicalPlan::Join { using, .. } if !using.is_empty())
+            && self.expressions().iter().all(|e| e.resolved())
+            && self.children().iter().all(|c| c.resolved())
+    }
+
+    /// Spark's tree string of this plan.
+    pub fn tree_string(&self) -> String {
+        tree_string(self)
+    }
+}
+
+/// The attributes a select list produces: an Alias becomes a new attribute with the alias's id.
+pub fn named_outputs(list: &[Expr]) -> Vec<Attribute> {
+    list.iter().filter_map(named_output).collect()
+}
+
+/// The attribute one select-list item produces, if it is resolved.
+pub fn named_output(e: &Expr) -> Option<Attribute> {
+    match e {
+        Expr::Attribute(a) => Some(a.clone()),
+        Expr::Alias { child, name, id } => Some(Attribute {
+            name: name.clone(),
+            id: *id,
+            data_type: child.data_type().ok()?,
+            nullable: child.nullable(),
+            qualifier: vec![],
+        }),
+        _ => None,
+    }
+}

@@ -1,0 +1,6 @@
+//! Session.
+
+/// A session.
+pub struct Session {}
+/// Builds a session.
+pub struct SessionBuilder {}

@@ -1,0 +1,168 @@
+//! Data types (Arrow's), scalar values, and Spark's type rules: simple names, decimal
+//! precision/scale of arithmetic and aggregates, implicit widening.
+
+mod scalar;
+pub use scalar::{format_date, format_decimal, parse_date, ScalarValue};
+
+use arrow::datatypes::DataType;
+
+/// The largest precision of a Spark decimal.
+pub const MAX_DECIMAL_PRECISION: u8 = 38;
+/// The scale Spark keeps at least when a decimal result would exceed 38 digits.
+pub const MINIMUM_ADJUSTED_SCALE: i8 = 6;
+
+/// Spark's `simpleString` of a type: `int`, `bigint`, `decimal(10,2)`, `string`, ...
+pub fn spark_type_name(dt: &DataType) -> String {
+    match dt {
+        DataType::Null => "void".into(),
+        DataType::Boolean => "boolean".into(),
+        DataType::Int8 => "tinyint".into(),
+        DataType::Int16 => "smallint".into(),
+        DataType::Int32 => "int".into(),
+        DataType::Int64 => "bigint".into(),
+        DataType::Float32 => "float".into(),
+        DataType::Float64 => "double".into(),
+        DataType::Decimal128(p, s) => format!("decimal({p},{s})"),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "string".into(),
+        DataType::Date32 => "date".into(),
+        DataType::Interval(_) => "interval day".into(),
+        other => format!("{other}").to_lowercase(),
+    }
+}
+
+/// Parses a SQL type name as Spark accepts it (`INT`, `BIGINT`, `DECIMAL(10,2)`, `VARCHAR`, ...).
+pub fn is_numeric(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Float32 | DataType::Float64 | DataType::Decimal128(_, _)
+    )
+}
+
+/// True for the integral types.
+pub fn is_integral(dt: &DataType) -> bool {
+    matches!(dt, DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64)
+}
+
+/// True for string types.
+pub fn is_string(dt: &DataType) -> bool {
+    matches!(dt, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+/// The decimal type an integral type converts to without loss (Spark's `DecimalType.forType`).
+pub fn decimal_for_integral(dt: &DataType) -> Option<(u8, i8)> {
+    match dt {
+        DataType::Int8 => Some((3, 0)),
+        DataType::Int16 => Some((5, 0)),
+        DataType::Int32 => Some((10, 0)),
+        DataType::Int64 => Some((20, 0)),
+        DataType::Decimal128(p, s) => Some((*p, *s)),
+        _ => None,
+    }
+}
+
+/// Spark's `DecimalType.adjustPrecisionScale` (with `allowPrecisionLoss=true`).
+pub fn adjust_precision_scale(precision: i32, scale: i32) -> (u8, i8) {
+    let max = MAX_DECIMAL_PRECISION as i32;
+    if precision <= max {
+        (precision as u8, scale as i8)
+    } else if scale < 0 {
+        (max as u8, scale as i8)
+    } else {
+        let int_digits = precision - scale;
+        let min_scale = scale.min(MINIMUM_ADJUSTED_SCALE as i32);
+        let adjusted_scale = (max - int_digits).max(min_scale);
+        (max as u8, adjusted_scale as i8)
+    }
+}
+
+/// Bounded decimal type (precision capped at 38, no scale adjustment): `DecimalType.bounded`.
+pub fn bounded_decimal(precision: i32, scale: i32) -> (u8, i8) {
+    let max = MAX_DECIMAL_PRECISION as i32;
+    (precision.min(max) as u8, scale.min(max) as i8)
+}
+
+/// The arithmetic operators whose decimal result type Spark defines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecimalOp {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Remainder,
+}
+
+/// Spark's result type of `decimal(p1,s1) op decimal(p2,s2)`.
+pub fn decimal_result(op: DecimalOp, (p1, s1): (u8, i8), (p2, s2): (u8, i8)) -> (u8, i8) {
+    let (p1, s1, p2, s2) = (p1 as i32, s1 as i32, p2 as i32, s2 as i32);
+    match op {
+        DecimalOp::Add | DecimalOp::Subtract => {
+            let scale = s1.max(s2);
+            let range = (p1 - s1).max(p2 - s2);
+            adjust_precision_scale(range + scale + 1, scale)
+        }
+        DecimalOp::Multiply => adjust_precision_scale(p1 + p2 + 1, s1 + s2),
+        DecimalOp::Divide => {
+            let scale = (MINIMUM_ADJUSTED_SCALE as i32).max(s1 + p2 + 1);
+            let precision = p1 - s1 + s2 + scale;
+            adjust_precision_scale(precision, scale)
+        }
+        DecimalOp::Remainder => {
+            let scale = s1.max(s2);
+            adjust_precision_scale((p1 - s1).min(p2 - s2) + scale, scale)
+        }
+    }
+}
+
+/// The wider of two types for comparison and arithmetic (Spark's `findWiderTypeForTwo`), if any.
+pub fn wider_type(a: &DataType, b: &DataType) -> Option<DataType> {
+    use DataType::*;
+    if a == b {
+        return Some(a.clone());
+    }
+    match (a, b) {
+        (Null, t) | (t, Null) => Some(t.clone()),
+        (Float64, t) | (t, Float64) if is_numeric(t) => Some(Float64),
+        (Float32, t) | (t, Float32) if is_numeric(t) => Some(Float64),
+        (Decimal128(_, _), _) | (_, Decimal128(_, _)) if is_numeric(a) && is_numeric(b) => {
+            let (p1, s1) = decimal_for_integral(a)?;
+            let (p2, s2) = decimal_for_integral(b)?;
+            let scale = s1.max(s2) as i32;
+            let range = (p1 as i32 - s1 as i32).max(p2 as i32 - s2 as i32);
+            let (p, s) = bounded_decimal(range + scale, scale);
+            Some(Decimal128(p, s))
+        }
+        _ if is_integral(a) && is_integral(b) => Some(if int_rank(a) >= int_rank(b) { a.clone() } else { b.clone() }),
+        (t, s) | (s, t) if is_string(s) && (t == &Date32) => Some(Date32),
+        _ => None,
+    }
+}
+
+fn int_rank(dt: &DataType) -> u8 {
+    match dt {
+        DataType::Int8 => 1,
+        DataType::Int16 => 2,
+        DataType::Int32 => 3,
+        _ => 4,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tpch_q1_decimal_types_match_spark() {
+        // l_extendedprice * (1 - l_discount): decimal(15,2) * decimal(16,2) -> decimal(32,4)
+        let one_minus = decimal_result(DecimalOp::Subtract, (1, 0), (15, 2));
+        assert_eq!(one_minus, (16, 2));
+        let disc_price = decimal_result(DecimalOp::Multiply, (15, 2), one_minus);
+        assert_eq!(disc_price, (32, 4));
+        let charge = decimal_result(DecimalOp::Multiply, disc_price, (16, 2));
+        assert_eq!(charge, (38, 6)); // 49 digits wanted, adjusted to 38 keeping scale 6
+    }
+
+    #[test]
+    fn division_keeps_minimum_scale() {
+        assert_eq!(decimal_result(DecimalOp::Divide, (10, 2), (10, 0)), (23, 13));
+    }
+}

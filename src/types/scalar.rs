@@ -1,0 +1,201 @@
+//! One value of a SQL type: literals in plans, and single cells pulled out of arrays.
+
+use std::fmt;
+use std::sync::Arc;
+
+use arrow::array::{
+    new_null_array, Array, ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array,
+    StringArray,
+};
+use arrow::datatypes::DataType;
+
+use crate::error::{KilnError, Result};
+
+/// A typed SQL value; `Null` carries its type so a NULL literal still has one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScalarValue {
+    Null(DataType),
+    Boolean(bool),
+    Int32(i32),
+    Int64(i64),
+    Float64(f64),
+    /// Unscaled value, precision, scale.
+    Decimal(i128, u8, i8),
+    Utf8(String),
+    /// Days since 1970-01-01.
+    Date32(i32),
+    /// A day-time interval, in whole days (the only interval kiln's SQL produces).
+    IntervalDays(i64),
+}
+
+impl ScalarValue {
+    /// The value's type.
+    pub fn data_type(&self) -> DataType {
+        match self {
+            ScalarValue::Null(t) => t.clone(),
+            ScalarValue::Boolean(_) => DataType::Boolean,
+            ScalarValue::Int32(_) => DataType::Int32,
+            ScalarValue::Int64(_) => DataType::Int64,
+            ScalarValue::Float64(_) => DataType::Float64,
+            ScalarValue::Decimal(_, p, s) => DataType::Decimal128(*p, *s),
+            ScalarValue::Utf8(_) => DataType::Utf8,
+            ScalarValue::Date32(_) => DataType::Date32,
+            ScalarValue::IntervalDays(_) => DataType::Interval(arrow::datatypes::IntervalUnit::DayTime),
+        }
+    }
+
+    /// True for a NULL of any type.
+    pub fn is_null(&self) -> bool {
+        matches!(self, ScalarValue::Null(_))
+    }
+
+    /// An array of `len` copies of this value.
+    pub fn to_array(&self, len: usize) -> Result<ArrayRef> {
+        Ok(match self {
+            ScalarValue::Null(t) => new_null_array(t, len),
+            ScalarValue::Boolean(v) => Arc::new(BooleanArray::from(vec![*v; len])),
+            ScalarValue::Int32(v) => Arc::new(Int32Array::from_value(*v, len)),
+            ScalarValue::Int64(v) => Arc::new(Int64Array::from_value(*v, len)),
+            ScalarValue::Float64(v) => Arc::new(Float64Array::from_value(*v, len)),
+            ScalarValue::Decimal(v, p, s) => {
+                Arc::new(Decimal128Array::from_value(*v, len).with_precision_and_scale(*p, *s)?)
+            }
+            ScalarValue::Utf8(v) => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(v.as_str(), len))),
+            ScalarValue::Date32(v) => Arc::new(Date32Array::from_value(*v, len)),
+            ScalarValue::IntervalDays(_) => {
+                return Err(KilnError::unsupported("an INTERVAL value outside date arithmetic"))
+            }
+        })
+    }
+
+    /// The value at `row` of `array`.
+    pub fn try_from_array(array: &dyn Array, row: usize) -> Result<ScalarValue> {
+        if array.is_null(row) {
+            return Ok(ScalarValue::Null(array.data_type().clone()));
+        }
+        use arrow::array::AsArray;
+        use arrow::datatypes::*;
+        Ok(match array.data_type() {
+            DataType::Boolean => ScalarValue::Boolean(array.as_boolean().value(row)),
+            DataType::Int32 => ScalarValue::Int32(array.as_primitive::<Int32Type>().value(row)),
+            DataType::Int64 => ScalarValue::Int64(array.as_primitive::<Int64Type>().value(row)),
+            DataType::Float64 => ScalarValue::Float64(array.as_primitive::<Float64Type>().value(row)),
+            DataType::Decimal128(p, s) => ScalarValue::Decimal(array.as_primitive::<Decimal128Type>().value(row), *p, *s),
+            DataType::Utf8 => ScalarValue::Utf8(array.as_string::<i32>().value(row).to_string()),
+            DataType::Date32 => ScalarValue::Date32(array.as_primitive::<Date32Type>().value(row)),
+            other => return Err(KilnError::unsupported(format!("values of type {other}"))),
+        })
+    }
+}
+
+/// Formats days since the epoch as `YYYY-MM-DD`.
+pub fn format_date(days: i32) -> String {
+    match chrono_like::civil_from_days(days as i64) {
+        (y, m, d) => format!("{y:04}-{m:02}-{d:02}"),
+    }
+}
+
+/// Parses `YYYY-MM-DD` (Spark also accepts `YYYY-M-D`) into days since the epoch.
+pub fn parse_date(text: &str) -> Option<i32> {
+    let t = text.trim();
+    let mut parts = t.splitn(3, '-');
+    let y: i64 = parts.next()?.parse().ok()?;
+    let m: u32 = parts.next()?.parse().ok()?;
+    let d_part = parts.next()?;
+    // Spark accepts a trailing time part after a space or 'T' when casting to date.
+    let d_str = d_part.split([' ', 'T']).next()?;
+    let d: u32 = d_str.parse().ok()?;
+    if !(1..=12).contains(&m) || d == 0 || d > chrono_like::days_in_month(y, m) {
+        return None;
+    }
+    i32::try_from(chrono_like::days_from_civil(y, m, d)).ok()
+}
+
+/// Formats an unscaled decimal with its full scale (`40.00`, `-0.05`).
+pub fn format_decimal(value: i128, scale: i8) -> String {
+    if scale <= 0 {
+        return (value * 10i128.pow((-scale) as u32)).to_string();
+    }
+    let neg = value < 0;
+    let digits = value.unsigned_abs().to_string();
+    let scale = scale as usize;
+    let padded = if digits.len() <= scale { format!("{}{}", "0".repeat(scale + 1 - digits.len()), digits) } else { digits };
+    let (int, frac) = padded.split_at(padded.len() - scale);
+    format!("{}{}.{}", if neg { "-" } else { "" }, int, frac)
+}
+
+/// Calendar arithmetic on the proleptic Gregorian calendar (Howard Hinnant's algorithms).
+mod chrono_like {
+    pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+        let y = if m <= 2 { y - 1 } else { y };
+        let era = if y >= 0 { y } else { y - 399 } / 400;
+        let yoe = y - era * 400;
+        let mp = (m as i64 + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        era * 146097 + doe - 719468
+    }
+
+    pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+        let z = z + 719468;
+        let era = if z >= 0 { z } else { z - 146096 } / 146097;
+        let doe = z - era * 146097;
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+        let y = yoe + era * 400;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+        let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+        (if m <= 2 { y + 1 } else { y }, m, d)
+    }
+
+    pub fn days_in_month(y: i64, m: u32) -> u32 {
+        match m {
+            2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        }
+    }
+}
+
+impl fmt::Display for ScalarValue {
+    /// Spark's literal rendering in plans: strings unquoted, decimals with their scale.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScalarValue::Null(_) => write!(f, "null"),
+            ScalarValue::Boolean(b) => write!(f, "{b}"),
+            ScalarValue::Int32(v) => write!(f, "{v}"),
+            ScalarValue::Int64(v) => write!(f, "{v}"),
+            ScalarValue::Float64(v) => write!(f, "{}", crate::format::java_double(*v)),
+            ScalarValue::Decimal(v, _, s) => write!(f, "{}", format_decimal(*v, *s)),
+            ScalarValue::Utf8(s) => write!(f, "{s}"),
+            ScalarValue::Date32(d) => write!(f, "{}", format_date(*d)),
+            ScalarValue::IntervalDays(d) => write!(f, "INTERVAL '{d}' DAY"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_round_trip() {
+        for s in ["1970-01-01", "1998-12-01", "2000-02-29", "1969-12-31", "2026-10-31"] {
+            let d = parse_date(s).expect("valid date");
+            assert_eq!(format_date(d), s);
+        }
+        assert_eq!(parse_date("1998-09-02"), Some(10471));
+        assert_eq!(parse_date("2001-02-29"), None);
+        assert_eq!(parse_date("nope"), None);
+    }
+
+    #[test]
+    fn decimals_keep_their_scale() {
+        assert_eq!(format_decimal(4000, 2), "40.00");
+        assert_eq!(format_decimal(-5, 2), "-0.05");
+        assert_eq!(format_decimal(0, 6), "0.000000");
+        assert_eq!(format_decimal(12, 0), "12");
+    }
+}

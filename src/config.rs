@@ -1,5 +1,156 @@
-//! Typed settings under Spark's own key names.
+//! Typed settings under Spark's own key names (`spark.sql.shuffle.partitions`), `kiln.*` for ours.
 
-/// Session settings.
-#[derive(Debug, Clone, Default)]
-pub struct Config {}
+use crate::error::{closest_match, KilnError, Result};
+
+/// Session settings. Unknown keys are rejected with a suggestion, as a typo would otherwise
+/// be silently ignored.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `spark.sql.shuffle.partitions`: width of every hash/range Exchange.
+    pub shuffle_partitions: usize,
+    /// `spark.sql.autoBroadcastJoinThreshold`: largest table (bytes) to broadcast; -1 disables.
+    pub auto_broadcast_join_threshold: i64,
+    /// `spark.sql.codegen.wholeStage`: compile fused stages (true) or interpret every operator.
+    pub whole_stage_codegen: bool,
+    /// `spark.sql.ansi.enabled`: only `true` is supported.
+    pub ansi_enabled: bool,
+    /// `spark.sql.optimizer.maxIterations`: cap of a fixed-point batch.
+    pub optimizer_max_iterations: usize,
+    /// `spark.sql.optimizer.excludedRules`: rule names to skip.
+    pub optimizer_excluded_rules: Vec<String>,
+    /// `spark.sql.adaptive.enabled`: printed as `AdaptiveSparkPlan` in plans.
+    pub adaptive_enabled: bool,
+    /// `spark.sql.maxMetadataStringLength`: scan descriptions are cut at this many characters.
+    pub max_metadata_string_length: usize,
+    /// `kiln.batchSize`: rows per batch read from Parquet.
+    pub batch_size: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            shuffle_partitions: 200,
+            auto_broadcast_join_threshold: 10 * 1024 * 1024,
+            whole_stage_codegen: true,
+            ansi_enabled: true,
+            optimizer_max_iterations: 100,
+            optimizer_excluded_rules: vec![],
+            adaptive_enabled: true,
+            max_metadata_string_length: 100,
+            batch_size: 8192,
+        }
+    }
+}
+
+/// Every key `Config` understands.
+pub const KEYS: &[&str] = &[
+    "spark.sql.shuffle.partitions",
+    "spark.sql.autoBroadcastJoinThreshold",
+    "spark.sql.codegen.wholeStage",
+    "spark.sql.ansi.enabled",
+    "spark.sql.optimizer.maxIterations",
+    "spark.sql.optimizer.excludedRules",
+    "spark.sql.adaptive.enabled",
+    "spark.sql.maxMetadataStringLength",
+    "spark.sql.session.timeZone",
+    "kiln.batchSize",
+];
+
+fn parse<T: std::str::FromStr>(key: &str, value: &str, what: &str) -> Result<T> {
+    value.trim().parse::<T>().map_err(|_| KilnError::Config(format!("`{key}` must be {what}, got `{value}`")))
+}
+
+fn parse_bool(key: &str, value: &str) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(KilnError::Config(format!("`{key}` must be true or false, got `{value}`"))),
+    }
+}
+
+/// Parses a byte size as Spark does: `10485760`, `10MB`, `-1`.
+fn parse_bytes(key: &str, value: &str) -> Result<i64> {
+    let v = value.trim().to_ascii_lowercase();
+    let (num, mult) = [("kb", 1i64 << 10), ("mb", 1 << 20), ("gb", 1 << 30), ("k", 1 << 10), ("m", 1 << 20), ("g", 1 << 30), ("b", 1)]
+        .iter()
+        .find_map(|(suffix, m)| v.strip_suffix(suffix).map(|n| (n.to_string(), *m)))
+        .unwrap_or((v.clone(), 1));
+    let n: i64 = parse(key, &num, "a size in bytes (e.g. 10485760, 10MB or -1)")?;
+    Ok(if n < 0 { -1 } else { n.saturating_mul(mult) })
+}
+
+impl Config {
+    /// Sets one key; errors name the key and suggest the closest known one.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        match key {
+            "spark.sql.shuffle.partitions" => {
+                let n: usize = parse(key, value, "a positive integer")?;
+                if n == 0 {
+                    return Err(KilnError::Config(format!("`{key}` must be positive")));
+                }
+                self.shuffle_partitions = n;
+            }
+            "spark.sql.autoBroadcastJoinThreshold" => self.auto_broadcast_join_threshold = parse_bytes(key, value)?,
+            "spark.sql.codegen.wholeStage" => self.whole_stage_codegen = parse_bool(key, value)?,
+            "spark.sql.ansi.enabled" => {
+                if !parse_bool(key, value)? {
+                    return Err(KilnError::Config("kiln runs with ANSI semantics only: `spark.sql.ansi.enabled` must stay true".into()));
+                }
+            }
+            "spark.sql.optimizer.maxIterations" => self.optimizer_max_iterations = parse(key, value, "a positive integer")?,
+            "spark.sql.optimizer.excludedRules" => {
+                self.optimizer_excluded_rules =
+                    value.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+            }
+            "spark.sql.adaptive.enabled" => self.adaptive_enabled = parse_bool(key, value)?,
+            "spark.sql.maxMetadataStringLength" => self.max_metadata_string_length = parse(key, value, "a positive integer")?,
+            "spark.sql.session.timeZone" => {}
+            "kiln.batchSize" => {
+                let n: usize = parse(key, value, "a positive integer")?;
+                self.batch_size = n.max(1);
+            }
+            _ => {
+                let hint = closest_match(key, KEYS.iter().copied()).map(|k| format!(" Did you mean `{k}`?")).unwrap_or_default();
+                return Err(KilnError::Config(format!("unknown setting `{key}`.{hint}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The current value of a key, as `SET key` prints it.
+    pub fn get(&self, key: &str) -> Option<String> {
+        Some(match key {
+            "spark.sql.shuffle.partitions" => self.shuffle_partitions.to_string(),
+            "spark.sql.autoBroadcastJoinThreshold" => self.auto_broadcast_join_threshold.to_string(),
+            "spark.sql.codegen.wholeStage" => self.whole_stage_codegen.to_string(),
+            "spark.sql.ansi.enabled" => self.ansi_enabled.to_string(),
+            "spark.sql.optimizer.maxIterations" => self.optimizer_max_iterations.to_string(),
+            "spark.sql.optimizer.excludedRules" => self.optimizer_excluded_rules.join(","),
+            "spark.sql.adaptive.enabled" => self.adaptive_enabled.to_string(),
+            "spark.sql.maxMetadataStringLength" => self.max_metadata_string_length.to_string(),
+            "spark.sql.session.timeZone" => "Etc/UTC".to_string(),
+            "kiln.batchSize" => self.batch_size.to_string(),
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spark_keys_parse_and_typos_get_suggestions() {
+        let mut c = Config::default();
+        c.set("spark.sql.shuffle.partitions", "8").unwrap();
+        assert_eq!(c.shuffle_partitions, 8);
+        c.set("spark.sql.autoBroadcastJoinThreshold", "-1").unwrap();
+        assert_eq!(c.auto_broadcast_join_threshold, -1);
+        c.set("spark.sql.autoBroadcastJoinThreshold", "10MB").unwrap();
+        assert_eq!(c.auto_broadcast_join_threshold, 10 << 20);
+        let err = c.set("spark.sql.shuffle.partition", "8").unwrap_err().to_string();
+        assert!(err.contains("spark.sql.shuffle.partitions"), "{err}");
+        assert!(c.set("spark.sql.shuffle.partitions", "x").is_err());
+        assert!(c.set("spark.sql.ansi.enabled", "false").is_err());
+    }
+}

@@ -1,1 +1,23 @@
-//! analyzer
+//! The analyzer: turns the parser's unresolved plan into a resolved, typed plan.
+//!
+//! It runs as a list of named steps over the tree, bottom-up (children resolve before parents):
+//! `ResolveRelations` (catalog look-up, fresh ExprIds per scan), `ResolveReferences` (columns,
+//! `*`, functions, USING joins, HAVING and ORDER BY on columns the child hides), `TypeCoercion`
+//! (Spark 4's implicit casts and decimal rules) and `CheckAnalysis` (errors Spark raises:
+//! unknown names with suggestions, ambiguous names, non-boolean filters, missing aggregation).
+
+mod coercion;
+mod resolve;
+
+use std::sync::Arc;
+
+use crate::catalog::Catalog;
+use crate::error::Result;
+use crate::plan::LogicalPlan;
+
+pub use coercion::coerce_expr;
+
+/// Resolves `plan` against `catalog`.
+pub fn analyze(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<Arc<LogicalPlan>> {
+    resolve::Resolver { catalog }.resolve(plan)
+}

@@ -87,7 +87,8 @@ impl LogicalPlan {
                 .output()
                 .into_iter()
                 .map(|mut a| {
-                    a.qualifier = vec![alias.clone()];
+                    // `spark_catalog.default.orders` qualifies columns as `orders.x`.
+                    a.qualifier = vec![alias.rsplit('.').next().unwrap_or(alias).to_string()];
                     a
                 })
                 .collect(),

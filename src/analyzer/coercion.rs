@@ -1,0 +1,294 @@
+//! Spark 4's implicit casts (ANSI mode): numeric widening, decimal precision/scale, strings
+//! compared with dates, date +/- interval, and the type checks that fail the query.
+
+use arrow::datatypes::DataType;
+
+use crate::error::{KilnError, Result};
+use crate::expr::{AggFunc, BinaryOp, Expr, ScalarFunc};
+use crate::types::{decimal_for_integral, is_integral, is_numeric, is_string, spark_type_name, wider_type, ScalarValue};
+
+/// Applies the coercion rules bottom-up to a resolved expression.
+pub fn coerce_expr(e: Expr) -> Result<Expr> {
+    e.transform_up(&mut coerce_node)
+}
+
+/// Fails unless `e` is boolean; `clause` names where it appeared.
+pub(super) fn require_boolean(e: Expr, clause: &str) -> Result<Expr> {
+    let t = e.data_type()?;
+    if t == DataType::Boolean || t == DataType::Null {
+        return Ok(e);
+    }
+    Err(KilnError::analysis(
+        "DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN",
+        format!("Cannot resolve \"{e}\" due to data type mismatch: the {clause} condition must be boolean, but has type \"{}\".", spark_type_name(&t)),
+    ))
+}
+
+fn cast(e: Expr, to: &DataType) -> Result<Expr> {
+    let from = e.data_type()?;
+    if &from == to {
+        return Ok(e);
+    }
+    // Integer literals widen to the narrowest decimal that holds them (Spark prints
+    // `cast(1 as decimal(1,0))` in TPC-H Q1).
+    Ok(Expr::Cast { child: Box::new(e), to: to.clone() })
+}
+
+/// The decimal type a value of `e`'s type takes in decimal arithmetic; integer literals use
+/// their own digit count, as Spark's `DecimalPrecision` does for literals.
+fn decimal_view(e: &Expr) -> Result<Option<(u8, i8)>> {
+    if let Expr::Literal(ScalarValue::Int32(v)) = e {
+        let digits = v.unsigned_abs().to_string().len() as u8;
+        return Ok(Some((digits.max(1), 0)));
+    }
+    if let Expr::Literal(ScalarValue::Int64(v)) = e {
+        let digits = v.unsigned_abs().to_string().len() as u8;
+        return Ok(Some((digits.max(1), 0)));
+    }
+    Ok(decimal_for_integral(&e.data_type()?))
+}
+
+fn mismatch(e: &Expr, l: &DataType, r: &DataType) -> KilnError {
+    KilnError::analysis(
+        "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES",
+        format!(
+            "Cannot resolve \"{e}\" due to data type mismatch: the left and right operands of the binary operator have incompatible types (\"{}\" and \"{}\").",
+            spark_type_name(l).to_uppercase(),
+            spark_type_name(r).to_uppercase()
+        ),
+    )
+}
+
+fn coerce_node(e: Expr) -> Result<Expr> {
+    if !e.resolved() {
+        return Ok(e);
+    }
+    match e {
+        Expr::Binary { op, left, right } => coerce_binary(op, *left, *right),
+        Expr::InList { child, list, negated } => {
+            let mut t = child.data_type()?;
+            for item in &list {
+                let it = item.data_type()?;
+                t = common_type(&t, &it).ok_or_else(|| mismatch(item, &t, &it))?;
+            }
+            Ok(Expr::InList {
+                child: Box::new(cast(*child, &t)?),
+                list: list.into_iter().map(|i| cast(i, &t)).collect::<Result<_>>()?,
+                negated,
+            })
+        }
+        Expr::CaseWhen { branches, else_expr } => {
+            let mut t = DataType::Null;
+            for v in branches.iter().map(|(_, v)| v).chain(else_expr.as_deref()) {
+                let vt = v.data_type()?;
+                t = common_type(&t, &vt).ok_or_else(|| mismatch(v, &t, &vt))?;
+            }
+            let branches = branches
+                .into_iter()
+                .map(|(c, v)| Ok((require_boolean(c, "CASE WHEN")?, cast(v, &t)?)))
+                .collect::<Result<_>>()?;
+            let else_expr = match else_expr {
+                Some(e) => Some(Box::new(cast(*e, &t)?)),
+                None => None,
+            };
+            Ok(Expr::CaseWhen { branches, else_expr })
+        }
+        Expr::Not(c) => Ok(Expr::Not(Box::new(require_boolean(*c, "NOT")?))),
+        Expr::Like { child, pattern, negated } => {
+            let child = string_arg(*child)?;
+            Ok(Expr::Like { child: Box::new(child), pattern: Box::new(string_arg(*pattern)?), negated })
+        }
+        Expr::Function { func, args } => coerce_function(func, args),
+        Expr::Aggregate { func, args, distinct } => {
+            let args = match func {
+                AggFunc::Sum | AggFunc::Avg => args
+                    .into_iter()
+                    .map(|a| {
+                        let t = a.data_type()?;
+                        if is_string(&t) {
+                            cast(a, &DataType::Float64)
+                        } else if is_numeric(&t) || t == DataType::Null {
+                            Ok(a)
+                        } else {
+                            Err(KilnError::analysis(
+                                "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+                                format!("Cannot resolve \"{}({a})\": the input must be numeric, but has type \"{}\".", func.name(), spark_type_name(&t)),
+                            ))
+                        }
+                    })
+                    .collect::<Result<_>>()?,
+                _ => args,
+            };
+            Ok(Expr::Aggregate { func, args, distinct })
+        }
+        Expr::Cast { child, to } => {
+            let from = child.data_type()?;
+            if from == to {
+                Ok(*child)
+            } else if can_cast(&from, &to) {
+                Ok(Expr::Cast { child, to })
+            } else {
+                Err(KilnError::analysis(
+                    "DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
+                    format!("Cannot resolve \"cast({child} as {})\": cannot cast \"{}\" to \"{}\".", spark_type_name(&to), spark_type_name(&from), spark_type_name(&to)),
+                ))
+            }
+        }
+        other => Ok(other),
+    }
+}
+
+fn can_cast(from: &DataType, to: &DataType) -> bool {
+    use DataType::*;
+    let ok = |t: &DataType| is_numeric(t) || is_string(t) || *t == Boolean || *t == Date32 || *t == Null;
+    match (from, to) {
+        (Null, _) => true,
+        (Date32, t) | (t, Date32) => is_string(t) || *t == Date32,
+        (f, t) => ok(f) && ok(t),
+    }
+}
+
+fn string_arg(e: Expr) -> Result<Expr> {
+    let t = e.data_type()?;
+    if is_string(&t) {
+        Ok(e)
+    } else {
+        cast(e, &DataType::Utf8)
+    }
+}
+
+/// The type both sides take for comparison, IN, CASE and COALESCE.
+fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
+    if let Some(t) = wider_type(a, b) {
+        return Some(t);
+    }
+    // ANSI: a string compared with a number is cast to that number's type.
+    match (a, b) {
+        (s, n) | (n, s) if is_string(s) && (is_numeric(n) || *n == DataType::Boolean) => Some(n.clone()),
+        _ => None,
+    }
+}
+
+fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
+    let (lt, rt) = (left.data_type()?, right.data_type()?);
+    let rebuild = |l: Expr, r: Expr| Expr::Binary { op, left: Box::new(l), right: Box::new(r) };
+    let original = rebuild(left.clone(), right.clone());
+    match op {
+        BinaryOp::And | BinaryOp::Or => {
+            let l = require_boolean(left, op.symbol())?;
+            let r = require_boolean(right, op.symbol())?;
+            Ok(rebuild(l, r))
+        }
+        _ if op.is_comparison() => {
+            let t = common_type(&lt, &rt).ok_or_else(|| mismatch(&original, &lt, &rt))?;
+            Ok(rebuild(cast(left, &t)?, cast(right, &t)?))
+        }
+        _ => {
+            // Date +/- INTERVAL n DAY becomes date_add, as Spark's analyzer does.
+            if let (DataType::Date32, Expr::Literal(ScalarValue::IntervalDays(d))) = (&lt, &right) {
+                let days = match op {
+                    BinaryOp::Plus => *d,
+                    BinaryOp::Minus => -*d,
+                    _ => return Err(mismatch(&original, &lt, &rt)),
+                };
+                let days = i32::try_from(days).map_err(|_| KilnError::exec("[ARITHMETIC_OVERFLOW] interval overflow"))?;
+                return Ok(Expr::Function { func: ScalarFunc::DateAdd, args: vec![left, Expr::Literal(ScalarValue::Int32(days))] });
+            }
+            if lt == DataType::Date32 && is_integral(&rt) && matches!(op, BinaryOp::Plus | BinaryOp::Minus) {
+                let func = if op == BinaryOp::Plus { ScalarFunc::DateAdd } else { ScalarFunc::DateSub };
+                return Ok(Expr::Function { func, args: vec![left, cast(right, &DataType::Int32)?] });
+            }
+            // ANSI: strings in arithmetic are read as doubles.
+            let (left, lt) = if is_string(&lt) { (cast(left, &DataType::Float64)?, DataType::Float64) } else { (left, lt) };
+            let (right, rt) = if is_string(&rt) { (cast(right, &DataType::Float64)?, DataType::Float64) } else { (right, rt) };
+            let numeric = |t: &DataType| is_numeric(t) || *t == DataType::Null;
+            if !numeric(&lt) || !numeric(&rt) {
+                return Err(mismatch(&original, &lt, &rt));
+            }
+            let any_decimal = matches!(lt, DataType::Decimal128(..)) || matches!(rt, DataType::Decimal128(..));
+            let any_float = matches!(lt, DataType::Float64 | DataType::Float32) || matches!(rt, DataType::Float64 | DataType::Float32);
+            if any_float || (op == BinaryOp::Divide && !any_decimal) {
+                return Ok(rebuild(cast(left, &DataType::Float64)?, cast(right, &DataType::Float64)?));
+            }
+            if any_decimal {
+                let to_dec = |e: Expr| -> Result<Expr> {
+                    match (e.data_type()?, decimal_view(&e)?) {
+                        (DataType::Decimal128(..), _) => Ok(e),
+                        (DataType::Null, _) => cast(e, &DataType::Decimal128(1, 0)),
+                        (_, Some((p, s))) => cast(e, &DataType::Decimal128(p, s)),
+                        (t, None) => Err(KilnError::internal(format!("no decimal view of {}", spark_type_name(&t)))),
+                    }
+                };
+                return Ok(rebuild(to_dec(left)?, to_dec(right)?));
+            }
+            let t = wider_type(&lt, &rt).ok_or_else(|| mismatch(&original, &lt, &rt))?;
+            let t = if t == DataType::Null { DataType::Int32 } else { t };
+            Ok(rebuild(cast(left, &t)?, cast(right, &t)?))
+        }
+    }
+}
+
+fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
+    let args = match func {
+        ScalarFunc::Lower | ScalarFunc::Upper | ScalarFunc::Length | ScalarFunc::Concat => {
+            args.into_iter().map(string_arg).collect::<Result<Vec<_>>>()?
+        }
+        ScalarFunc::Substring => {
+            let mut it = args.into_iter();
+            let mut out = vec![];
+            if let Some(s) = it.next() {
+                out.push(string_arg(s)?);
+            }
+            for a in it {
+                out.push(cast(a, &DataType::Int32)?);
+            }
+            out
+        }
+        ScalarFunc::Coalesce => {
+            let mut t = DataType::Null;
+            for a in &args {
+                let at = a.data_type()?;
+                t = common_type(&t, &at).ok_or_else(|| mismatch(a, &t, &at))?;
+            }
+            args.into_iter().map(|a| cast(a, &t)).collect::<Result<_>>()?
+        }
+        ScalarFunc::DateAdd | ScalarFunc::DateSub | ScalarFunc::Year => {
+            let mut it = args.into_iter();
+            let mut out = vec![];
+            if let Some(d) = it.next() {
+                out.push(cast(d, &DataType::Date32)?);
+            }
+            for a in it {
+                out.push(cast(a, &DataType::Int32)?);
+            }
+            out
+        }
+        ScalarFunc::Abs | ScalarFunc::Round => {
+            let mut it = args.into_iter();
+            let mut out = vec![];
+            if let Some(x) = it.next() {
+                let t = x.data_type()?;
+                out.push(if is_string(&t) { cast(x, &DataType::Float64)? } else { x });
+            }
+            for a in it {
+                out.push(cast(a, &DataType::Int32)?);
+            }
+            out
+        }
+        ScalarFunc::Rand => args,
+    };
+    for a in &args {
+        let t = a.data_type()?;
+        let ok = match func {
+            ScalarFunc::Abs | ScalarFunc::Round => is_numeric(&t) || t == DataType::Null,
+            _ => true,
+        };
+        if !ok {
+            return Err(KilnError::analysis(
+                "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+                format!("Cannot resolve \"{}({a})\": the input must be numeric, but has type \"{}\".", func.name(), spark_type_name(&t)),
+            ));
+        }
+    }
+    Ok(Expr::Function { func, args })
+}

@@ -1,0 +1,456 @@
+//! Name resolution: relations, columns, stars, functions, USING joins, HAVING, ORDER BY.
+
+use std::sync::Arc;
+
+use crate::catalog::Catalog;
+use crate::error::{closest_match, KilnError, Result};
+use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ScalarFunc, SortOrder};
+use crate::plan::{named_output, JoinType, LogicalPlan};
+
+use super::coercion::{coerce_expr, require_boolean};
+
+pub(super) struct Resolver<'a> {
+    pub catalog: &'a Catalog,
+}
+
+impl Resolver<'_> {
+    pub fn resolve(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        // HAVING and ORDER BY may look below their child, so they resolve before recursing fully.
+        let children = plan.children().into_iter().map(|c| self.resolve(c)).collect::<Result<Vec<_>>>()?;
+        let node = plan.with_new_children(children);
+        self.resolve_node(node).map(Arc::new)
+    }
+
+    fn resolve_node(&self, node: LogicalPlan) -> Result<LogicalPlan> {
+        match node {
+            LogicalPlan::UnresolvedRelation { name } => {
+                let table_name = name.last().cloned().unwrap_or_default();
+                let table = self.catalog.lookup(&table_name)?;
+                let output = table
+                    .schema
+                    .fields()
+                    .iter()
+                    .map(|f| Attribute::new(f.name().clone(), f.data_type().clone(), f.is_nullable()))
+                    .collect();
+                let alias = table.qualified_name();
+                Ok(LogicalPlan::SubqueryAlias { alias, child: Arc::new(LogicalPlan::Relation { table, output }) })
+            }
+            LogicalPlan::Project { list, child } => {
+                let input = child.output();
+                let list = self.resolve_select_list(list, &input)?;
+                if list.iter().any(|e| e.contains_aggregate()) {
+                    let aggregates = check_aggregate_output(list, &[])?;
+                    return Ok(LogicalPlan::Aggregate { grouping: vec![], aggregates, child });
+                }
+                Ok(LogicalPlan::Project { list, child })
+            }
+            LogicalPlan::Filter { condition, child } => {
+                if let LogicalPlan::Aggregate { .. } = child.as_ref() {
+                    return self.resolve_having(condition, child);
+                }
+                let condition = self.resolve_expr(condition, &child.output())?;
+                if condition.contains_aggregate() {
+                    return Err(KilnError::analysis(
+                        "INVALID_WHERE_CONDITION",
+                        format!("The WHERE condition {condition} contains aggregate functions; use HAVING instead."),
+                    ));
+                }
+                let condition = require_boolean(coerce_expr(condition)?, "WHERE")?;
+                Ok(LogicalPlan::Filter { condition, child })
+            }
+            LogicalPlan::Aggregate { grouping, aggregates, child } => {
+                let input = child.output();
+                let aggregates = self.resolve_select_list(aggregates, &input)?;
+                let grouping = grouping
+                    .into_iter()
+                    .map(|g| self.resolve_grouping(g, &input, &aggregates))
+                    .collect::<Result<Vec<_>>>()?;
+                let aggregates = check_aggregate_output(aggregates, &grouping)?;
+                Ok(LogicalPlan::Aggregate { grouping, aggregates, child })
+            }
+            LogicalPlan::Join { left, right, join_type, condition, using } if !using.is_empty() => {
+                self.resolve_using_join(left, right, join_type, condition, using)
+            }
+            LogicalPlan::Join { left, right, join_type, condition, using } => {
+                let input = [left.output(), right.output()].concat();
+                let condition = match condition {
+                    Some(c) => Some(require_boolean(coerce_expr(self.resolve_expr(c, &input)?)?, "JOIN ... ON")?),
+                    None => None,
+                };
+                Ok(LogicalPlan::Join { left, right, join_type, condition, using })
+            }
+            LogicalPlan::Sort { order, global, child } => self.resolve_sort(order, global, child),
+            other => Ok(other),
+        }
+    }
+
+    /// Resolves a select list: expands `*`, resolves names and functions, names every item.
+    fn resolve_select_list(&self, list: Vec<Expr>, input: &[Attribute]) -> Result<Vec<Expr>> {
+        let mut out = vec![];
+        for e in list {
+            match e {
+                Expr::UnresolvedStar(qualifier) => {
+                    let cols: Vec<Expr> = input
+                        .iter()
+                        .filter(|a| qualifier.as_ref().is_none_or(|q| qualifier_matches(a, q)))
+                        .map(|a| a.expr())
+                        .collect();
+                    if cols.is_empty() {
+                        if let Some(q) = qualifier {
+                            return Err(KilnError::analysis(
+                                "CANNOT_RESOLVE_STAR_EXPAND",
+                                format!("Cannot resolve `{q}`.* given input columns {}.", column_list(input)),
+                            ));
+                        }
+                    }
+                    out.extend(cols);
+                }
+                other => {
+                    let resolved = coerce_expr(self.resolve_expr(other, input)?)?;
+                    out.push(name_expr(resolved));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Resolves names and functions in `e` against `input`.
+    pub fn resolve_expr(&self, e: Expr, input: &[Attribute]) -> Result<Expr> {
+        e.transform_up(&mut |e| match e {
+            Expr::UnresolvedAttribute(parts) => resolve_attribute(&parts, input).map(Expr::Attribute),
+            Expr::UnresolvedFunction { name, args, distinct } => resolve_function(&name, args, distinct),
+            Expr::UnresolvedStar(_) => Err(KilnError::analysis("INVALID_USAGE_OF_STAR", "`*` is only allowed in a select list or count(*).")),
+            other => Ok(other),
+        })
+    }
+
+    /// A GROUP BY item: a column of the input, or (Spark's groupByAliases) a select-list alias.
+    fn resolve_grouping(&self, g: Expr, input: &[Attribute], select: &[Expr]) -> Result<Expr> {
+        // GROUP BY 1: the first select-list item (Spark's groupByOrdinal).
+        if let Expr::Literal(crate::types::ScalarValue::Int32(i)) = &g {
+            let item = usize::try_from(*i).ok().and_then(|i| i.checked_sub(1)).and_then(|i| select.get(i));
+            return match item {
+                Some(e) => Ok(e.unalias().clone()),
+                None => Err(KilnError::analysis(
+                    "GROUP_BY_POS_OUT_OF_RANGE",
+                    format!("GROUP BY position {i} is not in select list (valid range is [1, {}]).", select.len()),
+                )),
+            };
+        }
+        match self.resolve_expr(g.clone(), input) {
+            Ok(e) => coerce_expr(e),
+            Err(err) => {
+                if let Expr::UnresolvedAttribute(parts) = &g {
+                    if parts.len() == 1 {
+                        let alias = select.iter().find(|s| matches!(s, Expr::Alias { name, .. } if name.eq_ignore_ascii_case(&parts[0])));
+                        if let Some(Expr::Alias { child, .. }) = alias {
+                            return Ok(child.as_ref().clone());
+                        }
+                    }
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// `HAVING cond` over an Aggregate: names resolve against the aggregate's output first,
+    /// then against its input; aggregates not already computed are added as hidden outputs.
+    fn resolve_having(&self, condition: Expr, agg: Arc<LogicalPlan>) -> Result<LogicalPlan> {
+        let LogicalPlan::Aggregate { grouping, aggregates, child } = agg.as_ref() else {
+            return Err(KilnError::internal("HAVING without an Aggregate"));
+        };
+        let (condition, extra) = self.resolve_against_aggregate(condition, &agg.output(), aggregates, child)?;
+        let condition = require_boolean(coerce_expr(condition)?, "HAVING")?;
+        if extra.is_empty() {
+            return Ok(LogicalPlan::Filter { condition, child: agg });
+        }
+        let original = agg.output();
+        let new_agg = LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates: [aggregates.clone(), extra].concat(), child: child.clone() };
+        let filter = LogicalPlan::Filter { condition, child: Arc::new(new_agg) };
+        Ok(LogicalPlan::Project { list: original.iter().map(|a| a.expr()).collect(), child: Arc::new(filter) })
+    }
+
+    /// Resolves `e` where an Aggregate's output is visible: names of the output, then aggregate
+    /// functions over the Aggregate's input. Returns the expression and any hidden aggregates added.
+    fn resolve_against_aggregate(
+        &self,
+        e: Expr,
+        agg_output: &[Attribute],
+        aggregates: &[Expr],
+        agg_child: &Arc<LogicalPlan>,
+    ) -> Result<(Expr, Vec<Expr>)> {
+        let input = agg_child.output();
+        let mut extra: Vec<Expr> = vec![];
+        let resolved = e.transform_down(&mut |e| match e {
+            Expr::UnresolvedAttribute(parts) => match resolve_attribute(&parts, agg_output) {
+                Ok(a) => Ok::<Expr, KilnError>(Expr::Attribute(a)),
+                Err(err) => {
+                    // A grouping column the select list did not name.
+                    let a = resolve_attribute(&parts, &input).map_err(|_| err)?;
+                    let existing = aggregates.iter().chain(extra.iter()).find(|x| matches!(x.unalias(), Expr::Attribute(b) if b.id == a.id));
+                    match existing.and_then(named_output) {
+                        Some(out) => Ok(Expr::Attribute(out)),
+                        None => {
+                            extra.push(Expr::Attribute(a.clone()));
+                            Ok(Expr::Attribute(a))
+                        }
+                    }
+                }
+            },
+            Expr::UnresolvedFunction { ref name, .. } if AggFunc::from_name(name).is_some() => {
+                let agg = coerce_expr(self.resolve_expr(e, &input)?)?;
+                let existing = aggregates.iter().chain(extra.iter()).find(|x| x.unalias() == &agg);
+                match existing.and_then(named_output) {
+                    Some(out) => Ok(Expr::Attribute(out)),
+                    None => {
+                        let alias = agg.clone().alias(crate::expr::sql_name(&agg));
+                        let out = named_output(&alias).ok_or_else(|| KilnError::internal("unnamed hidden aggregate"))?;
+                        extra.push(alias);
+                        Ok(Expr::Attribute(out))
+                    }
+                }
+            }
+            other => Ok(other),
+        })?;
+        let resolved = self.resolve_expr(resolved, agg_output)?;
+        Ok((resolved, extra))
+    }
+
+    /// ORDER BY: over the child's output, or over columns a Project/Aggregate below hides
+    /// (they are added to it and projected away above the Sort).
+    fn resolve_sort(&self, order: Vec<SortOrder>, global: bool, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {
+        let output = child.output();
+        let direct: Result<Vec<SortOrder>> = order
+            .iter()
+            .map(|o| Ok(SortOrder { expr: coerce_expr(self.resolve_expr(o.expr.clone(), &output)?)?, ..o.clone() }))
+            .collect();
+        let err = match direct {
+            Ok(order) if !order.iter().any(|o| o.expr.contains_aggregate()) => {
+                return Ok(LogicalPlan::Sort { order, global, child })
+            }
+            Ok(_) => None,
+            Err(e) => Some(e),
+        };
+        let restore = |child: LogicalPlan, order: Vec<SortOrder>| LogicalPlan::Project {
+            list: output.iter().map(|a| a.expr()).collect(),
+            child: Arc::new(LogicalPlan::Sort { order, global, child: Arc::new(child) }),
+        };
+        match child.as_ref() {
+            LogicalPlan::Project { list, child: below } => {
+                let below_out = below.output();
+                let mut list = list.clone();
+                let mut new_order = vec![];
+                for o in order {
+                    let expr = match self.resolve_expr(o.expr.clone(), &output) {
+                        Ok(e) => e,
+                        Err(_) => self.resolve_expr(o.expr.clone(), &below_out)?,
+                    };
+                    for a in expr.attributes() {
+                        if !list.iter().any(|e| named_output(e).is_some_and(|n| n.id == a.id)) {
+                            list.push(a.expr());
+                        }
+                    }
+                    new_order.push(SortOrder { expr: coerce_expr(expr)?, ..o });
+                }
+                Ok(restore(LogicalPlan::Project { list, child: below.clone() }, new_order))
+            }
+            LogicalPlan::Aggregate { grouping, aggregates, child: below } => {
+                let mut all_extra = vec![];
+                let mut new_order = vec![];
+                for o in order {
+                    let known: Vec<Expr> = aggregates.iter().chain(all_extra.iter()).cloned().collect();
+                    let (expr, extra) = self.resolve_against_aggregate(o.expr.clone(), &output, &known, below)?;
+                    all_extra.extend(extra);
+                    new_order.push(SortOrder { expr: coerce_expr(expr)?, ..o });
+                }
+                if all_extra.is_empty() {
+                    return Ok(LogicalPlan::Sort { order: new_order, global, child });
+                }
+                let agg = LogicalPlan::Aggregate {
+                    grouping: grouping.clone(),
+                    aggregates: [aggregates.clone(), all_extra].concat(),
+                    child: below.clone(),
+                };
+                Ok(restore(agg, new_order))
+            }
+            _ => Err(err.unwrap_or_else(|| KilnError::internal("ORDER BY resolution"))),
+        }
+    }
+
+    /// `JOIN ... USING (k)`: an equi-join on `k`, projected as Spark does: the key once, then the
+    /// other columns of the left and the right side.
+    fn resolve_using_join(
+        &self,
+        left: Arc<LogicalPlan>,
+        right: Arc<LogicalPlan>,
+        join_type: JoinType,
+        condition: Option<Expr>,
+        using: Vec<String>,
+    ) -> Result<LogicalPlan> {
+        let (lo, ro) = (left.output(), right.output());
+        let mut conds = vec![];
+        let mut keys = vec![];
+        for name in &using {
+            let parts = vec![name.clone()];
+            let l = resolve_attribute(&parts, &lo)?;
+            let r = resolve_attribute(&parts, &ro)?;
+            conds.push(coerce_expr(l.expr().binary(BinaryOp::Eq, r.expr()))?);
+            keys.push((l, r));
+        }
+        let mut cond = Expr::conjunction(conds);
+        if let Some(c) = condition {
+            let extra = self.resolve_expr(c, &[lo.clone(), ro.clone()].concat())?;
+            cond = Some(match cond {
+                Some(k) => k.and(extra),
+                None => extra,
+            });
+        }
+        let join = LogicalPlan::Join { left, right, join_type, condition: cond, using: vec![] };
+        let mut list: Vec<Expr> = keys
+            .iter()
+            .map(|(l, r)| match join_type {
+                JoinType::RightOuter => r.expr(),
+                JoinType::FullOuter => Expr::Function { func: ScalarFunc::Coalesce, args: vec![l.expr(), r.expr()] }.alias(l.name.clone()),
+                _ => l.expr(),
+            })
+            .collect();
+        let is_key = |a: &Attribute| keys.iter().any(|(l, r)| l.id == a.id || r.id == a.id);
+        list.extend(lo.iter().filter(|a| !is_key(a)).map(|a| a.expr()));
+        if !matches!(join_type, JoinType::LeftSemi | JoinType::LeftAnti) {
+            list.extend(ro.iter().filter(|a| !is_key(a)).map(|a| a.expr()));
+        }
+        Ok(LogicalPlan::Project { list, child: Arc::new(join) })
+    }
+}
+
+fn qualifier_matches(a: &Attribute, q: &str) -> bool {
+    a.qualifier.last().is_some_and(|aq| aq.eq_ignore_ascii_case(q))
+}
+
+fn column_list(input: &[Attribute]) -> String {
+    let names: Vec<String> = input
+        .iter()
+        .map(|a| match a.qualifier.last() {
+            Some(q) => format!("`{q}`.`{}`", a.name),
+            None => format!("`{}`", a.name),
+        })
+        .collect();
+    format!("[{}]", names.join(", "))
+}
+
+/// Finds the attribute `parts` names (`col` or `qualifier.col`), case-insensitively.
+pub(super) fn resolve_attribute(parts: &[String], input: &[Attribute]) -> Result<Attribute> {
+    let (qualifier, name) = match parts {
+        [name] => (None, name),
+        [.., q, name] => (Some(q), name),
+        [] => return Err(KilnError::internal("empty column name")),
+    };
+    let mut matches: Vec<&Attribute> = input
+        .iter()
+        .filter(|a| a.name.eq_ignore_ascii_case(name) && qualifier.is_none_or(|q| qualifier_matches(a, q)))
+        .collect();
+    matches.dedup_by_key(|a| a.id);
+    match matches.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => {
+            let wanted = parts.join(".");
+            let candidates: Vec<String> = input.iter().map(|a| a.name.clone()).collect();
+            let hint = match closest_match(name, candidates.iter().map(|s| s.as_str())) {
+                Some(s) => format!(" Did you mean `{s}`?"),
+                None => String::new(),
+            };
+            Err(KilnError::analysis(
+                "UNRESOLVED_COLUMN.WITH_SUGGESTION",
+                format!(
+                    "A column, variable, or function parameter with name `{wanted}` cannot be resolved.{hint} Input columns: {}.",
+                    column_list(input)
+                ),
+            ))
+        }
+        many => Err(KilnError::analysis(
+            "AMBIGUOUS_REFERENCE",
+            format!(
+                "Reference `{}` is ambiguous, could be: {}. Qualify it with a table name or alias.",
+                parts.join("."),
+                column_list(&many.iter().map(|a| (*a).clone()).collect::<Vec<_>>())
+            ),
+        )),
+    }
+}
+
+fn resolve_function(name: &str, args: Vec<Expr>, distinct: bool) -> Result<Expr> {
+    let arity_error = |expected: &str| {
+        KilnError::analysis(
+            "WRONG_NUM_ARGS",
+            format!("The `{}` requires {expected} parameters but the actual number is {}.", name.to_lowercase(), args.len()),
+        )
+    };
+    if let Some(func) = AggFunc::from_name(name) {
+        if args.len() != 1 {
+            return Err(arity_error("1"));
+        }
+        if args[0].contains_aggregate() {
+            return Err(KilnError::analysis(
+                "NESTED_AGGREGATE_FUNCTION",
+                format!("It is not allowed to use an aggregate function in the argument of another aggregate function: {name}(...)."),
+            ));
+        }
+        return Ok(Expr::Aggregate { func, args, distinct });
+    }
+    let Some(func) = ScalarFunc::from_name(name) else {
+        let known = ScalarFunc::NAMES.iter().copied().chain(["count", "sum", "avg", "min", "max"]);
+        let hint = closest_match(name, known).map(|s| format!(" Did you mean `{s}`?")).unwrap_or_default();
+        return Err(KilnError::analysis(
+            "UNRESOLVED_ROUTINE",
+            format!("Cannot resolve routine `{name}` on search path [`system`.`builtin`].{hint}"),
+        ));
+    };
+    let (min, max) = match func {
+        ScalarFunc::Lower | ScalarFunc::Upper | ScalarFunc::Length | ScalarFunc::Abs | ScalarFunc::Year => (1, 1),
+        ScalarFunc::Substring => (2, 3),
+        ScalarFunc::Round => (1, 2),
+        ScalarFunc::Concat | ScalarFunc::Coalesce => (1, usize::MAX),
+        ScalarFunc::DateAdd | ScalarFunc::DateSub => (2, 2),
+        ScalarFunc::Rand => (0, 1),
+    };
+    if args.len() < min || args.len() > max {
+        let expected = if min == max { min.to_string() } else if max == usize::MAX { format!("at least {min}") } else { format!("{min} to {max}") };
+        return Err(arity_error(&expected));
+    }
+    Ok(Expr::Function { func, args })
+}
+
+/// Gives a select-list item a name: attributes and aliases keep theirs, others get Spark's
+/// auto-generated one (`sum(amount)`).
+fn name_expr(e: Expr) -> Expr {
+    match e {
+        Expr::Attribute(_) | Expr::Alias { .. } => e,
+        other => {
+            let name = crate::expr::sql_name(&other);
+            other.alias(name)
+        }
+    }
+}
+
+/// Every non-aggregate part of an Aggregate's output must be a grouping expression.
+fn check_aggregate_output(aggregates: Vec<Expr>, grouping: &[Expr]) -> Result<Vec<Expr>> {
+    fn check(e: &Expr, grouping: &[Expr]) -> Result<()> {
+        if grouping.iter().any(|g| g == e) || matches!(e, Expr::Aggregate { .. } | Expr::Literal(_)) {
+            return Ok(());
+        }
+        if let Expr::Attribute(a) = e {
+            return Err(KilnError::analysis(
+                "MISSING_AGGREGATION",
+                format!(
+                    "The non-aggregating expression `{}` is based on columns which are not participating in the GROUP BY clause. Add the columns or the expression to the GROUP BY, aggregate the expression, or use `any_value({})`.",
+                    a.name, a.name
+                ),
+            ));
+        }
+        e.children().into_iter().try_for_each(|c| check(c, grouping))
+    }
+    for e in &aggregates {
+        check(e.unalias(), grouping)?;
+    }
+    Ok(aggregates)
+}

@@ -21,3 +21,11 @@ pub fn evaluate(expr: &Expr, batch: &RecordBatch, input: &[Attribute]) -> Result
         other => Err(KilnError::unsupported(format!("evaluating {other}"))),
     }
 }
+
+/// Evaluates a foldable expression to one value.
+pub fn evaluate_scalar(expr: &Expr) -> Result<crate::types::ScalarValue> {
+    match expr {
+        Expr::Literal(v) => Ok(v.clone()),
+        other => Err(KilnError::unsupported(format!("evaluating {other}"))),
+    }
+}

@@ -1,0 +1,160 @@
+//! Column pruning: read and carry only the columns something above needs.
+//!
+//! `ColumnPruning` puts a `Project` of the needed columns under Aggregates and on both sides of
+//! Joins, and drops unused items of Projects; `CollapseProject` merges adjacent Projects;
+//! `RemoveNoopOperators` drops a Project that passes its child through unchanged. The scan
+//! itself is narrowed by the physical planner, which reads only the columns above it use.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use super::substitute_aliases;
+use crate::error::Result;
+use crate::expr::{Expr, ExprId};
+use crate::optimizer::Rule;
+use crate::plan::{named_output, LogicalPlan};
+
+/// Removes columns nothing above reads.
+pub struct ColumnPruning;
+
+impl Rule for ColumnPruning {
+    fn name(&self) -> &'static str {
+        "ColumnPruning"
+    }
+    fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        Ok(prune(plan, None))
+    }
+}
+
+fn refs(exprs: &[&Expr]) -> BTreeSet<ExprId> {
+    exprs.iter().flat_map(|e| e.references()).collect()
+}
+
+/// `child`, narrowed by a Project when it outputs more than `needed`.
+fn narrow(child: &Arc<LogicalPlan>, needed: &BTreeSet<ExprId>) -> Arc<LogicalPlan> {
+    let pruned = prune(child, Some(needed));
+    let out = pruned.output();
+    if out.iter().all(|a| needed.contains(&a.id)) {
+        return pruned;
+    }
+    let list: Vec<Expr> = out.iter().filter(|a| needed.contains(&a.id)).map(|a| a.expr()).collect();
+    if list.is_empty() && matches!(pruned.as_ref(), LogicalPlan::Relation { .. }) {
+        return pruned; // count(*) over a scan still needs the rows, not the columns
+    }
+    Arc::new(LogicalPlan::Project { list, child: pruned })
+}
+
+/// Prunes below `plan` given the ids its parent needs (None: all of its output).
+fn prune(plan: &Arc<LogicalPlan>, needed: Option<&BTreeSet<ExprId>>) -> Arc<LogicalPlan> {
+    let rebuilt = |children: Vec<Arc<LogicalPlan>>| -> Arc<LogicalPlan> {
+        if children.iter().zip(plan.children()).all(|(n, o)| Arc::ptr_eq(n, o)) {
+            plan.clone()
+        } else {
+            Arc::new(plan.with_new_children(children))
+        }
+    };
+    let all_out: BTreeSet<ExprId> = plan.output().iter().map(|a| a.id).collect();
+    let needed = needed.cloned().unwrap_or(all_out);
+    match plan.as_ref() {
+        LogicalPlan::Project { list, child } => {
+            let kept: Vec<Expr> = list
+                .iter()
+                .filter(|e| named_output(e).is_some_and(|a| needed.contains(&a.id)) || !e.deterministic())
+                .cloned()
+                .collect();
+            let child_needed = refs(&kept.iter().collect::<Vec<_>>());
+            let new_child = prune(child, Some(&child_needed));
+            if kept.len() == list.len() {
+                return rebuilt(vec![new_child]);
+            }
+            Arc::new(LogicalPlan::Project { list: kept, child: new_child })
+        }
+        LogicalPlan::Aggregate { grouping, aggregates, child } => {
+            let child_needed = refs(&grouping.iter().chain(aggregates.iter()).collect::<Vec<_>>());
+            rebuilt(vec![narrow(child, &child_needed)])
+        }
+        LogicalPlan::Join { left, right, condition, .. } => {
+            let mut all = needed.clone();
+            if let Some(c) = condition {
+                all.extend(c.references());
+            }
+            rebuilt(vec![narrow(left, &all), narrow(right, &all)])
+        }
+        LogicalPlan::Filter { condition, child } => {
+            let mut all = needed.clone();
+            all.extend(condition.references());
+            rebuilt(vec![prune(child, Some(&all))])
+        }
+        LogicalPlan::Sort { order, child, .. } => {
+            let mut all = needed.clone();
+            all.extend(refs(&order.iter().map(|o| &o.expr).collect::<Vec<_>>()));
+            rebuilt(vec![prune(child, Some(&all))])
+        }
+        LogicalPlan::GlobalLimit { child, .. } | LogicalPlan::LocalLimit { child, .. } => rebuilt(vec![prune(child, Some(&needed))]),
+        // Distinct needs every column of its child; aliases and leaves are left alone.
+        _ => plan.clone(),
+    }
+}
+
+/// Merges `Project(a, Project(b, x))` into one Project when the upper one only renames or
+/// computes deterministic expressions of the lower one.
+pub struct CollapseProject;
+
+impl Rule for CollapseProject {
+    fn name(&self) -> &'static str {
+        "CollapseProject"
+    }
+    fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        plan.transform_up(&mut |p| match p.as_ref() {
+            LogicalPlan::Project { list, child } => match child.as_ref() {
+                LogicalPlan::Project { list: lower, child: grandchild } if lower.iter().all(|e| e.deterministic()) => {
+                    let merged = list.iter().map(|e| keep_name(e, substitute_aliases(e, lower))).collect();
+                    Ok(Arc::new(LogicalPlan::Project { list: merged, child: grandchild.clone() }))
+                }
+                _ => Ok(p),
+            },
+            LogicalPlan::Aggregate { grouping, aggregates, child } => match child.as_ref() {
+                // An Aggregate over a Project of plain columns reads the columns directly.
+                LogicalPlan::Project { list: lower, child: grandchild }
+                    if lower.iter().all(|e| matches!(e, Expr::Alias { .. })) && lower.iter().all(|e| e.deterministic()) && !lower.is_empty() =>
+                {
+                    let aggregates = aggregates.iter().map(|e| keep_name(e, substitute_aliases(e, lower))).collect();
+                    let grouping = grouping.iter().map(|e| substitute_aliases(e, lower)).collect();
+                    Ok(Arc::new(LogicalPlan::Aggregate { grouping, aggregates, child: grandchild.clone() }))
+                }
+                _ => Ok(p),
+            },
+            _ => Ok(p),
+        })
+    }
+}
+
+/// After substituting an attribute by an expression, keep the attribute's name and id.
+fn keep_name(original: &Expr, substituted: Expr) -> Expr {
+    match (original, &substituted) {
+        (Expr::Attribute(a), e) if !matches!(e, Expr::Attribute(b) if b.id == a.id) => {
+            Expr::Alias { child: Box::new(substituted.unalias().clone()), name: a.name.clone(), id: a.id }
+        }
+        _ => substituted,
+    }
+}
+
+/// Removes a Project that outputs exactly its child's columns.
+pub struct RemoveNoopOperators;
+
+impl Rule for RemoveNoopOperators {
+    fn name(&self) -> &'static str {
+        "RemoveNoopOperators"
+    }
+    fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        plan.transform_up(&mut |p| match p.as_ref() {
+            LogicalPlan::Project { list, child } => {
+                let out = child.output();
+                let same = list.len() == out.len()
+                    && list.iter().zip(out.iter()).all(|(e, a)| matches!(e, Expr::Attribute(b) if b.id == a.id && b.name == a.name));
+                Ok(if same { child.clone() } else { p })
+            }
+            _ => Ok(p),
+        })
+    }
+}

@@ -1,0 +1,74 @@
+//! Optimizer rules, one family per file.
+
+mod column_pruning;
+mod constant_folding;
+mod finish_analysis;
+mod infer_filters;
+mod joins;
+mod push_down_predicates;
+
+pub use column_pruning::{CollapseProject, ColumnPruning, RemoveNoopOperators};
+pub use constant_folding::{BooleanSimplification, ConstantFolding, PruneFilters, SimplifyCasts};
+pub use finish_analysis::{EliminateSubqueryAliases, ReplaceDistinctWithAggregate};
+pub use infer_filters::InferFiltersFromConstraints;
+pub use joins::EliminateOuterJoin;
+pub use push_down_predicates::PushDownPredicates;
+
+use std::collections::HashMap;
+
+use crate::expr::{Expr, ExprId};
+use crate::plan::LogicalPlan;
+
+/// Replaces references to a Project's aliases by the aliased expressions, so a predicate or
+/// projection above the Project can move below it.
+pub(crate) fn substitute_aliases(e: &Expr, list: &[Expr]) -> Expr {
+    let map: HashMap<ExprId, &Expr> = list
+        .iter()
+        .filter_map(|x| match x {
+            Expr::Alias { child, id, .. } => Some((*id, child.as_ref())),
+            _ => None,
+        })
+        .collect();
+    if map.is_empty() {
+        return e.clone();
+    }
+    let r: Result<Expr, std::convert::Infallible> = e.clone().transform_up(&mut |x| match &x {
+        Expr::Attribute(a) => Ok(map.get(&a.id).map(|c| (*c).clone()).unwrap_or(x)),
+        _ => Ok(x),
+    });
+    match r {
+        Ok(v) => v,
+        Err(never) => match never {},
+    }
+}
+
+/// The ExprIds a plan outputs.
+pub(crate) fn output_ids(plan: &LogicalPlan) -> std::collections::BTreeSet<ExprId> {
+    plan.output().iter().map(|a| a.id).collect()
+}
+
+/// True when the expression is NULL whenever any column it reads is NULL (comparisons,
+/// arithmetic, casts, most functions). `IS NULL`, `COALESCE`, `CASE` and `OR` are not.
+pub(crate) fn null_intolerant(e: &Expr) -> bool {
+    use crate::expr::ScalarFunc;
+    match e {
+        Expr::Attribute(_) | Expr::Literal(_) => true,
+        Expr::Binary { op: crate::expr::BinaryOp::Or | crate::expr::BinaryOp::EqNullSafe, .. } => false,
+        Expr::Binary { left, right, .. } => null_intolerant(left) && null_intolerant(right),
+        Expr::Not(c) | Expr::Negative(c) | Expr::Cast { child: c, .. } => null_intolerant(c),
+        Expr::Like { child, pattern, .. } => null_intolerant(child) && null_intolerant(pattern),
+        Expr::InList { child, .. } => null_intolerant(child),
+        Expr::Function { func, args } => {
+            !matches!(func, ScalarFunc::Coalesce | ScalarFunc::Concat | ScalarFunc::Rand) && args.iter().all(null_intolerant)
+        }
+        _ => false,
+    }
+}
+
+/// Conjuncts that are false or NULL when one of the given columns is NULL.
+pub(crate) fn rejects_nulls_of(e: &Expr, ids: &std::collections::BTreeSet<ExprId>) -> bool {
+    e.split_conjunction().iter().any(|c| match c {
+        Expr::IsNotNull(inner) => inner.references().iter().any(|id| ids.contains(id)) && null_intolerant(inner),
+        c => null_intolerant(c) && c.references().iter().any(|id| ids.contains(id)),
+    })
+}

@@ -1,1 +1,114 @@
 //! Vectorized interpreted operators over Arrow batches (Arrow compute kernels).
+//!
+//! Each operator works on one partition: batches whose columns are the child's output
+//! attributes in, batches whose columns are the operator's output attributes out.
+
+pub mod aggregate;
+pub mod exchange;
+pub mod filter;
+pub mod join;
+pub mod project;
+pub mod sort;
+
+mod accumulators;
+mod groups;
+
+pub use aggregate::hash_aggregate;
+pub use exchange::{hash_partition, range_partition};
+pub use filter::filter;
+pub use join::{hash_join, nested_loop_join};
+pub use project::project;
+pub use sort::{limit, sort};
+
+use std::sync::Arc;
+
+use arrow::array::ArrayRef;
+use arrow::compute::concat_batches;
+use arrow::datatypes::{Field, Schema, SchemaRef};
+use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+
+use crate::error::Result;
+use crate::exec::eval::evaluate;
+use crate::expr::{Attribute, Expr};
+
+/// The Arrow schema of a list of attributes: field name = attribute name, with its type and
+/// nullability.
+pub fn schema_of(attrs: &[Attribute]) -> SchemaRef {
+    Arc::new(Schema::new(attrs.iter().map(|a| Field::new(&a.name, a.data_type.clone(), a.nullable)).collect::<Vec<_>>()))
+}
+
+/// A batch with an explicit row count, so batches without columns keep theirs.
+pub(crate) fn make_batch(schema: SchemaRef, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
+    Ok(RecordBatch::try_new_with_options(schema, columns, &RecordBatchOptions::new().with_row_count(Some(rows)))?)
+}
+
+/// All batches of a partition as one (an empty batch of `attrs` when there are none).
+pub(crate) fn concat(attrs: &[Attribute], batches: &[RecordBatch]) -> Result<RecordBatch> {
+    match batches {
+        [] => Ok(RecordBatch::new_empty(schema_of(attrs))),
+        [one] => Ok(one.clone()),
+        many => Ok(concat_batches(&many[0].schema(), many)?),
+    }
+}
+
+/// Evaluates each expression over `batch`.
+pub(crate) fn evaluate_all(exprs: &[Expr], batch: &RecordBatch, input: &[Attribute]) -> Result<Vec<ArrayRef>> {
+    exprs.iter().map(|e| evaluate(e, batch, input)).collect()
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    //! Small builders shared by the operator tests.
+    use super::*;
+    use arrow::array::{Array, AsArray, Decimal128Array, Int64Array, StringArray};
+    use arrow::datatypes::{DataType, Int64Type};
+
+    pub fn attr(name: &str, dt: DataType) -> Attribute {
+        Attribute::new(name, dt, true)
+    }
+
+    pub fn batch(attrs: &[Attribute], cols: Vec<ArrayRef>) -> RecordBatch {
+        let rows = cols.first().map_or(0, |c| c.len());
+        make_batch(schema_of(attrs), cols, rows).expect("test batch")
+    }
+
+    pub fn ints(v: &[Option<i64>]) -> ArrayRef {
+        Arc::new(Int64Array::from(v.to_vec()))
+    }
+
+    pub fn strs(v: &[Option<&str>]) -> ArrayRef {
+        Arc::new(StringArray::from(v.to_vec()))
+    }
+
+    pub fn decs(v: &[Option<i128>], p: u8, s: i8) -> ArrayRef {
+        Arc::new(Decimal128Array::from(v.to_vec()).with_precision_and_scale(p, s).expect("decimal"))
+    }
+
+    /// Column `i` of all batches as Option<i64>s.
+    pub fn col_i64(batches: &[RecordBatch], i: usize) -> Vec<Option<i64>> {
+        batches
+            .iter()
+            .flat_map(|b| {
+                let a = b.column(i).as_primitive::<Int64Type>().clone();
+                (0..a.len()).map(move |r| a.is_valid(r).then(|| a.value(r))).collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Column `i` of all batches as strings (`NULL` for nulls), via Arrow's display.
+    pub fn col_str(batches: &[RecordBatch], i: usize) -> Vec<String> {
+        use arrow::util::display::{ArrayFormatter, FormatOptions};
+        let opts = FormatOptions::default().with_null("NULL");
+        batches
+            .iter()
+            .flat_map(|b| {
+                let f = ArrayFormatter::try_new(b.column(i).as_ref(), &opts).expect("formatter");
+                (0..b.num_rows()).map(|r| f.value(r).to_string()).collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    pub fn rows(batches: &[RecordBatch]) -> usize {
+        batches.iter().map(|b| b.num_rows()).sum()
+    }
+}

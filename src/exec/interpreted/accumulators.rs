@@ -1,0 +1,598 @@
+//! Typed per-group accumulators for count/sum/avg/min/max with Spark's buffers and ANSI
+//! overflow rules. Each keeps one slot per group and updates it in a tight loop over
+//! (group id, value) slices.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, AsArray, BooleanArray, PrimitiveArray, StringArray,
+};
+use arrow::buffer::NullBuffer;
+use arrow::compute::cast;
+use arrow::datatypes::*;
+
+use crate::error::{KilnError, Result};
+use crate::expr::{aggregate_result_type, AggFunc};
+use crate::types::format_decimal;
+
+/// One aggregate's per-group state.
+pub(super) trait Accumulator {
+    /// Makes room for `groups` groups (new ones empty).
+    fn resize(&mut self, groups: usize);
+    /// Adds input rows: `args` are the evaluated arguments, `gids[i]` the group of row i.
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()>;
+    /// Merges partial buffers (columns as `state` produces them).
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()>;
+    /// Spark's buffer columns, one row per group.
+    fn state(&mut self) -> Result<Vec<ArrayRef>>;
+    /// The final value per group.
+    fn evaluate(&mut self) -> Result<ArrayRef>;
+}
+
+/// The accumulator for `func` over an argument of type `arg`.
+pub(super) fn new_accumulator(func: AggFunc, arg: &DataType) -> Result<Box<dyn Accumulator>> {
+    let result = aggregate_result_type(func, arg);
+    Ok(match (func, &result) {
+        (AggFunc::Count, _) => Box::new(Count::default()),
+        (AggFunc::Sum, DataType::Decimal128(p, s)) => Box::new(SumDecimal { p: *p, s: *s, ..Default::default() }),
+        (AggFunc::Sum, DataType::Float64) => Box::new(SumF64::default()),
+        (AggFunc::Sum, _) => Box::new(SumI64::default()),
+        (AggFunc::Avg, DataType::Decimal128(rp, rs)) => {
+            let DataType::Decimal128(p, s) = aggregate_result_type(AggFunc::Sum, arg) else {
+                return Err(KilnError::internal("avg of a decimal without a decimal sum"));
+            };
+            Box::new(AvgDecimal { sum_p: p, s, res_p: *rp, res_s: *rs, sums: vec![], counts: vec![] })
+        }
+        (AggFunc::Avg, _) => Box::new(AvgF64::default()),
+        (AggFunc::Min, _) => min_max::<true>(arg)?,
+        (AggFunc::Max, _) => min_max::<false>(arg)?,
+    })
+}
+
+pub(super) fn long_overflow() -> KilnError {
+    KilnError::exec(
+        "[ARITHMETIC_OVERFLOW] long overflow. Use 'try_add' to tolerate overflow and return NULL instead. \
+         If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22003",
+    )
+}
+
+fn decimal_overflow(value: Option<i128>, p: u8, s: i8) -> KilnError {
+    let shown = value.map_or_else(|| "A sum beyond 38 digits".to_string(), |v| format_decimal(v, s));
+    KilnError::exec(format!(
+        "[NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION] {shown} cannot be represented as Decimal({p}, {s}). \
+         If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error, and return NULL instead. SQLSTATE: 22003"
+    ))
+}
+
+/// Errors if a (non-null) value needs more than `p` digits.
+fn check_precision(values: &[i128], valid: Option<&[bool]>, p: u8, s: i8) -> Result<()> {
+    let bound = 10i128.checked_pow(p as u32).unwrap_or(i128::MAX);
+    for (i, v) in values.iter().enumerate() {
+        if v.unsigned_abs() >= bound.unsigned_abs() && valid.is_none_or(|ok| ok[i]) {
+            return Err(decimal_overflow(Some(*v), p, s));
+        }
+    }
+    Ok(())
+}
+
+/// Calls `f(group, value)` for each non-null row, in one loop without per-row null checks
+/// when the array has no nulls.
+#[inline]
+fn each_valid<T: Copy>(gids: &[u32], values: &[T], nulls: Option<&NullBuffer>, mut f: impl FnMut(usize, T)) {
+    match nulls {
+        Some(n) if n.null_count() > 0 => {
+            for (i, (g, v)) in gids.iter().zip(values).enumerate() {
+                if n.is_valid(i) {
+                    f(*g as usize, *v);
+                }
+            }
+        }
+        _ => {
+            for (g, v) in gids.iter().zip(values) {
+                f(*g as usize, *v);
+            }
+        }
+    }
+}
+
+/// `arr` as type `to` (a no-op when it already is).
+fn cast_to(arr: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    if arr.data_type() == to {
+        Ok(arr.clone())
+    } else {
+        Ok(cast(arr, to)?)
+    }
+}
+
+/// `arr` as a decimal array of scale `s` (any precision: only unscaled values are read).
+fn decimal_of_scale(arr: &ArrayRef, s: i8) -> Result<ArrayRef> {
+    match arr.data_type() {
+        DataType::Decimal128(_, scale) if *scale == s => Ok(arr.clone()),
+        _ => Ok(cast(arr, &DataType::Decimal128(38, s))?),
+    }
+}
+
+fn arg(args: &[ArrayRef], i: usize) -> Result<&ArrayRef> {
+    args.get(i).ok_or_else(|| KilnError::internal(format!("aggregate lacks input column {i}")))
+}
+
+fn nulls_from(seen: &[bool]) -> Option<NullBuffer> {
+    if seen.iter().all(|s| *s) {
+        None
+    } else {
+        Some(NullBuffer::from(seen.to_vec()))
+    }
+}
+
+fn primitive<T: ArrowPrimitiveType>(values: Vec<T::Native>, seen: Option<&[bool]>, dt: &DataType) -> ArrayRef {
+    Arc::new(PrimitiveArray::<T>::new(values.into(), seen.and_then(nulls_from)).with_data_type(dt.clone()))
+}
+
+/// count(args): rows where every argument is non-NULL. Buffer: [count bigint].
+#[derive(Default)]
+struct Count {
+    counts: Vec<i64>,
+}
+
+impl Accumulator for Count {
+    fn resize(&mut self, groups: usize) {
+        self.counts.resize(groups, 0);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let mut nulls: Option<NullBuffer> = None;
+        for a in args {
+            nulls = NullBuffer::union(nulls.as_ref(), a.logical_nulls().as_ref());
+        }
+        let counts = &mut self.counts;
+        each_valid(gids, gids, nulls.as_ref(), |g, _| counts[g] += 1);
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let a = cast_to(arg(state, 0)?, &DataType::Int64)?;
+        let a = a.as_primitive::<Int64Type>();
+        let counts = &mut self.counts;
+        each_valid(gids, a.values(), a.nulls(), |g, v| counts[g] += v);
+        Ok(())
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        Ok(vec![self.evaluate()?])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        Ok(primitive::<Int64Type>(std::mem::take(&mut self.counts), None, &DataType::Int64))
+    }
+}
+
+/// sum of integers as bigint, ANSI overflow error. Buffer: [sum bigint], NULL until a value.
+#[derive(Default)]
+struct SumI64 {
+    sums: Vec<i64>,
+    seen: Vec<bool>,
+}
+
+impl Accumulator for SumI64 {
+    fn resize(&mut self, groups: usize) {
+        self.sums.resize(groups, 0);
+        self.seen.resize(groups, false);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = cast_to(arg(args, 0)?, &DataType::Int64)?;
+        let a = a.as_primitive::<Int64Type>();
+        let (sums, seen) = (&mut self.sums, &mut self.seen);
+        let mut overflow = false;
+        each_valid(gids, a.values(), a.logical_nulls().as_ref(), |g, v| {
+            let (s, o) = sums[g].overflowing_add(v);
+            sums[g] = s;
+            overflow |= o;
+            seen[g] = true;
+        });
+        if overflow {
+            return Err(long_overflow());
+        }
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        self.update(gids, state)
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        Ok(vec![self.evaluate()?])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        Ok(primitive::<Int64Type>(std::mem::take(&mut self.sums), Some(&self.seen), &DataType::Int64))
+    }
+}
+
+/// sum of floating point as double. Buffer: [sum double], NULL until a value.
+#[derive(Default)]
+struct SumF64 {
+    sums: Vec<f64>,
+    seen: Vec<bool>,
+}
+
+impl Accumulator for SumF64 {
+    fn resize(&mut self, groups: usize) {
+        self.sums.resize(groups, 0.0);
+        self.seen.resize(groups, false);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = cast_to(arg(args, 0)?, &DataType::Float64)?;
+        let a = a.as_primitive::<Float64Type>();
+        let (sums, seen) = (&mut self.sums, &mut self.seen);
+        each_valid(gids, a.values(), a.logical_nulls().as_ref(), |g, v| {
+            sums[g] += v;
+            seen[g] = true;
+        });
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        self.update(gids, state)
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        Ok(vec![self.evaluate()?])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        Ok(primitive::<Float64Type>(std::mem::take(&mut self.sums), Some(&self.seen), &DataType::Float64))
+    }
+}
+
+/// Adds the decimal values of `a` into `sums` per group; false on i128 overflow.
+fn add_decimals(gids: &[u32], a: &ArrayRef, sums: &mut [i128], nonempty: &mut [bool]) -> bool {
+    let a = a.as_primitive::<Decimal128Type>();
+    let mut overflow = false;
+    each_valid(gids, a.values(), a.nulls(), |g, v| {
+        let (s, o) = sums[g].overflowing_add(v);
+        sums[g] = s;
+        overflow |= o;
+        nonempty[g] = true;
+    });
+    !overflow
+}
+
+/// sum of decimal(p,s) as decimal(p+10,s). Buffer: [sum (0 when empty), isEmpty boolean];
+/// precision is checked when a buffer or result is produced (Spark's CheckOverflowInSum).
+#[derive(Default)]
+struct SumDecimal {
+    p: u8,
+    s: i8,
+    sums: Vec<i128>,
+    nonempty: Vec<bool>,
+}
+
+impl Accumulator for SumDecimal {
+    fn resize(&mut self, groups: usize) {
+        self.sums.resize(groups, 0);
+        self.nonempty.resize(groups, false);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = decimal_of_scale(arg(args, 0)?, self.s)?;
+        if !add_decimals(gids, &a, &mut self.sums, &mut self.nonempty) {
+            return Err(decimal_overflow(None, self.p, self.s));
+        }
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let sums = decimal_of_scale(arg(state, 0)?, self.s)?;
+        let empty = cast_to(arg(state, 1)?, &DataType::Boolean)?;
+        let empty = empty.as_boolean();
+        // A NULL sum in a non-empty buffer means the partial sum overflowed.
+        for i in 0..sums.len() {
+            if sums.is_null(i) && empty.is_valid(i) && !empty.value(i) {
+                return Err(decimal_overflow(None, self.p, self.s));
+            }
+        }
+        let mut nonempty = vec![false; self.nonempty.len()];
+        if !add_decimals(gids, &sums, &mut self.sums, &mut nonempty) {
+            return Err(decimal_overflow(None, self.p, self.s));
+        }
+        for (i, g) in gids.iter().enumerate() {
+            if empty.is_valid(i) && !empty.value(i) {
+                self.nonempty[*g as usize] = true;
+            }
+        }
+        Ok(())
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        check_precision(&self.sums, None, self.p, self.s)?;
+        let dt = DataType::Decimal128(self.p, self.s);
+        let empty: BooleanArray = self.nonempty.iter().map(|n| Some(!n)).collect();
+        Ok(vec![primitive::<Decimal128Type>(std::mem::take(&mut self.sums), None, &dt), Arc::new(empty)])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        check_precision(&self.sums, Some(&self.nonempty), self.p, self.s)?;
+        let dt = DataType::Decimal128(self.p, self.s);
+        Ok(primitive::<Decimal128Type>(std::mem::take(&mut self.sums), Some(&self.nonempty), &dt))
+    }
+}
+
+/// avg of non-decimals as double. Buffer: [sum double, count bigint].
+#[derive(Default)]
+struct AvgF64 {
+    sums: Vec<f64>,
+    counts: Vec<i64>,
+}
+
+impl Accumulator for AvgF64 {
+    fn resize(&mut self, groups: usize) {
+        self.sums.resize(groups, 0.0);
+        self.counts.resize(groups, 0);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = cast_to(arg(args, 0)?, &DataType::Float64)?;
+        let a = a.as_primitive::<Float64Type>();
+        let (sums, counts) = (&mut self.sums, &mut self.counts);
+        each_valid(gids, a.values(), a.logical_nulls().as_ref(), |g, v| {
+            sums[g] += v;
+            counts[g] += 1;
+        });
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let s = cast_to(arg(state, 0)?, &DataType::Float64)?;
+        let c = cast_to(arg(state, 1)?, &DataType::Int64)?;
+        let (sums, counts) = (&mut self.sums, &mut self.counts);
+        each_valid(gids, s.as_primitive::<Float64Type>().values(), s.nulls(), |g, v| sums[g] += v);
+        each_valid(gids, c.as_primitive::<Int64Type>().values(), c.nulls(), |g, v| counts[g] += v);
+        Ok(())
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        Ok(vec![
+            primitive::<Float64Type>(std::mem::take(&mut self.sums), None, &DataType::Float64),
+            primitive::<Int64Type>(std::mem::take(&mut self.counts), None, &DataType::Int64),
+        ])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        let seen: Vec<bool> = self.counts.iter().map(|c| *c > 0).collect();
+        let avg = self.sums.iter().zip(&self.counts).map(|(s, c)| if *c > 0 { s / *c as f64 } else { 0.0 }).collect();
+        Ok(primitive::<Float64Type>(avg, Some(&seen), &DataType::Float64))
+    }
+}
+
+/// avg of decimal(p,s): sum as decimal(p+10,s), result decimal(p+4,s+4) = sum/count rounded
+/// HALF_UP (Spark's DecimalDivideWithOverflowCheck). Buffer: [sum, count bigint].
+struct AvgDecimal {
+    sum_p: u8,
+    s: i8,
+    res_p: u8,
+    res_s: i8,
+    sums: Vec<i128>,
+    counts: Vec<i64>,
+}
+
+/// round_half_up(sum / count * 10^k) without overflowing on the intermediate product.
+pub(super) fn div_half_up(sum: i128, count: i64, k: u32) -> Option<i128> {
+    let c = count as i128;
+    let m = 10i128.checked_pow(k)?;
+    let (q, r) = (sum / c, sum % c);
+    let frac = r.checked_mul(m)?;
+    let (fq, fr) = (frac / c, frac % c);
+    let mut res = q.checked_mul(m)?.checked_add(fq)?;
+    if 2 * fr.abs() >= c.abs() {
+        res = res.checked_add(sum.signum())?;
+    }
+    Some(res)
+}
+
+impl Accumulator for AvgDecimal {
+    fn resize(&mut self, groups: usize) {
+        self.sums.resize(groups, 0);
+        self.counts.resize(groups, 0);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = decimal_of_scale(arg(args, 0)?, self.s)?;
+        let a = a.as_primitive::<Decimal128Type>();
+        let (sums, counts) = (&mut self.sums, &mut self.counts);
+        let mut overflow = false;
+        each_valid(gids, a.values(), a.nulls(), |g, v| {
+            let (s, o) = sums[g].overflowing_add(v);
+            sums[g] = s;
+            overflow |= o;
+            counts[g] += 1;
+        });
+        if overflow {
+            return Err(decimal_overflow(None, self.sum_p, self.s));
+        }
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let s = decimal_of_scale(arg(state, 0)?, self.s)?;
+        let c = cast_to(arg(state, 1)?, &DataType::Int64)?;
+        let counts_in = c.as_primitive::<Int64Type>();
+        // A NULL sum with a non-zero count means the partial sum overflowed.
+        for i in 0..s.len() {
+            if s.is_null(i) && counts_in.is_valid(i) && counts_in.value(i) > 0 {
+                return Err(decimal_overflow(None, self.sum_p, self.s));
+            }
+        }
+        let mut scratch = vec![false; self.sums.len()];
+        if !add_decimals(gids, &s, &mut self.sums, &mut scratch) {
+            return Err(decimal_overflow(None, self.sum_p, self.s));
+        }
+        let counts = &mut self.counts;
+        each_valid(gids, counts_in.values(), counts_in.nulls(), |g, v| counts[g] += v);
+        Ok(())
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        check_precision(&self.sums, None, self.sum_p, self.s)?;
+        let dt = DataType::Decimal128(self.sum_p, self.s);
+        Ok(vec![
+            primitive::<Decimal128Type>(std::mem::take(&mut self.sums), None, &dt),
+            primitive::<Int64Type>(std::mem::take(&mut self.counts), None, &DataType::Int64),
+        ])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        check_precision(&self.sums, Some(&self.counts.iter().map(|c| *c > 0).collect::<Vec<_>>()), self.sum_p, self.s)?;
+        let k = (self.res_s - self.s).max(0) as u32;
+        let mut out = Vec::with_capacity(self.sums.len());
+        for (s, c) in self.sums.iter().zip(&self.counts) {
+            out.push(if *c > 0 { div_half_up(*s, *c, k).ok_or_else(|| decimal_overflow(None, self.res_p, self.res_s))? } else { 0 });
+        }
+        let seen: Vec<bool> = self.counts.iter().map(|c| *c > 0).collect();
+        check_precision(&out, Some(&seen), self.res_p, self.res_s)?;
+        Ok(primitive::<Decimal128Type>(out, Some(&seen), &DataType::Decimal128(self.res_p, self.res_s)))
+    }
+}
+
+/// min/max over a primitive type (floats: NaN largest, as Spark). Buffer: [value].
+struct MinMax<T: ArrowPrimitiveType, const MIN: bool> {
+    dt: DataType,
+    vals: Vec<T::Native>,
+    seen: Vec<bool>,
+}
+
+impl<T: ArrowPrimitiveType, const MIN: bool> Accumulator for MinMax<T, MIN> {
+    fn resize(&mut self, groups: usize) {
+        self.vals.resize(groups, T::Native::default());
+        self.seen.resize(groups, false);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = arg(args, 0)?;
+        let a = a
+            .as_primitive_opt::<T>()
+            .ok_or_else(|| KilnError::internal(format!("min/max over {} where {} was planned", a.data_type(), self.dt)))?;
+        let (vals, seen) = (&mut self.vals, &mut self.seen);
+        each_valid(gids, a.values(), a.nulls(), |g, v| {
+            let better = if MIN { v.is_lt(vals[g]) } else { v.is_gt(vals[g]) };
+            if better || !seen[g] {
+                vals[g] = v;
+                seen[g] = true;
+            }
+        });
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        self.update(gids, state)
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        Ok(vec![self.evaluate()?])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        Ok(primitive::<T>(std::mem::take(&mut self.vals), Some(&self.seen), &self.dt))
+    }
+}
+
+/// min/max over strings (byte order, as Spark's UTF8String).
+#[derive(Default)]
+struct MinMaxStr<const MIN: bool> {
+    vals: Vec<Option<String>>,
+}
+
+impl<const MIN: bool> Accumulator for MinMaxStr<MIN> {
+    fn resize(&mut self, groups: usize) {
+        self.vals.resize(groups, None);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = arg(args, 0)?;
+        let a = a.as_string_opt::<i32>().ok_or_else(|| KilnError::internal(format!("min/max over {} as a string", a.data_type())))?;
+        for (i, g) in gids.iter().enumerate() {
+            if a.is_null(i) {
+                continue;
+            }
+            let v = a.value(i);
+            match &mut self.vals[*g as usize] {
+                Some(cur) => {
+                    if (MIN && v < cur.as_str()) || (!MIN && v > cur.as_str()) {
+                        cur.clear();
+                        cur.push_str(v);
+                    }
+                }
+                slot => *slot = Some(v.to_string()),
+            }
+        }
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        self.update(gids, state)
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        Ok(vec![self.evaluate()?])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        Ok(Arc::new(StringArray::from(std::mem::take(&mut self.vals))))
+    }
+}
+
+/// Runs an accumulator over inputs cast to `via`, casting its outputs back to `out`.
+struct Casting {
+    inner: Box<dyn Accumulator>,
+    via: DataType,
+    out: DataType,
+}
+
+impl Casting {
+    fn cast_all(&self, arrays: &[ArrayRef]) -> Result<Vec<ArrayRef>> {
+        arrays.iter().map(|a| cast_to(a, &self.via)).collect()
+    }
+}
+
+impl Accumulator for Casting {
+    fn resize(&mut self, groups: usize) {
+        self.inner.resize(groups);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let args = self.cast_all(args)?;
+        self.inner.update(gids, &args)
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let state = self.cast_all(state)?;
+        self.inner.merge(gids, &state)
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        Ok(vec![self.evaluate()?])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        cast_to(&self.inner.evaluate()?, &self.out)
+    }
+}
+
+fn min_max<const MIN: bool>(dt: &DataType) -> Result<Box<dyn Accumulator>> {
+    fn p<T: ArrowPrimitiveType + 'static, const MIN: bool>(dt: &DataType) -> Box<dyn Accumulator> {
+        Box::new(MinMax::<T, MIN> { dt: dt.clone(), vals: vec![], seen: vec![] })
+    }
+    Ok(match dt {
+        DataType::Int8 => p::<Int8Type, MIN>(dt),
+        DataType::Int16 => p::<Int16Type, MIN>(dt),
+        DataType::Int32 => p::<Int32Type, MIN>(dt),
+        DataType::Int64 => p::<Int64Type, MIN>(dt),
+        DataType::Float32 => p::<Float32Type, MIN>(dt),
+        DataType::Float64 => p::<Float64Type, MIN>(dt),
+        DataType::Decimal128(_, _) => p::<Decimal128Type, MIN>(dt),
+        DataType::Date32 => p::<Date32Type, MIN>(dt),
+        DataType::Date64 => p::<Date64Type, MIN>(dt),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => p::<TimestampMicrosecondType, MIN>(dt),
+        DataType::Utf8 => Box::new(MinMaxStr::<MIN>::default()),
+        DataType::LargeUtf8 | DataType::Utf8View => {
+            Box::new(Casting { inner: Box::new(MinMaxStr::<MIN>::default()), via: DataType::Utf8, out: dt.clone() })
+        }
+        DataType::Boolean => Box::new(Casting { inner: p::<Int8Type, MIN>(&DataType::Int8), via: DataType::Int8, out: dt.clone() }),
+        other => return Err(KilnError::unsupported(format!("{} over {other}", if MIN { "min" } else { "max" }))),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::Float64Array;
+
+    #[test]
+    fn half_up_division() {
+        assert_eq!(div_half_up(500, 3, 4), Some(1_666_667)); // 5.00/3 -> 1.666667 at scale 6
+        assert_eq!(div_half_up(-500, 3, 4), Some(-1_666_667));
+        assert_eq!(div_half_up(1, 2, 0), Some(1)); // 0.5 rounds away from zero
+        assert_eq!(div_half_up(-1, 2, 0), Some(-1));
+        assert_eq!(div_half_up(i128::MAX / 2, 1, 4), None);
+    }
+
+    #[test]
+    fn min_max_strings_and_floats() {
+        let mut m = min_max::<true>(&DataType::Utf8).unwrap();
+        m.resize(2);
+        let a: ArrayRef = Arc::new(StringArray::from(vec![Some("b"), None, Some("a"), Some("z")]));
+        m.update(&[0, 0, 0, 1], &[a]).unwrap();
+        let out = m.evaluate().unwrap();
+        assert_eq!(out.as_string::<i32>().iter().collect::<Vec<_>>(), vec![Some("a"), Some("z")]);
+        let mut x = min_max::<false>(&DataType::Float64).unwrap();
+        x.resize(1);
+        let f: ArrayRef = Arc::new(Float64Array::from(vec![1.0, f64::NAN, 3.0]));
+        x.update(&[0, 0, 0], &[f]).unwrap();
+        assert!(x.evaluate().unwrap().as_primitive::<Float64Type>().value(0).is_nan());
+    }
+}

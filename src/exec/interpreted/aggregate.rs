@@ -1,0 +1,178 @@
+//! HashAggregate over one partition, as Spark's HashAggregateExec: Partial (rows -> buffers),
+//! Final (buffers -> results) and Complete (rows -> results).
+
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, BooleanArray, UInt32Array};
+use arrow::compute::filter;
+use arrow::datatypes::{DataType, Field, Schema};
+use arrow::record_batch::RecordBatch;
+
+use super::accumulators::{new_accumulator, Accumulator};
+use super::groups::Grouper;
+use super::{evaluate_all, make_batch, schema_of};
+use crate::error::{KilnError, Result};
+use crate::expr::{Attribute, Expr};
+use crate::physical::{AggregateExpr, AggregateMode};
+use crate::plan::named_outputs;
+
+/// One aggregate being computed.
+struct AggState<'a> {
+    expr: &'a AggregateExpr,
+    acc: Box<dyn Accumulator>,
+    /// Final: positions of the buffer columns in the input.
+    buffer_cols: Vec<usize>,
+    /// Partial/Complete DISTINCT: the (group, args) tuples seen so far.
+    seen: Option<Grouper>,
+}
+
+impl<'a> AggState<'a> {
+    fn new(expr: &'a AggregateExpr, mode: AggregateMode, input: &[Attribute]) -> Result<AggState<'a>> {
+        let arg_type = match expr.args.first() {
+            Some(a) => a.data_type()?,
+            None => DataType::Int64,
+        };
+        let acc = new_accumulator(expr.func, &arg_type)?;
+        let mut buffer_cols = vec![];
+        if mode == AggregateMode::Final {
+            for b in &expr.buffer {
+                let i = input
+                    .iter()
+                    .position(|a| a.id == b.id)
+                    .ok_or_else(|| KilnError::internal(format!("aggregate buffer {b} not in the input of a final aggregate")))?;
+                buffer_cols.push(i);
+            }
+        }
+        let seen = if expr.distinct && mode != AggregateMode::Final && !expr.args.is_empty() {
+            let mut types = vec![DataType::UInt32];
+            for a in &expr.args {
+                types.push(a.data_type()?);
+            }
+            Some(Grouper::new(&types)?)
+        } else {
+            None
+        };
+        Ok(AggState { expr, acc, buffer_cols, seen })
+    }
+
+    /// Feeds one input batch, whose rows belong to groups `gids`.
+    fn consume(&mut self, mode: AggregateMode, batch: &RecordBatch, input: &[Attribute], gids: &[u32]) -> Result<()> {
+        if mode == AggregateMode::Final {
+            let state: Vec<ArrayRef> = self.buffer_cols.iter().map(|i| batch.column(*i).clone()).collect();
+            return self.acc.merge(gids, &state);
+        }
+        let args = evaluate_all(&self.expr.args, batch, input)?;
+        match &mut self.seen {
+            Some(seen) => {
+                let (gids, args) = first_occurrences(seen, gids, args)?;
+                self.acc.update(&gids, &args)
+            }
+            None => self.acc.update(gids, &args),
+        }
+    }
+}
+
+/// The rows whose (group, args) tuple `seen` has not met before (DISTINCT).
+fn first_occurrences(seen: &mut Grouper, gids: &[u32], args: Vec<ArrayRef>) -> Result<(Vec<u32>, Vec<ArrayRef>)> {
+    let mut next = seen.num_groups() as u32;
+    let mut keys: Vec<ArrayRef> = vec![Arc::new(UInt32Array::from(gids.to_vec()))];
+    keys.extend(args.iter().cloned());
+    let mut ids = vec![];
+    seen.push(keys, &mut ids)?;
+    // New ids are handed out in order of first appearance, so a row is new iff it gets `next`.
+    let keep: Vec<bool> = ids
+        .iter()
+        .map(|id| {
+            let new = *id == next;
+            next += u32::from(new);
+            new
+        })
+        .collect();
+    let kept_gids = gids.iter().zip(&keep).filter(|(_, k)| **k).map(|(g, _)| *g).collect();
+    let mask = BooleanArray::from(keep);
+    let args = args.iter().map(|a| filter(a, &mask)).collect::<Result<Vec<_>, _>>()?;
+    Ok((kept_gids, args))
+}
+
+/// Runs a hash aggregate over one partition.
+///
+/// `grouping` are named (Attribute or Alias); Partial outputs grouping columns + every
+/// aggregate's `buffer`; Final/Complete output the `result` expressions, evaluated over the
+/// grouping attributes and each aggregate's `result` attribute.
+pub fn hash_aggregate(
+    mode: AggregateMode,
+    grouping: &[Expr],
+    aggregates: &[AggregateExpr],
+    result: &[Expr],
+    input: &[Attribute],
+    batches: Vec<RecordBatch>,
+) -> Result<Vec<RecordBatch>> {
+    let group_attrs = named_outputs(grouping);
+    if group_attrs.len() != grouping.len() {
+        return Err(KilnError::internal("grouping expressions of a HashAggregate must be named"));
+    }
+    // Final reads the grouping columns the partial aggregate produced.
+    let key_exprs: Vec<Expr> =
+        if mode == AggregateMode::Final { group_attrs.iter().map(Attribute::expr).collect() } else { grouping.to_vec() };
+    let mut grouper = if key_exprs.is_empty() {
+        None
+    } else {
+        Some(Grouper::new(&key_exprs.iter().map(|e| e.data_type()).collect::<Result<Vec<_>>>()?)?)
+    };
+    let mut aggs = aggregates.iter().map(|a| AggState::new(a, mode, input)).collect::<Result<Vec<_>>>()?;
+
+    let mut gids = Vec::new();
+    for batch in &batches {
+        if batch.num_rows() == 0 {
+            continue;
+        }
+        let groups = match &mut grouper {
+            Some(g) => {
+                g.push(evaluate_all(&key_exprs, batch, input)?, &mut gids)?;
+                g.num_groups()
+            }
+            None => {
+                gids.clear();
+                gids.resize(batch.num_rows(), 0);
+                1
+            }
+        };
+        for agg in &mut aggs {
+            agg.acc.resize(groups);
+            agg.consume(mode, batch, input, &gids)?;
+        }
+    }
+    // Without grouping keys there is always exactly one group, even over no rows.
+    let groups = grouper.as_ref().map_or(1, Grouper::num_groups);
+    let mut columns = match &grouper {
+        Some(g) => g.keys()?,
+        None => vec![],
+    };
+    for agg in &mut aggs {
+        agg.acc.resize(groups);
+    }
+
+    if mode == AggregateMode::Partial {
+        let mut attrs = group_attrs;
+        for agg in &mut aggs {
+            columns.extend(agg.acc.state()?);
+            attrs.extend(agg.expr.buffer.iter().cloned());
+        }
+        return Ok(vec![make_batch(schema_of(&attrs), columns, groups)?]);
+    }
+
+    let mut attrs = group_attrs;
+    for agg in &mut aggs {
+        columns.push(agg.acc.evaluate()?);
+        attrs.push(agg.expr.result.clone());
+    }
+    // An internal batch: take types and nullability from the arrays themselves.
+    let fields: Vec<Field> = attrs.iter().zip(&columns).map(|(a, c)| Field::new(&a.name, c.data_type().clone(), true)).collect();
+    let grouped = make_batch(Arc::new(Schema::new(fields)), columns, groups)?;
+    let out = evaluate_all(result, &grouped, &attrs)?;
+    Ok(vec![make_batch(schema_of(&named_outputs(result)), out, groups)?])
+}
+
+#[cfg(test)]
+#[path = "aggregate_tests.rs"]
+mod tests;

@@ -1,0 +1,265 @@
+//! Joins over one partition: a hash join on equi-keys and a nested-loop join for the rest.
+//! Both produce candidate (left row, right row) pairs, filter them by the extra condition,
+//! then assemble the output for the join type (null-extending unmatched rows).
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, UInt32Array};
+use arrow::buffer::NullBuffer;
+use arrow::compute::{cast, take};
+use arrow::datatypes::{DataType, Field, Schema};
+use arrow::record_batch::RecordBatch;
+
+use super::groups::{Grouper, NO_GROUP};
+use super::{concat, evaluate_all, make_batch, schema_of};
+use crate::error::{KilnError, Result};
+use crate::exec::eval::evaluate;
+use crate::expr::{Attribute, Expr};
+use crate::physical::BuildSide;
+use crate::plan::JoinType;
+
+/// Pairs whose condition is evaluated in one go: bounds the joined batch's size.
+const CHUNK: usize = 64 * 1024;
+/// End of a hash chain.
+const END: u32 = u32::MAX;
+
+/// One join input, all its batches concatenated.
+struct Side<'a> {
+    attrs: &'a [Attribute],
+    batch: RecordBatch,
+}
+
+impl<'a> Side<'a> {
+    fn new((attrs, batches): (&'a [Attribute], Vec<RecordBatch>)) -> Result<Side<'a>> {
+        Ok(Side { attrs, batch: concat(attrs, &batches)? })
+    }
+    fn rows(&self) -> usize {
+        self.batch.num_rows()
+    }
+}
+
+/// Rows where every key is non-NULL (NULL keys never match).
+fn keys_valid(keys: &[ArrayRef]) -> Option<NullBuffer> {
+    keys.iter().fold(None, |acc, k| NullBuffer::union(acc.as_ref(), k.logical_nulls().as_ref()))
+}
+
+fn is_valid(nulls: &Option<NullBuffer>, i: usize) -> bool {
+    nulls.as_ref().is_none_or(|n| n.is_valid(i))
+}
+
+/// An equi-join of `left` and `right` on `left_keys = right_keys` (plus `condition`), for one
+/// partition. The `build_side` is loaded into the hash table; the other side streams.
+/// Output columns: left then right (LeftSemi/LeftAnti: left only).
+pub fn hash_join(
+    join_type: JoinType,
+    left_keys: &[Expr],
+    right_keys: &[Expr],
+    condition: Option<&Expr>,
+    build_side: BuildSide,
+    left: (&[Attribute], Vec<RecordBatch>),
+    right: (&[Attribute], Vec<RecordBatch>),
+) -> Result<Vec<RecordBatch>> {
+    if left_keys.is_empty() {
+        return nested_loop_join(join_type, condition, left, right);
+    }
+    if left_keys.len() != right_keys.len() {
+        return Err(KilnError::internal("hash join with different numbers of left and right keys"));
+    }
+    let (left, right) = (Side::new(left)?, Side::new(right)?);
+    let lkeys = evaluate_all(left_keys, &left.batch, left.attrs)?;
+    let rkeys = evaluate_all(right_keys, &right.batch, right.attrs)?;
+    let (build_keys, probe_keys) = match build_side {
+        BuildSide::BuildLeft => (lkeys, rkeys),
+        BuildSide::BuildRight => (rkeys, lkeys),
+    };
+    // The analyzer makes key types equal; cast defensively so the row encodings agree.
+    let probe_keys = probe_keys
+        .iter()
+        .zip(&build_keys)
+        .map(|(p, b)| if p.data_type() == b.data_type() { Ok(p.clone()) } else { Ok(cast(p, b.data_type())?) })
+        .collect::<Result<Vec<_>>>()?;
+
+    // Build: a group per distinct key, build rows of a group chained in row order.
+    let build_rows = build_keys.first().map_or(0, |k| k.len());
+    let types: Vec<DataType> = build_keys.iter().map(|k| k.data_type().clone()).collect();
+    let mut table = Grouper::new(&types)?;
+    let mut gids = vec![];
+    let build_valid = keys_valid(&build_keys);
+    table.push(build_keys, &mut gids)?;
+    let mut head = vec![END; table.num_groups()];
+    let mut next = vec![END; build_rows];
+    for row in (0..build_rows).rev() {
+        if is_valid(&build_valid, row) {
+            let g = gids[row] as usize;
+            next[row] = head[g];
+            head[g] = row as u32;
+        }
+    }
+
+    // Probe: every (probe row, build row) pair with equal non-NULL keys.
+    let probe_valid = keys_valid(&probe_keys);
+    table.probe(&probe_keys, &mut gids)?;
+    let first_only = matches!(join_type, JoinType::LeftSemi | JoinType::LeftAnti)
+        && condition.is_none()
+        && build_side == BuildSide::BuildRight;
+    let (mut probe_idx, mut build_idx) = (vec![], vec![]);
+    for (p, g) in gids.iter().enumerate() {
+        if *g == NO_GROUP || !is_valid(&probe_valid, p) {
+            continue;
+        }
+        let mut b = head[*g as usize];
+        while b != END {
+            probe_idx.push(p as u32);
+            build_idx.push(b);
+            if first_only {
+                break;
+            }
+            b = next[b as usize];
+        }
+    }
+    let (li, ri) = match build_side {
+        BuildSide::BuildLeft => (build_idx, probe_idx),
+        BuildSide::BuildRight => (probe_idx, build_idx),
+    };
+    let (li, ri) = match condition {
+        Some(c) => filter_pairs(c, &left, &right, &li, &ri)?,
+        None => (li, ri),
+    };
+    assemble(join_type, &left, &right, li, ri)
+}
+
+/// A join without equi-keys: every (left, right) pair is tested against `condition` (none =
+/// a cross product). All join types.
+pub fn nested_loop_join(
+    join_type: JoinType,
+    condition: Option<&Expr>,
+    left: (&[Attribute], Vec<RecordBatch>),
+    right: (&[Attribute], Vec<RecordBatch>),
+) -> Result<Vec<RecordBatch>> {
+    let (left, right) = (Side::new(left)?, Side::new(right)?);
+    let (nl, nr) = (left.rows(), right.rows());
+    let (mut li, mut ri) = (vec![], vec![]);
+    if nl > 0 && nr > 0 {
+        let left_rows_per_chunk = (CHUNK / nr).max(1);
+        for start in (0..nl).step_by(left_rows_per_chunk) {
+            let end = (start + left_rows_per_chunk).min(nl);
+            let cl: Vec<u32> = (start..end).flat_map(|l| std::iter::repeat_n(l as u32, nr)).collect();
+            let cr: Vec<u32> = (start..end).flat_map(|_| 0..nr as u32).collect();
+            let (cl, cr) = match condition {
+                Some(c) => filter_pairs(c, &left, &right, &cl, &cr)?,
+                None => (cl, cr),
+            };
+            li.extend(cl);
+            ri.extend(cr);
+        }
+    }
+    assemble(join_type, &left, &right, li, ri)
+}
+
+/// The pairs for which `condition`, over the joined left ++ right columns, is TRUE.
+fn filter_pairs(condition: &Expr, left: &Side, right: &Side, li: &[u32], ri: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
+    let attrs: Vec<Attribute> = left.attrs.iter().chain(right.attrs).cloned().collect();
+    // An internal batch: nullable fields with the arrays' own types.
+    let fields: Vec<Field> = [&left.batch, &right.batch]
+        .iter()
+        .flat_map(|b| b.schema().fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect::<Vec<_>>())
+        .collect();
+    let schema = Arc::new(Schema::new(fields));
+    let (mut out_l, mut out_r) = (vec![], vec![]);
+    for start in (0..li.len()).step_by(CHUNK) {
+        let end = (start + CHUNK).min(li.len());
+        let (lix, rix) = (UInt32Array::from(li[start..end].to_vec()), UInt32Array::from(ri[start..end].to_vec()));
+        let mut cols = take_all(&left.batch, &lix)?;
+        cols.extend(take_all(&right.batch, &rix)?);
+        let joined = make_batch(schema.clone(), cols, end - start)?;
+        let mask = evaluate(condition, &joined, &attrs)?;
+        let mask = mask
+            .as_boolean_opt()
+            .ok_or_else(|| KilnError::internal(format!("join condition {condition} is {}, not boolean", mask.data_type())))?;
+        for i in 0..mask.len() {
+            if mask.is_valid(i) && mask.value(i) {
+                out_l.push(li[start + i]);
+                out_r.push(ri[start + i]);
+            }
+        }
+    }
+    Ok((out_l, out_r))
+}
+
+fn take_all(batch: &RecordBatch, idx: &UInt32Array) -> Result<Vec<ArrayRef>> {
+    batch.columns().iter().map(|c| Ok(take(c.as_ref(), idx, None)?)).collect()
+}
+
+/// Rows of a side that appear in no pair.
+fn unmatched(rows: usize, matched_idx: &[u32]) -> Vec<u32> {
+    let mut matched = vec![false; rows];
+    for i in matched_idx {
+        matched[*i as usize] = true;
+    }
+    (0..rows as u32).filter(|i| !matched[*i as usize]).collect()
+}
+
+/// The output attributes of a join (outer sides become nullable), as `PhysicalPlan::output`.
+fn output_attrs(join_type: JoinType, left: &[Attribute], right: &[Attribute]) -> Vec<Attribute> {
+    let side = |attrs: &[Attribute], null: bool| -> Vec<Attribute> {
+        attrs
+            .iter()
+            .map(|a| {
+                let mut a = a.clone();
+                a.nullable |= null;
+                a
+            })
+            .collect()
+    };
+    let (l, r) = join_type.preserved_sides();
+    match join_type {
+        JoinType::LeftSemi | JoinType::LeftAnti => left.to_vec(),
+        _ => [side(left, r), side(right, l)].concat(),
+    }
+}
+
+/// Builds the output from the matching pairs: matches, plus null-extended unmatched rows of
+/// the preserved sides (outer), or the left rows with / without a match (semi / anti).
+fn assemble(join_type: JoinType, left: &Side, right: &Side, li: Vec<u32>, ri: Vec<u32>) -> Result<Vec<RecordBatch>> {
+    let attrs = output_attrs(join_type, left.attrs, right.attrs);
+    let schema = schema_of(&attrs);
+    let (lidx, ridx): (UInt32Array, UInt32Array) = match join_type {
+        JoinType::Inner | JoinType::Cross => (li.into(), ri.into()),
+        JoinType::LeftSemi | JoinType::LeftAnti => {
+            let mut matched = vec![false; left.rows()];
+            for i in &li {
+                matched[*i as usize] = true;
+            }
+            let want = join_type == JoinType::LeftSemi;
+            let rows: Vec<u32> = (0..left.rows() as u32).filter(|i| matched[*i as usize] == want).collect();
+            let n = rows.len();
+            return Ok(vec![make_batch(schema, take_all(&left.batch, &rows.into())?, n)?]);
+        }
+        JoinType::LeftOuter | JoinType::RightOuter | JoinType::FullOuter => {
+            let (keep_left, keep_right) = join_type.preserved_sides();
+            let extra_left = if keep_left { unmatched(left.rows(), &li) } else { vec![] };
+            let extra_right = if keep_right { unmatched(right.rows(), &ri) } else { vec![] };
+            let l: Vec<Option<u32>> = li
+                .iter()
+                .map(|i| Some(*i))
+                .chain(extra_left.iter().map(|i| Some(*i)))
+                .chain(extra_right.iter().map(|_| None))
+                .collect();
+            let r: Vec<Option<u32>> = ri
+                .iter()
+                .map(|i| Some(*i))
+                .chain(extra_left.iter().map(|_| None))
+                .chain(extra_right.iter().map(|i| Some(*i)))
+                .collect();
+            (l.into(), r.into())
+        }
+    };
+    let n = lidx.len();
+    let mut cols = take_all(&left.batch, &lidx)?;
+    cols.extend(take_all(&right.batch, &ridx)?);
+    Ok(vec![make_batch(schema, cols, n)?])
+}
+
+#[cfg(test)]
+#[path = "join_tests.rs"]
+mod tests;

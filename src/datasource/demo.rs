@@ -1,0 +1,1 @@
+//! The seeds' demo data sets (shop, sales).

@@ -1,0 +1,1 @@
+//! TPC-H data generated with tpchgen-arrow.

@@ -134,6 +134,16 @@ pub fn write_parquet(path: &Path, batches: &[RecordBatch]) -> Result<()> {
 
 /// Writes `batches` (possibly none) with the given schema to one snappy-compressed Parquet file.
 pub fn write_parquet_with_schema(path: &Path, schema: SchemaRef, batches: &[RecordBatch]) -> Result<()> {
+    write_parquet_stream(path, schema, batches.iter().map(|b| Ok(b.clone())))
+}
+
+/// Writes batches as they come (so a large table need not be held in memory) to one
+/// snappy-compressed Parquet file; the first error stops the write.
+pub fn write_parquet_stream(
+    path: &Path,
+    schema: SchemaRef,
+    batches: impl IntoIterator<Item = Result<RecordBatch>>,
+) -> Result<()> {
     let err = |e: &dyn std::fmt::Display| KilnError::io(path_str(path), format!("cannot write Parquet: {e}"));
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| err(&e))?;
@@ -142,7 +152,7 @@ pub fn write_parquet_with_schema(path: &Path, schema: SchemaRef, batches: &[Reco
     let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
     let mut writer = ArrowWriter::try_new(file, schema, Some(props)).map_err(|e| err(&e))?;
     for batch in batches {
-        writer.write(batch).map_err(|e| err(&e))?;
+        writer.write(&batch?).map_err(|e| err(&e))?;
     }
     writer.close().map_err(|e| err(&e))?;
     Ok(())

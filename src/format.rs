@@ -469,7 +469,7 @@ mod tests {
         )
         .unwrap();
         let mut out = Vec::new();
-        write_table(&mut out, &schema, &[b.clone()], 20, 20).unwrap();
+        write_table(&mut out, &schema, std::slice::from_ref(&b), 20, 20).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "+-----------+-------+\n\

@@ -225,6 +225,25 @@ mod tests {
     }
 
     #[test]
+    fn lists_the_hive_partitioned_reference_table() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/data/sales/orders");
+        if !dir.exists() {
+            return;
+        }
+        let files = list_parquet_files(&dir).unwrap();
+        assert_eq!(files.len(), 61);
+        assert!(files[0].ends_with("order_date=2026-09-01/part-00000.parquet"), "{:?}", files[0]);
+        let schema = read_schema(&files).unwrap();
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, ["order_id", "customer_id", "status", "amount"]);
+        let rows: usize = files
+            .iter()
+            .map(|f| read_parquet(f, &["amount".to_string()], 8192).unwrap().iter().map(|b| b.num_rows()).sum::<usize>())
+            .sum();
+        assert_eq!(rows, 200_000);
+    }
+
+    #[test]
     fn missing_path_and_empty_directory_are_errors() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nothing_here");
@@ -240,7 +259,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("broken.parquet");
         std::fs::write(&path, b"this is not parquet at all, just some garbage bytes").unwrap();
-        let err = read_schema(&[path.clone()]).unwrap_err().to_string();
+        let err = read_schema(std::slice::from_ref(&path)).unwrap_err().to_string();
         assert!(err.contains("broken.parquet"), "{err}");
         let err = read_parquet(&path, &[], 10).unwrap_err().to_string();
         assert!(err.contains("broken.parquet"), "{err}");
@@ -252,7 +271,7 @@ mod tests {
         if !path.exists() {
             return;
         }
-        let schema = read_schema(&[path.clone()]).unwrap();
+        let schema = read_schema(std::slice::from_ref(&path)).unwrap();
         assert_eq!(schema.field_with_name("n_name").unwrap().data_type(), &DataType::Utf8);
         let b = read_parquet(&path, &["n_name".to_string()], 100).unwrap();
         assert_eq!(b[0].column(0).data_type(), &DataType::Utf8);

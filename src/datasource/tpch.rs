@@ -193,7 +193,7 @@ mod tests {
         for (table, file) in TPCH_TABLES.iter().zip(&files) {
             let theirs_path = reference.join(format!("{table}.parquet"));
             let ours = read_schema(std::slice::from_ref(file)).unwrap();
-            let theirs = read_schema(&[theirs_path.clone()]).unwrap();
+            let theirs = read_schema(std::slice::from_ref(&theirs_path)).unwrap();
             assert_eq!(ours, theirs, "{table}");
             assert_eq!(ours, tpch_schema(table).unwrap(), "{table}");
         }

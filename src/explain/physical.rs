@@ -10,10 +10,11 @@ fn list(items: &[Expr], sep: &str) -> String {
     items.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(sep)
 }
 
-/// Cuts a metadata value at `max` characters, as `spark.sql.maxMetadataStringLength` does.
+/// Cuts a metadata value to `max` characters ending in `...`, as Spark's
+/// `StringUtils.abbreviate` with `spark.sql.maxMetadataStringLength` does.
 fn abbreviate(s: String, max: usize) -> String {
     if s.chars().count() > max {
-        format!("{}...", s.chars().take(max).collect::<String>())
+        format!("{}...", s.chars().take(max.saturating_sub(3)).collect::<String>())
     } else {
         s
     }

@@ -80,12 +80,12 @@ fn satisfies(p: &Partitioning, d: &Distribution) -> bool {
             Partitioning::Hash(exprs, _) => {
                 !exprs.is_empty() && exprs.iter().all(|e| keys.iter().any(|k| k.to_string() == e.to_string()))
             }
-            _ => p.num_partitions() == 1,
+            _ => false,
         },
         Distribution::Ordered(order) => match p {
             Partitioning::SinglePartition => true,
             Partitioning::Range(o, _) => o == order,
-            _ => p.num_partitions() == 1,
+            _ => false,
         },
         Distribution::Broadcast => false,
     }

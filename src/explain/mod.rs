@@ -10,4 +10,10 @@ pub enum ExplainMode {
     Simple,
     /// Parsed, analyzed, optimized and physical plans.
     Extended,
+    /// The physical plan, then the generated code of each codegen stage.
+    Codegen,
+    /// The optimized logical plan with statistics.
+    Cost,
+    /// The physical plan as an outline, then one detail block per operator.
+    Formatted,
 }

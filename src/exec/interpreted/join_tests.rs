@@ -141,7 +141,6 @@ fn nested_loop_join_all_types() {
 }
 
 #[test]
-#[ignore = "needs the full evaluator (comparison); the eval.rs stub supports Attribute/Literal/Alias only"]
 fn hash_join_with_a_comparison_condition() {
     let d = data();
     let cond = d.right[1].expr().binary(crate::expr::BinaryOp::Gt, Expr::lit(crate::types::ScalarValue::Int64(20)));

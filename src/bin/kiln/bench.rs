@@ -1,4 +1,4 @@
-//! `kiln bench`: TPC-H queries over tables generated in memory, each run interpreted and
+//! `kiln bench tpch`: TPC-H queries over tables generated in memory, each run interpreted and
 //! compiled in the same process, reporting the median of several runs and the ratio.
 
 use std::time::Instant;
@@ -8,41 +8,65 @@ use kiln::{KilnError, Session};
 /// The TPC-H queries kiln answers, with Spark's validation parameters (one text per query,
 /// shared with the reference tests).
 pub const QUERIES: &[(&str, &str)] = &[
-    ("q1", include_str!("../../../tests/reference/queries/tpch_q01.sql")),
-    ("q3", include_str!("../../../tests/reference/queries/tpch_q03.sql")),
-    ("q5", include_str!("../../../tests/reference/queries/tpch_q05.sql")),
-    ("q6", include_str!("../../../tests/reference/queries/tpch_q06.sql")),
-    ("q10", include_str!("../../../tests/reference/queries/tpch_q10.sql")),
+    ("1", include_str!("../../../tests/reference/queries/tpch_q01.sql")),
+    ("3", include_str!("../../../tests/reference/queries/tpch_q03.sql")),
+    ("5", include_str!("../../../tests/reference/queries/tpch_q05.sql")),
+    ("6", include_str!("../../../tests/reference/queries/tpch_q06.sql")),
+    ("10", include_str!("../../../tests/reference/queries/tpch_q10.sql")),
 ];
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
+/// Which execution modes to time.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchMode {
+    Compiled,
+    Interpreted,
+    Both,
 }
 
-/// Times `sql` `runs` times (after one warm-up run); returns (median, min, max) in milliseconds.
-fn time_query(session: &Session, sql: &str, runs: usize) -> Result<(f64, f64, f64), KilnError> {
+/// How to print the timings.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BenchFormat {
+    /// A readable table with min and max and the compiled/interpreted ratio.
+    Table,
+    /// `engine,query,median_ms,rows`, the columns of the peers' benchmark script.
+    Csv,
+}
+
+struct Timing {
+    median: f64,
+    min: f64,
+    max: f64,
+    rows: usize,
+}
+
+/// Times `sql` `runs` times after one warm-up run.
+fn time_query(session: &Session, sql: &str, runs: usize) -> Result<Timing, KilnError> {
     let df = session.sql(sql)?;
     df.collect()?;
     let mut times = Vec::with_capacity(runs);
+    let mut rows = 0;
     for _ in 0..runs {
         let start = Instant::now();
-        df.collect()?;
+        let batches = df.collect()?;
         times.push(start.elapsed().as_secs_f64() * 1000.0);
+        rows = batches.iter().map(|b| b.num_rows()).sum();
     }
-    let (min, max) = times.iter().fold((f64::MAX, 0.0f64), |(lo, hi), t| (lo.min(*t), hi.max(*t)));
-    Ok((median(times), min, max))
+    times.sort_by(|a, b| a.total_cmp(b));
+    Ok(Timing { median: times[times.len() / 2], min: times[0], max: times[times.len() - 1], rows })
 }
 
-pub fn run(sf: f64, queries: &str, runs: usize) -> Result<(), KilnError> {
+pub fn run(sf: f64, queries: &str, runs: usize, mode: BenchMode, format: BenchFormat) -> Result<(), KilnError> {
     if !(sf > 0.0) || runs == 0 {
         return Err(KilnError::Config("--sf must be positive and --runs at least 1".into()));
     }
-    let wanted: Vec<&str> = queries.split(',').map(|q| q.trim()).filter(|q| !q.is_empty()).collect();
-    for q in &wanted {
-        if !QUERIES.iter().any(|(name, _)| name == q) {
-            let known: Vec<&str> = QUERIES.iter().map(|(n, _)| *n).collect();
-            return Err(KilnError::Config(format!("unknown query `{q}`; known: {}", known.join(", "))));
+    let mut wanted = vec![];
+    for q in queries.split(',').map(|q| q.trim().trim_start_matches(['q', 'Q'])).filter(|q| !q.is_empty()) {
+        match QUERIES.iter().find(|(name, _)| *name == q) {
+            Some(entry) => wanted.push(*entry),
+            None => {
+                let known: Vec<&str> = QUERIES.iter().map(|(n, _)| *n).collect();
+                return Err(KilnError::Config(format!("unknown TPC-H query `{q}`; kiln benchmarks {}", known.join(", "))));
+            }
         }
     }
     let start = Instant::now();
@@ -52,19 +76,37 @@ pub fn run(sf: f64, queries: &str, runs: usize) -> Result<(), KilnError> {
     for (name, batches) in tables {
         session.register_batches(name, batches)?;
     }
-    // Until whole-stage code generation lands both columns run the same interpreted operators.
-    println!("note: code generation is not built yet; the compiled column runs the interpreted operators");
-    println!("query  interpreted ms (median [min-max])  compiled ms (median [min-max])  compiled/interpreted");
-    for (name, sql) in QUERIES.iter().filter(|(n, _)| wanted.contains(n)) {
-        let mut medians = vec![];
-        let mut cells = vec![];
-        for codegen in ["false", "true"] {
-            session.set_conf("spark.sql.codegen.wholeStage", codegen)?;
-            let (med, min, max) = time_query(&session, sql, runs)?;
-            medians.push(med);
-            cells.push(format!("{med:9.1} [{min:.1}-{max:.1}]"));
+    let modes: Vec<(&str, &str)> = match mode {
+        BenchMode::Interpreted => vec![("interpreted", "false")],
+        BenchMode::Compiled => vec![("compiled", "true")],
+        BenchMode::Both => vec![("interpreted", "false"), ("compiled", "true")],
+    };
+    match format {
+        BenchFormat::Csv => println!("engine,query,median_ms,rows"),
+        BenchFormat::Table => {
+            // Until whole-stage code generation lands both modes run the same interpreted operators.
+            eprintln!("note: code generation is not built yet; `compiled` runs the interpreted operators");
+            println!("query  {}", modes.iter().map(|(m, _)| format!("{m:<28}")).collect::<String>());
         }
-        println!("{name:<6} {:<36} {:<31} {:.2}", cells[0], cells[1], medians[1] / medians[0]);
+    }
+    for (name, sql) in wanted {
+        let mut timings = vec![];
+        for (label, codegen) in &modes {
+            session.set_conf("spark.sql.codegen.wholeStage", codegen)?;
+            let t = time_query(&session, sql, runs)?;
+            if format == BenchFormat::Csv {
+                println!("kiln-{label},q{name},{:.1},{}", t.median, t.rows);
+            }
+            timings.push(t);
+        }
+        if format == BenchFormat::Table {
+            let cells: String = timings.iter().map(|t| format!("{:<28}", format!("{:.1} ms [{:.1}-{:.1}]", t.median, t.min, t.max))).collect();
+            let ratio = match timings.as_slice() {
+                [i, c] => format!("compiled/interpreted {:.2}", c.median / i.median),
+                _ => String::new(),
+            };
+            println!("q{name:<5} {cells}{ratio}");
+        }
     }
     Ok(())
 }

@@ -87,23 +87,36 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Time TPC-H queries on tables generated in memory, interpreted and compiled (medians).
+    /// Time queries in memory, interpreted and compiled (medians of several runs).
     Bench {
-        /// TPC-H scale factor.
-        #[arg(long, default_value_t = 1.0)]
-        sf: f64,
-        /// Comma-separated queries: q1, q3, q5, q6, q10.
-        #[arg(long, default_value = "q1,q6")]
-        queries: String,
-        /// Timed runs per query and mode (after one warm-up run).
-        #[arg(long, default_value_t = 5)]
-        runs: usize,
+        #[command(subcommand)]
+        what: BenchCommand,
     },
     /// Build the seeds' shop and sales data sets and run the revenue-by-country query.
     Demo {
         /// Size of the sales data set: 1.0 is 20,000 customers and 200,000 orders.
         #[arg(long, default_value_t = 0.1)]
         scale: f64,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// TPC-H queries over tables generated in memory.
+    Tpch {
+        /// TPC-H scale factor.
+        #[arg(long, default_value_t = 1.0)]
+        sf: f64,
+        /// Comma-separated query numbers: 1, 3, 5, 6, 10.
+        #[arg(long, default_value = "1,6")]
+        queries: String,
+        /// Timed runs per query and mode (after one warm-up run).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        #[arg(long, value_enum, default_value = "both")]
+        mode: bench::BenchMode,
+        #[arg(long, value_enum, default_value = "table")]
+        format: bench::BenchFormat,
     },
 }
 
@@ -188,7 +201,7 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             Err(KilnError::unsupported("kiln slt (not wired yet)"))
         }
         Command::Demo { scale } => demo::run(scale),
-        Command::Bench { sf, queries, runs } => bench::run(sf, &queries, runs),
+        Command::Bench { what: BenchCommand::Tpch { sf, queries, runs, mode, format } } => bench::run(sf, &queries, runs, mode, format),
     }
 }
 

@@ -3,24 +3,37 @@
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 
+use arrow::array::{ArrayRef, StringArray};
+use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Table, TableSource};
 use crate::config::Config;
-use crate::dataframe::DataFrame;
+use crate::dataframe::{DataFrame, Plans};
 use crate::error::{KilnError, Result};
+use crate::expr::{Attribute, Expr};
+use crate::plan::LogicalPlan;
+use crate::sql::{parse_sql, Statement, ViewSource};
 
 /// A kiln session: its own settings and tables. Cheap to clone; clones share state.
+///
+/// ```
+/// use kiln::Session;
+/// let session = Session::builder().config("spark.sql.shuffle.partitions", "4").build().unwrap();
+/// session.sql("CREATE TABLE t (a INT, b STRING)").unwrap();
+/// session.sql("INSERT INTO t VALUES (1, 'x'), (2, NULL)").unwrap();
+/// let rows = session.sql("SELECT count(*) AS n FROM t WHERE b IS NULL").unwrap().collect().unwrap();
+/// assert_eq!(rows[0].num_rows(), 1);
+/// ```
 #[derive(Clone, Default)]
 pub struct Session {
-    pub(crate) state: Arc<SessionState>,
+    state: Arc<SessionState>,
 }
 
-/// The shared, mutable part of a session.
 #[derive(Default)]
-pub struct SessionState {
-    pub(crate) config: RwLock<Config>,
-    pub(crate) catalog: RwLock<Catalog>,
+struct SessionState {
+    config: RwLock<Config>,
+    catalog: RwLock<Catalog>,
 }
 
 /// Builds a session with settings: `Session::builder().config("spark.sql.shuffle.partitions", "8").build()`.
@@ -45,6 +58,10 @@ impl SessionBuilder {
     }
 }
 
+fn poisoned() -> KilnError {
+    KilnError::internal("session state lock poisoned by a panic in another thread")
+}
+
 impl Session {
     /// A session with Spark's default settings and no tables.
     pub fn new() -> Session {
@@ -54,30 +71,201 @@ impl Session {
     pub fn builder() -> SessionBuilder {
         SessionBuilder::default()
     }
+    /// A copy of the current settings.
+    pub fn config(&self) -> Result<Config> {
+        Ok(self.state.config.read().map_err(|_| poisoned())?.clone())
+    }
     /// Sets one setting (as SQL `SET key=value`).
     pub fn set_conf(&self, key: &str, value: &str) -> Result<()> {
-        let _ = (key, value);
-        Err(KilnError::unsupported("settings"))
+        self.state.config.write().map_err(|_| poisoned())?.set(key.trim(), value.trim())
+    }
+    fn catalog(&self) -> Result<Catalog> {
+        Ok(self.state.catalog.read().map_err(|_| poisoned())?.clone())
+    }
+    fn register(&self, table: Table) -> Result<()> {
+        self.state.catalog.write().map_err(|_| poisoned())?.register(table);
+        Ok(())
     }
     /// Registers a Parquet file, or a directory of Parquet files, as a table.
     pub fn register_parquet(&self, name: &str, path: impl AsRef<Path>) -> Result<()> {
-        let _ = (name, path.as_ref());
-        Err(KilnError::unsupported("parquet tables"))
+        let path = path.as_ref();
+        let files = crate::datasource::parquet::list_parquet_files(path)?;
+        let schema = crate::datasource::parquet::read_schema(&files)?;
+        self.register(Table {
+            name: name.to_string(),
+            database: "default".into(),
+            schema,
+            source: TableSource::Parquet { location: path.to_path_buf(), files },
+        })
     }
-    /// Registers in-memory batches as a table.
+    /// Registers in-memory batches as a table; all batches must share one schema.
     pub fn register_batches(&self, name: &str, batches: Vec<RecordBatch>) -> Result<()> {
-        let _ = (name, batches);
-        Err(KilnError::unsupported("memory tables"))
+        let Some(first) = batches.first() else {
+            return Err(KilnError::Config(format!("register_batches(`{name}`): no batches given, so no schema")));
+        };
+        let schema = first.schema();
+        if let Some(b) = batches.iter().find(|b| b.schema().fields() != schema.fields()) {
+            return Err(KilnError::Config(format!(
+                "register_batches(`{name}`): batches have different schemas: {:?} and {:?}",
+                schema.fields(),
+                b.schema().fields()
+            )));
+        }
+        self.register_memory(name, schema, batches)
     }
+    fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
+        self.register(Table { name: name.to_string(), database: "default".into(), schema, source: TableSource::Memory(batches) })
+    }
+
     /// Runs one SQL statement. A query is planned now and run by `collect()`; other statements
     /// (SET, CREATE, INSERT, DROP) take effect now and return their (possibly empty) result.
     pub fn sql(&self, text: &str) -> Result<DataFrame> {
-        let _ = text;
-        Err(KilnError::unsupported("sql"))
+        let mut statements = parse_sql(text)?;
+        match statements.len() {
+            1 => self.run_statement(statements.remove(0)),
+            0 => Err(KilnError::Parse("empty statement".into())),
+            n => Err(KilnError::Parse(format!("expected one statement, found {n}; use sql_script for a ';'-separated script"))),
+        }
     }
-    /// Runs a `;`-separated script, returning one DataFrame per statement.
+
+    /// Runs a `;`-separated script, returning one DataFrame per statement. Statements run in
+    /// order, so a later one sees the tables an earlier one created.
     pub fn sql_script(&self, text: &str) -> Result<Vec<DataFrame>> {
-        let _ = text;
-        Err(KilnError::unsupported("sql"))
+        parse_sql(text)?.into_iter().map(|s| self.run_statement(s)).collect()
+    }
+
+    /// Plans a query: analyze, optimize, plan physically, ensure requirements.
+    pub fn plan(&self, parsed: LogicalPlan) -> Result<DataFrame> {
+        let config = self.config()?;
+        let parsed = Arc::new(parsed);
+        let analyzed = crate::analyzer::analyze(&parsed, &self.catalog()?)?;
+        let optimized = crate::optimizer::optimize(&analyzed, &config)?;
+        let physical = crate::physical::plan_physical(&optimized.plan, &config)?;
+        let physical = crate::physical::ensure_requirements(&physical, config.shuffle_partitions);
+        Ok(DataFrame {
+            plans: Arc::new(Plans { parsed, analyzed, optimized: optimized.plan, physical, rule_changes: optimized.changes }),
+            config,
+        })
+    }
+
+    /// A DataFrame over rows computed here (SET output, EXPLAIN text, empty statement results).
+    fn local_result(&self, columns: Vec<(&str, Vec<Option<String>>)>) -> Result<DataFrame> {
+        let fields: Vec<Field> = columns.iter().map(|(n, _)| Field::new(*n, arrow::datatypes::DataType::Utf8, true)).collect();
+        let arrays: Vec<ArrayRef> = columns.into_iter().map(|(_, v)| Arc::new(StringArray::from(v)) as ArrayRef).collect();
+        let schema = Arc::new(Schema::new(fields));
+        let output: Vec<Attribute> = schema.fields().iter().map(|f| Attribute::new(f.name().clone(), f.data_type().clone(), true)).collect();
+        let data = if arrays.is_empty() { vec![] } else { vec![RecordBatch::try_new(schema, arrays)?] };
+        self.plan(LogicalPlan::LocalRelation { output, data })
+    }
+
+    fn run_statement(&self, statement: Statement) -> Result<DataFrame> {
+        match statement {
+            Statement::Query(plan) => self.plan(plan),
+            Statement::Explain { mode, query } => {
+                let text = self.plan(query)?.explain_string(mode)?;
+                self.local_result(vec![("plan", vec![Some(text)])])
+            }
+            Statement::SetConfig { key, value: Some(value) } => {
+                self.set_conf(&key, &value)?;
+                self.local_result(vec![("key", vec![Some(key)]), ("value", vec![Some(value)])])
+            }
+            Statement::SetConfig { key, value: None } => {
+                let value = self.config()?.get(&key);
+                if value.is_none() {
+                    // Reuse set's error: it names the key and suggests the closest one.
+                    self.config()?.set(&key, "")?;
+                }
+                self.local_result(vec![("key", vec![Some(key)]), ("value", vec![value])])
+            }
+            Statement::CreateTempView { name, source, replace } => {
+                if !replace && self.catalog()?.contains(&name) {
+                    return Err(KilnError::analysis("TEMP_TABLE_OR_VIEW_ALREADY_EXISTS", format!("Cannot create the temporary view `{name}` because it already exists. Use CREATE OR REPLACE.")));
+                }
+                match source {
+                    ViewSource::Parquet { path } => self.register_parquet(&name, &path)?,
+                    ViewSource::Query(plan) => {
+                        // Materialized at creation: a view over session tables keeps its rows.
+                        let df = self.plan(plan)?;
+                        let batches = df.collect()?;
+                        self.register_memory(&name, df.schema(), batches)?;
+                    }
+                }
+                self.local_result(vec![])
+            }
+            Statement::CreateTable { name, columns, if_not_exists } => {
+                if self.catalog()?.contains(&name) {
+                    if if_not_exists {
+                        return self.local_result(vec![]);
+                    }
+                    return Err(KilnError::analysis("TABLE_OR_VIEW_ALREADY_EXISTS", format!("Cannot create table or view `{name}` because it already exists.")));
+                }
+                let schema = Arc::new(Schema::new(columns.into_iter().map(|(n, t, nullable)| Field::new(n, t, nullable)).collect::<Vec<_>>()));
+                self.register_memory(&name, schema, vec![])?;
+                self.local_result(vec![])
+            }
+            Statement::InsertValues { table, columns, rows } => {
+                self.insert(&table, &columns, rows)?;
+                self.local_result(vec![])
+            }
+            Statement::DropTable { name, if_exists } => {
+                let dropped = self.state.catalog.write().map_err(|_| poisoned())?.drop_table(&name);
+                if !dropped && !if_exists {
+                    self.catalog()?.lookup(&name)?;
+                }
+                self.local_result(vec![])
+            }
+        }
+    }
+
+    /// `INSERT INTO t [(cols)] VALUES ... | SELECT ...`: rows are cast to the table's column
+    /// types (ANSI store assignment) and appended.
+    fn insert(&self, name: &str, columns: &[String], rows: LogicalPlan) -> Result<()> {
+        let table = self.catalog()?.lookup(name)?;
+        let TableSource::Memory(existing) = &table.source else {
+            return Err(KilnError::unsupported(format!("INSERT INTO the Parquet table `{name}` (only session tables accept INSERT)")));
+        };
+        let target: Vec<usize> = if columns.is_empty() {
+            (0..table.schema.fields().len()).collect()
+        } else {
+            columns
+                .iter()
+                .map(|c| {
+                    table.schema.fields().iter().position(|f| f.name().eq_ignore_ascii_case(c)).ok_or_else(|| {
+                        KilnError::analysis("UNRESOLVED_COLUMN.WITH_SUGGESTION", format!("Column `{c}` does not exist in table `{name}`."))
+                    })
+                })
+                .collect::<Result<_>>()?
+        };
+        let source = self.plan(rows)?;
+        let source_out = source.analyzed_plan().output();
+        if source_out.len() != target.len() {
+            return Err(KilnError::analysis(
+                "INSERT_COLUMN_ARITY_MISMATCH",
+                format!("Cannot write to `{name}`: the table has {} target columns but the data has {} columns.", target.len(), source_out.len()),
+            ));
+        }
+        let list: Vec<Expr> = table
+            .schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let value = match target.iter().position(|t| *t == i) {
+                    Some(j) => source_out[j].expr(),
+                    None => Expr::Literal(crate::types::ScalarValue::Null(f.data_type().clone())),
+                };
+                Expr::Cast { child: Box::new(value), to: f.data_type().clone() }.alias(f.name().clone())
+            })
+            .collect();
+        let cast = self.plan(LogicalPlan::Project { list, child: source.analyzed_plan().clone() })?;
+        let new_batches = cast.collect()?;
+        let mut all = existing.clone();
+        for b in new_batches.into_iter().filter(|b| b.num_rows() > 0) {
+            // A NULL into a NOT NULL column fails here with the column's name.
+            all.push(RecordBatch::try_new(table.schema.clone(), b.columns().to_vec()).map_err(|e| {
+                KilnError::exec(format!("[NOT_NULL_ASSERT_VIOLATION] cannot insert into `{name}`: {e}"))
+            })?);
+        }
+        self.register_memory(&table.name, table.schema.clone(), all)
     }
 }

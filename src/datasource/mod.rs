@@ -1,1 +1,5 @@
 //! Data sources: Parquet files and directories, in-memory batches, generated data sets.
+
+pub mod demo;
+pub mod parquet;
+pub mod tpch;

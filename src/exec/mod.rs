@@ -1,4 +1,7 @@
 //! The executor: runs a physical plan over partitions on a thread pool.
 
 pub mod eval;
+pub mod executor;
 pub mod interpreted;
+
+pub use executor::{collect, execute};

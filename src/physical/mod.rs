@@ -223,3 +223,9 @@ impl PhysicalPlan {
 pub fn ids(attrs: &[Attribute]) -> Vec<ExprId> {
     attrs.iter().map(|a| a.id).collect()
 }
+
+mod ensure_requirements;
+mod planner;
+
+pub use ensure_requirements::{ensure_requirements, output_partitioning, required_child_distribution};
+pub use planner::{estimate_size, plan_physical};

@@ -1,1 +1,133 @@
-//! sql
+//! SQL text to statements: queries become unresolved `LogicalPlan`s shaped like Spark's parsed
+//! plan (`EXPLAIN EXTENDED`'s "== Parsed Logical Plan =="); commands become [`Statement`]s.
+//!
+//! Parsing uses sqlparser's `SparkSqlDialect`. The text is tokenized once and split at `;`;
+//! `SET`, `EXPLAIN [mode]` and `CREATE TEMPORARY VIEW .. USING` are read from the tokens here
+//! (sqlparser has no Spark form of them), everything else goes through sqlparser's parser.
+//!
+//! Where kiln's parsed plan differs from Spark's, on purpose:
+//! - a select list with an aggregate and no GROUP BY is an `Aggregate` with no grouping
+//!   (Spark keeps a `Project` until analysis);
+//! - `x BETWEEN lo AND hi` is `(x >= lo) AND (x <= hi)` (Spark prints `'between(x, lo, hi)`);
+//! - `date_literal ± INTERVAL 'n' YEAR|MONTH` is folded into a date literal, since kiln's
+//!   only interval value is a day count;
+//! - `WITH` queries are inlined: each reference becomes `SubqueryAlias name` over the CTE's plan;
+//! - hints (`/*+ BROADCAST(c) */`) are comments and dropped;
+//! - `HAVING` is a `Filter` (Spark: `'UnresolvedHaving`).
+
+mod expr;
+mod query;
+mod statement;
+#[cfg(test)]
+mod tests;
+
+use sqlparser::dialect::SparkSqlDialect;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer};
+
+use crate::error::{KilnError, Result};
+use crate::explain::ExplainMode;
+use crate::plan::LogicalPlan;
+
+
+/// One parsed SQL statement.
+#[derive(Debug, Clone)]
+pub enum Statement {
+    /// A query, as an unresolved plan.
+    Query(LogicalPlan),
+    /// `EXPLAIN [EXTENDED | CODEGEN | COST | FORMATTED] query`.
+    Explain { mode: ExplainMode, query: LogicalPlan },
+    /// `SET key = value`, or `SET key` (show the value: `value` is None).
+    SetConfig { key: String, value: Option<String> },
+    /// `CREATE [OR REPLACE] TEMP[ORARY] VIEW name USING parquet OPTIONS (path '...')`
+    /// or `... VIEW name AS query`.
+    CreateTempView { name: String, source: ViewSource, replace: bool },
+    /// `CREATE TABLE [IF NOT EXISTS] name (col type [NOT NULL], ...)`: (name, type, nullable).
+    CreateTable { name: String, columns: Vec<(String, arrow::datatypes::DataType, bool)>, if_not_exists: bool },
+    /// `INSERT INTO table [(cols)] VALUES ... | query`. `rows` is a `LocalRelation` for
+    /// `VALUES`, else the query's unresolved plan. `columns` is empty when not listed.
+    InsertValues { table: String, columns: Vec<String>, rows: LogicalPlan },
+    /// `DROP TABLE [IF EXISTS] name` and `DROP VIEW [IF EXISTS] name`.
+    DropTable { name: String, if_exists: bool },
+}
+
+/// What a temporary view reads.
+#[derive(Debug, Clone)]
+pub enum ViewSource {
+    /// Parquet files at a path (a file or a directory).
+    Parquet { path: String },
+    /// A query, as an unresolved plan.
+    Query(LogicalPlan),
+}
+
+/// Parses one or more `;`-separated statements. Empty statements are skipped.
+pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
+    let tokens = Tokenizer::new(&SparkSqlDialect {}, text)
+        .tokenize_with_location()
+        .map_err(|e| KilnError::Parse(e.to_string()))?;
+    let mut out = vec![];
+    for segment in tokens.split(|t| t.token == Token::SemiColon) {
+        if segment.iter().all(|t| matches!(t.token, Token::Whitespace(_) | Token::EOF)) {
+            continue;
+        }
+        out.extend(statement::parse_segment(text, segment)?);
+    }
+    Ok(out)
+}
+
+/// Parses text holding exactly one query into its unresolved plan.
+pub fn parse_query(text: &str) -> Result<LogicalPlan> {
+    let mut stmts = parse_sql(text)?;
+    match (stmts.pop(), stmts.is_empty()) {
+        (Some(Statement::Query(plan)), true) => Ok(plan),
+        (None, _) => Err(KilnError::Parse("expected a query, found no statement".into())),
+        _ => Err(KilnError::Parse("expected exactly one query".into())),
+    }
+}
+
+/// Parses a SQL type name (`INT`, `decimal(10,2)`, `string`, ...) into its Arrow type.
+pub fn parse_data_type(text: &str) -> Result<arrow::datatypes::DataType> {
+    let dialect = SparkSqlDialect {};
+    let mut parser = Parser::new(&dialect).try_with_sql(text).map_err(parser_error)?;
+    let dt = parser.parse_data_type().map_err(parser_error)?;
+    let next = parser.peek_token();
+    if next.token != Token::EOF {
+        return Err(parse_error(format!("unexpected {} after the type", next.token), next.span));
+    }
+    expr::sql_data_type(&dt, Span::empty())
+}
+
+/// An `Unsupported` error naming the construct and, when known, where it is.
+pub(crate) fn unsupported(what: impl std::fmt::Display, span: Span) -> KilnError {
+    KilnError::Unsupported(format!("{what}{}", at(span.start)))
+}
+
+/// A `Parse` error naming the problem and, when known, where it is.
+pub(crate) fn parse_error(what: impl std::fmt::Display, span: Span) -> KilnError {
+    KilnError::Parse(format!("{what}{}", at(span.start)))
+}
+
+/// ` at Line: l, Column: c` as sqlparser writes positions, or nothing for an unknown one.
+fn at(loc: Location) -> String {
+    if loc.line == 0 {
+        String::new()
+    } else {
+        format!(" at Line: {}, Column: {}", loc.line, loc.column)
+    }
+}
+
+/// sqlparser's message without its `sql parser error: ` prefix (ours says `syntax error: `).
+fn parser_error(e: sqlparser::parser::ParserError) -> KilnError {
+    let msg = e.to_string();
+    KilnError::Parse(msg.strip_prefix("sql parser error: ").unwrap_or(&msg).to_string())
+}
+
+/// The span of a token run, first to last non-whitespace token.
+fn tokens_span(tokens: &[TokenWithSpan]) -> Span {
+    let mut sig = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF));
+    match (sig.next(), sig.last()) {
+        (Some(first), Some(last)) => Span::new(first.span.start, last.span.end),
+        (Some(only), None) => only.span,
+        _ => Span::empty(),
+    }
+}

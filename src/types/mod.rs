@@ -163,6 +163,6 @@ mod tests {
 
     #[test]
     fn division_keeps_minimum_scale() {
-        assert_eq!(decimal_result(DecimalOp::Divide, (10, 2), (10, 0)), (23, 13));
+        assert_eq!(decimal_result(DecimalOp::Divide, (10, 2), (10, 0)), (21, 13));
     }
 }

@@ -1,1 +1,189 @@
-fn main(){}
+//! `kiln`: run SQL over Parquet files, print plans, generate data, run sqllogictest files.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use kiln::{ExplainMode, KilnError, Session};
+
+mod demo;
+
+#[derive(Parser)]
+#[command(name = "kiln", version, about = "A SQL engine that plans like Spark's Catalyst and runs on Apache Arrow")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Tables and settings shared by `sql` and `explain`.
+#[derive(clap::Args)]
+struct SessionArgs {
+    /// Register a table: NAME=PATH, PATH a Parquet file or a directory of Parquet files.
+    #[arg(long = "table", value_name = "NAME=PATH")]
+    tables: Vec<String>,
+    /// A session setting: KEY=VALUE (e.g. spark.sql.shuffle.partitions=8).
+    #[arg(long = "conf", value_name = "KEY=VALUE")]
+    confs: Vec<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Csv,
+    Jsonl,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Mode {
+    Simple,
+    Extended,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SltMode {
+    Compiled,
+    Interpreted,
+    Both,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one SQL statement, or a ';'-separated script, and print the results.
+    Sql {
+        #[command(flatten)]
+        session: SessionArgs,
+        /// Output format of query results.
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+        /// Read the SQL from this file instead of the argument.
+        #[arg(short = 'f', long = "file", conflicts_with = "query")]
+        file: Option<PathBuf>,
+        /// The SQL text.
+        #[arg(required_unless_present = "file")]
+        query: Option<String>,
+    },
+    /// Print the plan of a query as Spark's EXPLAIN does.
+    Explain {
+        #[command(flatten)]
+        session: SessionArgs,
+        #[arg(long, value_enum, default_value = "simple")]
+        mode: Mode,
+        #[arg(short = 'f', long = "file", conflicts_with = "query")]
+        file: Option<PathBuf>,
+        #[arg(required_unless_present = "file")]
+        query: Option<String>,
+    },
+    /// Generate data sets.
+    Gen {
+        #[command(subcommand)]
+        what: GenCommand,
+    },
+    /// Run sqllogictest files; ends with the line `N passed, M failed`.
+    Slt {
+        #[arg(long, value_enum, default_value = "both")]
+        mode: SltMode,
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Build the seeds' shop and sales data sets and run the revenue-by-country query.
+    Demo {
+        /// Size of the sales data set: 1.0 is 20,000 customers and 200,000 orders.
+        #[arg(long, default_value_t = 0.1)]
+        scale: f64,
+    },
+}
+
+#[derive(Subcommand)]
+enum GenCommand {
+    /// TPC-H tables as Parquet files (`<table>.parquet`).
+    Tpch {
+        /// Scale factor (1 = about 6 million lineitem rows).
+        #[arg(long, default_value_t = 1.0)]
+        sf: f64,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn build_session(args: &SessionArgs) -> Result<Session, KilnError> {
+    let session = Session::new();
+    for c in &args.confs {
+        let (k, v) = c.split_once('=').ok_or_else(|| KilnError::Config(format!("--conf expects KEY=VALUE, got `{c}`")))?;
+        session.set_conf(k, v)?;
+    }
+    for t in &args.tables {
+        let (name, path) = t.split_once('=').ok_or_else(|| KilnError::Config(format!("--table expects NAME=PATH, got `{t}`")))?;
+        session.register_parquet(name.trim(), path.trim())?;
+    }
+    Ok(session)
+}
+
+fn read_query(file: &Option<PathBuf>, query: &Option<String>) -> Result<String, KilnError> {
+    match (file, query) {
+        (Some(f), _) => std::fs::read_to_string(f).map_err(|e| KilnError::io(f.display().to_string(), e)),
+        (None, Some(q)) => Ok(q.clone()),
+        (None, None) => Err(KilnError::Config("give a query or -f FILE".into())),
+    }
+}
+
+fn run(cli: Cli) -> Result<(), KilnError> {
+    match cli.command {
+        Command::Sql { session, format, file, query } => {
+            let s = build_session(&session)?;
+            let text = read_query(&file, &query)?;
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            for df in s.sql_script(&text)? {
+                let batches = df.collect()?;
+                let schema = df.schema();
+                if schema.fields().is_empty() {
+                    continue;
+                }
+                match format {
+                    Format::Table => write!(out, "{}", kiln::format::show_string(&schema, &batches, usize::MAX, 0))
+                        .map_err(|e| KilnError::io("stdout", e))?,
+                    Format::Csv => kiln::format::write_csv(&mut out, &schema, &batches)?,
+                    Format::Jsonl => kiln::format::write_jsonl(&mut out, &schema, &batches)?,
+                }
+            }
+            Ok(())
+        }
+        Command::Explain { session, mode, file, query } => {
+            let s = build_session(&session)?;
+            let text = read_query(&file, &query)?;
+            let mode = match mode {
+                Mode::Simple => ExplainMode::Simple,
+                Mode::Extended => ExplainMode::Extended,
+            };
+            println!("{}", s.sql(&text)?.explain_string(mode)?);
+            Ok(())
+        }
+        Command::Gen { what: GenCommand::Tpch { sf, out } } => {
+            if !(sf > 0.0) {
+                return Err(KilnError::Config(format!("--sf must be positive, got {sf}")));
+            }
+            let files = kiln::datasource::tpch::generate_tpch(sf, &out)?;
+            for f in files {
+                println!("{}", f.display());
+            }
+            Ok(())
+        }
+        Command::Slt { mode, files } => {
+            let _ = (mode, files);
+            Err(KilnError::unsupported("kiln slt (not wired yet)"))
+        }
+        Command::Demo { scale } => demo::run(scale),
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! Parquet files and directories: listing, schema, projected reads, writes.
+//!
+//! Columns are read the way Spark reads them: the Parquet schema decides the types (the
+//! embedded Arrow schema is ignored, so `Utf8View` files still give `Utf8`), and every column
+//! is nullable.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ::parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use ::parquet::arrow::{ArrowWriter, ProjectionMask};
+use ::parquet::basic::Compression;
+use ::parquet::file::properties::WriterProperties;
+use arrow::datatypes::{Field, Schema, SchemaRef};
+use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+
+use crate::error::{KilnError, Result};
+
+fn path_str(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Spark skips these: `_SUCCESS`, `_temporary`, `.crc` files and other hidden entries.
+fn is_hidden(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.') || n.starts_with('_'))
+}
+
+/// The Parquet files a path names: the path itself if it is a file, or every `*.parquet` file
+/// below a directory (recursively, so Hive-style `key=value/` partitions are included), sorted.
+pub fn list_parquet_files(path: &Path) -> Result<Vec<PathBuf>> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| KilnError::io(path_str(path), format!("cannot open the Parquet path: {e}")))?;
+    if meta.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files = Vec::new();
+    let mut dirs = vec![path.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let entries =
+            std::fs::read_dir(&dir).map_err(|e| KilnError::io(path_str(&dir), format!("cannot list directory: {e}")))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| KilnError::io(path_str(&dir), format!("cannot list directory: {e}")))?;
+            let p = entry.path();
+            if is_hidden(&p) {
+                continue;
+            }
+            // Follows symlinks, so a linked partition directory is listed too.
+            let is_dir = std::fs::metadata(&p).map(|m| m.is_dir()).unwrap_or(false);
+            if is_dir {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|e| e == "parquet") {
+                files.push(p);
+            }
+        }
+    }
+    if files.is_empty() {
+        return Err(KilnError::io(path_str(path), "the directory holds no .parquet files"));
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn reader_options() -> ArrowReaderOptions {
+    ArrowReaderOptions::new().with_skip_arrow_metadata(true)
+}
+
+fn open(file: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>> {
+    let f = File::open(file).map_err(|e| KilnError::io(path_str(file), format!("cannot open: {e}")))?;
+    ParquetRecordBatchReaderBuilder::try_new_with_options(f, reader_options())
+        .map_err(|e| KilnError::io(path_str(file), format!("not a readable Parquet file: {e}")))
+}
+
+/// A schema with every field nullable and no field metadata, as Spark sees a Parquet file.
+fn spark_schema(schema: &Schema) -> SchemaRef {
+    let fields: Vec<Field> =
+        schema.fields().iter().map(|f| Field::new(f.name(), f.data_type().clone(), true)).collect();
+    Arc::new(Schema::new(fields))
+}
+
+/// The schema of a table stored in `files`, from the first file's footer.
+pub fn read_schema(files: &[PathBuf]) -> Result<SchemaRef> {
+    let first = files.first().ok_or_else(|| KilnError::io("<no files>", "no Parquet files to read a schema from"))?;
+    Ok(spark_schema(open(first)?.schema()))
+}
+
+/// Reads `projection` (column names, in that order; case-insensitive when no exact match) from
+/// one file, in batches of at most `batch_size` rows.
+pub fn read_parquet(file: &Path, projection: &[String], batch_size: usize) -> Result<Vec<RecordBatch>> {
+    let builder = open(file)?;
+    let file_schema = builder.schema().clone();
+    let mut roots = Vec::with_capacity(projection.len());
+    for name in projection {
+        let idx = file_schema
+            .index_of(name)
+            .ok()
+            .or_else(|| file_schema.fields().iter().position(|f| f.name().eq_ignore_ascii_case(name)))
+            .ok_or_else(|| {
+                let names: Vec<&str> = file_schema.fields().iter().map(|f| f.name().as_str()).collect();
+                KilnError::io(path_str(file), format!("no column `{name}` in the file (it has {})", names.join(", ")))
+            })?;
+        roots.push(idx);
+    }
+    // The reader returns the chosen columns in file order; map each asked name to its position.
+    let mut chosen = roots.clone();
+    chosen.sort_unstable();
+    chosen.dedup();
+    let order: Vec<usize> = roots.iter().filter_map(|r| chosen.binary_search(r).ok()).collect();
+    let out_schema = spark_schema(&file_schema.project(&roots)?);
+
+    let mask = ProjectionMask::roots(builder.parquet_schema(), chosen.iter().copied());
+    let reader = builder
+        .with_projection(mask)
+        .with_batch_size(batch_size.max(1))
+        .build()
+        .map_err(|e| KilnError::io(path_str(file), format!("cannot read Parquet: {e}")))?;
+    let mut batches = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| KilnError::io(path_str(file), format!("cannot read Parquet: {e}")))?;
+        let columns = order.iter().map(|&i| batch.column(i).clone()).collect();
+        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        batches.push(RecordBatch::try_new_with_options(out_schema.clone(), columns, &options)?);
+    }
+    Ok(batches)
+}
+
+/// Writes `batches` to one snappy-compressed Parquet file (creating parent directories).
+pub fn write_parquet(path: &Path, batches: &[RecordBatch]) -> Result<()> {
+    let first = batches
+        .first()
+        .ok_or_else(|| KilnError::io(path_str(path), "no batches to write, so no schema: use write_parquet_with_schema"))?;
+    write_parquet_with_schema(path, first.schema(), batches)
+}
+
+/// Writes `batches` (possibly none) with the given schema to one snappy-compressed Parquet file.
+pub fn write_parquet_with_schema(path: &Path, schema: SchemaRef, batches: &[RecordBatch]) -> Result<()> {
+    write_parquet_stream(path, schema, batches.iter().map(|b| Ok(b.clone())))
+}
+
+/// Writes batches as they come (so a large table need not be held in memory) to one
+/// snappy-compressed Parquet file; the first error stops the write.
+pub fn write_parquet_stream(
+    path: &Path,
+    schema: SchemaRef,
+    batches: impl IntoIterator<Item = Result<RecordBatch>>,
+) -> Result<()> {
+    let err = |e: &dyn std::fmt::Display| KilnError::io(path_str(path), format!("cannot write Parquet: {e}"));
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| err(&e))?;
+    }
+    let file = File::create(path).map_err(|e| err(&e))?;
+    let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
+    let mut writer = ArrowWriter::try_new(file, schema, Some(props)).map_err(|e| err(&e))?;
+    for batch in batches {
+        writer.write(&batch?).map_err(|e| err(&e))?;
+    }
+    writer.close().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{ArrayRef, Int64Array, StringArray};
+    use arrow::datatypes::DataType;
+
+    fn batch(start: i64, n: usize) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("name", DataType::Utf8, true),
+            Field::new("score", DataType::Int64, true),
+        ]));
+        let ids: Vec<i64> = (start..start + n as i64).collect();
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(ids.clone())),
+            Arc::new(StringArray::from_iter(ids.iter().map(|i| (i % 3 != 0).then(|| format!("n{i}"))))),
+            Arc::new(Int64Array::from_iter_values(ids.iter().map(|i| i * 10))),
+        ];
+        RecordBatch::try_new(schema, cols).unwrap()
+    }
+
+    #[test]
+    fn round_trip_and_projection_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/t.parquet");
+        write_parquet(&path, &[batch(0, 100), batch(100, 50)]).unwrap();
+
+        let files = list_parquet_files(&path).unwrap();
+        let schema = read_schema(&files).unwrap();
+        assert_eq!(schema.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(), ["id", "name", "score"]);
+        assert!(schema.fields().iter().all(|f| f.is_nullable()));
+
+        let all: Vec<String> = ["id", "name", "score"].map(String::from).to_vec();
+        let got = read_parquet(&path, &all, 64).unwrap();
+        assert_eq!(got.iter().map(|b| b.num_rows()).sum::<usize>(), 150);
+        assert!(got.iter().all(|b| b.num_rows() <= 64));
+        let back = arrow::compute::concat_batches(&got[0].schema(), &got).unwrap();
+        let orig = arrow::compute::concat_batches(&batch(0, 1).schema(), &[batch(0, 100), batch(100, 50)]).unwrap();
+        assert_eq!(back.columns(), orig.columns());
+
+        let proj = read_parquet(&path, &["score".to_string(), "ID".to_string()], 1000).unwrap();
+        assert_eq!(proj[0].schema().field(0).name(), "score");
+        assert_eq!(proj[0].schema().field(1).name(), "id");
+        assert_eq!(proj[0].column(0).as_ref(), orig.column(2).as_ref());
+
+        let none = read_parquet(&path, &[], 1000).unwrap();
+        assert_eq!(none.iter().map(|b| b.num_rows()).sum::<usize>(), 150);
+
+        let err = read_parquet(&path, &["nope".to_string()], 10).unwrap_err().to_string();
+        assert!(err.contains("nope") && err.contains("t.parquet"), "{err}");
+    }
+
+    #[test]
+    fn lists_directories_recursively_skipping_hidden() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write_parquet(&root.join("d=2/part-0.parquet"), &[batch(0, 1)]).unwrap();
+        write_parquet(&root.join("d=1/part-0.parquet"), &[batch(0, 1)]).unwrap();
+        write_parquet(&root.join("_temporary/x.parquet"), &[batch(0, 1)]).unwrap();
+        write_parquet(&root.join("d=1/.hidden.parquet"), &[batch(0, 1)]).unwrap();
+        std::fs::write(root.join("_SUCCESS"), b"").unwrap();
+        std::fs::write(root.join("notes.txt"), b"x").unwrap();
+        let files = list_parquet_files(root).unwrap();
+        assert_eq!(files, vec![root.join("d=1/part-0.parquet"), root.join("d=2/part-0.parquet")]);
+    }
+
+    #[test]
+    fn lists_the_hive_partitioned_reference_table() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/data/sales/orders");
+        if !dir.exists() {
+            return;
+        }
+        let files = list_parquet_files(&dir).unwrap();
+        assert_eq!(files.len(), 61);
+        assert!(files[0].ends_with("order_date=2026-09-01/part-00000.parquet"), "{:?}", files[0]);
+        let schema = read_schema(&files).unwrap();
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, ["order_id", "customer_id", "status", "amount"]);
+        let rows: usize = files
+            .iter()
+            .map(|f| read_parquet(f, &["amount".to_string()], 8192).unwrap().iter().map(|b| b.num_rows()).sum::<usize>())
+            .sum();
+        assert_eq!(rows, 200_000);
+    }
+
+    #[test]
+    fn missing_path_and_empty_directory_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nothing_here");
+        let err = list_parquet_files(&missing).unwrap_err().to_string();
+        assert!(err.contains("nothing_here"), "{err}");
+        let err = list_parquet_files(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("no .parquet files"), "{err}");
+        assert!(read_schema(&[]).is_err());
+    }
+
+    #[test]
+    fn corrupt_file_error_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broken.parquet");
+        std::fs::write(&path, b"this is not parquet at all, just some garbage bytes").unwrap();
+        let err = read_schema(std::slice::from_ref(&path)).unwrap_err().to_string();
+        assert!(err.contains("broken.parquet"), "{err}");
+        let err = read_parquet(&path, &[], 10).unwrap_err().to_string();
+        assert!(err.contains("broken.parquet"), "{err}");
+    }
+
+    #[test]
+    fn reads_utf8_view_files_as_utf8() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/data/tpch/nation.parquet");
+        if !path.exists() {
+            return;
+        }
+        let schema = read_schema(std::slice::from_ref(&path)).unwrap();
+        assert_eq!(schema.field_with_name("n_name").unwrap().data_type(), &DataType::Utf8);
+        let b = read_parquet(&path, &["n_name".to_string()], 100).unwrap();
+        assert_eq!(b[0].column(0).data_type(), &DataType::Utf8);
+        assert_eq!(b.iter().map(|b| b.num_rows()).sum::<usize>(), 25);
+    }
+}

@@ -1,0 +1,277 @@
+//! `CAST` with Spark's ANSI rules. Arrow's cast kernel is used only where it agrees with Spark
+//! (widening, bool <-> numbers, integers -> string); decimals, doubles and strings are converted
+//! here because Spark rounds HALF_UP, parses its own way and names its errors.
+
+use std::sync::Arc;
+
+use arrow::array::{new_null_array, Array, ArrayRef, AsArray, BooleanArray, PrimitiveArray, StringArray};
+use arrow::compute::{cast_with_options, CastOptions};
+use arrow::datatypes::{
+    i256, ArrowPrimitiveType, DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type,
+};
+
+use super::decimal::{fit, rescale, Digits};
+use super::errors::{cast_invalid_input, cast_overflow, decimal_out_of_range, sql_value};
+use crate::error::{KilnError, Result};
+use crate::format::java_double;
+use crate::types::{format_date, format_decimal, parse_date, ScalarValue};
+
+/// Casts `a` to `to`.
+pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    use DataType::*;
+    let from = a.data_type();
+    if from == to {
+        return Ok(a.clone());
+    }
+    match (from, to) {
+        (Null, _) => Ok(new_null_array(to, a.len())),
+        (_, Utf8) => to_string(a),
+        (Utf8 | LargeUtf8 | Utf8View, _) => from_string(&strings(a)?, to),
+        (Decimal128(_, _), Boolean) => Ok(Arc::new(BooleanArray::from_unary(a.as_primitive::<Decimal128Type>(), |v| v != 0))),
+        (Boolean, Decimal128(p, s)) => integral_to_decimal(&arrow_cast(a, &Int64)?, *p, *s),
+        (Int8 | Int16 | Int32 | Int64, Decimal128(p, s)) => integral_to_decimal(&arrow_cast(a, &Int64)?, *p, *s),
+        (Int8 | Int16 | Int32 | Int64, Int32) => {
+            let wide = arrow_cast(a, &Int64)?;
+            let out: PrimitiveArray<Int32Type> = wide
+                .as_primitive::<Int64Type>()
+                .try_unary(|v| i32::try_from(v).map_err(|_| cast_overflow(&sql_value(&ScalarValue::Int64(v)), from, to)))?;
+            Ok(Arc::new(out))
+        }
+        (Float64, Int32) => {
+            let out: PrimitiveArray<Int32Type> = a.as_primitive::<Float64Type>().try_unary(|x| {
+                // Spark's check: floor/ceil within range, then truncate toward zero. NaN fails.
+                if x.floor() <= i32::MAX as f64 && x.ceil() >= i32::MIN as f64 {
+                    Ok(x as i32)
+                } else {
+                    Err(cast_overflow(&sql_value(&ScalarValue::Float64(x)), from, to))
+                }
+            })?;
+            Ok(Arc::new(out))
+        }
+        (Float64, Int64) => {
+            let out: PrimitiveArray<Int64Type> = a.as_primitive::<Float64Type>().try_unary(|x| {
+                // i64::MAX as f64 is 2^63, which Spark lets through and saturates, as `as` does.
+                if x.floor() <= i64::MAX as f64 && x.ceil() >= i64::MIN as f64 {
+                    Ok(x as i64)
+                } else {
+                    Err(cast_overflow(&sql_value(&ScalarValue::Float64(x)), from, to))
+                }
+            })?;
+            Ok(Arc::new(out))
+        }
+        (Float64, Decimal128(p, s)) => float_to_decimal(a.as_primitive::<Float64Type>(), *p, *s),
+        (Decimal128(_, s), Int32 | Int64) => decimal_to_integral(a.as_primitive::<Decimal128Type>(), *s, to),
+        (Decimal128(_, s), Float64) => {
+            let s = *s;
+            let out: PrimitiveArray<Float64Type> = a.as_primitive::<Decimal128Type>().unary(|v| decimal_to_f64(v, s));
+            Ok(Arc::new(out))
+        }
+        (Decimal128(_, s1), Decimal128(p, s)) => {
+            let (s1, p, s) = (*s1, *p, *s);
+            let out: PrimitiveArray<Decimal128Type> = a.as_primitive::<Decimal128Type>().try_unary(|v| {
+                rescale(i256::from_i128(v), s1 as i32, s as i32)
+                    .and_then(|x| fit(x, p))
+                    .ok_or_else(|| decimal_out_of_range(&format_decimal(v, s1), p, s))
+            })?;
+            Ok(Arc::new(out.with_precision_and_scale(p, s)?))
+        }
+        // Widening, bool <-> numbers, numbers -> bool (x != 0, NaN is true as in Spark).
+        _ => arrow_cast(a, to),
+    }
+}
+
+fn arrow_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    let options = CastOptions { safe: false, ..Default::default() };
+    Ok(cast_with_options(a, to, &options)?)
+}
+
+/// `a` as a Utf8 array (Large/View strings are converted).
+pub(super) fn strings(a: &ArrayRef) -> Result<StringArray> {
+    match a.data_type() {
+        DataType::Utf8 => Ok(a.as_string::<i32>().clone()),
+        DataType::Null => Ok(StringArray::new_null(a.len())),
+        DataType::LargeUtf8 | DataType::Utf8View => Ok(arrow_cast(a, &DataType::Utf8)?.as_string::<i32>().clone()),
+        other => Err(KilnError::internal(format!("expected a string, got {other}"))),
+    }
+}
+
+fn map_to_string<T: ArrowPrimitiveType>(a: &ArrayRef, f: impl Fn(T::Native) -> String) -> ArrayRef {
+    Arc::new(a.as_primitive::<T>().iter().map(|v| v.map(&f)).collect::<StringArray>())
+}
+
+fn to_string(a: &ArrayRef) -> Result<ArrayRef> {
+    Ok(match a.data_type() {
+        DataType::Float64 => map_to_string::<Float64Type>(a, java_double),
+        DataType::Decimal128(_, s) => {
+            let s = *s;
+            map_to_string::<Decimal128Type>(a, |v| format_decimal(v, s))
+        }
+        DataType::Date32 => map_to_string::<Date32Type>(a, format_date),
+        // booleans ("true"/"false") and integers print as Spark does.
+        _ => arrow_cast(a, &DataType::Utf8)?,
+    })
+}
+
+/// Spark trims ASCII whitespace and control characters before parsing a string.
+fn trim(s: &str) -> &str {
+    s.trim_matches(|c: char| c <= ' ' || c == '\u{7f}')
+}
+
+fn parse_each<O: ArrowPrimitiveType>(s: &StringArray, f: impl Fn(&str) -> Result<O::Native>) -> Result<PrimitiveArray<O>> {
+    let mut out = Vec::with_capacity(s.len());
+    for i in 0..s.len() {
+        out.push(if s.is_valid(i) { f(s.value(i))? } else { O::Native::default() });
+    }
+    Ok(PrimitiveArray::new(out.into(), s.nulls().cloned()))
+}
+
+fn from_string(s: &StringArray, to: &DataType) -> Result<ArrayRef> {
+    Ok(match to {
+        DataType::Boolean => {
+            let mut out = Vec::with_capacity(s.len());
+            for v in s.iter() {
+                out.push(match v {
+                    None => None,
+                    Some(text) => Some(parse_bool(text).ok_or_else(|| cast_invalid_input(text, to))?),
+                });
+            }
+            Arc::new(BooleanArray::from(out))
+        }
+        DataType::Int32 => Arc::new(parse_each::<Int32Type>(s, |t| {
+            parse_integral(t).and_then(|v| i32::try_from(v).ok()).ok_or_else(|| cast_invalid_input(t, to))
+        })?),
+        DataType::Int64 => Arc::new(parse_each::<Int64Type>(s, |t| parse_integral(t).ok_or_else(|| cast_invalid_input(t, to)))?),
+        DataType::Float64 => Arc::new(parse_each::<Float64Type>(s, |t| parse_double(t).ok_or_else(|| cast_invalid_input(t, to)))?),
+        DataType::Decimal128(p, sc) => {
+            let (p, sc) = (*p, *sc);
+            let out = parse_each::<Decimal128Type>(s, |t| {
+                let digits = Digits::parse(trim(t)).ok_or_else(|| cast_invalid_input(t, to))?;
+                digits
+                    .to_unscaled(sc as i32)
+                    .and_then(|v| fit(i256::from_i128(v), p))
+                    .ok_or_else(|| decimal_out_of_range(trim(t), p, sc))
+            })?;
+            Arc::new(out.with_precision_and_scale(p, sc)?)
+        }
+        DataType::Date32 => Arc::new(parse_each::<Date32Type>(s, |t| parse_date(t).ok_or_else(|| cast_invalid_input(t, to)))?),
+        other => return Err(KilnError::unsupported(format!("casting a string to {other}"))),
+    })
+}
+
+/// Spark's `StringUtils.isTrueString` / `isFalseString`.
+fn parse_bool(text: &str) -> Option<bool> {
+    match trim(text).to_ascii_lowercase().as_str() {
+        "t" | "true" | "y" | "yes" | "1" => Some(true),
+        "f" | "false" | "n" | "no" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+/// Spark's ANSI `UTF8String.toLongExact`: optional sign and digits only (no fraction, unlike
+/// the non-ANSI parser); out of range counts as malformed.
+fn parse_integral(text: &str) -> Option<i64> {
+    let t = trim(text).as_bytes();
+    let (negative, digits) = match t.first()? {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut v: i128 = 0;
+    for c in digits {
+        v = v * 10 + (c - b'0') as i128;
+        if v > i64::MAX as i128 + 1 {
+            return None;
+        }
+    }
+    i64::try_from(if negative { -v } else { v }).ok()
+}
+
+/// Java's `Double.parseDouble` plus Spark's special literals (`inf`, `-infinity`, `nan`, any case).
+fn parse_double(text: &str) -> Option<f64> {
+    let t = trim(text);
+    // Java accepts a trailing type suffix: 1.5d, 2f.
+    let t = match t.strip_suffix(['d', 'D', 'f', 'F']) {
+        Some(body) if body.ends_with(|c: char| c.is_ascii_digit() || c == '.') => body,
+        _ => t,
+    };
+    // Rust's parser also accepts inf/infinity/nan case-insensitively, with a sign.
+    t.parse::<f64>().ok()
+}
+
+fn integral_to_decimal(wide: &ArrayRef, p: u8, s: i8) -> Result<ArrayRef> {
+    let out: PrimitiveArray<Decimal128Type> = wide.as_primitive::<Int64Type>().try_unary(|v| {
+        rescale(i256::from_i128(v as i128), 0, s as i32)
+            .and_then(|x| fit(x, p))
+            .ok_or_else(|| decimal_out_of_range(&v.to_string(), p, s))
+    })?;
+    Ok(Arc::new(out.with_precision_and_scale(p, s)?))
+}
+
+/// Spark converts a double through its shortest decimal form (Scala's `BigDecimal(d)`), then
+/// rounds HALF_UP; NaN and infinities become NULL (Spark catches the NumberFormatException).
+fn float_to_decimal(a: &PrimitiveArray<Float64Type>, p: u8, s: i8) -> Result<ArrayRef> {
+    let mut values = Vec::with_capacity(a.len());
+    let mut valid = Vec::with_capacity(a.len());
+    for x in a.iter() {
+        let digits = x.and_then(Digits::from_f64);
+        match (x, digits) {
+            (Some(x), Some(d)) => {
+                let v = d
+                    .to_unscaled(s as i32)
+                    .and_then(|v| fit(i256::from_i128(v), p))
+                    .ok_or_else(|| decimal_out_of_range(&java_double(x), p, s))?;
+                values.push(v);
+                valid.push(true);
+            }
+            _ => {
+                values.push(0);
+                valid.push(false);
+            }
+        }
+    }
+    let out = PrimitiveArray::<Decimal128Type>::new(values.into(), Some(valid.into())).with_precision_and_scale(p, s)?;
+    Ok(Arc::new(out))
+}
+
+/// Truncates toward zero; out of range is [CAST_OVERFLOW].
+fn decimal_to_integral(a: &PrimitiveArray<Decimal128Type>, s: i8, to: &DataType) -> Result<ArrayRef> {
+    let from = a.data_type();
+    let truncate = |v: i128| -> Option<i128> {
+        if s >= 0 {
+            Some(v / super::decimal::pow10_i128(s as u32)?)
+        } else {
+            v.checked_mul(super::decimal::pow10_i128(s.unsigned_abs() as u32)?)
+        }
+    };
+    let (p, sc) = match from {
+        DataType::Decimal128(p, sc) => (*p, *sc),
+        _ => (38, s),
+    };
+    let overflow = |v: i128| cast_overflow(&sql_value(&ScalarValue::Decimal(v, p, sc)), from, to);
+    Ok(match to {
+        DataType::Int32 => Arc::new(
+            a.try_unary::<_, Int32Type, _>(|v| truncate(v).and_then(|t| i32::try_from(t).ok()).ok_or_else(|| overflow(v)))?,
+        ),
+        _ => Arc::new(
+            a.try_unary::<_, Int64Type, _>(|v| truncate(v).and_then(|t| i64::try_from(t).ok()).ok_or_else(|| overflow(v)))?,
+        ),
+    })
+}
+
+/// The double nearest to `v / 10^s` (Java's BigDecimal.doubleValue).
+pub(super) fn decimal_to_f64(v: i128, s: i8) -> f64 {
+    // Both operands exact as doubles: IEEE division rounds once, correctly.
+    const EXACT: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20,
+        1e21, 1e22,
+    ];
+    if v.unsigned_abs() <= 1 << 53 {
+        if let Some(d) = usize::try_from(s).ok().and_then(|s| EXACT.get(s)) {
+            return v as f64 / d;
+        }
+    }
+    format!("{v}e{}", -(s as i32)).parse().unwrap_or(f64::NAN)
+}

@@ -1,0 +1,173 @@
+//! Runs a physical plan: every operator produces its partitions, each partition's work runs
+//! on the rayon thread pool (sized to the machine). Exchanges move batches between partitions
+//! in memory.
+
+use std::sync::Arc;
+
+use arrow::record_batch::RecordBatch;
+use rayon::prelude::*;
+
+use super::interpreted::{self, schema_of};
+use crate::catalog::TableSource;
+use crate::config::Config;
+use crate::datasource::parquet::read_parquet;
+use crate::error::Result;
+use crate::physical::{output_partitioning, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
+use crate::plan::JoinType;
+
+/// A partitioned result: one `Vec<RecordBatch>` per partition.
+pub type Partitions = Vec<Vec<RecordBatch>>;
+
+/// Runs `plan` and returns all rows, partitions in order.
+pub fn collect(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Vec<RecordBatch>> {
+    Ok(execute(plan, config)?.into_iter().flatten().filter(|b| b.num_rows() > 0 || b.num_columns() == 0).collect())
+}
+
+/// Applies `f` to every partition in parallel.
+fn par_map(parts: Partitions, f: impl Fn(Vec<RecordBatch>) -> Result<Vec<RecordBatch>> + Sync + Send) -> Result<Partitions> {
+    parts.into_par_iter().map(f).collect()
+}
+
+/// Runs `plan` and returns its partitions.
+pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> {
+    match plan.as_ref() {
+        PhysicalPlan::FileScan { table, output, .. } => {
+            let TableSource::Parquet { files, .. } = &table.source else {
+                return Err(crate::error::KilnError::internal("FileScan over a memory table"));
+            };
+            let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
+            let schema = schema_of(output);
+            files
+                .par_iter()
+                .map(|f| {
+                    read_parquet(f, &names, config.batch_size)?
+                        .into_iter()
+                        .map(|b| Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?))
+                        .collect::<Result<Vec<_>>>()
+                })
+                .collect()
+        }
+        PhysicalPlan::InMemoryScan { table, output } => {
+            let TableSource::Memory(batches) = &table.source else {
+                return Err(crate::error::KilnError::internal("InMemoryScan over a file table"));
+            };
+            let indices: Vec<usize> = output
+                .iter()
+                .map(|a| table.schema.index_of(&a.name))
+                .collect::<std::result::Result<_, _>>()?;
+            let schema = schema_of(output);
+            let n = crate::physical::output_partitioning(plan).num_partitions().max(1);
+            let mut parts: Partitions = vec![vec![]; n];
+            for (i, b) in batches.iter().enumerate() {
+                let cols = indices.iter().map(|&c| b.column(c).clone()).collect();
+                parts[i % n].push(RecordBatch::try_new(schema.clone(), cols)?);
+            }
+            Ok(parts)
+        }
+        PhysicalPlan::LocalTableScan { data, .. } => Ok(vec![data.clone()]),
+        PhysicalPlan::Filter { condition, child } => {
+            let input = child.output();
+            par_map(execute(child, config)?, |batches| {
+                batches.iter().map(|b| interpreted::filter(condition, &input, b)).collect()
+            })
+        }
+        PhysicalPlan::Project { list, child } => {
+            let input = child.output();
+            let schema = schema_of(&plan.output());
+            par_map(execute(child, config)?, |batches| {
+                batches.iter().map(|b| interpreted::project(list, &input, &schema, b)).collect()
+            })
+        }
+        PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } => {
+            let input = child.output();
+            par_map(execute(child, config)?, |batches| interpreted::hash_aggregate(*mode, grouping, aggregates, result, &input, batches))
+        }
+        PhysicalPlan::Exchange { partitioning, child, .. } => {
+            let input = child.output();
+            let parts = execute(child, config)?;
+            match partitioning {
+                Partitioning::SinglePartition | Partitioning::Unknown(1) => Ok(vec![parts.into_iter().flatten().collect()]),
+                Partitioning::Hash(keys, n) => {
+                    let split: Vec<Partitions> =
+                        parts.into_par_iter().map(|p| interpreted::hash_partition(keys, &input, p, *n)).collect::<Result<_>>()?;
+                    let mut out: Partitions = vec![vec![]; *n];
+                    for s in split {
+                        for (i, batches) in s.into_iter().enumerate() {
+                            if let Some(slot) = out.get_mut(i) {
+                                slot.extend(batches);
+                            }
+                        }
+                    }
+                    Ok(out)
+                }
+                Partitioning::Range(order, n) => interpreted::range_partition(order, &input, parts.into_iter().flatten().collect(), *n),
+                Partitioning::Unknown(n) => Err(crate::error::KilnError::internal(format!("exchange to unknown partitioning of {n}"))),
+            }
+        }
+        PhysicalPlan::BroadcastExchange { child, .. } => Ok(vec![execute(child, config)?.into_iter().flatten().collect()]),
+        PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition, left, right } => {
+            let (lo, ro) = (left.output(), right.output());
+            let (lp, rp) = (execute(left, config)?, execute(right, config)?);
+            let pairs = pair_partitions(*kind == HashJoinKind::Broadcast, *build_side, lp, rp);
+            pairs
+                .into_par_iter()
+                .map(|(l, r)| {
+                    interpreted::hash_join(*join_type, left_keys, right_keys, condition.as_ref(), *build_side, (&lo, l), (&ro, r))
+                })
+                .collect()
+        }
+        PhysicalPlan::NestedLoopJoin { join_type, build_side, condition, left, right } => {
+            let (lo, ro) = (left.output(), right.output());
+            let (lp, rp) = (execute(left, config)?, execute(right, config)?);
+            let broadcast = *join_type != JoinType::FullOuter;
+            let pairs = pair_partitions(broadcast, *build_side, lp, rp);
+            pairs
+                .into_par_iter()
+                .map(|(l, r)| interpreted::nested_loop_join(*join_type, condition.as_ref(), (&lo, l), (&ro, r)))
+                .collect()
+        }
+        PhysicalPlan::Sort { order, child, .. } => {
+            let input = child.output();
+            par_map(execute(child, config)?, |batches| interpreted::sort(order, &input, batches, None))
+        }
+        PhysicalPlan::TakeOrderedAndProject { limit, order, list, child } => {
+            let input = child.output();
+            let tops = par_map(execute(child, config)?, |batches| interpreted::sort(order, &input, batches, Some(*limit)))?;
+            let top = interpreted::sort(order, &input, tops.into_iter().flatten().collect(), Some(*limit))?;
+            let schema = schema_of(&plan.output());
+            Ok(vec![top.iter().map(|b| interpreted::project(list, &input, &schema, b)).collect::<Result<_>>()?])
+        }
+        PhysicalPlan::CollectLimit { limit, child } | PhysicalPlan::GlobalLimit { limit, child } => {
+            let parts = execute(child, config)?;
+            Ok(vec![interpreted::limit(parts.into_iter().flatten().collect(), *limit)])
+        }
+        PhysicalPlan::LocalLimit { limit, child } => par_map(execute(child, config)?, |b| Ok(interpreted::limit(b, *limit))),
+    }
+}
+
+/// Pairs the partitions a join runs on: a broadcast side goes whole with every partition of
+/// the other side; shuffled sides pair partition i with partition i.
+fn pair_partitions(broadcast: bool, build_side: BuildSide, lp: Partitions, rp: Partitions) -> Vec<(Vec<RecordBatch>, Vec<RecordBatch>)> {
+    if broadcast {
+        match build_side {
+            BuildSide::BuildRight => {
+                let build: Vec<RecordBatch> = rp.into_iter().flatten().collect();
+                lp.into_iter().map(|l| (l, build.clone())).collect()
+            }
+            BuildSide::BuildLeft => {
+                let build: Vec<RecordBatch> = lp.into_iter().flatten().collect();
+                rp.into_iter().map(|r| (build.clone(), r)).collect()
+            }
+        }
+    } else {
+        let n = lp.len().max(rp.len());
+        let mut l = lp.into_iter();
+        let mut r = rp.into_iter();
+        (0..n).map(|_| (l.next().unwrap_or_default(), r.next().unwrap_or_default())).collect()
+    }
+}
+
+/// The partition count the plan's root will produce (for tests and metrics).
+pub fn num_output_partitions(plan: &PhysicalPlan) -> usize {
+    output_partitioning(plan).num_partitions()
+}

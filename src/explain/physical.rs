@@ -1,0 +1,193 @@
+//! Spark's one-line description of each physical operator.
+
+use crate::catalog::TableSource;
+use crate::config::Config;
+use crate::expr::{BinaryOp, Expr};
+use crate::physical::{AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
+use crate::types::spark_type_name;
+
+fn list(items: &[Expr], sep: &str) -> String {
+    items.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(sep)
+}
+
+/// Cuts a metadata value to `max` characters ending in `...`, as Spark's
+/// `StringUtils.abbreviate` with `spark.sql.maxMetadataStringLength` does.
+fn abbreviate(s: String, max: usize) -> String {
+    if s.chars().count() > max {
+        format!("{}...", s.chars().take(max.saturating_sub(3)).collect::<String>())
+    } else {
+        s
+    }
+}
+
+fn partitioning(p: &Partitioning) -> String {
+    match p {
+        Partitioning::Hash(keys, n) => format!("hashpartitioning({}, {n})", list(keys, ", ")),
+        Partitioning::Range(order, n) => {
+            format!("rangepartitioning({}, {n})", order.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", "))
+        }
+        Partitioning::SinglePartition => "SinglePartition".into(),
+        Partitioning::Unknown(n) => format!("UnknownPartitioning({n})"),
+    }
+}
+
+/// The data-source form of a pushed filter (`EqualTo(status,paid)`), when it has one.
+fn source_filter(e: &Expr) -> Option<String> {
+    match e {
+        Expr::IsNotNull(c) => match c.as_ref() {
+            Expr::Attribute(a) => Some(format!("IsNotNull({})", a.name)),
+            _ => None,
+        },
+        Expr::IsNull(c) => match c.as_ref() {
+            Expr::Attribute(a) => Some(format!("IsNull({})", a.name)),
+            _ => None,
+        },
+        Expr::Binary { op, left, right } => {
+            let (a, v, op) = match (left.as_ref(), right.as_ref()) {
+                (Expr::Attribute(a), Expr::Literal(v)) => (a, v, *op),
+                (Expr::Literal(v), Expr::Attribute(a)) => (a, v, op.flip()),
+                _ => return None,
+            };
+            let name = match op {
+                BinaryOp::Eq => "EqualTo",
+                BinaryOp::Gt => "GreaterThan",
+                BinaryOp::GtEq => "GreaterThanOrEqual",
+                BinaryOp::Lt => "LessThan",
+                BinaryOp::LtEq => "LessThanOrEqual",
+                BinaryOp::EqNullSafe => "EqualNullSafe",
+                _ => return None,
+            };
+            Some(format!("{name}({},{v})", a.name))
+        }
+        Expr::InList { child, list, negated: false } => match child.as_ref() {
+            Expr::Attribute(a) if list.iter().all(|l| matches!(l, Expr::Literal(_))) => {
+                Some(format!("In({}, [{}])", a.name, list.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(",")))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+impl PhysicalPlan {
+    /// The operator's line in a tree string.
+    pub fn node_string(&self, config: &Config) -> String {
+        let max = config.max_metadata_string_length;
+        match self {
+            PhysicalPlan::FileScan { table, output, data_filters } => {
+                let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");
+                let location = match &table.source {
+                    TableSource::Parquet { location, files } => {
+                        format!("InMemoryFileIndex({} paths)[file:{}]", files.len().max(1), location.display())
+                    }
+                    TableSource::Memory(_) => "memory".to_string(),
+                };
+                let pushed: Vec<String> = data_filters.iter().filter_map(source_filter).collect();
+                let schema = format!(
+                    "struct<{}>",
+                    output.iter().map(|a| format!("{}:{}", a.name, spark_type_name(&a.data_type))).collect::<Vec<_>>().join(",")
+                );
+                format!(
+                    "FileScan parquet {}[{cols}] Batched: true, DataFilters: {}, Format: Parquet, Location: {}, PartitionFilters: [], PushedFilters: {}, ReadSchema: {}",
+                    table.qualified_name(),
+                    abbreviate(format!("[{}]", list(data_filters, ", ")), max),
+                    abbreviate(location, max),
+                    abbreviate(format!("[{}]", pushed.join(", ")), max),
+                    abbreviate(schema, max)
+                )
+            }
+            PhysicalPlan::InMemoryScan { table, output } => format!(
+                "InMemoryTableScan {}[{}]",
+                table.qualified_name(),
+                output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",")
+            ),
+            PhysicalPlan::LocalTableScan { output, data } => {
+                let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
+                if output.is_empty() {
+                    "Scan OneRowRelation[]".to_string()
+                } else if data.iter().all(|b| b.num_rows() == 0) {
+                    format!("LocalTableScan <empty>, [{cols}]")
+                } else {
+                    format!("LocalTableScan [{cols}]")
+                }
+            }
+            PhysicalPlan::Filter { condition, .. } => format!("Filter {condition}"),
+            PhysicalPlan::Project { list: l, .. } => format!("Project [{}]", list(l, ", ")),
+            PhysicalPlan::HashAggregate { mode, grouping, aggregates, .. } => {
+                let prefix = if *mode == AggregateMode::Partial { "partial_" } else { "" };
+                let funcs: Vec<String> = aggregates
+                    .iter()
+                    .map(|a| format!("{prefix}{}({}{})", a.func.name(), if a.distinct { "distinct " } else { "" }, list(&a.args, ", ")))
+                    .collect();
+                let output = self.output().iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
+                let keys: Vec<String> = grouping.iter().map(|g| g.to_string()).collect();
+                format!("HashAggregate(keys=[{}], functions=[{}], output=[{output}])", keys.join(", "), funcs.join(", "))
+            }
+            PhysicalPlan::Exchange { partitioning: p, plan_id, .. } => {
+                format!("Exchange {}, ENSURE_REQUIREMENTS, [plan_id={plan_id}]", partitioning(p))
+            }
+            PhysicalPlan::BroadcastExchange { keys, plan_id, child } => {
+                if keys.is_empty() {
+                    return format!("BroadcastExchange IdentityBroadcastMode, [plan_id={plan_id}]");
+                }
+                let out = child.output();
+                let bound: Vec<String> = keys
+                    .iter()
+                    .map(|k| match k {
+                        Expr::Attribute(a) => match out.iter().position(|o| o.id == a.id) {
+                            Some(i) => format!("input[{i}, {}, {}]", spark_type_name(&a.data_type), a.nullable),
+                            None => k.to_string(),
+                        },
+                        other => other.to_string(),
+                    })
+                    .collect();
+                format!("BroadcastExchange HashedRelationBroadcastMode(List({}),false), [plan_id={plan_id}]", bound.join(", "))
+            }
+            PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition, .. } => {
+                let side = match build_side {
+                    BuildSide::BuildLeft => "BuildLeft",
+                    BuildSide::BuildRight => "BuildRight",
+                };
+                let cond = condition.as_ref().map(|c| format!(", {c}")).unwrap_or_default();
+                match kind {
+                    HashJoinKind::Broadcast => format!(
+                        "BroadcastHashJoin [{}], [{}], {}, {side}{}, false",
+                        list(left_keys, ", "),
+                        list(right_keys, ", "),
+                        join_type.name(),
+                        if cond.is_empty() { ", false".to_string() } else { cond }
+                    ),
+                    HashJoinKind::Shuffled => {
+                        format!("ShuffledHashJoin [{}], [{}], {}, {side}{cond}", list(left_keys, ", "), list(right_keys, ", "), join_type.name())
+                    }
+                }
+            }
+            PhysicalPlan::NestedLoopJoin { join_type, build_side, condition, .. } => {
+                let side = match build_side {
+                    BuildSide::BuildLeft => "BuildLeft",
+                    BuildSide::BuildRight => "BuildRight",
+                };
+                let cond = condition.as_ref().map(|c| format!(", {c}")).unwrap_or_default();
+                format!("BroadcastNestedLoopJoin {side}, {}{cond}", join_type.name())
+            }
+            PhysicalPlan::Sort { order, global, .. } => {
+                format!("Sort [{}], {global}, 0", order.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", "))
+            }
+            PhysicalPlan::TakeOrderedAndProject { limit, order, list: l, .. } => format!(
+                "TakeOrderedAndProject(limit={limit}, orderBy=[{}], output=[{}])",
+                order.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(","),
+                crate::plan::named_outputs(l).iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",")
+            ),
+            PhysicalPlan::CollectLimit { limit, .. } => format!("CollectLimit {limit}"),
+            PhysicalPlan::LocalLimit { limit, .. } => format!("LocalLimit {limit}"),
+            PhysicalPlan::GlobalLimit { limit, .. } => format!("GlobalLimit {limit}, 0"),
+        }
+    }
+
+    /// Spark's tree string of this physical plan.
+    pub fn tree_string(&self, config: &Config) -> String {
+        super::draw_tree(self, &|p: &PhysicalPlan| p.node_string(config), &|p: &PhysicalPlan| {
+            p.children().into_iter().map(|c| c.as_ref()).collect()
+        })
+    }
+}

@@ -1,0 +1,162 @@
+//! `EnsureRequirements`: one bottom-up pass that inserts an Exchange (or a BroadcastExchange)
+//! wherever a child's partitioning does not satisfy what its parent requires.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::{AggregateMode, BuildSide, Distribution, HashJoinKind, Partitioning, PhysicalPlan};
+use crate::catalog::TableSource;
+use crate::expr::Expr;
+use crate::plan::JoinType;
+
+static NEXT_PLAN_ID: AtomicU64 = AtomicU64::new(0);
+
+fn next_plan_id() -> u64 {
+    NEXT_PLAN_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// What each child of `plan` must look like.
+pub fn required_child_distribution(plan: &PhysicalPlan) -> Vec<Distribution> {
+    match plan {
+        PhysicalPlan::HashAggregate { mode: AggregateMode::Final | AggregateMode::Complete, grouping, .. } => {
+            vec![if grouping.is_empty() { Distribution::AllTuples } else { Distribution::Clustered(grouping.clone()) }]
+        }
+        PhysicalPlan::HashJoin { kind: HashJoinKind::Shuffled, left_keys, right_keys, .. } => {
+            vec![Distribution::Clustered(left_keys.clone()), Distribution::Clustered(right_keys.clone())]
+        }
+        PhysicalPlan::HashJoin { kind: HashJoinKind::Broadcast, build_side, .. } => match build_side {
+            BuildSide::BuildLeft => vec![Distribution::Broadcast, Distribution::Unspecified],
+            BuildSide::BuildRight => vec![Distribution::Unspecified, Distribution::Broadcast],
+        },
+        PhysicalPlan::NestedLoopJoin { join_type: JoinType::FullOuter, .. } => vec![Distribution::AllTuples, Distribution::AllTuples],
+        PhysicalPlan::NestedLoopJoin { build_side, .. } => match build_side {
+            BuildSide::BuildLeft => vec![Distribution::Broadcast, Distribution::Unspecified],
+            BuildSide::BuildRight => vec![Distribution::Unspecified, Distribution::Broadcast],
+        },
+        PhysicalPlan::Sort { global: true, order, .. } => vec![Distribution::Ordered(order.clone())],
+        PhysicalPlan::GlobalLimit { .. } => vec![Distribution::AllTuples],
+        other => other.children().iter().map(|_| Distribution::Unspecified).collect(),
+    }
+}
+
+/// How an operator's output rows are spread over partitions.
+pub fn output_partitioning(plan: &PhysicalPlan) -> Partitioning {
+    match plan {
+        PhysicalPlan::FileScan { table, .. } | PhysicalPlan::InMemoryScan { table, .. } => Partitioning::Unknown(scan_partitions(&table.source)),
+        PhysicalPlan::LocalTableScan { .. } => Partitioning::Unknown(1),
+        PhysicalPlan::Exchange { partitioning, .. } => partitioning.clone(),
+        PhysicalPlan::BroadcastExchange { .. } => Partitioning::SinglePartition,
+        PhysicalPlan::HashJoin { kind: HashJoinKind::Broadcast, build_side, left, right, .. }
+        | PhysicalPlan::NestedLoopJoin { build_side, left, right, .. } => match build_side {
+            BuildSide::BuildLeft => output_partitioning(right),
+            BuildSide::BuildRight => output_partitioning(left),
+        },
+        PhysicalPlan::HashJoin { left, .. } => output_partitioning(left),
+        PhysicalPlan::TakeOrderedAndProject { .. } | PhysicalPlan::CollectLimit { .. } | PhysicalPlan::GlobalLimit { .. } => {
+            Partitioning::SinglePartition
+        }
+        other => match other.children().first() {
+            Some(c) => output_partitioning(c),
+            None => Partitioning::Unknown(1),
+        },
+    }
+}
+
+/// Scan tasks: one per file, or per batch for memory tables, at least one.
+pub fn scan_partitions(source: &TableSource) -> usize {
+    let parallelism = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    match source {
+        TableSource::Memory(batches) => batches.len().clamp(1, parallelism.max(1) * 2),
+        TableSource::Parquet { files, .. } => files.len().max(1),
+    }
+}
+
+fn satisfies(p: &Partitioning, d: &Distribution) -> bool {
+    match d {
+        Distribution::Unspecified => true,
+        Distribution::AllTuples => p.num_partitions() == 1,
+        Distribution::Clustered(keys) => match p {
+            Partitioning::SinglePartition => true,
+            Partitioning::Hash(exprs, _) => {
+                !exprs.is_empty() && exprs.iter().all(|e| keys.iter().any(|k| k.to_string() == e.to_string()))
+            }
+            _ => false,
+        },
+        Distribution::Ordered(order) => match p {
+            Partitioning::SinglePartition => true,
+            Partitioning::Range(o, _) => o == order,
+            _ => false,
+        },
+        Distribution::Broadcast => false,
+    }
+}
+
+/// Inserts the exchanges `plan` needs, bottom-up.
+pub fn ensure_requirements(plan: &Arc<PhysicalPlan>, shuffle_partitions: usize) -> Arc<PhysicalPlan> {
+    let children: Vec<Arc<PhysicalPlan>> = plan.children().into_iter().map(|c| ensure_requirements(c, shuffle_partitions)).collect();
+    let required = required_child_distribution(plan);
+    let mut new_children = vec![];
+    for (child, dist) in children.into_iter().zip(required.iter()) {
+        let part = output_partitioning(&child);
+        if satisfies(&part, dist) {
+            new_children.push(child);
+            continue;
+        }
+        let node = match dist {
+            Distribution::Broadcast => {
+                if matches!(child.as_ref(), PhysicalPlan::BroadcastExchange { .. }) {
+                    new_children.push(child);
+                    continue;
+                }
+                let keys = match plan.as_ref() {
+                    PhysicalPlan::HashJoin { left_keys, right_keys, build_side, .. } => match build_side {
+                        BuildSide::BuildLeft => left_keys.clone(),
+                        BuildSide::BuildRight => right_keys.clone(),
+                    },
+                    _ => vec![],
+                };
+                PhysicalPlan::BroadcastExchange { keys, plan_id: next_plan_id(), child }
+            }
+            Distribution::AllTuples => PhysicalPlan::Exchange { partitioning: Partitioning::SinglePartition, plan_id: next_plan_id(), child },
+            Distribution::Clustered(keys) => {
+                PhysicalPlan::Exchange { partitioning: Partitioning::Hash(keys.clone(), shuffle_partitions), plan_id: next_plan_id(), child }
+            }
+            Distribution::Ordered(order) => {
+                PhysicalPlan::Exchange { partitioning: Partitioning::Range(order.clone(), shuffle_partitions), plan_id: next_plan_id(), child }
+            }
+            Distribution::Unspecified => {
+                new_children.push(child);
+                continue;
+            }
+        };
+        new_children.push(Arc::new(node));
+    }
+    // Both sides of a shuffled join must use the same number of partitions.
+    if let PhysicalPlan::HashJoin { kind: HashJoinKind::Shuffled, .. } = plan.as_ref() {
+        if let [l, r] = new_children.as_slice() {
+            let (ln, rn) = (output_partitioning(l).num_partitions(), output_partitioning(r).num_partitions());
+            if ln != rn {
+                // Re-shuffle the side that is not at the session width.
+                let fix = |c: &Arc<PhysicalPlan>, keys: &[Expr]| -> Arc<PhysicalPlan> {
+                    if output_partitioning(c).num_partitions() == shuffle_partitions {
+                        c.clone()
+                    } else {
+                        Arc::new(PhysicalPlan::Exchange {
+                            partitioning: Partitioning::Hash(keys.to_vec(), shuffle_partitions),
+                            plan_id: next_plan_id(),
+                            child: c.clone(),
+                        })
+                    }
+                };
+                if let PhysicalPlan::HashJoin { left_keys, right_keys, .. } = plan.as_ref() {
+                    new_children = vec![fix(l, left_keys), fix(r, right_keys)];
+                }
+            }
+        }
+    }
+    if new_children.iter().zip(plan.children()).all(|(n, o)| Arc::ptr_eq(n, o)) {
+        plan.clone()
+    } else {
+        Arc::new(plan.with_new_children(new_children))
+    }
+}

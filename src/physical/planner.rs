@@ -1,0 +1,294 @@
+//! The physical planner: strategies turn each optimized logical node into an operator;
+//! `JoinSelection` picks the join algorithm from size estimates, hints and join type.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use arrow::datatypes::DataType;
+use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+
+use super::{AggregateExpr, AggregateMode, BuildSide, HashJoinKind, PhysicalPlan};
+use crate::catalog::TableSource;
+use crate::config::Config;
+use crate::error::{KilnError, Result};
+use crate::expr::{aggregate_result_type, AggFunc, Attribute, BinaryOp, Expr, ExprId};
+use crate::plan::{named_output, JoinType, LogicalPlan};
+
+/// Plans an optimized logical plan (before `EnsureRequirements`).
+pub fn plan_physical(plan: &Arc<LogicalPlan>, config: &Config) -> Result<Arc<PhysicalPlan>> {
+    Planner { config }.plan(plan, true)
+}
+
+struct Planner<'a> {
+    config: &'a Config,
+}
+
+impl Planner<'_> {
+    fn plan(&self, plan: &Arc<LogicalPlan>, root: bool) -> Result<Arc<PhysicalPlan>> {
+        let node = match plan.as_ref() {
+            LogicalPlan::Relation { .. } => self.plan_scan(plan, None)?,
+            LogicalPlan::Project { list, child } => {
+                if let Some(scan) = self.scan_below(child, list)? {
+                    PhysicalPlan::Project { list: list.clone(), child: scan }
+                } else {
+                    PhysicalPlan::Project { list: list.clone(), child: self.plan(child, false)? }
+                }
+            }
+            LogicalPlan::Filter { condition, child } => {
+                let child = match child.as_ref() {
+                    LogicalPlan::Relation { .. } => Arc::new(self.plan_scan(child, Some(condition))?),
+                    _ => self.plan(child, false)?,
+                };
+                PhysicalPlan::Filter { condition: condition.clone(), child }
+            }
+            LogicalPlan::Aggregate { grouping, aggregates, child } => return self.plan_aggregate(grouping, aggregates, child),
+            LogicalPlan::Join { left, right, join_type, condition, .. } => {
+                return self.plan_join(left, right, *join_type, condition.as_ref())
+            }
+            LogicalPlan::Sort { order, global, child } => {
+                PhysicalPlan::Sort { order: order.clone(), global: *global, child: self.plan(child, false)? }
+            }
+            LogicalPlan::GlobalLimit { limit, child } => {
+                let inner = match child.as_ref() {
+                    LogicalPlan::LocalLimit { child, .. } => child,
+                    _ => child,
+                };
+                // ORDER BY + LIMIT: TakeOrderedAndProject, no global sort.
+                let (sort, list) = match inner.as_ref() {
+                    LogicalPlan::Sort { global: true, .. } => (Some(inner), None),
+                    LogicalPlan::Project { list, child } if matches!(child.as_ref(), LogicalPlan::Sort { global: true, .. }) => {
+                        (Some(child), Some(list.clone()))
+                    }
+                    _ => (None, None),
+                };
+                if let Some(sort) = sort {
+                    if let LogicalPlan::Sort { order, child, .. } = sort.as_ref() {
+                        let list = list.unwrap_or_else(|| child.output().iter().map(|a| a.expr()).collect());
+                        return Ok(Arc::new(PhysicalPlan::TakeOrderedAndProject {
+                            limit: *limit,
+                            order: order.clone(),
+                            list,
+                            child: self.plan(child, false)?,
+                        }));
+                    }
+                }
+                let local = Arc::new(PhysicalPlan::LocalLimit { limit: *limit, child: self.plan(inner, false)? });
+                if root {
+                    PhysicalPlan::CollectLimit { limit: *limit, child: local.children()[0].clone() }
+                } else {
+                    PhysicalPlan::GlobalLimit { limit: *limit, child: local }
+                }
+            }
+            LogicalPlan::LocalLimit { limit, child } => PhysicalPlan::LocalLimit { limit: *limit, child: self.plan(child, false)? },
+            LogicalPlan::LocalRelation { output, data } => PhysicalPlan::LocalTableScan { output: output.clone(), data: data.clone() },
+            LogicalPlan::OneRowRelation => {
+                let batch = RecordBatch::try_new_with_options(
+                    Arc::new(arrow::datatypes::Schema::empty()),
+                    vec![],
+                    &RecordBatchOptions::new().with_row_count(Some(1)),
+                )?;
+                PhysicalPlan::LocalTableScan { output: vec![], data: vec![batch] }
+            }
+            LogicalPlan::SubqueryAlias { child, .. } => return self.plan(child, root),
+            LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } => {
+                return Err(KilnError::internal(format!("{} reached the physical planner", plan.node_string())))
+            }
+        };
+        Ok(Arc::new(node))
+    }
+
+    /// `Project [cols] <- Filter* <- Relation`: the scan reads only the columns used above it.
+    fn scan_below(&self, child: &Arc<LogicalPlan>, list: &[Expr]) -> Result<Option<Arc<PhysicalPlan>>> {
+        let mut needed: BTreeSet<ExprId> = list.iter().flat_map(|e| e.references()).collect();
+        match child.as_ref() {
+            LogicalPlan::Relation { .. } => Ok(Some(Arc::new(self.plan_scan_columns(child, &needed, vec![])?))),
+            LogicalPlan::Filter { condition, child: rel } if matches!(rel.as_ref(), LogicalPlan::Relation { .. }) => {
+                needed.extend(condition.references());
+                let filters = condition.split_conjunction().into_iter().cloned().collect();
+                let scan = Arc::new(self.plan_scan_columns(rel, &needed, filters)?);
+                Ok(Some(Arc::new(PhysicalPlan::Filter { condition: condition.clone(), child: scan })))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn plan_scan(&self, rel: &Arc<LogicalPlan>, filter: Option<&Expr>) -> Result<PhysicalPlan> {
+        let all: BTreeSet<ExprId> = rel.output().iter().map(|a| a.id).collect();
+        let filters = filter.map(|f| f.split_conjunction().into_iter().cloned().collect()).unwrap_or_default();
+        self.plan_scan_columns(rel, &all, filters)
+    }
+
+    fn plan_scan_columns(&self, rel: &Arc<LogicalPlan>, needed: &BTreeSet<ExprId>, data_filters: Vec<Expr>) -> Result<PhysicalPlan> {
+        let LogicalPlan::Relation { table, output } = rel.as_ref() else {
+            return Err(KilnError::internal("scan of a non-relation"));
+        };
+        let mut cols: Vec<Attribute> = output.iter().filter(|a| needed.contains(&a.id)).cloned().collect();
+        if cols.is_empty() {
+            // count(*) still needs row counts: read the narrowest column.
+            cols.extend(output.first().cloned());
+        }
+        Ok(match table.source {
+            TableSource::Parquet { .. } => PhysicalPlan::FileScan { table: table.clone(), output: cols, data_filters },
+            TableSource::Memory(_) => PhysicalPlan::InMemoryScan { table: table.clone(), output: cols },
+        })
+    }
+
+    /// Spark's `AggUtils.planAggregateWithoutDistinct`: a partial aggregate, an exchange added by
+    /// EnsureRequirements, and a final aggregate. DISTINCT aggregates run in one Complete step
+    /// over clustered input.
+    fn plan_aggregate(&self, grouping: &[Expr], aggregates: &[Expr], child: &Arc<LogicalPlan>) -> Result<Arc<PhysicalPlan>> {
+        let child = self.plan(child, false)?;
+        let named_grouping: Vec<Expr> = grouping
+            .iter()
+            .map(|g| match g {
+                Expr::Attribute(_) => g.clone(),
+                other => other.clone().alias(crate::expr::sql_name(other)),
+            })
+            .collect();
+        let grouping_attrs: Vec<(Expr, Attribute)> = grouping
+            .iter()
+            .zip(&named_grouping)
+            .filter_map(|(g, n)| named_output(n).map(|a| (g.clone(), a)))
+            .collect();
+        let mut aggs: Vec<AggregateExpr> = vec![];
+        let mut result = vec![];
+        for e in aggregates {
+            let r = e.clone().transform_down(&mut |x: Expr| -> Result<Expr> {
+                if let Some((_, a)) = grouping_attrs.iter().find(|(g, _)| g == &x) {
+                    return Ok(a.expr());
+                }
+                if let Expr::Aggregate { func, args, distinct } = &x {
+                    if let Some(existing) = aggs.iter().find(|a| a.func == *func && &a.args == args && a.distinct == *distinct) {
+                        return Ok(existing.result.expr());
+                    }
+                    let agg = aggregate_expr(*func, args.clone(), *distinct, &x)?;
+                    let out = agg.result.expr();
+                    aggs.push(agg);
+                    return Ok(out);
+                }
+                Ok(x)
+            })?;
+            result.push(r);
+        }
+        if aggs.iter().any(|a| a.distinct) {
+            return Ok(Arc::new(PhysicalPlan::HashAggregate {
+                mode: AggregateMode::Complete,
+                grouping: named_grouping,
+                aggregates: aggs,
+                result,
+                child,
+            }));
+        }
+        let partial = Arc::new(PhysicalPlan::HashAggregate {
+            mode: AggregateMode::Partial,
+            grouping: named_grouping.clone(),
+            aggregates: aggs.clone(),
+            result: vec![],
+            child,
+        });
+        let final_grouping = grouping_attrs.iter().map(|(_, a)| a.expr()).collect();
+        Ok(Arc::new(PhysicalPlan::HashAggregate { mode: AggregateMode::Final, grouping: final_grouping, aggregates: aggs, result, child: partial }))
+    }
+
+    /// JoinSelection, in Spark 3's precedence: broadcast hash join when one side is small enough
+    /// (or hinted) and the join type can build it; shuffled hash join for other equi-joins;
+    /// nested loop join without equi-keys.
+    fn plan_join(&self, left: &Arc<LogicalPlan>, right: &Arc<LogicalPlan>, join_type: JoinType, condition: Option<&Expr>) -> Result<Arc<PhysicalPlan>> {
+        let (left_ids, right_ids) = (ids(left), ids(right));
+        let mut left_keys = vec![];
+        let mut right_keys = vec![];
+        let mut rest = vec![];
+        for c in condition.map(|c| c.split_conjunction()).unwrap_or_default() {
+            if let Expr::Binary { op: BinaryOp::Eq, left: l, right: r } = c {
+                let within = |e: &Expr, s: &BTreeSet<ExprId>| !e.references().is_empty() && e.references().iter().all(|id| s.contains(id));
+                if within(l, &left_ids) && within(r, &right_ids) {
+                    left_keys.push(l.as_ref().clone());
+                    right_keys.push(r.as_ref().clone());
+                    continue;
+                }
+                if within(r, &left_ids) && within(l, &right_ids) {
+                    left_keys.push(r.as_ref().clone());
+                    right_keys.push(l.as_ref().clone());
+                    continue;
+                }
+            }
+            rest.push(c.clone());
+        }
+        let extra = Expr::conjunction(rest);
+        let (lp, rp) = (self.plan(left, false)?, self.plan(right, false)?);
+        let threshold = self.config.auto_broadcast_join_threshold;
+        let fits = |p: &LogicalPlan| threshold >= 0 && estimate_size(p) <= threshold as u64;
+        let can_build_right = matches!(join_type, JoinType::Inner | JoinType::Cross | JoinType::LeftOuter | JoinType::LeftSemi | JoinType::LeftAnti);
+        let can_build_left = matches!(join_type, JoinType::Inner | JoinType::Cross | JoinType::RightOuter);
+        let broadcast_side = match (can_build_left && fits(left), can_build_right && fits(right)) {
+            (true, true) => Some(if estimate_size(right) <= estimate_size(left) { BuildSide::BuildRight } else { BuildSide::BuildLeft }),
+            (false, true) => Some(BuildSide::BuildRight),
+            (true, false) => Some(BuildSide::BuildLeft),
+            (false, false) => None,
+        };
+        if left_keys.is_empty() {
+            let build_side = broadcast_side.unwrap_or(if can_build_left && !can_build_right { BuildSide::BuildLeft } else { BuildSide::BuildRight });
+            return Ok(Arc::new(PhysicalPlan::NestedLoopJoin { join_type, build_side, condition: extra, left: lp, right: rp }));
+        }
+        let (kind, build_side) = match broadcast_side {
+            Some(side) => (HashJoinKind::Broadcast, side),
+            None => {
+                let side = if join_type == JoinType::RightOuter || (join_type == JoinType::Inner && estimate_size(left) < estimate_size(right)) {
+                    BuildSide::BuildLeft
+                } else {
+                    BuildSide::BuildRight
+                };
+                (HashJoinKind::Shuffled, side)
+            }
+        };
+        Ok(Arc::new(PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition: extra, left: lp, right: rp }))
+    }
+}
+
+fn ids(p: &LogicalPlan) -> BTreeSet<ExprId> {
+    p.output().iter().map(|a| a.id).collect()
+}
+
+/// Spark's size-only statistics: leaves report their bytes, Projects scale by the share of
+/// columns kept, joins multiply (semi/anti keep the left side).
+pub fn estimate_size(plan: &LogicalPlan) -> u64 {
+    match plan {
+        LogicalPlan::Relation { table, .. } => table.size_in_bytes().max(1),
+        LogicalPlan::LocalRelation { data, .. } => data.iter().map(|b| b.get_array_memory_size() as u64).sum::<u64>().max(1),
+        LogicalPlan::OneRowRelation => 1,
+        LogicalPlan::Project { list, child } => {
+            let child_cols = child.output().len().max(1) as u64;
+            (estimate_size(child) * (list.len().max(1) as u64) / child_cols).max(1)
+        }
+        LogicalPlan::Join { left, right, join_type, .. } => match join_type {
+            JoinType::LeftSemi | JoinType::LeftAnti => estimate_size(left),
+            _ => estimate_size(left).saturating_mul(estimate_size(right)),
+        },
+        other => other.children().iter().map(|c| estimate_size(c)).fold(0u64, |a, b| a.saturating_add(b)).max(1),
+    }
+}
+
+/// The AggregateExpr for one aggregate call: its result attribute and Spark's buffer columns.
+fn aggregate_expr(func: AggFunc, args: Vec<Expr>, distinct: bool, call: &Expr) -> Result<AggregateExpr> {
+    let input = match args.first() {
+        Some(a) => a.data_type()?,
+        None => DataType::Int64,
+    };
+    let result_type = aggregate_result_type(func, &input);
+    let result = Attribute::new(crate::expr::sql_name(call), result_type.clone(), func != AggFunc::Count);
+    let sum_type = match func {
+        AggFunc::Avg => aggregate_result_type(AggFunc::Sum, &input),
+        _ => result_type.clone(),
+    };
+    let buffer = match func {
+        AggFunc::Count => vec![Attribute::new("count", DataType::Int64, false)],
+        AggFunc::Sum if matches!(input, DataType::Decimal128(..)) => {
+            vec![Attribute::new("sum", sum_type, true), Attribute::new("isEmpty", DataType::Boolean, false)]
+        }
+        AggFunc::Sum => vec![Attribute::new("sum", sum_type, true)],
+        AggFunc::Avg => vec![Attribute::new("sum", sum_type, true), Attribute::new("count", DataType::Int64, false)],
+        AggFunc::Min => vec![Attribute::new("min", input, true)],
+        AggFunc::Max => vec![Attribute::new("max", input, true)],
+    };
+    Ok(AggregateExpr { func, args, distinct, result, buffer })
+}

@@ -1,0 +1,465 @@
+//! sqlparser expressions to kiln's unresolved `Expr`, with literals and type names read the way
+//! Spark's parser reads them.
+
+use arrow::datatypes::DataType;
+use sqlparser::ast::{
+    self, BinaryOperator as AstOp, CastKind, DateTimeField, DuplicateTreatment, ExactNumberInfo, FunctionArg,
+    FunctionArgExpr, FunctionArguments, InTarget, Spanned, UnaryOperator, Value,
+};
+use sqlparser::tokenizer::Span;
+
+use super::{parse_error, unsupported};
+use crate::error::{KilnError, Result};
+use crate::expr::{BinaryOp, Expr};
+use crate::types::{format_date, parse_date, ScalarValue, MAX_DECIMAL_PRECISION};
+
+/// Nesting deeper than this is refused: sqlparser bounds right-nested input but not left-deep
+/// chains (`1+1+1+...`), and lowering recurses.
+const MAX_DEPTH: usize = 200;
+
+/// Converts one sqlparser expression.
+pub(crate) fn convert_expr(e: &ast::Expr) -> Result<Expr> {
+    lower(e, 0)
+}
+
+fn lit(v: ScalarValue) -> Expr {
+    Expr::Literal(v)
+}
+
+fn boxed(e: Expr) -> Box<Expr> {
+    Box::new(e)
+}
+
+fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
+    if depth > MAX_DEPTH {
+        return Err(parse_error(format!("expression nested more than {MAX_DEPTH} levels deep"), e.span()));
+    }
+    let d = depth + 1;
+    let sub = |x: &ast::Expr| lower(x, d);
+    Ok(match e {
+        ast::Expr::Identifier(id) => Expr::UnresolvedAttribute(vec![id.value.clone()]),
+        ast::Expr::CompoundIdentifier(ids) => Expr::UnresolvedAttribute(ids.iter().map(|i| i.value.clone()).collect()),
+        ast::Expr::Wildcard(_) => Expr::UnresolvedStar(None),
+        ast::Expr::QualifiedWildcard(name, _) => Expr::UnresolvedStar(Some(object_name(name)?)),
+        ast::Expr::Value(v) => lit(value_literal(&v.value, v.span)?),
+        ast::Expr::TypedString(ts) => lit(typed_string(ts)?),
+        ast::Expr::Interval(iv) => match interval(iv)? {
+            Interval::Days(n) => lit(ScalarValue::IntervalDays(n)),
+            Interval::Months(_) => {
+                return Err(unsupported("INTERVAL of years or months except in `DATE '...' ± INTERVAL ...`", e.span()))
+            }
+        },
+        ast::Expr::Nested(inner) => sub(inner)?,
+        ast::Expr::UnaryOp { op, expr } => unary(e, op, expr, d)?,
+        ast::Expr::BinaryOp { left, op, right } => binary(e, left, op, right, d)?,
+        ast::Expr::IsNull(x) => Expr::IsNull(boxed(sub(x)?)),
+        ast::Expr::IsNotNull(x) => Expr::IsNotNull(boxed(sub(x)?)),
+        // Spark rewrites IS [NOT] TRUE/FALSE and IS [NOT] DISTINCT FROM with <=>.
+        ast::Expr::IsTrue(x) => null_safe_eq(sub(x)?, lit(ScalarValue::Boolean(true))),
+        ast::Expr::IsNotTrue(x) => Expr::Not(boxed(null_safe_eq(sub(x)?, lit(ScalarValue::Boolean(true))))),
+        ast::Expr::IsFalse(x) => null_safe_eq(sub(x)?, lit(ScalarValue::Boolean(false))),
+        ast::Expr::IsNotFalse(x) => Expr::Not(boxed(null_safe_eq(sub(x)?, lit(ScalarValue::Boolean(false))))),
+        ast::Expr::IsNotDistinctFrom(a, b) => null_safe_eq(sub(a)?, sub(b)?),
+        ast::Expr::IsDistinctFrom(a, b) => Expr::Not(boxed(null_safe_eq(sub(a)?, sub(b)?))),
+        ast::Expr::Between { expr, negated, low, high } => {
+            let x = sub(expr)?;
+            let range = x.clone().binary(BinaryOp::GtEq, sub(low)?).and(x.binary(BinaryOp::LtEq, sub(high)?));
+            if *negated {
+                Expr::Not(boxed(range))
+            } else {
+                range
+            }
+        }
+        ast::Expr::In { expr, target, negated, .. } => match target {
+            InTarget::List(list) => Expr::InList {
+                child: boxed(sub(expr)?),
+                list: list.iter().map(sub).collect::<Result<_>>()?,
+                negated: *negated,
+            },
+            InTarget::Subquery(_) => return Err(unsupported("IN (subquery)", e.span())),
+            _ => return Err(unsupported(format!("IN target in `{}`", snippet(e)), e.span())),
+        },
+        ast::Expr::Like { negated, any, expr, pattern, escape_char } => {
+            if *any {
+                return Err(unsupported("LIKE ANY", e.span()));
+            }
+            if escape_char.is_some() {
+                return Err(unsupported("LIKE ... ESCAPE", e.span()));
+            }
+            Expr::Like { child: boxed(sub(expr)?), pattern: boxed(sub(pattern)?), negated: *negated }
+        }
+        ast::Expr::Case { operand, conditions, else_result, .. } => {
+            let operand = operand.as_deref().map(sub).transpose()?;
+            let mut branches = Vec::with_capacity(conditions.len());
+            for w in conditions {
+                let cond = sub(&w.condition)?;
+                // `CASE x WHEN v` means `CASE WHEN x = v`, as Spark's parser builds it.
+                let cond = match &operand {
+                    Some(o) => o.clone().binary(BinaryOp::Eq, cond),
+                    None => cond,
+                };
+                branches.push((cond, sub(&w.result)?));
+            }
+            let else_expr = else_result.as_deref().map(sub).transpose()?.map(Box::new);
+            Expr::CaseWhen { branches, else_expr }
+        }
+        ast::Expr::Cast { kind, expr, data_type, format } => {
+            match kind {
+                CastKind::Cast | CastKind::DoubleColon => {}
+                CastKind::TryCast => return Err(unsupported("TRY_CAST", e.span())),
+                CastKind::SafeCast => return Err(unsupported("SAFE_CAST", e.span())),
+            }
+            if format.is_some() {
+                return Err(unsupported("CAST ... FORMAT", e.span()));
+            }
+            Expr::Cast { child: boxed(sub(expr)?), to: sql_data_type(data_type, e.span())? }
+        }
+        ast::Expr::Extract { field, expr, .. } => {
+            Expr::UnresolvedFunction { name: extract_function(field, e.span())?.into(), args: vec![sub(expr)?], distinct: false }
+        }
+        ast::Expr::Substring { expr, substring_from, substring_for, shorthand, .. } => {
+            let mut args = vec![sub(expr)?];
+            match (substring_from, substring_for) {
+                (Some(from), Some(len)) => args.extend([sub(from)?, sub(len)?]),
+                (Some(from), None) => args.push(sub(from)?),
+                (None, Some(len)) => args.extend([lit(ScalarValue::Int32(1)), sub(len)?]),
+                (None, None) => {}
+            }
+            let name = if *shorthand { "substr" } else { "substring" };
+            Expr::UnresolvedFunction { name: name.into(), args, distinct: false }
+        }
+        ast::Expr::Function(f) => function(f, d)?,
+        ast::Expr::Subquery(_) | ast::Expr::Exists { .. } => {
+            return Err(unsupported("subquery in an expression", e.span()))
+        }
+        ast::Expr::Rollup(_) => return Err(unsupported("GROUP BY ROLLUP(...)", e.span())),
+        ast::Expr::Cube(_) => return Err(unsupported("GROUP BY CUBE(...)", e.span())),
+        ast::Expr::GroupingSets(_) => return Err(unsupported("GROUP BY GROUPING SETS(...)", e.span())),
+        other => return Err(unsupported(format!("expression `{}`", snippet(other)), e.span())),
+    })
+}
+
+fn null_safe_eq(a: Expr, b: Expr) -> Expr {
+    a.binary(BinaryOp::EqNullSafe, b)
+}
+
+/// The start of an AST node's SQL, for error messages.
+pub(crate) fn snippet(node: &impl std::fmt::Display) -> String {
+    let s = node.to_string();
+    match s.char_indices().nth(60) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s,
+    }
+}
+
+/// `a.b.c` as one dotted string.
+pub(crate) fn object_name(name: &ast::ObjectName) -> Result<String> {
+    Ok(object_name_parts(name)?.join("."))
+}
+
+/// The identifiers of a (possibly qualified) name.
+pub(crate) fn object_name_parts(name: &ast::ObjectName) -> Result<Vec<String>> {
+    name.0
+        .iter()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(id) => Ok(id.value.clone()),
+            other => Err(unsupported(format!("name part `{other}`"), name.span())),
+        })
+        .collect()
+}
+
+// Spans are computed only for errors: `span()` walks the whole subtree.
+fn unary(e: &ast::Expr, op: &UnaryOperator, x: &ast::Expr, d: usize) -> Result<Expr> {
+    match op {
+        UnaryOperator::Minus => match x {
+            // Spark's grammar reads `-5` as one literal, so fold the sign in.
+            ast::Expr::Value(v) => match &v.value {
+                Value::Number(n, long) => Ok(lit(number(n, *long, true, v.span)?)),
+                _ => Ok(Expr::Negative(boxed(lower(x, d)?))),
+            },
+            _ => Ok(Expr::Negative(boxed(lower(x, d)?))),
+        },
+        UnaryOperator::Plus => lower(x, d),
+        UnaryOperator::Not | UnaryOperator::BangNot => Ok(Expr::Not(boxed(lower(x, d)?))),
+        other => Err(unsupported(format!("unary operator {other}"), e.span())),
+    }
+}
+
+fn binary(e: &ast::Expr, left: &ast::Expr, op: &AstOp, right: &ast::Expr, d: usize) -> Result<Expr> {
+    let kop = match op {
+        AstOp::And => return logical(BinaryOp::And, op, left, right, d),
+        AstOp::Or => return logical(BinaryOp::Or, op, left, right, d),
+        AstOp::Plus => BinaryOp::Plus,
+        AstOp::Minus => BinaryOp::Minus,
+        AstOp::Multiply => BinaryOp::Multiply,
+        AstOp::Divide => BinaryOp::Divide,
+        AstOp::Modulo => BinaryOp::Modulo,
+        AstOp::Eq => BinaryOp::Eq,
+        AstOp::NotEq => BinaryOp::NotEq,
+        AstOp::Lt => BinaryOp::Lt,
+        AstOp::LtEq => BinaryOp::LtEq,
+        AstOp::Gt => BinaryOp::Gt,
+        AstOp::GtEq => BinaryOp::GtEq,
+        AstOp::Spaceship => BinaryOp::EqNullSafe,
+        AstOp::StringConcat => {
+            return Ok(Expr::UnresolvedFunction { name: "concat".into(), args: vec![lower(left, d)?, lower(right, d)?], distinct: false })
+        }
+        AstOp::MyIntegerDivide => return Err(unsupported("integer division `div`", e.span())),
+        other => return Err(unsupported(format!("operator {other}"), e.span())),
+    };
+    if matches!(kop, BinaryOp::Plus | BinaryOp::Minus) {
+        if let Some(folded) = fold_month_interval(e, left, kop, right, d)? {
+            return Ok(folded);
+        }
+    }
+    Ok(lower(left, d)?.binary(kop, lower(right, d)?))
+}
+
+/// `a AND b AND c ...` as Spark's parser builds it: the left-nested run of one operator is
+/// collected and rebuilt as a balanced tree (`((a AND b) AND c) AND (d AND e)` for five).
+fn logical(kop: BinaryOp, aop: &AstOp, left: &ast::Expr, right: &ast::Expr, d: usize) -> Result<Expr> {
+    let mut operands = vec![right];
+    let mut cur = left;
+    while let ast::Expr::BinaryOp { left: l, op, right: r } = cur {
+        if op != aop {
+            break;
+        }
+        operands.push(r.as_ref());
+        cur = l.as_ref();
+    }
+    operands.push(cur);
+    operands.reverse();
+    let exprs = operands.into_iter().map(|o| lower(o, d)).collect::<Result<Vec<_>>>()?;
+    balanced(kop, exprs).ok_or_else(|| KilnError::internal("empty AND/OR chain"))
+}
+
+fn balanced(op: BinaryOp, mut v: Vec<Expr>) -> Option<Expr> {
+    if v.len() <= 2 {
+        let r = v.pop()?;
+        return Some(match v.pop() {
+            Some(l) => l.binary(op, r),
+            None => r,
+        });
+    }
+    let right = v.split_off(v.len().div_ceil(2));
+    Some(balanced(op, v)?.binary(op, balanced(op, right)?))
+}
+
+/// `DATE 'd' ± INTERVAL 'n' YEAR|MONTH`, folded to a date literal: kiln's only interval value
+/// is a day count. None when `right` is not a year/month interval.
+fn fold_month_interval(e: &ast::Expr, left: &ast::Expr, op: BinaryOp, right: &ast::Expr, d: usize) -> Result<Option<Expr>> {
+    let ast::Expr::Interval(iv) = right else { return Ok(None) };
+    let Interval::Months(months) = interval(iv)? else { return Ok(None) };
+    match lower(left, d)? {
+        Expr::Literal(ScalarValue::Date32(days)) => {
+            let months = if op == BinaryOp::Minus { -months } else { months };
+            let date = add_months(days, months).ok_or_else(|| parse_error("date out of range after adding the INTERVAL", e.span()))?;
+            Ok(Some(lit(ScalarValue::Date32(date))))
+        }
+        _ => Err(unsupported("INTERVAL of years or months added to anything but a DATE literal", e.span())),
+    }
+}
+
+/// Spark's `add_months`: same day of month, clamped to the month's last day.
+fn add_months(days: i32, months: i64) -> Option<i32> {
+    let text = format_date(days);
+    let mut parts = text.splitn(3, '-');
+    let y: i64 = parts.next()?.parse().ok()?;
+    let m: i64 = parts.next()?.parse().ok()?;
+    let day: u32 = parts.next()?.parse().ok()?;
+    let total = y.checked_mul(12)?.checked_add(m - 1)?.checked_add(months)?;
+    let (ny, nm) = (total.div_euclid(12), total.rem_euclid(12) + 1);
+    if !(0..=9999).contains(&ny) {
+        return None;
+    }
+    (0..4).find_map(|k| day.checked_sub(k).and_then(|dd| parse_date(&format!("{ny:04}-{nm:02}-{dd:02}"))))
+}
+
+enum Interval {
+    Days(i64),
+    Months(i64),
+}
+
+/// `INTERVAL '90' DAY`, `INTERVAL 90 DAYS`, `INTERVAL '1' YEAR`, ... as days or months.
+fn interval(iv: &ast::Interval) -> Result<Interval> {
+    let span = iv.value.span();
+    if iv.last_field.is_some() || iv.leading_precision.is_some() || iv.fractional_seconds_precision.is_some() {
+        return Err(unsupported("INTERVAL ... TO ... (kiln supports one unit: YEAR, MONTH, WEEK or DAY)", span));
+    }
+    let text = match iv.value.as_ref() {
+        ast::Expr::Value(v) => match &v.value {
+            Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => s.trim().to_string(),
+            Value::Number(n, false) => n.clone(),
+            other => return Err(parse_error(format!("invalid INTERVAL value {other}"), span)),
+        },
+        other => return Err(unsupported(format!("INTERVAL of a non-literal value `{}`", snippet(other)), span)),
+    };
+    let Some(field) = &iv.leading_field else {
+        return Err(unsupported("INTERVAL without a unit", span));
+    };
+    let n: i64 = text.parse().map_err(|_| parse_error(format!("invalid INTERVAL value '{text}'"), span))?;
+    let overflow = || parse_error(format!("INTERVAL '{text}' {field} is out of range"), span);
+    Ok(match field {
+        DateTimeField::Year | DateTimeField::Years => Interval::Months(n.checked_mul(12).ok_or_else(overflow)?),
+        DateTimeField::Month | DateTimeField::Months => Interval::Months(n),
+        DateTimeField::Week(None) | DateTimeField::Weeks => Interval::Days(n.checked_mul(7).ok_or_else(overflow)?),
+        DateTimeField::Day | DateTimeField::Days => Interval::Days(n),
+        other => return Err(unsupported(format!("INTERVAL unit {other} (kiln supports YEAR, MONTH, WEEK, DAY)"), span)),
+    })
+}
+
+/// The function Spark's `EXTRACT(field FROM x)` means.
+fn extract_function(field: &DateTimeField, span: Span) -> Result<&'static str> {
+    Ok(match field {
+        DateTimeField::Year | DateTimeField::Years => "year",
+        DateTimeField::Quarter => "quarter",
+        DateTimeField::Month | DateTimeField::Months => "month",
+        DateTimeField::Week(None) | DateTimeField::Weeks => "weekofyear",
+        DateTimeField::Day | DateTimeField::Days => "day",
+        DateTimeField::DayOfWeek | DateTimeField::Dow => "dayofweek",
+        DateTimeField::DayOfYear | DateTimeField::Doy => "dayofyear",
+        DateTimeField::Hour | DateTimeField::Hours => "hour",
+        DateTimeField::Minute | DateTimeField::Minutes => "minute",
+        DateTimeField::Second | DateTimeField::Seconds => "second",
+        other => return Err(unsupported(format!("EXTRACT({other} FROM ...)"), span)),
+    })
+}
+
+fn function(f: &ast::Function, d: usize) -> Result<Expr> {
+    let span = f.name.span();
+    let name = object_name(&f.name)?;
+    if f.over.is_some() {
+        return Err(unsupported(format!("window function {name}(...) OVER (...)"), span));
+    }
+    if f.filter.is_some() {
+        return Err(unsupported(format!("{name}(...) FILTER (WHERE ...)"), span));
+    }
+    if !f.within_group.is_empty() {
+        return Err(unsupported(format!("{name}(...) WITHIN GROUP (...)"), span));
+    }
+    if f.null_treatment.is_some() {
+        return Err(unsupported(format!("{name}(...) IGNORE/RESPECT NULLS"), span));
+    }
+    if !matches!(f.parameters, FunctionArguments::None) {
+        return Err(unsupported(format!("parameterized function call {name}(...)(...)"), span));
+    }
+    let (args, distinct) = match &f.args {
+        FunctionArguments::None => (vec![], false),
+        FunctionArguments::Subquery(_) => return Err(unsupported("subquery as a function argument", span)),
+        FunctionArguments::List(list) => {
+            if !list.clauses.is_empty() {
+                return Err(unsupported(format!("clause inside {name}(...)"), span));
+            }
+            let distinct = matches!(list.duplicate_treatment, Some(DuplicateTreatment::Distinct));
+            let args = list.args.iter().map(|a| function_arg(a, &name, d, span)).collect::<Result<Vec<_>>>()?;
+            (args, distinct)
+        }
+    };
+    Ok(Expr::UnresolvedFunction { name, args, distinct })
+}
+
+fn function_arg(a: &FunctionArg, name: &str, d: usize, span: Span) -> Result<Expr> {
+    match a {
+        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => lower(e, d),
+        // Spark's parser turns count(*) into count(1).
+        FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if name.eq_ignore_ascii_case("count") => Ok(lit(ScalarValue::Int32(1))),
+        FunctionArg::Unnamed(FunctionArgExpr::Wildcard) => Ok(Expr::UnresolvedStar(None)),
+        FunctionArg::Unnamed(FunctionArgExpr::QualifiedWildcard(q)) => Ok(Expr::UnresolvedStar(Some(object_name(q)?))),
+        other => Err(unsupported(format!("function argument `{}` in {name}(...)", snippet(other)), span)),
+    }
+}
+
+fn value_literal(v: &Value, span: Span) -> Result<ScalarValue> {
+    Ok(match v {
+        Value::Number(n, long) => number(n, *long, false, span)?,
+        // Spark reads "double quotes" as a string literal too.
+        Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => ScalarValue::Utf8(s.clone()),
+        Value::Boolean(b) => ScalarValue::Boolean(*b),
+        Value::Null => ScalarValue::Null(DataType::Null),
+        other => return Err(unsupported(format!("literal {other}"), span)),
+    })
+}
+
+/// A numeric literal with Spark's types: int if it fits, else bigint, else decimal(p,0);
+/// `1.50` is decimal(3,2); `1e3` is double; `10L` is bigint.
+fn number(text: &str, long: bool, negative: bool, span: Span) -> Result<ScalarValue> {
+    let signed = if negative { format!("-{text}") } else { text.to_string() };
+    let bad = || parse_error(format!("invalid numeric literal {signed}"), span);
+    if long {
+        return signed.parse().map(ScalarValue::Int64).map_err(|_| parse_error(format!("bigint literal {signed} is out of range"), span));
+    }
+    if text.contains(['e', 'E']) {
+        return signed.parse::<f64>().ok().filter(|f| f.is_finite()).map(ScalarValue::Float64).ok_or_else(bad);
+    }
+    let (int, frac) = text.split_once('.').unwrap_or((text, ""));
+    if !text.contains('.') {
+        if let Ok(v) = signed.parse::<i64>() {
+            return Ok(match i32::try_from(v) {
+                Ok(i) => ScalarValue::Int32(i),
+                Err(_) => ScalarValue::Int64(v),
+            });
+        }
+    }
+    let digits = format!("{int}{frac}");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let significant = digits.trim_start_matches('0');
+    let precision = significant.len().max(1).max(frac.len());
+    if precision > MAX_DECIMAL_PRECISION as usize {
+        return Err(parse_error(format!("numeric literal {signed} exceeds the maximum decimal precision 38"), span));
+    }
+    let unscaled: i128 = if significant.is_empty() { 0 } else { significant.parse().map_err(|_| bad())? };
+    Ok(ScalarValue::Decimal(if negative { -unscaled } else { unscaled }, precision as u8, frac.len() as i8))
+}
+
+/// `DATE '1998-12-01'`; other typed literals are not supported.
+fn typed_string(ts: &ast::TypedString) -> Result<ScalarValue> {
+    let span = ts.value.span;
+    let text = match &ts.value.value {
+        Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => s,
+        other => return Err(unsupported(format!("typed literal {} {other}", ts.data_type), span)),
+    };
+    match &ts.data_type {
+        ast::DataType::Date => {
+            parse_date(text).map(ScalarValue::Date32).ok_or_else(|| parse_error(format!("invalid DATE literal '{text}'"), span))
+        }
+        other => Err(unsupported(format!("{other} literal"), span)),
+    }
+}
+
+/// A SQL type name as Spark reads it, as an Arrow type.
+pub(crate) fn sql_data_type(dt: &ast::DataType, span: Span) -> Result<DataType> {
+    use ast::DataType as T;
+    Ok(match dt {
+        T::Boolean | T::Bool => DataType::Boolean,
+        T::TinyInt(_) => DataType::Int8,
+        T::SmallInt(_) | T::Int2(_) => DataType::Int16,
+        T::Int(_) | T::Integer(_) | T::Int4(_) => DataType::Int32,
+        T::BigInt(_) | T::Int8(_) => DataType::Int64,
+        T::Float(ExactNumberInfo::None) | T::Real | T::Float4 => DataType::Float32,
+        T::Double(_) | T::DoublePrecision | T::Float8 | T::Float64 => DataType::Float64,
+        T::Decimal(info) | T::Numeric(info) | T::Dec(info) => {
+            let (p, s) = match *info {
+                ExactNumberInfo::None => (10, 0),
+                ExactNumberInfo::Precision(p) => (p, 0),
+                ExactNumberInfo::PrecisionAndScale(p, s) => (p, s),
+            };
+            if !(1..=MAX_DECIMAL_PRECISION as u64).contains(&p) || s < 0 || s as u64 > p {
+                return Err(parse_error(format!("invalid type {dt}: precision must be 1..38 and scale 0..precision"), span));
+            }
+            DataType::Decimal128(p as u8, s as i8)
+        }
+        T::String(_) | T::Text | T::Varchar(_) | T::Char(_) | T::Character(_) | T::CharacterVarying(_) | T::CharVarying(_) => {
+            DataType::Utf8
+        }
+        T::Date => DataType::Date32,
+        T::Custom(name, args) if args.is_empty() => match object_name(name)?.to_ascii_lowercase().as_str() {
+            "byte" => DataType::Int8,
+            "short" => DataType::Int16,
+            "long" => DataType::Int64,
+            _ => return Err(unsupported(format!("data type {dt}"), span)),
+        },
+        other => return Err(unsupported(format!("data type {other}"), span)),
+    })
+}

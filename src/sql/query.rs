@@ -1,0 +1,447 @@
+//! sqlparser queries to unresolved logical plans, built node for node as Spark's `AstBuilder`
+//! builds them: FROM, then WHERE (Filter), then Aggregate or Project, HAVING (Filter),
+//! DISTINCT, and on top ORDER BY (Sort) and LIMIT (GlobalLimit over LocalLimit).
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef};
+use arrow::datatypes::{DataType, Field, Schema};
+use arrow::record_batch::RecordBatch;
+use sqlparser::ast::{
+    self, Distinct, GroupByExpr, JoinConstraint, JoinOperator, LimitClause, OrderByKind, OrderBySort, SelectItem,
+    SelectItemQualifiedWildcardKind, SetExpr, Spanned, TableFactor, WildcardAdditionalOptions,
+};
+use sqlparser::tokenizer::Span;
+
+use super::expr::{convert_expr, object_name, object_name_parts, snippet};
+use super::{parse_error, unsupported};
+use crate::error::Result;
+use crate::expr::{Attribute, Expr, SortOrder};
+use crate::plan::{JoinType, LogicalPlan};
+use crate::types::{spark_type_name, wider_type, ScalarValue};
+
+/// The alias Spark gives a FROM subquery written without one.
+const AUTO_SUBQUERY_ALIAS: &str = "__auto_generated_subquery_name";
+
+/// Plans queries; holds the CTEs in scope (innermost last) so references can be inlined.
+#[derive(Default)]
+pub(crate) struct QueryPlanner {
+    ctes: Vec<(String, LogicalPlan)>,
+}
+
+impl QueryPlanner {
+    pub(crate) fn new() -> QueryPlanner {
+        QueryPlanner::default()
+    }
+
+    /// A full query: WITH, body, ORDER BY, LIMIT.
+    pub(crate) fn plan_query(&mut self, q: &ast::Query) -> Result<LogicalPlan> {
+        // Spans are computed only for errors: `span()` walks the whole subtree.
+        if q.fetch.is_some() {
+            return Err(unsupported("FETCH (use LIMIT)", q.span()));
+        }
+        if !q.locks.is_empty() || q.for_clause.is_some() || q.settings.is_some() || q.format_clause.is_some() {
+            return Err(unsupported("FOR / SETTINGS / FORMAT clause on a query", q.span()));
+        }
+        if !q.pipe_operators.is_empty() {
+            return Err(unsupported("pipe syntax |>", q.span()));
+        }
+        let scope = self.ctes.len();
+        let result = self.with_clause(q).and_then(|()| self.plan_query_body(q));
+        self.ctes.truncate(scope);
+        result
+    }
+
+    /// Plans each CTE in order (a later one may read an earlier one) and brings it into scope.
+    fn with_clause(&mut self, q: &ast::Query) -> Result<()> {
+        let Some(with) = &q.with else { return Ok(()) };
+        if with.recursive {
+            return Err(unsupported("WITH RECURSIVE", q.span()));
+        }
+        for cte in &with.cte_tables {
+            let span = cte.alias.name.span;
+            if !cte.alias.columns.is_empty() {
+                return Err(unsupported(format!("column list on WITH {}(...)", cte.alias.name.value), span));
+            }
+            if cte.materialized.is_some() || cte.from.is_some() {
+                return Err(unsupported("MATERIALIZED common table expression", span));
+            }
+            let plan = self.plan_query(&cte.query)?;
+            self.ctes.push((cte.alias.name.value.clone(), plan));
+        }
+        Ok(())
+    }
+
+    fn plan_query_body(&mut self, q: &ast::Query) -> Result<LogicalPlan> {
+        let mut plan = self.plan_set_expr(&q.body)?;
+        if let Some(order_by) = &q.order_by {
+            let order = sort_orders(order_by)?;
+            plan = LogicalPlan::Sort { order, global: true, child: Arc::new(plan) };
+        }
+        if let Some(limit) = &q.limit_clause {
+            if let Some(n) = limit_value(limit)? {
+                let local = LogicalPlan::LocalLimit { limit: n, child: Arc::new(plan) };
+                plan = LogicalPlan::GlobalLimit { limit: n, child: Arc::new(local) };
+            }
+        }
+        Ok(plan)
+    }
+
+    fn plan_set_expr(&mut self, body: &SetExpr) -> Result<LogicalPlan> {
+        match body {
+            SetExpr::Select(s) => self.plan_select(s),
+            SetExpr::Query(q) => self.plan_query(q),
+            SetExpr::SetOperation { op, set_quantifier, .. } => {
+                let quantifier = set_quantifier.to_string();
+                let sep = if quantifier.is_empty() { "" } else { " " };
+                Err(unsupported(format!("set operation {op}{sep}{quantifier}"), body.span()))
+            }
+            SetExpr::Values(v) => values_relation(v, &[], body.span()),
+            other => Err(unsupported(format!("query body `{}`", snippet(other)), other.span())),
+        }
+    }
+
+    fn plan_select(&mut self, s: &ast::Select) -> Result<LogicalPlan> {
+        reject_select_clauses(s)?;
+        let mut plan = self.plan_from(&s.from)?;
+        if let Some(w) = &s.selection {
+            plan = LogicalPlan::Filter { condition: convert_expr(w)?, child: Arc::new(plan) };
+        }
+        let list = s.projection.iter().map(select_item).collect::<Result<Vec<_>>>()?;
+        let grouping = match &s.group_by {
+            GroupByExpr::Expressions(exprs, modifiers) => {
+                if !modifiers.is_empty() {
+                    return Err(unsupported("GROUP BY ... WITH ROLLUP/CUBE/TOTALS", s.span()));
+                }
+                exprs.iter().map(convert_expr).collect::<Result<Vec<_>>>()?
+            }
+            GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL", s.span())),
+        };
+        let having = s.having.as_ref().map(convert_expr).transpose()?;
+        // HAVING without GROUP BY is a global aggregate, as in Spark.
+        let aggregate = !grouping.is_empty() || having.is_some() || list.iter().any(Expr::contains_aggregate);
+        plan = if aggregate {
+            LogicalPlan::Aggregate { grouping, aggregates: list, child: Arc::new(plan) }
+        } else {
+            LogicalPlan::Project { list, child: Arc::new(plan) }
+        };
+        if let Some(condition) = having {
+            plan = LogicalPlan::Filter { condition, child: Arc::new(plan) };
+        }
+        match &s.distinct {
+            None | Some(Distinct::All) => {}
+            Some(Distinct::Distinct) => plan = LogicalPlan::Distinct { child: Arc::new(plan) },
+            Some(Distinct::On(_)) => return Err(unsupported("SELECT DISTINCT ON (...)", s.span())),
+        }
+        Ok(plan)
+    }
+
+    /// Comma-separated FROM items are inner joins without a condition, left-deep.
+    fn plan_from(&mut self, from: &[ast::TableWithJoins]) -> Result<LogicalPlan> {
+        let mut plan: Option<LogicalPlan> = None;
+        for twj in from {
+            let right = self.plan_table_with_joins(twj)?;
+            plan = Some(match plan {
+                None => right,
+                Some(left) => join(left, right, JoinType::Inner, None, vec![]),
+            });
+        }
+        Ok(plan.unwrap_or(LogicalPlan::OneRowRelation))
+    }
+
+    fn plan_table_with_joins(&mut self, twj: &ast::TableWithJoins) -> Result<LogicalPlan> {
+        let mut plan = self.plan_factor(&twj.relation)?;
+        for j in &twj.joins {
+            let span = j.relation.span();
+            let right = self.plan_factor(&j.relation)?;
+            let (join_type, constraint) = join_kind(&j.join_operator, span)?;
+            let (condition, using) = match constraint {
+                JoinConstraint::On(e) => (Some(convert_expr(e)?), vec![]),
+                JoinConstraint::Using(names) => {
+                    let cols = names.iter().map(|n| object_name_parts(n).map(|p| p.join("."))).collect::<Result<Vec<_>>>()?;
+                    (None, cols)
+                }
+                JoinConstraint::None => (None, vec![]),
+                JoinConstraint::Natural => return Err(unsupported("NATURAL JOIN (use USING or ON)", span)),
+                JoinConstraint::UsingAlias(..) => return Err(unsupported("JOIN ... USING (...) AS alias", span)),
+            };
+            plan = join(plan, right, join_type, condition, using);
+        }
+        Ok(plan)
+    }
+
+    fn plan_factor(&mut self, factor: &TableFactor) -> Result<LogicalPlan> {
+        let span = factor.span();
+        match factor {
+            TableFactor::Table {
+                name,
+                alias,
+                args,
+                with_hints,
+                version,
+                with_ordinality,
+                partitions,
+                json_path,
+                sample,
+                index_directives,
+                inheritance,
+            } => {
+                if args.is_some() {
+                    return Err(unsupported(format!("table-valued function {name}(...)"), span));
+                }
+                if sample.is_some() {
+                    return Err(unsupported("TABLESAMPLE", span));
+                }
+                if !with_hints.is_empty()
+                    || version.is_some()
+                    || *with_ordinality
+                    || !partitions.is_empty()
+                    || json_path.is_some()
+                    || !index_directives.is_empty()
+                    || inheritance.is_some()
+                {
+                    return Err(unsupported(format!("table modifiers in `{}`", snippet(factor)), span));
+                }
+                let parts = object_name_parts(name)?;
+                let base = match self.cte(&parts) {
+                    Some((cte_name, plan)) => LogicalPlan::SubqueryAlias { alias: cte_name, child: Arc::new(plan) },
+                    None => LogicalPlan::UnresolvedRelation { name: parts },
+                };
+                with_alias(base, alias.as_ref())
+            }
+            TableFactor::Derived { lateral, subquery, alias, sample } => {
+                if *lateral {
+                    return Err(unsupported("LATERAL subquery", span));
+                }
+                if sample.is_some() {
+                    return Err(unsupported("TABLESAMPLE", span));
+                }
+                let columns: Vec<String> = alias.iter().flat_map(|a| a.columns.iter().map(|c| c.name.value.clone())).collect();
+                let plan = match subquery.body.as_ref() {
+                    // `VALUES ... AS t(a, b)`: the column names belong to the inline table.
+                    SetExpr::Values(v) if subquery.with.is_none() && subquery.order_by.is_none() && subquery.limit_clause.is_none() => {
+                        values_relation(v, &columns, span)?
+                    }
+                    _ if !columns.is_empty() => rename_outputs(self.plan_query(subquery)?, &columns, span)?,
+                    _ => self.plan_query(subquery)?,
+                };
+                let name = alias.as_ref().map(|a| a.name.value.clone()).unwrap_or_else(|| AUTO_SUBQUERY_ALIAS.to_string());
+                Ok(LogicalPlan::SubqueryAlias { alias: name, child: Arc::new(plan) })
+            }
+            TableFactor::NestedJoin { table_with_joins, alias } => {
+                let plan = self.plan_table_with_joins(table_with_joins)?;
+                with_alias(plan, alias.as_ref())
+            }
+            other => Err(unsupported(format!("FROM item `{}`", snippet(other)), span)),
+        }
+    }
+
+    /// The innermost CTE named `parts` (a one-part name), with the name as written in WITH.
+    fn cte(&self, parts: &[String]) -> Option<(String, LogicalPlan)> {
+        let [name] = parts else { return None };
+        self.ctes.iter().rev().find(|(n, _)| n.eq_ignore_ascii_case(name)).cloned()
+    }
+}
+
+/// `(query) AS t(a, b)`: renames the query's select list in place. Spark keeps an
+/// `UnresolvedSubqueryColumnAliases` node, which kiln does not have.
+fn rename_outputs(plan: LogicalPlan, names: &[String], span: Span) -> Result<LogicalPlan> {
+    let rename = |list: Vec<Expr>| -> Result<Vec<Expr>> {
+        if list.len() != names.len() || list.iter().any(|e| matches!(e, Expr::UnresolvedStar(_))) {
+            return Err(unsupported(format!("{} column aliases for a subquery with {} columns or a *", names.len(), list.len()), span));
+        }
+        Ok(list.into_iter().zip(names).map(|(e, n)| e.unalias().clone().alias(n.clone())).collect())
+    };
+    let under = |child: Arc<LogicalPlan>| rename_outputs(child.as_ref().clone(), names, span).map(Arc::new);
+    Ok(match plan {
+        LogicalPlan::Project { list, child } => LogicalPlan::Project { list: rename(list)?, child },
+        LogicalPlan::Aggregate { grouping, aggregates, child } => {
+            LogicalPlan::Aggregate { grouping, aggregates: rename(aggregates)?, child }
+        }
+        LogicalPlan::Distinct { child } => LogicalPlan::Distinct { child: under(child)? },
+        LogicalPlan::GlobalLimit { limit, child } => LogicalPlan::GlobalLimit { limit, child: under(child)? },
+        LogicalPlan::LocalLimit { limit, child } => LogicalPlan::LocalLimit { limit, child: under(child)? },
+        _ => return Err(unsupported("column aliases on a FROM subquery with ORDER BY or HAVING", span)),
+    })
+}
+
+fn join(left: LogicalPlan, right: LogicalPlan, join_type: JoinType, condition: Option<Expr>, using: Vec<String>) -> LogicalPlan {
+    LogicalPlan::Join { left: Arc::new(left), right: Arc::new(right), join_type, condition, using }
+}
+
+fn with_alias(plan: LogicalPlan, alias: Option<&ast::TableAlias>) -> Result<LogicalPlan> {
+    let Some(alias) = alias else { return Ok(plan) };
+    if !alias.columns.is_empty() {
+        return Err(unsupported(format!("column aliases on table alias {}(...)", alias.name.value), alias.name.span));
+    }
+    Ok(LogicalPlan::SubqueryAlias { alias: alias.name.value.clone(), child: Arc::new(plan) })
+}
+
+fn join_kind(op: &JoinOperator, span: Span) -> Result<(JoinType, &JoinConstraint)> {
+    Ok(match op {
+        JoinOperator::Join(c) | JoinOperator::Inner(c) => (JoinType::Inner, c),
+        JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (JoinType::LeftOuter, c),
+        JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (JoinType::RightOuter, c),
+        JoinOperator::FullOuter(c) => (JoinType::FullOuter, c),
+        JoinOperator::CrossJoin(c) => (JoinType::Cross, c),
+        JoinOperator::Semi(c) | JoinOperator::LeftSemi(c) => (JoinType::LeftSemi, c),
+        JoinOperator::Anti(c) | JoinOperator::LeftAnti(c) => (JoinType::LeftAnti, c),
+        JoinOperator::RightSemi(_) => return Err(unsupported("RIGHT SEMI JOIN", span)),
+        JoinOperator::RightAnti(_) => return Err(unsupported("RIGHT ANTI JOIN", span)),
+        JoinOperator::CrossApply | JoinOperator::OuterApply => return Err(unsupported("CROSS/OUTER APPLY", span)),
+        JoinOperator::AsOf { .. } => return Err(unsupported("ASOF JOIN", span)),
+        JoinOperator::StraightJoin(_) => return Err(unsupported("STRAIGHT_JOIN", span)),
+        _ => return Err(unsupported("ARRAY JOIN", span)),
+    })
+}
+
+/// Clauses of other dialects (or of Spark beyond kiln) that must not be silently dropped.
+fn reject_select_clauses(s: &ast::Select) -> Result<()> {
+    let found = [
+        (s.top.is_some(), "SELECT TOP"),
+        (s.into.is_some(), "SELECT INTO"),
+        (s.exclude.is_some(), "SELECT * EXCLUDE"),
+        (s.select_modifiers.is_some(), "SELECT modifiers"),
+        (!s.lateral_views.is_empty(), "LATERAL VIEW"),
+        (s.prewhere.is_some(), "PREWHERE"),
+        (!s.connect_by.is_empty(), "CONNECT BY"),
+        (!s.cluster_by.is_empty(), "CLUSTER BY"),
+        (!s.distribute_by.is_empty(), "DISTRIBUTE BY"),
+        (!s.sort_by.is_empty(), "SORT BY"),
+        (!s.named_window.is_empty(), "WINDOW clause"),
+        (s.qualify.is_some(), "QUALIFY"),
+        (s.value_table_mode.is_some(), "SELECT AS VALUE/STRUCT"),
+    ];
+    match found.iter().find(|(present, _)| *present) {
+        Some((_, what)) => Err(unsupported(*what, s.span())),
+        None => Ok(()),
+    }
+}
+
+fn select_item(item: &SelectItem) -> Result<Expr> {
+    match item {
+        SelectItem::UnnamedExpr(e) => convert_expr(e),
+        SelectItem::ExprWithAlias { expr, alias } => Ok(convert_expr(expr)?.alias(alias.value.clone())),
+        SelectItem::Wildcard(opts) => {
+            plain_wildcard(opts, item)?;
+            Ok(Expr::UnresolvedStar(None))
+        }
+        SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(name), opts) => {
+            plain_wildcard(opts, item)?;
+            Ok(Expr::UnresolvedStar(Some(object_name(name)?)))
+        }
+        other => Err(unsupported(format!("select item `{}`", snippet(other)), other.span())),
+    }
+}
+
+fn plain_wildcard(opts: &WildcardAdditionalOptions, item: &SelectItem) -> Result<()> {
+    let plain = opts.opt_ilike.is_none()
+        && opts.opt_exclude.is_none()
+        && opts.opt_except.is_none()
+        && opts.opt_replace.is_none()
+        && opts.opt_rename.is_none()
+        && opts.opt_alias.is_none();
+    if plain {
+        Ok(())
+    } else {
+        Err(unsupported(format!("`{}` (only a plain * is supported)", snippet(item)), item.span()))
+    }
+}
+
+/// Spark's defaults: ascending; NULLS FIRST when ascending, NULLS LAST when descending.
+fn sort_orders(order_by: &ast::OrderBy) -> Result<Vec<SortOrder>> {
+    if order_by.interpolate.is_some() {
+        return Err(unsupported("ORDER BY ... INTERPOLATE", Span::empty()));
+    }
+    let items = match &order_by.kind {
+        OrderByKind::Expressions(items) => items,
+        OrderByKind::All(_) => return Err(unsupported("ORDER BY ALL", Span::empty())),
+    };
+    items
+        .iter()
+        .map(|item| {
+            if item.with_fill.is_some() {
+                return Err(unsupported("ORDER BY ... WITH FILL", item.expr.span()));
+            }
+            let ascending = match &item.options.sort {
+                None | Some(OrderBySort::Asc) => true,
+                Some(OrderBySort::Desc) => false,
+                Some(OrderBySort::Using(_)) => return Err(unsupported("ORDER BY ... USING operator", item.expr.span())),
+            };
+            let nulls_first = item.options.nulls_first.unwrap_or(ascending);
+            Ok(SortOrder { expr: convert_expr(&item.expr)?, ascending, nulls_first })
+        })
+        .collect()
+}
+
+/// The row count of `LIMIT n`; None for `LIMIT ALL`.
+fn limit_value(limit: &LimitClause) -> Result<Option<usize>> {
+    let (limit, offset, limit_by) = match limit {
+        LimitClause::LimitOffset { limit, offset, limit_by } => (limit, offset, limit_by),
+        LimitClause::OffsetCommaLimit { offset, .. } => {
+            return Err(unsupported("LIMIT offset, count (use LIMIT count)", offset.span()))
+        }
+    };
+    if let Some(offset) = offset {
+        return Err(unsupported("OFFSET", offset.value.span()));
+    }
+    if let Some(by) = limit_by.first() {
+        return Err(unsupported("LIMIT ... BY", by.span()));
+    }
+    let Some(e) = limit else { return Ok(None) };
+    let n = match convert_expr(e)? {
+        Expr::Literal(ScalarValue::Int32(n)) => usize::try_from(n).ok(),
+        Expr::Literal(ScalarValue::Int64(n)) => usize::try_from(n).ok(),
+        _ => None,
+    };
+    n.map(Some).ok_or_else(|| parse_error(format!("LIMIT needs a non-negative integer literal, found `{e}`"), e.span()))
+}
+
+/// Inline rows (`VALUES (1, 'a'), (2, 'b')`) as a LocalRelation. Columns are named
+/// `col1, col2, ...` as Spark names them unless `names` are given; each column takes the
+/// wider type of its values.
+pub(crate) fn values_relation(values: &ast::Values, names: &[String], span: Span) -> Result<LogicalPlan> {
+    let mut rows: Vec<Vec<ScalarValue>> = Vec::with_capacity(values.rows.len());
+    for row in &values.rows {
+        let mut out = Vec::with_capacity(row.content.len());
+        for e in row.content.iter() {
+            match convert_expr(e)? {
+                Expr::Literal(v) => out.push(v),
+                other => return Err(unsupported(format!("non-literal value {other} in VALUES"), e.span())),
+            }
+        }
+        rows.push(out);
+    }
+    let width = rows.first().map(Vec::len).unwrap_or(0);
+    if let Some(bad) = rows.iter().find(|r| r.len() != width) {
+        return Err(parse_error(format!("VALUES rows have different numbers of columns ({width} and {})", bad.len()), span));
+    }
+    if !names.is_empty() && names.len() != width {
+        return Err(parse_error(format!("{} column names given for VALUES with {width} columns", names.len()), span));
+    }
+    let mut output = Vec::with_capacity(width);
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(width);
+    for c in 0..width {
+        let cells: Vec<&ScalarValue> = rows.iter().filter_map(|r| r.get(c)).collect();
+        let mut dt = DataType::Null;
+        for v in &cells {
+            dt = wider_type(&dt, &v.data_type()).ok_or_else(|| {
+                parse_error(
+                    format!("VALUES column {} mixes {} and {}", c + 1, spark_type_name(&dt), spark_type_name(&v.data_type())),
+                    span,
+                )
+            })?;
+        }
+        let arrays = cells
+            .iter()
+            .map(|v| Ok(arrow::compute::cast(&v.to_array(1)?, &dt)?))
+            .collect::<Result<Vec<ArrayRef>>>()?;
+        let refs: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
+        columns.push(arrow::compute::concat(&refs)?);
+        let name = names.get(c).cloned().unwrap_or_else(|| format!("col{}", c + 1));
+        output.push(Attribute::new(name, dt, cells.iter().any(|v| v.is_null())));
+    }
+    let schema = Schema::new(output.iter().map(|a: &Attribute| Field::new(&a.name, a.data_type.clone(), a.nullable)).collect::<Vec<_>>());
+    let batch = RecordBatch::try_new(Arc::new(schema), columns)?;
+    Ok(LogicalPlan::LocalRelation { output, data: vec![batch] })
+}

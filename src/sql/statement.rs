@@ -1,0 +1,303 @@
+//! One `;`-separated statement: Spark's own command forms (SET, EXPLAIN [mode], CREATE
+//! TEMPORARY VIEW .. USING) are read from the tokens; the rest goes through sqlparser.
+
+use sqlparser::ast::{self, ColumnOption, ObjectType, TableObject};
+use sqlparser::dialect::SparkSqlDialect;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan};
+
+use super::expr::{object_name, object_name_parts, sql_data_type};
+use super::query::QueryPlanner;
+use super::{parse_error, parser_error, tokens_span, unsupported, Statement, ViewSource};
+use crate::error::Result;
+use crate::explain::ExplainMode;
+
+/// Parses the tokens of one statement (no `;` inside). `text` is the whole input, for slicing.
+pub(crate) fn parse_segment(text: &str, tokens: &[TokenWithSpan]) -> Result<Vec<Statement>> {
+    let mut c = Cursor { tokens, pos: 0 };
+    if c.eat_keyword("SET") {
+        return set_command(text, c.rest()).map(|s| vec![s]);
+    }
+    if c.eat_keyword("EXPLAIN") {
+        return explain(text, c).map(|s| vec![s]);
+    }
+    if let Some(view) = create_view_using(tokens) {
+        return view.map(|s| vec![s]);
+    }
+    let lead = c.peek().map(|t| t.token.to_string().to_uppercase()).unwrap_or_default();
+    let dialect = SparkSqlDialect {};
+    let parsed = Parser::new(&dialect).with_tokens_with_locations(tokens.to_vec()).parse_statements().map_err(parser_error)?;
+    let mut out = vec![];
+    for s in &parsed {
+        out.extend(convert_statement(s, &lead, tokens_span(tokens))?);
+    }
+    Ok(out)
+}
+
+/// Walks the non-whitespace tokens of a statement.
+struct Cursor<'a> {
+    tokens: &'a [TokenWithSpan],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn peek(&mut self) -> Option<&'a TokenWithSpan> {
+        while matches!(self.tokens.get(self.pos).map(|t| &t.token), Some(Token::Whitespace(_))) {
+            self.pos += 1;
+        }
+        self.tokens.get(self.pos).filter(|t| t.token != Token::EOF)
+    }
+    fn next(&mut self) -> Option<&'a TokenWithSpan> {
+        let t = self.peek()?;
+        self.pos += 1;
+        Some(t)
+    }
+    fn peek_keyword(&mut self, kw: &str) -> bool {
+        matches!(self.peek(), Some(TokenWithSpan { token: Token::Word(w), .. }) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(kw))
+    }
+    fn eat_keyword(&mut self, kw: &str) -> bool {
+        let found = self.peek_keyword(kw);
+        if found {
+            self.pos += 1;
+        }
+        found
+    }
+    fn eat(&mut self, token: &Token) -> bool {
+        let found = self.peek().is_some_and(|t| &t.token == token);
+        if found {
+            self.pos += 1;
+        }
+        found
+    }
+    fn rest(&self) -> &'a [TokenWithSpan] {
+        self.tokens.get(self.pos..).unwrap_or(&[])
+    }
+    /// Where the next token is, for error messages.
+    fn span(&mut self) -> Span {
+        self.peek().map(|t| t.span).unwrap_or(Span::empty())
+    }
+    /// A possibly dotted name: `orders`, `db.orders`, `` `my view` ``.
+    fn name(&mut self) -> Option<String> {
+        let mut parts = vec![word(self.next()?)?];
+        while self.eat(&Token::Period) {
+            parts.push(word(self.next()?)?);
+        }
+        Some(parts.join("."))
+    }
+}
+
+fn word(t: &TokenWithSpan) -> Option<String> {
+    match &t.token {
+        Token::Word(w) => Some(w.value.clone()),
+        _ => None,
+    }
+}
+
+/// `SET key = value` / `SET key`. Spark reads both sides as raw text (`spark.sql.x=10MB`),
+/// so they are sliced from the source; a quoted value or backquoted key loses its quotes.
+fn set_command(text: &str, rest: &[TokenWithSpan]) -> Result<Statement> {
+    let eq = rest.iter().position(|t| t.token == Token::Eq);
+    let (key_tokens, value_tokens) = match eq {
+        Some(i) => (rest.get(..i).unwrap_or(&[]), rest.get(i + 1..)),
+        None => (rest, None),
+    };
+    let key = raw_text(text, key_tokens);
+    if key.is_empty() {
+        return Err(unsupported("SET without a key (listing every setting)", tokens_span(rest)));
+    }
+    let value = value_tokens.map(|v| raw_text(text, v));
+    Ok(Statement::SetConfig { key, value })
+}
+
+/// The source text a token run covers, trimmed; one quoted token gives its unquoted value.
+fn raw_text(text: &str, tokens: &[TokenWithSpan]) -> String {
+    let mut sig = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF));
+    if let (Some(only), None) = (sig.next(), sig.next()) {
+        match &only.token {
+            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => return s.clone(),
+            Token::Word(w) if w.quote_style.is_some() => return w.value.clone(),
+            _ => {}
+        }
+    }
+    let span = tokens_span(tokens);
+    match (byte_offset(text, span.start), byte_offset(text, span.end)) {
+        (Some(a), Some(b)) if a <= b => text.get(a..b).unwrap_or("").trim().to_string(),
+        _ => String::new(),
+    }
+}
+
+/// The byte offset of a 1-based line/column (columns count characters).
+fn byte_offset(text: &str, loc: Location) -> Option<usize> {
+    let line = usize::try_from(loc.line).ok()?.checked_sub(1)?;
+    let line_start = if line == 0 { 0 } else { text.match_indices('\n').nth(line - 1)?.0 + 1 };
+    let rest = text.get(line_start..)?;
+    let col = usize::try_from(loc.column).ok()?.checked_sub(1)?;
+    rest.char_indices().map(|(i, _)| i).chain(std::iter::once(rest.len())).nth(col).map(|i| line_start + i)
+}
+
+/// `EXPLAIN [EXTENDED | CODEGEN | COST | FORMATTED] query`.
+fn explain(text: &str, mut c: Cursor) -> Result<Statement> {
+    let modes = [
+        ("EXTENDED", ExplainMode::Extended),
+        ("CODEGEN", ExplainMode::Codegen),
+        ("COST", ExplainMode::Cost),
+        ("FORMATTED", ExplainMode::Formatted),
+    ];
+    let mode = modes.iter().find(|(kw, _)| c.eat_keyword(kw)).map(|(_, m)| *m).unwrap_or(ExplainMode::Simple);
+    let span = c.span();
+    if c.peek().is_none() {
+        return Err(parse_error("EXPLAIN needs a query", span));
+    }
+    let mut inner = parse_segment(text, c.rest())?;
+    match (inner.pop(), inner.is_empty()) {
+        (Some(Statement::Query(query)), true) => Ok(Statement::Explain { mode, query }),
+        _ => Err(unsupported("EXPLAIN of a statement other than a query", span)),
+    }
+}
+
+/// `CREATE [OR REPLACE] TEMP[ORARY] VIEW name USING format [OPTIONS (k 'v', ...)]`, or None
+/// when the tokens are some other CREATE (sqlparser parses those).
+fn create_view_using(tokens: &[TokenWithSpan]) -> Option<Result<Statement>> {
+    let mut c = Cursor { tokens, pos: 0 };
+    if !c.eat_keyword("CREATE") {
+        return None;
+    }
+    let replace = c.eat_keyword("OR") && c.eat_keyword("REPLACE");
+    let global = c.eat_keyword("GLOBAL");
+    if !(c.eat_keyword("TEMPORARY") || c.eat_keyword("TEMP")) || !c.eat_keyword("VIEW") {
+        return None;
+    }
+    let name = c.name()?;
+    let span = c.span();
+    if !c.eat_keyword("USING") {
+        return None;
+    }
+    if global {
+        return Some(Err(unsupported("GLOBAL TEMPORARY VIEW", span)));
+    }
+    Some(view_using_rest(c, name, replace))
+}
+
+fn view_using_rest(mut c: Cursor, name: String, replace: bool) -> Result<Statement> {
+    let span = c.span();
+    let format = c.next().and_then(word).ok_or_else(|| parse_error("expected a data source format after USING", span))?;
+    if !format.eq_ignore_ascii_case("parquet") {
+        return Err(unsupported(format!("data source format {format} (kiln reads parquet)"), span));
+    }
+    let mut path = None;
+    if c.eat_keyword("OPTIONS") {
+        let span = c.span();
+        if !c.eat(&Token::LParen) {
+            return Err(parse_error("expected ( after OPTIONS", span));
+        }
+        while !c.eat(&Token::RParen) {
+            let span = c.span();
+            let key = match c.peek().map(|t| &t.token) {
+                Some(Token::SingleQuotedString(s)) => {
+                    let s = s.clone();
+                    c.next();
+                    s
+                }
+                _ => c.name().ok_or_else(|| parse_error("expected an option name", span))?,
+            };
+            c.eat(&Token::Eq);
+            let span = c.span();
+            let value = match c.next().map(|t| &t.token) {
+                Some(Token::SingleQuotedString(s) | Token::DoubleQuotedString(s)) => s.clone(),
+                _ => return Err(parse_error(format!("expected a quoted value for option {key}"), span)),
+            };
+            if !key.eq_ignore_ascii_case("path") {
+                return Err(unsupported(format!("parquet option {key} (kiln reads only path)"), span));
+            }
+            path = Some(value);
+            let span = c.span();
+            if !c.eat(&Token::Comma) && !c.peek().is_some_and(|t| t.token == Token::RParen) {
+                return Err(parse_error("expected , or ) in OPTIONS", span));
+            }
+        }
+    }
+    if let Some(t) = c.peek() {
+        return Err(parse_error(format!("unexpected {} after the view definition", t.token), t.span));
+    }
+    let path = path.ok_or_else(|| parse_error(format!("CREATE TEMPORARY VIEW {name} USING parquet needs OPTIONS (path '...')"), span))?;
+    Ok(Statement::CreateTempView { name, source: ViewSource::Parquet { path }, replace })
+}
+
+/// A statement sqlparser parsed. `lead` is its first keyword, to name unsupported statements.
+fn convert_statement(s: &ast::Statement, lead: &str, span: Span) -> Result<Vec<Statement>> {
+    Ok(vec![match s {
+        ast::Statement::Query(q) => Statement::Query(QueryPlanner::new().plan_query(q)?),
+        ast::Statement::CreateView(v) => create_view(v, span)?,
+        ast::Statement::CreateTable(t) => create_table(t, span)?,
+        ast::Statement::Insert(i) => insert(i, span)?,
+        ast::Statement::Drop { object_type: ObjectType::Table | ObjectType::View, if_exists, names, .. } => {
+            return names
+                .iter()
+                .map(|n| Ok(Statement::DropTable { name: object_name(n)?, if_exists: *if_exists }))
+                .collect();
+        }
+        ast::Statement::Drop { object_type, .. } => return Err(unsupported(format!("DROP {object_type}"), span)),
+        _ => return Err(unsupported(format!("{lead} statement"), span)),
+    }])
+}
+
+fn create_view(v: &ast::CreateView, span: Span) -> Result<Statement> {
+    if !v.temporary {
+        return Err(unsupported("CREATE VIEW without TEMPORARY (kiln has only temporary views)", span));
+    }
+    if v.materialized || v.or_alter || v.if_not_exists || !v.columns.is_empty() || v.to.is_some() {
+        return Err(unsupported("CREATE TEMPORARY VIEW with MATERIALIZED / IF NOT EXISTS / a column list", span));
+    }
+    let plan = QueryPlanner::new().plan_query(&v.query)?;
+    Ok(Statement::CreateTempView { name: object_name(&v.name)?, source: ViewSource::Query(plan), replace: v.or_replace })
+}
+
+fn create_table(t: &ast::CreateTable, span: Span) -> Result<Statement> {
+    if t.query.is_some() {
+        return Err(unsupported("CREATE TABLE ... AS SELECT", span));
+    }
+    if t.hive_formats.is_some() || t.location.is_some() || t.file_format.is_some() || t.external {
+        return Err(unsupported("CREATE TABLE with USING / STORED AS / LOCATION (kiln creates in-memory tables)", span));
+    }
+    if t.or_replace || t.temporary || t.like.is_some() || t.clone.is_some() || t.partition_by.is_some() || !t.constraints.is_empty() {
+        return Err(unsupported("CREATE TABLE with OR REPLACE / TEMPORARY / LIKE / PARTITIONED BY / constraints", span));
+    }
+    if t.columns.is_empty() {
+        return Err(parse_error("CREATE TABLE needs a column list", span));
+    }
+    let mut columns = Vec::with_capacity(t.columns.len());
+    for col in &t.columns {
+        let mut nullable = true;
+        for opt in &col.options {
+            match &opt.option {
+                ColumnOption::NotNull => nullable = false,
+                ColumnOption::Null => nullable = true,
+                ColumnOption::Comment(_) => {}
+                other => return Err(unsupported(format!("column option {other} on {}", col.name.value), col.name.span)),
+            }
+        }
+        columns.push((col.name.value.clone(), sql_data_type(&col.data_type, col.name.span)?, nullable));
+    }
+    Ok(Statement::CreateTable { name: object_name(&t.name)?, columns, if_not_exists: t.if_not_exists })
+}
+
+fn insert(i: &ast::Insert, span: Span) -> Result<Statement> {
+    if i.overwrite {
+        return Err(unsupported("INSERT OVERWRITE", span));
+    }
+    if i.partitioned.is_some() || i.or.is_some() || i.ignore || i.on.is_some() || i.returning.is_some() || i.table_alias.is_some() {
+        return Err(unsupported("INSERT with PARTITION / OR / IGNORE / ON / RETURNING / an alias", span));
+    }
+    if !i.assignments.is_empty() || !i.after_columns.is_empty() || i.by_name {
+        return Err(unsupported("INSERT with SET / BY NAME", span));
+    }
+    let TableObject::TableName(table) = &i.table else {
+        return Err(unsupported("INSERT INTO a table function", span));
+    };
+    let Some(source) = &i.source else {
+        return Err(parse_error("INSERT needs VALUES or a query", span));
+    };
+    let columns = i.columns.iter().map(|c| object_name_parts(c).map(|p| p.join("."))).collect::<Result<Vec<_>>>()?;
+    let rows = QueryPlanner::new().plan_query(source)?;
+    Ok(Statement::InsertValues { table: object_name(table)?, columns, rows })
+}

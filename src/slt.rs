@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use arrow::array::{Array, ArrayRef};
+use arrow::array::ArrayRef;
 use arrow::datatypes::DataType;
 use arrow::record_batch::RecordBatch;
 use sqllogictest::{DBOutput, DefaultColumnType, Record, RecordOutput, Runner, DB};
@@ -82,7 +82,7 @@ fn render_batch(batch: &RecordBatch) -> Vec<Vec<String>> {
 
 /// One cell as sqllogictest text: `NULL`, `(empty)` for "", otherwise as Spark prints it.
 fn render_value(col: &ArrayRef, row: usize) -> String {
-    match format_value(col.as_ref(), row) {
+    match crate::format::format_value(col.as_ref(), row) {
         None => "NULL".to_string(),
         Some(s) if s.is_empty() => "(empty)".to_string(),
         Some(s) => s,
@@ -212,29 +212,3 @@ fn record_location(record: &Record<DefaultColumnType>) -> String {
     }
 }
 
-/// Minimal Spark-style cell text until `crate::format::format_value` lands in main.
-fn format_value(col: &dyn Array, row: usize) -> Option<String> {
-    use arrow::array::{AsArray, BooleanArray};
-    use arrow::datatypes::{Float32Type, Float64Type};
-    use arrow::util::display::{ArrayFormatter, FormatOptions};
-    if col.is_null(row) {
-        return None;
-    }
-    match col.data_type() {
-        DataType::Boolean => {
-            let b = col.as_any().downcast_ref::<BooleanArray>()?;
-            Some(b.value(row).to_string())
-        }
-        DataType::Float64 => Some(crate::format::java_double(col.as_primitive::<Float64Type>().value(row))),
-        DataType::Float32 => {
-            Some(crate::format::java_double(col.as_primitive::<Float32Type>().value(row) as f64))
-        }
-        _ => {
-            let opts = FormatOptions::default();
-            match ArrayFormatter::try_new(col, &opts) {
-                Ok(f) => Some(f.value(row).to_string()),
-                Err(e) => Some(format!("<unprintable: {e}>")),
-            }
-        }
-    }
-}

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use arrow::array::ArrayRef;
+use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::DataType;
 use arrow::record_batch::RecordBatch;
 use sqllogictest::{DBOutput, DefaultColumnType, Record, RecordOutput, Runner, DB};
@@ -82,6 +82,10 @@ fn render_batch(batch: &RecordBatch) -> Vec<Vec<String>> {
 
 /// One cell as sqllogictest text: `NULL`, `(empty)` for "", otherwise as Spark prints it.
 fn render_value(col: &ArrayRef, row: usize) -> String {
+    // A NullArray (type of a bare NULL) has no validity buffer, so `is_null` says false.
+    if col.logical_nulls().is_some_and(|n| n.is_null(row)) {
+        return "NULL".to_string();
+    }
     match crate::format::format_value(col.as_ref(), row) {
         None => "NULL".to_string(),
         Some(s) if s.is_empty() => "(empty)".to_string(),
@@ -173,6 +177,8 @@ fn run_file(path: &Path, label: &str, codegen: &str, summary: &mut SltSummary) {
     });
     // Lets a file say `skipif interpreted` / `onlyif compiled`.
     runner.add_label(label);
+    // Type letters are checked too: they pin Spark's result types (avg(int) is R, sum(int) is I).
+    runner.with_column_validator(sqllogictest::strict_column_validator);
     for record in records {
         if let Record::Halt { .. } = record {
             break;

@@ -16,6 +16,6 @@ fn sqllogictest_files() {
     assert!(!paths.is_empty(), "no .slt files in {}", dir.display());
     let summary = run_files(&paths, SltMode::Both);
     let report = summary.report();
-    print!("{report}");
     assert!(summary.failed == 0, "sqllogictest failures:\n{report}");
+    print!("{report}");
 }

@@ -91,11 +91,12 @@ impl Session {
         let path = path.as_ref();
         let files = crate::datasource::parquet::list_parquet_files(path)?;
         let schema = crate::datasource::parquet::read_schema(&files)?;
+        let row_groups = crate::datasource::parquet::row_group_counts(&files)?;
         self.register(Table {
             name: name.to_string(),
             database: "default".into(),
             schema,
-            source: TableSource::Parquet { location: path.to_path_buf(), files },
+            source: TableSource::Parquet { location: path.to_path_buf(), files, row_groups },
         })
     }
     /// Registers in-memory batches as a table; all batches must share one schema.

@@ -15,7 +15,7 @@ pub enum TableSource {
     /// Batches held by the session (`register_batches`, `CREATE TABLE` + `INSERT`).
     Memory(Vec<RecordBatch>),
     /// Parquet files; `location` is what the user named (a file or a directory).
-    Parquet { location: PathBuf, files: Vec<PathBuf> },
+    Parquet { location: PathBuf, files: Vec<PathBuf>, row_groups: Vec<usize> },
 }
 
 /// A table: its name, schema and source.
@@ -25,6 +25,18 @@ pub struct Table {
     pub database: String,
     pub schema: SchemaRef,
     pub source: TableSource,
+}
+
+impl TableSource {
+    /// The units a scan reads in parallel: (file index, row group) for Parquet.
+    pub fn scan_units(&self) -> Vec<(usize, usize)> {
+        match self {
+            TableSource::Memory(_) => vec![],
+            TableSource::Parquet { row_groups, .. } => {
+                row_groups.iter().enumerate().flat_map(|(f, &n)| (0..n).map(move |g| (f, g))).collect()
+            }
+        }
+    }
 }
 
 impl Table {

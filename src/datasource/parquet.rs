@@ -87,7 +87,24 @@ pub fn read_schema(files: &[PathBuf]) -> Result<SchemaRef> {
 /// Reads `projection` (column names, in that order; case-insensitive when no exact match) from
 /// one file, in batches of at most `batch_size` rows.
 pub fn read_parquet(file: &Path, projection: &[String], batch_size: usize) -> Result<Vec<RecordBatch>> {
-    let builder = open(file)?;
+    read(file, projection, batch_size, None)
+}
+
+/// Reads one row group of a file: the unit of parallel scanning.
+pub fn read_row_group(file: &Path, row_group: usize, projection: &[String], batch_size: usize) -> Result<Vec<RecordBatch>> {
+    read(file, projection, batch_size, Some(vec![row_group]))
+}
+
+/// The number of row groups of each file, from their footers.
+pub fn row_group_counts(files: &[PathBuf]) -> Result<Vec<usize>> {
+    files.iter().map(|f| Ok(open(f)?.metadata().num_row_groups())).collect()
+}
+
+fn read(file: &Path, projection: &[String], batch_size: usize, row_groups: Option<Vec<usize>>) -> Result<Vec<RecordBatch>> {
+    let mut builder = open(file)?;
+    if let Some(groups) = row_groups {
+        builder = builder.with_row_groups(groups);
+    }
     let file_schema = builder.schema().clone();
     let mut roots = Vec::with_capacity(projection.len());
     for name in projection {

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use super::interpreted::{self, schema_of};
 use crate::catalog::TableSource;
 use crate::config::Config;
-use crate::datasource::parquet::read_parquet;
+use crate::datasource::parquet::read_row_group;
 use crate::error::Result;
 use crate::physical::{output_partitioning, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
 use crate::plan::JoinType;
@@ -37,15 +37,18 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> 
             };
             let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
             let schema = schema_of(output);
-            files
-                .par_iter()
-                .map(|f| {
-                    read_parquet(f, &names, config.batch_size)?
-                        .into_iter()
-                        .map(|b| Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?))
-                        .collect::<Result<Vec<_>>>()
-                })
-                .collect()
+            let units = table.source.scan_units();
+            let read_unit = |&(f, g): &(usize, usize)| -> Result<Vec<RecordBatch>> {
+                let file = files.get(f).ok_or_else(|| crate::error::KilnError::internal("scan unit past the file list"))?;
+                read_row_group(file, g, &names, config.batch_size)?
+                    .into_iter()
+                    .map(|b| Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?))
+                    .collect()
+            };
+            if units.is_empty() {
+                return Ok(vec![vec![]]);
+            }
+            units.par_iter().map(read_unit).collect()
         }
         PhysicalPlan::InMemoryScan { table, output } => {
             let TableSource::Memory(batches) = &table.source else {

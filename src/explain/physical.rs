@@ -77,7 +77,7 @@ impl PhysicalPlan {
             PhysicalPlan::FileScan { table, output, data_filters } => {
                 let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");
                 let location = match &table.source {
-                    TableSource::Parquet { location, files } => {
+                    TableSource::Parquet { location, files, .. } => {
                         format!("InMemoryFileIndex({} paths)[file:{}]", files.len().max(1), location.display())
                     }
                     TableSource::Memory(_) => "memory".to_string(),

@@ -67,7 +67,7 @@ pub fn scan_partitions(source: &TableSource) -> usize {
     let parallelism = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     match source {
         TableSource::Memory(batches) => batches.len().clamp(1, parallelism.max(1) * 2),
-        TableSource::Parquet { files, .. } => files.len().max(1),
+        TableSource::Parquet { .. } => source.scan_units().len().max(1),
     }
 }
 

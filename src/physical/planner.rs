@@ -104,7 +104,8 @@ impl Planner<'_> {
             LogicalPlan::Relation { .. } => Ok(Some(Arc::new(self.plan_scan_columns(child, &needed, vec![])?))),
             LogicalPlan::Filter { condition, child: rel } if matches!(rel.as_ref(), LogicalPlan::Relation { .. }) => {
                 needed.extend(condition.references());
-                let filters = condition.split_conjunction().into_iter().cloned().collect();
+                // Non-deterministic conjuncts (rand()) are never handed to the source.
+                let filters = condition.split_conjunction().into_iter().filter(|c| c.deterministic()).cloned().collect();
                 let scan = Arc::new(self.plan_scan_columns(rel, &needed, filters)?);
                 Ok(Some(Arc::new(PhysicalPlan::Filter { condition: condition.clone(), child: scan })))
             }
@@ -114,7 +115,7 @@ impl Planner<'_> {
 
     fn plan_scan(&self, rel: &Arc<LogicalPlan>, filter: Option<&Expr>) -> Result<PhysicalPlan> {
         let all: BTreeSet<ExprId> = rel.output().iter().map(|a| a.id).collect();
-        let filters = filter.map(|f| f.split_conjunction().into_iter().cloned().collect()).unwrap_or_default();
+        let filters = filter.map(|f| f.split_conjunction().into_iter().filter(|c| c.deterministic()).cloned().collect()).unwrap_or_default();
         self.plan_scan_columns(rel, &all, filters)
     }
 

@@ -32,7 +32,7 @@ fn boxed(e: Expr) -> Box<Expr> {
 
 fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
     if depth > MAX_DEPTH {
-        return Err(parse_error(format!("expression nested more than {MAX_DEPTH} levels deep"), e.span()));
+        return Err(parse_error(format!("expression nested more than {MAX_DEPTH} levels deep"), start_span(e)));
     }
     let d = depth + 1;
     let sub = |x: &ast::Expr| lower(x, d);
@@ -46,7 +46,7 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
         ast::Expr::Interval(iv) => match interval(iv)? {
             Interval::Days(n) => lit(ScalarValue::IntervalDays(n)),
             Interval::Months(_) => {
-                return Err(unsupported("INTERVAL of years or months except in `DATE '...' ± INTERVAL ...`", e.span()))
+                return Err(unsupported("INTERVAL of years or months except in `DATE '...' ± INTERVAL ...`", start_span(e)))
             }
         },
         ast::Expr::Nested(inner) => sub(inner)?,
@@ -76,15 +76,15 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
                 list: list.iter().map(sub).collect::<Result<_>>()?,
                 negated: *negated,
             },
-            InTarget::Subquery(_) => return Err(unsupported("IN (subquery)", e.span())),
-            _ => return Err(unsupported(format!("IN target in `{}`", snippet(e)), e.span())),
+            InTarget::Subquery(_) => return Err(unsupported("IN (subquery)", start_span(e))),
+            _ => return Err(unsupported("IN with a target other than a list", start_span(e))),
         },
         ast::Expr::Like { negated, any, expr, pattern, escape_char } => {
             if *any {
-                return Err(unsupported("LIKE ANY", e.span()));
+                return Err(unsupported("LIKE ANY", start_span(e)));
             }
             if escape_char.is_some() {
-                return Err(unsupported("LIKE ... ESCAPE", e.span()));
+                return Err(unsupported("LIKE ... ESCAPE", start_span(e)));
             }
             Expr::Like { child: boxed(sub(expr)?), pattern: boxed(sub(pattern)?), negated: *negated }
         }
@@ -106,16 +106,16 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
         ast::Expr::Cast { kind, expr, data_type, format } => {
             match kind {
                 CastKind::Cast | CastKind::DoubleColon => {}
-                CastKind::TryCast => return Err(unsupported("TRY_CAST", e.span())),
-                CastKind::SafeCast => return Err(unsupported("SAFE_CAST", e.span())),
+                CastKind::TryCast => return Err(unsupported("TRY_CAST", start_span(e))),
+                CastKind::SafeCast => return Err(unsupported("SAFE_CAST", start_span(e))),
             }
             if format.is_some() {
-                return Err(unsupported("CAST ... FORMAT", e.span()));
+                return Err(unsupported("CAST ... FORMAT", start_span(e)));
             }
-            Expr::Cast { child: boxed(sub(expr)?), to: sql_data_type(data_type, e.span())? }
+            Expr::Cast { child: boxed(sub(expr)?), to: sql_data_type(data_type, start_span(e))? }
         }
         ast::Expr::Extract { field, expr, .. } => {
-            Expr::UnresolvedFunction { name: extract_function(field, e.span())?.into(), args: vec![sub(expr)?], distinct: false }
+            Expr::UnresolvedFunction { name: extract_function(field, start_span(e))?.into(), args: vec![sub(expr)?], distinct: false }
         }
         ast::Expr::Substring { expr, substring_from, substring_for, shorthand, .. } => {
             let mut args = vec![sub(expr)?];
@@ -130,12 +130,12 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
         }
         ast::Expr::Function(f) => function(f, d)?,
         ast::Expr::Subquery(_) | ast::Expr::Exists { .. } => {
-            return Err(unsupported("subquery in an expression", e.span()))
+            return Err(unsupported("subquery in an expression", start_span(e)))
         }
-        ast::Expr::Rollup(_) => return Err(unsupported("GROUP BY ROLLUP(...)", e.span())),
-        ast::Expr::Cube(_) => return Err(unsupported("GROUP BY CUBE(...)", e.span())),
-        ast::Expr::GroupingSets(_) => return Err(unsupported("GROUP BY GROUPING SETS(...)", e.span())),
-        other => return Err(unsupported(format!("expression `{}`", snippet(other)), e.span())),
+        ast::Expr::Rollup(_) => return Err(unsupported("GROUP BY ROLLUP(...)", start_span(e))),
+        ast::Expr::Cube(_) => return Err(unsupported("GROUP BY CUBE(...)", start_span(e))),
+        ast::Expr::GroupingSets(_) => return Err(unsupported("GROUP BY GROUPING SETS(...)", start_span(e))),
+        other => return Err(unsupported(construct_name(other), start_span(e))),
     })
 }
 
@@ -143,12 +143,57 @@ fn null_safe_eq(a: Expr, b: Expr) -> Expr {
     a.binary(BinaryOp::EqNullSafe, b)
 }
 
-/// The start of an AST node's SQL, for error messages.
-pub(crate) fn snippet(node: &impl std::fmt::Display) -> String {
-    let s = node.to_string();
-    match s.char_indices().nth(60) {
-        Some((i, _)) => format!("{}...", &s[..i]),
-        None => s,
+/// Where an expression starts. sqlparser's `span()` and `Display` walk the whole subtree and
+/// overflow the stack on deep input (a 2000-term `a + b + ...`), so errors use this instead.
+pub(crate) fn start_span(e: &ast::Expr) -> Span {
+    let mut cur = e;
+    for _ in 0..MAX_DEPTH {
+        cur = match cur {
+            ast::Expr::BinaryOp { left, .. } => left,
+            ast::Expr::IsNull(x) | ast::Expr::IsNotNull(x) | ast::Expr::IsTrue(x) | ast::Expr::IsFalse(x) => x,
+            ast::Expr::Between { expr, .. } | ast::Expr::In { expr, .. } | ast::Expr::Like { expr, .. } => expr,
+            ast::Expr::ILike { expr, .. } | ast::Expr::RLike { expr, .. } | ast::Expr::SimilarTo { expr, .. } => expr,
+            ast::Expr::Rollup(sets) | ast::Expr::Cube(sets) | ast::Expr::GroupingSets(sets) => {
+                match sets.first().and_then(|set| set.first()) {
+                    Some(first) => first,
+                    None => return Span::empty(),
+                }
+            }
+            ast::Expr::Identifier(id) => return id.span,
+            ast::Expr::CompoundIdentifier(ids) => return ids.first().map(|i| i.span).unwrap_or(Span::empty()),
+            ast::Expr::Value(v) => return v.span,
+            ast::Expr::TypedString(ts) => return ts.value.span,
+            ast::Expr::Function(f) => return f.name.span(),
+            ast::Expr::Case { case_token, .. } => return case_token.0.span,
+            ast::Expr::Wildcard(t) | ast::Expr::QualifiedWildcard(_, t) => return t.0.span,
+            _ => return Span::empty(),
+        };
+    }
+    Span::empty()
+}
+
+/// A name for an expression kiln does not support (without printing it: see `start_span`).
+fn construct_name(e: &ast::Expr) -> &'static str {
+    match e {
+        ast::Expr::Trim { .. } => "TRIM(...)",
+        ast::Expr::Position { .. } => "POSITION(... IN ...)",
+        ast::Expr::Overlay { .. } => "OVERLAY(...)",
+        ast::Expr::Ceil { .. } | ast::Expr::Floor { .. } => "CEIL/FLOOR(... TO ...)",
+        ast::Expr::Collate { .. } => "COLLATE",
+        ast::Expr::AtTimeZone { .. } => "AT TIME ZONE",
+        ast::Expr::Convert { .. } => "CONVERT(...)",
+        ast::Expr::ILike { .. } => "ILIKE",
+        ast::Expr::RLike { .. } => "RLIKE / REGEXP",
+        ast::Expr::SimilarTo { .. } => "SIMILAR TO",
+        ast::Expr::AnyOp { .. } | ast::Expr::AllOp { .. } => "ANY / ALL comparison",
+        ast::Expr::IsUnknown(_) | ast::Expr::IsNotUnknown(_) => "IS [NOT] UNKNOWN",
+        ast::Expr::Tuple(_) => "row value (a, b, ...)",
+        ast::Expr::Array(_) => "array literal",
+        ast::Expr::Map(_) => "map literal",
+        ast::Expr::Struct { .. } => "struct literal",
+        ast::Expr::CompoundFieldAccess { .. } | ast::Expr::JsonAccess { .. } => "field access or subscript",
+        ast::Expr::Lambda(_) => "lambda function",
+        _ => "this expression",
     }
 }
 
@@ -168,7 +213,6 @@ pub(crate) fn object_name_parts(name: &ast::ObjectName) -> Result<Vec<String>> {
         .collect()
 }
 
-// Spans are computed only for errors: `span()` walks the whole subtree.
 fn unary(e: &ast::Expr, op: &UnaryOperator, x: &ast::Expr, d: usize) -> Result<Expr> {
     match op {
         UnaryOperator::Minus => match x {
@@ -181,14 +225,40 @@ fn unary(e: &ast::Expr, op: &UnaryOperator, x: &ast::Expr, d: usize) -> Result<E
         },
         UnaryOperator::Plus => lower(x, d),
         UnaryOperator::Not | UnaryOperator::BangNot => Ok(Expr::Not(boxed(lower(x, d)?))),
-        other => Err(unsupported(format!("unary operator {other}"), e.span())),
+        other => Err(unsupported(format!("unary operator {other}"), start_span(e))),
     }
 }
 
+/// A binary operation. `a + b - c ...` nests to the left without bound in sqlparser's AST,
+/// so the left spine is walked in a loop (no recursion per term) and the depth of the
+/// result is checked here.
 fn binary(e: &ast::Expr, left: &ast::Expr, op: &AstOp, right: &ast::Expr, d: usize) -> Result<Expr> {
-    let kop = match op {
+    match op {
         AstOp::And => return logical(BinaryOp::And, op, left, right, d),
         AstOp::Or => return logical(BinaryOp::Or, op, left, right, d),
+        _ => {}
+    }
+    let mut spine = vec![(op, right)];
+    let mut cur = left;
+    while let ast::Expr::BinaryOp { left: l, op: o, right: r } = cur {
+        if matches!(o, AstOp::And | AstOp::Or) {
+            break;
+        }
+        spine.push((o, r.as_ref()));
+        cur = l.as_ref();
+    }
+    if d + spine.len() > MAX_DEPTH {
+        return Err(parse_error(format!("expression nested more than {MAX_DEPTH} levels deep"), start_span(e)));
+    }
+    let mut acc = lower(cur, d)?;
+    for (op, right) in spine.into_iter().rev() {
+        acc = apply_binary(e, acc, op, right, d)?;
+    }
+    Ok(acc)
+}
+
+fn apply_binary(e: &ast::Expr, left: Expr, op: &AstOp, right: &ast::Expr, d: usize) -> Result<Expr> {
+    let kop = match op {
         AstOp::Plus => BinaryOp::Plus,
         AstOp::Minus => BinaryOp::Minus,
         AstOp::Multiply => BinaryOp::Multiply,
@@ -202,17 +272,17 @@ fn binary(e: &ast::Expr, left: &ast::Expr, op: &AstOp, right: &ast::Expr, d: usi
         AstOp::GtEq => BinaryOp::GtEq,
         AstOp::Spaceship => BinaryOp::EqNullSafe,
         AstOp::StringConcat => {
-            return Ok(Expr::UnresolvedFunction { name: "concat".into(), args: vec![lower(left, d)?, lower(right, d)?], distinct: false })
+            return Ok(Expr::UnresolvedFunction { name: "concat".into(), args: vec![left, lower(right, d)?], distinct: false })
         }
-        AstOp::MyIntegerDivide => return Err(unsupported("integer division `div`", e.span())),
-        other => return Err(unsupported(format!("operator {other}"), e.span())),
+        AstOp::MyIntegerDivide => return Err(unsupported("integer division `div`", start_span(e))),
+        other => return Err(unsupported(format!("operator {other}"), start_span(e))),
     };
-    if matches!(kop, BinaryOp::Plus | BinaryOp::Minus) {
-        if let Some(folded) = fold_month_interval(e, left, kop, right, d)? {
-            return Ok(folded);
+    if let (BinaryOp::Plus | BinaryOp::Minus, ast::Expr::Interval(iv)) = (kop, right) {
+        if let Interval::Months(months) = interval(iv)? {
+            return fold_month_interval(e, left, kop, months);
         }
     }
-    Ok(lower(left, d)?.binary(kop, lower(right, d)?))
+    Ok(left.binary(kop, lower(right, d)?))
 }
 
 /// `a AND b AND c ...` as Spark's parser builds it: the left-nested run of one operator is
@@ -246,17 +316,15 @@ fn balanced(op: BinaryOp, mut v: Vec<Expr>) -> Option<Expr> {
 }
 
 /// `DATE 'd' ± INTERVAL 'n' YEAR|MONTH`, folded to a date literal: kiln's only interval value
-/// is a day count. None when `right` is not a year/month interval.
-fn fold_month_interval(e: &ast::Expr, left: &ast::Expr, op: BinaryOp, right: &ast::Expr, d: usize) -> Result<Option<Expr>> {
-    let ast::Expr::Interval(iv) = right else { return Ok(None) };
-    let Interval::Months(months) = interval(iv)? else { return Ok(None) };
-    match lower(left, d)? {
+/// is a day count.
+fn fold_month_interval(e: &ast::Expr, left: Expr, op: BinaryOp, months: i64) -> Result<Expr> {
+    match left {
         Expr::Literal(ScalarValue::Date32(days)) => {
             let months = if op == BinaryOp::Minus { -months } else { months };
-            let date = add_months(days, months).ok_or_else(|| parse_error("date out of range after adding the INTERVAL", e.span()))?;
-            Ok(Some(lit(ScalarValue::Date32(date))))
+            let date = add_months(days, months).ok_or_else(|| parse_error("date out of range after adding the INTERVAL", start_span(e)))?;
+            Ok(lit(ScalarValue::Date32(date)))
         }
-        _ => Err(unsupported("INTERVAL of years or months added to anything but a DATE literal", e.span())),
+        _ => Err(unsupported("INTERVAL of years or months added to anything but a DATE literal", start_span(e))),
     }
 }
 
@@ -282,7 +350,7 @@ enum Interval {
 
 /// `INTERVAL '90' DAY`, `INTERVAL 90 DAYS`, `INTERVAL '1' YEAR`, ... as days or months.
 fn interval(iv: &ast::Interval) -> Result<Interval> {
-    let span = iv.value.span();
+    let span = start_span(&iv.value);
     if iv.last_field.is_some() || iv.leading_precision.is_some() || iv.fractional_seconds_precision.is_some() {
         return Err(unsupported("INTERVAL ... TO ... (kiln supports one unit: YEAR, MONTH, WEEK or DAY)", span));
     }
@@ -292,7 +360,7 @@ fn interval(iv: &ast::Interval) -> Result<Interval> {
             Value::Number(n, false) => n.clone(),
             other => return Err(parse_error(format!("invalid INTERVAL value {other}"), span)),
         },
-        other => return Err(unsupported(format!("INTERVAL of a non-literal value `{}`", snippet(other)), span)),
+        _ => return Err(unsupported("INTERVAL of a non-literal value", span)),
     };
     let Some(field) = &iv.leading_field else {
         return Err(unsupported("INTERVAL without a unit", span));
@@ -365,7 +433,7 @@ fn function_arg(a: &FunctionArg, name: &str, d: usize, span: Span) -> Result<Exp
         FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if name.eq_ignore_ascii_case("count") => Ok(lit(ScalarValue::Int32(1))),
         FunctionArg::Unnamed(FunctionArgExpr::Wildcard) => Ok(Expr::UnresolvedStar(None)),
         FunctionArg::Unnamed(FunctionArgExpr::QualifiedWildcard(q)) => Ok(Expr::UnresolvedStar(Some(object_name(q)?))),
-        other => Err(unsupported(format!("function argument `{}` in {name}(...)", snippet(other)), span)),
+        _ => Err(unsupported(format!("named or wildcard-with-options argument in {name}(...)"), span)),
     }
 }
 

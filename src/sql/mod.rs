@@ -12,8 +12,13 @@
 //! - `date_literal ± INTERVAL 'n' YEAR|MONTH` is folded into a date literal, since kiln's
 //!   only interval value is a day count;
 //! - `WITH` queries are inlined: each reference becomes `SubqueryAlias name` over the CTE's plan;
+//! - `(subquery) AS t(a, b)` renames the subquery's select list in place;
 //! - hints (`/*+ BROADCAST(c) */`) are comments and dropped;
 //! - `HAVING` is a `Filter` (Spark: `'UnresolvedHaving`).
+//!
+//! Constructs kiln does not plan (set operations, subqueries in expressions, window functions,
+//! ROLLUP/CUBE, OFFSET, ...) are `KilnError::Unsupported` naming the construct and its position;
+//! text that does not parse is `KilnError::Parse` with sqlparser's message and position.
 
 mod expr;
 mod query;
@@ -28,7 +33,6 @@ use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer};
 use crate::error::{KilnError, Result};
 use crate::explain::ExplainMode;
 use crate::plan::LogicalPlan;
-
 
 /// One parsed SQL statement.
 #[derive(Debug, Clone)]
@@ -125,7 +129,7 @@ fn parser_error(e: sqlparser::parser::ParserError) -> KilnError {
 /// The span of a token run, first to last non-whitespace token.
 fn tokens_span(tokens: &[TokenWithSpan]) -> Span {
     let mut sig = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF));
-    match (sig.next(), sig.last()) {
+    match (sig.next(), sig.next_back()) {
         (Some(first), Some(last)) => Span::new(first.span.start, last.span.end),
         (Some(only), None) => only.span,
         _ => Span::empty(),

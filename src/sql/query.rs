@@ -13,7 +13,7 @@ use sqlparser::ast::{
 };
 use sqlparser::tokenizer::Span;
 
-use super::expr::{convert_expr, object_name, object_name_parts, snippet};
+use super::expr::{convert_expr, object_name, object_name_parts, start_span};
 use super::{parse_error, unsupported};
 use crate::error::Result;
 use crate::expr::{Attribute, Expr, SortOrder};
@@ -36,15 +36,15 @@ impl QueryPlanner {
 
     /// A full query: WITH, body, ORDER BY, LIMIT.
     pub(crate) fn plan_query(&mut self, q: &ast::Query) -> Result<LogicalPlan> {
-        // Spans are computed only for errors: `span()` walks the whole subtree.
+        // Errors point at cheap spans: `span()` walks the whole subtree (see `start_span`).
         if q.fetch.is_some() {
-            return Err(unsupported("FETCH (use LIMIT)", q.span()));
+            return Err(unsupported("FETCH (use LIMIT)", query_span(q)));
         }
         if !q.locks.is_empty() || q.for_clause.is_some() || q.settings.is_some() || q.format_clause.is_some() {
-            return Err(unsupported("FOR / SETTINGS / FORMAT clause on a query", q.span()));
+            return Err(unsupported("FOR / SETTINGS / FORMAT clause on a query", query_span(q)));
         }
         if !q.pipe_operators.is_empty() {
-            return Err(unsupported("pipe syntax |>", q.span()));
+            return Err(unsupported("pipe syntax |>", query_span(q)));
         }
         let scope = self.ctes.len();
         let result = self.with_clause(q).and_then(|()| self.plan_query_body(q));
@@ -56,7 +56,7 @@ impl QueryPlanner {
     fn with_clause(&mut self, q: &ast::Query) -> Result<()> {
         let Some(with) = &q.with else { return Ok(()) };
         if with.recursive {
-            return Err(unsupported("WITH RECURSIVE", q.span()));
+            return Err(unsupported("WITH RECURSIVE", query_span(q)));
         }
         for cte in &with.cte_tables {
             let span = cte.alias.name.span;
@@ -94,10 +94,10 @@ impl QueryPlanner {
             SetExpr::SetOperation { op, set_quantifier, .. } => {
                 let quantifier = set_quantifier.to_string();
                 let sep = if quantifier.is_empty() { "" } else { " " };
-                Err(unsupported(format!("set operation {op}{sep}{quantifier}"), body.span()))
+                Err(unsupported(format!("set operation {op}{sep}{quantifier}"), body_span(body)))
             }
-            SetExpr::Values(v) => values_relation(v, &[], body.span()),
-            other => Err(unsupported(format!("query body `{}`", snippet(other)), other.span())),
+            SetExpr::Values(v) => values_relation(v, &[], body_span(body)),
+            _ => Err(unsupported("INSERT / UPDATE / DELETE / MERGE / TABLE as a query", body_span(body))),
         }
     }
 
@@ -111,11 +111,11 @@ impl QueryPlanner {
         let grouping = match &s.group_by {
             GroupByExpr::Expressions(exprs, modifiers) => {
                 if !modifiers.is_empty() {
-                    return Err(unsupported("GROUP BY ... WITH ROLLUP/CUBE/TOTALS", s.span()));
+                    return Err(unsupported("GROUP BY ... WITH ROLLUP/CUBE/TOTALS", s.select_token.0.span));
                 }
                 exprs.iter().map(convert_expr).collect::<Result<Vec<_>>>()?
             }
-            GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL", s.span())),
+            GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL", s.select_token.0.span)),
         };
         let having = s.having.as_ref().map(convert_expr).transpose()?;
         // HAVING without GROUP BY is a global aggregate, as in Spark.
@@ -131,7 +131,7 @@ impl QueryPlanner {
         match &s.distinct {
             None | Some(Distinct::All) => {}
             Some(Distinct::Distinct) => plan = LogicalPlan::Distinct { child: Arc::new(plan) },
-            Some(Distinct::On(_)) => return Err(unsupported("SELECT DISTINCT ON (...)", s.span())),
+            Some(Distinct::On(_)) => return Err(unsupported("SELECT DISTINCT ON (...)", s.select_token.0.span)),
         }
         Ok(plan)
     }
@@ -152,7 +152,7 @@ impl QueryPlanner {
     fn plan_table_with_joins(&mut self, twj: &ast::TableWithJoins) -> Result<LogicalPlan> {
         let mut plan = self.plan_factor(&twj.relation)?;
         for j in &twj.joins {
-            let span = j.relation.span();
+            let span = factor_span(&j.relation);
             let right = self.plan_factor(&j.relation)?;
             let (join_type, constraint) = join_kind(&j.join_operator, span)?;
             let (condition, using) = match constraint {
@@ -171,7 +171,7 @@ impl QueryPlanner {
     }
 
     fn plan_factor(&mut self, factor: &TableFactor) -> Result<LogicalPlan> {
-        let span = factor.span();
+        let span = factor_span(factor);
         match factor {
             TableFactor::Table {
                 name,
@@ -200,7 +200,7 @@ impl QueryPlanner {
                     || !index_directives.is_empty()
                     || inheritance.is_some()
                 {
-                    return Err(unsupported(format!("table modifiers in `{}`", snippet(factor)), span));
+                    return Err(unsupported(format!("table modifiers on {name} (hints, time travel, partitions, ...)"), span));
                 }
                 let parts = object_name_parts(name)?;
                 let base = match self.cte(&parts) {
@@ -232,7 +232,11 @@ impl QueryPlanner {
                 let plan = self.plan_table_with_joins(table_with_joins)?;
                 with_alias(plan, alias.as_ref())
             }
-            other => Err(unsupported(format!("FROM item `{}`", snippet(other)), span)),
+            TableFactor::UNNEST { .. } => Err(unsupported("UNNEST in FROM", span)),
+            TableFactor::Pivot { .. } => Err(unsupported("PIVOT", span)),
+            TableFactor::Unpivot { .. } => Err(unsupported("UNPIVOT", span)),
+            TableFactor::TableFunction { .. } | TableFactor::Function { .. } => Err(unsupported("table function in FROM", span)),
+            _ => Err(unsupported("this FROM item", span)),
         }
     }
 
@@ -263,6 +267,34 @@ fn rename_outputs(plan: LogicalPlan, names: &[String], span: Span) -> Result<Log
         LogicalPlan::LocalLimit { limit, child } => LogicalPlan::LocalLimit { limit, child: under(child)? },
         _ => return Err(unsupported("column aliases on a FROM subquery with ORDER BY or HAVING", span)),
     })
+}
+
+/// Where a query starts (its first SELECT), cheaply.
+fn query_span(q: &ast::Query) -> Span {
+    body_span(&q.body)
+}
+
+fn body_span(body: &SetExpr) -> Span {
+    let mut cur = body;
+    // A loop, not recursion: `SELECT 1 UNION SELECT 2 UNION ...` nests to the left.
+    loop {
+        cur = match cur {
+            SetExpr::Select(s) => return s.select_token.0.span,
+            SetExpr::Query(q) => &q.body,
+            SetExpr::SetOperation { left, .. } => left,
+            SetExpr::Values(v) => return v.rows.first().map(|r| r.opening_token.0.span).unwrap_or(Span::empty()),
+            _ => return Span::empty(),
+        };
+    }
+}
+
+fn factor_span(factor: &TableFactor) -> Span {
+    match factor {
+        TableFactor::Table { name, .. } => name.span(),
+        TableFactor::Derived { alias: Some(a), .. } | TableFactor::NestedJoin { alias: Some(a), .. } => a.name.span,
+        TableFactor::Derived { subquery, .. } => query_span(subquery),
+        _ => Span::empty(),
+    }
 }
 
 fn join(left: LogicalPlan, right: LogicalPlan, join_type: JoinType, condition: Option<Expr>, using: Vec<String>) -> LogicalPlan {
@@ -313,7 +345,7 @@ fn reject_select_clauses(s: &ast::Select) -> Result<()> {
         (s.value_table_mode.is_some(), "SELECT AS VALUE/STRUCT"),
     ];
     match found.iter().find(|(present, _)| *present) {
-        Some((_, what)) => Err(unsupported(*what, s.span())),
+        Some((_, what)) => Err(unsupported(*what, s.select_token.0.span)),
         None => Ok(()),
     }
 }
@@ -323,18 +355,19 @@ fn select_item(item: &SelectItem) -> Result<Expr> {
         SelectItem::UnnamedExpr(e) => convert_expr(e),
         SelectItem::ExprWithAlias { expr, alias } => Ok(convert_expr(expr)?.alias(alias.value.clone())),
         SelectItem::Wildcard(opts) => {
-            plain_wildcard(opts, item)?;
+            plain_wildcard(opts)?;
             Ok(Expr::UnresolvedStar(None))
         }
         SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(name), opts) => {
-            plain_wildcard(opts, item)?;
+            plain_wildcard(opts)?;
             Ok(Expr::UnresolvedStar(Some(object_name(name)?)))
         }
-        other => Err(unsupported(format!("select item `{}`", snippet(other)), other.span())),
+        SelectItem::ExprWithAliases { expr, .. } => Err(unsupported("multi-column alias AS (a, b)", start_span(expr))),
+        SelectItem::QualifiedWildcard(_, opts) => Err(unsupported("wildcard on an expression", opts.wildcard_token.0.span)),
     }
 }
 
-fn plain_wildcard(opts: &WildcardAdditionalOptions, item: &SelectItem) -> Result<()> {
+fn plain_wildcard(opts: &WildcardAdditionalOptions) -> Result<()> {
     let plain = opts.opt_ilike.is_none()
         && opts.opt_exclude.is_none()
         && opts.opt_except.is_none()
@@ -344,7 +377,7 @@ fn plain_wildcard(opts: &WildcardAdditionalOptions, item: &SelectItem) -> Result
     if plain {
         Ok(())
     } else {
-        Err(unsupported(format!("`{}` (only a plain * is supported)", snippet(item)), item.span()))
+        Err(unsupported("SELECT * with EXCEPT / EXCLUDE / REPLACE / RENAME / ILIKE / AS (only a plain * is supported)", opts.wildcard_token.0.span))
     }
 }
 
@@ -361,12 +394,12 @@ fn sort_orders(order_by: &ast::OrderBy) -> Result<Vec<SortOrder>> {
         .iter()
         .map(|item| {
             if item.with_fill.is_some() {
-                return Err(unsupported("ORDER BY ... WITH FILL", item.expr.span()));
+                return Err(unsupported("ORDER BY ... WITH FILL", start_span(&item.expr)));
             }
             let ascending = match &item.options.sort {
                 None | Some(OrderBySort::Asc) => true,
                 Some(OrderBySort::Desc) => false,
-                Some(OrderBySort::Using(_)) => return Err(unsupported("ORDER BY ... USING operator", item.expr.span())),
+                Some(OrderBySort::Using(_)) => return Err(unsupported("ORDER BY ... USING operator", start_span(&item.expr))),
             };
             let nulls_first = item.options.nulls_first.unwrap_or(ascending);
             Ok(SortOrder { expr: convert_expr(&item.expr)?, ascending, nulls_first })
@@ -379,14 +412,14 @@ fn limit_value(limit: &LimitClause) -> Result<Option<usize>> {
     let (limit, offset, limit_by) = match limit {
         LimitClause::LimitOffset { limit, offset, limit_by } => (limit, offset, limit_by),
         LimitClause::OffsetCommaLimit { offset, .. } => {
-            return Err(unsupported("LIMIT offset, count (use LIMIT count)", offset.span()))
+            return Err(unsupported("LIMIT offset, count (use LIMIT count)", start_span(offset)))
         }
     };
     if let Some(offset) = offset {
-        return Err(unsupported("OFFSET", offset.value.span()));
+        return Err(unsupported("OFFSET", start_span(&offset.value)));
     }
     if let Some(by) = limit_by.first() {
-        return Err(unsupported("LIMIT ... BY", by.span()));
+        return Err(unsupported("LIMIT ... BY", start_span(by)));
     }
     let Some(e) = limit else { return Ok(None) };
     let n = match convert_expr(e)? {
@@ -394,7 +427,7 @@ fn limit_value(limit: &LimitClause) -> Result<Option<usize>> {
         Expr::Literal(ScalarValue::Int64(n)) => usize::try_from(n).ok(),
         _ => None,
     };
-    n.map(Some).ok_or_else(|| parse_error(format!("LIMIT needs a non-negative integer literal, found `{e}`"), e.span()))
+    n.map(Some).ok_or_else(|| parse_error("LIMIT needs a non-negative integer literal", start_span(e)))
 }
 
 /// Inline rows (`VALUES (1, 'a'), (2, 'b')`) as a LocalRelation. Columns are named
@@ -407,7 +440,7 @@ pub(crate) fn values_relation(values: &ast::Values, names: &[String], span: Span
         for e in row.content.iter() {
             match convert_expr(e)? {
                 Expr::Literal(v) => out.push(v),
-                other => return Err(unsupported(format!("non-literal value {other} in VALUES"), e.span())),
+                other => return Err(unsupported(format!("non-literal value {other} in VALUES"), start_span(e))),
             }
         }
         rows.push(out);

@@ -148,6 +148,9 @@ fn explain(text: &str, mut c: Cursor) -> Result<Statement> {
     if c.peek().is_none() {
         return Err(parse_error("EXPLAIN needs a query", span));
     }
+    if c.peek_keyword("EXPLAIN") {
+        return Err(unsupported("EXPLAIN of a statement other than a query", span));
+    }
     let mut inner = parse_segment(text, c.rest())?;
     match (inner.pop(), inner.is_empty()) {
         (Some(Statement::Query(query)), true) => Ok(Statement::Explain { mode, query }),
@@ -211,7 +214,7 @@ fn view_using_rest(mut c: Cursor, name: String, replace: bool) -> Result<Stateme
             }
             path = Some(value);
             let span = c.span();
-            if !c.eat(&Token::Comma) && !c.peek().is_some_and(|t| t.token == Token::RParen) {
+            if !c.eat(&Token::Comma) && c.peek().is_none_or(|t| t.token != Token::RParen) {
                 return Err(parse_error("expected , or ) in OPTIONS", span));
             }
         }

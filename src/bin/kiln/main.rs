@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use kiln::{ExplainMode, KilnError, Session};
 
+mod bench;
 mod demo;
 
 #[derive(Parser)]
@@ -85,6 +86,18 @@ enum Command {
         mode: SltMode,
         #[arg(required = true)]
         files: Vec<PathBuf>,
+    },
+    /// Time TPC-H queries on tables generated in memory, interpreted and compiled (medians).
+    Bench {
+        /// TPC-H scale factor.
+        #[arg(long, default_value_t = 1.0)]
+        sf: f64,
+        /// Comma-separated queries: q1, q3, q5, q6, q10.
+        #[arg(long, default_value = "q1,q6")]
+        queries: String,
+        /// Timed runs per query and mode (after one warm-up run).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
     },
     /// Build the seeds' shop and sales data sets and run the revenue-by-country query.
     Demo {
@@ -175,6 +188,7 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             Err(KilnError::unsupported("kiln slt (not wired yet)"))
         }
         Command::Demo { scale } => demo::run(scale),
+        Command::Bench { sf, queries, runs } => bench::run(sf, &queries, runs),
     }
 }
 

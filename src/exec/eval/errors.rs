@@ -6,8 +6,6 @@ use arrow::error::ArrowError;
 use crate::error::KilnError;
 use crate::types::{format_date, format_decimal, spark_type_name, ScalarValue};
 
-const ANSI_HINT: &str = "If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error.";
-
 /// `[ARITHMETIC_OVERFLOW]` for an integral result of type `dt`; `try_fn` names the tolerant variant.
 pub(super) fn arithmetic_overflow(dt: &DataType, try_fn: Option<&str>) -> KilnError {
     let what = match dt {
@@ -15,21 +13,20 @@ pub(super) fn arithmetic_overflow(dt: &DataType, try_fn: Option<&str>) -> KilnEr
         _ => "integer overflow",
     };
     let alternative = try_fn.map(|f| format!(" Use '{f}' to tolerate overflow and return NULL instead.")).unwrap_or_default();
-    KilnError::exec(format!("[ARITHMETIC_OVERFLOW] {what}.{alternative} {ANSI_HINT}"))
+    KilnError::exec(format!("[ARITHMETIC_OVERFLOW] {what}.{alternative}"))
 }
 
 /// `[DIVIDE_BY_ZERO]`.
 pub(super) fn divide_by_zero() -> KilnError {
     KilnError::exec(format!(
-        "[DIVIDE_BY_ZERO] Division by zero. Use try_divide to tolerate divisor being 0 and return NULL instead. {ANSI_HINT}"
+        "[DIVIDE_BY_ZERO] Division by zero. Use try_divide to tolerate divisor being 0 and return NULL instead."
     ))
 }
 
 /// `[NUMERIC_VALUE_OUT_OF_RANGE]`: `value` does not fit `decimal(p,s)`.
 pub(super) fn decimal_out_of_range(value: &str, precision: u8, scale: i8) -> KilnError {
     KilnError::exec(format!(
-        "[NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION] {value} cannot be represented as Decimal({precision}, {scale}). \
-         If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error, and return NULL instead."
+        "[NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION] {value} cannot be represented as Decimal({precision}, {scale})."
     ))
 }
 
@@ -38,7 +35,7 @@ pub(super) fn cast_invalid_input(text: &str, to: &DataType) -> KilnError {
     KilnError::exec(format!(
         "[CAST_INVALID_INPUT] The value {} of the type \"STRING\" cannot be cast to {} because it is malformed. \
          Correct the value as per the syntax, or change its target type. \
-         Use `try_cast` to tolerate malformed input and return NULL instead. {ANSI_HINT}",
+         Use `try_cast` to tolerate malformed input and return NULL instead.",
         quote(text),
         sql_type(to)
     ))
@@ -48,7 +45,7 @@ pub(super) fn cast_invalid_input(text: &str, to: &DataType) -> KilnError {
 pub(super) fn cast_overflow(value: &str, from: &DataType, to: &DataType) -> KilnError {
     KilnError::exec(format!(
         "[CAST_OVERFLOW] The value {value} of the type {} cannot be cast to {} due to an overflow. \
-         Use `try_cast` to tolerate overflow and return NULL instead. {ANSI_HINT}",
+         Use `try_cast` to tolerate overflow and return NULL instead.",
         sql_type(from),
         sql_type(to)
     ))

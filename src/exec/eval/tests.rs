@@ -139,7 +139,7 @@ fn ansi_casts_from_strings() {
         error(&cast(text("abc"), DataType::Int32)),
         "[CAST_INVALID_INPUT] The value 'abc' of the type \"STRING\" cannot be cast to \"INT\" because it is malformed. \
          Correct the value as per the syntax, or change its target type. Use `try_cast` to tolerate malformed input and \
-         return NULL instead. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error."
+         return NULL instead."
     );
     assert_eq!(scalar(&cast(text(" 42 "), DataType::Int32)), ScalarValue::Int32(42));
     assert_eq!(scalar(&cast(text("-12"), DataType::Int32)), ScalarValue::Int32(-12));

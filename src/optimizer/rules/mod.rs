@@ -72,3 +72,6 @@ pub(crate) fn rejects_nulls_of(e: &Expr, ids: &std::collections::BTreeSet<ExprId
         c => null_intolerant(c) && c.references().iter().any(|id| ids.contains(id)),
     })
 }
+
+#[cfg(test)]
+mod tests;

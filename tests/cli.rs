@@ -1,0 +1,135 @@
+//! The `kiln` binary end to end: answers, output formats, and a clear error with a non-zero
+//! exit (never a panic) for each kind of bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn shop(table: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/data/shop").join(format!("{table}.parquet"));
+    format!("{table}={}", path.display())
+}
+
+/// Runs `kiln sql` over the shop tables; returns (success, stdout, stderr).
+fn kiln(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kiln")).args(args).output().expect("kiln runs");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn sql(query: &str, format: &str) -> (bool, String, String) {
+    let (o, c) = (shop("orders"), shop("customers"));
+    kiln(&["sql", "--table", &o, "--table", &c, "--format", format, query])
+}
+
+fn fails_with(query: &str, needles: &[&str]) {
+    let (ok, _, err) = sql(query, "csv");
+    assert!(!ok, "{query} should fail");
+    assert!(!err.contains("panicked"), "{query} panicked: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{query}: expected `{n}` in the error, got: {err}");
+    }
+}
+
+#[test]
+fn csv_output_has_header_and_empty_nulls() {
+    let (ok, out, err) = sql("SELECT order_id, amount FROM orders WHERE order_id IN (101, 105) ORDER BY order_id", "csv");
+    assert!(ok, "{err}");
+    assert_eq!(out, "order_id,amount\n101,40.00\n105,\n");
+}
+
+#[test]
+fn jsonl_output_keeps_decimal_scale_and_dates() {
+    let (ok, out, err) = sql("SELECT order_id, amount, order_date FROM orders WHERE order_id IN (101, 105) ORDER BY order_id", "jsonl");
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("{\"order_id\":101,\"amount\":40.00,\"order_date\":\"20"), "{out}");
+    assert!(lines[1].contains("\"amount\":null"), "{out}");
+}
+
+#[test]
+fn scripts_run_statements_in_order() {
+    let (ok, out, err) = kiln(&["sql", "--format", "csv", "CREATE TABLE t (a INT, b STRING); INSERT INTO t VALUES (1, 'x'), (2, NULL); SELECT a, b FROM t ORDER BY a"]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "a,b\n1,x\n2,\n");
+}
+
+#[test]
+fn unknown_table_suggests_a_name() {
+    fails_with("SELECT * FROM order", &["TABLE_OR_VIEW_NOT_FOUND", "`order`", "Did you mean `orders`?"]);
+}
+
+#[test]
+fn unknown_column_suggests_a_name() {
+    fails_with("SELECT stauts FROM orders", &["UNRESOLVED_COLUMN", "`stauts`", "Did you mean `status`?"]);
+}
+
+#[test]
+fn ambiguous_column_names_both_candidates() {
+    fails_with("SELECT customer_id FROM orders o JOIN customers c ON o.customer_id = c.customer_id", &["AMBIGUOUS_REFERENCE", "`o`.`customer_id`", "`c`.`customer_id`"]);
+}
+
+#[test]
+fn type_mismatch_is_an_analysis_error() {
+    fails_with("SELECT order_date + status FROM orders", &["DATATYPE_MISMATCH"]);
+}
+
+#[test]
+fn division_by_zero_is_an_error() {
+    fails_with("SELECT order_id / 0 FROM orders", &["DIVIDE_BY_ZERO"]);
+}
+
+#[test]
+fn unsupported_sql_names_the_construct() {
+    let (ok, _, err) = sql("SELECT order_id FROM orders UNION SELECT customer_id FROM customers", "csv");
+    assert!(!ok);
+    assert!(err.contains("UNION") || err.contains("union"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn syntax_error_reports_position() {
+    fails_with("SELEC order_id FROM orders", &["syntax error"]);
+}
+
+#[test]
+fn missing_parquet_file_names_the_path() {
+    let (ok, _, err) = kiln(&["sql", "--table", "t=/nonexistent/kiln/t.parquet", "SELECT 1"]);
+    assert!(!ok);
+    assert!(err.contains("/nonexistent/kiln/t.parquet"), "{err}");
+}
+
+#[test]
+fn corrupt_parquet_file_names_the_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path: PathBuf = dir.path().join("bad.parquet");
+    std::fs::write(&path, b"this is not parquet at all").expect("write");
+    let (ok, _, err) = kiln(&["sql", "--table", &format!("t={}", path.display()), "SELECT * FROM t"]);
+    assert!(!ok);
+    assert!(err.contains("bad.parquet"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn bad_setting_suggests_the_key() {
+    let (ok, _, err) = kiln(&["sql", "--conf", "spark.sql.shuffle.partition=4", "SELECT 1"]);
+    assert!(!ok);
+    assert!(err.contains("spark.sql.shuffle.partitions"), "{err}");
+}
+
+#[test]
+fn explain_extended_prints_every_stage() {
+    let (o, c) = (shop("orders"), shop("customers"));
+    let (ok, out, err) = kiln(&[
+        "explain", "--mode", "extended", "--table", &o, "--table", &c,
+        "SELECT customer_id, SUM(amount) AS revenue FROM orders WHERE status = 'paid' GROUP BY customer_id",
+    ]);
+    assert!(ok, "{err}");
+    for section in ["== Parsed Logical Plan ==", "== Analyzed Logical Plan ==", "== Optimized Logical Plan ==", "== Physical Plan =="] {
+        assert!(out.contains(section), "{out}");
+    }
+    assert!(out.contains("'UnresolvedRelation [orders], [], false"), "{out}");
+    assert!(out.contains("customer_id: int, revenue: decimal(20,2)"), "{out}");
+    assert!(out.contains("Exchange hashpartitioning(customer_id#"), "{out}");
+    assert!(out.contains("functions=[partial_sum(amount#"), "{out}");
+    assert!(out.contains("PushedFilters: [IsNotNull(status), EqualTo(status,paid)]"), "{out}");
+}

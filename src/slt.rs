@@ -218,3 +218,21 @@ fn record_location(record: &Record<DefaultColumnType>) -> String {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_each_record_per_mode_and_keeps_going_after_failures() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("t.slt");
+        let script = "query I\nSELECT 1\n----\n1\n\nquery I\nSELECT 1\n----\n2\n\n\
+                      statement error DIVIDE_BY_ZERO\nSELECT 1 / 0\n\n\
+                      skipif kiln\nquery I\nSELECT 1\n----\n3\n";
+        std::fs::write(&path, script).expect("write slt");
+        let summary = run_files(&[path], SltMode::Both);
+        assert_eq!((summary.passed, summary.failed), (4, 2), "{}", summary.report());
+        assert!(summary.report().ends_with("4 passed, 2 failed\n"));
+    }
+}

@@ -24,6 +24,7 @@ pub mod optimizer;
 pub mod physical;
 pub mod plan;
 pub mod session;
+pub mod slt;
 pub mod sql;
 pub mod types;
 

@@ -197,8 +197,17 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             Ok(())
         }
         Command::Slt { mode, files } => {
-            let _ = (mode, files);
-            Err(KilnError::unsupported("kiln slt (not wired yet)"))
+            let mode = match mode {
+                SltMode::Compiled => kiln::slt::SltMode::Compiled,
+                SltMode::Interpreted => kiln::slt::SltMode::Interpreted,
+                SltMode::Both => kiln::slt::SltMode::Both,
+            };
+            let summary = kiln::slt::run_files(&files, mode);
+            kiln::slt::print_summary(&summary);
+            if summary.failed > 0 {
+                return Err(KilnError::exec(format!("{} sqllogictest records failed", summary.failed)));
+            }
+            Ok(())
         }
         Command::Demo { scale } => demo::run(scale),
         Command::Bench { what: BenchCommand::Tpch { sf, queries, runs, mode, format } } => bench::run(sf, &queries, runs, mode, format),

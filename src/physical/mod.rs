@@ -123,6 +123,9 @@ pub enum PhysicalPlan {
     CollectLimit { limit: usize, child: Arc<PhysicalPlan> },
     LocalLimit { limit: usize, child: Arc<PhysicalPlan> },
     GlobalLimit { limit: usize, child: Arc<PhysicalPlan> },
+    /// A pipeline compiled into one native function (`*(id)` in plans); `fallback` says why
+    /// it runs interpreted instead, when it does.
+    WholeStageCodegen { id: usize, fallback: Option<String>, child: Arc<PhysicalPlan> },
 }
 
 /// How a hash join gets both sides' matching keys together.
@@ -149,7 +152,8 @@ impl PhysicalPlan {
             | PhysicalPlan::TakeOrderedAndProject { child, .. }
             | PhysicalPlan::CollectLimit { child, .. }
             | PhysicalPlan::LocalLimit { child, .. }
-            | PhysicalPlan::GlobalLimit { child, .. } => vec![child],
+            | PhysicalPlan::GlobalLimit { child, .. }
+            | PhysicalPlan::WholeStageCodegen { child, .. } => vec![child],
         }
     }
 
@@ -172,7 +176,8 @@ impl PhysicalPlan {
             | PhysicalPlan::TakeOrderedAndProject { child, .. }
             | PhysicalPlan::CollectLimit { child, .. }
             | PhysicalPlan::LocalLimit { child, .. }
-            | PhysicalPlan::GlobalLimit { child, .. } => *child = next(),
+            | PhysicalPlan::GlobalLimit { child, .. }
+            | PhysicalPlan::WholeStageCodegen { child, .. } => *child = next(),
         }
         node
     }
@@ -214,7 +219,8 @@ impl PhysicalPlan {
             | PhysicalPlan::Sort { child, .. }
             | PhysicalPlan::CollectLimit { child, .. }
             | PhysicalPlan::LocalLimit { child, .. }
-            | PhysicalPlan::GlobalLimit { child, .. } => child.output(),
+            | PhysicalPlan::GlobalLimit { child, .. }
+            | PhysicalPlan::WholeStageCodegen { child, .. } => child.output(),
         }
     }
 }

@@ -59,6 +59,12 @@ pub fn supported_type(t: &DataType) -> bool {
 
 /// Why generated code cannot evaluate `e`, or None when it can.
 pub fn unsupported_reason(e: &Expr) -> Option<String> {
+    // A NULL test reads only the validity bitmap, whatever the column's type.
+    if let Expr::IsNull(c) | Expr::IsNotNull(c) = e {
+        if matches!(c.as_ref(), Expr::Attribute(_)) {
+            return None;
+        }
+    }
     let t = match e.data_type() {
         Ok(t) => t,
         Err(err) => return Some(err.to_string()),

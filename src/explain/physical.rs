@@ -193,7 +193,7 @@ impl PhysicalPlan {
         let mut stars = HashMap::new();
         mark_stages(self, &mut stars);
         super::draw_tree(
-            self,
+            skip_stage(self),
             &|p: &PhysicalPlan| match stars.get(&(p as *const PhysicalPlan)) {
                 Some(id) => format!("*({id}) {}", p.node_string(config)),
                 None => p.node_string(config),

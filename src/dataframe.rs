@@ -58,8 +58,7 @@ impl DataFrame {
     /// Runs the query and prints up to 20 rows as Spark's `show()` does.
     pub fn show(&self) -> Result<()> {
         let batches = self.collect()?;
-        print!("{}", crate::format::show_string(&self.schema(), &batches, 20, 20));
-        Ok(())
+        write_stdout(&crate::format::show_string(&self.schema(), &batches, 20, 20))
     }
     /// The EXPLAIN text of this query.
     pub fn explain_string(&self, mode: ExplainMode) -> Result<String> {
@@ -72,8 +71,7 @@ impl DataFrame {
     }
     /// Prints the EXPLAIN text of this query.
     pub fn explain(&self, mode: ExplainMode) -> Result<()> {
-        println!("{}", self.explain_string(mode)?);
-        Ok(())
+        write_stdout(&format!("{}\n", self.explain_string(mode)?))
     }
     /// All plans of this query.
     pub fn plans(&self) -> &Plans {
@@ -91,4 +89,11 @@ impl DataFrame {
     pub fn physical_plan(&self) -> &Arc<PhysicalPlan> {
         &self.plans.physical
     }
+}
+
+/// Writes to standard output; a closed pipe (`kiln ... | head`) is an error, not a panic.
+pub fn write_stdout(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(|e| crate::error::KilnError::io("stdout", e))
 }

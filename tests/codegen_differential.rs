@@ -32,7 +32,7 @@ impl Rng {
 }
 
 fn table(rng: &mut Rng, rows: usize) -> RecordBatch {
-    let mut null = |rng: &mut Rng| rng.chance(15);
+    let null = |rng: &mut Rng| rng.chance(15);
     let i: Int32Array = (0..rows).map(|_| (!null(rng)).then(|| rng.below(200) as i32 - 100)).collect();
     let l: Int64Array = (0..rows).map(|_| (!null(rng)).then(|| rng.below(1 << 40) as i64 - (1 << 39))).collect();
     let big: Int32Array = (0..rows).map(|_| (!null(rng)).then(|| rng.below(u32::MAX as u64) as i64 as i32)).collect();

@@ -138,7 +138,14 @@ impl Planner<'_> {
     /// EnsureRequirements, and a final aggregate. DISTINCT aggregates run in one Complete step
     /// over clustered input.
     fn plan_aggregate(&self, grouping: &[Expr], aggregates: &[Expr], child: &Arc<LogicalPlan>) -> Result<Arc<PhysicalPlan>> {
-        let child = self.plan(child, false)?;
+        let child = match child.as_ref() {
+            // An aggregate straight over a table (count(*)) reads only the columns it uses.
+            LogicalPlan::Relation { .. } => {
+                let needed: BTreeSet<ExprId> = grouping.iter().chain(aggregates).flat_map(|e| e.references()).collect();
+                Arc::new(self.plan_scan_columns(child, &needed, vec![])?)
+            }
+            _ => self.plan(child, false)?,
+        };
         let named_grouping: Vec<Expr> = grouping
             .iter()
             .map(|g| match g {

@@ -10,7 +10,6 @@ use rayon::prelude::*;
 use super::interpreted::{self, schema_of};
 use crate::catalog::TableSource;
 use crate::config::Config;
-use crate::datasource::parquet::read_row_group;
 use crate::error::Result;
 use crate::physical::{output_partitioning, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
 use crate::plan::JoinType;
@@ -31,16 +30,16 @@ fn par_map(parts: Partitions, f: impl Fn(Vec<RecordBatch>) -> Result<Vec<RecordB
 /// Runs `plan` and returns its partitions.
 pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> {
     match plan.as_ref() {
-        PhysicalPlan::FileScan { table, output, .. } => {
-            let TableSource::Parquet { files, .. } = &table.source else {
+        PhysicalPlan::FileScan { table, output, selected_files, .. } => {
+            let TableSource::Parquet(parquet) = &table.source else {
                 return Err(crate::error::KilnError::internal("FileScan over a memory table"));
             };
             let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
             let schema = schema_of(output);
-            let units = table.source.scan_units();
+            let units = table.source.scan_units(selected_files);
             let read_unit = |&(f, g): &(usize, usize)| -> Result<Vec<RecordBatch>> {
-                let file = files.get(f).ok_or_else(|| crate::error::KilnError::internal("scan unit past the file list"))?;
-                read_row_group(file, g, &names, config.batch_size)?
+                parquet
+                    .read_row_group(f, g, &names, config.batch_size)?
                     .into_iter()
                     .map(|b| Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?))
                     .collect()

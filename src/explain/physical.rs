@@ -74,18 +74,22 @@ impl PhysicalPlan {
     pub fn node_string(&self, config: &Config) -> String {
         let max = config.max_metadata_string_length;
         match self {
-            PhysicalPlan::FileScan { table, output, data_filters } => {
+            PhysicalPlan::FileScan { table, output, data_filters, .. } => {
                 let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");
                 let location = match &table.source {
-                    TableSource::Parquet { location, files, .. } => {
-                        format!("InMemoryFileIndex({} paths)[file:{}]", files.len().max(1), location.display())
+                    TableSource::Parquet(t) if t.is_partitioned() => {
+                        // Spark: a partitioned catalog table that no filter prunes is read through its CatalogFileIndex.
+                        format!("CatalogFileIndex(1 paths)[file:{}]", t.location.display())
                     }
+                    TableSource::Parquet(t) => format!("InMemoryFileIndex(1 paths)[file:{}]", t.location.display()),
                     TableSource::Memory(_) => "memory".to_string(),
                 };
                 let pushed: Vec<String> = data_filters.iter().filter_map(source_filter).collect();
+                // ReadSchema: what is read from the files (partition columns come from folder names).
+                let read = output.iter().filter(|a| !matches!(&table.source, TableSource::Parquet(t) if t.is_partition_column(&a.name)));
                 let schema = format!(
                     "struct<{}>",
-                    output.iter().map(|a| format!("{}:{}", a.name, spark_type_name(&a.data_type))).collect::<Vec<_>>().join(",")
+                    read.map(|a| format!("{}:{}", a.name, spark_type_name(&a.data_type))).collect::<Vec<_>>().join(",")
                 );
                 format!(
                     "FileScan parquet {}[{cols}] Batched: true, DataFilters: {}, Format: Parquet, Location: {}, PartitionFilters: [], PushedFilters: {}, ReadSchema: {}",

@@ -78,8 +78,15 @@ pub enum BuildSide {
 /// A physical operator.
 #[derive(Debug, Clone)]
 pub enum PhysicalPlan {
-    /// Reads Parquet files; only the `output` columns are decoded.
-    FileScan { table: Arc<Table>, output: Vec<Attribute>, data_filters: Vec<Expr> },
+    /// Reads Parquet files; only the `output` columns are decoded (partition columns come
+    /// from the folder names).
+    FileScan {
+        table: Arc<Table>,
+        output: Vec<Attribute>,
+        data_filters: Vec<Expr>,
+        /// The table's files this scan reads (indices into its file list).
+        selected_files: Vec<usize>,
+    },
     /// Reads a session table held in memory.
     InMemoryScan { table: Arc<Table>, output: Vec<Attribute> },
     /// Rows known at planning time.

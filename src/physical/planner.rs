@@ -123,13 +123,17 @@ impl Planner<'_> {
         let LogicalPlan::Relation { table, output } = rel.as_ref() else {
             return Err(KilnError::internal("scan of a non-relation"));
         };
-        let mut cols: Vec<Attribute> = output.iter().filter(|a| needed.contains(&a.id)).cloned().collect();
+        // Spark's FileSourceStrategy: the needed data columns, then every partition column.
+        let is_partition = |a: &Attribute| matches!(&table.source, TableSource::Parquet(t) if t.is_partition_column(&a.name));
+        let mut cols: Vec<Attribute> = output.iter().filter(|a| needed.contains(&a.id) || is_partition(a)).cloned().collect();
         if cols.is_empty() {
             // count(*) still needs row counts: read the narrowest column.
             cols.extend(output.first().cloned());
         }
-        Ok(match table.source {
-            TableSource::Parquet { .. } => PhysicalPlan::FileScan { table: table.clone(), output: cols, data_filters },
+        Ok(match &table.source {
+            TableSource::Parquet(t) => {
+                PhysicalPlan::FileScan { table: table.clone(), output: cols, data_filters, selected_files: (0..t.files.len()).collect() }
+            }
             TableSource::Memory(_) => PhysicalPlan::InMemoryScan { table: table.clone(), output: cols },
         })
     }

@@ -1,6 +1,9 @@
 //! Spark's one-line description of each physical operator.
 
+use std::path::Path;
+
 use crate::catalog::TableSource;
+use crate::datasource::parquet::ParquetTable;
 use crate::config::Config;
 use crate::expr::{BinaryOp, Expr};
 use crate::physical::{AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
@@ -69,19 +72,43 @@ fn source_filter(e: &Expr) -> Option<String> {
     }
 }
 
+/// Spark's file index description: `InMemoryFileIndex(1 paths)[file:/t]` for the root of an
+/// unpartitioned table; for a partitioned one `CatalogFileIndex(1 paths)[file:/t]` until a
+/// partition filter prunes it, then the partition folders read (`Utils.buildLocationMetadata`:
+/// paths are appended until the text reaches `max` characters).
+fn file_index(table: &ParquetTable, partition_filters: &[Expr], selected_files: &[usize], max: usize) -> String {
+    let root = format!("(1 paths)[file:{}]", table.location.display());
+    if !table.is_partitioned() {
+        return format!("InMemoryFileIndex{root}");
+    }
+    if partition_filters.is_empty() {
+        return format!("CatalogFileIndex{root}");
+    }
+    let mut dirs: Vec<&Path> = selected_files.iter().filter_map(|&f| table.files.get(f)?.path.parent()).collect();
+    dirs.dedup();
+    let mut text = format!("InMemoryFileIndex({} paths)[", dirs.len());
+    for (i, dir) in dirs.iter().enumerate() {
+        if text.len() >= max {
+            break;
+        }
+        if i > 0 {
+            text.push_str(", ");
+        }
+        text.push_str(&format!("file:{}", dir.display()));
+    }
+    text.push(']');
+    text
+}
+
 impl PhysicalPlan {
     /// The operator's line in a tree string.
     pub fn node_string(&self, config: &Config) -> String {
         let max = config.max_metadata_string_length;
         match self {
-            PhysicalPlan::FileScan { table, output, data_filters, .. } => {
+            PhysicalPlan::FileScan { table, output, partition_filters, data_filters, selected_files } => {
                 let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");
                 let location = match &table.source {
-                    TableSource::Parquet(t) if t.is_partitioned() => {
-                        // Spark: a partitioned catalog table that no filter prunes is read through its CatalogFileIndex.
-                        format!("CatalogFileIndex(1 paths)[file:{}]", t.location.display())
-                    }
-                    TableSource::Parquet(t) => format!("InMemoryFileIndex(1 paths)[file:{}]", t.location.display()),
+                    TableSource::Parquet(t) => file_index(t, partition_filters, selected_files, max),
                     TableSource::Memory(_) => "memory".to_string(),
                 };
                 let pushed: Vec<String> = data_filters.iter().filter_map(source_filter).collect();
@@ -92,10 +119,11 @@ impl PhysicalPlan {
                     read.map(|a| format!("{}:{}", a.name, spark_type_name(&a.data_type))).collect::<Vec<_>>().join(",")
                 );
                 format!(
-                    "FileScan parquet {}[{cols}] Batched: true, DataFilters: {}, Format: Parquet, Location: {}, PartitionFilters: [], PushedFilters: {}, ReadSchema: {}",
+                    "FileScan parquet {}[{cols}] Batched: true, DataFilters: {}, Format: Parquet, Location: {}, PartitionFilters: {}, PushedFilters: {}, ReadSchema: {}",
                     table.qualified_name(),
                     abbreviate(format!("[{}]", list(data_filters, ", ")), max),
                     abbreviate(location, max),
+                    abbreviate(format!("[{}]", list(partition_filters, ", ")), max),
                     abbreviate(format!("[{}]", pushed.join(", ")), max),
                     abbreviate(schema, max)
                 )

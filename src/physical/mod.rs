@@ -83,6 +83,9 @@ pub enum PhysicalPlan {
     FileScan {
         table: Arc<Table>,
         output: Vec<Attribute>,
+        /// Conjuncts over partition columns only: they chose `selected_files`.
+        partition_filters: Vec<Expr>,
+        /// Deterministic conjuncts over data columns, which the source may use to skip data.
         data_filters: Vec<Expr>,
         /// The table's files this scan reads (indices into its file list).
         selected_files: Vec<usize>,

@@ -3,4 +3,5 @@
 pub mod demo;
 pub mod partitions;
 pub mod parquet;
+pub mod pushed_filter;
 pub mod tpch;

@@ -8,6 +8,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ::parquet::arrow::arrow_reader::statistics::StatisticsConverter;
 use ::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use ::parquet::arrow::{ArrowWriter, ProjectionMask};
 use ::parquet::basic::Compression;
@@ -17,6 +18,7 @@ use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use super::partitions::discover_partitions;
+use super::pushed_filter::{ColumnStatistics, PushedFilter};
 use crate::error::{KilnError, Result};
 use crate::types::ScalarValue;
 
@@ -46,6 +48,24 @@ impl ParquetFile {
     /// The number of row groups.
     pub fn num_row_groups(&self) -> usize {
         self.metadata.metadata().num_row_groups()
+    }
+
+    /// The row-group statistics of column `name` (matched case-insensitively), if the file
+    /// has the column and its statistics convert to Arrow.
+    fn column_statistics(&self, name: &str) -> Option<ColumnStatistics> {
+        let schema = self.metadata.schema();
+        let field = schema.fields().iter().find(|f| f.name().eq_ignore_ascii_case(name))?;
+        // A missing null count is unknown, not zero: IsNull must not skip on a guess.
+        let converter = StatisticsConverter::try_new(field.name(), schema, self.metadata.parquet_schema())
+            .ok()?
+            .with_missing_null_counts_as_zero(false);
+        let groups = self.metadata.metadata().row_groups();
+        Some(ColumnStatistics {
+            mins: converter.row_group_mins(groups).ok()?,
+            maxes: converter.row_group_maxes(groups).ok()?,
+            null_counts: converter.row_group_null_counts(groups).ok()?,
+            row_counts: converter.row_group_row_counts(groups).ok()??,
+        })
     }
 }
 
@@ -110,6 +130,24 @@ impl ParquetTable {
         self.partition_column(name).is_some()
     }
 
+    /// Per row group of file `file`: false when the statistics prove that some pushed filter
+    /// rejects every row of it. Missing or unreadable statistics never skip anything.
+    pub fn row_groups_to_read(&self, file: usize, filters: &[PushedFilter]) -> Result<Vec<bool>> {
+        let f = self.file(file)?;
+        let mut keep = vec![true; f.num_row_groups()];
+        for filter in filters {
+            let Some(stats) = f.column_statistics(filter.column()) else { continue };
+            for (k, may) in keep.iter_mut().zip(filter.may_match(&stats)?.iter()) {
+                *k &= may.unwrap_or(true);
+            }
+        }
+        Ok(keep)
+    }
+
+    fn file(&self, file: usize) -> Result<&ParquetFile> {
+        self.files.get(file).ok_or_else(|| KilnError::internal(format!("file {file} of a table with {} files", self.files.len())))
+    }
+
     /// The values of partition column `name` (one per file), if it is one.
     fn partition_column(&self, name: &str) -> Option<&ArrayRef> {
         let idx = self.partition_values.schema().fields().iter().position(|f| f.name().eq_ignore_ascii_case(name))?;
@@ -119,10 +157,7 @@ impl ParquetTable {
     /// Reads one row group of file `file`: the columns `names` (data or partition columns, in
     /// that order). Partition columns are constants: the file's row of `partition_values`.
     pub fn read_row_group(&self, file: usize, row_group: usize, names: &[String], batch_size: usize) -> Result<Vec<RecordBatch>> {
-        let f = self
-            .files
-            .get(file)
-            .ok_or_else(|| KilnError::internal(format!("file {file} of a table with {} files", self.files.len())))?;
+        let f = self.file(file)?;
         let data_names: Vec<String> = names.iter().filter(|n| self.partition_column(n).is_none()).cloned().collect();
         let builder = open_with(&f.path, &f.metadata)?.with_row_groups(vec![row_group]);
         let batches = read_builder(&f.path, builder, &data_names, batch_size)?;
@@ -332,6 +367,7 @@ pub fn write_parquet_stream(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::expr::Expr;
     use arrow::array::{ArrayRef, Int64Array, StringArray};
     use arrow::datatypes::DataType;
 
@@ -438,6 +474,37 @@ mod tests {
         assert_eq!(crate::format::result_csv(&got[0].schema(), &got), "n,id,d\n7,0,2026-10-02\n7,1,2026-10-02\n7,2,2026-10-02\n");
         let got = table.read_row_group(0, 0, &names[..1], 100).unwrap();
         assert_eq!(crate::format::result_csv(&got[0].schema(), &got), "n\nNULL\nNULL\n");
+    }
+
+    /// `batch(0, n)` written in row groups of `rows_per_group` rows.
+    fn write_row_groups(path: &Path, n: usize, rows_per_group: usize) {
+        let props = WriterProperties::builder().set_max_row_group_row_count(Some(rows_per_group)).build();
+        let b = batch(0, n);
+        let mut w = ArrowWriter::try_new(File::create(path).unwrap(), b.schema(), Some(props)).unwrap();
+        w.write(&b).unwrap();
+        w.close().unwrap();
+    }
+
+    #[test]
+    fn row_group_statistics_skip_what_no_row_can_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        write_row_groups(&dir.path().join("t.parquet"), 100, 10);
+        let table = ParquetTable::open(dir.path()).unwrap();
+        assert_eq!(table.files[0].num_row_groups(), 10);
+        let id = || Expr::Attribute(crate::expr::Attribute::new("ID", DataType::Int64, true));
+        let read = |e: Expr| -> Vec<usize> {
+            let f = PushedFilter::translate(&e).unwrap();
+            let keep = table.row_groups_to_read(0, &[f]).unwrap();
+            keep.iter().enumerate().filter(|(_, k)| **k).map(|(i, _)| i).collect()
+        };
+        let lit = |v: i64| Expr::Literal(ScalarValue::Int64(v));
+        assert_eq!(read(id().binary(crate::expr::BinaryOp::GtEq, lit(95))), [9]);
+        assert_eq!(read(id().binary(crate::expr::BinaryOp::Eq, lit(42))), [4]);
+        assert_eq!(read(id().binary(crate::expr::BinaryOp::Lt, lit(0))), Vec::<usize>::new());
+        assert_eq!(read(Expr::IsNotNull(Box::new(id()))).len(), 10);
+        // A column the file lacks has no statistics: nothing is skipped.
+        let missing = PushedFilter::IsNull("nope".into());
+        assert_eq!(table.row_groups_to_read(0, &[missing]).unwrap(), vec![true; 10]);
     }
 
     #[test]

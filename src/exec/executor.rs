@@ -2,6 +2,7 @@
 //! on the rayon thread pool (sized to the machine). Exchanges move batches between partitions
 //! in memory.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow::record_batch::RecordBatch;
@@ -9,6 +10,9 @@ use rayon::prelude::*;
 
 use super::interpreted::{self, schema_of};
 use crate::catalog::TableSource;
+use crate::datasource::parquet::ParquetTable;
+use crate::datasource::pushed_filter::PushedFilter;
+use crate::expr::Attribute;
 use crate::config::Config;
 use crate::error::Result;
 use crate::physical::{output_partitioning, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
@@ -30,24 +34,12 @@ fn par_map(parts: Partitions, f: impl Fn(Vec<RecordBatch>) -> Result<Vec<RecordB
 /// Runs `plan` and returns its partitions.
 pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> {
     match plan.as_ref() {
-        PhysicalPlan::FileScan { table, output, selected_files, .. } => {
+        PhysicalPlan::FileScan { table, output, pushed_filters, selected_files, .. } => {
             let TableSource::Parquet(parquet) = &table.source else {
                 return Err(crate::error::KilnError::internal("FileScan over a memory table"));
             };
-            let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
-            let schema = schema_of(output);
-            let units = table.source.scan_units(selected_files);
-            let read_unit = |&(f, g): &(usize, usize)| -> Result<Vec<RecordBatch>> {
-                parquet
-                    .read_row_group(f, g, &names, config.batch_size)?
-                    .into_iter()
-                    .map(|b| Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?))
-                    .collect()
-            };
-            if units.is_empty() {
-                return Ok(vec![vec![]]);
-            }
-            units.par_iter().map(read_unit).collect()
+            let filters: &[PushedFilter] = if config.parquet_filter_pushdown { pushed_filters } else { &[] };
+            scan_parquet(parquet, &table.source.scan_units(selected_files), output, filters, config)
         }
         PhysicalPlan::InMemoryScan { table, output } => {
             let TableSource::Memory(batches) = &table.source else {
@@ -145,6 +137,39 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> 
         }
         PhysicalPlan::LocalLimit { limit, child } => par_map(execute(child, config)?, |b| Ok(interpreted::limit(b, *limit))),
     }
+}
+
+/// One partition per (file, row group) unit. A row group whose statistics rule out a pushed
+/// filter is skipped: its partition stays empty, so the partition count is the planned one.
+fn scan_parquet(
+    parquet: &ParquetTable,
+    units: &[(usize, usize)],
+    output: &[Attribute],
+    filters: &[PushedFilter],
+    config: &Config,
+) -> Result<Partitions> {
+    if units.is_empty() {
+        return Ok(vec![vec![]]);
+    }
+    let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
+    let schema = schema_of(output);
+    let mut files: Vec<usize> = units.iter().map(|(f, _)| *f).collect();
+    files.dedup();
+    let keep: BTreeMap<usize, Vec<bool>> =
+        files.into_par_iter().map(|f| Ok((f, parquet.row_groups_to_read(f, filters)?))).collect::<Result<_>>()?;
+    units
+        .par_iter()
+        .map(|&(f, g)| {
+            if keep.get(&f).and_then(|k| k.get(g)) == Some(&false) {
+                return Ok(vec![]);
+            }
+            parquet
+                .read_row_group(f, g, &names, config.batch_size)?
+                .into_iter()
+                .map(|b| Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?))
+                .collect()
+        })
+        .collect()
 }
 
 /// Pairs the partitions a join runs on: a broadcast side goes whole with every partition of

@@ -5,7 +5,7 @@ use std::path::Path;
 use crate::catalog::TableSource;
 use crate::datasource::parquet::ParquetTable;
 use crate::config::Config;
-use crate::expr::{BinaryOp, Expr};
+use crate::expr::Expr;
 use crate::physical::{AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
 use crate::types::spark_type_name;
 
@@ -31,44 +31,6 @@ fn partitioning(p: &Partitioning) -> String {
         }
         Partitioning::SinglePartition => "SinglePartition".into(),
         Partitioning::Unknown(n) => format!("UnknownPartitioning({n})"),
-    }
-}
-
-/// The data-source form of a pushed filter (`EqualTo(status,paid)`), when it has one.
-fn source_filter(e: &Expr) -> Option<String> {
-    match e {
-        Expr::IsNotNull(c) => match c.as_ref() {
-            Expr::Attribute(a) => Some(format!("IsNotNull({})", a.name)),
-            _ => None,
-        },
-        Expr::IsNull(c) => match c.as_ref() {
-            Expr::Attribute(a) => Some(format!("IsNull({})", a.name)),
-            _ => None,
-        },
-        Expr::Binary { op, left, right } => {
-            let (a, v, op) = match (left.as_ref(), right.as_ref()) {
-                (Expr::Attribute(a), Expr::Literal(v)) => (a, v, *op),
-                (Expr::Literal(v), Expr::Attribute(a)) => (a, v, op.flip()),
-                _ => return None,
-            };
-            let name = match op {
-                BinaryOp::Eq => "EqualTo",
-                BinaryOp::Gt => "GreaterThan",
-                BinaryOp::GtEq => "GreaterThanOrEqual",
-                BinaryOp::Lt => "LessThan",
-                BinaryOp::LtEq => "LessThanOrEqual",
-                BinaryOp::EqNullSafe => "EqualNullSafe",
-                _ => return None,
-            };
-            Some(format!("{name}({},{v})", a.name))
-        }
-        Expr::InList { child, list, negated: false } => match child.as_ref() {
-            Expr::Attribute(a) if list.iter().all(|l| matches!(l, Expr::Literal(_))) => {
-                Some(format!("In({}, [{}])", a.name, list.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(",")))
-            }
-            _ => None,
-        },
-        _ => None,
     }
 }
 
@@ -105,13 +67,13 @@ impl PhysicalPlan {
     pub fn node_string(&self, config: &Config) -> String {
         let max = config.max_metadata_string_length;
         match self {
-            PhysicalPlan::FileScan { table, output, partition_filters, data_filters, selected_files } => {
+            PhysicalPlan::FileScan { table, output, partition_filters, data_filters, pushed_filters, selected_files } => {
                 let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");
                 let location = match &table.source {
                     TableSource::Parquet(t) => file_index(t, partition_filters, selected_files, max),
                     TableSource::Memory(_) => "memory".to_string(),
                 };
-                let pushed: Vec<String> = data_filters.iter().filter_map(source_filter).collect();
+                let pushed: Vec<String> = pushed_filters.iter().map(|f| f.to_string()).collect();
                 // ReadSchema: what is read from the files (partition columns come from folder names).
                 let read = output.iter().filter(|a| !matches!(&table.source, TableSource::Parquet(t) if t.is_partition_column(&a.name)));
                 let schema = format!(

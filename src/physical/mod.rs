@@ -6,6 +6,7 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 
 use crate::catalog::Table;
+use crate::datasource::pushed_filter::PushedFilter;
 use crate::expr::{AggFunc, Attribute, Expr, ExprId, SortOrder};
 use crate::plan::JoinType;
 
@@ -87,6 +88,8 @@ pub enum PhysicalPlan {
         partition_filters: Vec<Expr>,
         /// Deterministic conjuncts over data columns, which the source may use to skip data.
         data_filters: Vec<Expr>,
+        /// The data filters the Parquet reader checks against row-group statistics.
+        pushed_filters: Vec<PushedFilter>,
         /// The table's files this scan reads (indices into its file list).
         selected_files: Vec<usize>,
     },

@@ -11,6 +11,7 @@ use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use super::{AggregateExpr, AggregateMode, BuildSide, HashJoinKind, PhysicalPlan};
 use crate::catalog::TableSource;
 use crate::datasource::parquet::ParquetTable;
+use crate::datasource::pushed_filter::PushedFilter;
 use crate::config::Config;
 use crate::error::{KilnError, Result};
 use crate::expr::{aggregate_result_type, AggFunc, Attribute, BinaryOp, Expr, ExprId};
@@ -176,7 +177,8 @@ impl Planner<'_> {
         Ok(match &table.source {
             TableSource::Parquet(t) => {
                 let selected_files = select_files(t, output, &partition_filters)?;
-                PhysicalPlan::FileScan { table: table.clone(), output: cols, partition_filters, data_filters, selected_files }
+                let pushed_filters = data_filters.iter().filter_map(PushedFilter::translate).collect();
+                PhysicalPlan::FileScan { table: table.clone(), output: cols, partition_filters, data_filters, pushed_filters, selected_files }
             }
             TableSource::Memory(_) => PhysicalPlan::InMemoryScan { table: table.clone(), output: cols },
         })

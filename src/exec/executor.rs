@@ -12,6 +12,7 @@ use super::interpreted::{self, schema_of};
 use crate::catalog::TableSource;
 use crate::datasource::parquet::ParquetTable;
 use crate::datasource::pushed_filter::PushedFilter;
+use crate::exec::metrics::ScanStats;
 use crate::expr::Attribute;
 use crate::config::Config;
 use crate::error::Result;
@@ -34,12 +35,14 @@ fn par_map(parts: Partitions, f: impl Fn(Vec<RecordBatch>) -> Result<Vec<RecordB
 /// Runs `plan` and returns its partitions.
 pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> {
     match plan.as_ref() {
-        PhysicalPlan::FileScan { table, output, pushed_filters, selected_files, .. } => {
+        PhysicalPlan::FileScan { table, output, pushed_filters, selected_files, metrics, .. } => {
             let TableSource::Parquet(parquet) = &table.source else {
                 return Err(crate::error::KilnError::internal("FileScan over a memory table"));
             };
             let filters: &[PushedFilter] = if config.parquet_filter_pushdown { pushed_filters } else { &[] };
-            scan_parquet(parquet, &table.source.scan_units(selected_files), output, filters, config)
+            let (parts, stats) = scan_parquet(parquet, &table.source.scan_units(selected_files), output, filters, config)?;
+            metrics.add(stats);
+            Ok(parts)
         }
         PhysicalPlan::InMemoryScan { table, output } => {
             let TableSource::Memory(batches) = &table.source else {
@@ -147,9 +150,9 @@ fn scan_parquet(
     output: &[Attribute],
     filters: &[PushedFilter],
     config: &Config,
-) -> Result<Partitions> {
+) -> Result<(Partitions, ScanStats)> {
     if units.is_empty() {
-        return Ok(vec![vec![]]);
+        return Ok((vec![vec![]], ScanStats::default()));
     }
     let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
     let schema = schema_of(output);
@@ -157,10 +160,11 @@ fn scan_parquet(
     files.dedup();
     let keep: BTreeMap<usize, Vec<bool>> =
         files.into_par_iter().map(|f| Ok((f, parquet.row_groups_to_read(f, filters)?))).collect::<Result<_>>()?;
-    units
+    let read = |&(f, g): &(usize, usize)| keep.get(&f).and_then(|k| k.get(g)) != Some(&false);
+    let parts: Partitions = units
         .par_iter()
         .map(|&(f, g)| {
-            if keep.get(&f).and_then(|k| k.get(g)) == Some(&false) {
+            if !read(&(f, g)) {
                 return Ok(vec![]);
             }
             parquet
@@ -169,7 +173,15 @@ fn scan_parquet(
                 .map(|b| Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?))
                 .collect()
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    let row_groups_read = units.iter().filter(|u| read(u)).count() as u64;
+    let stats = ScanStats {
+        files_read: keep.values().filter(|k| k.contains(&true)).count() as u64,
+        row_groups_read,
+        row_groups_skipped: units.len() as u64 - row_groups_read,
+        rows_out: parts.iter().flatten().map(|b| b.num_rows() as u64).sum(),
+    };
+    Ok((parts, stats))
 }
 
 /// Pairs the partitions a join runs on: a broadcast side goes whole with every partition of

@@ -67,7 +67,7 @@ impl PhysicalPlan {
     pub fn node_string(&self, config: &Config) -> String {
         let max = config.max_metadata_string_length;
         match self {
-            PhysicalPlan::FileScan { table, output, partition_filters, data_filters, pushed_filters, selected_files } => {
+            PhysicalPlan::FileScan { table, output, partition_filters, data_filters, pushed_filters, selected_files, .. } => {
                 let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");
                 let location = match &table.source {
                     TableSource::Parquet(t) => file_index(t, partition_filters, selected_files, max),

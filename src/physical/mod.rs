@@ -7,6 +7,7 @@ use arrow::record_batch::RecordBatch;
 
 use crate::catalog::Table;
 use crate::datasource::pushed_filter::PushedFilter;
+use crate::exec::metrics::ScanMetrics;
 use crate::expr::{AggFunc, Attribute, Expr, ExprId, SortOrder};
 use crate::plan::JoinType;
 
@@ -92,6 +93,8 @@ pub enum PhysicalPlan {
         pushed_filters: Vec<PushedFilter>,
         /// The table's files this scan reads (indices into its file list).
         selected_files: Vec<usize>,
+        /// What the scan read in its last run: files, row groups read and skipped, rows.
+        metrics: Arc<ScanMetrics>,
     },
     /// Reads a session table held in memory.
     InMemoryScan { table: Arc<Table>, output: Vec<Attribute> },

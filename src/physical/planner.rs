@@ -178,7 +178,15 @@ impl Planner<'_> {
             TableSource::Parquet(t) => {
                 let selected_files = select_files(t, output, &partition_filters)?;
                 let pushed_filters = data_filters.iter().filter_map(PushedFilter::translate).collect();
-                PhysicalPlan::FileScan { table: table.clone(), output: cols, partition_filters, data_filters, pushed_filters, selected_files }
+                PhysicalPlan::FileScan {
+                    table: table.clone(),
+                    output: cols,
+                    partition_filters,
+                    data_filters,
+                    pushed_filters,
+                    selected_files,
+                    metrics: Default::default(),
+                }
             }
             TableSource::Memory(_) => PhysicalPlan::InMemoryScan { table: table.clone(), output: cols },
         })

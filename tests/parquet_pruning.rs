@@ -1,5 +1,6 @@
-//! Hive-partitioned Parquet tables through SQL: partition columns from folder names, partition
-//! pruning (PartitionFilters decide which files are read), and the scan line Spark prints.
+//! Parquet scans through SQL: partition columns from Hive-style folder names, partition pruning
+//! (PartitionFilters decide which files are read), row groups skipped by pushed filters, the
+//! scan line Spark prints, and the scan metrics of a run.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -122,4 +123,82 @@ fn bad_partition_folder_fails_registration() {
     write_parquet(&dir.path().join("j=1/b.parquet"), &[rows(0, 1)]).unwrap();
     let err = Session::new().register_parquet("t", dir.path()).unwrap_err().to_string();
     assert!(err.contains("conflicting partition folders") && err.contains("a.parquet") && err.contains("b.parquet"), "{err}");
+}
+
+/// `dir/t.parquet`: ids 0..1000 in order, status `paid`/`open`, written in row groups of 100.
+fn row_group_table(dir: &Path, conf: &[(&str, &str)]) -> Session {
+    let path = dir.join("t.parquet");
+    let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(100)).build();
+    let b = rows(0, 1000);
+    let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), b.schema(), Some(props)).unwrap();
+    w.write(&b).unwrap();
+    w.close().unwrap();
+    let mut builder = Session::builder();
+    for (k, v) in conf {
+        builder = builder.config(*k, *v);
+    }
+    let session = builder.build().unwrap();
+    session.register_parquet("t", &path).unwrap();
+    session
+}
+
+fn run_with_metrics(s: &Session, sql: &str) -> (String, kiln::exec::metrics::ScanStats) {
+    let df = s.sql(sql).unwrap();
+    let (batches, metrics) = df.collect_with_metrics().unwrap();
+    assert_eq!(metrics.scans.len(), 1, "{metrics:?}");
+    assert_eq!(metrics.scans[0].0, "spark_catalog.default.t");
+    (kiln::format::result_csv(&df.schema(), &batches), metrics.scans[0].1)
+}
+
+#[test]
+fn selective_pushed_filter_skips_row_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = row_group_table(dir.path(), &[]);
+    let q = "SELECT count(*) AS n, min(id) AS lo FROM t WHERE id >= 950";
+    let (out, m) = run_with_metrics(&s, q);
+    assert_eq!(out, "n,lo\n50,950\n");
+    assert_eq!((m.files_read, m.row_groups_read, m.row_groups_skipped, m.rows_out), (1, 1, 9, 100));
+    // IN and equality skip too; the Filter above the scan still drops the other rows.
+    let (out, m) = run_with_metrics(&s, "SELECT id FROM t WHERE id IN (5, 507) ORDER BY id");
+    assert_eq!(out, "id\n5\n507\n");
+    assert_eq!((m.row_groups_read, m.row_groups_skipped), (2, 8));
+    // Nothing can match: every row group is skipped, the file is not read.
+    let (out, m) = run_with_metrics(&s, "SELECT count(*) AS n FROM t WHERE id < 0");
+    assert_eq!(out, "n\n0\n");
+    assert_eq!((m.files_read, m.row_groups_read, m.row_groups_skipped, m.rows_out), (0, 0, 10, 0));
+    // Metrics are per run, not accumulated.
+    let df = s.sql(q).unwrap();
+    df.collect_with_metrics().unwrap();
+    assert_eq!(df.collect_with_metrics().unwrap().1.scans[0].1.row_groups_read, 1);
+}
+
+#[test]
+fn filters_the_source_cannot_evaluate_skip_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = row_group_table(dir.path(), &[]);
+    let q = "SELECT count(*) AS n FROM t WHERE lower(status) = 'paid'";
+    let (_, scan) = scan_line(&s, q);
+    assert!(scan.contains("DataFilters: [isnotnull(status#") && scan.contains("(lower(status#"), "{scan}");
+    assert!(scan.contains("PushedFilters: [IsNotNull(status)]"), "{scan}");
+    let (out, m) = run_with_metrics(&s, q);
+    assert_eq!(out, "n\n500\n");
+    assert_eq!((m.row_groups_read, m.row_groups_skipped, m.rows_out), (10, 0, 1000));
+}
+
+#[test]
+fn filter_pushdown_off_reads_every_row_group_with_the_same_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = row_group_table(dir.path(), &[("spark.sql.parquet.filterPushdown", "false")]);
+    let (out, m) = run_with_metrics(&s, "SELECT count(*) AS n, min(id) AS lo FROM t WHERE id >= 950");
+    assert_eq!(out, "n,lo\n50,950\n");
+    assert_eq!((m.row_groups_read, m.row_groups_skipped, m.rows_out), (10, 0, 1000));
+}
+
+#[test]
+fn partition_pruning_shows_in_files_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = partitioned_table(dir.path());
+    let (out, m) = run_with_metrics(&s, "SELECT count(*) AS n FROM t WHERE day = '2026-10-02'");
+    assert_eq!(out, "n\n20\n");
+    assert_eq!((m.files_read, m.row_groups_read, m.rows_out), (2, 2, 20));
 }

@@ -139,6 +139,9 @@ pub enum PhysicalPlan {
     CollectLimit { limit: usize, child: Arc<PhysicalPlan> },
     LocalLimit { limit: usize, child: Arc<PhysicalPlan> },
     GlobalLimit { limit: usize, child: Arc<PhysicalPlan> },
+    /// A pipeline compiled into one native function (`*(id)` in plans); `fallback` says why
+    /// it runs interpreted instead, when it does.
+    WholeStageCodegen { id: usize, fallback: Option<String>, child: Arc<PhysicalPlan> },
 }
 
 /// How a hash join gets both sides' matching keys together.
@@ -165,7 +168,8 @@ impl PhysicalPlan {
             | PhysicalPlan::TakeOrderedAndProject { child, .. }
             | PhysicalPlan::CollectLimit { child, .. }
             | PhysicalPlan::LocalLimit { child, .. }
-            | PhysicalPlan::GlobalLimit { child, .. } => vec![child],
+            | PhysicalPlan::GlobalLimit { child, .. }
+            | PhysicalPlan::WholeStageCodegen { child, .. } => vec![child],
         }
     }
 
@@ -188,7 +192,8 @@ impl PhysicalPlan {
             | PhysicalPlan::TakeOrderedAndProject { child, .. }
             | PhysicalPlan::CollectLimit { child, .. }
             | PhysicalPlan::LocalLimit { child, .. }
-            | PhysicalPlan::GlobalLimit { child, .. } => *child = next(),
+            | PhysicalPlan::GlobalLimit { child, .. }
+            | PhysicalPlan::WholeStageCodegen { child, .. } => *child = next(),
         }
         node
     }
@@ -230,7 +235,8 @@ impl PhysicalPlan {
             | PhysicalPlan::Sort { child, .. }
             | PhysicalPlan::CollectLimit { child, .. }
             | PhysicalPlan::LocalLimit { child, .. }
-            | PhysicalPlan::GlobalLimit { child, .. } => child.output(),
+            | PhysicalPlan::GlobalLimit { child, .. }
+            | PhysicalPlan::WholeStageCodegen { child, .. } => child.output(),
         }
     }
 }

@@ -71,6 +71,8 @@ pub struct Tx<'a, 'b> {
     cols: Vec<Option<[Value; 4]>>,
     row: Value,
     fail: Block,
+    /// Column values loaded at the top of the row body, where they dominate every use.
+    loaded: Vec<Option<Emitted>>,
 }
 
 fn i128_const(b: &mut FunctionBuilder, v: i128) -> Value {
@@ -161,7 +163,22 @@ impl<'a, 'b> Tx<'a, 'b> {
         Ok(self.b.ins().imul(v, c))
     }
 
+    /// Loads every column in `used` once, at the top of the row body.
+    fn preload(&mut self, used: &[bool]) -> Result<(), String> {
+        self.loaded = vec![None; self.input.len()];
+        for (i, u) in used.iter().enumerate() {
+            if *u {
+                let v = self.load_column(i)?;
+                self.loaded[i] = Some(v);
+            }
+        }
+        Ok(())
+    }
+
     fn load_column(&mut self, idx: usize) -> Result<Emitted, String> {
+        if let Some(Some(v)) = self.loaded.get(idx) {
+            return Ok(*v);
+        }
         let attr = self.input.get(idx).ok_or("column index out of range")?;
         let [values, validity, voff, boff] = self.cols.get(idx).copied().flatten().ok_or("column not loaded")?;
         let row = self.row;
@@ -354,6 +371,10 @@ impl<'a, 'b> Tx<'a, 'b> {
         if let (DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)) = (&lt, &rt) {
             let s = (*s1).max(*s2);
             let (k1, k2) = ((s - s1) as u32, (s - s2) as u32);
+            // Same scale and both within 18 digits: compare the i64s as they are.
+            if k1 == 0 && k2 == 0 && *p1 <= 18 && *p2 <= 18 {
+                return Ok((lv, rv, null, DataType::Decimal128(18, s)));
+            }
             if *p1 as u32 + k1 > 38 || *p2 as u32 + k2 > 38 {
                 return Err("decimal rescale beyond 38 digits".into());
             }
@@ -626,6 +647,31 @@ fn used_columns(spec: &StageSpec) -> Vec<bool> {
     used
 }
 
+/// True when evaluating `e` may fail (a division, an overflow check, a decimal bound): such a
+/// conjunct must not run on rows an earlier conjunct rejected.
+fn can_fail(e: &Expr) -> bool {
+    e.exists(&|x| match x {
+        Expr::Binary { op, .. } => op.is_arithmetic(),
+        Expr::Negative(_) | Expr::Cast { .. } => true,
+        _ => false,
+    })
+}
+
+/// Input columns read by `exprs`.
+fn columns_of<'e>(spec: &StageSpec, exprs: impl Iterator<Item = &'e Expr>) -> Vec<bool> {
+    let mut used = vec![false; spec.input.len()];
+    for e in exprs {
+        e.visit(&mut |x| {
+            if let Expr::Attribute(a) = x {
+                if let Some(i) = spec.input.iter().position(|c| c.id == a.id) {
+                    used[i] = true;
+                }
+            }
+        });
+    }
+    used
+}
+
 /// Assigns slots to the pointers the stage's functions read.
 pub fn layout(spec: &StageSpec) -> SlotLayout {
     let mut next = 0;
@@ -722,27 +768,45 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
     let count = b.declare_var(types::I64);
     let zero = b.ins().iconst(types::I64, 0);
     b.def_var(count, zero);
+    let condition_columns = columns_of(spec, spec.conditions.iter());
     row_loop(b, n, &mut |b, row, next| {
-        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail };
+        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail, loaded: vec![] };
+        tx.preload(&condition_columns)?;
+        // Conjuncts that cannot fail are combined without branches (no mispredictions on
+        // selective filters); one that can fail (1/x, an overflow) only runs for rows that
+        // passed the ones before it, as the interpreter evaluates them.
+        let mut pass: Option<Value> = None;
         for c in &spec.conditions {
+            if let (true, Some(p)) = (can_fail(c), pass) {
+                let cont = tx.b.create_block();
+                tx.b.ins().brif(p, cont, &[], next, &[]);
+                tx.b.switch_to_block(cont);
+                pass = None;
+            }
             let (v, null) = tx.emit(c)?;
-            let pass = match null {
+            let this = match null {
                 Some(n) => {
                     let valid = tx.b.ins().bxor_imm_u(n, 1);
                     tx.b.ins().band(v, valid)
                 }
                 None => v,
             };
-            let cont = tx.b.create_block();
-            tx.b.ins().brif(pass, cont, &[], next, &[]);
-            tx.b.switch_to_block(cont);
+            pass = Some(match pass {
+                Some(p) => tx.b.ins().band(p, this),
+                None => this,
+            });
         }
+        // Branch-free append: write the row, advance the count by the pass bit.
         let c = b.use_var(count);
         let off = b.ins().ishl_imm_u(c, 2);
         let addr = b.ins().iadd(sel_out, off);
         let r32 = b.ins().ireduce(types::I32, row);
         b.ins().store(flags(), r32, addr, 0);
-        let c1 = b.ins().iadd_imm_s(c, 1);
+        let step = match pass {
+            Some(p) => b.ins().uextend(types::I64, p),
+            None => b.ins().iconst(types::I64, 1),
+        };
+        let c1 = b.ins().iadd(c, step);
         b.def_var(count, c1);
         Ok(())
     })?;
@@ -766,6 +830,17 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
     let outs: Vec<Option<[Value; 2]>> = layout.outputs.iter().map(|o| o.map(|[v, n]| [slot(b, slots, v), slot(b, slots, n)])).collect();
     let fail = fail_block(b);
     let filtered = !spec.conditions.is_empty();
+    let sink_exprs: Vec<&Expr> = match &spec.sink {
+        StageSink::Output { columns, .. } => columns
+            .iter()
+            .filter_map(|c| match c {
+                OutputColumn::Computed(e) => Some(e),
+                OutputColumn::Copied(_) => None,
+            })
+            .collect(),
+        StageSink::Aggregate { aggregates, .. } => aggregates.iter().filter_map(|a| a.arg.as_ref()).collect(),
+    };
+    let sink_columns = columns_of(spec, sink_exprs.into_iter());
     row_loop(b, count, &mut |b, j, _next| {
         let row = if filtered {
             let off = b.ins().ishl_imm_u(j, 2);
@@ -775,7 +850,8 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
         } else {
             j
         };
-        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail };
+        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail, loaded: vec![] };
+        tx.preload(&sink_columns)?;
         match &spec.sink {
             StageSink::Output { columns, .. } => {
                 for (c, out) in columns.iter().zip(&outs) {

@@ -224,12 +224,8 @@ fn aggregate_partition(
         }
         if let Some(g) = &mut grouper {
             // Keys are hashed per batch, for the selected rows only.
-            let mut key_arrays = evaluate_all(keys, batch, &spec.input)?;
-            if let Some(s) = &sel {
-                let ix = UInt32Array::from(s.clone());
-                key_arrays = key_arrays.iter().map(|k| take(k.as_ref(), &ix, None)).collect::<std::result::Result<_, _>>()?;
-            }
-            g.push(key_arrays, &mut gids)?;
+            let key_arrays = evaluate_all(keys, batch, &spec.input)?;
+            g.push_selected(key_arrays, sel.as_deref(), &mut gids)?;
             groups = g.num_groups();
             acc.resize((groups * stride).div_ceil(16).max(1), 0);
         }

@@ -9,6 +9,7 @@ use arrow::record_batch::RecordBatch;
 use crate::config::Config;
 use crate::error::Result;
 use crate::exec::interpreted::schema_of;
+use crate::exec::metrics::{QueryMetrics, ScanMetrics};
 use crate::explain::{explain_string, ExplainMode, QueryPlans};
 use crate::physical::PhysicalPlan;
 use crate::plan::LogicalPlan;
@@ -55,6 +56,16 @@ impl DataFrame {
         }
         Ok(out)
     }
+    /// Runs the query and returns its rows with what each Parquet scan read (files, row
+    /// groups read and skipped, rows). Runs of one DataFrame on several threads at once share
+    /// the counters, so only a single run's metrics are exact.
+    pub fn collect_with_metrics(&self) -> Result<(Vec<RecordBatch>, QueryMetrics)> {
+        let mut scans = vec![];
+        collect_scan_metrics(&self.plans.physical, &mut scans);
+        scans.iter().for_each(|(_, m)| m.reset());
+        let batches = self.collect()?;
+        Ok((batches, QueryMetrics { scans: scans.iter().map(|(name, m)| (name.clone(), m.get())).collect() }))
+    }
     /// Runs the query and prints up to 20 rows as Spark's `show()` does.
     pub fn show(&self) -> Result<()> {
         let batches = self.collect()?;
@@ -96,4 +107,12 @@ pub fn write_stdout(text: &str) -> Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(|e| crate::error::KilnError::io("stdout", e))
+}
+
+/// The metrics of every FileScan below `plan`, root first, left before right.
+fn collect_scan_metrics(plan: &PhysicalPlan, out: &mut Vec<(String, Arc<ScanMetrics>)>) {
+    if let PhysicalPlan::FileScan { table, metrics, .. } = plan {
+        out.push((table.qualified_name(), metrics.clone()));
+    }
+    plan.children().into_iter().for_each(|c| collect_scan_metrics(c, out));
 }

@@ -133,3 +133,13 @@ fn explain_extended_prints_every_stage() {
     assert!(out.contains("functions=[partial_sum(amount#"), "{out}");
     assert!(out.contains("PushedFilters: [IsNotNull(status), EqualTo(status,paid)]"), "{out}");
 }
+
+#[test]
+fn demo_reads_the_partitioned_orders_with_partition_filters() {
+    let (ok, out, err) = kiln(&["demo", "--scale", "0.01"]);
+    assert!(ok, "{err}");
+    let scan = out.lines().find(|l| l.contains("FileScan parquet spark_catalog.default.orders")).expect("the orders scan");
+    assert!(scan.contains("Location: InMemoryFileIndex(31 paths)[file:"), "{scan}");
+    assert!(scan.contains("PartitionFilters: [isnotnull(order_date#"), "{scan}");
+    assert!(scan.contains("ReadSchema: struct<customer_id:bigint,status:string,amount:decimal(10,2)>"), "{scan}");
+}

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 
 use crate::catalog::Table;
+use crate::datasource::pushed_filter::PushedFilter;
+use crate::exec::metrics::ScanMetrics;
 use crate::expr::{AggFunc, Attribute, Expr, ExprId, SortOrder};
 use crate::plan::JoinType;
 
@@ -78,8 +80,22 @@ pub enum BuildSide {
 /// A physical operator.
 #[derive(Debug, Clone)]
 pub enum PhysicalPlan {
-    /// Reads Parquet files; only the `output` columns are decoded.
-    FileScan { table: Arc<Table>, output: Vec<Attribute>, data_filters: Vec<Expr> },
+    /// Reads Parquet files; only the `output` columns are decoded (partition columns come
+    /// from the folder names).
+    FileScan {
+        table: Arc<Table>,
+        output: Vec<Attribute>,
+        /// Conjuncts over partition columns only: they chose `selected_files`.
+        partition_filters: Vec<Expr>,
+        /// Deterministic conjuncts over data columns, which the source may use to skip data.
+        data_filters: Vec<Expr>,
+        /// The data filters the Parquet reader checks against row-group statistics.
+        pushed_filters: Vec<PushedFilter>,
+        /// The table's files this scan reads (indices into its file list).
+        selected_files: Vec<usize>,
+        /// What the scan read in its last run: files, row groups read and skipped, rows.
+        metrics: Arc<ScanMetrics>,
+    },
     /// Reads a session table held in memory.
     InMemoryScan { table: Arc<Table>, output: Vec<Attribute> },
     /// Rows known at planning time.

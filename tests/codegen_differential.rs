@@ -86,7 +86,9 @@ fn expr(rng: &mut Rng, kind: Kind, depth: u32) -> String {
         Kind::Double if leaf => rng.pick(&["f", "CAST(0.5 AS DOUBLE)", "CAST(i AS DOUBLE)", "CAST(0 AS DOUBLE)"]).to_string(),
         Kind::Decimal if leaf => rng.pick(&["d", "e", "1.25", "CAST(i AS DECIMAL(12,3))", "0.00"]).to_string(),
         Kind::Date if leaf => rng.pick(&["dt", "DATE '1997-06-01'"]).to_string(),
-        Kind::Bool if leaf => rng.pick(&["b", "TRUE", "i IS NULL", "d IS NOT NULL"]).to_string(),
+        Kind::Bool if leaf => rng
+            .pick(&["b", "TRUE", "i IS NULL", "d IS NOT NULL", "k = 'a'", "k <> 'b'", "k IN ('a', 'c')", "k LIKE 'b%'", "k LIKE '%c'", "k NOT LIKE 'd'", "k IS NULL"])
+            .to_string(),
         Kind::Int | Kind::Long | Kind::Double | Kind::Decimal => {
             let op = *rng.pick(&["+", "-", "*", "CASE", "NEG"]);
             let (a, b) = (expr(rng, kind, depth - 1), expr(rng, kind, depth - 1));

@@ -12,7 +12,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
-use super::spec::{AggSpec, OutputColumn, StageSink, StageSpec};
+use super::spec::{string_predicate, AggSpec, OutputColumn, StageSink, StageSpec, StringMatch, StringPredicate};
 use crate::expr::{AggFunc, Attribute, BinaryOp, Expr};
 use crate::types::ScalarValue;
 
@@ -241,8 +241,55 @@ impl<'a, 'b> Tx<'a, 'b> {
         })
     }
 
+    /// A string column against literals, byte by byte; nothing is read past a value's end.
+    fn string_predicate(&mut self, p: &StringPredicate) -> Result<Emitted, String> {
+        let idx = self.input.iter().position(|c| c.id == p.column.id).ok_or("string column not in the stage input")?;
+        let (_, null) = self.load_column(idx)?;
+        let [offsets, _, _, data] = self.cols.get(idx).copied().flatten().ok_or("column not loaded")?;
+        let off = self.b.ins().imul_imm_s(self.row, 4);
+        let at = self.b.ins().iadd(offsets, off);
+        let start = self.b.ins().sload32(flags(), at, 0);
+        let end = self.b.ins().sload32(flags(), at, 4);
+        let len = self.b.ins().isub(end, start);
+        let mut any = self.b.ins().iconst(types::I8, 0);
+        for (bytes, kind) in &p.alternatives {
+            let n = bytes.len() as i64;
+            let (cc, base) = match kind {
+                StringMatch::Exact => (IntCC::Equal, start),
+                StringMatch::Prefix => (IntCC::SignedGreaterThanOrEqual, start),
+                StringMatch::Suffix => (IntCC::SignedGreaterThanOrEqual, self.b.ins().iadd_imm_s(end, -n)),
+                StringMatch::Any => {
+                    any = self.b.ins().iconst(types::I8, 1);
+                    continue;
+                }
+            };
+            let len_ok = self.b.ins().icmp_imm_s(cc, len, n);
+            let compare = self.b.create_block();
+            let merge = self.b.create_block();
+            let result = self.b.append_block_param(merge, types::I8);
+            let no = self.b.ins().iconst(types::I8, 0);
+            self.b.ins().brif(len_ok, compare, &[], merge, &[BlockArg::Value(no)]);
+            self.b.switch_to_block(compare);
+            let addr = self.b.ins().iadd(data, base);
+            let mut all = self.b.ins().iconst(types::I8, 1);
+            for (i, byte) in bytes.iter().enumerate() {
+                let v = self.b.ins().uload8(types::I32, flags(), addr, i as i32);
+                let eq = self.b.ins().icmp_imm_s(IntCC::Equal, v, *byte as i64);
+                all = self.b.ins().band(all, eq);
+            }
+            self.b.ins().jump(merge, &[BlockArg::Value(all)]);
+            self.b.switch_to_block(merge);
+            any = self.b.ins().bor(any, result);
+        }
+        let v = if p.negated { self.b.ins().bxor_imm_u(any, 1) } else { any };
+        Ok((v, null))
+    }
+
     /// Emits `e` for the current row.
     pub fn emit(&mut self, e: &Expr) -> Result<Emitted, String> {
+        if let Some(p) = string_predicate(e) {
+            return self.string_predicate(&p);
+        }
         match e {
             Expr::Attribute(a) => {
                 let idx = self.input.iter().position(|c| c.id == a.id).ok_or_else(|| format!("column {a} not in the stage input"))?;

@@ -77,6 +77,11 @@ fn input_slots(compiled: &CompiledStage, batch: &RecordBatch) -> Result<(Vec<u64
             DataType::Int64 => (array.as_primitive::<Int64Type>().values().as_ptr() as u64, 0),
             DataType::Float64 => (array.as_primitive::<Float64Type>().values().as_ptr() as u64, 0),
             DataType::Decimal128(..) => (array.as_primitive::<Decimal128Type>().values().as_ptr() as u64, 0),
+            // Strings: the offsets, and the bytes in the slot booleans use for their bit offset.
+            DataType::Utf8 => {
+                let s = array.as_string::<i32>();
+                (s.value_offsets().as_ptr() as u64, s.value_data().as_ptr() as u64)
+            }
             // Generated code tests only the validity of other columns.
             _ => (0, 0),
         };

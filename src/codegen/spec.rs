@@ -51,6 +51,82 @@ pub struct StageSpec {
     pub sink: StageSink,
 }
 
+/// How a string literal is matched against a column value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StringMatch {
+    Exact,
+    Prefix,
+    Suffix,
+    /// `LIKE '%'`: any non-NULL value.
+    Any,
+}
+
+/// A predicate on a string column that generated code evaluates inline: `col = 'x'`,
+/// `col <> 'x'`, `col IN ('a', 'b')`, `col LIKE 'ab%'` / `'%ab'` / `'ab'`.
+#[derive(Debug, Clone)]
+pub struct StringPredicate {
+    pub column: Attribute,
+    /// Alternatives (OR-ed), each bytes and how they match.
+    pub alternatives: Vec<(Vec<u8>, StringMatch)>,
+    pub negated: bool,
+}
+
+/// Longest literal matched inline, byte by byte.
+pub const MAX_INLINE_STRING: usize = 32;
+
+fn string_literal(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Literal(ScalarValue::Utf8(s)) if s.len() <= MAX_INLINE_STRING => Some(s),
+        _ => None,
+    }
+}
+
+fn string_column(e: &Expr) -> Option<&Attribute> {
+    match e {
+        Expr::Attribute(a) if a.data_type == DataType::Utf8 => Some(a),
+        _ => None,
+    }
+}
+
+/// Recognizes the string predicates generated code handles.
+pub fn string_predicate(e: &Expr) -> Option<StringPredicate> {
+    match e {
+        Expr::Binary { op: op @ (BinaryOp::Eq | BinaryOp::NotEq), left, right } => {
+            let (col, lit) = match (string_column(left), string_literal(right)) {
+                (Some(c), Some(l)) => (c, l),
+                _ => (string_column(right)?, string_literal(left)?),
+            };
+            Some(StringPredicate { column: col.clone(), alternatives: vec![(lit.as_bytes().to_vec(), StringMatch::Exact)], negated: *op == BinaryOp::NotEq })
+        }
+        Expr::InList { child, list, negated } => {
+            let col = string_column(child)?;
+            let alternatives = list.iter().map(|l| string_literal(l).map(|s| (s.as_bytes().to_vec(), StringMatch::Exact))).collect::<Option<Vec<_>>>()?;
+            Some(StringPredicate { column: col.clone(), alternatives, negated: *negated })
+        }
+        Expr::Like { child, pattern, negated } => {
+            let col = string_column(child)?;
+            let p = string_literal(pattern)?;
+            if p.contains(['_', '\\']) {
+                return None;
+            }
+            let inner = p.trim_start_matches('%').trim_end_matches('%');
+            if inner.contains('%') {
+                return None;
+            }
+            let (starts, ends) = (p.starts_with('%'), p.ends_with('%') && p.len() > 1);
+            let kind = match (starts, ends) {
+                _ if inner.is_empty() && starts => StringMatch::Any,
+                (false, false) => StringMatch::Exact,
+                (false, true) => StringMatch::Prefix,
+                (true, false) => StringMatch::Suffix,
+                (true, true) => return None,
+            };
+            Some(StringPredicate { column: col.clone(), alternatives: vec![(inner.as_bytes().to_vec(), kind)], negated: *negated })
+        }
+        _ => None,
+    }
+}
+
 /// Types generated code holds in registers.
 pub fn supported_type(t: &DataType) -> bool {
     matches!(t, DataType::Boolean | DataType::Int32 | DataType::Int64 | DataType::Date32 | DataType::Float64)
@@ -59,6 +135,9 @@ pub fn supported_type(t: &DataType) -> bool {
 
 /// Why generated code cannot evaluate `e`, or None when it can.
 pub fn unsupported_reason(e: &Expr) -> Option<String> {
+    if string_predicate(e).is_some() {
+        return None;
+    }
     // A NULL test reads only the validity bitmap, whatever the column's type.
     if let Expr::IsNull(c) | Expr::IsNotNull(c) = e {
         if matches!(c.as_ref(), Expr::Attribute(_)) {

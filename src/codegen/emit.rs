@@ -562,7 +562,11 @@ impl<'a, 'b> Tx<'a, 'b> {
                         let l = self.scale_up(l, (*s - s1) as u32)?;
                         let r = self.scale_up(r, (*s - s2) as u32)?;
                         let v = if op == BinaryOp::Plus { self.b.ins().iadd(l, r) } else { self.b.ins().isub(l, r) };
-                        self.check_precision(v, *p, null)?;
+                        // Spark's result type has one digit more than either operand, so only a
+                        // precision capped at 38 can be exceeded.
+                        if *p as i32 != decimal_sum_precision(*p1, *s1, p2, s2) {
+                            self.check_precision(v, *p, null)?;
+                        }
                         Ok((self.resize(v, out), null))
                     }
                     BinaryOp::Multiply => {
@@ -572,6 +576,8 @@ impl<'a, 'b> Tx<'a, 'b> {
                         let (l, ln) = self.emit(left)?;
                         let (r, rn) = self.emit(right)?;
                         let null = self.or_null(ln, rn);
+                        // An uncapped result type holds the exact product (p1 + p2 + 1 digits).
+                        let exact = *p as i32 == *p1 as i32 + p2 as i32 + 1;
                         let v = if out == types::I64 {
                             // p <= 18: the exact product has at most 18 digits.
                             let l = self.resize(l, types::I64);
@@ -579,14 +585,17 @@ impl<'a, 'b> Tx<'a, 'b> {
                             self.b.ins().imul(l, r)
                         } else {
                             // The fast path multiplies two 64-bit values into 128 bits, which
-                            // cannot wrap; wider operands go to the interpreter.
+                            // cannot wrap and stays below 2^126 < 10^38; wider operands go to
+                            // the interpreter.
                             let l64 = self.fits_i64(l, null)?;
                             let r64 = self.fits_i64(r, null)?;
                             let l = self.b.ins().sextend(types::I128, l64);
                             let r = self.b.ins().sextend(types::I128, r64);
                             self.b.ins().imul(l, r)
                         };
-                        self.check_precision(v, *p, null)?;
+                        if !exact && *p < 38 {
+                            self.check_precision(v, *p, null)?;
+                        }
                         Ok((v, null))
                     }
                     _ => Err(format!("decimal operator {}", op.symbol())),
@@ -961,8 +970,11 @@ fn when_valid(tx: &mut Tx, null: Option<Value>, f: &mut dyn FnMut(&mut Tx) -> Re
     Ok(())
 }
 
-/// Bound of Spark's decimal sums: 38 digits.
-const MAX_DECIMAL: i128 = 99_999_999_999_999_999_999_999_999_999_999_999_999;
+/// Spark's precision of `decimal(p1,s1) +/- decimal(p2,s2)` before capping at 38.
+fn decimal_sum_precision(p1: u8, s1: i8, p2: u8, s2: i8) -> i32 {
+    let scale = s1.max(s2) as i32;
+    (p1 as i32 - s1 as i32).max(p2 as i32 - s2 as i32) + scale + 1
+}
 
 fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), String> {
     let (value_off, aux_off) = (0, 16);
@@ -1011,13 +1023,16 @@ fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), String>
                 let x = tx.resize(v, types::I128);
                 let s = tx.b.ins().load(types::I128, flags(), at, value_off);
                 let s1 = tx.b.ins().iadd(s, x);
-                // Past 38 digits the interpreter decides (it errors, as Spark does).
-                let hi = i128_const(tx.b, MAX_DECIMAL);
-                let lo = i128_const(tx.b, -MAX_DECIMAL);
-                let over = tx.b.ins().icmp(IntCC::SignedGreaterThan, s1, hi);
-                let under = tx.b.ins().icmp(IntCC::SignedLessThan, s1, lo);
-                let out = tx.b.ins().bor(over, under);
-                tx.fail_if(out, None);
+                // A wrapped i128 goes to the interpreter; a sum past the buffer's precision is
+                // caught when the buffer is produced (both as the interpreter does).
+                let (_, s_hi) = tx.b.ins().isplit(s);
+                let (_, x_hi) = tx.b.ins().isplit(x);
+                let (_, r_hi) = tx.b.ins().isplit(s1);
+                let sign_s = tx.b.ins().bxor(s_hi, r_hi);
+                let sign_x = tx.b.ins().bxor(x_hi, r_hi);
+                let both = tx.b.ins().band(sign_s, sign_x);
+                let wrapped = tx.b.ins().icmp_imm_s(IntCC::SignedLessThan, both, 0);
+                tx.fail_if(wrapped, None);
                 tx.b.ins().store(flags(), s1, at, value_off);
                 if a.func == AggFunc::Avg {
                     let c = tx.b.ins().load(types::I64, flags(), at, aux_off);

@@ -83,63 +83,66 @@ fn packable(dt: &DataType) -> bool {
     matches!(dt, DataType::Boolean | DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Date32 | DataType::Utf8)
 }
 
-/// Packs the key tuple of each selected row into a u128: a byte of null flags, then per key
-/// its 4 value bytes or a string's length byte and bytes. The encoding is prefix-free for a
-/// fixed list of types, so equal u128s mean equal tuples. None if some row does not fit.
-/// Works column by column so each array is downcast once.
-fn pack_rows(keys: &[ArrayRef], rows: &mut dyn Iterator<Item = usize>, out: &mut Vec<u128>) -> Option<()> {
-    let rows: Vec<usize> = rows.collect();
+/// Packs the key tuple of each selected row (`rows`, or all `n` rows) into a u128: a byte of
+/// null flags, then per key its 4 value bytes or a string's length byte and bytes. The encoding
+/// is prefix-free for a fixed list of types, so equal u128s mean equal tuples. None if some row
+/// does not fit. Works column by column so each array is downcast once.
+fn pack_rows(keys: &[ArrayRef], rows: Option<&[u32]>, n: usize, out: &mut Vec<u128>) -> Option<()> {
+    let count = rows.map_or(n, |r| r.len());
+    let row_at = |j: usize| -> usize {
+        match rows {
+            Some(r) => r[j] as usize,
+            None => j,
+        }
+    };
     out.clear();
-    out.resize(rows.len(), 0);
-    let mut used = vec![8u32; rows.len()];
+    out.resize(count, 0);
+    let mut used = vec![8u32; count];
     for (k, arr) in keys.iter().enumerate() {
-        let nulls = arr.nulls();
-        let is_null = |row: usize| nulls.is_some_and(|n| n.is_null(row));
-        // Appends a value of `bytes` bytes to row j's key, or sets its NULL flag for key k.
-        let mut put = |j: usize, value: Option<(u128, u32)>| -> Option<()> {
-            match value {
-                None => out[j] |= 1u128 << k,
-                Some((v, bytes)) => {
-                    if used[j] + bytes * 8 > 128 {
-                        return None;
-                    }
-                    out[j] |= v << used[j];
-                    used[j] += bytes * 8;
-                }
-            }
-            Some(())
-        };
+        let nulls = arr.nulls().filter(|n| n.null_count() > 0);
         match arr.data_type() {
             DataType::Utf8 => {
                 let s = arr.as_string::<i32>();
                 let (offsets, data) = (s.value_offsets(), s.value_data());
-                for (j, &row) in rows.iter().enumerate() {
-                    if is_null(row) {
-                        put(j, None)?;
+                for j in 0..count {
+                    let row = row_at(j);
+                    if nulls.is_some_and(|n| n.is_null(row)) {
+                        out[j] |= 1u128 << k;
                         continue;
                     }
                     let (start, end) = (*offsets.get(row)? as usize, *offsets.get(row + 1)? as usize);
                     let bytes = data.get(start..end)?;
-                    if bytes.len() > 14 {
+                    let width = bytes.len() as u32 + 1;
+                    if bytes.len() > 14 || used[j] + width * 8 > 128 {
                         return None;
                     }
                     let mut v = bytes.len() as u128;
                     for (i, b) in bytes.iter().enumerate() {
                         v |= (*b as u128) << (8 * (i + 1));
                     }
-                    put(j, Some((v, bytes.len() as u32 + 1)))?;
+                    out[j] |= v << used[j];
+                    used[j] += width * 8;
                 }
             }
             DataType::Boolean => {
                 let a = arr.as_boolean();
-                for (j, &row) in rows.iter().enumerate() {
-                    put(j, (!is_null(row)).then(|| (a.value(row) as u128, 1)))?;
+                for j in 0..count {
+                    let row = row_at(j);
+                    if nulls.is_some_and(|n| n.is_null(row)) {
+                        out[j] |= 1u128 << k;
+                    } else {
+                        if used[j] + 8 > 128 {
+                            return None;
+                        }
+                        out[j] |= (a.value(row) as u128) << used[j];
+                        used[j] += 8;
+                    }
                 }
             }
-            DataType::Int8 => pack_ints(arr.as_primitive::<Int8Type>().values(), &rows, &is_null, &mut put)?,
-            DataType::Int16 => pack_ints(arr.as_primitive::<Int16Type>().values(), &rows, &is_null, &mut put)?,
-            DataType::Int32 => pack_ints(arr.as_primitive::<Int32Type>().values(), &rows, &is_null, &mut put)?,
-            DataType::Date32 => pack_ints(arr.as_primitive::<Date32Type>().values(), &rows, &is_null, &mut put)?,
+            DataType::Int8 => pack_ints(arr.as_primitive::<Int8Type>().values(), k, nulls, count, &row_at, out, &mut used)?,
+            DataType::Int16 => pack_ints(arr.as_primitive::<Int16Type>().values(), k, nulls, count, &row_at, out, &mut used)?,
+            DataType::Int32 => pack_ints(arr.as_primitive::<Int32Type>().values(), k, nulls, count, &row_at, out, &mut used)?,
+            DataType::Date32 => pack_ints(arr.as_primitive::<Date32Type>().values(), k, nulls, count, &row_at, out, &mut used)?,
             _ => return None,
         }
     }
@@ -149,13 +152,24 @@ fn pack_rows(keys: &[ArrayRef], rows: &mut dyn Iterator<Item = usize>, out: &mut
 /// Packs 4-byte integer keys (see `pack_rows`).
 fn pack_ints<T: Copy + Into<i32>>(
     values: &[T],
-    rows: &[usize],
-    is_null: &dyn Fn(usize) -> bool,
-    put: &mut dyn FnMut(usize, Option<(u128, u32)>) -> Option<()>,
+    k: usize,
+    nulls: Option<&arrow::buffer::NullBuffer>,
+    count: usize,
+    row_at: &impl Fn(usize) -> usize,
+    out: &mut [u128],
+    used: &mut [u32],
 ) -> Option<()> {
-    for (j, &row) in rows.iter().enumerate() {
-        let v = if is_null(row) { None } else { Some(((*values.get(row)?).into() as u32 as u128, 4)) };
-        put(j, v)?;
+    for j in 0..count {
+        let row = row_at(j);
+        if nulls.is_some_and(|n| n.is_null(row)) {
+            out[j] |= 1u128 << k;
+        } else {
+            if used[j] + 32 > 128 {
+                return None;
+            }
+            out[j] |= ((*values.get(row)?).into() as u32 as u128) << used[j];
+            used[j] += 32;
+        }
     }
     Some(())
 }
@@ -243,12 +257,14 @@ impl Grouper {
         };
         if let Table::Packed { .. } = &self.table {
             let mut packed = std::mem::take(&mut self.packed);
-            let fits = pack_rows(&keys, &mut rows(), &mut packed).is_some();
+            let fits = pack_rows(&keys, selection, n, &mut packed).is_some();
             if !fits {
                 self.to_rows()?;
             } else if let Table::Packed { map } = &mut self.table {
                 let first = &mut self.first;
-                for (p, row) in packed.iter().zip(rows()) {
+                ids.reserve(packed.len());
+                for (j, p) in packed.iter().enumerate() {
+                    let row = selection.map_or(j, |s| s[j] as usize);
                     let id = *map.entry(*p).or_insert_with(|| {
                         first.push((b, row));
                         (first.len() - 1) as u32
@@ -346,13 +362,13 @@ impl Grouper {
             Table::Packed { map } => {
                 let n = keys.first().map_or(0, |k| k.len());
                 let mut packed = vec![];
-                match pack_rows(keys, &mut (0..n), &mut packed) {
+                match pack_rows(keys, None, n, &mut packed) {
                     Some(()) => ids.extend(packed.iter().map(|p| map.get(p).copied().unwrap_or(NO_GROUP))),
                     // A key too long to pack cannot be among the packed groups.
                     None => {
                         for row in 0..n {
                             let mut one = vec![];
-                            let id = match pack_rows(keys, &mut std::iter::once(row), &mut one) {
+                            let id = match pack_rows(keys, Some(&[row as u32]), n, &mut one) {
                                 Some(()) => one.first().and_then(|p| map.get(p).copied()),
                                 None => None,
                             };

@@ -16,9 +16,14 @@ use crate::plan::LogicalPlan;
 
 /// The plans of one query, kept so hosts and tests can assert on them.
 pub struct Plans {
+    /// The logical plan as parsed, before analysis (unresolved names).
     pub parsed: Arc<LogicalPlan>,
+    /// The analyzed logical plan: names resolved, types checked.
     pub analyzed: Arc<LogicalPlan>,
+    /// The logical plan after the optimizer's rules.
     pub optimized: Arc<LogicalPlan>,
+    /// The executed physical plan: after `EnsureRequirements` and, when whole-stage codegen is
+    /// on, with its WholeStageCodegen stages.
     pub physical: Arc<PhysicalPlan>,
     /// The rules that changed the plan, in order (the plan change log).
     pub rule_changes: Vec<crate::optimizer::RuleChange>,

@@ -21,9 +21,13 @@ pub enum TableSource {
 /// A table: its name, schema and source.
 #[derive(Debug)]
 pub struct Table {
+    /// The table's name within its database (`orders`).
     pub name: String,
+    /// The database it belongs to (`default` for tables a session registers).
     pub database: String,
+    /// The table's columns; for Parquet tables the file columns, then the partition columns.
     pub schema: SchemaRef,
+    /// Where the rows are read from.
     pub source: TableSource,
 }
 

@@ -24,13 +24,18 @@ pub type SinkFn = unsafe extern "C" fn(*const u64, *const u32, i64) -> i64;
 /// A compiled stage: native functions, their IR, size and compile time.
 pub struct CompiledStage {
     module: Option<JITModule>,
+    /// The compiled filter, which writes the indices of passing rows; `None` when the stage
+    /// has no conditions.
     pub filter: Option<FilterFn>,
+    /// The compiled sink: computes output columns or updates accumulators for selected rows.
     pub sink: SinkFn,
+    /// Which slot holds which pointer for both functions.
     pub layout: SlotLayout,
     /// The Cranelift IR of each function, as `EXPLAIN CODEGEN` prints it.
     pub clif: String,
     /// Bytes of machine code.
     pub code_size: usize,
+    /// How long compiling the stage took.
     pub compile_time: Duration,
 }
 

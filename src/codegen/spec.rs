@@ -13,6 +13,7 @@ use crate::types::ScalarValue;
 /// One aggregate of a partial HashAggregate stage.
 #[derive(Debug, Clone)]
 pub struct AggSpec {
+    /// The aggregate function.
     pub func: AggFunc,
     /// The argument over the stage input (None for count(*)).
     pub arg: Option<Expr>,
@@ -25,18 +26,32 @@ pub struct AggSpec {
 /// What a stage does with the rows that pass its filters.
 #[derive(Debug, Clone)]
 pub enum StageSink {
-    /// Output columns: `Some(expr)` computed by generated code, or the index of an input column
-    /// copied as is (strings and other types generated code does not compute).
-    Output { columns: Vec<OutputColumn>, output: Vec<Attribute> },
+    /// Output columns: each computed by generated code, or an input column copied as is
+    /// (strings and other types generated code does not compute).
+    Output {
+        /// How each output column is produced, in output order.
+        columns: Vec<OutputColumn>,
+        /// The attributes of the stage's output (the top operator's output).
+        output: Vec<Attribute>,
+    },
     /// A partial aggregate: grouping keys (evaluated by the interpreter on the selected rows)
     /// and accumulators updated by generated code.
-    Aggregate { keys: Vec<Expr>, aggregates: Vec<AggSpec>, output: Vec<Attribute> },
+    Aggregate {
+        /// The grouping keys, over the stage input.
+        keys: Vec<Expr>,
+        /// The aggregates whose buffers generated code updates.
+        aggregates: Vec<AggSpec>,
+        /// The partial aggregate's output: grouping attributes, then buffer columns.
+        output: Vec<Attribute>,
+    },
 }
 
 /// One output column of an Output sink.
 #[derive(Debug, Clone)]
 pub enum OutputColumn {
+    /// An expression over the stage input, computed by generated code.
     Computed(Expr),
+    /// The input column at this index, copied as is.
     Copied(usize),
 }
 
@@ -45,17 +60,22 @@ pub enum OutputColumn {
 pub struct StageSpec {
     /// The operator the stage reads from (its input is that operator's output).
     pub input_plan: Arc<PhysicalPlan>,
+    /// The stage's input columns: `input_plan`'s output.
     pub input: Vec<Attribute>,
     /// Conjuncts of every Filter, bottom-up, each over the input.
     pub conditions: Vec<Expr>,
+    /// What the stage does with the rows that pass `conditions`.
     pub sink: StageSink,
 }
 
 /// How a string literal is matched against a column value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StringMatch {
+    /// The value equals the literal (`= 'ab'`, `IN`, `LIKE 'ab'`).
     Exact,
+    /// The value starts with the literal (`LIKE 'ab%'`).
     Prefix,
+    /// The value ends with the literal (`LIKE '%ab'`).
     Suffix,
     /// `LIKE '%'`: any non-NULL value.
     Any,
@@ -65,9 +85,11 @@ pub enum StringMatch {
 /// `col <> 'x'`, `col IN ('a', 'b')`, `col LIKE 'ab%'` / `'%ab'` / `'ab'`.
 #[derive(Debug, Clone)]
 pub struct StringPredicate {
+    /// The string column tested.
     pub column: Attribute,
     /// Alternatives (OR-ed), each bytes and how they match.
     pub alternatives: Vec<(Vec<u8>, StringMatch)>,
+    /// Whether the result is negated (`<>`, `NOT IN`, `NOT LIKE`).
     pub negated: bool,
 }
 

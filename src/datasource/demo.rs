@@ -162,9 +162,13 @@ pub fn sales_orders(n_orders: usize, n_customers: usize) -> Vec<RecordBatch> {
 /// Where [`write_demo_data`] put each table.
 #[derive(Debug, Clone)]
 pub struct DemoPaths {
+    /// The `shop.orders` file: `shop/orders.parquet`.
     pub shop_orders: PathBuf,
+    /// The `shop.customers` file: `shop/customers.parquet`.
     pub shop_customers: PathBuf,
+    /// The `sales.customers` file: `sales/customers.parquet`.
     pub sales_customers: PathBuf,
+    /// The `sales.orders` folder, Hive-partitioned by `order_date`: `sales/orders`.
     pub sales_orders: PathBuf,
 }
 

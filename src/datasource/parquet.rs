@@ -39,6 +39,7 @@ pub struct ParquetTable {
 /// One data file of a [`ParquetTable`].
 #[derive(Debug, Clone)]
 pub struct ParquetFile {
+    /// Where the file is.
     pub path: PathBuf,
     /// The footer, read once when the table is registered: row groups and their statistics.
     pub metadata: ArrowReaderMetadata,

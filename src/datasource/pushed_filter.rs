@@ -21,29 +21,55 @@ use crate::types::ScalarValue;
 /// A comparison between a column and a literal, named as Spark's source filters are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Comparison {
+    /// `col = value`.
     EqualTo,
+    /// `col <=> value`: null-safe equality (NULL equals NULL).
     EqualNullSafe,
+    /// `col > value`.
     GreaterThan,
+    /// `col >= value`.
     GreaterThanOrEqual,
+    /// `col < value`.
     LessThan,
+    /// `col <= value`.
     LessThanOrEqual,
 }
 
 /// A filter the Parquet source understands.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PushedFilter {
+    /// `isnull(col)`: the named column is NULL.
     IsNull(String),
+    /// `isnotnull(col)`: the named column is not NULL.
     IsNotNull(String),
-    Compare { column: String, op: Comparison, value: ScalarValue },
-    In { column: String, values: Vec<ScalarValue> },
+    /// `col op literal` (a `literal op col` comparison is flipped into this form).
+    Compare {
+        /// The column's name.
+        column: String,
+        /// The comparison operator.
+        op: Comparison,
+        /// The literal compared against.
+        value: ScalarValue,
+    },
+    /// `col IN (literals)`.
+    In {
+        /// The column's name.
+        column: String,
+        /// The literal values of the list.
+        values: Vec<ScalarValue>,
+    },
 }
 
 /// The statistics of one column over a file's row groups, one entry per row group; a NULL
 /// min, max or null count means "unknown".
 pub struct ColumnStatistics {
+    /// The minimum value of each row group, in the column's type.
     pub mins: ArrayRef,
+    /// The maximum value of each row group, in the column's type.
     pub maxes: ArrayRef,
+    /// The number of NULLs in each row group.
     pub null_counts: UInt64Array,
+    /// The number of rows in each row group.
     pub row_counts: UInt64Array,
 }
 

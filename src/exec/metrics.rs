@@ -17,8 +17,9 @@ pub struct ScanMetrics {
 pub struct ScanStats {
     /// Files with at least one row group read (after partition pruning and row-group skipping).
     pub files_read: u64,
+    /// Row groups decoded.
     pub row_groups_read: u64,
-    /// Row groups whose statistics ruled out a pushed filter.
+    /// Row groups not read because their statistics proved no row passes the pushed filters.
     pub row_groups_skipped: u64,
     /// Rows the scan produced.
     pub rows_out: u64,

@@ -24,6 +24,8 @@ pub struct Config {
     pub max_metadata_string_length: usize,
     /// `kiln.batchSize`: rows per batch read from Parquet.
     pub batch_size: usize,
+    /// `kiln.codegen.disassembly`: EXPLAIN CODEGEN adds each stage's machine code.
+    pub codegen_disassembly: bool,
     /// `spark.sql.parquet.filterPushdown`: skip row groups by their statistics.
     pub parquet_filter_pushdown: bool,
 }
@@ -40,6 +42,7 @@ impl Default for Config {
             adaptive_enabled: true,
             max_metadata_string_length: 100,
             batch_size: 8192,
+            codegen_disassembly: false,
             parquet_filter_pushdown: true,
         }
     }
@@ -58,6 +61,7 @@ pub const KEYS: &[&str] = &[
     "spark.sql.session.timeZone",
     "spark.sql.parquet.filterPushdown",
     "kiln.batchSize",
+    "kiln.codegen.disassembly",
 ];
 
 fn parse<T: std::str::FromStr>(key: &str, value: &str, what: &str) -> Result<T> {
@@ -114,6 +118,7 @@ impl Config {
                 let n: usize = parse(key, value, "a positive integer")?;
                 self.batch_size = n.max(1);
             }
+            "kiln.codegen.disassembly" => self.codegen_disassembly = parse_bool(key, value)?,
             _ => {
                 let hint = closest_match(key, KEYS.iter().copied()).map(|k| format!(" Did you mean `{k}`?")).unwrap_or_default();
                 return Err(KilnError::Config(format!("unknown setting `{key}`.{hint}")));
@@ -136,6 +141,7 @@ impl Config {
             "spark.sql.session.timeZone" => "Etc/UTC".to_string(),
             "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown.to_string(),
             "kiln.batchSize" => self.batch_size.to_string(),
+            "kiln.codegen.disassembly" => self.codegen_disassembly.to_string(),
             _ => return None,
         })
     }

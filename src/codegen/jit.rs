@@ -37,6 +37,9 @@ pub struct CompiledStage {
     pub layout: SlotLayout,
     /// The Cranelift IR of each function, as `EXPLAIN CODEGEN` prints it.
     pub clif: String,
+    /// The machine code of each function as Cranelift's backend prints it (VCode, after
+    /// register allocation), for `EXPLAIN CODEGEN` with `kiln.codegen.disassembly=true`.
+    pub disassembly: String,
     /// Bytes of machine code.
     pub code_size: usize,
     /// How long compiling the stage took.
@@ -79,7 +82,15 @@ fn signature(module: &JITModule) -> Signature {
 type Build = fn(&mut FunctionBuilder, &StageSpec, &SlotLayout, bool) -> Result<(), String>;
 
 /// Defines one function; returns its id, CLIF text and code size.
-fn define(module: &mut JITModule, name: &str, index: u32, spec: &StageSpec, layout: &SlotLayout, build: Build, no_nulls: bool) -> Result<(cranelift_module::FuncId, String, usize), String> {
+fn define(
+    module: &mut JITModule,
+    name: &str,
+    index: u32,
+    spec: &StageSpec,
+    layout: &SlotLayout,
+    build: Build,
+    no_nulls: bool,
+) -> Result<(cranelift_module::FuncId, String, usize, String), String> {
     let sig = signature(module);
     let id = module.declare_function(name, Linkage::Local, &sig).map_err(|e| e.to_string())?;
     let mut ctx = Context::new();
@@ -93,9 +104,11 @@ fn define(module: &mut JITModule, name: &str, index: u32, spec: &StageSpec, layo
         b.finalize(frontend);
     }
     let clif = format!("; {name}\n{}", ctx.func.display());
+    ctx.set_disasm(true);
     module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
     let size = ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
-    Ok((id, clif, size))
+    let disassembly = format!("; {name}\n{}", ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default());
+    Ok((id, clif, size, disassembly))
 }
 
 fn compile(spec: &StageSpec) -> Result<CompiledStage, String> {
@@ -112,16 +125,18 @@ fn compile(spec: &StageSpec) -> Result<CompiledStage, String> {
     let sink_nn = define(&mut module, "sink (no NULLs)", 3, spec, &layout, build_sink, true)?;
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let mut clif = String::new();
+    let mut disassembly = String::new();
     let mut code_size = 0;
     // SAFETY (both): defined above with the signature FilterFn / SinkFn describes.
     let as_filter = |module: &JITModule, id| unsafe { std::mem::transmute::<*const u8, FilterFn>(module.get_finalized_function(id)) };
     let as_sink = |module: &JITModule, id| unsafe { std::mem::transmute::<*const u8, SinkFn>(module.get_finalized_function(id)) };
-    for (_, text, size) in filter.iter().chain([&sink]).chain(filter_nn.iter()).chain([&sink_nn]) {
+    for (_, text, size, asm) in filter.iter().chain([&sink]).chain(filter_nn.iter()).chain([&sink_nn]) {
         clif.push_str(text);
+        disassembly.push_str(asm);
         code_size += size;
     }
-    let filter_fn = filter.as_ref().map(|(id, _, _)| as_filter(&module, *id));
-    let filter_no_nulls = filter_nn.as_ref().map(|(id, _, _)| as_filter(&module, *id));
+    let filter_fn = filter.as_ref().map(|(id, ..)| as_filter(&module, *id));
+    let filter_no_nulls = filter_nn.as_ref().map(|(id, ..)| as_filter(&module, *id));
     let sink_fn = as_sink(&module, sink.0);
     let sink_no_nulls = as_sink(&module, sink_nn.0);
     Ok(CompiledStage {
@@ -132,6 +147,7 @@ fn compile(spec: &StageSpec) -> Result<CompiledStage, String> {
         sink_no_nulls,
         layout,
         clif,
+        disassembly,
         code_size,
         compile_time: start.elapsed(),
     })

@@ -28,6 +28,8 @@ pub struct SlotLayout {
     pub acc: Option<usize>,
     /// Per output column computed by code: values buffer and validity bytes.
     pub outputs: Vec<Option<[usize; 2]>>,
+    /// The build-side row of each joined pair (stages with a join).
+    pub build_sel: Option<usize>,
     /// Number of slots.
     pub len: usize,
 }
@@ -66,10 +68,15 @@ type Emitted = (Value, Option<Value>);
 /// The translator: a builder positioned inside a row loop, with the stage's column pointers.
 pub struct Tx<'a, 'b> {
     b: &'a mut FunctionBuilder<'b>,
+    /// The stream input's columns, then the build side's (`StageSpec::columns`).
     input: &'a [Attribute],
+    /// Columns at or past this position are the build side's, read at `build_row`.
+    n_stream: usize,
     /// Loaded column pointers: values, validity, validity offset, values offset.
     cols: Vec<Option<[Value; 4]>>,
     row: Value,
+    /// The build-side row of the current pair (stages with a join).
+    build_row: Option<Value>,
     fail: Block,
     /// Column values loaded at the top of the row body, where they dominate every use.
     loaded: Vec<Option<Emitted>>,
@@ -183,7 +190,10 @@ impl<'a, 'b> Tx<'a, 'b> {
         }
         let attr = self.input.get(idx).ok_or("column index out of range")?;
         let [values, validity, voff, boff] = self.cols.get(idx).copied().flatten().ok_or("column not loaded")?;
-        let row = self.row;
+        let row = match self.build_row {
+            Some(b) if idx >= self.n_stream => b,
+            _ => self.row,
+        };
         let t = attr.data_type.clone();
         let v = match &t {
             // Only NULL tests read such a column (the stage checked): no value to load.
@@ -683,28 +693,17 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 }
 
-/// Columns the stage's expressions read (by input index).
+/// Columns the stage's expressions read (by position among `StageSpec::columns`).
 fn used_columns(spec: &StageSpec) -> Vec<bool> {
-    let mut used = vec![false; spec.input.len()];
-    let mut mark = |e: &Expr| {
-        e.visit(&mut |x| {
-            if let Expr::Attribute(a) = x {
-                if let Some(i) = spec.input.iter().position(|c| c.id == a.id) {
-                    used[i] = true;
-                }
-            }
-        })
-    };
-    spec.conditions.iter().for_each(&mut mark);
+    let mut exprs: Vec<&Expr> = spec.conditions.iter().chain(&spec.post_conditions).collect();
     match &spec.sink {
-        StageSink::Output { columns, .. } => columns.iter().for_each(|c| {
-            if let OutputColumn::Computed(e) = c {
-                mark(e)
-            }
-        }),
-        StageSink::Aggregate { aggregates, .. } => aggregates.iter().filter_map(|a| a.arg.as_ref()).for_each(&mut mark),
+        StageSink::Output { columns, .. } => exprs.extend(columns.iter().filter_map(|c| match c {
+            OutputColumn::Computed(e) => Some(e),
+            OutputColumn::Copied(_) => None,
+        })),
+        StageSink::Aggregate { aggregates, .. } => exprs.extend(aggregates.iter().filter_map(|a| a.arg.as_ref())),
     }
-    used
+    columns_of(spec, exprs.into_iter())
 }
 
 /// True when evaluating `e` may fail (a division, an overflow check, a decimal bound): such a
@@ -719,11 +718,12 @@ fn can_fail(e: &Expr) -> bool {
 
 /// Input columns read by `exprs`.
 fn columns_of<'e>(spec: &StageSpec, exprs: impl Iterator<Item = &'e Expr>) -> Vec<bool> {
-    let mut used = vec![false; spec.input.len()];
+    let columns = spec.columns();
+    let mut used = vec![false; columns.len()];
     for e in exprs {
         e.visit(&mut |x| {
             if let Expr::Attribute(a) = x {
-                if let Some(i) = spec.input.iter().position(|c| c.id == a.id) {
+                if let Some(i) = columns.iter().position(|c| c.id == a.id) {
                     used[i] = true;
                 }
             }
@@ -764,7 +764,8 @@ pub fn layout(spec: &StageSpec) -> SlotLayout {
                 .collect(),
         ),
     };
-    SlotLayout { columns, gids, acc, outputs, len: next }
+    let build_sel = spec.join.as_ref().map(|_| take(1));
+    SlotLayout { columns, gids, acc, outputs, build_sel, len: next }
 }
 
 /// Loads a slot (a pointer or offset) in the entry block.
@@ -829,8 +830,9 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
     let zero = b.ins().iconst(types::I64, 0);
     b.def_var(count, zero);
     let condition_columns = columns_of(spec, spec.conditions.iter());
+    let (columns, n_stream) = (spec.columns(), spec.input.len());
     row_loop(b, n, &mut |b, row, next| {
-        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail, loaded: vec![], no_nulls };
+        let mut tx = Tx { b: &mut *b, input: &columns, n_stream, cols: cols.clone(), row, build_row: None, fail, loaded: vec![], no_nulls };
         tx.preload(&condition_columns)?;
         // Conjuncts that cannot fail are combined without branches (no mispredictions on
         // selective filters); one that can fail (1/x, an overflow) only runs for rows that
@@ -900,9 +902,12 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
             .collect(),
         StageSink::Aggregate { aggregates, .. } => aggregates.iter().filter_map(|a| a.arg.as_ref()).collect(),
     };
-    let sink_columns = columns_of(spec, sink_exprs.into_iter());
-    row_loop(b, count, &mut |b, j, _next| {
-        let row = if filtered {
+    let sink_columns = columns_of(spec, sink_exprs.into_iter().chain(&spec.post_conditions));
+    let (columns, n_stream) = (spec.columns(), spec.input.len());
+    let build_sel = layout.build_sel.map(|k| slot(b, slots, k));
+    row_loop(b, count, &mut |b, j, next| {
+        // A join's pairs come as two index vectors, stream rows in `sel`.
+        let row = if filtered || build_sel.is_some() {
             let off = b.ins().ishl_imm_u(j, 2);
             let addr = b.ins().iadd(sel, off);
             let r = b.ins().load(types::I32, flags(), addr, 0);
@@ -910,8 +915,28 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
         } else {
             j
         };
-        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail, loaded: vec![], no_nulls };
+        let build_row = build_sel.map(|bs| {
+            let off = b.ins().ishl_imm_u(j, 2);
+            let addr = b.ins().iadd(bs, off);
+            let r = b.ins().load(types::I32, flags(), addr, 0);
+            b.ins().uextend(types::I64, r)
+        });
+        let mut tx = Tx { b: &mut *b, input: &columns, n_stream, cols: cols.clone(), row, build_row, fail, loaded: vec![], no_nulls };
         tx.preload(&sink_columns)?;
+        // Conditions on joined rows: a pair that fails one is skipped.
+        for c in &spec.post_conditions {
+            let (v, null) = tx.emit(c)?;
+            let pass = match null {
+                Some(n) => {
+                    let valid = tx.b.ins().bxor_imm_u(n, 1);
+                    tx.b.ins().band(v, valid)
+                }
+                None => v,
+            };
+            let cont = tx.b.create_block();
+            tx.b.ins().brif(pass, cont, &[], next, &[]);
+            tx.b.switch_to_block(cont);
+        }
         match &spec.sink {
             StageSink::Output { columns, .. } => {
                 for (c, out) in columns.iter().zip(&outs) {

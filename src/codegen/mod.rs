@@ -23,16 +23,28 @@ use std::sync::Arc;
 
 pub use jit::{compile_stage, CompiledStage};
 pub use run::execute_stage;
-pub use spec::{AggSpec, StageSink, StageSpec};
+pub use spec::{AggSpec, JoinSpec, StageSink, StageSpec};
 
 use crate::physical::{AggregateMode, PhysicalPlan};
 
-/// True for operators a stage fuses.
+/// True for operators a stage fuses (an inner hash join fuses its probe).
 pub fn fuses(plan: &PhysicalPlan) -> bool {
     matches!(
         plan,
-        PhysicalPlan::Filter { .. } | PhysicalPlan::Project { .. } | PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, .. }
+        PhysicalPlan::Filter { .. }
+            | PhysicalPlan::Project { .. }
+            | PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, .. }
+            | PhysicalPlan::HashJoin { join_type: crate::plan::JoinType::Inner, .. }
     )
+}
+
+/// The side of a hash join that streams through a stage (the other side is built).
+pub fn stream_child(plan: &PhysicalPlan) -> Option<&Arc<PhysicalPlan>> {
+    match plan {
+        PhysicalPlan::HashJoin { build_side: crate::physical::BuildSide::BuildRight, left, .. } => Some(left),
+        PhysicalPlan::HashJoin { build_side: crate::physical::BuildSide::BuildLeft, right, .. } => Some(right),
+        _ => None,
+    }
 }
 
 /// Wraps every maximal chain of fusable operators in a `WholeStageCodegen` node, numbering the
@@ -40,30 +52,36 @@ pub fn fuses(plan: &PhysicalPlan) -> bool {
 /// interpreted.
 pub fn collapse_codegen_stages(plan: &Arc<PhysicalPlan>) -> Arc<PhysicalPlan> {
     let mut next_id = 1;
-    collapse(plan, &mut next_id, false)
+    collapse(plan, &mut next_id)
 }
 
-fn collapse(plan: &Arc<PhysicalPlan>, next_id: &mut usize, inside: bool) -> Arc<PhysicalPlan> {
-    // A partial aggregate ends a stage: it can only be the top of one.
-    let top = fuses(plan) && !inside;
-    let children: Vec<Arc<PhysicalPlan>> = plan
-        .children()
-        .into_iter()
-        .map(|c| {
-            let continues = fuses(plan) && fuses(c) && !matches!(c.as_ref(), PhysicalPlan::HashAggregate { .. });
-            collapse(c, next_id, continues)
-        })
-        .collect();
-    let node = if children.iter().zip(plan.children()).all(|(n, o)| Arc::ptr_eq(n, o)) {
+fn rebuild(plan: &Arc<PhysicalPlan>, children: Vec<Arc<PhysicalPlan>>) -> Arc<PhysicalPlan> {
+    if children.iter().zip(plan.children()).all(|(n, o)| Arc::ptr_eq(n, o)) {
         plan.clone()
     } else {
         Arc::new(plan.with_new_children(children))
-    };
-    if !top {
-        return node;
     }
+}
+
+fn collapse(plan: &Arc<PhysicalPlan>, next_id: &mut usize) -> Arc<PhysicalPlan> {
+    let Some((chain, _input)) = spec::stage_chain(plan) else {
+        let children = plan.children().into_iter().map(|c| collapse(c, next_id)).collect();
+        return rebuild(plan, children);
+    };
+    // Below the stage: its input and any join's build side form stages of their own.
+    let node = collapse_chain(plan, &chain, next_id);
     let id = *next_id;
     *next_id += 1;
     let fallback = StageSpec::from_plan(&node).err();
     Arc::new(PhysicalPlan::WholeStageCodegen { id, fallback, child: node })
+}
+
+/// Rebuilds the stage's operators over collapsed inputs.
+fn collapse_chain(node: &Arc<PhysicalPlan>, chain: &[Arc<PhysicalPlan>], next_id: &mut usize) -> Arc<PhysicalPlan> {
+    let children = node
+        .children()
+        .into_iter()
+        .map(|c| if chain.iter().any(|x| Arc::ptr_eq(x, c)) { collapse_chain(c, chain, next_id) } else { collapse(c, next_id) })
+        .collect();
+    rebuild(node, children)
 }

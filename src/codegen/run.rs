@@ -9,66 +9,209 @@ use arrow::array::{
     UInt32Array,
 };
 use arrow::buffer::{NullBuffer, ScalarBuffer};
-use arrow::compute::take;
+use arrow::compute::{concat_batches, take};
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
 use super::emit::{out_width, ACC_BYTES};
 use super::jit::CompiledStage;
-use super::spec::{AggSpec, OutputColumn, StageSink, StageSpec};
+use super::spec::{AggSpec, JoinSpec, OutputColumn, StageSink, StageSpec};
 use crate::error::{KilnError, Result};
-use crate::exec::interpreted::groups::Grouper;
+use crate::exec::interpreted::groups::{Grouper, NO_GROUP};
 use crate::exec::interpreted::{evaluate_all, make_batch, schema_of};
-use crate::expr::AggFunc;
+use crate::expr::{AggFunc, Attribute};
 
 /// Why compiled execution of a partition stopped: the interpreter takes over.
 struct Fallback;
 
-/// Runs the stage over every partition of its input, in parallel. `interpret` runs the stage's
-/// operators on one partition, for partitions the generated code hands back.
+/// A join's build side, ready to probe: the rows in one batch, grouped by key.
+pub struct BuildTable {
+    batch: RecordBatch,
+    grouper: Grouper,
+    /// Build rows of group g: `rows[offsets[g]..offsets[g + 1]]`.
+    offsets: Vec<u32>,
+    rows: Vec<u32>,
+}
+
+impl BuildTable {
+    /// Groups the build side by its keys; rows with a NULL key never match and are left out.
+    pub fn new(join: &JoinSpec, batches: Vec<RecordBatch>) -> Result<BuildTable> {
+        let schema = schema_of(&join.build);
+        let batch = if batches.is_empty() { RecordBatch::new_empty(schema.clone()) } else { concat_batches(&schema, &batches)? };
+        let keys = evaluate_all(&join.build_keys, &batch, &join.build)?;
+        let valid: Vec<u32> = (0..batch.num_rows()).filter(|r| keys.iter().all(|k| k.is_valid(*r))).map(|r| r as u32).collect();
+        let mut grouper = Grouper::new(&join.build_keys.iter().map(|k| k.data_type()).collect::<Result<Vec<_>>>()?)?;
+        let mut ids = vec![];
+        grouper.push_selected(keys, Some(&valid), &mut ids)?;
+        let mut offsets = vec![0u32; grouper.num_groups() + 1];
+        for id in &ids {
+            offsets[*id as usize + 1] += 1;
+        }
+        for g in 0..grouper.num_groups() {
+            offsets[g + 1] += offsets[g];
+        }
+        let mut fill = offsets.clone();
+        let mut rows = vec![0u32; ids.len()];
+        for (row, id) in valid.iter().zip(&ids) {
+            rows[fill[*id as usize] as usize] = *row;
+            fill[*id as usize] += 1;
+        }
+        Ok(BuildTable { batch, grouper, offsets, rows })
+    }
+
+    /// The (stream row, build row) pairs whose keys match, for the selected stream rows.
+    fn probe(&self, join: &JoinSpec, stream: &RecordBatch, input: &[Attribute], sel: Option<&[u32]>) -> Result<(Vec<u32>, Vec<u32>)> {
+        let keys = evaluate_all(&join.stream_keys, stream, input)?;
+        let mut ids = vec![];
+        self.grouper.probe(&keys, &mut ids)?;
+        let (mut left, mut right) = (vec![], vec![]);
+        let mut visit = |row: u32| {
+            let id = ids[row as usize];
+            if id == NO_GROUP || keys.iter().any(|k| k.is_null(row as usize)) {
+                return;
+            }
+            for b in &self.rows[self.offsets[id as usize] as usize..self.offsets[id as usize + 1] as usize] {
+                left.push(row);
+                right.push(*b);
+            }
+        };
+        match sel {
+            Some(s) => s.iter().for_each(|r| visit(*r)),
+            None => (0..stream.num_rows() as u32).for_each(&mut visit),
+        }
+        Ok((left, right))
+    }
+}
+
+/// The rows a batch's sink runs over: selected stream rows, and for a join the matching build
+/// row of each.
+struct Rows {
+    stream: Option<Vec<u32>>,
+    build: Option<Vec<u32>>,
+    count: usize,
+}
+
+/// Runs the stage over every partition of its input, in parallel. `build` holds a join's build
+/// side per partition (one entry for a broadcast). `interpret` runs the stage's operators on
+/// one partition, for partitions the generated code hands back.
 pub fn execute_stage(
     spec: &StageSpec,
     compiled: &CompiledStage,
     input: Vec<Vec<RecordBatch>>,
-    interpret: &(dyn Fn(Vec<RecordBatch>) -> Result<Vec<RecordBatch>> + Sync),
+    build: Option<Vec<Vec<RecordBatch>>>,
+    interpret: &(dyn Fn(usize, Vec<RecordBatch>) -> Result<Vec<RecordBatch>> + Sync),
 ) -> Result<Vec<Vec<RecordBatch>>> {
+    let broadcast = match (&spec.join, &build) {
+        (Some(j), Some(parts)) if j.broadcast => Some(BuildTable::new(j, parts.iter().flatten().cloned().collect())?),
+        _ => None,
+    };
     input
         .into_par_iter()
-        .map(|batches| match run_partition(spec, compiled, &batches) {
-            Ok(Ok(out)) => Ok(out),
-            Ok(Err(Fallback)) => interpret(batches),
-            Err(e) => Err(e),
+        .enumerate()
+        .map(|(i, batches)| {
+            let owned;
+            let table = match (&spec.join, &broadcast, &build) {
+                (Some(_), Some(t), _) => Some(t),
+                (Some(j), None, Some(parts)) => {
+                    owned = BuildTable::new(j, parts.get(i).cloned().unwrap_or_default())?;
+                    Some(&owned)
+                }
+                _ => None,
+            };
+            match run_partition(spec, compiled, &batches, table) {
+                Ok(Ok(out)) => Ok(out),
+                Ok(Err(Fallback)) => interpret(i, batches),
+                Err(e) => Err(e),
+            }
         })
         .collect()
 }
 
-fn run_partition(spec: &StageSpec, compiled: &CompiledStage, batches: &[RecordBatch]) -> Result<std::result::Result<Vec<RecordBatch>, Fallback>> {
+fn run_partition(
+    spec: &StageSpec,
+    compiled: &CompiledStage,
+    batches: &[RecordBatch],
+    build: Option<&BuildTable>,
+) -> Result<std::result::Result<Vec<RecordBatch>, Fallback>> {
     match &spec.sink {
         StageSink::Output { columns, output } => {
             let mut out = vec![];
             for b in batches.iter().filter(|b| b.num_rows() > 0) {
-                match output_batch(compiled, b, columns, output)? {
+                match output_batch(spec, compiled, b, build, columns, output)? {
                     Some(batch) => out.push(batch),
                     None => return Ok(Err(Fallback)),
                 }
             }
             Ok(Ok(out))
         }
-        StageSink::Aggregate { keys, aggregates, output } => aggregate_partition(spec, compiled, batches, keys, aggregates, output),
+        StageSink::Aggregate { keys, aggregates, output } => aggregate_partition(spec, compiled, batches, build, keys, aggregates, output),
     }
 }
 
-/// The slot array for one batch, with the input column pointers filled in, and whether none
-/// of those columns has a NULL (the variant without validity reads then runs). The returned
-/// buffer backs the validity of columns without nulls and must outlive the calls.
-fn input_slots(compiled: &CompiledStage, batch: &RecordBatch) -> Result<(Vec<u64>, Vec<u8>, bool)> {
+/// Filters a batch and, for a join, probes the build side: the rows the sink runs over.
+fn rows_of(
+    spec: &StageSpec,
+    compiled: &CompiledStage,
+    slots: &[u64],
+    batch: &RecordBatch,
+    build: Option<&BuildTable>,
+    no_nulls: bool,
+) -> Result<std::result::Result<Rows, Fallback>> {
+    let n = batch.num_rows();
+    let Ok(sel) = select(compiled, slots, n, no_nulls) else { return Ok(Err(Fallback)) };
+    Ok(Ok(match (&spec.join, build) {
+        (Some(j), Some(t)) => {
+            let (stream, built) = t.probe(j, batch, &spec.input, sel.as_deref())?;
+            let count = stream.len();
+            Rows { stream: Some(stream), build: Some(built), count }
+        }
+        _ => {
+            let count = sel.as_ref().map_or(n, |s| s.len());
+            Rows { stream: sel, build: None, count }
+        }
+    }))
+}
+
+/// The arrays of `attrs` for the sink's rows: stream columns taken at the stream rows, build
+/// columns at the build rows.
+fn gather(spec: &StageSpec, batch: &RecordBatch, build: Option<&BuildTable>, rows: &Rows, attrs: &[Attribute]) -> Result<Vec<ArrayRef>> {
+    let columns = spec.columns();
+    attrs
+        .iter()
+        .map(|a| {
+            let i = columns.iter().position(|c| c.id == a.id).ok_or_else(|| KilnError::internal("gathered column not in the stage"))?;
+            let (col, ix) = if i < spec.input.len() {
+                (batch.column(i).clone(), &rows.stream)
+            } else {
+                let t = build.ok_or_else(|| KilnError::internal("build column without a build side"))?;
+                (t.batch.column(i - spec.input.len()).clone(), &rows.build)
+            };
+            Ok(match ix {
+                Some(ix) => take(col.as_ref(), &UInt32Array::from(ix.clone()), None)?,
+                None => col,
+            })
+        })
+        .collect()
+}
+
+/// The slot array for one batch, with the column pointers filled in (stream columns from
+/// `batch`, build columns from the build side), and whether none of those columns has a NULL
+/// (the variant without validity reads then runs). The returned buffer backs the validity of
+/// columns without nulls and must outlive the calls.
+fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, build: Option<&BuildTable>) -> Result<(Vec<u64>, Vec<u8>, bool)> {
     let mut slots = vec![0u64; compiled.layout.len];
-    let all_valid = vec![0xFFu8; batch.num_rows() / 8 + 2];
+    let rows = batch.num_rows().max(build.map_or(0, |b| b.batch.num_rows()));
+    let all_valid = vec![0xFFu8; rows / 8 + 2];
     let mut no_nulls = true;
     for (i, cols) in compiled.layout.columns.iter().enumerate() {
         let Some([values, validity, voff, boff]) = *cols else { continue };
-        let array = batch.columns().get(i).ok_or_else(|| KilnError::internal("stage input lacks a column"))?;
+        let array = if i < spec.input.len() {
+            batch.columns().get(i)
+        } else {
+            build.and_then(|b| b.batch.columns().get(i - spec.input.len()))
+        };
+        let array = array.ok_or_else(|| KilnError::internal("stage input lacks a column"))?;
         let (ptr, bit_offset) = match array.data_type() {
             DataType::Boolean => {
                 let b = array.as_boolean().values();
@@ -104,6 +247,18 @@ fn input_slots(compiled: &CompiledStage, batch: &RecordBatch) -> Result<(Vec<u64
     Ok((slots, all_valid, no_nulls))
 }
 
+/// Calls the sink (the variant for the batch's NULLs) over `rows`; false when it failed.
+fn call_sink(compiled: &CompiledStage, slots: &mut [u64], rows: &Rows, no_nulls: bool) -> bool {
+    if let (Some(k), Some(b)) = (compiled.layout.build_sel, &rows.build) {
+        slots[k] = b.as_ptr() as u64;
+    }
+    let sel_ptr = rows.stream.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
+    let sink = if no_nulls { compiled.sink_no_nulls } else { compiled.sink };
+    // SAFETY: every slot points at a live buffer sized for the batch's rows and `rows.count`
+    // selected rows or pairs; accumulators and outputs are sized by the caller.
+    unsafe { sink(slots.as_ptr(), sel_ptr, rows.count as i64) >= 0 }
+}
+
 /// Runs the filter: the selection vector, or None when every row passes without a filter.
 fn select(compiled: &CompiledStage, slots: &[u64], n: usize, no_nulls: bool) -> std::result::Result<Option<Vec<u32>>, Fallback> {
     let filter = if no_nulls { compiled.filter_no_nulls } else { compiled.filter };
@@ -119,15 +274,16 @@ fn select(compiled: &CompiledStage, slots: &[u64], n: usize, no_nulls: bool) -> 
 }
 
 fn output_batch(
+    spec: &StageSpec,
     compiled: &CompiledStage,
     batch: &RecordBatch,
+    build: Option<&BuildTable>,
     columns: &[OutputColumn],
-    output: &[crate::expr::Attribute],
+    output: &[Attribute],
 ) -> Result<Option<RecordBatch>> {
-    let (mut slots, _all_valid, no_nulls) = input_slots(compiled, batch)?;
-    let n = batch.num_rows();
-    let Ok(sel) = select(compiled, &slots, n, no_nulls) else { return Ok(None) };
-    let count = sel.as_ref().map_or(n, |s| s.len());
+    let (mut slots, _all_valid, no_nulls) = input_slots(spec, compiled, batch, build)?;
+    let Ok(rows) = rows_of(spec, compiled, &slots, batch, build, no_nulls)? else { return Ok(None) };
+    let count = rows.count;
     // Output buffers: u128 backing keeps decimals aligned.
     let mut buffers: Vec<Option<(Vec<u128>, Vec<u8>)>> = vec![];
     for (c, out) in columns.iter().zip(&compiled.layout.outputs) {
@@ -144,23 +300,17 @@ fn output_batch(
             _ => buffers.push(None),
         }
     }
-    let sel_ptr = sel.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
-    // SAFETY: every slot points at a buffer sized for `count` selected rows of `n`.
-    let status = unsafe { (if no_nulls { compiled.sink_no_nulls } else { compiled.sink })(slots.as_ptr(), sel_ptr, count as i64) };
-    if status < 0 {
+    if !call_sink(compiled, &mut slots, &rows, no_nulls) {
         return Ok(None);
     }
-    let indices = sel.map(UInt32Array::from);
+    let all = spec.columns();
     let mut arrays = vec![];
     for ((c, buf), attr) in columns.iter().zip(buffers).zip(output) {
         let array: ArrayRef = match (c, buf) {
             (OutputColumn::Computed(_), Some((values, valid))) => to_array(&attr.data_type, &values, &valid[..count], count)?,
             (OutputColumn::Copied(i), _) => {
-                let col = batch.columns().get(*i).ok_or_else(|| KilnError::internal("copied column out of range"))?;
-                match &indices {
-                    Some(ix) => take(col.as_ref(), ix, None)?,
-                    None => col.clone(),
-                }
+                let source = all.get(*i).ok_or_else(|| KilnError::internal("copied column out of range"))?;
+                gather(spec, batch, build, &rows, std::slice::from_ref(source))?.remove(0)
             }
             _ => return Err(KilnError::internal("output column without a buffer")),
         };
@@ -215,6 +365,7 @@ fn aggregate_partition(
     spec: &StageSpec,
     compiled: &CompiledStage,
     batches: &[RecordBatch],
+    build: Option<&BuildTable>,
     keys: &[crate::expr::Expr],
     aggregates: &[AggSpec],
     output: &[crate::expr::Attribute],
@@ -224,18 +375,33 @@ fn aggregate_partition(
     let mut groups = 1;
     let mut acc: Vec<u128> = vec![0; stride.div_ceil(16).max(1)];
     let mut gids: Vec<u32> = vec![];
+    // Columns the grouping keys read, gathered per batch when keys see joined rows.
+    let key_columns: Vec<Attribute> = {
+        let mut v: Vec<Attribute> = vec![];
+        for k in keys {
+            for a in k.attributes() {
+                if !v.iter().any(|x| x.id == a.id) {
+                    v.push(a);
+                }
+            }
+        }
+        v
+    };
     for batch in batches.iter().filter(|b| b.num_rows() > 0) {
-        let (mut slots, _all_valid, no_nulls) = input_slots(compiled, batch)?;
-        let n = batch.num_rows();
-        let Ok(sel) = select(compiled, &slots, n, no_nulls) else { return Ok(Err(Fallback)) };
-        let count = sel.as_ref().map_or(n, |s| s.len());
-        if count == 0 {
+        let (mut slots, _all_valid, no_nulls) = input_slots(spec, compiled, batch, build)?;
+        let Ok(rows) = rows_of(spec, compiled, &slots, batch, build, no_nulls)? else { return Ok(Err(Fallback)) };
+        if rows.count == 0 {
             continue;
         }
         if let Some(g) = &mut grouper {
-            // Keys are hashed per batch, for the selected rows only.
-            let key_arrays = evaluate_all(keys, batch, &spec.input)?;
-            g.push_selected(key_arrays, sel.as_deref(), &mut gids)?;
+            // Keys are hashed per batch, for the selected rows (or joined pairs) only.
+            if spec.join.is_some() {
+                let gathered = gather(spec, batch, build, &rows, &key_columns)?;
+                let key_batch = make_batch(schema_of(&key_columns), gathered, rows.count)?;
+                g.push(evaluate_all(keys, &key_batch, &key_columns)?, &mut gids)?;
+            } else {
+                g.push_selected(evaluate_all(keys, batch, &spec.input)?, rows.stream.as_deref(), &mut gids)?;
+            }
             groups = g.num_groups();
             acc.resize((groups * stride).div_ceil(16).max(1), 0);
         }
@@ -245,10 +411,7 @@ fn aggregate_partition(
         if let Some(k) = compiled.layout.acc {
             slots[k] = acc.as_mut_ptr() as u64;
         }
-        let sel_ptr = sel.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
-        // SAFETY: accumulators are sized for every group id the grouper gave out; gids has `count` entries.
-        let status = unsafe { (if no_nulls { compiled.sink_no_nulls } else { compiled.sink })(slots.as_ptr(), sel_ptr, count as i64) };
-        if status < 0 {
+        if !call_sink(compiled, &mut slots, &rows, no_nulls) {
             return Ok(Err(Fallback));
         }
     }

@@ -66,6 +66,29 @@ pub struct StageSpec {
     pub conditions: Vec<Expr>,
     /// What the stage does with the rows that pass `conditions`.
     pub sink: StageSink,
+    /// An inner hash join the stage probes, if any: the sink then runs over (stream row,
+    /// build row) pairs, and expressions may read the build side's columns.
+    pub join: Option<JoinSpec>,
+    /// Conditions over joined rows (the join's extra condition, Filters above the join),
+    /// checked in the sink.
+    pub post_conditions: Vec<Expr>,
+}
+
+/// The inner hash join inside a stage. The stage's input is the join's stream side; the build
+/// side is run separately and probed per batch.
+#[derive(Debug, Clone)]
+pub struct JoinSpec {
+    /// The operator producing the build side.
+    pub build_plan: Arc<PhysicalPlan>,
+    /// The build side's columns, indexed after the stream input's in expressions.
+    pub build: Vec<Attribute>,
+    /// Join keys over the stream input.
+    pub stream_keys: Vec<Expr>,
+    /// Join keys over the build side.
+    pub build_keys: Vec<Expr>,
+    /// True when the build side is broadcast to every stream partition (else partition i
+    /// joins partition i).
+    pub broadcast: bool,
 }
 
 /// How a string literal is matched against a column value.
@@ -234,29 +257,45 @@ fn substitute(e: &Expr, env: &HashMap<ExprId, Expr>) -> Expr {
 impl StageSpec {
     /// Flattens the operator chain under a stage; the error says why it cannot be compiled.
     pub fn from_plan(top: &Arc<PhysicalPlan>) -> Result<StageSpec, String> {
-        // The chain from the top down to the first operator that is not fused.
-        let mut chain = vec![top.clone()];
-        let mut cur = top.clone();
-        loop {
-            let child = match cur.as_ref() {
-                PhysicalPlan::Filter { child, .. } | PhysicalPlan::Project { child, .. } | PhysicalPlan::HashAggregate { child, .. } => child.clone(),
-                _ => return Err("not a fused operator".into()),
-            };
-            if matches!(child.as_ref(), PhysicalPlan::Filter { .. } | PhysicalPlan::Project { .. }) {
-                chain.push(child.clone());
-                cur = child;
-            } else {
-                cur = child;
-                break;
-            }
-        }
-        let input_plan = cur;
+        let (chain, input_plan) = stage_chain(top).ok_or("not a fused operator")?;
         let input = input_plan.output();
         let mut env: HashMap<ExprId, Expr> = input.iter().map(|a| (a.id, a.expr())).collect();
         let mut conditions = vec![];
+        let mut post_conditions = vec![];
+        let mut join = None;
         let mut sink = None;
         for node in chain.iter().rev() {
             match node.as_ref() {
+                PhysicalPlan::HashJoin { kind, left_keys, right_keys, build_side, condition, left, right, .. } => {
+                    let (stream_keys, build_keys, build_plan) = match build_side {
+                        crate::physical::BuildSide::BuildRight => (left_keys, right_keys, right),
+                        crate::physical::BuildSide::BuildLeft => (right_keys, left_keys, left),
+                    };
+                    let build_plan = match build_plan.as_ref() {
+                        PhysicalPlan::BroadcastExchange { .. } | PhysicalPlan::Exchange { .. } => build_plan.clone(),
+                        _ => build_plan.clone(),
+                    };
+                    let build = build_plan.output();
+                    for a in &build {
+                        env.insert(a.id, a.expr());
+                    }
+                    if let Some(c) = condition {
+                        for c in c.split_conjunction() {
+                            let c = substitute(c, &env);
+                            if let Some(r) = unsupported_reason(&c) {
+                                return Err(format!("{r} in {c}"));
+                            }
+                            post_conditions.push(c);
+                        }
+                    }
+                    join = Some(JoinSpec {
+                        build_plan,
+                        build,
+                        stream_keys: stream_keys.iter().map(|k| substitute(k, &env)).collect(),
+                        build_keys: build_keys.clone(),
+                        broadcast: *kind == crate::physical::HashJoinKind::Broadcast,
+                    });
+                }
                 PhysicalPlan::Filter { condition, .. } => {
                     if !condition.deterministic() {
                         return Err("a non-deterministic filter".into());
@@ -266,7 +305,12 @@ impl StageSpec {
                         if let Some(r) = unsupported_reason(&c) {
                             return Err(format!("{r} in {c}"));
                         }
-                        conditions.push(c);
+                        // Above the join a filter sees joined rows.
+                        if join.is_some() {
+                            post_conditions.push(c);
+                        } else {
+                            conditions.push(c);
+                        }
                     }
                 }
                 PhysicalPlan::Project { list, .. } => {
@@ -286,7 +330,7 @@ impl StageSpec {
                             let x = substitute(e.unalias(), &env);
                             match &x {
                                 Expr::Attribute(a) if !supported_type(&a.data_type) => {
-                                    let i = input.iter().position(|c| c.id == a.id).ok_or("a column not in the stage input")?;
+                                    let i = column_index(&input, &join, a.id).ok_or("a column not in the stage input")?;
                                     columns.push(OutputColumn::Copied(i));
                                 }
                                 _ => {
@@ -314,23 +358,42 @@ impl StageSpec {
         }
         let sink = match sink {
             Some(s) => s,
-            // A stage topped by a Filter outputs its input columns.
+            // A stage topped by a Filter or a join outputs its operator's columns.
             None => {
-                let columns = input
+                let output = top.output();
+                let columns = output
                     .iter()
-                    .enumerate()
-                    .map(|(i, a)| if supported_type(&a.data_type) { OutputColumn::Computed(a.expr()) } else { OutputColumn::Copied(i) })
-                    .collect();
-                StageSink::Output { columns, output: top.output() }
+                    .map(|a| match column_index(&input, &join, a.id) {
+                        Some(_) if supported_type(&a.data_type) => Ok(OutputColumn::Computed(a.expr())),
+                        Some(i) => Ok(OutputColumn::Copied(i)),
+                        None => Err(format!("output column {a} not in the stage input")),
+                    })
+                    .collect::<Result<Vec<_>, String>>()?;
+                StageSink::Output { columns, output }
             }
         };
-        Ok(StageSpec { input_plan, input, conditions, sink })
+        Ok(StageSpec { input_plan, input, conditions, sink, join, post_conditions })
+    }
+
+    /// The operators of the stage topped by `top` and its input (see `stage_chain`).
+    pub fn chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPlan>>, Arc<PhysicalPlan>)> {
+        stage_chain(top)
+    }
+
+    /// The columns expressions read: the stream input, then the build side's.
+    pub fn columns(&self) -> Vec<Attribute> {
+        let mut all = self.input.clone();
+        if let Some(j) = &self.join {
+            all.extend(j.build.iter().cloned());
+        }
+        all
     }
 
     /// A key identifying the stage's generated code: the plan shape and types, with columns
     /// named by input position so the same query planned again (new ExprIds) hits the cache.
     pub fn cache_key(&self) -> String {
-        let position: HashMap<ExprId, usize> = self.input.iter().enumerate().map(|(i, a)| (a.id, i)).collect();
+        let columns = self.columns();
+        let position: HashMap<ExprId, usize> = columns.iter().enumerate().map(|(i, a)| (a.id, i)).collect();
         let norm = |e: &Expr| -> Expr {
             let r: Result<Expr, std::convert::Infallible> = e.clone().transform_up(&mut |x| match &x {
                 Expr::Attribute(a) => Ok(Expr::Attribute(Attribute {
@@ -347,7 +410,10 @@ impl StageSpec {
                 Err(never) => match never {},
             }
         };
-        let mut key = format!("{:?}|", self.input.iter().map(|a| (&a.data_type, a.nullable)).collect::<Vec<_>>());
+        let mut key = format!("{:?}|", columns.iter().map(|a| (&a.data_type, a.nullable)).collect::<Vec<_>>());
+        for c in &self.post_conditions {
+            key.push_str(&format!("post {:?};", norm(c)));
+        }
         for c in &self.conditions {
             key.push_str(&format!("{:?};", norm(c)));
         }
@@ -369,6 +435,40 @@ impl StageSpec {
         }
         key
     }
+}
+
+/// The operators of the stage topped by `top`, top first, and the operator it reads from:
+/// Filters and Projects below the top, and at most one inner hash join, followed through its
+/// stream side. None if `top` does not fuse.
+pub fn stage_chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPlan>>, Arc<PhysicalPlan>)> {
+    if !super::fuses(top) {
+        return None;
+    }
+    let mut chain = vec![top.clone()];
+    let mut cur = top.clone();
+    loop {
+        let child = match cur.as_ref() {
+            PhysicalPlan::Filter { child, .. } | PhysicalPlan::Project { child, .. } | PhysicalPlan::HashAggregate { child, .. } => child.clone(),
+            PhysicalPlan::HashJoin { .. } => super::stream_child(&cur)?.clone(),
+            _ => return None,
+        };
+        let has_join = chain.iter().any(|n| matches!(n.as_ref(), PhysicalPlan::HashJoin { .. }));
+        let joinable = super::fuses(&child) && matches!(child.as_ref(), PhysicalPlan::HashJoin { .. }) && !has_join;
+        if matches!(child.as_ref(), PhysicalPlan::Filter { .. } | PhysicalPlan::Project { .. }) || joinable {
+            chain.push(child.clone());
+            cur = child;
+        } else {
+            return Some((chain, child));
+        }
+    }
+}
+
+/// Position of a column among the stream input then the build side's columns.
+fn column_index(input: &[Attribute], join: &Option<JoinSpec>, id: ExprId) -> Option<usize> {
+    input.iter().position(|c| c.id == id).or_else(|| {
+        let j = join.as_ref()?;
+        j.build.iter().position(|c| c.id == id).map(|i| input.len() + i)
+    })
 }
 
 fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, String> {

@@ -153,31 +153,51 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> 
                 Err(_) => return execute(child, config),
             };
             let input = execute(&spec.input_plan, config)?;
-            let interpret = |batches: Vec<RecordBatch>| execute_chain(child, &spec.input_plan, batches);
-            crate::codegen::execute_stage(&spec, &compiled, input, &interpret)
+            let build = match &spec.join {
+                Some(j) => Some(execute(&j.build_plan, config)?),
+                None => None,
+            };
+            // The build side a partition joins: all of it for a broadcast, else partition i.
+            let build_of = |i: usize| -> Vec<RecordBatch> {
+                match (&spec.join, &build) {
+                    (Some(j), Some(parts)) if j.broadcast => parts.iter().flatten().cloned().collect(),
+                    (Some(_), Some(parts)) => parts.get(i).cloned().unwrap_or_default(),
+                    _ => vec![],
+                }
+            };
+            let interpret = |i: usize, batches: Vec<RecordBatch>| execute_chain(child, &spec.input_plan, batches, &build_of(i));
+            crate::codegen::execute_stage(&spec, &compiled, input, build.clone(), &interpret)
         }
     }
 }
 
 /// Runs the operators from `plan` down to (not including) `input` on one partition of
 /// `input`'s output: the interpreted twin of a compiled stage.
-fn execute_chain(plan: &Arc<PhysicalPlan>, input: &Arc<PhysicalPlan>, batches: Vec<RecordBatch>) -> Result<Vec<RecordBatch>> {
+fn execute_chain(plan: &Arc<PhysicalPlan>, input: &Arc<PhysicalPlan>, batches: Vec<RecordBatch>, build: &[RecordBatch]) -> Result<Vec<RecordBatch>> {
     if Arc::ptr_eq(plan, input) {
         return Ok(batches);
     }
     match plan.as_ref() {
+        PhysicalPlan::HashJoin { left_keys, right_keys, join_type, build_side, condition, left, right, .. } => {
+            let (lo, ro) = (left.output(), right.output());
+            let (l, r) = match build_side {
+                BuildSide::BuildRight => (execute_chain(left, input, batches, build)?, build.to_vec()),
+                BuildSide::BuildLeft => (build.to_vec(), execute_chain(right, input, batches, build)?),
+            };
+            interpreted::hash_join(*join_type, left_keys, right_keys, condition.as_ref(), *build_side, (&lo, l), (&ro, r))
+        }
         PhysicalPlan::Filter { condition, child } => {
-            let rows = execute_chain(child, input, batches)?;
+            let rows = execute_chain(child, input, batches, build)?;
             let attrs = child.output();
             rows.iter().map(|b| interpreted::filter(condition, &attrs, b)).collect()
         }
         PhysicalPlan::Project { list, child } => {
-            let rows = execute_chain(child, input, batches)?;
+            let rows = execute_chain(child, input, batches, build)?;
             let (attrs, schema) = (child.output(), schema_of(&plan.output()));
             rows.iter().map(|b| interpreted::project(list, &attrs, &schema, b)).collect()
         }
         PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } => {
-            let rows = execute_chain(child, input, batches)?;
+            let rows = execute_chain(child, input, batches, build)?;
             interpreted::hash_aggregate(*mode, grouping, aggregates, result, &child.output(), rows)
         }
         other => Err(crate::error::KilnError::internal(format!("{} inside a compiled stage", other.node_string(&Config::default())))),

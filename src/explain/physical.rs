@@ -1,6 +1,7 @@
 //! Spark's one-line description of each physical operator.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::path::Path;
 
 use crate::catalog::TableSource;
@@ -207,12 +208,9 @@ pub fn skip_stage(p: &PhysicalPlan) -> &PhysicalPlan {
 /// Records, for every operator inside a compiled stage, the stage's id.
 fn mark_stages(p: &PhysicalPlan, stars: &mut HashMap<*const PhysicalPlan, usize>) {
     if let PhysicalPlan::WholeStageCodegen { id, fallback: None, child } = p {
-        let mut cur: &PhysicalPlan = child;
-        loop {
-            stars.insert(cur as *const PhysicalPlan, *id);
-            match cur.children().first() {
-                Some(c) if crate::codegen::fuses(c) && !matches!(c.as_ref(), PhysicalPlan::HashAggregate { .. }) => cur = c,
-                _ => break,
+        if let Some((chain, _)) = crate::codegen::StageSpec::chain(child) {
+            for op in chain {
+                stars.insert(Arc::as_ptr(&op), *id);
             }
         }
     }

@@ -144,7 +144,16 @@ impl Session {
         let physical = crate::physical::plan_physical(&optimized.plan, &config)?;
         let physical = crate::physical::ensure_requirements(&physical, config.shuffle_partitions);
         Ok(DataFrame {
-            plans: Arc::new(Plans { parsed, analyzed, optimized: optimized.plan, physical, rule_changes: optimized.changes }),
+            plans: Arc::new(Plans {
+                parsed,
+                analyzed,
+                optimized: optimized.plan,
+                physical,
+                rule_changes: optimized.changes,
+                optimizer_batches: optimized.batches,
+                rule_metrics: optimized.metrics,
+                optimizer_warnings: optimized.warnings,
+            }),
             config,
         })
     }

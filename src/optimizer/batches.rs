@@ -4,6 +4,11 @@ use super::rules::*;
 use super::{Batch, Strategy};
 use crate::config::Config;
 
+/// Rules the plan cannot do without: the physical planner has no operator for what they remove
+/// (`SubqueryAlias`, `Distinct`, subquery expressions). `spark.sql.optimizer.excludedRules`
+/// ignores them with a warning, as Spark's `nonExcludableRules`.
+pub const NON_EXCLUDABLE_RULES: &[&str] = &["EliminateSubqueryAliases", "ReplaceDistinctWithAggregate"];
+
 /// Catalyst's batches, trimmed to the rules kiln has.
 pub fn default_batches(config: &Config) -> Vec<Batch> {
     let fixed = Strategy::FixedPoint(config.optimizer_max_iterations);

@@ -80,6 +80,7 @@ impl Resolver<'_> {
                 Ok(LogicalPlan::Join { left, right, join_type, condition, using })
             }
             LogicalPlan::Sort { order, global, child } => self.resolve_sort(order, global, child),
+            LogicalPlan::Union { children } => resolve_union(children),
             other => Ok(other),
         }
     }
@@ -320,6 +321,64 @@ impl Resolver<'_> {
             list.extend(ro.iter().filter(|a| !is_key(a)).map(|a| a.expr()));
         }
         Ok(LogicalPlan::Project { list, child: Arc::new(join) })
+    }
+}
+
+/// `UNION`: every input has as many columns as the first; each column takes the wider type of
+/// its inputs (Spark's `WidenSetOperationTypes`), cast in a Project over the inputs that differ.
+fn resolve_union(children: Vec<Arc<LogicalPlan>>) -> Result<LogicalPlan> {
+    let outputs: Vec<Vec<Attribute>> = children.iter().map(|c| c.output()).collect();
+    let width = outputs.first().map(Vec::len).unwrap_or(0);
+    if let Some((i, o)) = outputs.iter().enumerate().find(|(_, o)| o.len() != width) {
+        return Err(KilnError::analysis(
+            "NUM_COLUMNS_MISMATCH",
+            format!("UNION can only be performed on inputs with the same number of columns, but the first input has {width} columns and the {} input has {} columns.", ordinal(i + 1), o.len()),
+        ));
+    }
+    let mut types = vec![];
+    for c in 0..width {
+        let mut t = outputs[0][c].data_type.clone();
+        for (i, o) in outputs.iter().enumerate().skip(1) {
+            let next = &o[c].data_type;
+            t = crate::types::wider_type(&t, next).ok_or_else(|| {
+                KilnError::analysis(
+                    "INCOMPATIBLE_COLUMN_TYPE",
+                    format!(
+                        "UNION can only be performed on inputs with compatible column types. The {} column of the {} input is \"{}\" type which is not compatible with \"{}\" at the same column of the first input.",
+                        ordinal(c + 1),
+                        ordinal(i + 1),
+                        crate::types::spark_type_name(next).to_uppercase(),
+                        crate::types::spark_type_name(&t).to_uppercase()
+                    ),
+                )
+            })?;
+        }
+        types.push(t);
+    }
+    let children = children
+        .into_iter()
+        .zip(outputs)
+        .map(|(child, out)| {
+            if out.iter().zip(&types).all(|(a, t)| &a.data_type == t) {
+                return child;
+            }
+            let list = out
+                .iter()
+                .zip(&types)
+                .map(|(a, t)| if &a.data_type == t { a.expr() } else { Expr::Cast { child: Box::new(a.expr()), to: t.clone() }.alias(a.name.clone()) })
+                .collect();
+            Arc::new(LogicalPlan::Project { list, child })
+        })
+        .collect();
+    Ok(LogicalPlan::Union { children })
+}
+
+fn ordinal(n: usize) -> String {
+    match n {
+        1 => "first".into(),
+        2 => "second".into(),
+        3 => "third".into(),
+        n => format!("{n}th"),
     }
 }
 

@@ -52,6 +52,7 @@ pub fn output_partitioning(plan: &PhysicalPlan) -> Partitioning {
             BuildSide::BuildRight => output_partitioning(left),
         },
         PhysicalPlan::HashJoin { left, .. } => output_partitioning(left),
+        PhysicalPlan::Union { children } => Partitioning::Unknown(children.iter().map(|c| output_partitioning(c).num_partitions()).sum::<usize>().max(1)),
         PhysicalPlan::TakeOrderedAndProject { .. } | PhysicalPlan::CollectLimit { .. } | PhysicalPlan::GlobalLimit { .. } => {
             Partitioning::SinglePartition
         }

@@ -123,6 +123,8 @@ pub enum PhysicalPlan {
     CollectLimit { limit: usize, child: Arc<PhysicalPlan> },
     LocalLimit { limit: usize, child: Arc<PhysicalPlan> },
     GlobalLimit { limit: usize, child: Arc<PhysicalPlan> },
+    /// `UNION ALL`: the partitions of every child, one after the other.
+    Union { children: Vec<Arc<PhysicalPlan>> },
 }
 
 /// How a hash join gets both sides' matching keys together.
@@ -140,6 +142,7 @@ impl PhysicalPlan {
         match self {
             PhysicalPlan::FileScan { .. } | PhysicalPlan::InMemoryScan { .. } | PhysicalPlan::LocalTableScan { .. } => vec![],
             PhysicalPlan::HashJoin { left, right, .. } | PhysicalPlan::NestedLoopJoin { left, right, .. } => vec![left, right],
+            PhysicalPlan::Union { children } => children.iter().collect(),
             PhysicalPlan::Filter { child, .. }
             | PhysicalPlan::Project { child, .. }
             | PhysicalPlan::HashAggregate { child, .. }
@@ -155,10 +158,16 @@ impl PhysicalPlan {
 
     /// This node with new children (same count and order as `children()`).
     pub fn with_new_children(&self, mut children: Vec<Arc<PhysicalPlan>>) -> PhysicalPlan {
+        if let PhysicalPlan::Union { .. } = self {
+            return PhysicalPlan::Union { children };
+        }
         let mut next = || children.remove(0);
         let mut node = self.clone();
         match &mut node {
-            PhysicalPlan::FileScan { .. } | PhysicalPlan::InMemoryScan { .. } | PhysicalPlan::LocalTableScan { .. } => {}
+            PhysicalPlan::FileScan { .. }
+            | PhysicalPlan::InMemoryScan { .. }
+            | PhysicalPlan::LocalTableScan { .. }
+            | PhysicalPlan::Union { .. } => {}
             PhysicalPlan::HashJoin { left, right, .. } | PhysicalPlan::NestedLoopJoin { left, right, .. } => {
                 *left = next();
                 *right = next();
@@ -215,6 +224,15 @@ impl PhysicalPlan {
             | PhysicalPlan::CollectLimit { child, .. }
             | PhysicalPlan::LocalLimit { child, .. }
             | PhysicalPlan::GlobalLimit { child, .. } => child.output(),
+            PhysicalPlan::Union { children } => {
+                let mut out = children.first().map(|c| c.output()).unwrap_or_default();
+                for c in children.iter().skip(1) {
+                    for (a, b) in out.iter_mut().zip(c.output()) {
+                        a.nullable |= b.nullable;
+                    }
+                }
+                out
+            }
         }
     }
 }

@@ -49,6 +49,8 @@ impl LogicalPlan {
             LogicalPlan::GlobalLimit { limit, .. } => format!("GlobalLimit {limit}"),
             LogicalPlan::LocalLimit { limit, .. } => format!("LocalLimit {limit}"),
             LogicalPlan::Distinct { .. } => "Distinct".to_string(),
+            // Spark prints `byName, allowMissingCol`; kiln's unions are by position.
+            LogicalPlan::Union { .. } => "Union false, false".to_string(),
         };
         format!("{mark}{body}")
     }

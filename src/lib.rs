@@ -12,6 +12,7 @@
 
 pub mod analyzer;
 pub mod catalog;
+pub mod codegen;
 pub mod config;
 pub mod dataframe;
 pub mod datasource;

@@ -143,6 +143,7 @@ impl Session {
         let optimized = crate::optimizer::optimize(&analyzed, &config)?;
         let physical = crate::physical::plan_physical(&optimized.plan, &config)?;
         let physical = crate::physical::ensure_requirements(&physical, config.shuffle_partitions);
+        let physical = if config.whole_stage_codegen { crate::codegen::collapse_codegen_stages(&physical) } else { physical };
         Ok(DataFrame {
             plans: Arc::new(Plans {
                 parsed,

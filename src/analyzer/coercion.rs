@@ -15,8 +15,11 @@ pub fn coerce_expr(e: Expr) -> Result<Expr> {
 /// Fails unless `e` is boolean; `clause` names where it appeared.
 pub(super) fn require_boolean(e: Expr, clause: &str) -> Result<Expr> {
     let t = e.data_type()?;
-    if t == DataType::Boolean || t == DataType::Null {
+    if t == DataType::Boolean {
         return Ok(e);
+    }
+    if t == DataType::Null {
+        return Ok(Expr::Cast { child: Box::new(e), to: DataType::Boolean });
     }
     Err(KilnError::analysis(
         "DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN",
@@ -198,6 +201,13 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
                 let func = if op == BinaryOp::Plus { ScalarFunc::DateAdd } else { ScalarFunc::DateSub };
                 return Ok(Expr::Function { func, args: vec![left, cast(right, &DataType::Int32)?] });
             }
+            if op == BinaryOp::IntDivide {
+                let integral = |t: &DataType| is_integral(t) || *t == DataType::Null;
+                if !integral(&lt) || !integral(&rt) {
+                    return Err(mismatch(&original, &lt, &rt));
+                }
+                return Ok(rebuild(cast(left, &DataType::Int64)?, cast(right, &DataType::Int64)?));
+            }
             // ANSI: strings in arithmetic are read as doubles.
             let (left, lt) = if is_string(&lt) { (cast(left, &DataType::Float64)?, DataType::Float64) } else { (left, lt) };
             let (right, rt) = if is_string(&rt) { (cast(right, &DataType::Float64)?, DataType::Float64) } else { (right, rt) };
@@ -230,7 +240,14 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
 
 fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
     let args = match func {
-        ScalarFunc::Lower | ScalarFunc::Upper | ScalarFunc::Length | ScalarFunc::Concat => {
+        ScalarFunc::Lower
+        | ScalarFunc::Upper
+        | ScalarFunc::Length
+        | ScalarFunc::Concat
+        | ScalarFunc::Trim
+        | ScalarFunc::LTrim
+        | ScalarFunc::RTrim
+        | ScalarFunc::Replace => {
             args.into_iter().map(string_arg).collect::<Result<Vec<_>>>()?
         }
         ScalarFunc::Substring => {
@@ -252,6 +269,7 @@ fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
             }
             args.into_iter().map(|a| cast(a, &t)).collect::<Result<_>>()?
         }
+        ScalarFunc::DateDiff => args.into_iter().map(|a| cast(a, &DataType::Date32)).collect::<Result<Vec<_>>>()?,
         ScalarFunc::DateAdd | ScalarFunc::DateSub | ScalarFunc::Year => {
             let mut it = args.into_iter();
             let mut out = vec![];

@@ -221,6 +221,23 @@ impl Resolver<'_> {
     /// (they are added to it and projected away above the Sort).
     fn resolve_sort(&self, order: Vec<SortOrder>, global: bool, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {
         let output = child.output();
+        // ORDER BY 2: the second select-list column (Spark's orderByOrdinal).
+        let order = order
+            .into_iter()
+            .map(|o| match &o.expr {
+                Expr::Literal(crate::types::ScalarValue::Int32(i)) => {
+                    let col = usize::try_from(*i).ok().and_then(|i| i.checked_sub(1)).and_then(|i| output.get(i));
+                    match col {
+                        Some(a) => Ok(SortOrder { expr: a.expr(), ..o }),
+                        None => Err(KilnError::analysis(
+                            "ORDER_BY_POS_OUT_OF_RANGE",
+                            format!("ORDER BY position {i} is not in select list (valid range is [1, {}]).", output.len()),
+                        )),
+                    }
+                }
+                _ => Ok(o),
+            })
+            .collect::<Result<Vec<_>>>()?;
         let direct: Result<Vec<SortOrder>> = order
             .iter()
             .map(|o| Ok(SortOrder { expr: coerce_expr(self.resolve_expr(o.expr.clone(), &output)?)?, ..o.clone() }))
@@ -456,8 +473,40 @@ fn resolve_function(name: &str, args: Vec<Expr>, distinct: bool) -> Result<Expr>
         }
         return Ok(Expr::Aggregate { func, args, distinct });
     }
+    // Spark's shorthands that are other expressions.
+    let rewrite = |args: Vec<Expr>| -> Option<Expr> {
+        let mut a = args.into_iter();
+        match name.to_ascii_lowercase().as_str() {
+            "isnull" => Some(Expr::IsNull(Box::new(a.next()?))),
+            "isnotnull" => Some(Expr::IsNotNull(Box::new(a.next()?))),
+            "nvl" | "ifnull" => Some(Expr::Function { func: ScalarFunc::Coalesce, args: a.collect() }),
+            "nullif" => {
+                let (x, y) = (a.next()?, a.next()?);
+                let null = Expr::Literal(crate::types::ScalarValue::Null(arrow::datatypes::DataType::Null));
+                Some(Expr::CaseWhen { branches: vec![(x.clone().binary(BinaryOp::Eq, y), null)], else_expr: Some(Box::new(x)) })
+            }
+            "if" => {
+                let (c, t, e) = (a.next()?, a.next()?, a.next()?);
+                Some(Expr::CaseWhen { branches: vec![(c, t)], else_expr: Some(Box::new(e)) })
+            }
+            _ => None,
+        }
+    };
+    let wanted = match name.to_ascii_lowercase().as_str() {
+        "isnull" | "isnotnull" => Some(1),
+        "nvl" | "ifnull" | "nullif" => Some(2),
+        "if" => Some(3),
+        _ => None,
+    };
+    if let Some(n) = wanted {
+        if args.len() != n {
+            return Err(arity_error(&n.to_string()));
+        }
+        return rewrite(args).ok_or_else(|| KilnError::internal(format!("rewriting {name}")));
+    }
     let Some(func) = ScalarFunc::from_name(name) else {
         let known = ScalarFunc::NAMES.iter().copied().chain(["count", "sum", "avg", "min", "max"]);
+        let known = known.filter(|k| !k.eq_ignore_ascii_case(name));
         let hint = closest_match(name, known).map(|s| format!(" Did you mean `{s}`?")).unwrap_or_default();
         return Err(KilnError::analysis(
             "UNRESOLVED_ROUTINE",
@@ -465,7 +514,16 @@ fn resolve_function(name: &str, args: Vec<Expr>, distinct: bool) -> Result<Expr>
         ));
     };
     let (min, max) = match func {
-        ScalarFunc::Lower | ScalarFunc::Upper | ScalarFunc::Length | ScalarFunc::Abs | ScalarFunc::Year => (1, 1),
+        ScalarFunc::Lower
+        | ScalarFunc::Upper
+        | ScalarFunc::Length
+        | ScalarFunc::Abs
+        | ScalarFunc::Year
+        | ScalarFunc::Trim
+        | ScalarFunc::LTrim
+        | ScalarFunc::RTrim => (1, 1),
+        ScalarFunc::Replace => (2, 3),
+        ScalarFunc::DateDiff => (2, 2),
         ScalarFunc::Substring => (2, 3),
         ScalarFunc::Round => (1, 2),
         ScalarFunc::Concat | ScalarFunc::Coalesce => (1, usize::MAX),

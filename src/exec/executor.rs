@@ -156,6 +156,48 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> 
             }
             Ok(out)
         }
+        PhysicalPlan::WholeStageCodegen { fallback, child, .. } => {
+            if !config.whole_stage_codegen || fallback.is_some() {
+                return execute(child, config);
+            }
+            let spec = match crate::codegen::StageSpec::from_plan(child) {
+                Ok(s) => s,
+                Err(_) => return execute(child, config),
+            };
+            let compiled = match crate::codegen::compile_stage(&spec) {
+                Ok(c) => c,
+                // A stage that does not compile runs interpreted; EXPLAIN CODEGEN shows why.
+                Err(_) => return execute(child, config),
+            };
+            let input = execute(&spec.input_plan, config)?;
+            let interpret = |batches: Vec<RecordBatch>| execute_chain(child, &spec.input_plan, batches);
+            crate::codegen::execute_stage(&spec, &compiled, input, &interpret)
+        }
+    }
+}
+
+/// Runs the operators from `plan` down to (not including) `input` on one partition of
+/// `input`'s output: the interpreted twin of a compiled stage.
+fn execute_chain(plan: &Arc<PhysicalPlan>, input: &Arc<PhysicalPlan>, batches: Vec<RecordBatch>) -> Result<Vec<RecordBatch>> {
+    if Arc::ptr_eq(plan, input) {
+        return Ok(batches);
+    }
+    match plan.as_ref() {
+        PhysicalPlan::Filter { condition, child } => {
+            let rows = execute_chain(child, input, batches)?;
+            let attrs = child.output();
+            rows.iter().map(|b| interpreted::filter(condition, &attrs, b)).collect()
+        }
+        PhysicalPlan::Project { list, child } => {
+            let rows = execute_chain(child, input, batches)?;
+            let (attrs, schema) = (child.output(), schema_of(&plan.output()));
+            rows.iter().map(|b| interpreted::project(list, &attrs, &schema, b)).collect()
+        }
+        PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } => {
+            let rows = execute_chain(child, input, batches)?;
+            interpreted::hash_aggregate(*mode, grouping, aggregates, result, &child.output(), rows)
+        }
+        other => Err(crate::error::KilnError::internal(format!("{} inside a compiled stage", other.node_string(&Config::default())))),
     }
 }
 

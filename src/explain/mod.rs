@@ -39,7 +39,8 @@ pub fn explain_string(plans: &QueryPlans<'_>, mode: ExplainMode, config: &Config
     let physical = format!("== Physical Plan ==\n{}", plans.physical.tree_string(config));
     match mode {
         ExplainMode::Simple => Ok(physical),
-        ExplainMode::Codegen | ExplainMode::Cost | ExplainMode::Formatted => {
+        ExplainMode::Codegen => Ok(codegen_string(plans.physical, config)),
+        ExplainMode::Cost | ExplainMode::Formatted => {
             Err(KilnError::unsupported(format!("EXPLAIN {mode:?} (kiln prints simple and extended plans so far)").to_uppercase()))
         }
         ExplainMode::Extended => {
@@ -57,5 +58,44 @@ pub fn explain_string(plans: &QueryPlans<'_>, mode: ExplainMode, config: &Config
                 plans.optimized.tree_string()
             ))
         }
+    }
+}
+
+/// `EXPLAIN CODEGEN`: each stage's operators and the Cranelift IR of its functions, with
+/// numbered lines; stages that run interpreted say why.
+fn codegen_string(plan: &PhysicalPlan, config: &Config) -> String {
+    let mut stages = vec![];
+    collect_stages(plan, &mut stages);
+    let mut out = format!("Found {} WholeStageCodegen subtrees.\n", stages.len());
+    for (i, stage) in stages.iter().enumerate() {
+        let PhysicalPlan::WholeStageCodegen { fallback, child, .. } = stage else { continue };
+        let compiled = match fallback {
+            Some(reason) => Err(reason.clone()),
+            None => crate::codegen::StageSpec::from_plan(child).and_then(|spec| crate::codegen::compile_stage(&spec)),
+        };
+        let header = match &compiled {
+            Ok(c) => format!("codeSize: {}; compileTime: {:.3} ms", c.code_size, c.compile_time.as_secs_f64() * 1000.0),
+            Err(reason) => format!("interpreted: {reason}"),
+        };
+        out.push_str(&format!("== Subtree {} / {} ({header}) ==\n", i + 1, stages.len()));
+        out.push_str(&stage.tree_string(config));
+        out.push('\n');
+        if let Ok(c) = compiled {
+            out.push_str("Generated code:\n");
+            for (n, line) in c.clif.lines().enumerate() {
+                out.push_str(&format!("/* {:03} */ {line}\n", n + 1));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn collect_stages<'a>(p: &'a PhysicalPlan, out: &mut Vec<&'a PhysicalPlan>) {
+    for c in p.children() {
+        collect_stages(c, out);
+    }
+    if matches!(p, PhysicalPlan::WholeStageCodegen { .. }) {
+        out.push(p);
     }
 }

@@ -1,5 +1,7 @@
 //! Spark's one-line description of each physical operator.
 
+use std::collections::HashMap;
+
 use crate::catalog::TableSource;
 use crate::config::Config;
 use crate::expr::{BinaryOp, Expr};
@@ -182,13 +184,47 @@ impl PhysicalPlan {
             PhysicalPlan::LocalLimit { limit, .. } => format!("LocalLimit {limit}"),
             PhysicalPlan::GlobalLimit { limit, .. } => format!("GlobalLimit {limit}, 0"),
             PhysicalPlan::Union { .. } => "Union".to_string(),
+            PhysicalPlan::WholeStageCodegen { id, .. } => format!("WholeStageCodegen ({id})"),
         }
     }
 
-    /// Spark's tree string of this physical plan.
+    /// Spark's tree string of this physical plan: stages are not printed themselves, their
+    /// operators carry `*(id)` (compiled stages only).
     pub fn tree_string(&self, config: &Config) -> String {
-        super::draw_tree(self, &|p: &PhysicalPlan| p.node_string(config), &|p: &PhysicalPlan| {
-            p.children().into_iter().map(|c| c.as_ref()).collect()
-        })
+        let mut stars = HashMap::new();
+        mark_stages(self, &mut stars);
+        super::draw_tree(
+            self,
+            &|p: &PhysicalPlan| match stars.get(&(p as *const PhysicalPlan)) {
+                Some(id) => format!("*({id}) {}", p.node_string(config)),
+                None => p.node_string(config),
+            },
+            &|p: &PhysicalPlan| p.children().into_iter().map(|c| skip_stage(c)).collect(),
+        )
+    }
+}
+
+/// The operator under any WholeStageCodegen wrappers.
+pub fn skip_stage(p: &PhysicalPlan) -> &PhysicalPlan {
+    match p {
+        PhysicalPlan::WholeStageCodegen { child, .. } => skip_stage(child),
+        other => other,
+    }
+}
+
+/// Records, for every operator inside a compiled stage, the stage's id.
+fn mark_stages(p: &PhysicalPlan, stars: &mut HashMap<*const PhysicalPlan, usize>) {
+    if let PhysicalPlan::WholeStageCodegen { id, fallback: None, child } = p {
+        let mut cur: &PhysicalPlan = child;
+        loop {
+            stars.insert(cur as *const PhysicalPlan, *id);
+            match cur.children().first() {
+                Some(c) if crate::codegen::fuses(c) && !matches!(c.as_ref(), PhysicalPlan::HashAggregate { .. }) => cur = c,
+                _ => break,
+            }
+        }
+    }
+    for c in p.children() {
+        mark_stages(c, stars);
     }
 }

@@ -54,6 +54,8 @@ pub enum BinaryOp {
     Minus,
     Multiply,
     Divide,
+    /// `a div b`: integral division truncating toward zero, bigint result.
+    IntDivide,
     Modulo,
     Eq,
     NotEq,
@@ -75,6 +77,7 @@ impl BinaryOp {
             BinaryOp::Minus => "-",
             BinaryOp::Multiply => "*",
             BinaryOp::Divide => "/",
+            BinaryOp::IntDivide => "div",
             BinaryOp::Modulo => "%",
             BinaryOp::Eq => "=",
             BinaryOp::NotEq => "!=",
@@ -93,7 +96,7 @@ impl BinaryOp {
     }
     /// True for `+ - * / %`.
     pub fn is_arithmetic(&self) -> bool {
-        matches!(self, BinaryOp::Plus | BinaryOp::Minus | BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::Modulo)
+        matches!(self, BinaryOp::Plus | BinaryOp::Minus | BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::IntDivide | BinaryOp::Modulo)
     }
     /// `a op b` == `b flip(op) a`.
     pub fn flip(&self) -> BinaryOp {
@@ -128,6 +131,14 @@ pub enum ScalarFunc {
     Year,
     /// rand(seed): non-deterministic.
     Rand,
+    /// trim / ltrim / rtrim: spaces removed from both ends, the start, the end.
+    Trim,
+    LTrim,
+    RTrim,
+    /// replace(str, search[, replacement])
+    Replace,
+    /// datediff(end, start): days from start to end.
+    DateDiff,
 }
 
 impl ScalarFunc {
@@ -146,6 +157,11 @@ impl ScalarFunc {
             ScalarFunc::DateSub => "date_sub",
             ScalarFunc::Year => "year",
             ScalarFunc::Rand => "rand",
+            ScalarFunc::Trim => "trim",
+            ScalarFunc::LTrim => "ltrim",
+            ScalarFunc::RTrim => "rtrim",
+            ScalarFunc::Replace => "replace",
+            ScalarFunc::DateDiff => "datediff",
         }
     }
     /// Looks a function up by its SQL name.
@@ -163,12 +179,20 @@ impl ScalarFunc {
             "date_sub" => ScalarFunc::DateSub,
             "year" => ScalarFunc::Year,
             "rand" | "random" => ScalarFunc::Rand,
+            "trim" => ScalarFunc::Trim,
+            "ltrim" => ScalarFunc::LTrim,
+            "rtrim" => ScalarFunc::RTrim,
+            "replace" => ScalarFunc::Replace,
+            "datediff" => ScalarFunc::DateDiff,
             _ => return None,
         })
     }
     /// Names of every scalar function, for "did you mean" suggestions.
     pub const NAMES: &'static [&'static str] =
-        &["lower", "upper", "substring", "length", "abs", "round", "concat", "coalesce", "date_add", "date_sub", "year", "rand"];
+        &[
+        "lower", "upper", "substring", "length", "abs", "round", "concat", "coalesce", "date_add", "date_sub", "year", "rand", "trim",
+        "ltrim", "rtrim", "replace", "datediff", "isnull", "isnotnull", "nvl", "ifnull", "nullif", "if",
+    ];
 }
 
 /// Aggregate functions.

@@ -18,6 +18,9 @@ impl Expr {
                 if !op.is_arithmetic() {
                     return Ok(DataType::Boolean);
                 }
+                if *op == BinaryOp::IntDivide {
+                    return Ok(DataType::Int64);
+                }
                 let (l, r) = (left.data_type()?, right.data_type()?);
                 match (&l, &r) {
                     (DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)) => {
@@ -64,8 +67,15 @@ impl Expr {
                     args.get(i).ok_or_else(|| KilnError::internal(format!("{} lacks argument {i}", func.name())))?.data_type()
                 };
                 match func {
-                    ScalarFunc::Lower | ScalarFunc::Upper | ScalarFunc::Substring | ScalarFunc::Concat => DataType::Utf8,
-                    ScalarFunc::Length | ScalarFunc::Year => DataType::Int32,
+                    ScalarFunc::Lower
+                    | ScalarFunc::Upper
+                    | ScalarFunc::Substring
+                    | ScalarFunc::Concat
+                    | ScalarFunc::Trim
+                    | ScalarFunc::LTrim
+                    | ScalarFunc::RTrim
+                    | ScalarFunc::Replace => DataType::Utf8,
+                    ScalarFunc::Length | ScalarFunc::Year | ScalarFunc::DateDiff => DataType::Int32,
                     ScalarFunc::Abs => arg(0)?,
                     ScalarFunc::Round => match arg(0)? {
                         DataType::Decimal128(p, s) => {
@@ -122,7 +132,7 @@ impl Expr {
             Expr::IsNull(_) | Expr::IsNotNull(_) => false,
             Expr::Aggregate { func: AggFunc::Count, .. } => false,
             Expr::Aggregate { .. } => true,
-            Expr::Binary { op: BinaryOp::Divide | BinaryOp::Modulo, .. } => true,
+            Expr::Binary { op: BinaryOp::Divide | BinaryOp::IntDivide | BinaryOp::Modulo, .. } => true,
             Expr::Binary { op: BinaryOp::EqNullSafe, .. } => false,
             Expr::CaseWhen { branches, else_expr } => {
                 else_expr.as_ref().is_none_or(|e| e.nullable()) || branches.iter().any(|(_, r)| r.nullable())

@@ -125,6 +125,9 @@ pub enum PhysicalPlan {
     GlobalLimit { limit: usize, child: Arc<PhysicalPlan> },
     /// `UNION ALL`: the partitions of every child, one after the other.
     Union { children: Vec<Arc<PhysicalPlan>> },
+    /// A pipeline compiled into one native function (`*(id)` in plans); `fallback` says why
+    /// it runs interpreted instead, when it does.
+    WholeStageCodegen { id: usize, fallback: Option<String>, child: Arc<PhysicalPlan> },
 }
 
 /// How a hash join gets both sides' matching keys together.
@@ -152,7 +155,8 @@ impl PhysicalPlan {
             | PhysicalPlan::TakeOrderedAndProject { child, .. }
             | PhysicalPlan::CollectLimit { child, .. }
             | PhysicalPlan::LocalLimit { child, .. }
-            | PhysicalPlan::GlobalLimit { child, .. } => vec![child],
+            | PhysicalPlan::GlobalLimit { child, .. }
+            | PhysicalPlan::WholeStageCodegen { child, .. } => vec![child],
         }
     }
 
@@ -181,7 +185,8 @@ impl PhysicalPlan {
             | PhysicalPlan::TakeOrderedAndProject { child, .. }
             | PhysicalPlan::CollectLimit { child, .. }
             | PhysicalPlan::LocalLimit { child, .. }
-            | PhysicalPlan::GlobalLimit { child, .. } => *child = next(),
+            | PhysicalPlan::GlobalLimit { child, .. }
+            | PhysicalPlan::WholeStageCodegen { child, .. } => *child = next(),
         }
         node
     }
@@ -223,7 +228,8 @@ impl PhysicalPlan {
             | PhysicalPlan::Sort { child, .. }
             | PhysicalPlan::CollectLimit { child, .. }
             | PhysicalPlan::LocalLimit { child, .. }
-            | PhysicalPlan::GlobalLimit { child, .. } => child.output(),
+            | PhysicalPlan::GlobalLimit { child, .. }
+            | PhysicalPlan::WholeStageCodegen { child, .. } => child.output(),
             PhysicalPlan::Union { children } => {
                 let mut out = children.first().map(|c| c.output()).unwrap_or_default();
                 for c in children.iter().skip(1) {

@@ -280,8 +280,10 @@ fn aggregate_expr(func: AggFunc, args: Vec<Expr>, distinct: bool, call: &Expr) -
     };
     let result_type = aggregate_result_type(func, &input);
     let result = Attribute::new(crate::expr::sql_name(call), result_type.clone(), func != AggFunc::Count);
-    let sum_type = match func {
-        AggFunc::Avg => aggregate_result_type(AggFunc::Sum, &input),
+    // Spark's Average keeps a double sum for non-decimal input, a decimal(p+10,s) sum otherwise.
+    let sum_type = match (func, &input) {
+        (AggFunc::Avg, DataType::Decimal128(..)) => aggregate_result_type(AggFunc::Sum, &input),
+        (AggFunc::Avg, _) => DataType::Float64,
         _ => result_type.clone(),
     };
     let buffer = match func {

@@ -128,6 +128,14 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
             let name = if *shorthand { "substr" } else { "substring" };
             Expr::UnresolvedFunction { name: name.into(), args, distinct: false }
         }
+        ast::Expr::Trim { expr, trim_where, trim_what: None, trim_characters: None } => {
+            let name = match trim_where {
+                Some(ast::TrimWhereField::Leading) => "ltrim",
+                Some(ast::TrimWhereField::Trailing) => "rtrim",
+                _ => "trim",
+            };
+            Expr::UnresolvedFunction { name: name.into(), args: vec![sub(expr)?], distinct: false }
+        }
         ast::Expr::Function(f) => function(f, d)?,
         ast::Expr::Subquery(_) | ast::Expr::Exists { .. } => {
             return Err(unsupported("subquery in an expression", start_span(e)))
@@ -274,7 +282,7 @@ fn apply_binary(e: &ast::Expr, left: Expr, op: &AstOp, right: &ast::Expr, d: usi
         AstOp::StringConcat => {
             return Ok(Expr::UnresolvedFunction { name: "concat".into(), args: vec![left, lower(right, d)?], distinct: false })
         }
-        AstOp::MyIntegerDivide => return Err(unsupported("integer division `div`", start_span(e))),
+        AstOp::MyIntegerDivide => BinaryOp::IntDivide,
         other => return Err(unsupported(format!("operator {other}"), start_span(e))),
     };
     if let (BinaryOp::Plus | BinaryOp::Minus, ast::Expr::Interval(iv)) = (kop, right) {

@@ -84,8 +84,6 @@ pub fn run(sf: f64, queries: &str, runs: usize, mode: BenchMode, format: BenchFo
     match format {
         BenchFormat::Csv => println!("engine,query,median_ms,rows"),
         BenchFormat::Table => {
-            // Until whole-stage code generation lands both modes run the same interpreted operators.
-            eprintln!("note: code generation is not built yet; `compiled` runs the interpreted operators");
             println!("query  {}", modes.iter().map(|(m, _)| format!("{m:<28}")).collect::<String>());
         }
     }

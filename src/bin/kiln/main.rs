@@ -39,6 +39,7 @@ enum Format {
 enum Mode {
     Simple,
     Extended,
+    Codegen,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -182,6 +183,7 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             let mode = match mode {
                 Mode::Simple => ExplainMode::Simple,
                 Mode::Extended => ExplainMode::Extended,
+                Mode::Codegen => ExplainMode::Codegen,
             };
             println!("{}", s.sql(&text)?.explain_string(mode)?);
             Ok(())

@@ -45,6 +45,8 @@ fn integer(op: BinaryOp, l: &ArrayRef, r: &ArrayRef) -> Result<ArrayRef> {
         BinaryOp::Plus => (numeric::add(l, r), "try_add"),
         BinaryOp::Minus => (numeric::sub(l, r), "try_subtract"),
         BinaryOp::Multiply => (numeric::mul(l, r), "try_multiply"),
+        // Truncates toward zero as Java's `/`; a zero divisor is an error.
+        BinaryOp::IntDivide => (numeric::div(l, r), "try_divide"),
         // MIN % -1 is 0 in arrow as in Java.
         BinaryOp::Modulo => (numeric::rem(l, r), "try_mod"),
         _ => return Err(KilnError::internal(format!("integer operands for {}", op.symbol()))),

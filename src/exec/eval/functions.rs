@@ -43,8 +43,39 @@ pub(super) fn call(func: ScalarFunc, args: &[Expr], result: &DataType, batch: &R
             DataType::Null => Ok(new_null_array(&DataType::Int32, batch.num_rows())),
             _ => Ok(date_part(arg(0)?, DatePart::Year)?),
         },
+        // Spark's trim functions remove spaces only, not other whitespace.
+        ScalarFunc::Trim => map_strings(arg(0)?, |s| s.trim_matches(' ').to_string()),
+        ScalarFunc::LTrim => map_strings(arg(0)?, |s| s.trim_start_matches(' ').to_string()),
+        ScalarFunc::RTrim => map_strings(arg(0)?, |s| s.trim_end_matches(' ').to_string()),
+        ScalarFunc::Replace => replace(arg(0)?, arg(1)?, values.get(2)),
+        ScalarFunc::DateDiff => date_diff(arg(0)?, arg(1)?),
         ScalarFunc::Coalesce | ScalarFunc::Rand => Err(KilnError::internal("handled above")),
     }
+}
+
+/// replace(str, search, replacement = ''): every occurrence; an empty search changes nothing.
+fn replace(s: &ArrayRef, search: &ArrayRef, replacement: Option<&ArrayRef>) -> Result<ArrayRef> {
+    let (s, search) = (strings(s)?, strings(search)?);
+    let replacement = replacement.map(strings).transpose()?;
+    let out: StringArray = (0..s.len())
+        .map(|i| {
+            if s.is_null(i) || search.is_null(i) || replacement.as_ref().is_some_and(|r| r.is_null(i)) {
+                return None;
+            }
+            let (v, from) = (s.value(i), search.value(i));
+            let to = replacement.as_ref().map_or("", |r| r.value(i));
+            Some(if from.is_empty() { v.to_string() } else { v.replace(from, to) })
+        })
+        .collect();
+    Ok(Arc::new(out))
+}
+
+/// datediff(end, start) in days.
+fn date_diff(end: &ArrayRef, start: &ArrayRef) -> Result<ArrayRef> {
+    let (end, start) = (cast(end, &DataType::Date32)?, cast(start, &DataType::Date32)?);
+    let (end, start) = (end.as_primitive::<Date32Type>(), start.as_primitive::<Date32Type>());
+    let out: Int32Array = end.iter().zip(start.iter()).map(|(e, s)| e?.checked_sub(s?)).collect();
+    Ok(Arc::new(out))
 }
 
 fn map_strings(a: &ArrayRef, f: impl Fn(&str) -> String) -> Result<ArrayRef> {

@@ -11,7 +11,7 @@ pub mod project;
 pub mod sort;
 
 mod accumulators;
-mod groups;
+pub(crate) mod groups;
 
 pub use aggregate::hash_aggregate;
 pub use exchange::{hash_partition, range_partition};

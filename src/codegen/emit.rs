@@ -1,0 +1,921 @@
+//! Cranelift IR for a stage: the filter loop, the sink loop, and expression emission.
+//!
+//! Every value travels as `(value, null)` where `null` is an `i8` (1 = NULL) or `None` when the
+//! value cannot be NULL. Types in registers: boolean `i8`, int and date `i32`, bigint `i64`,
+//! double `f64`, decimal `i64` up to precision 18 and `i128` above. Any error condition (an
+//! overflow, a zero divisor, a decimal out of range, a value too wide for the fast path) jumps
+//! to the function's `fail` block, which returns -1: the runtime then runs the partition
+//! interpreted, which reports the error (or the result) exactly as the interpreter does.
+
+use arrow::datatypes::DataType;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_frontend::FunctionBuilder;
+
+use super::spec::{AggSpec, OutputColumn, StageSink, StageSpec};
+use crate::expr::{AggFunc, Attribute, BinaryOp, Expr};
+use crate::types::ScalarValue;
+
+/// Where the generated functions find their pointers: slot `k` of the `u64` slot array.
+#[derive(Debug, Clone, Default)]
+pub struct SlotLayout {
+    /// Per input column that the code reads: values, validity bitmap, validity bit offset,
+    /// values bit offset (booleans).
+    pub columns: Vec<Option<[usize; 4]>>,
+    /// Group id per selected row (aggregates with keys).
+    pub gids: Option<usize>,
+    /// Base of the accumulator memory (aggregates).
+    pub acc: Option<usize>,
+    /// Per output column computed by code: values buffer and validity bytes.
+    pub outputs: Vec<Option<[usize; 2]>>,
+    /// Number of slots.
+    pub len: usize,
+}
+
+/// Bytes of accumulator memory per aggregate: a 16-byte value, then an 8-byte count or flag.
+pub const ACC_BYTES: usize = 32;
+
+/// The register type of a SQL type.
+pub fn repr(t: &DataType) -> Type {
+    match t {
+        DataType::Boolean | DataType::Null => types::I8,
+        DataType::Int32 | DataType::Date32 => types::I32,
+        DataType::Float64 => types::F64,
+        DataType::Decimal128(p, _) if *p <= 18 => types::I64,
+        DataType::Decimal128(..) => types::I128,
+        _ => types::I64,
+    }
+}
+
+/// Bytes one value of `t` takes in an output buffer (decimals are written as Arrow's i128).
+pub fn out_width(t: &DataType) -> usize {
+    match t {
+        DataType::Boolean => 1,
+        DataType::Int32 | DataType::Date32 => 4,
+        DataType::Decimal128(..) => 16,
+        _ => 8,
+    }
+}
+
+fn flags() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+type Emitted = (Value, Option<Value>);
+
+/// The translator: a builder positioned inside a row loop, with the stage's column pointers.
+pub struct Tx<'a, 'b> {
+    b: &'a mut FunctionBuilder<'b>,
+    input: &'a [Attribute],
+    /// Loaded column pointers: values, validity, validity offset, values offset.
+    cols: Vec<Option<[Value; 4]>>,
+    row: Value,
+    fail: Block,
+}
+
+fn i128_const(b: &mut FunctionBuilder, v: i128) -> Value {
+    let lo = b.ins().iconst(types::I64, v as u64 as i64);
+    let hi = b.ins().iconst(types::I64, (v >> 64) as u64 as i64);
+    b.ins().iconcat(lo, hi)
+}
+
+fn int_const(b: &mut FunctionBuilder, ty: Type, v: i128) -> Value {
+    if ty == types::I128 {
+        i128_const(b, v)
+    } else {
+        b.ins().iconst(ty, v as i64)
+    }
+}
+
+fn zero(b: &mut FunctionBuilder, ty: Type) -> Value {
+    if ty == types::F64 {
+        b.ins().f64const(0.0)
+    } else {
+        int_const(b, ty, 0)
+    }
+}
+
+fn pow10(k: u32) -> Option<i128> {
+    10i128.checked_pow(k)
+}
+
+impl<'a, 'b> Tx<'a, 'b> {
+    /// `cond` (i8) and not NULL: jump to the fail block.
+    fn fail_if(&mut self, cond: Value, null: Option<Value>) {
+        let cond = match null {
+            Some(n) => {
+                let valid = self.b.ins().bxor_imm_u(n, 1);
+                self.b.ins().band(cond, valid)
+            }
+            None => cond,
+        };
+        let cont = self.b.create_block();
+        self.b.ins().brif(cond, self.fail, &[], cont, &[]);
+        self.b.switch_to_block(cont);
+    }
+
+    fn or_null(&mut self, a: Option<Value>, b: Option<Value>) -> Option<Value> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(self.b.ins().bor(x, y)),
+            (x, None) => x,
+            (None, y) => y,
+        }
+    }
+
+    /// Converts an integer between register widths (sign-extending or truncating).
+    fn resize(&mut self, v: Value, to: Type) -> Value {
+        let from = self.b.func.dfg.value_type(v);
+        if from == to {
+            v
+        } else if from.bits() < to.bits() {
+            self.b.ins().sextend(to, v)
+        } else {
+            self.b.ins().ireduce(to, v)
+        }
+    }
+
+    /// Fails unless |v| < 10^p (decimal precision).
+    fn check_precision(&mut self, v: Value, p: u8, null: Option<Value>) -> Result<(), String> {
+        let ty = self.b.func.dfg.value_type(v);
+        let bound = pow10(p as u32).ok_or("precision above 38")?;
+        if ty == types::I64 && bound > i64::MAX as i128 {
+            return Ok(());
+        }
+        let hi = int_const(self.b, ty, bound);
+        let lo = int_const(self.b, ty, -bound);
+        let over = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, v, hi);
+        let under = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, v, lo);
+        let out = self.b.ins().bor(over, under);
+        self.fail_if(out, null);
+        Ok(())
+    }
+
+    /// Multiplies an integer by 10^k (k may be 0), in the value's own width.
+    fn scale_up(&mut self, v: Value, k: u32) -> Result<Value, String> {
+        if k == 0 {
+            return Ok(v);
+        }
+        let ty = self.b.func.dfg.value_type(v);
+        let f = pow10(k).ok_or("rescale beyond 38 digits")?;
+        let c = int_const(self.b, ty, f);
+        Ok(self.b.ins().imul(v, c))
+    }
+
+    fn load_column(&mut self, idx: usize) -> Result<Emitted, String> {
+        let attr = self.input.get(idx).ok_or("column index out of range")?;
+        let [values, validity, voff, boff] = self.cols.get(idx).copied().flatten().ok_or("column not loaded")?;
+        let row = self.row;
+        let t = attr.data_type.clone();
+        let v = match &t {
+            DataType::Boolean => {
+                let bit = self.b.ins().iadd(row, boff);
+                self.bit(values, bit)
+            }
+            _ => {
+                let width = match &t {
+                    DataType::Int32 | DataType::Date32 => 4,
+                    DataType::Decimal128(..) => 16,
+                    _ => 8,
+                };
+                let off = self.b.ins().imul_imm_s(row, width);
+                let addr = self.b.ins().iadd(values, off);
+                // Decimals up to 18 digits fit the low 8 bytes of Arrow's little-endian i128.
+                self.b.ins().load(repr(&t), flags(), addr, 0)
+            }
+        };
+        let null = if attr.nullable {
+            let bit = self.b.ins().iadd(row, voff);
+            let valid = self.bit(validity, bit);
+            Some(self.b.ins().bxor_imm_u(valid, 1))
+        } else {
+            None
+        };
+        Ok((v, null))
+    }
+
+    /// Bit `bit` of the bitmap at `base`, as an i8 0/1.
+    fn bit(&mut self, base: Value, bit: Value) -> Value {
+        let byte_idx = self.b.ins().ushr_imm_u(bit, 3);
+        let addr = self.b.ins().iadd(base, byte_idx);
+        let byte = self.b.ins().uload8(types::I32, flags(), addr, 0);
+        let shift = self.b.ins().band_imm_u(bit, 7);
+        let shift = self.b.ins().ireduce(types::I32, shift);
+        let shifted = self.b.ins().ushr(byte, shift);
+        let one = self.b.ins().band_imm_u(shifted, 1);
+        self.b.ins().ireduce(types::I8, one)
+    }
+
+    fn literal(&mut self, v: &ScalarValue) -> Result<Emitted, String> {
+        Ok(match v {
+            ScalarValue::Null(t) => {
+                let z = zero(self.b, repr(t));
+                let n = self.b.ins().iconst(types::I8, 1);
+                (z, Some(n))
+            }
+            ScalarValue::Boolean(x) => (self.b.ins().iconst(types::I8, *x as i64), None),
+            ScalarValue::Int32(x) => (self.b.ins().iconst(types::I32, *x as i64), None),
+            ScalarValue::Date32(x) => (self.b.ins().iconst(types::I32, *x as i64), None),
+            ScalarValue::Int64(x) => (self.b.ins().iconst(types::I64, *x), None),
+            ScalarValue::Float64(x) => (self.b.ins().f64const(*x), None),
+            ScalarValue::Decimal(x, p, _) => (int_const(self.b, repr(&DataType::Decimal128(*p, 0)), *x), None),
+            other => return Err(format!("literal {other}")),
+        })
+    }
+
+    /// Emits `e` for the current row.
+    pub fn emit(&mut self, e: &Expr) -> Result<Emitted, String> {
+        match e {
+            Expr::Attribute(a) => {
+                let idx = self.input.iter().position(|c| c.id == a.id).ok_or_else(|| format!("column {a} not in the stage input"))?;
+                self.load_column(idx)
+            }
+            Expr::Literal(v) => self.literal(v),
+            Expr::Alias { child, .. } => self.emit(child),
+            Expr::Not(c) => {
+                let (v, n) = self.emit(c)?;
+                Ok((self.b.ins().bxor_imm_u(v, 1), n))
+            }
+            Expr::IsNull(c) => {
+                let (_, n) = self.emit(c)?;
+                Ok((n.unwrap_or_else(|| self.b.ins().iconst(types::I8, 0)), None))
+            }
+            Expr::IsNotNull(c) => {
+                let (_, n) = self.emit(c)?;
+                let v = match n {
+                    Some(n) => self.b.ins().bxor_imm_u(n, 1),
+                    None => self.b.ins().iconst(types::I8, 1),
+                };
+                Ok((v, None))
+            }
+            Expr::Negative(c) => {
+                let t = c.data_type().map_err(|e| e.to_string())?;
+                let (v, n) = self.emit(c)?;
+                match t {
+                    DataType::Float64 => Ok((self.b.ins().fneg(v), n)),
+                    DataType::Int32 | DataType::Int64 => {
+                        let ty = repr(&t);
+                        let min = if ty == types::I32 { i32::MIN as i64 } else { i64::MIN };
+                        let is_min = self.b.ins().icmp_imm_s(IntCC::Equal, v, min);
+                        self.fail_if(is_min, n);
+                        Ok((self.b.ins().ineg(v), n))
+                    }
+                    DataType::Decimal128(..) => Ok((self.b.ins().ineg(v), n)),
+                    other => Err(format!("negating {other}")),
+                }
+            }
+            Expr::Cast { child, to } => self.cast(child, to),
+            Expr::Binary { op: BinaryOp::And, left, right } => self.logic(true, left, right),
+            Expr::Binary { op: BinaryOp::Or, left, right } => self.logic(false, left, right),
+            Expr::Binary { op, left, right } if op.is_comparison() => self.compare(*op, left, right),
+            Expr::Binary { op, left, right } => self.arithmetic(*op, left, right, e),
+            Expr::InList { child, list, negated } => self.in_list(child, list, *negated),
+            Expr::CaseWhen { branches, else_expr } => self.case_when(e, branches, else_expr.as_deref()),
+            other => Err(format!("expression {other}")),
+        }
+    }
+
+    fn cast(&mut self, child: &Expr, to: &DataType) -> Result<Emitted, String> {
+        let from = child.data_type().map_err(|e| e.to_string())?;
+        if from == DataType::Null {
+            let z = zero(self.b, repr(to));
+            return Ok((z, Some(self.b.ins().iconst(types::I8, 1))));
+        }
+        let (v, n) = self.emit(child)?;
+        match (&from, to) {
+            (f, t) if f == t => Ok((v, n)),
+            (DataType::Int32, DataType::Int64) => Ok((self.b.ins().sextend(types::I64, v), n)),
+            (DataType::Int32 | DataType::Int64, DataType::Float64) => Ok((self.b.ins().fcvt_from_sint(types::F64, v), n)),
+            (DataType::Int32 | DataType::Int64, DataType::Decimal128(p, s)) | (DataType::Decimal128(_, _), DataType::Decimal128(p, s)) => {
+                let from_scale = match from {
+                    DataType::Decimal128(_, fs) => fs,
+                    _ => 0,
+                };
+                if *s < from_scale {
+                    return Err("a cast that rounds a decimal".into());
+                }
+                // Widen first: the scaled value needs up to p digits.
+                let wide = self.resize(v, types::I128);
+                let scaled = self.scale_up(wide, (*s - from_scale) as u32)?;
+                self.check_precision(scaled, *p, n)?;
+                Ok((self.resize(scaled, repr(to)), n))
+            }
+            (f, t) => Err(format!("cast from {f} to {t}")),
+        }
+    }
+
+    /// AND (`is_and`) / OR with SQL's three-valued logic; the right side runs only for rows
+    /// whose left side does not decide the result, as the interpreter does.
+    fn logic(&mut self, is_and: bool, left: &Expr, right: &Expr) -> Result<Emitted, String> {
+        let (lv, ln) = self.emit(left)?;
+        let decisive = if is_and { 0 } else { 1 };
+        let is_decisive = self.b.ins().icmp_imm_s(IntCC::Equal, lv, decisive);
+        let decided = match ln {
+            Some(n) => {
+                let valid = self.b.ins().bxor_imm_u(n, 1);
+                self.b.ins().band(is_decisive, valid)
+            }
+            None => is_decisive,
+        };
+        let merge = self.b.create_block();
+        let mv = self.b.append_block_param(merge, types::I8);
+        let mn = self.b.append_block_param(merge, types::I8);
+        let rhs = self.b.create_block();
+        let dv = self.b.ins().iconst(types::I8, decisive);
+        let zero = self.b.ins().iconst(types::I8, 0);
+        self.b.ins().brif(decided, merge, &[BlockArg::Value(dv), BlockArg::Value(zero)], rhs, &[]);
+        self.b.switch_to_block(rhs);
+        let (rv, rn) = self.emit(right)?;
+        let r_decisive = self.b.ins().icmp_imm_s(IntCC::Equal, rv, decisive);
+        let r_decided = match rn {
+            Some(n) => {
+                let valid = self.b.ins().bxor_imm_u(n, 1);
+                self.b.ins().band(r_decisive, valid)
+            }
+            None => r_decisive,
+        };
+        let any_null = self.or_null(ln, rn).unwrap_or_else(|| self.b.ins().iconst(types::I8, 0));
+        let not_decided = self.b.ins().bxor_imm_u(r_decided, 1);
+        let null = self.b.ins().band(not_decided, any_null);
+        // Not decided by either side and not NULL: the other truth value.
+        let other = self.b.ins().iconst(types::I8, 1 - decisive);
+        let value = self.b.ins().select(r_decided, dv, other);
+        self.b.ins().jump(merge, &[BlockArg::Value(value), BlockArg::Value(null)]);
+        self.b.switch_to_block(merge);
+        Ok((mv, Some(mn)))
+    }
+
+    /// Both sides in one register type; decimals rescaled to the larger scale.
+    fn operands(&mut self, left: &Expr, right: &Expr) -> Result<(Value, Value, Option<Value>, DataType), String> {
+        let lt = left.data_type().map_err(|e| e.to_string())?;
+        let rt = right.data_type().map_err(|e| e.to_string())?;
+        let (lv, ln) = self.emit(left)?;
+        let (rv, rn) = self.emit(right)?;
+        let null = self.or_null(ln, rn);
+        if let (DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)) = (&lt, &rt) {
+            let s = (*s1).max(*s2);
+            let (k1, k2) = ((s - s1) as u32, (s - s2) as u32);
+            if *p1 as u32 + k1 > 38 || *p2 as u32 + k2 > 38 {
+                return Err("decimal rescale beyond 38 digits".into());
+            }
+            let l = self.resize(lv, types::I128);
+            let r = self.resize(rv, types::I128);
+            let l = self.scale_up(l, k1)?;
+            let r = self.scale_up(r, k2)?;
+            return Ok((l, r, null, DataType::Decimal128(38, s)));
+        }
+        if lt != rt {
+            return Err(format!("operands of types {lt} and {rt}"));
+        }
+        Ok((lv, rv, null, lt))
+    }
+
+    fn compare(&mut self, op: BinaryOp, left: &Expr, right: &Expr) -> Result<Emitted, String> {
+        let (l, r, null, t) = self.operands(left, right)?;
+        let v = match &t {
+            DataType::Float64 => {
+                // Spark orders NaN above every number and equal to itself.
+                let ln = self.b.ins().fcmp(FloatCC::Unordered, l, l);
+                let rn = self.b.ins().fcmp(FloatCC::Unordered, r, r);
+                let both = self.b.ins().band(ln, rn);
+                let feq = self.b.ins().fcmp(FloatCC::Equal, l, r);
+                let eq = self.b.ins().bor(feq, both);
+                let flt = self.b.ins().fcmp(FloatCC::LessThan, l, r);
+                let not_ln = self.b.ins().bxor_imm_u(ln, 1);
+                let nan_gt = self.b.ins().band(not_ln, rn);
+                let lt = self.b.ins().bor(flt, nan_gt);
+                match op {
+                    BinaryOp::Eq | BinaryOp::EqNullSafe => eq,
+                    BinaryOp::NotEq => self.b.ins().bxor_imm_u(eq, 1),
+                    BinaryOp::Lt => lt,
+                    BinaryOp::LtEq => self.b.ins().bor(lt, eq),
+                    BinaryOp::Gt => {
+                        let le = self.b.ins().bor(lt, eq);
+                        self.b.ins().bxor_imm_u(le, 1)
+                    }
+                    BinaryOp::GtEq => self.b.ins().bxor_imm_u(lt, 1),
+                    _ => return Err(format!("comparison {}", op.symbol())),
+                }
+            }
+            _ => {
+                let signed = t != DataType::Boolean;
+                let cc = match (op, signed) {
+                    (BinaryOp::Eq | BinaryOp::EqNullSafe, _) => IntCC::Equal,
+                    (BinaryOp::NotEq, _) => IntCC::NotEqual,
+                    (BinaryOp::Lt, true) => IntCC::SignedLessThan,
+                    (BinaryOp::LtEq, true) => IntCC::SignedLessThanOrEqual,
+                    (BinaryOp::Gt, true) => IntCC::SignedGreaterThan,
+                    (BinaryOp::GtEq, true) => IntCC::SignedGreaterThanOrEqual,
+                    (BinaryOp::Lt, false) => IntCC::UnsignedLessThan,
+                    (BinaryOp::LtEq, false) => IntCC::UnsignedLessThanOrEqual,
+                    (BinaryOp::Gt, false) => IntCC::UnsignedGreaterThan,
+                    (BinaryOp::GtEq, false) => IntCC::UnsignedGreaterThanOrEqual,
+                    _ => return Err(format!("comparison {}", op.symbol())),
+                };
+                self.b.ins().icmp(cc, l, r)
+            }
+        };
+        if op != BinaryOp::EqNullSafe {
+            return Ok((v, null));
+        }
+        // <=>: never NULL; two NULLs are equal, one NULL is not.
+        let (ln, rn) = match (left.nullable(), right.nullable(), null) {
+            (false, false, _) | (_, _, None) => return Ok((v, None)),
+            _ => {
+                let (_, ln) = self.emit(left)?;
+                let (_, rn) = self.emit(right)?;
+                let z = self.b.ins().iconst(types::I8, 0);
+                (ln.unwrap_or(z), rn.unwrap_or(z))
+            }
+        };
+        let both = self.b.ins().band(ln, rn);
+        let either = self.b.ins().bor(ln, rn);
+        let none = self.b.ins().bxor_imm_u(either, 1);
+        let valid_eq = self.b.ins().band(none, v);
+        Ok((self.b.ins().bor(both, valid_eq), None))
+    }
+
+    fn arithmetic(&mut self, op: BinaryOp, left: &Expr, right: &Expr, e: &Expr) -> Result<Emitted, String> {
+        let t = e.data_type().map_err(|e| e.to_string())?;
+        let lt = left.data_type().map_err(|e| e.to_string())?;
+        let rt = right.data_type().map_err(|e| e.to_string())?;
+        match (&lt, &t) {
+            (DataType::Float64, _) => {
+                let (l, ln) = self.emit(left)?;
+                let (r, rn) = self.emit(right)?;
+                let null = self.or_null(ln, rn);
+                let v = match op {
+                    BinaryOp::Plus => self.b.ins().fadd(l, r),
+                    BinaryOp::Minus => self.b.ins().fsub(l, r),
+                    BinaryOp::Multiply => self.b.ins().fmul(l, r),
+                    BinaryOp::Divide => {
+                        // ANSI: a zero divisor is an error even for doubles.
+                        let z = self.b.ins().f64const(0.0);
+                        let is_zero = self.b.ins().fcmp(FloatCC::Equal, r, z);
+                        self.fail_if(is_zero, null);
+                        self.b.ins().fdiv(l, r)
+                    }
+                    _ => return Err(format!("double operator {}", op.symbol())),
+                };
+                Ok((v, null))
+            }
+            (DataType::Int32 | DataType::Int64, _) => {
+                let (l, ln) = self.emit(left)?;
+                let (r, rn) = self.emit(right)?;
+                let null = self.or_null(ln, rn);
+                let (v, of) = match op {
+                    BinaryOp::Plus => self.b.ins().sadd_overflow(l, r),
+                    BinaryOp::Minus => self.b.ins().ssub_overflow(l, r),
+                    BinaryOp::Multiply => self.b.ins().smul_overflow(l, r),
+                    _ => return Err(format!("integer operator {}", op.symbol())),
+                };
+                self.fail_if(of, null);
+                Ok((v, null))
+            }
+            (DataType::Decimal128(p1, s1), DataType::Decimal128(p, s)) => {
+                let (p2, s2) = match rt {
+                    DataType::Decimal128(p2, s2) => (p2, s2),
+                    _ => return Err("decimal with a non-decimal operand".into()),
+                };
+                let out = repr(&t);
+                match op {
+                    BinaryOp::Plus | BinaryOp::Minus => {
+                        if *s != (*s1).max(s2) {
+                            return Err("a decimal sum that rounds".into());
+                        }
+                        let (l, ln) = self.emit(left)?;
+                        let (r, rn) = self.emit(right)?;
+                        let null = self.or_null(ln, rn);
+                        // Each operand, rescaled, has fewer than p digits: no wrap in `out`.
+                        let work = if out == types::I128 || *p1 > 18 || p2 > 18 { types::I128 } else { types::I64 };
+                        let l = self.resize(l, work);
+                        let r = self.resize(r, work);
+                        let l = self.scale_up(l, (*s - s1) as u32)?;
+                        let r = self.scale_up(r, (*s - s2) as u32)?;
+                        let v = if op == BinaryOp::Plus { self.b.ins().iadd(l, r) } else { self.b.ins().isub(l, r) };
+                        self.check_precision(v, *p, null)?;
+                        Ok((self.resize(v, out), null))
+                    }
+                    BinaryOp::Multiply => {
+                        if *s != s1 + s2 {
+                            return Err("a decimal product that rounds".into());
+                        }
+                        let (l, ln) = self.emit(left)?;
+                        let (r, rn) = self.emit(right)?;
+                        let null = self.or_null(ln, rn);
+                        let v = if out == types::I64 {
+                            // p <= 18: the exact product has at most 18 digits.
+                            let l = self.resize(l, types::I64);
+                            let r = self.resize(r, types::I64);
+                            self.b.ins().imul(l, r)
+                        } else {
+                            // The fast path multiplies two 64-bit values into 128 bits, which
+                            // cannot wrap; wider operands go to the interpreter.
+                            let l64 = self.fits_i64(l, null)?;
+                            let r64 = self.fits_i64(r, null)?;
+                            let l = self.b.ins().sextend(types::I128, l64);
+                            let r = self.b.ins().sextend(types::I128, r64);
+                            self.b.ins().imul(l, r)
+                        };
+                        self.check_precision(v, *p, null)?;
+                        Ok((v, null))
+                    }
+                    _ => Err(format!("decimal operator {}", op.symbol())),
+                }
+            }
+            (l, _) => Err(format!("arithmetic on {l}")),
+        }
+    }
+
+    /// `v` as i64, failing (to the interpreter) when an i128 does not fit.
+    fn fits_i64(&mut self, v: Value, null: Option<Value>) -> Result<Value, String> {
+        let ty = self.b.func.dfg.value_type(v);
+        if ty == types::I64 {
+            return Ok(v);
+        }
+        let narrow = self.b.ins().ireduce(types::I64, v);
+        let back = self.b.ins().sextend(types::I128, narrow);
+        let differs = self.b.ins().icmp(IntCC::NotEqual, back, v);
+        self.fail_if(differs, null);
+        Ok(narrow)
+    }
+
+    fn in_list(&mut self, child: &Expr, list: &[Expr], negated: bool) -> Result<Emitted, String> {
+        let (v, n) = self.emit(child)?;
+        let t = child.data_type().map_err(|e| e.to_string())?;
+        let mut any = self.b.ins().iconst(types::I8, 0);
+        let mut has_null = false;
+        for item in list {
+            let Expr::Literal(lit) = item else { return Err("IN with non-literal values".into()) };
+            if lit.is_null() {
+                has_null = true;
+                continue;
+            }
+            let (c, _) = self.literal(lit)?;
+            let eq = if t == DataType::Float64 { self.b.ins().fcmp(FloatCC::Equal, v, c) } else { self.b.ins().icmp(IntCC::Equal, v, c) };
+            any = self.b.ins().bor(any, eq);
+        }
+        // No match and a NULL in the list: NULL.
+        let null = if has_null {
+            let no_match = self.b.ins().bxor_imm_u(any, 1);
+            self.or_null(n, Some(no_match))
+        } else {
+            n
+        };
+        let v = if negated { self.b.ins().bxor_imm_u(any, 1) } else { any };
+        Ok((v, null))
+    }
+
+    fn case_when(&mut self, e: &Expr, branches: &[(Expr, Expr)], else_expr: Option<&Expr>) -> Result<Emitted, String> {
+        let t = e.data_type().map_err(|e| e.to_string())?;
+        let ty = repr(&t);
+        let merge = self.b.create_block();
+        let mv = self.b.append_block_param(merge, ty);
+        let mn = self.b.append_block_param(merge, types::I8);
+        for (cond, value) in branches {
+            let (cv, cn) = self.emit(cond)?;
+            let take = match cn {
+                Some(n) => {
+                    let valid = self.b.ins().bxor_imm_u(n, 1);
+                    self.b.ins().band(cv, valid)
+                }
+                None => cv,
+            };
+            let then = self.b.create_block();
+            let next = self.b.create_block();
+            self.b.ins().brif(take, then, &[], next, &[]);
+            self.b.switch_to_block(then);
+            let (v, n) = self.emit(value)?;
+            let n = n.unwrap_or_else(|| self.b.ins().iconst(types::I8, 0));
+            self.b.ins().jump(merge, &[BlockArg::Value(v), BlockArg::Value(n)]);
+            self.b.switch_to_block(next);
+        }
+        let (v, n) = match else_expr {
+            Some(x) => {
+                let (v, n) = self.emit(x)?;
+                (v, n.unwrap_or_else(|| self.b.ins().iconst(types::I8, 0)))
+            }
+            None => (zero(self.b, ty), self.b.ins().iconst(types::I8, 1)),
+        };
+        self.b.ins().jump(merge, &[BlockArg::Value(v), BlockArg::Value(n)]);
+        self.b.switch_to_block(merge);
+        Ok((mv, Some(mn)))
+    }
+}
+
+/// Columns the stage's expressions read (by input index).
+fn used_columns(spec: &StageSpec) -> Vec<bool> {
+    let mut used = vec![false; spec.input.len()];
+    let mut mark = |e: &Expr| {
+        e.visit(&mut |x| {
+            if let Expr::Attribute(a) = x {
+                if let Some(i) = spec.input.iter().position(|c| c.id == a.id) {
+                    used[i] = true;
+                }
+            }
+        })
+    };
+    spec.conditions.iter().for_each(&mut mark);
+    match &spec.sink {
+        StageSink::Output { columns, .. } => columns.iter().for_each(|c| {
+            if let OutputColumn::Computed(e) = c {
+                mark(e)
+            }
+        }),
+        StageSink::Aggregate { aggregates, .. } => aggregates.iter().filter_map(|a| a.arg.as_ref()).for_each(&mut mark),
+    }
+    used
+}
+
+/// Assigns slots to the pointers the stage's functions read.
+pub fn layout(spec: &StageSpec) -> SlotLayout {
+    let mut next = 0;
+    let mut take = |n: usize| {
+        let start = next;
+        next += n;
+        start
+    };
+    let columns = used_columns(spec)
+        .into_iter()
+        .map(|u| u.then(|| {
+            let s = take(4);
+            [s, s + 1, s + 2, s + 3]
+        }))
+        .collect();
+    let (gids, acc, outputs) = match &spec.sink {
+        StageSink::Aggregate { keys, .. } => (if keys.is_empty() { None } else { Some(take(1)) }, Some(take(1)), vec![]),
+        StageSink::Output { columns, .. } => (
+            None,
+            None,
+            columns
+                .iter()
+                .map(|c| match c {
+                    OutputColumn::Computed(_) => {
+                        let s = take(2);
+                        Some([s, s + 1])
+                    }
+                    OutputColumn::Copied(_) => None,
+                })
+                .collect(),
+        ),
+    };
+    SlotLayout { columns, gids, acc, outputs, len: next }
+}
+
+/// Loads a slot (a pointer or offset) in the entry block.
+fn slot(b: &mut FunctionBuilder, slots: Value, k: usize) -> Value {
+    b.ins().load(types::I64, flags(), slots, (k * 8) as i32)
+}
+
+fn load_columns(b: &mut FunctionBuilder, slots: Value, layout: &SlotLayout) -> Vec<Option<[Value; 4]>> {
+    layout.columns.iter().map(|c| c.map(|[a, v, o, bo]| [slot(b, slots, a), slot(b, slots, v), slot(b, slots, o), slot(b, slots, bo)])).collect()
+}
+
+/// A counted loop `for i in 0..n`: calls `body` with `i` inside the loop, then returns to the
+/// exit block (left current).
+fn row_loop(b: &mut FunctionBuilder, n: Value, body: &mut dyn FnMut(&mut FunctionBuilder, Value, Block) -> Result<(), String>) -> Result<(), String> {
+    let i = b.declare_var(types::I64);
+    let zero = b.ins().iconst(types::I64, 0);
+    b.def_var(i, zero);
+    let header = b.create_block();
+    let body_block = b.create_block();
+    let next = b.create_block();
+    let exit = b.create_block();
+    b.ins().jump(header, &[]);
+    b.switch_to_block(header);
+    let iv = b.use_var(i);
+    let more = b.ins().icmp(IntCC::SignedLessThan, iv, n);
+    b.ins().brif(more, body_block, &[], exit, &[]);
+    b.switch_to_block(body_block);
+    let iv = b.use_var(i);
+    body(b, iv, next)?;
+    b.ins().jump(next, &[]);
+    b.switch_to_block(next);
+    let iv = b.use_var(i);
+    let inc = b.ins().iadd_imm_s(iv, 1);
+    b.def_var(i, inc);
+    b.ins().jump(header, &[]);
+    b.switch_to_block(exit);
+    Ok(())
+}
+
+fn fail_block(b: &mut FunctionBuilder) -> Block {
+    let fail = b.create_block();
+    let cur = b.current_block();
+    b.switch_to_block(fail);
+    let m1 = b.ins().iconst(types::I64, -1);
+    b.ins().return_(&[m1]);
+    if let Some(c) = cur {
+        b.switch_to_block(c);
+    }
+    fail
+}
+
+/// The filter function: `fn(slots, n, sel_out) -> count` (-1: run interpreted).
+pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout) -> Result<(), String> {
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let (slots, n, sel_out) = (params[0], params[1], params[2]);
+    let cols = load_columns(b, slots, layout);
+    let fail = fail_block(b);
+    let count = b.declare_var(types::I64);
+    let zero = b.ins().iconst(types::I64, 0);
+    b.def_var(count, zero);
+    row_loop(b, n, &mut |b, row, next| {
+        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail };
+        for c in &spec.conditions {
+            let (v, null) = tx.emit(c)?;
+            let pass = match null {
+                Some(n) => {
+                    let valid = tx.b.ins().bxor_imm_u(n, 1);
+                    tx.b.ins().band(v, valid)
+                }
+                None => v,
+            };
+            let cont = tx.b.create_block();
+            tx.b.ins().brif(pass, cont, &[], next, &[]);
+            tx.b.switch_to_block(cont);
+        }
+        let c = b.use_var(count);
+        let off = b.ins().ishl_imm_u(c, 2);
+        let addr = b.ins().iadd(sel_out, off);
+        let r32 = b.ins().ireduce(types::I32, row);
+        b.ins().store(flags(), r32, addr, 0);
+        let c1 = b.ins().iadd_imm_s(c, 1);
+        b.def_var(count, c1);
+        Ok(())
+    })?;
+    let c = b.use_var(count);
+    b.ins().return_(&[c]);
+    b.seal_all_blocks();
+    Ok(())
+}
+
+/// The sink function: `fn(slots, sel, count) -> status` over the selected rows (`sel` is
+/// ignored when the stage has no filter: row j is then row j).
+pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout) -> Result<(), String> {
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let (slots, sel, count) = (params[0], params[1], params[2]);
+    let cols = load_columns(b, slots, layout);
+    let gids = layout.gids.map(|k| slot(b, slots, k));
+    let acc = layout.acc.map(|k| slot(b, slots, k));
+    let outs: Vec<Option<[Value; 2]>> = layout.outputs.iter().map(|o| o.map(|[v, n]| [slot(b, slots, v), slot(b, slots, n)])).collect();
+    let fail = fail_block(b);
+    let filtered = !spec.conditions.is_empty();
+    row_loop(b, count, &mut |b, j, _next| {
+        let row = if filtered {
+            let off = b.ins().ishl_imm_u(j, 2);
+            let addr = b.ins().iadd(sel, off);
+            let r = b.ins().load(types::I32, flags(), addr, 0);
+            b.ins().uextend(types::I64, r)
+        } else {
+            j
+        };
+        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail };
+        match &spec.sink {
+            StageSink::Output { columns, .. } => {
+                for (c, out) in columns.iter().zip(&outs) {
+                    let (OutputColumn::Computed(e), Some([values, valid])) = (c, out) else { continue };
+                    let t = e.data_type().map_err(|e| e.to_string())?;
+                    let (v, n) = tx.emit(e)?;
+                    let width = out_width(&t) as i64;
+                    let off = tx.b.ins().imul_imm_s(j, width);
+                    let addr = tx.b.ins().iadd(*values, off);
+                    let v = if matches!(t, DataType::Decimal128(..)) { tx.resize(v, types::I128) } else { v };
+                    tx.b.ins().store(flags(), v, addr, 0);
+                    let ok = match n {
+                        Some(n) => tx.b.ins().bxor_imm_u(n, 1),
+                        None => tx.b.ins().iconst(types::I8, 1),
+                    };
+                    let vaddr = tx.b.ins().iadd(*valid, j);
+                    tx.b.ins().store(flags(), ok, vaddr, 0);
+                }
+            }
+            StageSink::Aggregate { aggregates, .. } => {
+                let base = acc.ok_or("aggregate without accumulators")?;
+                let group_base = match gids {
+                    Some(g) => {
+                        let off = tx.b.ins().ishl_imm_u(j, 2);
+                        let addr = tx.b.ins().iadd(g, off);
+                        let gid = tx.b.ins().load(types::I32, flags(), addr, 0);
+                        let gid = tx.b.ins().uextend(types::I64, gid);
+                        let stride = (ACC_BYTES * aggregates.len()) as i64;
+                        let off = tx.b.ins().imul_imm_s(gid, stride);
+                        tx.b.ins().iadd(base, off)
+                    }
+                    None => base,
+                };
+                for (i, a) in aggregates.iter().enumerate() {
+                    let at = tx.b.ins().iadd_imm_s(group_base, (i * ACC_BYTES) as i64);
+                    update_accumulator(&mut tx, a, at)?;
+                }
+            }
+        }
+        Ok(())
+    })?;
+    let ok = b.ins().iconst(types::I64, 0);
+    b.ins().return_(&[ok]);
+    b.seal_all_blocks();
+    Ok(())
+}
+
+/// Runs `f` only for rows where `null` is not set.
+fn when_valid(tx: &mut Tx, null: Option<Value>, f: &mut dyn FnMut(&mut Tx) -> Result<(), String>) -> Result<(), String> {
+    let Some(n) = null else { return f(tx) };
+    let body = tx.b.create_block();
+    let done = tx.b.create_block();
+    tx.b.ins().brif(n, done, &[], body, &[]);
+    tx.b.switch_to_block(body);
+    f(tx)?;
+    tx.b.ins().jump(done, &[]);
+    tx.b.switch_to_block(done);
+    Ok(())
+}
+
+/// Bound of Spark's decimal sums: 38 digits.
+const MAX_DECIMAL: i128 = 99_999_999_999_999_999_999_999_999_999_999_999_999;
+
+fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), String> {
+    let (value_off, aux_off) = (0, 16);
+    let Some(arg) = &a.arg else {
+        // count(*): every selected row.
+        let c = tx.b.ins().load(types::I64, flags(), at, aux_off);
+        let c1 = tx.b.ins().iadd_imm_s(c, 1);
+        tx.b.ins().store(flags(), c1, at, aux_off);
+        return Ok(());
+    };
+    let (v, null) = tx.emit(arg)?;
+    let t = a.arg_type.clone();
+    let set_flag = |tx: &mut Tx| {
+        let one = tx.b.ins().iconst(types::I64, 1);
+        tx.b.ins().store(flags(), one, at, aux_off);
+    };
+    when_valid(tx, null, &mut |tx| {
+        match (a.func, &t) {
+            (AggFunc::Count, _) => {
+                let c = tx.b.ins().load(types::I64, flags(), at, aux_off);
+                let c1 = tx.b.ins().iadd_imm_s(c, 1);
+                tx.b.ins().store(flags(), c1, at, aux_off);
+            }
+            (AggFunc::Sum, DataType::Int32 | DataType::Int64) => {
+                let x = tx.resize(v, types::I64);
+                let s = tx.b.ins().load(types::I64, flags(), at, value_off);
+                let (s1, of) = tx.b.ins().sadd_overflow(s, x);
+                tx.fail_if(of, None);
+                tx.b.ins().store(flags(), s1, at, value_off);
+                set_flag(tx);
+            }
+            (AggFunc::Sum | AggFunc::Avg, DataType::Float64) | (AggFunc::Avg, DataType::Int32 | DataType::Int64) => {
+                let x = if t == DataType::Float64 { v } else { tx.b.ins().fcvt_from_sint(types::F64, v) };
+                let s = tx.b.ins().load(types::F64, flags(), at, value_off);
+                let s1 = tx.b.ins().fadd(s, x);
+                tx.b.ins().store(flags(), s1, at, value_off);
+                if a.func == AggFunc::Avg {
+                    let c = tx.b.ins().load(types::I64, flags(), at, aux_off);
+                    let c1 = tx.b.ins().iadd_imm_s(c, 1);
+                    tx.b.ins().store(flags(), c1, at, aux_off);
+                } else {
+                    set_flag(tx);
+                }
+            }
+            (AggFunc::Sum | AggFunc::Avg, DataType::Decimal128(..)) => {
+                let x = tx.resize(v, types::I128);
+                let s = tx.b.ins().load(types::I128, flags(), at, value_off);
+                let s1 = tx.b.ins().iadd(s, x);
+                // Past 38 digits the interpreter decides (it errors, as Spark does).
+                let hi = i128_const(tx.b, MAX_DECIMAL);
+                let lo = i128_const(tx.b, -MAX_DECIMAL);
+                let over = tx.b.ins().icmp(IntCC::SignedGreaterThan, s1, hi);
+                let under = tx.b.ins().icmp(IntCC::SignedLessThan, s1, lo);
+                let out = tx.b.ins().bor(over, under);
+                tx.fail_if(out, None);
+                tx.b.ins().store(flags(), s1, at, value_off);
+                if a.func == AggFunc::Avg {
+                    let c = tx.b.ins().load(types::I64, flags(), at, aux_off);
+                    let c1 = tx.b.ins().iadd_imm_s(c, 1);
+                    tx.b.ins().store(flags(), c1, at, aux_off);
+                } else {
+                    set_flag(tx);
+                }
+            }
+            (AggFunc::Min | AggFunc::Max, _) => {
+                let ty = repr(&t);
+                let cur = tx.b.ins().load(ty, flags(), at, value_off);
+                let seen = tx.b.ins().load(types::I64, flags(), at, aux_off);
+                let cc = if a.func == AggFunc::Min { IntCC::SignedLessThan } else { IntCC::SignedGreaterThan };
+                let better = tx.b.ins().icmp(cc, v, cur);
+                let unseen = tx.b.ins().icmp_imm_s(IntCC::Equal, seen, 0);
+                let take = tx.b.ins().bor(better, unseen);
+                let new = tx.b.ins().select(take, v, cur);
+                tx.b.ins().store(flags(), new, at, value_off);
+                set_flag(tx);
+            }
+            (f, t) => return Err(format!("{} over {t}", f.name())),
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,141 @@
+//! The JIT: compiles a stage's two functions into one Cranelift module, and caches compiled
+//! stages by plan shape so a repeated query compiles once. A module's code is freed when the
+//! last reference to its stage goes away.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use cranelift_codegen::ir::{types, AbiParam, Signature};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::Context;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Linkage, Module};
+
+use super::emit::{build_filter, build_sink, layout, SlotLayout};
+use super::spec::StageSpec;
+
+/// `fn(slots, n, sel_out) -> selected count or -1`.
+pub type FilterFn = unsafe extern "C" fn(*const u64, i64, *mut u32) -> i64;
+/// `fn(slots, sel, count) -> 0 or -1`.
+pub type SinkFn = unsafe extern "C" fn(*const u64, *const u32, i64) -> i64;
+
+/// A compiled stage: native functions, their IR, size and compile time.
+pub struct CompiledStage {
+    module: Option<JITModule>,
+    pub filter: Option<FilterFn>,
+    pub sink: SinkFn,
+    pub layout: SlotLayout,
+    /// The Cranelift IR of each function, as `EXPLAIN CODEGEN` prints it.
+    pub clif: String,
+    /// Bytes of machine code.
+    pub code_size: usize,
+    pub compile_time: Duration,
+}
+
+// The functions only read the slots they are given; the module is immutable once finalized.
+unsafe impl Send for CompiledStage {}
+unsafe impl Sync for CompiledStage {}
+
+impl Drop for CompiledStage {
+    fn drop(&mut self) {
+        if let Some(module) = self.module.take() {
+            // SAFETY: the stage owns the only function pointers into the module, and they die with it.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+fn new_module() -> Result<JITModule, String> {
+    let mut flags = settings::builder();
+    flags.set("opt_level", "speed").map_err(|e| e.to_string())?;
+    flags.set("is_pic", "false").map_err(|e| e.to_string())?;
+    let isa = cranelift_native::builder()
+        .map_err(|e| e.to_string())?
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| e.to_string())?;
+    Ok(JITModule::new(JITBuilder::with_isa(isa, default_libcall_names())))
+}
+
+fn signature(module: &JITModule) -> Signature {
+    let mut sig = module.make_signature();
+    for _ in 0..3 {
+        sig.params.push(AbiParam::new(types::I64));
+    }
+    sig.returns.push(AbiParam::new(types::I64));
+    sig
+}
+
+type Build = fn(&mut FunctionBuilder, &StageSpec, &SlotLayout) -> Result<(), String>;
+
+/// Defines one function; returns its id, CLIF text and code size.
+fn define(module: &mut JITModule, name: &str, spec: &StageSpec, layout: &SlotLayout, build: Build) -> Result<(cranelift_module::FuncId, String, usize), String> {
+    let sig = signature(module);
+    let id = module.declare_function(name, Linkage::Local, &sig).map_err(|e| e.to_string())?;
+    let mut ctx = Context::new();
+    ctx.func.signature = sig;
+    let mut fctx = FunctionBuilderContext::new();
+    let frontend = module.isa().frontend_config();
+    {
+        let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        build(&mut b, spec, layout)?;
+        b.finalize(frontend);
+    }
+    let clif = ctx.func.display().to_string();
+    module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
+    let size = ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
+    Ok((id, clif, size))
+}
+
+fn compile(spec: &StageSpec) -> Result<CompiledStage, String> {
+    let start = Instant::now();
+    let layout = layout(spec);
+    let mut module = new_module()?;
+    let filter = if spec.conditions.is_empty() { None } else { Some(define(&mut module, "filter", spec, &layout, build_filter)?) };
+    let sink = define(&mut module, "sink", spec, &layout, build_sink)?;
+    module.finalize_definitions().map_err(|e| e.to_string())?;
+    let mut clif = String::new();
+    let mut code_size = 0;
+    let filter_fn = match &filter {
+        Some((id, text, size)) => {
+            clif.push_str(text);
+            code_size += size;
+            // SAFETY: defined above with FilterFn's signature.
+            Some(unsafe { std::mem::transmute::<*const u8, FilterFn>(module.get_finalized_function(*id)) })
+        }
+        None => None,
+    };
+    clif.push_str(&sink.1);
+    code_size += sink.2;
+    // SAFETY: defined above with SinkFn's signature.
+    let sink_fn = unsafe { std::mem::transmute::<*const u8, SinkFn>(module.get_finalized_function(sink.0)) };
+    Ok(CompiledStage { module: Some(module), filter: filter_fn, sink: sink_fn, layout, clif, code_size, compile_time: start.elapsed() })
+}
+
+type Cache = Mutex<HashMap<String, Result<Arc<CompiledStage>, String>>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+/// The compiled stage for `spec`, from the cache or compiled now; the error is the reason the
+/// stage runs interpreted.
+pub fn compile_stage(spec: &StageSpec) -> Result<Arc<CompiledStage>, String> {
+    let key = spec.cache_key();
+    if let Ok(c) = cache().lock() {
+        if let Some(hit) = c.get(&key) {
+            return hit.clone();
+        }
+    }
+    let compiled = compile(spec).map(Arc::new);
+    if let Ok(mut c) = cache().lock() {
+        // Bounded: old stages are dropped (and their code freed) once no query holds them.
+        if c.len() >= 256 {
+            c.clear();
+        }
+        c.insert(key, compiled.clone());
+    }
+    compiled
+}

@@ -1,0 +1,314 @@
+//! Running a compiled stage: per batch, fill the slot array with the batch's buffers, call
+//! the filter and the sink, and turn output buffers or accumulator memory into Arrow arrays.
+//! A partition whose generated code reports a failure runs again on the interpreter.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array, PrimitiveArray,
+    UInt32Array,
+};
+use arrow::buffer::{NullBuffer, ScalarBuffer};
+use arrow::compute::take;
+use arrow::datatypes::*;
+use arrow::record_batch::RecordBatch;
+use rayon::prelude::*;
+
+use super::emit::{out_width, ACC_BYTES};
+use super::jit::CompiledStage;
+use super::spec::{AggSpec, OutputColumn, StageSink, StageSpec};
+use crate::error::{KilnError, Result};
+use crate::exec::interpreted::groups::Grouper;
+use crate::exec::interpreted::{evaluate_all, make_batch, schema_of};
+use crate::expr::AggFunc;
+
+/// Why compiled execution of a partition stopped: the interpreter takes over.
+struct Fallback;
+
+/// Runs the stage over every partition of its input, in parallel. `interpret` runs the stage's
+/// operators on one partition, for partitions the generated code hands back.
+pub fn execute_stage(
+    spec: &StageSpec,
+    compiled: &CompiledStage,
+    input: Vec<Vec<RecordBatch>>,
+    interpret: &(dyn Fn(Vec<RecordBatch>) -> Result<Vec<RecordBatch>> + Sync),
+) -> Result<Vec<Vec<RecordBatch>>> {
+    input
+        .into_par_iter()
+        .map(|batches| match run_partition(spec, compiled, &batches) {
+            Ok(Ok(out)) => Ok(out),
+            Ok(Err(Fallback)) => interpret(batches),
+            Err(e) => Err(e),
+        })
+        .collect()
+}
+
+fn run_partition(spec: &StageSpec, compiled: &CompiledStage, batches: &[RecordBatch]) -> Result<std::result::Result<Vec<RecordBatch>, Fallback>> {
+    match &spec.sink {
+        StageSink::Output { columns, output } => {
+            let mut out = vec![];
+            for b in batches.iter().filter(|b| b.num_rows() > 0) {
+                match output_batch(compiled, b, columns, output)? {
+                    Some(batch) => out.push(batch),
+                    None => return Ok(Err(Fallback)),
+                }
+            }
+            Ok(Ok(out))
+        }
+        StageSink::Aggregate { keys, aggregates, output } => aggregate_partition(spec, compiled, batches, keys, aggregates, output),
+    }
+}
+
+/// The slot array for one batch, with the input column pointers filled in. The returned
+/// buffer backs the validity of columns without nulls and must outlive the calls.
+fn input_slots(compiled: &CompiledStage, batch: &RecordBatch) -> Result<(Vec<u64>, Vec<u8>)> {
+    let mut slots = vec![0u64; compiled.layout.len];
+    let all_valid = vec![0xFFu8; batch.num_rows() / 8 + 2];
+    for (i, cols) in compiled.layout.columns.iter().enumerate() {
+        let Some([values, validity, voff, boff]) = *cols else { continue };
+        let array = batch.columns().get(i).ok_or_else(|| KilnError::internal("stage input lacks a column"))?;
+        let (ptr, bit_offset) = match array.data_type() {
+            DataType::Boolean => {
+                let b = array.as_boolean().values();
+                (b.values().as_ptr() as u64, b.offset() as u64)
+            }
+            DataType::Int32 => (array.as_primitive::<Int32Type>().values().as_ptr() as u64, 0),
+            DataType::Date32 => (array.as_primitive::<Date32Type>().values().as_ptr() as u64, 0),
+            DataType::Int64 => (array.as_primitive::<Int64Type>().values().as_ptr() as u64, 0),
+            DataType::Float64 => (array.as_primitive::<Float64Type>().values().as_ptr() as u64, 0),
+            DataType::Decimal128(..) => (array.as_primitive::<Decimal128Type>().values().as_ptr() as u64, 0),
+            other => return Err(KilnError::internal(format!("generated code reads a {other} column"))),
+        };
+        slots[values] = ptr;
+        slots[boff] = bit_offset;
+        match array.nulls() {
+            Some(n) => {
+                slots[validity] = n.buffer().as_ptr() as u64;
+                slots[voff] = n.offset() as u64;
+            }
+            None => {
+                slots[validity] = all_valid.as_ptr() as u64;
+                slots[voff] = 0;
+            }
+        }
+    }
+    Ok((slots, all_valid))
+}
+
+/// Runs the filter: the selection vector, or None when every row passes without a filter.
+fn select(compiled: &CompiledStage, slots: &[u64], n: usize) -> std::result::Result<Option<Vec<u32>>, Fallback> {
+    let Some(filter) = compiled.filter else { return Ok(None) };
+    let mut sel = vec![0u32; n];
+    // SAFETY: the slots point at live buffers of `n` rows; `sel` has room for every row.
+    let count = unsafe { filter(slots.as_ptr(), n as i64, sel.as_mut_ptr()) };
+    if count < 0 {
+        return Err(Fallback);
+    }
+    sel.truncate(count as usize);
+    Ok(Some(sel))
+}
+
+fn output_batch(
+    compiled: &CompiledStage,
+    batch: &RecordBatch,
+    columns: &[OutputColumn],
+    output: &[crate::expr::Attribute],
+) -> Result<Option<RecordBatch>> {
+    let (mut slots, _all_valid) = input_slots(compiled, batch)?;
+    let n = batch.num_rows();
+    let Ok(sel) = select(compiled, &slots, n) else { return Ok(None) };
+    let count = sel.as_ref().map_or(n, |s| s.len());
+    // Output buffers: u128 backing keeps decimals aligned.
+    let mut buffers: Vec<Option<(Vec<u128>, Vec<u8>)>> = vec![];
+    for (c, out) in columns.iter().zip(&compiled.layout.outputs) {
+        match (c, out) {
+            (OutputColumn::Computed(e), Some([v, ok])) => {
+                let t = e.data_type()?;
+                let words = (count * out_width(&t)).div_ceil(16).max(1);
+                let mut values = vec![0u128; words];
+                let mut valid = vec![0u8; count.max(1)];
+                slots[*v] = values.as_mut_ptr() as u64;
+                slots[*ok] = valid.as_mut_ptr() as u64;
+                buffers.push(Some((values, valid)));
+            }
+            _ => buffers.push(None),
+        }
+    }
+    let sel_ptr = sel.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
+    // SAFETY: every slot points at a buffer sized for `count` selected rows of `n`.
+    let status = unsafe { (compiled.sink)(slots.as_ptr(), sel_ptr, count as i64) };
+    if status < 0 {
+        return Ok(None);
+    }
+    let indices = sel.map(UInt32Array::from);
+    let mut arrays = vec![];
+    for ((c, buf), attr) in columns.iter().zip(buffers).zip(output) {
+        let array: ArrayRef = match (c, buf) {
+            (OutputColumn::Computed(_), Some((values, valid))) => to_array(&attr.data_type, &values, &valid[..count], count)?,
+            (OutputColumn::Copied(i), _) => {
+                let col = batch.columns().get(*i).ok_or_else(|| KilnError::internal("copied column out of range"))?;
+                match &indices {
+                    Some(ix) => take(col.as_ref(), ix, None)?,
+                    None => col.clone(),
+                }
+            }
+            _ => return Err(KilnError::internal("output column without a buffer")),
+        };
+        arrays.push(array);
+    }
+    Ok(Some(make_batch(schema_of(output), arrays, count)?))
+}
+
+fn bytes(words: &[u128]) -> &[u8] {
+    // SAFETY: u128 has no padding; any byte pattern is a valid u8.
+    unsafe { std::slice::from_raw_parts(words.as_ptr() as *const u8, std::mem::size_of_val(words)) }
+}
+
+fn read<const N: usize>(b: &[u8], at: usize) -> Result<[u8; N]> {
+    b.get(at..at + N).and_then(|s| s.try_into().ok()).ok_or_else(|| KilnError::internal("read past a generated buffer"))
+}
+
+fn nulls(valid: Vec<bool>) -> Option<NullBuffer> {
+    if valid.iter().all(|v| *v) {
+        None
+    } else {
+        Some(NullBuffer::from(valid))
+    }
+}
+
+/// An Arrow array from a buffer written by generated code (values of `out_width` bytes).
+fn to_array(t: &DataType, values: &[u128], valid: &[u8], count: usize) -> Result<ArrayRef> {
+    let b = bytes(values);
+    let nulls = nulls(valid.iter().map(|v| *v != 0).collect());
+    let w = out_width(t);
+    Ok(match t {
+        DataType::Boolean => {
+            let vals: Vec<bool> = (0..count).map(|i| b.get(i).is_some_and(|v| *v != 0)).collect();
+            Arc::new(BooleanArray::new(vals.into(), nulls))
+        }
+        DataType::Int32 => Arc::new(Int32Array::new(collect(count, |i| read::<4>(b, i * w).map(i32::from_le_bytes))?, nulls)),
+        DataType::Date32 => Arc::new(Date32Array::new(collect(count, |i| read::<4>(b, i * w).map(i32::from_le_bytes))?, nulls)),
+        DataType::Int64 => Arc::new(Int64Array::new(collect(count, |i| read::<8>(b, i * w).map(i64::from_le_bytes))?, nulls)),
+        DataType::Float64 => Arc::new(Float64Array::new(collect(count, |i| read::<8>(b, i * w).map(f64::from_le_bytes))?, nulls)),
+        DataType::Decimal128(p, s) => Arc::new(
+            Decimal128Array::new(collect(count, |i| read::<16>(b, i * w).map(i128::from_le_bytes))?, nulls).with_precision_and_scale(*p, *s)?,
+        ),
+        other => return Err(KilnError::internal(format!("generated output of type {other}"))),
+    })
+}
+
+fn collect<T: ArrowNativeType>(n: usize, f: impl Fn(usize) -> Result<T>) -> Result<ScalarBuffer<T>> {
+    Ok((0..n).map(f).collect::<Result<Vec<T>>>()?.into())
+}
+
+fn aggregate_partition(
+    spec: &StageSpec,
+    compiled: &CompiledStage,
+    batches: &[RecordBatch],
+    keys: &[crate::expr::Expr],
+    aggregates: &[AggSpec],
+    output: &[crate::expr::Attribute],
+) -> Result<std::result::Result<Vec<RecordBatch>, Fallback>> {
+    let stride = ACC_BYTES * aggregates.len();
+    let mut grouper = if keys.is_empty() { None } else { Some(Grouper::new(&keys.iter().map(|k| k.data_type()).collect::<Result<Vec<_>>>()?)?) };
+    let mut groups = 1;
+    let mut acc: Vec<u128> = vec![0; stride.div_ceil(16).max(1)];
+    let mut gids: Vec<u32> = vec![];
+    for batch in batches.iter().filter(|b| b.num_rows() > 0) {
+        let (mut slots, _all_valid) = input_slots(compiled, batch)?;
+        let n = batch.num_rows();
+        let Ok(sel) = select(compiled, &slots, n) else { return Ok(Err(Fallback)) };
+        let count = sel.as_ref().map_or(n, |s| s.len());
+        if count == 0 {
+            continue;
+        }
+        if let Some(g) = &mut grouper {
+            // Keys are hashed per batch, for the selected rows only.
+            let mut key_arrays = evaluate_all(keys, batch, &spec.input)?;
+            if let Some(s) = &sel {
+                let ix = UInt32Array::from(s.clone());
+                key_arrays = key_arrays.iter().map(|k| take(k.as_ref(), &ix, None)).collect::<std::result::Result<_, _>>()?;
+            }
+            g.push(key_arrays, &mut gids)?;
+            groups = g.num_groups();
+            acc.resize((groups * stride).div_ceil(16).max(1), 0);
+        }
+        if let (Some(k), Some(_)) = (compiled.layout.gids, &grouper) {
+            slots[k] = gids.as_ptr() as u64;
+        }
+        if let Some(k) = compiled.layout.acc {
+            slots[k] = acc.as_mut_ptr() as u64;
+        }
+        let sel_ptr = sel.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
+        // SAFETY: accumulators are sized for every group id the grouper gave out; gids has `count` entries.
+        let status = unsafe { (compiled.sink)(slots.as_ptr(), sel_ptr, count as i64) };
+        if status < 0 {
+            return Ok(Err(Fallback));
+        }
+    }
+    // Without keys there is one group even over no rows; with keys, only the groups seen.
+    let groups = grouper.as_ref().map_or(groups, Grouper::num_groups);
+    let mut columns = match &grouper {
+        Some(g) => g.keys()?,
+        None => vec![],
+    };
+    let b = bytes(&acc);
+    for (i, a) in aggregates.iter().enumerate() {
+        match state_arrays(a, b, i * ACC_BYTES, stride, groups)? {
+            Some(arrays) => columns.extend(arrays),
+            None => return Ok(Err(Fallback)),
+        }
+    }
+    Ok(Ok(vec![make_batch(schema_of(output), columns, groups)?]))
+}
+
+/// The buffer columns of one aggregate, exactly as the interpreter's partial aggregate writes
+/// them; None when a decimal sum exceeds its precision (the interpreter reports it).
+fn state_arrays(a: &AggSpec, b: &[u8], base: usize, stride: usize, groups: usize) -> Result<Option<Vec<ArrayRef>>> {
+    let value_at = |g: usize| base + g * stride;
+    let aux = |g: usize| read::<8>(b, value_at(g) + 16).map(i64::from_le_bytes);
+    let seen: Vec<bool> = (0..groups).map(|g| aux(g).map(|v| v != 0)).collect::<Result<_>>()?;
+    let i64s = |off: usize| collect(groups, |g| read::<8>(b, value_at(g) + off).map(i64::from_le_bytes));
+    let f64s = || collect(groups, |g| read::<8>(b, value_at(g)).map(f64::from_le_bytes));
+    let i128s = || collect(groups, |g| read::<16>(b, value_at(g)).map(i128::from_le_bytes));
+    let buffer_type = |i: usize| a.buffer.get(i).map(|x| x.data_type.clone()).ok_or_else(|| KilnError::internal("missing buffer attribute"));
+    let decimal = |values: ScalarBuffer<i128>, t: DataType, nulls: Option<NullBuffer>| -> Result<Option<ArrayRef>> {
+        let DataType::Decimal128(p, s) = t else { return Err(KilnError::internal("decimal buffer of another type")) };
+        let bound = 10i128.checked_pow(p as u32).unwrap_or(i128::MAX);
+        if values.iter().any(|v| v.unsigned_abs() >= bound.unsigned_abs()) {
+            return Ok(None);
+        }
+        Ok(Some(Arc::new(Decimal128Array::new(values, nulls).with_precision_and_scale(p, s)?)))
+    };
+    let counts = || -> Result<ArrayRef> { Ok(Arc::new(Int64Array::new(i64s(16)?, None))) };
+    Ok(Some(match (a.func, &a.arg_type) {
+        (AggFunc::Count, _) => vec![counts()?],
+        (AggFunc::Sum, DataType::Int32 | DataType::Int64) => vec![Arc::new(Int64Array::new(i64s(0)?, nulls(seen)))],
+        (AggFunc::Sum, DataType::Float64) => vec![Arc::new(Float64Array::new(f64s()?, nulls(seen)))],
+        (AggFunc::Sum, DataType::Decimal128(..)) => {
+            let Some(sums) = decimal(i128s()?, buffer_type(0)?, None)? else { return Ok(None) };
+            let empty: BooleanArray = seen.iter().map(|s| Some(!s)).collect();
+            vec![sums, Arc::new(empty)]
+        }
+        (AggFunc::Avg, DataType::Decimal128(..)) => {
+            let Some(sums) = decimal(i128s()?, buffer_type(0)?, None)? else { return Ok(None) };
+            vec![sums, counts()?]
+        }
+        (AggFunc::Avg, _) => vec![Arc::new(Float64Array::new(f64s()?, None)), counts()?],
+        (AggFunc::Min | AggFunc::Max, t) => {
+            let n = nulls(seen);
+            let array: ArrayRef = match t {
+                DataType::Int32 => Arc::new(Int32Array::new(collect(groups, |g| read::<4>(b, value_at(g)).map(i32::from_le_bytes))?, n)),
+                DataType::Date32 => Arc::new(Date32Array::new(collect(groups, |g| read::<4>(b, value_at(g)).map(i32::from_le_bytes))?, n)),
+                DataType::Int64 => Arc::new(Int64Array::new(i64s(0)?, n)),
+                DataType::Decimal128(p, s) => {
+                    let values = if *p <= 18 { collect(groups, |g| read::<8>(b, value_at(g)).map(|x| i64::from_le_bytes(x) as i128))? } else { i128s()? };
+                    Arc::new(PrimitiveArray::<Decimal128Type>::new(values, n).with_precision_and_scale(*p, *s)?)
+                }
+                other => return Err(KilnError::internal(format!("generated min/max over {other}"))),
+            };
+            vec![array]
+        }
+        (f, t) => return Err(KilnError::internal(format!("generated {} over {t}", f.name()))),
+    }))
+}

@@ -1,0 +1,299 @@
+//! A stage flattened for code generation: its input columns, the filter conditions in order,
+//! and the sink (output columns or a partial aggregate), all as expressions over the input.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::datatypes::DataType;
+
+use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId};
+use crate::physical::{AggregateExpr, AggregateMode, PhysicalPlan};
+use crate::types::ScalarValue;
+
+/// One aggregate of a partial HashAggregate stage.
+#[derive(Debug, Clone)]
+pub struct AggSpec {
+    pub func: AggFunc,
+    /// The argument over the stage input (None for count(*)).
+    pub arg: Option<Expr>,
+    /// The type of the argument.
+    pub arg_type: DataType,
+    /// The buffer columns the stage must produce (Spark's, as the interpreter produces them).
+    pub buffer: Vec<Attribute>,
+}
+
+/// What a stage does with the rows that pass its filters.
+#[derive(Debug, Clone)]
+pub enum StageSink {
+    /// Output columns: `Some(expr)` computed by generated code, or the index of an input column
+    /// copied as is (strings and other types generated code does not compute).
+    Output { columns: Vec<OutputColumn>, output: Vec<Attribute> },
+    /// A partial aggregate: grouping keys (evaluated by the interpreter on the selected rows)
+    /// and accumulators updated by generated code.
+    Aggregate { keys: Vec<Expr>, aggregates: Vec<AggSpec>, output: Vec<Attribute> },
+}
+
+/// One output column of an Output sink.
+#[derive(Debug, Clone)]
+pub enum OutputColumn {
+    Computed(Expr),
+    Copied(usize),
+}
+
+/// A stage ready for code generation.
+#[derive(Debug, Clone)]
+pub struct StageSpec {
+    /// The operator the stage reads from (its input is that operator's output).
+    pub input_plan: Arc<PhysicalPlan>,
+    pub input: Vec<Attribute>,
+    /// Conjuncts of every Filter, bottom-up, each over the input.
+    pub conditions: Vec<Expr>,
+    pub sink: StageSink,
+}
+
+/// Types generated code holds in registers.
+pub fn supported_type(t: &DataType) -> bool {
+    matches!(t, DataType::Boolean | DataType::Int32 | DataType::Int64 | DataType::Date32 | DataType::Float64)
+        || matches!(t, DataType::Decimal128(p, _) if *p <= 38)
+}
+
+/// Why generated code cannot evaluate `e`, or None when it can.
+pub fn unsupported_reason(e: &Expr) -> Option<String> {
+    let t = match e.data_type() {
+        Ok(t) => t,
+        Err(err) => return Some(err.to_string()),
+    };
+    let type_ok = supported_type(&t) || t == DataType::Null;
+    let own = match e {
+        Expr::Attribute(_) | Expr::Literal(_) | Expr::Alias { .. } => None,
+        Expr::Binary { op, left, right } => {
+            let lt = left.data_type().ok();
+            let dec = |t: &Option<DataType>| matches!(t, Some(DataType::Decimal128(..)));
+            match op {
+                BinaryOp::Divide | BinaryOp::Modulo | BinaryOp::IntDivide if dec(&lt) => Some("decimal division".to_string()),
+                BinaryOp::Modulo | BinaryOp::IntDivide => Some(format!("operator {}", op.symbol())),
+                BinaryOp::Divide if lt != Some(DataType::Float64) => Some("division of non-doubles".to_string()),
+                BinaryOp::Multiply if dec(&lt) => match (left.data_type(), right.data_type(), &t) {
+                    (Ok(DataType::Decimal128(_, s1)), Ok(DataType::Decimal128(_, s2)), DataType::Decimal128(_, s)) if s1 + s2 == *s => None,
+                    _ => Some("decimal multiplication that rounds".to_string()),
+                },
+                _ => None,
+            }
+        }
+        Expr::Not(_) | Expr::Negative(_) | Expr::IsNull(_) | Expr::IsNotNull(_) => None,
+        Expr::Cast { child, to } => {
+            let from = child.data_type().ok();
+            match (from.as_ref(), to) {
+                (Some(f), t) if f == t => None,
+                (Some(DataType::Int32 | DataType::Int64), DataType::Int64 | DataType::Float64) => None,
+                (Some(DataType::Int32 | DataType::Int64), DataType::Decimal128(..)) => None,
+                (Some(DataType::Decimal128(_, s1)), DataType::Decimal128(_, s2)) if s2 >= s1 => None,
+                (Some(DataType::Null), _) => None,
+                (f, t) => Some(format!("cast from {} to {t}", f.map(|f| f.to_string()).unwrap_or_default())),
+            }
+        }
+        Expr::InList { list, .. } => list.iter().all(|l| matches!(l, Expr::Literal(_))).then_some(()).map_or(Some("IN with non-literal values".into()), |_| None),
+        Expr::CaseWhen { .. } => None,
+        Expr::Function { func, .. } => Some(format!("function {}", func.name())),
+        Expr::Like { .. } => Some("LIKE".into()),
+        Expr::InSet { .. } => Some("INSET".into()),
+        Expr::ScalarSubquery { .. } | Expr::Exists { .. } | Expr::InSubquery { .. } | Expr::OuterReference(_) => {
+            Some("a subquery expression".into())
+        }
+        Expr::Aggregate { .. } => Some("an aggregate inside an expression".into()),
+        Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. } => Some("an unresolved expression".into()),
+    };
+    if let Some(r) = own {
+        return Some(r);
+    }
+    if !type_ok {
+        return Some(format!("values of type {}", crate::types::spark_type_name(&t)));
+    }
+    if let Expr::Literal(ScalarValue::IntervalDays(_)) = e {
+        return Some("interval values".into());
+    }
+    e.children().into_iter().find_map(unsupported_reason)
+}
+
+/// Replaces attributes by the expressions (over the stage input) they stand for.
+fn substitute(e: &Expr, env: &HashMap<ExprId, Expr>) -> Expr {
+    let r: Result<Expr, std::convert::Infallible> = e.clone().transform_up(&mut |x| match &x {
+        Expr::Attribute(a) => Ok(env.get(&a.id).cloned().unwrap_or(x)),
+        Expr::Alias { child, .. } => Ok(child.as_ref().clone()),
+        _ => Ok(x),
+    });
+    match r {
+        Ok(v) => v,
+        Err(never) => match never {},
+    }
+}
+
+impl StageSpec {
+    /// Flattens the operator chain under a stage; the error says why it cannot be compiled.
+    pub fn from_plan(top: &Arc<PhysicalPlan>) -> Result<StageSpec, String> {
+        // The chain from the top down to the first operator that is not fused.
+        let mut chain = vec![top.clone()];
+        let mut cur = top.clone();
+        loop {
+            let child = match cur.as_ref() {
+                PhysicalPlan::Filter { child, .. } | PhysicalPlan::Project { child, .. } | PhysicalPlan::HashAggregate { child, .. } => child.clone(),
+                _ => return Err("not a fused operator".into()),
+            };
+            if matches!(child.as_ref(), PhysicalPlan::Filter { .. } | PhysicalPlan::Project { .. }) {
+                chain.push(child.clone());
+                cur = child;
+            } else {
+                cur = child;
+                break;
+            }
+        }
+        let input_plan = cur;
+        let input = input_plan.output();
+        let mut env: HashMap<ExprId, Expr> = input.iter().map(|a| (a.id, a.expr())).collect();
+        let mut conditions = vec![];
+        let mut sink = None;
+        for node in chain.iter().rev() {
+            match node.as_ref() {
+                PhysicalPlan::Filter { condition, .. } => {
+                    if !condition.deterministic() {
+                        return Err("a non-deterministic filter".into());
+                    }
+                    for c in condition.split_conjunction() {
+                        let c = substitute(c, &env);
+                        if let Some(r) = unsupported_reason(&c) {
+                            return Err(format!("{r} in {c}"));
+                        }
+                        conditions.push(c);
+                    }
+                }
+                PhysicalPlan::Project { list, .. } => {
+                    if list.iter().any(|e| !e.deterministic()) {
+                        return Err("a non-deterministic projection".into());
+                    }
+                    let mut next = HashMap::new();
+                    for e in list {
+                        if let Some(a) = crate::plan::named_output(e) {
+                            next.insert(a.id, substitute(e.unalias(), &env));
+                        }
+                    }
+                    if Arc::ptr_eq(node, top) {
+                        let output = node.output();
+                        let mut columns = vec![];
+                        for e in list {
+                            let x = substitute(e.unalias(), &env);
+                            match &x {
+                                Expr::Attribute(a) if !supported_type(&a.data_type) => {
+                                    let i = input.iter().position(|c| c.id == a.id).ok_or("a column not in the stage input")?;
+                                    columns.push(OutputColumn::Copied(i));
+                                }
+                                _ => {
+                                    if x.data_type().map_err(|e| e.to_string())? == DataType::Null {
+                                        return Err(format!("a NULL-typed output column {x}"));
+                                    }
+                                    if let Some(r) = unsupported_reason(&x) {
+                                        return Err(format!("{r} in {x}"));
+                                    }
+                                    columns.push(OutputColumn::Computed(x));
+                                }
+                            }
+                        }
+                        sink = Some(StageSink::Output { columns, output });
+                    }
+                    env = next;
+                }
+                PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, grouping, aggregates, .. } => {
+                    let keys: Vec<Expr> = grouping.iter().map(|g| substitute(g.unalias(), &env)).collect();
+                    let aggs = aggregates.iter().map(|a| agg_spec(a, &env)).collect::<Result<Vec<_>, String>>()?;
+                    sink = Some(StageSink::Aggregate { keys, aggregates: aggs, output: node.output() });
+                }
+                _ => return Err("not a fused operator".into()),
+            }
+        }
+        let sink = match sink {
+            Some(s) => s,
+            // A stage topped by a Filter outputs its input columns.
+            None => {
+                let columns = input
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| if supported_type(&a.data_type) { OutputColumn::Computed(a.expr()) } else { OutputColumn::Copied(i) })
+                    .collect();
+                StageSink::Output { columns, output: top.output() }
+            }
+        };
+        Ok(StageSpec { input_plan, input, conditions, sink })
+    }
+
+    /// A key identifying the stage's generated code: the plan shape and types, with columns
+    /// named by input position so the same query planned again (new ExprIds) hits the cache.
+    pub fn cache_key(&self) -> String {
+        let position: HashMap<ExprId, usize> = self.input.iter().enumerate().map(|(i, a)| (a.id, i)).collect();
+        let norm = |e: &Expr| -> Expr {
+            let r: Result<Expr, std::convert::Infallible> = e.clone().transform_up(&mut |x| match &x {
+                Expr::Attribute(a) => Ok(Expr::Attribute(Attribute {
+                    name: String::new(),
+                    id: ExprId(position.get(&a.id).map_or(u64::MAX, |p| *p as u64)),
+                    data_type: a.data_type.clone(),
+                    nullable: a.nullable,
+                    qualifier: vec![],
+                })),
+                _ => Ok(x),
+            });
+            match r {
+                Ok(v) => v,
+                Err(never) => match never {},
+            }
+        };
+        let mut key = format!("{:?}|", self.input.iter().map(|a| (&a.data_type, a.nullable)).collect::<Vec<_>>());
+        for c in &self.conditions {
+            key.push_str(&format!("{:?};", norm(c)));
+        }
+        match &self.sink {
+            StageSink::Output { columns, .. } => {
+                for c in columns {
+                    match c {
+                        OutputColumn::Computed(e) => key.push_str(&format!("out {:?};", norm(e))),
+                        OutputColumn::Copied(i) => key.push_str(&format!("copy {i};")),
+                    }
+                }
+            }
+            StageSink::Aggregate { keys, aggregates, .. } => {
+                key.push_str(&format!("keys {};", keys.len()));
+                for a in aggregates {
+                    key.push_str(&format!("{:?} {:?};", a.func, a.arg.as_ref().map(norm)));
+                }
+            }
+        }
+        key
+    }
+}
+
+fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, String> {
+    if a.distinct {
+        return Err("a DISTINCT aggregate".into());
+    }
+    let arg = match (a.func, a.args.first()) {
+        (AggFunc::Count, Some(Expr::Literal(v))) if !v.is_null() => None,
+        (_, Some(x)) => Some(substitute(x, env)),
+        (_, None) => None,
+    };
+    let arg_type = match &arg {
+        Some(x) => x.data_type().map_err(|e| e.to_string())?,
+        None => DataType::Int64,
+    };
+    if let Some(x) = &arg {
+        if let Some(r) = unsupported_reason(x) {
+            return Err(format!("{r} in {}({x})", a.func.name()));
+        }
+        if !matches!(arg_type, DataType::Int32 | DataType::Int64 | DataType::Float64 | DataType::Decimal128(..) | DataType::Date32) {
+            return Err(format!("{} over {}", a.func.name(), crate::types::spark_type_name(&arg_type)));
+        }
+        if matches!(a.func, AggFunc::Min | AggFunc::Max) && arg_type == DataType::Float64 {
+            return Err(format!("{} over a double (NaN ordering stays in the interpreter)", a.func.name()));
+        }
+        if matches!(a.func, AggFunc::Sum | AggFunc::Avg) && arg_type == DataType::Date32 {
+            return Err(format!("{} over a date", a.func.name()));
+        }
+    }
+    Ok(AggSpec { func: a.func, arg, arg_type, buffer: a.buffer.clone() })
+}

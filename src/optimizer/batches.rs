@@ -7,7 +7,8 @@ use crate::config::Config;
 /// Rules the plan cannot do without: the physical planner has no operator for what they remove
 /// (`SubqueryAlias`, `Distinct`, subquery expressions). `spark.sql.optimizer.excludedRules`
 /// ignores them with a warning, as Spark's `nonExcludableRules`.
-pub const NON_EXCLUDABLE_RULES: &[&str] = &["EliminateSubqueryAliases", "ReplaceDistinctWithAggregate"];
+pub const NON_EXCLUDABLE_RULES: &[&str] =
+    &["EliminateSubqueryAliases", "ReplaceDistinctWithAggregate", "RewritePredicateSubquery", "RewriteCorrelatedScalarSubquery"];
 
 /// Catalyst's batches, trimmed to the rules kiln has.
 pub fn default_batches(config: &Config) -> Vec<Batch> {
@@ -43,6 +44,13 @@ pub fn default_batches(config: &Config) -> Vec<Batch> {
             name: "Finish Analysis",
             strategy: Strategy::Once,
             rules: vec![Box::new(EliminateSubqueryAliases), Box::new(ReplaceDistinctWithAggregate)],
+        },
+        // Spark rewrites subqueries late ("RewriteSubquery"); kiln does it first, because the
+        // rules below neither look into subquery plans nor keep their outer references intact.
+        Batch {
+            name: "RewriteSubquery",
+            strategy: Strategy::Once,
+            rules: vec![Box::new(RewritePredicateSubquery), Box::new(RewriteCorrelatedScalarSubquery)],
         },
         // The parser builds binary unions; one flat Union is what the rules below look through.
         Batch { name: "Union", strategy: Strategy::Once, rules: vec![Box::new(CombineUnions)] },

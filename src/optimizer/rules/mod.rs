@@ -10,6 +10,7 @@ mod limits;
 mod local_relation;
 mod push_down_predicates;
 mod sorts;
+mod subquery;
 mod unions;
 
 pub use aliases::RemoveRedundantAliases;
@@ -22,6 +23,7 @@ pub use limits::LimitPushDown;
 pub use local_relation::{ConvertToLocalRelation, PropagateEmptyRelation};
 pub use push_down_predicates::PushDownPredicates;
 pub use sorts::EliminateSorts;
+pub use subquery::{RewriteCorrelatedScalarSubquery, RewritePredicateSubquery};
 pub use unions::{CombineUnions, PushProjectionThroughUnion};
 
 use std::collections::HashMap;

@@ -407,3 +407,69 @@ fn filter_not_pushed_below_limit() {
     let plan = optimized("SELECT * FROM (SELECT * FROM orders LIMIT 3) t WHERE status = 'paid'");
     assert!(plan.starts_with("Filter (isnotnull(status#n) AND (status#n = paid))\n+- GlobalLimit 3\n   +- LocalLimit 3\n"), "{plan}");
 }
+
+// --- RewritePredicateSubquery and RewriteCorrelatedScalarSubquery ---
+
+#[test]
+fn in_subquery_becomes_a_left_semi_join() {
+    let sql = "SELECT name FROM customers c WHERE customer_id IN (SELECT customer_id FROM orders WHERE status = 'paid')";
+    let plan = optimized(sql);
+    assert!(plan.starts_with("Project [name#n]\n+- Join LeftSemi, (customer_id#n = customer_id#n)\n"), "{plan}");
+    assert_eq!(rows(&shop(), sql), 3);
+}
+
+#[test]
+fn correlated_exists_and_not_exists_become_semi_and_anti_joins() {
+    let exists = "SELECT name FROM customers c WHERE EXISTS (SELECT * FROM orders o WHERE o.customer_id = c.customer_id AND o.amount > 50)";
+    let plan = optimized(exists);
+    assert!(plan.contains("Join LeftSemi, (customer_id#n = customer_id#n)"), "{plan}");
+    assert!(!plan.contains("outer("), "{plan}");
+    assert_eq!(rows(&shop(), exists), 2);
+    let not_exists = "SELECT name FROM customers c WHERE NOT EXISTS (SELECT * FROM orders o WHERE o.customer_id = c.customer_id)";
+    assert!(optimized(not_exists).contains("Join LeftAnti, (customer_id#n = customer_id#n)"));
+    assert_eq!(rows(&shop(), not_exists), 1);
+}
+
+#[test]
+fn not_in_is_a_null_aware_anti_join_unless_both_sides_are_non_nullable() {
+    let sql = "SELECT name FROM customers c WHERE customer_id NOT IN (SELECT customer_id FROM orders WHERE status = 'paid')";
+    assert!(optimized(sql).contains("Join LeftAnti, ((customer_id#n = customer_id#n) OR isnull((customer_id#n = customer_id#n)))"));
+    assert_eq!(rows(&shop(), sql), 2);
+    // A NULL in the subquery makes NOT IN unknown for every row.
+    assert_eq!(rows(&shop(), "SELECT name FROM customers WHERE customer_id NOT IN (SELECT CAST(NULL AS INT))"), 0);
+    let s = with_t();
+    assert!(optimized_in(&s, "SELECT a FROM t WHERE a NOT IN (SELECT a FROM t WHERE b IS NULL)").starts_with("Join LeftAnti, (a#n = a#n)\n"));
+    assert_eq!(rows(&s, "SELECT a FROM t WHERE a NOT IN (SELECT a FROM t WHERE b IS NULL)"), 1);
+}
+
+#[test]
+fn uncorrelated_scalar_subquery_is_a_join_with_its_one_row() {
+    let sql = "SELECT order_id FROM orders WHERE amount > (SELECT avg(amount) FROM orders)";
+    let plan = optimized(sql);
+    assert!(plan.contains("Aggregate [], [avg(amount#n) AS avg(amount)#n]"), "{plan}");
+    assert!(plan.contains("Join Inner, (cast(amount#n as decimal(14,6)) > avg(amount)#n)"), "{plan}");
+    assert_eq!(rows(&shop(), sql), 2);
+}
+
+#[test]
+fn correlated_scalar_subquery_is_aggregated_by_its_key_and_joined() {
+    let sql = "SELECT order_id FROM orders o WHERE amount >= (SELECT max(amount) FROM orders i WHERE i.customer_id = o.customer_id)";
+    let plan = optimized(sql);
+    assert!(plan.contains("Join Inner, ((customer_id#n = customer_id#n) AND (amount#n >= max(amount)#n))"), "{plan}");
+    assert!(plan.contains("Aggregate [customer_id#n], [max(amount#n) AS max(amount)#n, customer_id#n]"), "{plan}");
+    assert_eq!(rows(&shop(), sql), 4);
+    let select = "SELECT order_id, (SELECT max(name) FROM customers c WHERE c.customer_id = o.customer_id) AS n FROM orders o";
+    assert!(optimized(select).contains("Join LeftOuter, (customer_id#n = customer_id#n)"));
+    assert_eq!(rows(&shop(), select), 6);
+    let having = "SELECT customer_id, sum(amount) AS s FROM orders GROUP BY customer_id HAVING sum(amount) > (SELECT avg(amount) FROM orders)";
+    assert_eq!(rows(&shop(), having), 3);
+}
+
+#[test]
+fn subqueries_kiln_cannot_plan_are_clear_errors() {
+    let err = |sql: &str| shop().sql(sql).err().map(|e| e.to_string()).unwrap_or_else(|| panic!("{sql} should fail"));
+    assert!(err("SELECT name FROM customers WHERE customer_id IN (SELECT customer_id FROM orders) OR country = 'IN'").contains("top-level AND-ed"));
+    assert!(err("SELECT order_id FROM orders o WHERE 1 < (SELECT count(*) FROM orders i WHERE i.customer_id = o.customer_id)").contains("count()"));
+    assert!(err("SELECT order_id FROM orders WHERE amount > (SELECT amount FROM orders)").contains("more than one row"));
+    assert!(err("SELECT order_id FROM orders o WHERE amount > (SELECT amount FROM orders i WHERE i.order_id = o.order_id)").contains("must be aggregated"));
+}

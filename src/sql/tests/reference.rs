@@ -319,7 +319,7 @@ fn tpch_q06_parses() {
     // Spark keeps `'Project` until analysis, prints `'between(...)` and `(1994-01-01 + INTERVAL '1' YEAR)`;
     // kiln builds the global Aggregate, expands BETWEEN and folds the year interval into the date.
     let expected = "\
-'Aggregate [], ['sum(('l_extendedprice * 'l_discount)) AS revenue#]
+'Aggregate ['sum(('l_extendedprice * 'l_discount)) AS revenue#]
 +- 'Filter ((('l_shipdate >= 1994-01-01) AND ('l_shipdate < 1995-01-01)) AND ((('l_discount >= (0.06 - 0.01)) AND ('l_discount <= (0.06 + 0.01))) AND ('l_quantity < 24)))
    +- 'UnresolvedRelation [lineitem], [], false";
     assert_eq!(plan(TPCH_Q06), normalize(expected));

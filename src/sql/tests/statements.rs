@@ -186,7 +186,7 @@ fn select_without_from_and_shapes() {
         plan("SELECT a, count(*) c FROM t GROUP BY a HAVING count(*) > 1"),
         "'Filter ('count(1) > 1)\n+- 'Aggregate ['a], ['a, 'count(1) AS c#]\n   +- 'UnresolvedRelation [t], [], false"
     );
-    assert_eq!(plan("SELECT max(a) FROM t"), "'Aggregate [], ['max('a)]\n+- 'UnresolvedRelation [t], [], false");
+    assert_eq!(plan("SELECT max(a) FROM t"), "'Aggregate ['max('a)]\n+- 'UnresolvedRelation [t], [], false");
     assert_eq!(
         plan("SELECT a FROM t ORDER BY b DESC NULLS FIRST LIMIT 5"),
         "'GlobalLimit 5\n+- 'LocalLimit 5\n   +- 'Sort ['b DESC NULLS FIRST], true\n      +- 'Project ['a]\n         +- 'UnresolvedRelation [t], [], false"

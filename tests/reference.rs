@@ -23,7 +23,9 @@ fn root() -> PathBuf {
 fn session_for(dataset: &str, confs: &[(String, String)], codegen: bool) -> Session {
     let mut b = Session::builder()
         .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.sql.codegen.wholeStage", codegen.to_string());
+        .config("spark.sql.codegen.wholeStage", codegen.to_string())
+        // Catalyst's test mode: every effective rule is checked for plan integrity.
+        .config("kiln.optimizer.strict", "true");
     for (k, v) in confs {
         b = b.config(k.clone(), v.clone());
     }

@@ -252,7 +252,25 @@ impl SubqueryPlan {
     pub fn outer_references(&self) -> Vec<Attribute> {
         let mut out: Vec<Attribute> = vec![];
         collect_outer_references(&self.0, &mut out);
+        // A nested subquery's outer references to this subquery's own columns stay inside.
+        let mut defined = BTreeSet::new();
+        collect_defined(&self.0, &mut defined);
+        out.retain(|a| !defined.contains(&a.id));
         out
+    }
+}
+
+fn collect_defined(plan: &crate::plan::LogicalPlan, out: &mut BTreeSet<ExprId>) {
+    out.extend(plan.output().iter().map(|a| a.id));
+    for e in plan.expressions() {
+        e.visit(&mut |x| {
+            if let Expr::ScalarSubquery { plan, .. } | Expr::Exists { plan, .. } | Expr::InSubquery { plan, .. } = x {
+                collect_defined(&plan.0, out);
+            }
+        });
+    }
+    for c in plan.children() {
+        collect_defined(c, out);
     }
 }
 

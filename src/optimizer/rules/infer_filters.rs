@@ -72,7 +72,16 @@ fn known_not_null(plan: &LogicalPlan) -> BTreeSet<ExprId> {
             s.extend(implied_not_null(condition).iter().map(|a| a.id));
             s
         }
-        LogicalPlan::Project { child, .. } | LogicalPlan::Sort { child, .. } => known_not_null(child),
+        LogicalPlan::Project { child, .. } | LogicalPlan::Sort { child, .. } => {
+            let out: BTreeSet<ExprId> = plan.output().iter().map(|a| a.id).collect();
+            known_not_null(child).into_iter().filter(|id| out.contains(id)).collect()
+        }
+        LogicalPlan::Join { left, right, join_type, .. } => match join_type {
+            JoinType::Inner | JoinType::Cross => known_not_null(left).union(&known_not_null(right)).copied().collect(),
+            JoinType::LeftSemi | JoinType::LeftAnti | JoinType::LeftOuter => known_not_null(left),
+            JoinType::RightOuter => known_not_null(right),
+            JoinType::FullOuter => plan.output().iter().filter(|a| !a.nullable).map(|a| a.id).collect(),
+        },
         _ => plan.output().iter().filter(|a| !a.nullable).map(|a| a.id).collect(),
     }
 }

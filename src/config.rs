@@ -42,6 +42,8 @@ pub struct Config {
     pub max_metadata_string_length: usize,
     /// `kiln.batchSize`: rows per batch read from Parquet.
     pub batch_size: usize,
+    /// `spark.sql.parquet.filterPushdown`: skip row groups by their statistics.
+    pub parquet_filter_pushdown: bool,
 }
 
 impl Default for Config {
@@ -62,6 +64,7 @@ impl Default for Config {
             adaptive_enabled: true,
             max_metadata_string_length: 100,
             batch_size: 8192,
+            parquet_filter_pushdown: true,
         }
     }
 }
@@ -82,6 +85,7 @@ pub const KEYS: &[&str] = &[
     "spark.sql.adaptive.enabled",
     "spark.sql.maxMetadataStringLength",
     "spark.sql.session.timeZone",
+    "spark.sql.parquet.filterPushdown",
     "kiln.batchSize",
     "kiln.optimizer.strict",
 ];
@@ -156,6 +160,7 @@ impl Config {
             "spark.sql.adaptive.enabled" => self.adaptive_enabled = parse_bool(key, value)?,
             "spark.sql.maxMetadataStringLength" => self.max_metadata_string_length = parse(key, value, "a positive integer")?,
             "spark.sql.session.timeZone" => {}
+            "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown = parse_bool(key, value)?,
             "kiln.batchSize" => {
                 let n: usize = parse(key, value, "a positive integer")?;
                 self.batch_size = n.max(1);
@@ -186,6 +191,7 @@ impl Config {
             "spark.sql.adaptive.enabled" => self.adaptive_enabled.to_string(),
             "spark.sql.maxMetadataStringLength" => self.max_metadata_string_length.to_string(),
             "spark.sql.session.timeZone" => "Etc/UTC".to_string(),
+            "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown.to_string(),
             "kiln.batchSize" => self.batch_size.to_string(),
             _ => return None,
         })

@@ -9,15 +9,21 @@ use arrow::record_batch::RecordBatch;
 use crate::config::Config;
 use crate::error::Result;
 use crate::exec::interpreted::schema_of;
+use crate::exec::metrics::{QueryMetrics, ScanMetrics};
 use crate::explain::{explain_string, ExplainMode, QueryPlans};
 use crate::physical::PhysicalPlan;
 use crate::plan::LogicalPlan;
 
 /// The plans of one query, kept so hosts and tests can assert on them.
 pub struct Plans {
+    /// The logical plan as parsed, before analysis (unresolved names).
     pub parsed: Arc<LogicalPlan>,
+    /// The analyzed logical plan: names resolved, types checked.
     pub analyzed: Arc<LogicalPlan>,
+    /// The logical plan after the optimizer's rules.
     pub optimized: Arc<LogicalPlan>,
+    /// The executed physical plan: after `EnsureRequirements` and, when whole-stage codegen is
+    /// on, with its WholeStageCodegen stages.
     pub physical: Arc<PhysicalPlan>,
     /// The rules that changed the plan, in order, with the plan before and after each.
     pub rule_changes: Vec<crate::optimizer::RuleChange>,
@@ -61,11 +67,20 @@ impl DataFrame {
         }
         Ok(out)
     }
+    /// Runs the query and returns its rows with what each Parquet scan read (files, row
+    /// groups read and skipped, rows). Runs of one DataFrame on several threads at once share
+    /// the counters, so only a single run's metrics are exact.
+    pub fn collect_with_metrics(&self) -> Result<(Vec<RecordBatch>, QueryMetrics)> {
+        let mut scans = vec![];
+        collect_scan_metrics(&self.plans.physical, &mut scans);
+        scans.iter().for_each(|(_, m)| m.reset());
+        let batches = self.collect()?;
+        Ok((batches, QueryMetrics { scans: scans.iter().map(|(name, m)| (name.clone(), m.get())).collect() }))
+    }
     /// Runs the query and prints up to 20 rows as Spark's `show()` does.
     pub fn show(&self) -> Result<()> {
         let batches = self.collect()?;
-        print!("{}", crate::format::show_string(&self.schema(), &batches, 20, 20));
-        Ok(())
+        write_stdout(&crate::format::show_string(&self.schema(), &batches, 20, 20))
     }
     /// The EXPLAIN text of this query.
     pub fn explain_string(&self, mode: ExplainMode) -> Result<String> {
@@ -78,8 +93,7 @@ impl DataFrame {
     }
     /// Prints the EXPLAIN text of this query.
     pub fn explain(&self, mode: ExplainMode) -> Result<()> {
-        println!("{}", self.explain_string(mode)?);
-        Ok(())
+        write_stdout(&format!("{}\n", self.explain_string(mode)?))
     }
     /// All plans of this query.
     pub fn plans(&self) -> &Plans {
@@ -114,4 +128,19 @@ impl DataFrame {
     pub fn physical_plan(&self) -> &Arc<PhysicalPlan> {
         &self.plans.physical
     }
+}
+
+/// Writes to standard output; a closed pipe (`kiln ... | head`) is an error, not a panic.
+pub fn write_stdout(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|_| out.flush()).map_err(|e| crate::error::KilnError::io("stdout", e))
+}
+
+/// The metrics of every FileScan below `plan`, root first, left before right.
+fn collect_scan_metrics(plan: &PhysicalPlan, out: &mut Vec<(String, Arc<ScanMetrics>)>) {
+    if let PhysicalPlan::FileScan { table, metrics, .. } = plan {
+        out.push((table.qualified_name(), metrics.clone()));
+    }
+    plan.children().into_iter().for_each(|c| collect_scan_metrics(c, out));
 }

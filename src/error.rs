@@ -23,7 +23,12 @@ pub enum KilnError {
     Execution(String),
     /// A file could not be read or written.
     #[error("{path}: {message}")]
-    Io { path: String, message: String },
+    Io {
+        /// The file, folder or output stream involved.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
     /// An invalid setting or argument.
     #[error("invalid configuration: {0}")]
     Config(String),

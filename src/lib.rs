@@ -10,6 +10,8 @@
 //! assert_eq!(batches[0].num_rows(), 1);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod analyzer;
 pub mod catalog;
 pub mod codegen;
@@ -19,13 +21,17 @@ pub mod datasource;
 pub mod error;
 pub mod exec;
 pub mod explain;
+#[allow(missing_docs)]
 pub mod expr;
 pub mod format;
+#[allow(missing_docs)]
 pub mod optimizer;
 pub mod physical;
+#[allow(missing_docs)]
 pub mod plan;
 pub mod session;
 pub mod slt;
+#[allow(missing_docs)]
 pub mod sql;
 pub mod types;
 

@@ -86,17 +86,15 @@ impl Session {
         self.state.catalog.write().map_err(|_| poisoned())?.register(table);
         Ok(())
     }
-    /// Registers a Parquet file, or a directory of Parquet files, as a table.
+    /// Registers a Parquet file, or a directory of Parquet files, as a table. Hive-style
+    /// `column=value` folders become partition columns, after the file columns.
     pub fn register_parquet(&self, name: &str, path: impl AsRef<Path>) -> Result<()> {
-        let path = path.as_ref();
-        let files = crate::datasource::parquet::list_parquet_files(path)?;
-        let schema = crate::datasource::parquet::read_schema(&files)?;
-        let row_groups = crate::datasource::parquet::row_group_counts(&files)?;
+        let table = crate::datasource::parquet::ParquetTable::open(path.as_ref())?;
         self.register(Table {
             name: name.to_string(),
             database: "default".into(),
-            schema,
-            source: TableSource::Parquet { location: path.to_path_buf(), files, row_groups },
+            schema: table.schema(),
+            source: TableSource::Parquet(table),
         })
     }
     /// Registers in-memory batches as a table; all batches must share one schema.

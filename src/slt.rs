@@ -17,10 +17,12 @@ pub const ENGINE_NAME: &str = "kiln";
 
 /// A sqllogictest connection: one kiln session.
 pub struct KilnDb {
+    /// The session every record of the file runs in.
     pub session: Session,
 }
 
 impl KilnDb {
+    /// A connection running its records in `session`.
     pub fn new(session: Session) -> Self {
         KilnDb { session }
     }
@@ -96,8 +98,11 @@ fn render_value(col: &ArrayRef, row: usize) -> String {
 /// Which execution paths to run each file through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SltMode {
+    /// Whole-stage codegen on (`spark.sql.codegen.wholeStage=true`).
     Compiled,
+    /// Whole-stage codegen off: every operator interpreted.
     Interpreted,
+    /// Each file twice: compiled, then interpreted.
     Both,
 }
 
@@ -115,7 +120,9 @@ impl SltMode {
 /// Counts over all records run; in `Both` mode each record counts once per mode.
 #[derive(Debug, Default, Clone)]
 pub struct SltSummary {
+    /// Records that passed.
     pub passed: usize,
+    /// Records that failed.
     pub failed: usize,
     /// One entry per failed record (or unreadable file): where, which mode, and why.
     pub failures: Vec<String>,

@@ -155,3 +155,13 @@ fn plan_change_log_goes_to_stderr_with_conf() {
     assert!(err.contains("=== Result of Batch Operator Optimization before Inferring Filters ==="), "{err}");
     assert!(err.contains("=== Metrics of Executed Rules ==="), "{err}");
 }
+
+#[test]
+fn demo_reads_the_partitioned_orders_with_partition_filters() {
+    let (ok, out, err) = kiln(&["demo", "--scale", "0.01"]);
+    assert!(ok, "{err}");
+    let scan = out.lines().find(|l| l.contains("FileScan parquet spark_catalog.default.orders")).expect("the orders scan");
+    assert!(scan.contains("Location: InMemoryFileIndex(31 paths)[file:"), "{scan}");
+    assert!(scan.contains("PartitionFilters: [isnotnull(order_date#"), "{scan}");
+    assert!(scan.contains("ReadSchema: struct<customer_id:bigint,status:string,amount:decimal(10,2)>"), "{scan}");
+}

@@ -8,11 +8,7 @@ use kiln::Session;
 
 /// Queries that need features of later issues; each names what is missing.
 const PENDING: &[(&str, &str)] = &[
-    ("sales_enterprise_revenue", "partition column order_date read from directory names (issue 6)"),
-    ("sales_enterprise_revenue_hint", "partition columns (issue 6) and join hints (issue 5)"),
-    ("sales_partition_pruning", "partition columns and pruning (issue 6)"),
     ("sales_rollup", "GROUP BY ROLLUP (Expand)"),
-    ("sales_top10_orders", "partition column order_date read from directory names (issue 6)"),
     ("shop_rand_filter", "rand(42) with Spark's per-partition XORShift sequence"),
 ];
 

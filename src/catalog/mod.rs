@@ -1,12 +1,12 @@
 //! Tables known to a session: Parquet files and directories, and batches held in memory.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 
+use crate::datasource::parquet::ParquetTable;
 use crate::error::{closest_match, KilnError, Result};
 
 /// Where a table's rows live.
@@ -14,27 +14,33 @@ use crate::error::{closest_match, KilnError, Result};
 pub enum TableSource {
     /// Batches held by the session (`register_batches`, `CREATE TABLE` + `INSERT`).
     Memory(Vec<RecordBatch>),
-    /// Parquet files; `location` is what the user named (a file or a directory).
-    Parquet { location: PathBuf, files: Vec<PathBuf>, row_groups: Vec<usize> },
+    /// Parquet files, possibly in Hive-style `column=value` folders.
+    Parquet(ParquetTable),
 }
 
 /// A table: its name, schema and source.
 #[derive(Debug)]
 pub struct Table {
+    /// The table's name within its database (`orders`).
     pub name: String,
+    /// The database it belongs to (`default` for tables a session registers).
     pub database: String,
+    /// The table's columns; for Parquet tables the file columns, then the partition columns.
     pub schema: SchemaRef,
+    /// Where the rows are read from.
     pub source: TableSource,
 }
 
 impl TableSource {
-    /// The units a scan reads in parallel: (file index, row group) for Parquet.
-    pub fn scan_units(&self) -> Vec<(usize, usize)> {
+    /// The units a scan reads in parallel: (file index, row group) of the given Parquet files.
+    pub fn scan_units(&self, selected_files: &[usize]) -> Vec<(usize, usize)> {
         match self {
             TableSource::Memory(_) => vec![],
-            TableSource::Parquet { row_groups, .. } => {
-                row_groups.iter().enumerate().flat_map(|(f, &n)| (0..n).map(move |g| (f, g))).collect()
-            }
+            TableSource::Parquet(t) => selected_files
+                .iter()
+                .filter_map(|&f| Some((f, t.files.get(f)?.num_row_groups())))
+                .flat_map(|(f, n)| (0..n).map(move |g| (f, g)))
+                .collect(),
         }
     }
 }
@@ -55,7 +61,7 @@ impl Table {
     pub fn size_in_bytes(&self) -> u64 {
         match &self.source {
             TableSource::Memory(batches) => batches.iter().map(|b| b.get_array_memory_size() as u64).sum(),
-            TableSource::Parquet { files, .. } => files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum(),
+            TableSource::Parquet(t) => t.files.iter().filter_map(|f| std::fs::metadata(&f.path).ok()).map(|m| m.len()).sum(),
         }
     }
 }

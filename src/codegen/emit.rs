@@ -12,7 +12,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
-use super::spec::{AggSpec, OutputColumn, StageSink, StageSpec};
+use super::spec::{string_predicate, AggSpec, OutputColumn, StageSink, StageSpec, StringMatch, StringPredicate};
 use crate::expr::{AggFunc, Attribute, BinaryOp, Expr};
 use crate::types::ScalarValue;
 
@@ -71,6 +71,8 @@ pub struct Tx<'a, 'b> {
     cols: Vec<Option<[Value; 4]>>,
     row: Value,
     fail: Block,
+    /// Column values loaded at the top of the row body, where they dominate every use.
+    loaded: Vec<Option<Emitted>>,
 }
 
 fn i128_const(b: &mut FunctionBuilder, v: i128) -> Value {
@@ -161,12 +163,29 @@ impl<'a, 'b> Tx<'a, 'b> {
         Ok(self.b.ins().imul(v, c))
     }
 
+    /// Loads every column in `used` once, at the top of the row body.
+    fn preload(&mut self, used: &[bool]) -> Result<(), String> {
+        self.loaded = vec![None; self.input.len()];
+        for (i, u) in used.iter().enumerate() {
+            if *u {
+                let v = self.load_column(i)?;
+                self.loaded[i] = Some(v);
+            }
+        }
+        Ok(())
+    }
+
     fn load_column(&mut self, idx: usize) -> Result<Emitted, String> {
+        if let Some(Some(v)) = self.loaded.get(idx) {
+            return Ok(*v);
+        }
         let attr = self.input.get(idx).ok_or("column index out of range")?;
         let [values, validity, voff, boff] = self.cols.get(idx).copied().flatten().ok_or("column not loaded")?;
         let row = self.row;
         let t = attr.data_type.clone();
         let v = match &t {
+            // Only NULL tests read such a column (the stage checked): no value to load.
+            t if !super::spec::supported_type(t) => self.b.ins().iconst(types::I8, 0),
             DataType::Boolean => {
                 let bit = self.b.ins().iadd(row, boff);
                 self.bit(values, bit)
@@ -222,8 +241,55 @@ impl<'a, 'b> Tx<'a, 'b> {
         })
     }
 
+    /// A string column against literals, byte by byte; nothing is read past a value's end.
+    fn string_predicate(&mut self, p: &StringPredicate) -> Result<Emitted, String> {
+        let idx = self.input.iter().position(|c| c.id == p.column.id).ok_or("string column not in the stage input")?;
+        let (_, null) = self.load_column(idx)?;
+        let [offsets, _, _, data] = self.cols.get(idx).copied().flatten().ok_or("column not loaded")?;
+        let off = self.b.ins().imul_imm_s(self.row, 4);
+        let at = self.b.ins().iadd(offsets, off);
+        let start = self.b.ins().sload32(flags(), at, 0);
+        let end = self.b.ins().sload32(flags(), at, 4);
+        let len = self.b.ins().isub(end, start);
+        let mut any = self.b.ins().iconst(types::I8, 0);
+        for (bytes, kind) in &p.alternatives {
+            let n = bytes.len() as i64;
+            let (cc, base) = match kind {
+                StringMatch::Exact => (IntCC::Equal, start),
+                StringMatch::Prefix => (IntCC::SignedGreaterThanOrEqual, start),
+                StringMatch::Suffix => (IntCC::SignedGreaterThanOrEqual, self.b.ins().iadd_imm_s(end, -n)),
+                StringMatch::Any => {
+                    any = self.b.ins().iconst(types::I8, 1);
+                    continue;
+                }
+            };
+            let len_ok = self.b.ins().icmp_imm_s(cc, len, n);
+            let compare = self.b.create_block();
+            let merge = self.b.create_block();
+            let result = self.b.append_block_param(merge, types::I8);
+            let no = self.b.ins().iconst(types::I8, 0);
+            self.b.ins().brif(len_ok, compare, &[], merge, &[BlockArg::Value(no)]);
+            self.b.switch_to_block(compare);
+            let addr = self.b.ins().iadd(data, base);
+            let mut all = self.b.ins().iconst(types::I8, 1);
+            for (i, byte) in bytes.iter().enumerate() {
+                let v = self.b.ins().uload8(types::I32, flags(), addr, i as i32);
+                let eq = self.b.ins().icmp_imm_s(IntCC::Equal, v, *byte as i64);
+                all = self.b.ins().band(all, eq);
+            }
+            self.b.ins().jump(merge, &[BlockArg::Value(all)]);
+            self.b.switch_to_block(merge);
+            any = self.b.ins().bor(any, result);
+        }
+        let v = if p.negated { self.b.ins().bxor_imm_u(any, 1) } else { any };
+        Ok((v, null))
+    }
+
     /// Emits `e` for the current row.
     pub fn emit(&mut self, e: &Expr) -> Result<Emitted, String> {
+        if let Some(p) = string_predicate(e) {
+            return self.string_predicate(&p);
+        }
         match e {
             Expr::Attribute(a) => {
                 let idx = self.input.iter().position(|c| c.id == a.id).ok_or_else(|| format!("column {a} not in the stage input"))?;
@@ -354,6 +420,10 @@ impl<'a, 'b> Tx<'a, 'b> {
         if let (DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)) = (&lt, &rt) {
             let s = (*s1).max(*s2);
             let (k1, k2) = ((s - s1) as u32, (s - s2) as u32);
+            // Same scale and both within 18 digits: compare the i64s as they are.
+            if k1 == 0 && k2 == 0 && *p1 <= 18 && *p2 <= 18 {
+                return Ok((lv, rv, null, DataType::Decimal128(18, s)));
+            }
             if *p1 as u32 + k1 > 38 || *p2 as u32 + k2 > 38 {
                 return Err("decimal rescale beyond 38 digits".into());
             }
@@ -492,7 +562,11 @@ impl<'a, 'b> Tx<'a, 'b> {
                         let l = self.scale_up(l, (*s - s1) as u32)?;
                         let r = self.scale_up(r, (*s - s2) as u32)?;
                         let v = if op == BinaryOp::Plus { self.b.ins().iadd(l, r) } else { self.b.ins().isub(l, r) };
-                        self.check_precision(v, *p, null)?;
+                        // Spark's result type has one digit more than either operand, so only a
+                        // precision capped at 38 can be exceeded.
+                        if *p as i32 != decimal_sum_precision(*p1, *s1, p2, s2) {
+                            self.check_precision(v, *p, null)?;
+                        }
                         Ok((self.resize(v, out), null))
                     }
                     BinaryOp::Multiply => {
@@ -502,6 +576,8 @@ impl<'a, 'b> Tx<'a, 'b> {
                         let (l, ln) = self.emit(left)?;
                         let (r, rn) = self.emit(right)?;
                         let null = self.or_null(ln, rn);
+                        // An uncapped result type holds the exact product (p1 + p2 + 1 digits).
+                        let exact = *p as i32 == *p1 as i32 + p2 as i32 + 1;
                         let v = if out == types::I64 {
                             // p <= 18: the exact product has at most 18 digits.
                             let l = self.resize(l, types::I64);
@@ -509,14 +585,17 @@ impl<'a, 'b> Tx<'a, 'b> {
                             self.b.ins().imul(l, r)
                         } else {
                             // The fast path multiplies two 64-bit values into 128 bits, which
-                            // cannot wrap; wider operands go to the interpreter.
+                            // cannot wrap and stays below 2^126 < 10^38; wider operands go to
+                            // the interpreter.
                             let l64 = self.fits_i64(l, null)?;
                             let r64 = self.fits_i64(r, null)?;
                             let l = self.b.ins().sextend(types::I128, l64);
                             let r = self.b.ins().sextend(types::I128, r64);
                             self.b.ins().imul(l, r)
                         };
-                        self.check_precision(v, *p, null)?;
+                        if !exact && *p < 38 {
+                            self.check_precision(v, *p, null)?;
+                        }
                         Ok((v, null))
                     }
                     _ => Err(format!("decimal operator {}", op.symbol())),
@@ -626,6 +705,31 @@ fn used_columns(spec: &StageSpec) -> Vec<bool> {
     used
 }
 
+/// True when evaluating `e` may fail (a division, an overflow check, a decimal bound): such a
+/// conjunct must not run on rows an earlier conjunct rejected.
+fn can_fail(e: &Expr) -> bool {
+    e.exists(&|x| match x {
+        Expr::Binary { op, .. } => op.is_arithmetic(),
+        Expr::Negative(_) | Expr::Cast { .. } => true,
+        _ => false,
+    })
+}
+
+/// Input columns read by `exprs`.
+fn columns_of<'e>(spec: &StageSpec, exprs: impl Iterator<Item = &'e Expr>) -> Vec<bool> {
+    let mut used = vec![false; spec.input.len()];
+    for e in exprs {
+        e.visit(&mut |x| {
+            if let Expr::Attribute(a) = x {
+                if let Some(i) = spec.input.iter().position(|c| c.id == a.id) {
+                    used[i] = true;
+                }
+            }
+        });
+    }
+    used
+}
+
 /// Assigns slots to the pointers the stage's functions read.
 pub fn layout(spec: &StageSpec) -> SlotLayout {
     let mut next = 0;
@@ -722,27 +826,45 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
     let count = b.declare_var(types::I64);
     let zero = b.ins().iconst(types::I64, 0);
     b.def_var(count, zero);
+    let condition_columns = columns_of(spec, spec.conditions.iter());
     row_loop(b, n, &mut |b, row, next| {
-        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail };
+        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail, loaded: vec![] };
+        tx.preload(&condition_columns)?;
+        // Conjuncts that cannot fail are combined without branches (no mispredictions on
+        // selective filters); one that can fail (1/x, an overflow) only runs for rows that
+        // passed the ones before it, as the interpreter evaluates them.
+        let mut pass: Option<Value> = None;
         for c in &spec.conditions {
+            if let (true, Some(p)) = (can_fail(c), pass) {
+                let cont = tx.b.create_block();
+                tx.b.ins().brif(p, cont, &[], next, &[]);
+                tx.b.switch_to_block(cont);
+                pass = None;
+            }
             let (v, null) = tx.emit(c)?;
-            let pass = match null {
+            let this = match null {
                 Some(n) => {
                     let valid = tx.b.ins().bxor_imm_u(n, 1);
                     tx.b.ins().band(v, valid)
                 }
                 None => v,
             };
-            let cont = tx.b.create_block();
-            tx.b.ins().brif(pass, cont, &[], next, &[]);
-            tx.b.switch_to_block(cont);
+            pass = Some(match pass {
+                Some(p) => tx.b.ins().band(p, this),
+                None => this,
+            });
         }
+        // Branch-free append: write the row, advance the count by the pass bit.
         let c = b.use_var(count);
         let off = b.ins().ishl_imm_u(c, 2);
         let addr = b.ins().iadd(sel_out, off);
         let r32 = b.ins().ireduce(types::I32, row);
         b.ins().store(flags(), r32, addr, 0);
-        let c1 = b.ins().iadd_imm_s(c, 1);
+        let step = match pass {
+            Some(p) => b.ins().uextend(types::I64, p),
+            None => b.ins().iconst(types::I64, 1),
+        };
+        let c1 = b.ins().iadd(c, step);
         b.def_var(count, c1);
         Ok(())
     })?;
@@ -766,6 +888,17 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
     let outs: Vec<Option<[Value; 2]>> = layout.outputs.iter().map(|o| o.map(|[v, n]| [slot(b, slots, v), slot(b, slots, n)])).collect();
     let fail = fail_block(b);
     let filtered = !spec.conditions.is_empty();
+    let sink_exprs: Vec<&Expr> = match &spec.sink {
+        StageSink::Output { columns, .. } => columns
+            .iter()
+            .filter_map(|c| match c {
+                OutputColumn::Computed(e) => Some(e),
+                OutputColumn::Copied(_) => None,
+            })
+            .collect(),
+        StageSink::Aggregate { aggregates, .. } => aggregates.iter().filter_map(|a| a.arg.as_ref()).collect(),
+    };
+    let sink_columns = columns_of(spec, sink_exprs.into_iter());
     row_loop(b, count, &mut |b, j, _next| {
         let row = if filtered {
             let off = b.ins().ishl_imm_u(j, 2);
@@ -775,7 +908,8 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
         } else {
             j
         };
-        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail };
+        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail, loaded: vec![] };
+        tx.preload(&sink_columns)?;
         match &spec.sink {
             StageSink::Output { columns, .. } => {
                 for (c, out) in columns.iter().zip(&outs) {
@@ -836,8 +970,11 @@ fn when_valid(tx: &mut Tx, null: Option<Value>, f: &mut dyn FnMut(&mut Tx) -> Re
     Ok(())
 }
 
-/// Bound of Spark's decimal sums: 38 digits.
-const MAX_DECIMAL: i128 = 99_999_999_999_999_999_999_999_999_999_999_999_999;
+/// Spark's precision of `decimal(p1,s1) +/- decimal(p2,s2)` before capping at 38.
+fn decimal_sum_precision(p1: u8, s1: i8, p2: u8, s2: i8) -> i32 {
+    let scale = s1.max(s2) as i32;
+    (p1 as i32 - s1 as i32).max(p2 as i32 - s2 as i32) + scale + 1
+}
 
 fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), String> {
     let (value_off, aux_off) = (0, 16);
@@ -886,13 +1023,16 @@ fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), String>
                 let x = tx.resize(v, types::I128);
                 let s = tx.b.ins().load(types::I128, flags(), at, value_off);
                 let s1 = tx.b.ins().iadd(s, x);
-                // Past 38 digits the interpreter decides (it errors, as Spark does).
-                let hi = i128_const(tx.b, MAX_DECIMAL);
-                let lo = i128_const(tx.b, -MAX_DECIMAL);
-                let over = tx.b.ins().icmp(IntCC::SignedGreaterThan, s1, hi);
-                let under = tx.b.ins().icmp(IntCC::SignedLessThan, s1, lo);
-                let out = tx.b.ins().bor(over, under);
-                tx.fail_if(out, None);
+                // A wrapped i128 goes to the interpreter; a sum past the buffer's precision is
+                // caught when the buffer is produced (both as the interpreter does).
+                let (_, s_hi) = tx.b.ins().isplit(s);
+                let (_, x_hi) = tx.b.ins().isplit(x);
+                let (_, r_hi) = tx.b.ins().isplit(s1);
+                let sign_s = tx.b.ins().bxor(s_hi, r_hi);
+                let sign_x = tx.b.ins().bxor(x_hi, r_hi);
+                let both = tx.b.ins().band(sign_s, sign_x);
+                let wrapped = tx.b.ins().icmp_imm_s(IntCC::SignedLessThan, both, 0);
+                tx.fail_if(wrapped, None);
                 tx.b.ins().store(flags(), s1, at, value_off);
                 if a.func == AggFunc::Avg {
                     let c = tx.b.ins().load(types::I64, flags(), at, aux_off);

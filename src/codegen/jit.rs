@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use cranelift_codegen::ir::{types, AbiParam, Signature};
+use cranelift_codegen::ir::{types, AbiParam, Signature, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -24,13 +24,18 @@ pub type SinkFn = unsafe extern "C" fn(*const u64, *const u32, i64) -> i64;
 /// A compiled stage: native functions, their IR, size and compile time.
 pub struct CompiledStage {
     module: Option<JITModule>,
+    /// The compiled filter, which writes the indices of passing rows; `None` when the stage
+    /// has no conditions.
     pub filter: Option<FilterFn>,
+    /// The compiled sink: computes output columns or updates accumulators for selected rows.
     pub sink: SinkFn,
+    /// Which slot holds which pointer for both functions.
     pub layout: SlotLayout,
     /// The Cranelift IR of each function, as `EXPLAIN CODEGEN` prints it.
     pub clif: String,
     /// Bytes of machine code.
     pub code_size: usize,
+    /// How long compiling the stage took.
     pub compile_time: Duration,
 }
 
@@ -70,11 +75,12 @@ fn signature(module: &JITModule) -> Signature {
 type Build = fn(&mut FunctionBuilder, &StageSpec, &SlotLayout) -> Result<(), String>;
 
 /// Defines one function; returns its id, CLIF text and code size.
-fn define(module: &mut JITModule, name: &str, spec: &StageSpec, layout: &SlotLayout, build: Build) -> Result<(cranelift_module::FuncId, String, usize), String> {
+fn define(module: &mut JITModule, name: &str, index: u32, spec: &StageSpec, layout: &SlotLayout, build: Build) -> Result<(cranelift_module::FuncId, String, usize), String> {
     let sig = signature(module);
     let id = module.declare_function(name, Linkage::Local, &sig).map_err(|e| e.to_string())?;
     let mut ctx = Context::new();
     ctx.func.signature = sig;
+    ctx.func.name = UserFuncName::user(0, index);
     let mut fctx = FunctionBuilderContext::new();
     let frontend = module.isa().frontend_config();
     {
@@ -82,7 +88,7 @@ fn define(module: &mut JITModule, name: &str, spec: &StageSpec, layout: &SlotLay
         build(&mut b, spec, layout)?;
         b.finalize(frontend);
     }
-    let clif = ctx.func.display().to_string();
+    let clif = format!("; {name}\n{}", ctx.func.display());
     module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
     let size = ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
     Ok((id, clif, size))
@@ -92,8 +98,8 @@ fn compile(spec: &StageSpec) -> Result<CompiledStage, String> {
     let start = Instant::now();
     let layout = layout(spec);
     let mut module = new_module()?;
-    let filter = if spec.conditions.is_empty() { None } else { Some(define(&mut module, "filter", spec, &layout, build_filter)?) };
-    let sink = define(&mut module, "sink", spec, &layout, build_sink)?;
+    let filter = if spec.conditions.is_empty() { None } else { Some(define(&mut module, "filter", 0, spec, &layout, build_filter)?) };
+    let sink = define(&mut module, "sink", 1, spec, &layout, build_sink)?;
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let mut clif = String::new();
     let mut code_size = 0;

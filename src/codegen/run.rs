@@ -77,7 +77,13 @@ fn input_slots(compiled: &CompiledStage, batch: &RecordBatch) -> Result<(Vec<u64
             DataType::Int64 => (array.as_primitive::<Int64Type>().values().as_ptr() as u64, 0),
             DataType::Float64 => (array.as_primitive::<Float64Type>().values().as_ptr() as u64, 0),
             DataType::Decimal128(..) => (array.as_primitive::<Decimal128Type>().values().as_ptr() as u64, 0),
-            other => return Err(KilnError::internal(format!("generated code reads a {other} column"))),
+            // Strings: the offsets, and the bytes in the slot booleans use for their bit offset.
+            DataType::Utf8 => {
+                let s = array.as_string::<i32>();
+                (s.value_offsets().as_ptr() as u64, s.value_data().as_ptr() as u64)
+            }
+            // Generated code tests only the validity of other columns.
+            _ => (0, 0),
         };
         slots[values] = ptr;
         slots[boff] = bit_offset;
@@ -224,12 +230,8 @@ fn aggregate_partition(
         }
         if let Some(g) = &mut grouper {
             // Keys are hashed per batch, for the selected rows only.
-            let mut key_arrays = evaluate_all(keys, batch, &spec.input)?;
-            if let Some(s) = &sel {
-                let ix = UInt32Array::from(s.clone());
-                key_arrays = key_arrays.iter().map(|k| take(k.as_ref(), &ix, None)).collect::<std::result::Result<_, _>>()?;
-            }
-            g.push(key_arrays, &mut gids)?;
+            let key_arrays = evaluate_all(keys, batch, &spec.input)?;
+            g.push_selected(key_arrays, sel.as_deref(), &mut gids)?;
             groups = g.num_groups();
             acc.resize((groups * stride).div_ceil(16).max(1), 0);
         }

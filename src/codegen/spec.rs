@@ -13,6 +13,7 @@ use crate::types::ScalarValue;
 /// One aggregate of a partial HashAggregate stage.
 #[derive(Debug, Clone)]
 pub struct AggSpec {
+    /// The aggregate function.
     pub func: AggFunc,
     /// The argument over the stage input (None for count(*)).
     pub arg: Option<Expr>,
@@ -25,18 +26,32 @@ pub struct AggSpec {
 /// What a stage does with the rows that pass its filters.
 #[derive(Debug, Clone)]
 pub enum StageSink {
-    /// Output columns: `Some(expr)` computed by generated code, or the index of an input column
-    /// copied as is (strings and other types generated code does not compute).
-    Output { columns: Vec<OutputColumn>, output: Vec<Attribute> },
+    /// Output columns: each computed by generated code, or an input column copied as is
+    /// (strings and other types generated code does not compute).
+    Output {
+        /// How each output column is produced, in output order.
+        columns: Vec<OutputColumn>,
+        /// The attributes of the stage's output (the top operator's output).
+        output: Vec<Attribute>,
+    },
     /// A partial aggregate: grouping keys (evaluated by the interpreter on the selected rows)
     /// and accumulators updated by generated code.
-    Aggregate { keys: Vec<Expr>, aggregates: Vec<AggSpec>, output: Vec<Attribute> },
+    Aggregate {
+        /// The grouping keys, over the stage input.
+        keys: Vec<Expr>,
+        /// The aggregates whose buffers generated code updates.
+        aggregates: Vec<AggSpec>,
+        /// The partial aggregate's output: grouping attributes, then buffer columns.
+        output: Vec<Attribute>,
+    },
 }
 
 /// One output column of an Output sink.
 #[derive(Debug, Clone)]
 pub enum OutputColumn {
+    /// An expression over the stage input, computed by generated code.
     Computed(Expr),
+    /// The input column at this index, copied as is.
     Copied(usize),
 }
 
@@ -45,10 +60,93 @@ pub enum OutputColumn {
 pub struct StageSpec {
     /// The operator the stage reads from (its input is that operator's output).
     pub input_plan: Arc<PhysicalPlan>,
+    /// The stage's input columns: `input_plan`'s output.
     pub input: Vec<Attribute>,
     /// Conjuncts of every Filter, bottom-up, each over the input.
     pub conditions: Vec<Expr>,
+    /// What the stage does with the rows that pass `conditions`.
     pub sink: StageSink,
+}
+
+/// How a string literal is matched against a column value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StringMatch {
+    /// The value equals the literal (`= 'ab'`, `IN`, `LIKE 'ab'`).
+    Exact,
+    /// The value starts with the literal (`LIKE 'ab%'`).
+    Prefix,
+    /// The value ends with the literal (`LIKE '%ab'`).
+    Suffix,
+    /// `LIKE '%'`: any non-NULL value.
+    Any,
+}
+
+/// A predicate on a string column that generated code evaluates inline: `col = 'x'`,
+/// `col <> 'x'`, `col IN ('a', 'b')`, `col LIKE 'ab%'` / `'%ab'` / `'ab'`.
+#[derive(Debug, Clone)]
+pub struct StringPredicate {
+    /// The string column tested.
+    pub column: Attribute,
+    /// Alternatives (OR-ed), each bytes and how they match.
+    pub alternatives: Vec<(Vec<u8>, StringMatch)>,
+    /// Whether the result is negated (`<>`, `NOT IN`, `NOT LIKE`).
+    pub negated: bool,
+}
+
+/// Longest literal matched inline, byte by byte.
+pub const MAX_INLINE_STRING: usize = 32;
+
+fn string_literal(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Literal(ScalarValue::Utf8(s)) if s.len() <= MAX_INLINE_STRING => Some(s),
+        _ => None,
+    }
+}
+
+fn string_column(e: &Expr) -> Option<&Attribute> {
+    match e {
+        Expr::Attribute(a) if a.data_type == DataType::Utf8 => Some(a),
+        _ => None,
+    }
+}
+
+/// Recognizes the string predicates generated code handles.
+pub fn string_predicate(e: &Expr) -> Option<StringPredicate> {
+    match e {
+        Expr::Binary { op: op @ (BinaryOp::Eq | BinaryOp::NotEq), left, right } => {
+            let (col, lit) = match (string_column(left), string_literal(right)) {
+                (Some(c), Some(l)) => (c, l),
+                _ => (string_column(right)?, string_literal(left)?),
+            };
+            Some(StringPredicate { column: col.clone(), alternatives: vec![(lit.as_bytes().to_vec(), StringMatch::Exact)], negated: *op == BinaryOp::NotEq })
+        }
+        Expr::InList { child, list, negated } => {
+            let col = string_column(child)?;
+            let alternatives = list.iter().map(|l| string_literal(l).map(|s| (s.as_bytes().to_vec(), StringMatch::Exact))).collect::<Option<Vec<_>>>()?;
+            Some(StringPredicate { column: col.clone(), alternatives, negated: *negated })
+        }
+        Expr::Like { child, pattern, negated } => {
+            let col = string_column(child)?;
+            let p = string_literal(pattern)?;
+            if p.contains(['_', '\\']) {
+                return None;
+            }
+            let inner = p.trim_start_matches('%').trim_end_matches('%');
+            if inner.contains('%') {
+                return None;
+            }
+            let (starts, ends) = (p.starts_with('%'), p.ends_with('%') && p.len() > 1);
+            let kind = match (starts, ends) {
+                _ if inner.is_empty() && starts => StringMatch::Any,
+                (false, false) => StringMatch::Exact,
+                (false, true) => StringMatch::Prefix,
+                (true, false) => StringMatch::Suffix,
+                (true, true) => return None,
+            };
+            Some(StringPredicate { column: col.clone(), alternatives: vec![(inner.as_bytes().to_vec(), kind)], negated: *negated })
+        }
+        _ => None,
+    }
 }
 
 /// Types generated code holds in registers.
@@ -59,6 +157,15 @@ pub fn supported_type(t: &DataType) -> bool {
 
 /// Why generated code cannot evaluate `e`, or None when it can.
 pub fn unsupported_reason(e: &Expr) -> Option<String> {
+    if string_predicate(e).is_some() {
+        return None;
+    }
+    // A NULL test reads only the validity bitmap, whatever the column's type.
+    if let Expr::IsNull(c) | Expr::IsNotNull(c) = e {
+        if matches!(c.as_ref(), Expr::Attribute(_)) {
+            return None;
+        }
+    }
     let t = match e.data_type() {
         Ok(t) => t,
         Err(err) => return Some(err.to_string()),

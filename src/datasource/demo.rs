@@ -9,7 +9,7 @@ use arrow::array::{ArrayRef, Date32Array, Decimal128Array, Int32Array, Int64Arra
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 
-use super::parquet::write_parquet;
+use super::parquet::{write_parquet, write_partitioned};
 use crate::error::{KilnError, Result};
 
 /// Rows per batch of the generated `sales.orders`.
@@ -162,14 +162,20 @@ pub fn sales_orders(n_orders: usize, n_customers: usize) -> Vec<RecordBatch> {
 /// Where [`write_demo_data`] put each table.
 #[derive(Debug, Clone)]
 pub struct DemoPaths {
+    /// The `shop.orders` file: `shop/orders.parquet`.
     pub shop_orders: PathBuf,
+    /// The `shop.customers` file: `shop/customers.parquet`.
     pub shop_customers: PathBuf,
+    /// The `sales.customers` file: `sales/customers.parquet`.
     pub sales_customers: PathBuf,
+    /// The `sales.orders` folder, Hive-partitioned by `order_date`: `sales/orders`.
     pub sales_orders: PathBuf,
 }
 
-/// Writes `shop/{orders,customers}.parquet` and `sales/{customers,orders}.parquet` under `dir`.
-/// `scale` 1.0 gives the reference sizes: 20,000 customers and 200,000 orders.
+/// Writes `shop/{orders,customers}.parquet`, `sales/customers.parquet` and the Hive-partitioned
+/// `sales/orders/order_date=YYYY-MM-DD/part-00000.parquet` (61 days, as the seed article's
+/// `partitionBy("order_date")`) under `dir`. `scale` 1.0 gives the reference sizes: 20,000
+/// customers and 200,000 orders.
 pub fn write_demo_data(dir: &Path, scale: f64) -> Result<DemoPaths> {
     if !(scale.is_finite() && scale > 0.0) {
         return Err(KilnError::Config(format!("demo data scale must be a positive number, got {scale}")));
@@ -180,12 +186,12 @@ pub fn write_demo_data(dir: &Path, scale: f64) -> Result<DemoPaths> {
         shop_orders: dir.join("shop/orders.parquet"),
         shop_customers: dir.join("shop/customers.parquet"),
         sales_customers: dir.join("sales/customers.parquet"),
-        sales_orders: dir.join("sales/orders.parquet"),
+        sales_orders: dir.join("sales/orders"),
     };
     write_parquet(&paths.shop_orders, &[shop_orders()])?;
     write_parquet(&paths.shop_customers, &[shop_customers()])?;
     write_parquet(&paths.sales_customers, &[sales_customers(n_customers)])?;
-    write_parquet(&paths.sales_orders, &sales_orders(n_orders, n_customers))?;
+    write_partitioned(&paths.sales_orders, sales_orders_schema(), &sales_orders(n_orders, n_customers), &["order_date"])?;
     Ok(paths)
 }
 
@@ -276,7 +282,11 @@ mod tests {
         assert_eq!(count(&paths.shop_orders), 6);
         assert_eq!(count(&paths.shop_customers), 5);
         assert_eq!(count(&paths.sales_customers), 200);
-        assert_eq!(count(&paths.sales_orders), 2000);
+        let orders = crate::datasource::parquet::ParquetTable::open(&paths.sales_orders).unwrap();
+        assert_eq!(orders.files.len(), 61);
+        assert_eq!(orders.schema(), sales_orders_schema());
+        assert!(orders.files[0].path.ends_with("order_date=2026-09-01/part-00000.parquet"), "{:?}", orders.files[0].path);
+        assert_eq!(orders.files.iter().map(|f| count(&f.path)).sum::<usize>(), 2000);
         assert!(write_demo_data(dir.path(), 0.0).is_err());
     }
 }

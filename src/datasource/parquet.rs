@@ -8,14 +8,195 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ::parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use ::parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+use ::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use ::parquet::arrow::{ArrowWriter, ProjectionMask};
 use ::parquet::basic::Compression;
 use ::parquet::file::properties::WriterProperties;
+use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
+use super::partitions::discover_partitions;
+use super::pushed_filter::{ColumnStatistics, PushedFilter};
 use crate::error::{KilnError, Result};
+use crate::types::ScalarValue;
+
+/// A table stored as Parquet: one file, or a directory of files, possibly Hive-partitioned.
+#[derive(Debug, Clone)]
+pub struct ParquetTable {
+    /// What the user named: a file or a directory.
+    pub location: PathBuf,
+    /// The data files, sorted by path.
+    pub files: Vec<ParquetFile>,
+    /// The columns stored in the files (every file has these), without partition columns.
+    pub data_schema: SchemaRef,
+    /// The partition columns' values from the `k=v` folders: one row per file, in `files`
+    /// order; no columns when the table is not partitioned.
+    pub partition_values: RecordBatch,
+}
+
+/// One data file of a [`ParquetTable`].
+#[derive(Debug, Clone)]
+pub struct ParquetFile {
+    /// Where the file is.
+    pub path: PathBuf,
+    /// The footer, read once when the table is registered: row groups and their statistics.
+    pub metadata: ArrowReaderMetadata,
+}
+
+impl ParquetFile {
+    /// The number of row groups.
+    pub fn num_row_groups(&self) -> usize {
+        self.metadata.metadata().num_row_groups()
+    }
+
+    /// The row-group statistics of column `name` (matched case-insensitively), if the file
+    /// has the column and its statistics convert to Arrow.
+    fn column_statistics(&self, name: &str) -> Option<ColumnStatistics> {
+        let schema = self.metadata.schema();
+        let field = schema.fields().iter().find(|f| f.name().eq_ignore_ascii_case(name))?;
+        // A missing null count is unknown, not zero: IsNull must not skip on a guess.
+        let converter = StatisticsConverter::try_new(field.name(), schema, self.metadata.parquet_schema())
+            .ok()?
+            .with_missing_null_counts_as_zero(false);
+        let groups = self.metadata.metadata().row_groups();
+        Some(ColumnStatistics {
+            mins: converter.row_group_mins(groups).ok()?,
+            maxes: converter.row_group_maxes(groups).ok()?,
+            null_counts: converter.row_group_null_counts(groups).ok()?,
+            row_counts: converter.row_group_row_counts(groups).ok()??,
+        })
+    }
+}
+
+impl ParquetTable {
+    /// Lists the files at `location`, reads their footers, checks they share one schema and
+    /// discovers Hive-style partition columns from the folder names.
+    pub fn open(location: &Path) -> Result<ParquetTable> {
+        let paths = list_parquet_files(location)?;
+        let mut files = Vec::with_capacity(paths.len());
+        let mut first: Option<(SchemaRef, &Path)> = None;
+        for path in &paths {
+            let f = File::open(path).map_err(|e| KilnError::io(path_str(path), format!("cannot open: {e}")))?;
+            let metadata = ArrowReaderMetadata::load(&f, reader_options())
+                .map_err(|e| KilnError::io(path_str(path), format!("not a readable Parquet file: {e}")))?;
+            let schema = spark_schema(metadata.schema());
+            match &first {
+                None => first = Some((schema, path)),
+                Some((expected, first_path)) if expected.fields() != schema.fields() => {
+                    return Err(KilnError::io(
+                        path_str(location),
+                        format!(
+                            "the files of one table must share one schema, but `{}` has {} and `{}` has {}",
+                            path_str(first_path),
+                            schema_string(expected),
+                            path_str(path),
+                            schema_string(&schema)
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+            files.push(ParquetFile { path: path.clone(), metadata });
+        }
+        let file_schema = first.map(|(s, _)| s).ok_or_else(|| KilnError::io(path_str(location), "no Parquet files"))?;
+        let partition_values = discover_partitions(location, &paths)?;
+        // Spark: a column named like a partition column takes its value from the folder.
+        let partition_schema = partition_values.schema();
+        let is_partition = |f: &Field| partition_schema.fields().iter().any(|p| p.name().eq_ignore_ascii_case(f.name()));
+        let data_fields: Vec<Field> = file_schema.fields().iter().filter(|f| !is_partition(f)).map(|f| f.as_ref().clone()).collect();
+        Ok(ParquetTable { location: location.to_path_buf(), files, data_schema: Arc::new(Schema::new(data_fields)), partition_values })
+    }
+
+    /// The table's schema as Spark shows it: the file columns, then the partition columns.
+    pub fn schema(&self) -> SchemaRef {
+        let fields: Vec<Field> = self
+            .data_schema
+            .fields()
+            .iter()
+            .chain(self.partition_values.schema().fields().iter())
+            .map(|f| f.as_ref().clone())
+            .collect();
+        Arc::new(Schema::new(fields))
+    }
+
+    /// True when the table has Hive-style partition columns.
+    pub fn is_partitioned(&self) -> bool {
+        self.partition_values.num_columns() > 0
+    }
+
+    /// True when `name` is a partition column.
+    pub fn is_partition_column(&self, name: &str) -> bool {
+        self.partition_column(name).is_some()
+    }
+
+    /// Per row group of file `file`: false when the statistics prove that some pushed filter
+    /// rejects every row of it. Missing or unreadable statistics never skip anything.
+    pub fn row_groups_to_read(&self, file: usize, filters: &[PushedFilter]) -> Result<Vec<bool>> {
+        let f = self.file(file)?;
+        let mut keep = vec![true; f.num_row_groups()];
+        for filter in filters {
+            let Some(stats) = f.column_statistics(filter.column()) else { continue };
+            for (k, may) in keep.iter_mut().zip(filter.may_match(&stats)?.iter()) {
+                *k &= may.unwrap_or(true);
+            }
+        }
+        Ok(keep)
+    }
+
+    fn file(&self, file: usize) -> Result<&ParquetFile> {
+        self.files.get(file).ok_or_else(|| KilnError::internal(format!("file {file} of a table with {} files", self.files.len())))
+    }
+
+    /// The values of partition column `name` (one per file), if it is one.
+    fn partition_column(&self, name: &str) -> Option<&ArrayRef> {
+        let idx = self.partition_values.schema().fields().iter().position(|f| f.name().eq_ignore_ascii_case(name))?;
+        Some(self.partition_values.column(idx))
+    }
+
+    /// Reads one row group of file `file`: the columns `names` (data or partition columns, in
+    /// that order). Partition columns are constants: the file's row of `partition_values`.
+    pub fn read_row_group(&self, file: usize, row_group: usize, names: &[String], batch_size: usize) -> Result<Vec<RecordBatch>> {
+        let f = self.file(file)?;
+        let data_names: Vec<String> = names.iter().filter(|n| self.partition_column(n).is_none()).cloned().collect();
+        let builder = open_with(&f.path, &f.metadata)?.with_row_groups(vec![row_group]);
+        let batches = read_builder(&f.path, builder, &data_names, batch_size)?;
+        if data_names.len() == names.len() {
+            return Ok(batches);
+        }
+        let table_schema = self.schema();
+        let fields: Vec<Field> = names
+            .iter()
+            .map(|n| {
+                let field = table_schema.fields().iter().find(|f| f.name().eq_ignore_ascii_case(n));
+                field.map(|f| f.as_ref().clone()).ok_or_else(|| KilnError::internal(format!("no column `{n}` in the table")))
+            })
+            .collect::<Result<_>>()?;
+        let schema = Arc::new(Schema::new(fields));
+        batches
+            .into_iter()
+            .map(|b| {
+                let rows = b.num_rows();
+                let mut data = b.columns().iter();
+                let columns: Vec<ArrayRef> = names
+                    .iter()
+                    .map(|n| match self.partition_column(n) {
+                        Some(values) => ScalarValue::try_from_array(values, file)?.to_array(rows),
+                        None => data.next().cloned().ok_or_else(|| KilnError::internal("fewer data columns than asked")),
+                    })
+                    .collect::<Result<_>>()?;
+                let options = RecordBatchOptions::new().with_row_count(Some(rows));
+                Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &options)?)
+            })
+            .collect()
+    }
+}
+
+fn schema_string(schema: &Schema) -> String {
+    let cols: Vec<String> = schema.fields().iter().map(|f| format!("{}: {}", f.name(), crate::types::spark_type_name(f.data_type()))).collect();
+    format!("({})", cols.join(", "))
+}
 
 fn path_str(path: &Path) -> String {
     path.display().to_string()
@@ -95,9 +276,9 @@ pub fn read_row_group(file: &Path, row_group: usize, projection: &[String], batc
     read(file, projection, batch_size, Some(vec![row_group]))
 }
 
-/// The number of row groups of each file, from their footers.
-pub fn row_group_counts(files: &[PathBuf]) -> Result<Vec<usize>> {
-    files.iter().map(|f| Ok(open(f)?.metadata().num_row_groups())).collect()
+fn open_with(file: &Path, metadata: &ArrowReaderMetadata) -> Result<ParquetRecordBatchReaderBuilder<File>> {
+    let f = File::open(file).map_err(|e| KilnError::io(path_str(file), format!("cannot open: {e}")))?;
+    Ok(ParquetRecordBatchReaderBuilder::new_with_metadata(f, metadata.clone()))
 }
 
 fn read(file: &Path, projection: &[String], batch_size: usize, row_groups: Option<Vec<usize>>) -> Result<Vec<RecordBatch>> {
@@ -105,6 +286,15 @@ fn read(file: &Path, projection: &[String], batch_size: usize, row_groups: Optio
     if let Some(groups) = row_groups {
         builder = builder.with_row_groups(groups);
     }
+    read_builder(file, builder, projection, batch_size)
+}
+
+fn read_builder(
+    file: &Path,
+    builder: ParquetRecordBatchReaderBuilder<File>,
+    projection: &[String],
+    batch_size: usize,
+) -> Result<Vec<RecordBatch>> {
     let file_schema = builder.schema().clone();
     let mut roots = Vec::with_capacity(projection.len());
     for name in projection {
@@ -175,9 +365,79 @@ pub fn write_parquet_stream(
     Ok(())
 }
 
+/// Writes `batches` as a Hive-partitioned directory under `dir`: one folder level per column
+/// of `partition_by` (`column=value`, NULL as `__HIVE_DEFAULT_PARTITION__`), one
+/// `part-00000.parquet` per folder with the other columns, rows in input order. Returns the
+/// files written, sorted.
+pub fn write_partitioned(dir: &Path, schema: SchemaRef, batches: &[RecordBatch], partition_by: &[&str]) -> Result<Vec<PathBuf>> {
+    let key_columns: Vec<usize> = partition_by
+        .iter()
+        .map(|name| {
+            schema.fields().iter().position(|f| f.name().eq_ignore_ascii_case(name)).ok_or_else(|| {
+                let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+                KilnError::Config(format!("cannot partition by `{name}`: no such column (columns: {})", names.join(", ")))
+            })
+        })
+        .collect::<Result<_>>()?;
+    let data_columns: Vec<usize> = (0..schema.fields().len()).filter(|i| !key_columns.contains(i)).collect();
+    let data_schema = Arc::new(schema.project(&data_columns)?);
+    let mut folders: std::collections::BTreeMap<PathBuf, Vec<RecordBatch>> = Default::default();
+    for batch in batches {
+        // Folder names come from Arrow's cast to string (dates as yyyy-MM-dd, as Spark writes them).
+        let values: Vec<ArrayRef> = key_columns
+            .iter()
+            .map(|&c| arrow::compute::cast(batch.column(c), &arrow::datatypes::DataType::Utf8))
+            .collect::<std::result::Result<_, _>>()?;
+        let values: Vec<&arrow::array::StringArray> = values
+            .iter()
+            .map(|v| v.as_string_opt::<i32>().ok_or_else(|| KilnError::internal("a cast to Utf8 gave another type")))
+            .collect::<Result<_>>()?;
+        let mut rows: std::collections::BTreeMap<PathBuf, Vec<u32>> = Default::default();
+        for row in 0..batch.num_rows() {
+            let mut folder = dir.to_path_buf();
+            for (&c, v) in key_columns.iter().zip(&values) {
+                let value = match v.is_valid(row) {
+                    true => escape_path_name(v.value(row)),
+                    false => super::partitions::DEFAULT_PARTITION_NAME.to_string(),
+                };
+                folder.push(format!("{}={value}", escape_path_name(schema.field(c).name())));
+            }
+            rows.entry(folder).or_default().push(row as u32);
+        }
+        let data = batch.project(&data_columns)?;
+        for (folder, indices) in rows {
+            let indices = arrow::array::UInt32Array::from(indices);
+            let columns = data.columns().iter().map(|c| arrow::compute::take(c, &indices, None)).collect::<std::result::Result<_, _>>()?;
+            let options = RecordBatchOptions::new().with_row_count(Some(indices.len()));
+            folders.entry(folder).or_default().push(RecordBatch::try_new_with_options(data_schema.clone(), columns, &options)?);
+        }
+    }
+    let mut written = vec![];
+    for (folder, batches) in folders {
+        let file = folder.join("part-00000.parquet");
+        write_parquet_with_schema(&file, data_schema.clone(), &batches)?;
+        written.push(file);
+    }
+    Ok(written)
+}
+
+/// Hive's `escapePathName`: characters that would break a folder name become `%XX`.
+fn escape_path_name(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() || "\"#%'*/:=?\\{[]^".contains(c) {
+            out.push_str(&format!("%{:02X}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::expr::Expr;
     use arrow::array::{ArrayRef, Int64Array, StringArray};
     use arrow::datatypes::DataType;
 
@@ -253,11 +513,114 @@ mod tests {
         let schema = read_schema(&files).unwrap();
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
         assert_eq!(names, ["order_id", "customer_id", "status", "amount"]);
+        let table = ParquetTable::open(&dir).unwrap();
+        let names: Vec<String> = table.schema().fields().iter().map(|f| f.name().clone()).collect();
+        assert_eq!(names, ["order_id", "customer_id", "status", "amount", "order_date"]);
+        assert_eq!(table.schema().field(4).data_type(), &DataType::Date32);
         let rows: usize = files
             .iter()
             .map(|f| read_parquet(f, &["amount".to_string()], 8192).unwrap().iter().map(|b| b.num_rows()).sum::<usize>())
             .sum();
         assert_eq!(rows, 200_000);
+    }
+
+    #[test]
+    fn partitioned_directory_appends_partition_columns_filled_per_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write_parquet(&root.join("d=2026-10-02/n=7/part-0.parquet"), &[batch(0, 3)]).unwrap();
+        write_parquet(&root.join("d=2026-10-01/n=__HIVE_DEFAULT_PARTITION__/part-0.parquet"), &[batch(10, 2)]).unwrap();
+        let table = ParquetTable::open(root).unwrap();
+        assert!(table.is_partitioned());
+        let schema = table.schema();
+        let fields: Vec<(&str, &DataType)> = schema.fields().iter().map(|f| (f.name().as_str(), f.data_type())).collect();
+        assert_eq!(
+            fields,
+            [("id", &DataType::Int64), ("name", &DataType::Utf8), ("score", &DataType::Int64), ("d", &DataType::Date32), ("n", &DataType::Int32)]
+        );
+        // Files are sorted, so file 0 is d=2026-10-01 (n NULL), file 1 is d=2026-10-02 (n 7).
+        let names: Vec<String> = ["n", "id", "d"].map(String::from).to_vec();
+        let got = table.read_row_group(1, 0, &names, 100).unwrap();
+        assert_eq!(crate::format::result_csv(&got[0].schema(), &got), "n,id,d\n7,0,2026-10-02\n7,1,2026-10-02\n7,2,2026-10-02\n");
+        let got = table.read_row_group(0, 0, &names[..1], 100).unwrap();
+        assert_eq!(crate::format::result_csv(&got[0].schema(), &got), "n\nNULL\nNULL\n");
+    }
+
+    /// `batch(0, n)` written in row groups of `rows_per_group` rows.
+    fn write_row_groups(path: &Path, n: usize, rows_per_group: usize) {
+        let props = WriterProperties::builder().set_max_row_group_row_count(Some(rows_per_group)).build();
+        let b = batch(0, n);
+        let mut w = ArrowWriter::try_new(File::create(path).unwrap(), b.schema(), Some(props)).unwrap();
+        w.write(&b).unwrap();
+        w.close().unwrap();
+    }
+
+    #[test]
+    fn row_group_statistics_skip_what_no_row_can_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        write_row_groups(&dir.path().join("t.parquet"), 100, 10);
+        let table = ParquetTable::open(dir.path()).unwrap();
+        assert_eq!(table.files[0].num_row_groups(), 10);
+        let id = || Expr::Attribute(crate::expr::Attribute::new("ID", DataType::Int64, true));
+        let read = |e: Expr| -> Vec<usize> {
+            let f = PushedFilter::translate(&e).unwrap();
+            let keep = table.row_groups_to_read(0, &[f]).unwrap();
+            keep.iter().enumerate().filter(|(_, k)| **k).map(|(i, _)| i).collect()
+        };
+        let lit = |v: i64| Expr::Literal(ScalarValue::Int64(v));
+        assert_eq!(read(id().binary(crate::expr::BinaryOp::GtEq, lit(95))), [9]);
+        assert_eq!(read(id().binary(crate::expr::BinaryOp::Eq, lit(42))), [4]);
+        assert_eq!(read(id().binary(crate::expr::BinaryOp::Lt, lit(0))), Vec::<usize>::new());
+        assert_eq!(read(Expr::IsNotNull(Box::new(id()))).len(), 10);
+        // A column the file lacks has no statistics: nothing is skipped.
+        let missing = PushedFilter::IsNull("nope".into());
+        assert_eq!(table.row_groups_to_read(0, &[missing]).unwrap(), vec![true; 10]);
+    }
+
+    #[test]
+    fn partitioned_writes_read_back_with_the_same_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = batch(0, 7);
+        // `name` is NULL every third row: those rows go to the default partition.
+        let files = write_partitioned(dir.path(), b.schema(), &[b.clone()], &["name"]).unwrap();
+        assert_eq!(files.len(), 5);
+        assert!(files.iter().any(|f| f.ends_with("name=__HIVE_DEFAULT_PARTITION__/part-00000.parquet")), "{files:?}");
+        let table = ParquetTable::open(dir.path()).unwrap();
+        assert_eq!(table.schema().fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(), ["id", "score", "name"]);
+        let names: Vec<String> = ["id", "name"].map(String::from).to_vec();
+        let mut got: Vec<String> = (0..table.files.len())
+            .flat_map(|f| table.read_row_group(f, 0, &names, 100).unwrap())
+            .map(|b| crate::format::result_csv(&b.schema(), &[b]))
+            .flat_map(|t| t.lines().skip(1).map(String::from).collect::<Vec<_>>())
+            .collect();
+        got.sort();
+        assert_eq!(got, ["0,NULL", "1,n1", "2,n2", "3,NULL", "4,n4", "5,n5", "6,NULL"]);
+        let err = write_partitioned(dir.path(), b.schema(), &[b], &["nope"]).unwrap_err().to_string();
+        assert!(err.contains("`nope`") && err.contains("id, name, score"), "{err}");
+        assert_eq!(escape_path_name("a/b=c%"), "a%2Fb%3Dc%25");
+    }
+
+    #[test]
+    fn files_with_different_schemas_are_an_error_naming_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write_parquet(&root.join("k=1/a.parquet"), &[batch(0, 1)]).unwrap();
+        let other = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new("id", DataType::Utf8, true)])),
+            vec![Arc::new(StringArray::from(vec!["x"]))],
+        )
+        .unwrap();
+        write_parquet(&root.join("k=2/b.parquet"), &[other]).unwrap();
+        let err = ParquetTable::open(root).unwrap_err().to_string();
+        assert!(err.contains("k=1/a.parquet") && err.contains("k=2/b.parquet") && err.contains("id: string"), "{err}");
+    }
+
+    #[test]
+    fn bad_partition_folder_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        write_parquet(&dir.path().join("k=/a.parquet"), &[batch(0, 1)]).unwrap();
+        let err = ParquetTable::open(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("`k=`") && err.contains("empty value"), "{err}");
     }
 
     #[test]

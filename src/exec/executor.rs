@@ -2,6 +2,7 @@
 //! on the rayon thread pool (sized to the machine). Exchanges move batches between partitions
 //! in memory.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow::record_batch::RecordBatch;
@@ -9,8 +10,11 @@ use rayon::prelude::*;
 
 use super::interpreted::{self, schema_of};
 use crate::catalog::TableSource;
+use crate::datasource::parquet::ParquetTable;
+use crate::datasource::pushed_filter::PushedFilter;
+use crate::exec::metrics::ScanStats;
+use crate::expr::Attribute;
 use crate::config::Config;
-use crate::datasource::parquet::read_row_group;
 use crate::error::Result;
 use crate::physical::{output_partitioning, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
 use crate::plan::JoinType;
@@ -31,24 +35,14 @@ fn par_map(parts: Partitions, f: impl Fn(Vec<RecordBatch>) -> Result<Vec<RecordB
 /// Runs `plan` and returns its partitions.
 pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> {
     match plan.as_ref() {
-        PhysicalPlan::FileScan { table, output, .. } => {
-            let TableSource::Parquet { files, .. } = &table.source else {
+        PhysicalPlan::FileScan { table, output, pushed_filters, selected_files, metrics, .. } => {
+            let TableSource::Parquet(parquet) = &table.source else {
                 return Err(crate::error::KilnError::internal("FileScan over a memory table"));
             };
-            let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
-            let schema = schema_of(output);
-            let units = table.source.scan_units();
-            let read_unit = |&(f, g): &(usize, usize)| -> Result<Vec<RecordBatch>> {
-                let file = files.get(f).ok_or_else(|| crate::error::KilnError::internal("scan unit past the file list"))?;
-                read_row_group(file, g, &names, config.batch_size)?
-                    .into_iter()
-                    .map(|b| Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?))
-                    .collect()
-            };
-            if units.is_empty() {
-                return Ok(vec![vec![]]);
-            }
-            units.par_iter().map(read_unit).collect()
+            let filters: &[PushedFilter] = if config.parquet_filter_pushdown { pushed_filters } else { &[] };
+            let (parts, stats) = scan_parquet(parquet, &table.source.scan_units(selected_files), output, filters, config)?;
+            metrics.add(stats);
+            Ok(parts)
         }
         PhysicalPlan::InMemoryScan { table, output } => {
             let TableSource::Memory(batches) = &table.source else {
@@ -199,6 +193,48 @@ fn execute_chain(plan: &Arc<PhysicalPlan>, input: &Arc<PhysicalPlan>, batches: V
         }
         other => Err(crate::error::KilnError::internal(format!("{} inside a compiled stage", other.node_string(&Config::default())))),
     }
+}
+
+/// One partition per (file, row group) unit. A row group whose statistics rule out a pushed
+/// filter is skipped: its partition stays empty, so the partition count is the planned one.
+fn scan_parquet(
+    parquet: &ParquetTable,
+    units: &[(usize, usize)],
+    output: &[Attribute],
+    filters: &[PushedFilter],
+    config: &Config,
+) -> Result<(Partitions, ScanStats)> {
+    if units.is_empty() {
+        return Ok((vec![vec![]], ScanStats::default()));
+    }
+    let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
+    let schema = schema_of(output);
+    let mut files: Vec<usize> = units.iter().map(|(f, _)| *f).collect();
+    files.dedup();
+    let keep: BTreeMap<usize, Vec<bool>> =
+        files.into_par_iter().map(|f| Ok((f, parquet.row_groups_to_read(f, filters)?))).collect::<Result<_>>()?;
+    let read = |&(f, g): &(usize, usize)| keep.get(&f).and_then(|k| k.get(g)) != Some(&false);
+    let parts: Partitions = units
+        .par_iter()
+        .map(|&(f, g)| {
+            if !read(&(f, g)) {
+                return Ok(vec![]);
+            }
+            parquet
+                .read_row_group(f, g, &names, config.batch_size)?
+                .into_iter()
+                .map(|b| Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?))
+                .collect()
+        })
+        .collect::<Result<_>>()?;
+    let row_groups_read = units.iter().filter(|u| read(u)).count() as u64;
+    let stats = ScanStats {
+        files_read: keep.values().filter(|k| k.contains(&true)).count() as u64,
+        row_groups_read,
+        row_groups_skipped: units.len() as u64 - row_groups_read,
+        rows_out: parts.iter().flatten().map(|b| b.num_rows() as u64).sum(),
+    };
+    Ok((parts, stats))
 }
 
 /// Pairs the partitions a join runs on: a broadcast side goes whole with every partition of

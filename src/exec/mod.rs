@@ -3,5 +3,6 @@
 pub mod eval;
 pub mod executor;
 pub mod interpreted;
+pub mod metrics;
 
 pub use executor::{collect, execute};

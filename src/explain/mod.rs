@@ -17,20 +17,25 @@ pub enum ExplainMode {
     Simple,
     /// Parsed, analyzed, optimized and physical plans.
     Extended,
-    /// The physical plan with each stage's generated code (stages print as interpreted until
-    /// code generation lands).
+    /// Each WholeStageCodegen subtree of the physical plan with its generated Cranelift IR,
+    /// or the reason it runs interpreted.
     Codegen,
-    /// The optimized logical plan with size statistics.
+    /// The optimized logical plan with size statistics (not supported yet: an error).
     Cost,
-    /// The physical plan outline followed by one detail block per operator.
+    /// The physical plan outline followed by one detail block per operator (not supported
+    /// yet: an error).
     Formatted,
 }
 
 /// The plans of one query, as EXPLAIN prints them.
 pub struct QueryPlans<'a> {
+    /// The parsed (unresolved) logical plan.
     pub parsed: &'a LogicalPlan,
+    /// The analyzed logical plan.
     pub analyzed: &'a LogicalPlan,
+    /// The optimized logical plan.
     pub optimized: &'a LogicalPlan,
+    /// The physical plan.
     pub physical: &'a PhysicalPlan,
 }
 

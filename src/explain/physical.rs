@@ -1,10 +1,12 @@
 //! Spark's one-line description of each physical operator.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use crate::catalog::TableSource;
+use crate::datasource::parquet::ParquetTable;
 use crate::config::Config;
-use crate::expr::{BinaryOp, Expr};
+use crate::expr::Expr;
 use crate::physical::{AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
 use crate::types::spark_type_name;
 
@@ -33,42 +35,32 @@ fn partitioning(p: &Partitioning) -> String {
     }
 }
 
-/// The data-source form of a pushed filter (`EqualTo(status,paid)`), when it has one.
-fn source_filter(e: &Expr) -> Option<String> {
-    match e {
-        Expr::IsNotNull(c) => match c.as_ref() {
-            Expr::Attribute(a) => Some(format!("IsNotNull({})", a.name)),
-            _ => None,
-        },
-        Expr::IsNull(c) => match c.as_ref() {
-            Expr::Attribute(a) => Some(format!("IsNull({})", a.name)),
-            _ => None,
-        },
-        Expr::Binary { op, left, right } => {
-            let (a, v, op) = match (left.as_ref(), right.as_ref()) {
-                (Expr::Attribute(a), Expr::Literal(v)) => (a, v, *op),
-                (Expr::Literal(v), Expr::Attribute(a)) => (a, v, op.flip()),
-                _ => return None,
-            };
-            let name = match op {
-                BinaryOp::Eq => "EqualTo",
-                BinaryOp::Gt => "GreaterThan",
-                BinaryOp::GtEq => "GreaterThanOrEqual",
-                BinaryOp::Lt => "LessThan",
-                BinaryOp::LtEq => "LessThanOrEqual",
-                BinaryOp::EqNullSafe => "EqualNullSafe",
-                _ => return None,
-            };
-            Some(format!("{name}({},{v})", a.name))
-        }
-        Expr::InList { child, list, negated: false } => match child.as_ref() {
-            Expr::Attribute(a) if list.iter().all(|l| matches!(l, Expr::Literal(_))) => {
-                Some(format!("In({}, [{}])", a.name, list.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(",")))
-            }
-            _ => None,
-        },
-        _ => None,
+/// Spark's file index description: `InMemoryFileIndex(1 paths)[file:/t]` for the root of an
+/// unpartitioned table; for a partitioned one `CatalogFileIndex(1 paths)[file:/t]` until a
+/// partition filter prunes it, then the partition folders read (`Utils.buildLocationMetadata`:
+/// paths are appended until the text reaches `max` characters).
+fn file_index(table: &ParquetTable, partition_filters: &[Expr], selected_files: &[usize], max: usize) -> String {
+    let root = format!("(1 paths)[file:{}]", table.location.display());
+    if !table.is_partitioned() {
+        return format!("InMemoryFileIndex{root}");
     }
+    if partition_filters.is_empty() {
+        return format!("CatalogFileIndex{root}");
+    }
+    let mut dirs: Vec<&Path> = selected_files.iter().filter_map(|&f| table.files.get(f)?.path.parent()).collect();
+    dirs.dedup();
+    let mut text = format!("InMemoryFileIndex({} paths)[", dirs.len());
+    for (i, dir) in dirs.iter().enumerate() {
+        if text.len() >= max {
+            break;
+        }
+        if i > 0 {
+            text.push_str(", ");
+        }
+        text.push_str(&format!("file:{}", dir.display()));
+    }
+    text.push(']');
+    text
 }
 
 impl PhysicalPlan {
@@ -76,24 +68,25 @@ impl PhysicalPlan {
     pub fn node_string(&self, config: &Config) -> String {
         let max = config.max_metadata_string_length;
         match self {
-            PhysicalPlan::FileScan { table, output, data_filters } => {
+            PhysicalPlan::FileScan { table, output, partition_filters, data_filters, pushed_filters, selected_files, .. } => {
                 let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");
                 let location = match &table.source {
-                    TableSource::Parquet { location, files, .. } => {
-                        format!("InMemoryFileIndex({} paths)[file:{}]", files.len().max(1), location.display())
-                    }
+                    TableSource::Parquet(t) => file_index(t, partition_filters, selected_files, max),
                     TableSource::Memory(_) => "memory".to_string(),
                 };
-                let pushed: Vec<String> = data_filters.iter().filter_map(source_filter).collect();
+                let pushed: Vec<String> = pushed_filters.iter().map(|f| f.to_string()).collect();
+                // ReadSchema: what is read from the files (partition columns come from folder names).
+                let read = output.iter().filter(|a| !matches!(&table.source, TableSource::Parquet(t) if t.is_partition_column(&a.name)));
                 let schema = format!(
                     "struct<{}>",
-                    output.iter().map(|a| format!("{}:{}", a.name, spark_type_name(&a.data_type))).collect::<Vec<_>>().join(",")
+                    read.map(|a| format!("{}:{}", a.name, spark_type_name(&a.data_type))).collect::<Vec<_>>().join(",")
                 );
                 format!(
-                    "FileScan parquet {}[{cols}] Batched: true, DataFilters: {}, Format: Parquet, Location: {}, PartitionFilters: [], PushedFilters: {}, ReadSchema: {}",
+                    "FileScan parquet {}[{cols}] Batched: true, DataFilters: {}, Format: Parquet, Location: {}, PartitionFilters: {}, PushedFilters: {}, ReadSchema: {}",
                     table.qualified_name(),
                     abbreviate(format!("[{}]", list(data_filters, ", ")), max),
                     abbreviate(location, max),
+                    abbreviate(format!("[{}]", list(partition_filters, ", ")), max),
                     abbreviate(format!("[{}]", pushed.join(", ")), max),
                     abbreviate(schema, max)
                 )
@@ -194,7 +187,7 @@ impl PhysicalPlan {
         let mut stars = HashMap::new();
         mark_stages(self, &mut stars);
         super::draw_tree(
-            self,
+            skip_stage(self),
             &|p: &PhysicalPlan| match stars.get(&(p as *const PhysicalPlan)) {
                 Some(id) => format!("*({id}) {}", p.node_string(config)),
                 None => p.node_string(config),

@@ -42,7 +42,8 @@ pub fn required_child_distribution(plan: &PhysicalPlan) -> Vec<Distribution> {
 /// How an operator's output rows are spread over partitions.
 pub fn output_partitioning(plan: &PhysicalPlan) -> Partitioning {
     match plan {
-        PhysicalPlan::FileScan { table, .. } | PhysicalPlan::InMemoryScan { table, .. } => Partitioning::Unknown(scan_partitions(&table.source)),
+        PhysicalPlan::FileScan { table, selected_files, .. } => Partitioning::Unknown(table.source.scan_units(selected_files).len().max(1)),
+        PhysicalPlan::InMemoryScan { table, .. } => Partitioning::Unknown(scan_partitions(&table.source)),
         PhysicalPlan::LocalTableScan { .. } => Partitioning::Unknown(1),
         PhysicalPlan::Exchange { partitioning, .. } => partitioning.clone(),
         PhysicalPlan::BroadcastExchange { .. } => Partitioning::SinglePartition,
@@ -63,12 +64,13 @@ pub fn output_partitioning(plan: &PhysicalPlan) -> Partitioning {
     }
 }
 
-/// Scan tasks: one per file, or per batch for memory tables, at least one.
+/// Scan tasks of a memory table: one per batch, at least one (Parquet scans: one per row group
+/// of the files they read).
 pub fn scan_partitions(source: &TableSource) -> usize {
     let parallelism = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     match source {
         TableSource::Memory(batches) => batches.len().clamp(1, parallelism.max(1) * 2),
-        TableSource::Parquet { .. } => source.scan_units().len().max(1),
+        TableSource::Parquet(t) => source.scan_units(&(0..t.files.len()).collect::<Vec<_>>()).len().max(1),
     }
 }
 

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 
 use crate::catalog::Table;
+use crate::datasource::pushed_filter::PushedFilter;
+use crate::exec::metrics::ScanMetrics;
 use crate::expr::{AggFunc, Attribute, Expr, ExprId, SortOrder};
 use crate::plan::JoinType;
 
@@ -14,6 +16,7 @@ use crate::plan::JoinType;
 pub enum Partitioning {
     /// Whatever the source gives, with this many partitions.
     Unknown(usize),
+    /// Every row in one partition.
     SinglePartition,
     /// `hashpartitioning(keys, n)`: Spark's Murmur3 of the keys, mod n.
     Hash(Vec<Expr>, usize),
@@ -34,6 +37,7 @@ impl Partitioning {
 /// What an operator needs of its child's partitioning.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Distribution {
+    /// No requirement: any partitioning will do.
     Unspecified,
     /// All rows in one partition.
     AllTuples,
@@ -59,8 +63,11 @@ pub enum AggregateMode {
 /// One aggregate function call inside a HashAggregate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AggregateExpr {
+    /// The aggregate function (`sum`, `count`, ...).
     pub func: AggFunc,
+    /// The function's argument expressions.
     pub args: Vec<Expr>,
+    /// Whether the call is `DISTINCT` (`count(DISTINCT x)`).
     pub distinct: bool,
     /// The attribute the final result is bound to (`sum(amount#3)#9`).
     pub result: Attribute,
@@ -71,63 +78,185 @@ pub struct AggregateExpr {
 /// Which side of a hash join is loaded into the hash table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BuildSide {
+    /// The left child is the build side; the right child is streamed.
     BuildLeft,
+    /// The right child is the build side; the left child is streamed.
     BuildRight,
 }
 
 /// A physical operator.
 #[derive(Debug, Clone)]
 pub enum PhysicalPlan {
-    /// Reads Parquet files; only the `output` columns are decoded.
-    FileScan { table: Arc<Table>, output: Vec<Attribute>, data_filters: Vec<Expr> },
+    /// Reads Parquet files; only the `output` columns are decoded (partition columns come
+    /// from the folder names).
+    FileScan {
+        /// The Parquet table scanned.
+        table: Arc<Table>,
+        /// The columns read: needed data columns, then every partition column.
+        output: Vec<Attribute>,
+        /// Conjuncts over partition columns only: they chose `selected_files`.
+        partition_filters: Vec<Expr>,
+        /// Deterministic conjuncts over data columns, which the source may use to skip data.
+        data_filters: Vec<Expr>,
+        /// The data filters the Parquet reader checks against row-group statistics.
+        pushed_filters: Vec<PushedFilter>,
+        /// The table's files this scan reads (indices into its file list).
+        selected_files: Vec<usize>,
+        /// What the scan read in its last run: files, row groups read and skipped, rows.
+        metrics: Arc<ScanMetrics>,
+    },
     /// Reads a session table held in memory.
-    InMemoryScan { table: Arc<Table>, output: Vec<Attribute> },
+    InMemoryScan {
+        /// The in-memory table scanned.
+        table: Arc<Table>,
+        /// The columns read from it.
+        output: Vec<Attribute>,
+    },
     /// Rows known at planning time.
-    LocalTableScan { output: Vec<Attribute>, data: Vec<RecordBatch> },
-    Filter { condition: Expr, child: Arc<PhysicalPlan> },
-    Project { list: Vec<Expr>, child: Arc<PhysicalPlan> },
+    LocalTableScan {
+        /// The columns of the rows.
+        output: Vec<Attribute>,
+        /// The rows themselves.
+        data: Vec<RecordBatch>,
+    },
+    /// Keeps the rows for which `condition` is true.
+    Filter {
+        /// The predicate; rows where it is false or NULL are dropped.
+        condition: Expr,
+        /// The input operator.
+        child: Arc<PhysicalPlan>,
+    },
+    /// Computes a list of expressions for every row.
+    Project {
+        /// The output expressions, each named (Alias or Attribute).
+        list: Vec<Expr>,
+        /// The input operator.
+        child: Arc<PhysicalPlan>,
+    },
+    /// Groups rows by `grouping` in a hash table and computes the aggregates per group.
     HashAggregate {
+        /// Which stage of the aggregation this operator runs.
         mode: AggregateMode,
         /// Grouping expressions: named (Alias or Attribute) so the output has ids.
         grouping: Vec<Expr>,
+        /// The aggregate function calls computed per group.
         aggregates: Vec<AggregateExpr>,
         /// Final output expressions over grouping attributes and aggregate results (Final/Complete).
         result: Vec<Expr>,
+        /// The input operator.
         child: Arc<PhysicalPlan>,
     },
-    Exchange { partitioning: Partitioning, plan_id: u64, child: Arc<PhysicalPlan> },
-    BroadcastExchange { keys: Vec<Expr>, plan_id: u64, child: Arc<PhysicalPlan> },
+    /// A shuffle: redistributes the child's rows into `partitioning` (inserted by
+    /// `EnsureRequirements`).
+    Exchange {
+        /// The partitioning the output rows get.
+        partitioning: Partitioning,
+        /// Unique id of this exchange, shown as `[plan_id=N]` in plans.
+        plan_id: u64,
+        /// The input operator.
+        child: Arc<PhysicalPlan>,
+    },
+    /// Collects the whole child into one partition for every task of a broadcast join
+    /// (inserted by `EnsureRequirements`).
+    BroadcastExchange {
+        /// The build side's join keys (`HashedRelationBroadcastMode`); empty for a nested-loop
+        /// join (`IdentityBroadcastMode`).
+        keys: Vec<Expr>,
+        /// Unique id of this exchange, shown as `[plan_id=N]` in plans.
+        plan_id: u64,
+        /// The input operator.
+        child: Arc<PhysicalPlan>,
+    },
     /// An equi-join on hash keys, with an optional extra condition.
     HashJoin {
+        /// Broadcast or shuffled hash join.
         kind: HashJoinKind,
+        /// Join keys over the left child's output, paired with `right_keys` by position.
         left_keys: Vec<Expr>,
+        /// Join keys over the right child's output, paired with `left_keys` by position.
         right_keys: Vec<Expr>,
+        /// Inner, outer, semi or anti join.
         join_type: JoinType,
+        /// Which child is loaded into the hash table.
         build_side: BuildSide,
+        /// An extra non-equi condition that key-matched row pairs must also pass.
         condition: Option<Expr>,
+        /// The left input.
         left: Arc<PhysicalPlan>,
+        /// The right input.
         right: Arc<PhysicalPlan>,
     },
     /// A join without equi-keys: every pair is tested (Spark's BroadcastNestedLoopJoin).
     NestedLoopJoin {
+        /// Inner, outer, semi or anti join.
         join_type: JoinType,
+        /// Which child is broadcast (for a full outer join both children are gathered into one
+        /// partition instead).
         build_side: BuildSide,
+        /// The join condition each row pair is tested against; `None` is a cross join.
         condition: Option<Expr>,
+        /// The left input.
         left: Arc<PhysicalPlan>,
+        /// The right input.
         right: Arc<PhysicalPlan>,
     },
-    Sort { order: Vec<SortOrder>, global: bool, child: Arc<PhysicalPlan> },
+    /// Sorts rows by `order`, within each partition or (when `global`) across all of them.
+    Sort {
+        /// The sort keys, with direction and null ordering.
+        order: Vec<SortOrder>,
+        /// Whether the output is totally ordered across partitions (requires range-partitioned
+        /// input); otherwise each partition is sorted on its own.
+        global: bool,
+        /// The input operator.
+        child: Arc<PhysicalPlan>,
+    },
     /// `ORDER BY ... LIMIT n` without a global sort.
-    TakeOrderedAndProject { limit: usize, order: Vec<SortOrder>, list: Vec<Expr>, child: Arc<PhysicalPlan> },
+    TakeOrderedAndProject {
+        /// How many rows to keep.
+        limit: usize,
+        /// The order that decides which rows come first.
+        order: Vec<SortOrder>,
+        /// The output expressions computed over the kept rows.
+        list: Vec<Expr>,
+        /// The input operator.
+        child: Arc<PhysicalPlan>,
+    },
     /// A top-level `LIMIT n` collected to the driver.
-    CollectLimit { limit: usize, child: Arc<PhysicalPlan> },
-    LocalLimit { limit: usize, child: Arc<PhysicalPlan> },
-    GlobalLimit { limit: usize, child: Arc<PhysicalPlan> },
+    CollectLimit {
+        /// How many rows to keep.
+        limit: usize,
+        /// The input operator.
+        child: Arc<PhysicalPlan>,
+    },
+    /// Keeps the first `limit` rows of each partition.
+    LocalLimit {
+        /// How many rows to keep per partition.
+        limit: usize,
+        /// The input operator.
+        child: Arc<PhysicalPlan>,
+    },
+    /// Keeps the first `limit` rows overall (its child is a single partition).
+    GlobalLimit {
+        /// How many rows to keep.
+        limit: usize,
+        /// The input operator.
+        child: Arc<PhysicalPlan>,
+    },
     /// `UNION ALL`: the partitions of every child, one after the other.
-    Union { children: Vec<Arc<PhysicalPlan>> },
+    Union {
+        /// The inputs, in order; the columns are the first input's.
+        children: Vec<Arc<PhysicalPlan>>,
+    },
     /// A pipeline compiled into one native function (`*(id)` in plans); `fallback` says why
     /// it runs interpreted instead, when it does.
-    WholeStageCodegen { id: usize, fallback: Option<String>, child: Arc<PhysicalPlan> },
+    WholeStageCodegen {
+        /// The stage's codegen id, shown as `*(id)`.
+        id: usize,
+        /// Why the stage runs interpreted, if it does.
+        fallback: Option<String>,
+        /// The root of the fused pipeline.
+        child: Arc<PhysicalPlan>,
+    },
 }
 
 /// How a hash join gets both sides' matching keys together.

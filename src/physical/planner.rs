@@ -4,11 +4,14 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use arrow::array::Array;
 use arrow::datatypes::DataType;
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use super::{AggregateExpr, AggregateMode, BuildSide, HashJoinKind, PhysicalPlan};
 use crate::catalog::TableSource;
+use crate::datasource::parquet::ParquetTable;
+use crate::datasource::pushed_filter::PushedFilter;
 use crate::config::Config;
 use crate::error::{KilnError, Result};
 use crate::expr::{aggregate_result_type, AggFunc, Attribute, BinaryOp, Expr, ExprId};
@@ -26,21 +29,15 @@ struct Planner<'a> {
 impl Planner<'_> {
     fn plan(&self, plan: &Arc<LogicalPlan>, root: bool) -> Result<Arc<PhysicalPlan>> {
         let node = match plan.as_ref() {
-            LogicalPlan::Relation { .. } => self.plan_scan(plan, None)?,
-            LogicalPlan::Project { list, child } => {
-                if let Some(scan) = self.scan_below(child, list)? {
-                    PhysicalPlan::Project { list: list.clone(), child: scan }
-                } else {
-                    PhysicalPlan::Project { list: list.clone(), child: self.plan(child, false)? }
-                }
+            LogicalPlan::Relation { .. } => return self.plan_scan(plan, None, None),
+            LogicalPlan::Project { list, child } => match self.scan_below(child, list)? {
+                Some(scan) => return Ok(scan),
+                None => PhysicalPlan::Project { list: list.clone(), child: self.plan(child, false)? },
+            },
+            LogicalPlan::Filter { condition, child } if matches!(child.as_ref(), LogicalPlan::Relation { .. }) => {
+                return self.plan_scan(child, Some(condition), None)
             }
-            LogicalPlan::Filter { condition, child } => {
-                let child = match child.as_ref() {
-                    LogicalPlan::Relation { .. } => Arc::new(self.plan_scan(child, Some(condition))?),
-                    _ => self.plan(child, false)?,
-                };
-                PhysicalPlan::Filter { condition: condition.clone(), child }
-            }
+            LogicalPlan::Filter { condition, child } => PhysicalPlan::Filter { condition: condition.clone(), child: self.plan(child, false)? },
             LogicalPlan::Aggregate { grouping, aggregates, child } => return self.plan_aggregate(grouping, aggregates, child),
             LogicalPlan::Join { left, right, join_type, condition, .. } => {
                 return self.plan_join(left, right, *join_type, condition.as_ref())
@@ -100,39 +97,100 @@ impl Planner<'_> {
         Ok(Arc::new(node))
     }
 
-    /// `Project [cols] <- Filter* <- Relation`: the scan reads only the columns used above it.
+    /// `Project [cols] <- Filter? <- Relation`: the scan reads only the columns used above it.
     fn scan_below(&self, child: &Arc<LogicalPlan>, list: &[Expr]) -> Result<Option<Arc<PhysicalPlan>>> {
-        let mut needed: BTreeSet<ExprId> = list.iter().flat_map(|e| e.references()).collect();
         match child.as_ref() {
-            LogicalPlan::Relation { .. } => Ok(Some(Arc::new(self.plan_scan_columns(child, &needed, vec![])?))),
+            LogicalPlan::Relation { .. } => Ok(Some(self.plan_scan(child, None, Some(list))?)),
             LogicalPlan::Filter { condition, child: rel } if matches!(rel.as_ref(), LogicalPlan::Relation { .. }) => {
-                needed.extend(condition.references());
-                // Non-deterministic conjuncts (rand()) are never handed to the source.
-                let filters = condition.split_conjunction().into_iter().filter(|c| c.deterministic()).cloned().collect();
-                let scan = Arc::new(self.plan_scan_columns(rel, &needed, filters)?);
-                Ok(Some(Arc::new(PhysicalPlan::Filter { condition: condition.clone(), child: scan })))
+                Ok(Some(self.plan_scan(rel, Some(condition), Some(list))?))
             }
             _ => Ok(None),
         }
     }
 
-    fn plan_scan(&self, rel: &Arc<LogicalPlan>, filter: Option<&Expr>) -> Result<PhysicalPlan> {
-        let all: BTreeSet<ExprId> = rel.output().iter().map(|a| a.id).collect();
-        let filters = filter.map(|f| f.split_conjunction().into_iter().filter(|c| c.deterministic()).cloned().collect()).unwrap_or_default();
-        self.plan_scan_columns(rel, &all, filters)
-    }
-
-    fn plan_scan_columns(&self, rel: &Arc<LogicalPlan>, needed: &BTreeSet<ExprId>, data_filters: Vec<Expr>) -> Result<PhysicalPlan> {
+    /// Spark's `FileSourceStrategy` for `Project? <- Filter? <- Relation`:
+    /// - deterministic conjuncts over partition columns only are PartitionFilters: they choose
+    ///   the files now, and the Filter above the scan drops them;
+    /// - deterministic conjuncts over data columns only are DataFilters, which the source may use
+    ///   to skip data; the Filter above the scan still checks them on every row;
+    /// - the Project is left out when it lists exactly the columns below it.
+    ///
+    /// In-memory tables have no partition columns and always keep their Project.
+    fn plan_scan(&self, rel: &Arc<LogicalPlan>, condition: Option<&Expr>, list: Option<&[Expr]>) -> Result<Arc<PhysicalPlan>> {
         let LogicalPlan::Relation { table, output } = rel.as_ref() else {
             return Err(KilnError::internal("scan of a non-relation"));
         };
-        let mut cols: Vec<Attribute> = output.iter().filter(|a| needed.contains(&a.id)).cloned().collect();
+        let needed: BTreeSet<ExprId> = match list {
+            Some(list) => list.iter().flat_map(|e| e.references()).chain(condition.iter().flat_map(|c| c.references())).collect(),
+            None => output.iter().map(|a| a.id).collect(),
+        };
+        let partition_ids: BTreeSet<ExprId> = match &table.source {
+            TableSource::Parquet(t) => output.iter().filter(|a| t.is_partition_column(&a.name)).map(|a| a.id).collect(),
+            TableSource::Memory(_) => BTreeSet::new(),
+        };
+        let conjuncts: Vec<&Expr> = condition.map(|c| c.split_conjunction()).unwrap_or_default();
+        let is_partition_filter = |c: &Expr| {
+            let refs = c.references();
+            c.deterministic() && !refs.is_empty() && refs.is_subset(&partition_ids)
+        };
+        let partition_filters: Vec<Expr> = conjuncts.iter().filter(|c| is_partition_filter(c)).map(|c| (*c).clone()).collect();
+        // Non-deterministic conjuncts (rand()) are never handed to the source.
+        let data_filters: Vec<Expr> = conjuncts
+            .iter()
+            .filter(|c| c.deterministic() && c.references().is_disjoint(&partition_ids))
+            .map(|c| (*c).clone())
+            .collect();
+        let scan = Arc::new(self.plan_scan_columns(rel, &needed, partition_filters.clone(), data_filters)?);
+        let after_scan = if partition_filters.is_empty() {
+            condition.cloned()
+        } else {
+            Expr::conjunction(conjuncts.into_iter().filter(|c| !is_partition_filter(c)).cloned())
+        };
+        let below = match after_scan {
+            Some(condition) => Arc::new(PhysicalPlan::Filter { condition, child: scan }),
+            None => scan,
+        };
+        let Some(list) = list else { return Ok(below) };
+        let below_ids: Vec<ExprId> = below.output().iter().map(|a| a.id).collect();
+        let list_ids: Vec<Option<ExprId>> = list.iter().map(|e| if let Expr::Attribute(a) = e { Some(a.id) } else { None }).collect();
+        let is_file_scan = matches!(table.source, TableSource::Parquet(_));
+        if is_file_scan && list_ids.iter().copied().eq(below_ids.into_iter().map(Some)) {
+            return Ok(below);
+        }
+        Ok(Arc::new(PhysicalPlan::Project { list: list.to_vec(), child: below }))
+    }
+
+    fn plan_scan_columns(
+        &self,
+        rel: &Arc<LogicalPlan>,
+        needed: &BTreeSet<ExprId>,
+        partition_filters: Vec<Expr>,
+        data_filters: Vec<Expr>,
+    ) -> Result<PhysicalPlan> {
+        let LogicalPlan::Relation { table, output } = rel.as_ref() else {
+            return Err(KilnError::internal("scan of a non-relation"));
+        };
+        // Spark's FileSourceStrategy: the needed data columns, then every partition column.
+        let is_partition = |a: &Attribute| matches!(&table.source, TableSource::Parquet(t) if t.is_partition_column(&a.name));
+        let mut cols: Vec<Attribute> = output.iter().filter(|a| needed.contains(&a.id) || is_partition(a)).cloned().collect();
         if cols.is_empty() {
             // count(*) still needs row counts: read the narrowest column.
             cols.extend(output.first().cloned());
         }
-        Ok(match table.source {
-            TableSource::Parquet { .. } => PhysicalPlan::FileScan { table: table.clone(), output: cols, data_filters },
+        Ok(match &table.source {
+            TableSource::Parquet(t) => {
+                let selected_files = select_files(t, output, &partition_filters)?;
+                let pushed_filters = data_filters.iter().filter_map(PushedFilter::translate).collect();
+                PhysicalPlan::FileScan {
+                    table: table.clone(),
+                    output: cols,
+                    partition_filters,
+                    data_filters,
+                    pushed_filters,
+                    selected_files,
+                    metrics: Default::default(),
+                }
+            }
             TableSource::Memory(_) => PhysicalPlan::InMemoryScan { table: table.clone(), output: cols },
         })
     }
@@ -141,7 +199,14 @@ impl Planner<'_> {
     /// EnsureRequirements, and a final aggregate. DISTINCT aggregates run in one Complete step
     /// over clustered input.
     fn plan_aggregate(&self, grouping: &[Expr], aggregates: &[Expr], child: &Arc<LogicalPlan>) -> Result<Arc<PhysicalPlan>> {
-        let child = self.plan(child, false)?;
+        let child = match child.as_ref() {
+            // An aggregate straight over a table (count(*)) reads only the columns it uses.
+            LogicalPlan::Relation { .. } => {
+                let needed: BTreeSet<ExprId> = grouping.iter().chain(aggregates).flat_map(|e| e.references()).collect();
+                Arc::new(self.plan_scan_columns(child, &needed, vec![], vec![])?)
+            }
+            _ => self.plan(child, false)?,
+        };
         let named_grouping: Vec<Expr> = grouping
             .iter()
             .map(|g| match g {
@@ -247,6 +312,27 @@ impl Planner<'_> {
         };
         Ok(Arc::new(PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition: extra, left: lp, right: rp }))
     }
+}
+
+/// Partition pruning: the files whose partition values pass every partition filter, found by
+/// evaluating the filters over the table's partition values (one row per file).
+fn select_files(table: &ParquetTable, output: &[Attribute], partition_filters: &[Expr]) -> Result<Vec<usize>> {
+    let Some(condition) = Expr::conjunction(partition_filters.iter().cloned()) else {
+        return Ok((0..table.files.len()).collect());
+    };
+    let values = &table.partition_values;
+    let input: Vec<Attribute> = values
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| {
+            output.iter().find(|a| a.name.eq_ignore_ascii_case(f.name())).cloned().ok_or_else(|| {
+                KilnError::internal(format!("partition column `{}` is not in the relation's output", f.name()))
+            })
+        })
+        .collect::<Result<_>>()?;
+    let keep = crate::exec::eval::evaluate_predicate(&condition, values, &input)?;
+    Ok((0..keep.len()).filter(|&i| keep.is_valid(i) && keep.value(i)).collect())
 }
 
 fn ids(p: &LogicalPlan) -> BTreeSet<ExprId> {

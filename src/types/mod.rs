@@ -30,7 +30,7 @@ pub fn spark_type_name(dt: &DataType) -> String {
     }
 }
 
-/// Parses a SQL type name as Spark accepts it (`INT`, `BIGINT`, `DECIMAL(10,2)`, `VARCHAR`, ...).
+/// True for the numeric types: integral, floating point and decimal.
 pub fn is_numeric(dt: &DataType) -> bool {
     matches!(
         dt,
@@ -84,10 +84,15 @@ pub fn bounded_decimal(precision: i32, scale: i32) -> (u8, i8) {
 /// The arithmetic operators whose decimal result type Spark defines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DecimalOp {
+    /// `+`.
     Add,
+    /// `-`.
     Subtract,
+    /// `*`.
     Multiply,
+    /// `/`.
     Divide,
+    /// `%`.
     Remainder,
 }
 

@@ -14,13 +14,19 @@ use crate::error::{KilnError, Result};
 /// A typed SQL value; `Null` carries its type so a NULL literal still has one.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ScalarValue {
+    /// A NULL of the given type.
     Null(DataType),
+    /// A `boolean`.
     Boolean(bool),
+    /// An `int`.
     Int32(i32),
+    /// A `bigint`.
     Int64(i64),
+    /// A `double`.
     Float64(f64),
     /// Unscaled value, precision, scale.
     Decimal(i128, u8, i8),
+    /// A `string`.
     Utf8(String),
     /// Days since 1970-01-01.
     Date32(i32),

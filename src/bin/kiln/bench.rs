@@ -82,9 +82,9 @@ pub fn run(sf: f64, queries: &str, runs: usize, mode: BenchMode, format: BenchFo
         BenchMode::Both => vec![("interpreted", "false"), ("compiled", "true")],
     };
     match format {
-        BenchFormat::Csv => println!("engine,query,median_ms,rows"),
+        BenchFormat::Csv => outln!("engine,query,median_ms,rows"),
         BenchFormat::Table => {
-            println!("query  {}", modes.iter().map(|(m, _)| format!("{m:<28}")).collect::<String>());
+            outln!("query  {}", modes.iter().map(|(m, _)| format!("{m:<28}")).collect::<String>());
         }
     }
     for (name, sql) in wanted {
@@ -93,7 +93,7 @@ pub fn run(sf: f64, queries: &str, runs: usize, mode: BenchMode, format: BenchFo
             session.set_conf("spark.sql.codegen.wholeStage", codegen)?;
             let t = time_query(&session, sql, runs)?;
             if format == BenchFormat::Csv {
-                println!("kiln-{label},q{name},{:.1},{}", t.median, t.rows);
+                outln!("kiln-{label},q{name},{:.1},{}", t.median, t.rows);
             }
             timings.push(t);
         }
@@ -103,7 +103,7 @@ pub fn run(sf: f64, queries: &str, runs: usize, mode: BenchMode, format: BenchFo
                 [i, c] => format!("compiled/interpreted {:.2}", c.median / i.median),
                 _ => String::new(),
             };
-            println!("q{name:<5} {cells}{ratio}");
+            outln!("q{name:<5} {cells}{ratio}");
         }
     }
     Ok(())

@@ -21,23 +21,23 @@ pub fn run(scale: f64) -> Result<(), KilnError> {
     }
     let dir = tempfile::tempdir().map_err(|e| KilnError::io("temporary directory", e))?;
     let paths = kiln::datasource::demo::write_demo_data(dir.path(), scale)?;
-    println!("Data sets written under {}", dir.path().display());
+    outln!("Data sets written under {}", dir.path().display());
 
     let shop = Session::new();
     shop.register_parquet("orders", &paths.shop_orders)?;
     shop.register_parquet("customers", &paths.shop_customers)?;
     let q = "SELECT customer_id, SUM(amount) AS revenue FROM orders WHERE status = 'paid' GROUP BY customer_id ORDER BY customer_id";
-    println!("\n-- shop: paid revenue per customer\n{q}");
+    outln!("\n-- shop: paid revenue per customer\n{q}");
     shop.sql(q)?.show()?;
 
     let sales = Session::new();
     sales.register_parquet("orders", &paths.sales_orders)?;
     sales.register_parquet("customers", &paths.sales_customers)?;
-    println!("\n-- sales: revenue by country (scale {scale})\n{REVENUE_BY_COUNTRY}\n");
+    outln!("\n-- sales: revenue by country (scale {scale})\n{REVENUE_BY_COUNTRY}\n");
     let df = sales.sql(REVENUE_BY_COUNTRY)?;
     df.explain(ExplainMode::Extended)?;
     let start = std::time::Instant::now();
     df.show()?;
-    println!("({} ms)", start.elapsed().as_millis());
+    outln!("({} ms)", start.elapsed().as_millis());
     Ok(())
 }

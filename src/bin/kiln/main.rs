@@ -7,6 +7,15 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use kiln::{ExplainMode, KilnError, Session};
 
+/// `println!` that exits quietly when standard output is a closed pipe.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        if kiln::dataframe::write_stdout(&format!("{}\n", format!($($arg)*))).is_err() {
+            std::process::exit(0);
+        }
+    };
+}
+
 mod bench;
 mod demo;
 
@@ -185,7 +194,7 @@ fn run(cli: Cli) -> Result<(), KilnError> {
                 Mode::Extended => ExplainMode::Extended,
                 Mode::Codegen => ExplainMode::Codegen,
             };
-            println!("{}", s.sql(&text)?.explain_string(mode)?);
+            outln!("{}", s.sql(&text)?.explain_string(mode)?);
             Ok(())
         }
         Command::Gen { what: GenCommand::Tpch { sf, out } } => {
@@ -194,7 +203,7 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             }
             let files = kiln::datasource::tpch::generate_tpch(sf, &out)?;
             for f in files {
-                println!("{}", f.display());
+                outln!("{}", f.display());
             }
             Ok(())
         }
@@ -219,6 +228,8 @@ fn run(cli: Cli) -> Result<(), KilnError> {
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
+        // Output cut short by the reader (`| head`): not an error of the query.
+        Err(KilnError::Io { path, .. }) if path == "stdout" => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE

@@ -1,0 +1,35 @@
+//! The same physical plans run compiled and interpreted: TPC-H Q1 and Q6 over tables generated
+//! in memory (SF 0.1 by default; `KILN_BENCH_SF` changes it). Each query's group holds both
+//! modes, so criterion reports them side by side.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use kiln::Session;
+
+const Q1: &str = include_str!("../tests/reference/queries/tpch_q01.sql");
+const Q6: &str = include_str!("../tests/reference/queries/tpch_q06.sql");
+
+fn tpch_session(sf: f64) -> Session {
+    let session = Session::new();
+    for (name, batches) in kiln::datasource::tpch::generate_tpch_batches(sf).expect("TPC-H data") {
+        session.register_batches(name, batches).expect("table");
+    }
+    session
+}
+
+fn compiled_vs_interpreted(c: &mut Criterion) {
+    let sf: f64 = std::env::var("KILN_BENCH_SF").ok().and_then(|s| s.parse().ok()).unwrap_or(0.1);
+    let session = tpch_session(sf);
+    for (name, sql) in [("q1", Q1), ("q6", Q6)] {
+        let mut group = c.benchmark_group(format!("tpch_{name}_sf{sf}"));
+        group.sample_size(10);
+        for (mode, codegen) in [("interpreted", "false"), ("compiled", "true")] {
+            session.set_conf("spark.sql.codegen.wholeStage", codegen).expect("setting");
+            let df = session.sql(sql).expect("plans");
+            group.bench_function(mode, |b| b.iter(|| df.collect().expect("runs")));
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, compiled_vs_interpreted);
+criterion_main!(benches);

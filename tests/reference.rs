@@ -128,11 +128,8 @@ fn normalize_plan(text: &str) -> String {
 
 /// Reference queries whose optimized plan kiln cannot produce yet, and why.
 const OPTIMIZED_PLAN_DIFFERS: &[(&str, &str)] = &[
-    ("sales_enterprise_revenue", "order_date is a partition column read from directory names (issue 6): analysis fails"),
-    ("sales_enterprise_revenue_hint", "partition column order_date (issue 6); kiln also drops the hint, Spark's plan has no hint node after optimization either"),
-    ("sales_partition_pruning", "partition column order_date (issue 6)"),
+    ("sales_enterprise_revenue_hint", "kiln reads hints as comments: Spark's join carries `rightHint=(strategy=broadcast)`"),
     ("sales_rollup", "GROUP BY ROLLUP (Expand) is unsupported"),
-    ("sales_top10_orders", "partition column order_date (issue 6)"),
 ];
 
 /// The optimized plan of every reference query with a Spark capture equals Spark's

@@ -60,6 +60,8 @@ pub fn default_batches(config: &Config) -> Vec<Batch> {
         // Inferred filters must see predicates already pushed to their final place.
         Batch { name: "Infer Filters", strategy: Strategy::Once, rules: infer },
         Batch { name: "Operator Optimization after Inferring Filters", strategy: fixed, rules: operator_optimization() },
+        // Spark's scan push-down batch; kiln's scans take the Filter as it stands afterwards.
+        Batch { name: "Early Filter and Projection Push-Down", strategy: Strategy::Once, rules: vec![Box::new(PruneFileSourcePartitions)] },
         // Filters folded to false above are empty relations now; collapse what sits on them.
         Batch { name: "LocalRelation", strategy: fixed, rules: local_relation() },
     ]

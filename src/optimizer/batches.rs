@@ -28,6 +28,7 @@ pub fn default_batches(config: &Config) -> Vec<Batch> {
             Box::new(OptimizeIn { threshold }),
             Box::new(ConstantFolding),
             Box::new(BooleanSimplification),
+            Box::new(ReplaceNullWithFalseInPredicate),
             Box::new(PruneFilters),
             Box::new(SimplifyCasts),
             Box::new(EliminateSorts),

@@ -226,6 +226,69 @@ impl Rule for OptimizeIn {
     }
 }
 
+/// `ReplaceNullWithFalseInPredicate`: where a NULL can only mean "row not selected" — a Filter
+/// or join condition, through AND, OR and CASE branches — it becomes `false`, which
+/// `BooleanSimplification` and `PruneFilters` then fold (`x > NULL AND y` drops every row).
+/// Must not fire inside NOT or any other expression, where NULL and false differ.
+pub struct ReplaceNullWithFalseInPredicate;
+
+impl Rule for ReplaceNullWithFalseInPredicate {
+    fn name(&self) -> &'static str {
+        "ReplaceNullWithFalseInPredicate"
+    }
+    fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        plan.transform_up(&mut |p| match p.as_ref() {
+            LogicalPlan::Filter { condition, child } => Ok(match null_to_false(condition) {
+                Some(condition) => Arc::new(LogicalPlan::Filter { condition, child: child.clone() }),
+                None => p,
+            }),
+            LogicalPlan::Join { left, right, join_type, condition: Some(c), using } => Ok(match null_to_false(c) {
+                Some(c) => Arc::new(LogicalPlan::Join { left: left.clone(), right: right.clone(), join_type: *join_type, condition: Some(c), using: using.clone() }),
+                None => p,
+            }),
+            _ => Ok(p),
+        })
+    }
+}
+
+/// The predicate with NULL literals in selecting positions replaced by `false`, if any.
+fn null_to_false(e: &Expr) -> Option<Expr> {
+    match e {
+        Expr::Literal(v) if v.is_null() => Some(Expr::Literal(ScalarValue::Boolean(false))),
+        Expr::Binary { op: op @ (BinaryOp::And | BinaryOp::Or), left, right } => {
+            let (l, r) = (null_to_false(left), null_to_false(right));
+            if l.is_none() && r.is_none() {
+                return None;
+            }
+            Some(Expr::Binary {
+                op: *op,
+                left: Box::new(l.unwrap_or_else(|| left.as_ref().clone())),
+                right: Box::new(r.unwrap_or_else(|| right.as_ref().clone())),
+            })
+        }
+        Expr::CaseWhen { branches, else_expr } => {
+            let mut changed = false;
+            let branches = branches
+                .iter()
+                .map(|(c, v)| {
+                    let v2 = null_to_false(v);
+                    changed |= v2.is_some();
+                    (c.clone(), v2.unwrap_or_else(|| v.clone()))
+                })
+                .collect();
+            let else_expr = else_expr.as_ref().map(|e| match null_to_false(e) {
+                Some(x) => {
+                    changed = true;
+                    Box::new(x)
+                }
+                None => e.clone(),
+            });
+            changed.then_some(Expr::CaseWhen { branches, else_expr })
+        }
+        _ => None,
+    }
+}
+
 /// Removes casts to the type the value already has.
 pub struct SimplifyCasts;
 

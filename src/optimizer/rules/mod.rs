@@ -16,7 +16,9 @@ mod unions;
 
 pub use aliases::RemoveRedundantAliases;
 pub use column_pruning::{CollapseProject, ColumnPruning, RemoveNoopOperators};
-pub use constant_folding::{BooleanSimplification, ConstantFolding, NullPropagation, OptimizeIn, PruneFilters, SimplifyCasts};
+pub use constant_folding::{
+    BooleanSimplification, ConstantFolding, NullPropagation, OptimizeIn, PruneFilters, ReplaceNullWithFalseInPredicate, SimplifyCasts,
+};
 pub use finish_analysis::{EliminateSubqueryAliases, ReplaceDistinctWithAggregate};
 pub use infer_filters::InferFiltersFromConstraints;
 pub use joins::EliminateOuterJoin;

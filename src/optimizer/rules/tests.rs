@@ -495,3 +495,13 @@ fn window_functions_are_not_planned_so_there_is_no_window_refusal_to_test() {
     // operator yet; the parser refuses window functions instead.
     assert!(shop().sql("SELECT order_id, rank() OVER (ORDER BY amount) FROM orders").is_err());
 }
+
+#[test]
+fn a_null_comparison_in_a_filter_selects_no_rows_without_evaluating_the_rest() {
+    let s = with_t();
+    let sql = "SELECT a FROM t WHERE (a + a) >= CAST(NULL AS INT) AND (a + a) <= 0";
+    assert_eq!(optimized_in(&s, sql), "LocalRelation <empty>, [a#n]\n");
+    // Under NOT, NULL is not false: NOT (NULL AND a > 1) keeps the rows where a > 1 is false.
+    assert!(optimized_in(&s, "SELECT a FROM t WHERE NOT (b > CAST(NULL AS INT) AND a > 1)").contains("Filter"));
+    assert_eq!(rows(&s, "SELECT a FROM t WHERE NOT (b > CAST(NULL AS INT) AND a > 1)"), 1);
+}

@@ -42,6 +42,8 @@ pub struct Config {
     pub max_metadata_string_length: usize,
     /// `kiln.batchSize`: rows per batch read from Parquet.
     pub batch_size: usize,
+    /// `kiln.codegen.disassembly`: EXPLAIN CODEGEN adds each stage's machine code.
+    pub codegen_disassembly: bool,
     /// `spark.sql.parquet.filterPushdown`: skip row groups by their statistics.
     pub parquet_filter_pushdown: bool,
 }
@@ -64,6 +66,7 @@ impl Default for Config {
             adaptive_enabled: true,
             max_metadata_string_length: 100,
             batch_size: 8192,
+            codegen_disassembly: false,
             parquet_filter_pushdown: true,
         }
     }
@@ -88,6 +91,7 @@ pub const KEYS: &[&str] = &[
     "spark.sql.parquet.filterPushdown",
     "kiln.batchSize",
     "kiln.optimizer.strict",
+    "kiln.codegen.disassembly",
 ];
 
 /// A comma-separated list, trimmed, without empty items.
@@ -165,6 +169,7 @@ impl Config {
                 let n: usize = parse(key, value, "a positive integer")?;
                 self.batch_size = n.max(1);
             }
+            "kiln.codegen.disassembly" => self.codegen_disassembly = parse_bool(key, value)?,
             _ => {
                 let hint = closest_match(key, KEYS.iter().copied()).map(|k| format!(" Did you mean `{k}`?")).unwrap_or_default();
                 return Err(KilnError::Config(format!("unknown setting `{key}`.{hint}")));
@@ -193,6 +198,7 @@ impl Config {
             "spark.sql.session.timeZone" => "Etc/UTC".to_string(),
             "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown.to_string(),
             "kiln.batchSize" => self.batch_size.to_string(),
+            "kiln.codegen.disassembly" => self.codegen_disassembly.to_string(),
             _ => return None,
         })
     }

@@ -31,8 +31,10 @@ impl Rng {
     }
 }
 
-fn table(rng: &mut Rng, rows: usize) -> RecordBatch {
-    let null = |rng: &mut Rng| rng.chance(15);
+/// A batch of every type; `null_pct` percent of the values are NULL (0: none, which runs the
+/// generated variant that reads no validity bitmaps).
+fn table(rng: &mut Rng, rows: usize, null_pct: u64) -> RecordBatch {
+    let null = |rng: &mut Rng| rng.chance(null_pct);
     let i: Int32Array = (0..rows).map(|_| (!null(rng)).then(|| rng.below(200) as i32 - 100)).collect();
     let l: Int64Array = (0..rows).map(|_| (!null(rng)).then(|| rng.below(1 << 40) as i64 - (1 << 39))).collect();
     let big: Int32Array = (0..rows).map(|_| (!null(rng)).then(|| rng.below(u32::MAX as u64) as i64 as i32)).collect();
@@ -156,19 +158,22 @@ fn has_compiled_stage(plan: &PhysicalPlan) -> bool {
 fn compiled_and_interpreted_agree_on_random_expressions() {
     let mut rng = Rng(0x5eed_cafe);
     let session = Session::builder().config("spark.sql.shuffle.partitions", "3").build().expect("session");
-    let batches: Vec<RecordBatch> = (0..3).map(|_| table(&mut rng, 700)).collect();
+    let batches: Vec<RecordBatch> = (0..3).map(|_| table(&mut rng, 700, 15)).collect();
     session.register_batches("t", batches).expect("table");
+    let batches: Vec<RecordBatch> = (0..3).map(|_| table(&mut rng, 700, 0)).collect();
+    session.register_batches("u", batches).expect("table without NULLs");
     let (mut total, mut compiled, mut errors) = (0, 0, 0);
     for case in 0..250 {
         let kind = *rng.pick(&[Kind::Int, Kind::Long, Kind::Double, Kind::Decimal]);
         let pred = expr(&mut rng, Kind::Bool, 3);
+        let table = if case % 4 < 2 { "t" } else { "u" };
         let sql = if case % 2 == 0 {
-            format!("SELECT {} AS x, {} AS y, k FROM t WHERE {pred}", expr(&mut rng, kind, 3), expr(&mut rng, Kind::Bool, 2))
+            format!("SELECT {} AS x, {} AS y, k FROM {table} WHERE {pred}", expr(&mut rng, kind, 3), expr(&mut rng, Kind::Bool, 2))
         } else {
             let value = expr(&mut rng, kind, 3);
             let minmax = if kind == Kind::Double { "count(x)".to_string() } else { "min(x), max(x)".to_string() };
             format!(
-                "SELECT k, count(*), count(x), sum(x), avg(x), {minmax} FROM (SELECT k, {value} AS x FROM t WHERE {pred}) s GROUP BY k"
+                "SELECT k, count(*), count(x), sum(x), avg(x), {minmax} FROM (SELECT k, {value} AS x FROM {table} WHERE {pred}) s GROUP BY k"
             )
         };
         let (interpreted, _) = run(&session, &sql, false);

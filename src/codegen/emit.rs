@@ -73,6 +73,8 @@ pub struct Tx<'a, 'b> {
     fail: Block,
     /// Column values loaded at the top of the row body, where they dominate every use.
     loaded: Vec<Option<Emitted>>,
+    /// This variant runs only on batches whose columns have no NULLs: no validity reads.
+    no_nulls: bool,
 }
 
 fn i128_const(b: &mut FunctionBuilder, v: i128) -> Value {
@@ -202,7 +204,7 @@ impl<'a, 'b> Tx<'a, 'b> {
                 self.b.ins().load(repr(&t), flags(), addr, 0)
             }
         };
-        let null = if attr.nullable {
+        let null = if attr.nullable && !self.no_nulls {
             let bit = self.b.ins().iadd(row, voff);
             let valid = self.bit(validity, bit);
             Some(self.b.ins().bxor_imm_u(valid, 1))
@@ -815,7 +817,7 @@ fn fail_block(b: &mut FunctionBuilder) -> Block {
 }
 
 /// The filter function: `fn(slots, n, sel_out) -> count` (-1: run interpreted).
-pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout) -> Result<(), String> {
+pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool) -> Result<(), String> {
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -828,7 +830,7 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
     b.def_var(count, zero);
     let condition_columns = columns_of(spec, spec.conditions.iter());
     row_loop(b, n, &mut |b, row, next| {
-        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail, loaded: vec![] };
+        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail, loaded: vec![], no_nulls };
         tx.preload(&condition_columns)?;
         // Conjuncts that cannot fail are combined without branches (no mispredictions on
         // selective filters); one that can fail (1/x, an overflow) only runs for rows that
@@ -876,7 +878,7 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
 
 /// The sink function: `fn(slots, sel, count) -> status` over the selected rows (`sel` is
 /// ignored when the stage has no filter: row j is then row j).
-pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout) -> Result<(), String> {
+pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool) -> Result<(), String> {
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -908,7 +910,7 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
         } else {
             j
         };
-        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail, loaded: vec![] };
+        let mut tx = Tx { b: &mut *b, input: &spec.input, cols: cols.clone(), row, fail, loaded: vec![], no_nulls };
         tx.preload(&sink_columns)?;
         match &spec.sink {
             StageSink::Output { columns, .. } => {

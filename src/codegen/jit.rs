@@ -29,10 +29,17 @@ pub struct CompiledStage {
     pub filter: Option<FilterFn>,
     /// The compiled sink: computes output columns or updates accumulators for selected rows.
     pub sink: SinkFn,
+    /// The filter for batches without NULLs in the columns it reads (no validity reads).
+    pub filter_no_nulls: Option<FilterFn>,
+    /// The sink for batches without NULLs in the columns it reads.
+    pub sink_no_nulls: SinkFn,
     /// Which slot holds which pointer for both functions.
     pub layout: SlotLayout,
     /// The Cranelift IR of each function, as `EXPLAIN CODEGEN` prints it.
     pub clif: String,
+    /// The machine code of each function as Cranelift's backend prints it (VCode, after
+    /// register allocation), for `EXPLAIN CODEGEN` with `kiln.codegen.disassembly=true`.
+    pub disassembly: String,
     /// Bytes of machine code.
     pub code_size: usize,
     /// How long compiling the stage took.
@@ -72,10 +79,18 @@ fn signature(module: &JITModule) -> Signature {
     sig
 }
 
-type Build = fn(&mut FunctionBuilder, &StageSpec, &SlotLayout) -> Result<(), String>;
+type Build = fn(&mut FunctionBuilder, &StageSpec, &SlotLayout, bool) -> Result<(), String>;
 
 /// Defines one function; returns its id, CLIF text and code size.
-fn define(module: &mut JITModule, name: &str, index: u32, spec: &StageSpec, layout: &SlotLayout, build: Build) -> Result<(cranelift_module::FuncId, String, usize), String> {
+fn define(
+    module: &mut JITModule,
+    name: &str,
+    index: u32,
+    spec: &StageSpec,
+    layout: &SlotLayout,
+    build: Build,
+    no_nulls: bool,
+) -> Result<(cranelift_module::FuncId, String, usize, String), String> {
     let sig = signature(module);
     let id = module.declare_function(name, Linkage::Local, &sig).map_err(|e| e.to_string())?;
     let mut ctx = Context::new();
@@ -85,38 +100,57 @@ fn define(module: &mut JITModule, name: &str, index: u32, spec: &StageSpec, layo
     let frontend = module.isa().frontend_config();
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        build(&mut b, spec, layout)?;
+        build(&mut b, spec, layout, no_nulls)?;
         b.finalize(frontend);
     }
     let clif = format!("; {name}\n{}", ctx.func.display());
+    ctx.set_disasm(true);
     module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
     let size = ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
-    Ok((id, clif, size))
+    let disassembly = format!("; {name}\n{}", ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default());
+    Ok((id, clif, size, disassembly))
 }
 
 fn compile(spec: &StageSpec) -> Result<CompiledStage, String> {
     let start = Instant::now();
     let layout = layout(spec);
     let mut module = new_module()?;
-    let filter = if spec.conditions.is_empty() { None } else { Some(define(&mut module, "filter", 0, spec, &layout, build_filter)?) };
-    let sink = define(&mut module, "sink", 1, spec, &layout, build_sink)?;
+    let filter = if spec.conditions.is_empty() { None } else { Some(define(&mut module, "filter", 0, spec, &layout, build_filter, false)?) };
+    let sink = define(&mut module, "sink", 1, spec, &layout, build_sink, false)?;
+    let filter_nn = if spec.conditions.is_empty() {
+        None
+    } else {
+        Some(define(&mut module, "filter (no NULLs)", 2, spec, &layout, build_filter, true)?)
+    };
+    let sink_nn = define(&mut module, "sink (no NULLs)", 3, spec, &layout, build_sink, true)?;
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let mut clif = String::new();
+    let mut disassembly = String::new();
     let mut code_size = 0;
-    let filter_fn = match &filter {
-        Some((id, text, size)) => {
-            clif.push_str(text);
-            code_size += size;
-            // SAFETY: defined above with FilterFn's signature.
-            Some(unsafe { std::mem::transmute::<*const u8, FilterFn>(module.get_finalized_function(*id)) })
-        }
-        None => None,
-    };
-    clif.push_str(&sink.1);
-    code_size += sink.2;
-    // SAFETY: defined above with SinkFn's signature.
-    let sink_fn = unsafe { std::mem::transmute::<*const u8, SinkFn>(module.get_finalized_function(sink.0)) };
-    Ok(CompiledStage { module: Some(module), filter: filter_fn, sink: sink_fn, layout, clif, code_size, compile_time: start.elapsed() })
+    // SAFETY (both): defined above with the signature FilterFn / SinkFn describes.
+    let as_filter = |module: &JITModule, id| unsafe { std::mem::transmute::<*const u8, FilterFn>(module.get_finalized_function(id)) };
+    let as_sink = |module: &JITModule, id| unsafe { std::mem::transmute::<*const u8, SinkFn>(module.get_finalized_function(id)) };
+    for (_, text, size, asm) in filter.iter().chain([&sink]).chain(filter_nn.iter()).chain([&sink_nn]) {
+        clif.push_str(text);
+        disassembly.push_str(asm);
+        code_size += size;
+    }
+    let filter_fn = filter.as_ref().map(|(id, ..)| as_filter(&module, *id));
+    let filter_no_nulls = filter_nn.as_ref().map(|(id, ..)| as_filter(&module, *id));
+    let sink_fn = as_sink(&module, sink.0);
+    let sink_no_nulls = as_sink(&module, sink_nn.0);
+    Ok(CompiledStage {
+        module: Some(module),
+        filter: filter_fn,
+        sink: sink_fn,
+        filter_no_nulls,
+        sink_no_nulls,
+        layout,
+        clif,
+        disassembly,
+        code_size,
+        compile_time: start.elapsed(),
+    })
 }
 
 type Cache = Mutex<HashMap<String, Result<Arc<CompiledStage>, String>>>;

@@ -59,11 +59,13 @@ fn run_partition(spec: &StageSpec, compiled: &CompiledStage, batches: &[RecordBa
     }
 }
 
-/// The slot array for one batch, with the input column pointers filled in. The returned
+/// The slot array for one batch, with the input column pointers filled in, and whether none
+/// of those columns has a NULL (the variant without validity reads then runs). The returned
 /// buffer backs the validity of columns without nulls and must outlive the calls.
-fn input_slots(compiled: &CompiledStage, batch: &RecordBatch) -> Result<(Vec<u64>, Vec<u8>)> {
+fn input_slots(compiled: &CompiledStage, batch: &RecordBatch) -> Result<(Vec<u64>, Vec<u8>, bool)> {
     let mut slots = vec![0u64; compiled.layout.len];
     let all_valid = vec![0xFFu8; batch.num_rows() / 8 + 2];
+    let mut no_nulls = true;
     for (i, cols) in compiled.layout.columns.iter().enumerate() {
         let Some([values, validity, voff, boff]) = *cols else { continue };
         let array = batch.columns().get(i).ok_or_else(|| KilnError::internal("stage input lacks a column"))?;
@@ -87,6 +89,7 @@ fn input_slots(compiled: &CompiledStage, batch: &RecordBatch) -> Result<(Vec<u64
         };
         slots[values] = ptr;
         slots[boff] = bit_offset;
+        no_nulls &= array.null_count() == 0;
         match array.nulls() {
             Some(n) => {
                 slots[validity] = n.buffer().as_ptr() as u64;
@@ -98,12 +101,13 @@ fn input_slots(compiled: &CompiledStage, batch: &RecordBatch) -> Result<(Vec<u64
             }
         }
     }
-    Ok((slots, all_valid))
+    Ok((slots, all_valid, no_nulls))
 }
 
 /// Runs the filter: the selection vector, or None when every row passes without a filter.
-fn select(compiled: &CompiledStage, slots: &[u64], n: usize) -> std::result::Result<Option<Vec<u32>>, Fallback> {
-    let Some(filter) = compiled.filter else { return Ok(None) };
+fn select(compiled: &CompiledStage, slots: &[u64], n: usize, no_nulls: bool) -> std::result::Result<Option<Vec<u32>>, Fallback> {
+    let filter = if no_nulls { compiled.filter_no_nulls } else { compiled.filter };
+    let Some(filter) = filter else { return Ok(None) };
     let mut sel = vec![0u32; n];
     // SAFETY: the slots point at live buffers of `n` rows; `sel` has room for every row.
     let count = unsafe { filter(slots.as_ptr(), n as i64, sel.as_mut_ptr()) };
@@ -120,9 +124,9 @@ fn output_batch(
     columns: &[OutputColumn],
     output: &[crate::expr::Attribute],
 ) -> Result<Option<RecordBatch>> {
-    let (mut slots, _all_valid) = input_slots(compiled, batch)?;
+    let (mut slots, _all_valid, no_nulls) = input_slots(compiled, batch)?;
     let n = batch.num_rows();
-    let Ok(sel) = select(compiled, &slots, n) else { return Ok(None) };
+    let Ok(sel) = select(compiled, &slots, n, no_nulls) else { return Ok(None) };
     let count = sel.as_ref().map_or(n, |s| s.len());
     // Output buffers: u128 backing keeps decimals aligned.
     let mut buffers: Vec<Option<(Vec<u128>, Vec<u8>)>> = vec![];
@@ -142,7 +146,7 @@ fn output_batch(
     }
     let sel_ptr = sel.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
     // SAFETY: every slot points at a buffer sized for `count` selected rows of `n`.
-    let status = unsafe { (compiled.sink)(slots.as_ptr(), sel_ptr, count as i64) };
+    let status = unsafe { (if no_nulls { compiled.sink_no_nulls } else { compiled.sink })(slots.as_ptr(), sel_ptr, count as i64) };
     if status < 0 {
         return Ok(None);
     }
@@ -221,9 +225,9 @@ fn aggregate_partition(
     let mut acc: Vec<u128> = vec![0; stride.div_ceil(16).max(1)];
     let mut gids: Vec<u32> = vec![];
     for batch in batches.iter().filter(|b| b.num_rows() > 0) {
-        let (mut slots, _all_valid) = input_slots(compiled, batch)?;
+        let (mut slots, _all_valid, no_nulls) = input_slots(compiled, batch)?;
         let n = batch.num_rows();
-        let Ok(sel) = select(compiled, &slots, n) else { return Ok(Err(Fallback)) };
+        let Ok(sel) = select(compiled, &slots, n, no_nulls) else { return Ok(Err(Fallback)) };
         let count = sel.as_ref().map_or(n, |s| s.len());
         if count == 0 {
             continue;
@@ -243,7 +247,7 @@ fn aggregate_partition(
         }
         let sel_ptr = sel.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
         // SAFETY: accumulators are sized for every group id the grouper gave out; gids has `count` entries.
-        let status = unsafe { (compiled.sink)(slots.as_ptr(), sel_ptr, count as i64) };
+        let status = unsafe { (if no_nulls { compiled.sink_no_nulls } else { compiled.sink })(slots.as_ptr(), sel_ptr, count as i64) };
         if status < 0 {
             return Ok(Err(Fallback));
         }

@@ -91,6 +91,11 @@ fn codegen_string(plan: &PhysicalPlan, config: &Config) -> String {
                 out.push_str(&format!("/* {:03} */ {line}\n", n + 1));
             }
             out.push('\n');
+            if config.codegen_disassembly {
+                out.push_str("Native code:\n");
+                out.push_str(&c.disassembly);
+                out.push('\n');
+            }
         }
     }
     out

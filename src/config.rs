@@ -16,8 +16,26 @@ pub struct Config {
     pub ansi_enabled: bool,
     /// `spark.sql.optimizer.maxIterations`: cap of a fixed-point batch.
     pub optimizer_max_iterations: usize,
-    /// `spark.sql.optimizer.excludedRules`: rule names to skip.
+    /// `spark.sql.optimizer.excludedRules`: rule names to skip (rules needed for correctness
+    /// are never skipped; the optimizer warns instead).
     pub optimizer_excluded_rules: Vec<String>,
+    /// `spark.sql.optimizer.inSetConversionThreshold`: an IN list of literals longer than this
+    /// becomes an `INSET` lookup (`OptimizeIn`).
+    pub optimizer_in_set_conversion_threshold: usize,
+    /// `spark.sql.constraintPropagation.enabled`: `InferFiltersFromConstraints` runs.
+    pub constraint_propagation_enabled: bool,
+    /// `spark.sql.planChangeLog.level`: `OFF` (kiln's default), or `INFO` / `WARN` (print every
+    /// effective rule's before/after plan to stderr). `TRACE`/`DEBUG` print nothing, as in Spark.
+    pub plan_change_log_level: String,
+    /// `spark.sql.planChangeLog.rules`: only log these rules (empty: all).
+    pub plan_change_log_rules: Vec<String>,
+    /// `spark.sql.planChangeLog.batches`: only log these batches (empty: all).
+    pub plan_change_log_batches: Vec<String>,
+    /// `kiln.optimizer.strict`: Catalyst's test mode. After every effective rule the plan must be
+    /// resolved, define each ExprId once and read only columns its children produce; `Once`
+    /// batches are re-run to prove idempotence; hitting `maxIterations` or a recurring plan is
+    /// an error instead of a warning. On in debug builds and unit tests.
+    pub optimizer_strict: bool,
     /// `spark.sql.adaptive.enabled`: printed as `AdaptiveSparkPlan` in plans.
     pub adaptive_enabled: bool,
     /// `spark.sql.maxMetadataStringLength`: scan descriptions are cut at this many characters.
@@ -39,6 +57,12 @@ impl Default for Config {
             ansi_enabled: true,
             optimizer_max_iterations: 100,
             optimizer_excluded_rules: vec![],
+            optimizer_in_set_conversion_threshold: 10,
+            constraint_propagation_enabled: true,
+            plan_change_log_level: "OFF".into(),
+            plan_change_log_rules: vec![],
+            plan_change_log_batches: vec![],
+            optimizer_strict: cfg!(debug_assertions) || cfg!(test),
             adaptive_enabled: true,
             max_metadata_string_length: 100,
             batch_size: 8192,
@@ -56,13 +80,24 @@ pub const KEYS: &[&str] = &[
     "spark.sql.ansi.enabled",
     "spark.sql.optimizer.maxIterations",
     "spark.sql.optimizer.excludedRules",
+    "spark.sql.optimizer.inSetConversionThreshold",
+    "spark.sql.constraintPropagation.enabled",
+    "spark.sql.planChangeLog.level",
+    "spark.sql.planChangeLog.rules",
+    "spark.sql.planChangeLog.batches",
     "spark.sql.adaptive.enabled",
     "spark.sql.maxMetadataStringLength",
     "spark.sql.session.timeZone",
     "spark.sql.parquet.filterPushdown",
     "kiln.batchSize",
+    "kiln.optimizer.strict",
     "kiln.codegen.disassembly",
 ];
+
+/// A comma-separated list, trimmed, without empty items.
+fn name_list(value: &str) -> Vec<String> {
+    value.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+}
 
 fn parse<T: std::str::FromStr>(key: &str, value: &str, what: &str) -> Result<T> {
     value.trim().parse::<T>().map_err(|_| KilnError::Config(format!("`{key}` must be {what}, got `{value}`")))
@@ -88,6 +123,11 @@ fn parse_bytes(key: &str, value: &str) -> Result<i64> {
 }
 
 impl Config {
+    /// True when the plan change log prints (level INFO, WARN or ERROR).
+    pub fn plan_change_log_enabled(&self) -> bool {
+        matches!(self.plan_change_log_level.as_str(), "INFO" | "WARN" | "ERROR")
+    }
+
     /// Sets one key; errors name the key and suggest the closest known one.
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
         match key {
@@ -106,10 +146,21 @@ impl Config {
                 }
             }
             "spark.sql.optimizer.maxIterations" => self.optimizer_max_iterations = parse(key, value, "a positive integer")?,
-            "spark.sql.optimizer.excludedRules" => {
-                self.optimizer_excluded_rules =
-                    value.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+            "spark.sql.optimizer.excludedRules" => self.optimizer_excluded_rules = name_list(value),
+            "spark.sql.optimizer.inSetConversionThreshold" => {
+                self.optimizer_in_set_conversion_threshold = parse(key, value, "a non-negative integer")?
             }
+            "spark.sql.constraintPropagation.enabled" => self.constraint_propagation_enabled = parse_bool(key, value)?,
+            "spark.sql.planChangeLog.level" => {
+                let level = value.trim().to_ascii_uppercase();
+                if !["OFF", "TRACE", "DEBUG", "INFO", "WARN", "ERROR"].contains(&level.as_str()) {
+                    return Err(KilnError::Config(format!("`{key}` must be one of OFF, TRACE, DEBUG, INFO, WARN, ERROR, got `{value}`")));
+                }
+                self.plan_change_log_level = level;
+            }
+            "spark.sql.planChangeLog.rules" => self.plan_change_log_rules = name_list(value),
+            "spark.sql.planChangeLog.batches" => self.plan_change_log_batches = name_list(value),
+            "kiln.optimizer.strict" => self.optimizer_strict = parse_bool(key, value)?,
             "spark.sql.adaptive.enabled" => self.adaptive_enabled = parse_bool(key, value)?,
             "spark.sql.maxMetadataStringLength" => self.max_metadata_string_length = parse(key, value, "a positive integer")?,
             "spark.sql.session.timeZone" => {}
@@ -136,6 +187,12 @@ impl Config {
             "spark.sql.ansi.enabled" => self.ansi_enabled.to_string(),
             "spark.sql.optimizer.maxIterations" => self.optimizer_max_iterations.to_string(),
             "spark.sql.optimizer.excludedRules" => self.optimizer_excluded_rules.join(","),
+            "spark.sql.optimizer.inSetConversionThreshold" => self.optimizer_in_set_conversion_threshold.to_string(),
+            "spark.sql.constraintPropagation.enabled" => self.constraint_propagation_enabled.to_string(),
+            "spark.sql.planChangeLog.level" => self.plan_change_log_level.clone(),
+            "spark.sql.planChangeLog.rules" => self.plan_change_log_rules.join(","),
+            "spark.sql.planChangeLog.batches" => self.plan_change_log_batches.join(","),
+            "kiln.optimizer.strict" => self.optimizer_strict.to_string(),
             "spark.sql.adaptive.enabled" => self.adaptive_enabled.to_string(),
             "spark.sql.maxMetadataStringLength" => self.max_metadata_string_length.to_string(),
             "spark.sql.session.timeZone" => "Etc/UTC".to_string(),

@@ -25,8 +25,14 @@ pub struct Plans {
     /// The executed physical plan: after `EnsureRequirements` and, when whole-stage codegen is
     /// on, with its WholeStageCodegen stages.
     pub physical: Arc<PhysicalPlan>,
-    /// The rules that changed the plan, in order (the plan change log).
+    /// The rules that changed the plan, in order, with the plan before and after each.
     pub rule_changes: Vec<crate::optimizer::RuleChange>,
+    /// The optimizer's batches, in order, with the plan before and after each.
+    pub optimizer_batches: Vec<crate::optimizer::BatchRun>,
+    /// Runs, effective runs and time of every optimizer rule.
+    pub rule_metrics: Vec<crate::optimizer::RuleMetrics>,
+    /// What the optimizer warned about (ignored exclusions, iteration cap, recurring plans).
+    pub optimizer_warnings: Vec<String>,
 }
 
 /// A query planned by a session; `collect()` runs it.
@@ -92,6 +98,23 @@ impl DataFrame {
     /// All plans of this query.
     pub fn plans(&self) -> &Plans {
         &self.plans
+    }
+    /// The plan change log of this query's optimization (as `spark.sql.planChangeLog.level`
+    /// prints it, filtered by `spark.sql.planChangeLog.rules` / `.batches`).
+    pub fn plan_change_log(&self) -> String {
+        let p = &self.plans;
+        let optimized = crate::optimizer::Optimized {
+            plan: p.optimized.clone(),
+            changes: p.rule_changes.clone(),
+            batches: p.optimizer_batches.clone(),
+            metrics: p.rule_metrics.clone(),
+            warnings: p.optimizer_warnings.clone(),
+        };
+        let mut config = self.config.clone();
+        if !config.plan_change_log_enabled() {
+            config.plan_change_log_level = "INFO".into();
+        }
+        crate::optimizer::log::plan_change_log(&optimized, &config)
     }
     /// The analyzed logical plan.
     pub fn analyzed_plan(&self) -> &Arc<LogicalPlan> {

@@ -143,7 +143,16 @@ impl Session {
         let physical = crate::physical::ensure_requirements(&physical, config.shuffle_partitions);
         let physical = if config.whole_stage_codegen { crate::codegen::collapse_codegen_stages(&physical) } else { physical };
         Ok(DataFrame {
-            plans: Arc::new(Plans { parsed, analyzed, optimized: optimized.plan, physical, rule_changes: optimized.changes }),
+            plans: Arc::new(Plans {
+                parsed,
+                analyzed,
+                optimized: optimized.plan,
+                physical,
+                rule_changes: optimized.changes,
+                optimizer_batches: optimized.batches,
+                rule_metrics: optimized.metrics,
+                optimizer_warnings: optimized.warnings,
+            }),
             config,
         })
     }

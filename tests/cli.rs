@@ -80,9 +80,9 @@ fn division_by_zero_is_an_error() {
 
 #[test]
 fn unsupported_sql_names_the_construct() {
-    let (ok, _, err) = sql("SELECT order_id FROM orders UNION SELECT customer_id FROM customers", "csv");
+    let (ok, _, err) = sql("SELECT order_id FROM orders INTERSECT SELECT customer_id FROM customers", "csv");
     assert!(!ok);
-    assert!(err.contains("UNION") || err.contains("union"), "{err}");
+    assert!(err.contains("INTERSECT"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
 
@@ -132,6 +132,28 @@ fn explain_extended_prints_every_stage() {
     assert!(out.contains("Exchange hashpartitioning(customer_id#"), "{out}");
     assert!(out.contains("functions=[partial_sum(amount#"), "{out}");
     assert!(out.contains("PushedFilters: [IsNotNull(status), EqualTo(status,paid)]"), "{out}");
+}
+
+#[test]
+fn plan_change_log_goes_to_stderr_with_conf() {
+    let (o, c) = (shop("orders"), shop("customers"));
+    let (ok, out, err) = kiln(&[
+        "sql",
+        "--table",
+        &o,
+        "--table",
+        &c,
+        "--conf",
+        "spark.sql.planChangeLog.level=WARN",
+        "--format",
+        "csv",
+        "SELECT order_id FROM orders WHERE order_id > 100 + 3 ORDER BY order_id",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.starts_with("order_id\n104\n"), "{out}");
+    assert!(err.contains("=== Applying Rule ConstantFolding ==="), "{err}");
+    assert!(err.contains("=== Result of Batch Operator Optimization before Inferring Filters ==="), "{err}");
+    assert!(err.contains("=== Metrics of Executed Rules ==="), "{err}");
 }
 
 #[test]

@@ -19,7 +19,9 @@ fn root() -> PathBuf {
 fn session_for(dataset: &str, confs: &[(String, String)], codegen: bool) -> Session {
     let mut b = Session::builder()
         .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.sql.codegen.wholeStage", codegen.to_string());
+        .config("spark.sql.codegen.wholeStage", codegen.to_string())
+        // Catalyst's test mode: every effective rule is checked for plan integrity.
+        .config("kiln.optimizer.strict", "true");
     for (k, v) in confs {
         b = b.config(k.clone(), v.clone());
     }
@@ -98,4 +100,72 @@ fn pending_list_names_existing_queries() {
     for (name, _) in PENDING {
         assert!(root().join("queries").join(format!("{name}.sql")).exists(), "{name} is pending but has no query file");
     }
+}
+
+/// Spark's "== Optimized Logical Plan ==" section with ids and database names normalized.
+fn spark_optimized(name: &str) -> Option<String> {
+    let text = std::fs::read_to_string(root().join("queries").join(format!("{name}.explain.extended.txt"))).ok()?;
+    let start = text.find("== Optimized Logical Plan ==\n")? + "== Optimized Logical Plan ==\n".len();
+    let end = text[start..].find("\n== Physical Plan ==").map(|e| start + e).unwrap_or(text.len());
+    Some(normalize_plan(text[start..end].trim_end()))
+}
+
+/// `#123` -> `#n`; `spark_catalog.<db>.` -> `spark_catalog.default.`.
+fn normalize_plan(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '#' {
+            while chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+                chars.next();
+            }
+            out.push('n');
+        }
+    }
+    ["shop", "sales", "tpch"].iter().fold(out, |s, db| s.replace(&format!("spark_catalog.{db}."), "spark_catalog.default."))
+}
+
+/// Reference queries whose optimized plan kiln cannot produce yet, and why.
+const OPTIMIZED_PLAN_DIFFERS: &[(&str, &str)] = &[
+    ("sales_enterprise_revenue_hint", "kiln reads hints as comments: Spark's join carries `rightHint=(strategy=broadcast)`"),
+    ("sales_rollup", "GROUP BY ROLLUP (Expand) is unsupported"),
+];
+
+/// The optimized plan of every reference query with a Spark capture equals Spark's
+/// "== Optimized Logical Plan ==" (ids and database names normalized), except the listed ones.
+#[test]
+fn optimized_plans_match_spark() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("queries"))
+        .expect("queries")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sql"))
+        .collect();
+    files.sort();
+    let mut failures = vec![];
+    let mut compared = 0;
+    for file in files {
+        let name = file.file_stem().and_then(|s| s.to_str()).expect("name").to_string();
+        let Some(spark) = spark_optimized(&name) else { continue };
+        let sql = std::fs::read_to_string(&file).expect("sql");
+        let dataset = header(&sql, "dataset").first().copied().expect("dataset").to_string();
+        let confs: Vec<(String, String)> = header(&sql, "conf")
+            .iter()
+            .filter_map(|c| c.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
+            .collect();
+        let session = session_for(&dataset, &confs, false);
+        let kiln = match session.sql(&sql) {
+            Ok(df) => normalize_plan(df.optimized_plan().tree_string().trim_end()),
+            Err(e) => format!("error: {e}"),
+        };
+        let known = OPTIMIZED_PLAN_DIFFERS.iter().any(|(n, _)| *n == name);
+        match (kiln == spark, known) {
+            (true, false) => compared += 1,
+            (false, false) => failures.push(format!("{name}:\n--- spark\n{spark}\n--- kiln\n{kiln}")),
+            (true, true) => failures.push(format!("{name} matches Spark now: take it off OPTIMIZED_PLAN_DIFFERS")),
+            (false, true) => {}
+        }
+    }
+    assert!(compared >= 10, "only {compared} plans compared");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -19,5 +19,5 @@ pub use coercion::coerce_expr;
 
 /// Resolves `plan` against `catalog`.
 pub fn analyze(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<Arc<LogicalPlan>> {
-    resolve::Resolver { catalog }.resolve(plan)
+    resolve::Resolver { catalog, outer: vec![] }.resolve(plan)
 }

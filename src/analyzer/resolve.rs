@@ -11,6 +11,9 @@ use super::coercion::{coerce_expr, require_boolean};
 
 pub(super) struct Resolver<'a> {
     pub catalog: &'a Catalog,
+    /// Columns of the enclosing queries, innermost first, when resolving a subquery: a name
+    /// not found locally resolves to an `OuterReference` to one of them.
+    pub outer: Vec<Attribute>,
 }
 
 impl Resolver<'_> {
@@ -80,6 +83,7 @@ impl Resolver<'_> {
                 Ok(LogicalPlan::Join { left, right, join_type, condition, using })
             }
             LogicalPlan::Sort { order, global, child } => self.resolve_sort(order, global, child),
+            LogicalPlan::Union { children } => resolve_union(children),
             other => Ok(other),
         }
     }
@@ -117,11 +121,52 @@ impl Resolver<'_> {
     /// Resolves names and functions in `e` against `input`.
     pub fn resolve_expr(&self, e: Expr, input: &[Attribute]) -> Result<Expr> {
         e.transform_up(&mut |e| match e {
-            Expr::UnresolvedAttribute(parts) => resolve_attribute(&parts, input).map(Expr::Attribute),
+            Expr::UnresolvedAttribute(parts) => match resolve_attribute(&parts, input) {
+                Ok(a) => Ok(Expr::Attribute(a)),
+                Err(err) if self.outer.is_empty() || !err.to_string().contains("UNRESOLVED_COLUMN") => Err(err),
+                Err(err) => resolve_attribute(&parts, &self.outer).map(Expr::OuterReference).map_err(|_| err),
+            },
+            Expr::ScalarSubquery { plan, id } => {
+                let plan = self.resolve_subquery(&plan, input)?;
+                if plan.0.output().len() != 1 {
+                    return Err(KilnError::analysis(
+                        "INVALID_SUBQUERY_EXPRESSION.SCALAR_SUBQUERY_RETURN_MORE_THAN_ONE_OUTPUT_COLUMN",
+                        format!("Scalar subquery must return only one column, but got {}.", plan.0.output().len()),
+                    ));
+                }
+                Ok(Expr::ScalarSubquery { plan, id })
+            }
+            Expr::Exists { plan, id } => Ok(Expr::Exists { plan: self.resolve_subquery(&plan, input)?, id }),
+            Expr::InSubquery { child, plan, id } => {
+                let plan = self.resolve_subquery(&plan, input)?;
+                let out = plan.0.output();
+                let [col] = out.as_slice() else {
+                    return Err(KilnError::analysis(
+                        "DATATYPE_MISMATCH.IN_SUBQUERY_LENGTH_MISMATCH",
+                        format!("The number of columns in the left hand side of an IN subquery (1) does not match the number of columns in the output of subquery ({}).", out.len()),
+                    ));
+                };
+                // Both sides take their common type, as `x = col` would.
+                match coerce_expr(child.as_ref().clone().binary(BinaryOp::Eq, col.expr()))? {
+                    Expr::Binary { left, right, .. } if matches!(right.as_ref(), Expr::Attribute(_)) => Ok(Expr::InSubquery { child: left, plan, id }),
+                    Expr::Binary { left, right, .. } => {
+                        let list = vec![right.as_ref().clone().alias(col.name.clone())];
+                        let plan = crate::expr::SubqueryPlan(Arc::new(LogicalPlan::Project { list, child: plan.0.clone() }));
+                        Ok(Expr::InSubquery { child: left, plan, id })
+                    }
+                    _ => Err(KilnError::internal("coercion of IN subquery")),
+                }
+            }
             Expr::UnresolvedFunction { name, args, distinct } => resolve_function(&name, args, distinct),
             Expr::UnresolvedStar(_) => Err(KilnError::analysis("INVALID_USAGE_OF_STAR", "`*` is only allowed in a select list or count(*).")),
             other => Ok(other),
         })
+    }
+
+    /// A subquery's plan, resolved with `input` (then the enclosing queries) as its outer scope.
+    fn resolve_subquery(&self, plan: &crate::expr::SubqueryPlan, input: &[Attribute]) -> Result<crate::expr::SubqueryPlan> {
+        let inner = Resolver { catalog: self.catalog, outer: [input, &self.outer].concat() };
+        Ok(crate::expr::SubqueryPlan(inner.resolve(&plan.0)?))
     }
 
     /// A GROUP BY item: a column of the input, or (Spark's groupByAliases) a select-list alias.
@@ -337,6 +382,64 @@ impl Resolver<'_> {
             list.extend(ro.iter().filter(|a| !is_key(a)).map(|a| a.expr()));
         }
         Ok(LogicalPlan::Project { list, child: Arc::new(join) })
+    }
+}
+
+/// `UNION`: every input has as many columns as the first; each column takes the wider type of
+/// its inputs (Spark's `WidenSetOperationTypes`), cast in a Project over the inputs that differ.
+fn resolve_union(children: Vec<Arc<LogicalPlan>>) -> Result<LogicalPlan> {
+    let outputs: Vec<Vec<Attribute>> = children.iter().map(|c| c.output()).collect();
+    let width = outputs.first().map(Vec::len).unwrap_or(0);
+    if let Some((i, o)) = outputs.iter().enumerate().find(|(_, o)| o.len() != width) {
+        return Err(KilnError::analysis(
+            "NUM_COLUMNS_MISMATCH",
+            format!("UNION can only be performed on inputs with the same number of columns, but the first input has {width} columns and the {} input has {} columns.", ordinal(i + 1), o.len()),
+        ));
+    }
+    let mut types = vec![];
+    for c in 0..width {
+        let mut t = outputs[0][c].data_type.clone();
+        for (i, o) in outputs.iter().enumerate().skip(1) {
+            let next = &o[c].data_type;
+            t = crate::types::wider_type(&t, next).ok_or_else(|| {
+                KilnError::analysis(
+                    "INCOMPATIBLE_COLUMN_TYPE",
+                    format!(
+                        "UNION can only be performed on inputs with compatible column types. The {} column of the {} input is \"{}\" type which is not compatible with \"{}\" at the same column of the first input.",
+                        ordinal(c + 1),
+                        ordinal(i + 1),
+                        crate::types::spark_type_name(next).to_uppercase(),
+                        crate::types::spark_type_name(&t).to_uppercase()
+                    ),
+                )
+            })?;
+        }
+        types.push(t);
+    }
+    let children = children
+        .into_iter()
+        .zip(outputs)
+        .map(|(child, out)| {
+            if out.iter().zip(&types).all(|(a, t)| &a.data_type == t) {
+                return child;
+            }
+            let list = out
+                .iter()
+                .zip(&types)
+                .map(|(a, t)| if &a.data_type == t { a.expr() } else { Expr::Cast { child: Box::new(a.expr()), to: t.clone() }.alias(a.name.clone()) })
+                .collect();
+            Arc::new(LogicalPlan::Project { list, child })
+        })
+        .collect();
+    Ok(LogicalPlan::Union { children })
+}
+
+fn ordinal(n: usize) -> String {
+    match n {
+        1 => "first".into(),
+        2 => "second".into(),
+        3 => "third".into(),
+        n => format!("{n}th"),
     }
 }
 

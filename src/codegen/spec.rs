@@ -226,6 +226,10 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
         Expr::CaseWhen { .. } => None,
         Expr::Function { func, .. } => Some(format!("function {}", func.name())),
         Expr::Like { .. } => Some("LIKE".into()),
+        Expr::InSet { .. } => Some("INSET".into()),
+        Expr::ScalarSubquery { .. } | Expr::Exists { .. } | Expr::InSubquery { .. } | Expr::OuterReference(_) => {
+            Some("a subquery expression".into())
+        }
         Expr::Aggregate { .. } => Some("an aggregate inside an expression".into()),
         Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. } => Some("an unresolved expression".into()),
     };

@@ -139,6 +139,17 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> 
             Ok(vec![interpreted::limit(parts.into_iter().flatten().collect(), *limit)])
         }
         PhysicalPlan::LocalLimit { limit, child } => par_map(execute(child, config)?, |b| Ok(interpreted::limit(b, *limit))),
+        PhysicalPlan::Union { children } => {
+            // Every child's batches take the union's schema (names of the first child).
+            let schema = schema_of(&plan.output());
+            let mut out: Partitions = vec![];
+            for child in children {
+                for part in execute(child, config)? {
+                    out.push(part.into_iter().map(|b| Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?)).collect::<Result<_>>()?);
+                }
+            }
+            Ok(out)
+        }
         PhysicalPlan::WholeStageCodegen { fallback, child, .. } => {
             if !config.whole_stage_codegen || fallback.is_some() {
                 return execute(child, config);

@@ -177,6 +177,7 @@ impl PhysicalPlan {
             PhysicalPlan::CollectLimit { limit, .. } => format!("CollectLimit {limit}"),
             PhysicalPlan::LocalLimit { limit, .. } => format!("LocalLimit {limit}"),
             PhysicalPlan::GlobalLimit { limit, .. } => format!("GlobalLimit {limit}, 0"),
+            PhysicalPlan::Union { .. } => "Union".to_string(),
             PhysicalPlan::WholeStageCodegen { id, .. } => format!("WholeStageCodegen ({id})"),
         }
     }

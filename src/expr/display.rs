@@ -47,6 +47,10 @@ impl fmt::Display for SortOrder {
     }
 }
 
+fn outer_list(plan: &super::SubqueryPlan) -> String {
+    plan.outer_references().iter().map(|a| a.to_string()).collect::<Vec<_>>().join(" && ")
+}
+
 fn write_list(f: &mut dyn fmt::Write, items: &[Expr], style: Style, sep: &str) -> fmt::Result {
     for (i, a) in items.iter().enumerate() {
         if i > 0 {
@@ -78,7 +82,11 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
         Expr::Alias { child, name, id } => {
             write_expr(f, child, style)?;
             match style {
-                Style::Plan => write!(f, " AS {name}#{}", id.0),
+                // Spark's Alias prints the type suffix too (`count(1) AS n#5L`).
+                Style::Plan => {
+                    let suffix = if child.resolved() && child.data_type().ok() == Some(DataType::Int64) { "L" } else { "" };
+                    write!(f, " AS {name}#{}{suffix}", id.0)
+                }
                 Style::Name => write!(f, " AS {name}"),
             }
         }
@@ -120,6 +128,26 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             write!(f, " IN (")?;
             write_list(f, list, style, ",")?;
             write!(f, ")")
+        }
+        Expr::InSet { child, values, negated } => {
+            if *negated {
+                write!(f, "NOT ")?;
+            }
+            write_expr(f, child, style)?;
+            // Spark sorts the printed values as strings, for a deterministic plan.
+            let mut shown: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            shown.sort();
+            write!(f, " INSET {}", shown.join(", "))
+        }
+        Expr::OuterReference(a) => match style {
+            Style::Plan => write!(f, "outer({a})"),
+            Style::Name => write!(f, "outer({})", a.name),
+        },
+        Expr::ScalarSubquery { plan, id } => write!(f, "scalar-subquery#{} [{}]", id.0, outer_list(plan)),
+        Expr::Exists { plan, id } => write!(f, "exists#{} [{}]", id.0, outer_list(plan)),
+        Expr::InSubquery { child, plan, id } => {
+            write_expr(f, child, style)?;
+            write!(f, " IN (list#{} [{}])", id.0, outer_list(plan))
         }
         Expr::Like { child, pattern, negated } => {
             if *negated {

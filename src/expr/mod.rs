@@ -237,6 +237,58 @@ pub struct SortOrder {
     pub nulls_first: bool,
 }
 
+/// The plan of a subquery expression. Two are equal when they print the same plan.
+#[derive(Debug, Clone)]
+pub struct SubqueryPlan(pub std::sync::Arc<crate::plan::LogicalPlan>);
+
+impl PartialEq for SubqueryPlan {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0.tree_string() == other.0.tree_string()
+    }
+}
+
+impl SubqueryPlan {
+    /// The columns of enclosing queries this subquery reads (`OuterReference`s), in order.
+    pub fn outer_references(&self) -> Vec<Attribute> {
+        let mut out: Vec<Attribute> = vec![];
+        collect_outer_references(&self.0, &mut out);
+        // A nested subquery's outer references to this subquery's own columns stay inside.
+        let mut defined = BTreeSet::new();
+        collect_defined(&self.0, &mut defined);
+        out.retain(|a| !defined.contains(&a.id));
+        out
+    }
+}
+
+fn collect_defined(plan: &crate::plan::LogicalPlan, out: &mut BTreeSet<ExprId>) {
+    out.extend(plan.output().iter().map(|a| a.id));
+    for e in plan.expressions() {
+        e.visit(&mut |x| {
+            if let Expr::ScalarSubquery { plan, .. } | Expr::Exists { plan, .. } | Expr::InSubquery { plan, .. } = x {
+                collect_defined(&plan.0, out);
+            }
+        });
+    }
+    for c in plan.children() {
+        collect_defined(c, out);
+    }
+}
+
+fn collect_outer_references(plan: &crate::plan::LogicalPlan, out: &mut Vec<Attribute>) {
+    for e in plan.expressions() {
+        e.visit(&mut |x| match x {
+            Expr::OuterReference(a) if !out.iter().any(|o| o.id == a.id) => out.push(a.clone()),
+            Expr::ScalarSubquery { plan, .. } | Expr::Exists { plan, .. } | Expr::InSubquery { plan, .. } => {
+                collect_outer_references(&plan.0, out)
+            }
+            _ => {}
+        });
+    }
+    for c in plan.children() {
+        collect_outer_references(c, out);
+    }
+}
+
 /// An expression tree node.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
@@ -269,6 +321,17 @@ pub enum Expr {
     Function { func: ScalarFunc, args: Vec<Expr> },
     /// An aggregate function; only valid in an Aggregate's output list.
     Aggregate { func: AggFunc, args: Vec<Expr>, distinct: bool },
+    /// `child [NOT] INSET v1, v2, ...`: `OptimizeIn`'s form of a long IN list of literals;
+    /// evaluates exactly as the `InList` it replaces.
+    InSet { child: Box<Expr>, values: Vec<ScalarValue>, negated: bool },
+    /// `(SELECT ...)` used as a value; one column, at most one row.
+    ScalarSubquery { plan: SubqueryPlan, id: ExprId },
+    /// `EXISTS (SELECT ...)` (`NOT EXISTS` is `Not(Exists)`).
+    Exists { plan: SubqueryPlan, id: ExprId },
+    /// `child IN (SELECT ...)` (`NOT IN` is `Not(InSubquery)`).
+    InSubquery { child: Box<Expr>, plan: SubqueryPlan, id: ExprId },
+    /// A column of an enclosing query read inside a correlated subquery: `outer(o_orderkey#1)`.
+    OuterReference(Attribute),
 }
 
 impl Expr {
@@ -292,7 +355,14 @@ impl Expr {
     /// The direct children, in order.
     pub fn children(&self) -> Vec<&Expr> {
         match self {
-            Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::Attribute(_) | Expr::Literal(_) => vec![],
+            Expr::UnresolvedAttribute(_)
+            | Expr::UnresolvedStar(_)
+            | Expr::Attribute(_)
+            | Expr::Literal(_)
+            | Expr::OuterReference(_)
+            | Expr::ScalarSubquery { .. }
+            | Expr::Exists { .. } => vec![],
+            Expr::InSet { child, .. } | Expr::InSubquery { child, .. } => vec![child],
             Expr::UnresolvedFunction { args, .. } | Expr::Function { args, .. } | Expr::Aggregate { args, .. } => {
                 args.iter().collect()
             }
@@ -319,7 +389,15 @@ impl Expr {
     pub fn map_children<E>(self, mut f: impl FnMut(Expr) -> Result<Expr, E>) -> Result<Expr, E> {
         let b = |e: Box<Expr>, f: &mut dyn FnMut(Expr) -> Result<Expr, E>| f(*e).map(Box::new);
         Ok(match self {
-            e @ (Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::Attribute(_) | Expr::Literal(_)) => e,
+            e @ (Expr::UnresolvedAttribute(_)
+            | Expr::UnresolvedStar(_)
+            | Expr::Attribute(_)
+            | Expr::Literal(_)
+            | Expr::OuterReference(_)
+            | Expr::ScalarSubquery { .. }
+            | Expr::Exists { .. }) => e,
+            Expr::InSet { child, values, negated } => Expr::InSet { child: b(child, &mut f)?, values, negated },
+            Expr::InSubquery { child, plan, id } => Expr::InSubquery { child: b(child, &mut f)?, plan, id },
             Expr::UnresolvedFunction { name, args, distinct } => {
                 Expr::UnresolvedFunction { name, args: args.into_iter().map(&mut f).collect::<Result<_, E>>()?, distinct }
             }
@@ -379,15 +457,25 @@ impl Expr {
         pred(self) || self.children().into_iter().any(|c| c.exists(pred))
     }
 
-    /// The ids of the attributes this expression reads.
+    /// The ids of the attributes this expression reads, including the outer columns its
+    /// subqueries read (Catalyst's `outerAttrs`).
     pub fn references(&self) -> BTreeSet<ExprId> {
         let mut out = BTreeSet::new();
-        self.visit(&mut |e| {
-            if let Expr::Attribute(a) = e {
+        self.visit(&mut |e| match e {
+            Expr::Attribute(a) => {
                 out.insert(a.id);
             }
+            Expr::ScalarSubquery { plan, .. } | Expr::Exists { plan, .. } | Expr::InSubquery { plan, .. } => {
+                out.extend(plan.outer_references().iter().map(|a| a.id));
+            }
+            _ => {}
         });
         out
+    }
+
+    /// True when the tree holds a subquery expression.
+    pub fn contains_subquery(&self) -> bool {
+        self.exists(&|e| matches!(e, Expr::ScalarSubquery { .. } | Expr::Exists { .. } | Expr::InSubquery { .. }))
     }
 
     /// The attributes this expression reads, in first-seen order, without duplicates.
@@ -416,7 +504,11 @@ impl Expr {
             | Expr::UnresolvedAttribute(_)
             | Expr::UnresolvedStar(_)
             | Expr::UnresolvedFunction { .. }
-            | Expr::Aggregate { .. } => false,
+            | Expr::Aggregate { .. }
+            | Expr::OuterReference(_)
+            | Expr::ScalarSubquery { .. }
+            | Expr::Exists { .. }
+            | Expr::InSubquery { .. } => false,
             Expr::Function { func: ScalarFunc::Rand, .. } => false,
             other => other.children().iter().all(|c| c.foldable()),
         }
@@ -429,7 +521,11 @@ impl Expr {
 
     /// True once no unresolved node remains.
     pub fn resolved(&self) -> bool {
-        !self.exists(&|e| matches!(e, Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. }))
+        !self.exists(&|e| match e {
+            Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. } => true,
+            Expr::ScalarSubquery { plan, .. } | Expr::Exists { plan, .. } | Expr::InSubquery { plan, .. } => !plan.0.resolved(),
+            _ => false,
+        })
     }
 
     /// The output name Spark gives this expression in a select list.

@@ -41,7 +41,15 @@ impl Expr {
             | Expr::IsNull(_)
             | Expr::IsNotNull(_)
             | Expr::InList { .. }
+            | Expr::InSet { .. }
+            | Expr::Exists { .. }
+            | Expr::InSubquery { .. }
             | Expr::Like { .. } => DataType::Boolean,
+            Expr::OuterReference(a) => a.data_type.clone(),
+            Expr::ScalarSubquery { plan, .. } => match plan.0.output().first() {
+                Some(a) => a.data_type.clone(),
+                None => return Err(KilnError::internal("scalar subquery without a column")),
+            },
             Expr::Cast { to, .. } => to.clone(),
             Expr::CaseWhen { branches, else_expr } => {
                 let mut types = branches.iter().map(|(_, r)| r).chain(else_expr.as_deref());
@@ -116,8 +124,11 @@ impl Expr {
     /// Whether the expression may produce NULL.
     pub fn nullable(&self) -> bool {
         match self {
-            Expr::Attribute(a) => a.nullable,
+            Expr::Attribute(a) | Expr::OuterReference(a) => a.nullable,
             Expr::Literal(v) => v.is_null(),
+            Expr::InSet { child, values, .. } => child.nullable() || values.iter().any(|v| v.is_null()),
+            Expr::ScalarSubquery { .. } | Expr::InSubquery { .. } => true,
+            Expr::Exists { .. } => false,
             Expr::IsNull(_) | Expr::IsNotNull(_) => false,
             Expr::Aggregate { func: AggFunc::Count, .. } => false,
             Expr::Aggregate { .. } => true,

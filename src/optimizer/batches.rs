@@ -4,22 +4,41 @@ use super::rules::*;
 use super::{Batch, Strategy};
 use crate::config::Config;
 
+/// Rules the plan cannot do without: the physical planner has no operator for what they remove
+/// (`SubqueryAlias`, `Distinct`, subquery expressions). `spark.sql.optimizer.excludedRules`
+/// ignores them with a warning, as Spark's `nonExcludableRules`.
+pub const NON_EXCLUDABLE_RULES: &[&str] =
+    &["EliminateSubqueryAliases", "ReplaceDistinctWithAggregate", "RewritePredicateSubquery", "RewriteCorrelatedScalarSubquery"];
+
 /// Catalyst's batches, trimmed to the rules kiln has.
 pub fn default_batches(config: &Config) -> Vec<Batch> {
     let fixed = Strategy::FixedPoint(config.optimizer_max_iterations);
+    let threshold = config.optimizer_in_set_conversion_threshold;
+    // Spark's operatorOptimizationRuleSet order: moves first, then pruning, then expressions.
     let operator_optimization = || -> Vec<Box<dyn super::Rule>> {
         vec![
+            Box::new(PushProjectionThroughUnion),
+            Box::new(EliminateOuterJoin),
             Box::new(PushDownPredicates),
+            Box::new(LimitPushDown),
             Box::new(ColumnPruning),
             Box::new(CollapseProject),
-            Box::new(EliminateOuterJoin),
+            Box::new(CombineUnions),
+            Box::new(NullPropagation),
+            Box::new(OptimizeIn { threshold }),
             Box::new(ConstantFolding),
             Box::new(BooleanSimplification),
-            Box::new(SimplifyCasts),
+            Box::new(ReplaceNullWithFalseInPredicate),
             Box::new(PruneFilters),
+            Box::new(SimplifyCasts),
+            Box::new(EliminateSorts),
+            Box::new(RemoveRedundantAliases),
             Box::new(RemoveNoopOperators),
         ]
     };
+    let local_relation = || -> Vec<Box<dyn super::Rule>> { vec![Box::new(ConvertToLocalRelation), Box::new(PropagateEmptyRelation)] };
+    let infer: Vec<Box<dyn super::Rule>> =
+        if config.constraint_propagation_enabled { vec![Box::new(InferFiltersFromConstraints)] } else { vec![] };
     vec![
         // Aliases only scope names for the analyzer; DISTINCT is an Aggregate to the planner.
         Batch {
@@ -27,9 +46,24 @@ pub fn default_batches(config: &Config) -> Vec<Batch> {
             strategy: Strategy::Once,
             rules: vec![Box::new(EliminateSubqueryAliases), Box::new(ReplaceDistinctWithAggregate)],
         },
+        // Spark rewrites subqueries late ("RewriteSubquery"); kiln does it first, because the
+        // rules below neither look into subquery plans nor keep their outer references intact.
+        Batch {
+            name: "RewriteSubquery",
+            strategy: Strategy::Once,
+            rules: vec![Box::new(RewritePredicateSubquery), Box::new(RewriteCorrelatedScalarSubquery)],
+        },
+        // The parser builds binary unions; one flat Union is what the rules below look through.
+        Batch { name: "Union", strategy: Strategy::Once, rules: vec![Box::new(CombineUnions)] },
+        // Queries over VALUES and provably empty inputs fold before anything else looks at them.
+        Batch { name: "LocalRelation early", strategy: fixed, rules: local_relation() },
         Batch { name: "Operator Optimization before Inferring Filters", strategy: fixed, rules: operator_optimization() },
-        // Inferred IsNotNull filters must see predicates already pushed to their final place.
-        Batch { name: "Infer Filters", strategy: Strategy::Once, rules: vec![Box::new(InferFiltersFromConstraints)] },
+        // Inferred filters must see predicates already pushed to their final place.
+        Batch { name: "Infer Filters", strategy: Strategy::Once, rules: infer },
         Batch { name: "Operator Optimization after Inferring Filters", strategy: fixed, rules: operator_optimization() },
+        // Spark's scan push-down batch; kiln's scans take the Filter as it stands afterwards.
+        Batch { name: "Early Filter and Projection Push-Down", strategy: Strategy::Once, rules: vec![Box::new(PruneFileSourcePartitions)] },
+        // Filters folded to false above are empty relations now; collapse what sits on them.
+        Batch { name: "LocalRelation", strategy: fixed, rules: local_relation() },
     ]
 }

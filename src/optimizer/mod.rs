@@ -1,23 +1,35 @@
-//! The logical optimizer: named rules grouped into batches, each run `Once` or to a fixed point.
+//! The logical optimizer: named rules grouped into batches, each run `Once` or to a fixed point
+//! (Catalyst's `RuleExecutor`).
 //!
 //! A rule returns the very same `Arc` when it changes nothing, so "did it fire" is a pointer
-//! comparison (Catalyst's `fastEquals`). The executor logs every effective rule when
-//! `spark.sql.planChangeLog.level` asks for it, and checks that every rule keeps the schema.
+//! comparison (Catalyst's `fastEquals`). The executor
+//! - meters every rule (runs, effective runs, time) into [`Optimized::metrics`];
+//! - records every effective rule with the plan before and after ([`Optimized::changes`]) and
+//!   prints them when `spark.sql.planChangeLog.level` asks for it (see [`log`]);
+//! - checks that every rule keeps the schema, and in strict mode (`kiln.optimizer.strict`, on
+//!   in debug builds and unit tests) that the plan stays integral after every effective rule,
+//!   that `Once` batches are idempotent, and that fixed-point batches converge;
+//! - stops a fixed-point batch whose plan recurs (two rules undoing each other);
+//! - skips the rules in `spark.sql.optimizer.excludedRules`, except those needed for correctness.
 
 mod batches;
+pub mod integrity;
+pub mod log;
 pub mod rules;
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::error::{KilnError, Result};
 use crate::plan::LogicalPlan;
 
-pub use batches::default_batches;
+pub use batches::{default_batches, NON_EXCLUDABLE_RULES};
 
 /// One rewrite, named as Catalyst names it.
 pub trait Rule: Send + Sync {
-    /// Catalyst's name (`"CombineFilters"`), used by logs and `excludedRules`.
+    /// Catalyst's name (`"CombineFilters"`), used by logs, metrics and `excludedRules`.
     fn name(&self) -> &'static str;
     /// The rewritten plan, or the same `Arc` when nothing applies.
     fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>>;
@@ -38,77 +50,231 @@ pub struct Batch {
     pub rules: Vec<Box<dyn Rule>>,
 }
 
-/// One effective rule application, for the plan change log.
+/// One effective rule application: the plan change log's entry.
 #[derive(Debug, Clone)]
 pub struct RuleChange {
     pub batch: &'static str,
     pub rule: &'static str,
-    pub before: String,
-    pub after: String,
+    pub before: Arc<LogicalPlan>,
+    pub after: Arc<LogicalPlan>,
 }
 
-/// The optimizer's result: the plan and what changed it.
+/// One batch's run: the plan before and after it, and how many iterations it took.
+#[derive(Debug, Clone)]
+pub struct BatchRun {
+    pub batch: &'static str,
+    pub iterations: usize,
+    pub before: Arc<LogicalPlan>,
+    pub after: Arc<LogicalPlan>,
+}
+
+/// Per-rule metering, summed over every batch the rule is in (Catalyst's `QueryExecutionMetering`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RuleMetrics {
+    pub rule: &'static str,
+    /// How often the rule ran.
+    pub runs: usize,
+    /// How often it changed the plan.
+    pub effective_runs: usize,
+    /// Time spent in all runs.
+    pub time: Duration,
+    /// Time spent in the effective runs.
+    pub effective_time: Duration,
+}
+
+/// The optimizer's result: the plan and how it got there.
+#[derive(Debug, Clone)]
 pub struct Optimized {
     pub plan: Arc<LogicalPlan>,
+    /// Every effective rule, in order.
     pub changes: Vec<RuleChange>,
+    /// Every batch, in order.
+    pub batches: Vec<BatchRun>,
+    /// One entry per rule, in the order rules first ran.
+    pub metrics: Vec<RuleMetrics>,
+    /// Warnings (ignored exclusions, iteration cap reached, recurring plan), also on stderr.
+    pub warnings: Vec<String>,
 }
 
-/// Runs the default batches over an analyzed plan.
+impl Optimized {
+    /// The metrics of one rule, if it ran.
+    pub fn rule_metrics(&self, rule: &str) -> Option<&RuleMetrics> {
+        self.metrics.iter().find(|m| m.rule == rule)
+    }
+}
+
+/// Runs the default batches over an analyzed plan; prints the plan change log when asked.
 pub fn optimize(plan: &Arc<LogicalPlan>, config: &Config) -> Result<Optimized> {
-    run_batches(plan, &default_batches(config), config)
+    let optimized = run_batches(plan, &default_batches(config), config)?;
+    if config.plan_change_log_enabled() {
+        eprint!("{}", log::plan_change_log(&optimized, config));
+    }
+    Ok(optimized)
 }
 
-/// Runs `batches` in order.
-pub fn run_batches(plan: &Arc<LogicalPlan>, batches: &[Batch], config: &Config) -> Result<Optimized> {
-    let mut plan = plan.clone();
-    let mut changes = vec![];
-    for batch in batches {
+/// `spark.sql.optimizer.excludedRules` and `spark.sql.planChangeLog.rules` name rules by class;
+/// kiln matches the last segment, so `org.apache.spark.sql.catalyst.optimizer.ColumnPruning` works.
+pub(crate) fn names_rule(listed: &str, rule: &str) -> bool {
+    listed.rsplit('.').next().unwrap_or(listed) == rule
+}
+
+struct Executor<'a> {
+    config: &'a Config,
+    changes: Vec<RuleChange>,
+    batches: Vec<BatchRun>,
+    metrics: Vec<RuleMetrics>,
+    index: HashMap<&'static str, usize>,
+    warnings: Vec<String>,
+}
+
+impl Executor<'_> {
+    fn warn(&mut self, message: String) {
+        eprintln!("WARN Optimizer: {message}");
+        self.warnings.push(message);
+    }
+
+    fn excluded(&self, rule: &str) -> bool {
+        !NON_EXCLUDABLE_RULES.contains(&rule) && self.config.optimizer_excluded_rules.iter().any(|r| names_rule(r, rule))
+    }
+
+    fn meter(&mut self, rule: &'static str, time: Duration, effective: bool) {
+        let i = *self.index.entry(rule).or_insert_with(|| {
+            self.metrics.push(RuleMetrics { rule, ..RuleMetrics::default() });
+            self.metrics.len() - 1
+        });
+        let m = &mut self.metrics[i];
+        m.runs += 1;
+        m.time += time;
+        if effective {
+            m.effective_runs += 1;
+            m.effective_time += time;
+        }
+    }
+
+    /// One rule over `plan`: the new plan when it changed anything.
+    fn apply_rule(&mut self, batch: &'static str, rule: &dyn Rule, plan: &Arc<LogicalPlan>) -> Result<Option<Arc<LogicalPlan>>> {
+        let start = Instant::now();
+        let next = rule.apply(plan)?;
+        let elapsed = start.elapsed();
+        // A rebuilt but identical plan is not a change (and keeps the old Arc).
+        let effective = !Arc::ptr_eq(&next, plan) && next.tree_string() != plan.tree_string();
+        self.meter(rule.name(), elapsed, effective);
+        if !effective {
+            return Ok(None);
+        }
+        integrity::check_schema(rule.name(), plan, &next)?;
+        if self.config.optimizer_strict {
+            integrity::check_plan(&next).map_err(|problem| {
+                KilnError::internal(format!(
+                    "optimizer rule {} in batch {batch} produced a broken plan: {problem}\n{}",
+                    rule.name(),
+                    next.tree_string()
+                ))
+            })?;
+        }
+        self.changes.push(RuleChange { batch, rule: rule.name(), before: plan.clone(), after: next.clone() });
+        Ok(Some(next))
+    }
+
+    fn run_batch(&mut self, batch: &Batch, plan: Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        let before = plan.clone();
+        let mut plan = plan;
         let max = match batch.strategy {
             Strategy::Once => 1,
             Strategy::FixedPoint(n) => n.max(1),
         };
+        let mut seen = vec![plan.tree_string()];
         let mut iteration = 0;
         loop {
             iteration += 1;
             let start = plan.clone();
-            for rule in &batch.rules {
-                if config.optimizer_excluded_rules.iter().any(|r| r == rule.name()) {
-                    continue;
-                }
-                let next = rule.apply(&plan)?;
-                if !Arc::ptr_eq(&next, &plan) {
-                    check_schema(rule.name(), &plan, &next)?;
-                    let (before, after) = (plan.tree_string(), next.tree_string());
-                    if before != after {
-                        changes.push(RuleChange { batch: batch.name, rule: rule.name(), before, after });
-                    }
+            let active: Vec<&dyn Rule> = batch.rules.iter().map(|r| r.as_ref()).filter(|r| !self.excluded(r.name())).collect();
+            for rule in active {
+                if let Some(next) = self.apply_rule(batch.name, rule, &plan)? {
                     plan = next;
                 }
             }
-            if batch.strategy == Strategy::Once || start.tree_string() == plan.tree_string() {
+            if Arc::ptr_eq(&start, &plan) || batch.strategy == Strategy::Once {
+                break;
+            }
+            let text = plan.tree_string();
+            if seen.last() == Some(&text) {
+                break;
+            }
+            if seen.contains(&text) {
+                let message = format!(
+                    "the plan of batch {} recurred in iteration {iteration}: its rules undo each other ({}); the batch stops here",
+                    batch.name,
+                    self.changes.iter().rev().take_while(|c| c.batch == batch.name).map(|c| c.rule).take(6).collect::<Vec<_>>().join(", ")
+                );
+                if self.config.optimizer_strict {
+                    return Err(KilnError::internal(message));
+                }
+                self.warn(message);
                 break;
             }
             if iteration >= max {
-                eprintln!(
-                    "WARN: max iterations ({max}) reached for batch {}, please set 'spark.sql.optimizer.maxIterations' to a larger value.",
+                let message = format!(
+                    "Max iterations ({max}) reached for batch {}, please set 'spark.sql.optimizer.maxIterations' to a larger value.",
                     batch.name
                 );
+                if self.config.optimizer_strict {
+                    return Err(KilnError::internal(message));
+                }
+                self.warn(message);
                 break;
             }
+            seen.push(text);
         }
+        if batch.strategy == Strategy::Once && self.config.optimizer_strict {
+            check_idempotent(batch, &plan, self.config)?;
+        }
+        self.batches.push(BatchRun { batch: batch.name, iterations: iteration, before, after: plan.clone() });
+        Ok(plan)
     }
-    Ok(Optimized { plan, changes })
 }
 
-/// A rule must keep the output columns (ids and types) of the plan it rewrites.
-fn check_schema(rule: &str, before: &LogicalPlan, after: &LogicalPlan) -> Result<()> {
-    let key = |p: &LogicalPlan| p.output().into_iter().map(|a| (a.id, a.data_type)).collect::<Vec<_>>();
-    if key(before) != key(after) {
-        return Err(KilnError::internal(format!(
-            "optimizer rule {rule} changed the output of the plan from {:?} to {:?}",
-            before.output().iter().map(|a| a.to_string()).collect::<Vec<_>>(),
-            after.output().iter().map(|a| a.to_string()).collect::<Vec<_>>()
-        )));
+/// A `Once` batch run again over its own output must change nothing.
+fn check_idempotent(batch: &Batch, plan: &Arc<LogicalPlan>, config: &Config) -> Result<()> {
+    let mut again = plan.clone();
+    for rule in &batch.rules {
+        if !NON_EXCLUDABLE_RULES.contains(&rule.name()) && config.optimizer_excluded_rules.iter().any(|r| names_rule(r, rule.name())) {
+            continue;
+        }
+        let next = rule.apply(&again)?;
+        if !Arc::ptr_eq(&next, &again) && next.tree_string() != again.tree_string() {
+            return Err(KilnError::internal(format!(
+                "Once strategy's idempotence is broken for batch {}: rule {} changed\n{}into\n{}",
+                batch.name,
+                rule.name(),
+                again.tree_string(),
+                next.tree_string()
+            )));
+        }
+        again = next;
     }
     Ok(())
 }
+
+/// Runs `batches` in order.
+pub fn run_batches(plan: &Arc<LogicalPlan>, batches: &[Batch], config: &Config) -> Result<Optimized> {
+    let mut ex = Executor { config, changes: vec![], batches: vec![], metrics: vec![], index: HashMap::new(), warnings: vec![] };
+    for name in &config.optimizer_excluded_rules {
+        let short = name.rsplit('.').next().unwrap_or(name);
+        if NON_EXCLUDABLE_RULES.contains(&short) {
+            ex.warn(format!(
+                "Optimization rule '{name}' was not excluded from the optimizer because this rule is a non-excludable rule."
+            ));
+        } else if !batches.iter().any(|b| b.rules.iter().any(|r| r.name() == short)) {
+            ex.warn(format!("Optimization rule '{name}' in spark.sql.optimizer.excludedRules is not a rule of this optimizer."));
+        }
+    }
+    let mut plan = plan.clone();
+    for batch in batches {
+        plan = ex.run_batch(batch, plan)?;
+    }
+    Ok(Optimized { plan, changes: ex.changes, batches: ex.batches, metrics: ex.metrics, warnings: ex.warnings })
+}
+
+#[cfg(test)]
+mod tests;

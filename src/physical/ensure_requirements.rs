@@ -53,6 +53,7 @@ pub fn output_partitioning(plan: &PhysicalPlan) -> Partitioning {
             BuildSide::BuildRight => output_partitioning(left),
         },
         PhysicalPlan::HashJoin { left, .. } => output_partitioning(left),
+        PhysicalPlan::Union { children } => Partitioning::Unknown(children.iter().map(|c| output_partitioning(c).num_partitions()).sum::<usize>().max(1)),
         PhysicalPlan::TakeOrderedAndProject { .. } | PhysicalPlan::CollectLimit { .. } | PhysicalPlan::GlobalLimit { .. } => {
             Partitioning::SinglePartition
         }
@@ -153,6 +154,31 @@ pub fn ensure_requirements(plan: &Arc<PhysicalPlan>, shuffle_partitions: usize) 
                 if let PhysicalPlan::HashJoin { left_keys, right_keys, .. } = plan.as_ref() {
                     new_children = vec![fix(l, left_keys), fix(r, right_keys)];
                 }
+            }
+        }
+    }
+    // Both sides must be hashed on the same key positions: a side clustered on a subset of its
+    // keys (an Aggregate's grouping below) does not line up with a side hashed on all of them.
+    if let PhysicalPlan::HashJoin { kind: HashJoinKind::Shuffled, left_keys, right_keys, .. } = plan.as_ref() {
+        if let [l, r] = new_children.as_slice() {
+            let positions = |c: &Arc<PhysicalPlan>, keys: &[Expr]| match output_partitioning(c) {
+                Partitioning::Hash(exprs, n) => {
+                    exprs.iter().map(|e| keys.iter().position(|k| k.to_string() == e.to_string())).collect::<Option<Vec<usize>>>().map(|p| (p, n))
+                }
+                _ => None,
+            };
+            if positions(l, left_keys) != positions(r, right_keys) {
+                let full = |c: &Arc<PhysicalPlan>, keys: &[Expr]| -> Arc<PhysicalPlan> {
+                    if positions(c, keys) == Some(((0..keys.len()).collect(), shuffle_partitions)) {
+                        return c.clone();
+                    }
+                    Arc::new(PhysicalPlan::Exchange {
+                        partitioning: Partitioning::Hash(keys.to_vec(), shuffle_partitions),
+                        plan_id: next_plan_id(),
+                        child: c.clone(),
+                    })
+                };
+                new_children = vec![full(l, left_keys), full(r, right_keys)];
             }
         }
     }

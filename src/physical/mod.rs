@@ -242,6 +242,11 @@ pub enum PhysicalPlan {
         /// The input operator.
         child: Arc<PhysicalPlan>,
     },
+    /// `UNION ALL`: the partitions of every child, one after the other.
+    Union {
+        /// The inputs, in order; the columns are the first input's.
+        children: Vec<Arc<PhysicalPlan>>,
+    },
     /// A pipeline compiled into one native function (`*(id)` in plans); `fallback` says why
     /// it runs interpreted instead, when it does.
     WholeStageCodegen {
@@ -269,6 +274,7 @@ impl PhysicalPlan {
         match self {
             PhysicalPlan::FileScan { .. } | PhysicalPlan::InMemoryScan { .. } | PhysicalPlan::LocalTableScan { .. } => vec![],
             PhysicalPlan::HashJoin { left, right, .. } | PhysicalPlan::NestedLoopJoin { left, right, .. } => vec![left, right],
+            PhysicalPlan::Union { children } => children.iter().collect(),
             PhysicalPlan::Filter { child, .. }
             | PhysicalPlan::Project { child, .. }
             | PhysicalPlan::HashAggregate { child, .. }
@@ -285,10 +291,16 @@ impl PhysicalPlan {
 
     /// This node with new children (same count and order as `children()`).
     pub fn with_new_children(&self, mut children: Vec<Arc<PhysicalPlan>>) -> PhysicalPlan {
+        if let PhysicalPlan::Union { .. } = self {
+            return PhysicalPlan::Union { children };
+        }
         let mut next = || children.remove(0);
         let mut node = self.clone();
         match &mut node {
-            PhysicalPlan::FileScan { .. } | PhysicalPlan::InMemoryScan { .. } | PhysicalPlan::LocalTableScan { .. } => {}
+            PhysicalPlan::FileScan { .. }
+            | PhysicalPlan::InMemoryScan { .. }
+            | PhysicalPlan::LocalTableScan { .. }
+            | PhysicalPlan::Union { .. } => {}
             PhysicalPlan::HashJoin { left, right, .. } | PhysicalPlan::NestedLoopJoin { left, right, .. } => {
                 *left = next();
                 *right = next();
@@ -347,6 +359,15 @@ impl PhysicalPlan {
             | PhysicalPlan::LocalLimit { child, .. }
             | PhysicalPlan::GlobalLimit { child, .. }
             | PhysicalPlan::WholeStageCodegen { child, .. } => child.output(),
+            PhysicalPlan::Union { children } => {
+                let mut out = children.first().map(|c| c.output()).unwrap_or_default();
+                for c in children.iter().skip(1) {
+                    for (a, b) in out.iter_mut().zip(c.output()) {
+                        a.nullable |= b.nullable;
+                    }
+                }
+                out
+            }
         }
     }
 }

@@ -87,6 +87,9 @@ impl Planner<'_> {
                 PhysicalPlan::LocalTableScan { output: vec![], data: vec![batch] }
             }
             LogicalPlan::SubqueryAlias { child, .. } => return self.plan(child, root),
+            LogicalPlan::Union { children } => {
+                PhysicalPlan::Union { children: children.iter().map(|c| self.plan(c, false)).collect::<Result<_>>()? }
+            }
             LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } => {
                 return Err(KilnError::internal(format!("{} reached the physical planner", plan.node_string())))
             }

@@ -29,6 +29,8 @@ impl LogicalPlan {
             LogicalPlan::OneRowRelation => "OneRowRelation".to_string(),
             LogicalPlan::Project { list: l, .. } => format!("Project [{}]", list(l, ", ")),
             LogicalPlan::Filter { condition, .. } => format!("Filter {condition}"),
+            // Spark's argString leaves out empty lists: a global aggregate is `Aggregate [aggs]`.
+            LogicalPlan::Aggregate { grouping, aggregates, .. } if grouping.is_empty() => format!("Aggregate [{}]", list(aggregates, ", ")),
             LogicalPlan::Aggregate { grouping, aggregates, .. } => {
                 format!("Aggregate [{}], [{}]", list(grouping, ", "), list(aggregates, ", "))
             }
@@ -49,6 +51,8 @@ impl LogicalPlan {
             LogicalPlan::GlobalLimit { limit, .. } => format!("GlobalLimit {limit}"),
             LogicalPlan::LocalLimit { limit, .. } => format!("LocalLimit {limit}"),
             LogicalPlan::Distinct { .. } => "Distinct".to_string(),
+            // Spark prints `byName, allowMissingCol`; kiln's unions are by position.
+            LogicalPlan::Union { .. } => "Union false, false".to_string(),
         };
         format!("{mark}{body}")
     }

@@ -76,6 +76,9 @@ pub enum LogicalPlan {
     LocalLimit { limit: usize, child: Arc<LogicalPlan> },
     /// `SELECT DISTINCT`, replaced by an Aggregate in the optimizer.
     Distinct { child: Arc<LogicalPlan> },
+    /// `UNION ALL` of two or more inputs with the same column types (the analyzer casts). Its
+    /// columns are the first child's, nullable when any child's is. `UNION` is `Distinct(Union)`.
+    Union { children: Vec<Arc<LogicalPlan>> },
 }
 
 impl LogicalPlan {
@@ -118,6 +121,15 @@ impl LogicalPlan {
             | LogicalPlan::GlobalLimit { child, .. }
             | LogicalPlan::LocalLimit { child, .. }
             | LogicalPlan::Distinct { child } => child.output(),
+            LogicalPlan::Union { children } => {
+                let mut out = children.first().map(|c| c.output()).unwrap_or_default();
+                for c in children.iter().skip(1) {
+                    for (a, b) in out.iter_mut().zip(c.output()) {
+                        a.nullable |= b.nullable;
+                    }
+                }
+                out
+            }
         }
     }
 
@@ -129,6 +141,7 @@ impl LogicalPlan {
             | LogicalPlan::LocalRelation { .. }
             | LogicalPlan::OneRowRelation => vec![],
             LogicalPlan::Join { left, right, .. } => vec![left, right],
+            LogicalPlan::Union { children } => children.iter().collect(),
             LogicalPlan::SubqueryAlias { child, .. }
             | LogicalPlan::Project { child, .. }
             | LogicalPlan::Filter { child, .. }
@@ -163,6 +176,7 @@ impl LogicalPlan {
             LogicalPlan::GlobalLimit { limit, .. } => LogicalPlan::GlobalLimit { limit: *limit, child: next() },
             LogicalPlan::LocalLimit { limit, .. } => LogicalPlan::LocalLimit { limit: *limit, child: next() },
             LogicalPlan::Distinct { .. } => LogicalPlan::Distinct { child: next() },
+            LogicalPlan::Union { .. } => LogicalPlan::Union { children },
         }
     }
 

@@ -10,7 +10,7 @@ use sqlparser::tokenizer::Span;
 
 use super::{parse_error, unsupported};
 use crate::error::{KilnError, Result};
-use crate::expr::{BinaryOp, Expr};
+use crate::expr::{BinaryOp, Expr, ExprId, SubqueryPlan};
 use crate::types::{format_date, parse_date, ScalarValue, MAX_DECIMAL_PRECISION};
 
 /// Nesting deeper than this is refused: sqlparser bounds right-nested input but not left-deep
@@ -20,6 +20,12 @@ const MAX_DEPTH: usize = 200;
 /// Converts one sqlparser expression.
 pub(crate) fn convert_expr(e: &ast::Expr) -> Result<Expr> {
     lower(e, 0)
+}
+
+/// The unresolved plan of a subquery expression. (CTEs of the enclosing query are not in
+/// scope inside it.)
+fn subquery(q: &ast::Query) -> Result<SubqueryPlan> {
+    Ok(SubqueryPlan(std::sync::Arc::new(super::query::QueryPlanner::new().plan_query(q)?)))
 }
 
 fn lit(v: ScalarValue) -> Expr {
@@ -76,7 +82,14 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
                 list: list.iter().map(sub).collect::<Result<_>>()?,
                 negated: *negated,
             },
-            InTarget::Subquery(_) => return Err(unsupported("IN (subquery)", start_span(e))),
+            InTarget::Subquery(q) => {
+                let e = Expr::InSubquery { child: boxed(sub(expr)?), plan: subquery(q)?, id: ExprId::next() };
+                if *negated {
+                    Expr::Not(boxed(e))
+                } else {
+                    e
+                }
+            }
             _ => return Err(unsupported("IN with a target other than a list", start_span(e))),
         },
         ast::Expr::Like { negated, any, expr, pattern, escape_char } => {
@@ -137,8 +150,14 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
             Expr::UnresolvedFunction { name: name.into(), args: vec![sub(expr)?], distinct: false }
         }
         ast::Expr::Function(f) => function(f, d)?,
-        ast::Expr::Subquery(_) | ast::Expr::Exists { .. } => {
-            return Err(unsupported("subquery in an expression", start_span(e)))
+        ast::Expr::Subquery(q) => Expr::ScalarSubquery { plan: subquery(q)?, id: ExprId::next() },
+        ast::Expr::Exists { subquery: q, negated } => {
+            let e = Expr::Exists { plan: subquery(q)?, id: ExprId::next() };
+            if *negated {
+                Expr::Not(boxed(e))
+            } else {
+                e
+            }
         }
         ast::Expr::Rollup(_) => return Err(unsupported("GROUP BY ROLLUP(...)", start_span(e))),
         ast::Expr::Cube(_) => return Err(unsupported("GROUP BY CUBE(...)", start_span(e))),

@@ -16,7 +16,7 @@
 //! - hints (`/*+ BROADCAST(c) */`) are comments and dropped;
 //! - `HAVING` is a `Filter` (Spark: `'UnresolvedHaving`).
 //!
-//! Constructs kiln does not plan (set operations, subqueries in expressions, window functions,
+//! Constructs kiln does not plan (INTERSECT / EXCEPT, subqueries in expressions, window functions,
 //! ROLLUP/CUBE, OFFSET, ...) are `KilnError::Unsupported` naming the construct and its position;
 //! text that does not parse is `KilnError::Parse` with sqlparser's message and position.
 

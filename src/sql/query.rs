@@ -8,7 +8,7 @@ use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
 use sqlparser::ast::{
-    self, Distinct, GroupByExpr, JoinConstraint, JoinOperator, LimitClause, OrderByKind, OrderBySort, SelectItem,
+    self, Distinct, GroupByExpr, SetOperator, SetQuantifier, JoinConstraint, JoinOperator, LimitClause, OrderByKind, OrderBySort, SelectItem,
     SelectItemQualifiedWildcardKind, SetExpr, Spanned, TableFactor, WildcardAdditionalOptions,
 };
 use sqlparser::tokenizer::Span;
@@ -91,6 +91,16 @@ impl QueryPlanner {
         match body {
             SetExpr::Select(s) => self.plan_select(s),
             SetExpr::Query(q) => self.plan_query(q),
+            SetExpr::SetOperation { op: SetOperator::Union, set_quantifier, left, right }
+                if matches!(set_quantifier, SetQuantifier::All | SetQuantifier::Distinct | SetQuantifier::None) =>
+            {
+                // As Spark's AstBuilder: a binary Union, under a Distinct for UNION [DISTINCT].
+                let union = LogicalPlan::Union { children: vec![Arc::new(self.plan_set_expr(left)?), Arc::new(self.plan_set_expr(right)?)] };
+                Ok(match set_quantifier {
+                    SetQuantifier::All => union,
+                    _ => LogicalPlan::Distinct { child: Arc::new(union) },
+                })
+            }
             SetExpr::SetOperation { op, set_quantifier, .. } => {
                 let quantifier = set_quantifier.to_string();
                 let sep = if quantifier.is_empty() { "" } else { " " };

@@ -58,6 +58,13 @@ pub fn evaluate(expr: &Expr, batch: &RecordBatch, input: &[Attribute]) -> Result
         Expr::IsNotNull(c) => Ok(Arc::new(is_not_null(&evaluate(c, batch, input)?)?)),
         Expr::Cast { child, to } => cast::cast(&evaluate(child, batch, input)?, to),
         Expr::InList { child, list, negated } => Ok(Arc::new(in_list(child, list, *negated, batch, input)?)),
+        Expr::InSet { child, values, negated } => {
+            let list: Vec<Expr> = values.iter().cloned().map(Expr::Literal).collect();
+            Ok(Arc::new(in_list(child, &list, *negated, batch, input)?))
+        }
+        Expr::ScalarSubquery { .. } | Expr::Exists { .. } | Expr::InSubquery { .. } | Expr::OuterReference(_) => {
+            Err(KilnError::internal(format!("subquery expression {expr} reached the executor; the optimizer rewrites it into a join")))
+        }
         Expr::Like { child, pattern, negated } => Ok(Arc::new(like(child, pattern, *negated, batch, input)?)),
         Expr::CaseWhen { branches, else_expr } => case_when(branches, else_expr.as_deref(), &expr.data_type()?, batch, input),
         Expr::Function { func, args } => functions::call(*func, args, &expr.data_type()?, batch, input),

@@ -4,6 +4,14 @@
 //! Joins, and drops unused items of Projects; `CollapseProject` merges adjacent Projects;
 //! `RemoveNoopOperators` drops a Project that passes its child through unchanged. The scan
 //! itself is narrowed by the physical planner, which reads only the columns above it use.
+//!
+//! ```text
+//! Aggregate [c], [c, sum(a)]             Aggregate [c], [c, sum(a)]
+//! +- Project [a, b, c]              =>   +- Project [a, c]
+//!    +- Relation t[a,b,c,d]                 +- Relation t[a,b,c,d]
+//! ```
+//! Must not fire: a non-deterministic select-list item is kept even when nothing reads it
+//! (dropping it changes how often rand() runs); a Distinct needs all of its child's columns.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

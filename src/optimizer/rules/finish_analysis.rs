@@ -1,5 +1,14 @@
 //! Rules that finish what the analyzer started: aliases and DISTINCT become what the
 //! planner understands.
+//!
+//! ```text
+//! Distinct                        Aggregate [status#2], [status#2]
+//! +- SubqueryAlias o         =>   +- Project [status#2]
+//!    +- Project [status#2]           +- Relation orders[...]
+//!       +- Relation orders[...]
+//! ```
+//! Both always fire and neither can be excluded (the physical planner has no operator for
+//! either node).
 
 use std::sync::Arc;
 

@@ -9,15 +9,27 @@
 //!                                     +- Filter isnotnull(c.cid)
 //!                                        +- customers
 //! ```
-//! An outer join only gets the filter on its null-supplying side (the preserved side must keep
-//! its NULL-keyed rows).
+//! Equalities carry constraints across a join: with `a.id = b.id` in the join condition and
+//! `a.id > 10` known of the left side, `b.id > 10` holds for every right row that can match,
+//! so it filters the right side too.
+//!
+//! ```text
+//! Join Inner, (id#1 = id#2)              Join Inner, (id#1 = id#2)
+//! :- Filter (id#1 > 10)              =>  :- Filter (id#1 > 10)
+//! :  +- a                                :  +- a
+//! +- b                                   +- Filter (isnotnull(id#2) AND (id#2 > 10))
+//!                                           +- b
+//! ```
+//! An outer join only gets filters on its null-supplying side (the preserved side must keep
+//! its rows, matched or not); a full outer join gets none. Non-deterministic predicates are
+//! never constraints.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::null_intolerant;
 use crate::error::Result;
-use crate::expr::{Attribute, Expr, ExprId};
+use crate::expr::{Attribute, BinaryOp, Expr, ExprId};
 use crate::optimizer::Rule;
 use crate::plan::{JoinType, LogicalPlan};
 
@@ -60,7 +72,16 @@ fn known_not_null(plan: &LogicalPlan) -> BTreeSet<ExprId> {
             s.extend(implied_not_null(condition).iter().map(|a| a.id));
             s
         }
-        LogicalPlan::Project { child, .. } | LogicalPlan::Sort { child, .. } => known_not_null(child),
+        LogicalPlan::Project { child, .. } | LogicalPlan::Sort { child, .. } => {
+            let out: BTreeSet<ExprId> = plan.output().iter().map(|a| a.id).collect();
+            known_not_null(child).into_iter().filter(|id| out.contains(id)).collect()
+        }
+        LogicalPlan::Join { left, right, join_type, .. } => match join_type {
+            JoinType::Inner | JoinType::Cross => known_not_null(left).union(&known_not_null(right)).copied().collect(),
+            JoinType::LeftSemi | JoinType::LeftAnti | JoinType::LeftOuter => known_not_null(left),
+            JoinType::RightOuter => known_not_null(right),
+            JoinType::FullOuter => plan.output().iter().filter(|a| !a.nullable).map(|a| a.id).collect(),
+        },
         _ => plan.output().iter().filter(|a| !a.nullable).map(|a| a.id).collect(),
     }
 }
@@ -108,17 +129,116 @@ fn infer(plan: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan>> {
                 implied.iter().filter(|a| out.contains(&a.id) && !known.contains(&a.id)).cloned().collect()
             };
             let (l, r) = (side(to_left, left), side(to_right, right));
-            if l.is_empty() && r.is_empty() {
+            let inferred = transferred(&[constraints(left), constraints(right), cond.split_conjunction().into_iter().cloned().collect()].concat(), cond);
+            let (li, ri) = (new_for(to_left, left, &inferred), new_for(to_right, right, &inferred));
+            if l.is_empty() && r.is_empty() && li.is_empty() && ri.is_empty() {
                 return None;
             }
             Some(Arc::new(LogicalPlan::Join {
-                left: not_null_filter(l, left),
-                right: not_null_filter(r, right),
+                left: with_filter(not_null_filter(l, left), li),
+                right: with_filter(not_null_filter(r, right), ri),
                 join_type: *join_type,
                 condition: Some(cond.clone()),
                 using: using.clone(),
             }))
         }
         _ => None,
+    }
+}
+
+/// The deterministic predicates known to hold for every row of `plan`'s output (Catalyst's
+/// `constraints`, without the alias bookkeeping).
+fn constraints(plan: &LogicalPlan) -> Vec<Expr> {
+    let all = match plan {
+        LogicalPlan::Filter { condition, child } => {
+            let mut v = constraints(child);
+            v.extend(condition.split_conjunction().into_iter().filter(|c| c.deterministic() && !c.contains_subquery()).cloned());
+            v
+        }
+        LogicalPlan::Project { child, .. }
+        | LogicalPlan::Sort { child, .. }
+        | LogicalPlan::GlobalLimit { child, .. }
+        | LogicalPlan::LocalLimit { child, .. }
+        | LogicalPlan::Aggregate { child, .. } => constraints(child),
+        LogicalPlan::Join { left, right, join_type, condition, .. } => match join_type {
+            JoinType::Inner | JoinType::Cross | JoinType::LeftSemi => {
+                let mut v = [constraints(left), constraints(right)].concat();
+                v.extend(condition.iter().flat_map(|c| c.split_conjunction()).filter(|c| c.deterministic()).cloned());
+                v
+            }
+            JoinType::LeftOuter | JoinType::LeftAnti => constraints(left),
+            JoinType::RightOuter => constraints(right),
+            JoinType::FullOuter => vec![],
+        },
+        _ => vec![],
+    };
+    let out: BTreeSet<ExprId> = plan.output().iter().map(|a| a.id).collect();
+    all.into_iter().filter(|c| !c.references().is_empty() && c.references().is_subset(&out)).collect()
+}
+
+/// Predicates that follow from `known` by replacing one side of an `x = y` of the join
+/// condition with the other.
+fn transferred(known: &[Expr], cond: &Expr) -> Vec<Expr> {
+    let equalities: Vec<(Attribute, Attribute)> = cond
+        .split_conjunction()
+        .into_iter()
+        .filter_map(|c| match c {
+            Expr::Binary { op: BinaryOp::Eq, left, right } => match (left.as_ref(), right.as_ref()) {
+                (Expr::Attribute(a), Expr::Attribute(b)) if a.id != b.id && a.data_type == b.data_type => Some((a.clone(), b.clone())),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    let mut out: Vec<Expr> = vec![];
+    for c in known {
+        if matches!(c, Expr::IsNotNull(_)) {
+            continue; // the key filters above already infer these
+        }
+        for (a, b) in &equalities {
+            for (from, to) in [(a, b), (b, a)] {
+                if !c.references().contains(&from.id) {
+                    continue;
+                }
+                let replaced = replace_attribute(c, from.id, to);
+                let trivial = matches!(&replaced, Expr::Binary { op: BinaryOp::Eq, left, right } if left == right);
+                if !trivial && !out.contains(&replaced) {
+                    out.push(replaced);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn replace_attribute(e: &Expr, from: ExprId, to: &Attribute) -> Expr {
+    let r: std::result::Result<Expr, std::convert::Infallible> = e.clone().transform_up(&mut |x| match &x {
+        Expr::Attribute(a) if a.id == from => Ok(to.expr()),
+        _ => Ok(x),
+    });
+    match r {
+        Ok(v) => v,
+        Err(never) => match never {},
+    }
+}
+
+/// The inferred predicates over `child`'s columns that `child` does not already guarantee.
+fn new_for(ok: bool, child: &Arc<LogicalPlan>, inferred: &[Expr]) -> Vec<Expr> {
+    if !ok {
+        return vec![];
+    }
+    let out: BTreeSet<ExprId> = child.output().iter().map(|a| a.id).collect();
+    let known: Vec<String> = constraints(child).iter().map(|c| c.to_string()).collect();
+    inferred.iter().filter(|c| c.references().is_subset(&out) && !known.contains(&c.to_string())).cloned().collect()
+}
+
+/// `child` under a Filter of `predicates`, merged into the Filter already on top if any.
+fn with_filter(child: Arc<LogicalPlan>, predicates: Vec<Expr>) -> Arc<LogicalPlan> {
+    let Some(extra) = Expr::conjunction(predicates) else { return child };
+    match child.as_ref() {
+        LogicalPlan::Filter { condition, child: below } => {
+            Arc::new(LogicalPlan::Filter { condition: condition.clone().and(extra), child: below.clone() })
+        }
+        _ => Arc::new(LogicalPlan::Filter { condition: extra, child }),
     }
 }

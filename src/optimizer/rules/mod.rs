@@ -1,18 +1,34 @@
 //! Optimizer rules, one family per file.
 
+mod aliases;
 mod column_pruning;
 mod constant_folding;
 mod finish_analysis;
 mod infer_filters;
 mod joins;
+mod limits;
+mod local_relation;
+mod partitions;
 mod push_down_predicates;
+mod sorts;
+mod subquery;
+mod unions;
 
+pub use aliases::RemoveRedundantAliases;
 pub use column_pruning::{CollapseProject, ColumnPruning, RemoveNoopOperators};
-pub use constant_folding::{BooleanSimplification, ConstantFolding, PruneFilters, SimplifyCasts};
+pub use constant_folding::{
+    BooleanSimplification, ConstantFolding, NullPropagation, OptimizeIn, PruneFilters, ReplaceNullWithFalseInPredicate, SimplifyCasts,
+};
 pub use finish_analysis::{EliminateSubqueryAliases, ReplaceDistinctWithAggregate};
 pub use infer_filters::InferFiltersFromConstraints;
 pub use joins::EliminateOuterJoin;
+pub use limits::LimitPushDown;
+pub use local_relation::{ConvertToLocalRelation, PropagateEmptyRelation};
+pub use partitions::PruneFileSourcePartitions;
 pub use push_down_predicates::PushDownPredicates;
+pub use sorts::EliminateSorts;
+pub use subquery::{RewriteCorrelatedScalarSubquery, RewritePredicateSubquery};
+pub use unions::{CombineUnions, PushProjectionThroughUnion};
 
 use std::collections::HashMap;
 
@@ -57,7 +73,7 @@ pub(crate) fn null_intolerant(e: &Expr) -> bool {
         Expr::Binary { left, right, .. } => null_intolerant(left) && null_intolerant(right),
         Expr::Not(c) | Expr::Negative(c) | Expr::Cast { child: c, .. } => null_intolerant(c),
         Expr::Like { child, pattern, .. } => null_intolerant(child) && null_intolerant(pattern),
-        Expr::InList { child, .. } => null_intolerant(child),
+        Expr::InList { child, .. } | Expr::InSet { child, .. } => null_intolerant(child),
         Expr::Function { func, args } => {
             !matches!(func, ScalarFunc::Coalesce | ScalarFunc::Concat | ScalarFunc::Rand) && args.iter().all(null_intolerant)
         }

@@ -7,7 +7,11 @@
 //!             status]                       +- Relation orders[...]
 //!    +- Relation orders[...]
 //! ```
-//! Where a predicate must NOT move: it is non-deterministic (rand()); it would cross a Limit;
+//! A Filter over a Union goes into every input, each reading its own columns in the union's
+//! place.
+//!
+//! Where a predicate must NOT move: it is non-deterministic (rand()); it would cross a Limit
+//! (the Limit picks rows before the filter sees them: `Filter` over `GlobalLimit` stays);
 //! it filters the null-supplying side of an outer join from above (that changes which rows
 //! are null-extended); it reads an aggregate result (it stays above the Aggregate).
 
@@ -90,6 +94,19 @@ fn push_filter(condition: &Expr, child: &Arc<LogicalPlan>) -> Option<Arc<Logical
                 child: filter(pushed, grandchild.clone()),
             });
             Some(filter(Expr::conjunction(stay.into_iter().cloned()), agg))
+        }
+        LogicalPlan::Union { children } => {
+            let (push, stay): (Vec<&Expr>, Vec<&Expr>) = condition.split_conjunction().into_iter().partition(|c| c.deterministic());
+            let pushed = Expr::conjunction(push.into_iter().cloned())?;
+            let union_output = child.output();
+            let inputs = children
+                .iter()
+                .map(|c| {
+                    let rewrites = super::unions::union_rewrites(&union_output, c);
+                    filter(Some(super::unions::rewrite_for_input(&pushed, &rewrites)), c.clone())
+                })
+                .collect();
+            Some(filter(Expr::conjunction(stay.into_iter().cloned()), Arc::new(LogicalPlan::Union { children: inputs })))
         }
         LogicalPlan::Join { left, right, join_type, condition: join_cond, using } => {
             let (mut to_left, mut to_right, mut to_join, mut stay) = (vec![], vec![], vec![], vec![]);

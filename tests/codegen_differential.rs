@@ -167,7 +167,14 @@ fn compiled_and_interpreted_agree_on_random_expressions() {
         let kind = *rng.pick(&[Kind::Int, Kind::Long, Kind::Double, Kind::Decimal]);
         let pred = expr(&mut rng, Kind::Bool, 3);
         let table = if case % 4 < 2 { "t" } else { "u" };
-        let sql = if case % 2 == 0 {
+        let sql = if case % 5 == 4 {
+            // A join: its probe is fused into the stage, with a residual condition and a filter
+            // over joined rows.
+            let residual = rng.pick(&["t.l > u.l", "t.d <> u.d", "t.f < u.f OR t.b"]);
+            let filter = rng.pick(&["t.k = 'a'", "u.d * 2 > t.d", "(t.f > u.f) OR u.b", "t.dt >= u.dt", "t.l + u.l > 0", "t.k IS NULL"]);
+            let other = rng.pick(&["u.dt > DATE '1997-06-01'", "t.e IS NOT NULL", "TRUE"]);
+            format!("SELECT t.k, u.i, t.d + u.d AS s, u.k AS uk FROM t JOIN u ON t.i = u.i AND {residual} WHERE {filter} AND {other}")
+        } else if case % 2 == 0 {
             format!("SELECT {} AS x, {} AS y, k FROM {table} WHERE {pred}", expr(&mut rng, kind, 3), expr(&mut rng, Kind::Bool, 2))
         } else {
             let value = expr(&mut rng, kind, 3);

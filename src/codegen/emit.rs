@@ -30,6 +30,8 @@ pub struct SlotLayout {
     pub outputs: Vec<Option<[usize; 2]>>,
     /// The build-side row of each joined pair (stages with a join).
     pub build_sel: Option<usize>,
+    /// Output sinks with conditions on joined rows: the pair index of each written row.
+    pub emitted: Option<usize>,
     /// Number of slots.
     pub len: usize,
 }
@@ -295,6 +297,40 @@ impl<'a, 'b> Tx<'a, 'b> {
         }
         let v = if p.negated { self.b.ins().bxor_imm_u(any, 1) } else { any };
         Ok((v, null))
+    }
+
+    /// The conjunction of `conditions` as a pass bit (true and not NULL), None if empty.
+    /// Conjuncts that cannot fail are combined without branches (no mispredictions on selective
+    /// filters). One that can fail (1/x, an overflow) runs unless an earlier conjunct is FALSE,
+    /// as `a AND b` evaluates `b` when `a` is TRUE or NULL: rows with a FALSE one jump to `skip`.
+    fn conjunction(&mut self, conditions: &[Expr], skip: Block) -> Result<Option<Value>, String> {
+        let mut pass: Option<Value> = None;
+        let mut not_false: Option<Value> = None;
+        for c in conditions {
+            if let (true, Some(nf)) = (can_fail(c), not_false) {
+                let cont = self.b.create_block();
+                self.b.ins().brif(nf, cont, &[], skip, &[]);
+                self.b.switch_to_block(cont);
+                not_false = None;
+            }
+            let (v, null) = self.emit(c)?;
+            let (this_pass, this_not_false) = match null {
+                Some(n) => {
+                    let valid = self.b.ins().bxor_imm_u(n, 1);
+                    (self.b.ins().band(v, valid), self.b.ins().bor(v, n))
+                }
+                None => (v, v),
+            };
+            pass = Some(match pass {
+                Some(p) => self.b.ins().band(p, this_pass),
+                None => this_pass,
+            });
+            not_false = Some(match not_false {
+                Some(p) => self.b.ins().band(p, this_not_false),
+                None => this_not_false,
+            });
+        }
+        Ok(pass)
     }
 
     /// Emits `e` for the current row.
@@ -765,7 +801,8 @@ pub fn layout(spec: &StageSpec) -> SlotLayout {
         ),
     };
     let build_sel = spec.join.as_ref().map(|_| take(1));
-    SlotLayout { columns, gids, acc, outputs, build_sel, len: next }
+    let emitted = (matches!(spec.sink, StageSink::Output { .. }) && !spec.post_conditions.is_empty()).then(|| take(1));
+    SlotLayout { columns, gids, acc, outputs, build_sel, emitted, len: next }
 }
 
 /// Loads a slot (a pointer or offset) in the entry block.
@@ -834,30 +871,7 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
     row_loop(b, n, &mut |b, row, next| {
         let mut tx = Tx { b: &mut *b, input: &columns, n_stream, cols: cols.clone(), row, build_row: None, fail, loaded: vec![], no_nulls };
         tx.preload(&condition_columns)?;
-        // Conjuncts that cannot fail are combined without branches (no mispredictions on
-        // selective filters); one that can fail (1/x, an overflow) only runs for rows that
-        // passed the ones before it, as the interpreter evaluates them.
-        let mut pass: Option<Value> = None;
-        for c in &spec.conditions {
-            if let (true, Some(p)) = (can_fail(c), pass) {
-                let cont = tx.b.create_block();
-                tx.b.ins().brif(p, cont, &[], next, &[]);
-                tx.b.switch_to_block(cont);
-                pass = None;
-            }
-            let (v, null) = tx.emit(c)?;
-            let this = match null {
-                Some(n) => {
-                    let valid = tx.b.ins().bxor_imm_u(n, 1);
-                    tx.b.ins().band(v, valid)
-                }
-                None => v,
-            };
-            pass = Some(match pass {
-                Some(p) => tx.b.ins().band(p, this),
-                None => this,
-            });
-        }
+        let pass = tx.conjunction(&spec.conditions, next)?;
         // Branch-free append: write the row, advance the count by the pass bit.
         let c = b.use_var(count);
         let off = b.ins().ishl_imm_u(c, 2);
@@ -905,6 +919,10 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
     let sink_columns = columns_of(spec, sink_exprs.into_iter().chain(&spec.post_conditions));
     let (columns, n_stream) = (spec.columns(), spec.input.len());
     let build_sel = layout.build_sel.map(|k| slot(b, slots, k));
+    let emitted = layout.emitted.map(|k| slot(b, slots, k));
+    let emitted_count = b.declare_var(types::I64);
+    let zero = b.ins().iconst(types::I64, 0);
+    b.def_var(emitted_count, zero);
     row_loop(b, count, &mut |b, j, next| {
         // A join's pairs come as two index vectors, stream rows in `sel`.
         let row = if filtered || build_sel.is_some() {
@@ -923,28 +941,22 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
         });
         let mut tx = Tx { b: &mut *b, input: &columns, n_stream, cols: cols.clone(), row, build_row, fail, loaded: vec![], no_nulls };
         tx.preload(&sink_columns)?;
-        // Conditions on joined rows: a pair that fails one is skipped.
-        for c in &spec.post_conditions {
-            let (v, null) = tx.emit(c)?;
-            let pass = match null {
-                Some(n) => {
-                    let valid = tx.b.ins().bxor_imm_u(n, 1);
-                    tx.b.ins().band(v, valid)
-                }
-                None => v,
-            };
+        // Conditions on joined rows: a pair that fails them is skipped.
+        if let Some(pass) = tx.conjunction(&spec.post_conditions, next)? {
             let cont = tx.b.create_block();
             tx.b.ins().brif(pass, cont, &[], next, &[]);
             tx.b.switch_to_block(cont);
         }
         match &spec.sink {
             StageSink::Output { columns, .. } => {
+                // Rows are written densely at `at`; `emitted[at] = j` says which pair each is.
+                let at = tx.b.use_var(emitted_count);
                 for (c, out) in columns.iter().zip(&outs) {
                     let (OutputColumn::Computed(e), Some([values, valid])) = (c, out) else { continue };
                     let t = e.data_type().map_err(|e| e.to_string())?;
                     let (v, n) = tx.emit(e)?;
                     let width = out_width(&t) as i64;
-                    let off = tx.b.ins().imul_imm_s(j, width);
+                    let off = tx.b.ins().imul_imm_s(at, width);
                     let addr = tx.b.ins().iadd(*values, off);
                     let v = if matches!(t, DataType::Decimal128(..)) { tx.resize(v, types::I128) } else { v };
                     tx.b.ins().store(flags(), v, addr, 0);
@@ -952,9 +964,17 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
                         Some(n) => tx.b.ins().bxor_imm_u(n, 1),
                         None => tx.b.ins().iconst(types::I8, 1),
                     };
-                    let vaddr = tx.b.ins().iadd(*valid, j);
+                    let vaddr = tx.b.ins().iadd(*valid, at);
                     tx.b.ins().store(flags(), ok, vaddr, 0);
                 }
+                if let Some(e) = emitted {
+                    let off = tx.b.ins().ishl_imm_u(at, 2);
+                    let addr = tx.b.ins().iadd(e, off);
+                    let j32 = tx.b.ins().ireduce(types::I32, j);
+                    tx.b.ins().store(flags(), j32, addr, 0);
+                }
+                let next_at = tx.b.ins().iadd_imm_s(at, 1);
+                tx.b.def_var(emitted_count, next_at);
             }
             StageSink::Aggregate { aggregates, .. } => {
                 let base = acc.ok_or("aggregate without accumulators")?;
@@ -978,8 +998,9 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
         }
         Ok(())
     })?;
-    let ok = b.ins().iconst(types::I64, 0);
-    b.ins().return_(&[ok]);
+    // Output sinks return how many rows they wrote; aggregate sinks 0.
+    let written = b.use_var(emitted_count);
+    b.ins().return_(&[written]);
     b.seal_all_blocks();
     Ok(())
 }

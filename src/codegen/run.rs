@@ -247,8 +247,9 @@ fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, 
     Ok((slots, all_valid, no_nulls))
 }
 
-/// Calls the sink (the variant for the batch's NULLs) over `rows`; false when it failed.
-fn call_sink(compiled: &CompiledStage, slots: &mut [u64], rows: &Rows, no_nulls: bool) -> bool {
+/// Calls the sink (the variant for the batch's NULLs) over `rows`: the number of rows an output
+/// sink wrote, None when it failed.
+fn call_sink(compiled: &CompiledStage, slots: &mut [u64], rows: &Rows, no_nulls: bool) -> Option<usize> {
     if let (Some(k), Some(b)) = (compiled.layout.build_sel, &rows.build) {
         slots[k] = b.as_ptr() as u64;
     }
@@ -256,7 +257,8 @@ fn call_sink(compiled: &CompiledStage, slots: &mut [u64], rows: &Rows, no_nulls:
     let sink = if no_nulls { compiled.sink_no_nulls } else { compiled.sink };
     // SAFETY: every slot points at a live buffer sized for the batch's rows and `rows.count`
     // selected rows or pairs; accumulators and outputs are sized by the caller.
-    unsafe { sink(slots.as_ptr(), sel_ptr, rows.count as i64) >= 0 }
+    let status = unsafe { sink(slots.as_ptr(), sel_ptr, rows.count as i64) };
+    usize::try_from(status).ok()
 }
 
 /// Runs the filter: the selection vector, or None when every row passes without a filter.
@@ -300,9 +302,19 @@ fn output_batch(
             _ => buffers.push(None),
         }
     }
-    if !call_sink(compiled, &mut slots, &rows, no_nulls) {
-        return Ok(None);
+    let mut emitted = vec![0u32; count.max(1)];
+    if let Some(k) = compiled.layout.emitted {
+        slots[k] = emitted.as_mut_ptr() as u64;
     }
+    let Some(written) = call_sink(compiled, &mut slots, &rows, no_nulls) else { return Ok(None) };
+    // Conditions on joined rows dropped some pairs: copied columns follow the written ones.
+    let (rows, count) = if compiled.layout.emitted.is_some() {
+        emitted.truncate(written);
+        let pick = |v: &Option<Vec<u32>>| v.as_ref().map(|v| emitted.iter().map(|j| v[*j as usize]).collect::<Vec<u32>>());
+        (Rows { stream: pick(&rows.stream), build: pick(&rows.build), count: written }, written)
+    } else {
+        (rows, count)
+    };
     let all = spec.columns();
     let mut arrays = vec![];
     for ((c, buf), attr) in columns.iter().zip(buffers).zip(output) {
@@ -411,7 +423,7 @@ fn aggregate_partition(
         if let Some(k) = compiled.layout.acc {
             slots[k] = acc.as_mut_ptr() as u64;
         }
-        if !call_sink(compiled, &mut slots, &rows, no_nulls) {
+        if call_sink(compiled, &mut slots, &rows, no_nulls).is_none() {
             return Ok(Err(Fallback));
         }
     }

@@ -27,14 +27,15 @@ pub use spec::{AggSpec, JoinSpec, StageSink, StageSpec};
 
 use crate::physical::{AggregateMode, PhysicalPlan};
 
-/// True for operators a stage fuses (an inner hash join fuses its probe).
+/// True for operators a stage fuses (an inner broadcast hash join fuses its probe; shuffled
+/// joins measured slower fused and stay interpreted).
 pub fn fuses(plan: &PhysicalPlan) -> bool {
     matches!(
         plan,
         PhysicalPlan::Filter { .. }
             | PhysicalPlan::Project { .. }
             | PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, .. }
-            | PhysicalPlan::HashJoin { join_type: crate::plan::JoinType::Inner, .. }
+            | PhysicalPlan::HashJoin { join_type: crate::plan::JoinType::Inner, kind: crate::physical::HashJoinKind::Broadcast, .. }
     )
 }
 

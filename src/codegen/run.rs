@@ -32,6 +32,8 @@ pub struct BuildTable {
     /// Build rows of group g: `rows[offsets[g]..offsets[g + 1]]`.
     offsets: Vec<u32>,
     rows: Vec<u32>,
+    /// An all-valid bitmap for build columns without NULLs, made once.
+    all_valid: Vec<u8>,
 }
 
 impl BuildTable {
@@ -57,7 +59,8 @@ impl BuildTable {
             rows[fill[*id as usize] as usize] = *row;
             fill[*id as usize] += 1;
         }
-        Ok(BuildTable { batch, grouper, offsets, rows })
+        let all_valid = vec![0xFFu8; batch.num_rows() / 8 + 2];
+        Ok(BuildTable { batch, grouper, offsets, rows, all_valid })
     }
 
     /// The (stream row, build row) pairs whose keys match, for the selected stream rows.
@@ -201,8 +204,7 @@ fn gather(spec: &StageSpec, batch: &RecordBatch, build: Option<&BuildTable>, row
 /// columns without nulls and must outlive the calls.
 fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, build: Option<&BuildTable>) -> Result<(Vec<u64>, Vec<u8>, bool)> {
     let mut slots = vec![0u64; compiled.layout.len];
-    let rows = batch.num_rows().max(build.map_or(0, |b| b.batch.num_rows()));
-    let all_valid = vec![0xFFu8; rows / 8 + 2];
+    let all_valid = vec![0xFFu8; batch.num_rows() / 8 + 2];
     let mut no_nulls = true;
     for (i, cols) in compiled.layout.columns.iter().enumerate() {
         let Some([values, validity, voff, boff]) = *cols else { continue };
@@ -239,7 +241,11 @@ fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, 
                 slots[voff] = n.offset() as u64;
             }
             None => {
-                slots[validity] = all_valid.as_ptr() as u64;
+                let ones = match build {
+                    Some(b) if i >= spec.input.len() => &b.all_valid,
+                    _ => &all_valid,
+                };
+                slots[validity] = ones.as_ptr() as u64;
                 slots[voff] = 0;
             }
         }

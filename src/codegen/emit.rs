@@ -113,15 +113,20 @@ fn pow10(k: u32) -> Option<i128> {
 }
 
 impl<'a, 'b> Tx<'a, 'b> {
-    /// `cond` (i8) and not NULL: jump to the fail block.
-    fn fail_if(&mut self, cond: Value, null: Option<Value>) {
-        let cond = match null {
+    /// `v` (i8) AND not NULL: the value is TRUE.
+    fn true_and_valid(&mut self, v: Value, null: Option<Value>) -> Value {
+        match null {
             Some(n) => {
                 let valid = self.b.ins().bxor_imm_u(n, 1);
-                self.b.ins().band(cond, valid)
+                self.b.ins().band(v, valid)
             }
-            None => cond,
-        };
+            None => v,
+        }
+    }
+
+    /// `cond` (i8) and not NULL: jump to the fail block.
+    fn fail_if(&mut self, cond: Value, null: Option<Value>) {
+        let cond = self.true_and_valid(cond, null);
         let cont = self.b.create_block();
         self.b.ins().brif(cond, self.fail, &[], cont, &[]);
         self.b.switch_to_block(cont);
@@ -314,12 +319,10 @@ impl<'a, 'b> Tx<'a, 'b> {
                 not_false = None;
             }
             let (v, null) = self.emit(c)?;
-            let (this_pass, this_not_false) = match null {
-                Some(n) => {
-                    let valid = self.b.ins().bxor_imm_u(n, 1);
-                    (self.b.ins().band(v, valid), self.b.ins().bor(v, n))
-                }
-                None => (v, v),
+            let this_pass = self.true_and_valid(v, null);
+            let this_not_false = match null {
+                Some(n) => self.b.ins().bor(v, n),
+                None => v,
             };
             pass = Some(match pass {
                 Some(p) => self.b.ins().band(p, this_pass),
@@ -423,13 +426,7 @@ impl<'a, 'b> Tx<'a, 'b> {
         let (lv, ln) = self.emit(left)?;
         let decisive = if is_and { 0 } else { 1 };
         let is_decisive = self.b.ins().icmp_imm_s(IntCC::Equal, lv, decisive);
-        let decided = match ln {
-            Some(n) => {
-                let valid = self.b.ins().bxor_imm_u(n, 1);
-                self.b.ins().band(is_decisive, valid)
-            }
-            None => is_decisive,
-        };
+        let decided = self.true_and_valid(is_decisive, ln);
         let merge = self.b.create_block();
         let mv = self.b.append_block_param(merge, types::I8);
         let mn = self.b.append_block_param(merge, types::I8);
@@ -440,13 +437,7 @@ impl<'a, 'b> Tx<'a, 'b> {
         self.b.switch_to_block(rhs);
         let (rv, rn) = self.emit(right)?;
         let r_decisive = self.b.ins().icmp_imm_s(IntCC::Equal, rv, decisive);
-        let r_decided = match rn {
-            Some(n) => {
-                let valid = self.b.ins().bxor_imm_u(n, 1);
-                self.b.ins().band(r_decisive, valid)
-            }
-            None => r_decisive,
-        };
+        let r_decided = self.true_and_valid(r_decisive, rn);
         let any_null = self.or_null(ln, rn).unwrap_or_else(|| self.b.ins().iconst(types::I8, 0));
         let not_decided = self.b.ins().bxor_imm_u(r_decided, 1);
         let null = self.b.ins().band(not_decided, any_null);
@@ -700,13 +691,7 @@ impl<'a, 'b> Tx<'a, 'b> {
         let mn = self.b.append_block_param(merge, types::I8);
         for (cond, value) in branches {
             let (cv, cn) = self.emit(cond)?;
-            let take = match cn {
-                Some(n) => {
-                    let valid = self.b.ins().bxor_imm_u(n, 1);
-                    self.b.ins().band(cv, valid)
-                }
-                None => cv,
-            };
+            let take = self.true_and_valid(cv, cn);
             let then = self.b.create_block();
             let next = self.b.create_block();
             self.b.ins().brif(take, then, &[], next, &[]);

@@ -21,17 +21,13 @@ pub mod datasource;
 pub mod error;
 pub mod exec;
 pub mod explain;
-#[allow(missing_docs)]
 pub mod expr;
 pub mod format;
-#[allow(missing_docs)]
 pub mod optimizer;
 pub mod physical;
-#[allow(missing_docs)]
 pub mod plan;
 pub mod session;
 pub mod slt;
-#[allow(missing_docs)]
 pub mod sql;
 pub mod types;
 

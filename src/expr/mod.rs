@@ -28,9 +28,13 @@ impl ExprId {
 /// A resolved reference to a column produced by a child plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attribute {
+    /// The column name, as written or as its alias gave it.
     pub name: String,
+    /// The id that identifies this column across the plan (`name#id`).
     pub id: ExprId,
+    /// The column's Arrow type.
     pub data_type: DataType,
+    /// Whether the column may hold NULL.
     pub nullable: bool,
     /// Table alias or table name the column may be qualified by (`o` in `o.amount`).
     pub qualifier: Vec<String>,
@@ -50,22 +54,35 @@ impl Attribute {
 /// Binary operators: arithmetic, comparison, logic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BinaryOp {
+    /// `a + b`.
     Plus,
+    /// `a - b`.
     Minus,
+    /// `a * b`.
     Multiply,
+    /// `a / b`: fractional division; the analyzer casts non-decimal operands to double.
     Divide,
     /// `a div b`: integral division truncating toward zero, bigint result.
     IntDivide,
+    /// `a % b`: remainder, with the sign of the dividend.
     Modulo,
+    /// `a = b`.
     Eq,
+    /// `a != b` (also written `<>`).
     NotEq,
+    /// `a < b`.
     Lt,
+    /// `a <= b`.
     LtEq,
+    /// `a > b`.
     Gt,
+    /// `a >= b`.
     GtEq,
     /// `<=>`, equality where NULL equals NULL.
     EqNullSafe,
+    /// `a AND b`, three-valued: `false AND NULL` is false.
     And,
+    /// `a OR b`, three-valued: `true OR NULL` is true.
     Or,
 }
 
@@ -94,7 +111,7 @@ impl BinaryOp {
     pub fn is_comparison(&self) -> bool {
         matches!(self, BinaryOp::Eq | BinaryOp::NotEq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq | BinaryOp::EqNullSafe)
     }
-    /// True for `+ - * / %`.
+    /// True for `+ - * / div %`.
     pub fn is_arithmetic(&self) -> bool {
         matches!(self, BinaryOp::Plus | BinaryOp::Minus | BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::IntDivide | BinaryOp::Modulo)
     }
@@ -113,15 +130,21 @@ impl BinaryOp {
 /// Built-in scalar functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScalarFunc {
+    /// lower(str) (alias lcase): the string in lower case.
     Lower,
+    /// upper(str) (alias ucase): the string in upper case.
     Upper,
     /// substring(str, pos[, len]), 1-based as Spark.
     Substring,
+    /// length(str) (aliases char_length, character_length): the number of characters.
     Length,
+    /// abs(x): the absolute value, of the argument's type.
     Abs,
     /// round(x[, scale]), HALF_UP as Spark.
     Round,
+    /// concat(a, b, ...): the arguments joined as strings; NULL if any argument is NULL.
     Concat,
+    /// coalesce(a, b, ...): the first non-NULL argument.
     Coalesce,
     /// date_add(date, days)
     DateAdd,
@@ -131,9 +154,11 @@ pub enum ScalarFunc {
     Year,
     /// rand(seed): non-deterministic.
     Rand,
-    /// trim / ltrim / rtrim: spaces removed from both ends, the start, the end.
+    /// trim(str): spaces removed from both ends.
     Trim,
+    /// ltrim(str): spaces removed from the start.
     LTrim,
+    /// rtrim(str): spaces removed from the end.
     RTrim,
     /// replace(str, search[, replacement])
     Replace,
@@ -198,10 +223,15 @@ impl ScalarFunc {
 /// Aggregate functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AggFunc {
+    /// count(x): the number of rows where x is not NULL (`count(*)` is parsed as `count(1)`); never NULL.
     Count,
+    /// sum(x): bigint for integers, double for floats, decimal(p+10,s) for decimals; NULL over no non-NULL rows.
     Sum,
+    /// avg(x) (alias mean): double, or decimal(p+4,s+4) for decimals; NULL over no non-NULL rows.
     Avg,
+    /// min(x): the smallest non-NULL value.
     Min,
+    /// max(x): the largest non-NULL value.
     Max,
 }
 
@@ -232,8 +262,11 @@ impl AggFunc {
 /// Sort direction and NULL placement of one sort key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SortOrder {
+    /// The sort key.
     pub expr: Expr,
+    /// `ASC` (true) or `DESC` (false).
     pub ascending: bool,
+    /// `NULLS FIRST` (true) or `NULLS LAST` (false); Spark's default is first for ASC, last for DESC.
     pub nulls_first: bool,
 }
 
@@ -296,40 +329,127 @@ pub enum Expr {
     UnresolvedAttribute(Vec<String>),
     /// `*` or `t.*` before analysis.
     UnresolvedStar(Option<String>),
-    /// A function call before analysis: `'SUM('amount)`.
-    UnresolvedFunction { name: String, args: Vec<Expr>, distinct: bool },
+    /// A function call before analysis, printed `'sum('amount)`.
+    UnresolvedFunction {
+        /// The function name as written.
+        name: String,
+        /// The arguments.
+        args: Vec<Expr>,
+        /// `f(DISTINCT ...)`.
+        distinct: bool,
+    },
     /// A resolved column.
     Attribute(Attribute),
     /// A literal value.
     Literal(ScalarValue),
     /// `child AS name#id`.
-    Alias { child: Box<Expr>, name: String, id: ExprId },
-    Binary { op: BinaryOp, left: Box<Expr>, right: Box<Expr> },
+    Alias {
+        /// The aliased expression.
+        child: Box<Expr>,
+        /// The output name.
+        name: String,
+        /// The id of the attribute this alias produces.
+        id: ExprId,
+    },
+    /// `left op right`, printed parenthesized: `(a#1 + 1)`.
+    Binary {
+        /// The operator.
+        op: BinaryOp,
+        /// The left operand.
+        left: Box<Expr>,
+        /// The right operand.
+        right: Box<Expr>,
+    },
+    /// Logical negation, printed `NOT child`.
     Not(Box<Expr>),
+    /// Arithmetic negation (Spark's `UnaryMinus`), printed `-child`.
     Negative(Box<Expr>),
+    /// `child IS NULL`, printed `isnull(child)`; never NULL itself.
     IsNull(Box<Expr>),
+    /// `child IS NOT NULL`, printed `isnotnull(child)`; never NULL itself.
     IsNotNull(Box<Expr>),
     /// `cast(child as type)`; ANSI: a value that does not fit is an error.
-    Cast { child: Box<Expr>, to: DataType },
+    Cast {
+        /// The value to convert.
+        child: Box<Expr>,
+        /// The target type.
+        to: DataType,
+    },
     /// `child [NOT] IN (list)`.
-    InList { child: Box<Expr>, list: Vec<Expr>, negated: bool },
+    InList {
+        /// The value looked up.
+        child: Box<Expr>,
+        /// The candidate values.
+        list: Vec<Expr>,
+        /// `NOT IN`.
+        negated: bool,
+    },
     /// `child [NOT] LIKE pattern` (pattern is a string literal after analysis).
-    Like { child: Box<Expr>, pattern: Box<Expr>, negated: bool },
+    Like {
+        /// The string matched.
+        child: Box<Expr>,
+        /// The pattern: `%` matches any run of characters, `_` any one character.
+        pattern: Box<Expr>,
+        /// `NOT LIKE`.
+        negated: bool,
+    },
     /// `CASE WHEN c THEN v ... ELSE e END`.
-    CaseWhen { branches: Vec<(Expr, Expr)>, else_expr: Option<Box<Expr>> },
-    /// A built-in scalar function.
-    Function { func: ScalarFunc, args: Vec<Expr> },
+    CaseWhen {
+        /// The `(WHEN condition, THEN value)` pairs, tried in order.
+        branches: Vec<(Expr, Expr)>,
+        /// The `ELSE` value; without one, no matching branch gives NULL.
+        else_expr: Option<Box<Expr>>,
+    },
+    /// A built-in scalar function, printed `name(args)`.
+    Function {
+        /// Which function.
+        func: ScalarFunc,
+        /// The arguments.
+        args: Vec<Expr>,
+    },
     /// An aggregate function; only valid in an Aggregate's output list.
-    Aggregate { func: AggFunc, args: Vec<Expr>, distinct: bool },
+    Aggregate {
+        /// Which aggregate.
+        func: AggFunc,
+        /// The arguments.
+        args: Vec<Expr>,
+        /// `f(DISTINCT x)`: duplicates of the input are aggregated once.
+        distinct: bool,
+    },
     /// `child [NOT] INSET v1, v2, ...`: `OptimizeIn`'s form of a long IN list of literals;
     /// evaluates exactly as the `InList` it replaces.
-    InSet { child: Box<Expr>, values: Vec<ScalarValue>, negated: bool },
-    /// `(SELECT ...)` used as a value; one column, at most one row.
-    ScalarSubquery { plan: SubqueryPlan, id: ExprId },
-    /// `EXISTS (SELECT ...)` (`NOT EXISTS` is `Not(Exists)`).
-    Exists { plan: SubqueryPlan, id: ExprId },
-    /// `child IN (SELECT ...)` (`NOT IN` is `Not(InSubquery)`).
-    InSubquery { child: Box<Expr>, plan: SubqueryPlan, id: ExprId },
+    InSet {
+        /// The value looked up.
+        child: Box<Expr>,
+        /// The distinct literal values of the list.
+        values: Vec<ScalarValue>,
+        /// `NOT IN`.
+        negated: bool,
+    },
+    /// `(SELECT ...)` used as a value; one column, at most one row. Printed
+    /// `scalar-subquery#id [outer references]`.
+    ScalarSubquery {
+        /// The subquery's plan.
+        plan: SubqueryPlan,
+        /// The id Spark prints after `scalar-subquery#`.
+        id: ExprId,
+    },
+    /// `EXISTS (SELECT ...)` (`NOT EXISTS` is `Not(Exists)`), printed `exists#id [outer references]`.
+    Exists {
+        /// The subquery's plan.
+        plan: SubqueryPlan,
+        /// The id Spark prints after `exists#`.
+        id: ExprId,
+    },
+    /// `child IN (SELECT ...)` (`NOT IN` is `Not(InSubquery)`), printed `child IN (list#id [outer references])`.
+    InSubquery {
+        /// The value looked up.
+        child: Box<Expr>,
+        /// The subquery's plan; it has one column.
+        plan: SubqueryPlan,
+        /// The id Spark prints after `list#`.
+        id: ExprId,
+    },
     /// A column of an enclosing query read inside a correlated subquery: `outer(o_orderkey#1)`.
     OuterReference(Attribute),
 }

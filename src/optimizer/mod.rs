@@ -2,7 +2,8 @@
 //! (Catalyst's `RuleExecutor`).
 //!
 //! A rule returns the very same `Arc` when it changes nothing, so "did it fire" is a pointer
-//! comparison (Catalyst's `fastEquals`). The executor
+//! comparison (Catalyst's `fastEquals`); a rebuilt plan that prints the same is not a change
+//! either. The executor
 //! - meters every rule (runs, effective runs, time) into [`Optimized::metrics`];
 //! - records every effective rule with the plan before and after ([`Optimized::changes`]) and
 //!   prints them when `spark.sql.planChangeLog.level` asks for it (see [`log`]);
@@ -38,6 +39,7 @@ pub trait Rule: Send + Sync {
 /// How often a batch runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strategy {
+    /// A single pass over the rules (in strict mode, checked to be idempotent).
     Once,
     /// Until the plan stops changing, at most this many iterations.
     FixedPoint(usize),
@@ -45,32 +47,44 @@ pub enum Strategy {
 
 /// A named list of rules.
 pub struct Batch {
+    /// Catalyst's batch name (`"Operator Optimization before Inferring Filters"`), used by logs.
     pub name: &'static str,
+    /// Whether the batch runs once or to a fixed point.
     pub strategy: Strategy,
+    /// The rules, applied in this order in each iteration.
     pub rules: Vec<Box<dyn Rule>>,
 }
 
 /// One effective rule application: the plan change log's entry.
 #[derive(Debug, Clone)]
 pub struct RuleChange {
+    /// The batch the rule ran in.
     pub batch: &'static str,
+    /// The rule's name.
     pub rule: &'static str,
+    /// The plan the rule was given.
     pub before: Arc<LogicalPlan>,
+    /// The plan it returned.
     pub after: Arc<LogicalPlan>,
 }
 
 /// One batch's run: the plan before and after it, and how many iterations it took.
 #[derive(Debug, Clone)]
 pub struct BatchRun {
+    /// The batch's name.
     pub batch: &'static str,
+    /// How many passes over its rules ran (1 for `Once`).
     pub iterations: usize,
+    /// The plan before the batch.
     pub before: Arc<LogicalPlan>,
+    /// The plan after the batch.
     pub after: Arc<LogicalPlan>,
 }
 
 /// Per-rule metering, summed over every batch the rule is in (Catalyst's `QueryExecutionMetering`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RuleMetrics {
+    /// The rule's name.
     pub rule: &'static str,
     /// How often the rule ran.
     pub runs: usize,
@@ -85,6 +99,7 @@ pub struct RuleMetrics {
 /// The optimizer's result: the plan and how it got there.
 #[derive(Debug, Clone)]
 pub struct Optimized {
+    /// The optimized plan.
     pub plan: Arc<LogicalPlan>,
     /// Every effective rule, in order.
     pub changes: Vec<RuleChange>,

@@ -14,12 +14,19 @@ pub use display::tree_string;
 /// Join types, named as Spark prints them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum JoinType {
+    /// `[INNER] JOIN`: pairs of rows that satisfy the condition.
     Inner,
+    /// `LEFT [OUTER] JOIN`: inner rows, plus each unmatched left row with NULLs on the right.
     LeftOuter,
+    /// `RIGHT [OUTER] JOIN`: inner rows, plus each unmatched right row with NULLs on the left.
     RightOuter,
+    /// `FULL [OUTER] JOIN`: inner rows, plus the unmatched rows of both sides padded with NULLs.
     FullOuter,
+    /// `LEFT SEMI JOIN`: the left rows that have a match; only the left columns.
     LeftSemi,
+    /// `LEFT ANTI JOIN`: the left rows that have no match; only the left columns.
     LeftAnti,
+    /// `CROSS JOIN`: every pair of rows (the Cartesian product).
     Cross,
 }
 
@@ -50,35 +57,106 @@ impl JoinType {
 /// A logical plan node. Children are `Arc`s so an unchanged subtree is shared, not copied.
 #[derive(Debug, Clone)]
 pub enum LogicalPlan {
-    /// A table name not yet looked up.
-    UnresolvedRelation { name: Vec<String> },
+    /// A table name not yet looked up, printed `'UnresolvedRelation [db, t], [], false`.
+    UnresolvedRelation {
+        /// The name's parts, as written (`db.t` is `["db", "t"]`).
+        name: Vec<String>,
+    },
     /// `child AS alias`: gives the child's columns a qualifier.
-    SubqueryAlias { alias: String, child: Arc<LogicalPlan> },
-    /// A catalog table (Parquet files or session memory).
-    Relation { table: Arc<Table>, output: Vec<Attribute> },
+    SubqueryAlias {
+        /// The alias (or a table's qualified name); its last part qualifies the columns.
+        alias: String,
+        /// The aliased plan.
+        child: Arc<LogicalPlan>,
+    },
+    /// A catalog table (Parquet files or session memory), printed `Relation name[cols] format`.
+    Relation {
+        /// The catalog table read.
+        table: Arc<Table>,
+        /// The table's columns, with the ids this scan gives them.
+        output: Vec<Attribute>,
+    },
     /// Rows known at planning time (`VALUES`, an empty result, a folded query).
-    LocalRelation { output: Vec<Attribute>, data: Vec<RecordBatch> },
+    LocalRelation {
+        /// The columns of the rows.
+        output: Vec<Attribute>,
+        /// The rows; no batches (or only empty ones) is an empty relation.
+        data: Vec<RecordBatch>,
+    },
     /// The single empty row of a `SELECT` without `FROM`.
     OneRowRelation,
-    Project { list: Vec<Expr>, child: Arc<LogicalPlan> },
-    Filter { condition: Expr, child: Arc<LogicalPlan> },
-    Aggregate { grouping: Vec<Expr>, aggregates: Vec<Expr>, child: Arc<LogicalPlan> },
+    /// The select list: computes `list` for each row of `child`, printed `Project [list]`.
+    Project {
+        /// The output expressions: attributes, or aliased expressions.
+        list: Vec<Expr>,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
+    /// `WHERE` / `HAVING`: keeps the rows of `child` for which `condition` is true (not false or NULL).
+    Filter {
+        /// The predicate.
+        condition: Expr,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
+    /// `GROUP BY`: one row per group, printed `Aggregate [grouping], [aggregates]`; with no
+    /// grouping it is a global aggregate of exactly one row, printed `Aggregate [aggregates]`.
+    Aggregate {
+        /// The grouping expressions.
+        grouping: Vec<Expr>,
+        /// The output list: grouping expressions and aggregate functions, aliased as in a Project.
+        aggregates: Vec<Expr>,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
+    /// A join of two inputs, printed `Join Inner, condition`.
     Join {
+        /// The left input.
         left: Arc<LogicalPlan>,
+        /// The right input.
         right: Arc<LogicalPlan>,
+        /// Which rows the join keeps.
         join_type: JoinType,
+        /// The `ON` condition; None for a join without one (a comma join, CROSS JOIN, or USING before analysis).
         condition: Option<Expr>,
         /// Column names of `USING (...)`, replaced by a condition during analysis.
         using: Vec<String>,
     },
-    Sort { order: Vec<SortOrder>, global: bool, child: Arc<LogicalPlan> },
-    GlobalLimit { limit: usize, child: Arc<LogicalPlan> },
-    LocalLimit { limit: usize, child: Arc<LogicalPlan> },
-    /// `SELECT DISTINCT`, replaced by an Aggregate in the optimizer.
-    Distinct { child: Arc<LogicalPlan> },
+    /// `ORDER BY`, printed `Sort [keys], global`.
+    Sort {
+        /// The sort keys, most significant first.
+        order: Vec<SortOrder>,
+        /// True for a total order over all rows (`ORDER BY`); false for a sort within each
+        /// partition (Spark's `SORT BY`).
+        global: bool,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
+    /// `LIMIT n` over all rows; the parser puts it over a LocalLimit, as Spark does.
+    GlobalLimit {
+        /// The maximum number of rows.
+        limit: usize,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
+    /// `LIMIT n` applied to each partition separately, under a GlobalLimit.
+    LocalLimit {
+        /// The maximum number of rows per partition.
+        limit: usize,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
+    /// `SELECT DISTINCT` (and the dedup of `UNION`), replaced by an Aggregate in the optimizer.
+    Distinct {
+        /// The input whose duplicate rows are removed.
+        child: Arc<LogicalPlan>,
+    },
     /// `UNION ALL` of two or more inputs with the same column types (the analyzer casts). Its
     /// columns are the first child's, nullable when any child's is. `UNION` is `Distinct(Union)`.
-    Union { children: Vec<Arc<LogicalPlan>> },
+    Union {
+        /// The inputs, matched by column position.
+        children: Vec<Arc<LogicalPlan>>,
+    },
 }
 
 impl LogicalPlan {

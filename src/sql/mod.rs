@@ -16,8 +16,7 @@
 //! - hints (`/*+ BROADCAST(c) */`) are comments and dropped;
 //! - `HAVING` is a `Filter` (Spark: `'UnresolvedHaving`).
 //!
-//! Constructs kiln does not plan (INTERSECT / EXCEPT, subqueries in expressions, window functions,
-//! ROLLUP/CUBE, OFFSET, ...) are `KilnError::Unsupported` naming the construct and its position;
+//! Constructs kiln does not plan (INTERSECT / EXCEPT, window functions, ROLLUP/CUBE, OFFSET, ...) are `KilnError::Unsupported` naming the construct and its position;
 //! text that does not parse is `KilnError::Parse` with sqlparser's message and position.
 
 mod expr;
@@ -40,26 +39,65 @@ pub enum Statement {
     /// A query, as an unresolved plan.
     Query(LogicalPlan),
     /// `EXPLAIN [EXTENDED | CODEGEN | COST | FORMATTED] query`.
-    Explain { mode: ExplainMode, query: LogicalPlan },
+    Explain {
+        /// Which plans to show (`Simple` when no mode is written).
+        mode: ExplainMode,
+        /// The query explained, as an unresolved plan.
+        query: LogicalPlan,
+    },
     /// `SET key = value`, or `SET key` (show the value: `value` is None).
-    SetConfig { key: String, value: Option<String> },
+    SetConfig {
+        /// The setting's name, as raw text (`spark.sql.shuffle.partitions`).
+        key: String,
+        /// The new value, as raw text; None for `SET key`.
+        value: Option<String>,
+    },
     /// `CREATE [OR REPLACE] TEMP[ORARY] VIEW name USING parquet OPTIONS (path '...')`
     /// or `... VIEW name AS query`.
-    CreateTempView { name: String, source: ViewSource, replace: bool },
+    CreateTempView {
+        /// The view's name.
+        name: String,
+        /// What the view reads.
+        source: ViewSource,
+        /// `OR REPLACE`: an existing view of that name is replaced rather than an error.
+        replace: bool,
+    },
     /// `CREATE TABLE [IF NOT EXISTS] name (col type [NOT NULL], ...)`: (name, type, nullable).
-    CreateTable { name: String, columns: Vec<(String, arrow::datatypes::DataType, bool)>, if_not_exists: bool },
+    CreateTable {
+        /// The table's name.
+        name: String,
+        /// The columns, in order: (name, type, nullable).
+        columns: Vec<(String, arrow::datatypes::DataType, bool)>,
+        /// `IF NOT EXISTS`: an existing table of that name is kept rather than an error.
+        if_not_exists: bool,
+    },
     /// `INSERT INTO table [(cols)] VALUES ... | query`. `rows` is a `LocalRelation` for
     /// `VALUES`, else the query's unresolved plan. `columns` is empty when not listed.
-    InsertValues { table: String, columns: Vec<String>, rows: LogicalPlan },
+    InsertValues {
+        /// The target table's name.
+        table: String,
+        /// The listed target columns; empty when not listed.
+        columns: Vec<String>,
+        /// The rows inserted: a `LocalRelation` for `VALUES`, else the query's unresolved plan.
+        rows: LogicalPlan,
+    },
     /// `DROP TABLE [IF EXISTS] name` and `DROP VIEW [IF EXISTS] name`.
-    DropTable { name: String, if_exists: bool },
+    DropTable {
+        /// The table's or view's name.
+        name: String,
+        /// `IF EXISTS`: a missing name is not an error.
+        if_exists: bool,
+    },
 }
 
 /// What a temporary view reads.
 #[derive(Debug, Clone)]
 pub enum ViewSource {
     /// Parquet files at a path (a file or a directory).
-    Parquet { path: String },
+    Parquet {
+        /// The `path` option: a Parquet file, or a directory of them.
+        path: String,
+    },
     /// A query, as an unresolved plan.
     Query(LogicalPlan),
 }

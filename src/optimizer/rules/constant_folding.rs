@@ -197,6 +197,7 @@ fn null_propagation(e: &Expr) -> Option<Expr> {
 /// `OptimizeIn`: drops duplicate IN items; one item left becomes `=`; more literals than
 /// `spark.sql.optimizer.inSetConversionThreshold` become an `INSET` hash lookup.
 pub struct OptimizeIn {
+    /// `spark.sql.optimizer.inSetConversionThreshold`: an IN list of more literals than this becomes an INSET.
     pub threshold: usize,
 }
 

@@ -183,6 +183,9 @@ fn compiled_and_interpreted_agree_on_random_expressions() {
                 "SELECT k, count(*), count(x), sum(x), avg(x), {minmax} FROM (SELECT k, {value} AS x FROM {table} WHERE {pred}) s GROUP BY k"
             )
         };
+        // Every other join case is shuffled instead of broadcast.
+        let threshold = if case % 10 == 9 { "-1" } else { "10MB" };
+        session.set_conf("spark.sql.autoBroadcastJoinThreshold", threshold).expect("setting");
         let (interpreted, _) = run(&session, &sql, false);
         let (generated, was_compiled) = run(&session, &sql, true);
         assert_eq!(generated, interpreted, "case {case} differs:\n{sql}");

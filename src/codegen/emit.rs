@@ -854,7 +854,7 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
     let condition_columns = columns_of(spec, spec.conditions.iter());
     let (columns, n_stream) = (spec.columns(), spec.input.len());
     row_loop(b, n, &mut |b, row, next| {
-        let mut tx = Tx { b: &mut *b, input: &columns, n_stream, cols: cols.clone(), row, build_row: None, fail, loaded: vec![], no_nulls };
+        let mut tx = Tx { b: &mut *b, input: columns, n_stream, cols: cols.clone(), row, build_row: None, fail, loaded: vec![], no_nulls };
         tx.preload(&condition_columns)?;
         let pass = tx.conjunction(&spec.conditions, next)?;
         // Branch-free append: write the row, advance the count by the pass bit.
@@ -924,7 +924,7 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
             let r = b.ins().load(types::I32, flags(), addr, 0);
             b.ins().uextend(types::I64, r)
         });
-        let mut tx = Tx { b: &mut *b, input: &columns, n_stream, cols: cols.clone(), row, build_row, fail, loaded: vec![], no_nulls };
+        let mut tx = Tx { b: &mut *b, input: columns, n_stream, cols: cols.clone(), row, build_row, fail, loaded: vec![], no_nulls };
         tx.preload(&sink_columns)?;
         // Conditions on joined rows: a pair that fails them is skipped.
         if let Some(pass) = tx.conjunction(&spec.post_conditions, next)? {

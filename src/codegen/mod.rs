@@ -27,15 +27,14 @@ pub use spec::{AggSpec, JoinSpec, StageSink, StageSpec};
 
 use crate::physical::{AggregateMode, PhysicalPlan};
 
-/// True for operators a stage fuses (an inner broadcast hash join fuses its probe; shuffled
-/// joins measured slower fused and stay interpreted).
+/// True for operators a stage fuses (an inner hash join fuses its probe).
 pub fn fuses(plan: &PhysicalPlan) -> bool {
     matches!(
         plan,
         PhysicalPlan::Filter { .. }
             | PhysicalPlan::Project { .. }
             | PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, .. }
-            | PhysicalPlan::HashJoin { join_type: crate::plan::JoinType::Inner, kind: crate::physical::HashJoinKind::Broadcast, .. }
+            | PhysicalPlan::HashJoin { join_type: crate::plan::JoinType::Inner, .. }
     )
 }
 

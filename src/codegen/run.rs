@@ -131,12 +131,43 @@ pub fn execute_stage(
         .collect()
 }
 
+/// Rows per batch below which consecutive batches are merged before a stage runs: an
+/// exchange leaves many tiny batches, and each costs a round of per-batch work.
+const COALESCE_ROWS: usize = 8192;
+
+/// Merges runs of small batches into batches of about `COALESCE_ROWS` rows.
+fn coalesce(batches: &[RecordBatch]) -> Result<Vec<RecordBatch>> {
+    let mut out = vec![];
+    let mut run: Vec<RecordBatch> = vec![];
+    let mut rows = 0;
+    for b in batches.iter().filter(|b| b.num_rows() > 0) {
+        run.push(b.clone());
+        rows += b.num_rows();
+        if rows >= COALESCE_ROWS {
+            out.push(concat_batches(&b.schema(), &run)?);
+            run.clear();
+            rows = 0;
+        }
+    }
+    if let Some(first) = run.first() {
+        out.push(concat_batches(&first.schema(), &run)?);
+    }
+    Ok(out)
+}
+
 fn run_partition(
     spec: &StageSpec,
     compiled: &CompiledStage,
     batches: &[RecordBatch],
     build: Option<&BuildTable>,
 ) -> Result<std::result::Result<Vec<RecordBatch>, Fallback>> {
+    let merged;
+    let batches = if batches.len() > 1 && batches.iter().map(|b| b.num_rows()).sum::<usize>() < batches.len() * COALESCE_ROWS {
+        merged = coalesce(batches)?;
+        &merged[..]
+    } else {
+        batches
+    };
     match &spec.sink {
         StageSink::Output { columns, output } => {
             let mut out = vec![];
@@ -180,18 +211,20 @@ fn rows_of(
 /// columns at the build rows.
 fn gather(spec: &StageSpec, batch: &RecordBatch, build: Option<&BuildTable>, rows: &Rows, attrs: &[Attribute]) -> Result<Vec<ArrayRef>> {
     let columns = spec.columns();
+    let stream_ix = rows.stream.as_ref().map(|v| UInt32Array::from(v.clone()));
+    let build_ix = rows.build.as_ref().map(|v| UInt32Array::from(v.clone()));
     attrs
         .iter()
         .map(|a| {
             let i = columns.iter().position(|c| c.id == a.id).ok_or_else(|| KilnError::internal("gathered column not in the stage"))?;
             let (col, ix) = if i < spec.input.len() {
-                (batch.column(i).clone(), &rows.stream)
+                (batch.column(i).clone(), &stream_ix)
             } else {
                 let t = build.ok_or_else(|| KilnError::internal("build column without a build side"))?;
-                (t.batch.column(i - spec.input.len()).clone(), &rows.build)
+                (t.batch.column(i - spec.input.len()).clone(), &build_ix)
             };
             Ok(match ix {
-                Some(ix) => take(col.as_ref(), &UInt32Array::from(ix.clone()), None)?,
+                Some(ix) => take(col.as_ref(), ix, None)?,
                 None => col,
             })
         })
@@ -322,14 +355,20 @@ fn output_batch(
         (rows, count)
     };
     let all = spec.columns();
+    // Copied columns are gathered together (one index array per side).
+    let copied: Vec<Attribute> = columns
+        .iter()
+        .filter_map(|c| match c {
+            OutputColumn::Copied(i) => all.get(*i).cloned(),
+            OutputColumn::Computed(_) => None,
+        })
+        .collect();
+    let mut gathered = gather(spec, batch, build, &rows, &copied)?.into_iter();
     let mut arrays = vec![];
     for ((c, buf), attr) in columns.iter().zip(buffers).zip(output) {
         let array: ArrayRef = match (c, buf) {
             (OutputColumn::Computed(_), Some((values, valid))) => to_array(&attr.data_type, &values, &valid[..count], count)?,
-            (OutputColumn::Copied(i), _) => {
-                let source = all.get(*i).ok_or_else(|| KilnError::internal("copied column out of range"))?;
-                gather(spec, batch, build, &rows, std::slice::from_ref(source))?.remove(0)
-            }
+            (OutputColumn::Copied(_), _) => gathered.next().ok_or_else(|| KilnError::internal("copied column out of range"))?,
             _ => return Err(KilnError::internal("output column without a buffer")),
         };
         arrays.push(array);

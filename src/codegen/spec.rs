@@ -72,6 +72,8 @@ pub struct StageSpec {
     /// Conditions over joined rows (the join's extra condition, Filters above the join),
     /// checked in the sink.
     pub post_conditions: Vec<Expr>,
+    /// `input` followed by the build side's columns: what expressions index.
+    all_columns: Vec<Attribute>,
 }
 
 /// The inner hash join inside a stage. The stage's input is the join's stream side; the build
@@ -376,7 +378,11 @@ impl StageSpec {
                 StageSink::Output { columns, output }
             }
         };
-        Ok(StageSpec { input_plan, input, conditions, sink, join, post_conditions })
+        let mut all_columns = input.clone();
+        if let Some(j) = &join {
+            all_columns.extend(j.build.iter().cloned());
+        }
+        Ok(StageSpec { input_plan, input, conditions, sink, join, post_conditions, all_columns })
     }
 
     /// The operators of the stage topped by `top` and its input (see `stage_chain`).
@@ -385,12 +391,8 @@ impl StageSpec {
     }
 
     /// The columns expressions read: the stream input, then the build side's.
-    pub fn columns(&self) -> Vec<Attribute> {
-        let mut all = self.input.clone();
-        if let Some(j) = &self.join {
-            all.extend(j.build.iter().cloned());
-        }
-        all
+    pub fn columns(&self) -> &[Attribute] {
+        &self.all_columns
     }
 
     /// A key identifying the stage's generated code: the plan shape and types, with columns

@@ -108,7 +108,9 @@ fn expr(rng: &mut Rng, kind: Kind, depth: u32) -> String {
                 0 => format!("({} AND {})", expr(rng, Kind::Bool, depth - 1), expr(rng, Kind::Bool, depth - 1)),
                 1 => format!("({} OR {})", expr(rng, Kind::Bool, depth - 1), expr(rng, Kind::Bool, depth - 1)),
                 2 => format!("(NOT {})", expr(rng, Kind::Bool, depth - 1)),
-                3 => format!("({} IN (1, 2, -3, NULL))", expr(rng, Kind::Int, depth - 1)),
+                3 if rng.chance(50) => format!("({} IN (1, 2, -3, NULL))", expr(rng, Kind::Int, depth - 1)),
+                // Longer than 10 values: an INSET after OptimizeIn.
+                3 => format!("({} NOT IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -7))", expr(rng, Kind::Int, depth - 1)),
                 4 => format!("({} BETWEEN {} AND {})", expr(rng, Kind::Int, depth - 1), expr(rng, Kind::Int, 0), expr(rng, Kind::Int, 0)),
                 _ => {
                     let cmp = *rng.pick(&["=", "<>", "<", "<=", ">", ">=", "<=>"]);

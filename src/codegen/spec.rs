@@ -252,6 +252,10 @@ fn substitute(e: &Expr, env: &HashMap<ExprId, Expr>) -> Expr {
     let r: Result<Expr, std::convert::Infallible> = e.clone().transform_up(&mut |x| match &x {
         Expr::Attribute(a) => Ok(env.get(&a.id).cloned().unwrap_or(x)),
         Expr::Alias { child, .. } => Ok(child.as_ref().clone()),
+        // An INSET evaluates as the IN list it came from: compared inline, value by value.
+        Expr::InSet { child, values, negated } => {
+            Ok(Expr::InList { child: child.clone(), list: values.iter().cloned().map(Expr::Literal).collect(), negated: *negated })
+        }
         _ => Ok(x),
     });
     match r {

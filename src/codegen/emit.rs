@@ -839,15 +839,32 @@ fn fail_block(b: &mut FunctionBuilder) -> Block {
     fail
 }
 
-/// The filter function: `fn(slots, n, sel_out) -> count` (-1: run interpreted).
-pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool) -> Result<(), String> {
+/// `base[j]` of a `u32` array, widened to i64 (selection vectors, pair indices, group ids).
+fn load_index(b: &mut FunctionBuilder, base: Value, j: Value) -> Value {
+    let off = b.ins().ishl_imm_u(j, 2);
+    let addr = b.ins().iadd(base, off);
+    let v = b.ins().load(types::I32, flags(), addr, 0);
+    b.ins().uextend(types::I64, v)
+}
+
+/// The entry block both functions share: their three parameters, the input column pointers
+/// and the fail block.
+fn enter(b: &mut FunctionBuilder, layout: &SlotLayout) -> ([Value; 3], Vec<Option<[Value; 4]>>, Block) {
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
-    let params = b.block_params(entry).to_vec();
-    let (slots, n, sel_out) = (params[0], params[1], params[2]);
-    let cols = load_columns(b, slots, layout);
+    // Lay the entry block out first, even before it holds an instruction.
+    b.ensure_inserted_block();
+    let p = b.block_params(entry).to_vec();
+    let params = [p[0], p[1], p[2]];
+    let cols = load_columns(b, params[0], layout);
     let fail = fail_block(b);
+    (params, cols, fail)
+}
+
+/// The filter function: `fn(slots, n, sel_out) -> count` (-1: run interpreted).
+pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool) -> Result<(), String> {
+    let ([_, n, sel_out], cols, fail) = enter(b, layout);
     let count = b.declare_var(types::I64);
     let zero = b.ins().iconst(types::I64, 0);
     b.def_var(count, zero);
@@ -880,16 +897,10 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
 /// The sink function: `fn(slots, sel, count) -> status` over the selected rows (`sel` is
 /// ignored when the stage has no filter: row j is then row j).
 pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool) -> Result<(), String> {
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let params = b.block_params(entry).to_vec();
-    let (slots, sel, count) = (params[0], params[1], params[2]);
-    let cols = load_columns(b, slots, layout);
+    let ([slots, sel, count], cols, fail) = enter(b, layout);
     let gids = layout.gids.map(|k| slot(b, slots, k));
     let acc = layout.acc.map(|k| slot(b, slots, k));
     let outs: Vec<Option<[Value; 2]>> = layout.outputs.iter().map(|o| o.map(|[v, n]| [slot(b, slots, v), slot(b, slots, n)])).collect();
-    let fail = fail_block(b);
     let filtered = !spec.conditions.is_empty();
     let sink_exprs: Vec<&Expr> = match &spec.sink {
         StageSink::Output { columns, .. } => columns
@@ -911,19 +922,11 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
     row_loop(b, count, &mut |b, j, next| {
         // A join's pairs come as two index vectors, stream rows in `sel`.
         let row = if filtered || build_sel.is_some() {
-            let off = b.ins().ishl_imm_u(j, 2);
-            let addr = b.ins().iadd(sel, off);
-            let r = b.ins().load(types::I32, flags(), addr, 0);
-            b.ins().uextend(types::I64, r)
+            load_index(b, sel, j)
         } else {
             j
         };
-        let build_row = build_sel.map(|bs| {
-            let off = b.ins().ishl_imm_u(j, 2);
-            let addr = b.ins().iadd(bs, off);
-            let r = b.ins().load(types::I32, flags(), addr, 0);
-            b.ins().uextend(types::I64, r)
-        });
+        let build_row = build_sel.map(|bs| load_index(b, bs, j));
         let mut tx = Tx { b: &mut *b, input: columns, n_stream, cols: cols.clone(), row, build_row, fail, loaded: vec![], no_nulls };
         tx.preload(&sink_columns)?;
         // Conditions on joined rows: a pair that fails them is skipped.
@@ -965,10 +968,7 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
                 let base = acc.ok_or("aggregate without accumulators")?;
                 let group_base = match gids {
                     Some(g) => {
-                        let off = tx.b.ins().ishl_imm_u(j, 2);
-                        let addr = tx.b.ins().iadd(g, off);
-                        let gid = tx.b.ins().load(types::I32, flags(), addr, 0);
-                        let gid = tx.b.ins().uextend(types::I64, gid);
+                        let gid = load_index(tx.b, g, j);
                         let stride = (ACC_BYTES * aggregates.len()) as i64;
                         let off = tx.b.ins().imul_imm_s(gid, stride);
                         tx.b.ins().iadd(base, off)

@@ -102,10 +102,10 @@ pub fn execute_stage(
     spec: &StageSpec,
     compiled: &CompiledStage,
     input: Vec<Vec<RecordBatch>>,
-    build: Option<Vec<Vec<RecordBatch>>>,
+    build: Option<&[Vec<RecordBatch>]>,
     interpret: &(dyn Fn(usize, Vec<RecordBatch>) -> Result<Vec<RecordBatch>> + Sync),
 ) -> Result<Vec<Vec<RecordBatch>>> {
-    let broadcast = match (&spec.join, &build) {
+    let broadcast = match (&spec.join, build) {
         (Some(j), Some(parts)) if j.broadcast => Some(BuildTable::new(j, parts.iter().flatten().cloned().collect())?),
         _ => None,
     };
@@ -114,7 +114,7 @@ pub fn execute_stage(
         .enumerate()
         .map(|(i, batches)| {
             let owned;
-            let table = match (&spec.join, &broadcast, &build) {
+            let table = match (&spec.join, &broadcast, build) {
                 (Some(_), Some(t), _) => Some(t),
                 (Some(j), None, Some(parts)) => {
                     owned = BuildTable::new(j, parts.get(i).cloned().unwrap_or_default())?;

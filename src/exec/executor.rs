@@ -177,7 +177,7 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> 
                 }
             };
             let interpret = |i: usize, batches: Vec<RecordBatch>| execute_chain(child, &spec.input_plan, batches, &build_of(i));
-            crate::codegen::execute_stage(&spec, &compiled, input, build.clone(), &interpret)
+            crate::codegen::execute_stage(&spec, &compiled, input, build.as_deref(), &interpret)
         }
     }
 }

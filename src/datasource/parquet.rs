@@ -13,7 +13,7 @@ use ::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, Pa
 use ::parquet::arrow::{ArrowWriter, ProjectionMask};
 use ::parquet::basic::Compression;
 use ::parquet::file::properties::WriterProperties;
-use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
@@ -365,75 +365,6 @@ pub fn write_parquet_stream(
     Ok(())
 }
 
-/// Writes `batches` as a Hive-partitioned directory under `dir`: one folder level per column
-/// of `partition_by` (`column=value`, NULL as `__HIVE_DEFAULT_PARTITION__`), one
-/// `part-00000.parquet` per folder with the other columns, rows in input order. Returns the
-/// files written, sorted.
-pub fn write_partitioned(dir: &Path, schema: SchemaRef, batches: &[RecordBatch], partition_by: &[&str]) -> Result<Vec<PathBuf>> {
-    let key_columns: Vec<usize> = partition_by
-        .iter()
-        .map(|name| {
-            schema.fields().iter().position(|f| f.name().eq_ignore_ascii_case(name)).ok_or_else(|| {
-                let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-                KilnError::Config(format!("cannot partition by `{name}`: no such column (columns: {})", names.join(", ")))
-            })
-        })
-        .collect::<Result<_>>()?;
-    let data_columns: Vec<usize> = (0..schema.fields().len()).filter(|i| !key_columns.contains(i)).collect();
-    let data_schema = Arc::new(schema.project(&data_columns)?);
-    let mut folders: std::collections::BTreeMap<PathBuf, Vec<RecordBatch>> = Default::default();
-    for batch in batches {
-        // Folder names come from Arrow's cast to string (dates as yyyy-MM-dd, as Spark writes them).
-        let values: Vec<ArrayRef> = key_columns
-            .iter()
-            .map(|&c| arrow::compute::cast(batch.column(c), &arrow::datatypes::DataType::Utf8))
-            .collect::<std::result::Result<_, _>>()?;
-        let values: Vec<&arrow::array::StringArray> = values
-            .iter()
-            .map(|v| v.as_string_opt::<i32>().ok_or_else(|| KilnError::internal("a cast to Utf8 gave another type")))
-            .collect::<Result<_>>()?;
-        let mut rows: std::collections::BTreeMap<PathBuf, Vec<u32>> = Default::default();
-        for row in 0..batch.num_rows() {
-            let mut folder = dir.to_path_buf();
-            for (&c, v) in key_columns.iter().zip(&values) {
-                let value = match v.is_valid(row) {
-                    true => escape_path_name(v.value(row)),
-                    false => super::partitions::DEFAULT_PARTITION_NAME.to_string(),
-                };
-                folder.push(format!("{}={value}", escape_path_name(schema.field(c).name())));
-            }
-            rows.entry(folder).or_default().push(row as u32);
-        }
-        let data = batch.project(&data_columns)?;
-        for (folder, indices) in rows {
-            let indices = arrow::array::UInt32Array::from(indices);
-            let columns = data.columns().iter().map(|c| arrow::compute::take(c, &indices, None)).collect::<std::result::Result<_, _>>()?;
-            let options = RecordBatchOptions::new().with_row_count(Some(indices.len()));
-            folders.entry(folder).or_default().push(RecordBatch::try_new_with_options(data_schema.clone(), columns, &options)?);
-        }
-    }
-    let mut written = vec![];
-    for (folder, batches) in folders {
-        let file = folder.join("part-00000.parquet");
-        write_parquet_with_schema(&file, data_schema.clone(), &batches)?;
-        written.push(file);
-    }
-    Ok(written)
-}
-
-/// Hive's `escapePathName`: characters that would break a folder name become `%XX`.
-fn escape_path_name(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() || "\"#%'*/:=?\\{[]^".contains(c) {
-            out.push_str(&format!("%{:02X}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -575,29 +506,6 @@ mod tests {
         // A column the file lacks has no statistics: nothing is skipped.
         let missing = PushedFilter::IsNull("nope".into());
         assert_eq!(table.row_groups_to_read(0, &[missing]).unwrap(), vec![true; 10]);
-    }
-
-    #[test]
-    fn partitioned_writes_read_back_with_the_same_values() {
-        let dir = tempfile::tempdir().unwrap();
-        let b = batch(0, 7);
-        // `name` is NULL every third row: those rows go to the default partition.
-        let files = write_partitioned(dir.path(), b.schema(), &[b.clone()], &["name"]).unwrap();
-        assert_eq!(files.len(), 5);
-        assert!(files.iter().any(|f| f.ends_with("name=__HIVE_DEFAULT_PARTITION__/part-00000.parquet")), "{files:?}");
-        let table = ParquetTable::open(dir.path()).unwrap();
-        assert_eq!(table.schema().fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(), ["id", "score", "name"]);
-        let names: Vec<String> = ["id", "name"].map(String::from).to_vec();
-        let mut got: Vec<String> = (0..table.files.len())
-            .flat_map(|f| table.read_row_group(f, 0, &names, 100).unwrap())
-            .map(|b| crate::format::result_csv(&b.schema(), &[b]))
-            .flat_map(|t| t.lines().skip(1).map(String::from).collect::<Vec<_>>())
-            .collect();
-        got.sort();
-        assert_eq!(got, ["0,NULL", "1,n1", "2,n2", "3,NULL", "4,n4", "5,n5", "6,NULL"]);
-        let err = write_partitioned(dir.path(), b.schema(), &[b], &["nope"]).unwrap_err().to_string();
-        assert!(err.contains("`nope`") && err.contains("id, name, score"), "{err}");
-        assert_eq!(escape_path_name("a/b=c%"), "a%2Fb%3Dc%25");
     }
 
     #[test]

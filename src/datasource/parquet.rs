@@ -13,7 +13,7 @@ use ::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, Pa
 use ::parquet::arrow::{ArrowWriter, ProjectionMask};
 use ::parquet::basic::Compression;
 use ::parquet::file::properties::WriterProperties;
-use arrow::array::{Array, ArrayRef};
+use arrow::array::ArrayRef;
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 

@@ -52,7 +52,8 @@ pub const ABORT_BEFORE_COMMIT_ENV: &str = "KILN_TEST_ABORT_BEFORE_COMMIT";
 /// Writes `batches` (all of `schema`) as the table at `path`: one snappy Parquet file per
 /// folder, Hive-style `column=value` folders for `partition_by` (whose columns leave the files,
 /// as Spark writes them; NULL goes to `__HIVE_DEFAULT_PARTITION__`), rows in input order.
-/// A write with no partition columns always leaves a file, so an empty table keeps its schema.
+/// A write with no partition columns always leaves a file, so an empty table keeps its schema;
+/// a partitioned write of no rows is an error, as it would leave no file to hold the schema.
 pub fn write_table(
     path: &Path,
     schema: SchemaRef,
@@ -357,6 +358,12 @@ impl<'a> FolderWriters<'a> {
     fn finish(mut self) -> Result<(Vec<PathBuf>, usize)> {
         if self.keys.is_empty() && self.open.is_empty() {
             self.writer(PathBuf::new())?;
+        }
+        if self.open.is_empty() {
+            // The schema lives in the files (there is no metastore), and there are none.
+            return Err(KilnError::unsupported(
+                "writing no rows to a partitioned table: it would have no file to hold its schema (kiln keeps no metastore)",
+            ));
         }
         let mut written = vec![];
         for (folder, writer) in std::mem::take(&mut self.open) {

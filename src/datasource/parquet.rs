@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ::parquet::arrow::arrow_reader::statistics::StatisticsConverter;
-use ::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use ::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector};
+use ::parquet::file::metadata::PageIndexPolicy;
 use ::parquet::arrow::{ArrowWriter, ProjectionMask};
 use ::parquet::basic::Compression;
 use ::parquet::file::properties::WriterProperties;
-use arrow::array::ArrayRef;
+use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
@@ -51,9 +52,10 @@ impl ParquetFile {
         self.metadata.metadata().num_row_groups()
     }
 
-    /// The row-group statistics of column `name` (matched case-insensitively), if the file
-    /// has the column and its statistics convert to Arrow.
-    fn column_statistics(&self, name: &str) -> Option<ColumnStatistics> {
+    /// The statistics of column `name` (matched case-insensitively): one entry per row group,
+    /// or with `pages_of: Some(g)` one per data page of row group `g` (from the page index,
+    /// when the file has one). None if the file lacks the column or the statistics.
+    fn column_statistics(&self, name: &str, pages_of: Option<usize>) -> Option<ColumnStatistics> {
         let schema = self.metadata.schema();
         let field = schema.fields().iter().find(|f| f.name().eq_ignore_ascii_case(name))?;
         // A missing null count is unknown, not zero: IsNull must not skip on a guess.
@@ -61,11 +63,23 @@ impl ParquetFile {
             .ok()?
             .with_missing_null_counts_as_zero(false);
         let groups = self.metadata.metadata().row_groups();
+        let Some(group) = pages_of else {
+            return Some(ColumnStatistics {
+                mins: converter.row_group_mins(groups).ok()?,
+                maxes: converter.row_group_maxes(groups).ok()?,
+                null_counts: converter.row_group_null_counts(groups).ok()?,
+                row_counts: converter.row_group_row_counts(groups).ok()??,
+            });
+        };
+        let index = self.metadata.metadata().page_index()?.as_ref();
+        if !(index.has_column_indexes() && index.has_offset_indexes()) {
+            return None;
+        }
         Some(ColumnStatistics {
-            mins: converter.row_group_mins(groups).ok()?,
-            maxes: converter.row_group_maxes(groups).ok()?,
-            null_counts: converter.row_group_null_counts(groups).ok()?,
-            row_counts: converter.row_group_row_counts(groups).ok()??,
+            mins: converter.data_page_mins(index, &[group]).ok()?,
+            maxes: converter.data_page_maxes(index, &[group]).ok()?,
+            null_counts: converter.data_page_null_counts(index, &[group]).ok()?,
+            row_counts: converter.data_page_row_counts(index, groups, &[group]).ok()??,
         })
     }
 }
@@ -137,12 +151,40 @@ impl ParquetTable {
         let f = self.file(file)?;
         let mut keep = vec![true; f.num_row_groups()];
         for filter in filters {
-            let Some(stats) = f.column_statistics(filter.column()) else { continue };
+            let Some(stats) = f.column_statistics(filter.column(), None) else { continue };
             for (k, may) in keep.iter_mut().zip(filter.may_match(&stats)?.iter()) {
                 *k &= may.unwrap_or(true);
             }
         }
         Ok(keep)
+    }
+
+    /// The rows of row group `row_group` of file `file` worth decoding: pages whose page-index
+    /// statistics prove that a pushed filter rejects all their rows are skipped. None when
+    /// nothing can be skipped (no filters, no page index, or every page may match).
+    pub fn page_selection(&self, file: usize, row_group: usize, filters: &[PushedFilter]) -> Result<Option<RowSelection>> {
+        let f = self.file(file)?;
+        let rows = f.metadata.metadata().row_groups().get(row_group).map(|g| g.num_rows()).unwrap_or(0) as usize;
+        let mut selection: Option<RowSelection> = None;
+        for filter in filters {
+            let Some(stats) = f.column_statistics(filter.column(), Some(row_group)) else { continue };
+            let may = filter.may_match(&stats)?;
+            if stats.row_counts.null_count() > 0 || stats.row_counts.values().iter().sum::<u64>() != rows as u64 {
+                continue;
+            }
+            let pages: Vec<RowSelector> = (0..may.len())
+                .map(|p| {
+                    let n = stats.row_counts.value(p) as usize;
+                    if may.value(p) { RowSelector::select(n) } else { RowSelector::skip(n) }
+                })
+                .collect();
+            let pages = RowSelection::from(pages);
+            selection = Some(match selection {
+                Some(s) => s.intersection(&pages),
+                None => pages,
+            });
+        }
+        Ok(selection.filter(|s| s.skipped_row_count() > 0))
     }
 
     fn file(&self, file: usize) -> Result<&ParquetFile> {
@@ -155,12 +197,23 @@ impl ParquetTable {
         Some(self.partition_values.column(idx))
     }
 
-    /// Reads one row group of file `file`: the columns `names` (data or partition columns, in
-    /// that order). Partition columns are constants: the file's row of `partition_values`.
-    pub fn read_row_group(&self, file: usize, row_group: usize, names: &[String], batch_size: usize) -> Result<Vec<RecordBatch>> {
+    /// Reads one row group of file `file` (only the rows of `selection`, when given): the
+    /// columns `names` (data or partition columns, in that order). Partition columns are
+    /// constants: the file's row of `partition_values`.
+    pub fn read_row_group(
+        &self,
+        file: usize,
+        row_group: usize,
+        selection: Option<RowSelection>,
+        names: &[String],
+        batch_size: usize,
+    ) -> Result<Vec<RecordBatch>> {
         let f = self.file(file)?;
         let data_names: Vec<String> = names.iter().filter(|n| self.partition_column(n).is_none()).cloned().collect();
-        let builder = open_with(&f.path, &f.metadata)?.with_row_groups(vec![row_group]);
+        let mut builder = open_with(&f.path, &f.metadata)?.with_row_groups(vec![row_group]);
+        if let Some(selection) = selection {
+            builder = builder.with_row_selection(selection);
+        }
         let batches = read_builder(&f.path, builder, &data_names, batch_size)?;
         if data_names.len() == names.len() {
             return Ok(batches);
@@ -242,8 +295,10 @@ pub fn list_parquet_files(path: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// The page index (per-page min/max and locations) is loaded where the file has one, so
+/// pushed filters can skip pages within a row group.
 fn reader_options() -> ArrowReaderOptions {
-    ArrowReaderOptions::new().with_skip_arrow_metadata(true)
+    ArrowReaderOptions::new().with_skip_arrow_metadata(true).with_page_index_policy(PageIndexPolicy::Optional)
 }
 
 fn open(file: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>> {
@@ -471,9 +526,9 @@ mod tests {
         );
         // Files are sorted, so file 0 is d=2026-10-01 (n NULL), file 1 is d=2026-10-02 (n 7).
         let names: Vec<String> = ["n", "id", "d"].map(String::from).to_vec();
-        let got = table.read_row_group(1, 0, &names, 100).unwrap();
+        let got = table.read_row_group(1, 0, None, &names, 100).unwrap();
         assert_eq!(crate::format::result_csv(&got[0].schema(), &got), "n,id,d\n7,0,2026-10-02\n7,1,2026-10-02\n7,2,2026-10-02\n");
-        let got = table.read_row_group(0, 0, &names[..1], 100).unwrap();
+        let got = table.read_row_group(0, 0, None, &names[..1], 100).unwrap();
         assert_eq!(crate::format::result_csv(&got[0].schema(), &got), "n\nNULL\nNULL\n");
     }
 

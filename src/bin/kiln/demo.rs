@@ -43,10 +43,11 @@ pub fn run(scale: f64) -> Result<(), KilnError> {
     outln!("({} ms)", elapsed.as_millis());
     for (table, scan) in &metrics.scans {
         outln!(
-            "scan {table}: {} files read, {} row groups read, {} skipped by pushed filters, {} rows",
+            "scan {table}: {} files read, {} row groups read, {} skipped by pushed filters, {} rows skipped by the page index, {} rows out",
             scan.files_read,
             scan.row_groups_read,
             scan.row_groups_skipped,
+            scan.rows_skipped_by_page_index,
             scan.rows_out
         );
     }

@@ -2,8 +2,9 @@
 //! - row groups skipped by pushed filters (`spark.sql.parquet.filterPushdown`): TPC-H lineitem
 //!   (SF 0.1 by default, `KILN_BENCH_SF` changes it; 100k-row row groups, sorted by orderkey
 //!   as generated) with `l_orderkey < 60000`;
-//! - partition folders pruned: the demo's sales orders (61 daily folders) queried for the
-//!   last 7 days, against the same rows written unpartitioned.
+//! - the demo's sales orders queried for the last 7 of 61 days: the same rows written in one
+//!   file (sorted by day) read whole with pushdown off, or with pages skipped by the page index;
+//!   and written in 61 daily folders, of which 7 are read.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use kiln::{SaveMode, Session};
@@ -42,7 +43,12 @@ fn pruning(c: &mut Criterion) {
     session.register_parquet("orders_flat", &flat).expect("orders");
     let mut group = c.benchmark_group("partition_pruning_demo_sales");
     group.sample_size(10);
-    for (mode, table) in [("unpartitioned", "orders_flat"), ("pruned_7_of_61_days", "orders_by_day")] {
+    for (mode, table, pushdown) in [
+        ("one_file_pushdown_off", "orders_flat", "false"),
+        ("one_file_page_index", "orders_flat", "true"),
+        ("folders_pruned_7_of_61", "orders_by_day", "true"),
+    ] {
+        session.set_conf("spark.sql.parquet.filterPushdown", pushdown).expect("setting");
         let sql = format!("SELECT count(*) AS n, sum(amount) AS s FROM {table} WHERE order_date >= '2026-10-25' AND status = 'shipped'");
         let df = session.sql(&sql).expect("plans");
         group.bench_function(mode, |b| b.iter(|| df.collect().expect("runs")));

@@ -609,6 +609,20 @@ mod tests {
     }
 
     #[test]
+    fn truncated_file_error_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("part-0.parquet");
+        write_parquet(&path, &[batch(0, 1000)]).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        // Cut off the footer, as a copy that stopped halfway would.
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        let err = ParquetTable::open(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("part-0.parquet"), "{err}");
+        let err = crate::Session::new().register_parquet("t", dir.path()).unwrap_err().to_string();
+        assert!(err.contains("part-0.parquet"), "{err}");
+    }
+
+    #[test]
     fn reads_utf8_view_files_as_utf8() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/data/tpch/nation.parquet");
         if !path.exists() {

@@ -421,13 +421,14 @@ pub fn write_parquet_stream(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::expr::Expr;
     use arrow::array::{ArrayRef, Int64Array, StringArray};
     use arrow::datatypes::DataType;
 
-    fn batch(start: i64, n: usize) -> RecordBatch {
+    /// `id` from `start`, `name` NULL every third row, `score` = id * 10.
+    pub(crate) fn batch(start: i64, n: usize) -> RecordBatch {
         let schema = Arc::new(Schema::new(vec![
             Field::new("id", DataType::Int64, false),
             Field::new("name", DataType::Utf8, true),

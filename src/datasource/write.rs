@@ -391,24 +391,10 @@ fn escape_path_name(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::datasource::parquet::tests::batch;
     use crate::datasource::parquet::ParquetTable;
-    use arrow::array::{Int64Array, StringArray};
+    use arrow::array::StringArray;
     use arrow::datatypes::{Field, Schema};
-
-    fn batch(start: i64, n: usize) -> RecordBatch {
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("id", DataType::Int64, false),
-            Field::new("name", DataType::Utf8, true),
-            Field::new("score", DataType::Int64, true),
-        ]));
-        let ids: Vec<i64> = (start..start + n as i64).collect();
-        let cols: Vec<ArrayRef> = vec![
-            Arc::new(Int64Array::from(ids.clone())),
-            Arc::new(StringArray::from_iter(ids.iter().map(|i| (i % 3 != 0).then(|| format!("n{i}"))))),
-            Arc::new(Int64Array::from_iter_values(ids.iter().map(|i| i * 10))),
-        ];
-        RecordBatch::try_new(schema, cols).unwrap()
-    }
 
     fn write(path: &Path, batches: &[RecordBatch], partition_by: &[&str], mode: SaveMode) -> Result<WriteSummary> {
         let keys: Vec<String> = partition_by.iter().map(|s| s.to_string()).collect();

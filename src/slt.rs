@@ -148,18 +148,37 @@ pub fn print_summary(summary: &SltSummary) {
 /// Runs every file in every requested mode, continuing past failing records.
 pub fn run_files(paths: &[PathBuf], mode: SltMode) -> SltSummary {
     let mut summary = SltSummary::default();
-    for path in paths {
+    for path in paths.iter().flat_map(|p| slt_files(p)) {
         for (label, codegen) in mode.runs() {
-            run_file(path, label, codegen, &mut summary);
+            run_file(&path, label, codegen, &mut summary);
         }
     }
     summary
 }
 
+/// A file as given; a folder's `*.slt` files, sorted (an unreadable folder is passed on, so
+/// its error is reported as a failed file).
+fn slt_files(path: &Path) -> Vec<PathBuf> {
+    if !path.is_dir() {
+        return vec![path.to_path_buf()];
+    }
+    let Ok(entries) = std::fs::read_dir(path) else { return vec![path.to_path_buf()] };
+    let mut files: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "slt")).collect();
+    files.sort();
+    files
+}
+
 fn run_file(path: &Path, label: &str, codegen: &str, summary: &mut SltSummary) {
+    if path.is_dir() {
+        summary.failed += 1;
+        summary.failures.push(format!("{}: cannot list the folder", path.display()));
+        return;
+    }
     let name = path.display();
+    // Strict mode: a rule that breaks a plan's invariants fails the record, not just its rows.
     let session = match Session::builder()
         .config("spark.sql.codegen.wholeStage", codegen)
+        .config("kiln.optimizer.strict", "true")
         .build()
     {
         Ok(s) => s,

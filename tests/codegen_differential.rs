@@ -175,7 +175,17 @@ fn compiled_and_interpreted_agree_on_random_expressions() {
             let residual = rng.pick(&["t.l > u.l", "t.d <> u.d", "t.f < u.f OR t.b"]);
             let filter = rng.pick(&["t.k = 'a'", "u.d * 2 > t.d", "(t.f > u.f) OR u.b", "t.dt >= u.dt", "t.l + u.l > 0", "t.k IS NULL"]);
             let other = rng.pick(&["u.dt > DATE '1997-06-01'", "t.e IS NOT NULL", "TRUE"]);
-            format!("SELECT t.k, u.i, t.d + u.d AS s, u.k AS uk FROM t JOIN u ON t.i = u.i AND {residual} WHERE {filter} AND {other}")
+            if case % 10 < 5 {
+                format!("SELECT t.k, u.i, t.d + u.d AS s, u.k AS uk FROM t JOIN u ON t.i = u.i AND {residual} WHERE {filter} AND {other}")
+            } else {
+                // Grouped over joined rows: groups only from pairs that pass the residual, and
+                // string tests on either side's columns inside the aggregates.
+                format!(
+                    "SELECT t.k, u.k, count(*), sum(t.d), sum(CASE WHEN u.k IN ('a', 'c') THEN 1 ELSE 0 END), \
+                     sum(CASE WHEN t.k LIKE 'b%' OR u.k = 'd' THEN u.l ELSE 0 END) \
+                     FROM t JOIN u ON t.i = u.i AND {residual} WHERE {other} GROUP BY t.k, u.k"
+                )
+            }
         } else if case % 2 == 0 {
             format!("SELECT {} AS x, {} AS y, k FROM {table} WHERE {pred}", expr(&mut rng, kind, 3), expr(&mut rng, Kind::Bool, 2))
         } else {

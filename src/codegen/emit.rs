@@ -197,14 +197,13 @@ impl<'a, 'b> Tx<'a, 'b> {
         }
         let attr = self.input.get(idx).ok_or("column index out of range")?;
         let [values, validity, voff, boff] = self.cols.get(idx).copied().flatten().ok_or("column not loaded")?;
-        let row = match self.build_row {
-            Some(b) if idx >= self.n_stream => b,
-            _ => self.row,
-        };
+        let row = self.row_of(idx);
         let t = attr.data_type.clone();
         let v = match &t {
             // Only NULL tests read such a column (the stage checked): no value to load.
             t if !super::spec::supported_type(t) => self.b.ins().iconst(types::I8, 0),
+            // Strings are read by `string_predicate` from their offsets and bytes.
+            DataType::Utf8 => self.b.ins().iconst(types::I8, 0),
             DataType::Boolean => {
                 let bit = self.b.ins().iadd(row, boff);
                 self.bit(values, bit)
@@ -229,6 +228,15 @@ impl<'a, 'b> Tx<'a, 'b> {
             None
         };
         Ok((v, null))
+    }
+
+    /// The row of input column `idx` being read: the build side's row of the current pair for
+    /// a build column, else the stream row.
+    fn row_of(&self, idx: usize) -> Value {
+        match self.build_row {
+            Some(b) if idx >= self.n_stream => b,
+            _ => self.row,
+        }
     }
 
     /// Bit `bit` of the bitmap at `base`, as an i8 0/1.
@@ -265,7 +273,8 @@ impl<'a, 'b> Tx<'a, 'b> {
         let idx = self.input.iter().position(|c| c.id == p.column.id).ok_or("string column not in the stage input")?;
         let (_, null) = self.load_column(idx)?;
         let [offsets, _, _, data] = self.cols.get(idx).copied().flatten().ok_or("column not loaded")?;
-        let off = self.b.ins().imul_imm_s(self.row, 4);
+        let row = self.row_of(idx);
+        let off = self.b.ins().imul_imm_s(row, 4);
         let at = self.b.ins().iadd(offsets, off);
         let start = self.b.ins().sload32(flags(), at, 0);
         let end = self.b.ins().sload32(flags(), at, 4);

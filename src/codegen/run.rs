@@ -433,20 +433,17 @@ fn aggregate_partition(
     let mut acc: Vec<u128> = vec![0; stride.div_ceil(16).max(1)];
     let mut gids: Vec<u32> = vec![];
     // Columns the grouping keys read, gathered per batch when keys see joined rows.
-    let key_columns: Vec<Attribute> = {
-        let mut v: Vec<Attribute> = vec![];
-        for k in keys {
-            for a in k.attributes() {
-                if !v.iter().any(|x| x.id == a.id) {
-                    v.push(a);
-                }
-            }
-        }
-        v
-    };
+    let key_columns = attributes_of(keys);
+    let condition_columns = attributes_of(&spec.post_conditions);
     for batch in batches.iter().filter(|b| b.num_rows() > 0) {
         let (mut slots, _all_valid, no_nulls) = input_slots(spec, compiled, batch, build)?;
-        let Ok(rows) = rows_of(spec, compiled, &slots, batch, build, no_nulls)? else { return Ok(Err(Fallback)) };
+        let Ok(mut rows) = rows_of(spec, compiled, &slots, batch, build, no_nulls)? else { return Ok(Err(Fallback)) };
+        if grouper.is_some() && !spec.post_conditions.is_empty() {
+            // A group exists only for pairs that pass the join's other conditions, so they are
+            // applied before the keys are hashed (the sink tests them again, and they hold).
+            let Ok(passing) = passing_pairs(spec, batch, build, rows, &condition_columns) else { return Ok(Err(Fallback)) };
+            rows = passing;
+        }
         if rows.count == 0 {
             continue;
         }
@@ -486,6 +483,35 @@ fn aggregate_partition(
         }
     }
     Ok(Ok(vec![make_batch(schema_of(output), columns, groups)?]))
+}
+
+/// The distinct columns `exprs` read, in order of first use.
+fn attributes_of(exprs: &[crate::expr::Expr]) -> Vec<Attribute> {
+    let mut v: Vec<Attribute> = vec![];
+    for a in exprs.iter().flat_map(|e| e.attributes()) {
+        if !v.iter().any(|x| x.id == a.id) {
+            v.push(a);
+        }
+    }
+    v
+}
+
+/// The joined pairs of `rows` for which every one of the stage's post-join conditions is TRUE,
+/// evaluated by the interpreter.
+fn passing_pairs(spec: &StageSpec, batch: &RecordBatch, build: Option<&BuildTable>, rows: Rows, columns: &[Attribute]) -> Result<Rows> {
+    let gathered = gather(spec, batch, build, &rows, columns)?;
+    let pairs = make_batch(schema_of(columns), gathered, rows.count)?;
+    let mut keep = vec![true; rows.count];
+    for c in &spec.post_conditions {
+        let pass = crate::exec::eval::evaluate_predicate(c, &pairs, columns)?;
+        for (k, i) in keep.iter_mut().zip(0..) {
+            *k &= pass.is_valid(i) && pass.value(i);
+        }
+    }
+    let pick = |v: Option<Vec<u32>>| v.map(|v| v.into_iter().zip(&keep).filter(|(_, k)| **k).map(|(x, _)| x).collect::<Vec<u32>>());
+    let (stream, build) = (pick(rows.stream), pick(rows.build));
+    let count = keep.iter().filter(|k| **k).count();
+    Ok(Rows { stream, build, count })
 }
 
 /// The buffer columns of one aggregate, exactly as the interpreter's partial aggregate writes

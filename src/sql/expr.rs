@@ -22,10 +22,9 @@ pub(crate) fn convert_expr(e: &ast::Expr) -> Result<Expr> {
     lower(e, 0)
 }
 
-/// The unresolved plan of a subquery expression. (CTEs of the enclosing query are not in
-/// scope inside it.)
+/// The unresolved plan of a subquery expression; the enclosing query's CTEs are in scope.
 fn subquery(q: &ast::Query) -> Result<SubqueryPlan> {
-    Ok(SubqueryPlan(std::sync::Arc::new(super::query::QueryPlanner::new().plan_query(q)?)))
+    Ok(SubqueryPlan(std::sync::Arc::new(super::query::QueryPlanner::for_subquery().plan_query(q)?)))
 }
 
 fn lit(v: ScalarValue) -> Expr {

@@ -16,9 +16,49 @@ use sqlparser::tokenizer::Span;
 use super::expr::{convert_expr, object_name, object_name_parts, start_span};
 use super::{parse_error, unsupported};
 use crate::error::Result;
-use crate::expr::{Attribute, Expr, SortOrder};
+use crate::expr::{Attribute, Expr, ExprId, SortOrder, SubqueryPlan};
 use crate::plan::{JoinType, LogicalPlan};
 use crate::types::{spark_type_name, wider_type, ScalarValue};
+
+/// A copy of a CTE's plan for one reference to it, with new ExprIds for every alias, VALUES
+/// column and subquery it defines: two references (a self-join, or the query and its subquery
+/// as in TPC-H Q15) must not define the same attribute twice.
+fn fresh_ids(plan: &LogicalPlan) -> Result<LogicalPlan> {
+    let mut ids = std::collections::HashMap::new();
+    renumber_plan(&Arc::new(plan.clone()), &mut ids).map(|p| p.as_ref().clone())
+}
+
+fn renumber_plan(plan: &Arc<LogicalPlan>, ids: &mut std::collections::HashMap<ExprId, ExprId>) -> Result<Arc<LogicalPlan>> {
+    plan.transform_up(&mut |node| {
+        let node = match node.as_ref() {
+            LogicalPlan::LocalRelation { output, data } => LogicalPlan::LocalRelation {
+                output: output.iter().map(|a| Attribute { id: renumber(ids, a.id), ..a.clone() }).collect(),
+                data: data.clone(),
+            },
+            other => other.map_expressions(|e| renumber_expr(e, ids))?,
+        };
+        Ok(Arc::new(node))
+    })
+}
+
+fn renumber(ids: &mut std::collections::HashMap<ExprId, ExprId>, id: ExprId) -> ExprId {
+    *ids.entry(id).or_insert_with(ExprId::next)
+}
+
+fn renumber_expr(e: Expr, ids: &mut std::collections::HashMap<ExprId, ExprId>) -> Result<Expr> {
+    e.transform_up(&mut |e| {
+        Ok(match e {
+            Expr::Alias { child, name, id } => Expr::Alias { child, name, id: renumber(ids, id) },
+            Expr::Attribute(a) => Expr::Attribute(Attribute { id: renumber(ids, a.id), ..a }),
+            Expr::ScalarSubquery { plan, id } => Expr::ScalarSubquery { plan: SubqueryPlan(renumber_plan(&plan.0, ids)?), id: renumber(ids, id) },
+            Expr::Exists { plan, id } => Expr::Exists { plan: SubqueryPlan(renumber_plan(&plan.0, ids)?), id: renumber(ids, id) },
+            Expr::InSubquery { child, plan, id } => {
+                Expr::InSubquery { child, plan: SubqueryPlan(renumber_plan(&plan.0, ids)?), id: renumber(ids, id) }
+            }
+            other => other,
+        })
+    })
+}
 
 /// The alias Spark gives a FROM subquery written without one.
 const AUTO_SUBQUERY_ALIAS: &str = "__auto_generated_subquery_name";
@@ -29,9 +69,21 @@ pub(crate) struct QueryPlanner {
     ctes: Vec<(String, LogicalPlan)>,
 }
 
+thread_local! {
+    /// The CTEs in scope of the query being planned. Expressions are lowered without a planner
+    /// at hand, so a subquery expression's planner starts from this.
+    static CTES_IN_SCOPE: std::cell::RefCell<Vec<(String, LogicalPlan)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl QueryPlanner {
     pub(crate) fn new() -> QueryPlanner {
         QueryPlanner::default()
+    }
+
+    /// A planner for a subquery expression (`IN (SELECT ..)`, `EXISTS`, a scalar subquery):
+    /// the enclosing query's CTEs are in scope, as in Spark.
+    pub(crate) fn for_subquery() -> QueryPlanner {
+        QueryPlanner { ctes: CTES_IN_SCOPE.with(|c| c.borrow().clone()) }
     }
 
     /// A full query: WITH, body, ORDER BY, LIMIT.
@@ -47,7 +99,12 @@ impl QueryPlanner {
             return Err(unsupported("pipe syntax |>", query_span(q)));
         }
         let scope = self.ctes.len();
-        let result = self.with_clause(q).and_then(|()| self.plan_query_body(q));
+        let outer = CTES_IN_SCOPE.with(|c| c.borrow().clone());
+        let result = self.with_clause(q).and_then(|()| {
+            CTES_IN_SCOPE.with(|c| *c.borrow_mut() = self.ctes.clone());
+            self.plan_query_body(q)
+        });
+        CTES_IN_SCOPE.with(|c| *c.borrow_mut() = outer);
         self.ctes.truncate(scope);
         result
     }
@@ -214,7 +271,7 @@ impl QueryPlanner {
                 }
                 let parts = object_name_parts(name)?;
                 let base = match self.cte(&parts) {
-                    Some((cte_name, plan)) => LogicalPlan::SubqueryAlias { alias: cte_name, child: Arc::new(plan) },
+                    Some((cte_name, plan)) => LogicalPlan::SubqueryAlias { alias: cte_name, child: Arc::new(fresh_ids(&plan)?) },
                     None => LogicalPlan::UnresolvedRelation { name: parts },
                 };
                 with_alias(base, alias.as_ref())

@@ -13,6 +13,7 @@ use sqlparser::ast::{
 };
 use sqlparser::tokenizer::Span;
 
+use super::hints::{key as hint_key, SelectHints};
 use super::expr::{convert_expr, object_name, object_name_parts, start_span};
 use super::{parse_error, unsupported};
 use crate::error::Result;
@@ -23,15 +24,22 @@ use crate::types::{spark_type_name, wider_type, ScalarValue};
 /// The alias Spark gives a FROM subquery written without one.
 const AUTO_SUBQUERY_ALIAS: &str = "__auto_generated_subquery_name";
 
-/// Plans queries; holds the CTEs in scope (innermost last) so references can be inlined.
+/// Plans queries; holds the CTEs in scope (innermost last) so references can be inlined, and
+/// the statement's hint comments by SELECT position.
 #[derive(Default)]
-pub(crate) struct QueryPlanner {
+pub(crate) struct QueryPlanner<'a> {
     ctes: Vec<(String, LogicalPlan)>,
+    hints: Option<&'a SelectHints>,
 }
 
-impl QueryPlanner {
-    pub(crate) fn new() -> QueryPlanner {
+impl<'a> QueryPlanner<'a> {
+    pub(crate) fn new() -> QueryPlanner<'a> {
         QueryPlanner::default()
+    }
+
+    /// A planner that puts each SELECT's hint comment over it as `UnresolvedHint`s.
+    pub(crate) fn with_hints(hints: &'a SelectHints) -> QueryPlanner<'a> {
+        QueryPlanner { ctes: vec![], hints: Some(hints) }
     }
 
     /// A full query: WITH, body, ORDER BY, LIMIT.
@@ -142,6 +150,11 @@ impl QueryPlanner {
             None | Some(Distinct::All) => {}
             Some(Distinct::Distinct) => plan = LogicalPlan::Distinct { child: Arc::new(plan) },
             Some(Distinct::On(_)) => return Err(unsupported("SELECT DISTINCT ON (...)", s.select_token.0.span)),
+        }
+        // Spark's AstBuilder: hints go over the DISTINCT, the first hint outermost.
+        let hints = self.hints.and_then(|h| h.get(&hint_key(s.select_token.0.span.start)));
+        for h in hints.into_iter().flatten().rev() {
+            plan = LogicalPlan::UnresolvedHint { name: h.name.clone(), params: h.params.clone(), child: Arc::new(plan) };
         }
         Ok(plan)
     }
@@ -308,7 +321,7 @@ fn factor_span(factor: &TableFactor) -> Span {
 }
 
 fn join(left: LogicalPlan, right: LogicalPlan, join_type: JoinType, condition: Option<Expr>, using: Vec<String>) -> LogicalPlan {
-    LogicalPlan::Join { left: Arc::new(left), right: Arc::new(right), join_type, condition, using }
+    LogicalPlan::Join { left: Arc::new(left), right: Arc::new(right), join_type, condition, using, hint: Default::default() }
 }
 
 fn with_alias(plan: LogicalPlan, alias: Option<&ast::TableAlias>) -> Result<LogicalPlan> {

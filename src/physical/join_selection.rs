@@ -27,19 +27,27 @@ use crate::plan::{JoinHint, JoinStrategyHint, JoinType};
 
 /// One join to plan: its keys, condition, hints, size estimates and planned children.
 pub(super) struct JoinSelection<'a> {
+    /// The session settings (threshold, shuffle partitions, preferSortMergeJoin).
     pub config: &'a Config,
+    /// Which rows the join keeps.
     pub join_type: JoinType,
+    /// The strategy hints on either side.
     pub hint: JoinHint,
+    /// Equi-join keys over the left input, paired with `right_keys` by position.
     pub left_keys: Vec<Expr>,
+    /// Equi-join keys over the right input.
     pub right_keys: Vec<Expr>,
     /// The conjuncts that are not equi-join keys.
     pub extra: Option<Expr>,
     /// The whole join condition (a CartesianProduct evaluates it all).
     pub condition: Option<Expr>,
-    /// `estimate_size` of the logical children.
+    /// `estimate_size` of the left logical input.
     pub left_size: u64,
+    /// `estimate_size` of the right logical input.
     pub right_size: u64,
+    /// The planned left input.
     pub left: Arc<PhysicalPlan>,
+    /// The planned right input.
     pub right: Arc<PhysicalPlan>,
 }
 

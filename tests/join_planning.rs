@@ -145,7 +145,9 @@ fn hints_that_cannot_be_honoured_warn() {
     assert_eq!(df.warnings(), vec!["Unrecognized hint: FASTPLEASE(l)".to_string()]);
     let df = s.sql("SELECT /*+ MERGE(r) */ l.id FROM l JOIN r ON l.id < r.id").expect("plans");
     assert_eq!(df.warnings(), vec!["Hint (strategy=merge) is not supported in the query: no equi-join keys.".to_string()]);
-    let df = s.sql("SELECT /*+ BROADCAST(r) */ l.id FROM l JOIN r ON l.id = r.id").expect("plans");
+    let df = s.sql("SELECT /*+ BROADCAST(l) */ id FROM l WHERE id > 1").expect("plans");
+    assert_eq!(df.warnings(), vec!["A join hint (strategy=broadcast) is specified but it is not part of a join relation.".to_string()]);
+    let df = s.sql("SELECT /*+ BROADCAST(r) */ l.id FROM l JOIN (SELECT id FROM r WHERE id > 1) r ON l.id = r.id").expect("plans");
     assert!(df.warnings().is_empty(), "{:?}", df.warnings());
 }
 

@@ -34,6 +34,22 @@ pub(super) fn resolve_hint(name: &str, params: &[String], child: Arc<LogicalPlan
     unwrap(plan)
 }
 
+/// Warnings for the hints of a resolved plan that no join will take: a `ResolvedHint` reaches
+/// a Join only through unary operators (`EliminateResolvedHint` drops the others).
+pub(super) fn unused_hints(plan: &LogicalPlan, below_join: bool, warnings: &mut Vec<String>) {
+    if let LogicalPlan::ResolvedHint { strategy, .. } = plan {
+        if !below_join {
+            warnings.push(format!("A join hint (strategy={}) is specified but it is not part of a join relation.", strategy.display_name()));
+        }
+    }
+    let children = plan.children();
+    let join = matches!(plan, LogicalPlan::Join { .. });
+    let keep = below_join && children.len() == 1;
+    for c in children {
+        unused_hints(c, join || keep, warnings);
+    }
+}
+
 /// `BROADCAST(a, b)`, as Spark names a hint in its warnings.
 fn pretty(name: &str, params: &[String]) -> String {
     if params.is_empty() {

@@ -28,5 +28,7 @@ pub fn analyze(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<Arc<Logical
 pub fn analyze_with_warnings(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<(Arc<LogicalPlan>, Vec<String>)> {
     let resolver = resolve::Resolver { catalog, outer: vec![], warnings: Default::default() };
     let plan = resolver.resolve(plan)?;
-    Ok((plan, resolver.warnings.into_inner()))
+    let mut warnings = resolver.warnings.into_inner();
+    hints::unused_hints(&plan, false, &mut warnings);
+    Ok((plan, warnings))
 }

@@ -131,6 +131,12 @@ fn sort_merge_join_sorts_only_unsorted_children() {
     assert_eq!(three.matches("SortMergeJoin").count(), 2, "{three}");
     assert_eq!(three.matches("Sort [id#").count(), 3, "{three}");
     assert_eq!(three.matches("Exchange hashpartitioning").count(), 3, "{three}");
+    // The null-extended rows of an outer join come last: its output is sorted again.
+    let one = session(&[("spark.sql.autoBroadcastJoinThreshold", "-1"), ("spark.sql.shuffle.partitions", "1")]);
+    let outer = "SELECT l.id, r.id, r2.id FROM l LEFT JOIN r ON l.id = r.id LEFT JOIN r r2 ON l.id = r2.id";
+    assert_eq!(physical(&one, outer).matches("Sort [id#").count(), 4, "{}", physical(&one, outer));
+    let rows: usize = one.sql(outer).expect("plans").collect().expect("runs").iter().map(|b| b.num_rows()).sum();
+    assert_eq!(rows, 3);
 }
 
 #[test]

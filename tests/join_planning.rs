@@ -169,3 +169,22 @@ fn hints_print_as_spark_prints_them() {
     assert!(optimized.contains(", leftHint=(strategy=merge), rightHint=(strategy=broadcast)\n"), "{optimized}");
     assert!(!optimized.contains("ResolvedHint"), "{optimized}");
 }
+
+#[test]
+fn a_group_by_on_either_join_key_after_a_shuffled_join_adds_no_exchange() {
+    let s = session(&[("spark.sql.autoBroadcastJoinThreshold", "-1")]);
+    for key in ["l.id", "r.id"] {
+        for hint in ["MERGE(r)", "SHUFFLE_HASH(r)"] {
+            let sql = format!("SELECT /*+ {hint} */ {key}, count(*) FROM l JOIN r ON l.id = r.id GROUP BY {key}");
+            let plan = physical(&s, &sql);
+            assert_eq!(plan.matches("Exchange hashpartitioning").count(), 2, "{sql}\n{plan}");
+        }
+    }
+    // The null-extended rows of a right outer join are not clustered on the left key: the
+    // group-by on it shuffles again (one NULL group, not one per partition).
+    let sql = "SELECT /*+ SHUFFLE_HASH(l) */ l.id, count(*) FROM l RIGHT JOIN r ON l.id = r.id GROUP BY l.id";
+    let plan = physical(&s, sql);
+    assert_eq!(plan.matches("Exchange hashpartitioning").count(), 3, "{plan}");
+    let rows: usize = s.sql(sql).expect("plans").collect().expect("runs").iter().map(|b| b.num_rows()).sum();
+    assert_eq!(rows, 3, "groups 1, 2 and NULL");
+}

@@ -99,6 +99,7 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> 
                 }
                 Partitioning::Range(order, n) => interpreted::range_partition(order, &input, parts.into_iter().flatten().collect(), *n),
                 Partitioning::Unknown(n) => Err(crate::error::KilnError::internal(format!("exchange to unknown partitioning of {n}"))),
+                Partitioning::Collection(_) => Err(crate::error::KilnError::internal("exchange to a partitioning collection")),
             }
         }
         PhysicalPlan::BroadcastExchange { child, .. } => Ok(vec![execute(child, config)?.into_iter().flatten().collect()]),

@@ -33,6 +33,7 @@ fn partitioning(p: &Partitioning) -> String {
         }
         Partitioning::SinglePartition => "SinglePartition".into(),
         Partitioning::Unknown(n) => format!("UnknownPartitioning({n})"),
+        Partitioning::Collection(members) => format!("PartitioningCollection({})", members.iter().map(partitioning).collect::<Vec<_>>().join(", ")),
     }
 }
 

@@ -84,6 +84,18 @@ fn co_partitioned_keys(plan: &PhysicalPlan) -> Option<(&[Expr], &[Expr])> {
     }
 }
 
+/// For a hash partitioning on some of `keys`: the positions in `keys` it hashes, and its
+/// width (the first such member of a collection).
+fn hash_positions(p: &Partitioning, keys: &[Expr]) -> Option<(Vec<usize>, usize)> {
+    match p {
+        Partitioning::Hash(exprs, n) => {
+            exprs.iter().map(|e| keys.iter().position(|k| k.to_string() == e.to_string())).collect::<Option<Vec<usize>>>().map(|p| (p, *n))
+        }
+        Partitioning::Collection(members) => members.iter().find_map(|m| hash_positions(m, keys)),
+        _ => None,
+    }
+}
+
 /// How an operator's output rows are spread over partitions.
 pub fn output_partitioning(plan: &PhysicalPlan) -> Partitioning {
     match plan {
@@ -97,11 +109,13 @@ pub fn output_partitioning(plan: &PhysicalPlan) -> Partitioning {
             BuildSide::BuildLeft => output_partitioning(right),
             BuildSide::BuildRight => output_partitioning(left),
         },
-        PhysicalPlan::HashJoin { left, .. } => output_partitioning(left),
-        PhysicalPlan::SortMergeJoin { join_type, left, right, .. } => match join_type {
+        // Spark's ShuffledJoin: inner rows are clustered on both sides' keys; an outer join's
+        // null-extended rows only on the preserved side's.
+        PhysicalPlan::HashJoin { join_type, left, right, .. } | PhysicalPlan::SortMergeJoin { join_type, left, right, .. } => match join_type {
+            JoinType::Inner | JoinType::Cross => Partitioning::Collection(vec![output_partitioning(left), output_partitioning(right)]),
             JoinType::RightOuter => output_partitioning(right),
             JoinType::FullOuter => Partitioning::Unknown(output_partitioning(left).num_partitions()),
-            _ => output_partitioning(left),
+            JoinType::LeftOuter | JoinType::LeftSemi | JoinType::LeftAnti => output_partitioning(left),
         },
         PhysicalPlan::CartesianProduct { left, right, .. } => {
             Partitioning::Unknown(output_partitioning(left).num_partitions() * output_partitioning(right).num_partitions())
@@ -128,6 +142,9 @@ pub fn scan_partitions(source: &TableSource) -> usize {
 }
 
 fn satisfies(p: &Partitioning, d: &Distribution) -> bool {
+    if let Partitioning::Collection(members) = p {
+        return members.iter().any(|m| satisfies(m, d));
+    }
     match d {
         Distribution::Unspecified => true,
         Distribution::AllTuples => p.num_partitions() == 1,
@@ -212,12 +229,7 @@ pub fn ensure_requirements(plan: &Arc<PhysicalPlan>, shuffle_partitions: usize) 
     // keys (an Aggregate's grouping below) does not line up with a side hashed on all of them.
     if let Some((left_keys, right_keys)) = co_partitioned_keys(plan) {
         if let [l, r] = new_children.as_slice() {
-            let positions = |c: &Arc<PhysicalPlan>, keys: &[Expr]| match output_partitioning(c) {
-                Partitioning::Hash(exprs, n) => {
-                    exprs.iter().map(|e| keys.iter().position(|k| k.to_string() == e.to_string())).collect::<Option<Vec<usize>>>().map(|p| (p, n))
-                }
-                _ => None,
-            };
+            let positions = |c: &Arc<PhysicalPlan>, keys: &[Expr]| hash_positions(&output_partitioning(c), keys);
             if positions(l, left_keys) != positions(r, right_keys) {
                 let full = |c: &Arc<PhysicalPlan>, keys: &[Expr]| -> Arc<PhysicalPlan> {
                     if positions(c, keys) == Some(((0..keys.len()).collect(), shuffle_partitions)) {

@@ -22,6 +22,9 @@ pub enum Partitioning {
     Hash(Vec<Expr>, usize),
     /// `rangepartitioning(order, n)`: sorted ranges.
     Range(Vec<SortOrder>, usize),
+    /// Several descriptions of the same partitions (an inner shuffled join's output is hashed
+    /// on the left keys and on the right keys alike): satisfies what any member satisfies.
+    Collection(Vec<Partitioning>),
 }
 
 impl Partitioning {
@@ -30,6 +33,7 @@ impl Partitioning {
         match self {
             Partitioning::Unknown(n) | Partitioning::Hash(_, n) | Partitioning::Range(_, n) => *n,
             Partitioning::SinglePartition => 1,
+            Partitioning::Collection(members) => members.first().map_or(1, |m| m.num_partitions()),
         }
     }
 }

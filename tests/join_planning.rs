@@ -131,12 +131,17 @@ fn sort_merge_join_sorts_only_unsorted_children() {
     assert_eq!(three.matches("SortMergeJoin").count(), 2, "{three}");
     assert_eq!(three.matches("Sort [id#").count(), 3, "{three}");
     assert_eq!(three.matches("Exchange hashpartitioning").count(), 3, "{three}");
-    // The null-extended rows of an outer join come last: its output is sorted again.
+    // A left outer join's output stays in left-key order (its null-extended rows in place):
+    // the next join on the same key sorts only its new side. A full outer join's does not.
     let one = session(&[("spark.sql.autoBroadcastJoinThreshold", "-1"), ("spark.sql.shuffle.partitions", "1")]);
-    let outer = "SELECT l.id, r.id, r2.id FROM l LEFT JOIN r ON l.id = r.id LEFT JOIN r r2 ON l.id = r2.id";
-    assert_eq!(physical(&one, outer).matches("Sort [id#").count(), 4, "{}", physical(&one, outer));
-    let rows: usize = one.sql(outer).expect("plans").collect().expect("runs").iter().map(|b| b.num_rows()).sum();
-    assert_eq!(rows, 3);
+    for (join, sorts, rows) in [("LEFT", 3, 3), ("RIGHT", 3, 3), ("FULL", 4, 5)] {
+        let keep = if join == "RIGHT" { "r" } else { "l" };
+        let sql = format!("SELECT l.id, r.id, r2.id FROM l {join} JOIN r ON l.id = r.id {join} JOIN r r2 ON {keep}.id = r2.id");
+        let plan = physical(&one, &sql);
+        assert_eq!(plan.matches("Sort [id#").count(), sorts, "{sql}\n{plan}");
+        let out: usize = one.sql(&sql).expect("plans").collect().expect("runs").iter().map(|b| b.num_rows()).sum();
+        assert_eq!(out, rows, "{sql}");
+    }
 }
 
 #[test]

@@ -54,11 +54,13 @@ pub fn required_child_ordering(plan: &PhysicalPlan) -> Vec<Vec<SortOrder>> {
 pub fn output_ordering(plan: &PhysicalPlan) -> Vec<SortOrder> {
     match plan {
         PhysicalPlan::Sort { order, .. } | PhysicalPlan::TakeOrderedAndProject { order, .. } => order.clone(),
-        // Matches come out in left order; the null-extended rows of an outer join come last,
-        // so only inner, semi and anti joins keep an order (Spark's keeps the outer ones too).
-        PhysicalPlan::SortMergeJoin { join_type: JoinType::Inner | JoinType::Cross | JoinType::LeftSemi | JoinType::LeftAnti, left, .. } => {
-            output_ordering(left)
-        }
+        // Rows come out in the order of the left (right outer: the right) input; a full outer
+        // join's null-extended rows of both sides break any order.
+        PhysicalPlan::SortMergeJoin { join_type, left, right, .. } => match join_type {
+            JoinType::FullOuter => vec![],
+            JoinType::RightOuter => output_ordering(right),
+            _ => output_ordering(left),
+        },
         // Row-by-row operators keep their input's order while the sort keys are still columns.
         PhysicalPlan::Filter { child, .. } | PhysicalPlan::Project { child, .. } | PhysicalPlan::WholeStageCodegen { child, .. } => {
             let out = crate::physical::ids(&plan.output());

@@ -193,7 +193,7 @@ pub fn sort_merge_join(
         Some(c) => filter_pairs(c, &left, &right, &li, &ri)?,
         None => (li, ri),
     };
-    assemble(join_type, &left, &right, li, ri)
+    assemble_in_order(join_type, &left, &right, li, ri)
 }
 
 /// One past the last row equal to row `start` (rows are sorted).
@@ -328,10 +328,45 @@ fn assemble(join_type: JoinType, left: &Side, right: &Side, li: Vec<u32>, ri: Ve
             (l.into(), r.into())
         }
     };
-    let n = lidx.len();
-    let mut cols = take_all(&left.batch, &lidx)?;
-    cols.extend(take_all(&right.batch, &ridx)?);
-    Ok(vec![make_batch(schema, cols, n)?])
+    take_pairs(join_type, left, right, &lidx, &ridx)
+}
+
+/// The output rows for index pairs (a NULL index null-extends that side).
+fn take_pairs(join_type: JoinType, left: &Side, right: &Side, lidx: &UInt32Array, ridx: &UInt32Array) -> Result<Vec<RecordBatch>> {
+    let schema = schema_of(&output_attrs(join_type, left.attrs, right.attrs));
+    let mut cols = take_all(&left.batch, lidx)?;
+    cols.extend(take_all(&right.batch, ridx)?);
+    Ok(vec![make_batch(schema, cols, lidx.len())?])
+}
+
+/// A left (right) outer join's output in the order of the left (right) rows: each preserved
+/// row's matches where the row is, or the row null-extended. `li`/`ri` are the matching pairs
+/// with `li` ascending. This keeps a sort-merge join's output sorted by the preserved side's keys.
+fn assemble_in_order(join_type: JoinType, left: &Side, right: &Side, li: Vec<u32>, ri: Vec<u32>) -> Result<Vec<RecordBatch>> {
+    let (rows, mut pairs): (usize, Vec<(u32, u32)>) = match join_type {
+        JoinType::LeftOuter => (left.rows(), li.into_iter().zip(ri).collect()),
+        JoinType::RightOuter => (right.rows(), ri.into_iter().zip(li).collect()),
+        _ => return assemble(join_type, left, right, li, ri),
+    };
+    pairs.sort_by_key(|(kept, _)| *kept);
+    let (mut kept_idx, mut other_idx): (Vec<Option<u32>>, Vec<Option<u32>>) = (vec![], vec![]);
+    let mut next = pairs.iter().peekable();
+    for row in 0..rows as u32 {
+        let before = kept_idx.len();
+        while let Some((_, other)) = next.next_if(|(kept, _)| *kept == row) {
+            kept_idx.push(Some(row));
+            other_idx.push(Some(*other));
+        }
+        if kept_idx.len() == before {
+            kept_idx.push(Some(row));
+            other_idx.push(None);
+        }
+    }
+    let (kept_idx, other_idx): (UInt32Array, UInt32Array) = (kept_idx.into(), other_idx.into());
+    match join_type {
+        JoinType::LeftOuter => take_pairs(join_type, left, right, &kept_idx, &other_idx),
+        _ => take_pairs(join_type, left, right, &other_idx, &kept_idx),
+    }
 }
 
 #[cfg(test)]

@@ -229,3 +229,23 @@ fn sort_merge_join_rejects_unsorted_input_and_takes_empty_sides() {
     let out = sort_merge_join(JoinType::RightOuter, &[d.left[0].expr()], &[d.right[0].expr()], None, (&d.left, vec![]), (&d.right, vec![])).unwrap();
     assert_eq!(rows(&out), 0);
 }
+
+#[test]
+fn sort_merge_outer_joins_keep_the_preserved_side_in_key_order() {
+    let d = data();
+    let run = |jt: JoinType| {
+        sort_merge_join(
+            jt,
+            &[d.left[0].expr()],
+            &[d.right[0].expr()],
+            None,
+            (&d.left, sorted(&d.left, &d.left[0], vec![d.lb.clone()])),
+            (&d.right, sorted(&d.right, &d.right[0], vec![d.rb.clone()])),
+        )
+        .unwrap()
+    };
+    // Left keys NULL, 1, 2, 2, 3: the NULL and 3 rows null-extended in place.
+    assert_eq!(col_i64(&run(JoinType::LeftOuter), 0), vec![None, Some(1), Some(2), Some(2), Some(2), Some(2), Some(3)]);
+    // Right keys NULL, 1, 2, 2, 4 (columns 2.. are the right side's).
+    assert_eq!(col_i64(&run(JoinType::RightOuter), 2), vec![None, Some(1), Some(2), Some(2), Some(2), Some(2), Some(4)]);
+}

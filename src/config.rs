@@ -49,6 +49,9 @@ pub struct Config {
     pub codegen_disassembly: bool,
     /// `spark.sql.parquet.filterPushdown`: skip row groups by their statistics.
     pub parquet_filter_pushdown: bool,
+    /// `spark.sql.warehouse.dir`: the folder holding managed tables (`CREATE TABLE .. USING
+    /// parquet` without LOCATION), one sub-folder per table; relative to the working directory.
+    pub warehouse_dir: String,
 }
 
 impl Default for Config {
@@ -72,6 +75,7 @@ impl Default for Config {
             batch_size: 8192,
             codegen_disassembly: false,
             parquet_filter_pushdown: true,
+            warehouse_dir: "spark-warehouse".into(),
         }
     }
 }
@@ -94,6 +98,7 @@ pub const KEYS: &[&str] = &[
     "spark.sql.maxMetadataStringLength",
     "spark.sql.session.timeZone",
     "spark.sql.parquet.filterPushdown",
+    "spark.sql.warehouse.dir",
     "kiln.batchSize",
     "kiln.optimizer.strict",
     "kiln.codegen.disassembly",
@@ -171,6 +176,12 @@ impl Config {
             "spark.sql.maxMetadataStringLength" => self.max_metadata_string_length = parse(key, value, "a positive integer")?,
             "spark.sql.session.timeZone" => {}
             "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown = parse_bool(key, value)?,
+            "spark.sql.warehouse.dir" => {
+                if value.trim().is_empty() {
+                    return Err(KilnError::Config(format!("`{key}` must be a folder path")));
+                }
+                self.warehouse_dir = value.trim().to_string();
+            }
             "kiln.batchSize" => {
                 let n: usize = parse(key, value, "a positive integer")?;
                 self.batch_size = n.max(1);
@@ -204,6 +215,7 @@ impl Config {
             "spark.sql.maxMetadataStringLength" => self.max_metadata_string_length.to_string(),
             "spark.sql.session.timeZone" => "Etc/UTC".to_string(),
             "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown.to_string(),
+            "spark.sql.warehouse.dir" => self.warehouse_dir.clone(),
             "kiln.batchSize" => self.batch_size.to_string(),
             "kiln.codegen.disassembly" => self.codegen_disassembly.to_string(),
             _ => return None,

@@ -7,6 +7,7 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 
 use crate::config::Config;
+use crate::datasource::write::{write_table, SaveMode, WriteSummary};
 use crate::error::Result;
 use crate::exec::interpreted::schema_of;
 use crate::exec::metrics::{QueryMetrics, ScanMetrics};
@@ -54,6 +55,28 @@ impl DataFrame {
     /// The result schema (column names and types as Spark reports them).
     pub fn schema(&self) -> SchemaRef {
         schema_of(&self.plans.analyzed.output())
+    }
+    /// Runs the query and writes its rows as a Parquet table at `path`, with one folder level
+    /// per column of `partition_by` (`order_date=2026-10-01/`). Fails if `path` already holds
+    /// data, as Spark's default save mode does; [`DataFrame::write_parquet_with`] takes another.
+    /// The write is all or nothing: files are staged in a hidden folder, then renamed in.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let session = kiln::Session::new();
+    /// let df = session.sql("SELECT 1 AS id, 'a' AS tag UNION ALL SELECT 2, 'b'").unwrap();
+    /// let written = df.write_parquet(dir.path().join("t"), &["tag"]).unwrap();
+    /// assert_eq!((written.files.len(), written.rows), (2, 2));
+    /// ```
+    pub fn write_parquet(&self, path: impl AsRef<std::path::Path>, partition_by: &[&str]) -> Result<WriteSummary> {
+        self.write_parquet_with(path, partition_by, SaveMode::ErrorIfExists)
+    }
+    /// [`DataFrame::write_parquet`] with a save mode: replace, append to or leave alone an
+    /// existing table.
+    pub fn write_parquet_with(&self, path: impl AsRef<std::path::Path>, partition_by: &[&str], mode: SaveMode) -> Result<WriteSummary> {
+        let batches = self.collect()?;
+        let partition_by: Vec<String> = partition_by.iter().map(|c| c.to_string()).collect();
+        write_table(path.as_ref(), self.schema(), batches.into_iter().map(Ok), &partition_by, mode)
     }
     /// Runs the query and returns its rows (at least one batch, possibly empty, so the schema
     /// is always there).

@@ -33,6 +33,7 @@ pub mod types;
 
 pub use config::Config;
 pub use dataframe::DataFrame;
+pub use datasource::write::{SaveMode, WriteSummary};
 pub use error::{KilnError, Result};
 pub use explain::ExplainMode;
 pub use session::{Session, SessionBuilder};

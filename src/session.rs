@@ -7,13 +7,14 @@ use arrow::array::{ArrayRef, StringArray};
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 
-use crate::catalog::{Catalog, Table, TableSource};
+use crate::catalog::{Catalog, Table, TableKind, TableSource};
+use crate::datasource::write::{write_table, SaveMode};
 use crate::config::Config;
 use crate::dataframe::{DataFrame, Plans};
 use crate::error::{KilnError, Result};
 use crate::expr::{Attribute, Expr};
 use crate::plan::LogicalPlan;
-use crate::sql::{parse_sql, Statement, ViewSource};
+use crate::sql::{parse_sql, Statement, TableStorage, ViewSource};
 
 /// A kiln session: its own settings and tables. Cheap to clone; clones share state.
 ///
@@ -80,7 +81,8 @@ impl Session {
         self.state.config.write().map_err(|_| poisoned())?.set(key.trim(), value.trim())
     }
     fn catalog(&self) -> Result<Catalog> {
-        Ok(self.state.catalog.read().map_err(|_| poisoned())?.clone())
+        let warehouse = self.config()?.warehouse_dir;
+        Ok(self.state.catalog.read().map_err(|_| poisoned())?.clone().with_warehouse(warehouse))
     }
     fn register(&self, table: Table) -> Result<()> {
         self.state.catalog.write().map_err(|_| poisoned())?.register(table);
@@ -95,6 +97,7 @@ impl Session {
             database: "default".into(),
             schema: table.schema(),
             source: TableSource::Parquet(table),
+            kind: TableKind::Session,
         })
     }
     /// Registers in-memory batches as a table; all batches must share one schema.
@@ -113,7 +116,7 @@ impl Session {
         self.register_memory(name, schema, batches)
     }
     fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
-        self.register(Table { name: name.to_string(), database: "default".into(), schema, source: TableSource::Memory(batches) })
+        self.register(Table { name: name.to_string(), database: "default".into(), schema, source: TableSource::Memory(batches), kind: TableKind::Session })
     }
 
     /// Runs one SQL statement. A query is planned now and run by `collect()`; other statements
@@ -203,38 +206,115 @@ impl Session {
                 }
                 self.local_result(vec![])
             }
-            Statement::CreateTable { name, columns, if_not_exists } => {
-                if self.catalog()?.contains(&name) {
+            Statement::CreateTable { name, columns, if_not_exists, replace, storage, query } => {
+                let existing = match self.catalog()? {
+                    c if c.contains(&name) => Some(c.lookup(&name).ok()),
+                    _ => None,
+                };
+                if existing.is_some() && !replace {
                     if if_not_exists {
                         return self.local_result(vec![]);
                     }
                     return Err(KilnError::analysis("TABLE_OR_VIEW_ALREADY_EXISTS", format!("Cannot create table or view `{name}` because it already exists.")));
                 }
-                let schema = Arc::new(Schema::new(columns.into_iter().map(|(n, t, nullable)| Field::new(n, t, nullable)).collect::<Vec<_>>()));
-                self.register_memory(&name, schema, vec![])?;
+                if let (None, true, Some(TableStorage { location: Some(path), partition_by })) = (&query, columns.is_empty(), &storage) {
+                    // Spark's CREATE TABLE over existing files: they are read as they are.
+                    let files = crate::datasource::parquet::ParquetTable::open(Path::new(path))?;
+                    let found: Vec<String> = files.partition_values.schema().fields().iter().map(|f| f.name().clone()).collect();
+                    if !partition_by.is_empty() && !partition_by.iter().map(|p| p.to_lowercase()).eq(found.iter().map(|f| f.to_lowercase())) {
+                        return Err(KilnError::analysis(
+                            "INCOMPATIBLE_DATA_FOR_TABLE",
+                            format!("`{path}` is partitioned by {found:?}, not by the declared {partition_by:?}."),
+                        ));
+                    }
+                    self.register_stored(&name, Path::new(path), TableKind::External)?;
+                    return self.local_result(vec![]);
+                }
+                let (schema, batches) = match query {
+                    Some(q) => {
+                        let df = self.plan(q)?;
+                        (df.schema(), df.collect()?)
+                    }
+                    None => {
+                        let fields: Vec<Field> = columns.into_iter().map(|(n, t, nullable)| Field::new(n, t, nullable)).collect();
+                        (Arc::new(Schema::new(fields)), vec![])
+                    }
+                };
+                check_unique_columns(&name, &schema)?;
+                let location = match storage {
+                    Some(storage) => Some(self.create_stored(&name, schema, batches, storage, replace)?),
+                    None => {
+                        self.register_memory(&name, schema, batches)?;
+                        None
+                    }
+                };
+                // A replaced managed table whose folder is not the new table's is deleted.
+                if let Some(Some(old)) = existing {
+                    if let (TableKind::Managed, TableSource::Parquet(files)) = (old.kind, &old.source) {
+                        if location.as_deref() != Some(files.location.as_path()) {
+                            delete_managed(&name, &files.location)?;
+                        }
+                    }
+                }
                 self.local_result(vec![])
             }
-            Statement::InsertValues { table, columns, rows } => {
-                self.insert(&table, &columns, rows)?;
+            Statement::InsertValues { table, columns, rows, overwrite } => {
+                self.insert(&table, &columns, rows, overwrite)?;
                 self.local_result(vec![])
             }
             Statement::DropTable { name, if_exists } => {
                 let dropped = self.state.catalog.write().map_err(|_| poisoned())?.drop_table(&name);
-                if !dropped && !if_exists {
-                    self.catalog()?.lookup(&name)?;
+                match dropped {
+                    Some(table) => {
+                        if let (TableKind::Managed, TableSource::Parquet(files)) = (table.kind, &table.source) {
+                            delete_managed(&name, &files.location)?;
+                        }
+                    }
+                    // A managed table of an earlier session: its warehouse folder.
+                    None if self.catalog()?.contains(&name) => delete_managed(&name, &self.catalog()?.managed_path(&name)?)?,
+                    None if if_exists => {}
+                    None => {
+                        self.catalog()?.lookup(&name)?;
+                    }
                 }
                 self.local_result(vec![])
             }
         }
     }
 
-    /// `INSERT INTO t [(cols)] VALUES ... | SELECT ...`: rows are cast to the table's column
-    /// types (ANSI store assignment) and appended.
-    fn insert(&self, name: &str, columns: &[String], rows: LogicalPlan) -> Result<()> {
-        let table = self.catalog()?.lookup(name)?;
-        let TableSource::Memory(existing) = &table.source else {
-            return Err(KilnError::unsupported(format!("INSERT INTO the Parquet table `{name}` (only session tables accept INSERT)")));
+    /// Writes a `CREATE TABLE .. USING parquet` table (replacing the folder's contents when
+    /// `replace`) and registers it; returns its folder.
+    fn create_stored(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>, storage: TableStorage, replace: bool) -> Result<std::path::PathBuf> {
+        let (path, kind) = match storage.location {
+            Some(location) => (std::path::PathBuf::from(location), TableKind::External),
+            None => (self.catalog()?.managed_path(name)?, TableKind::Managed),
         };
+        let mode = if replace { SaveMode::Overwrite } else { SaveMode::ErrorIfExists };
+        write_table(&path, schema, batches.into_iter().map(Ok), &storage.partition_by, mode)?;
+        self.register_stored(name, &path, kind)?;
+        Ok(path)
+    }
+
+    /// Registers an external table; a managed one is not registered but found in the
+    /// warehouse at each lookup, so a table another session changed or dropped is seen so.
+    fn register_stored(&self, name: &str, path: &Path, kind: TableKind) -> Result<()> {
+        let files = crate::datasource::parquet::ParquetTable::open(path)?;
+        if kind == TableKind::Managed {
+            self.state.catalog.write().map_err(|_| poisoned())?.drop_table(name);
+            return Ok(());
+        }
+        self.register(Table { name: name.to_string(), database: "default".into(), schema: files.schema(), source: TableSource::Parquet(files), kind })
+    }
+
+    /// `INSERT INTO | OVERWRITE t [(cols)] VALUES ... | SELECT ...`: rows are cast to the
+    /// table's column types (ANSI store assignment) and appended, or replace the table's.
+    fn insert(&self, name: &str, columns: &[String], rows: LogicalPlan, overwrite: bool) -> Result<()> {
+        let table = self.catalog()?.lookup(name)?;
+        if let (TableSource::Parquet(_), TableKind::Session) = (&table.source, table.kind) {
+            return Err(KilnError::unsupported(format!(
+                "INSERT INTO `{name}`: it reads Parquet files registered for this session only; create a table to write with CREATE TABLE .. USING parquet"
+            )));
+        }
         let target: Vec<usize> = if columns.is_empty() {
             (0..table.schema.fields().len()).collect()
         } else {
@@ -270,7 +350,17 @@ impl Session {
             .collect();
         let cast = self.plan(LogicalPlan::Project { list, child: source.analyzed_plan().clone() })?;
         let new_batches = cast.collect()?;
-        let mut all = existing.clone();
+        let existing = match &table.source {
+            TableSource::Memory(existing) if !overwrite => existing.clone(),
+            TableSource::Memory(_) => vec![],
+            TableSource::Parquet(files) => {
+                let partition_by: Vec<String> = files.partition_values.schema().fields().iter().map(|f| f.name().clone()).collect();
+                let mode = if overwrite { SaveMode::Overwrite } else { SaveMode::Append };
+                write_table(&files.location, table.schema.clone(), new_batches.into_iter().map(Ok), &partition_by, mode)?;
+                return self.register_stored(&table.name, &files.location, table.kind);
+            }
+        };
+        let mut all = existing;
         for b in new_batches.into_iter().filter(|b| b.num_rows() > 0) {
             // A NULL into a NOT NULL column fails here with the column's name.
             all.push(RecordBatch::try_new(table.schema.clone(), b.columns().to_vec()).map_err(|e| {
@@ -278,5 +368,27 @@ impl Session {
             })?);
         }
         self.register_memory(&table.name, table.schema.clone(), all)
+    }
+}
+
+/// Spark refuses a table with two columns of one name (case-insensitively).
+fn check_unique_columns(table: &str, schema: &Schema) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    match schema.fields().iter().find(|f| !seen.insert(f.name().to_lowercase())) {
+        Some(f) => Err(KilnError::analysis(
+            "COLUMN_ALREADY_EXISTS",
+            format!("The column `{}` already exists in table `{table}`. Give the columns distinct names (AS ...).", f.name()),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Deletes a managed table's folder (DROP TABLE, or a replace that moved it).
+fn delete_managed(name: &str, folder: &Path) -> Result<()> {
+    match std::fs::remove_dir_all(folder) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(KilnError::io(folder.display().to_string(), format!("cannot delete the folder of the dropped table `{name}`: {e}")))
+        }
+        _ => Ok(()),
     }
 }

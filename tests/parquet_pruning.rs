@@ -126,9 +126,24 @@ fn bad_partition_folder_fails_registration() {
 }
 
 /// `dir/t.parquet`: ids 0..1000 in order, status `paid`/`open`, written in row groups of 100.
+/// 1000 rows (ids 0..1000) in 100-row row groups of one page each.
 fn row_group_table(dir: &Path, conf: &[(&str, &str)]) -> Session {
-    let path = dir.join("t.parquet");
     let props = parquet::file::properties::WriterProperties::builder().set_max_row_group_row_count(Some(100)).build();
+    table_written_with(dir, props, conf)
+}
+
+/// 1000 rows (ids 0..1000) in one row group of ten 100-row pages, with a page index.
+fn paged_table(dir: &Path, conf: &[(&str, &str)]) -> Session {
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_data_page_row_count_limit(100)
+        .set_write_batch_size(100)
+        .build();
+    table_written_with(dir, props, conf)
+}
+
+fn table_written_with(dir: &Path, props: parquet::file::properties::WriterProperties, conf: &[(&str, &str)]) -> Session {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("t.parquet");
     let b = rows(0, 1000);
     let mut w = parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), b.schema(), Some(props)).unwrap();
     w.write(&b).unwrap();
@@ -192,6 +207,27 @@ fn filter_pushdown_off_reads_every_row_group_with_the_same_answer() {
     let (out, m) = run_with_metrics(&s, "SELECT count(*) AS n, min(id) AS lo FROM t WHERE id >= 950");
     assert_eq!(out, "n,lo\n50,950\n");
     assert_eq!((m.row_groups_read, m.row_groups_skipped, m.rows_out), (10, 0, 1000));
+}
+
+#[test]
+fn page_index_skips_pages_inside_a_row_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = paged_table(dir.path(), &[]);
+    let (out, m) = run_with_metrics(&s, "SELECT count(*) AS n, min(id) AS lo FROM t WHERE id >= 950");
+    assert_eq!(out, "n,lo\n50,950\n");
+    assert_eq!((m.row_groups_read, m.row_groups_skipped, m.rows_skipped_by_page_index, m.rows_out), (1, 0, 900, 100));
+    // Two filters on one column: their pages intersect (ids 300..420 are on pages 3 and 4).
+    let (out, m) = run_with_metrics(&s, "SELECT count(*) AS n FROM t WHERE id >= 300 AND id < 420");
+    assert_eq!(out, "n\n120\n");
+    assert_eq!((m.rows_skipped_by_page_index, m.rows_out), (800, 200));
+    // A filter the pages cannot decide (status is on every page) skips nothing more.
+    let (out, m) = run_with_metrics(&s, "SELECT count(*) AS n FROM t WHERE status = 'paid' AND id < 100");
+    assert_eq!(out, "n\n50\n");
+    assert_eq!((m.rows_skipped_by_page_index, m.rows_out), (900, 100));
+    let off = paged_table(&dir.path().join("off"), &[("spark.sql.parquet.filterPushdown", "false")]);
+    let (out, m) = run_with_metrics(&off, "SELECT count(*) AS n, min(id) AS lo FROM t WHERE id >= 950");
+    assert_eq!(out, "n,lo\n50,950\n");
+    assert_eq!((m.rows_skipped_by_page_index, m.rows_out), (0, 1000));
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Tables known to a session: Parquet files and directories, and batches held in memory.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow::datatypes::SchemaRef;
@@ -18,6 +19,19 @@ pub enum TableSource {
     Parquet(ParquetTable),
 }
 
+/// Who owns a table's files (Spark's `CatalogTableType`, plus session-only tables).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableKind {
+    /// Known to this session only: registered batches or files, temporary views, and
+    /// `CREATE TABLE` without `USING` (in memory). Dropping it leaves any files alone.
+    Session,
+    /// `CREATE TABLE .. USING parquet` without LOCATION: a folder of the warehouse
+    /// (`spark.sql.warehouse.dir`), found again by later sessions; DROP deletes it.
+    Managed,
+    /// `CREATE TABLE .. USING parquet LOCATION '..'`: the files stay when it is dropped.
+    External,
+}
+
 /// A table: its name, schema and source.
 #[derive(Debug)]
 pub struct Table {
@@ -29,6 +43,8 @@ pub struct Table {
     pub schema: SchemaRef,
     /// Where the rows are read from.
     pub source: TableSource,
+    /// Who owns its files.
+    pub kind: TableKind,
 }
 
 impl TableSource {
@@ -66,45 +82,97 @@ impl Table {
     }
 }
 
-/// The session's tables by lower-case name.
+/// The session's tables by lower-case name, and the warehouse folder whose sub-folders are the
+/// managed tables (looked up there when not registered).
 #[derive(Debug, Default, Clone)]
 pub struct Catalog {
     tables: BTreeMap<String, Arc<Table>>,
+    warehouse: Option<PathBuf>,
 }
 
 impl Catalog {
+    /// Sets the warehouse folder (`spark.sql.warehouse.dir`).
+    pub fn with_warehouse(mut self, dir: impl Into<PathBuf>) -> Catalog {
+        self.warehouse = Some(dir.into());
+        self
+    }
+    /// The folder a managed table of this name lives in. Names that would leave the warehouse
+    /// or be hidden from readers (`..`, `a/b`, `.x`, `_x`) are refused.
+    pub fn managed_path(&self, name: &str) -> Result<PathBuf> {
+        let warehouse = self.warehouse.as_deref().unwrap_or(Path::new("spark-warehouse"));
+        let bad = name.is_empty() || name.starts_with('.') || name.starts_with('_') || name.contains(['/', '\\', '\0']);
+        if bad {
+            return Err(KilnError::analysis(
+                "INVALID_TABLE_NAME",
+                format!("`{name}` cannot name a managed table: its folder would be hidden or outside the warehouse."),
+            ));
+        }
+        Ok(warehouse.join(name.to_lowercase()))
+    }
+    /// A managed table of the warehouse not registered in this session, opened from its folder.
+    fn warehouse_table(&self, name: &str) -> Option<Result<Table>> {
+        self.warehouse.as_ref()?;
+        let path = self.managed_path(name).ok()?;
+        if !path.is_dir() {
+            return None;
+        }
+        Some(ParquetTable::open(&path).map(|t| Table {
+            name: name.to_lowercase(),
+            database: "default".into(),
+            schema: t.schema(),
+            source: TableSource::Parquet(t),
+            kind: TableKind::Managed,
+        }))
+    }
+    /// The names of the warehouse's table folders.
+    fn warehouse_names(&self) -> Vec<String> {
+        let Some(dir) = &self.warehouse else { return vec![] };
+        let Ok(entries) = std::fs::read_dir(dir) else { return vec![] };
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.') && !n.starts_with('_') && !self.tables.contains_key(n))
+            .collect();
+        names.sort();
+        names
+    }
     /// Adds or replaces a table.
     pub fn register(&mut self, table: Table) {
         self.tables.insert(table.name.to_lowercase(), Arc::new(table));
     }
-    /// Removes a table; false if it did not exist.
-    pub fn drop_table(&mut self, name: &str) -> bool {
-        self.tables.remove(&name.to_lowercase()).is_some()
+    /// Unregisters a table, returning it; None if it was not registered.
+    pub fn drop_table(&mut self, name: &str) -> Option<Arc<Table>> {
+        self.tables.remove(&name.to_lowercase())
     }
     /// Looks a table up, or fails with a suggestion.
     pub fn lookup(&self, name: &str) -> Result<Arc<Table>> {
         if let Some(t) = self.tables.get(&name.to_lowercase()) {
             return Ok(t.clone());
         }
-        let hint = match closest_match(name, self.tables.values().map(|t| t.name.as_str())) {
+        if let Some(table) = self.warehouse_table(name) {
+            return table.map(Arc::new);
+        }
+        let known = self.table_names();
+        let hint = match closest_match(name, known.iter().map(String::as_str)) {
             Some(s) => format!(" Did you mean `{s}`?"),
-            None if self.tables.is_empty() => " No tables are registered.".to_string(),
-            None => format!(
-                " Known tables: {}.",
-                self.tables.values().map(|t| format!("`{}`", t.name)).collect::<Vec<_>>().join(", ")
-            ),
+            None if known.is_empty() => " No tables are registered.".to_string(),
+            None => format!(" Known tables: {}.", known.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")),
         };
         Err(KilnError::analysis(
             "TABLE_OR_VIEW_NOT_FOUND",
             format!("The table or view `{name}` cannot be found.{hint}"),
         ))
     }
-    /// True when a table of this name exists.
+    /// True when a table of this name is registered or is a folder of the warehouse.
     pub fn contains(&self, name: &str) -> bool {
         self.tables.contains_key(&name.to_lowercase())
+            || (self.warehouse.is_some() && self.managed_path(name).is_ok_and(|p| p.is_dir()))
     }
-    /// Names of all tables.
+    /// Names of all tables: registered ones, then the warehouse's others.
     pub fn table_names(&self) -> Vec<String> {
-        self.tables.values().map(|t| t.name.clone()).collect()
+        let mut names: Vec<String> = self.tables.values().map(|t| t.name.clone()).collect();
+        names.extend(self.warehouse_names());
+        names
     }
 }

@@ -9,7 +9,8 @@ use arrow::array::{ArrayRef, Date32Array, Decimal128Array, Int32Array, Int64Arra
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 
-use super::parquet::{write_parquet, write_partitioned};
+use super::parquet::write_parquet;
+use super::write::{write_table, SaveMode};
 use crate::error::{KilnError, Result};
 
 /// Rows per batch of the generated `sales.orders`.
@@ -191,7 +192,8 @@ pub fn write_demo_data(dir: &Path, scale: f64) -> Result<DemoPaths> {
     write_parquet(&paths.shop_orders, &[shop_orders()])?;
     write_parquet(&paths.shop_customers, &[shop_customers()])?;
     write_parquet(&paths.sales_customers, &[sales_customers(n_customers)])?;
-    write_partitioned(&paths.sales_orders, sales_orders_schema(), &sales_orders(n_orders, n_customers), &["order_date"])?;
+    let orders = sales_orders(n_orders, n_customers).into_iter().map(Ok);
+    write_table(&paths.sales_orders, sales_orders_schema(), orders, &["order_date".to_string()], SaveMode::Overwrite)?;
     Ok(paths)
 }
 
@@ -285,7 +287,9 @@ mod tests {
         let orders = crate::datasource::parquet::ParquetTable::open(&paths.sales_orders).unwrap();
         assert_eq!(orders.files.len(), 61);
         assert_eq!(orders.schema(), sales_orders_schema());
-        assert!(orders.files[0].path.ends_with("order_date=2026-09-01/part-00000.parquet"), "{:?}", orders.files[0].path);
+        let first = &orders.files[0].path;
+        assert!(first.parent().unwrap().ends_with("order_date=2026-09-01"), "{first:?}");
+        assert!(first.file_name().unwrap().to_string_lossy().starts_with("part-00000-"), "{first:?}");
         assert_eq!(orders.files.iter().map(|f| count(&f.path)).sum::<usize>(), 2000);
         assert!(write_demo_data(dir.path(), 0.0).is_err());
     }

@@ -5,3 +5,4 @@ pub mod partitions;
 pub mod parquet;
 pub mod pushed_filter;
 pub mod tpch;
+pub mod write;

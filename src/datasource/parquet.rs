@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ::parquet::arrow::arrow_reader::statistics::StatisticsConverter;
-use ::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+use ::parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector};
+use ::parquet::file::metadata::PageIndexPolicy;
 use ::parquet::arrow::{ArrowWriter, ProjectionMask};
 use ::parquet::basic::Compression;
 use ::parquet::file::properties::WriterProperties;
-use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
@@ -51,9 +52,10 @@ impl ParquetFile {
         self.metadata.metadata().num_row_groups()
     }
 
-    /// The row-group statistics of column `name` (matched case-insensitively), if the file
-    /// has the column and its statistics convert to Arrow.
-    fn column_statistics(&self, name: &str) -> Option<ColumnStatistics> {
+    /// The statistics of column `name` (matched case-insensitively): one entry per row group,
+    /// or with `pages_of: Some(g)` one per data page of row group `g` (from the page index,
+    /// when the file has one). None if the file lacks the column or the statistics.
+    fn column_statistics(&self, name: &str, pages_of: Option<usize>) -> Option<ColumnStatistics> {
         let schema = self.metadata.schema();
         let field = schema.fields().iter().find(|f| f.name().eq_ignore_ascii_case(name))?;
         // A missing null count is unknown, not zero: IsNull must not skip on a guess.
@@ -61,11 +63,23 @@ impl ParquetFile {
             .ok()?
             .with_missing_null_counts_as_zero(false);
         let groups = self.metadata.metadata().row_groups();
+        let Some(group) = pages_of else {
+            return Some(ColumnStatistics {
+                mins: converter.row_group_mins(groups).ok()?,
+                maxes: converter.row_group_maxes(groups).ok()?,
+                null_counts: converter.row_group_null_counts(groups).ok()?,
+                row_counts: converter.row_group_row_counts(groups).ok()??,
+            });
+        };
+        let index = self.metadata.metadata().page_index()?.as_ref();
+        if !(index.has_column_indexes() && index.has_offset_indexes()) {
+            return None;
+        }
         Some(ColumnStatistics {
-            mins: converter.row_group_mins(groups).ok()?,
-            maxes: converter.row_group_maxes(groups).ok()?,
-            null_counts: converter.row_group_null_counts(groups).ok()?,
-            row_counts: converter.row_group_row_counts(groups).ok()??,
+            mins: converter.data_page_mins(index, &[group]).ok()?,
+            maxes: converter.data_page_maxes(index, &[group]).ok()?,
+            null_counts: converter.data_page_null_counts(index, &[group]).ok()?,
+            row_counts: converter.data_page_row_counts(index, groups, &[group]).ok()??,
         })
     }
 }
@@ -137,12 +151,40 @@ impl ParquetTable {
         let f = self.file(file)?;
         let mut keep = vec![true; f.num_row_groups()];
         for filter in filters {
-            let Some(stats) = f.column_statistics(filter.column()) else { continue };
+            let Some(stats) = f.column_statistics(filter.column(), None) else { continue };
             for (k, may) in keep.iter_mut().zip(filter.may_match(&stats)?.iter()) {
                 *k &= may.unwrap_or(true);
             }
         }
         Ok(keep)
+    }
+
+    /// The rows of row group `row_group` of file `file` worth decoding: pages whose page-index
+    /// statistics prove that a pushed filter rejects all their rows are skipped. None when
+    /// nothing can be skipped (no filters, no page index, or every page may match).
+    pub fn page_selection(&self, file: usize, row_group: usize, filters: &[PushedFilter]) -> Result<Option<RowSelection>> {
+        let f = self.file(file)?;
+        let rows = f.metadata.metadata().row_groups().get(row_group).map(|g| g.num_rows()).unwrap_or(0) as usize;
+        let mut selection: Option<RowSelection> = None;
+        for filter in filters {
+            let Some(stats) = f.column_statistics(filter.column(), Some(row_group)) else { continue };
+            let may = filter.may_match(&stats)?;
+            if stats.row_counts.null_count() > 0 || stats.row_counts.values().iter().sum::<u64>() != rows as u64 {
+                continue;
+            }
+            let pages: Vec<RowSelector> = (0..may.len())
+                .map(|p| {
+                    let n = stats.row_counts.value(p) as usize;
+                    if may.value(p) { RowSelector::select(n) } else { RowSelector::skip(n) }
+                })
+                .collect();
+            let pages = RowSelection::from(pages);
+            selection = Some(match selection {
+                Some(s) => s.intersection(&pages),
+                None => pages,
+            });
+        }
+        Ok(selection.filter(|s| s.skipped_row_count() > 0))
     }
 
     fn file(&self, file: usize) -> Result<&ParquetFile> {
@@ -155,12 +197,23 @@ impl ParquetTable {
         Some(self.partition_values.column(idx))
     }
 
-    /// Reads one row group of file `file`: the columns `names` (data or partition columns, in
-    /// that order). Partition columns are constants: the file's row of `partition_values`.
-    pub fn read_row_group(&self, file: usize, row_group: usize, names: &[String], batch_size: usize) -> Result<Vec<RecordBatch>> {
+    /// Reads one row group of file `file` (only the rows of `selection`, when given): the
+    /// columns `names` (data or partition columns, in that order). Partition columns are
+    /// constants: the file's row of `partition_values`.
+    pub fn read_row_group(
+        &self,
+        file: usize,
+        row_group: usize,
+        selection: Option<RowSelection>,
+        names: &[String],
+        batch_size: usize,
+    ) -> Result<Vec<RecordBatch>> {
         let f = self.file(file)?;
         let data_names: Vec<String> = names.iter().filter(|n| self.partition_column(n).is_none()).cloned().collect();
-        let builder = open_with(&f.path, &f.metadata)?.with_row_groups(vec![row_group]);
+        let mut builder = open_with(&f.path, &f.metadata)?.with_row_groups(vec![row_group]);
+        if let Some(selection) = selection {
+            builder = builder.with_row_selection(selection);
+        }
         let batches = read_builder(&f.path, builder, &data_names, batch_size)?;
         if data_names.len() == names.len() {
             return Ok(batches);
@@ -242,8 +295,10 @@ pub fn list_parquet_files(path: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// The page index (per-page min/max and locations) is loaded where the file has one, so
+/// pushed filters can skip pages within a row group.
 fn reader_options() -> ArrowReaderOptions {
-    ArrowReaderOptions::new().with_skip_arrow_metadata(true)
+    ArrowReaderOptions::new().with_skip_arrow_metadata(true).with_page_index_policy(PageIndexPolicy::Optional)
 }
 
 fn open(file: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>> {
@@ -365,83 +420,15 @@ pub fn write_parquet_stream(
     Ok(())
 }
 
-/// Writes `batches` as a Hive-partitioned directory under `dir`: one folder level per column
-/// of `partition_by` (`column=value`, NULL as `__HIVE_DEFAULT_PARTITION__`), one
-/// `part-00000.parquet` per folder with the other columns, rows in input order. Returns the
-/// files written, sorted.
-pub fn write_partitioned(dir: &Path, schema: SchemaRef, batches: &[RecordBatch], partition_by: &[&str]) -> Result<Vec<PathBuf>> {
-    let key_columns: Vec<usize> = partition_by
-        .iter()
-        .map(|name| {
-            schema.fields().iter().position(|f| f.name().eq_ignore_ascii_case(name)).ok_or_else(|| {
-                let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-                KilnError::Config(format!("cannot partition by `{name}`: no such column (columns: {})", names.join(", ")))
-            })
-        })
-        .collect::<Result<_>>()?;
-    let data_columns: Vec<usize> = (0..schema.fields().len()).filter(|i| !key_columns.contains(i)).collect();
-    let data_schema = Arc::new(schema.project(&data_columns)?);
-    let mut folders: std::collections::BTreeMap<PathBuf, Vec<RecordBatch>> = Default::default();
-    for batch in batches {
-        // Folder names come from Arrow's cast to string (dates as yyyy-MM-dd, as Spark writes them).
-        let values: Vec<ArrayRef> = key_columns
-            .iter()
-            .map(|&c| arrow::compute::cast(batch.column(c), &arrow::datatypes::DataType::Utf8))
-            .collect::<std::result::Result<_, _>>()?;
-        let values: Vec<&arrow::array::StringArray> = values
-            .iter()
-            .map(|v| v.as_string_opt::<i32>().ok_or_else(|| KilnError::internal("a cast to Utf8 gave another type")))
-            .collect::<Result<_>>()?;
-        let mut rows: std::collections::BTreeMap<PathBuf, Vec<u32>> = Default::default();
-        for row in 0..batch.num_rows() {
-            let mut folder = dir.to_path_buf();
-            for (&c, v) in key_columns.iter().zip(&values) {
-                let value = match v.is_valid(row) {
-                    true => escape_path_name(v.value(row)),
-                    false => super::partitions::DEFAULT_PARTITION_NAME.to_string(),
-                };
-                folder.push(format!("{}={value}", escape_path_name(schema.field(c).name())));
-            }
-            rows.entry(folder).or_default().push(row as u32);
-        }
-        let data = batch.project(&data_columns)?;
-        for (folder, indices) in rows {
-            let indices = arrow::array::UInt32Array::from(indices);
-            let columns = data.columns().iter().map(|c| arrow::compute::take(c, &indices, None)).collect::<std::result::Result<_, _>>()?;
-            let options = RecordBatchOptions::new().with_row_count(Some(indices.len()));
-            folders.entry(folder).or_default().push(RecordBatch::try_new_with_options(data_schema.clone(), columns, &options)?);
-        }
-    }
-    let mut written = vec![];
-    for (folder, batches) in folders {
-        let file = folder.join("part-00000.parquet");
-        write_parquet_with_schema(&file, data_schema.clone(), &batches)?;
-        written.push(file);
-    }
-    Ok(written)
-}
-
-/// Hive's `escapePathName`: characters that would break a folder name become `%XX`.
-fn escape_path_name(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() || "\"#%'*/:=?\\{[]^".contains(c) {
-            out.push_str(&format!("%{:02X}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::expr::Expr;
     use arrow::array::{ArrayRef, Int64Array, StringArray};
     use arrow::datatypes::DataType;
 
-    fn batch(start: i64, n: usize) -> RecordBatch {
+    /// `id` from `start`, `name` NULL every third row, `score` = id * 10.
+    pub(crate) fn batch(start: i64, n: usize) -> RecordBatch {
         let schema = Arc::new(Schema::new(vec![
             Field::new("id", DataType::Int64, false),
             Field::new("name", DataType::Utf8, true),
@@ -540,9 +527,9 @@ mod tests {
         );
         // Files are sorted, so file 0 is d=2026-10-01 (n NULL), file 1 is d=2026-10-02 (n 7).
         let names: Vec<String> = ["n", "id", "d"].map(String::from).to_vec();
-        let got = table.read_row_group(1, 0, &names, 100).unwrap();
+        let got = table.read_row_group(1, 0, None, &names, 100).unwrap();
         assert_eq!(crate::format::result_csv(&got[0].schema(), &got), "n,id,d\n7,0,2026-10-02\n7,1,2026-10-02\n7,2,2026-10-02\n");
-        let got = table.read_row_group(0, 0, &names[..1], 100).unwrap();
+        let got = table.read_row_group(0, 0, None, &names[..1], 100).unwrap();
         assert_eq!(crate::format::result_csv(&got[0].schema(), &got), "n\nNULL\nNULL\n");
     }
 
@@ -575,29 +562,6 @@ mod tests {
         // A column the file lacks has no statistics: nothing is skipped.
         let missing = PushedFilter::IsNull("nope".into());
         assert_eq!(table.row_groups_to_read(0, &[missing]).unwrap(), vec![true; 10]);
-    }
-
-    #[test]
-    fn partitioned_writes_read_back_with_the_same_values() {
-        let dir = tempfile::tempdir().unwrap();
-        let b = batch(0, 7);
-        // `name` is NULL every third row: those rows go to the default partition.
-        let files = write_partitioned(dir.path(), b.schema(), &[b.clone()], &["name"]).unwrap();
-        assert_eq!(files.len(), 5);
-        assert!(files.iter().any(|f| f.ends_with("name=__HIVE_DEFAULT_PARTITION__/part-00000.parquet")), "{files:?}");
-        let table = ParquetTable::open(dir.path()).unwrap();
-        assert_eq!(table.schema().fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>(), ["id", "score", "name"]);
-        let names: Vec<String> = ["id", "name"].map(String::from).to_vec();
-        let mut got: Vec<String> = (0..table.files.len())
-            .flat_map(|f| table.read_row_group(f, 0, &names, 100).unwrap())
-            .map(|b| crate::format::result_csv(&b.schema(), &[b]))
-            .flat_map(|t| t.lines().skip(1).map(String::from).collect::<Vec<_>>())
-            .collect();
-        got.sort();
-        assert_eq!(got, ["0,NULL", "1,n1", "2,n2", "3,NULL", "4,n4", "5,n5", "6,NULL"]);
-        let err = write_partitioned(dir.path(), b.schema(), &[b], &["nope"]).unwrap_err().to_string();
-        assert!(err.contains("`nope`") && err.contains("id, name, score"), "{err}");
-        assert_eq!(escape_path_name("a/b=c%"), "a%2Fb%3Dc%25");
     }
 
     #[test]
@@ -643,6 +607,20 @@ mod tests {
         assert!(err.contains("broken.parquet"), "{err}");
         let err = read_parquet(&path, &[], 10).unwrap_err().to_string();
         assert!(err.contains("broken.parquet"), "{err}");
+    }
+
+    #[test]
+    fn truncated_file_error_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("part-0.parquet");
+        write_parquet(&path, &[batch(0, 1000)]).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        // Cut off the footer, as a copy that stopped halfway would.
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        let err = ParquetTable::open(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("part-0.parquet"), "{err}");
+        let err = crate::Session::new().register_parquet("t", dir.path()).unwrap_err().to_string();
+        assert!(err.contains("part-0.parquet"), "{err}");
     }
 
     #[test]

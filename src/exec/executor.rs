@@ -237,6 +237,7 @@ fn execute_chain(plan: &Arc<PhysicalPlan>, input: &Arc<PhysicalPlan>, batches: V
 
 /// One partition per (file, row group) unit. A row group whose statistics rule out a pushed
 /// filter is skipped: its partition stays empty, so the partition count is the planned one.
+/// Within a row group read, pages the page index rules out are not decoded.
 fn scan_parquet(
     parquet: &ParquetTable,
     units: &[(usize, usize)],
@@ -254,17 +255,20 @@ fn scan_parquet(
     let keep: BTreeMap<usize, Vec<bool>> =
         files.into_par_iter().map(|f| Ok((f, parquet.row_groups_to_read(f, filters)?))).collect::<Result<_>>()?;
     let read = |&(f, g): &(usize, usize)| keep.get(&f).and_then(|k| k.get(g)) != Some(&false);
-    let parts: Partitions = units
+    let parts: Vec<(Vec<RecordBatch>, u64)> = units
         .par_iter()
         .map(|&(f, g)| {
             if !read(&(f, g)) {
-                return Ok(vec![]);
+                return Ok((vec![], 0));
             }
-            parquet
-                .read_row_group(f, g, &names, config.batch_size)?
+            let selection = if filters.is_empty() { None } else { parquet.page_selection(f, g, filters)? };
+            let skipped = selection.as_ref().map_or(0, |s| s.skipped_row_count() as u64);
+            let batches = parquet
+                .read_row_group(f, g, selection, &names, config.batch_size)?
                 .into_iter()
                 .map(|b| Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?))
-                .collect()
+                .collect::<Result<_>>()?;
+            Ok((batches, skipped))
         })
         .collect::<Result<_>>()?;
     let row_groups_read = units.iter().filter(|u| read(u)).count() as u64;
@@ -272,8 +276,10 @@ fn scan_parquet(
         files_read: keep.values().filter(|k| k.contains(&true)).count() as u64,
         row_groups_read,
         row_groups_skipped: units.len() as u64 - row_groups_read,
-        rows_out: parts.iter().flatten().map(|b| b.num_rows() as u64).sum(),
+        rows_skipped_by_page_index: parts.iter().map(|(_, skipped)| skipped).sum(),
+        rows_out: parts.iter().flat_map(|(b, _)| b).map(|b| b.num_rows() as u64).sum(),
     };
+    let parts: Partitions = parts.into_iter().map(|(b, _)| b).collect();
     Ok((parts, stats))
 }
 

@@ -9,6 +9,7 @@ pub struct ScanMetrics {
     files_read: AtomicU64,
     row_groups_read: AtomicU64,
     row_groups_skipped: AtomicU64,
+    rows_skipped_by_page_index: AtomicU64,
     rows_out: AtomicU64,
 }
 
@@ -21,6 +22,9 @@ pub struct ScanStats {
     pub row_groups_read: u64,
     /// Row groups not read because their statistics proved no row passes the pushed filters.
     pub row_groups_skipped: u64,
+    /// Rows of the row groups read that were not decoded, because page-index statistics proved
+    /// that no row of their pages passes the pushed filters.
+    pub rows_skipped_by_page_index: u64,
     /// Rows the scan produced.
     pub rows_out: u64,
 }
@@ -31,6 +35,7 @@ impl ScanMetrics {
         self.files_read.fetch_add(s.files_read, Ordering::Relaxed);
         self.row_groups_read.fetch_add(s.row_groups_read, Ordering::Relaxed);
         self.row_groups_skipped.fetch_add(s.row_groups_skipped, Ordering::Relaxed);
+        self.rows_skipped_by_page_index.fetch_add(s.rows_skipped_by_page_index, Ordering::Relaxed);
         self.rows_out.fetch_add(s.rows_out, Ordering::Relaxed);
     }
     /// The counts so far.
@@ -39,12 +44,13 @@ impl ScanMetrics {
             files_read: self.files_read.load(Ordering::Relaxed),
             row_groups_read: self.row_groups_read.load(Ordering::Relaxed),
             row_groups_skipped: self.row_groups_skipped.load(Ordering::Relaxed),
+            rows_skipped_by_page_index: self.rows_skipped_by_page_index.load(Ordering::Relaxed),
             rows_out: self.rows_out.load(Ordering::Relaxed),
         }
     }
     /// Back to zero, before a run.
     pub fn reset(&self) {
-        for c in [&self.files_read, &self.row_groups_read, &self.row_groups_skipped, &self.rows_out] {
+        for c in [&self.files_read, &self.row_groups_read, &self.row_groups_skipped, &self.rows_skipped_by_page_index, &self.rows_out] {
             c.store(0, Ordering::Relaxed);
         }
     }

@@ -2,7 +2,8 @@
 //! plan (`EXPLAIN EXTENDED`'s "== Parsed Logical Plan =="); commands become [`Statement`]s.
 //!
 //! Parsing uses sqlparser's `SparkSqlDialect`. The text is tokenized once and split at `;`;
-//! `SET`, `EXPLAIN [mode]` and `CREATE TEMPORARY VIEW .. USING` are read from the tokens here
+//! `SET`, `EXPLAIN [mode]`, `CREATE TEMPORARY VIEW .. USING` and `CREATE TABLE` (whose Spark
+//! clauses come in any order) are read from the tokens here
 //! (sqlparser has no Spark form of them), everything else goes through sqlparser's parser.
 //!
 //! Where kiln's parsed plan differs from Spark's, on purpose:
@@ -64,14 +65,21 @@ pub enum Statement {
         /// `OR REPLACE`: an existing view of that name is replaced rather than an error.
         replace: bool,
     },
-    /// `CREATE TABLE [IF NOT EXISTS] name (col type [NOT NULL], ...)`: (name, type, nullable).
+    /// `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] name [(col type [NOT NULL], ...)]
+    /// [USING parquet [PARTITIONED BY (col, ...)] [LOCATION 'path']] [AS query]`.
     CreateTable {
         /// The table's name.
         name: String,
-        /// The columns, in order: (name, type, nullable).
+        /// The declared columns, in order: (name, type, nullable); empty with `AS query`.
         columns: Vec<(String, arrow::datatypes::DataType, bool)>,
         /// `IF NOT EXISTS`: an existing table of that name is kept rather than an error.
         if_not_exists: bool,
+        /// `OR REPLACE`: an existing table of that name is replaced.
+        replace: bool,
+        /// `USING parquet ...`: stored as Parquet files; None: held in memory by the session.
+        storage: Option<TableStorage>,
+        /// `AS query`: the rows the table starts with, as an unresolved plan.
+        query: Option<LogicalPlan>,
     },
     /// `INSERT INTO table [(cols)] VALUES ... | query`. `rows` is a `LocalRelation` for
     /// `VALUES`, else the query's unresolved plan. `columns` is empty when not listed.
@@ -82,6 +90,8 @@ pub enum Statement {
         columns: Vec<String>,
         /// The rows inserted: a `LocalRelation` for `VALUES`, else the query's unresolved plan.
         rows: LogicalPlan,
+        /// `INSERT OVERWRITE`: the rows replace the table's.
+        overwrite: bool,
     },
     /// `DROP TABLE [IF EXISTS] name` and `DROP VIEW [IF EXISTS] name`.
     DropTable {
@@ -90,6 +100,15 @@ pub enum Statement {
         /// `IF EXISTS`: a missing name is not an error.
         if_exists: bool,
     },
+}
+
+/// How a `CREATE TABLE .. USING parquet` table is stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableStorage {
+    /// `PARTITIONED BY (col, ...)`: one folder level per column.
+    pub partition_by: Vec<String>,
+    /// `LOCATION 'path'`: an external table there; None: a managed table in the warehouse.
+    pub location: Option<String>,
 }
 
 /// What a temporary view reads.

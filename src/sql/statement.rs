@@ -9,7 +9,7 @@ use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan};
 use super::expr::{object_name, object_name_parts, sql_data_type};
 use super::hints::SelectHints;
 use super::query::QueryPlanner;
-use super::{parse_error, parser_error, tokens_span, unsupported, Statement, ViewSource};
+use super::{parse_error, parser_error, tokens_span, unsupported, Statement, TableStorage, ViewSource};
 use crate::error::Result;
 use crate::explain::ExplainMode;
 
@@ -24,6 +24,9 @@ pub(crate) fn parse_segment(text: &str, tokens: &[TokenWithSpan]) -> Result<Vec<
     }
     if let Some(view) = create_view_using(tokens) {
         return view.map(|s| vec![s]);
+    }
+    if let Some(table) = create_table(text, tokens) {
+        return table.map(|s| vec![s]);
     }
     let lead = c.peek().map(|t| t.token.to_string().to_uppercase()).unwrap_or_default();
     let dialect = SparkSqlDialect {};
@@ -233,7 +236,6 @@ fn convert_statement(s: &ast::Statement, lead: &str, span: Span, hints: &SelectH
     Ok(vec![match s {
         ast::Statement::Query(q) => Statement::Query(QueryPlanner::with_hints(hints).plan_query(q)?),
         ast::Statement::CreateView(v) => create_view(v, span, hints)?,
-        ast::Statement::CreateTable(t) => create_table(t, span)?,
         ast::Statement::Insert(i) => insert(i, span, hints)?,
         ast::Statement::Drop { object_type: ObjectType::Table | ObjectType::View, if_exists, names, .. } => {
             return names
@@ -257,21 +259,128 @@ fn create_view(v: &ast::CreateView, span: Span, hints: &SelectHints) -> Result<S
     Ok(Statement::CreateTempView { name: object_name(&v.name)?, source: ViewSource::Query(plan), replace: v.or_replace })
 }
 
-fn create_table(t: &ast::CreateTable, span: Span) -> Result<Statement> {
-    if t.query.is_some() {
-        return Err(unsupported("CREATE TABLE ... AS SELECT", span));
+/// `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] name [(col type [NOT NULL], ...)]` then, in any
+/// order as Spark allows, `USING parquet`, `PARTITIONED BY (col, ...)`, `LOCATION 'path'`,
+/// `COMMENT '...'`, and last `[AS] query`. None when the tokens are not a CREATE TABLE.
+fn create_table(text: &str, tokens: &[TokenWithSpan]) -> Option<Result<Statement>> {
+    let mut c = Cursor { tokens, pos: 0 };
+    if !c.eat_keyword("CREATE") {
+        return None;
     }
-    if t.hive_formats.is_some() || t.location.is_some() || t.file_format.is_some() || t.external {
-        return Err(unsupported("CREATE TABLE with USING / STORED AS / LOCATION (kiln creates in-memory tables)", span));
+    let replace = c.eat_keyword("OR") && c.eat_keyword("REPLACE");
+    if !c.eat_keyword("TABLE") {
+        return None;
     }
-    if t.or_replace || t.temporary || t.like.is_some() || t.clone.is_some() || t.partition_by.is_some() || !t.constraints.is_empty() {
-        return Err(unsupported("CREATE TABLE with OR REPLACE / TEMPORARY / LIKE / PARTITIONED BY / constraints", span));
+    Some(create_table_rest(text, c, replace))
+}
+
+fn create_table_rest(text: &str, mut c: Cursor, replace: bool) -> Result<Statement> {
+    let span = c.span();
+    let if_not_exists = c.eat_keyword("IF");
+    if if_not_exists && !(c.eat_keyword("NOT") && c.eat_keyword("EXISTS")) {
+        return Err(parse_error("expected IF NOT EXISTS", span));
     }
-    if t.columns.is_empty() {
-        return Err(parse_error("CREATE TABLE needs a column list", span));
+    if replace && if_not_exists {
+        return Err(parse_error("CREATE OR REPLACE TABLE cannot have IF NOT EXISTS", span));
     }
-    let mut columns = Vec::with_capacity(t.columns.len());
-    for col in &t.columns {
+    let span = c.span();
+    let name = c.name().ok_or_else(|| parse_error("expected a table name after CREATE TABLE", span))?;
+    let mut columns = vec![];
+    if c.peek().is_some_and(|t| t.token == Token::LParen) {
+        columns = column_list(&mut c)?;
+    }
+    let (mut format, mut partition_by, mut location, mut query) = (None, None, None, None);
+    while let Some(t) = c.peek() {
+        let span = t.span;
+        let keyword = word(t).filter(|_| matches!(&t.token, Token::Word(w) if w.quote_style.is_none())).unwrap_or_default().to_uppercase();
+        let clause_seen = |seen: bool, clause: &str| if seen { Err(parse_error(format!("{clause} is given twice"), span)) } else { Ok(()) };
+        match keyword.as_str() {
+            "USING" => {
+                clause_seen(format.is_some(), "USING")?;
+                c.next();
+                let span = c.span();
+                format = Some(c.next().and_then(word).ok_or_else(|| parse_error("expected a data source format after USING", span))?);
+            }
+            "PARTITIONED" => {
+                clause_seen(partition_by.is_some(), "PARTITIONED BY")?;
+                c.next();
+                if !c.eat_keyword("BY") {
+                    return Err(parse_error("expected BY after PARTITIONED", c.span()));
+                }
+                partition_by = Some(name_list(&mut c)?);
+            }
+            "LOCATION" => {
+                clause_seen(location.is_some(), "LOCATION")?;
+                c.next();
+                location = Some(string_literal(&mut c, "LOCATION")?);
+            }
+            "COMMENT" => {
+                c.next();
+                string_literal(&mut c, "COMMENT")?;
+            }
+            "AS" | "SELECT" | "WITH" | "VALUES" | "FROM" | "TABLE" => {
+                c.eat_keyword("AS");
+                let span = c.span();
+                let mut inner = parse_segment(text, c.rest())?;
+                query = match (inner.pop(), inner.is_empty()) {
+                    (Some(Statement::Query(q)), true) => Some(q),
+                    _ => return Err(parse_error("expected a query after AS", span)),
+                };
+                break;
+            }
+            "" if t.token == Token::LParen => {
+                let mut inner = parse_segment(text, c.rest())?;
+                query = match (inner.pop(), inner.is_empty()) {
+                    (Some(Statement::Query(q)), true) => Some(q),
+                    _ => return Err(parse_error("expected a query", span)),
+                };
+                break;
+            }
+            "STORED" | "ROW" | "CLUSTERED" | "SORTED" | "TBLPROPERTIES" | "OPTIONS" | "SKEWED" => {
+                return Err(unsupported(format!("CREATE TABLE with {keyword} (kiln writes Parquet with USING, PARTITIONED BY and LOCATION)"), span));
+            }
+            _ => return Err(parse_error(format!("unexpected {} in CREATE TABLE", t.token), span)),
+        }
+    }
+    if query.is_some() && !columns.is_empty() {
+        return Err(parse_error("CREATE TABLE ... AS SELECT cannot also declare columns: the query gives them", span));
+    }
+    if query.is_none() && columns.is_empty() && location.is_none() {
+        return Err(parse_error("CREATE TABLE needs a column list, LOCATION of existing files, or AS query", span));
+    }
+    let storage = match format {
+        Some(f) if f.eq_ignore_ascii_case("parquet") => Some(TableStorage { partition_by: partition_by.unwrap_or_default(), location }),
+        Some(f) => return Err(unsupported(format!("data source format {f} (kiln writes parquet)"), span)),
+        None if partition_by.is_some() || location.is_some() => {
+            return Err(parse_error("PARTITIONED BY and LOCATION need USING parquet", span));
+        }
+        None => None,
+    };
+    Ok(Statement::CreateTable { name, columns, if_not_exists, replace, storage, query })
+}
+
+/// `(col type [NOT NULL] [COMMENT '..'], ...)`, column definitions parsed by sqlparser.
+fn column_list(c: &mut Cursor) -> Result<Vec<(String, arrow::datatypes::DataType, bool)>> {
+    let start = c.pos;
+    let mut depth = 0usize;
+    while let Some(t) = c.next() {
+        match t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 {
+            break;
+        }
+    }
+    let tokens = c.tokens.get(start..c.pos).unwrap_or(&[]).to_vec();
+    let dialect = SparkSqlDialect {};
+    let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
+    parser.expect_token(&Token::LParen).map_err(parser_error)?;
+    let defs = parser.parse_comma_separated(Parser::parse_column_def).map_err(parser_error)?;
+    parser.expect_token(&Token::RParen).map_err(parser_error)?;
+    let mut columns = Vec::with_capacity(defs.len());
+    for col in &defs {
         let mut nullable = true;
         for opt in &col.options {
             match &opt.option {
@@ -283,13 +392,38 @@ fn create_table(t: &ast::CreateTable, span: Span) -> Result<Statement> {
         }
         columns.push((col.name.value.clone(), sql_data_type(&col.data_type, col.name.span)?, nullable));
     }
-    Ok(Statement::CreateTable { name: object_name(&t.name)?, columns, if_not_exists: t.if_not_exists })
+    Ok(columns)
+}
+
+/// `(a, b, ...)`: plain column names.
+fn name_list(c: &mut Cursor) -> Result<Vec<String>> {
+    let span = c.span();
+    if !c.eat(&Token::LParen) {
+        return Err(parse_error("expected ( and column names", span));
+    }
+    let mut names = vec![];
+    loop {
+        let span = c.span();
+        names.push(c.next().and_then(word).ok_or_else(|| parse_error("expected a column name", span))?);
+        let span = c.span();
+        if c.eat(&Token::RParen) {
+            return Ok(names);
+        }
+        if !c.eat(&Token::Comma) {
+            return Err(parse_error("expected , or ) after a column name (PARTITIONED BY takes names only; their types come from the data)", span));
+        }
+    }
+}
+
+fn string_literal(c: &mut Cursor, after: &str) -> Result<String> {
+    let span = c.span();
+    match c.next().map(|t| &t.token) {
+        Some(Token::SingleQuotedString(s) | Token::DoubleQuotedString(s)) => Ok(s.clone()),
+        _ => Err(parse_error(format!("expected a quoted string after {after}"), span)),
+    }
 }
 
 fn insert(i: &ast::Insert, span: Span, hints: &SelectHints) -> Result<Statement> {
-    if i.overwrite {
-        return Err(unsupported("INSERT OVERWRITE", span));
-    }
     if i.partitioned.is_some() || i.or.is_some() || i.ignore || i.on.is_some() || i.returning.is_some() || i.table_alias.is_some() {
         return Err(unsupported("INSERT with PARTITION / OR / IGNORE / ON / RETURNING / an alias", span));
     }
@@ -304,5 +438,5 @@ fn insert(i: &ast::Insert, span: Span, hints: &SelectHints) -> Result<Statement>
     };
     let columns = i.columns.iter().map(|c| object_name_parts(c).map(|p| p.join("."))).collect::<Result<Vec<_>>>()?;
     let rows = QueryPlanner::with_hints(hints).plan_query(source)?;
-    Ok(Statement::InsertValues { table: object_name(table)?, columns, rows })
+    Ok(Statement::InsertValues { table: object_name(table)?, columns, rows, overwrite: i.overwrite })
 }

@@ -37,7 +37,19 @@ pub fn run(scale: f64) -> Result<(), KilnError> {
     let df = sales.sql(REVENUE_BY_COUNTRY)?;
     df.explain(ExplainMode::Extended)?;
     let start = std::time::Instant::now();
-    df.show()?;
-    outln!("({} ms)", start.elapsed().as_millis());
+    let (batches, metrics) = df.collect_with_metrics()?;
+    let elapsed = start.elapsed();
+    outln!("{}", kiln::format::show_string(&df.schema(), &batches, 20, 20).trim_end());
+    outln!("({} ms)", elapsed.as_millis());
+    for (table, scan) in &metrics.scans {
+        outln!(
+            "scan {table}: {} files read, {} row groups read, {} skipped by pushed filters, {} rows skipped by the page index, {} rows out",
+            scan.files_read,
+            scan.row_groups_read,
+            scan.row_groups_skipped,
+            scan.rows_skipped_by_page_index,
+            scan.rows_out
+        );
+    }
     Ok(())
 }

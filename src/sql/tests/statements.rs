@@ -5,7 +5,7 @@ use arrow::datatypes::DataType;
 use super::{err, plan, statement};
 use crate::explain::ExplainMode;
 use crate::plan::LogicalPlan;
-use crate::sql::{parse_sql, Statement, ViewSource};
+use crate::sql::{parse_sql, Statement, TableStorage, ViewSource};
 
 #[test]
 fn set_reads_key_and_value_as_raw_text() {
@@ -87,9 +87,9 @@ fn temp_views() {
 #[test]
 fn create_table_and_drop() {
     match statement("CREATE TABLE IF NOT EXISTS t (id BIGINT NOT NULL, name STRING, price DECIMAL(10,2))") {
-        Statement::CreateTable { name, columns, if_not_exists } => {
+        Statement::CreateTable { name, columns, if_not_exists, replace, storage, query } => {
             assert_eq!(name, "t");
-            assert!(if_not_exists);
+            assert!(if_not_exists && !replace && storage.is_none() && query.is_none());
             assert_eq!(
                 columns,
                 vec![
@@ -101,7 +101,15 @@ fn create_table_and_drop() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(err("CREATE TABLE t (a INT) USING parquet").contains("USING"));
+    assert!(err("CREATE TABLE t (a BINARY)").contains("unsupported SQL: data type BINARY"));
+    assert!(err("CREATE TABLE t USING csv AS SELECT 1").contains("data source format csv"));
+    assert!(err("CREATE TABLE t (a INT) PARTITIONED BY (a)").contains("need USING parquet"));
+    assert!(err("CREATE TABLE t (a INT) USING parquet AS SELECT 1").contains("cannot also declare columns"));
+    assert!(err("CREATE TABLE t USING parquet PARTITIONED BY (a INT) AS SELECT 1 a").contains("names only"));
+    assert!(err("CREATE TABLE t USING parquet LOCATION 'a' LOCATION 'b'").contains("LOCATION is given twice"));
+    assert!(err("CREATE TABLE t USING parquet STORED AS orc").contains("STORED"));
+    assert!(err("CREATE TABLE t USING parquet").contains("needs a column list"));
+    assert!(err("CREATE OR REPLACE TABLE IF NOT EXISTS t (a INT)").contains("cannot have IF NOT EXISTS"));
     assert!(err("CREATE TABLE t (a BINARY)").contains("unsupported SQL: data type BINARY"));
     assert!(matches!(statement("DROP TABLE t"), Statement::DropTable { if_exists: false, .. }));
     match statement("DROP VIEW IF EXISTS v") {
@@ -111,9 +119,34 @@ fn create_table_and_drop() {
 }
 
 #[test]
+fn create_table_using_parquet_takes_its_clauses_in_any_order() {
+    for sql in [
+        "CREATE OR REPLACE TABLE sales.t USING parquet PARTITIONED BY (d, s) LOCATION '/tmp/x' AS SELECT 1 AS a, 2 AS d, 3 AS s",
+        "CREATE OR REPLACE TABLE sales.t LOCATION \"/tmp/x\" PARTITIONED BY (d, s) USING PARQUET COMMENT 'c' SELECT 1 AS a, 2 AS d, 3 AS s",
+    ] {
+        match statement(sql) {
+            Statement::CreateTable { name, columns, if_not_exists, replace, storage, query } => {
+                assert_eq!((name.as_str(), columns.len(), if_not_exists, replace), ("sales.t", 0, false, true));
+                assert_eq!(storage, Some(TableStorage { partition_by: vec!["d".into(), "s".into()], location: Some("/tmp/x".into()) }));
+                let tree = query.unwrap().tree_string();
+                assert!(tree.starts_with("Project [1 AS a#"), "{tree}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    match statement("CREATE TABLE t (a INT NOT NULL) USING parquet") {
+        Statement::CreateTable { columns, storage, query: None, .. } => {
+            assert_eq!(columns, vec![("a".to_string(), DataType::Int32, false)]);
+            assert_eq!(storage, Some(TableStorage::default()));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn insert_values_and_insert_select() {
     match statement("INSERT INTO t VALUES (1, 'a', NULL), (2, 'b', 2.5)") {
-        Statement::InsertValues { table, columns, rows: LogicalPlan::LocalRelation { output, data } } => {
+        Statement::InsertValues { table, columns, rows: LogicalPlan::LocalRelation { output, data }, overwrite: false } => {
             assert_eq!(table, "t");
             assert!(columns.is_empty());
             let names: Vec<_> = output.iter().map(|a| (a.name.as_str(), a.data_type.clone(), a.nullable)).collect();
@@ -135,7 +168,7 @@ fn insert_values_and_insert_select() {
     assert!(err("INSERT INTO t VALUES (1), (1, 2)").contains("different numbers of columns"));
     assert!(err("INSERT INTO t VALUES (1), ('a')").contains("VALUES column 1 mixes int and string"));
     assert!(err("INSERT INTO t VALUES (a)").contains("non-literal value"));
-    assert!(err("INSERT OVERWRITE TABLE t SELECT 1").contains("unsupported SQL: INSERT OVERWRITE"));
+    assert!(matches!(statement("INSERT OVERWRITE TABLE t SELECT 1"), Statement::InsertValues { overwrite: true, .. }));
 }
 
 #[test]

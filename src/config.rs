@@ -10,6 +10,9 @@ pub struct Config {
     pub shuffle_partitions: usize,
     /// `spark.sql.autoBroadcastJoinThreshold`: largest table (bytes) to broadcast; -1 disables.
     pub auto_broadcast_join_threshold: i64,
+    /// `spark.sql.join.preferSortMergeJoin`: plan shuffled equi-joins as SortMergeJoin; when
+    /// false, a side small enough per partition (and 3x smaller than the other) is hashed instead.
+    pub prefer_sort_merge_join: bool,
     /// `spark.sql.codegen.wholeStage`: compile fused stages (true) or interpret every operator.
     pub whole_stage_codegen: bool,
     /// `spark.sql.ansi.enabled`: only `true` is supported.
@@ -56,6 +59,7 @@ impl Default for Config {
         Config {
             shuffle_partitions: 200,
             auto_broadcast_join_threshold: 10 * 1024 * 1024,
+            prefer_sort_merge_join: true,
             whole_stage_codegen: true,
             ansi_enabled: true,
             optimizer_max_iterations: 100,
@@ -80,6 +84,7 @@ impl Default for Config {
 pub const KEYS: &[&str] = &[
     "spark.sql.shuffle.partitions",
     "spark.sql.autoBroadcastJoinThreshold",
+    "spark.sql.join.preferSortMergeJoin",
     "spark.sql.codegen.wholeStage",
     "spark.sql.ansi.enabled",
     "spark.sql.optimizer.maxIterations",
@@ -144,6 +149,7 @@ impl Config {
                 self.shuffle_partitions = n;
             }
             "spark.sql.autoBroadcastJoinThreshold" => self.auto_broadcast_join_threshold = parse_bytes(key, value)?,
+            "spark.sql.join.preferSortMergeJoin" => self.prefer_sort_merge_join = parse_bool(key, value)?,
             "spark.sql.codegen.wholeStage" => self.whole_stage_codegen = parse_bool(key, value)?,
             "spark.sql.ansi.enabled" => {
                 if !parse_bool(key, value)? {
@@ -194,6 +200,7 @@ impl Config {
         Some(match key {
             "spark.sql.shuffle.partitions" => self.shuffle_partitions.to_string(),
             "spark.sql.autoBroadcastJoinThreshold" => self.auto_broadcast_join_threshold.to_string(),
+            "spark.sql.join.preferSortMergeJoin" => self.prefer_sort_merge_join.to_string(),
             "spark.sql.codegen.wholeStage" => self.whole_stage_codegen.to_string(),
             "spark.sql.ansi.enabled" => self.ansi_enabled.to_string(),
             "spark.sql.optimizer.maxIterations" => self.optimizer_max_iterations.to_string(),

@@ -34,6 +34,9 @@ pub struct Plans {
     pub rule_metrics: Vec<crate::optimizer::RuleMetrics>,
     /// What the optimizer warned about (ignored exclusions, iteration cap, recurring plans).
     pub optimizer_warnings: Vec<String>,
+    /// Hints the analyzer or `JoinSelection` could not honour (an unknown hint or relation
+    /// name, BROADCAST on the preserved side of an outer join, ...), in Spark's words.
+    pub hint_warnings: Vec<String>,
 }
 
 /// A query planned by a session; `collect()` runs it.
@@ -117,6 +120,10 @@ impl DataFrame {
     /// Prints the EXPLAIN text of this query.
     pub fn explain(&self, mode: ExplainMode) -> Result<()> {
         write_stdout(&format!("{}\n", self.explain_string(mode)?))
+    }
+    /// Everything planning warned about: hints it could not honour, then optimizer warnings.
+    pub fn warnings(&self) -> Vec<String> {
+        [self.plans.hint_warnings.clone(), self.plans.optimizer_warnings.clone()].concat()
     }
     /// All plans of this query.
     pub fn plans(&self) -> &Plans {

@@ -140,9 +140,10 @@ impl Session {
     pub fn plan(&self, parsed: LogicalPlan) -> Result<DataFrame> {
         let config = self.config()?;
         let parsed = Arc::new(parsed);
-        let analyzed = crate::analyzer::analyze(&parsed, &self.catalog()?)?;
+        let (analyzed, mut warnings) = crate::analyzer::analyze_with_warnings(&parsed, &self.catalog()?)?;
         let optimized = crate::optimizer::optimize(&analyzed, &config)?;
-        let physical = crate::physical::plan_physical(&optimized.plan, &config)?;
+        let (physical, planner_warnings) = crate::physical::plan_physical_with_warnings(&optimized.plan, &config)?;
+        warnings.extend(planner_warnings);
         let physical = crate::physical::ensure_requirements(&physical, config.shuffle_partitions);
         let physical = if config.whole_stage_codegen { crate::codegen::collapse_codegen_stages(&physical) } else { physical };
         Ok(DataFrame {
@@ -155,6 +156,7 @@ impl Session {
                 optimizer_batches: optimized.batches,
                 rule_metrics: optimized.metrics,
                 optimizer_warnings: optimized.warnings,
+                hint_warnings: warnings,
             }),
             config,
         })

@@ -165,3 +165,11 @@ fn demo_reads_the_partitioned_orders_with_partition_filters() {
     assert!(scan.contains("PartitionFilters: [isnotnull(order_date#"), "{scan}");
     assert!(scan.contains("ReadSchema: struct<customer_id:bigint,status:string,amount:decimal(10,2)>"), "{scan}");
 }
+
+#[test]
+fn a_hint_that_cannot_be_honoured_is_a_warning_on_stderr() {
+    let (ok, out, err) = sql("SELECT /*+ BROADCAST(x) */ o.order_id FROM orders o JOIN customers c ON o.customer_id = c.customer_id WHERE o.order_id = 101", "csv");
+    assert!(ok, "{err}");
+    assert_eq!(out, "order_id\n101\n");
+    assert_eq!(err, "warning: Could not find relation 'x' specified in hint 'BROADCAST(x)'.\n");
+}

@@ -195,8 +195,10 @@ fn compiled_and_interpreted_agree_on_random_expressions() {
                 "SELECT k, count(*), count(x), sum(x), avg(x), {minmax} FROM (SELECT k, {value} AS x FROM {table} WHERE {pred}) s GROUP BY k"
             )
         };
-        // Every other join case is shuffled instead of broadcast.
+        // Every other join case is shuffled instead of broadcast: alternately a shuffled hash
+        // join (its probe fused) and a sort-merge join (the stage above it compiled).
         let threshold = if case % 10 == 9 { "-1" } else { "10MB" };
+        let sql = if case % 20 == 9 { sql.replacen("SELECT ", "SELECT /*+ SHUFFLE_HASH(u) */ ", 1) } else { sql };
         session.set_conf("spark.sql.autoBroadcastJoinThreshold", threshold).expect("setting");
         let (interpreted, _) = run(&session, &sql, false);
         let (generated, was_compiled) = run(&session, &sql, true);

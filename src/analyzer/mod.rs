@@ -7,6 +7,7 @@
 //! unknown names with suggestions, ambiguous names, non-boolean filters, missing aggregation).
 
 mod coercion;
+mod hints;
 mod resolve;
 
 use std::sync::Arc;
@@ -19,5 +20,15 @@ pub use coercion::coerce_expr;
 
 /// Resolves `plan` against `catalog`.
 pub fn analyze(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<Arc<LogicalPlan>> {
-    resolve::Resolver { catalog, outer: vec![] }.resolve(plan)
+    analyze_with_warnings(plan, catalog).map(|(p, _)| p)
+}
+
+/// Resolves `plan` against `catalog`; also returns what the analyzer warned about (hints it
+/// could not apply: an unknown hint name, a relation named in a hint that is not there).
+pub fn analyze_with_warnings(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<(Arc<LogicalPlan>, Vec<String>)> {
+    let resolver = resolve::Resolver { catalog, outer: vec![], warnings: Default::default() };
+    let plan = resolver.resolve(plan)?;
+    let mut warnings = resolver.warnings.into_inner();
+    hints::unused_hints(&plan, false, &mut warnings);
+    Ok((plan, warnings))
 }

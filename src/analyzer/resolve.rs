@@ -14,6 +14,8 @@ pub(super) struct Resolver<'a> {
     /// Columns of the enclosing queries, innermost first, when resolving a subquery: a name
     /// not found locally resolves to an `OuterReference` to one of them.
     pub outer: Vec<Attribute>,
+    /// Hints that could not be applied (Spark logs these as warnings).
+    pub warnings: std::cell::RefCell<Vec<String>>,
 }
 
 impl Resolver<'_> {
@@ -71,19 +73,22 @@ impl Resolver<'_> {
                 let aggregates = check_aggregate_output(aggregates, &grouping)?;
                 Ok(LogicalPlan::Aggregate { grouping, aggregates, child })
             }
-            LogicalPlan::Join { left, right, join_type, condition, using } if !using.is_empty() => {
+            LogicalPlan::Join { left, right, join_type, condition, using, .. } if !using.is_empty() => {
                 self.resolve_using_join(left, right, join_type, condition, using)
             }
-            LogicalPlan::Join { left, right, join_type, condition, using } => {
+            LogicalPlan::Join { left, right, join_type, condition, using, hint } => {
                 let input = [left.output(), right.output()].concat();
                 let condition = match condition {
                     Some(c) => Some(require_boolean(coerce_expr(self.resolve_expr(c, &input)?)?, "JOIN ... ON")?),
                     None => None,
                 };
-                Ok(LogicalPlan::Join { left, right, join_type, condition, using })
+                Ok(LogicalPlan::Join { left, right, join_type, condition, using, hint })
             }
             LogicalPlan::Sort { order, global, child } => self.resolve_sort(order, global, child),
             LogicalPlan::Union { children } => resolve_union(children),
+            LogicalPlan::UnresolvedHint { name, params, child } => {
+                Ok(super::hints::resolve_hint(&name, &params, child, &mut self.warnings.borrow_mut()))
+            }
             other => Ok(other),
         }
     }
@@ -165,8 +170,10 @@ impl Resolver<'_> {
 
     /// A subquery's plan, resolved with `input` (then the enclosing queries) as its outer scope.
     fn resolve_subquery(&self, plan: &crate::expr::SubqueryPlan, input: &[Attribute]) -> Result<crate::expr::SubqueryPlan> {
-        let inner = Resolver { catalog: self.catalog, outer: [input, &self.outer].concat() };
-        Ok(crate::expr::SubqueryPlan(inner.resolve(&plan.0)?))
+        let inner = Resolver { catalog: self.catalog, outer: [input, &self.outer].concat(), warnings: Default::default() };
+        let resolved = inner.resolve(&plan.0)?;
+        self.warnings.borrow_mut().extend(inner.warnings.into_inner());
+        Ok(crate::expr::SubqueryPlan(resolved))
     }
 
     /// A GROUP BY item: a column of the input, or (Spark's groupByAliases) a select-list alias.
@@ -367,7 +374,7 @@ impl Resolver<'_> {
                 None => extra,
             });
         }
-        let join = LogicalPlan::Join { left, right, join_type, condition: cond, using: vec![] };
+        let join = LogicalPlan::Join { left, right, join_type, condition: cond, using: vec![], hint: Default::default() };
         let mut list: Vec<Expr> = keys
             .iter()
             .map(|(l, r)| match join_type {

@@ -421,6 +421,18 @@ impl StageSpec {
             }
         };
         let mut key = format!("{:?}|", columns.iter().map(|a| (&a.data_type, a.nullable)).collect::<Vec<_>>());
+        // A join stage and a join-free stage over the same columns (a Project over a
+        // SortMergeJoin's output) generate different code.
+        if let Some(j) = &self.join {
+            let keys = |ks: &[Expr]| ks.iter().map(norm).collect::<Vec<_>>();
+            key.push_str(&format!(
+                "join input {} keys {:?} = {:?} broadcast {};",
+                self.input.len(),
+                keys(&j.stream_keys),
+                keys(&j.build_keys),
+                j.broadcast
+            ));
+        }
         for c in &self.post_conditions {
             key.push_str(&format!("post {:?};", norm(c)));
         }

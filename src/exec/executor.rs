@@ -99,6 +99,7 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> 
                 }
                 Partitioning::Range(order, n) => interpreted::range_partition(order, &input, parts.into_iter().flatten().collect(), *n),
                 Partitioning::Unknown(n) => Err(crate::error::KilnError::internal(format!("exchange to unknown partitioning of {n}"))),
+                Partitioning::Collection(_) => Err(crate::error::KilnError::internal("exchange to a partitioning collection")),
             }
         }
         PhysicalPlan::BroadcastExchange { child, .. } => Ok(vec![execute(child, config)?.into_iter().flatten().collect()]),
@@ -111,6 +112,25 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> 
                 .map(|(l, r)| {
                     interpreted::hash_join(*join_type, left_keys, right_keys, condition.as_ref(), *build_side, (&lo, l), (&ro, r))
                 })
+                .collect()
+        }
+        PhysicalPlan::SortMergeJoin { left_keys, right_keys, join_type, condition, left, right } => {
+            let (lo, ro) = (left.output(), right.output());
+            let (lp, rp) = (execute(left, config)?, execute(right, config)?);
+            pair_partitions(false, BuildSide::BuildRight, lp, rp)
+                .into_par_iter()
+                .map(|(l, r)| interpreted::sort_merge_join(*join_type, left_keys, right_keys, condition.as_ref(), (&lo, l), (&ro, r)))
+                .collect()
+        }
+        PhysicalPlan::CartesianProduct { condition, left, right } => {
+            let (lo, ro) = (left.output(), right.output());
+            let (lp, rp) = (execute(left, config)?, execute(right, config)?);
+            // Every left partition meets every right partition: output partition i * |right| + j.
+            let pairs: Vec<(Vec<RecordBatch>, Vec<RecordBatch>)> =
+                lp.iter().flat_map(|l| rp.iter().map(move |r| (l.clone(), r.clone()))).collect();
+            pairs
+                .into_par_iter()
+                .map(|(l, r)| interpreted::nested_loop_join(JoinType::Inner, condition.as_ref(), (&lo, l), (&ro, r)))
                 .collect()
         }
         PhysicalPlan::NestedLoopJoin { join_type, build_side, condition, left, right } => {

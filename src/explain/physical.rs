@@ -33,6 +33,7 @@ fn partitioning(p: &Partitioning) -> String {
         }
         Partitioning::SinglePartition => "SinglePartition".into(),
         Partitioning::Unknown(n) => format!("UnknownPartitioning({n})"),
+        Partitioning::Collection(members) => format!("PartitioningCollection({})", members.iter().map(partitioning).collect::<Vec<_>>().join(", ")),
     }
 }
 
@@ -158,6 +159,14 @@ impl PhysicalPlan {
                     }
                 }
             }
+            PhysicalPlan::SortMergeJoin { left_keys, right_keys, join_type, condition, .. } => {
+                let cond = condition.as_ref().map(|c| format!(", {c}")).unwrap_or_default();
+                format!("SortMergeJoin [{}], [{}], {}{cond}", list(left_keys, ", "), list(right_keys, ", "), join_type.name())
+            }
+            PhysicalPlan::CartesianProduct { condition, .. } => match condition {
+                Some(c) => format!("CartesianProduct {c}"),
+                None => "CartesianProduct".to_string(),
+            },
             PhysicalPlan::NestedLoopJoin { join_type, build_side, condition, .. } => {
                 let side = match build_side {
                     BuildSide::BuildLeft => "BuildLeft",

@@ -5,10 +5,10 @@ use super::{Batch, Strategy};
 use crate::config::Config;
 
 /// Rules the plan cannot do without: the physical planner has no operator for what they remove
-/// (`SubqueryAlias`, `Distinct`, subquery expressions). `spark.sql.optimizer.excludedRules`
+/// (`ResolvedHint`, `SubqueryAlias`, `Distinct`, subquery expressions). `spark.sql.optimizer.excludedRules`
 /// ignores them with a warning, as Spark's `nonExcludableRules`.
 pub const NON_EXCLUDABLE_RULES: &[&str] =
-    &["EliminateSubqueryAliases", "ReplaceDistinctWithAggregate", "RewritePredicateSubquery", "RewriteCorrelatedScalarSubquery"];
+    &["EliminateResolvedHint", "EliminateSubqueryAliases", "ReplaceDistinctWithAggregate", "RewritePredicateSubquery", "RewriteCorrelatedScalarSubquery"];
 
 /// Catalyst's batches, trimmed to the rules kiln has.
 pub fn default_batches(config: &Config) -> Vec<Batch> {
@@ -44,7 +44,7 @@ pub fn default_batches(config: &Config) -> Vec<Batch> {
         Batch {
             name: "Finish Analysis",
             strategy: Strategy::Once,
-            rules: vec![Box::new(EliminateSubqueryAliases), Box::new(ReplaceDistinctWithAggregate)],
+            rules: vec![Box::new(EliminateResolvedHint), Box::new(EliminateSubqueryAliases), Box::new(ReplaceDistinctWithAggregate)],
         },
         // Spark rewrites subqueries late ("RewriteSubquery"); kiln does it first, because the
         // rules below neither look into subquery plans nor keep their outer references intact.

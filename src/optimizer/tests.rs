@@ -93,6 +93,7 @@ impl Rule for DuplicateAlias {
             join_type: crate::plan::JoinType::Cross,
             condition: None,
             using: vec![],
+            hint: Default::default(),
         }) }))
     }
 }

@@ -1,12 +1,13 @@
 //! `EnsureRequirements`: one bottom-up pass that inserts an Exchange (or a BroadcastExchange)
-//! wherever a child's partitioning does not satisfy what its parent requires.
+//! wherever a child's partitioning does not satisfy what its parent requires, then a
+//! within-partition Sort wherever a child's ordering does not (a SortMergeJoin's inputs).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::{AggregateMode, BuildSide, Distribution, HashJoinKind, Partitioning, PhysicalPlan};
 use crate::catalog::TableSource;
-use crate::expr::Expr;
+use crate::expr::{Expr, SortOrder};
 use crate::plan::JoinType;
 
 static NEXT_PLAN_ID: AtomicU64 = AtomicU64::new(0);
@@ -21,7 +22,7 @@ pub fn required_child_distribution(plan: &PhysicalPlan) -> Vec<Distribution> {
         PhysicalPlan::HashAggregate { mode: AggregateMode::Final | AggregateMode::Complete, grouping, .. } => {
             vec![if grouping.is_empty() { Distribution::AllTuples } else { Distribution::Clustered(grouping.clone()) }]
         }
-        PhysicalPlan::HashJoin { kind: HashJoinKind::Shuffled, left_keys, right_keys, .. } => {
+        PhysicalPlan::HashJoin { kind: HashJoinKind::Shuffled, left_keys, right_keys, .. } | PhysicalPlan::SortMergeJoin { left_keys, right_keys, .. } => {
             vec![Distribution::Clustered(left_keys.clone()), Distribution::Clustered(right_keys.clone())]
         }
         PhysicalPlan::HashJoin { kind: HashJoinKind::Broadcast, build_side, .. } => match build_side {
@@ -39,6 +40,64 @@ pub fn required_child_distribution(plan: &PhysicalPlan) -> Vec<Distribution> {
     }
 }
 
+/// The order each child's partitions must be sorted in (empty: none). Spark's
+/// `requiredChildOrdering`: a SortMergeJoin reads both sides ascending by key, NULLs first.
+pub fn required_child_ordering(plan: &PhysicalPlan) -> Vec<Vec<SortOrder>> {
+    let ascending = |keys: &[Expr]| keys.iter().map(|k| SortOrder { expr: k.clone(), ascending: true, nulls_first: true }).collect();
+    match plan {
+        PhysicalPlan::SortMergeJoin { left_keys, right_keys, .. } => vec![ascending(left_keys), ascending(right_keys)],
+        other => other.children().iter().map(|_| vec![]).collect(),
+    }
+}
+
+/// The order the rows of every output partition are in (empty: none known).
+pub fn output_ordering(plan: &PhysicalPlan) -> Vec<SortOrder> {
+    match plan {
+        PhysicalPlan::Sort { order, .. } | PhysicalPlan::TakeOrderedAndProject { order, .. } => order.clone(),
+        // Rows come out in the order of the left (right outer: the right) input; a full outer
+        // join's null-extended rows of both sides break any order.
+        PhysicalPlan::SortMergeJoin { join_type, left, right, .. } => match join_type {
+            JoinType::FullOuter => vec![],
+            JoinType::RightOuter => output_ordering(right),
+            _ => output_ordering(left),
+        },
+        // Row-by-row operators keep their input's order while the sort keys are still columns.
+        PhysicalPlan::Filter { child, .. } | PhysicalPlan::Project { child, .. } | PhysicalPlan::WholeStageCodegen { child, .. } => {
+            let out = crate::physical::ids(&plan.output());
+            output_ordering(child).into_iter().take_while(|o| o.expr.references().iter().all(|id| out.contains(id))).collect()
+        }
+        PhysicalPlan::LocalLimit { child, .. } | PhysicalPlan::GlobalLimit { child, .. } | PhysicalPlan::CollectLimit { child, .. } => output_ordering(child),
+        _ => vec![],
+    }
+}
+
+/// Whether rows in `actual` order are also in `required` order: `required` is a prefix.
+fn ordering_satisfies(actual: &[SortOrder], required: &[SortOrder]) -> bool {
+    required.len() <= actual.len() && required.iter().zip(actual).all(|(r, a)| r == a)
+}
+
+/// The keys of a join whose two sides must be hash-partitioned alike.
+fn co_partitioned_keys(plan: &PhysicalPlan) -> Option<(&[Expr], &[Expr])> {
+    match plan {
+        PhysicalPlan::HashJoin { kind: HashJoinKind::Shuffled, left_keys, right_keys, .. } | PhysicalPlan::SortMergeJoin { left_keys, right_keys, .. } => {
+            Some((left_keys, right_keys))
+        }
+        _ => None,
+    }
+}
+
+/// For a hash partitioning on some of `keys`: the positions in `keys` it hashes, and its
+/// width (the first such member of a collection).
+fn hash_positions(p: &Partitioning, keys: &[Expr]) -> Option<(Vec<usize>, usize)> {
+    match p {
+        Partitioning::Hash(exprs, n) => {
+            exprs.iter().map(|e| keys.iter().position(|k| k.to_string() == e.to_string())).collect::<Option<Vec<usize>>>().map(|p| (p, *n))
+        }
+        Partitioning::Collection(members) => members.iter().find_map(|m| hash_positions(m, keys)),
+        _ => None,
+    }
+}
+
 /// How an operator's output rows are spread over partitions.
 pub fn output_partitioning(plan: &PhysicalPlan) -> Partitioning {
     match plan {
@@ -52,7 +111,17 @@ pub fn output_partitioning(plan: &PhysicalPlan) -> Partitioning {
             BuildSide::BuildLeft => output_partitioning(right),
             BuildSide::BuildRight => output_partitioning(left),
         },
-        PhysicalPlan::HashJoin { left, .. } => output_partitioning(left),
+        // Spark's ShuffledJoin: inner rows are clustered on both sides' keys; an outer join's
+        // null-extended rows only on the preserved side's.
+        PhysicalPlan::HashJoin { join_type, left, right, .. } | PhysicalPlan::SortMergeJoin { join_type, left, right, .. } => match join_type {
+            JoinType::Inner | JoinType::Cross => Partitioning::Collection(vec![output_partitioning(left), output_partitioning(right)]),
+            JoinType::RightOuter => output_partitioning(right),
+            JoinType::FullOuter => Partitioning::Unknown(output_partitioning(left).num_partitions()),
+            JoinType::LeftOuter | JoinType::LeftSemi | JoinType::LeftAnti => output_partitioning(left),
+        },
+        PhysicalPlan::CartesianProduct { left, right, .. } => {
+            Partitioning::Unknown(output_partitioning(left).num_partitions() * output_partitioning(right).num_partitions())
+        }
         PhysicalPlan::Union { children } => Partitioning::Unknown(children.iter().map(|c| output_partitioning(c).num_partitions()).sum::<usize>().max(1)),
         PhysicalPlan::TakeOrderedAndProject { .. } | PhysicalPlan::CollectLimit { .. } | PhysicalPlan::GlobalLimit { .. } => {
             Partitioning::SinglePartition
@@ -75,6 +144,9 @@ pub fn scan_partitions(source: &TableSource) -> usize {
 }
 
 fn satisfies(p: &Partitioning, d: &Distribution) -> bool {
+    if let Partitioning::Collection(members) = p {
+        return members.iter().any(|m| satisfies(m, d));
+    }
     match d {
         Distribution::Unspecified => true,
         Distribution::AllTuples => p.num_partitions() == 1,
@@ -135,7 +207,7 @@ pub fn ensure_requirements(plan: &Arc<PhysicalPlan>, shuffle_partitions: usize) 
         new_children.push(Arc::new(node));
     }
     // Both sides of a shuffled join must use the same number of partitions.
-    if let PhysicalPlan::HashJoin { kind: HashJoinKind::Shuffled, .. } = plan.as_ref() {
+    if let Some((left_keys, right_keys)) = co_partitioned_keys(plan) {
         if let [l, r] = new_children.as_slice() {
             let (ln, rn) = (output_partitioning(l).num_partitions(), output_partitioning(r).num_partitions());
             if ln != rn {
@@ -151,22 +223,15 @@ pub fn ensure_requirements(plan: &Arc<PhysicalPlan>, shuffle_partitions: usize) 
                         })
                     }
                 };
-                if let PhysicalPlan::HashJoin { left_keys, right_keys, .. } = plan.as_ref() {
-                    new_children = vec![fix(l, left_keys), fix(r, right_keys)];
-                }
+                new_children = vec![fix(l, left_keys), fix(r, right_keys)];
             }
         }
     }
     // Both sides must be hashed on the same key positions: a side clustered on a subset of its
     // keys (an Aggregate's grouping below) does not line up with a side hashed on all of them.
-    if let PhysicalPlan::HashJoin { kind: HashJoinKind::Shuffled, left_keys, right_keys, .. } = plan.as_ref() {
+    if let Some((left_keys, right_keys)) = co_partitioned_keys(plan) {
         if let [l, r] = new_children.as_slice() {
-            let positions = |c: &Arc<PhysicalPlan>, keys: &[Expr]| match output_partitioning(c) {
-                Partitioning::Hash(exprs, n) => {
-                    exprs.iter().map(|e| keys.iter().position(|k| k.to_string() == e.to_string())).collect::<Option<Vec<usize>>>().map(|p| (p, n))
-                }
-                _ => None,
-            };
+            let positions = |c: &Arc<PhysicalPlan>, keys: &[Expr]| hash_positions(&output_partitioning(c), keys);
             if positions(l, left_keys) != positions(r, right_keys) {
                 let full = |c: &Arc<PhysicalPlan>, keys: &[Expr]| -> Arc<PhysicalPlan> {
                     if positions(c, keys) == Some(((0..keys.len()).collect(), shuffle_partitions)) {
@@ -182,6 +247,18 @@ pub fn ensure_requirements(plan: &Arc<PhysicalPlan>, shuffle_partitions: usize) 
             }
         }
     }
+    // Then the order within partitions, over the final exchanges.
+    let new_children: Vec<Arc<PhysicalPlan>> = new_children
+        .into_iter()
+        .zip(required_child_ordering(plan))
+        .map(|(child, order)| {
+            if ordering_satisfies(&output_ordering(&child), &order) {
+                child
+            } else {
+                Arc::new(PhysicalPlan::Sort { order, global: false, child })
+            }
+        })
+        .collect();
     if new_children.iter().zip(plan.children()).all(|(n, o)| Arc::ptr_eq(n, o)) {
         plan.clone()
     } else {

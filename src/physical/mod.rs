@@ -22,6 +22,9 @@ pub enum Partitioning {
     Hash(Vec<Expr>, usize),
     /// `rangepartitioning(order, n)`: sorted ranges.
     Range(Vec<SortOrder>, usize),
+    /// Several descriptions of the same partitions (an inner shuffled join's output is hashed
+    /// on the left keys and on the right keys alike): satisfies what any member satisfies.
+    Collection(Vec<Partitioning>),
 }
 
 impl Partitioning {
@@ -30,6 +33,7 @@ impl Partitioning {
         match self {
             Partitioning::Unknown(n) | Partitioning::Hash(_, n) | Partitioning::Range(_, n) => *n,
             Partitioning::SinglePartition => 1,
+            Partitioning::Collection(members) => members.first().map_or(1, |m| m.num_partitions()),
         }
     }
 }
@@ -186,6 +190,32 @@ pub enum PhysicalPlan {
         /// The right input.
         right: Arc<PhysicalPlan>,
     },
+    /// An equi-join of two inputs hash-partitioned and sorted on their keys: one merge pass
+    /// over both (Spark's SortMergeJoin). `EnsureRequirements` adds the Exchanges and Sorts.
+    SortMergeJoin {
+        /// Join keys over the left child's output, paired with `right_keys` by position.
+        left_keys: Vec<Expr>,
+        /// Join keys over the right child's output, paired with `left_keys` by position.
+        right_keys: Vec<Expr>,
+        /// Inner, outer, semi or anti join.
+        join_type: JoinType,
+        /// An extra non-equi condition that key-matched row pairs must also pass.
+        condition: Option<Expr>,
+        /// The left input.
+        left: Arc<PhysicalPlan>,
+        /// The right input.
+        right: Arc<PhysicalPlan>,
+    },
+    /// An inner join without equi-keys that pairs every partition of the left with every
+    /// partition of the right (Spark's CartesianProduct).
+    CartesianProduct {
+        /// The condition each row pair is tested against; `None` keeps every pair.
+        condition: Option<Expr>,
+        /// The left input.
+        left: Arc<PhysicalPlan>,
+        /// The right input.
+        right: Arc<PhysicalPlan>,
+    },
     /// A join without equi-keys: every pair is tested (Spark's BroadcastNestedLoopJoin).
     NestedLoopJoin {
         /// Inner, outer, semi or anti join.
@@ -273,7 +303,10 @@ impl PhysicalPlan {
     pub fn children(&self) -> Vec<&Arc<PhysicalPlan>> {
         match self {
             PhysicalPlan::FileScan { .. } | PhysicalPlan::InMemoryScan { .. } | PhysicalPlan::LocalTableScan { .. } => vec![],
-            PhysicalPlan::HashJoin { left, right, .. } | PhysicalPlan::NestedLoopJoin { left, right, .. } => vec![left, right],
+            PhysicalPlan::HashJoin { left, right, .. }
+            | PhysicalPlan::SortMergeJoin { left, right, .. }
+            | PhysicalPlan::CartesianProduct { left, right, .. }
+            | PhysicalPlan::NestedLoopJoin { left, right, .. } => vec![left, right],
             PhysicalPlan::Union { children } => children.iter().collect(),
             PhysicalPlan::Filter { child, .. }
             | PhysicalPlan::Project { child, .. }
@@ -301,7 +334,10 @@ impl PhysicalPlan {
             | PhysicalPlan::InMemoryScan { .. }
             | PhysicalPlan::LocalTableScan { .. }
             | PhysicalPlan::Union { .. } => {}
-            PhysicalPlan::HashJoin { left, right, .. } | PhysicalPlan::NestedLoopJoin { left, right, .. } => {
+            PhysicalPlan::HashJoin { left, right, .. }
+            | PhysicalPlan::SortMergeJoin { left, right, .. }
+            | PhysicalPlan::CartesianProduct { left, right, .. }
+            | PhysicalPlan::NestedLoopJoin { left, right, .. } => {
                 *left = next();
                 *right = next();
             }
@@ -335,7 +371,10 @@ impl PhysicalPlan {
                 }
                 _ => crate::plan::named_outputs(result),
             },
-            PhysicalPlan::HashJoin { left, right, join_type, .. } | PhysicalPlan::NestedLoopJoin { left, right, join_type, .. } => {
+            PhysicalPlan::CartesianProduct { left, right, .. } => [left.output(), right.output()].concat(),
+            PhysicalPlan::HashJoin { left, right, join_type, .. }
+            | PhysicalPlan::SortMergeJoin { left, right, join_type, .. }
+            | PhysicalPlan::NestedLoopJoin { left, right, join_type, .. } => {
                 let nullable = |v: Vec<Attribute>, yes: bool| -> Vec<Attribute> {
                     v.into_iter().map(|mut a| {
                         a.nullable |= yes;
@@ -378,7 +417,8 @@ pub fn ids(attrs: &[Attribute]) -> Vec<ExprId> {
 }
 
 mod ensure_requirements;
+mod join_selection;
 mod planner;
 
-pub use ensure_requirements::{ensure_requirements, output_partitioning, required_child_distribution};
-pub use planner::{estimate_size, plan_physical};
+pub use ensure_requirements::{ensure_requirements, output_ordering, output_partitioning, required_child_distribution, required_child_ordering};
+pub use planner::{estimate_size, plan_physical, plan_physical_with_warnings};

@@ -1,5 +1,5 @@
 //! The physical planner: strategies turn each optimized logical node into an operator;
-//! `JoinSelection` picks the join algorithm from size estimates, hints and join type.
+//! `JoinSelection` (join_selection.rs) picks the join algorithm from size estimates, hints and join type.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -8,22 +8,32 @@ use arrow::array::Array;
 use arrow::datatypes::DataType;
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
-use super::{AggregateExpr, AggregateMode, BuildSide, HashJoinKind, PhysicalPlan};
+use super::join_selection::JoinSelection;
+use super::{AggregateExpr, AggregateMode, PhysicalPlan};
 use crate::catalog::TableSource;
 use crate::datasource::parquet::ParquetTable;
 use crate::datasource::pushed_filter::PushedFilter;
 use crate::config::Config;
 use crate::error::{KilnError, Result};
 use crate::expr::{aggregate_result_type, AggFunc, Attribute, BinaryOp, Expr, ExprId};
-use crate::plan::{named_output, JoinType, LogicalPlan};
+use crate::plan::{named_output, JoinHint, JoinType, LogicalPlan};
 
 /// Plans an optimized logical plan (before `EnsureRequirements`).
 pub fn plan_physical(plan: &Arc<LogicalPlan>, config: &Config) -> Result<Arc<PhysicalPlan>> {
-    Planner { config }.plan(plan, true)
+    plan_physical_with_warnings(plan, config).map(|(p, _)| p)
+}
+
+/// Plans an optimized logical plan; also returns the hints `JoinSelection` could not honour.
+pub fn plan_physical_with_warnings(plan: &Arc<LogicalPlan>, config: &Config) -> Result<(Arc<PhysicalPlan>, Vec<String>)> {
+    let planner = Planner { config, warnings: Default::default() };
+    let physical = planner.plan(plan, true)?;
+    Ok((physical, planner.warnings.into_inner()))
 }
 
 struct Planner<'a> {
     config: &'a Config,
+    /// Hints that could not be honoured, in Spark's words.
+    warnings: std::cell::RefCell<Vec<String>>,
 }
 
 impl Planner<'_> {
@@ -39,9 +49,11 @@ impl Planner<'_> {
             }
             LogicalPlan::Filter { condition, child } => PhysicalPlan::Filter { condition: condition.clone(), child: self.plan(child, false)? },
             LogicalPlan::Aggregate { grouping, aggregates, child } => return self.plan_aggregate(grouping, aggregates, child),
-            LogicalPlan::Join { left, right, join_type, condition, .. } => {
-                return self.plan_join(left, right, *join_type, condition.as_ref())
+            LogicalPlan::Join { left, right, join_type, condition, hint, .. } => {
+                return self.plan_join(left, right, *join_type, condition.as_ref(), *hint)
             }
+            // EliminateResolvedHint folds hints into joins; one left over changes nothing.
+            LogicalPlan::ResolvedHint { child, .. } => return self.plan(child, root),
             LogicalPlan::Sort { order, global, child } => {
                 PhysicalPlan::Sort { order: order.clone(), global: *global, child: self.plan(child, false)? }
             }
@@ -90,7 +102,7 @@ impl Planner<'_> {
             LogicalPlan::Union { children } => {
                 PhysicalPlan::Union { children: children.iter().map(|c| self.plan(c, false)).collect::<Result<_>>()? }
             }
-            LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } => {
+            LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } => {
                 return Err(KilnError::internal(format!("{} reached the physical planner", plan.node_string())))
             }
         };
@@ -259,10 +271,16 @@ impl Planner<'_> {
         Ok(Arc::new(PhysicalPlan::HashAggregate { mode: AggregateMode::Final, grouping: final_grouping, aggregates: aggs, result, child: partial }))
     }
 
-    /// JoinSelection, in Spark 3's precedence: broadcast hash join when one side is small enough
-    /// (or hinted) and the join type can build it; shuffled hash join for other equi-joins;
-    /// nested loop join without equi-keys.
-    fn plan_join(&self, left: &Arc<LogicalPlan>, right: &Arc<LogicalPlan>, join_type: JoinType, condition: Option<&Expr>) -> Result<Arc<PhysicalPlan>> {
+    /// Splits the condition into equi-join keys and the rest, plans both children, and lets
+    /// `JoinSelection` pick the operator.
+    fn plan_join(
+        &self,
+        left: &Arc<LogicalPlan>,
+        right: &Arc<LogicalPlan>,
+        join_type: JoinType,
+        condition: Option<&Expr>,
+        hint: JoinHint,
+    ) -> Result<Arc<PhysicalPlan>> {
         let (left_ids, right_ids) = (ids(left), ids(right));
         let mut left_keys = vec![];
         let mut right_keys = vec![];
@@ -283,34 +301,20 @@ impl Planner<'_> {
             }
             rest.push(c.clone());
         }
-        let extra = Expr::conjunction(rest);
-        let (lp, rp) = (self.plan(left, false)?, self.plan(right, false)?);
-        let threshold = self.config.auto_broadcast_join_threshold;
-        let fits = |p: &LogicalPlan| threshold >= 0 && estimate_size(p) <= threshold as u64;
-        let can_build_right = matches!(join_type, JoinType::Inner | JoinType::Cross | JoinType::LeftOuter | JoinType::LeftSemi | JoinType::LeftAnti);
-        let can_build_left = matches!(join_type, JoinType::Inner | JoinType::Cross | JoinType::RightOuter);
-        let broadcast_side = match (can_build_left && fits(left), can_build_right && fits(right)) {
-            (true, true) => Some(if estimate_size(right) <= estimate_size(left) { BuildSide::BuildRight } else { BuildSide::BuildLeft }),
-            (false, true) => Some(BuildSide::BuildRight),
-            (true, false) => Some(BuildSide::BuildLeft),
-            (false, false) => None,
+        let selection = JoinSelection {
+            config: self.config,
+            join_type,
+            hint,
+            left_keys,
+            right_keys,
+            extra: Expr::conjunction(rest),
+            condition: condition.cloned(),
+            left_size: estimate_size(left),
+            right_size: estimate_size(right),
+            left: self.plan(left, false)?,
+            right: self.plan(right, false)?,
         };
-        if left_keys.is_empty() {
-            let build_side = broadcast_side.unwrap_or(if can_build_left && !can_build_right { BuildSide::BuildLeft } else { BuildSide::BuildRight });
-            return Ok(Arc::new(PhysicalPlan::NestedLoopJoin { join_type, build_side, condition: extra, left: lp, right: rp }));
-        }
-        let (kind, build_side) = match broadcast_side {
-            Some(side) => (HashJoinKind::Broadcast, side),
-            None => {
-                let side = if join_type == JoinType::RightOuter || (join_type == JoinType::Inner && estimate_size(left) < estimate_size(right)) {
-                    BuildSide::BuildLeft
-                } else {
-                    BuildSide::BuildRight
-                };
-                (HashJoinKind::Shuffled, side)
-            }
-        };
-        Ok(Arc::new(PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition: extra, left: lp, right: rp }))
+        Ok(Arc::new(selection.select(&mut self.warnings.borrow_mut())))
     }
 }
 

@@ -34,16 +34,22 @@ impl LogicalPlan {
             LogicalPlan::Aggregate { grouping, aggregates, .. } => {
                 format!("Aggregate [{}], [{}]", list(grouping, ", "), list(aggregates, ", "))
             }
-            LogicalPlan::Join { join_type, condition, using, .. } => {
+            LogicalPlan::Join { join_type, condition, using, hint, .. } => {
+                // Spark's argString leaves out a missing condition and an empty hint.
+                let hint = Some(hint.to_string()).filter(|h| !h.is_empty()).map(|h| format!(", {h}")).unwrap_or_default();
                 if !using.is_empty() {
-                    format!("Join UsingJoin({},List({})), None", join_type.name(), using.join(", "))
+                    format!("Join UsingJoin({},List({})), None{hint}", join_type.name(), using.join(", "))
                 } else {
                     match condition {
-                        Some(c) => format!("Join {}, {c}", join_type.name()),
-                        None => format!("Join {}", join_type.name()),
+                        Some(c) => format!("Join {}, {c}{hint}", join_type.name()),
+                        None => format!("Join {}{hint}", join_type.name()),
                     }
                 }
             }
+            LogicalPlan::UnresolvedHint { name, params, .. } => {
+                format!("UnresolvedHint {name}, [{}]", params.iter().map(|p| format!("'{p}")).collect::<Vec<_>>().join(", "))
+            }
+            LogicalPlan::ResolvedHint { strategy, .. } => format!("ResolvedHint (strategy={})", strategy.display_name()),
             LogicalPlan::Sort { order, global, .. } => {
                 let keys = order.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", ");
                 format!("Sort [{keys}], {global}")

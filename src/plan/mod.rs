@@ -54,6 +54,68 @@ impl JoinType {
     }
 }
 
+/// A join strategy a hint asks for (Spark's `JoinStrategyHint`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JoinStrategyHint {
+    /// `BROADCAST` / `BROADCASTJOIN` / `MAPJOIN`: broadcast this side.
+    Broadcast,
+    /// `MERGE` / `SHUFFLE_MERGE` / `MERGEJOIN`: a sort-merge join.
+    ShuffleMerge,
+    /// `SHUFFLE_HASH`: a shuffled hash join building this side.
+    ShuffleHash,
+    /// `SHUFFLE_REPLICATE_NL`: a cartesian product (inner joins only).
+    ShuffleReplicateNl,
+}
+
+impl JoinStrategyHint {
+    /// The strategy a hint name asks for (any case), or None for a name that is not a join
+    /// strategy hint.
+    pub fn from_name(name: &str) -> Option<JoinStrategyHint> {
+        match name.to_ascii_uppercase().as_str() {
+            "BROADCAST" | "BROADCASTJOIN" | "MAPJOIN" => Some(JoinStrategyHint::Broadcast),
+            "SHUFFLE_MERGE" | "MERGE" | "MERGEJOIN" => Some(JoinStrategyHint::ShuffleMerge),
+            "SHUFFLE_HASH" => Some(JoinStrategyHint::ShuffleHash),
+            "SHUFFLE_REPLICATE_NL" => Some(JoinStrategyHint::ShuffleReplicateNl),
+            _ => None,
+        }
+    }
+    /// Spark's display name: `broadcast`, `merge`, `shuffle_hash`, `shuffle_replicate_nl`.
+    pub fn display_name(&self) -> &'static str {
+        match self {
+            JoinStrategyHint::Broadcast => "broadcast",
+            JoinStrategyHint::ShuffleMerge => "merge",
+            JoinStrategyHint::ShuffleHash => "shuffle_hash",
+            JoinStrategyHint::ShuffleReplicateNl => "shuffle_replicate_nl",
+        }
+    }
+}
+
+/// The strategy hints that reached each side of a join (Spark's `JoinHint`), printed
+/// `leftHint=(strategy=merge), rightHint=(strategy=broadcast)`; empty when neither side has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct JoinHint {
+    /// The hint on the left input.
+    pub left: Option<JoinStrategyHint>,
+    /// The hint on the right input.
+    pub right: Option<JoinStrategyHint>,
+}
+
+impl JoinHint {
+    /// True when either side asks for `strategy`.
+    pub fn either(&self, strategy: JoinStrategyHint) -> bool {
+        self.left == Some(strategy) || self.right == Some(strategy)
+    }
+}
+
+impl std::fmt::Display for JoinHint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sides = [("leftHint", self.left), ("rightHint", self.right)];
+        let parts: Vec<String> =
+            sides.iter().filter_map(|(name, h)| h.map(|h| format!("{name}=(strategy={})", h.display_name()))).collect();
+        write!(f, "{}", parts.join(", "))
+    }
+}
+
 /// A logical plan node. Children are `Arc`s so an unchanged subtree is shared, not copied.
 #[derive(Debug, Clone)]
 pub enum LogicalPlan {
@@ -121,6 +183,26 @@ pub enum LogicalPlan {
         condition: Option<Expr>,
         /// Column names of `USING (...)`, replaced by a condition during analysis.
         using: Vec<String>,
+        /// Strategy hints folded in from `ResolvedHint`s over the inputs (`EliminateResolvedHint`).
+        hint: JoinHint,
+    },
+    /// A hint comment (`/*+ BROADCAST(c) */`) or `DataFrame::hint` as written, printed
+    /// `'UnresolvedHint BROADCAST, ['c]`; the analyzer resolves it.
+    UnresolvedHint {
+        /// The hint's name as written (`BROADCAST`, `merge`, ...).
+        name: String,
+        /// The relation names it applies to; empty: the whole child.
+        params: Vec<String>,
+        /// The hinted plan.
+        child: Arc<LogicalPlan>,
+    },
+    /// A join strategy hint attached to the plan below it, printed
+    /// `ResolvedHint (strategy=broadcast)`; the optimizer moves it into the Join above.
+    ResolvedHint {
+        /// The strategy asked for.
+        strategy: JoinStrategyHint,
+        /// The hinted plan.
+        child: Arc<LogicalPlan>,
     },
     /// `ORDER BY`, printed `Sort [keys], global`.
     Sort {
@@ -195,6 +277,8 @@ impl LogicalPlan {
                 }
             }
             LogicalPlan::Filter { child, .. }
+            | LogicalPlan::UnresolvedHint { child, .. }
+            | LogicalPlan::ResolvedHint { child, .. }
             | LogicalPlan::Sort { child, .. }
             | LogicalPlan::GlobalLimit { child, .. }
             | LogicalPlan::LocalLimit { child, .. }
@@ -221,6 +305,8 @@ impl LogicalPlan {
             LogicalPlan::Join { left, right, .. } => vec![left, right],
             LogicalPlan::Union { children } => children.iter().collect(),
             LogicalPlan::SubqueryAlias { child, .. }
+            | LogicalPlan::UnresolvedHint { child, .. }
+            | LogicalPlan::ResolvedHint { child, .. }
             | LogicalPlan::Project { child, .. }
             | LogicalPlan::Filter { child, .. }
             | LogicalPlan::Aggregate { child, .. }
@@ -239,11 +325,15 @@ impl LogicalPlan {
             | LogicalPlan::Relation { .. }
             | LogicalPlan::LocalRelation { .. }
             | LogicalPlan::OneRowRelation => self.clone(),
-            LogicalPlan::Join { join_type, condition, using, .. } => {
+            LogicalPlan::Join { join_type, condition, using, hint, .. } => {
                 let left = next();
                 let right = next();
-                LogicalPlan::Join { left, right, join_type: *join_type, condition: condition.clone(), using: using.clone() }
+                LogicalPlan::Join { left, right, join_type: *join_type, condition: condition.clone(), using: using.clone(), hint: *hint }
             }
+            LogicalPlan::UnresolvedHint { name, params, .. } => {
+                LogicalPlan::UnresolvedHint { name: name.clone(), params: params.clone(), child: next() }
+            }
+            LogicalPlan::ResolvedHint { strategy, .. } => LogicalPlan::ResolvedHint { strategy: *strategy, child: next() },
             LogicalPlan::SubqueryAlias { alias, .. } => LogicalPlan::SubqueryAlias { alias: alias.clone(), child: next() },
             LogicalPlan::Project { list, .. } => LogicalPlan::Project { list: list.clone(), child: next() },
             LogicalPlan::Filter { condition, .. } => LogicalPlan::Filter { condition: condition.clone(), child: next() },
@@ -282,12 +372,13 @@ impl LogicalPlan {
                 aggregates: aggregates.iter().cloned().map(&mut f).collect::<Result<_, E>>()?,
                 child: child.clone(),
             },
-            LogicalPlan::Join { left, right, join_type, condition, using } => LogicalPlan::Join {
+            LogicalPlan::Join { left, right, join_type, condition, using, hint } => LogicalPlan::Join {
                 left: left.clone(),
                 right: right.clone(),
                 join_type: *join_type,
                 condition: condition.clone().map(&mut f).transpose()?,
                 using: using.clone(),
+                hint: *hint,
             },
             LogicalPlan::Sort { order, global, child } => LogicalPlan::Sort {
                 order: order
@@ -334,7 +425,7 @@ impl LogicalPlan {
 
     /// True once this node and all below it are resolved.
     pub fn resolved(&self) -> bool {
-        !matches!(self, LogicalPlan::UnresolvedRelation { .. })
+        !matches!(self, LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. })
             && !matches!(self, LogicalPlan::Join { using, .. } if !using.is_empty())
             && self.expressions().iter().all(|e| e.resolved())
             && self.children().iter().all(|c| c.resolved())

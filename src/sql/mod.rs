@@ -14,13 +14,15 @@
 //!   only interval value is a day count;
 //! - `WITH` queries are inlined: each reference becomes `SubqueryAlias name` over the CTE's plan;
 //! - `(subquery) AS t(a, b)` renames the subquery's select list in place;
-//! - hints (`/*+ BROADCAST(c) */`) are comments and dropped;
+//! - hints (`/*+ BROADCAST(c) */`) are read from the comment after `SELECT` (see `hints`);
+//!   in a subquery expression (`IN (SELECT /*+ ... */ ...)`) they are dropped;
 //! - `HAVING` is a `Filter` (Spark: `'UnresolvedHaving`).
 //!
 //! Constructs kiln does not plan (INTERSECT / EXCEPT, window functions, ROLLUP/CUBE, OFFSET, ...) are `KilnError::Unsupported` naming the construct and its position;
 //! text that does not parse is `KilnError::Parse` with sqlparser's message and position.
 
 mod expr;
+mod hints;
 mod query;
 mod statement;
 #[cfg(test)]

@@ -13,6 +13,7 @@ use sqlparser::ast::{
 };
 use sqlparser::tokenizer::Span;
 
+use super::hints::{key as hint_key, SelectHints};
 use super::expr::{convert_expr, object_name, object_name_parts, start_span};
 use super::{parse_error, unsupported};
 use crate::error::Result;
@@ -63,10 +64,12 @@ fn renumber_expr(e: Expr, ids: &mut std::collections::HashMap<ExprId, ExprId>) -
 /// The alias Spark gives a FROM subquery written without one.
 const AUTO_SUBQUERY_ALIAS: &str = "__auto_generated_subquery_name";
 
-/// Plans queries; holds the CTEs in scope (innermost last) so references can be inlined.
+/// Plans queries; holds the CTEs in scope (innermost last) so references can be inlined, and
+/// the statement's hint comments by SELECT position.
 #[derive(Default)]
-pub(crate) struct QueryPlanner {
+pub(crate) struct QueryPlanner<'a> {
     ctes: Vec<(String, LogicalPlan)>,
+    hints: Option<&'a SelectHints>,
 }
 
 thread_local! {
@@ -75,15 +78,16 @@ thread_local! {
     static CTES_IN_SCOPE: std::cell::RefCell<Vec<(String, LogicalPlan)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-impl QueryPlanner {
-    pub(crate) fn new() -> QueryPlanner {
-        QueryPlanner::default()
+impl<'a> QueryPlanner<'a> {
+    /// A planner for a subquery expression (`IN (SELECT ..)`, `EXISTS`, a scalar subquery):
+    /// the enclosing query's CTEs are in scope, as in Spark. (Hints inside it are dropped.)
+    pub(crate) fn for_subquery() -> QueryPlanner<'a> {
+        QueryPlanner { ctes: CTES_IN_SCOPE.with(|c| c.borrow().clone()), hints: None }
     }
 
-    /// A planner for a subquery expression (`IN (SELECT ..)`, `EXISTS`, a scalar subquery):
-    /// the enclosing query's CTEs are in scope, as in Spark.
-    pub(crate) fn for_subquery() -> QueryPlanner {
-        QueryPlanner { ctes: CTES_IN_SCOPE.with(|c| c.borrow().clone()) }
+    /// A planner that puts each SELECT's hint comment over it as `UnresolvedHint`s.
+    pub(crate) fn with_hints(hints: &'a SelectHints) -> QueryPlanner<'a> {
+        QueryPlanner { ctes: vec![], hints: Some(hints) }
     }
 
     /// A full query: WITH, body, ORDER BY, LIMIT.
@@ -199,6 +203,11 @@ impl QueryPlanner {
             None | Some(Distinct::All) => {}
             Some(Distinct::Distinct) => plan = LogicalPlan::Distinct { child: Arc::new(plan) },
             Some(Distinct::On(_)) => return Err(unsupported("SELECT DISTINCT ON (...)", s.select_token.0.span)),
+        }
+        // Spark's AstBuilder: hints go over the DISTINCT, the first hint outermost.
+        let hints = self.hints.and_then(|h| h.get(&hint_key(s.select_token.0.span.start)));
+        for h in hints.into_iter().flatten().rev() {
+            plan = LogicalPlan::UnresolvedHint { name: h.name.clone(), params: h.params.clone(), child: Arc::new(plan) };
         }
         Ok(plan)
     }
@@ -365,7 +374,7 @@ fn factor_span(factor: &TableFactor) -> Span {
 }
 
 fn join(left: LogicalPlan, right: LogicalPlan, join_type: JoinType, condition: Option<Expr>, using: Vec<String>) -> LogicalPlan {
-    LogicalPlan::Join { left: Arc::new(left), right: Arc::new(right), join_type, condition, using }
+    LogicalPlan::Join { left: Arc::new(left), right: Arc::new(right), join_type, condition, using, hint: Default::default() }
 }
 
 fn with_alias(plan: LogicalPlan, alias: Option<&ast::TableAlias>) -> Result<LogicalPlan> {

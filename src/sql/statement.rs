@@ -7,6 +7,7 @@ use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan};
 
 use super::expr::{object_name, object_name_parts, sql_data_type};
+use super::hints::SelectHints;
 use super::query::QueryPlanner;
 use super::{parse_error, parser_error, tokens_span, unsupported, Statement, TableStorage, ViewSource};
 use crate::error::Result;
@@ -30,9 +31,10 @@ pub(crate) fn parse_segment(text: &str, tokens: &[TokenWithSpan]) -> Result<Vec<
     let lead = c.peek().map(|t| t.token.to_string().to_uppercase()).unwrap_or_default();
     let dialect = SparkSqlDialect {};
     let parsed = Parser::new(&dialect).with_tokens_with_locations(tokens.to_vec()).parse_statements().map_err(parser_error)?;
+    let hints = super::hints::select_hints(tokens)?;
     let mut out = vec![];
     for s in &parsed {
-        out.extend(convert_statement(s, &lead, tokens_span(tokens))?);
+        out.extend(convert_statement(s, &lead, tokens_span(tokens), &hints)?);
     }
     Ok(out)
 }
@@ -230,11 +232,11 @@ fn view_using_rest(mut c: Cursor, name: String, replace: bool) -> Result<Stateme
 }
 
 /// A statement sqlparser parsed. `lead` is its first keyword, to name unsupported statements.
-fn convert_statement(s: &ast::Statement, lead: &str, span: Span) -> Result<Vec<Statement>> {
+fn convert_statement(s: &ast::Statement, lead: &str, span: Span, hints: &SelectHints) -> Result<Vec<Statement>> {
     Ok(vec![match s {
-        ast::Statement::Query(q) => Statement::Query(QueryPlanner::new().plan_query(q)?),
-        ast::Statement::CreateView(v) => create_view(v, span)?,
-        ast::Statement::Insert(i) => insert(i, span)?,
+        ast::Statement::Query(q) => Statement::Query(QueryPlanner::with_hints(hints).plan_query(q)?),
+        ast::Statement::CreateView(v) => create_view(v, span, hints)?,
+        ast::Statement::Insert(i) => insert(i, span, hints)?,
         ast::Statement::Drop { object_type: ObjectType::Table | ObjectType::View, if_exists, names, .. } => {
             return names
                 .iter()
@@ -246,14 +248,14 @@ fn convert_statement(s: &ast::Statement, lead: &str, span: Span) -> Result<Vec<S
     }])
 }
 
-fn create_view(v: &ast::CreateView, span: Span) -> Result<Statement> {
+fn create_view(v: &ast::CreateView, span: Span, hints: &SelectHints) -> Result<Statement> {
     if !v.temporary {
         return Err(unsupported("CREATE VIEW without TEMPORARY (kiln has only temporary views)", span));
     }
     if v.materialized || v.or_alter || v.if_not_exists || !v.columns.is_empty() || v.to.is_some() {
         return Err(unsupported("CREATE TEMPORARY VIEW with MATERIALIZED / IF NOT EXISTS / a column list", span));
     }
-    let plan = QueryPlanner::new().plan_query(&v.query)?;
+    let plan = QueryPlanner::with_hints(hints).plan_query(&v.query)?;
     Ok(Statement::CreateTempView { name: object_name(&v.name)?, source: ViewSource::Query(plan), replace: v.or_replace })
 }
 
@@ -421,7 +423,7 @@ fn string_literal(c: &mut Cursor, after: &str) -> Result<String> {
     }
 }
 
-fn insert(i: &ast::Insert, span: Span) -> Result<Statement> {
+fn insert(i: &ast::Insert, span: Span, hints: &SelectHints) -> Result<Statement> {
     if i.partitioned.is_some() || i.or.is_some() || i.ignore || i.on.is_some() || i.returning.is_some() || i.table_alias.is_some() {
         return Err(unsupported("INSERT with PARTITION / OR / IGNORE / ON / RETURNING / an alias", span));
     }
@@ -435,6 +437,6 @@ fn insert(i: &ast::Insert, span: Span) -> Result<Statement> {
         return Err(parse_error("INSERT needs VALUES or a query", span));
     };
     let columns = i.columns.iter().map(|c| object_name_parts(c).map(|p| p.join("."))).collect::<Result<Vec<_>>>()?;
-    let rows = QueryPlanner::new().plan_query(source)?;
+    let rows = QueryPlanner::with_hints(hints).plan_query(source)?;
     Ok(Statement::InsertValues { table: object_name(table)?, columns, rows, overwrite: i.overwrite })
 }

@@ -164,6 +164,13 @@ fn read_query(file: &Option<PathBuf>, query: &Option<String>) -> Result<String, 
     }
 }
 
+/// Planning's warnings (hints it could not honour, ...) go to stderr, as Spark logs them.
+fn print_warnings(df: &kiln::DataFrame) {
+    for w in df.warnings() {
+        eprintln!("warning: {w}");
+    }
+}
+
 fn run(cli: Cli) -> Result<(), KilnError> {
     match cli.command {
         Command::Sql { session, format, file, query } => {
@@ -172,6 +179,7 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
             for df in s.sql_script(&text)? {
+                print_warnings(&df);
                 let batches = df.collect()?;
                 let schema = df.schema();
                 if schema.fields().is_empty() {
@@ -194,7 +202,9 @@ fn run(cli: Cli) -> Result<(), KilnError> {
                 Mode::Extended => ExplainMode::Extended,
                 Mode::Codegen => ExplainMode::Codegen,
             };
-            outln!("{}", s.sql(&text)?.explain_string(mode)?);
+            let df = s.sql(&text)?;
+            print_warnings(&df);
+            outln!("{}", df.explain_string(mode)?);
             Ok(())
         }
         Command::Gen { what: GenCommand::Tpch { sf, out } } => {

@@ -1,6 +1,6 @@
-//! Joins over one partition: a hash join on equi-keys and a nested-loop join for the rest.
-//! Both produce candidate (left row, right row) pairs, filter them by the extra condition,
-//! then assemble the output for the join type (null-extending unmatched rows).
+//! Joins over one partition: a hash join or a merge join on equi-keys, and a nested-loop join
+//! for the rest. Each produces candidate (left row, right row) pairs, filters them by the extra
+//! condition, then assembles the output for the join type (null-extending unmatched rows).
 
 use std::sync::Arc;
 
@@ -9,6 +9,7 @@ use arrow::buffer::NullBuffer;
 use arrow::compute::{cast, take};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
+use arrow::row::{RowConverter, Rows, SortField};
 
 use super::groups::{Grouper, NO_GROUP};
 use super::{concat, evaluate_all, make_batch, schema_of};
@@ -126,6 +127,79 @@ pub fn hash_join(
         None => (li, ri),
     };
     assemble(join_type, &left, &right, li, ri)
+}
+
+/// An equi-join of `left` and `right` on `left_keys = right_keys` (plus `condition`) for one
+/// partition whose two sides are each sorted ascending by their keys, NULLs first (the Sorts
+/// `EnsureRequirements` puts under a SortMergeJoin). One merge pass pairs every run of equal
+/// keys on the left with the run of the same key on the right; rows with a NULL key never
+/// match. Output columns as `hash_join`.
+pub fn sort_merge_join(
+    join_type: JoinType,
+    left_keys: &[Expr],
+    right_keys: &[Expr],
+    condition: Option<&Expr>,
+    left: (&[Attribute], Vec<RecordBatch>),
+    right: (&[Attribute], Vec<RecordBatch>),
+) -> Result<Vec<RecordBatch>> {
+    if left_keys.is_empty() || left_keys.len() != right_keys.len() {
+        return Err(KilnError::internal("sort-merge join needs the same non-zero number of left and right keys"));
+    }
+    let (left, right) = (Side::new(left)?, Side::new(right)?);
+    let lkeys = evaluate_all(left_keys, &left.batch, left.attrs)?;
+    let rkeys = evaluate_all(right_keys, &right.batch, right.attrs)?;
+    // The analyzer makes key types equal; cast defensively so the row encodings agree.
+    let rkeys = rkeys
+        .iter()
+        .zip(&lkeys)
+        .map(|(r, l)| if r.data_type() == l.data_type() { Ok(r.clone()) } else { Ok(cast(r, l.data_type())?) })
+        .collect::<Result<Vec<_>>>()?;
+    // Row encodings compare bytewise in the order the Sorts produced (ascending, NULLs first).
+    let converter = RowConverter::new(lkeys.iter().map(|k| SortField::new(k.data_type().clone())).collect())?;
+    let (lrows, rrows) = (converter.convert_columns(&lkeys)?, converter.convert_columns(&rkeys)?);
+    for (rows, side) in [(&lrows, "left"), (&rrows, "right")] {
+        if (1..rows.num_rows()).any(|i| rows.row(i - 1) > rows.row(i)) {
+            return Err(KilnError::internal(format!("sort-merge join: the {side} input is not sorted by its keys")));
+        }
+    }
+    let (lvalid, rvalid) = (keys_valid(&lkeys), keys_valid(&rkeys));
+    let (mut li, mut ri) = (vec![], vec![]);
+    let (mut l, mut r) = (0, 0);
+    while l < lrows.num_rows() && r < rrows.num_rows() {
+        if !is_valid(&lvalid, l) {
+            l += 1;
+            continue;
+        }
+        if !is_valid(&rvalid, r) {
+            r += 1;
+            continue;
+        }
+        match lrows.row(l).cmp(&rrows.row(r)) {
+            std::cmp::Ordering::Less => l += 1,
+            std::cmp::Ordering::Greater => r += 1,
+            std::cmp::Ordering::Equal => {
+                let (l_end, r_end) = (run_end(&lrows, l), run_end(&rrows, r));
+                for a in l..l_end {
+                    for b in r..r_end {
+                        li.push(a as u32);
+                        ri.push(b as u32);
+                    }
+                }
+                (l, r) = (l_end, r_end);
+            }
+        }
+    }
+    let (li, ri) = match condition {
+        Some(c) => filter_pairs(c, &left, &right, &li, &ri)?,
+        None => (li, ri),
+    };
+    assemble_in_order(join_type, &left, &right, li, ri)
+}
+
+/// One past the last row equal to row `start` (rows are sorted).
+fn run_end(rows: &Rows, start: usize) -> usize {
+    let key = rows.row(start);
+    (start + 1..rows.num_rows()).find(|&i| rows.row(i) != key).unwrap_or(rows.num_rows())
 }
 
 /// A join without equi-keys: every (left, right) pair is tested against `condition` (none =
@@ -254,10 +328,45 @@ fn assemble(join_type: JoinType, left: &Side, right: &Side, li: Vec<u32>, ri: Ve
             (l.into(), r.into())
         }
     };
-    let n = lidx.len();
-    let mut cols = take_all(&left.batch, &lidx)?;
-    cols.extend(take_all(&right.batch, &ridx)?);
-    Ok(vec![make_batch(schema, cols, n)?])
+    take_pairs(join_type, left, right, &lidx, &ridx)
+}
+
+/// The output rows for index pairs (a NULL index null-extends that side).
+fn take_pairs(join_type: JoinType, left: &Side, right: &Side, lidx: &UInt32Array, ridx: &UInt32Array) -> Result<Vec<RecordBatch>> {
+    let schema = schema_of(&output_attrs(join_type, left.attrs, right.attrs));
+    let mut cols = take_all(&left.batch, lidx)?;
+    cols.extend(take_all(&right.batch, ridx)?);
+    Ok(vec![make_batch(schema, cols, lidx.len())?])
+}
+
+/// A left (right) outer join's output in the order of the left (right) rows: each preserved
+/// row's matches where the row is, or the row null-extended. `li`/`ri` are the matching pairs
+/// with `li` ascending. This keeps a sort-merge join's output sorted by the preserved side's keys.
+fn assemble_in_order(join_type: JoinType, left: &Side, right: &Side, li: Vec<u32>, ri: Vec<u32>) -> Result<Vec<RecordBatch>> {
+    let (rows, mut pairs): (usize, Vec<(u32, u32)>) = match join_type {
+        JoinType::LeftOuter => (left.rows(), li.into_iter().zip(ri).collect()),
+        JoinType::RightOuter => (right.rows(), ri.into_iter().zip(li).collect()),
+        _ => return assemble(join_type, left, right, li, ri),
+    };
+    pairs.sort_by_key(|(kept, _)| *kept);
+    let (mut kept_idx, mut other_idx): (Vec<Option<u32>>, Vec<Option<u32>>) = (vec![], vec![]);
+    let mut next = pairs.iter().peekable();
+    for row in 0..rows as u32 {
+        let before = kept_idx.len();
+        while let Some((_, other)) = next.next_if(|(kept, _)| *kept == row) {
+            kept_idx.push(Some(row));
+            other_idx.push(Some(*other));
+        }
+        if kept_idx.len() == before {
+            kept_idx.push(Some(row));
+            other_idx.push(None);
+        }
+    }
+    let (kept_idx, other_idx): (UInt32Array, UInt32Array) = (kept_idx.into(), other_idx.into());
+    match join_type {
+        JoinType::LeftOuter => take_pairs(join_type, left, right, &kept_idx, &other_idx),
+        _ => take_pairs(join_type, left, right, &other_idx, &kept_idx),
+    }
 }
 
 #[cfg(test)]

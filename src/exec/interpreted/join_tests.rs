@@ -148,3 +148,104 @@ fn hash_join_with_a_comparison_condition() {
     let left_extra = ["1|a|NULL|NULL|NULL", "NULL|n|NULL|NULL|NULL", "3|c|NULL|NULL|NULL"];
     assert_eq!(hj(&d, JoinType::LeftOuter, Some(&cond), BuildSide::BuildLeft), s(&[&inner[..], &left_extra[..]].concat()));
 }
+
+/// `batches` sorted ascending by `key`, NULLs first: what EnsureRequirements' Sort feeds a
+/// sort-merge join.
+fn sorted(attrs: &[Attribute], key: &Attribute, batches: Vec<RecordBatch>) -> Vec<RecordBatch> {
+    let order = [crate::expr::SortOrder { expr: key.expr(), ascending: true, nulls_first: true }];
+    super::super::sort(&order, attrs, batches, None).unwrap()
+}
+
+fn smj(d: &Data, jt: JoinType, cond: Option<&Expr>) -> Vec<String> {
+    let out = sort_merge_join(
+        jt,
+        &[d.left[0].expr()],
+        &[d.right[0].expr()],
+        cond,
+        (&d.left, sorted(&d.left, &d.left[0], vec![d.lb.clone()])),
+        (&d.right, sorted(&d.right, &d.right[0], vec![d.rb.clone()])),
+    )
+    .unwrap();
+    render(&out)
+}
+
+#[test]
+fn sort_merge_join_matches_hash_join_for_every_type() {
+    let d = data();
+    let flag = d.right[2].expr();
+    let gt = d.right[1].expr().binary(crate::expr::BinaryOp::Gt, Expr::lit(crate::types::ScalarValue::Int64(20)));
+    let types = [JoinType::Inner, JoinType::LeftOuter, JoinType::RightOuter, JoinType::FullOuter, JoinType::LeftSemi, JoinType::LeftAnti];
+    for jt in types {
+        for cond in [None, Some(&flag), Some(&gt)] {
+            assert_eq!(smj(&d, jt, cond), hj(&d, jt, cond, BuildSide::BuildLeft), "{jt:?} {cond:?}");
+        }
+    }
+    // Pinned independently of the hash join: duplicates pair up, NULL keys never match.
+    assert_eq!(smj(&d, JoinType::Inner, None), s(&INNER));
+    assert_eq!(smj(&d, JoinType::LeftAnti, None), s(&["NULL|n", "3|c"]));
+}
+
+#[test]
+fn sort_merge_join_two_keys_with_nulls_in_the_second_and_many_batches() {
+    let (a, b, v) = (attr("a", DataType::Int64), attr("b", DataType::Utf8), attr("v", DataType::Int64));
+    let (c, e, w) = (attr("c", DataType::Int64), attr("e", DataType::Utf8), attr("w", DataType::Int64));
+    let left = [a.clone(), b.clone(), v.clone()];
+    let right = [c.clone(), e.clone(), w.clone()];
+    let l1 = batch(&left, vec![ints(&[Some(1), Some(1), Some(2)]), strs(&[Some("x"), None, Some("y")]), ints(&[Some(1), Some(2), Some(3)])]);
+    let l2 = batch(&left, vec![ints(&[Some(1), Some(3)]), strs(&[Some("x"), Some("z")]), ints(&[Some(4), Some(5)])]);
+    let r1 = batch(&right, vec![ints(&[Some(1), Some(1)]), strs(&[None, Some("x")]), ints(&[Some(10), Some(20)])]);
+    let r2 = batch(&right, vec![ints(&[Some(2), Some(3), Some(1)]), strs(&[Some("y"), Some("q"), Some("x")]), ints(&[Some(30), Some(40), Some(50)])]);
+    let order = |x: &Attribute, y: &Attribute| {
+        [x, y].map(|k| crate::expr::SortOrder { expr: k.expr(), ascending: true, nulls_first: true }).to_vec()
+    };
+    let ls = super::super::sort(&order(&a, &b), &left, vec![l1, l2], None).unwrap();
+    let rs = super::super::sort(&order(&c, &e), &right, vec![r1, r2], None).unwrap();
+    let out = sort_merge_join(JoinType::FullOuter, &[a.expr(), b.expr()], &[c.expr(), e.expr()], None, (&left, ls), (&right, rs)).unwrap();
+    assert_eq!(
+        render(&out),
+        s(&[
+            "1|x|1|1|x|20",
+            "1|x|1|1|x|50",
+            "1|x|4|1|x|20",
+            "1|x|4|1|x|50",
+            "2|y|3|2|y|30",
+            "1|NULL|2|NULL|NULL|NULL",
+            "3|z|5|NULL|NULL|NULL",
+            "NULL|NULL|NULL|1|NULL|10",
+            "NULL|NULL|NULL|3|q|40",
+        ])
+    );
+}
+
+#[test]
+fn sort_merge_join_rejects_unsorted_input_and_takes_empty_sides() {
+    let d = data();
+    let err = sort_merge_join(JoinType::Inner, &[d.left[0].expr()], &[d.right[0].expr()], None, (&d.left, vec![d.lb.clone()]), (&d.right, vec![]))
+        .unwrap_err();
+    assert!(err.to_string().contains("left input is not sorted"), "{err}");
+    let left = sorted(&d.left, &d.left[0], vec![d.lb.clone()]);
+    let out = sort_merge_join(JoinType::LeftOuter, &[d.left[0].expr()], &[d.right[0].expr()], None, (&d.left, left), (&d.right, vec![])).unwrap();
+    assert_eq!(rows(&out), 5);
+    let out = sort_merge_join(JoinType::RightOuter, &[d.left[0].expr()], &[d.right[0].expr()], None, (&d.left, vec![]), (&d.right, vec![])).unwrap();
+    assert_eq!(rows(&out), 0);
+}
+
+#[test]
+fn sort_merge_outer_joins_keep_the_preserved_side_in_key_order() {
+    let d = data();
+    let run = |jt: JoinType| {
+        sort_merge_join(
+            jt,
+            &[d.left[0].expr()],
+            &[d.right[0].expr()],
+            None,
+            (&d.left, sorted(&d.left, &d.left[0], vec![d.lb.clone()])),
+            (&d.right, sorted(&d.right, &d.right[0], vec![d.rb.clone()])),
+        )
+        .unwrap()
+    };
+    // Left keys NULL, 1, 2, 2, 3: the NULL and 3 rows null-extended in place.
+    assert_eq!(col_i64(&run(JoinType::LeftOuter), 0), vec![None, Some(1), Some(2), Some(2), Some(2), Some(2), Some(3)]);
+    // Right keys NULL, 1, 2, 2, 4 (columns 2.. are the right side's).
+    assert_eq!(col_i64(&run(JoinType::RightOuter), 2), vec![None, Some(1), Some(2), Some(2), Some(2), Some(2), Some(4)]);
+}

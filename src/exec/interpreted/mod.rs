@@ -16,7 +16,7 @@ pub(crate) mod groups;
 pub use aggregate::hash_aggregate;
 pub use exchange::{hash_partition, range_partition};
 pub use filter::filter;
-pub use join::{hash_join, nested_loop_join};
+pub use join::{hash_join, nested_loop_join, sort_merge_join};
 pub use project::project;
 pub use sort::{limit, sort};
 

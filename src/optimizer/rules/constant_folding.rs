@@ -243,8 +243,8 @@ impl Rule for ReplaceNullWithFalseInPredicate {
                 Some(condition) => Arc::new(LogicalPlan::Filter { condition, child: child.clone() }),
                 None => p,
             }),
-            LogicalPlan::Join { left, right, join_type, condition: Some(c), using } => Ok(match null_to_false(c) {
-                Some(c) => Arc::new(LogicalPlan::Join { left: left.clone(), right: right.clone(), join_type: *join_type, condition: Some(c), using: using.clone() }),
+            LogicalPlan::Join { left, right, join_type, condition: Some(c), using, hint } => Ok(match null_to_false(c) {
+                Some(c) => Arc::new(LogicalPlan::Join { left: left.clone(), right: right.clone(), join_type: *join_type, condition: Some(c), using: using.clone(), hint: *hint }),
                 None => p,
             }),
             _ => Ok(p),

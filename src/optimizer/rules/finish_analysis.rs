@@ -8,13 +8,65 @@
 //!       +- Relation orders[...]
 //! ```
 //! Both always fire and neither can be excluded (the physical planner has no operator for
-//! either node).
+//! either node). `EliminateResolvedHint` runs first and moves each join strategy hint into the
+//! Join it applies to:
+//!
+//! ```text
+//! Join Inner, (a#1 = b#2)                       Join Inner, (a#1 = b#2), rightHint=(strategy=broadcast)
+//! :- ...                                  =>    :- ...
+//! +- ResolvedHint (strategy=broadcast)          +- Filter ...
+//!    +- Filter ...
+//! ```
 
 use std::sync::Arc;
 
 use crate::error::Result;
 use crate::optimizer::Rule;
-use crate::plan::LogicalPlan;
+use crate::plan::{JoinHint, JoinStrategyHint, LogicalPlan};
+
+/// Folds `ResolvedHint`s into the hint of the Join right above them (through unary
+/// operators, as Spark's `extractHintsFromPlan`), then drops hints no join takes.
+pub struct EliminateResolvedHint;
+
+impl Rule for EliminateResolvedHint {
+    fn name(&self) -> &'static str {
+        "EliminateResolvedHint"
+    }
+    fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        let pulled = plan.transform_up(&mut |p| -> Result<Arc<LogicalPlan>> {
+            match p.as_ref() {
+            LogicalPlan::Join { left, right, join_type, condition, using, hint } if *hint == JoinHint::default() => {
+                let ((l, lh), (r, rh)) = (extract_hint(left), extract_hint(right));
+                if lh.is_none() && rh.is_none() {
+                    return Ok(p);
+                }
+                let hint = JoinHint { left: lh, right: rh };
+                Ok(Arc::new(LogicalPlan::Join { left: l, right: r, join_type: *join_type, condition: condition.clone(), using: using.clone(), hint }))
+            }
+            _ => Ok(p),
+            }
+        })?;
+        pulled.transform_up(&mut |p| match p.as_ref() {
+            LogicalPlan::ResolvedHint { child, .. } => Ok(child.clone()),
+            _ => Ok(p),
+        })
+    }
+}
+
+/// `plan` without the hints above its first non-unary node, and the outermost of them.
+fn extract_hint(plan: &Arc<LogicalPlan>) -> (Arc<LogicalPlan>, Option<JoinStrategyHint>) {
+    match plan.as_ref() {
+        LogicalPlan::ResolvedHint { strategy, child } => (extract_hint(child).0, Some(*strategy)),
+        other if other.children().len() == 1 && !matches!(other, LogicalPlan::UnresolvedHint { .. }) => {
+            let (child, hint) = extract_hint(other.children()[0]);
+            if hint.is_none() {
+                return (plan.clone(), None);
+            }
+            (Arc::new(other.with_new_children(vec![child])), hint)
+        }
+        _ => (plan.clone(), None),
+    }
+}
 
 /// Removes `SubqueryAlias`: after analysis, names are ExprIds and qualifiers no longer matter.
 pub struct EliminateSubqueryAliases;

@@ -112,7 +112,7 @@ fn infer(plan: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan>> {
             let inferred = Expr::conjunction(new.into_iter().map(|a| Expr::IsNotNull(Box::new(a.expr()))))?;
             Some(Arc::new(LogicalPlan::Filter { condition: inferred.and(condition.clone()), child: child.clone() }))
         }
-        LogicalPlan::Join { left, right, join_type, condition: Some(cond), using } => {
+        LogicalPlan::Join { left, right, join_type, condition: Some(cond), using, hint } => {
             let (to_left, to_right) = match join_type {
                 JoinType::Inner | JoinType::Cross | JoinType::LeftSemi => (true, true),
                 JoinType::LeftOuter => (false, true),
@@ -140,6 +140,7 @@ fn infer(plan: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan>> {
                 join_type: *join_type,
                 condition: Some(cond.clone()),
                 using: using.clone(),
+                hint: *hint,
             }))
         }
         _ => None,

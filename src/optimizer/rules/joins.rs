@@ -27,7 +27,7 @@ impl Rule for EliminateOuterJoin {
     fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
         plan.transform_up(&mut |p| {
             let LogicalPlan::Filter { condition, child } = p.as_ref() else { return Ok(p) };
-            let LogicalPlan::Join { left, right, join_type, condition: jc, using } = child.as_ref() else { return Ok(p) };
+            let LogicalPlan::Join { left, right, join_type, condition: jc, using, hint } = child.as_ref() else { return Ok(p) };
             let (l, r): (BTreeSet<ExprId>, BTreeSet<ExprId>) = (output_ids(left), output_ids(right));
             let (left_rejected, right_rejected) = (rejects_nulls_of(condition, &l), rejects_nulls_of(condition, &r));
             let new_type = match join_type {
@@ -38,7 +38,7 @@ impl Rule for EliminateOuterJoin {
                 JoinType::FullOuter if right_rejected => JoinType::RightOuter,
                 _ => return Ok(p),
             };
-            let join = LogicalPlan::Join { left: left.clone(), right: right.clone(), join_type: new_type, condition: jc.clone(), using: using.clone() };
+            let join = LogicalPlan::Join { left: left.clone(), right: right.clone(), join_type: new_type, condition: jc.clone(), using: using.clone(), hint: *hint };
             Ok(Arc::new(LogicalPlan::Filter { condition: condition.clone(), child: Arc::new(join) }))
         })
     }

@@ -67,7 +67,7 @@ fn limited(limit: usize, plan: &Arc<LogicalPlan>) -> Arc<LogicalPlan> {
 
 /// The join with the limit copied into the sides where every row reaches the output.
 fn through_join(limit: usize, join: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan>> {
-    let LogicalPlan::Join { left, right, join_type, condition, using } = join.as_ref() else { return None };
+    let LogicalPlan::Join { left, right, join_type, condition, using, hint } = join.as_ref() else { return None };
     let (new_left, new_right) = match (join_type, condition) {
         (JoinType::LeftOuter, _) => (limited(limit, left), right.clone()),
         (JoinType::RightOuter, _) => (left.clone(), limited(limit, right)),
@@ -78,7 +78,7 @@ fn through_join(limit: usize, join: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan
     if Arc::ptr_eq(&new_left, left) && Arc::ptr_eq(&new_right, right) {
         return None;
     }
-    Some(Arc::new(LogicalPlan::Join { left: new_left, right: new_right, join_type: *join_type, condition: condition.clone(), using: using.clone() }))
+    Some(Arc::new(LogicalPlan::Join { left: new_left, right: new_right, join_type: *join_type, condition: condition.clone(), using: using.clone(), hint: *hint }))
 }
 
 fn push(plan: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan>> {

@@ -19,7 +19,7 @@ pub use column_pruning::{CollapseProject, ColumnPruning, RemoveNoopOperators};
 pub use constant_folding::{
     BooleanSimplification, ConstantFolding, NullPropagation, OptimizeIn, PruneFilters, ReplaceNullWithFalseInPredicate, SimplifyCasts,
 };
-pub use finish_analysis::{EliminateSubqueryAliases, ReplaceDistinctWithAggregate};
+pub use finish_analysis::{EliminateResolvedHint, EliminateSubqueryAliases, ReplaceDistinctWithAggregate};
 pub use infer_filters::InferFiltersFromConstraints;
 pub use joins::EliminateOuterJoin;
 pub use limits::LimitPushDown;

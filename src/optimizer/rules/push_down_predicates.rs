@@ -108,7 +108,7 @@ fn push_filter(condition: &Expr, child: &Arc<LogicalPlan>) -> Option<Arc<Logical
                 .collect();
             Some(filter(Expr::conjunction(stay.into_iter().cloned()), Arc::new(LogicalPlan::Union { children: inputs })))
         }
-        LogicalPlan::Join { left, right, join_type, condition: join_cond, using } => {
+        LogicalPlan::Join { left, right, join_type, condition: join_cond, using, hint } => {
             let (mut to_left, mut to_right, mut to_join, mut stay) = (vec![], vec![], vec![], vec![]);
             for c in condition.split_conjunction() {
                 if !c.deterministic() {
@@ -148,6 +148,7 @@ fn push_filter(condition: &Expr, child: &Arc<LogicalPlan>) -> Option<Arc<Logical
                 join_type,
                 condition: new_cond,
                 using: using.clone(),
+                hint: *hint,
             });
             Some(filter(Expr::conjunction(stay), join))
         }
@@ -159,7 +160,7 @@ fn push_filter(condition: &Expr, child: &Arc<LogicalPlan>) -> Option<Arc<Logical
 /// for an outer join only into the null-supplying side (filtering the preserved side in ON
 /// would drop rows it must keep).
 fn push_join_condition(plan: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan>> {
-    let LogicalPlan::Join { left, right, join_type, condition: Some(cond), using } = plan.as_ref() else {
+    let LogicalPlan::Join { left, right, join_type, condition: Some(cond), using, hint } = plan.as_ref() else {
         return None;
     };
     let (left_ok, right_ok) = match join_type {
@@ -187,5 +188,6 @@ fn push_join_condition(plan: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan>> {
         join_type: *join_type,
         condition: Expr::conjunction(keep),
         using: using.clone(),
+                hint: *hint,
     }))
 }

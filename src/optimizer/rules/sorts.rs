@@ -70,10 +70,10 @@ fn eliminate(plan: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan>> {
             let c = remove_sorts(child, true);
             (!Arc::ptr_eq(&c, child)).then(|| Arc::new(LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates: aggregates.clone(), child: c }))
         }
-        LogicalPlan::Join { left, right, join_type, condition, using } if condition.as_ref().is_none_or(Expr::deterministic) => {
+        LogicalPlan::Join { left, right, join_type, condition, using, hint } if condition.as_ref().is_none_or(Expr::deterministic) => {
             let (l, r) = (remove_sorts(left, true), remove_sorts(right, true));
             (!Arc::ptr_eq(&l, left) || !Arc::ptr_eq(&r, right)).then(|| {
-                Arc::new(LogicalPlan::Join { left: l, right: r, join_type: *join_type, condition: condition.clone(), using: using.clone() })
+                Arc::new(LogicalPlan::Join { left: l, right: r, join_type: *join_type, condition: condition.clone(), using: using.clone(), hint: *hint })
             })
         }
         _ => None,

@@ -77,7 +77,7 @@ impl Rule for RewritePredicateSubquery {
                 conds.extend(preds);
                 check_correlation(&conds, &cur, &sub)?;
                 let join_type = if negated { JoinType::LeftAnti } else { JoinType::LeftSemi };
-                cur = Arc::new(LogicalPlan::Join { left: cur, right: sub, join_type, condition: Expr::conjunction(conds), using: vec![] });
+                cur = Arc::new(LogicalPlan::Join { left: cur, right: sub, join_type, condition: Expr::conjunction(conds), using: vec![], hint: Default::default() });
             }
             Ok(cur)
         })
@@ -136,7 +136,7 @@ impl Rule for RewriteCorrelatedScalarSubquery {
                     check_count_bug(&sub)?;
                 }
                 check_correlation(&preds, &cur, &sub)?;
-                cur = Arc::new(LogicalPlan::Join { left: cur, right: sub, join_type: JoinType::LeftOuter, condition: Expr::conjunction(preds), using: vec![] });
+                cur = Arc::new(LogicalPlan::Join { left: cur, right: sub, join_type: JoinType::LeftOuter, condition: Expr::conjunction(preds), using: vec![], hint: Default::default() });
                 values.push((id, value));
             }
             let replace = |e: Expr| -> Result<Expr> {
@@ -286,12 +286,12 @@ fn pull_up(plan: &Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
             let (c, preds) = pull_up(child)?;
             Ok((Arc::new(LogicalPlan::Sort { order: order.clone(), global: *global, child: c }), preds))
         }
-        LogicalPlan::Join { left, right, join_type: JoinType::Inner | JoinType::Cross, condition, using } if !condition.as_ref().is_some_and(is_correlated) => {
+        LogicalPlan::Join { left, right, join_type: JoinType::Inner | JoinType::Cross, condition, using, hint } if !condition.as_ref().is_some_and(is_correlated) => {
             let (l, mut preds) = pull_up(left)?;
             let (r, more) = pull_up(right)?;
             preds.extend(more);
             let join_type = if condition.is_some() { JoinType::Inner } else { JoinType::Cross };
-            Ok((Arc::new(LogicalPlan::Join { left: l, right: r, join_type, condition: condition.clone(), using: using.clone() }), preds))
+            Ok((Arc::new(LogicalPlan::Join { left: l, right: r, join_type, condition: condition.clone(), using: using.clone(), hint: *hint }), preds))
         }
         other => Err(KilnError::unsupported(format!("a correlated subquery with outer references below `{}`", other.node_string()))),
     }

@@ -112,6 +112,26 @@ fn distinct_becomes_an_aggregate_and_aliases_disappear() {
 }
 
 #[test]
+fn resolved_hints_fold_into_the_join_through_unary_operators() {
+    // The hint on `c` sits over a Filter and a Project after pushdown: it still reaches the join.
+    let plan = optimized(
+        "SELECT /*+ BROADCAST(c), MERGE(o) */ o.order_id, c.name FROM orders o JOIN (SELECT customer_id, name FROM customers WHERE country = 'IN') c ON o.customer_id = c.customer_id",
+    );
+    assert!(plan.contains("+- Join Inner, (customer_id#n = customer_id#n), leftHint=(strategy=merge), rightHint=(strategy=broadcast)\n"), "{plan}");
+    assert!(!plan.contains("ResolvedHint"), "{plan}");
+}
+
+#[test]
+fn a_hint_without_a_join_is_dropped() {
+    let plan = optimized("SELECT /*+ BROADCAST(orders) */ order_id FROM orders WHERE status = 'paid'");
+    assert!(!plan.contains("Hint") && plan.starts_with("Project [order_id#n]"), "{plan}");
+    // The analyzed plan keeps it, over the aliased relation.
+    let df = shop().sql("SELECT /*+ BROADCAST(orders) */ order_id FROM orders").expect("plans");
+    let analyzed = normalize(&df.analyzed_plan().tree_string());
+    assert!(analyzed.contains("+- ResolvedHint (strategy=broadcast)\n   +- SubqueryAlias spark_catalog.default.orders\n"), "{analyzed}");
+}
+
+#[test]
 fn every_rule_is_idempotent_on_its_own_output() {
     use crate::optimizer::default_batches;
     let session = shop();
@@ -121,6 +141,7 @@ fn every_rule_is_idempotent_on_its_own_output() {
         "SELECT c.country, count(*) AS n, sum(o.amount) AS s FROM orders o JOIN customers c ON o.customer_id = c.customer_id WHERE o.status = 'paid' GROUP BY c.country ORDER BY s DESC",
         "SELECT c.name, o.order_id FROM customers c LEFT JOIN orders o ON o.customer_id = c.customer_id AND o.status = 'paid'",
         "SELECT DISTINCT status FROM orders WHERE amount IS NOT NULL",
+        "SELECT /*+ SHUFFLE_HASH(o) */ o.order_id FROM orders o JOIN customers c ON o.customer_id = c.customer_id",
     ];
     for q in queries {
         let df = session.sql(q).expect("plans");

@@ -22,9 +22,18 @@ fn sales_enterprise_revenue_matches_spark() {
 const SALES_ENTERPRISE_REVENUE_HINT: &str = include_str!("../../../tests/reference/queries/sales_enterprise_revenue_hint.sql");
 
 #[test]
-fn sales_enterprise_revenue_hint_ignores_the_hint() {
-    // The hint is a comment to sqlparser: kiln's plan lacks Spark's `'UnresolvedHint BROADCAST, ['c]`.
-    assert_eq!(plan(SALES_ENTERPRISE_REVENUE_HINT), plan(SALES_ENTERPRISE_REVENUE));
+fn sales_enterprise_revenue_hint_matches_spark() {
+    let expected = "\
+'Sort ['revenue DESC NULLS LAST], true
++- 'UnresolvedHint BROADCAST, ['c]
+   +- 'Aggregate ['c.country], ['c.country, 'COUNT(1) AS orders#, 'SUM('o.amount) AS revenue#]
+      +- 'Filter ((('o.order_date >= 2026-10-01) AND ('o.status = shipped)) AND ('c.segment = enterprise))
+         +- 'Join Inner, ('o.customer_id = 'c.customer_id)
+            :- 'SubqueryAlias o
+            :  +- 'UnresolvedRelation [orders], [], false
+            +- 'SubqueryAlias c
+               +- 'UnresolvedRelation [customers], [], false";
+    assert_eq!(plan(SALES_ENTERPRISE_REVENUE_HINT), normalize(expected));
 }
 
 const SALES_PARTITION_PRUNING: &str = include_str!("../../../tests/reference/queries/sales_partition_pruning.sql");

@@ -13,7 +13,7 @@ use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, T
 use cranelift_frontend::FunctionBuilder;
 
 use super::spec::{string_predicate, AggSpec, OutputColumn, StageSink, StageSpec, StringMatch, StringPredicate};
-use crate::expr::{AggFunc, Attribute, BinaryOp, Expr};
+use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ScalarFunc};
 use crate::types::ScalarValue;
 
 /// Where the generated functions find their pointers: slot `k` of the `u64` slot array.
@@ -260,48 +260,209 @@ impl<'a, 'b> Tx<'a, 'b> {
         })
     }
 
-    /// A string column against literals, byte by byte; nothing is read past a value's end.
-    fn string_predicate(&mut self, p: &StringPredicate) -> Result<Emitted, String> {
-        let idx = self.input.iter().position(|c| c.id == p.column.id).ok_or("string column not in the stage input")?;
+    /// A string column's value: its first byte's address, its end offset's address and its
+    /// length in bytes (offsets widened to i64).
+    fn string_value(&mut self, column: &Attribute) -> Result<(Value, Value, Value, Option<Value>), String> {
+        let idx = self.input.iter().position(|c| c.id == column.id).ok_or("string column not in the stage input")?;
         let (_, null) = self.load_column(idx)?;
         let [offsets, _, _, data] = self.cols.get(idx).copied().flatten().ok_or("column not loaded")?;
-        let off = self.b.ins().imul_imm_s(self.row, 4);
+        let row = match self.build_row {
+            Some(b) if idx >= self.n_stream => b,
+            _ => self.row,
+        };
+        let off = self.b.ins().imul_imm_s(row, 4);
         let at = self.b.ins().iadd(offsets, off);
         let start = self.b.ins().sload32(flags(), at, 0);
         let end = self.b.ins().sload32(flags(), at, 4);
         let len = self.b.ins().isub(end, start);
+        let begin = self.b.ins().iadd(data, start);
+        let stop = self.b.ins().iadd(data, end);
+        Ok((begin, stop, len, null))
+    }
+
+    /// 1 when the bytes at `addr` equal `bytes` (the caller checked they are in bounds).
+    fn bytes_equal(&mut self, addr: Value, bytes: &[u8]) -> Value {
+        let mut all = self.b.ins().iconst(types::I8, 1);
+        for (i, byte) in bytes.iter().enumerate() {
+            let v = self.b.ins().uload8(types::I32, flags(), addr, i as i32);
+            let eq = self.b.ins().icmp_imm_s(IntCC::Equal, v, *byte as i64);
+            all = self.b.ins().band(all, eq);
+        }
+        all
+    }
+
+    /// A string column against literals, byte by byte; nothing is read past a value's end.
+    fn string_predicate(&mut self, p: &StringPredicate) -> Result<Emitted, String> {
+        let (begin, stop, len, null) = self.string_value(&p.column)?;
         let mut any = self.b.ins().iconst(types::I8, 0);
         for (bytes, kind) in &p.alternatives {
             let n = bytes.len() as i64;
-            let (cc, base) = match kind {
-                StringMatch::Exact => (IntCC::Equal, start),
-                StringMatch::Prefix => (IntCC::SignedGreaterThanOrEqual, start),
-                StringMatch::Suffix => (IntCC::SignedGreaterThanOrEqual, self.b.ins().iadd_imm_s(end, -n)),
-                StringMatch::Any => {
-                    any = self.b.ins().iconst(types::I8, 1);
-                    continue;
+            let result = match kind {
+                StringMatch::Any => self.b.ins().iconst(types::I8, 1),
+                StringMatch::Pattern => self.like_pattern(bytes, begin, stop, len),
+                StringMatch::Less | StringMatch::Greater => {
+                    let order = self.compare_bytes(bytes, begin, len);
+                    let cc = if *kind == StringMatch::Less { IntCC::SignedLessThan } else { IntCC::SignedGreaterThan };
+                    self.b.ins().icmp_imm_s(cc, order, 0)
+                }
+                StringMatch::Exact | StringMatch::Prefix | StringMatch::Suffix => {
+                    let (cc, base) = match kind {
+                        StringMatch::Exact => (IntCC::Equal, begin),
+                        StringMatch::Prefix => (IntCC::SignedGreaterThanOrEqual, begin),
+                        _ => (IntCC::SignedGreaterThanOrEqual, self.b.ins().iadd_imm_s(stop, -n)),
+                    };
+                    let len_ok = self.b.ins().icmp_imm_s(cc, len, n);
+                    self.guarded(len_ok, &mut |tx| tx.bytes_equal(base, bytes))
                 }
             };
-            let len_ok = self.b.ins().icmp_imm_s(cc, len, n);
-            let compare = self.b.create_block();
-            let merge = self.b.create_block();
-            let result = self.b.append_block_param(merge, types::I8);
-            let no = self.b.ins().iconst(types::I8, 0);
-            self.b.ins().brif(len_ok, compare, &[], merge, &[BlockArg::Value(no)]);
-            self.b.switch_to_block(compare);
-            let addr = self.b.ins().iadd(data, base);
-            let mut all = self.b.ins().iconst(types::I8, 1);
-            for (i, byte) in bytes.iter().enumerate() {
-                let v = self.b.ins().uload8(types::I32, flags(), addr, i as i32);
-                let eq = self.b.ins().icmp_imm_s(IntCC::Equal, v, *byte as i64);
-                all = self.b.ins().band(all, eq);
-            }
-            self.b.ins().jump(merge, &[BlockArg::Value(all)]);
-            self.b.switch_to_block(merge);
             any = self.b.ins().bor(any, result);
         }
         let v = if p.negated { self.b.ins().bxor_imm_u(any, 1) } else { any };
         Ok((v, null))
+    }
+
+    /// `f()` (an i8) where `cond` holds, else 0: `f` may read what `cond` proves in bounds.
+    fn guarded(&mut self, cond: Value, f: &mut dyn FnMut(&mut Self) -> Value) -> Value {
+        let then = self.b.create_block();
+        let merge = self.b.create_block();
+        let result = self.b.append_block_param(merge, types::I8);
+        let no = self.b.ins().iconst(types::I8, 0);
+        self.b.ins().brif(cond, then, &[], merge, &[BlockArg::Value(no)]);
+        self.b.switch_to_block(then);
+        let v = f(self);
+        self.b.ins().jump(merge, &[BlockArg::Value(v)]);
+        self.b.switch_to_block(merge);
+        result
+    }
+
+    /// The value's bytes against `lit` as Spark's UTF8String.compareTo: -1, 0 or 1 (an i8). The
+    /// first differing byte decides (unsigned); else the shorter value is smaller.
+    fn compare_bytes(&mut self, lit: &[u8], begin: Value, len: Value) -> Value {
+        let merge = self.b.create_block();
+        let order = self.b.append_block_param(merge, types::I8);
+        let (less, greater) = (-1i64, 1i64);
+        for (i, byte) in lit.iter().enumerate() {
+            // The value ended before the literal: it is a proper prefix, so smaller.
+            let ended = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, len, i as i64);
+            let read = self.b.create_block();
+            let lt = self.b.ins().iconst(types::I8, less);
+            self.b.ins().brif(ended, merge, &[BlockArg::Value(lt)], read, &[]);
+            self.b.switch_to_block(read);
+            let v = self.b.ins().uload8(types::I32, flags(), begin, i as i32);
+            let same = self.b.ins().icmp_imm_s(IntCC::Equal, v, *byte as i64);
+            let next = self.b.create_block();
+            let differs = self.b.create_block();
+            self.b.ins().brif(same, next, &[], differs, &[]);
+            self.b.switch_to_block(differs);
+            let below = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, v, *byte as i64);
+            let (lt, gt) = (self.b.ins().iconst(types::I8, less), self.b.ins().iconst(types::I8, greater));
+            let o = self.b.ins().select(below, lt, gt);
+            self.b.ins().jump(merge, &[BlockArg::Value(o)]);
+            self.b.switch_to_block(next);
+        }
+        // Every byte of the literal matched: longer values are greater.
+        let longer = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, len, lit.len() as i64);
+        self.b.ins().jump(merge, &[BlockArg::Value(longer)]);
+        self.b.switch_to_block(merge);
+        order
+    }
+
+    /// LIKE with literal pieces between `%`s: the first piece anchored at the start (unless the
+    /// pattern starts with `%`), the last at the end (unless it ends with `%`), and each middle
+    /// piece found leftmost after the previous one, by a byte loop over the value.
+    fn like_pattern(&mut self, pattern: &[u8], begin: Value, stop: Value, len: Value) -> Value {
+        let pieces: Vec<&[u8]> = pattern.split(|c| *c == b'%').collect();
+        let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+        let middles: Vec<&[u8]> = pieces[1..pieces.len() - 1].iter().copied().filter(|p| !p.is_empty()).collect();
+        let done = self.b.create_block();
+        let matched = self.b.append_block_param(done, types::I8);
+        let no = self.b.ins().iconst(types::I8, 0);
+        // Where the next piece may start, and where pieces must end.
+        let mut pos = begin;
+        let mut limit = stop;
+        let anchored = (first.len() + last.len()) as i64;
+        if anchored > 0 {
+            // The anchored pieces must fit without overlapping.
+            let fits = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, len, anchored);
+            let cont = self.b.create_block();
+            self.b.ins().brif(fits, cont, &[], done, &[BlockArg::Value(no)]);
+            self.b.switch_to_block(cont);
+            let mut ok = self.b.ins().iconst(types::I8, 1);
+            if !first.is_empty() {
+                let eq = self.bytes_equal(begin, first);
+                ok = self.b.ins().band(ok, eq);
+                pos = self.b.ins().iadd_imm_s(begin, first.len() as i64);
+            }
+            if !last.is_empty() {
+                limit = self.b.ins().iadd_imm_s(stop, -(last.len() as i64));
+                let eq = self.bytes_equal(limit, last);
+                ok = self.b.ins().band(ok, eq);
+            }
+            let cont = self.b.create_block();
+            let no = self.b.ins().iconst(types::I8, 0);
+            self.b.ins().brif(ok, cont, &[], done, &[BlockArg::Value(no)]);
+            self.b.switch_to_block(cont);
+        }
+        for piece in middles {
+            // for (p = pos; p + n <= limit; p++) if bytes at p == piece { pos = p + n; found }
+            let n = piece.len() as i64;
+            let header = self.b.create_block();
+            let p = self.b.append_block_param(header, types::I64);
+            let check = self.b.create_block();
+            let full = self.b.create_block();
+            let advance = self.b.create_block();
+            let found = self.b.create_block();
+            self.b.ins().jump(header, &[BlockArg::Value(pos)]);
+            self.b.switch_to_block(header);
+            let end = self.b.ins().iadd_imm_s(p, n);
+            let room = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, limit);
+            let no = self.b.ins().iconst(types::I8, 0);
+            self.b.ins().brif(room, check, &[], done, &[BlockArg::Value(no)]);
+            self.b.switch_to_block(check);
+            // The first byte filters most positions before the whole piece is compared.
+            let c = self.b.ins().uload8(types::I32, flags(), p, 0);
+            let first_eq = self.b.ins().icmp_imm_s(IntCC::Equal, c, piece[0] as i64);
+            self.b.ins().brif(first_eq, full, &[], advance, &[]);
+            self.b.switch_to_block(full);
+            let after = self.b.ins().iadd_imm_s(p, 1);
+            let eq = self.bytes_equal(after, &piece[1..]);
+            self.b.ins().brif(eq, found, &[], advance, &[]);
+            self.b.switch_to_block(advance);
+            let next = self.b.ins().iadd_imm_s(p, 1);
+            self.b.ins().jump(header, &[BlockArg::Value(next)]);
+            self.b.switch_to_block(found);
+            pos = end;
+        }
+        let yes = self.b.ins().iconst(types::I8, 1);
+        self.b.ins().jump(done, &[BlockArg::Value(yes)]);
+        self.b.switch_to_block(done);
+        matched
+    }
+
+    /// length(): the value's characters, counted as the UTF-8 bytes that do not continue one.
+    fn length(&mut self, column: &Attribute) -> Result<Emitted, String> {
+        let (begin, stop, _, null) = self.string_value(column)?;
+        let header = self.b.create_block();
+        let p = self.b.append_block_param(header, types::I64);
+        let count = self.b.append_block_param(header, types::I32);
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        let total = self.b.append_block_param(done, types::I32);
+        let zero = self.b.ins().iconst(types::I32, 0);
+        self.b.ins().jump(header, &[BlockArg::Value(begin), BlockArg::Value(zero)]);
+        self.b.switch_to_block(header);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, p, stop);
+        self.b.ins().brif(more, body, &[], done, &[BlockArg::Value(count)]);
+        self.b.switch_to_block(body);
+        let c = self.b.ins().uload8(types::I32, flags(), p, 0);
+        let top = self.b.ins().band_imm_u(c, 0xC0);
+        let starts = self.b.ins().icmp_imm_s(IntCC::NotEqual, top, 0x80);
+        let starts = self.b.ins().uextend(types::I32, starts);
+        let count1 = self.b.ins().iadd(count, starts);
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        self.b.ins().jump(header, &[BlockArg::Value(p1), BlockArg::Value(count1)]);
+        self.b.switch_to_block(done);
+        Ok((total, null))
     }
 
     /// The conjunction of `conditions` as a pass bit (true and not NULL), None if empty.
@@ -387,7 +548,38 @@ impl<'a, 'b> Tx<'a, 'b> {
             Expr::Binary { op, left, right } => self.arithmetic(*op, left, right, e),
             Expr::InList { child, list, negated } => self.in_list(child, list, *negated),
             Expr::CaseWhen { branches, else_expr } => self.case_when(e, branches, else_expr.as_deref()),
+            Expr::Function { func: ScalarFunc::Length, args } => match args.as_slice() {
+                [Expr::Attribute(a)] => self.length(a),
+                _ => Err(format!("expression {e}")),
+            },
+            Expr::Function { func: ScalarFunc::Abs, args } => match args.as_slice() {
+                [x] => self.abs(x),
+                _ => Err(format!("expression {e}")),
+            },
             other => Err(format!("expression {other}")),
+        }
+    }
+
+    /// abs(): the argument's type; abs of the smallest int or bigint overflows (ANSI).
+    fn abs(&mut self, x: &Expr) -> Result<Emitted, String> {
+        let t = x.data_type().map_err(|e| e.to_string())?;
+        let (v, n) = self.emit(x)?;
+        match t {
+            DataType::Null => Ok((v, n)),
+            DataType::Float64 => Ok((self.b.ins().fabs(v), n)),
+            DataType::Int32 | DataType::Int64 | DataType::Decimal128(..) => {
+                if let DataType::Int32 | DataType::Int64 = t {
+                    let min = if t == DataType::Int32 { i32::MIN as i64 } else { i64::MIN };
+                    let is_min = self.b.ins().icmp_imm_s(IntCC::Equal, v, min);
+                    self.fail_if(is_min, n);
+                }
+                let ty = self.b.func.dfg.value_type(v);
+                let z = zero(self.b, ty);
+                let negative = self.b.ins().icmp(IntCC::SignedLessThan, v, z);
+                let neg = self.b.ins().ineg(v);
+                Ok((self.b.ins().select(negative, neg, v), n))
+            }
+            other => Err(format!("abs of {other}")),
         }
     }
 
@@ -402,6 +594,26 @@ impl<'a, 'b> Tx<'a, 'b> {
             (f, t) if f == t => Ok((v, n)),
             (DataType::Int32, DataType::Int64) => Ok((self.b.ins().sextend(types::I64, v), n)),
             (DataType::Int32 | DataType::Int64, DataType::Float64) => Ok((self.b.ins().fcvt_from_sint(types::F64, v), n)),
+            (DataType::Decimal128(_, s1), DataType::Decimal128(p, s)) if s < s1 && self.b.func.dfg.value_type(v) == types::I64 => {
+                // Fewer fraction digits: divide, rounding HALF_UP (away from zero on a tie).
+                let f = pow10((*s1 - *s) as u32).ok_or("decimal scale")? as i64;
+                let q = self.b.ins().sdiv_imm_s(v, f);
+                let r = self.b.ins().srem_imm_s(v, f);
+                let neg_r = self.b.ins().ineg(r);
+                let r_negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, r, 0);
+                let abs_r = self.b.ins().select(r_negative, neg_r, r);
+                let twice = self.b.ins().imul_imm_s(abs_r, 2);
+                let round = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, twice, f);
+                let v_negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, v, 0);
+                let one = self.b.ins().iconst(types::I64, 1);
+                let minus_one = self.b.ins().iconst(types::I64, -1);
+                let step = self.b.ins().select(v_negative, minus_one, one);
+                let zero = self.b.ins().iconst(types::I64, 0);
+                let step = self.b.ins().select(round, step, zero);
+                let rounded = self.b.ins().iadd(q, step);
+                self.check_precision(rounded, *p, n)?;
+                Ok((self.resize(rounded, repr(to)), n))
+            }
             (DataType::Int32 | DataType::Int64, DataType::Decimal128(p, s)) | (DataType::Decimal128(_, _), DataType::Decimal128(p, s)) => {
                 let from_scale = match from {
                     DataType::Decimal128(_, fs) => fs,
@@ -415,6 +627,57 @@ impl<'a, 'b> Tx<'a, 'b> {
                 let scaled = self.scale_up(wide, (*s - from_scale) as u32)?;
                 self.check_precision(scaled, *p, n)?;
                 Ok((self.resize(scaled, repr(to)), n))
+            }
+            (DataType::Int64, DataType::Int32) => {
+                let narrow = self.b.ins().ireduce(types::I32, v);
+                let back = self.b.ins().sextend(types::I64, narrow);
+                let differs = self.b.ins().icmp(IntCC::NotEqual, back, v);
+                self.fail_if(differs, n);
+                Ok((narrow, n))
+            }
+            (DataType::Float64, DataType::Int32 | DataType::Int64) => {
+                // The interpreter's (Spark's) check: floor and ceil within range, NaN fails;
+                // then truncation toward zero (2^63 saturates to the largest bigint, as there).
+                let (lo, hi) = if *to == DataType::Int32 { (i32::MIN as f64, i32::MAX as f64) } else { (i64::MIN as f64, i64::MAX as f64) };
+                let floor = self.b.ins().floor(v);
+                let ceil = self.b.ins().ceil(v);
+                let (hi, lo) = (self.b.ins().f64const(hi), self.b.ins().f64const(lo));
+                let below_hi = self.b.ins().fcmp(FloatCC::LessThanOrEqual, floor, hi);
+                let above_lo = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, ceil, lo);
+                let in_range = self.b.ins().band(below_hi, above_lo);
+                let out = self.b.ins().bxor_imm_u(in_range, 1);
+                self.fail_if(out, n);
+                Ok((self.b.ins().fcvt_to_sint_sat(repr(to), v), n))
+            }
+            (DataType::Decimal128(_, s), DataType::Int32 | DataType::Int64) => {
+                // Truncation toward zero; p <= 18, so the value is an i64 (checked by the spec).
+                let f = u32::try_from(*s).ok().and_then(pow10).ok_or("decimal scale")?;
+                let q = self.b.ins().sdiv_imm_s(v, f as i64);
+                if *to == DataType::Int32 {
+                    let narrow = self.b.ins().ireduce(types::I32, q);
+                    let back = self.b.ins().sextend(types::I64, narrow);
+                    let differs = self.b.ins().icmp(IntCC::NotEqual, back, q);
+                    self.fail_if(differs, n);
+                    Ok((narrow, n))
+                } else {
+                    Ok((q, n))
+                }
+            }
+            (DataType::Decimal128(_, s), DataType::Float64) => {
+                // As the interpreter: an unscaled value within 2^53 divided by an exact power of
+                // ten rounds once; wider values go to the interpreter.
+                let d: f64 = format!("1e{s}").parse().map_err(|_| "decimal scale")?;
+                let ty = self.b.func.dfg.value_type(v);
+                let limit = 1i128 << 53;
+                let (hi, lo) = (int_const(self.b, ty, limit), int_const(self.b, ty, -limit));
+                let over = self.b.ins().icmp(IntCC::SignedGreaterThan, v, hi);
+                let under = self.b.ins().icmp(IntCC::SignedLessThan, v, lo);
+                let wide = self.b.ins().bor(over, under);
+                self.fail_if(wide, n);
+                let v64 = self.resize(v, types::I64);
+                let x = self.b.ins().fcvt_from_sint(types::F64, v64);
+                let d = self.b.ins().f64const(d);
+                Ok((self.b.ins().fdiv(x, d), n))
             }
             (f, t) => Err(format!("cast from {f} to {t}")),
         }
@@ -732,7 +995,7 @@ fn used_columns(spec: &StageSpec) -> Vec<bool> {
 fn can_fail(e: &Expr) -> bool {
     e.exists(&|x| match x {
         Expr::Binary { op, .. } => op.is_arithmetic(),
-        Expr::Negative(_) | Expr::Cast { .. } => true,
+        Expr::Negative(_) | Expr::Cast { .. } | Expr::Function { func: ScalarFunc::Abs, .. } => true,
         _ => false,
     })
 }
@@ -990,6 +1253,14 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
     Ok(())
 }
 
+/// The bits of a double as an i64 whose signed order is `f64::total_cmp`'s (-NaN < -inf < -0.0 <
+/// 0.0 < inf < NaN), the order the interpreter's min/max use.
+fn total_order_key(b: &mut FunctionBuilder, bits: Value) -> Value {
+    let sign = b.ins().sshr_imm_u(bits, 63);
+    let mask = b.ins().ushr_imm_u(sign, 1);
+    b.ins().bxor(bits, mask)
+}
+
 /// Runs `f` only for rows where `null` is not set.
 fn when_valid(tx: &mut Tx, null: Option<Value>, f: &mut dyn FnMut(&mut Tx) -> Result<(), String>) -> Result<(), String> {
     let Some(n) = null else { return f(tx) };
@@ -1076,11 +1347,20 @@ fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), String>
                 }
             }
             (AggFunc::Min | AggFunc::Max, _) => {
-                let ty = repr(&t);
+                let cc = if a.func == AggFunc::Min { IntCC::SignedLessThan } else { IntCC::SignedGreaterThan };
+                // Doubles are kept as their bits and ordered as the interpreter's total order.
+                let (v, ty) = match repr(&t) {
+                    types::F64 => (tx.b.ins().bitcast(types::I64, MemFlagsData::new(), v), types::I64),
+                    ty => (v, ty),
+                };
                 let cur = tx.b.ins().load(ty, flags(), at, value_off);
                 let seen = tx.b.ins().load(types::I64, flags(), at, aux_off);
-                let cc = if a.func == AggFunc::Min { IntCC::SignedLessThan } else { IntCC::SignedGreaterThan };
-                let better = tx.b.ins().icmp(cc, v, cur);
+                let better = if t == DataType::Float64 {
+                    let (kv, kc) = (total_order_key(tx.b, v), total_order_key(tx.b, cur));
+                    tx.b.ins().icmp(cc, kv, kc)
+                } else {
+                    tx.b.ins().icmp(cc, v, cur)
+                };
                 let unseen = tx.b.ins().icmp_imm_s(IntCC::Equal, seen, 0);
                 let take = tx.b.ins().bor(better, unseen);
                 let new = tx.b.ins().select(take, v, cur);

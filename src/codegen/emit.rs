@@ -9,7 +9,7 @@
 
 use arrow::datatypes::DataType;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{types, Block, BlockArg, FuncRef, GlobalValue, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
 use super::spec::{string_predicate, AggSpec, OutputColumn, StageSink, StageSpec, StringMatch, StringPredicate};
@@ -67,6 +67,67 @@ fn flags() -> MemFlagsData {
 
 type Emitted = (Value, Option<Value>);
 
+/// What a function may call or read besides its slots: the substring search helper and the
+/// needles it searches for (the middle pieces of LIKE patterns, laid end to end in one data
+/// object). Present only in stages with such a pattern.
+#[derive(Clone, Default)]
+pub struct Helpers {
+    /// `kiln_find(haystack, haystack_len, needle, needle_len) -> index or -1`.
+    pub find: Option<FuncRef>,
+    /// The needles' data object, and each needle's offset in it.
+    pub needles: Option<(GlobalValue, Vec<(Vec<u8>, usize)>)>,
+}
+
+/// The middle pieces of every LIKE pattern in the stage: what the search helper looks for.
+pub fn like_needles(spec: &StageSpec) -> Vec<Vec<u8>> {
+    let mut exprs: Vec<&Expr> = spec.conditions.iter().chain(&spec.post_conditions).collect();
+    match &spec.sink {
+        StageSink::Output { columns, .. } => exprs.extend(columns.iter().filter_map(|c| match c {
+            OutputColumn::Computed(e) => Some(e),
+            OutputColumn::Copied(_) => None,
+        })),
+        StageSink::Aggregate { aggregates, .. } => exprs.extend(aggregates.iter().filter_map(|a| a.arg.as_ref())),
+    }
+    let mut needles: Vec<Vec<u8>> = vec![];
+    for e in exprs {
+        e.visit(&mut |x| {
+            let Some(p) = string_predicate(x) else { return };
+            for (bytes, kind) in &p.alternatives {
+                if *kind == StringMatch::Pattern {
+                    for piece in middle_pieces(bytes) {
+                        if !needles.iter().any(|n| n == piece) {
+                            needles.push(piece.to_vec());
+                        }
+                    }
+                }
+            }
+        });
+    }
+    needles
+}
+
+/// The pieces of a LIKE pattern between its first and last `%`, empty ones left out.
+fn middle_pieces(pattern: &[u8]) -> Vec<&[u8]> {
+    let pieces: Vec<&[u8]> = pattern.split(|c| *c == b'%').collect();
+    pieces[1..pieces.len().saturating_sub(1).max(1)].iter().copied().filter(|p| !p.is_empty()).collect()
+}
+
+/// The substring search the generated code calls per value for a LIKE pattern's middle
+/// pieces: the index of the first `needle` in `haystack`, or -1. Never panics (a panic would
+/// abort the process across the `extern "C"` boundary).
+///
+/// # Safety
+/// `haystack` and `needle` must point at that many readable bytes.
+pub unsafe extern "C" fn kiln_find(haystack: *const u8, haystack_len: i64, needle: *const u8, needle_len: i64) -> i64 {
+    let (Ok(h), Ok(n)) = (usize::try_from(haystack_len), usize::try_from(needle_len)) else { return -1 };
+    if haystack.is_null() || needle.is_null() {
+        return -1;
+    }
+    // SAFETY: the caller passes a value's bytes and a needle of the stated lengths.
+    let (hay, needle) = unsafe { (std::slice::from_raw_parts(haystack, h), std::slice::from_raw_parts(needle, n)) };
+    memchr::memmem::find(hay, needle).map_or(-1, |i| i as i64)
+}
+
 /// The translator: a builder positioned inside a row loop, with the stage's column pointers.
 pub struct Tx<'a, 'b> {
     b: &'a mut FunctionBuilder<'b>,
@@ -84,6 +145,8 @@ pub struct Tx<'a, 'b> {
     loaded: Vec<Option<Emitted>>,
     /// This variant runs only on batches whose columns have no NULLs: no validity reads.
     no_nulls: bool,
+    /// The search helper and its needles.
+    helpers: &'a Helpers,
 }
 
 fn i128_const(b: &mut FunctionBuilder, v: i128) -> Value {
@@ -299,7 +362,7 @@ impl<'a, 'b> Tx<'a, 'b> {
             let n = bytes.len() as i64;
             let result = match kind {
                 StringMatch::Any => self.b.ins().iconst(types::I8, 1),
-                StringMatch::Pattern => self.like_pattern(bytes, begin, stop, len),
+                StringMatch::Pattern => self.like_pattern(bytes, begin, stop, len)?,
                 StringMatch::Less | StringMatch::Greater => {
                     let order = self.compare_bytes(bytes, begin, len);
                     let cc = if *kind == StringMatch::Less { IntCC::SignedLessThan } else { IntCC::SignedGreaterThan };
@@ -369,11 +432,12 @@ impl<'a, 'b> Tx<'a, 'b> {
 
     /// LIKE with literal pieces between `%`s: the first piece anchored at the start (unless the
     /// pattern starts with `%`), the last at the end (unless it ends with `%`), and each middle
-    /// piece found leftmost after the previous one, by a byte loop over the value.
-    fn like_pattern(&mut self, pattern: &[u8], begin: Value, stop: Value, len: Value) -> Value {
+    /// piece found leftmost after the previous one (a per-value call: string work, see
+    /// `codegen-lessons.md`).
+    fn like_pattern(&mut self, pattern: &[u8], begin: Value, stop: Value, len: Value) -> Result<Value, String> {
         let pieces: Vec<&[u8]> = pattern.split(|c| *c == b'%').collect();
         let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
-        let middles: Vec<&[u8]> = pieces[1..pieces.len() - 1].iter().copied().filter(|p| !p.is_empty()).collect();
+        let middles = middle_pieces(pattern);
         let done = self.b.create_block();
         let matched = self.b.append_block_param(done, types::I8);
         let no = self.b.ins().iconst(types::I8, 0);
@@ -404,39 +468,29 @@ impl<'a, 'b> Tx<'a, 'b> {
             self.b.switch_to_block(cont);
         }
         for piece in middles {
-            // for (p = pos; p + n <= limit; p++) if bytes at p == piece { pos = p + n; found }
-            let n = piece.len() as i64;
-            let header = self.b.create_block();
-            let p = self.b.append_block_param(header, types::I64);
-            let check = self.b.create_block();
-            let full = self.b.create_block();
-            let advance = self.b.create_block();
+            // Each piece is searched after the previous one, by the helper (memchr's memmem).
+            let (Some(find), Some((gv, offsets))) = (self.helpers.find, &self.helpers.needles) else {
+                return Err("a LIKE pattern without the search helper".into());
+            };
+            let at = offsets.iter().find(|(n, _)| n.as_slice() == piece).map(|(_, o)| *o).ok_or("a LIKE piece without a needle")?;
+            let base = self.b.ins().symbol_value(types::I64, *gv);
+            let needle = self.b.ins().iadd_imm_s(base, at as i64);
+            let room = self.b.ins().isub(limit, pos);
+            let n = self.b.ins().iconst(types::I64, piece.len() as i64);
+            let call = self.b.ins().call(find, &[pos, room, needle, n]);
+            let index = self.b.inst_results(call)[0];
+            let missing = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, index, 0);
             let found = self.b.create_block();
-            self.b.ins().jump(header, &[BlockArg::Value(pos)]);
-            self.b.switch_to_block(header);
-            let end = self.b.ins().iadd_imm_s(p, n);
-            let room = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, limit);
             let no = self.b.ins().iconst(types::I8, 0);
-            self.b.ins().brif(room, check, &[], done, &[BlockArg::Value(no)]);
-            self.b.switch_to_block(check);
-            // The first byte filters most positions before the whole piece is compared.
-            let c = self.b.ins().uload8(types::I32, flags(), p, 0);
-            let first_eq = self.b.ins().icmp_imm_s(IntCC::Equal, c, piece[0] as i64);
-            self.b.ins().brif(first_eq, full, &[], advance, &[]);
-            self.b.switch_to_block(full);
-            let after = self.b.ins().iadd_imm_s(p, 1);
-            let eq = self.bytes_equal(after, &piece[1..]);
-            self.b.ins().brif(eq, found, &[], advance, &[]);
-            self.b.switch_to_block(advance);
-            let next = self.b.ins().iadd_imm_s(p, 1);
-            self.b.ins().jump(header, &[BlockArg::Value(next)]);
+            self.b.ins().brif(missing, done, &[BlockArg::Value(no)], found, &[]);
             self.b.switch_to_block(found);
-            pos = end;
+            let start = self.b.ins().iadd(pos, index);
+            pos = self.b.ins().iadd_imm_s(start, piece.len() as i64);
         }
         let yes = self.b.ins().iconst(types::I8, 1);
         self.b.ins().jump(done, &[BlockArg::Value(yes)]);
         self.b.switch_to_block(done);
-        matched
+        Ok(matched)
     }
 
     /// length(): the value's characters, counted as the UTF-8 bytes that do not continue one.
@@ -1126,7 +1180,7 @@ fn enter(b: &mut FunctionBuilder, layout: &SlotLayout) -> ([Value; 3], Vec<Optio
 }
 
 /// The filter function: `fn(slots, n, sel_out) -> count` (-1: run interpreted).
-pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool) -> Result<(), String> {
+pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool, helpers: &Helpers) -> Result<(), String> {
     let ([_, n, sel_out], cols, fail) = enter(b, layout);
     let count = b.declare_var(types::I64);
     let zero = b.ins().iconst(types::I64, 0);
@@ -1134,7 +1188,7 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
     let condition_columns = columns_of(spec, spec.conditions.iter());
     let (columns, n_stream) = (spec.columns(), spec.input.len());
     row_loop(b, n, &mut |b, row, next| {
-        let mut tx = Tx { b: &mut *b, input: columns, n_stream, cols: cols.clone(), row, build_row: None, fail, loaded: vec![], no_nulls };
+        let mut tx = Tx { b: &mut *b, input: columns, n_stream, cols: cols.clone(), row, build_row: None, fail, loaded: vec![], no_nulls, helpers };
         tx.preload(&condition_columns)?;
         let pass = tx.conjunction(&spec.conditions, next)?;
         // Branch-free append: write the row, advance the count by the pass bit.
@@ -1159,7 +1213,7 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
 
 /// The sink function: `fn(slots, sel, count) -> status` over the selected rows (`sel` is
 /// ignored when the stage has no filter: row j is then row j).
-pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool) -> Result<(), String> {
+pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool, helpers: &Helpers) -> Result<(), String> {
     let ([slots, sel, count], cols, fail) = enter(b, layout);
     let gids = layout.gids.map(|k| slot(b, slots, k));
     let acc = layout.acc.map(|k| slot(b, slots, k));
@@ -1190,7 +1244,7 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
             j
         };
         let build_row = build_sel.map(|bs| load_index(b, bs, j));
-        let mut tx = Tx { b: &mut *b, input: columns, n_stream, cols: cols.clone(), row, build_row, fail, loaded: vec![], no_nulls };
+        let mut tx = Tx { b: &mut *b, input: columns, n_stream, cols: cols.clone(), row, build_row, fail, loaded: vec![], no_nulls, helpers };
         tx.preload(&sink_columns)?;
         // Conditions on joined rows: a pair that fails them is skipped.
         if let Some(pass) = tx.conjunction(&spec.post_conditions, next)? {

@@ -235,6 +235,9 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
             let lt = left.data_type().ok();
             let dec = |t: &Option<DataType>| matches!(t, Some(DataType::Decimal128(..)));
             match op {
+                // Spark scales the dividend past 18 digits (the result scale is at least 6), so
+                // exact HALF_UP division needs an i128 (or wider) divide, which Cranelift lowers
+                // to a library call per value: it stays in the interpreter.
                 BinaryOp::Divide | BinaryOp::Modulo | BinaryOp::IntDivide if dec(&lt) => Some("decimal division".to_string()),
                 BinaryOp::Modulo | BinaryOp::IntDivide => Some(format!("operator {}", op.symbol())),
                 BinaryOp::Divide if lt != Some(DataType::Float64) => Some("division of non-doubles".to_string()),

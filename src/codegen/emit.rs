@@ -9,11 +9,11 @@
 
 use arrow::datatypes::DataType;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{types, Block, BlockArg, FuncRef, GlobalValue, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
 use super::spec::{string_predicate, AggSpec, OutputColumn, StageSink, StageSpec, StringMatch, StringPredicate};
-use crate::expr::{AggFunc, Attribute, BinaryOp, Expr};
+use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ScalarFunc};
 use crate::types::ScalarValue;
 
 /// Where the generated functions find their pointers: slot `k` of the `u64` slot array.
@@ -67,6 +67,67 @@ fn flags() -> MemFlagsData {
 
 type Emitted = (Value, Option<Value>);
 
+/// What a function may call or read besides its slots: the substring search helper and the
+/// needles it searches for (the middle pieces of LIKE patterns, laid end to end in one data
+/// object). Present only in stages with such a pattern.
+#[derive(Clone, Default)]
+pub struct Helpers {
+    /// `kiln_find(haystack, haystack_len, needle, needle_len) -> index or -1`.
+    pub find: Option<FuncRef>,
+    /// The needles' data object, and each needle's offset in it.
+    pub needles: Option<(GlobalValue, Vec<(Vec<u8>, usize)>)>,
+}
+
+/// The middle pieces of every LIKE pattern in the stage: what the search helper looks for.
+pub fn like_needles(spec: &StageSpec) -> Vec<Vec<u8>> {
+    let mut exprs: Vec<&Expr> = spec.conditions.iter().chain(&spec.post_conditions).collect();
+    match &spec.sink {
+        StageSink::Output { columns, .. } => exprs.extend(columns.iter().filter_map(|c| match c {
+            OutputColumn::Computed(e) => Some(e),
+            OutputColumn::Copied(_) => None,
+        })),
+        StageSink::Aggregate { aggregates, .. } => exprs.extend(aggregates.iter().filter_map(|a| a.arg.as_ref())),
+    }
+    let mut needles: Vec<Vec<u8>> = vec![];
+    for e in exprs {
+        e.visit(&mut |x| {
+            let Some(p) = string_predicate(x) else { return };
+            for (bytes, kind) in &p.alternatives {
+                if *kind == StringMatch::Pattern {
+                    for piece in middle_pieces(bytes) {
+                        if !needles.iter().any(|n| n == piece) {
+                            needles.push(piece.to_vec());
+                        }
+                    }
+                }
+            }
+        });
+    }
+    needles
+}
+
+/// The pieces of a LIKE pattern between its first and last `%`, empty ones left out.
+fn middle_pieces(pattern: &[u8]) -> Vec<&[u8]> {
+    let pieces: Vec<&[u8]> = pattern.split(|c| *c == b'%').collect();
+    pieces[1..pieces.len().saturating_sub(1).max(1)].iter().copied().filter(|p| !p.is_empty()).collect()
+}
+
+/// The substring search the generated code calls per value for a LIKE pattern's middle
+/// pieces: the index of the first `needle` in `haystack`, or -1. Never panics (a panic would
+/// abort the process across the `extern "C"` boundary).
+///
+/// # Safety
+/// `haystack` and `needle` must point at that many readable bytes.
+pub unsafe extern "C" fn kiln_find(haystack: *const u8, haystack_len: i64, needle: *const u8, needle_len: i64) -> i64 {
+    let (Ok(h), Ok(n)) = (usize::try_from(haystack_len), usize::try_from(needle_len)) else { return -1 };
+    if haystack.is_null() || needle.is_null() {
+        return -1;
+    }
+    // SAFETY: the caller passes a value's bytes and a needle of the stated lengths.
+    let (hay, needle) = unsafe { (std::slice::from_raw_parts(haystack, h), std::slice::from_raw_parts(needle, n)) };
+    memchr::memmem::find(hay, needle).map_or(-1, |i| i as i64)
+}
+
 /// The translator: a builder positioned inside a row loop, with the stage's column pointers.
 pub struct Tx<'a, 'b> {
     b: &'a mut FunctionBuilder<'b>,
@@ -84,6 +145,8 @@ pub struct Tx<'a, 'b> {
     loaded: Vec<Option<Emitted>>,
     /// This variant runs only on batches whose columns have no NULLs: no validity reads.
     no_nulls: bool,
+    /// The search helper and its needles.
+    helpers: &'a Helpers,
 }
 
 fn i128_const(b: &mut FunctionBuilder, v: i128) -> Value {
@@ -268,9 +331,10 @@ impl<'a, 'b> Tx<'a, 'b> {
         })
     }
 
-    /// A string column against literals, byte by byte; nothing is read past a value's end.
-    fn string_predicate(&mut self, p: &StringPredicate) -> Result<Emitted, String> {
-        let idx = self.input.iter().position(|c| c.id == p.column.id).ok_or("string column not in the stage input")?;
+    /// A string column's value: its first byte's address, its end offset's address and its
+    /// length in bytes (offsets widened to i64).
+    fn string_value(&mut self, column: &Attribute) -> Result<(Value, Value, Value, Option<Value>), String> {
+        let idx = self.input.iter().position(|c| c.id == column.id).ok_or("string column not in the stage input")?;
         let (_, null) = self.load_column(idx)?;
         let [offsets, _, _, data] = self.cols.get(idx).copied().flatten().ok_or("column not loaded")?;
         let row = self.row_of(idx);
@@ -279,38 +343,185 @@ impl<'a, 'b> Tx<'a, 'b> {
         let start = self.b.ins().sload32(flags(), at, 0);
         let end = self.b.ins().sload32(flags(), at, 4);
         let len = self.b.ins().isub(end, start);
+        let begin = self.b.ins().iadd(data, start);
+        let stop = self.b.ins().iadd(data, end);
+        Ok((begin, stop, len, null))
+    }
+
+    /// 1 when the bytes at `addr` equal `bytes` (the caller checked they are in bounds).
+    fn bytes_equal(&mut self, addr: Value, bytes: &[u8]) -> Value {
+        let mut all = self.b.ins().iconst(types::I8, 1);
+        for (i, byte) in bytes.iter().enumerate() {
+            let v = self.b.ins().uload8(types::I32, flags(), addr, i as i32);
+            let eq = self.b.ins().icmp_imm_s(IntCC::Equal, v, *byte as i64);
+            all = self.b.ins().band(all, eq);
+        }
+        all
+    }
+
+    /// A string column against literals, byte by byte; nothing is read past a value's end.
+    fn string_predicate(&mut self, p: &StringPredicate) -> Result<Emitted, String> {
+        let (begin, stop, len, null) = self.string_value(&p.column)?;
         let mut any = self.b.ins().iconst(types::I8, 0);
         for (bytes, kind) in &p.alternatives {
             let n = bytes.len() as i64;
-            let (cc, base) = match kind {
-                StringMatch::Exact => (IntCC::Equal, start),
-                StringMatch::Prefix => (IntCC::SignedGreaterThanOrEqual, start),
-                StringMatch::Suffix => (IntCC::SignedGreaterThanOrEqual, self.b.ins().iadd_imm_s(end, -n)),
-                StringMatch::Any => {
-                    any = self.b.ins().iconst(types::I8, 1);
-                    continue;
+            let result = match kind {
+                StringMatch::Any => self.b.ins().iconst(types::I8, 1),
+                StringMatch::Pattern => self.like_pattern(bytes, begin, stop, len)?,
+                StringMatch::Less | StringMatch::Greater => {
+                    let order = self.compare_bytes(bytes, begin, len);
+                    let cc = if *kind == StringMatch::Less { IntCC::SignedLessThan } else { IntCC::SignedGreaterThan };
+                    self.b.ins().icmp_imm_s(cc, order, 0)
+                }
+                StringMatch::Exact | StringMatch::Prefix | StringMatch::Suffix => {
+                    let (cc, base) = match kind {
+                        StringMatch::Exact => (IntCC::Equal, begin),
+                        StringMatch::Prefix => (IntCC::SignedGreaterThanOrEqual, begin),
+                        _ => (IntCC::SignedGreaterThanOrEqual, self.b.ins().iadd_imm_s(stop, -n)),
+                    };
+                    let len_ok = self.b.ins().icmp_imm_s(cc, len, n);
+                    self.guarded(len_ok, &mut |tx| tx.bytes_equal(base, bytes))
                 }
             };
-            let len_ok = self.b.ins().icmp_imm_s(cc, len, n);
-            let compare = self.b.create_block();
-            let merge = self.b.create_block();
-            let result = self.b.append_block_param(merge, types::I8);
-            let no = self.b.ins().iconst(types::I8, 0);
-            self.b.ins().brif(len_ok, compare, &[], merge, &[BlockArg::Value(no)]);
-            self.b.switch_to_block(compare);
-            let addr = self.b.ins().iadd(data, base);
-            let mut all = self.b.ins().iconst(types::I8, 1);
-            for (i, byte) in bytes.iter().enumerate() {
-                let v = self.b.ins().uload8(types::I32, flags(), addr, i as i32);
-                let eq = self.b.ins().icmp_imm_s(IntCC::Equal, v, *byte as i64);
-                all = self.b.ins().band(all, eq);
-            }
-            self.b.ins().jump(merge, &[BlockArg::Value(all)]);
-            self.b.switch_to_block(merge);
             any = self.b.ins().bor(any, result);
         }
         let v = if p.negated { self.b.ins().bxor_imm_u(any, 1) } else { any };
         Ok((v, null))
+    }
+
+    /// `f()` (an i8) where `cond` holds, else 0: `f` may read what `cond` proves in bounds.
+    fn guarded(&mut self, cond: Value, f: &mut dyn FnMut(&mut Self) -> Value) -> Value {
+        let then = self.b.create_block();
+        let merge = self.b.create_block();
+        let result = self.b.append_block_param(merge, types::I8);
+        let no = self.b.ins().iconst(types::I8, 0);
+        self.b.ins().brif(cond, then, &[], merge, &[BlockArg::Value(no)]);
+        self.b.switch_to_block(then);
+        let v = f(self);
+        self.b.ins().jump(merge, &[BlockArg::Value(v)]);
+        self.b.switch_to_block(merge);
+        result
+    }
+
+    /// The value's bytes against `lit` as Spark's UTF8String.compareTo: -1, 0 or 1 (an i8). The
+    /// first differing byte decides (unsigned); else the shorter value is smaller.
+    fn compare_bytes(&mut self, lit: &[u8], begin: Value, len: Value) -> Value {
+        let merge = self.b.create_block();
+        let order = self.b.append_block_param(merge, types::I8);
+        let (less, greater) = (-1i64, 1i64);
+        for (i, byte) in lit.iter().enumerate() {
+            // The value ended before the literal: it is a proper prefix, so smaller.
+            let ended = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, len, i as i64);
+            let read = self.b.create_block();
+            let lt = self.b.ins().iconst(types::I8, less);
+            self.b.ins().brif(ended, merge, &[BlockArg::Value(lt)], read, &[]);
+            self.b.switch_to_block(read);
+            let v = self.b.ins().uload8(types::I32, flags(), begin, i as i32);
+            let same = self.b.ins().icmp_imm_s(IntCC::Equal, v, *byte as i64);
+            let next = self.b.create_block();
+            let differs = self.b.create_block();
+            self.b.ins().brif(same, next, &[], differs, &[]);
+            self.b.switch_to_block(differs);
+            let below = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, v, *byte as i64);
+            let (lt, gt) = (self.b.ins().iconst(types::I8, less), self.b.ins().iconst(types::I8, greater));
+            let o = self.b.ins().select(below, lt, gt);
+            self.b.ins().jump(merge, &[BlockArg::Value(o)]);
+            self.b.switch_to_block(next);
+        }
+        // Every byte of the literal matched: longer values are greater.
+        let longer = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, len, lit.len() as i64);
+        self.b.ins().jump(merge, &[BlockArg::Value(longer)]);
+        self.b.switch_to_block(merge);
+        order
+    }
+
+    /// LIKE with literal pieces between `%`s: the first piece anchored at the start (unless the
+    /// pattern starts with `%`), the last at the end (unless it ends with `%`), and each middle
+    /// piece found leftmost after the previous one (a per-value call: string work, see
+    /// `codegen-lessons.md`).
+    fn like_pattern(&mut self, pattern: &[u8], begin: Value, stop: Value, len: Value) -> Result<Value, String> {
+        let pieces: Vec<&[u8]> = pattern.split(|c| *c == b'%').collect();
+        let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+        let middles = middle_pieces(pattern);
+        let done = self.b.create_block();
+        let matched = self.b.append_block_param(done, types::I8);
+        let no = self.b.ins().iconst(types::I8, 0);
+        // Where the next piece may start, and where pieces must end.
+        let mut pos = begin;
+        let mut limit = stop;
+        let anchored = (first.len() + last.len()) as i64;
+        if anchored > 0 {
+            // The anchored pieces must fit without overlapping.
+            let fits = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, len, anchored);
+            let cont = self.b.create_block();
+            self.b.ins().brif(fits, cont, &[], done, &[BlockArg::Value(no)]);
+            self.b.switch_to_block(cont);
+            let mut ok = self.b.ins().iconst(types::I8, 1);
+            if !first.is_empty() {
+                let eq = self.bytes_equal(begin, first);
+                ok = self.b.ins().band(ok, eq);
+                pos = self.b.ins().iadd_imm_s(begin, first.len() as i64);
+            }
+            if !last.is_empty() {
+                limit = self.b.ins().iadd_imm_s(stop, -(last.len() as i64));
+                let eq = self.bytes_equal(limit, last);
+                ok = self.b.ins().band(ok, eq);
+            }
+            let cont = self.b.create_block();
+            let no = self.b.ins().iconst(types::I8, 0);
+            self.b.ins().brif(ok, cont, &[], done, &[BlockArg::Value(no)]);
+            self.b.switch_to_block(cont);
+        }
+        for piece in middles {
+            // Each piece is searched after the previous one, by the helper (memchr's memmem).
+            let (Some(find), Some((gv, offsets))) = (self.helpers.find, &self.helpers.needles) else {
+                return Err("a LIKE pattern without the search helper".into());
+            };
+            let at = offsets.iter().find(|(n, _)| n.as_slice() == piece).map(|(_, o)| *o).ok_or("a LIKE piece without a needle")?;
+            let base = self.b.ins().symbol_value(types::I64, *gv);
+            let needle = self.b.ins().iadd_imm_s(base, at as i64);
+            let room = self.b.ins().isub(limit, pos);
+            let n = self.b.ins().iconst(types::I64, piece.len() as i64);
+            let call = self.b.ins().call(find, &[pos, room, needle, n]);
+            let index = self.b.inst_results(call)[0];
+            let missing = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, index, 0);
+            let found = self.b.create_block();
+            let no = self.b.ins().iconst(types::I8, 0);
+            self.b.ins().brif(missing, done, &[BlockArg::Value(no)], found, &[]);
+            self.b.switch_to_block(found);
+            let start = self.b.ins().iadd(pos, index);
+            pos = self.b.ins().iadd_imm_s(start, piece.len() as i64);
+        }
+        let yes = self.b.ins().iconst(types::I8, 1);
+        self.b.ins().jump(done, &[BlockArg::Value(yes)]);
+        self.b.switch_to_block(done);
+        Ok(matched)
+    }
+
+    /// length(): the value's characters, counted as the UTF-8 bytes that do not continue one.
+    fn length(&mut self, column: &Attribute) -> Result<Emitted, String> {
+        let (begin, stop, _, null) = self.string_value(column)?;
+        let header = self.b.create_block();
+        let p = self.b.append_block_param(header, types::I64);
+        let count = self.b.append_block_param(header, types::I32);
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        let total = self.b.append_block_param(done, types::I32);
+        let zero = self.b.ins().iconst(types::I32, 0);
+        self.b.ins().jump(header, &[BlockArg::Value(begin), BlockArg::Value(zero)]);
+        self.b.switch_to_block(header);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, p, stop);
+        self.b.ins().brif(more, body, &[], done, &[BlockArg::Value(count)]);
+        self.b.switch_to_block(body);
+        let c = self.b.ins().uload8(types::I32, flags(), p, 0);
+        let top = self.b.ins().band_imm_u(c, 0xC0);
+        let starts = self.b.ins().icmp_imm_s(IntCC::NotEqual, top, 0x80);
+        let starts = self.b.ins().uextend(types::I32, starts);
+        let count1 = self.b.ins().iadd(count, starts);
+        let p1 = self.b.ins().iadd_imm_s(p, 1);
+        self.b.ins().jump(header, &[BlockArg::Value(p1), BlockArg::Value(count1)]);
+        self.b.switch_to_block(done);
+        Ok((total, null))
     }
 
     /// The conjunction of `conditions` as a pass bit (true and not NULL), None if empty.
@@ -396,7 +607,38 @@ impl<'a, 'b> Tx<'a, 'b> {
             Expr::Binary { op, left, right } => self.arithmetic(*op, left, right, e),
             Expr::InList { child, list, negated } => self.in_list(child, list, *negated),
             Expr::CaseWhen { branches, else_expr } => self.case_when(e, branches, else_expr.as_deref()),
+            Expr::Function { func: ScalarFunc::Length, args } => match args.as_slice() {
+                [Expr::Attribute(a)] => self.length(a),
+                _ => Err(format!("expression {e}")),
+            },
+            Expr::Function { func: ScalarFunc::Abs, args } => match args.as_slice() {
+                [x] => self.abs(x),
+                _ => Err(format!("expression {e}")),
+            },
             other => Err(format!("expression {other}")),
+        }
+    }
+
+    /// abs(): the argument's type; abs of the smallest int or bigint overflows (ANSI).
+    fn abs(&mut self, x: &Expr) -> Result<Emitted, String> {
+        let t = x.data_type().map_err(|e| e.to_string())?;
+        let (v, n) = self.emit(x)?;
+        match t {
+            DataType::Null => Ok((v, n)),
+            DataType::Float64 => Ok((self.b.ins().fabs(v), n)),
+            DataType::Int32 | DataType::Int64 | DataType::Decimal128(..) => {
+                if let DataType::Int32 | DataType::Int64 = t {
+                    let min = if t == DataType::Int32 { i32::MIN as i64 } else { i64::MIN };
+                    let is_min = self.b.ins().icmp_imm_s(IntCC::Equal, v, min);
+                    self.fail_if(is_min, n);
+                }
+                let ty = self.b.func.dfg.value_type(v);
+                let z = zero(self.b, ty);
+                let negative = self.b.ins().icmp(IntCC::SignedLessThan, v, z);
+                let neg = self.b.ins().ineg(v);
+                Ok((self.b.ins().select(negative, neg, v), n))
+            }
+            other => Err(format!("abs of {other}")),
         }
     }
 
@@ -411,6 +653,26 @@ impl<'a, 'b> Tx<'a, 'b> {
             (f, t) if f == t => Ok((v, n)),
             (DataType::Int32, DataType::Int64) => Ok((self.b.ins().sextend(types::I64, v), n)),
             (DataType::Int32 | DataType::Int64, DataType::Float64) => Ok((self.b.ins().fcvt_from_sint(types::F64, v), n)),
+            (DataType::Decimal128(_, s1), DataType::Decimal128(p, s)) if s < s1 && self.b.func.dfg.value_type(v) == types::I64 => {
+                // Fewer fraction digits: divide, rounding HALF_UP (away from zero on a tie).
+                let f = pow10((*s1 - *s) as u32).ok_or("decimal scale")? as i64;
+                let q = self.b.ins().sdiv_imm_s(v, f);
+                let r = self.b.ins().srem_imm_s(v, f);
+                let neg_r = self.b.ins().ineg(r);
+                let r_negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, r, 0);
+                let abs_r = self.b.ins().select(r_negative, neg_r, r);
+                let twice = self.b.ins().imul_imm_s(abs_r, 2);
+                let round = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, twice, f);
+                let v_negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, v, 0);
+                let one = self.b.ins().iconst(types::I64, 1);
+                let minus_one = self.b.ins().iconst(types::I64, -1);
+                let step = self.b.ins().select(v_negative, minus_one, one);
+                let zero = self.b.ins().iconst(types::I64, 0);
+                let step = self.b.ins().select(round, step, zero);
+                let rounded = self.b.ins().iadd(q, step);
+                self.check_precision(rounded, *p, n)?;
+                Ok((self.resize(rounded, repr(to)), n))
+            }
             (DataType::Int32 | DataType::Int64, DataType::Decimal128(p, s)) | (DataType::Decimal128(_, _), DataType::Decimal128(p, s)) => {
                 let from_scale = match from {
                     DataType::Decimal128(_, fs) => fs,
@@ -424,6 +686,57 @@ impl<'a, 'b> Tx<'a, 'b> {
                 let scaled = self.scale_up(wide, (*s - from_scale) as u32)?;
                 self.check_precision(scaled, *p, n)?;
                 Ok((self.resize(scaled, repr(to)), n))
+            }
+            (DataType::Int64, DataType::Int32) => {
+                let narrow = self.b.ins().ireduce(types::I32, v);
+                let back = self.b.ins().sextend(types::I64, narrow);
+                let differs = self.b.ins().icmp(IntCC::NotEqual, back, v);
+                self.fail_if(differs, n);
+                Ok((narrow, n))
+            }
+            (DataType::Float64, DataType::Int32 | DataType::Int64) => {
+                // The interpreter's (Spark's) check: floor and ceil within range, NaN fails;
+                // then truncation toward zero (2^63 saturates to the largest bigint, as there).
+                let (lo, hi) = if *to == DataType::Int32 { (i32::MIN as f64, i32::MAX as f64) } else { (i64::MIN as f64, i64::MAX as f64) };
+                let floor = self.b.ins().floor(v);
+                let ceil = self.b.ins().ceil(v);
+                let (hi, lo) = (self.b.ins().f64const(hi), self.b.ins().f64const(lo));
+                let below_hi = self.b.ins().fcmp(FloatCC::LessThanOrEqual, floor, hi);
+                let above_lo = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, ceil, lo);
+                let in_range = self.b.ins().band(below_hi, above_lo);
+                let out = self.b.ins().bxor_imm_u(in_range, 1);
+                self.fail_if(out, n);
+                Ok((self.b.ins().fcvt_to_sint_sat(repr(to), v), n))
+            }
+            (DataType::Decimal128(_, s), DataType::Int32 | DataType::Int64) => {
+                // Truncation toward zero; p <= 18, so the value is an i64 (checked by the spec).
+                let f = u32::try_from(*s).ok().and_then(pow10).ok_or("decimal scale")?;
+                let q = self.b.ins().sdiv_imm_s(v, f as i64);
+                if *to == DataType::Int32 {
+                    let narrow = self.b.ins().ireduce(types::I32, q);
+                    let back = self.b.ins().sextend(types::I64, narrow);
+                    let differs = self.b.ins().icmp(IntCC::NotEqual, back, q);
+                    self.fail_if(differs, n);
+                    Ok((narrow, n))
+                } else {
+                    Ok((q, n))
+                }
+            }
+            (DataType::Decimal128(_, s), DataType::Float64) => {
+                // As the interpreter: an unscaled value within 2^53 divided by an exact power of
+                // ten rounds once; wider values go to the interpreter.
+                let d: f64 = format!("1e{s}").parse().map_err(|_| "decimal scale")?;
+                let ty = self.b.func.dfg.value_type(v);
+                let limit = 1i128 << 53;
+                let (hi, lo) = (int_const(self.b, ty, limit), int_const(self.b, ty, -limit));
+                let over = self.b.ins().icmp(IntCC::SignedGreaterThan, v, hi);
+                let under = self.b.ins().icmp(IntCC::SignedLessThan, v, lo);
+                let wide = self.b.ins().bor(over, under);
+                self.fail_if(wide, n);
+                let v64 = self.resize(v, types::I64);
+                let x = self.b.ins().fcvt_from_sint(types::F64, v64);
+                let d = self.b.ins().f64const(d);
+                Ok((self.b.ins().fdiv(x, d), n))
             }
             (f, t) => Err(format!("cast from {f} to {t}")),
         }
@@ -741,7 +1054,7 @@ fn used_columns(spec: &StageSpec) -> Vec<bool> {
 fn can_fail(e: &Expr) -> bool {
     e.exists(&|x| match x {
         Expr::Binary { op, .. } => op.is_arithmetic(),
-        Expr::Negative(_) | Expr::Cast { .. } => true,
+        Expr::Negative(_) | Expr::Cast { .. } | Expr::Function { func: ScalarFunc::Abs, .. } => true,
         _ => false,
     })
 }
@@ -872,7 +1185,7 @@ fn enter(b: &mut FunctionBuilder, layout: &SlotLayout) -> ([Value; 3], Vec<Optio
 }
 
 /// The filter function: `fn(slots, n, sel_out) -> count` (-1: run interpreted).
-pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool) -> Result<(), String> {
+pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool, helpers: &Helpers) -> Result<(), String> {
     let ([_, n, sel_out], cols, fail) = enter(b, layout);
     let count = b.declare_var(types::I64);
     let zero = b.ins().iconst(types::I64, 0);
@@ -880,7 +1193,7 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
     let condition_columns = columns_of(spec, spec.conditions.iter());
     let (columns, n_stream) = (spec.columns(), spec.input.len());
     row_loop(b, n, &mut |b, row, next| {
-        let mut tx = Tx { b: &mut *b, input: columns, n_stream, cols: cols.clone(), row, build_row: None, fail, loaded: vec![], no_nulls };
+        let mut tx = Tx { b: &mut *b, input: columns, n_stream, cols: cols.clone(), row, build_row: None, fail, loaded: vec![], no_nulls, helpers };
         tx.preload(&condition_columns)?;
         let pass = tx.conjunction(&spec.conditions, next)?;
         // Branch-free append: write the row, advance the count by the pass bit.
@@ -905,7 +1218,7 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
 
 /// The sink function: `fn(slots, sel, count) -> status` over the selected rows (`sel` is
 /// ignored when the stage has no filter: row j is then row j).
-pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool) -> Result<(), String> {
+pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool, helpers: &Helpers) -> Result<(), String> {
     let ([slots, sel, count], cols, fail) = enter(b, layout);
     let gids = layout.gids.map(|k| slot(b, slots, k));
     let acc = layout.acc.map(|k| slot(b, slots, k));
@@ -936,7 +1249,7 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
             j
         };
         let build_row = build_sel.map(|bs| load_index(b, bs, j));
-        let mut tx = Tx { b: &mut *b, input: columns, n_stream, cols: cols.clone(), row, build_row, fail, loaded: vec![], no_nulls };
+        let mut tx = Tx { b: &mut *b, input: columns, n_stream, cols: cols.clone(), row, build_row, fail, loaded: vec![], no_nulls, helpers };
         tx.preload(&sink_columns)?;
         // Conditions on joined rows: a pair that fails them is skipped.
         if let Some(pass) = tx.conjunction(&spec.post_conditions, next)? {
@@ -997,6 +1310,14 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
     b.ins().return_(&[written]);
     b.seal_all_blocks();
     Ok(())
+}
+
+/// The bits of a double as an i64 whose signed order is `f64::total_cmp`'s (-NaN < -inf < -0.0 <
+/// 0.0 < inf < NaN), the order the interpreter's min/max use.
+fn total_order_key(b: &mut FunctionBuilder, bits: Value) -> Value {
+    let sign = b.ins().sshr_imm_u(bits, 63);
+    let mask = b.ins().ushr_imm_u(sign, 1);
+    b.ins().bxor(bits, mask)
 }
 
 /// Runs `f` only for rows where `null` is not set.
@@ -1085,11 +1406,20 @@ fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), String>
                 }
             }
             (AggFunc::Min | AggFunc::Max, _) => {
-                let ty = repr(&t);
+                let cc = if a.func == AggFunc::Min { IntCC::SignedLessThan } else { IntCC::SignedGreaterThan };
+                // Doubles are kept as their bits and ordered as the interpreter's total order.
+                let (v, ty) = match repr(&t) {
+                    types::F64 => (tx.b.ins().bitcast(types::I64, MemFlagsData::new(), v), types::I64),
+                    ty => (v, ty),
+                };
                 let cur = tx.b.ins().load(ty, flags(), at, value_off);
                 let seen = tx.b.ins().load(types::I64, flags(), at, aux_off);
-                let cc = if a.func == AggFunc::Min { IntCC::SignedLessThan } else { IntCC::SignedGreaterThan };
-                let better = tx.b.ins().icmp(cc, v, cur);
+                let better = if t == DataType::Float64 {
+                    let (kv, kc) = (total_order_key(tx.b, v), total_order_key(tx.b, cur));
+                    tx.b.ins().icmp(cc, kv, kc)
+                } else {
+                    tx.b.ins().icmp(cc, v, cur)
+                };
                 let unseen = tx.b.ins().icmp_imm_s(IntCC::Equal, seen, 0);
                 let take = tx.b.ins().bor(better, unseen);
                 let new = tx.b.ins().select(take, v, cur);

@@ -11,9 +11,9 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::Context;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{default_libcall_names, Linkage, Module};
+use cranelift_module::{default_libcall_names, DataDescription, DataId, FuncId, Linkage, Module};
 
-use super::emit::{build_filter, build_sink, layout, SlotLayout};
+use super::emit::{build_filter, build_sink, kiln_find, layout, like_needles, Helpers, SlotLayout};
 use super::spec::StageSpec;
 
 /// `fn(slots, n, sel_out) -> selected count or -1`.
@@ -67,7 +67,40 @@ fn new_module() -> Result<JITModule, String> {
         .map_err(|e| e.to_string())?
         .finish(settings::Flags::new(flags))
         .map_err(|e| e.to_string())?;
-    Ok(JITModule::new(JITBuilder::with_isa(isa, default_libcall_names())))
+    let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
+    builder.symbol("kiln_find", kiln_find as *const u8);
+    Ok(JITModule::new(builder))
+}
+
+/// The search helper and the needles' data object, declared in the module when the stage has
+/// LIKE patterns with middle pieces.
+struct ModuleHelpers {
+    find: FuncId,
+    needles: DataId,
+    offsets: Vec<(Vec<u8>, usize)>,
+}
+
+fn declare_helpers(module: &mut JITModule, spec: &StageSpec) -> Result<Option<ModuleHelpers>, String> {
+    let needles = like_needles(spec);
+    if needles.is_empty() {
+        return Ok(None);
+    }
+    let mut sig = module.make_signature();
+    for _ in 0..4 {
+        sig.params.push(AbiParam::new(types::I64));
+    }
+    sig.returns.push(AbiParam::new(types::I64));
+    let find = module.declare_function("kiln_find", Linkage::Import, &sig).map_err(|e| e.to_string())?;
+    let (mut bytes, mut offsets) = (vec![], vec![]);
+    for n in needles {
+        offsets.push((n.clone(), bytes.len()));
+        bytes.extend(n);
+    }
+    let data = module.declare_data("like_needles", Linkage::Local, false, false).map_err(|e| e.to_string())?;
+    let mut description = DataDescription::new();
+    description.define(bytes.into_boxed_slice());
+    module.define_data(data, &description).map_err(|e| e.to_string())?;
+    Ok(Some(ModuleHelpers { find, needles: data, offsets }))
 }
 
 fn signature(module: &JITModule) -> Signature {
@@ -79,7 +112,7 @@ fn signature(module: &JITModule) -> Signature {
     sig
 }
 
-type Build = fn(&mut FunctionBuilder, &StageSpec, &SlotLayout, bool) -> Result<(), String>;
+type Build = fn(&mut FunctionBuilder, &StageSpec, &SlotLayout, bool, &Helpers) -> Result<(), String>;
 
 /// Defines one function; returns its id, CLIF text and code size.
 fn define(
@@ -90,17 +123,25 @@ fn define(
     layout: &SlotLayout,
     build: Build,
     no_nulls: bool,
+    module_helpers: Option<&ModuleHelpers>,
 ) -> Result<(cranelift_module::FuncId, String, usize, String), String> {
     let sig = signature(module);
     let id = module.declare_function(name, Linkage::Local, &sig).map_err(|e| e.to_string())?;
     let mut ctx = Context::new();
     ctx.func.signature = sig;
     ctx.func.name = UserFuncName::user(0, index);
+    let helpers = match module_helpers {
+        Some(h) => Helpers {
+            find: Some(module.declare_func_in_func(h.find, &mut ctx.func)),
+            needles: Some((module.declare_data_in_func(h.needles, &mut ctx.func), h.offsets.clone())),
+        },
+        None => Helpers::default(),
+    };
     let mut fctx = FunctionBuilderContext::new();
     let frontend = module.isa().frontend_config();
     {
         let mut b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        build(&mut b, spec, layout, no_nulls)?;
+        build(&mut b, spec, layout, no_nulls, &helpers)?;
         b.finalize(frontend);
     }
     let clif = format!("; {name}\n{}", ctx.func.display());
@@ -115,14 +156,16 @@ fn compile(spec: &StageSpec) -> Result<CompiledStage, String> {
     let start = Instant::now();
     let layout = layout(spec);
     let mut module = new_module()?;
-    let filter = if spec.conditions.is_empty() { None } else { Some(define(&mut module, "filter", 0, spec, &layout, build_filter, false)?) };
-    let sink = define(&mut module, "sink", 1, spec, &layout, build_sink, false)?;
+    let h = declare_helpers(&mut module, spec)?;
+    let h = h.as_ref();
+    let filter = if spec.conditions.is_empty() { None } else { Some(define(&mut module, "filter", 0, spec, &layout, build_filter, false, h)?) };
+    let sink = define(&mut module, "sink", 1, spec, &layout, build_sink, false, h)?;
     let filter_nn = if spec.conditions.is_empty() {
         None
     } else {
-        Some(define(&mut module, "filter (no NULLs)", 2, spec, &layout, build_filter, true)?)
+        Some(define(&mut module, "filter (no NULLs)", 2, spec, &layout, build_filter, true, h)?)
     };
-    let sink_nn = define(&mut module, "sink (no NULLs)", 3, spec, &layout, build_sink, true)?;
+    let sink_nn = define(&mut module, "sink (no NULLs)", 3, spec, &layout, build_sink, true, h)?;
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let mut clif = String::new();
     let mut disassembly = String::new();

@@ -6,7 +6,8 @@
 //! every Filter (a selection vector), and a *sink* that, for the selected rows, computes the
 //! Project's columns into output buffers or updates the partial aggregate's accumulators in
 //! place. Values, null flags, decimal arithmetic and overflow checks are emitted inline; the
-//! loops call nothing per row (see `shared/notes/codegen-lessons.md`). Grouping keys are
+//! loops call nothing per row (see `shared/notes/codegen-lessons.md`) except a substring search
+//! for the middle pieces of a LIKE pattern (string work, one `extern "C"` helper). Grouping keys are
 //! hashed per batch by the interpreter's `Grouper`, whose group ids the sink reads.
 //!
 //! Anything generated code does not support leaves the stage interpreted, with the reason

@@ -553,6 +553,7 @@ fn state_arrays(a: &AggSpec, b: &[u8], base: usize, stride: usize, groups: usize
                 DataType::Int32 => Arc::new(Int32Array::new(collect(groups, |g| read::<4>(b, value_at(g)).map(i32::from_le_bytes))?, n)),
                 DataType::Date32 => Arc::new(Date32Array::new(collect(groups, |g| read::<4>(b, value_at(g)).map(i32::from_le_bytes))?, n)),
                 DataType::Int64 => Arc::new(Int64Array::new(i64s(0)?, n)),
+                DataType::Float64 => Arc::new(Float64Array::new(f64s()?, n)),
                 DataType::Decimal128(p, s) => {
                     let values = if *p <= 18 { collect(groups, |g| read::<8>(b, value_at(g)).map(|x| i64::from_le_bytes(x) as i128))? } else { i128s()? };
                     Arc::new(PrimitiveArray::<Decimal128Type>::new(values, n).with_precision_and_scale(*p, *s)?)

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow::datatypes::DataType;
 
-use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId};
+use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId, ScalarFunc};
 use crate::physical::{AggregateExpr, AggregateMode, PhysicalPlan};
 use crate::types::ScalarValue;
 
@@ -104,10 +104,18 @@ pub enum StringMatch {
     Suffix,
     /// `LIKE '%'`: any non-NULL value.
     Any,
+    /// A LIKE pattern of literal pieces and `%` (`'%ab%'`, `'a%b%c'`); the bytes are the whole
+    /// pattern. Pieces are matched leftmost-first, which is exact when `%` is the only wildcard.
+    Pattern,
+    /// The value sorts before the literal, byte by byte (`<`; `>=` when negated).
+    Less,
+    /// The value sorts after the literal (`>`; `<=` when negated).
+    Greater,
 }
 
 /// A predicate on a string column that generated code evaluates inline: `col = 'x'`,
-/// `col <> 'x'`, `col IN ('a', 'b')`, `col LIKE 'ab%'` / `'%ab'` / `'ab'`.
+/// `col <> 'x'`, `col < 'x'` (and the other orderings), `col IN ('a', 'b')`, and `col LIKE` a
+/// pattern made of literal pieces and `%`.
 #[derive(Debug, Clone)]
 pub struct StringPredicate {
     /// The string column tested.
@@ -145,6 +153,20 @@ pub fn string_predicate(e: &Expr) -> Option<StringPredicate> {
             };
             Some(StringPredicate { column: col.clone(), alternatives: vec![(lit.as_bytes().to_vec(), StringMatch::Exact)], negated: *op == BinaryOp::NotEq })
         }
+        // Spark's UTF8String order is the bytes' order.
+        Expr::Binary { op: op @ (BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq), left, right } => {
+            let (col, lit, op) = match (string_column(left), string_literal(right)) {
+                (Some(c), Some(l)) => (c, l, *op),
+                _ => (string_column(right)?, string_literal(left)?, op.flip()),
+            };
+            let (kind, negated) = match op {
+                BinaryOp::Lt => (StringMatch::Less, false),
+                BinaryOp::GtEq => (StringMatch::Less, true),
+                BinaryOp::Gt => (StringMatch::Greater, false),
+                _ => (StringMatch::Greater, true),
+            };
+            Some(StringPredicate { column: col.clone(), alternatives: vec![(lit.as_bytes().to_vec(), kind)], negated })
+        }
         Expr::InList { child, list, negated } => {
             let col = string_column(child)?;
             let alternatives = list.iter().map(|l| string_literal(l).map(|s| (s.as_bytes().to_vec(), StringMatch::Exact))).collect::<Option<Vec<_>>>()?;
@@ -158,7 +180,7 @@ pub fn string_predicate(e: &Expr) -> Option<StringPredicate> {
             }
             let inner = p.trim_start_matches('%').trim_end_matches('%');
             if inner.contains('%') {
-                return None;
+                return Some(StringPredicate { column: col.clone(), alternatives: vec![(p.as_bytes().to_vec(), StringMatch::Pattern)], negated: *negated });
             }
             let (starts, ends) = (p.starts_with('%'), p.ends_with('%') && p.len() > 1);
             let kind = match (starts, ends) {
@@ -166,8 +188,11 @@ pub fn string_predicate(e: &Expr) -> Option<StringPredicate> {
                 (false, false) => StringMatch::Exact,
                 (false, true) => StringMatch::Prefix,
                 (true, false) => StringMatch::Suffix,
-                (true, true) => return None,
+                (true, true) => StringMatch::Pattern,
             };
+            if kind == StringMatch::Pattern {
+                return Some(StringPredicate { column: col.clone(), alternatives: vec![(p.as_bytes().to_vec(), kind)], negated: *negated });
+            }
             Some(StringPredicate { column: col.clone(), alternatives: vec![(inner.as_bytes().to_vec(), kind)], negated: *negated })
         }
         _ => None,
@@ -191,6 +216,14 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
             return None;
         }
     }
+    // length() counts a string column's characters inline.
+    if let Expr::Function { func: ScalarFunc::Length, args } = e {
+        if let [a] = args.as_slice() {
+            if string_column(a).is_some() {
+                return None;
+            }
+        }
+    }
     let t = match e.data_type() {
         Ok(t) => t,
         Err(err) => return Some(err.to_string()),
@@ -202,6 +235,9 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
             let lt = left.data_type().ok();
             let dec = |t: &Option<DataType>| matches!(t, Some(DataType::Decimal128(..)));
             match op {
+                // Spark scales the dividend past 18 digits (the result scale is at least 6), so
+                // exact HALF_UP division needs an i128 (or wider) divide, which Cranelift lowers
+                // to a library call per value: it stays in the interpreter.
                 BinaryOp::Divide | BinaryOp::Modulo | BinaryOp::IntDivide if dec(&lt) => Some("decimal division".to_string()),
                 BinaryOp::Modulo | BinaryOp::IntDivide => Some(format!("operator {}", op.symbol())),
                 BinaryOp::Divide if lt != Some(DataType::Float64) => Some("division of non-doubles".to_string()),
@@ -220,14 +256,21 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
                 (Some(DataType::Int32 | DataType::Int64), DataType::Int64 | DataType::Float64) => None,
                 (Some(DataType::Int32 | DataType::Int64), DataType::Decimal128(..)) => None,
                 (Some(DataType::Decimal128(_, s1)), DataType::Decimal128(_, s2)) if s2 >= s1 => None,
+                // Narrowing and truncating casts check their range inline (ANSI: out of range
+                // runs the interpreter, which reports the error); rounding is HALF_UP in i64.
+                (Some(DataType::Int64), DataType::Int32) | (Some(DataType::Float64), DataType::Int32 | DataType::Int64) => None,
+                (Some(DataType::Decimal128(p, _)), DataType::Int32 | DataType::Int64 | DataType::Decimal128(..)) if *p <= 18 => None,
+                // Exact as the interpreter's when the scale divides exactly as a double.
+                (Some(DataType::Decimal128(_, s)), DataType::Float64) if (0..=22).contains(s) => None,
                 (Some(DataType::Null), _) => None,
                 (f, t) => Some(format!("cast from {} to {t}", f.map(|f| f.to_string()).unwrap_or_default())),
             }
         }
         Expr::InList { list, .. } => list.iter().all(|l| matches!(l, Expr::Literal(_))).then_some(()).map_or(Some("IN with non-literal values".into()), |_| None),
         Expr::CaseWhen { .. } => None,
+        Expr::Function { func: ScalarFunc::Abs, .. } => None,
         Expr::Function { func, .. } => Some(format!("function {}", func.name())),
-        Expr::Like { .. } => Some("LIKE".into()),
+        Expr::Like { .. } => Some("LIKE with '_', an escape or a pattern that is not a short literal".into()),
         Expr::InSet { .. } => Some("INSET".into()),
         Expr::ScalarSubquery { .. } | Expr::Exists { .. } | Expr::InSubquery { .. } | Expr::OuterReference(_) => {
             Some("a subquery expression".into())
@@ -512,9 +555,6 @@ fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, S
         }
         if !matches!(arg_type, DataType::Int32 | DataType::Int64 | DataType::Float64 | DataType::Decimal128(..) | DataType::Date32) {
             return Err(format!("{} over {}", a.func.name(), crate::types::spark_type_name(&arg_type)));
-        }
-        if matches!(a.func, AggFunc::Min | AggFunc::Max) && arg_type == DataType::Float64 {
-            return Err(format!("{} over a double (NaN ordering stays in the interpreter)", a.func.name()));
         }
         if matches!(a.func, AggFunc::Sum | AggFunc::Avg) && arg_type == DataType::Date32 {
             return Err(format!("{} over a date", a.func.name()));

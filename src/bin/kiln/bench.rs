@@ -13,6 +13,7 @@ pub const QUERIES: &[(&str, &str)] = &[
     ("5", include_str!("../../../tests/reference/queries/tpch_q05.sql")),
     ("6", include_str!("../../../tests/reference/queries/tpch_q06.sql")),
     ("10", include_str!("../../../tests/reference/queries/tpch_q10.sql")),
+    ("16", include_str!("../../../tests/reference/queries/tpch_q16.sql")),
 ];
 
 /// Which execution modes to time.

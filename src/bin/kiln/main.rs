@@ -49,6 +49,8 @@ enum Mode {
     Simple,
     Extended,
     Codegen,
+    Cost,
+    Formatted,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -193,6 +195,8 @@ fn run(cli: Cli) -> Result<(), KilnError> {
                 Mode::Simple => ExplainMode::Simple,
                 Mode::Extended => ExplainMode::Extended,
                 Mode::Codegen => ExplainMode::Codegen,
+                Mode::Cost => ExplainMode::Cost,
+                Mode::Formatted => ExplainMode::Formatted,
             };
             outln!("{}", s.sql(&text)?.explain_string(mode)?);
             Ok(())

@@ -8,7 +8,6 @@ use kiln::Session;
 
 /// Queries that need features of later issues; each names what is missing.
 const PENDING: &[(&str, &str)] = &[
-    ("sales_rollup", "GROUP BY ROLLUP (Expand)"),
     ("shop_rand_filter", "rand(42) with Spark's per-partition XORShift sequence"),
 ];
 
@@ -129,7 +128,6 @@ fn normalize_plan(text: &str) -> String {
 /// Reference queries whose optimized plan kiln cannot produce yet, and why.
 const OPTIMIZED_PLAN_DIFFERS: &[(&str, &str)] = &[
     ("sales_enterprise_revenue_hint", "kiln reads hints as comments: Spark's join carries `rightHint=(strategy=broadcast)`"),
-    ("sales_rollup", "GROUP BY ROLLUP (Expand) is unsupported"),
 ];
 
 /// The optimized plan of every reference query with a Spark capture equals Spark's
@@ -214,7 +212,6 @@ fn mask_sizes(text: &str) -> String {
 /// Reference queries whose EXPLAIN COST logical plan differs from Spark's, and why.
 const COST_PLAN_DIFFERS: &[(&str, &str)] = &[
     ("sales_enterprise_revenue_hint", "kiln reads hints as comments: Spark's join carries `rightHint=(strategy=broadcast)`"),
-    ("sales_rollup", "GROUP BY ROLLUP (Expand) is unsupported"),
 ];
 
 /// `EXPLAIN COST`'s optimized plan with statistics equals Spark's. The sales files are Spark's
@@ -304,10 +301,7 @@ fn normalize_formatted(text: &str) -> String {
 
 /// Reference queries whose EXPLAIN FORMATTED differs from Spark's, and why.
 const FORMATTED_DIFFERS: &[(&str, &str)] = &[
-    ("sales_rollup", "GROUP BY ROLLUP (Expand) is unsupported"),
     ("shop_join_paid_sortmerge", "SortMergeJoin is not planned yet (kiln plans a shuffled hash join)"),
-    ("shop_left_join_on", "a physical Filter keeps isnotnull columns nullable: the broadcast key prints `input[1, int, true]`"),
-    ("shop_left_join_where", "a physical Filter keeps isnotnull columns nullable: the broadcast key prints `input[0, int, true]`"),
     ("shop_rand_filter", "rand(42) does not compile, so the Filter runs interpreted: no `*` and no codegen id"),
     ("tpch_q06", "a global aggregate over one scan partition gets no `Exchange SinglePartition`, so no AdaptiveSparkPlan either"),
 ];

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use crate::catalog::Catalog;
 use crate::error::{closest_match, KilnError, Result};
 use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ScalarFunc, SortOrder};
-use crate::plan::{named_output, JoinType, LogicalPlan};
+use crate::plan::{grouping_sets, named_output, JoinType, LogicalPlan};
+use crate::types::ScalarValue;
+use arrow::datatypes::DataType;
 
 use super::coercion::{coerce_expr, require_boolean};
 
@@ -71,6 +73,9 @@ impl Resolver<'_> {
                 let aggregates = check_aggregate_output(aggregates, &grouping)?;
                 Ok(LogicalPlan::Aggregate { grouping, aggregates, child })
             }
+            LogicalPlan::GroupingSets { kind, elements, exprs, aggregates, child } => {
+                self.resolve_grouping_sets(&grouping_sets(kind, &elements), exprs, aggregates, child)
+            }
             LogicalPlan::Join { left, right, join_type, condition, using } if !using.is_empty() => {
                 self.resolve_using_join(left, right, join_type, condition, using)
             }
@@ -86,6 +91,72 @@ impl Resolver<'_> {
             LogicalPlan::Union { children } => resolve_union(children),
             other => Ok(other),
         }
+    }
+
+    /// Spark's `ResolveGroupingAnalytics`: ROLLUP / CUBE / GROUPING SETS become an Aggregate
+    /// over an Expand that copies each row once per grouping set.
+    ///
+    /// ```text
+    /// 'Aggregate [rollup(Vector(0), Vector(1), 'a, 'b)], ['a, 'b, count(1)]
+    /// =>
+    /// Aggregate [a#5, b#6, spark_grouping_id#4L], [a#5, b#6, count(1) AS count(1)#7L]
+    /// +- Expand [[x.., a#2, b#3, 0], [x.., a#2, null, 1], [x.., null, null, 3]], [x.., a#5, b#6, spark_grouping_id#4L]
+    ///    +- Project [x.., a#0 AS a#2, b#1 AS b#3]
+    /// ```
+    /// Bit `n-1-i` of the grouping id is set when grouping expression `i` is rolled up, so a NULL
+    /// it puts there differs from a NULL in the data. `grouping_id()` reads the id; grouping
+    /// expressions outside aggregate functions read the Expand's copies.
+    fn resolve_grouping_sets(&self, sets: &[Vec<usize>], exprs: Vec<Expr>, aggregates: Vec<Expr>, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {
+        let input = child.output();
+        let grouping: Vec<Expr> = exprs.into_iter().map(|e| coerce_expr(self.resolve_expr(e, &input)?)).collect::<Result<_>>()?;
+        let aliases: Vec<Expr> = grouping.iter().map(|g| g.clone().alias(crate::expr::sql_name(g))).collect();
+        let aliased: Vec<Attribute> = aliases.iter().filter_map(named_output).collect();
+        let copies: Vec<Attribute> = aliased
+            .iter()
+            .zip(&grouping)
+            .map(|(a, g)| {
+                let mut copy = Attribute::new(a.name.clone(), a.data_type.clone(), true);
+                // `ORDER BY c.country` still finds the rolled-up column.
+                if let Expr::Attribute(orig) = g {
+                    copy.qualifier = orig.qualifier.clone();
+                }
+                copy
+            })
+            .collect();
+        let gid = Attribute::new("spark_grouping_id", DataType::Int64, false);
+        let n = grouping.len();
+        let projections: Vec<Vec<Expr>> = sets
+            .iter()
+            .map(|set| {
+                let mut row: Vec<Expr> = input.iter().map(|a| a.expr()).collect();
+                let mut id = 0i64;
+                for (i, a) in aliased.iter().enumerate() {
+                    if set.contains(&i) {
+                        row.push(a.expr());
+                    } else {
+                        row.push(Expr::lit(ScalarValue::Null(a.data_type.clone())));
+                        id |= 1 << (n - 1 - i);
+                    }
+                }
+                row.push(Expr::lit(ScalarValue::Int64(id)));
+                row
+            })
+            .collect();
+        let project = LogicalPlan::Project { list: input.iter().map(|a| a.expr()).chain(aliases).collect(), child };
+        let output = input.iter().cloned().chain(copies.iter().cloned()).chain([gid.clone()]).collect();
+        let expand = LogicalPlan::Expand { projections, output, child: Arc::new(project) };
+        let aggregates: Vec<Expr> = aggregates.into_iter().map(|e| replace_grouping_id(e, &gid)).collect::<Result<_>>()?;
+        let aggregates = self
+            .resolve_select_list(aggregates, &input)?
+            .into_iter()
+            .map(|e| match read_copies(e, &grouping, &copies) {
+                Expr::Attribute(a) if a.id == gid.id => a.expr().alias("grouping_id()"),
+                other => other,
+            })
+            .collect();
+        let new_grouping: Vec<Expr> = copies.iter().chain([&gid]).map(|a| a.expr()).collect();
+        let aggregates = check_aggregate_output(aggregates, &new_grouping)?;
+        Ok(LogicalPlan::Aggregate { grouping: new_grouping, aggregates, child: Arc::new(expand) })
     }
 
     /// Resolves a select list: expands `*`, resolves names and functions, names every item.
@@ -579,6 +650,36 @@ fn resolve_function(name: &str, args: Vec<Expr>, distinct: bool) -> Result<Expr>
         return Err(arity_error(&expected));
     }
     Ok(Expr::Function { func, args })
+}
+
+/// `grouping_id()` is the grouping id attribute of the enclosing grouping sets.
+fn replace_grouping_id(e: Expr, gid: &Attribute) -> Result<Expr> {
+    e.transform_up(&mut |x| match &x {
+        Expr::UnresolvedFunction { name, args, .. } if name.eq_ignore_ascii_case("grouping_id") => {
+            if args.is_empty() {
+                Ok(gid.expr())
+            } else {
+                Err(KilnError::unsupported("grouping_id(col, ...) with arguments: use grouping_id() of all grouping columns"))
+            }
+        }
+        _ => Ok(x),
+    })
+}
+
+/// `e` with each grouping expression outside aggregate functions replaced by its Expand copy.
+fn read_copies(e: Expr, grouping: &[Expr], copies: &[Attribute]) -> Expr {
+    if let Some(i) = grouping.iter().position(|g| g == &e) {
+        return match e {
+            // An attribute keeps the name it was selected by.
+            Expr::Attribute(a) => Expr::Attribute(Attribute { name: a.name, ..copies[i].clone() }),
+            _ => copies[i].expr(),
+        };
+    }
+    if matches!(e, Expr::Aggregate { .. }) {
+        return e;
+    }
+    let mapped: std::result::Result<Expr, std::convert::Infallible> = e.map_children(|c| Ok(read_copies(c, grouping, copies)));
+    mapped.unwrap_or_else(|never| match never {})
 }
 
 /// Gives a select-list item a name: attributes and aliases keep theirs, others get Spark's

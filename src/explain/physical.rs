@@ -157,7 +157,7 @@ impl PhysicalPlan {
                     .iter()
                     .map(|k| match k {
                         Expr::Attribute(a) => match out.iter().position(|o| o.id == a.id) {
-                            Some(i) => format!("input[{i}, {}, {}]", spark_type_name(&a.data_type), a.nullable),
+                            Some(i) => format!("input[{i}, {}, {}]", spark_type_name(&a.data_type), out[i].nullable),
                             None => k.to_string(),
                         },
                         other => other.to_string(),
@@ -205,6 +205,11 @@ impl PhysicalPlan {
             PhysicalPlan::LocalLimit { limit, .. } => format!("LocalLimit {limit}"),
             PhysicalPlan::GlobalLimit { limit, .. } => format!("GlobalLimit {limit}, 0"),
             PhysicalPlan::Union { .. } => "Union".to_string(),
+            PhysicalPlan::Expand { projections, output, .. } => {
+                let rows: Vec<String> = projections.iter().map(|p| format!("[{}]", list(p, ", "))).collect();
+                let cols: Vec<String> = output.iter().map(|a| a.to_string()).collect();
+                format!("Expand [{}], [{}]", rows.join(", "), cols.join(", "))
+            }
             PhysicalPlan::WholeStageCodegen { id, .. } => format!("WholeStageCodegen ({id})"),
         }
     }

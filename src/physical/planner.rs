@@ -88,7 +88,10 @@ impl Planner<'_> {
             LogicalPlan::Union { children } => {
                 PhysicalPlan::Union { children: children.iter().map(|c| self.plan(c, false)).collect::<Result<_>>()? }
             }
-            LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } => {
+            LogicalPlan::Expand { projections, output, child } => {
+                PhysicalPlan::Expand { projections: projections.clone(), output: output.clone(), child: self.plan(child, false)? }
+            }
+            LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::GroupingSets { .. } => {
                 return Err(KilnError::internal(format!("{} reached the physical planner", plan.node_string())))
             }
         };

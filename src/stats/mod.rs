@@ -167,6 +167,12 @@ fn compute(plan: &LogicalPlan, map: &mut StatsMap<'_>) -> Statistics {
             let child_stats = visit(child, map);
             Statistics::size(scale_by_row_size(child_stats.size_in_bytes, &plan.output(), &child.output()))
         }
+        // Each row once per projection.
+        LogicalPlan::Expand { projections, output, child } => {
+            let child_stats = visit(child, map);
+            let size = scale_by_row_size(child_stats.size_in_bytes, output, &child.output());
+            Statistics::size(size.saturating_mul(projections.len() as u128))
+        }
         LogicalPlan::GlobalLimit { limit, child } => {
             let child_stats = visit(child, map);
             let rows = child_stats.row_count.map_or(*limit as u128, |r| r.min(*limit as u128));

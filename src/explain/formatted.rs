@@ -226,3 +226,50 @@ fn rename(e: &Expr, named: &HashMap<ExprId, Attribute>) -> Expr {
 fn join<T: Display>(items: &[T]) -> String {
     items.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::datasource::demo::{shop_customers, shop_orders};
+    use crate::{ExplainMode, Session};
+
+    fn formatted(settings: &[(&str, &str)], sql: &str) -> String {
+        let s = Session::new();
+        for (k, v) in settings {
+            s.set_conf(k, v).expect("setting");
+        }
+        s.register_batches("orders", vec![shop_orders()]).expect("orders");
+        s.register_batches("customers", vec![shop_customers()]).expect("customers");
+        let text = s.sql(sql).and_then(|df| df.explain_string(ExplainMode::Formatted)).expect("explain formatted");
+        crate::sql::tests::normalize(&text)
+    }
+
+    #[test]
+    fn without_adaptive_execution_stages_are_marked() {
+        let text = formatted(&[("spark.sql.adaptive.enabled", "false")], "SELECT order_id FROM orders WHERE amount > 10");
+        // Operators numbered from the scan up; the fused ones carry `* ` and their stage.
+        assert!(text.starts_with("== Physical Plan ==\n* Project (3)\n+- * Filter (2)\n   +- InMemoryTableScan (1)\n\n\n(1) InMemoryTableScan\nOutput [2]: [order_id#, amount#]\n\n"), "{text}");
+        assert!(text.contains("\n\n(2) Filter [codegen id : 1]\nInput [2]: [order_id#, amount#]\nCondition : (isnotnull(amount#) AND "), "{text}");
+        assert!(text.ends_with("\n\n(3) Project [codegen id : 1]\nOutput [1]: [order_id#]\nInput [2]: [order_id#, amount#]"), "{text}");
+    }
+
+    #[test]
+    fn exchanges_put_the_plan_under_adaptive_spark_plan() {
+        let text = formatted(&[], "SELECT status, count(*) AS n FROM orders GROUP BY status");
+        assert!(text.starts_with("== Physical Plan ==\nAdaptiveSparkPlan (6)\n+- HashAggregate (5)\n   +- Exchange (4)\n      +- HashAggregate (3)\n"), "{text}");
+        assert!(!text.contains("codegen id") && !text.contains('*'), "{text}");
+        assert!(text.contains("\n\n(3) HashAggregate\nInput [1]: [status#]\nKeys [1]: [status#]\nFunctions [1]: [partial_count(1)]\nAggregate Attributes [1]: [count#L]\nResults [2]: [status#, count#L]\n\n"), "{text}");
+        assert!(text.contains("\n\n(4) Exchange\nInput [2]: [status#, count#L]\nArguments: hashpartitioning(status#, 200), ENSURE_REQUIREMENTS, [plan_id="), "{text}");
+        assert!(text.contains("\nAggregate Attributes [1]: [count(1)#L]\nResults [2]: [status#, count(1)#L AS n#L]\n"), "{text}");
+        assert!(text.ends_with("\n\n(6) AdaptiveSparkPlan\nOutput [2]: [status#, n#L]\nArguments: isFinalPlan=false"), "{text}");
+    }
+
+    #[test]
+    fn joins_union_and_global_aggregates_print_their_fields() {
+        let text = formatted(&[], "SELECT o.order_id FROM orders o JOIN customers c ON o.amount > c.customer_id UNION ALL SELECT count(*) FROM customers");
+        assert!(text.contains(":  +- BroadcastNestedLoopJoin Inner BuildLeft (6)\n"), "{text}");
+        assert!(text.contains("\n\n(6) BroadcastNestedLoopJoin\nJoin type: Inner\nJoin condition: (cast(amount# as decimal(12,2)) > "), "{text}");
+        // Union has neither input nor arguments: its title only.
+        assert!(text.contains("\n\n(11) Union\n\n"), "{text}");
+        assert!(text.contains("\nKeys: []\nFunctions [1]: [partial_count(1)]\n"), "{text}");
+    }
+}

@@ -109,3 +109,26 @@ fn global_aggregate_is_one_row() {
     // One bigint column: 8 bytes of row overhead + 8.
     assert_eq!(plan_stats(df.optimized_plan()), Statistics { size_in_bytes: 16, row_count: Some(1) });
 }
+
+/// Seed 000's finding at the article's scale (2M customers): the enterprise customers are
+/// few, but the estimate of the filtered side is the file's size narrowed to two of five
+/// columns, just over the 10 MB broadcast threshold (10.7 MiB of a 28.6 MiB file), so that side
+/// is not broadcast.
+#[test]
+fn filtered_customers_estimate_stays_over_the_broadcast_threshold() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let customers = dir.path().join("customers.parquet");
+    crate::datasource::parquet::write_parquet(&customers, &[crate::datasource::demo::sales_customers(2_000_000)]).expect("written");
+    let session = sales();
+    session.register_parquet("big_customers", &customers).expect("registered");
+    let sql = "SELECT c.country, SUM(o.amount) FROM orders o JOIN big_customers c ON o.customer_id = c.customer_id \
+               WHERE o.order_date >= '2026-10-01' AND c.segment = 'enterprise' GROUP BY c.country";
+    let df = session.sql(sql).expect("plans");
+    let text = df.explain_string(crate::ExplainMode::Cost).expect("explain cost");
+    let file_size = std::fs::metadata(&customers).expect("file").len() as u128;
+    let projected = file_size * (8 + 8 + 20) / (8 + 8 + 4 * 20);
+    assert!(projected > 10 * 1024 * 1024, "customers file of {file_size} bytes: the seed's finding needs over 10 MiB, got {projected}");
+    assert!(text.contains(&format!("Statistics(sizeInBytes={})", bytes_to_string(projected))), "{text}");
+    // The customers side (right) is not broadcast; the 554.9 KiB of October orders are.
+    assert!(text.contains("Inner, BuildLeft") && !text.contains("BuildRight"), "{text}");
+}

@@ -1,10 +1,11 @@
 //! Name resolution: relations, columns, stars, functions, USING joins, HAVING, ORDER BY.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::catalog::Catalog;
 use crate::error::{closest_match, KilnError, Result};
-use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ScalarFunc, SortOrder};
+use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId, ScalarFunc, SortOrder};
 use crate::plan::{grouping_sets, named_output, JoinType, LogicalPlan};
 use crate::types::ScalarValue;
 use arrow::datatypes::DataType;
@@ -145,18 +146,74 @@ impl Resolver<'_> {
         let project = LogicalPlan::Project { list: input.iter().map(|a| a.expr()).chain(aliases).collect(), child };
         let output = input.iter().cloned().chain(copies.iter().cloned()).chain([gid.clone()]).collect();
         let expand = LogicalPlan::Expand { projections, output, child: Arc::new(project) };
-        let aggregates: Vec<Expr> = aggregates.into_iter().map(|e| replace_grouping_id(e, &gid)).collect::<Result<_>>()?;
+        // grouping_id() and grouping(k) stand in as attributes named like the calls while the
+        // select list resolves, so the items they are part of get Spark's names.
+        let mut calls = HashMap::new();
+        let aggregates: Vec<Expr> = aggregates
+            .into_iter()
+            .map(|e| self.replace_grouping_functions(e, &gid, &grouping, &input, &mut calls))
+            .collect::<Result<_>>()?;
         let aggregates = self
             .resolve_select_list(aggregates, &input)?
             .into_iter()
             .map(|e| match read_copies(e, &grouping, &copies) {
-                Expr::Attribute(a) if a.id == gid.id => a.expr().alias("grouping_id()"),
-                other => other,
+                Expr::Attribute(a) if calls.contains_key(&a.id) => calls[&a.id].clone().alias(a.name),
+                other => {
+                    let replaced: std::result::Result<Expr, std::convert::Infallible> = other.transform_up(&mut |x| match &x {
+                        Expr::Attribute(a) => Ok(calls.get(&a.id).cloned().unwrap_or(x)),
+                        _ => Ok(x),
+                    });
+                    replaced.unwrap_or_else(|never| match never {})
+                }
             })
             .collect();
         let new_grouping: Vec<Expr> = copies.iter().chain([&gid]).map(|a| a.expr()).collect();
         let aggregates = check_aggregate_output(aggregates, &new_grouping)?;
         Ok(LogicalPlan::Aggregate { grouping: new_grouping, aggregates, child: Arc::new(expand) })
+    }
+
+    /// `grouping_id()` is the grouping id of the enclosing grouping sets; `grouping(col)` is
+    /// 1 when `col` is rolled up: bit `n-1-i` of the id, as `((id div 2^(n-1-i)) % 2)` (Spark:
+    /// `cast((shiftright(id, n-1-i) & 1) as tinyint)`; kiln's is a bigint).
+    /// Each call found is replaced by a stand-in attribute, recorded in `calls` with its value.
+    fn replace_grouping_functions(
+        &self,
+        e: Expr,
+        gid: &Attribute,
+        grouping: &[Expr],
+        input: &[Attribute],
+        calls: &mut HashMap<ExprId, Expr>,
+    ) -> Result<Expr> {
+        let mut stand_in = |name: String, value: Expr| {
+            let a = Attribute::new(name, DataType::Int64, false);
+            calls.insert(a.id, value);
+            a.expr()
+        };
+        e.transform_up(&mut |x| match &x {
+            Expr::UnresolvedFunction { name, args, .. } if name.eq_ignore_ascii_case("grouping_id") => {
+                if args.is_empty() {
+                    Ok(stand_in("grouping_id()".to_string(), gid.expr()))
+                } else {
+                    Err(KilnError::unsupported("grouping_id(col, ...) with arguments: use grouping_id() of all grouping columns"))
+                }
+            }
+            Expr::UnresolvedFunction { name, args, .. } if name.eq_ignore_ascii_case("grouping") => {
+                let [arg] = args.as_slice() else {
+                    return Err(KilnError::analysis("WRONG_NUM_ARGS", format!("grouping takes one grouping column, got {} arguments.", args.len())));
+                };
+                let resolved = coerce_expr(self.resolve_expr(arg.clone(), input)?)?;
+                let Some(i) = grouping.iter().position(|g| g == &resolved) else {
+                    return Err(KilnError::analysis(
+                        "GROUPING_COLUMN_MISMATCH",
+                        format!("Column of grouping ({resolved}) can't be found in grouping columns {}.", grouping.iter().map(|g| g.to_string()).collect::<Vec<_>>().join(",")),
+                    ));
+                };
+                let shift = 1i64 << (grouping.len() - 1 - i);
+                let bit = gid.expr().binary(BinaryOp::IntDivide, Expr::lit(ScalarValue::Int64(shift))).binary(BinaryOp::Modulo, Expr::lit(ScalarValue::Int64(2)));
+                Ok(stand_in(format!("grouping({})", crate::expr::sql_name(&resolved)), bit))
+            }
+            _ => Ok(x),
+        })
     }
 
     /// Resolves a select list: expands `*`, resolves names and functions, names every item.
@@ -652,19 +709,6 @@ fn resolve_function(name: &str, args: Vec<Expr>, distinct: bool) -> Result<Expr>
     Ok(Expr::Function { func, args })
 }
 
-/// `grouping_id()` is the grouping id attribute of the enclosing grouping sets.
-fn replace_grouping_id(e: Expr, gid: &Attribute) -> Result<Expr> {
-    e.transform_up(&mut |x| match &x {
-        Expr::UnresolvedFunction { name, args, .. } if name.eq_ignore_ascii_case("grouping_id") => {
-            if args.is_empty() {
-                Ok(gid.expr())
-            } else {
-                Err(KilnError::unsupported("grouping_id(col, ...) with arguments: use grouping_id() of all grouping columns"))
-            }
-        }
-        _ => Ok(x),
-    })
-}
 
 /// `e` with each grouping expression outside aggregate functions replaced by its Expand copy.
 fn read_copies(e: Expr, grouping: &[Expr], copies: &[Attribute]) -> Expr {

@@ -157,7 +157,8 @@ fn compute(plan: &LogicalPlan, map: &mut StatsMap<'_>) -> Statistics {
             if let Some(m) = map {
                 m.insert(child.as_ref() as *const LogicalPlan, pruned);
             }
-            pruned
+            // The Filter itself is a unary node: same row width, at least one byte.
+            Statistics::size(pruned.size_in_bytes.max(1))
         }
         LogicalPlan::Aggregate { grouping, child, .. } if grouping.is_empty() => {
             visit(child, map);

@@ -93,6 +93,14 @@ fn whole_partitioned_table_is_default_size_and_limit_counts_rows() {
 }
 
 #[test]
+fn pruning_every_partition_leaves_an_empty_relation_under_a_one_byte_filter() {
+    let session = sales();
+    let sql = "SELECT order_id FROM orders WHERE order_date > '2030-01-01'";
+    // Project, Filter, Relation: the relation has no files left; unary nodes never go below 1.
+    assert_eq!(sizes(&session, sql), ["1.0 B", "1.0 B", "0.0 B"]);
+}
+
+#[test]
 fn semi_join_keeps_left_and_union_sums() {
     let session = sales();
     let semi = sizes(&session, "SELECT customer_id FROM customers WHERE customer_id IN (SELECT customer_id FROM orders)");

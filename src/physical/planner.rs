@@ -130,11 +130,10 @@ impl Planner<'_> {
             TableSource::Memory(_) => BTreeSet::new(),
         };
         let conjuncts: Vec<&Expr> = condition.map(|c| c.split_conjunction()).unwrap_or_default();
-        let is_partition_filter = |c: &Expr| {
-            let refs = c.references();
-            c.deterministic() && !refs.is_empty() && refs.is_subset(&partition_ids)
+        let partition_filters: Vec<Expr> = match (&table.source, condition) {
+            (TableSource::Parquet(t), Some(c)) => t.partition_filters(output, c),
+            _ => vec![],
         };
-        let partition_filters: Vec<Expr> = conjuncts.iter().filter(|c| is_partition_filter(c)).map(|c| (*c).clone()).collect();
         // Non-deterministic conjuncts (rand()) are never handed to the source.
         let data_filters: Vec<Expr> = conjuncts
             .iter()
@@ -143,7 +142,7 @@ impl Planner<'_> {
             .collect();
         let scan = Arc::new(self.plan_scan_columns(rel, &needed, partition_filters.clone(), data_filters)?);
         // Spark's FileSourceStrategy rebuilds the filter left-deep from the conjuncts it keeps.
-        let after_scan = Expr::conjunction(conjuncts.into_iter().filter(|c| !is_partition_filter(c)).cloned());
+        let after_scan = Expr::conjunction(conjuncts.into_iter().filter(|c| !partition_filters.contains(c)).cloned());
         let below = match after_scan {
             Some(condition) => Arc::new(PhysicalPlan::Filter { condition, child: scan }),
             None => scan,

@@ -6,11 +6,14 @@ use std::sync::Arc;
 use crate::catalog::Catalog;
 use crate::error::{closest_match, KilnError, Result};
 use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId, ScalarFunc, SortOrder};
-use crate::plan::{grouping_sets, named_output, JoinType, LogicalPlan};
+use crate::plan::{grouping_sets, named_output, GroupingSetsKind, JoinType, LogicalPlan};
 use crate::types::ScalarValue;
 use arrow::datatypes::DataType;
 
 use super::coercion::{coerce_expr, require_boolean};
+
+/// The most elements a CUBE may have: 2^12 grouping sets, each a copy of every input row.
+const MAX_CUBE_ELEMENTS: usize = 12;
 
 pub(super) struct Resolver<'a> {
     pub catalog: &'a Catalog,
@@ -75,6 +78,20 @@ impl Resolver<'_> {
                 Ok(LogicalPlan::Aggregate { grouping, aggregates, child })
             }
             LogicalPlan::GroupingSets { kind, elements, exprs, aggregates, child } => {
+                // The grouping id is a bigint with a bit per column; a CUBE copies each row 2^n times.
+                if exprs.len() > 63 {
+                    return Err(KilnError::analysis(
+                        "GROUPING_SIZE_LIMIT_EXCEEDED",
+                        format!("Grouping sets size cannot be greater than 63, got {} grouping columns.", exprs.len()),
+                    ));
+                }
+                if kind == GroupingSetsKind::Cube && elements.len() > MAX_CUBE_ELEMENTS {
+                    return Err(KilnError::unsupported(format!(
+                        "CUBE of {} elements ({} grouping sets): at most {MAX_CUBE_ELEMENTS}; list the sets you need with GROUPING SETS",
+                        elements.len(),
+                        1u128 << elements.len().min(127)
+                    )));
+                }
                 self.resolve_grouping_sets(&grouping_sets(kind, &elements), exprs, aggregates, child)
             }
             LogicalPlan::Join { left, right, join_type, condition, using } if !using.is_empty() => {

@@ -29,6 +29,7 @@ pub mod plan;
 pub mod session;
 pub mod slt;
 pub mod sql;
+pub mod stats;
 pub mod types;
 
 pub use config::Config;

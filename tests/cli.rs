@@ -135,6 +135,26 @@ fn explain_extended_prints_every_stage() {
 }
 
 #[test]
+fn explain_cost_and_formatted_modes() {
+    let (o, c) = (shop("orders"), shop("customers"));
+    let query = "SELECT customer_id, SUM(amount) AS revenue FROM orders WHERE status = 'paid' GROUP BY customer_id";
+    let (ok, out, err) = kiln(&["explain", "--mode", "cost", "--table", &o, "--table", &c, query]);
+    assert!(ok, "{err}");
+    // The shop orders file is 1658 bytes; the Project keeps 2 of 5 columns (4+8+8 of 4+4+20+8+4+8 bytes a row).
+    assert!(out.contains("Relation spark_catalog.default.orders[order_id#"), "{out}");
+    assert!(out.contains("parquet, Statistics(sizeInBytes=1658.0 B)"), "{out}");
+    assert!(out.contains("+- Project [customer_id#"), "{out}");
+    assert!(out.contains("], Statistics(sizeInBytes=690.0 B)\n"), "{out}");
+    assert!(out.contains("\n== Physical Plan ==\n"), "{out}");
+    let (ok, out, err) = kiln(&["explain", "--mode", "formatted", "--table", &o, "--table", &c, query]);
+    assert!(ok, "{err}");
+    assert!(out.contains("+- Scan parquet spark_catalog.default.orders (1)\n"), "{out}");
+    assert!(out.contains("\n(1) Scan parquet spark_catalog.default.orders\nOutput [3]: [customer_id#"), "{out}");
+    assert!(out.contains("\nPushedFilters: [IsNotNull(status), EqualTo(status,paid)]\n"), "{out}");
+    assert!(out.contains("\nKeys [1]: [customer_id#"), "{out}");
+}
+
+#[test]
 fn plan_change_log_goes_to_stderr_with_conf() {
     let (o, c) = (shop("orders"), shop("customers"));
     let (ok, out, err) = kiln(&[

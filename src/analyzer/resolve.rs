@@ -1,13 +1,19 @@
 //! Name resolution: relations, columns, stars, functions, USING joins, HAVING, ORDER BY.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::catalog::Catalog;
 use crate::error::{closest_match, KilnError, Result};
-use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ScalarFunc, SortOrder};
-use crate::plan::{named_output, JoinType, LogicalPlan};
+use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId, ScalarFunc, SortOrder};
+use crate::plan::{grouping_sets, named_output, GroupingSetsKind, JoinType, LogicalPlan};
+use crate::types::ScalarValue;
+use arrow::datatypes::DataType;
 
 use super::coercion::{coerce_expr, require_boolean};
+
+/// The most elements a CUBE may have: 2^12 grouping sets, each a copy of every input row.
+const MAX_CUBE_ELEMENTS: usize = 12;
 
 pub(super) struct Resolver<'a> {
     pub catalog: &'a Catalog,
@@ -73,6 +79,23 @@ impl Resolver<'_> {
                 let aggregates = check_aggregate_output(aggregates, &grouping)?;
                 Ok(LogicalPlan::Aggregate { grouping, aggregates, child })
             }
+            LogicalPlan::GroupingSets { kind, elements, exprs, aggregates, child } => {
+                // The grouping id is a bigint with a bit per column; a CUBE copies each row 2^n times.
+                if exprs.len() > 63 {
+                    return Err(KilnError::analysis(
+                        "GROUPING_SIZE_LIMIT_EXCEEDED",
+                        format!("Grouping sets size cannot be greater than 63, got {} grouping columns.", exprs.len()),
+                    ));
+                }
+                if kind == GroupingSetsKind::Cube && elements.len() > MAX_CUBE_ELEMENTS {
+                    return Err(KilnError::unsupported(format!(
+                        "CUBE of {} elements ({} grouping sets): at most {MAX_CUBE_ELEMENTS}; list the sets you need with GROUPING SETS",
+                        elements.len(),
+                        1u128 << elements.len().min(127)
+                    )));
+                }
+                self.resolve_grouping_sets(&grouping_sets(kind, &elements), exprs, aggregates, child)
+            }
             LogicalPlan::Join { left, right, join_type, condition, using, .. } if !using.is_empty() => {
                 self.resolve_using_join(left, right, join_type, condition, using)
             }
@@ -91,6 +114,128 @@ impl Resolver<'_> {
             }
             other => Ok(other),
         }
+    }
+
+    /// Spark's `ResolveGroupingAnalytics`: ROLLUP / CUBE / GROUPING SETS become an Aggregate
+    /// over an Expand that copies each row once per grouping set.
+    ///
+    /// ```text
+    /// 'Aggregate [rollup(Vector(0), Vector(1), 'a, 'b)], ['a, 'b, count(1)]
+    /// =>
+    /// Aggregate [a#5, b#6, spark_grouping_id#4L], [a#5, b#6, count(1) AS count(1)#7L]
+    /// +- Expand [[x.., a#2, b#3, 0], [x.., a#2, null, 1], [x.., null, null, 3]], [x.., a#5, b#6, spark_grouping_id#4L]
+    ///    +- Project [x.., a#0 AS a#2, b#1 AS b#3]
+    /// ```
+    /// Bit `n-1-i` of the grouping id is set when grouping expression `i` is rolled up, so a NULL
+    /// it puts there differs from a NULL in the data. `grouping_id()` reads the id; grouping
+    /// expressions outside aggregate functions read the Expand's copies.
+    fn resolve_grouping_sets(&self, sets: &[Vec<usize>], exprs: Vec<Expr>, aggregates: Vec<Expr>, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {
+        let input = child.output();
+        let grouping: Vec<Expr> = exprs.into_iter().map(|e| coerce_expr(self.resolve_expr(e, &input)?)).collect::<Result<_>>()?;
+        let aliases: Vec<Expr> = grouping.iter().map(|g| g.clone().alias(crate::expr::sql_name(g))).collect();
+        let aliased: Vec<Attribute> = aliases.iter().filter_map(named_output).collect();
+        let copies: Vec<Attribute> = aliased
+            .iter()
+            .zip(&grouping)
+            .map(|(a, g)| {
+                let mut copy = Attribute::new(a.name.clone(), a.data_type.clone(), true);
+                // `ORDER BY c.country` still finds the rolled-up column.
+                if let Expr::Attribute(orig) = g {
+                    copy.qualifier = orig.qualifier.clone();
+                }
+                copy
+            })
+            .collect();
+        let gid = Attribute::new("spark_grouping_id", DataType::Int64, false);
+        let n = grouping.len();
+        let projections: Vec<Vec<Expr>> = sets
+            .iter()
+            .map(|set| {
+                let mut row: Vec<Expr> = input.iter().map(|a| a.expr()).collect();
+                let mut id = 0i64;
+                for (i, a) in aliased.iter().enumerate() {
+                    if set.contains(&i) {
+                        row.push(a.expr());
+                    } else {
+                        row.push(Expr::lit(ScalarValue::Null(a.data_type.clone())));
+                        id |= 1 << (n - 1 - i);
+                    }
+                }
+                row.push(Expr::lit(ScalarValue::Int64(id)));
+                row
+            })
+            .collect();
+        let project = LogicalPlan::Project { list: input.iter().map(|a| a.expr()).chain(aliases).collect(), child };
+        let output = input.iter().cloned().chain(copies.iter().cloned()).chain([gid.clone()]).collect();
+        let expand = LogicalPlan::Expand { projections, output, child: Arc::new(project) };
+        // grouping_id() and grouping(k) stand in as attributes named like the calls while the
+        // select list resolves, so the items they are part of get Spark's names.
+        let mut calls = HashMap::new();
+        let aggregates: Vec<Expr> = aggregates
+            .into_iter()
+            .map(|e| self.replace_grouping_functions(e, &gid, &grouping, &input, &mut calls))
+            .collect::<Result<_>>()?;
+        let aggregates = self
+            .resolve_select_list(aggregates, &input)?
+            .into_iter()
+            .map(|e| match read_copies(e, &grouping, &copies) {
+                Expr::Attribute(a) if calls.contains_key(&a.id) => calls[&a.id].clone().alias(a.name),
+                other => {
+                    let replaced: std::result::Result<Expr, std::convert::Infallible> = other.transform_up(&mut |x| match &x {
+                        Expr::Attribute(a) => Ok(calls.get(&a.id).cloned().unwrap_or(x)),
+                        _ => Ok(x),
+                    });
+                    replaced.unwrap_or_else(|never| match never {})
+                }
+            })
+            .collect();
+        let new_grouping: Vec<Expr> = copies.iter().chain([&gid]).map(|a| a.expr()).collect();
+        let aggregates = check_aggregate_output(aggregates, &new_grouping)?;
+        Ok(LogicalPlan::Aggregate { grouping: new_grouping, aggregates, child: Arc::new(expand) })
+    }
+
+    /// `grouping_id()` is the grouping id of the enclosing grouping sets; `grouping(col)` is
+    /// 1 when `col` is rolled up: bit `n-1-i` of the id, as `((id div 2^(n-1-i)) % 2)` (Spark:
+    /// `cast((shiftright(id, n-1-i) & 1) as tinyint)`; kiln's is a bigint).
+    /// Each call found is replaced by a stand-in attribute, recorded in `calls` with its value.
+    fn replace_grouping_functions(
+        &self,
+        e: Expr,
+        gid: &Attribute,
+        grouping: &[Expr],
+        input: &[Attribute],
+        calls: &mut HashMap<ExprId, Expr>,
+    ) -> Result<Expr> {
+        let mut stand_in = |name: String, value: Expr| {
+            let a = Attribute::new(name, DataType::Int64, false);
+            calls.insert(a.id, value);
+            a.expr()
+        };
+        e.transform_up(&mut |x| match &x {
+            Expr::UnresolvedFunction { name, args, .. } if name.eq_ignore_ascii_case("grouping_id") => {
+                if args.is_empty() {
+                    Ok(stand_in("grouping_id()".to_string(), gid.expr()))
+                } else {
+                    Err(KilnError::unsupported("grouping_id(col, ...) with arguments: use grouping_id() of all grouping columns"))
+                }
+            }
+            Expr::UnresolvedFunction { name, args, .. } if name.eq_ignore_ascii_case("grouping") => {
+                let [arg] = args.as_slice() else {
+                    return Err(KilnError::analysis("WRONG_NUM_ARGS", format!("grouping takes one grouping column, got {} arguments.", args.len())));
+                };
+                let resolved = coerce_expr(self.resolve_expr(arg.clone(), input)?)?;
+                let Some(i) = grouping.iter().position(|g| g == &resolved) else {
+                    return Err(KilnError::analysis(
+                        "GROUPING_COLUMN_MISMATCH",
+                        format!("Column of grouping ({resolved}) can't be found in grouping columns {}.", grouping.iter().map(|g| g.to_string()).collect::<Vec<_>>().join(",")),
+                    ));
+                };
+                let shift = 1i64 << (grouping.len() - 1 - i);
+                let bit = gid.expr().binary(BinaryOp::IntDivide, Expr::lit(ScalarValue::Int64(shift))).binary(BinaryOp::Modulo, Expr::lit(ScalarValue::Int64(2)));
+                Ok(stand_in(format!("grouping({})", crate::expr::sql_name(&resolved)), bit))
+            }
+            _ => Ok(x),
+        })
     }
 
     /// Resolves a select list: expands `*`, resolves names and functions, names every item.
@@ -586,6 +731,23 @@ fn resolve_function(name: &str, args: Vec<Expr>, distinct: bool) -> Result<Expr>
         return Err(arity_error(&expected));
     }
     Ok(Expr::Function { func, args })
+}
+
+
+/// `e` with each grouping expression outside aggregate functions replaced by its Expand copy.
+fn read_copies(e: Expr, grouping: &[Expr], copies: &[Attribute]) -> Expr {
+    if let Some(i) = grouping.iter().position(|g| g == &e) {
+        return match e {
+            // An attribute keeps the name it was selected by.
+            Expr::Attribute(a) => Expr::Attribute(Attribute { name: a.name, ..copies[i].clone() }),
+            _ => copies[i].expr(),
+        };
+    }
+    if matches!(e, Expr::Aggregate { .. }) {
+        return e;
+    }
+    let mapped: std::result::Result<Expr, std::convert::Infallible> = e.map_children(|c| Ok(read_copies(c, grouping, copies)));
+    mapped.unwrap_or_else(|never| match never {})
 }
 
 /// Gives a select-list item a name: attributes and aliases keep theirs, others get Spark's

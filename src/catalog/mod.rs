@@ -73,13 +73,6 @@ impl Table {
             TableSource::Parquet { .. } => "parquet",
         }
     }
-    /// Total size in bytes, for broadcast decisions.
-    pub fn size_in_bytes(&self) -> u64 {
-        match &self.source {
-            TableSource::Memory(batches) => batches.iter().map(|b| b.get_array_memory_size() as u64).sum(),
-            TableSource::Parquet(t) => t.files.iter().filter_map(|f| std::fs::metadata(&f.path).ok()).map(|m| m.len()).sum(),
-        }
-    }
 }
 
 /// The session's tables by lower-case name, and the warehouse folder whose sub-folders are the

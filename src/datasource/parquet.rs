@@ -4,6 +4,7 @@
 //! embedded Arrow schema is ignored, so `Utf8View` files still give `Utf8`), and every column
 //! is nullable.
 
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,6 +22,7 @@ use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use super::partitions::discover_partitions;
 use super::pushed_filter::{ColumnStatistics, PushedFilter};
 use crate::error::{KilnError, Result};
+use crate::expr::{Attribute, Expr, ExprId};
 use crate::types::ScalarValue;
 
 /// A table stored as Parquet: one file, or a directory of files, possibly Hive-partitioned.
@@ -44,6 +46,8 @@ pub struct ParquetFile {
     pub path: PathBuf,
     /// The footer, read once when the table is registered: row groups and their statistics.
     pub metadata: ArrowReaderMetadata,
+    /// The file's length in bytes when it was registered (size estimates add these up).
+    pub size: u64,
 }
 
 impl ParquetFile {
@@ -95,6 +99,7 @@ impl ParquetTable {
             let f = File::open(path).map_err(|e| KilnError::io(path_str(path), format!("cannot open: {e}")))?;
             let metadata = ArrowReaderMetadata::load(&f, reader_options())
                 .map_err(|e| KilnError::io(path_str(path), format!("not a readable Parquet file: {e}")))?;
+            let size = f.metadata().map_err(|e| KilnError::io(path_str(path), format!("cannot read its size: {e}")))?.len();
             let schema = spark_schema(metadata.schema());
             match &first {
                 None => first = Some((schema, path)),
@@ -112,7 +117,7 @@ impl ParquetTable {
                 }
                 Some(_) => {}
             }
-            files.push(ParquetFile { path: path.clone(), metadata });
+            files.push(ParquetFile { path: path.clone(), metadata, size });
         }
         let file_schema = first.map(|(s, _)| s).ok_or_else(|| KilnError::io(path_str(location), "no Parquet files"))?;
         let partition_values = discover_partitions(location, &paths)?;
@@ -143,6 +148,47 @@ impl ParquetTable {
     /// True when `name` is a partition column.
     pub fn is_partition_column(&self, name: &str) -> bool {
         self.partition_column(name).is_some()
+    }
+
+    /// The bytes of the given files (indices into `files`).
+    pub fn files_size(&self, files: impl IntoIterator<Item = usize>) -> u128 {
+        files.into_iter().filter_map(|i| self.files.get(i)).map(|f| f.size as u128).sum()
+    }
+
+    /// The conjuncts of `condition` that choose partitions: deterministic, and reading
+    /// partition columns only (`output` is the relation's columns).
+    pub fn partition_filters(&self, output: &[Attribute], condition: &Expr) -> Vec<Expr> {
+        let partition_ids: BTreeSet<ExprId> = output.iter().filter(|a| self.is_partition_column(&a.name)).map(|a| a.id).collect();
+        condition
+            .split_conjunction()
+            .into_iter()
+            .filter(|c| {
+                let refs = c.references();
+                c.deterministic() && !refs.is_empty() && refs.is_subset(&partition_ids)
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Partition pruning: the files whose partition values pass every partition filter, found
+    /// by evaluating the filters over the partition values (one row per file).
+    pub fn select_files(&self, output: &[Attribute], partition_filters: &[Expr]) -> Result<Vec<usize>> {
+        let Some(condition) = Expr::conjunction(partition_filters.iter().cloned()) else {
+            return Ok((0..self.files.len()).collect());
+        };
+        let values = &self.partition_values;
+        let input: Vec<Attribute> = values
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| {
+                output.iter().find(|a| a.name.eq_ignore_ascii_case(f.name())).cloned().ok_or_else(|| {
+                    KilnError::internal(format!("partition column `{}` is not in the relation's output", f.name()))
+                })
+            })
+            .collect::<Result<_>>()?;
+        let keep = crate::exec::eval::evaluate_predicate(&condition, values, &input)?;
+        Ok((0..keep.len()).filter(|&i| keep.is_valid(i) && keep.value(i)).collect())
     }
 
     /// Per row group of file `file`: false when the statistics prove that some pushed filter

@@ -75,6 +75,13 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> 
                 batches.iter().map(|b| interpreted::project(list, &input, &schema, b)).collect()
             })
         }
+        PhysicalPlan::Expand { projections, child, .. } => {
+            let input = child.output();
+            let schema = schema_of(&plan.output());
+            par_map(execute(child, config)?, |batches| {
+                batches.iter().flat_map(|b| projections.iter().map(|p| interpreted::project(p, &input, &schema, b))).collect()
+            })
+        }
         PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } => {
             let input = child.output();
             par_map(execute(child, config)?, |batches| interpreted::hash_aggregate(*mode, grouping, aggregates, result, &input, batches))

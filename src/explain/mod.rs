@@ -1,11 +1,13 @@
 //! EXPLAIN printers: the tree drawing, physical operator lines, and the modes.
 
+mod cost;
+mod formatted;
 mod physical;
 mod tree;
 pub use tree::draw_tree;
 
 use crate::config::Config;
-use crate::error::{KilnError, Result};
+use crate::error::Result;
 use crate::physical::PhysicalPlan;
 use crate::plan::LogicalPlan;
 use crate::types::spark_type_name;
@@ -20,10 +22,9 @@ pub enum ExplainMode {
     /// Each WholeStageCodegen subtree of the physical plan with its generated Cranelift IR,
     /// or the reason it runs interpreted.
     Codegen,
-    /// The optimized logical plan with size statistics (not supported yet: an error).
+    /// The optimized logical plan with each node's size estimate, then the physical plan.
     Cost,
-    /// The physical plan outline followed by one detail block per operator (not supported
-    /// yet: an error).
+    /// A numbered outline of the physical plan followed by one detail block per operator.
     Formatted,
 }
 
@@ -45,9 +46,8 @@ pub fn explain_string(plans: &QueryPlans<'_>, mode: ExplainMode, config: &Config
     match mode {
         ExplainMode::Simple => Ok(physical),
         ExplainMode::Codegen => Ok(codegen_string(plans.physical, config)),
-        ExplainMode::Cost | ExplainMode::Formatted => {
-            Err(KilnError::unsupported(format!("EXPLAIN {mode:?} (kiln prints simple and extended plans so far)").to_uppercase()))
-        }
+        ExplainMode::Cost => Ok(cost::cost_string(plans.optimized, plans.physical, config)),
+        ExplainMode::Formatted => Ok(formatted::formatted_string(plans.physical, config)),
         ExplainMode::Extended => {
             let schema = plans
                 .analyzed

@@ -4,10 +4,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::path::Path;
 
-use crate::catalog::TableSource;
+use arrow::datatypes::DataType;
+
+use crate::catalog::{Table, TableSource};
 use crate::datasource::parquet::ParquetTable;
 use crate::config::Config;
-use crate::expr::Expr;
+use crate::expr::{Attribute, Expr};
 use crate::physical::{AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
 use crate::types::spark_type_name;
 
@@ -37,32 +39,61 @@ fn partitioning(p: &Partitioning) -> String {
     }
 }
 
-/// Spark's file index description: `InMemoryFileIndex(1 paths)[file:/t]` for the root of an
-/// unpartitioned table; for a partitioned one `CatalogFileIndex(1 paths)[file:/t]` until a
-/// partition filter prunes it, then the partition folders read (`Utils.buildLocationMetadata`:
-/// paths are appended until the text reaches `max` characters).
-fn file_index(table: &ParquetTable, partition_filters: &[Expr], selected_files: &[usize], max: usize) -> String {
-    let root = format!("(1 paths)[file:{}]", table.location.display());
+/// A scan's file index: Spark's class name and root paths. An unpartitioned table is an
+/// `InMemoryFileIndex` of its root; a partitioned one a `CatalogFileIndex` of its root until a
+/// partition filter prunes it, then an `InMemoryFileIndex` of the partition folders read.
+pub(super) fn file_index_paths(table: &ParquetTable, partition_filters: &[Expr], selected_files: &[usize]) -> (&'static str, Vec<String>) {
+    let root = vec![format!("file:{}", table.location.display())];
     if !table.is_partitioned() {
-        return format!("InMemoryFileIndex{root}");
+        return ("InMemoryFileIndex", root);
     }
     if partition_filters.is_empty() {
-        return format!("CatalogFileIndex{root}");
+        return ("CatalogFileIndex", root);
     }
     let mut dirs: Vec<&Path> = selected_files.iter().filter_map(|&f| table.files.get(f)?.path.parent()).collect();
     dirs.dedup();
-    let mut text = format!("InMemoryFileIndex({} paths)[", dirs.len());
-    for (i, dir) in dirs.iter().enumerate() {
+    ("InMemoryFileIndex", dirs.iter().map(|d| format!("file:{}", d.display())).collect())
+}
+
+/// Spark's file index description: `InMemoryFileIndex(1 paths)[file:/t]`, paths appended until
+/// the text reaches `max` characters (`Utils.buildLocationMetadata`).
+fn file_index(table: &ParquetTable, partition_filters: &[Expr], selected_files: &[usize], max: usize) -> String {
+    let (class, paths) = file_index_paths(table, partition_filters, selected_files);
+    let mut text = format!("{class}({} paths)[", paths.len());
+    for (i, path) in paths.iter().enumerate() {
         if text.len() >= max {
             break;
         }
         if i > 0 {
             text.push_str(", ");
         }
-        text.push_str(&format!("file:{}", dir.display()));
+        text.push_str(path);
     }
     text.push(']');
     text
+}
+
+/// A scan's `ReadSchema`: the columns read from the files (partition columns come from folder
+/// names).
+pub(super) fn read_schema(table: &Table, output: &[Attribute]) -> String {
+    let read = output.iter().filter(|a| !matches!(&table.source, TableSource::Parquet(t) if t.is_partition_column(&a.name)));
+    format!("struct<{}>", read.map(|a| format!("{}:{}", a.name, spark_type_name(&a.data_type))).collect::<Vec<_>>().join(","))
+}
+
+/// Spark's `HashJoin.rewriteKeyExpr`: integral keys that fit in 8 bytes together are packed
+/// into one bigint key (`cast(input[1, int, true] as bigint)`); other keys stay as they are.
+fn long_key(keys: &[String], types: &[DataType]) -> Vec<String> {
+    let integral = types.iter().all(crate::types::is_integral);
+    if keys.is_empty() || !integral || types.iter().map(crate::stats::default_size).sum::<u128>() > 8 {
+        return keys.to_vec();
+    }
+    let as_long = |k: &str, t: &DataType| if *t == DataType::Int64 { k.to_string() } else { format!("cast({k} as bigint)") };
+    let mut key = as_long(&keys[0], &types[0]);
+    for (k, t) in keys.iter().zip(types).skip(1) {
+        let bits = crate::stats::default_size(t) * 8;
+        key = format!("(shiftleft({key}, {bits}) | ({} & {}))", as_long(k, t), (1u128 << bits) - 1);
+    }
+    vec![key]
 }
 
 impl PhysicalPlan {
@@ -77,12 +108,7 @@ impl PhysicalPlan {
                     TableSource::Memory(_) => "memory".to_string(),
                 };
                 let pushed: Vec<String> = pushed_filters.iter().map(|f| f.to_string()).collect();
-                // ReadSchema: what is read from the files (partition columns come from folder names).
-                let read = output.iter().filter(|a| !matches!(&table.source, TableSource::Parquet(t) if t.is_partition_column(&a.name)));
-                let schema = format!(
-                    "struct<{}>",
-                    read.map(|a| format!("{}:{}", a.name, spark_type_name(&a.data_type))).collect::<Vec<_>>().join(",")
-                );
+                let schema = read_schema(table, output);
                 format!(
                     "FileScan parquet {}[{cols}] Batched: true, DataFilters: {}, Format: Parquet, Location: {}, PartitionFilters: {}, PushedFilters: {}, ReadSchema: {}",
                     table.qualified_name(),
@@ -132,13 +158,14 @@ impl PhysicalPlan {
                     .iter()
                     .map(|k| match k {
                         Expr::Attribute(a) => match out.iter().position(|o| o.id == a.id) {
-                            Some(i) => format!("input[{i}, {}, {}]", spark_type_name(&a.data_type), a.nullable),
+                            Some(i) => format!("input[{i}, {}, {}]", spark_type_name(&a.data_type), out[i].nullable),
                             None => k.to_string(),
                         },
                         other => other.to_string(),
                     })
                     .collect();
-                format!("BroadcastExchange HashedRelationBroadcastMode(List({}),false), [plan_id={plan_id}]", bound.join(", "))
+                let types: Vec<DataType> = keys.iter().map(|k| k.data_type().unwrap_or(DataType::Null)).collect();
+                format!("BroadcastExchange HashedRelationBroadcastMode(List({}),false), [plan_id={plan_id}]", long_key(&bound, &types).join(", "))
             }
             PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition, .. } => {
                 let side = match build_side {
@@ -187,6 +214,11 @@ impl PhysicalPlan {
             PhysicalPlan::LocalLimit { limit, .. } => format!("LocalLimit {limit}"),
             PhysicalPlan::GlobalLimit { limit, .. } => format!("GlobalLimit {limit}, 0"),
             PhysicalPlan::Union { .. } => "Union".to_string(),
+            PhysicalPlan::Expand { projections, output, .. } => {
+                let rows: Vec<String> = projections.iter().map(|p| format!("[{}]", list(p, ", "))).collect();
+                let cols: Vec<String> = output.iter().map(|a| a.to_string()).collect();
+                format!("Expand [{}], [{}]", rows.join(", "), cols.join(", "))
+            }
             PhysicalPlan::WholeStageCodegen { id, .. } => format!("WholeStageCodegen ({id})"),
         }
     }
@@ -216,7 +248,7 @@ pub fn skip_stage(p: &PhysicalPlan) -> &PhysicalPlan {
 }
 
 /// Records, for every operator inside a compiled stage, the stage's id.
-fn mark_stages(p: &PhysicalPlan, stars: &mut HashMap<*const PhysicalPlan, usize>) {
+pub(super) fn mark_stages(p: &PhysicalPlan, stars: &mut HashMap<*const PhysicalPlan, usize>) {
     if let PhysicalPlan::WholeStageCodegen { id, fallback: None, child } = p {
         if let Some((chain, _)) = crate::codegen::StageSpec::chain(child) {
             for op in chain {

@@ -272,6 +272,15 @@ pub enum PhysicalPlan {
         /// The input operator.
         child: Arc<PhysicalPlan>,
     },
+    /// Each input row once per projection (grouping sets); interpreted, not fused.
+    Expand {
+        /// One list of expressions per output copy of a row, matching `output` by position.
+        projections: Vec<Vec<Expr>>,
+        /// The columns produced.
+        output: Vec<Attribute>,
+        /// The input operator.
+        child: Arc<PhysicalPlan>,
+    },
     /// `UNION ALL`: the partitions of every child, one after the other.
     Union {
         /// The inputs, in order; the columns are the first input's.
@@ -318,6 +327,7 @@ impl PhysicalPlan {
             | PhysicalPlan::CollectLimit { child, .. }
             | PhysicalPlan::LocalLimit { child, .. }
             | PhysicalPlan::GlobalLimit { child, .. }
+            | PhysicalPlan::Expand { child, .. }
             | PhysicalPlan::WholeStageCodegen { child, .. } => vec![child],
         }
     }
@@ -351,6 +361,7 @@ impl PhysicalPlan {
             | PhysicalPlan::CollectLimit { child, .. }
             | PhysicalPlan::LocalLimit { child, .. }
             | PhysicalPlan::GlobalLimit { child, .. }
+            | PhysicalPlan::Expand { child, .. }
             | PhysicalPlan::WholeStageCodegen { child, .. } => *child = next(),
         }
         node
@@ -361,7 +372,8 @@ impl PhysicalPlan {
         match self {
             PhysicalPlan::FileScan { output, .. }
             | PhysicalPlan::InMemoryScan { output, .. }
-            | PhysicalPlan::LocalTableScan { output, .. } => output.clone(),
+            | PhysicalPlan::LocalTableScan { output, .. }
+            | PhysicalPlan::Expand { output, .. } => output.clone(),
             PhysicalPlan::Project { list, .. } | PhysicalPlan::TakeOrderedAndProject { list, .. } => crate::plan::named_outputs(list),
             PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, .. } => match mode {
                 AggregateMode::Partial => {
@@ -390,8 +402,29 @@ impl PhysicalPlan {
                     _ => [l, r].concat(),
                 }
             }
-            PhysicalPlan::Filter { child, .. }
-            | PhysicalPlan::Exchange { child, .. }
+            // Spark's FilterExec: a column the condition checks with `isnotnull` is not null above it.
+            PhysicalPlan::Filter { condition, child } => {
+                let not_null: Vec<ExprId> = condition
+                    .split_conjunction()
+                    .into_iter()
+                    .filter_map(|c| match c {
+                        Expr::IsNotNull(x) => match x.as_ref() {
+                            Expr::Attribute(a) => Some(a.id),
+                            _ => None,
+                        },
+                        _ => None,
+                    })
+                    .collect();
+                child
+                    .output()
+                    .into_iter()
+                    .map(|mut a| {
+                        a.nullable &= !not_null.contains(&a.id);
+                        a
+                    })
+                    .collect()
+            }
+            PhysicalPlan::Exchange { child, .. }
             | PhysicalPlan::BroadcastExchange { child, .. }
             | PhysicalPlan::Sort { child, .. }
             | PhysicalPlan::CollectLimit { child, .. }

@@ -4,14 +4,12 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use arrow::array::Array;
 use arrow::datatypes::DataType;
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use super::join_selection::JoinSelection;
 use super::{AggregateExpr, AggregateMode, PhysicalPlan};
 use crate::catalog::TableSource;
-use crate::datasource::parquet::ParquetTable;
 use crate::datasource::pushed_filter::PushedFilter;
 use crate::config::Config;
 use crate::error::{KilnError, Result};
@@ -102,7 +100,10 @@ impl Planner<'_> {
             LogicalPlan::Union { children } => {
                 PhysicalPlan::Union { children: children.iter().map(|c| self.plan(c, false)).collect::<Result<_>>()? }
             }
-            LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } => {
+            LogicalPlan::Expand { projections, output, child } => {
+                PhysicalPlan::Expand { projections: projections.clone(), output: output.clone(), child: self.plan(child, false)? }
+            }
+            LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. } => {
                 return Err(KilnError::internal(format!("{} reached the physical planner", plan.node_string())))
             }
         };
@@ -141,11 +142,10 @@ impl Planner<'_> {
             TableSource::Memory(_) => BTreeSet::new(),
         };
         let conjuncts: Vec<&Expr> = condition.map(|c| c.split_conjunction()).unwrap_or_default();
-        let is_partition_filter = |c: &Expr| {
-            let refs = c.references();
-            c.deterministic() && !refs.is_empty() && refs.is_subset(&partition_ids)
+        let partition_filters: Vec<Expr> = match (&table.source, condition) {
+            (TableSource::Parquet(t), Some(c)) => t.partition_filters(output, c),
+            _ => vec![],
         };
-        let partition_filters: Vec<Expr> = conjuncts.iter().filter(|c| is_partition_filter(c)).map(|c| (*c).clone()).collect();
         // Non-deterministic conjuncts (rand()) are never handed to the source.
         let data_filters: Vec<Expr> = conjuncts
             .iter()
@@ -153,11 +153,8 @@ impl Planner<'_> {
             .map(|c| (*c).clone())
             .collect();
         let scan = Arc::new(self.plan_scan_columns(rel, &needed, partition_filters.clone(), data_filters)?);
-        let after_scan = if partition_filters.is_empty() {
-            condition.cloned()
-        } else {
-            Expr::conjunction(conjuncts.into_iter().filter(|c| !is_partition_filter(c)).cloned())
-        };
+        // Spark's FileSourceStrategy rebuilds the filter left-deep from the conjuncts it keeps.
+        let after_scan = Expr::conjunction(conjuncts.into_iter().filter(|c| !partition_filters.contains(c)).cloned());
         let below = match after_scan {
             Some(condition) => Arc::new(PhysicalPlan::Filter { condition, child: scan }),
             None => scan,
@@ -191,7 +188,7 @@ impl Planner<'_> {
         }
         Ok(match &table.source {
             TableSource::Parquet(t) => {
-                let selected_files = select_files(t, output, &partition_filters)?;
+                let selected_files = t.select_files(output, &partition_filters)?;
                 let pushed_filters = data_filters.iter().filter_map(PushedFilter::translate).collect();
                 PhysicalPlan::FileScan {
                     table: table.clone(),
@@ -318,48 +315,14 @@ impl Planner<'_> {
     }
 }
 
-/// Partition pruning: the files whose partition values pass every partition filter, found by
-/// evaluating the filters over the table's partition values (one row per file).
-fn select_files(table: &ParquetTable, output: &[Attribute], partition_filters: &[Expr]) -> Result<Vec<usize>> {
-    let Some(condition) = Expr::conjunction(partition_filters.iter().cloned()) else {
-        return Ok((0..table.files.len()).collect());
-    };
-    let values = &table.partition_values;
-    let input: Vec<Attribute> = values
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| {
-            output.iter().find(|a| a.name.eq_ignore_ascii_case(f.name())).cloned().ok_or_else(|| {
-                KilnError::internal(format!("partition column `{}` is not in the relation's output", f.name()))
-            })
-        })
-        .collect::<Result<_>>()?;
-    let keep = crate::exec::eval::evaluate_predicate(&condition, values, &input)?;
-    Ok((0..keep.len()).filter(|&i| keep.is_valid(i) && keep.value(i)).collect())
-}
-
 fn ids(p: &LogicalPlan) -> BTreeSet<ExprId> {
     p.output().iter().map(|a| a.id).collect()
 }
 
-/// Spark's size-only statistics: leaves report their bytes, Projects scale by the share of
-/// columns kept, joins multiply (semi/anti keep the left side).
+/// The estimated bytes of `plan`'s output (`crate::stats`), as JoinSelection compares them
+/// with `spark.sql.autoBroadcastJoinThreshold`.
 pub fn estimate_size(plan: &LogicalPlan) -> u64 {
-    match plan {
-        LogicalPlan::Relation { table, .. } => table.size_in_bytes().max(1),
-        LogicalPlan::LocalRelation { data, .. } => data.iter().map(|b| b.get_array_memory_size() as u64).sum::<u64>().max(1),
-        LogicalPlan::OneRowRelation => 1,
-        LogicalPlan::Project { list, child } => {
-            let child_cols = child.output().len().max(1) as u64;
-            (estimate_size(child) * (list.len().max(1) as u64) / child_cols).max(1)
-        }
-        LogicalPlan::Join { left, right, join_type, .. } => match join_type {
-            JoinType::LeftSemi | JoinType::LeftAnti => estimate_size(left),
-            _ => estimate_size(left).saturating_mul(estimate_size(right)),
-        },
-        other => other.children().iter().map(|c| estimate_size(c)).fold(0u64, |a, b| a.saturating_add(b)).max(1),
-    }
+    crate::stats::size_in_bytes_u64(plan)
 }
 
 /// The AggregateExpr for one aggregate call: its result attribute and Spark's buffer columns.

@@ -1,6 +1,6 @@
 //! Spark's one-line description of each logical node; `explain::draw_tree` draws the tree.
 
-use super::LogicalPlan;
+use super::{GroupingSetsKind, LogicalPlan};
 use crate::expr::Expr;
 
 fn list(items: &[Expr], sep: &str) -> String {
@@ -33,6 +33,21 @@ impl LogicalPlan {
             LogicalPlan::Aggregate { grouping, aggregates, .. } if grouping.is_empty() => format!("Aggregate [{}]", list(aggregates, ", ")),
             LogicalPlan::Aggregate { grouping, aggregates, .. } => {
                 format!("Aggregate [{}], [{}]", list(grouping, ", "), list(aggregates, ", "))
+            }
+            LogicalPlan::GroupingSets { kind, elements, exprs, aggregates, .. } => {
+                let name = match kind {
+                    GroupingSetsKind::Rollup => "rollup",
+                    GroupingSetsKind::Cube => "cube",
+                    GroupingSetsKind::GroupingSets => "groupingsets",
+                };
+                let vectors = elements.iter().map(|e| format!("Vector({})", e.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")));
+                let args: Vec<String> = vectors.chain(exprs.iter().map(|e| e.to_string())).collect();
+                format!("Aggregate [{name}({})], [{}]", args.join(", "), list(aggregates, ", "))
+            }
+            LogicalPlan::Expand { projections, output, .. } => {
+                let rows: Vec<String> = projections.iter().map(|p| format!("[{}]", list(p, ", "))).collect();
+                let cols: Vec<String> = output.iter().map(|a| a.to_string()).collect();
+                format!("Expand [{}], [{}]", rows.join(", "), cols.join(", "))
             }
             LogicalPlan::Join { join_type, condition, using, hint, .. } => {
                 // Spark's argString leaves out a missing condition and an empty hint.

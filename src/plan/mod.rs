@@ -116,6 +116,35 @@ impl std::fmt::Display for JoinHint {
     }
 }
 
+/// The grouping-analytics construct of a GROUP BY.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupingSetsKind {
+    /// `ROLLUP(a, b)`: the sets (a, b), (a), ().
+    Rollup,
+    /// `CUBE(a, b)`: every subset, (a, b), (a), (b), ().
+    Cube,
+    /// `GROUPING SETS((a, b), (a), ())`: the sets as written.
+    GroupingSets,
+}
+
+/// The grouping sets of a ROLLUP, CUBE or GROUPING SETS, each a list of indices into the
+/// grouping expressions, in Spark's order.
+pub fn grouping_sets(kind: GroupingSetsKind, elements: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    match kind {
+        // Prefixes, longest first.
+        GroupingSetsKind::Rollup => (0..=elements.len()).rev().map(|k| elements[..k].concat()).collect(),
+        // Spark's cubeExprs: subsets with the first element, then those without it, recursively.
+        GroupingSetsKind::Cube => match elements.split_first() {
+            None => vec![vec![]],
+            Some((first, rest)) => {
+                let tail = grouping_sets(GroupingSetsKind::Cube, rest);
+                tail.iter().map(|t| [first.clone(), t.clone()].concat()).chain(tail.iter().cloned()).collect()
+            }
+        },
+        GroupingSetsKind::GroupingSets => elements.to_vec(),
+    }
+}
+
 /// A logical plan node. Children are `Arc`s so an unchanged subtree is shared, not copied.
 #[derive(Debug, Clone)]
 pub enum LogicalPlan {
@@ -233,6 +262,31 @@ pub enum LogicalPlan {
         /// The input whose duplicate rows are removed.
         child: Arc<LogicalPlan>,
     },
+    /// `GROUP BY ROLLUP / CUBE / GROUPING SETS` before analysis, printed as Spark prints the
+    /// unresolved Aggregate (`'Aggregate [rollup(Vector(0), Vector(1), 'a, 'b)], [...]`). The
+    /// analyzer replaces it with `Aggregate(Expand(Project(child)))`.
+    GroupingSets {
+        /// Which construct was written (it decides the sets and how the node prints).
+        kind: GroupingSetsKind,
+        /// The construct's elements as written, each a list of indices into `exprs`.
+        elements: Vec<Vec<usize>>,
+        /// The distinct grouping expressions, in order of appearance.
+        exprs: Vec<Expr>,
+        /// The select list, as in an Aggregate.
+        aggregates: Vec<Expr>,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
+    /// Each input row once per projection (Spark's `Expand`, under the Aggregate of grouping
+    /// sets): a projection nulls the columns its grouping set rolls up and sets the grouping id.
+    Expand {
+        /// One list of expressions per output copy of a row, matching `output` by position.
+        projections: Vec<Vec<Expr>>,
+        /// The columns produced.
+        output: Vec<Attribute>,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
     /// `UNION ALL` of two or more inputs with the same column types (the analyzer casts). Its
     /// columns are the first child's, nullable when any child's is. `UNION` is `Distinct(Union)`.
     Union {
@@ -257,7 +311,8 @@ impl LogicalPlan {
                 .collect(),
             LogicalPlan::Relation { output, .. } | LogicalPlan::LocalRelation { output, .. } => output.clone(),
             LogicalPlan::Project { list, .. } => named_outputs(list),
-            LogicalPlan::Aggregate { aggregates, .. } => named_outputs(aggregates),
+            LogicalPlan::Aggregate { aggregates, .. } | LogicalPlan::GroupingSets { aggregates, .. } => named_outputs(aggregates),
+            LogicalPlan::Expand { output, .. } => output.clone(),
             LogicalPlan::Join { left, right, join_type, .. } => {
                 let (l, r) = (left.output(), right.output());
                 let nullable = |v: Vec<Attribute>, yes: bool| -> Vec<Attribute> {
@@ -310,6 +365,8 @@ impl LogicalPlan {
             | LogicalPlan::Project { child, .. }
             | LogicalPlan::Filter { child, .. }
             | LogicalPlan::Aggregate { child, .. }
+            | LogicalPlan::GroupingSets { child, .. }
+            | LogicalPlan::Expand { child, .. }
             | LogicalPlan::Sort { child, .. }
             | LogicalPlan::GlobalLimit { child, .. }
             | LogicalPlan::LocalLimit { child, .. }
@@ -340,6 +397,16 @@ impl LogicalPlan {
             LogicalPlan::Aggregate { grouping, aggregates, .. } => {
                 LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates: aggregates.clone(), child: next() }
             }
+            LogicalPlan::GroupingSets { kind, elements, exprs, aggregates, .. } => LogicalPlan::GroupingSets {
+                kind: *kind,
+                elements: elements.clone(),
+                exprs: exprs.clone(),
+                aggregates: aggregates.clone(),
+                child: next(),
+            },
+            LogicalPlan::Expand { projections, output, .. } => {
+                LogicalPlan::Expand { projections: projections.clone(), output: output.clone(), child: next() }
+            }
             LogicalPlan::Sort { order, global, .. } => LogicalPlan::Sort { order: order.clone(), global: *global, child: next() },
             LogicalPlan::GlobalLimit { limit, .. } => LogicalPlan::GlobalLimit { limit: *limit, child: next() },
             LogicalPlan::LocalLimit { limit, .. } => LogicalPlan::LocalLimit { limit: *limit, child: next() },
@@ -355,6 +422,8 @@ impl LogicalPlan {
             LogicalPlan::Filter { condition, .. } => vec![condition],
             LogicalPlan::Aggregate { grouping, aggregates, .. } => grouping.iter().chain(aggregates.iter()).collect(),
             LogicalPlan::Join { condition, .. } => condition.iter().collect(),
+            LogicalPlan::GroupingSets { exprs, aggregates, .. } => exprs.iter().chain(aggregates.iter()).collect(),
+            LogicalPlan::Expand { projections, .. } => projections.iter().flatten().collect(),
             LogicalPlan::Sort { order, .. } => order.iter().map(|o| &o.expr).collect(),
             _ => vec![],
         }
@@ -379,6 +448,14 @@ impl LogicalPlan {
                 condition: condition.clone().map(&mut f).transpose()?,
                 using: using.clone(),
                 hint: *hint,
+            },
+            LogicalPlan::Expand { projections, output, child } => LogicalPlan::Expand {
+                projections: projections
+                    .iter()
+                    .map(|p| p.iter().cloned().map(&mut f).collect::<Result<Vec<_>, E>>())
+                    .collect::<Result<_, E>>()?,
+                output: output.clone(),
+                child: child.clone(),
             },
             LogicalPlan::Sort { order, global, child } => LogicalPlan::Sort {
                 order: order
@@ -425,7 +502,7 @@ impl LogicalPlan {
 
     /// True once this node and all below it are resolved.
     pub fn resolved(&self) -> bool {
-        !matches!(self, LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. })
+        !matches!(self, LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. })
             && !matches!(self, LogicalPlan::Join { using, .. } if !using.is_empty())
             && self.expressions().iter().all(|e| e.resolved())
             && self.children().iter().all(|c| c.resolved())

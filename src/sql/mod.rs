@@ -18,7 +18,7 @@
 //!   in a subquery expression (`IN (SELECT /*+ ... */ ...)`) they are dropped;
 //! - `HAVING` is a `Filter` (Spark: `'UnresolvedHaving`).
 //!
-//! Constructs kiln does not plan (INTERSECT / EXCEPT, window functions, ROLLUP/CUBE, OFFSET, ...) are `KilnError::Unsupported` naming the construct and its position;
+//! Constructs kiln does not plan (INTERSECT / EXCEPT, window functions, ROLLUP/CUBE mixed with plain grouping columns, OFFSET, ...) are `KilnError::Unsupported` naming the construct and its position;
 //! text that does not parse is `KilnError::Parse` with sqlparser's message and position.
 
 mod expr;
@@ -26,7 +26,7 @@ mod hints;
 mod query;
 mod statement;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use sqlparser::dialect::SparkSqlDialect;
 use sqlparser::parser::Parser;

@@ -18,7 +18,7 @@ use super::expr::{convert_expr, object_name, object_name_parts, start_span};
 use super::{parse_error, unsupported};
 use crate::error::Result;
 use crate::expr::{Attribute, Expr, ExprId, SortOrder, SubqueryPlan};
-use crate::plan::{JoinType, LogicalPlan};
+use crate::plan::{GroupingSetsKind, JoinType, LogicalPlan};
 use crate::types::{spark_type_name, wider_type, ScalarValue};
 
 /// A copy of a CTE's plan for one reference to it, with new ExprIds for every alias, VALUES
@@ -179,19 +179,47 @@ impl<'a> QueryPlanner<'a> {
             plan = LogicalPlan::Filter { condition: convert_expr(w)?, child: Arc::new(plan) };
         }
         let list = s.projection.iter().map(select_item).collect::<Result<Vec<_>>>()?;
+        // ROLLUP / CUBE / GROUPING SETS: the construct and its elements (indices into `grouping`).
+        let mut analytics = None;
         let grouping = match &s.group_by {
             GroupByExpr::Expressions(exprs, modifiers) => {
                 if !modifiers.is_empty() {
                     return Err(unsupported("GROUP BY ... WITH ROLLUP/CUBE/TOTALS", s.select_token.0.span));
                 }
-                exprs.iter().map(convert_expr).collect::<Result<Vec<_>>>()?
+                if let [construct @ (ast::Expr::Rollup(sets) | ast::Expr::Cube(sets) | ast::Expr::GroupingSets(sets))] = exprs.as_slice() {
+                    let kind = match construct {
+                        ast::Expr::Rollup(_) => GroupingSetsKind::Rollup,
+                        ast::Expr::Cube(_) => GroupingSetsKind::Cube,
+                        _ => GroupingSetsKind::GroupingSets,
+                    };
+                    let mut grouping: Vec<Expr> = vec![];
+                    let mut elements = vec![];
+                    for set in sets {
+                        let mut element = vec![];
+                        for e in set {
+                            let e = convert_expr(e)?;
+                            let index = grouping.iter().position(|g| g == &e).unwrap_or_else(|| {
+                                grouping.push(e);
+                                grouping.len() - 1
+                            });
+                            element.push(index);
+                        }
+                        elements.push(element);
+                    }
+                    analytics = Some((kind, elements));
+                    grouping
+                } else {
+                    exprs.iter().map(convert_expr).collect::<Result<Vec<_>>>()?
+                }
             }
             GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL", s.select_token.0.span)),
         };
         let having = s.having.as_ref().map(convert_expr).transpose()?;
         // HAVING without GROUP BY is a global aggregate, as in Spark.
         let aggregate = !grouping.is_empty() || having.is_some() || list.iter().any(Expr::contains_aggregate);
-        plan = if aggregate {
+        plan = if let Some((kind, elements)) = analytics {
+            LogicalPlan::GroupingSets { kind, elements, exprs: grouping, aggregates: list, child: Arc::new(plan) }
+        } else if aggregate {
             LogicalPlan::Aggregate { grouping, aggregates: list, child: Arc::new(plan) }
         } else {
             LogicalPlan::Project { list, child: Arc::new(plan) }

@@ -49,6 +49,8 @@ enum Mode {
     Simple,
     Extended,
     Codegen,
+    Cost,
+    Formatted,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -201,6 +203,8 @@ fn run(cli: Cli) -> Result<(), KilnError> {
                 Mode::Simple => ExplainMode::Simple,
                 Mode::Extended => ExplainMode::Extended,
                 Mode::Codegen => ExplainMode::Codegen,
+                Mode::Cost => ExplainMode::Cost,
+                Mode::Formatted => ExplainMode::Formatted,
             };
             let df = s.sql(&text)?;
             print_warnings(&df);

@@ -99,6 +99,19 @@ fn prune(plan: &Arc<LogicalPlan>, needed: Option<&BTreeSet<ExprId>>) -> Arc<Logi
             rebuilt(vec![prune(child, Some(&all))])
         }
         LogicalPlan::GlobalLimit { child, .. } | LogicalPlan::LocalLimit { child, .. } => rebuilt(vec![prune(child, Some(&needed))]),
+        // Expand keeps only the columns read above, in every projection.
+        LogicalPlan::Expand { projections, output, child } => {
+            let keep: Vec<bool> = output.iter().map(|a| needed.contains(&a.id)).collect();
+            let kept = |row: &[Expr]| -> Vec<Expr> { row.iter().zip(&keep).filter(|(_, k)| **k).map(|(e, _)| e.clone()).collect() };
+            let projections: Vec<Vec<Expr>> = projections.iter().map(|p| kept(p)).collect();
+            let child_needed = refs(&projections.iter().flatten().collect::<Vec<_>>());
+            let new_child = narrow(child, &child_needed);
+            if keep.iter().all(|k| *k) {
+                return rebuilt(vec![new_child]);
+            }
+            let output = output.iter().zip(&keep).filter(|(_, k)| **k).map(|(a, _)| a.clone()).collect();
+            Arc::new(LogicalPlan::Expand { projections, output, child: new_child })
+        }
         // Distinct needs every column of its child; aliases and leaves are left alone.
         _ => plan.clone(),
     }

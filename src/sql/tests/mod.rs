@@ -10,7 +10,7 @@ use crate::expr::Expr;
 use crate::plan::LogicalPlan;
 
 /// Drops the digits after each `#`, so plans compare without their ExprIds.
-pub(super) fn normalize(text: &str) -> String {
+pub(crate) fn normalize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut after_hash = false;
     for ch in text.chars() {

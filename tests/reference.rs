@@ -183,12 +183,7 @@ fn operator_names(tree: &str) -> Vec<String> {
 }
 
 /// Reference queries whose physical operators differ from Spark's, and why.
-const PHYSICAL_PLAN_DIFFERS: &[(&str, &str)] = &[
-    (
-        "tpch_q06",
-        "a global aggregate over a one-partition scan needs no `Exchange SinglePartition` in kiln; Spark's scans report UnknownPartitioning(0)",
-    ),
-];
+const PHYSICAL_PLAN_DIFFERS: &[(&str, &str)] = &[];
 
 /// Every reference query plans the same operators (join strategies, exchanges, sorts,
 /// aggregate split) in the same tree order as Spark's initial plan (`explain.simple.txt`).
@@ -375,9 +370,7 @@ fn normalize_formatted(text: &str) -> String {
 
 /// Reference queries whose EXPLAIN FORMATTED differs from Spark's, and why.
 const FORMATTED_DIFFERS: &[(&str, &str)] = &[
-    ("shop_join_paid_sortmerge", "SortMergeJoin is not planned yet (kiln plans a shuffled hash join)"),
     ("shop_rand_filter", "rand(42) does not compile, so the Filter runs interpreted: no `*` and no codegen id"),
-    ("tpch_q06", "a global aggregate over one scan partition gets no `Exchange SinglePartition`, so no AdaptiveSparkPlan either"),
 ];
 
 /// `EXPLAIN FORMATTED` reads like Spark's capture: the outline, then the same blocks with the

@@ -115,6 +115,7 @@ fn outline_name(p: &PhysicalPlan) -> String {
         PhysicalPlan::HashJoin { join_type, build_side, .. } | PhysicalPlan::NestedLoopJoin { join_type, build_side, .. } => {
             format!("{} {} {}", node_name(p), join_type.name(), side(build_side))
         }
+        PhysicalPlan::SortMergeJoin { join_type, .. } => format!("{} {}", node_name(p), join_type.name()),
         _ => node_name(p),
     }
 }
@@ -188,7 +189,8 @@ fn details(p: &PhysicalPlan, config: &Config) -> Vec<String> {
             };
             vec![input(p), field("Keys", grouping), field("Functions", &functions), field("Aggregate Attributes", &attributes), field("Results", &results)]
         }
-        PhysicalPlan::HashJoin { left_keys, right_keys, join_type, condition, .. } => vec![
+        PhysicalPlan::HashJoin { left_keys, right_keys, join_type, condition, .. }
+        | PhysicalPlan::SortMergeJoin { left_keys, right_keys, join_type, condition, .. } => vec![
             field("Left keys", left_keys),
             field("Right keys", right_keys),
             format!("Join type: {}", join_type.name()),
@@ -196,6 +198,9 @@ fn details(p: &PhysicalPlan, config: &Config) -> Vec<String> {
         ],
         PhysicalPlan::NestedLoopJoin { join_type, condition, .. } => vec![
             format!("Join type: {}", join_type.name()),
+            format!("Join condition: {}", condition.as_ref().map_or("None".to_string(), |c| c.to_string())),
+        ],
+        PhysicalPlan::CartesianProduct { condition, .. } => vec![
             format!("Join condition: {}", condition.as_ref().map_or("None".to_string(), |c| c.to_string())),
         ],
         PhysicalPlan::TakeOrderedAndProject { limit, order, list, .. } => vec![
@@ -269,7 +274,7 @@ mod tests {
         assert!(text.contains(":  +- BroadcastNestedLoopJoin Inner BuildLeft (6)\n"), "{text}");
         assert!(text.contains("\n\n(6) BroadcastNestedLoopJoin\nJoin type: Inner\nJoin condition: (cast(amount# as decimal(12,2)) > "), "{text}");
         // Union has neither input nor arguments: its title only.
-        assert!(text.contains("\n\n(11) Union\n\n"), "{text}");
+        assert!(text.contains("\n\n(12) Union\n\n"), "{text}");
         assert!(text.contains("\nKeys: []\nFunctions [1]: [partial_count(1)]\n"), "{text}");
     }
 }

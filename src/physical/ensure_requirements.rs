@@ -149,7 +149,9 @@ fn satisfies(p: &Partitioning, d: &Distribution) -> bool {
     }
     match d {
         Distribution::Unspecified => true,
-        Distribution::AllTuples => p.num_partitions() == 1,
+        // As Spark: a scan's partitioning is unknown at planning (UnknownPartitioning(0)), so a
+        // global aggregate over one gets an `Exchange SinglePartition` even if it reads one file.
+        Distribution::AllTuples => !matches!(p, Partitioning::Unknown(_)) && p.num_partitions() == 1,
         Distribution::Clustered(keys) => match p {
             Partitioning::SinglePartition => true,
             Partitioning::Hash(exprs, _) => {

@@ -49,9 +49,41 @@ pub struct Plans {
 pub struct DataFrame {
     pub(crate) plans: Arc<Plans>,
     pub(crate) config: Config,
+    /// The session that planned it, whose tables a derived DataFrame reads.
+    pub(crate) session: crate::Session,
 }
 
 impl DataFrame {
+    /// This DataFrame with a join strategy hint, as Spark's `df.hint("broadcast")`:
+    /// `broadcast` (or `broadcastjoin`, `mapjoin`), `merge` (`shuffle_merge`, `mergejoin`),
+    /// `shuffle_hash`, `shuffle_replicate_nl`. A join that reads it takes the hint for its side;
+    /// a hint no join can honour is a warning ([`DataFrame::warnings`] of the join).
+    ///
+    /// ```
+    /// use kiln::{JoinType, Session};
+    /// let s = Session::builder().config("spark.sql.autoBroadcastJoinThreshold", "-1").build().unwrap();
+    /// s.sql("CREATE TABLE o (id INT, c INT)").unwrap();
+    /// s.sql("CREATE TABLE c (c INT, name STRING)").unwrap();
+    /// let df = s.table("o").unwrap().join(&s.table("c").unwrap().hint("broadcast").unwrap(), &["c"], JoinType::Inner).unwrap();
+    /// assert!(df.explain_string(kiln::ExplainMode::Simple).unwrap().contains("BroadcastHashJoin"));
+    /// ```
+    pub fn hint(&self, name: &str) -> Result<DataFrame> {
+        let child = self.plans.parsed.clone();
+        self.session.plan(LogicalPlan::UnresolvedHint { name: name.to_string(), params: vec![], child })
+    }
+    /// Joins with `right` on equality of the `using` columns (each in both inputs; the result has
+    /// them once), as Spark's `df.join(right, Seq("id"), "inner")`. Both DataFrames are read with
+    /// this one's session.
+    pub fn join(&self, right: &DataFrame, using: &[&str], join_type: crate::plan::JoinType) -> Result<DataFrame> {
+        self.session.plan(LogicalPlan::Join {
+            left: self.plans.parsed.clone(),
+            right: right.plans.parsed.clone(),
+            join_type,
+            condition: None,
+            using: using.iter().map(|c| c.to_string()).collect(),
+            hint: Default::default(),
+        })
+    }
     /// The result schema (column names and types as Spark reports them).
     pub fn schema(&self) -> SchemaRef {
         schema_of(&self.plans.analyzed.output())

@@ -37,4 +37,5 @@ pub use dataframe::DataFrame;
 pub use datasource::write::{SaveMode, WriteSummary};
 pub use error::{KilnError, Result};
 pub use explain::ExplainMode;
+pub use plan::JoinType;
 pub use session::{Session, SessionBuilder};

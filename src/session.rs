@@ -159,7 +159,20 @@ impl Session {
                 hint_warnings: warnings,
             }),
             config,
+            session: self.clone(),
         })
+    }
+
+    /// A DataFrame reading a table or view of the session (`spark.table(name)`).
+    ///
+    /// ```
+    /// let session = kiln::Session::new();
+    /// session.sql("CREATE TABLE t (id INT)").unwrap();
+    /// assert_eq!(session.table("t").unwrap().schema().field(0).name(), "id");
+    /// ```
+    pub fn table(&self, name: &str) -> Result<DataFrame> {
+        let parts = name.split('.').map(|p| p.trim().to_string()).collect();
+        self.plan(LogicalPlan::UnresolvedRelation { name: parts })
     }
 
     /// A DataFrame over rows computed here (SET output, EXPLAIN text, empty statement results).

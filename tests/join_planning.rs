@@ -193,3 +193,37 @@ fn a_group_by_on_either_join_key_after_a_shuffled_join_adds_no_exchange() {
     let rows: usize = s.sql(sql).expect("plans").collect().expect("runs").iter().map(|b| b.num_rows()).sum();
     assert_eq!(rows, 3, "groups 1, 2 and NULL");
 }
+
+/// `df.hint(..)` in the DataFrame API picks the same operators as the SQL comments, and every
+/// strategy gives the same rows.
+#[test]
+fn dataframe_hints_pick_strategies_and_agree() {
+    let s = session(&[("spark.sql.autoBroadcastJoinThreshold", "-1")]);
+    let (l, r) = (s.table("l").expect("l"), s.table("r").expect("r"));
+    let mut answers = vec![];
+    for (hint, op, build) in [
+        (None, "SortMergeJoin", ""),
+        (Some("broadcast"), "BroadcastHashJoin", "BuildRight"),
+        (Some("shuffle_hash"), "ShuffledHashJoin", "BuildRight"),
+        (Some("MERGE"), "SortMergeJoin", ""),
+    ] {
+        let right = match hint {
+            Some(h) => r.hint(h).expect("hint"),
+            None => s.table("r").expect("r"),
+        };
+        let df = l.join(&right, &["id"], kiln::JoinType::Inner).expect("join");
+        let line = join_line(&df.physical_plan().tree_string(&s.config().expect("config")));
+        assert!(line.starts_with(op) && line.contains(build), "{hint:?}: {line}");
+        assert!(df.warnings().is_empty(), "{:?}", df.warnings());
+        let batches = df.collect().expect("rows");
+        let mut lines: Vec<String> = kiln::format::result_csv(&df.schema(), &batches).lines().map(String::from).collect();
+        lines.sort();
+        answers.push(lines.join("\n"));
+    }
+    assert_eq!(answers[0], "1,a,a\n2,b,b\nid,v,v");
+    assert!(answers.iter().all(|a| *a == answers[0]), "{answers:?}");
+    // A broadcast of the preserved side of an outer join cannot be honoured: a warning.
+    let df = l.hint("broadcast").expect("hint").join(&r, &["id"], kiln::JoinType::LeftOuter).expect("join");
+    assert!(df.warnings().iter().any(|w| w.to_lowercase().contains("broadcast")), "{:?}", df.warnings());
+    assert!(l.hint("no_such_hint").expect("hint").warnings().iter().any(|w| w.contains("Unrecognized hint")));
+}

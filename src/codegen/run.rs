@@ -65,23 +65,28 @@ impl BuildTable {
 
     /// The (stream row, build row) pairs whose keys match, for the selected stream rows.
     fn probe(&self, join: &JoinSpec, stream: &RecordBatch, input: &[Attribute], sel: Option<&[u32]>) -> Result<(Vec<u32>, Vec<u32>)> {
-        let keys = evaluate_all(&join.stream_keys, stream, input)?;
+        let mut keys = evaluate_all(&join.stream_keys, stream, input)?;
+        // Only the selected rows are hashed: ids[j] is the group of stream row rows[j].
+        let rows: Vec<u32> = match sel {
+            Some(s) => {
+                let ix = UInt32Array::from(s.to_vec());
+                keys = keys.iter().map(|k| take(k.as_ref(), &ix, None)).collect::<std::result::Result<_, _>>()?;
+                s.to_vec()
+            }
+            None => (0..stream.num_rows() as u32).collect(),
+        };
+        let valid = crate::exec::interpreted::join::keys_valid(&keys);
         let mut ids = vec![];
         self.grouper.probe(&keys, &mut ids)?;
-        let (mut left, mut right) = (vec![], vec![]);
-        let mut visit = |row: u32| {
-            let id = ids[row as usize];
-            if id == NO_GROUP || keys.iter().any(|k| k.is_null(row as usize)) {
-                return;
+        let (mut left, mut right) = (Vec::with_capacity(rows.len()), Vec::with_capacity(rows.len()));
+        for (j, (&row, &id)) in rows.iter().zip(&ids).enumerate() {
+            if id == NO_GROUP || !crate::exec::interpreted::join::is_valid(&valid, j) {
+                continue;
             }
             for b in &self.rows[self.offsets[id as usize] as usize..self.offsets[id as usize + 1] as usize] {
                 left.push(row);
                 right.push(*b);
             }
-        };
-        match sel {
-            Some(s) => s.iter().for_each(|r| visit(*r)),
-            None => (0..stream.num_rows() as u32).for_each(&mut visit),
         }
         Ok((left, right))
     }
@@ -415,7 +420,12 @@ fn to_array(t: &DataType, values: &[u128], valid: &[u8], count: usize) -> Result
 }
 
 fn collect<T: ArrowNativeType>(n: usize, f: impl Fn(usize) -> Result<T>) -> Result<ScalarBuffer<T>> {
-    Ok((0..n).map(f).collect::<Result<Vec<T>>>()?.into())
+    // Sized up front: collecting through `Result` would grow the vector from empty.
+    let mut values = Vec::with_capacity(n);
+    for i in 0..n {
+        values.push(f(i)?);
+    }
+    Ok(values.into())
 }
 
 fn aggregate_partition(

@@ -56,7 +56,7 @@ fn time_query(session: &Session, sql: &str, runs: usize) -> Result<Timing, KilnE
     Ok(Timing { median: times[times.len() / 2], min: times[0], max: times[times.len() - 1], rows })
 }
 
-pub fn run(sf: f64, queries: &str, runs: usize, mode: BenchMode, format: BenchFormat) -> Result<(), KilnError> {
+pub fn run(sf: f64, queries: &str, runs: usize, mode: BenchMode, format: BenchFormat, explain: bool) -> Result<(), KilnError> {
     if !(sf > 0.0) || runs == 0 {
         return Err(KilnError::Config("--sf must be positive and --runs at least 1".into()));
     }
@@ -92,6 +92,10 @@ pub fn run(sf: f64, queries: &str, runs: usize, mode: BenchMode, format: BenchFo
         let mut timings = vec![];
         for (label, codegen) in &modes {
             session.set_conf("spark.sql.codegen.wholeStage", codegen)?;
+            if explain {
+                let plan = session.sql(sql)?.explain_string(kiln::ExplainMode::Simple)?;
+                eprintln!("-- q{name} {label}\n{plan}");
+            }
             let t = time_query(&session, sql, runs)?;
             if format == BenchFormat::Csv {
                 outln!("kiln-{label},q{name},{:.1},{}", t.median, t.rows);

@@ -129,6 +129,9 @@ enum BenchCommand {
         mode: bench::BenchMode,
         #[arg(long, value_enum, default_value = "table")]
         format: bench::BenchFormat,
+        /// Print each query's physical plan (per mode) to stderr before timing it.
+        #[arg(long)]
+        explain: bool,
     },
 }
 
@@ -235,7 +238,9 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             Ok(())
         }
         Command::Demo { scale } => demo::run(scale),
-        Command::Bench { what: BenchCommand::Tpch { sf, queries, runs, mode, format } } => bench::run(sf, &queries, runs, mode, format),
+        Command::Bench { what: BenchCommand::Tpch { sf, queries, runs, mode, format, explain } } => {
+            bench::run(sf, &queries, runs, mode, format, explain)
+        }
     }
 }
 

@@ -40,11 +40,12 @@ impl<'a> Side<'a> {
 }
 
 /// Rows where every key is non-NULL (NULL keys never match).
-fn keys_valid(keys: &[ArrayRef]) -> Option<NullBuffer> {
+/// The rows where every key is non-NULL (None: all rows).
+pub(crate) fn keys_valid(keys: &[ArrayRef]) -> Option<NullBuffer> {
     keys.iter().fold(None, |acc, k| NullBuffer::union(acc.as_ref(), k.logical_nulls().as_ref()))
 }
 
-fn is_valid(nulls: &Option<NullBuffer>, i: usize) -> bool {
+pub(crate) fn is_valid(nulls: &Option<NullBuffer>, i: usize) -> bool {
     nulls.as_ref().is_none_or(|n| n.is_valid(i))
 }
 

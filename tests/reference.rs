@@ -43,13 +43,7 @@ fn header<'a>(sql: &'a str, key: &str) -> Vec<&'a str> {
 fn reference_queries_match_spark() {
     let mut failures = vec![];
     let mut ran = 0;
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("queries"))
-        .expect("tests/reference/queries exists")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "sql"))
-        .collect();
-    files.sort();
-    for file in files {
+    for file in query_files() {
         let name = file.file_stem().and_then(|s| s.to_str()).expect("utf-8 name").to_string();
         if PENDING.iter().any(|(p, _)| *p == name) {
             continue;
@@ -57,10 +51,7 @@ fn reference_queries_match_spark() {
         let sql = std::fs::read_to_string(&file).expect("readable query");
         let dataset = header(&sql, "dataset").first().copied().expect("-- dataset: line").to_string();
         let ordered = header(&sql, "order").first().is_some_and(|o| *o == "defined");
-        let confs: Vec<(String, String)> = header(&sql, "conf")
-            .iter()
-            .filter_map(|c| c.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
-            .collect();
+        let confs = confs(&sql);
         let expected = std::fs::read_to_string(file.with_extension("result.csv")).expect("result.csv beside the query");
         // With broadcasts off every equi-join is a SortMergeJoin: the rows must not change.
         let no_broadcast = [confs.clone(), vec![("spark.sql.autoBroadcastJoinThreshold".to_string(), "-1".to_string())]].concat();
@@ -127,6 +118,36 @@ fn normalize_plan(text: &str) -> String {
     ["shop", "sales", "tpch"].iter().fold(out, |s, db| s.replace(&format!("spark_catalog.{db}."), "spark_catalog.default."))
 }
 
+/// The `-- conf: key=value` settings of a reference query.
+fn confs(sql: &str) -> Vec<(String, String)> {
+    header(sql, "conf")
+        .iter()
+        .filter_map(|c| c.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
+        .collect()
+}
+
+/// One comparison with Spark, against a list of known differences: an unlisted difference
+/// fails, and so does a listed one that now matches (the list must stay true).
+fn judge(name: &str, same: bool, known: &[(&str, &str)], list: &str, detail: impl FnOnce() -> String, compared: &mut usize, failures: &mut Vec<String>) {
+    match (same, known.iter().any(|(n, _)| *n == name)) {
+        (true, false) => *compared += 1,
+        (false, false) => failures.push(format!("{name}:{}", detail())),
+        (true, true) => failures.push(format!("{name} matches Spark now: take it off {list}")),
+        (false, true) => {}
+    }
+}
+
+/// Every `tests/reference/queries/*.sql`, sorted.
+fn query_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("queries"))
+        .expect("queries")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sql"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// Reference queries whose optimized plan kiln cannot produce yet, and why.
 const OPTIMIZED_PLAN_DIFFERS: &[(&str, &str)] = &[
 ];
@@ -135,12 +156,7 @@ const OPTIMIZED_PLAN_DIFFERS: &[(&str, &str)] = &[
 /// "== Optimized Logical Plan ==" (ids and database names normalized), except the listed ones.
 #[test]
 fn optimized_plans_match_spark() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("queries"))
-        .expect("queries")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "sql"))
-        .collect();
-    files.sort();
+    let files = query_files();
     let mut failures = vec![];
     let mut compared = 0;
     for file in files {
@@ -148,22 +164,13 @@ fn optimized_plans_match_spark() {
         let Some(spark) = spark_optimized(&name) else { continue };
         let sql = std::fs::read_to_string(&file).expect("sql");
         let dataset = header(&sql, "dataset").first().copied().expect("dataset").to_string();
-        let confs: Vec<(String, String)> = header(&sql, "conf")
-            .iter()
-            .filter_map(|c| c.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
-            .collect();
+        let confs = confs(&sql);
         let session = session_for(&dataset, &confs, false);
         let kiln = match session.sql(&sql) {
             Ok(df) => normalize_plan(df.optimized_plan().tree_string().trim_end()),
             Err(e) => format!("error: {e}"),
         };
-        let known = OPTIMIZED_PLAN_DIFFERS.iter().any(|(n, _)| *n == name);
-        match (kiln == spark, known) {
-            (true, false) => compared += 1,
-            (false, false) => failures.push(format!("{name}:\n--- spark\n{spark}\n--- kiln\n{kiln}")),
-            (true, true) => failures.push(format!("{name} matches Spark now: take it off OPTIMIZED_PLAN_DIFFERS")),
-            (false, true) => {}
-        }
+        judge(&name, kiln == spark, OPTIMIZED_PLAN_DIFFERS, "OPTIMIZED_PLAN_DIFFERS", || format!("\n--- spark\n{spark}\n--- kiln\n{kiln}"), &mut compared, &mut failures);
     }
     assert!(compared >= 10, "only {compared} plans compared");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -189,12 +196,7 @@ const PHYSICAL_PLAN_DIFFERS: &[(&str, &str)] = &[];
 /// aggregate split) in the same tree order as Spark's initial plan (`explain.simple.txt`).
 #[test]
 fn physical_operators_match_spark() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("queries"))
-        .expect("queries")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "sql"))
-        .collect();
-    files.sort();
+    let files = query_files();
     let mut failures = vec![];
     let mut compared = 0;
     for file in files {
@@ -202,23 +204,14 @@ fn physical_operators_match_spark() {
         let Ok(spark) = std::fs::read_to_string(file.with_extension("explain.simple.txt")) else { continue };
         let sql = std::fs::read_to_string(&file).expect("sql");
         let dataset = header(&sql, "dataset").first().copied().expect("dataset").to_string();
-        let confs: Vec<(String, String)> = header(&sql, "conf")
-            .iter()
-            .filter_map(|c| c.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
-            .collect();
+        let confs = confs(&sql);
         let session = session_for(&dataset, &confs, true);
         let kiln = match session.sql(&sql) {
             Ok(df) => operator_names(&df.physical_plan().tree_string(&session.config().expect("config"))),
             Err(e) => vec![format!("error: {e}")],
         };
         let spark = operator_names(&spark);
-        let known = PHYSICAL_PLAN_DIFFERS.iter().any(|(n, _)| *n == name);
-        match (kiln == spark, known) {
-            (true, false) => compared += 1,
-            (false, false) => failures.push(format!("{name}:\n  spark: {spark:?}\n  kiln:  {kiln:?}")),
-            (true, true) => failures.push(format!("{name} matches Spark now: take it off PHYSICAL_PLAN_DIFFERS")),
-            (false, true) => {}
-        }
+        judge(&name, kiln == spark, PHYSICAL_PLAN_DIFFERS, "PHYSICAL_PLAN_DIFFERS", || format!("\n  spark: {spark:?}\n  kiln:  {kiln:?}"), &mut compared, &mut failures);
     }
     assert!(compared >= 10, "only {compared} plans compared");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -242,12 +235,7 @@ fn sort_merge_join_reference_plan_has_spark_shape() {
 /// The queries with a Spark capture of `mode` (`cost`, `formatted`), with their SQL.
 fn captured(mode: &str) -> Vec<(String, String, String)> {
     let mut out = vec![];
-    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("queries"))
-        .expect("queries")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "sql"))
-        .collect();
-    files.sort();
+    let files = query_files();
     for file in files {
         let name = file.file_stem().and_then(|s| s.to_str()).expect("name").to_string();
         let Ok(capture) = std::fs::read_to_string(file.with_extension(format!("explain.{mode}.txt"))) else { continue };
@@ -260,10 +248,7 @@ fn captured(mode: &str) -> Vec<(String, String, String)> {
 /// kiln's EXPLAIN text of a reference query in `mode`, with its data set and settings.
 fn kiln_explain(sql: &str, mode: kiln::ExplainMode) -> String {
     let dataset = header(sql, "dataset").first().copied().expect("dataset").to_string();
-    let confs: Vec<(String, String)> = header(sql, "conf")
-        .iter()
-        .filter_map(|c| c.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
-        .collect();
+    let confs = confs(sql);
     let session = session_for(&dataset, &confs, true);
     match session.sql(sql).and_then(|df| df.explain_string(mode)) {
         Ok(text) => text,
@@ -303,12 +288,7 @@ fn cost_plans_match_spark() {
         }
         let exact = header(&sql, "dataset").first() == Some(&"sales");
         let (spark, kiln) = if exact { (section(&capture), section(&kiln)) } else { (mask_sizes(&section(&capture)), mask_sizes(&section(&kiln))) };
-        match (kiln == spark, known) {
-            (true, false) => compared += 1,
-            (false, false) => failures.push(format!("{name}:\n--- spark\n{spark}\n--- kiln\n{kiln}")),
-            (true, true) => failures.push(format!("{name} matches Spark now: take it off COST_PLAN_DIFFERS")),
-            (false, true) => {}
-        }
+        judge(&name, kiln == spark, COST_PLAN_DIFFERS, "COST_PLAN_DIFFERS", || format!("\n--- spark\n{spark}\n--- kiln\n{kiln}"), &mut compared, &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(compared >= 10, "only {compared} plans compared");
@@ -382,13 +362,7 @@ fn formatted_plans_match_spark() {
     for (name, sql, capture) in captured("formatted") {
         let kiln = normalize_formatted(&kiln_explain(&sql, kiln::ExplainMode::Formatted));
         let spark = normalize_formatted(&capture);
-        let known = FORMATTED_DIFFERS.iter().any(|(n, _)| *n == name);
-        match (kiln == spark, known) {
-            (true, false) => compared += 1,
-            (false, false) => failures.push(format!("{name}:\n--- spark\n{spark}\n--- kiln\n{kiln}")),
-            (true, true) => failures.push(format!("{name} matches Spark now: take it off FORMATTED_DIFFERS")),
-            (false, true) => {}
-        }
+        judge(&name, kiln == spark, FORMATTED_DIFFERS, "FORMATTED_DIFFERS", || format!("\n--- spark\n{spark}\n--- kiln\n{kiln}"), &mut compared, &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(compared >= 8, "only {compared} plans compared");

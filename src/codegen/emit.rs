@@ -80,14 +80,7 @@ pub struct Helpers {
 
 /// The middle pieces of every LIKE pattern in the stage: what the search helper looks for.
 pub fn like_needles(spec: &StageSpec) -> Vec<Vec<u8>> {
-    let mut exprs: Vec<&Expr> = spec.conditions.iter().chain(&spec.post_conditions).collect();
-    match &spec.sink {
-        StageSink::Output { columns, .. } => exprs.extend(columns.iter().filter_map(|c| match c {
-            OutputColumn::Computed(e) => Some(e),
-            OutputColumn::Copied(_) => None,
-        })),
-        StageSink::Aggregate { aggregates, .. } => exprs.extend(aggregates.iter().filter_map(|a| a.arg.as_ref())),
-    }
+    let exprs = stage_expressions(spec);
     let mut needles: Vec<Vec<u8>> = vec![];
     for e in exprs {
         e.visit(&mut |x| {
@@ -1036,8 +1029,9 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 }
 
-/// Columns the stage's expressions read (by position among `StageSpec::columns`).
-fn used_columns(spec: &StageSpec) -> Vec<bool> {
+/// Every expression the stage evaluates: its filter and post-join conditions, then the sink's
+/// computed columns or aggregate arguments.
+fn stage_expressions(spec: &StageSpec) -> Vec<&Expr> {
     let mut exprs: Vec<&Expr> = spec.conditions.iter().chain(&spec.post_conditions).collect();
     match &spec.sink {
         StageSink::Output { columns, .. } => exprs.extend(columns.iter().filter_map(|c| match c {
@@ -1046,6 +1040,12 @@ fn used_columns(spec: &StageSpec) -> Vec<bool> {
         })),
         StageSink::Aggregate { aggregates, .. } => exprs.extend(aggregates.iter().filter_map(|a| a.arg.as_ref())),
     }
+    exprs
+}
+
+/// Columns the stage's expressions read (by position among `StageSpec::columns`).
+fn used_columns(spec: &StageSpec) -> Vec<bool> {
+    let exprs = stage_expressions(spec);
     columns_of(spec, exprs.into_iter())
 }
 

@@ -56,7 +56,8 @@ fn time_query(session: &Session, sql: &str, runs: usize) -> Result<Timing, KilnE
     Ok(Timing { median: times[times.len() / 2], min: times[0], max: times[times.len() - 1], rows })
 }
 
-pub fn run(sf: f64, queries: &str, runs: usize, mode: BenchMode, format: BenchFormat, explain: bool) -> Result<(), KilnError> {
+/// Times the queries in `session` (its settings apply; the TPC-H tables are added to it).
+pub fn run(session: &Session, sf: f64, queries: &str, runs: usize, mode: BenchMode, format: BenchFormat, explain: bool) -> Result<(), KilnError> {
     if !(sf > 0.0) || runs == 0 {
         return Err(KilnError::Config("--sf must be positive and --runs at least 1".into()));
     }
@@ -73,7 +74,6 @@ pub fn run(sf: f64, queries: &str, runs: usize, mode: BenchMode, format: BenchFo
     let start = Instant::now();
     let tables = kiln::datasource::tpch::generate_tpch_batches(sf)?;
     eprintln!("generated TPC-H SF {sf} in memory in {:.1} s", start.elapsed().as_secs_f64());
-    let session = Session::new();
     for (name, batches) in tables {
         session.register_batches(name, batches)?;
     }
@@ -96,7 +96,7 @@ pub fn run(sf: f64, queries: &str, runs: usize, mode: BenchMode, format: BenchFo
                 let plan = session.sql(sql)?.explain_string(kiln::ExplainMode::Simple)?;
                 eprintln!("-- q{name} {label}\n{plan}");
             }
-            let t = time_query(&session, sql, runs)?;
+            let t = time_query(session, sql, runs)?;
             if format == BenchFormat::Csv {
                 outln!("kiln-{label},q{name},{:.1},{}", t.median, t.rows);
             }

@@ -132,6 +132,9 @@ enum BenchCommand {
         /// Print each query's physical plan (per mode) to stderr before timing it.
         #[arg(long)]
         explain: bool,
+        /// A session setting: KEY=VALUE (e.g. spark.sql.shuffle.partitions=8).
+        #[arg(long = "conf", value_name = "KEY=VALUE")]
+        confs: Vec<String>,
     },
 }
 
@@ -238,8 +241,9 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             Ok(())
         }
         Command::Demo { scale } => demo::run(scale),
-        Command::Bench { what: BenchCommand::Tpch { sf, queries, runs, mode, format, explain } } => {
-            bench::run(sf, &queries, runs, mode, format, explain)
+        Command::Bench { what: BenchCommand::Tpch { sf, queries, runs, mode, format, explain, confs } } => {
+            let session = build_session(&SessionArgs { tables: vec![], confs })?;
+            bench::run(&session, sf, &queries, runs, mode, format, explain)
         }
     }
 }

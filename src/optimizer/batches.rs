@@ -60,6 +60,9 @@ pub fn default_batches(config: &Config) -> Vec<Batch> {
         Batch { name: "Operator Optimization before Inferring Filters", strategy: fixed, rules: operator_optimization() },
         // Inferred filters must see predicates already pushed to their final place.
         Batch { name: "Infer Filters", strategy: Strategy::Once, rules: infer },
+        // Spark runs this rule among the operator rules and tags each join it has processed;
+        // run once here, where every filter has reached its join condition.
+        Batch { name: "Push Extra Predicate Through Join", strategy: Strategy::Once, rules: vec![Box::new(PushExtraPredicateThroughJoin)] },
         Batch { name: "Operator Optimization after Inferring Filters", strategy: fixed, rules: operator_optimization() },
         // Spark's scan push-down batch; kiln's scans take the Filter as it stands afterwards.
         Batch { name: "Early Filter and Projection Push-Down", strategy: Strategy::Once, rules: vec![Box::new(PruneFileSourcePartitions)] },

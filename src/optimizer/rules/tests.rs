@@ -526,3 +526,25 @@ fn a_null_comparison_in_a_filter_selects_no_rows_without_evaluating_the_rest() {
     assert!(optimized_in(&s, "SELECT a FROM t WHERE NOT (b > CAST(NULL AS INT) AND a > 1)").contains("Filter"));
     assert_eq!(rows(&s, "SELECT a FROM t WHERE NOT (b > CAST(NULL AS INT) AND a > 1)"), 1);
 }
+
+#[test]
+fn disjunctions_across_a_join_push_their_one_side_parts() {
+    // Q7's shape: each side is filtered by what the OR implies about it; the join keeps it all.
+    let plan = optimized(
+        "SELECT o.order_id, c.name FROM orders o JOIN customers c ON o.customer_id = c.customer_id \
+         WHERE (o.status = 'paid' AND c.country = 'DE') OR (o.status = 'open' AND c.name = 'Ann')",
+    );
+    assert!(plan.contains("Join Inner, ((customer_id#n = customer_id#n) AND (((status#n = paid) AND (country#n = DE)) OR ((status#n = open) AND (name#n = Ann))))"), "{plan}");
+    assert!(plan.contains("((status#n = paid) OR (status#n = open))"), "{plan}");
+    assert!(plan.contains("((country#n = DE) OR (name#n = Ann))"), "{plan}");
+    // A disjunct that says nothing about a side leaves that side alone.
+    let plan = optimized("SELECT o.order_id FROM orders o JOIN customers c ON o.customer_id = c.customer_id WHERE o.status = 'paid' OR c.country = 'DE'");
+    assert!(!plan.contains("Filter ((status#n = paid)") && !plan.contains("(country#n = DE))\n"), "{plan}");
+    // Never into the null-supplying side's opposite: a LEFT JOIN's condition filters only the right.
+    let plan = optimized(
+        "SELECT o.order_id FROM orders o LEFT JOIN customers c ON o.customer_id = c.customer_id \
+         AND ((o.status = 'paid' AND c.country = 'DE') OR (o.status = 'open' AND c.country = 'FR'))",
+    );
+    assert!(!plan.contains("((status#n = paid) OR (status#n = open))"), "{plan}");
+    assert!(plan.contains("((country#n = DE) OR (country#n = FR))") || plan.contains("country#n IN (DE,FR)"), "{plan}");
+}

@@ -18,6 +18,7 @@ pub fn default_batches(config: &Config) -> Vec<Batch> {
     let operator_optimization = || -> Vec<Box<dyn super::Rule>> {
         vec![
             Box::new(PushProjectionThroughUnion),
+            Box::new(ReorderJoin),
             Box::new(EliminateOuterJoin),
             Box::new(PushDownPredicates),
             Box::new(LimitPushDown),

@@ -9,11 +9,27 @@ use kiln::{KilnError, Session};
 /// shared with the reference tests).
 pub const QUERIES: &[(&str, &str)] = &[
     ("1", include_str!("../../../tests/reference/queries/tpch_q01.sql")),
+    ("2", include_str!("../../../tests/reference/queries/tpch_q02.sql")),
     ("3", include_str!("../../../tests/reference/queries/tpch_q03.sql")),
+    ("4", include_str!("../../../tests/reference/queries/tpch_q04.sql")),
     ("5", include_str!("../../../tests/reference/queries/tpch_q05.sql")),
     ("6", include_str!("../../../tests/reference/queries/tpch_q06.sql")),
+    ("7", include_str!("../../../tests/reference/queries/tpch_q07.sql")),
+    ("8", include_str!("../../../tests/reference/queries/tpch_q08.sql")),
+    ("9", include_str!("../../../tests/reference/queries/tpch_q09.sql")),
     ("10", include_str!("../../../tests/reference/queries/tpch_q10.sql")),
+    ("11", include_str!("../../../tests/reference/queries/tpch_q11.sql")),
+    ("12", include_str!("../../../tests/reference/queries/tpch_q12.sql")),
+    ("13", include_str!("../../../tests/reference/queries/tpch_q13.sql")),
+    ("14", include_str!("../../../tests/reference/queries/tpch_q14.sql")),
+    ("15", include_str!("../../../tests/reference/queries/tpch_q15.sql")),
     ("16", include_str!("../../../tests/reference/queries/tpch_q16.sql")),
+    ("17", include_str!("../../../tests/reference/queries/tpch_q17.sql")),
+    ("18", include_str!("../../../tests/reference/queries/tpch_q18.sql")),
+    ("19", include_str!("../../../tests/reference/queries/tpch_q19.sql")),
+    ("20", include_str!("../../../tests/reference/queries/tpch_q20.sql")),
+    ("21", include_str!("../../../tests/reference/queries/tpch_q21.sql")),
+    ("22", include_str!("../../../tests/reference/queries/tpch_q22.sql")),
 ];
 
 /// Which execution modes to time.

@@ -119,7 +119,7 @@ enum BenchCommand {
         /// TPC-H scale factor.
         #[arg(long, default_value_t = 1.0)]
         sf: f64,
-        /// Comma-separated query numbers: 1, 3, 5, 6, 10.
+        /// Comma-separated TPC-H query numbers, 1 to 22.
         #[arg(long, default_value = "1,6")]
         queries: String,
         /// Timed runs per query and mode (after one warm-up run).

@@ -548,3 +548,22 @@ fn disjunctions_across_a_join_push_their_one_side_parts() {
     assert!(!plan.contains("((status#n = paid) OR (status#n = open))"), "{plan}");
     assert!(plan.contains("((country#n = DE) OR (country#n = FR))") || plan.contains("country#n IN (DE,FR)"), "{plan}");
 }
+
+#[test]
+fn comma_joins_are_reordered_so_every_join_has_a_condition() {
+    // Written o, c, o2: nothing connects o and c, so o2 is joined second.
+    let plan = optimized(
+        "SELECT o.order_id, c.name FROM orders o, customers c, orders o2 \
+         WHERE o.order_id = o2.order_id AND c.customer_id = o2.customer_id",
+    );
+    let joins: Vec<&str> = plan.lines().filter(|l| l.contains("Join ")).collect();
+    assert_eq!(joins.len(), 2, "{plan}");
+    assert!(joins.iter().all(|j| j.contains("Join Inner, (")), "a join without a condition:\n{plan}");
+    assert!(joins[0].contains("(customer_id#n = customer_id#n)") && joins[1].contains("(order_id#n = order_id#n)"), "{plan}");
+    // Already connected in the written order: left as written.
+    let plan = optimized(
+        "SELECT o.order_id FROM orders o, customers c, orders o2 WHERE o.customer_id = c.customer_id AND o.order_id = o2.order_id",
+    );
+    let joins: Vec<&str> = plan.lines().filter(|l| l.contains("Join ")).collect();
+    assert!(joins[0].contains("(order_id#n = order_id#n)") && joins[1].contains("(customer_id#n = customer_id#n)"), "{plan}");
+}

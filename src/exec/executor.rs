@@ -113,6 +113,20 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> 
         PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition, left, right } => {
             let (lo, ro) = (left.output(), right.output());
             let (lp, rp) = (execute(left, config)?, execute(right, config)?);
+            if *kind == HashJoinKind::Broadcast && !left_keys.is_empty() {
+                // The broadcast side's hash table is built once and probed by every partition.
+                let (build_keys, probe_keys, build, stream, build_attrs, stream_attrs) = match build_side {
+                    BuildSide::BuildRight => (right_keys, left_keys, rp, lp, &ro, &lo),
+                    BuildSide::BuildLeft => (left_keys, right_keys, lp, rp, &lo, &ro),
+                };
+                let table = interpreted::join::HashTable::build(build_keys, (build_attrs, build.into_iter().flatten().collect()))?;
+                return stream
+                    .into_par_iter()
+                    .map(|part| {
+                        interpreted::join::probe_hash_table(*join_type, probe_keys, condition.as_ref(), *build_side, &table, (stream_attrs, part))
+                    })
+                    .collect();
+            }
             let pairs = pair_partitions(*kind == HashJoinKind::Broadcast, *build_side, lp, rp);
             pairs
                 .into_par_iter()

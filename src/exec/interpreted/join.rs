@@ -67,40 +67,70 @@ pub fn hash_join(
     if left_keys.len() != right_keys.len() {
         return Err(KilnError::internal("hash join with different numbers of left and right keys"));
     }
-    let (left, right) = (Side::new(left)?, Side::new(right)?);
-    let lkeys = evaluate_all(left_keys, &left.batch, left.attrs)?;
-    let rkeys = evaluate_all(right_keys, &right.batch, right.attrs)?;
-    let (build_keys, probe_keys) = match build_side {
-        BuildSide::BuildLeft => (lkeys, rkeys),
-        BuildSide::BuildRight => (rkeys, lkeys),
+    let (build_keys, probe_keys, build, probe) = match build_side {
+        BuildSide::BuildLeft => (left_keys, right_keys, left, right),
+        BuildSide::BuildRight => (right_keys, left_keys, right, left),
     };
-    // The analyzer makes key types equal; cast defensively so the row encodings agree.
-    let probe_keys = probe_keys
-        .iter()
-        .zip(&build_keys)
-        .map(|(p, b)| if p.data_type() == b.data_type() { Ok(p.clone()) } else { Ok(cast(p, b.data_type())?) })
-        .collect::<Result<Vec<_>>>()?;
+    let table = HashTable::build(build_keys, build)?;
+    probe_hash_table(join_type, probe_keys, condition, build_side, &table, probe)
+}
 
-    // Build: a group per distinct key, build rows of a group chained in row order.
-    let build_rows = build_keys.first().map_or(0, |k| k.len());
-    let types: Vec<DataType> = build_keys.iter().map(|k| k.data_type().clone()).collect();
-    let mut table = Grouper::new(&types)?;
-    let mut gids = vec![];
-    let build_valid = keys_valid(&build_keys);
-    table.push(build_keys, &mut gids)?;
-    let mut head = vec![END; table.num_groups()];
-    let mut next = vec![END; build_rows];
-    for row in (0..build_rows).rev() {
-        if is_valid(&build_valid, row) {
-            let g = gids[row] as usize;
-            next[row] = head[g];
-            head[g] = row as u32;
+/// A hash join's build side: its rows in one batch, and per distinct non-NULL key the chain of
+/// its rows. Built once, it serves every partition a broadcast pairs with it.
+pub struct HashTable<'a> {
+    side: Side<'a>,
+    key_types: Vec<DataType>,
+    table: Grouper,
+    head: Vec<u32>,
+    next: Vec<u32>,
+}
+
+impl<'a> HashTable<'a> {
+    /// Groups `side`'s rows by `keys`; rows with a NULL key are left out (they never match).
+    pub fn build(keys: &[Expr], side: (&'a [Attribute], Vec<RecordBatch>)) -> Result<HashTable<'a>> {
+        let side = Side::new(side)?;
+        let build_keys = evaluate_all(keys, &side.batch, side.attrs)?;
+        let build_rows = side.rows();
+        let key_types: Vec<DataType> = build_keys.iter().map(|k| k.data_type().clone()).collect();
+        let mut table = Grouper::new(&key_types)?;
+        let mut gids = vec![];
+        let build_valid = keys_valid(&build_keys);
+        table.push(build_keys, &mut gids)?;
+        let mut head = vec![END; table.num_groups()];
+        let mut next = vec![END; build_rows];
+        // Chained in row order: build rows of a key come out as they were read.
+        for row in (0..build_rows).rev() {
+            if is_valid(&build_valid, row) {
+                let g = gids[row] as usize;
+                next[row] = head[g];
+                head[g] = row as u32;
+            }
         }
+        Ok(HashTable { side, key_types, table, head, next })
     }
+}
 
+/// Probes `table` with one partition of the stream side: the rows of `hash_join` for it.
+pub fn probe_hash_table(
+    join_type: JoinType,
+    probe_keys: &[Expr],
+    condition: Option<&Expr>,
+    build_side: BuildSide,
+    table: &HashTable,
+    probe: (&[Attribute], Vec<RecordBatch>),
+) -> Result<Vec<RecordBatch>> {
+    let probe = Side::new(probe)?;
+    // The analyzer makes key types equal; cast defensively so the row encodings agree.
+    let probe_keys = evaluate_all(probe_keys, &probe.batch, probe.attrs)?
+        .iter()
+        .zip(&table.key_types)
+        .map(|(p, t)| if p.data_type() == t { Ok(p.clone()) } else { Ok(cast(p, t)?) })
+        .collect::<Result<Vec<_>>>()?;
+    let (head, next) = (&table.head, &table.next);
+    let mut gids = vec![];
     // Probe: every (probe row, build row) pair with equal non-NULL keys.
     let probe_valid = keys_valid(&probe_keys);
-    table.probe(&probe_keys, &mut gids)?;
+    table.table.probe(&probe_keys, &mut gids)?;
     let first_only = matches!(join_type, JoinType::LeftSemi | JoinType::LeftAnti)
         && condition.is_none()
         && build_side == BuildSide::BuildRight;
@@ -119,15 +149,15 @@ pub fn hash_join(
             b = next[b as usize];
         }
     }
-    let (li, ri) = match build_side {
-        BuildSide::BuildLeft => (build_idx, probe_idx),
-        BuildSide::BuildRight => (probe_idx, build_idx),
+    let (left, right, li, ri) = match build_side {
+        BuildSide::BuildLeft => (&table.side, &probe, build_idx, probe_idx),
+        BuildSide::BuildRight => (&probe, &table.side, probe_idx, build_idx),
     };
     let (li, ri) = match condition {
-        Some(c) => filter_pairs(c, &left, &right, &li, &ri)?,
+        Some(c) => filter_pairs(c, left, right, &li, &ri)?,
         None => (li, ri),
     };
-    assemble(join_type, &left, &right, li, ri)
+    assemble(join_type, left, right, li, ri)
 }
 
 /// An equi-join of `left` and `right` on `left_keys = right_keys` (plus `condition`) for one

@@ -283,11 +283,14 @@ impl Session {
                             delete_managed(&name, &files.location)?;
                         }
                     }
-                    // A managed table of an earlier session: its warehouse folder.
-                    None if self.catalog()?.contains(&name) => delete_managed(&name, &self.catalog()?.managed_path(&name)?)?,
-                    None if if_exists => {}
                     None => {
-                        self.catalog()?.lookup(&name)?;
+                        let catalog = self.catalog()?;
+                        if catalog.contains(&name) {
+                            // A managed table of an earlier session: its warehouse folder.
+                            delete_managed(&name, &catalog.managed_path(&name)?)?;
+                        } else if !if_exists {
+                            catalog.lookup(&name)?;
+                        }
                     }
                 }
                 self.local_result(vec![])
@@ -311,11 +314,11 @@ impl Session {
     /// Registers an external table; a managed one is not registered but found in the
     /// warehouse at each lookup, so a table another session changed or dropped is seen so.
     fn register_stored(&self, name: &str, path: &Path, kind: TableKind) -> Result<()> {
-        let files = crate::datasource::parquet::ParquetTable::open(path)?;
         if kind == TableKind::Managed {
             self.state.catalog.write().map_err(|_| poisoned())?.drop_table(name);
             return Ok(());
         }
+        let files = crate::datasource::parquet::ParquetTable::open(path)?;
         self.register(Table { name: name.to_string(), database: "default".into(), schema: files.schema(), source: TableSource::Parquet(files), kind })
     }
 

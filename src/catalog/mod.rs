@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 
-use crate::datasource::parquet::ParquetTable;
+use crate::datasource::parquet::{is_hidden_name, ParquetTable};
 use crate::error::{closest_match, KilnError, Result};
 
 /// Where a table's rows live.
@@ -93,7 +93,7 @@ impl Catalog {
     /// or be hidden from readers (`..`, `a/b`, `.x`, `_x`) are refused.
     pub fn managed_path(&self, name: &str) -> Result<PathBuf> {
         let warehouse = self.warehouse.as_deref().unwrap_or(Path::new("spark-warehouse"));
-        let bad = name.is_empty() || name.starts_with('.') || name.starts_with('_') || name.contains(['/', '\\', '\0']);
+        let bad = name.is_empty() || is_hidden_name(name) || name.contains(['/', '\\', '\0']);
         if bad {
             return Err(KilnError::analysis(
                 "INVALID_TABLE_NAME",
@@ -125,7 +125,7 @@ impl Catalog {
             .filter_map(|e| e.ok())
             .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| !n.starts_with('.') && !n.starts_with('_') && !self.tables.contains_key(n))
+            .filter(|n| !is_hidden_name(n) && !self.tables.contains_key(n))
             .collect();
         names.sort();
         names

@@ -67,13 +67,17 @@ impl BuildTable {
     fn probe(&self, join: &JoinSpec, stream: &RecordBatch, input: &[Attribute], sel: Option<&[u32]>) -> Result<(Vec<u32>, Vec<u32>)> {
         let mut keys = evaluate_all(&join.stream_keys, stream, input)?;
         // Only the selected rows are hashed: ids[j] is the group of stream row rows[j].
-        let rows: Vec<u32> = match sel {
+        let every_row: Vec<u32>;
+        let rows: &[u32] = match sel {
             Some(s) => {
                 let ix = UInt32Array::from(s.to_vec());
                 keys = keys.iter().map(|k| take(k.as_ref(), &ix, None)).collect::<std::result::Result<_, _>>()?;
-                s.to_vec()
+                s
             }
-            None => (0..stream.num_rows() as u32).collect(),
+            None => {
+                every_row = (0..stream.num_rows() as u32).collect();
+                &every_row
+            }
         };
         let valid = crate::exec::interpreted::join::keys_valid(&keys);
         let mut ids = vec![];

@@ -301,9 +301,14 @@ fn path_str(path: &Path) -> String {
     path.display().to_string()
 }
 
-/// Spark skips these: `_SUCCESS`, `_temporary`, `.crc` files and other hidden entries.
+/// Spark skips these: `_SUCCESS`, `_temporary`, `.crc` files and other hidden entries (and so
+/// do kiln's readers skip a write's staging folders).
+pub(crate) fn is_hidden_name(name: &str) -> bool {
+    name.starts_with('.') || name.starts_with('_')
+}
+
 fn is_hidden(path: &Path) -> bool {
-    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.') || n.starts_with('_'))
+    path.file_name().and_then(|n| n.to_str()).is_some_and(is_hidden_name)
 }
 
 /// The Parquet files a path names: the path itself if it is a file, or every `*.parquet` file

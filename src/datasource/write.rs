@@ -19,6 +19,7 @@ use arrow::array::{Array, ArrayRef, AsArray, UInt32Array};
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
+use super::parquet::is_hidden_name;
 use super::partitions::DEFAULT_PARTITION_NAME;
 use crate::error::{closest_match, KilnError, Result};
 
@@ -141,10 +142,6 @@ fn holds_data(path: &Path) -> Result<bool> {
             Ok(entries.filter_map(|e| e.ok()).any(|e| !is_hidden_name(&e.file_name().to_string_lossy())))
         }
     }
-}
-
-fn is_hidden_name(name: &str) -> bool {
-    name.starts_with('.') || name.starts_with('_')
 }
 
 /// An append must keep the table's columns, in order, and its partition columns.

@@ -67,6 +67,11 @@ pub(crate) fn output_ids(plan: &LogicalPlan) -> std::collections::BTreeSet<ExprI
     plan.output().iter().map(|a| a.id).collect()
 }
 
+/// True when every column `e` reads is among `ids` (so it can be evaluated over them).
+pub(crate) fn reads_only(e: &Expr, ids: &std::collections::BTreeSet<ExprId>) -> bool {
+    e.references().iter().all(|id| ids.contains(id))
+}
+
 /// True when the expression is NULL whenever any column it reads is NULL (comparisons,
 /// arithmetic, casts, most functions). `IS NULL`, `COALESCE`, `CASE` and `OR` are not.
 pub(crate) fn null_intolerant(e: &Expr) -> bool {

@@ -17,7 +17,7 @@
 
 use std::sync::Arc;
 
-use super::{output_ids, substitute_aliases};
+use super::{output_ids, reads_only, substitute_aliases};
 use crate::error::Result;
 use crate::expr::Expr;
 use crate::optimizer::Rule;
@@ -52,8 +52,7 @@ fn filter(condition: Option<Expr>, child: Arc<LogicalPlan>) -> Arc<LogicalPlan> 
 }
 
 fn references_within(e: &Expr, plan: &LogicalPlan) -> bool {
-    let out = output_ids(plan);
-    e.references().iter().all(|id| out.contains(id))
+    reads_only(e, &output_ids(plan))
 }
 
 fn push_filter(condition: &Expr, child: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan>> {

@@ -12,7 +12,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::output_ids;
+use super::{output_ids, reads_only};
 use crate::error::Result;
 use crate::expr::{BinaryOp, Expr, ExprId};
 use crate::optimizer::Rule;
@@ -63,7 +63,7 @@ fn with_extra_filter(condition: &Expr, side: &Arc<LogicalPlan>) -> Option<Arc<Lo
     let extra: Vec<Expr> = condition
         .split_conjunction()
         .into_iter()
-        .filter(|c| !c.references().iter().all(|id| out.contains(id)))
+        .filter(|c| !reads_only(c, &out))
         .filter_map(|c| within(c, &out))
         .filter(|e| !existing.contains(&e))
         .collect();
@@ -80,7 +80,7 @@ fn within(e: &Expr, out: &BTreeSet<ExprId>) -> Option<Expr> {
             (one, other) => one.or(other),
         },
         Expr::Binary { op: BinaryOp::Or, left, right } => Some(within(left, out)?.binary(BinaryOp::Or, within(right, out)?)),
-        other if other.deterministic() && other.references().iter().all(|id| out.contains(id)) => Some(other.clone()),
+        other if other.deterministic() && reads_only(other, out) => Some(other.clone()),
         _ => None,
     }
 }

@@ -16,7 +16,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::output_ids;
+use super::{output_ids, reads_only};
 use crate::error::Result;
 use crate::expr::{Expr, ExprId};
 use crate::optimizer::Rule;
@@ -35,7 +35,7 @@ impl Rule for ReorderJoin {
                 return Ok(p);
             }
             let (mut inputs, mut conditions) = (vec![], vec![]);
-            flatten(&p, &mut inputs, &mut conditions);
+            flatten_join(&p, JoinType::Inner, &mut inputs, &mut conditions);
             if inputs.len() <= 2 || conditions.is_empty() {
                 return Ok(p);
             }
@@ -50,17 +50,13 @@ impl Rule for ReorderJoin {
     }
 }
 
-/// Spark's `ExtractFiltersAndInnerJoins`: the relations along the left spine of a tree of inner
-/// joins (without hints) and the Filters on it, left to right, each with the type of the join
-/// that adds it, and the conditions of those joins and Filters.
-fn flatten(plan: &Arc<LogicalPlan>, inputs: &mut Vec<(Arc<LogicalPlan>, JoinType)>, conditions: &mut Vec<Expr>) {
-    flatten_join(plan, JoinType::Inner, inputs, conditions)
-}
-
 fn is_plain_inner_join(plan: &LogicalPlan) -> bool {
     matches!(plan, LogicalPlan::Join { join_type: JoinType::Inner | JoinType::Cross, using, hint, .. } if using.is_empty() && *hint == Default::default())
 }
 
+/// Spark's `ExtractFiltersAndInnerJoins`: the relations along the left spine of a tree of inner
+/// joins (without hints) and the Filters on it, left to right, each with the type of the join
+/// that adds it (`parent` for the leftmost), and the conditions of those joins and Filters.
 fn flatten_join(plan: &Arc<LogicalPlan>, parent: JoinType, inputs: &mut Vec<(Arc<LogicalPlan>, JoinType)>, conditions: &mut Vec<Expr>) {
     match plan.as_ref() {
         LogicalPlan::Join { left, right, join_type, condition, .. } if is_plain_inner_join(plan) => {
@@ -76,10 +72,6 @@ fn flatten_join(plan: &Arc<LogicalPlan>, parent: JoinType, inputs: &mut Vec<(Arc
     }
 }
 
-fn within(e: &Expr, ids: &BTreeSet<ExprId>) -> bool {
-    e.references().iter().all(|id| ids.contains(id))
-}
-
 /// Spark's `createOrderedJoin`: a left-deep tree from `inputs`, each step joining the first
 /// input that a remaining condition connects to what is joined so far (else the next one).
 fn ordered_join(mut inputs: Vec<(Arc<LogicalPlan>, JoinType)>, mut conditions: Vec<Expr>) -> Arc<LogicalPlan> {
@@ -93,13 +85,13 @@ fn ordered_join(mut inputs: Vec<(Arc<LogicalPlan>, JoinType)>, mut conditions: V
                 let both: BTreeSet<ExprId> = left_ids.union(&ids).copied().collect();
                 conditions.iter().any(|c| {
                     let refs = c.references();
-                    !refs.is_empty() && !within(c, &left_ids) && !within(c, &ids) && within(c, &both)
+                    !refs.is_empty() && !reads_only(c, &left_ids) && !reads_only(c, &ids) && reads_only(c, &both)
                 })
             })
             .unwrap_or(0);
         let (right, join_type) = inputs.remove(pick);
         let joined_ids: BTreeSet<ExprId> = left_ids.union(&output_ids(&right)).copied().collect();
-        let (here, rest): (Vec<Expr>, Vec<Expr>) = conditions.into_iter().partition(|c| within(c, &joined_ids));
+        let (here, rest): (Vec<Expr>, Vec<Expr>) = conditions.into_iter().partition(|c| reads_only(c, &joined_ids));
         conditions = rest;
         let join_type = if join_type == JoinType::Inner { JoinType::Inner } else { JoinType::Cross };
         left = Arc::new(LogicalPlan::Join {

@@ -17,6 +17,8 @@ use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
 use kiln::{ExplainMode, Session};
 
+mod common;
+
 fn types_table() -> RecordBatch {
     let schema = Schema::new(vec![
         Field::new("i", DataType::Int32, true),
@@ -63,21 +65,7 @@ fn normalize(text: &str) -> String {
         } else {
             line.to_string()
         };
-        let mut chars = line.chars().peekable();
-        let mut prev = ' ';
-        while let Some(c) = chars.next() {
-            out.push(c);
-            if c == '#' || (c == '=' && out.ends_with("plan_id=")) {
-                if chars.peek().is_some_and(|d| d.is_ascii_digit()) {
-                    while chars.peek().is_some_and(|d| d.is_ascii_digit()) {
-                        chars.next();
-                    }
-                    out.push('n');
-                }
-            }
-            prev = c;
-        }
-        let _ = prev;
+        out.push_str(&common::mask_ids(&line));
         out.push('\n');
     }
     out

@@ -9,27 +9,8 @@ use arrow::record_batch::RecordBatch;
 use kiln::physical::PhysicalPlan;
 use kiln::Session;
 
-/// splitmix64: a small deterministic generator, so a failure reproduces from its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-}
+mod common;
+use common::Rng;
 
 /// A batch of every type; `null_pct` percent of the values are NULL (0: none, which runs the
 /// generated variant that reads no validity bitmaps).

@@ -6,20 +6,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use kiln::Session;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn pick<'a>(&mut self, items: &'a [&'a str]) -> &'a str {
-        items[(self.next() % items.len() as u64) as usize]
-    }
-}
+mod common;
+use common::Rng;
 
 const TOKENS: &[&str] = &[
     "SELECT", "FROM", "WHERE", "GROUP BY", "HAVING", "ORDER BY", "LIMIT", "JOIN", "LEFT JOIN", "FULL OUTER JOIN", "ON", "USING",
@@ -73,7 +61,7 @@ fn random_token_soup_never_panics() {
     let mut panics = vec![];
     for _ in 0..400 {
         let n = 3 + (rng.next() % 14) as usize;
-        let sql: Vec<&str> = (0..n).map(|_| rng.pick(TOKENS)).collect();
+        let sql: Vec<&str> = (0..n).map(|_| *rng.pick(TOKENS)).collect();
         if let Err(e) = run(&s, &sql.join(" ")) {
             panics.push(e);
         }
@@ -88,16 +76,16 @@ fn mutated_valid_queries_never_panic() {
     let mut panics = vec![];
     let mut ran = 0;
     for _ in 0..300 {
-        let base = rng.pick(VALID);
+        let base = *rng.pick(VALID);
         let mut words: Vec<&str> = base.split(' ').collect();
         // Replace, drop or duplicate a word.
         let i = (rng.next() % words.len() as u64) as usize;
         match rng.next() % 3 {
-            0 => words[i] = rng.pick(TOKENS),
+            0 => words[i] = *rng.pick(TOKENS),
             1 => {
                 words.remove(i);
             }
-            _ => words.insert(i, rng.pick(TOKENS)),
+            _ => words.insert(i, *rng.pick(TOKENS)),
         }
         match run(&s, &words.join(" ")) {
             Ok(true) => ran += 1,

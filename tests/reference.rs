@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use kiln::Session;
 
+mod common;
+
 /// Queries that need features of later issues; each names what is missing.
 const PENDING: &[(&str, &str)] = &[
     ("shop_rand_filter", "rand(42) with Spark's per-partition XORShift sequence"),
@@ -104,17 +106,7 @@ fn spark_optimized(name: &str) -> Option<String> {
 
 /// `#123` -> `#n`; `[plan_id=12]` -> `[plan_id=n]`; `spark_catalog.<db>.` -> `spark_catalog.default.`.
 fn normalize_plan(text: &str) -> String {
-    let mut out = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        out.push(c);
-        if c == '#' || (c == '=' && out.ends_with("[plan_id=")) {
-            while chars.peek().is_some_and(|d| d.is_ascii_digit()) {
-                chars.next();
-            }
-            out.push('n');
-        }
-    }
+    let out = common::mask_ids(text);
     ["shop", "sales", "tpch"].iter().fold(out, |s, db| s.replace(&format!("spark_catalog.{db}."), "spark_catalog.default."))
 }
 

@@ -12,7 +12,6 @@ use arrow::buffer::{NullBuffer, ScalarBuffer};
 use arrow::compute::{concat_batches, take};
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
-use rayon::prelude::*;
 
 use super::emit::{out_width, ACC_BYTES};
 use super::jit::CompiledStage;
@@ -37,6 +36,11 @@ pub struct BuildTable {
 }
 
 impl BuildTable {
+    /// The build side's rows, in one batch.
+    pub fn rows(&self) -> &RecordBatch {
+        &self.batch
+    }
+
     /// Groups the build side by its keys; rows with a NULL key never match and are left out.
     pub fn new(join: &JoinSpec, batches: Vec<RecordBatch>) -> Result<BuildTable> {
         let schema = schema_of(&join.build);
@@ -96,100 +100,42 @@ impl BuildTable {
     }
 }
 
+/// Rows per batch below which consecutive batches are merged before an aggregate stage runs.
+const COALESCE_ROWS: usize = 8192;
+
+/// Runs of small batches merged into batches of about `COALESCE_ROWS` rows, as they stream by:
+/// each batch costs a round of per-batch work (hashing the keys, filling slots).
+fn coalesce(batches: impl Iterator<Item = Result<RecordBatch>>) -> impl Iterator<Item = Result<RecordBatch>> {
+    let mut batches = batches.peekable();
+    std::iter::from_fn(move || {
+        let first = batches.next()?;
+        let Ok(first) = first else { return Some(first) };
+        if first.num_rows() >= COALESCE_ROWS {
+            return Some(Ok(first));
+        }
+        let mut run = vec![first];
+        let mut rows = run[0].num_rows();
+        while rows < COALESCE_ROWS {
+            match batches.peek() {
+                Some(Ok(b)) if rows + b.num_rows() <= 2 * COALESCE_ROWS => {
+                    rows += b.num_rows();
+                    if let Some(Ok(b)) = batches.next() {
+                        run.push(b);
+                    }
+                }
+                _ => break,
+            }
+        }
+        Some(if run.len() == 1 { Ok(run.remove(0)) } else { concat_batches(&run[0].schema(), &run).map_err(Into::into) })
+    })
+}
+
 /// The rows a batch's sink runs over: selected stream rows, and for a join the matching build
 /// row of each.
 struct Rows {
     stream: Option<Vec<u32>>,
     build: Option<Vec<u32>>,
     count: usize,
-}
-
-/// Runs the stage over every partition of its input, in parallel. `build` holds a join's build
-/// side per partition (one entry for a broadcast). `interpret` runs the stage's operators on
-/// one partition, for partitions the generated code hands back.
-pub fn execute_stage(
-    spec: &StageSpec,
-    compiled: &CompiledStage,
-    input: Vec<Vec<RecordBatch>>,
-    build: Option<&[Vec<RecordBatch>]>,
-    interpret: &(dyn Fn(usize, Vec<RecordBatch>) -> Result<Vec<RecordBatch>> + Sync),
-) -> Result<Vec<Vec<RecordBatch>>> {
-    let broadcast = match (&spec.join, build) {
-        (Some(j), Some(parts)) if j.broadcast => Some(BuildTable::new(j, parts.iter().flatten().cloned().collect())?),
-        _ => None,
-    };
-    input
-        .into_par_iter()
-        .enumerate()
-        .map(|(i, batches)| {
-            let owned;
-            let table = match (&spec.join, &broadcast, build) {
-                (Some(_), Some(t), _) => Some(t),
-                (Some(j), None, Some(parts)) => {
-                    owned = BuildTable::new(j, parts.get(i).cloned().unwrap_or_default())?;
-                    Some(&owned)
-                }
-                _ => None,
-            };
-            match run_partition(spec, compiled, &batches, table) {
-                Ok(Ok(out)) => Ok(out),
-                Ok(Err(Fallback)) => interpret(i, batches),
-                Err(e) => Err(e),
-            }
-        })
-        .collect()
-}
-
-/// Rows per batch below which consecutive batches are merged before a stage runs: an
-/// exchange leaves many tiny batches, and each costs a round of per-batch work.
-const COALESCE_ROWS: usize = 8192;
-
-/// Merges runs of small batches into batches of about `COALESCE_ROWS` rows.
-fn coalesce(batches: &[RecordBatch]) -> Result<Vec<RecordBatch>> {
-    let mut out = vec![];
-    let mut run: Vec<RecordBatch> = vec![];
-    let mut rows = 0;
-    for b in batches.iter().filter(|b| b.num_rows() > 0) {
-        run.push(b.clone());
-        rows += b.num_rows();
-        if rows >= COALESCE_ROWS {
-            out.push(concat_batches(&b.schema(), &run)?);
-            run.clear();
-            rows = 0;
-        }
-    }
-    if let Some(first) = run.first() {
-        out.push(concat_batches(&first.schema(), &run)?);
-    }
-    Ok(out)
-}
-
-fn run_partition(
-    spec: &StageSpec,
-    compiled: &CompiledStage,
-    batches: &[RecordBatch],
-    build: Option<&BuildTable>,
-) -> Result<std::result::Result<Vec<RecordBatch>, Fallback>> {
-    let merged;
-    let batches = if batches.len() > 1 && batches.iter().map(|b| b.num_rows()).sum::<usize>() < batches.len() * COALESCE_ROWS {
-        merged = coalesce(batches)?;
-        &merged[..]
-    } else {
-        batches
-    };
-    match &spec.sink {
-        StageSink::Output { columns, output } => {
-            let mut out = vec![];
-            for b in batches.iter().filter(|b| b.num_rows() > 0) {
-                match output_batch(spec, compiled, b, build, columns, output)? {
-                    Some(batch) => out.push(batch),
-                    None => return Ok(Err(Fallback)),
-                }
-            }
-            Ok(Ok(out))
-        }
-        StageSink::Aggregate { keys, aggregates, output } => aggregate_partition(spec, compiled, batches, build, keys, aggregates, output),
-    }
 }
 
 /// Filters a batch and, for a join, probes the build side: the rows the sink runs over.
@@ -323,14 +269,16 @@ fn select(compiled: &CompiledStage, slots: &[u64], n: usize, no_nulls: bool) -> 
     Ok(Some(sel))
 }
 
-fn output_batch(
-    spec: &StageSpec,
-    compiled: &CompiledStage,
-    batch: &RecordBatch,
-    build: Option<&BuildTable>,
-    columns: &[OutputColumn],
-    output: &[Attribute],
-) -> Result<Option<RecordBatch>> {
+/// Runs an output stage over one batch of its input: the stage's output rows, or None when
+/// the generated code gave up on the batch (the interpreter then runs it).
+pub fn output_batch(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, builds: &[&BuildTable]) -> Result<Option<RecordBatch>> {
+    let StageSink::Output { columns, output } = &spec.sink else {
+        return Err(KilnError::internal("output_batch on an aggregate stage"));
+    };
+    if batch.num_rows() == 0 {
+        return Ok(Some(RecordBatch::new_empty(schema_of(output))));
+    }
+    let build = builds.first().copied();
     let (mut slots, _all_valid, no_nulls) = input_slots(spec, compiled, batch, build)?;
     let Ok(rows) = rows_of(spec, compiled, &slots, batch, build, no_nulls)? else { return Ok(None) };
     let count = rows.count;
@@ -432,15 +380,20 @@ fn collect<T: ArrowNativeType>(n: usize, f: impl Fn(usize) -> Result<T>) -> Resu
     Ok(values.into())
 }
 
-fn aggregate_partition(
+/// Runs an aggregate stage over one partition of its input, batch by batch: the partial
+/// aggregate's output, or None when the generated code gave up (the interpreter then runs the
+/// partition again).
+pub fn aggregate_partition(
     spec: &StageSpec,
     compiled: &CompiledStage,
-    batches: &[RecordBatch],
-    build: Option<&BuildTable>,
-    keys: &[crate::expr::Expr],
-    aggregates: &[AggSpec],
-    output: &[crate::expr::Attribute],
-) -> Result<std::result::Result<Vec<RecordBatch>, Fallback>> {
+    batches: impl Iterator<Item = Result<RecordBatch>>,
+    builds: &[&BuildTable],
+) -> Result<Option<Vec<RecordBatch>>> {
+    let StageSink::Aggregate { keys, aggregates, output } = &spec.sink else {
+        return Err(KilnError::internal("aggregate_partition on an output stage"));
+    };
+    let build = builds.first().copied();
+    let merged = coalesce(batches);
     let stride = ACC_BYTES * aggregates.len();
     let mut grouper = if keys.is_empty() { None } else { Some(Grouper::new(&keys.iter().map(|k| k.data_type()).collect::<Result<Vec<_>>>()?)?) };
     let mut groups = 1;
@@ -449,13 +402,14 @@ fn aggregate_partition(
     // Columns the grouping keys read, gathered per batch when keys see joined rows.
     let key_columns = attributes_of(keys);
     let condition_columns = attributes_of(&spec.post_conditions);
-    for batch in batches.iter().filter(|b| b.num_rows() > 0) {
+    for batch in merged {
+        let batch = &batch?;
         let (mut slots, _all_valid, no_nulls) = input_slots(spec, compiled, batch, build)?;
-        let Ok(mut rows) = rows_of(spec, compiled, &slots, batch, build, no_nulls)? else { return Ok(Err(Fallback)) };
+        let Ok(mut rows) = rows_of(spec, compiled, &slots, batch, build, no_nulls)? else { return Ok(None) };
         if grouper.is_some() && !spec.post_conditions.is_empty() {
             // A group exists only for pairs that pass the join's other conditions, so they are
             // applied before the keys are hashed (the sink tests them again, and they hold).
-            let Ok(passing) = passing_pairs(spec, batch, build, rows, &condition_columns) else { return Ok(Err(Fallback)) };
+            let Ok(passing) = passing_pairs(spec, batch, build, rows, &condition_columns) else { return Ok(None) };
             rows = passing;
         }
         if rows.count == 0 {
@@ -480,7 +434,7 @@ fn aggregate_partition(
             slots[k] = acc.as_mut_ptr() as u64;
         }
         if call_sink(compiled, &mut slots, &rows, no_nulls).is_none() {
-            return Ok(Err(Fallback));
+            return Ok(None);
         }
     }
     // Without keys there is one group even over no rows; with keys, only the groups seen.
@@ -493,10 +447,10 @@ fn aggregate_partition(
     for (i, a) in aggregates.iter().enumerate() {
         match state_arrays(a, b, i * ACC_BYTES, stride, groups)? {
             Some(arrays) => columns.extend(arrays),
-            None => return Ok(Err(Fallback)),
+            None => return Ok(None),
         }
     }
-    Ok(Ok(vec![make_batch(schema_of(output), columns, groups)?]))
+    Ok(Some(vec![make_batch(schema_of(output), columns, groups)?]))
 }
 
 /// The distinct columns `exprs` read, in order of first use.

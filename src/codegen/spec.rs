@@ -437,6 +437,11 @@ impl StageSpec {
         stage_chain(top)
     }
 
+    /// The hash joins the stage probes, bottom-up (the one nearest the input first).
+    pub fn joins(&self) -> &[JoinSpec] {
+        self.join.as_slice()
+    }
+
     /// The columns expressions read: the stream input, then the build side's.
     pub fn columns(&self) -> &[Attribute] {
         &self.all_columns

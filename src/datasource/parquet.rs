@@ -254,15 +254,28 @@ impl ParquetTable {
         names: &[String],
         batch_size: usize,
     ) -> Result<Vec<RecordBatch>> {
+        self.row_group_batches(file, row_group, selection, names, batch_size)?.collect()
+    }
+
+    /// [`ParquetTable::read_row_group`] as a stream: batches are decoded as they are pulled,
+    /// so a scan holds one batch, not the row group.
+    pub fn row_group_batches(
+        &self,
+        file: usize,
+        row_group: usize,
+        selection: Option<RowSelection>,
+        names: &[String],
+        batch_size: usize,
+    ) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + Send + 'static>> {
         let f = self.file(file)?;
         let data_names: Vec<String> = names.iter().filter(|n| self.partition_column(n).is_none()).cloned().collect();
         let mut builder = open_with(&f.path, &f.metadata)?.with_row_groups(vec![row_group]);
         if let Some(selection) = selection {
             builder = builder.with_row_selection(selection);
         }
-        let batches = read_builder(&f.path, builder, &data_names, batch_size)?;
+        let batches = batch_reader(&f.path, builder, &data_names, batch_size)?;
         if data_names.len() == names.len() {
-            return Ok(batches);
+            return Ok(Box::new(batches));
         }
         let table_schema = self.schema();
         let fields: Vec<Field> = names
@@ -273,22 +286,25 @@ impl ParquetTable {
             })
             .collect::<Result<_>>()?;
         let schema = Arc::new(Schema::new(fields));
-        batches
-            .into_iter()
-            .map(|b| {
-                let rows = b.num_rows();
-                let mut data = b.columns().iter();
-                let columns: Vec<ArrayRef> = names
-                    .iter()
-                    .map(|n| match self.partition_column(n) {
-                        Some(values) => ScalarValue::try_from_array(values, file)?.to_array(rows),
-                        None => data.next().cloned().ok_or_else(|| KilnError::internal("fewer data columns than asked")),
-                    })
-                    .collect::<Result<_>>()?;
-                let options = RecordBatchOptions::new().with_row_count(Some(rows));
-                Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &options)?)
-            })
-            .collect()
+        // Each partition column is one value for the whole file.
+        let columns: Vec<Option<ScalarValue>> = names
+            .iter()
+            .map(|n| self.partition_column(n).map(|values| ScalarValue::try_from_array(values, file)).transpose())
+            .collect::<Result<_>>()?;
+        Ok(Box::new(batches.map(move |b| {
+            let b = b?;
+            let rows = b.num_rows();
+            let mut data = b.columns().iter();
+            let arrays: Vec<ArrayRef> = columns
+                .iter()
+                .map(|c| match c {
+                    Some(value) => value.to_array(rows),
+                    None => data.next().cloned().ok_or_else(|| KilnError::internal("fewer data columns than asked")),
+                })
+                .collect::<Result<_>>()?;
+            let options = RecordBatchOptions::new().with_row_count(Some(rows));
+            Ok(RecordBatch::try_new_with_options(schema.clone(), arrays, &options)?)
+        })))
     }
 }
 
@@ -401,6 +417,16 @@ fn read_builder(
     projection: &[String],
     batch_size: usize,
 ) -> Result<Vec<RecordBatch>> {
+    batch_reader(file, builder, projection, batch_size)?.collect()
+}
+
+/// The batches of `projection` (in that order) that `builder` reads, decoded as they are pulled.
+fn batch_reader(
+    file: &Path,
+    builder: ParquetRecordBatchReaderBuilder<File>,
+    projection: &[String],
+    batch_size: usize,
+) -> Result<impl Iterator<Item = Result<RecordBatch>> + Send + 'static> {
     let file_schema = builder.schema().clone();
     let mut roots = Vec::with_capacity(projection.len());
     for name in projection {
@@ -427,14 +453,13 @@ fn read_builder(
         .with_batch_size(batch_size.max(1))
         .build()
         .map_err(|e| KilnError::io(path_str(file), format!("cannot read Parquet: {e}")))?;
-    let mut batches = Vec::new();
-    for batch in reader {
-        let batch = batch.map_err(|e| KilnError::io(path_str(file), format!("cannot read Parquet: {e}")))?;
+    let path = path_str(file);
+    Ok(reader.map(move |batch| {
+        let batch = batch.map_err(|e| KilnError::io(path.clone(), format!("cannot read Parquet: {e}")))?;
         let columns = order.iter().map(|&i| batch.column(i).clone()).collect();
         let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-        batches.push(RecordBatch::try_new_with_options(out_schema.clone(), columns, &options)?);
-    }
-    Ok(batches)
+        Ok(RecordBatch::try_new_with_options(out_schema.clone(), columns, &options)?)
+    }))
 }
 
 /// Writes `batches` to one snappy-compressed Parquet file (creating parent directories).

@@ -1,328 +1,629 @@
-//! Runs a physical plan: every operator produces its partitions, each partition's work runs
-//! on the rayon thread pool (sized to the machine). Exchanges move batches between partitions
-//! in memory.
+//! Runs a physical plan as pipelines. The plan is cut at its breakers — Exchange,
+//! BroadcastExchange and a broadcast join's build side, TakeOrderedAndProject, the build sides
+//! of nested-loop joins — whose state is computed once, bottom-up, before anything reads it
+//! (`prepare`). Everything else streams: a partition of an operator is an iterator of batches
+//! pulled from its child's partition (`stream`), so between breakers only the batches in flight
+//! are held, and a LIMIT stops pulling from its scan once it has its rows. Per-partition
+//! breakers (HashAggregate, Sort, the sides of a sort-merge join) drain their input when first
+//! pulled. Partitions run on the rayon pool (work stealing), so the cores stay busy at any
+//! partition count.
+//!
+//! One executor, two ways to run a codegen stage: with `spark.sql.codegen.wholeStage` on, a
+//! `WholeStageCodegen` partition runs its compiled function over each batch of its input;
+//! off (or when the stage cannot compile), its operators stream interpreted.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use arrow::compute::concat_batches;
 use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
-use super::interpreted::{self, schema_of};
+use super::interpreted::{self, schema_of, HashAggregator};
 use crate::catalog::TableSource;
-use crate::datasource::parquet::ParquetTable;
+use crate::codegen::{BuildTable, CompiledStage, StageSink, StageSpec};
+use crate::config::Config;
 use crate::datasource::pushed_filter::PushedFilter;
+use crate::error::{KilnError, Result};
+use crate::exec::interpreted::join::HashTable;
 use crate::exec::metrics::ScanStats;
 use crate::expr::Attribute;
-use crate::config::Config;
-use crate::error::Result;
-use crate::physical::{output_partitioning, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
+use crate::physical::{output_partitioning, AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
 use crate::plan::JoinType;
 
 /// A partitioned result: one `Vec<RecordBatch>` per partition.
 pub type Partitions = Vec<Vec<RecordBatch>>;
+
+/// One partition of an operator's output, produced as it is pulled.
+pub type BatchStream<'a> = Box<dyn Iterator<Item = Result<RecordBatch>> + 'a>;
+
+/// One side of a join partition, drained when the join first runs.
+type Drain<'a> = Box<dyn FnOnce() -> Result<Vec<RecordBatch>> + 'a>;
 
 /// Runs `plan` and returns all rows, partitions in order.
 pub fn collect(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Vec<RecordBatch>> {
     Ok(execute(plan, config)?.into_iter().flatten().filter(|b| b.num_rows() > 0 || b.num_columns() == 0).collect())
 }
 
-/// Applies `f` to every partition in parallel.
-fn par_map(parts: Partitions, f: impl Fn(Vec<RecordBatch>) -> Result<Vec<RecordBatch>> + Sync + Send) -> Result<Partitions> {
-    parts.into_par_iter().map(f).collect()
-}
-
 /// Runs `plan` and returns its partitions.
 pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> {
-    match plan.as_ref() {
-        PhysicalPlan::FileScan { table, output, pushed_filters, selected_files, metrics, .. } => {
-            let TableSource::Parquet(parquet) = &table.source else {
-                return Err(crate::error::KilnError::internal("FileScan over a memory table"));
-            };
-            let filters: &[PushedFilter] = if config.parquet_filter_pushdown { pushed_filters } else { &[] };
-            let (parts, stats) = scan_parquet(parquet, &table.source.scan_units(selected_files), output, filters, config)?;
-            metrics.add(stats);
-            Ok(parts)
-        }
-        PhysicalPlan::InMemoryScan { table, output } => {
-            let TableSource::Memory(batches) = &table.source else {
-                return Err(crate::error::KilnError::internal("InMemoryScan over a file table"));
-            };
-            let indices: Vec<usize> = output
-                .iter()
-                .map(|a| table.schema.index_of(&a.name))
-                .collect::<std::result::Result<_, _>>()?;
-            let schema = schema_of(output);
-            let n = crate::physical::output_partitioning(plan).num_partitions().max(1);
-            let mut parts: Partitions = vec![vec![]; n];
-            for (i, b) in batches.iter().enumerate() {
-                let cols = indices.iter().map(|&c| b.column(c).clone()).collect();
-                parts[i % n].push(RecordBatch::try_new(schema.clone(), cols)?);
+    let outputs = Outputs::of(plan);
+    let mut exec = Executor { config, outputs: &outputs, states: HashMap::new() };
+    exec.prepare(plan)?;
+    exec.drain_all(plan)
+}
+
+/// Every operator's output attributes, computed once: breaker state borrows them.
+struct Outputs(HashMap<usize, Vec<Attribute>>);
+
+impl Outputs {
+    fn of(plan: &Arc<PhysicalPlan>) -> Outputs {
+        fn walk(p: &Arc<PhysicalPlan>, out: &mut HashMap<usize, Vec<Attribute>>) {
+            if out.contains_key(&key(p)) {
+                return;
             }
-            Ok(parts)
+            out.insert(key(p), p.output());
+            for c in p.children() {
+                walk(c, out);
+            }
         }
-        PhysicalPlan::LocalTableScan { data, .. } => Ok(vec![data.clone()]),
-        PhysicalPlan::Filter { condition, child } => {
-            let input = child.output();
-            par_map(execute(child, config)?, |batches| {
-                batches.iter().map(|b| interpreted::filter(condition, &input, b)).collect()
-            })
+        let mut map = HashMap::new();
+        walk(plan, &mut map);
+        Outputs(map)
+    }
+}
+
+/// Identity of an operator in the plan being run.
+fn key(p: &Arc<PhysicalPlan>) -> usize {
+    Arc::as_ptr(p) as usize
+}
+
+/// What a breaker holds once its input pipeline has run.
+enum State<'a> {
+    /// Output partitions (an exchange's, a broadcast's one, a top-k's one).
+    Partitions(Partitions),
+    /// A broadcast hash join's table, probed by every stream partition.
+    JoinTable(HashTable<'a>),
+    /// Both sides of a cartesian product, every partition.
+    Sides(Partitions, Partitions),
+    /// A compiled stage and the build tables of its broadcast joins.
+    Stage(Box<Stage>),
+    /// The row groups a scan reads (per file: false = skipped by statistics).
+    Scan(BTreeMap<usize, Vec<bool>>),
+}
+
+/// A codegen stage ready to run.
+struct Stage {
+    spec: StageSpec,
+    compiled: Arc<CompiledStage>,
+    /// Per join of the stage: its table when broadcast (else built per partition).
+    builds: Vec<Option<BuildTable>>,
+}
+
+struct Executor<'a> {
+    config: &'a Config,
+    outputs: &'a Outputs,
+    states: HashMap<usize, State<'a>>,
+}
+
+impl<'a> Executor<'a> {
+    fn attrs(&self, p: &Arc<PhysicalPlan>) -> &'a [Attribute] {
+        self.outputs.0.get(&key(p)).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    fn state(&self, p: &Arc<PhysicalPlan>) -> Result<&State<'a>> {
+        self.states.get(&key(p)).ok_or_else(|| KilnError::internal(format!("{} ran before its input", p.node_string(self.config))))
+    }
+
+    /// The number of partitions `stream` produces for `plan`.
+    fn partitions(&self, plan: &Arc<PhysicalPlan>) -> usize {
+        match plan.as_ref() {
+            PhysicalPlan::FileScan { table, selected_files, .. } => table.source.scan_units(selected_files).len().max(1),
+            PhysicalPlan::WholeStageCodegen { child, .. } => match self.states.get(&key(plan)) {
+                Some(State::Stage(s)) => self.partitions(&s.spec.input_plan),
+                _ => self.partitions(child),
+            },
+            PhysicalPlan::Filter { child, .. }
+            | PhysicalPlan::Project { child, .. }
+            | PhysicalPlan::Expand { child, .. }
+            | PhysicalPlan::HashAggregate { child, .. }
+            | PhysicalPlan::Sort { child, .. }
+            | PhysicalPlan::LocalLimit { child, .. } => self.partitions(child),
+            PhysicalPlan::HashJoin { kind: HashJoinKind::Broadcast, build_side, left, right, .. } => match build_side {
+                BuildSide::BuildRight => self.partitions(left),
+                BuildSide::BuildLeft => self.partitions(right),
+            },
+            PhysicalPlan::NestedLoopJoin { join_type, build_side, left, right, .. } if *join_type != JoinType::FullOuter => match build_side {
+                BuildSide::BuildRight => self.partitions(left),
+                BuildSide::BuildLeft => self.partitions(right),
+            },
+            PhysicalPlan::HashJoin { left, right, .. } | PhysicalPlan::SortMergeJoin { left, right, .. } | PhysicalPlan::NestedLoopJoin { left, right, .. } => {
+                self.partitions(left).max(self.partitions(right))
+            }
+            PhysicalPlan::CartesianProduct { left, right, .. } => self.partitions(left) * self.partitions(right),
+            PhysicalPlan::Union { children } => children.iter().map(|c| self.partitions(c)).sum(),
+            _ => output_partitioning(plan).num_partitions().max(1),
         }
-        PhysicalPlan::Project { list, child } => {
-            let input = child.output();
-            let schema = schema_of(&plan.output());
-            par_map(execute(child, config)?, |batches| {
-                batches.iter().map(|b| interpreted::project(list, &input, &schema, b)).collect()
-            })
+    }
+
+    /// Runs every partition of `plan` in parallel, each into `sink`.
+    fn run_partitions<T: Send>(&self, plan: &Arc<PhysicalPlan>, sink: impl Fn(BatchStream) -> Result<T> + Sync + Send) -> Result<Vec<T>> {
+        (0..self.partitions(plan)).into_par_iter().map(|i| sink(self.stream(plan, i)?)).collect()
+    }
+
+    /// Every partition of `plan`, drained.
+    fn drain_all(&self, plan: &Arc<PhysicalPlan>) -> Result<Partitions> {
+        self.run_partitions(plan, |s| s.collect())
+    }
+
+    /// Computes, bottom-up, the state of every breaker under (and at) `plan`.
+    fn prepare(&mut self, plan: &Arc<PhysicalPlan>) -> Result<()> {
+        if self.states.contains_key(&key(plan)) {
+            return Ok(());
         }
-        PhysicalPlan::Expand { projections, child, .. } => {
-            let input = child.output();
-            let schema = schema_of(&plan.output());
-            par_map(execute(child, config)?, |batches| {
-                batches.iter().flat_map(|b| projections.iter().map(|p| interpreted::project(p, &input, &schema, b))).collect()
-            })
+        match plan.as_ref() {
+            PhysicalPlan::WholeStageCodegen { fallback, child, .. } => {
+                if let Some(stage) = self.compile(fallback.is_some(), child)? {
+                    self.prepare(&stage.spec.input_plan)?;
+                    let mut builds = vec![];
+                    for j in stage.spec.joins() {
+                        self.prepare(&j.build_plan)?;
+                        // A broadcast side is one partition: its table is built once.
+                        builds.push(if j.broadcast { Some(BuildTable::new(j, self.drain_all(&j.build_plan)?.concat())?) } else { None });
+                    }
+                    self.states.insert(key(plan), State::Stage(Box::new(Stage { builds, ..stage })));
+                    return Ok(());
+                }
+                self.prepare(child)?;
+            }
+            PhysicalPlan::Exchange { partitioning, child, .. } => {
+                self.prepare(child)?;
+                let parts = self.exchange(partitioning, child)?;
+                self.states.insert(key(plan), State::Partitions(parts));
+            }
+            PhysicalPlan::BroadcastExchange { child, .. } => {
+                self.prepare(child)?;
+                let all = self.drain_all(child)?.concat();
+                self.states.insert(key(plan), State::Partitions(vec![all]));
+            }
+            PhysicalPlan::HashJoin { kind: HashJoinKind::Broadcast, left_keys, right_keys, build_side, left, right, .. } if !left_keys.is_empty() => {
+                self.prepare(left)?;
+                self.prepare(right)?;
+                let (keys, build) = match build_side {
+                    BuildSide::BuildRight => (right_keys, right),
+                    BuildSide::BuildLeft => (left_keys, left),
+                };
+                let rows = self.drain_all(build)?.concat();
+                let table = HashTable::build(keys, (self.attrs(build), rows))?;
+                self.states.insert(key(plan), State::JoinTable(table));
+            }
+            PhysicalPlan::CartesianProduct { left, right, .. } => {
+                self.prepare(left)?;
+                self.prepare(right)?;
+                let sides = State::Sides(self.drain_all(left)?, self.drain_all(right)?);
+                self.states.insert(key(plan), sides);
+            }
+            PhysicalPlan::TakeOrderedAndProject { limit, order, list, child } => {
+                self.prepare(child)?;
+                let input = self.attrs(child);
+                let tops = self.run_partitions(child, |s| interpreted::sort(order, input, s.collect::<Result<_>>()?, Some(*limit)))?;
+                let top = interpreted::sort(order, input, tops.concat(), Some(*limit))?;
+                let schema = schema_of(self.attrs(plan));
+                let rows = top.iter().map(|b| interpreted::project(list, input, &schema, b)).collect::<Result<_>>()?;
+                self.states.insert(key(plan), State::Partitions(vec![rows]));
+            }
+            PhysicalPlan::FileScan { table, pushed_filters, selected_files, .. } => {
+                let TableSource::Parquet(parquet) = &table.source else {
+                    return Err(KilnError::internal("FileScan over a memory table"));
+                };
+                let filters: &[PushedFilter] = if self.config.parquet_filter_pushdown { pushed_filters } else { &[] };
+                let mut files: Vec<usize> = table.source.scan_units(selected_files).iter().map(|(f, _)| *f).collect();
+                files.dedup();
+                let keep = files.into_par_iter().map(|f| Ok((f, parquet.row_groups_to_read(f, filters)?))).collect::<Result<_>>()?;
+                self.states.insert(key(plan), State::Scan(keep));
+            }
+            _ => {
+                for c in plan.children() {
+                    self.prepare(c)?;
+                }
+            }
         }
-        PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } => {
-            let input = child.output();
-            par_map(execute(child, config)?, |batches| interpreted::hash_aggregate(*mode, grouping, aggregates, result, &input, batches))
+        Ok(())
+    }
+
+    /// The compiled stage for a `WholeStageCodegen` node's operators, or None when it runs
+    /// interpreted (code generation off, or the stage cannot compile: EXPLAIN CODEGEN says why).
+    fn compile(&self, has_fallback: bool, child: &Arc<PhysicalPlan>) -> Result<Option<Stage>> {
+        if !self.config.whole_stage_codegen || has_fallback {
+            return Ok(None);
         }
-        PhysicalPlan::Exchange { partitioning, child, .. } => {
-            let input = child.output();
-            let parts = execute(child, config)?;
-            match partitioning {
-                Partitioning::SinglePartition | Partitioning::Unknown(1) => Ok(vec![parts.into_iter().flatten().collect()]),
-                Partitioning::Hash(keys, n) => {
-                    let split: Vec<Partitions> =
-                        parts.into_par_iter().map(|p| interpreted::hash_partition(keys, &input, p, *n)).collect::<Result<_>>()?;
-                    let mut out: Partitions = vec![vec![]; *n];
-                    for s in split {
-                        for (i, batches) in s.into_iter().enumerate() {
-                            if let Some(slot) = out.get_mut(i) {
-                                slot.extend(batches);
-                            }
+        let Ok(spec) = StageSpec::from_plan(child) else { return Ok(None) };
+        let Ok(compiled) = crate::codegen::compile_stage(&spec) else { return Ok(None) };
+        Ok(Some(Stage { spec, compiled, builds: vec![] }))
+    }
+
+    /// Runs an exchange's input pipeline into its output partitions.
+    fn exchange(&self, partitioning: &Partitioning, child: &Arc<PhysicalPlan>) -> Result<Partitions> {
+        let input = self.attrs(child);
+        let parts = match partitioning {
+            Partitioning::SinglePartition | Partitioning::Unknown(1) => vec![self.drain_all(child)?.concat()],
+            Partitioning::Hash(keys, n) => {
+                let split = self.run_partitions(child, |s| {
+                    let mut local: Partitions = vec![vec![]; *n];
+                    for b in s {
+                        for (slot, part) in local.iter_mut().zip(interpreted::hash_partition(keys, input, vec![b?], *n)?) {
+                            slot.extend(part);
                         }
                     }
-                    Ok(out)
+                    Ok(local)
+                })?;
+                let mut out: Partitions = vec![vec![]; *n];
+                for s in split {
+                    for (slot, batches) in out.iter_mut().zip(s) {
+                        slot.extend(batches);
+                    }
                 }
-                Partitioning::Range(order, n) => interpreted::range_partition(order, &input, parts.into_iter().flatten().collect(), *n),
-                Partitioning::Unknown(n) => Err(crate::error::KilnError::internal(format!("exchange to unknown partitioning of {n}"))),
-                Partitioning::Collection(_) => Err(crate::error::KilnError::internal("exchange to a partitioning collection")),
+                out
             }
-        }
-        PhysicalPlan::BroadcastExchange { child, .. } => Ok(vec![execute(child, config)?.into_iter().flatten().collect()]),
-        PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition, left, right } => {
-            let (lo, ro) = (left.output(), right.output());
-            let (lp, rp) = (execute(left, config)?, execute(right, config)?);
-            if *kind == HashJoinKind::Broadcast && !left_keys.is_empty() {
-                // The broadcast side's hash table is built once and probed by every partition.
-                let (build_keys, probe_keys, build, stream, build_attrs, stream_attrs) = match build_side {
-                    BuildSide::BuildRight => (right_keys, left_keys, rp, lp, &ro, &lo),
-                    BuildSide::BuildLeft => (left_keys, right_keys, lp, rp, &lo, &ro),
+            Partitioning::Range(order, n) => interpreted::range_partition(order, input, self.drain_all(child)?.concat(), *n)?,
+            Partitioning::Unknown(n) => return Err(KilnError::internal(format!("exchange to unknown partitioning of {n}"))),
+            Partitioning::Collection(_) => return Err(KilnError::internal("exchange to a partitioning collection")),
+        };
+        // The split leaves many small slices per partition: merged once here, every reader
+        // (compiled or interpreted) gets batches worth a round of per-batch work.
+        let batch_rows = self.config.batch_size.max(1);
+        parts.into_par_iter().map(|p| coalesce(p, batch_rows)).collect()
+    }
+
+    /// Partition `i` of `plan`'s output, as a stream. Breakers under it must be prepared.
+    fn stream<'s>(&'s self, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
+        let config = self.config;
+        Ok(match plan.as_ref() {
+            PhysicalPlan::FileScan { table, output, pushed_filters, selected_files, metrics, .. } => {
+                let TableSource::Parquet(parquet) = &table.source else {
+                    return Err(KilnError::internal("FileScan over a memory table"));
                 };
-                let table = interpreted::join::HashTable::build(build_keys, (build_attrs, build.into_iter().flatten().collect()))?;
-                return stream
-                    .into_par_iter()
-                    .map(|part| {
-                        interpreted::join::probe_hash_table(*join_type, probe_keys, condition.as_ref(), *build_side, &table, (stream_attrs, part))
-                    })
-                    .collect();
+                let State::Scan(keep) = self.state(plan)? else { return Err(KilnError::internal("scan state")) };
+                let units = table.source.scan_units(selected_files);
+                let Some(&(f, g)) = units.get(i) else { return Ok(Box::new(std::iter::empty())) };
+                if keep.get(&f).and_then(|k| k.get(g)) == Some(&false) {
+                    metrics.add(ScanStats { row_groups_skipped: 1, ..Default::default() });
+                    return Ok(Box::new(std::iter::empty()));
+                }
+                let filters: &[PushedFilter] = if config.parquet_filter_pushdown { pushed_filters } else { &[] };
+                let selection = if filters.is_empty() { None } else { parquet.page_selection(f, g, filters)? };
+                let skipped = selection.as_ref().map_or(0, |s| s.skipped_row_count() as u64);
+                // A file counts as read once, by its first row group read.
+                let first_read = keep.get(&f).and_then(|k| k.iter().position(|r| *r)) == Some(g);
+                metrics.add(ScanStats {
+                    files_read: u64::from(first_read),
+                    row_groups_read: 1,
+                    rows_skipped_by_page_index: skipped,
+                    ..Default::default()
+                });
+                let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
+                let schema = schema_of(output);
+                let batches = parquet.row_group_batches(f, g, selection, &names, config.batch_size)?;
+                Box::new(batches.map(move |b| {
+                    let b = b?;
+                    metrics.add(ScanStats { rows_out: b.num_rows() as u64, ..Default::default() });
+                    Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?)
+                }))
             }
-            let pairs = pair_partitions(*kind == HashJoinKind::Broadcast, *build_side, lp, rp);
-            pairs
-                .into_par_iter()
-                .map(|(l, r)| {
-                    interpreted::hash_join(*join_type, left_keys, right_keys, condition.as_ref(), *build_side, (&lo, l), (&ro, r))
+            PhysicalPlan::InMemoryScan { table, output } => {
+                let TableSource::Memory(batches) = &table.source else {
+                    return Err(KilnError::internal("InMemoryScan over a file table"));
+                };
+                let indices: Vec<usize> = output.iter().map(|a| table.schema.index_of(&a.name)).collect::<std::result::Result<_, _>>()?;
+                let schema = schema_of(output);
+                let n = self.partitions(plan);
+                Box::new(batches.iter().skip(i).step_by(n).map(move |b| {
+                    let cols = indices.iter().map(|&c| b.column(c).clone()).collect();
+                    Ok(RecordBatch::try_new(schema.clone(), cols)?)
+                }))
+            }
+            PhysicalPlan::LocalTableScan { data, .. } => Box::new(data.clone().into_iter().filter(move |_| i == 0).map(Ok)),
+            PhysicalPlan::Filter { condition, child } => {
+                let input = self.attrs(child);
+                Box::new(self.stream(child, i)?.map(move |b| interpreted::filter(condition, input, &b?)))
+            }
+            PhysicalPlan::Project { list, child } => {
+                let input = self.attrs(child);
+                let schema = schema_of(self.attrs(plan));
+                Box::new(self.stream(child, i)?.map(move |b| interpreted::project(list, input, &schema, &b?)))
+            }
+            PhysicalPlan::Expand { projections, child, .. } => {
+                let input = self.attrs(child);
+                let schema = schema_of(self.attrs(plan));
+                Box::new(self.stream(child, i)?.flat_map(move |b| -> Vec<Result<RecordBatch>> {
+                    match b {
+                        Ok(b) => projections.iter().map(|p| interpreted::project(p, input, &schema, &b)).collect(),
+                        Err(e) => vec![Err(e)],
+                    }
+                }))
+            }
+            PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } => {
+                let input = self.attrs(child);
+                let child_stream = self.stream(child, i)?;
+                deferred(move || {
+                    let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, input)?;
+                    for b in child_stream {
+                        agg.push(&b?)?;
+                    }
+                    agg.finish()
                 })
-                .collect()
-        }
-        PhysicalPlan::SortMergeJoin { left_keys, right_keys, join_type, condition, left, right } => {
-            let (lo, ro) = (left.output(), right.output());
-            let (lp, rp) = (execute(left, config)?, execute(right, config)?);
-            pair_partitions(false, BuildSide::BuildRight, lp, rp)
-                .into_par_iter()
-                .map(|(l, r)| interpreted::sort_merge_join(*join_type, left_keys, right_keys, condition.as_ref(), (&lo, l), (&ro, r)))
-                .collect()
-        }
-        PhysicalPlan::CartesianProduct { condition, left, right } => {
-            let (lo, ro) = (left.output(), right.output());
-            let (lp, rp) = (execute(left, config)?, execute(right, config)?);
-            // Every left partition meets every right partition: output partition i * |right| + j.
-            let pairs: Vec<(Vec<RecordBatch>, Vec<RecordBatch>)> =
-                lp.iter().flat_map(|l| rp.iter().map(move |r| (l.clone(), r.clone()))).collect();
-            pairs
-                .into_par_iter()
-                .map(|(l, r)| interpreted::nested_loop_join(JoinType::Inner, condition.as_ref(), (&lo, l), (&ro, r)))
-                .collect()
-        }
-        PhysicalPlan::NestedLoopJoin { join_type, build_side, condition, left, right } => {
-            let (lo, ro) = (left.output(), right.output());
-            let (lp, rp) = (execute(left, config)?, execute(right, config)?);
-            let broadcast = *join_type != JoinType::FullOuter;
-            let pairs = pair_partitions(broadcast, *build_side, lp, rp);
-            pairs
-                .into_par_iter()
-                .map(|(l, r)| interpreted::nested_loop_join(*join_type, condition.as_ref(), (&lo, l), (&ro, r)))
-                .collect()
-        }
-        PhysicalPlan::Sort { order, child, .. } => {
-            let input = child.output();
-            par_map(execute(child, config)?, |batches| interpreted::sort(order, &input, batches, None))
-        }
-        PhysicalPlan::TakeOrderedAndProject { limit, order, list, child } => {
-            let input = child.output();
-            let tops = par_map(execute(child, config)?, |batches| interpreted::sort(order, &input, batches, Some(*limit)))?;
-            let top = interpreted::sort(order, &input, tops.into_iter().flatten().collect(), Some(*limit))?;
-            let schema = schema_of(&plan.output());
-            Ok(vec![top.iter().map(|b| interpreted::project(list, &input, &schema, b)).collect::<Result<_>>()?])
-        }
-        PhysicalPlan::CollectLimit { limit, child } | PhysicalPlan::GlobalLimit { limit, child } => {
-            let parts = execute(child, config)?;
-            Ok(vec![interpreted::limit(parts.into_iter().flatten().collect(), *limit)])
-        }
-        PhysicalPlan::LocalLimit { limit, child } => par_map(execute(child, config)?, |b| Ok(interpreted::limit(b, *limit))),
-        PhysicalPlan::Union { children } => {
-            // Every child's batches take the union's schema (names of the first child).
-            let schema = schema_of(&plan.output());
-            let mut out: Partitions = vec![];
-            for child in children {
-                for part in execute(child, config)? {
-                    out.push(part.into_iter().map(|b| Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?)).collect::<Result<_>>()?);
-                }
             }
-            Ok(out)
-        }
-        PhysicalPlan::WholeStageCodegen { fallback, child, .. } => {
-            if !config.whole_stage_codegen || fallback.is_some() {
-                return execute(child, config);
+            PhysicalPlan::Exchange { .. } | PhysicalPlan::BroadcastExchange { .. } | PhysicalPlan::TakeOrderedAndProject { .. } => {
+                let State::Partitions(parts) = self.state(plan)? else { return Err(KilnError::internal("exchange state")) };
+                Box::new(parts.get(i).cloned().unwrap_or_default().into_iter().map(Ok))
             }
-            let spec = match crate::codegen::StageSpec::from_plan(child) {
-                Ok(s) => s,
-                Err(_) => return execute(child, config),
-            };
-            let compiled = match crate::codegen::compile_stage(&spec) {
-                Ok(c) => c,
-                // A stage that does not compile runs interpreted; EXPLAIN CODEGEN shows why.
-                Err(_) => return execute(child, config),
-            };
-            let input = execute(&spec.input_plan, config)?;
-            let build = match &spec.join {
-                Some(j) => Some(execute(&j.build_plan, config)?),
-                None => None,
-            };
-            // The build side a partition joins: all of it for a broadcast, else partition i.
-            let build_of = |i: usize| -> Vec<RecordBatch> {
-                match (&spec.join, &build) {
-                    (Some(j), Some(parts)) if j.broadcast => parts.iter().flatten().cloned().collect(),
-                    (Some(_), Some(parts)) => parts.get(i).cloned().unwrap_or_default(),
-                    _ => vec![],
+            PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition, left, right } => {
+                let (lo, ro) = (self.attrs(left), self.attrs(right));
+                if let Some(State::JoinTable(table)) = self.states.get(&key(plan)) {
+                    let (probe_keys, stream, stream_attrs) = match build_side {
+                        BuildSide::BuildRight => (left_keys, left, lo),
+                        BuildSide::BuildLeft => (right_keys, right, ro),
+                    };
+                    return Ok(Box::new(self.stream(stream, i)?.flat_map(move |b| match b {
+                        Ok(b) => match interpreted::join::probe_hash_table(*join_type, probe_keys, condition.as_ref(), *build_side, table, (stream_attrs, vec![b])) {
+                            Ok(out) => out.into_iter().map(Ok).collect::<Vec<_>>(),
+                            Err(e) => vec![Err(e)],
+                        },
+                        Err(e) => vec![Err(e)],
+                    })));
                 }
-            };
-            let interpret = |i: usize, batches: Vec<RecordBatch>| execute_chain(child, &spec.input_plan, batches, &build_of(i));
-            crate::codegen::execute_stage(&spec, &compiled, input, build.as_deref(), &interpret)
+                let (l, r) = self.join_inputs(*kind == HashJoinKind::Broadcast, *build_side, left, right, i)?;
+                deferred(move || interpreted::hash_join(*join_type, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l()?), (ro, r()?)))
+            }
+            PhysicalPlan::SortMergeJoin { left_keys, right_keys, join_type, condition, left, right } => {
+                let (lo, ro) = (self.attrs(left), self.attrs(right));
+                let (l, r) = self.join_inputs(false, BuildSide::BuildRight, left, right, i)?;
+                deferred(move || interpreted::sort_merge_join(*join_type, left_keys, right_keys, condition.as_ref(), (lo, l()?), (ro, r()?)))
+            }
+            PhysicalPlan::CartesianProduct { condition, left, right } => {
+                let (lo, ro) = (self.attrs(left), self.attrs(right));
+                let State::Sides(lp, rp) = self.state(plan)? else { return Err(KilnError::internal("cartesian state")) };
+                // Every left partition meets every right partition: output partition i * |right| + j.
+                let n = rp.len().max(1);
+                let (l, r) = (lp.get(i / n).cloned().unwrap_or_default(), rp.get(i % n).cloned().unwrap_or_default());
+                deferred(move || interpreted::nested_loop_join(JoinType::Inner, condition.as_ref(), (lo, l), (ro, r)))
+            }
+            PhysicalPlan::NestedLoopJoin { join_type, build_side, condition, left, right } => {
+                let (lo, ro) = (self.attrs(left), self.attrs(right));
+                let (l, r) = self.join_inputs(*join_type != JoinType::FullOuter, *build_side, left, right, i)?;
+                deferred(move || interpreted::nested_loop_join(*join_type, condition.as_ref(), (lo, l()?), (ro, r()?)))
+            }
+            PhysicalPlan::Sort { order, child, .. } => {
+                let input = self.attrs(child);
+                let child_stream = self.stream(child, i)?;
+                deferred(move || interpreted::sort(order, input, child_stream.collect::<Result<_>>()?, None))
+            }
+            PhysicalPlan::CollectLimit { limit, child } | PhysicalPlan::GlobalLimit { limit, child } => {
+                // Partitions are pulled in order, and no further once the limit is met.
+                let n = self.partitions(child);
+                let parts = (0..n).map(move |p| self.stream(child, p)).flat_map(|s| match s {
+                    Ok(s) => s,
+                    Err(e) => Box::new(std::iter::once(Err(e))),
+                });
+                limit_stream(Box::new(parts), *limit)
+            }
+            PhysicalPlan::LocalLimit { limit, child } => limit_stream(self.stream(child, i)?, *limit),
+            PhysicalPlan::Union { children } => {
+                // Every child's batches take the union's schema (names of the first child).
+                let schema = schema_of(self.attrs(plan));
+                let mut rest = i;
+                for child in children {
+                    let n = self.partitions(child);
+                    if rest < n {
+                        return Ok(Box::new(self.stream(child, rest)?.map(move |b| Ok(RecordBatch::try_new(schema.clone(), b?.columns().to_vec())?))));
+                    }
+                    rest -= n;
+                }
+                Box::new(std::iter::empty())
+            }
+            PhysicalPlan::WholeStageCodegen { child, .. } => match self.states.get(&key(plan)) {
+                Some(State::Stage(stage)) => self.stage_stream(stage, child, i)?,
+                _ => self.stream(child, i)?,
+            },
+        })
+    }
+
+    /// The two sides of partition `i` of a join, drained when the join first runs: for a
+    /// broadcast, the whole build side (prepared) with the stream side's partition i; else both
+    /// sides' partition i.
+    fn join_inputs<'s>(&'s self, broadcast: bool, build_side: BuildSide, left: &'s Arc<PhysicalPlan>, right: &'s Arc<PhysicalPlan>, i: usize) -> Result<(Drain<'s>, Drain<'s>)> {
+        let side = |p: &'s Arc<PhysicalPlan>| -> Result<Drain<'s>> {
+            let s = self.stream(p, i)?;
+            Ok(Box::new(move || s.collect()))
+        };
+        Ok(match (broadcast, build_side) {
+            (true, BuildSide::BuildRight) => (side(left)?, self.build_side(right)?),
+            (true, BuildSide::BuildLeft) => (self.build_side(left)?, side(right)?),
+            (false, _) => (side(left)?, side(right)?),
+        })
+    }
+
+    /// A broadcast side: the whole child, from the join's or the exchange's prepared state.
+    fn build_side<'s>(&'s self, p: &'s Arc<PhysicalPlan>) -> Result<Drain<'s>> {
+        let rows = match self.states.get(&key(p)) {
+            Some(State::Partitions(parts)) => parts.concat(),
+            _ => self.drain_all(p)?.concat(),
+        };
+        Ok(Box::new(move || Ok(rows)))
+    }
+
+    /// Partition `i` of a compiled stage. A batch the generated code hands back runs through the
+    /// stage's operators interpreted; for an aggregate sink, the partition starts again
+    /// interpreted. Errors and results are thus always the interpreter's.
+    fn stage_stream<'s>(&'s self, stage: &'s Stage, top: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
+        let spec = &stage.spec;
+        // A shuffled join's table is this partition's own; a broadcast's is shared.
+        let tables: Vec<Table<'s>> = spec
+            .joins()
+            .iter()
+            .zip(&stage.builds)
+            .map(|(j, b)| match b {
+                Some(t) => Ok(Table::Shared(t)),
+                None => Ok(Table::Own(BuildTable::new(j, self.stream(&j.build_plan, i)?.collect::<Result<Vec<_>>>()?)?)),
+            })
+            .collect::<Result<_>>()?;
+        let input = self.stream(&spec.input_plan, i)?;
+        match &spec.sink {
+            StageSink::Output { .. } => Ok(Box::new(input.map(move |b| {
+                let b = b?;
+                let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
+                match crate::codegen::output_batch(spec, &stage.compiled, &b, &builds)? {
+                    Some(out) => Ok(out),
+                    None => {
+                        let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
+                        let out = self.interpret_chain(top, &spec.input_plan, vec![b], &build_rows)?;
+                        concat_or_empty(self.attrs(top), out)
+                    }
+                }
+            }))),
+            StageSink::Aggregate { .. } => Ok(deferred(move || {
+                let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
+                if let Some(out) = crate::codegen::aggregate_partition(spec, &stage.compiled, input, &builds)? {
+                    return Ok(out);
+                }
+                // The generated code gave up: this partition again, interpreted.
+                let PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } = top.as_ref() else {
+                    return Err(KilnError::internal("an aggregate stage not topped by a HashAggregate"));
+                };
+                let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
+                let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, self.attrs(child))?;
+                for b in self.stream(&spec.input_plan, i)? {
+                    for rows in self.interpret_chain(child, &spec.input_plan, vec![b?], &build_rows)? {
+                        agg.push(&rows)?;
+                    }
+                }
+                agg.finish()
+            })),
+        }
+    }
+
+    /// Runs the operators from `plan` down to (not including) `input` over `batches`, one
+    /// partition's batches of `input`'s output: the interpreted twin of a compiled stage.
+    /// `builds` holds each join's build rows, joins in stage order from the input up.
+    fn interpret_chain(&self, plan: &Arc<PhysicalPlan>, input: &Arc<PhysicalPlan>, batches: Vec<RecordBatch>, builds: &[Vec<RecordBatch>]) -> Result<Vec<RecordBatch>> {
+        if Arc::ptr_eq(plan, input) {
+            return Ok(batches);
+        }
+        match plan.as_ref() {
+            PhysicalPlan::HashJoin { left_keys, right_keys, join_type, build_side, condition, left, right, .. } => {
+                let (lo, ro) = (self.attrs(left), self.attrs(right));
+                let (below, build) = match builds.split_last() {
+                    Some((last, below)) => (below, last.clone()),
+                    None => return Err(KilnError::internal("a join in a compiled stage without its build side")),
+                };
+                let (l, r) = match build_side {
+                    BuildSide::BuildRight => (self.interpret_chain(left, input, batches, below)?, build),
+                    BuildSide::BuildLeft => (build, self.interpret_chain(right, input, batches, below)?),
+                };
+                interpreted::hash_join(*join_type, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l), (ro, r))
+            }
+            PhysicalPlan::Filter { condition, child } => {
+                let rows = self.interpret_chain(child, input, batches, builds)?;
+                let attrs = self.attrs(child);
+                rows.iter().map(|b| interpreted::filter(condition, attrs, b)).collect()
+            }
+            PhysicalPlan::Project { list, child } => {
+                let rows = self.interpret_chain(child, input, batches, builds)?;
+                let (attrs, schema) = (self.attrs(child), schema_of(self.attrs(plan)));
+                rows.iter().map(|b| interpreted::project(list, attrs, &schema, b)).collect()
+            }
+            PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, grouping, aggregates, result, child } => {
+                let rows = self.interpret_chain(child, input, batches, builds)?;
+                interpreted::hash_aggregate(AggregateMode::Partial, grouping, aggregates, result, self.attrs(child), rows)
+            }
+            other => Err(KilnError::internal(format!("{} inside a compiled stage", other.node_string(self.config)))),
         }
     }
 }
 
-/// Runs the operators from `plan` down to (not including) `input` on one partition of
-/// `input`'s output: the interpreted twin of a compiled stage.
-fn execute_chain(plan: &Arc<PhysicalPlan>, input: &Arc<PhysicalPlan>, batches: Vec<RecordBatch>, build: &[RecordBatch]) -> Result<Vec<RecordBatch>> {
-    if Arc::ptr_eq(plan, input) {
+/// A compiled stage's join table: shared (broadcast) or this partition's own.
+enum Table<'s> {
+    Shared(&'s BuildTable),
+    Own(BuildTable),
+}
+
+impl Table<'_> {
+    fn get(&self) -> &BuildTable {
+        match self {
+            Table::Shared(t) => t,
+            Table::Own(t) => t,
+        }
+    }
+}
+
+/// A stream whose batches `f` computes when first pulled (a per-partition breaker: its input
+/// is drained then, not when the plan is opened).
+fn deferred<'s>(f: impl FnOnce() -> Result<Vec<RecordBatch>> + 's) -> BatchStream<'s> {
+    let mut f = Some(f);
+    let mut out: Option<std::vec::IntoIter<RecordBatch>> = None;
+    Box::new(std::iter::from_fn(move || {
+        if let Some(f) = f.take() {
+            match f() {
+                Ok(v) => out = Some(v.into_iter()),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        out.as_mut()?.next().map(Ok)
+    }))
+}
+
+/// The first `n` rows of `input`; pulls nothing more once they are there.
+fn limit_stream<'s>(input: BatchStream<'s>, n: usize) -> BatchStream<'s> {
+    let mut left = n;
+    let mut input = input;
+    Box::new(std::iter::from_fn(move || {
+        if left == 0 {
+            return None;
+        }
+        match input.next()? {
+            Ok(b) if b.num_rows() <= left => {
+                left -= b.num_rows();
+                Some(Ok(b))
+            }
+            Ok(b) => {
+                let out = b.slice(0, left);
+                left = 0;
+                Some(Ok(out))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }))
+}
+
+/// Runs of small batches merged into batches of about `rows` rows.
+fn coalesce(batches: Vec<RecordBatch>, rows: usize) -> Result<Vec<RecordBatch>> {
+    if batches.iter().all(|b| b.num_rows() >= rows / 2) {
         return Ok(batches);
     }
-    match plan.as_ref() {
-        PhysicalPlan::HashJoin { left_keys, right_keys, join_type, build_side, condition, left, right, .. } => {
-            let (lo, ro) = (left.output(), right.output());
-            let (l, r) = match build_side {
-                BuildSide::BuildRight => (execute_chain(left, input, batches, build)?, build.to_vec()),
-                BuildSide::BuildLeft => (build.to_vec(), execute_chain(right, input, batches, build)?),
-            };
-            interpreted::hash_join(*join_type, left_keys, right_keys, condition.as_ref(), *build_side, (&lo, l), (&ro, r))
+    let Some(schema) = batches.first().map(|b| b.schema()) else { return Ok(batches) };
+    let mut out = vec![];
+    let mut run: Vec<RecordBatch> = vec![];
+    let mut count = 0;
+    for b in batches.into_iter().filter(|b| b.num_rows() > 0) {
+        count += b.num_rows();
+        run.push(b);
+        if count >= rows {
+            out.push(concat_batches(&schema, &run)?);
+            run.clear();
+            count = 0;
         }
-        PhysicalPlan::Filter { condition, child } => {
-            let rows = execute_chain(child, input, batches, build)?;
-            let attrs = child.output();
-            rows.iter().map(|b| interpreted::filter(condition, &attrs, b)).collect()
-        }
-        PhysicalPlan::Project { list, child } => {
-            let rows = execute_chain(child, input, batches, build)?;
-            let (attrs, schema) = (child.output(), schema_of(&plan.output()));
-            rows.iter().map(|b| interpreted::project(list, &attrs, &schema, b)).collect()
-        }
-        PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } => {
-            let rows = execute_chain(child, input, batches, build)?;
-            interpreted::hash_aggregate(*mode, grouping, aggregates, result, &child.output(), rows)
-        }
-        other => Err(crate::error::KilnError::internal(format!("{} inside a compiled stage", other.node_string(&Config::default())))),
     }
+    if !run.is_empty() {
+        out.push(concat_batches(&schema, &run)?);
+    }
+    Ok(out)
 }
 
-/// One partition per (file, row group) unit. A row group whose statistics rule out a pushed
-/// filter is skipped: its partition stays empty, so the partition count is the planned one.
-/// Within a row group read, pages the page index rules out are not decoded.
-fn scan_parquet(
-    parquet: &ParquetTable,
-    units: &[(usize, usize)],
-    output: &[Attribute],
-    filters: &[PushedFilter],
-    config: &Config,
-) -> Result<(Partitions, ScanStats)> {
-    if units.is_empty() {
-        return Ok((vec![vec![]], ScanStats::default()));
-    }
-    let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
-    let schema = schema_of(output);
-    let mut files: Vec<usize> = units.iter().map(|(f, _)| *f).collect();
-    files.dedup();
-    let keep: BTreeMap<usize, Vec<bool>> =
-        files.into_par_iter().map(|f| Ok((f, parquet.row_groups_to_read(f, filters)?))).collect::<Result<_>>()?;
-    let read = |&(f, g): &(usize, usize)| keep.get(&f).and_then(|k| k.get(g)) != Some(&false);
-    let parts: Vec<(Vec<RecordBatch>, u64)> = units
-        .par_iter()
-        .map(|&(f, g)| {
-            if !read(&(f, g)) {
-                return Ok((vec![], 0));
-            }
-            let selection = if filters.is_empty() { None } else { parquet.page_selection(f, g, filters)? };
-            let skipped = selection.as_ref().map_or(0, |s| s.skipped_row_count() as u64);
-            let batches = parquet
-                .read_row_group(f, g, selection, &names, config.batch_size)?
-                .into_iter()
-                .map(|b| Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?))
-                .collect::<Result<_>>()?;
-            Ok((batches, skipped))
-        })
-        .collect::<Result<_>>()?;
-    let row_groups_read = units.iter().filter(|u| read(u)).count() as u64;
-    let stats = ScanStats {
-        files_read: keep.values().filter(|k| k.contains(&true)).count() as u64,
-        row_groups_read,
-        row_groups_skipped: units.len() as u64 - row_groups_read,
-        rows_skipped_by_page_index: parts.iter().map(|(_, skipped)| skipped).sum(),
-        rows_out: parts.iter().flat_map(|(b, _)| b).map(|b| b.num_rows() as u64).sum(),
-    };
-    let parts: Partitions = parts.into_iter().map(|(b, _)| b).collect();
-    Ok((parts, stats))
-}
-
-/// Pairs the partitions a join runs on: a broadcast side goes whole with every partition of
-/// the other side; shuffled sides pair partition i with partition i.
-fn pair_partitions(broadcast: bool, build_side: BuildSide, lp: Partitions, rp: Partitions) -> Vec<(Vec<RecordBatch>, Vec<RecordBatch>)> {
-    if broadcast {
-        match build_side {
-            BuildSide::BuildRight => {
-                let build: Vec<RecordBatch> = rp.into_iter().flatten().collect();
-                lp.into_iter().map(|l| (l, build.clone())).collect()
-            }
-            BuildSide::BuildLeft => {
-                let build: Vec<RecordBatch> = lp.into_iter().flatten().collect();
-                rp.into_iter().map(|r| (build.clone(), r)).collect()
-            }
-        }
-    } else {
-        let n = lp.len().max(rp.len());
-        let mut l = lp.into_iter();
-        let mut r = rp.into_iter();
-        (0..n).map(|_| (l.next().unwrap_or_default(), r.next().unwrap_or_default())).collect()
+/// One batch of `batches` (an empty one of `attrs` when there are none).
+fn concat_or_empty(attrs: &[Attribute], batches: Vec<RecordBatch>) -> Result<RecordBatch> {
+    match batches.len() {
+        1 => Ok(batches.into_iter().next().unwrap_or_else(|| RecordBatch::new_empty(schema_of(attrs)))),
+        _ => Ok(concat_batches(&schema_of(attrs), &batches)?),
     }
 }
 

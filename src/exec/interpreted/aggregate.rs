@@ -107,70 +107,102 @@ pub fn hash_aggregate(
     input: &[Attribute],
     batches: Vec<RecordBatch>,
 ) -> Result<Vec<RecordBatch>> {
-    let group_attrs = named_outputs(grouping);
-    if group_attrs.len() != grouping.len() {
-        return Err(KilnError::internal("grouping expressions of a HashAggregate must be named"));
-    }
-    // Final reads the grouping columns the partial aggregate produced.
-    let key_exprs: Vec<Expr> =
-        if mode == AggregateMode::Final { group_attrs.iter().map(Attribute::expr).collect() } else { grouping.to_vec() };
-    let mut grouper = if key_exprs.is_empty() {
-        None
-    } else {
-        Some(Grouper::new(&key_exprs.iter().map(|e| e.data_type()).collect::<Result<Vec<_>>>()?)?)
-    };
-    let mut aggs = aggregates.iter().map(|a| AggState::new(a, mode, input)).collect::<Result<Vec<_>>>()?;
-
-    let mut gids = Vec::new();
+    let mut agg = HashAggregator::new(mode, grouping, aggregates, result, input)?;
     for batch in &batches {
-        if batch.num_rows() == 0 {
-            continue;
+        agg.push(batch)?;
+    }
+    agg.finish()
+}
+
+/// A hash aggregate fed one batch at a time: only its groups' keys and buffers are held.
+pub struct HashAggregator<'a> {
+    mode: AggregateMode,
+    result: &'a [Expr],
+    input: &'a [Attribute],
+    group_attrs: Vec<Attribute>,
+    key_exprs: Vec<Expr>,
+    grouper: Option<Grouper>,
+    aggs: Vec<AggState<'a>>,
+    gids: Vec<u32>,
+}
+
+impl<'a> HashAggregator<'a> {
+    /// An aggregate with no groups yet (see [`hash_aggregate`] for the arguments).
+    pub fn new(
+        mode: AggregateMode,
+        grouping: &'a [Expr],
+        aggregates: &'a [AggregateExpr],
+        result: &'a [Expr],
+        input: &'a [Attribute],
+    ) -> Result<HashAggregator<'a>> {
+        let group_attrs = named_outputs(grouping);
+        if group_attrs.len() != grouping.len() {
+            return Err(KilnError::internal("grouping expressions of a HashAggregate must be named"));
         }
-        let groups = match &mut grouper {
+        // Final reads the grouping columns the partial aggregate produced.
+        let key_exprs: Vec<Expr> =
+            if mode == AggregateMode::Final { group_attrs.iter().map(Attribute::expr).collect() } else { grouping.to_vec() };
+        let grouper = if key_exprs.is_empty() {
+            None
+        } else {
+            Some(Grouper::new(&key_exprs.iter().map(|e| e.data_type()).collect::<Result<Vec<_>>>()?)?)
+        };
+        let aggs = aggregates.iter().map(|a| AggState::new(a, mode, input)).collect::<Result<Vec<_>>>()?;
+        Ok(HashAggregator { mode, result, input, group_attrs, key_exprs, grouper, aggs, gids: Vec::new() })
+    }
+
+    /// Adds one batch of input rows.
+    pub fn push(&mut self, batch: &RecordBatch) -> Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let groups = match &mut self.grouper {
             Some(g) => {
-                g.push(evaluate_all(&key_exprs, batch, input)?, &mut gids)?;
+                g.push(evaluate_all(&self.key_exprs, batch, self.input)?, &mut self.gids)?;
                 g.num_groups()
             }
             None => {
-                gids.clear();
-                gids.resize(batch.num_rows(), 0);
+                self.gids.clear();
+                self.gids.resize(batch.num_rows(), 0);
                 1
             }
         };
-        for agg in &mut aggs {
+        for agg in &mut self.aggs {
             agg.acc.resize(groups);
-            agg.consume(mode, batch, input, &gids)?;
+            agg.consume(self.mode, batch, self.input, &self.gids)?;
         }
-    }
-    // Without grouping keys there is always exactly one group, even over no rows.
-    let groups = grouper.as_ref().map_or(1, Grouper::num_groups);
-    let mut columns = match &grouper {
-        Some(g) => g.keys()?,
-        None => vec![],
-    };
-    for agg in &mut aggs {
-        agg.acc.resize(groups);
+        Ok(())
     }
 
-    if mode == AggregateMode::Partial {
-        let mut attrs = group_attrs;
-        for agg in &mut aggs {
-            columns.extend(agg.acc.state()?);
-            attrs.extend(agg.expr.buffer.iter().cloned());
+    /// The aggregate's output: one batch of every group.
+    pub fn finish(mut self) -> Result<Vec<RecordBatch>> {
+        // Without grouping keys there is always exactly one group, even over no rows.
+        let groups = self.grouper.as_ref().map_or(1, Grouper::num_groups);
+        let mut columns = match &self.grouper {
+            Some(g) => g.keys()?,
+            None => vec![],
+        };
+        for agg in &mut self.aggs {
+            agg.acc.resize(groups);
         }
-        return Ok(vec![make_batch(schema_of(&attrs), columns, groups)?]);
+        let mut attrs = self.group_attrs;
+        if self.mode == AggregateMode::Partial {
+            for agg in &mut self.aggs {
+                columns.extend(agg.acc.state()?);
+                attrs.extend(agg.expr.buffer.iter().cloned());
+            }
+            return Ok(vec![make_batch(schema_of(&attrs), columns, groups)?]);
+        }
+        for agg in &mut self.aggs {
+            columns.push(agg.acc.evaluate()?);
+            attrs.push(agg.expr.result.clone());
+        }
+        // An internal batch: take types and nullability from the arrays themselves.
+        let fields: Vec<Field> = attrs.iter().zip(&columns).map(|(a, c)| Field::new(&a.name, c.data_type().clone(), true)).collect();
+        let grouped = make_batch(Arc::new(Schema::new(fields)), columns, groups)?;
+        let out = evaluate_all(self.result, &grouped, &attrs)?;
+        Ok(vec![make_batch(schema_of(&named_outputs(self.result)), out, groups)?])
     }
-
-    let mut attrs = group_attrs;
-    for agg in &mut aggs {
-        columns.push(agg.acc.evaluate()?);
-        attrs.push(agg.expr.result.clone());
-    }
-    // An internal batch: take types and nullability from the arrays themselves.
-    let fields: Vec<Field> = attrs.iter().zip(&columns).map(|(a, c)| Field::new(&a.name, c.data_type().clone(), true)).collect();
-    let grouped = make_batch(Arc::new(Schema::new(fields)), columns, groups)?;
-    let out = evaluate_all(result, &grouped, &attrs)?;
-    Ok(vec![make_batch(schema_of(&named_outputs(result)), out, groups)?])
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ pub mod sort;
 mod accumulators;
 pub(crate) mod groups;
 
-pub use aggregate::hash_aggregate;
+pub use aggregate::{hash_aggregate, HashAggregator};
 pub use exchange::{hash_partition, range_partition};
 pub use filter::filter;
 pub use join::{hash_join, nested_loop_join, sort_merge_join};

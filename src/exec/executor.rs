@@ -37,6 +37,9 @@ pub type Partitions = Vec<Vec<RecordBatch>>;
 /// One partition of an operator's output, produced as it is pulled.
 pub type BatchStream<'a> = Box<dyn Iterator<Item = Result<RecordBatch>> + 'a>;
 
+/// Input batches an exchange splits at once (times the batch size).
+const EXCHANGE_CHUNK_BATCHES: usize = 16;
+
 /// One side of a join partition, drained when the join first runs.
 type Drain<'a> = Box<dyn FnOnce() -> Result<Vec<RecordBatch>> + 'a>;
 
@@ -248,11 +251,23 @@ impl<'a> Executor<'a> {
         let parts = match partitioning {
             Partitioning::SinglePartition | Partitioning::Unknown(1) => vec![self.drain_all(child)?.concat()],
             Partitioning::Hash(keys, n) => {
+                // Rows are split in chunks of many batches: one split of a small batch into
+                // n partitions leaves n slivers that cost more to merge than to make.
+                let chunk_rows = self.config.batch_size.max(1) * EXCHANGE_CHUNK_BATCHES;
                 let split = self.run_partitions(child, |s| {
                     let mut local: Partitions = vec![vec![]; *n];
-                    for b in s {
-                        for (slot, part) in local.iter_mut().zip(interpreted::hash_partition(keys, input, vec![b?], *n)?) {
-                            slot.extend(part);
+                    let mut chunk = vec![];
+                    let mut rows = 0;
+                    let mut s = s.peekable();
+                    while let Some(b) = s.next() {
+                        let b = b?;
+                        rows += b.num_rows();
+                        chunk.push(b);
+                        if rows >= chunk_rows || s.peek().is_none() {
+                            for (slot, part) in local.iter_mut().zip(interpreted::hash_partition(keys, input, std::mem::take(&mut chunk), *n)?) {
+                                slot.extend(part);
+                            }
+                            rows = 0;
                         }
                     }
                     Ok(local)
@@ -269,10 +284,7 @@ impl<'a> Executor<'a> {
             Partitioning::Unknown(n) => return Err(KilnError::internal(format!("exchange to unknown partitioning of {n}"))),
             Partitioning::Collection(_) => return Err(KilnError::internal("exchange to a partitioning collection")),
         };
-        // The split leaves many small slices per partition: merged once here, every reader
-        // (compiled or interpreted) gets batches worth a round of per-batch work.
-        let batch_rows = self.config.batch_size.max(1);
-        parts.into_par_iter().map(|p| coalesce(p, batch_rows)).collect()
+        Ok(parts)
     }
 
     /// Partition `i` of `plan`'s output, as a stream. Breakers under it must be prepared.
@@ -593,30 +605,6 @@ fn limit_stream<'s>(input: BatchStream<'s>, n: usize) -> BatchStream<'s> {
             Err(e) => Some(Err(e)),
         }
     }))
-}
-
-/// Runs of small batches merged into batches of about `rows` rows.
-fn coalesce(batches: Vec<RecordBatch>, rows: usize) -> Result<Vec<RecordBatch>> {
-    if batches.iter().all(|b| b.num_rows() >= rows / 2) {
-        return Ok(batches);
-    }
-    let Some(schema) = batches.first().map(|b| b.schema()) else { return Ok(batches) };
-    let mut out = vec![];
-    let mut run: Vec<RecordBatch> = vec![];
-    let mut count = 0;
-    for b in batches.into_iter().filter(|b| b.num_rows() > 0) {
-        count += b.num_rows();
-        run.push(b);
-        if count >= rows {
-            out.push(concat_batches(&schema, &run)?);
-            run.clear();
-            count = 0;
-        }
-    }
-    if !run.is_empty() {
-        out.push(concat_batches(&schema, &run)?);
-    }
-    Ok(out)
 }
 
 /// One batch of `batches` (an empty one of `attrs` when there are none).

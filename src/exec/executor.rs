@@ -21,12 +21,12 @@ use rayon::prelude::*;
 
 use super::interpreted::{self, schema_of, HashAggregator};
 use crate::catalog::TableSource;
-use crate::codegen::{BuildTable, CompiledStage, StageSink, StageSpec};
+use crate::codegen::{BuildTable, CompiledStage, StageCache, StageSink, StageSpec};
 use crate::config::Config;
 use crate::datasource::pushed_filter::PushedFilter;
 use crate::error::{KilnError, Result};
 use crate::exec::interpreted::join::HashTable;
-use crate::exec::metrics::ScanStats;
+use crate::exec::metrics::{CodegenMetrics, ScanStats};
 use crate::expr::Attribute;
 use crate::physical::{output_partitioning, AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
 use crate::plan::JoinType;
@@ -43,15 +43,22 @@ const EXCHANGE_CHUNK_BATCHES: usize = 16;
 /// One side of a join partition, drained when the join first runs.
 type Drain<'a> = Box<dyn FnOnce() -> Result<Vec<RecordBatch>> + 'a>;
 
-/// Runs `plan` and returns all rows, partitions in order.
+/// Runs `plan` and returns all rows, partitions in order (stages compiled into a cache of
+/// their own).
 pub fn collect(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Vec<RecordBatch>> {
-    Ok(execute(plan, config)?.into_iter().flatten().filter(|b| b.num_rows() > 0 || b.num_columns() == 0).collect())
+    collect_in(plan, config, &StageCache::default(), &CodegenMetrics::default())
+}
+
+/// Runs `plan` and returns all rows, partitions in order: compiled stages come from `cache`,
+/// and what code generation did is counted in `metrics`.
+pub fn collect_in(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics) -> Result<Vec<RecordBatch>> {
+    Ok(execute(plan, config, cache, metrics)?.into_iter().flatten().filter(|b| b.num_rows() > 0 || b.num_columns() == 0).collect())
 }
 
 /// Runs `plan` and returns its partitions.
-pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> {
+pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics) -> Result<Partitions> {
     let outputs = Outputs::of(plan);
-    let mut exec = Executor { config, outputs: &outputs, states: HashMap::new() };
+    let mut exec = Executor { config, outputs: &outputs, states: HashMap::new(), cache, metrics };
     exec.prepare(plan)?;
     exec.drain_all(plan)
 }
@@ -107,6 +114,8 @@ struct Executor<'a> {
     config: &'a Config,
     outputs: &'a Outputs,
     states: HashMap<usize, State<'a>>,
+    cache: &'a StageCache,
+    metrics: &'a CodegenMetrics,
 }
 
 impl<'a> Executor<'a> {
@@ -237,11 +246,24 @@ impl<'a> Executor<'a> {
     /// The compiled stage for a `WholeStageCodegen` node's operators, or None when it runs
     /// interpreted (code generation off, or the stage cannot compile: EXPLAIN CODEGEN says why).
     fn compile(&self, has_fallback: bool, child: &Arc<PhysicalPlan>) -> Result<Option<Stage>> {
-        if !self.config.whole_stage_codegen || has_fallback {
+        if !self.config.whole_stage_codegen {
             return Ok(None);
         }
-        let Ok(spec) = StageSpec::from_plan(child) else { return Ok(None) };
-        let Ok(compiled) = crate::codegen::compile_stage(&spec) else { return Ok(None) };
+        if has_fallback {
+            self.metrics.stage_interpreted(false);
+            return Ok(None);
+        }
+        // Planned to compile: failing now is a silent fallback, counted as such.
+        let Ok(spec) = StageSpec::from_plan(child) else {
+            self.metrics.stage_interpreted(true);
+            return Ok(None);
+        };
+        let (compiled, hit) = self.cache.get_or_compile(&spec);
+        let Ok(compiled) = compiled else {
+            self.metrics.stage_interpreted(true);
+            return Ok(None);
+        };
+        self.metrics.stage_compiled(hit, compiled.compile_time);
         Ok(Some(Stage { spec, compiled, builds: vec![] }))
     }
 
@@ -487,6 +509,7 @@ impl<'a> Executor<'a> {
                 match crate::codegen::output_batch(spec, &stage.compiled, &b, &builds)? {
                     Some(out) => Ok(out),
                     None => {
+                        self.metrics.batch_reinterpreted();
                         let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
                         let out = self.interpret_chain(top, &spec.input_plan, vec![b], &build_rows)?;
                         concat_or_empty(self.attrs(top), out)
@@ -499,6 +522,7 @@ impl<'a> Executor<'a> {
                     return Ok(out);
                 }
                 // The generated code gave up: this partition again, interpreted.
+                self.metrics.partition_reinterpreted();
                 let PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } = top.as_ref() else {
                     return Err(KilnError::internal("an aggregate stage not topped by a HashAggregate"));
                 };
@@ -618,4 +642,40 @@ fn concat_or_empty(attrs: &[Attribute], batches: Vec<RecordBatch>) -> Result<Rec
 /// The partition count the plan's root will produce (for tests and metrics).
 pub fn num_output_partitions(plan: &PhysicalPlan) -> usize {
     output_partitioning(plan).num_partitions()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::metrics::CodegenStats;
+
+    fn run(s: &crate::Session, plan: &Arc<PhysicalPlan>) -> (usize, CodegenStats) {
+        let metrics = CodegenMetrics::default();
+        let config = s.config().expect("config");
+        let rows = collect_in(plan, &config, s.stage_cache(), &metrics).expect("runs").iter().map(|b| b.num_rows()).sum();
+        (rows, metrics.get())
+    }
+
+    #[test]
+    fn compiled_stages_are_counted_and_a_silent_fallback_is_seen() {
+        let s = crate::Session::new();
+        s.sql("CREATE TABLE t AS SELECT * FROM VALUES (1, 10), (2, 20), (3, 30) AS v(a, b)").expect("table");
+        let df = s.sql("SELECT a + b AS c FROM t WHERE a > 1 ORDER BY c").expect("plans");
+        let (rows, first) = run(&s, df.physical_plan());
+        assert_eq!(rows, 2);
+        assert_eq!((first.stages_compiled, first.stages_fell_back, first.cache_misses), (1, 0, 1), "{first:?}");
+        let (_, again) = run(&s, df.physical_plan());
+        assert_eq!((again.cache_hits, again.cache_misses, again.compile_micros), (1, 0, 0), "the session's cache: {again:?}");
+        // A stage planned around an operator generated code cannot run falls back silently:
+        // the count the tests assert on sees it.
+        fn wrap_sort(p: &Arc<PhysicalPlan>) -> Arc<PhysicalPlan> {
+            if let PhysicalPlan::Sort { .. } = p.as_ref() {
+                return Arc::new(PhysicalPlan::WholeStageCodegen { id: 99, fallback: None, child: p.clone() });
+            }
+            Arc::new(p.with_new_children(p.children().into_iter().map(wrap_sort).collect()))
+        }
+        let (rows, silent) = run(&s, &wrap_sort(df.physical_plan()));
+        assert_eq!(rows, 2);
+        assert_eq!(silent.stages_fell_back, 1, "{silent:?}");
+    }
 }

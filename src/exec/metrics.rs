@@ -62,4 +62,81 @@ pub struct QueryMetrics {
     /// One entry per Parquet scan, in plan order (root first, left before right):
     /// the table's qualified name and what the scan did.
     pub scans: Vec<(String, ScanStats)>,
+    /// What code generation did.
+    pub codegen: CodegenStats,
+}
+
+/// The counters of code generation in one run of a query.
+#[derive(Debug, Default)]
+pub struct CodegenMetrics {
+    stages_compiled: AtomicU64,
+    stages_interpreted: AtomicU64,
+    stages_fell_back: AtomicU64,
+    cache_hits: AtomicU64,
+    cache_misses: AtomicU64,
+    compile_micros: AtomicU64,
+    batches_reinterpreted: AtomicU64,
+    partitions_reinterpreted: AtomicU64,
+}
+
+/// What code generation did in one run of a query.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CodegenStats {
+    /// `WholeStageCodegen` stages that ran as generated code.
+    pub stages_compiled: u64,
+    /// Stages that ran interpreted for a reason EXPLAIN CODEGEN shows (an unsupported expression).
+    pub stages_interpreted: u64,
+    /// Stages planned to compile that ran interpreted anyway (the stage could not be built or
+    /// compiled when the query ran): a silent fallback, which the tests treat as a failure.
+    pub stages_fell_back: u64,
+    /// Compiled stages taken from the session's cache, and stages compiled for this run.
+    pub cache_hits: u64,
+    /// Stages compiled for this run (cache misses).
+    pub cache_misses: u64,
+    /// Time spent compiling this run's stages, in microseconds.
+    pub compile_micros: u64,
+    /// Batches the generated code handed back to the interpreter (an overflow, a value too wide).
+    pub batches_reinterpreted: u64,
+    /// Aggregate partitions the interpreter ran again after the generated code gave up.
+    pub partitions_reinterpreted: u64,
+}
+
+impl CodegenMetrics {
+    /// One stage that will run as generated code: compiled now (taking `compile`) or a cache hit.
+    pub fn stage_compiled(&self, hit: bool, compile: std::time::Duration) {
+        self.stages_compiled.fetch_add(1, Ordering::Relaxed);
+        if hit {
+            self.cache_hits.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.cache_misses.fetch_add(1, Ordering::Relaxed);
+            self.compile_micros.fetch_add(compile.as_micros() as u64, Ordering::Relaxed);
+        }
+    }
+    /// One stage running interpreted: `silent` when no planned reason explains it.
+    pub fn stage_interpreted(&self, silent: bool) {
+        let c = if silent { &self.stages_fell_back } else { &self.stages_interpreted };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+    /// One batch the interpreter ran for the generated code.
+    pub fn batch_reinterpreted(&self) {
+        self.batches_reinterpreted.fetch_add(1, Ordering::Relaxed);
+    }
+    /// One partition the interpreter ran again for the generated code.
+    pub fn partition_reinterpreted(&self) {
+        self.partitions_reinterpreted.fetch_add(1, Ordering::Relaxed);
+    }
+    /// The counts so far.
+    pub fn get(&self) -> CodegenStats {
+        let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        CodegenStats {
+            stages_compiled: l(&self.stages_compiled),
+            stages_interpreted: l(&self.stages_interpreted),
+            stages_fell_back: l(&self.stages_fell_back),
+            cache_hits: l(&self.cache_hits),
+            cache_misses: l(&self.cache_misses),
+            compile_micros: l(&self.compile_micros),
+            batches_reinterpreted: l(&self.batches_reinterpreted),
+            partitions_reinterpreted: l(&self.partitions_reinterpreted),
+        }
+    }
 }

@@ -5,4 +5,4 @@ pub mod executor;
 pub mod interpreted;
 pub mod metrics;
 
-pub use executor::{collect, execute};
+pub use executor::{collect, collect_in, execute};

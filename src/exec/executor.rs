@@ -13,7 +13,7 @@
 //! off (or when the stage cannot compile), its operators stream interpreted.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow::compute::concat_batches;
 use arrow::record_batch::RecordBatch;
@@ -90,8 +90,11 @@ fn key(p: &Arc<PhysicalPlan>) -> usize {
 
 /// What a breaker holds once its input pipeline has run.
 enum State<'a> {
-    /// Output partitions (an exchange's, a broadcast's one, a top-k's one).
+    /// Output partitions read by many (a broadcast's one).
     Partitions(Partitions),
+    /// Output partitions each read once (an exchange's, a top-k's): a partition is handed to
+    /// its reader and freed with it, so memory shrinks as the consuming pipeline advances.
+    Handoff(Vec<Mutex<Option<Vec<RecordBatch>>>>),
     /// A broadcast hash join's table, probed by every stream partition.
     JoinTable(HashTable<'a>),
     /// Both sides of a cartesian product, every partition.
@@ -191,7 +194,7 @@ impl<'a> Executor<'a> {
             PhysicalPlan::Exchange { partitioning, child, .. } => {
                 self.prepare(child)?;
                 let parts = self.exchange(partitioning, child)?;
-                self.states.insert(key(plan), State::Partitions(parts));
+                self.states.insert(key(plan), handoff(parts));
             }
             PhysicalPlan::BroadcastExchange { child, .. } => {
                 self.prepare(child)?;
@@ -222,7 +225,7 @@ impl<'a> Executor<'a> {
                 let top = interpreted::sort(order, input, tops.concat(), Some(*limit))?;
                 let schema = schema_of(self.attrs(plan));
                 let rows = top.iter().map(|b| interpreted::project(list, input, &schema, b)).collect::<Result<_>>()?;
-                self.states.insert(key(plan), State::Partitions(vec![rows]));
+                self.states.insert(key(plan), handoff(vec![rows]));
             }
             PhysicalPlan::FileScan { table, pushed_filters, selected_files, .. } => {
                 let TableSource::Parquet(parquet) = &table.source else {
@@ -388,8 +391,16 @@ impl<'a> Executor<'a> {
                 })
             }
             PhysicalPlan::Exchange { .. } | PhysicalPlan::BroadcastExchange { .. } | PhysicalPlan::TakeOrderedAndProject { .. } => {
-                let State::Partitions(parts) = self.state(plan)? else { return Err(KilnError::internal("exchange state")) };
-                Box::new(parts.get(i).cloned().unwrap_or_default().into_iter().map(Ok))
+                let batches = match self.state(plan)? {
+                    State::Partitions(parts) => parts.get(i).cloned().unwrap_or_default(),
+                    State::Handoff(parts) => match parts.get(i).map(|p| p.lock().map(|mut p| p.take())) {
+                        Some(Ok(Some(batches))) => batches,
+                        Some(Ok(None)) => return Err(KilnError::internal(format!("partition {i} of {} read twice", plan.node_string(config)))),
+                        _ => vec![],
+                    },
+                    _ => return Err(KilnError::internal("exchange state")),
+                };
+                Box::new(batches.into_iter().map(Ok))
             }
             PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition, left, right } => {
                 let (lo, ro) = (self.attrs(left), self.attrs(right));
@@ -518,7 +529,16 @@ impl<'a> Executor<'a> {
             }))),
             StageSink::Aggregate { .. } => Ok(deferred(move || {
                 let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
-                if let Some(out) = crate::codegen::aggregate_partition(spec, &stage.compiled, input, &builds)? {
+                // An input that cannot be read twice is kept (it was held upstream anyway) in
+                // case the interpreter must run the partition again.
+                let keep = !self.replayable(&spec.input_plan);
+                let mut kept = vec![];
+                let recorded = input.inspect(|b| {
+                    if let (true, Ok(b)) = (keep, b) {
+                        kept.push(b.clone());
+                    }
+                });
+                if let Some(out) = crate::codegen::aggregate_partition(spec, &stage.compiled, recorded, &builds)? {
                     return Ok(out);
                 }
                 // The generated code gave up: this partition again, interpreted.
@@ -528,13 +548,37 @@ impl<'a> Executor<'a> {
                 };
                 let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
                 let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, self.attrs(child))?;
-                for b in self.stream(&spec.input_plan, i)? {
+                let again: BatchStream = if keep { Box::new(kept.into_iter().map(Ok)) } else { self.stream(&spec.input_plan, i)? };
+                for b in again {
                     for rows in self.interpret_chain(child, &spec.input_plan, vec![b?], &build_rows)? {
                         agg.push(&rows)?;
                     }
                 }
                 agg.finish()
             })),
+        }
+    }
+
+    /// Whether streaming a partition of `plan` again gives its batches again (nothing under it
+    /// hands a partition off).
+    fn replayable(&self, plan: &Arc<PhysicalPlan>) -> bool {
+        match self.states.get(&key(plan)) {
+            Some(State::Handoff(_)) => return false,
+            Some(State::Partitions(_) | State::JoinTable(_) | State::Sides(..) | State::Scan(_)) => {
+                if !matches!(plan.as_ref(), PhysicalPlan::HashJoin { .. }) {
+                    return true;
+                }
+            }
+            Some(State::Stage(stage)) => {
+                return self.replayable(&stage.spec.input_plan) && stage.spec.joins().iter().all(|j| j.broadcast || self.replayable(&j.build_plan))
+            }
+            None => {}
+        }
+        match plan.as_ref() {
+            PhysicalPlan::HashJoin { build_side, left, right, .. } if self.states.contains_key(&key(plan)) => {
+                self.replayable(if *build_side == BuildSide::BuildRight { left } else { right })
+            }
+            _ => plan.children().iter().all(|c| self.replayable(c)),
         }
     }
 
@@ -590,6 +634,11 @@ impl Table<'_> {
             Table::Own(t) => t,
         }
     }
+}
+
+/// Partitions each handed to one reader.
+fn handoff<'a>(parts: Partitions) -> State<'a> {
+    State::Handoff(parts.into_iter().map(|p| Mutex::new(Some(p))).collect())
 }
 
 /// A stream whose batches `f` computes when first pulled (a per-partition breaker: its input

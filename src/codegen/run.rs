@@ -471,7 +471,7 @@ fn passing_pairs(spec: &StageSpec, batch: &RecordBatch, build: Option<&BuildTabl
     let pairs = make_batch(schema_of(columns), gathered, rows.count)?;
     let mut keep = vec![true; rows.count];
     for c in &spec.post_conditions {
-        let pass = crate::exec::eval::evaluate_predicate(c, &pairs, columns)?;
+        let pass = crate::expr::eval::evaluate_predicate(c, &pairs, columns)?;
         for (k, i) in keep.iter_mut().zip(0..) {
             *k &= pass.is_valid(i) && pass.value(i);
         }

@@ -12,7 +12,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, Block, BlockArg, FuncRef, GlobalValue, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
-use super::spec::{string_predicate, AggSpec, OutputColumn, StageSink, StageSpec, StringMatch, StringPredicate};
+use super::spec::{string_predicate, AggSpec, OutputColumn, StageJoinType, StageSink, StageSpec, StringMatch, StringPredicate};
 use crate::exec::interpreted::join_table::{KEY_WORDS, TABLE_WORDS};
 use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ScalarFunc};
 use crate::types::ScalarValue;
@@ -1394,7 +1394,12 @@ fn build_rows_fn(
     let mut body = |b: &mut FunctionBuilder, j: Value, next: Block| -> Result<(), String> {
         let row = if filtered || source == Source::Indexed { load_index(b, sel, j) } else { j };
         let build_rows = match source {
-            Source::Indexed => build_sel.iter().map(|bs| Some(load_index(b, *bs, j))).collect(),
+            // Semi and anti joins' build columns are out of scope after the join.
+            Source::Indexed => build_sel
+                .iter()
+                .zip(&spec.joins)
+                .map(|(bs, jn)| matches!(jn.join_type, StageJoinType::Inner | StageJoinType::Outer).then(|| load_index(b, *bs, j)))
+                .collect(),
             Source::Stream => vec![None; sides.len()],
         };
         let row_start_at = if resume.is_some() { b.use_var(emitted_count) } else { zero };

@@ -180,6 +180,16 @@ fn fallbacks(plan: &PhysicalPlan, out: &mut Vec<String>) {
     plan.children().iter().for_each(|c| fallbacks(c, out));
 }
 
+/// Hash joins in the plan, and those probed by a compiled stage.
+fn hash_joins(plan: &PhysicalPlan) -> (usize, usize) {
+    let own = usize::from(matches!(plan, PhysicalPlan::HashJoin { .. }));
+    let fused = match plan {
+        PhysicalPlan::WholeStageCodegen { fallback: None, child, .. } => kiln::codegen::StageSpec::from_plan(child).map_or(0, |s| s.joins().len()),
+        _ => 0,
+    };
+    plan.children().iter().map(|c| hash_joins(c)).fold((own, fused), |(a, b), (c, d)| (a + c, b + d))
+}
+
 fn has_compiled_stage(plan: &PhysicalPlan) -> bool {
     matches!(plan, PhysicalPlan::WholeStageCodegen { fallback: None, .. }) || plan.children().iter().any(|c| has_compiled_stage(c))
 }
@@ -242,4 +252,85 @@ fn compiled_and_interpreted_agree_on_random_expressions() {
     // The comparison means something only if most cases really ran generated code.
     assert!(compiled * 10 >= total * 8, "only {compiled} of {total} cases compiled");
     assert!(errors * 2 < total, "{errors} of {total} cases failed in both modes");
+}
+
+/// A random join of the stream table `t` (or a build side joined before) with `table` as
+/// `alias`: the join clause and whether the build side's columns stay visible.
+fn join_clause(rng: &mut Rng, visible: &[String], table: &str, alias: &str) -> (String, bool) {
+    let (kind, keeps) = *rng.pick(&[("JOIN", true), ("LEFT JOIN", true), ("LEFT SEMI JOIN", false), ("LEFT ANTI JOIN", false)]);
+    // Keys with few distinct values (matches, duplicate keys); doubles with NaN and -0.0;
+    // strings (the general path); an int against a bigint (a cast on the stream key).
+    let key = *rng.pick(&["i", "k", "f", "dt", "b", "i|l", "k,i", "dt,b"]);
+    let from = rng.pick(visible).clone();
+    let on: Vec<String> = key
+        .split(',')
+        .map(|k| match k.split_once('|') {
+            Some((a, b)) => format!("CAST({from}.{a} AS BIGINT) = CAST({alias}.{a} AS BIGINT) + 0 * {alias}.{b}"),
+            None => format!("{from}.{k} = {alias}.{k}"),
+        })
+        .collect();
+    let residual = match rng.below(4) {
+        0 => format!(" AND ({alias}.d > {from}.d OR {alias}.b)"),
+        1 => format!(" AND {alias}.k <> 'a'"),
+        _ => String::new(),
+    };
+    (format!(" {kind} {table} {alias} ON {}{residual}", on.join(" AND ")), keeps)
+}
+
+#[test]
+fn compiled_and_interpreted_agree_on_join_pipelines() {
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(1).build_global();
+    let mut rng = Rng(0x10_1a55);
+    let session = Session::builder().config("spark.sql.shuffle.partitions", "3").build().expect("session");
+    // The stream side, with an empty batch among the others; two small build sides, one of
+    // them without NULLs; and an empty one.
+    let mut batches: Vec<RecordBatch> = (0..3).map(|_| table(&mut rng, 500, 15)).collect();
+    batches.insert(1, table(&mut rng, 0, 0));
+    session.register_batches("t", batches).expect("stream table");
+    session.register_batches("u", vec![table(&mut rng, 60, 20)]).expect("build table");
+    session.register_batches("w", vec![table(&mut rng, 40, 0)]).expect("build table without NULLs");
+    session.register_batches("e", vec![table(&mut rng, 0, 0)]).expect("empty build table");
+    let (mut total, mut compiled, mut multi) = (0, 0, 0);
+    for case in 0..160 {
+        let joins = 1 + rng.below(3) as usize;
+        let mut visible = vec!["t".to_string()];
+        let mut sql_joins = String::new();
+        for n in 0..joins {
+            let table = *rng.pick(&["u", "u", "w", "w", "e"]);
+            let alias = format!("j{n}");
+            let (clause, keeps) = join_clause(&mut rng, &visible, table, &alias);
+            sql_joins.push_str(&clause);
+            if keeps {
+                visible.push(alias);
+            }
+        }
+        let last = visible.last().cloned().unwrap_or_else(|| "t".into());
+        let filter = rng.pick(&["", " WHERE t.i > -50", " WHERE t.k <> 'b' OR t.k IS NULL"]).to_string();
+        let sql = match case % 3 {
+            0 => format!("SELECT t.k, t.i, t.f, {last}.i AS li, {last}.k AS lk, {last}.d + t.d AS s FROM t{sql_joins}{filter}"),
+            1 => format!("SELECT count(*), count({last}.i), sum({last}.d), min({last}.f), max(t.l) FROM t{sql_joins}{filter}"),
+            _ => format!("SELECT t.k, {last}.b, count(*), sum({last}.l), max({last}.dt) FROM t{sql_joins}{filter} GROUP BY t.k, {last}.b"),
+        };
+        if std::env::var("KILN_SHOW_SQL").is_ok() {
+            eprintln!("case {case}: {sql}");
+        }
+        let (interpreted, _) = run(&session, &sql, false);
+        let (generated, _) = run(&session, &sql, true);
+        assert_eq!(generated, interpreted, "case {case} differs:\n{sql}");
+        assert!(!interpreted.starts_with("error"), "case {case} failed: {sql}\n{interpreted}");
+        // Every join runs in a compiled stage (no silent fallback).
+        session.set_conf("spark.sql.codegen.wholeStage", "true").expect("setting");
+        let plan = session.sql(&sql).expect("plans");
+        let (planned, fused) = hash_joins(plan.physical_plan());
+        if fused < planned {
+            let mut r = vec![];
+            fallbacks(plan.physical_plan(), &mut r);
+            eprintln!("case {case}: {fused} of {planned} joins compiled ({r:?}): {sql}");
+        }
+        total += planned;
+        compiled += fused;
+        multi += usize::from(joins > 1);
+    }
+    assert!(compiled * 10 >= total * 9, "only {compiled} of {total} joins compiled");
+    assert!(multi * 2 >= 160, "only {multi} of 160 cases joined more than once");
 }

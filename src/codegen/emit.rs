@@ -12,7 +12,8 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, Block, BlockArg, FuncRef, GlobalValue, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
-use super::spec::{string_predicate, AggSpec, OutputColumn, StageSink, StageSpec, StringMatch, StringPredicate};
+use super::spec::{string_predicate, AggSpec, OutputColumn, StageJoinType, StageSink, StageSpec, StringMatch, StringPredicate};
+use crate::exec::interpreted::join_table::{KEY_WORDS, TABLE_WORDS};
 use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ScalarFunc};
 use crate::types::ScalarValue;
 
@@ -28,10 +29,16 @@ pub struct SlotLayout {
     pub acc: Option<usize>,
     /// Per output column computed by code: values buffer and validity bytes.
     pub outputs: Vec<Option<[usize; 2]>>,
-    /// The build-side row of each joined pair (stages with a join).
-    pub build_sel: Option<usize>,
-    /// Output sinks with conditions on joined rows: the pair index of each written row.
-    pub emitted: Option<usize>,
+    /// Per join: the first of its table's words (`JoinTable::pointers`), then its NULL row.
+    pub tables: Vec<usize>,
+    /// Stages with joins: per emitted row, the stream row then each join's build row (u32
+    /// arrays), for the columns copied as they are and for the probe's materialized rows.
+    pub rows_out: Vec<usize>,
+    /// The indexed sink of a keyed aggregate over joins: per join, each row's build row.
+    pub build_sel: Vec<usize>,
+    /// Fused joins that emit rows: the stream position to start at, the output capacity, and
+    /// where a full output leaves [resume position, rows written].
+    pub resume: Option<[usize; 3]>,
     /// Number of slots.
     pub len: usize,
 }
@@ -61,7 +68,7 @@ pub fn out_width(t: &DataType) -> usize {
     }
 }
 
-fn flags() -> MemFlagsData {
+pub(super) fn flags() -> MemFlagsData {
     MemFlagsData::trusted()
 }
 
@@ -74,6 +81,10 @@ type Emitted = (Value, Option<Value>);
 pub struct Helpers {
     /// `kiln_find(haystack, haystack_len, needle, needle_len) -> index or -1`.
     pub find: Option<FuncRef>,
+    /// `kiln_hash_bytes(bytes, len) -> word` and `kiln_bytes_eq(a, b, len) -> 0/1`, for string
+    /// join keys.
+    pub hash_bytes: Option<FuncRef>,
+    pub bytes_eq: Option<FuncRef>,
     /// The needles' data object, and each needle's offset in it.
     pub needles: Option<(GlobalValue, Vec<(Vec<u8>, usize)>)>,
 }
@@ -121,20 +132,51 @@ pub unsafe extern "C" fn kiln_find(haystack: *const u8, haystack_len: i64, needl
     memchr::memmem::find(hay, needle).map_or(-1, |i| i as i64)
 }
 
+/// `kiln_hash_bytes`: a string join key's word, as `JoinTable` hashes it. Never panics.
+///
+/// # Safety
+/// `bytes` must point at `len` readable bytes.
+pub unsafe extern "C" fn kiln_hash_bytes(bytes: *const u8, len: i64) -> i64 {
+    let Ok(n) = usize::try_from(len) else { return 0 };
+    if bytes.is_null() {
+        return crate::exec::interpreted::join_table::hash_bytes(&[]) as i64;
+    }
+    // SAFETY: the caller passes a value's bytes.
+    let b = unsafe { std::slice::from_raw_parts(bytes, n) };
+    crate::exec::interpreted::join_table::hash_bytes(b) as i64
+}
+
+/// `kiln_bytes_eq`: 1 when `len` bytes at `a` and `b` are equal. Never panics.
+///
+/// # Safety
+/// `a` and `b` must point at `len` readable bytes.
+pub unsafe extern "C" fn kiln_bytes_eq(a: *const u8, b: *const u8, len: i64) -> i64 {
+    let Ok(n) = usize::try_from(len) else { return 0 };
+    if n == 0 {
+        return 1;
+    }
+    if a.is_null() || b.is_null() {
+        return 0;
+    }
+    // SAFETY: the caller passes two values' bytes of this length.
+    unsafe { (std::slice::from_raw_parts(a, n) == std::slice::from_raw_parts(b, n)) as i64 }
+}
+
 /// The translator: a builder positioned inside a row loop, with the stage's column pointers.
 pub struct Tx<'a, 'b> {
-    b: &'a mut FunctionBuilder<'b>,
-    /// The stream input's columns, then the build side's (`StageSpec::columns`).
+    pub(super) b: &'a mut FunctionBuilder<'b>,
+    /// The stream input's columns, then each build side's (`StageSpec::columns`).
     input: &'a [Attribute],
-    /// Columns at or past this position are the build side's, read at `build_row`.
-    n_stream: usize,
+    /// Where each join's build columns start among `input`; they are read at its `build_rows`.
+    sides: Vec<usize>,
     /// Loaded column pointers: values, validity, validity offset, values offset.
     cols: Vec<Option<[Value; 4]>>,
     row: Value,
-    /// The build-side row of the current pair (stages with a join).
-    build_row: Option<Value>,
+    /// Each join's build row of the current joined row (None: not in scope).
+    pub(super) build_rows: Vec<Option<Value>>,
     fail: Block,
-    /// Column values loaded at the top of the row body, where they dominate every use.
+    /// Column values loaded at the top of the row body (or of a join's match), where they
+    /// dominate every use.
     loaded: Vec<Option<Emitted>>,
     /// This variant runs only on batches whose columns have no NULLs: no validity reads.
     no_nulls: bool,
@@ -235,11 +277,13 @@ impl<'a, 'b> Tx<'a, 'b> {
         Ok(self.b.ins().imul(v, c))
     }
 
-    /// Loads every column in `used` once, at the top of the row body.
+    /// Loads every column in `used` once, at the top of the row body: the stream's, and a
+    /// build side's only when its row is in scope.
     fn preload(&mut self, used: &[bool]) -> Result<(), String> {
         self.loaded = vec![None; self.input.len()];
         for (i, u) in used.iter().enumerate() {
-            if *u {
+            let in_scope = self.side_of(i).is_none_or(|k| self.build_rows[k].is_some());
+            if *u && in_scope {
                 let v = self.load_column(i)?;
                 self.loaded[i] = Some(v);
             }
@@ -289,10 +333,64 @@ impl<'a, 'b> Tx<'a, 'b> {
     /// The row of input column `idx` being read: the build side's row of the current pair for
     /// a build column, else the stream row.
     fn row_of(&self, idx: usize) -> Value {
-        match self.build_row {
-            Some(b) if idx >= self.n_stream => b,
-            _ => self.row,
+        match self.side_of(idx) {
+            Some(k) => self.build_rows[k].unwrap_or(self.row),
+            None => self.row,
         }
+    }
+
+    /// The join whose build side column `idx` is (None: a stream column).
+    fn side_of(&self, idx: usize) -> Option<usize> {
+        self.sides.iter().rposition(|s| *s <= idx)
+    }
+
+    /// Enters join `k`'s build row `row` (None: its columns leave scope): values loaded for
+    /// this and later joins are forgotten, and the `used` columns of this side loaded anew.
+    pub(super) fn enter_side(&mut self, k: usize, row: Option<Value>, used: &[bool]) -> Result<(), String> {
+        self.build_rows[k] = row;
+        for k2 in k..self.build_rows.len() {
+            if k2 > k {
+                self.build_rows[k2] = None;
+            }
+        }
+        let start = self.sides[k];
+        for i in start..self.loaded.len() {
+            self.loaded[i] = None;
+        }
+        if row.is_some() {
+            let end = self.sides.get(k + 1).copied().unwrap_or(self.input.len());
+            for i in start..end {
+                if used.get(i).copied().unwrap_or(false) {
+                    let v = self.load_column(i)?;
+                    self.loaded[i] = Some(v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Jumps to `skip` unless every condition is TRUE.
+    pub(super) fn require(&mut self, conditions: &[Expr], skip: Block) -> Result<(), String> {
+        if let Some(pass) = self.conjunction(conditions, skip)? {
+            let cont = self.b.create_block();
+            self.b.ins().brif(pass, cont, &[], skip, &[]);
+            self.b.switch_to_block(cont);
+        }
+        Ok(())
+    }
+
+    /// A string column's start address and length (see `string_value`).
+    pub(super) fn string_key(&mut self, column: &Attribute) -> Result<(Value, Value, Option<Value>), String> {
+        let (begin, _, len, null) = self.string_value(column)?;
+        Ok((begin, len, null))
+    }
+
+    pub(super) fn helpers(&self) -> &Helpers {
+        self.helpers
+    }
+
+    pub(super) fn or_nulls(&mut self, a: Option<Value>, b: Option<Value>) -> Option<Value> {
+        self.or_null(a, b)
     }
 
     /// Bit `bit` of the bitmap at `base`, as an i8 0/1.
@@ -1032,7 +1130,8 @@ impl<'a, 'b> Tx<'a, 'b> {
 /// Every expression the stage evaluates: its filter and post-join conditions, then the sink's
 /// computed columns or aggregate arguments.
 fn stage_expressions(spec: &StageSpec) -> Vec<&Expr> {
-    let mut exprs: Vec<&Expr> = spec.conditions.iter().chain(&spec.post_conditions).collect();
+    let mut exprs: Vec<&Expr> = spec.conditions.iter().chain(spec.join_conditions()).collect();
+    exprs.extend(spec.joins.iter().flat_map(|j| &j.stream_keys));
     match &spec.sink {
         StageSink::Output { columns, .. } => exprs.extend(columns.iter().filter_map(|c| match c {
             OutputColumn::Computed(e) => Some(e),
@@ -1075,6 +1174,12 @@ fn columns_of<'e>(spec: &StageSpec, exprs: impl Iterator<Item = &'e Expr>) -> Ve
     used
 }
 
+/// True for a keyed aggregate over joins: a probe function materializes the joined rows, the
+/// interpreter's `Grouper` gives their group ids, and the sink reads the rows by index.
+pub fn indexed_sink(spec: &StageSpec) -> bool {
+    !spec.joins.is_empty() && matches!(&spec.sink, StageSink::Aggregate { keys, .. } if !keys.is_empty())
+}
+
 /// Assigns slots to the pointers the stage's functions read.
 pub fn layout(spec: &StageSpec) -> SlotLayout {
     let mut next = 0;
@@ -1107,9 +1212,12 @@ pub fn layout(spec: &StageSpec) -> SlotLayout {
                 .collect(),
         ),
     };
-    let build_sel = spec.join.as_ref().map(|_| take(1));
-    let emitted = (matches!(spec.sink, StageSink::Output { .. }) && !spec.post_conditions.is_empty()).then(|| take(1));
-    SlotLayout { columns, gids, acc, outputs, build_sel, emitted, len: next }
+    let tables = spec.joins.iter().map(|j| take(TABLE_WORDS + KEY_WORDS * j.stream_keys.len() + 1)).collect();
+    let emits_rows = !spec.joins.is_empty() && (matches!(spec.sink, StageSink::Output { .. }) || indexed_sink(spec));
+    let rows_out = if emits_rows { (0..=spec.joins.len()).map(|_| take(1)).collect() } else { vec![] };
+    let build_sel = if indexed_sink(spec) { spec.joins.iter().map(|_| take(1)).collect() } else { vec![] };
+    let resume = emits_rows.then(|| [take(1), take(1), take(1)]);
+    SlotLayout { columns, gids, acc, outputs, tables, rows_out, build_sel, resume, len: next }
 }
 
 /// Loads a slot (a pointer or offset) in the entry block.
@@ -1124,9 +1232,14 @@ fn load_columns(b: &mut FunctionBuilder, slots: Value, layout: &SlotLayout) -> V
 /// A counted loop `for i in 0..n`: calls `body` with `i` inside the loop, then returns to the
 /// exit block (left current).
 fn row_loop(b: &mut FunctionBuilder, n: Value, body: &mut dyn FnMut(&mut FunctionBuilder, Value, Block) -> Result<(), String>) -> Result<(), String> {
-    let i = b.declare_var(types::I64);
     let zero = b.ins().iconst(types::I64, 0);
-    b.def_var(i, zero);
+    row_loop_from(b, zero, n, body)
+}
+
+/// `for i in start..n` (see `row_loop`).
+fn row_loop_from(b: &mut FunctionBuilder, start: Value, n: Value, body: &mut dyn FnMut(&mut FunctionBuilder, Value, Block) -> Result<(), String>) -> Result<(), String> {
+    let i = b.declare_var(types::I64);
+    b.def_var(i, start);
     let header = b.create_block();
     let body_block = b.create_block();
     let next = b.create_block();
@@ -1162,7 +1275,7 @@ fn fail_block(b: &mut FunctionBuilder) -> Block {
 }
 
 /// `base[j]` of a `u32` array, widened to i64 (selection vectors, pair indices, group ids).
-fn load_index(b: &mut FunctionBuilder, base: Value, j: Value) -> Value {
+pub(super) fn load_index(b: &mut FunctionBuilder, base: Value, j: Value) -> Value {
     let off = b.ins().ishl_imm_u(j, 2);
     let addr = b.ins().iadd(base, off);
     let v = b.ins().load(types::I32, flags(), addr, 0);
@@ -1191,9 +1304,9 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
     let zero = b.ins().iconst(types::I64, 0);
     b.def_var(count, zero);
     let condition_columns = columns_of(spec, spec.conditions.iter());
-    let (columns, n_stream) = (spec.columns(), spec.input.len());
+    let columns = spec.columns();
     row_loop(b, n, &mut |b, row, next| {
-        let mut tx = Tx { b: &mut *b, input: columns, n_stream, cols: cols.clone(), row, build_row: None, fail, loaded: vec![], no_nulls, helpers };
+        let mut tx = Tx { b: &mut *b, input: columns, sides: vec![], cols: cols.clone(), row, build_rows: vec![], fail, loaded: vec![], no_nulls, helpers };
         tx.preload(&condition_columns)?;
         let pass = tx.conjunction(&spec.conditions, next)?;
         // Branch-free append: write the row, advance the count by the pass bit.
@@ -1216,99 +1329,174 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
     Ok(())
 }
 
+/// Where a sink's rows come from.
+#[derive(Clone, Copy, PartialEq)]
+enum Source {
+    /// The selected stream rows (`sel`, or row j when the stage has no filter), each probing
+    /// the stage's joins in generated code.
+    Stream,
+    /// Joined rows materialized by the probe: stream rows in `sel`, build rows in `build_sel`.
+    Indexed,
+}
+
+/// What a function does with each (joined) row.
+#[derive(Clone, Copy, PartialEq)]
+enum Consumer {
+    /// The stage's sink: output columns or accumulators.
+    Sink,
+    /// Only the rows' indices, into `rows_out` (the probe of an indexed sink).
+    Indices,
+}
+
 /// The sink function: `fn(slots, sel, count) -> status` over the selected rows (`sel` is
-/// ignored when the stage has no filter: row j is then row j).
+/// ignored when the stage has no filter: row j is then row j). Output sinks return the rows
+/// written, -2 when the output is full (see `SlotLayout::resume`), -1 on failure.
 pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool, helpers: &Helpers) -> Result<(), String> {
+    let source = if indexed_sink(spec) { Source::Indexed } else { Source::Stream };
+    build_rows_fn(b, spec, layout, no_nulls, helpers, source, Consumer::Sink)
+}
+
+/// The probe function of an indexed sink: the joined rows' indices, in `rows_out`.
+pub fn build_probe(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool, helpers: &Helpers) -> Result<(), String> {
+    build_rows_fn(b, spec, layout, no_nulls, helpers, Source::Stream, Consumer::Indices)
+}
+
+fn build_rows_fn(
+    b: &mut FunctionBuilder,
+    spec: &StageSpec,
+    layout: &SlotLayout,
+    no_nulls: bool,
+    helpers: &Helpers,
+    source: Source,
+    consumer: Consumer,
+) -> Result<(), String> {
     let ([slots, sel, count], cols, fail) = enter(b, layout);
     let gids = layout.gids.map(|k| slot(b, slots, k));
     let acc = layout.acc.map(|k| slot(b, slots, k));
     let outs: Vec<Option<[Value; 2]>> = layout.outputs.iter().map(|o| o.map(|[v, n]| [slot(b, slots, v), slot(b, slots, n)])).collect();
+    let tables: Vec<Vec<Value>> =
+        spec.joins.iter().zip(&layout.tables).map(|(j, t)| (0..TABLE_WORDS + KEY_WORDS * j.stream_keys.len() + 1).map(|w| slot(b, slots, t + w)).collect()).collect();
+    let rows_out: Vec<Value> = layout.rows_out.iter().map(|k| slot(b, slots, *k)).collect();
+    let build_sel: Vec<Value> = layout.build_sel.iter().map(|k| slot(b, slots, *k)).collect();
+    let resume = layout.resume.map(|[s, c, st]| [slot(b, slots, s), slot(b, slots, c), slot(b, slots, st)]);
     let filtered = !spec.conditions.is_empty();
-    let sink_exprs: Vec<&Expr> = match &spec.sink {
-        StageSink::Output { columns, .. } => columns
-            .iter()
-            .filter_map(|c| match c {
-                OutputColumn::Computed(e) => Some(e),
-                OutputColumn::Copied(_) => None,
-            })
-            .collect(),
-        StageSink::Aggregate { aggregates, .. } => aggregates.iter().filter_map(|a| a.arg.as_ref()).collect(),
-    };
-    let sink_columns = columns_of(spec, sink_exprs.into_iter().chain(&spec.post_conditions));
-    let (columns, n_stream) = (spec.columns(), spec.input.len());
-    let build_sel = layout.build_sel.map(|k| slot(b, slots, k));
-    let emitted = layout.emitted.map(|k| slot(b, slots, k));
+    let used = used_columns(spec);
+    let columns = spec.columns();
+    let sides: Vec<usize> = spec.joins.iter().map(|j| j.offset).collect();
+    let counts = matches!(spec.sink, StageSink::Output { .. }) || consumer == Consumer::Indices;
     let emitted_count = b.declare_var(types::I64);
     let zero = b.ins().iconst(types::I64, 0);
     b.def_var(emitted_count, zero);
-    row_loop(b, count, &mut |b, j, next| {
-        // A join's pairs come as two index vectors, stream rows in `sel`.
-        let row = if filtered || build_sel.is_some() {
-            load_index(b, sel, j)
-        } else {
-            j
+    let start = match (source, resume) {
+        (Source::Stream, Some([s, ..])) => Some(s),
+        _ => None,
+    };
+    let mut body = |b: &mut FunctionBuilder, j: Value, next: Block| -> Result<(), String> {
+        let row = if filtered || source == Source::Indexed { load_index(b, sel, j) } else { j };
+        let build_rows = match source {
+            // Semi and anti joins' build columns are out of scope after the join.
+            Source::Indexed => build_sel
+                .iter()
+                .zip(&spec.joins)
+                .map(|(bs, jn)| matches!(jn.join_type, StageJoinType::Inner | StageJoinType::Outer).then(|| load_index(b, *bs, j)))
+                .collect(),
+            Source::Stream => vec![None; sides.len()],
         };
-        let build_row = build_sel.map(|bs| load_index(b, bs, j));
-        let mut tx = Tx { b: &mut *b, input: columns, n_stream, cols: cols.clone(), row, build_row, fail, loaded: vec![], no_nulls, helpers };
-        tx.preload(&sink_columns)?;
-        // Conditions on joined rows: a pair that fails them is skipped.
-        if let Some(pass) = tx.conjunction(&spec.post_conditions, next)? {
-            let cont = tx.b.create_block();
-            tx.b.ins().brif(pass, cont, &[], next, &[]);
-            tx.b.switch_to_block(cont);
-        }
-        match &spec.sink {
-            StageSink::Output { columns, .. } => {
-                // Rows are written densely at `at`; `emitted[at] = j` says which pair each is.
-                let at = tx.b.use_var(emitted_count);
-                for (c, out) in columns.iter().zip(&outs) {
-                    let (OutputColumn::Computed(e), Some([values, valid])) = (c, out) else { continue };
-                    let t = e.data_type().map_err(|e| e.to_string())?;
-                    let (v, n) = tx.emit(e)?;
-                    let width = out_width(&t) as i64;
-                    let off = tx.b.ins().imul_imm_s(at, width);
-                    let addr = tx.b.ins().iadd(*values, off);
-                    let v = if matches!(t, DataType::Decimal128(..)) { tx.resize(v, types::I128) } else { v };
-                    tx.b.ins().store(flags(), v, addr, 0);
-                    let ok = match n {
-                        Some(n) => tx.b.ins().bxor_imm_u(n, 1),
-                        None => tx.b.ins().iconst(types::I8, 1),
-                    };
-                    let vaddr = tx.b.ins().iadd(*valid, at);
-                    tx.b.ins().store(flags(), ok, vaddr, 0);
-                }
-                if let Some(e) = emitted {
+        let row_start_at = if resume.is_some() { b.use_var(emitted_count) } else { zero };
+        let mut tx = Tx { b: &mut *b, input: columns, sides: sides.clone(), cols: cols.clone(), row, build_rows, fail, loaded: vec![], no_nulls, helpers };
+        tx.preload(&used)?;
+        let mut consume = |tx: &mut Tx| -> Result<(), String> {
+            // Rows are written densely at `at` (aggregates count nothing).
+            let at = if counts { tx.b.use_var(emitted_count) } else { j };
+            if let (Source::Stream, Some([_, cap, state])) = (source, resume) {
+                // A full output hands back where to resume: this stream row, from its first row.
+                let full = tx.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, at, cap);
+                let stop = tx.b.create_block();
+                let cont = tx.b.create_block();
+                tx.b.ins().brif(full, stop, &[], cont, &[]);
+                tx.b.switch_to_block(stop);
+                tx.b.ins().store(flags(), j, state, 0);
+                tx.b.ins().store(flags(), row_start_at, state, 8);
+                let m2 = tx.b.ins().iconst(types::I64, -2);
+                tx.b.ins().return_(&[m2]);
+                tx.b.switch_to_block(cont);
+            }
+            // The indexed sink reads its rows from `rows_out`'s copies: it writes none.
+            if source == Source::Stream && !rows_out.is_empty() {
+                let rows: Vec<Value> = std::iter::once(row).chain(tx.build_rows.clone().into_iter().map(|r| r.unwrap_or(zero))).collect();
+                for (ptr, r) in rows_out.iter().zip(rows) {
                     let off = tx.b.ins().ishl_imm_u(at, 2);
-                    let addr = tx.b.ins().iadd(e, off);
-                    let j32 = tx.b.ins().ireduce(types::I32, j);
-                    tx.b.ins().store(flags(), j32, addr, 0);
+                    let addr = tx.b.ins().iadd(*ptr, off);
+                    let r32 = tx.b.ins().ireduce(types::I32, r);
+                    tx.b.ins().store(flags(), r32, addr, 0);
                 }
+            }
+            if consumer == Consumer::Sink {
+                consume_row(tx, spec, &outs, gids, acc, j, at)?;
+            }
+            if counts {
                 let next_at = tx.b.ins().iadd_imm_s(at, 1);
                 tx.b.def_var(emitted_count, next_at);
             }
-            StageSink::Aggregate { aggregates, .. } => {
-                let base = acc.ok_or("aggregate without accumulators")?;
-                let group_base = match gids {
-                    Some(g) => {
-                        let gid = load_index(tx.b, g, j);
-                        let stride = (ACC_BYTES * aggregates.len()) as i64;
-                        let off = tx.b.ins().imul_imm_s(gid, stride);
-                        tx.b.ins().iadd(base, off)
-                    }
-                    None => base,
-                };
-                for (i, a) in aggregates.iter().enumerate() {
-                    let at = tx.b.ins().iadd_imm_s(group_base, (i * ACC_BYTES) as i64);
-                    update_accumulator(&mut tx, a, at)?;
-                }
-            }
+            Ok(())
+        };
+        match source {
+            Source::Stream => super::join::probe_joins(&mut tx, spec, &tables, &used, 0, &mut consume)?,
+            Source::Indexed => consume(&mut tx)?,
         }
+        let _ = next;
         Ok(())
-    })?;
-    // Output sinks return how many rows they wrote; aggregate sinks 0.
+    };
+    match start {
+        Some(s) => row_loop_from(b, s, count, &mut body)?,
+        None => row_loop(b, count, &mut body)?,
+    }
+    // Output sinks return how many rows they wrote; aggregate sinks 0 (or their row count).
     let written = b.use_var(emitted_count);
     b.ins().return_(&[written]);
     b.seal_all_blocks();
+    Ok(())
+}
+
+/// The sink's work for one row: its output columns at `at`, or its accumulators' updates
+/// (group `gids[j]`).
+fn consume_row(tx: &mut Tx, spec: &StageSpec, outs: &[Option<[Value; 2]>], gids: Option<Value>, acc: Option<Value>, j: Value, at: Value) -> Result<(), String> {
+    match &spec.sink {
+        StageSink::Output { columns, .. } => {
+            for (c, out) in columns.iter().zip(outs) {
+                let (OutputColumn::Computed(e), Some([values, valid])) = (c, out) else { continue };
+                let t = e.data_type().map_err(|e| e.to_string())?;
+                let (v, n) = tx.emit(e)?;
+                let width = out_width(&t) as i64;
+                let off = tx.b.ins().imul_imm_s(at, width);
+                let addr = tx.b.ins().iadd(*values, off);
+                let v = if matches!(t, DataType::Decimal128(..)) { tx.resize(v, types::I128) } else { v };
+                tx.b.ins().store(flags(), v, addr, 0);
+                let ok = match n {
+                    Some(n) => tx.b.ins().bxor_imm_u(n, 1),
+                    None => tx.b.ins().iconst(types::I8, 1),
+                };
+                let vaddr = tx.b.ins().iadd(*valid, at);
+                tx.b.ins().store(flags(), ok, vaddr, 0);
+            }
+        }
+        StageSink::Aggregate { aggregates, .. } => {
+            let base = acc.ok_or("aggregate without accumulators")?;
+            let group_base = match gids {
+                Some(g) => {
+                    let gid = load_index(tx.b, g, j);
+                    let stride = (ACC_BYTES * aggregates.len()) as i64;
+                    let off = tx.b.ins().imul_imm_s(gid, stride);
+                    tx.b.ins().iadd(base, off)
+                }
+                None => base,
+            };
+            for (i, a) in aggregates.iter().enumerate() {
+                let at = tx.b.ins().iadd_imm_s(group_base, (i * ACC_BYTES) as i64);
+                update_accumulator(tx, a, at)?;
+            }
+        }
+    }
     Ok(())
 }
 

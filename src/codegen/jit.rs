@@ -14,7 +14,7 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, DataDescription, DataId, FuncId, Linkage, Module};
 
-use super::emit::{build_filter, build_sink, kiln_find, layout, like_needles, Helpers, SlotLayout};
+use super::emit::{build_filter, build_probe, build_sink, indexed_sink, kiln_bytes_eq, kiln_find, kiln_hash_bytes, layout, like_needles, Helpers, SlotLayout};
 use super::spec::StageSpec;
 
 /// `fn(slots, n, sel_out) -> selected count or -1`.
@@ -34,6 +34,9 @@ pub struct CompiledStage {
     pub filter_no_nulls: Option<FilterFn>,
     /// The sink for batches without NULLs in the columns it reads.
     pub sink_no_nulls: SinkFn,
+    /// A keyed aggregate over joins: the probe that materializes the joined rows' indices
+    /// (same signature as a sink), and its variant without NULLs.
+    pub probe: Option<(SinkFn, SinkFn)>,
     /// Which slot holds which pointer for both functions.
     pub layout: SlotLayout,
     /// The Cranelift IR of each function, as `EXPLAIN CODEGEN` prints it.
@@ -70,28 +73,40 @@ fn new_module() -> Result<JITModule, String> {
         .map_err(|e| e.to_string())?;
     let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
     builder.symbol("kiln_find", kiln_find as *const u8);
+    builder.symbol("kiln_hash_bytes", kiln_hash_bytes as *const u8);
+    builder.symbol("kiln_bytes_eq", kiln_bytes_eq as *const u8);
     Ok(JITModule::new(builder))
 }
 
-/// The search helper and the needles' data object, declared in the module when the stage has
-/// LIKE patterns with middle pieces.
+/// The helpers declared in the module: the search helper and the needles' data object when
+/// the stage has LIKE patterns with middle pieces, the string hash and compare helpers when a
+/// join has a string key.
+#[derive(Default)]
 struct ModuleHelpers {
-    find: FuncId,
-    needles: DataId,
-    offsets: Vec<(Vec<u8>, usize)>,
+    find: Option<(FuncId, DataId, Vec<(Vec<u8>, usize)>)>,
+    strings: Option<(FuncId, FuncId)>,
 }
 
-fn declare_helpers(module: &mut JITModule, spec: &StageSpec) -> Result<Option<ModuleHelpers>, String> {
-    let needles = like_needles(spec);
-    if needles.is_empty() {
-        return Ok(None);
-    }
+fn import(module: &mut JITModule, name: &str, params: usize) -> Result<FuncId, String> {
     let mut sig = module.make_signature();
-    for _ in 0..4 {
+    for _ in 0..params {
         sig.params.push(AbiParam::new(types::I64));
     }
     sig.returns.push(AbiParam::new(types::I64));
-    let find = module.declare_function("kiln_find", Linkage::Import, &sig).map_err(|e| e.to_string())?;
+    module.declare_function(name, Linkage::Import, &sig).map_err(|e| e.to_string())
+}
+
+fn declare_helpers(module: &mut JITModule, spec: &StageSpec) -> Result<ModuleHelpers, String> {
+    let mut h = ModuleHelpers::default();
+    let string_keys = spec.joins.iter().flat_map(|j| &j.stream_keys).any(|k| k.data_type().ok() == Some(arrow::datatypes::DataType::Utf8));
+    if string_keys {
+        h.strings = Some((import(module, "kiln_hash_bytes", 2)?, import(module, "kiln_bytes_eq", 3)?));
+    }
+    let needles = like_needles(spec);
+    if needles.is_empty() {
+        return Ok(h);
+    }
+    let find = import(module, "kiln_find", 4)?;
     let (mut bytes, mut offsets) = (vec![], vec![]);
     for n in needles {
         offsets.push((n.clone(), bytes.len()));
@@ -101,7 +116,8 @@ fn declare_helpers(module: &mut JITModule, spec: &StageSpec) -> Result<Option<Mo
     let mut description = DataDescription::new();
     description.define(bytes.into_boxed_slice());
     module.define_data(data, &description).map_err(|e| e.to_string())?;
-    Ok(Some(ModuleHelpers { find, needles: data, offsets }))
+    h.find = Some((find, data, offsets));
+    Ok(h)
 }
 
 fn signature(module: &JITModule) -> Signature {
@@ -124,7 +140,7 @@ fn define(
     layout: &SlotLayout,
     build: Build,
     no_nulls: bool,
-    module_helpers: Option<&ModuleHelpers>,
+    module_helpers: &ModuleHelpers,
     text: bool,
 ) -> Result<(cranelift_module::FuncId, String, usize, String), String> {
     let sig = signature(module);
@@ -132,13 +148,15 @@ fn define(
     let mut ctx = Context::new();
     ctx.func.signature = sig;
     ctx.func.name = UserFuncName::user(0, index);
-    let helpers = match module_helpers {
-        Some(h) => Helpers {
-            find: Some(module.declare_func_in_func(h.find, &mut ctx.func)),
-            needles: Some((module.declare_data_in_func(h.needles, &mut ctx.func), h.offsets.clone())),
-        },
-        None => Helpers::default(),
-    };
+    let mut helpers = Helpers::default();
+    if let Some((find, needles, offsets)) = &module_helpers.find {
+        helpers.find = Some(module.declare_func_in_func(*find, &mut ctx.func));
+        helpers.needles = Some((module.declare_data_in_func(*needles, &mut ctx.func), offsets.clone()));
+    }
+    if let Some((hash, eq)) = module_helpers.strings {
+        helpers.hash_bytes = Some(module.declare_func_in_func(hash, &mut ctx.func));
+        helpers.bytes_eq = Some(module.declare_func_in_func(eq, &mut ctx.func));
+    }
     let mut fctx = FunctionBuilderContext::new();
     let frontend = module.isa().frontend_config();
     {
@@ -162,7 +180,7 @@ fn compile(spec: &StageSpec, text: bool) -> Result<CompiledStage, String> {
     let layout = layout(spec);
     let mut module = new_module()?;
     let h = declare_helpers(&mut module, spec)?;
-    let h = h.as_ref();
+    let h = &h;
     let filter = if spec.conditions.is_empty() { None } else { Some(define(&mut module, "filter", 0, spec, &layout, build_filter, false, h, text)?) };
     let sink = define(&mut module, "sink", 1, spec, &layout, build_sink, false, h, text)?;
     let filter_nn = if spec.conditions.is_empty() {
@@ -171,6 +189,14 @@ fn compile(spec: &StageSpec, text: bool) -> Result<CompiledStage, String> {
         Some(define(&mut module, "filter (no NULLs)", 2, spec, &layout, build_filter, true, h, text)?)
     };
     let sink_nn = define(&mut module, "sink (no NULLs)", 3, spec, &layout, build_sink, true, h, text)?;
+    let probe = if indexed_sink(spec) {
+        Some((
+            define(&mut module, "probe", 4, spec, &layout, build_probe, false, h, text)?,
+            define(&mut module, "probe (no NULLs)", 5, spec, &layout, build_probe, true, h, text)?,
+        ))
+    } else {
+        None
+    };
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let mut clif = String::new();
     let mut disassembly = String::new();
@@ -178,7 +204,8 @@ fn compile(spec: &StageSpec, text: bool) -> Result<CompiledStage, String> {
     // SAFETY (both): defined above with the signature FilterFn / SinkFn describes.
     let as_filter = |module: &JITModule, id| unsafe { std::mem::transmute::<*const u8, FilterFn>(module.get_finalized_function(id)) };
     let as_sink = |module: &JITModule, id| unsafe { std::mem::transmute::<*const u8, SinkFn>(module.get_finalized_function(id)) };
-    for (_, text, size, asm) in filter.iter().chain([&sink]).chain(filter_nn.iter()).chain([&sink_nn]) {
+    let probes: Vec<_> = probe.iter().flat_map(|(a, b)| [a, b]).collect();
+    for (_, text, size, asm) in filter.iter().chain([&sink]).chain(filter_nn.iter()).chain([&sink_nn]).chain(probes) {
         clif.push_str(text);
         disassembly.push_str(asm);
         code_size += size;
@@ -187,12 +214,14 @@ fn compile(spec: &StageSpec, text: bool) -> Result<CompiledStage, String> {
     let filter_no_nulls = filter_nn.as_ref().map(|(id, ..)| as_filter(&module, *id));
     let sink_fn = as_sink(&module, sink.0);
     let sink_no_nulls = as_sink(&module, sink_nn.0);
+    let probe = probe.as_ref().map(|(a, b)| (as_sink(&module, a.0), as_sink(&module, b.0)));
     Ok(CompiledStage {
         module: Some(module),
         filter: filter_fn,
         sink: sink_fn,
         filter_no_nulls,
         sink_no_nulls,
+        probe,
         layout,
         clif,
         disassembly,

@@ -17,6 +17,7 @@
 
 mod emit;
 mod jit;
+mod join;
 mod run;
 mod spec;
 
@@ -24,19 +25,18 @@ use std::sync::Arc;
 
 pub use jit::{compile_stage, CompiledStage, StageCache};
 pub use run::{aggregate_partition, output_batch, BuildTable};
-pub use spec::{AggSpec, JoinSpec, StageSink, StageSpec};
+pub use spec::{AggSpec, JoinSpec, StageJoinType, StageSink, StageSpec};
 
 use crate::physical::{AggregateMode, PhysicalPlan};
 
-/// True for operators a stage fuses (an inner hash join fuses its probe).
+/// True for operators a stage fuses (a hash join fuses its probe when the stream side is the
+/// preserved one).
 pub fn fuses(plan: &PhysicalPlan) -> bool {
-    matches!(
-        plan,
-        PhysicalPlan::Filter { .. }
-            | PhysicalPlan::Project { .. }
-            | PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, .. }
-            | PhysicalPlan::HashJoin { join_type: crate::plan::JoinType::Inner, .. }
-    )
+    match plan {
+        PhysicalPlan::Filter { .. } | PhysicalPlan::Project { .. } | PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, .. } => true,
+        PhysicalPlan::HashJoin { join_type, build_side, .. } => spec::stage_join_type(*join_type, *build_side).is_some(),
+        _ => false,
+    }
 }
 
 /// The side of a hash join that streams through a stage (the other side is built).

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array, PrimitiveArray,
+    new_null_array, Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array, PrimitiveArray,
     UInt32Array,
 };
 use arrow::buffer::{NullBuffer, ScalarBuffer};
@@ -15,22 +15,28 @@ use arrow::record_batch::RecordBatch;
 
 use super::emit::{out_width, ACC_BYTES};
 use super::jit::CompiledStage;
-use super::spec::{AggSpec, JoinSpec, OutputColumn, StageSink, StageSpec};
+use super::jit::SinkFn;
+use super::spec::{AggSpec, JoinSpec, OutputColumn, StageJoinType, StageSink, StageSpec};
 use crate::error::{KilnError, Result};
-use crate::exec::interpreted::groups::{Grouper, NO_GROUP};
+use crate::exec::interpreted::groups::Grouper;
+use crate::exec::interpreted::join_table::JoinTable;
 use crate::exec::interpreted::{evaluate_all, make_batch, schema_of};
 use crate::expr::{AggFunc, Attribute};
 
 /// Why compiled execution of a partition stopped: the interpreter takes over.
 struct Fallback;
 
-/// A join's build side, ready to probe: the rows in one batch, grouped by key.
+/// A join's build side, ready for generated code to probe: its rows in one batch and their
+/// `JoinTable` (the interpreter's join probes the same layout).
 pub struct BuildTable {
+    /// The build rows, as run.
+    rows: RecordBatch,
+    /// `rows`, then for an outer join one row of NULLs: what null-extended rows read.
     batch: RecordBatch,
-    grouper: Grouper,
-    /// Build rows of group g: `rows[offsets[g]..offsets[g + 1]]`.
-    offsets: Vec<u32>,
-    rows: Vec<u32>,
+    /// Owns what `words` points at.
+    _table: JoinTable,
+    /// The table's words for generated code (`JoinTable::pointers`), then the NULL row's index.
+    words: Vec<u64>,
     /// An all-valid bitmap for build columns without NULLs, made once.
     all_valid: Vec<u8>,
 }
@@ -38,65 +44,25 @@ pub struct BuildTable {
 impl BuildTable {
     /// The build side's rows, in one batch.
     pub fn rows(&self) -> &RecordBatch {
-        &self.batch
+        &self.rows
     }
 
-    /// Groups the build side by its keys; rows with a NULL key never match and are left out.
+    /// Hashes the build side by its keys; rows with a NULL key never match and are left out.
     pub fn new(join: &JoinSpec, batches: Vec<RecordBatch>) -> Result<BuildTable> {
         let schema = schema_of(&join.build);
-        let batch = if batches.is_empty() { RecordBatch::new_empty(schema.clone()) } else { concat_batches(&schema, &batches)? };
-        let keys = evaluate_all(&join.build_keys, &batch, &join.build)?;
-        let valid: Vec<u32> = (0..batch.num_rows()).filter(|r| keys.iter().all(|k| k.is_valid(*r))).map(|r| r as u32).collect();
-        let mut grouper = Grouper::new(&join.build_keys.iter().map(|k| k.data_type()).collect::<Result<Vec<_>>>()?)?;
-        let mut ids = vec![];
-        grouper.push_selected(keys, Some(&valid), &mut ids)?;
-        let mut offsets = vec![0u32; grouper.num_groups() + 1];
-        for id in &ids {
-            offsets[*id as usize + 1] += 1;
-        }
-        for g in 0..grouper.num_groups() {
-            offsets[g + 1] += offsets[g];
-        }
-        let mut fill = offsets.clone();
-        let mut rows = vec![0u32; ids.len()];
-        for (row, id) in valid.iter().zip(&ids) {
-            rows[fill[*id as usize] as usize] = *row;
-            fill[*id as usize] += 1;
-        }
-        let all_valid = vec![0xFFu8; batch.num_rows() / 8 + 2];
-        Ok(BuildTable { batch, grouper, offsets, rows, all_valid })
-    }
-
-    /// The (stream row, build row) pairs whose keys match, for the selected stream rows.
-    fn probe(&self, join: &JoinSpec, stream: &RecordBatch, input: &[Attribute], sel: Option<&[u32]>) -> Result<(Vec<u32>, Vec<u32>)> {
-        let mut keys = evaluate_all(&join.stream_keys, stream, input)?;
-        // Only the selected rows are hashed: ids[j] is the group of stream row rows[j].
-        let every_row: Vec<u32>;
-        let rows: &[u32] = match sel {
-            Some(s) => {
-                let ix = UInt32Array::from(s.to_vec());
-                keys = keys.iter().map(|k| take(k.as_ref(), &ix, None)).collect::<std::result::Result<_, _>>()?;
-                s
-            }
-            None => {
-                every_row = (0..stream.num_rows() as u32).collect();
-                &every_row
-            }
+        let rows = if batches.is_empty() { RecordBatch::new_empty(schema.clone()) } else { concat_batches(&schema, &batches)? };
+        let keys = evaluate_all(&join.build_keys, &rows, &join.build)?;
+        let table = JoinTable::build(&keys)?;
+        let batch = if join.join_type == StageJoinType::Outer {
+            let nulls = RecordBatch::try_new(schema.clone(), schema.fields().iter().map(|f| new_null_array(f.data_type(), 1)).collect())?;
+            concat_batches(&schema, &[rows.clone(), nulls])?
+        } else {
+            rows.clone()
         };
-        let valid = crate::exec::interpreted::join::keys_valid(&keys);
-        let mut ids = vec![];
-        self.grouper.probe(&keys, &mut ids)?;
-        let (mut left, mut right) = (Vec::with_capacity(rows.len()), Vec::with_capacity(rows.len()));
-        for (j, (&row, &id)) in rows.iter().zip(&ids).enumerate() {
-            if id == NO_GROUP || !crate::exec::interpreted::join::is_valid(&valid, j) {
-                continue;
-            }
-            for b in &self.rows[self.offsets[id as usize] as usize..self.offsets[id as usize + 1] as usize] {
-                left.push(row);
-                right.push(*b);
-            }
-        }
-        Ok((left, right))
+        let mut words = table.pointers();
+        words.push(rows.num_rows() as u64);
+        let all_valid = vec![0xFFu8; batch.num_rows() / 8 + 2];
+        Ok(BuildTable { rows, batch, _table: table, words, all_valid })
     }
 }
 
@@ -130,53 +96,29 @@ fn coalesce(batches: impl Iterator<Item = Result<RecordBatch>>) -> impl Iterator
     })
 }
 
-/// The rows a batch's sink runs over: selected stream rows, and for a join the matching build
-/// row of each.
+/// The rows a sink runs over: selected stream rows, and for joined rows each join's build row.
 struct Rows {
     stream: Option<Vec<u32>>,
-    build: Option<Vec<u32>>,
+    builds: Vec<Vec<u32>>,
     count: usize,
 }
 
-/// Filters a batch and, for a join, probes the build side: the rows the sink runs over.
-fn rows_of(
-    spec: &StageSpec,
-    compiled: &CompiledStage,
-    slots: &[u64],
-    batch: &RecordBatch,
-    build: Option<&BuildTable>,
-    no_nulls: bool,
-) -> Result<std::result::Result<Rows, Fallback>> {
-    let n = batch.num_rows();
-    let Ok(sel) = select(compiled, slots, n, no_nulls) else { return Ok(Err(Fallback)) };
-    Ok(Ok(match (&spec.join, build) {
-        (Some(j), Some(t)) => {
-            let (stream, built) = t.probe(j, batch, &spec.input, sel.as_deref())?;
-            let count = stream.len();
-            Rows { stream: Some(stream), build: Some(built), count }
-        }
-        _ => {
-            let count = sel.as_ref().map_or(n, |s| s.len());
-            Rows { stream: sel, build: None, count }
-        }
-    }))
-}
-
 /// The arrays of `attrs` for the sink's rows: stream columns taken at the stream rows, build
-/// columns at the build rows.
-fn gather(spec: &StageSpec, batch: &RecordBatch, build: Option<&BuildTable>, rows: &Rows, attrs: &[Attribute]) -> Result<Vec<ArrayRef>> {
+/// columns at their join's build rows.
+fn gather(spec: &StageSpec, batch: &RecordBatch, builds: &[&BuildTable], rows: &Rows, attrs: &[Attribute]) -> Result<Vec<ArrayRef>> {
     let columns = spec.columns();
     let stream_ix = rows.stream.as_ref().map(|v| UInt32Array::from(v.clone()));
-    let build_ix = rows.build.as_ref().map(|v| UInt32Array::from(v.clone()));
+    let build_ix: Vec<UInt32Array> = rows.builds.iter().map(|v| UInt32Array::from(v.clone())).collect();
     attrs
         .iter()
         .map(|a| {
             let i = columns.iter().position(|c| c.id == a.id).ok_or_else(|| KilnError::internal("gathered column not in the stage"))?;
-            let (col, ix) = if i < spec.input.len() {
-                (batch.column(i).clone(), &stream_ix)
-            } else {
-                let t = build.ok_or_else(|| KilnError::internal("build column without a build side"))?;
-                (t.batch.column(i - spec.input.len()).clone(), &build_ix)
+            let (col, ix) = match side_of(spec, i) {
+                None => (batch.column(i).clone(), stream_ix.as_ref()),
+                Some(k) => {
+                    let t = builds.get(k).ok_or_else(|| KilnError::internal("build column without a build side"))?;
+                    (t.batch.column(i - spec.joins()[k].offset).clone(), build_ix.get(k))
+                }
             };
             Ok(match ix {
                 Some(ix) => take(col.as_ref(), ix, None)?,
@@ -186,20 +128,31 @@ fn gather(spec: &StageSpec, batch: &RecordBatch, build: Option<&BuildTable>, row
         .collect()
 }
 
+/// The join whose build side column `i` of the stage is (None: a stream column).
+fn side_of(spec: &StageSpec, i: usize) -> Option<usize> {
+    spec.joins().iter().rposition(|j| j.offset <= i)
+}
+
 /// The slot array for one batch, with the column pointers filled in (stream columns from
 /// `batch`, build columns from the build side), and whether none of those columns has a NULL
 /// (the variant without validity reads then runs). The returned buffer backs the validity of
 /// columns without nulls and must outlive the calls.
-fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, build: Option<&BuildTable>) -> Result<(Vec<u64>, Vec<u8>, bool)> {
+fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, builds: &[&BuildTable]) -> Result<(Vec<u64>, Vec<u8>, bool)> {
     let mut slots = vec![0u64; compiled.layout.len];
     let all_valid = vec![0xFFu8; batch.num_rows() / 8 + 2];
     let mut no_nulls = true;
+    if builds.len() != spec.joins().len() {
+        return Err(KilnError::internal("a compiled stage without one build table per join"));
+    }
+    for (t, first) in builds.iter().zip(&compiled.layout.tables) {
+        slots[*first..*first + t.words.len()].copy_from_slice(&t.words);
+    }
     for (i, cols) in compiled.layout.columns.iter().enumerate() {
         let Some([values, validity, voff, boff]) = *cols else { continue };
-        let array = if i < spec.input.len() {
-            batch.columns().get(i)
-        } else {
-            build.and_then(|b| b.batch.columns().get(i - spec.input.len()))
+        let side = side_of(spec, i);
+        let array = match side {
+            None => batch.columns().get(i),
+            Some(k) => builds[k].batch.columns().get(i - spec.joins()[k].offset),
         };
         let array = array.ok_or_else(|| KilnError::internal("stage input lacks a column"))?;
         let (ptr, bit_offset) = match array.data_type() {
@@ -229,9 +182,9 @@ fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, 
                 slots[voff] = n.offset() as u64;
             }
             None => {
-                let ones = match build {
-                    Some(b) if i >= spec.input.len() => &b.all_valid,
-                    _ => &all_valid,
+                let ones = match side {
+                    Some(k) => &builds[k].all_valid,
+                    None => &all_valid,
                 };
                 slots[validity] = ones.as_ptr() as u64;
                 slots[voff] = 0;
@@ -241,18 +194,72 @@ fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, 
     Ok((slots, all_valid, no_nulls))
 }
 
-/// Calls the sink (the variant for the batch's NULLs) over `rows`: the number of rows an output
-/// sink wrote, None when it failed.
-fn call_sink(compiled: &CompiledStage, slots: &mut [u64], rows: &Rows, no_nulls: bool) -> Option<usize> {
-    if let (Some(k), Some(b)) = (compiled.layout.build_sel, &rows.build) {
-        slots[k] = b.as_ptr() as u64;
+/// Calls `f` (a sink or probe, the variant for the batch's NULLs) over `rows`: its status
+/// (rows written, -1 failed, -2 output full).
+fn call(f: (SinkFn, SinkFn), slots: &mut [u64], layout: &super::emit::SlotLayout, rows: &Rows, no_nulls: bool) -> i64 {
+    for (k, b) in layout.build_sel.iter().zip(&rows.builds) {
+        slots[*k] = b.as_ptr() as u64;
     }
     let sel_ptr = rows.stream.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
-    let sink = if no_nulls { compiled.sink_no_nulls } else { compiled.sink };
+    let f = if no_nulls { f.1 } else { f.0 };
     // SAFETY: every slot points at a live buffer sized for the batch's rows and `rows.count`
-    // selected rows or pairs; accumulators and outputs are sized by the caller.
-    let status = unsafe { sink(slots.as_ptr(), sel_ptr, rows.count as i64) };
-    usize::try_from(status).ok()
+    // selected or joined rows; accumulators and outputs are sized by the caller (a fused join's
+    // output by its capacity slot).
+    unsafe { f(slots.as_ptr(), sel_ptr, rows.count as i64) }
+}
+
+/// Calls the sink over `rows`: the number of rows an output sink wrote, None when it failed.
+fn call_sink(compiled: &CompiledStage, slots: &mut [u64], rows: &Rows, no_nulls: bool) -> Option<usize> {
+    usize::try_from(call((compiled.sink, compiled.sink_no_nulls), slots, &compiled.layout, rows, no_nulls)).ok()
+}
+
+/// Runs a function that emits joined rows (a fused output sink, or the probe of an indexed
+/// sink) over the selected stream rows, in chunks of at most the output capacity: `chunk`
+/// gets the slots and, per chunk, the rows written and their indices (stream row, then each
+/// join's build row). False when the generated code failed.
+fn run_emitting(
+    f: (SinkFn, SinkFn),
+    layout: &super::emit::SlotLayout,
+    slots: &mut [u64],
+    rows: &Rows,
+    no_nulls: bool,
+    chunk: &mut dyn FnMut(&mut [u64], Option<usize>, &[Vec<u32>]) -> Result<()>,
+) -> Result<bool> {
+    let Some([start_slot, cap_slot, state_slot]) = layout.resume else { return Err(KilnError::internal("a fused join without a resume state")) };
+    let mut state = [0u64; 2];
+    let mut start = 0usize;
+    let mut cap = rows.count.max(1024);
+    loop {
+        let mut out: Vec<Vec<u32>> = layout.rows_out.iter().map(|_| vec![0u32; cap]).collect();
+        for (k, o) in layout.rows_out.iter().zip(&mut out) {
+            slots[*k] = o.as_mut_ptr() as u64;
+        }
+        slots[start_slot] = start as u64;
+        slots[cap_slot] = cap as u64;
+        slots[state_slot] = state.as_mut_ptr() as u64;
+        // Sizes the chunk's output buffers (None: before the call).
+        chunk(slots, None, &[])?;
+        let status = call(f, slots, layout, rows, no_nulls);
+        let (written, resume) = match status {
+            -1 => return Ok(false),
+            -2 => (state[1] as usize, Some(state[0] as usize)),
+            n if n >= 0 => (n as usize, None),
+            _ => return Err(KilnError::internal("a generated function's unknown status")),
+        };
+        out.iter_mut().for_each(|o| o.truncate(written));
+        match resume {
+            // One stream row alone fills the output: more room, same row.
+            Some(r) if r == start && written == 0 => cap *= 2,
+            Some(r) => {
+                chunk(slots, Some(written), &out)?;
+                start = r;
+            }
+            None => {
+                chunk(slots, Some(written), &out)?;
+                return Ok(true);
+            }
+        }
+    }
 }
 
 /// Runs the filter: the selection vector, or None when every row passes without a filter.
@@ -278,39 +285,10 @@ pub fn output_batch(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBa
     if batch.num_rows() == 0 {
         return Ok(Some(RecordBatch::new_empty(schema_of(output))));
     }
-    let build = builds.first().copied();
-    let (mut slots, _all_valid, no_nulls) = input_slots(spec, compiled, batch, build)?;
-    let Ok(rows) = rows_of(spec, compiled, &slots, batch, build, no_nulls)? else { return Ok(None) };
-    let count = rows.count;
-    // Output buffers: u128 backing keeps decimals aligned.
-    let mut buffers: Vec<Option<(Vec<u128>, Vec<u8>)>> = vec![];
-    for (c, out) in columns.iter().zip(&compiled.layout.outputs) {
-        match (c, out) {
-            (OutputColumn::Computed(e), Some([v, ok])) => {
-                let t = e.data_type()?;
-                let words = (count * out_width(&t)).div_ceil(16).max(1);
-                let mut values = vec![0u128; words];
-                let mut valid = vec![0u8; count.max(1)];
-                slots[*v] = values.as_mut_ptr() as u64;
-                slots[*ok] = valid.as_mut_ptr() as u64;
-                buffers.push(Some((values, valid)));
-            }
-            _ => buffers.push(None),
-        }
-    }
-    let mut emitted = vec![0u32; count.max(1)];
-    if let Some(k) = compiled.layout.emitted {
-        slots[k] = emitted.as_mut_ptr() as u64;
-    }
-    let Some(written) = call_sink(compiled, &mut slots, &rows, no_nulls) else { return Ok(None) };
-    // Conditions on joined rows dropped some pairs: copied columns follow the written ones.
-    let (rows, count) = if compiled.layout.emitted.is_some() {
-        emitted.truncate(written);
-        let pick = |v: &Option<Vec<u32>>| v.as_ref().map(|v| emitted.iter().map(|j| v[*j as usize]).collect::<Vec<u32>>());
-        (Rows { stream: pick(&rows.stream), build: pick(&rows.build), count: written }, written)
-    } else {
-        (rows, count)
-    };
+    let (mut slots, _all_valid, no_nulls) = input_slots(spec, compiled, batch, builds)?;
+    let Ok(sel) = select(compiled, &slots, batch.num_rows(), no_nulls) else { return Ok(None) };
+    let count = sel.as_ref().map_or(batch.num_rows(), |s| s.len());
+    let rows = Rows { stream: sel, builds: vec![], count };
     let all = spec.columns();
     // Copied columns are gathered together (one index array per side).
     let copied: Vec<Attribute> = columns
@@ -320,17 +298,72 @@ pub fn output_batch(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBa
             OutputColumn::Computed(_) => None,
         })
         .collect();
-    let mut gathered = gather(spec, batch, build, &rows, &copied)?.into_iter();
-    let mut arrays = vec![];
-    for ((c, buf), attr) in columns.iter().zip(buffers).zip(output) {
-        let array: ArrayRef = match (c, buf) {
-            (OutputColumn::Computed(_), Some((values, valid))) => to_array(&attr.data_type, &values, &valid[..count], count)?,
-            (OutputColumn::Copied(_), _) => gathered.next().ok_or_else(|| KilnError::internal("copied column out of range"))?,
-            _ => return Err(KilnError::internal("output column without a buffer")),
-        };
-        arrays.push(array);
+    let schema = schema_of(output);
+    // Output buffers: u128 backing keeps decimals aligned.
+    let mut buffers: Vec<Option<(Vec<u128>, Vec<u8>)>> = vec![];
+    let alloc = |slots: &mut [u64], cap: usize, buffers: &mut Vec<Option<(Vec<u128>, Vec<u8>)>>| -> Result<()> {
+        buffers.clear();
+        for (c, out) in columns.iter().zip(&compiled.layout.outputs) {
+            match (c, out) {
+                (OutputColumn::Computed(e), Some([v, ok])) => {
+                    let t = e.data_type()?;
+                    let words = (cap * out_width(&t)).div_ceil(16).max(1);
+                    let mut values = vec![0u128; words];
+                    let mut valid = vec![0u8; cap.max(1)];
+                    slots[*v] = values.as_mut_ptr() as u64;
+                    slots[*ok] = valid.as_mut_ptr() as u64;
+                    buffers.push(Some((values, valid)));
+                }
+                _ => buffers.push(None),
+            }
+        }
+        Ok(())
+    };
+    let assemble = |buffers: Vec<Option<(Vec<u128>, Vec<u8>)>>, rows: &Rows| -> Result<RecordBatch> {
+        let count = rows.count;
+        let mut gathered = gather(spec, batch, builds, rows, &copied)?.into_iter();
+        let mut arrays = vec![];
+        for ((c, buf), attr) in columns.iter().zip(buffers).zip(output) {
+            let array: ArrayRef = match (c, buf) {
+                (OutputColumn::Computed(_), Some((values, valid))) => to_array(&attr.data_type, &values, &valid[..count], count)?,
+                (OutputColumn::Copied(_), _) => gathered.next().ok_or_else(|| KilnError::internal("copied column out of range"))?,
+                _ => return Err(KilnError::internal("output column without a buffer")),
+            };
+            arrays.push(array);
+        }
+        make_batch(schema.clone(), arrays, count)
+    };
+    if spec.joins().is_empty() {
+        alloc(&mut slots, count, &mut buffers)?;
+        let Some(written) = call_sink(compiled, &mut slots, &rows, no_nulls) else { return Ok(None) };
+        if written != count {
+            return Err(KilnError::internal("a sink without joins wrote another row count"));
+        }
+        return Ok(Some(assemble(buffers, &rows)?));
     }
-    Ok(Some(make_batch(schema_of(output), arrays, count)?))
+    // Joins probed by the sink: joined rows come in chunks the size of the output buffers.
+    let mut chunks = vec![];
+    let mut cap = 0;
+    let ok = run_emitting((compiled.sink, compiled.sink_no_nulls), &compiled.layout, &mut slots, &rows, no_nulls, &mut |slots, written, out| {
+        match written {
+            None => {
+                cap = slots[compiled.layout.resume.map_or(0, |r| r[1])] as usize;
+                alloc(slots, cap, &mut buffers)
+            }
+            Some(n) => {
+                let emitted = Rows { stream: out.first().cloned(), builds: out[1..].to_vec(), count: n };
+                chunks.push(assemble(std::mem::take(&mut buffers), &emitted)?);
+                Ok(())
+            }
+        }
+    })?;
+    if !ok {
+        return Ok(None);
+    }
+    Ok(Some(match chunks.len() {
+        1 => chunks.remove(0),
+        _ => concat_batches(&schema, &chunks)?,
+    }))
 }
 
 fn bytes(words: &[u128]) -> &[u8] {
@@ -392,7 +425,6 @@ pub fn aggregate_partition(
     let StageSink::Aggregate { keys, aggregates, output } = &spec.sink else {
         return Err(KilnError::internal("aggregate_partition on an output stage"));
     };
-    let build = builds.first().copied();
     let merged = coalesce(batches);
     let stride = ACC_BYTES * aggregates.len();
     let mut grouper = if keys.is_empty() { None } else { Some(Grouper::new(&keys.iter().map(|k| k.data_type()).collect::<Result<Vec<_>>>()?)?) };
@@ -401,24 +433,36 @@ pub fn aggregate_partition(
     let mut gids: Vec<u32> = vec![];
     // Columns the grouping keys read, gathered per batch when keys see joined rows.
     let key_columns = attributes_of(keys);
-    let condition_columns = attributes_of(&spec.post_conditions);
     for batch in merged {
         let batch = &batch?;
-        let (mut slots, _all_valid, no_nulls) = input_slots(spec, compiled, batch, build)?;
-        let Ok(mut rows) = rows_of(spec, compiled, &slots, batch, build, no_nulls)? else { return Ok(None) };
-        if grouper.is_some() && !spec.post_conditions.is_empty() {
-            // A group exists only for pairs that pass the join's other conditions, so they are
-            // applied before the keys are hashed (the sink tests them again, and they hold).
-            let Ok(passing) = passing_pairs(spec, batch, build, rows, &condition_columns) else { return Ok(None) };
-            rows = passing;
+        let (mut slots, _all_valid, no_nulls) = input_slots(spec, compiled, batch, builds)?;
+        let Ok(sel) = select(compiled, &slots, batch.num_rows(), no_nulls) else { return Ok(None) };
+        let count = sel.as_ref().map_or(batch.num_rows(), |s| s.len());
+        let mut rows = Rows { stream: sel, builds: vec![], count };
+        if let Some(probe) = compiled.probe {
+            // A keyed aggregate over joins: the probe materializes the joined rows (all
+            // conditions applied), whose keys the interpreter's grouper hashes.
+            let mut joined: Vec<Vec<u32>> = compiled.layout.rows_out.iter().map(|_| vec![]).collect();
+            let ok = run_emitting(probe, &compiled.layout, &mut slots, &rows, no_nulls, &mut |_, written, out| {
+                if written.is_some() {
+                    joined.iter_mut().zip(out).for_each(|(j, o)| j.extend_from_slice(o));
+                }
+                Ok(())
+            })?;
+            if !ok {
+                return Ok(None);
+            }
+            let mut joined = joined.into_iter();
+            let stream = joined.next().unwrap_or_default();
+            rows = Rows { count: stream.len(), stream: Some(stream), builds: joined.collect() };
         }
         if rows.count == 0 {
             continue;
         }
         if let Some(g) = &mut grouper {
-            // Keys are hashed per batch, for the selected rows (or joined pairs) only.
-            if spec.join.is_some() {
-                let gathered = gather(spec, batch, build, &rows, &key_columns)?;
+            // Keys are hashed per batch, for the selected rows (or joined rows) only.
+            if !spec.joins().is_empty() {
+                let gathered = gather(spec, batch, builds, &rows, &key_columns)?;
                 let key_batch = make_batch(schema_of(&key_columns), gathered, rows.count)?;
                 g.push(evaluate_all(keys, &key_batch, &key_columns)?, &mut gids)?;
             } else {
@@ -432,6 +476,9 @@ pub fn aggregate_partition(
         }
         if let Some(k) = compiled.layout.acc {
             slots[k] = acc.as_mut_ptr() as u64;
+        }
+        if compiled.probe.is_none() && compiled.layout.resume.is_some() {
+            return Err(KilnError::internal("an aggregate sink with an output capacity"));
         }
         if call_sink(compiled, &mut slots, &rows, no_nulls).is_none() {
             return Ok(None);
@@ -462,24 +509,6 @@ fn attributes_of(exprs: &[crate::expr::Expr]) -> Vec<Attribute> {
         }
     }
     v
-}
-
-/// The joined pairs of `rows` for which every one of the stage's post-join conditions is TRUE,
-/// evaluated by the interpreter.
-fn passing_pairs(spec: &StageSpec, batch: &RecordBatch, build: Option<&BuildTable>, rows: Rows, columns: &[Attribute]) -> Result<Rows> {
-    let gathered = gather(spec, batch, build, &rows, columns)?;
-    let pairs = make_batch(schema_of(columns), gathered, rows.count)?;
-    let mut keep = vec![true; rows.count];
-    for c in &spec.post_conditions {
-        let pass = crate::expr::eval::evaluate_predicate(c, &pairs, columns)?;
-        for (k, i) in keep.iter_mut().zip(0..) {
-            *k &= pass.is_valid(i) && pass.value(i);
-        }
-    }
-    let pick = |v: Option<Vec<u32>>| v.map(|v| v.into_iter().zip(&keep).filter(|(_, k)| **k).map(|(x, _)| x).collect::<Vec<u32>>());
-    let (stream, build) = (pick(rows.stream), pick(rows.build));
-    let count = keep.iter().filter(|k| **k).count();
-    Ok(Rows { stream, build, count })
 }
 
 /// The buffer columns of one aggregate, exactly as the interpreter's partial aggregate writes

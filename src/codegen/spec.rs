@@ -66,20 +66,39 @@ pub struct StageSpec {
     pub conditions: Vec<Expr>,
     /// What the stage does with the rows that pass `conditions`.
     pub sink: StageSink,
-    /// An inner hash join the stage probes, if any: the sink then runs over (stream row,
-    /// build row) pairs, and expressions may read the build side's columns.
-    pub join: Option<JoinSpec>,
-    /// Conditions over joined rows (the join's extra condition, Filters above the join),
-    /// checked in the sink.
-    pub post_conditions: Vec<Expr>,
-    /// `input` followed by the build side's columns: what expressions index.
+    /// The broadcast hash joins the stage probes, bottom-up (the stream side's first): the
+    /// sink then runs over joined rows, and expressions may read the build sides' columns.
+    pub joins: Vec<JoinSpec>,
+    /// `input` followed by each build side's columns: what expressions index.
     all_columns: Vec<Attribute>,
 }
 
-/// The inner hash join inside a stage. The stage's input is the join's stream side; the build
-/// side is run separately and probed per batch.
+/// How a join inside a stage treats the stream rows (the stream side is always the preserved
+/// one of an outer join).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StageJoinType {
+    /// Every matching build row.
+    Inner,
+    /// Every matching build row, or the stream row with the build columns NULL.
+    Outer,
+    /// The stream row once if some build row matches.
+    Semi,
+    /// The stream row if no build row matches (a NULL key matches none).
+    Anti,
+}
+
+/// A hash join inside a stage. The stage's input (or the join below) is its stream side; the
+/// build side is run separately, hashed once into a `JoinTable`, and probed by generated code.
 #[derive(Debug, Clone)]
 pub struct JoinSpec {
+    /// How stream rows are kept.
+    pub join_type: StageJoinType,
+    /// The join's extra condition (conjuncts) over the joined row: a match must pass it.
+    pub condition: Vec<Expr>,
+    /// Conjuncts of the Filters above this join (below the next one), over joined rows.
+    pub filters: Vec<Expr>,
+    /// Position of the build side's first column among `StageSpec::columns`.
+    pub offset: usize,
     /// The operator producing the build side.
     pub build_plan: Arc<PhysicalPlan>,
     /// The build side's columns, indexed after the stream input's in expressions.
@@ -314,37 +333,60 @@ impl StageSpec {
         let input = input_plan.output();
         let mut env: HashMap<ExprId, Expr> = input.iter().map(|a| (a.id, a.expr())).collect();
         let mut conditions = vec![];
-        let mut post_conditions = vec![];
-        let mut join = None;
+        let mut joins: Vec<JoinSpec> = vec![];
+        let mut all_columns = input.clone();
         let mut sink = None;
         for node in chain.iter().rev() {
             match node.as_ref() {
-                PhysicalPlan::HashJoin { kind, left_keys, right_keys, build_side, condition, left, right, .. } => {
+                PhysicalPlan::HashJoin { kind, left_keys, right_keys, build_side, condition, left, right, join_type } => {
                     let (stream_keys, build_keys, build_plan) = match build_side {
                         crate::physical::BuildSide::BuildRight => (left_keys, right_keys, right),
                         crate::physical::BuildSide::BuildLeft => (right_keys, left_keys, left),
                     };
-                    let build_plan = match build_plan.as_ref() {
-                        PhysicalPlan::BroadcastExchange { .. } | PhysicalPlan::Exchange { .. } => build_plan.clone(),
-                        _ => build_plan.clone(),
-                    };
-                    let build = build_plan.output();
+                    let join_type = stage_join_type(*join_type, *build_side).ok_or("a join type generated code does not run")?;
+                    let mut build = build_plan.output();
+                    // Null-extended rows read NULL from the build columns.
+                    if join_type == StageJoinType::Outer {
+                        build.iter_mut().for_each(|a| a.nullable = true);
+                    }
                     for a in &build {
                         env.insert(a.id, a.expr());
                     }
+                    let stream_keys: Vec<Expr> = stream_keys.iter().map(|k| substitute(k, &env)).collect();
+                    for (s, b) in stream_keys.iter().zip(build_keys) {
+                        let (st, bt) = (s.data_type().map_err(|e| e.to_string())?, b.data_type().map_err(|e| e.to_string())?);
+                        if st != bt || !(crate::exec::interpreted::join_table::int_key(&st) || st == DataType::Utf8) {
+                            return Err(format!("a join key of type {}", crate::types::spark_type_name(&bt)));
+                        }
+                        if st == DataType::Utf8 && string_column(s).is_none() {
+                            return Err(format!("a computed string join key {s}"));
+                        }
+                        if st != DataType::Utf8 {
+                            if let Some(r) = unsupported_reason(s) {
+                                return Err(format!("{r} in {s}"));
+                            }
+                        }
+                    }
+                    let mut extra = vec![];
                     if let Some(c) = condition {
                         for c in c.split_conjunction() {
                             let c = substitute(c, &env);
                             if let Some(r) = unsupported_reason(&c) {
                                 return Err(format!("{r} in {c}"));
                             }
-                            post_conditions.push(c);
+                            extra.push(c);
                         }
                     }
-                    join = Some(JoinSpec {
-                        build_plan,
+                    let offset = all_columns.len();
+                    all_columns.extend(build.iter().cloned());
+                    joins.push(JoinSpec {
+                        join_type,
+                        condition: extra,
+                        filters: vec![],
+                        offset,
+                        build_plan: build_plan.clone(),
                         build,
-                        stream_keys: stream_keys.iter().map(|k| substitute(k, &env)).collect(),
+                        stream_keys,
                         build_keys: build_keys.clone(),
                         broadcast: *kind == crate::physical::HashJoinKind::Broadcast,
                     });
@@ -358,11 +400,10 @@ impl StageSpec {
                         if let Some(r) = unsupported_reason(&c) {
                             return Err(format!("{r} in {c}"));
                         }
-                        // Above the join a filter sees joined rows.
-                        if join.is_some() {
-                            post_conditions.push(c);
-                        } else {
-                            conditions.push(c);
+                        // Above a join a filter sees joined rows.
+                        match joins.last_mut() {
+                            Some(j) => j.filters.push(c),
+                            None => conditions.push(c),
                         }
                     }
                 }
@@ -383,7 +424,7 @@ impl StageSpec {
                             let x = substitute(e.unalias(), &env);
                             match &x {
                                 Expr::Attribute(a) if !supported_type(&a.data_type) => {
-                                    let i = column_index(&input, &join, a.id).ok_or("a column not in the stage input")?;
+                                    let i = column_index(&all_columns, a.id).ok_or("a column not in the stage input")?;
                                     columns.push(OutputColumn::Copied(i));
                                 }
                                 _ => {
@@ -416,7 +457,7 @@ impl StageSpec {
                 let output = top.output();
                 let columns = output
                     .iter()
-                    .map(|a| match column_index(&input, &join, a.id) {
+                    .map(|a| match column_index(&all_columns, a.id) {
                         Some(_) if supported_type(&a.data_type) => Ok(OutputColumn::Computed(a.expr())),
                         Some(i) => Ok(OutputColumn::Copied(i)),
                         None => Err(format!("output column {a} not in the stage input")),
@@ -425,11 +466,7 @@ impl StageSpec {
                 StageSink::Output { columns, output }
             }
         };
-        let mut all_columns = input.clone();
-        if let Some(j) = &join {
-            all_columns.extend(j.build.iter().cloned());
-        }
-        Ok(StageSpec { input_plan, input, conditions, sink, join, post_conditions, all_columns })
+        Ok(StageSpec { input_plan, input, conditions, sink, joins, all_columns })
     }
 
     /// The operators of the stage topped by `top` and its input (see `stage_chain`).
@@ -437,12 +474,17 @@ impl StageSpec {
         stage_chain(top)
     }
 
-    /// The hash joins the stage probes, bottom-up (the one nearest the input first).
+    /// The joins the stage probes, bottom-up.
     pub fn joins(&self) -> &[JoinSpec] {
-        self.join.as_slice()
+        &self.joins
     }
 
-    /// The columns expressions read: the stream input, then the build side's.
+    /// Every condition on joined rows: the joins' extra conditions and the Filters above them.
+    pub fn join_conditions(&self) -> impl Iterator<Item = &Expr> {
+        self.joins.iter().flat_map(|j| j.condition.iter().chain(&j.filters))
+    }
+
+    /// The columns expressions read: the stream input, then each build side's.
     pub fn columns(&self) -> &[Attribute] {
         &self.all_columns
     }
@@ -471,18 +513,18 @@ impl StageSpec {
         let mut key = format!("{:?}|", columns.iter().map(|a| (&a.data_type, a.nullable)).collect::<Vec<_>>());
         // A join stage and a join-free stage over the same columns (a Project over a
         // SortMergeJoin's output) generate different code.
-        if let Some(j) = &self.join {
+        for j in &self.joins {
             let keys = |ks: &[Expr]| ks.iter().map(norm).collect::<Vec<_>>();
             key.push_str(&format!(
-                "join input {} keys {:?} = {:?} broadcast {};",
-                self.input.len(),
+                "join {:?} at {} keys {:?} = {:?} broadcast {} on {:?} then {:?};",
+                j.join_type,
+                j.offset,
                 keys(&j.stream_keys),
                 keys(&j.build_keys),
-                j.broadcast
+                j.broadcast,
+                keys(&j.condition),
+                keys(&j.filters),
             ));
-        }
-        for c in &self.post_conditions {
-            key.push_str(&format!("post {:?};", norm(c)));
         }
         for c in &self.conditions {
             key.push_str(&format!("{:?};", norm(c)));
@@ -508,8 +550,9 @@ impl StageSpec {
 }
 
 /// The operators of the stage topped by `top`, top first, and the operator it reads from:
-/// Filters and Projects below the top, and at most one inner hash join, followed through its
-/// stream side. None if `top` does not fuse.
+/// Filters, Projects and hash joins below the top, followed through each broadcast join's
+/// stream side (as Spark's CollapseCodegenStages: a shuffled join's inputs start stages of
+/// their own). None if `top` does not fuse.
 pub fn stage_chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPlan>>, Arc<PhysicalPlan>)> {
     if !super::fuses(top) {
         return None;
@@ -519,11 +562,16 @@ pub fn stage_chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPlan>>, A
     loop {
         let child = match cur.as_ref() {
             PhysicalPlan::Filter { child, .. } | PhysicalPlan::Project { child, .. } | PhysicalPlan::HashAggregate { child, .. } => child.clone(),
-            PhysicalPlan::HashJoin { .. } => super::stream_child(&cur)?.clone(),
+            PhysicalPlan::HashJoin { kind, .. } => {
+                let stream = super::stream_child(&cur)?.clone();
+                if *kind != crate::physical::HashJoinKind::Broadcast {
+                    return Some((chain, stream));
+                }
+                stream
+            }
             _ => return None,
         };
-        let has_join = chain.iter().any(|n| matches!(n.as_ref(), PhysicalPlan::HashJoin { .. }));
-        let joinable = super::fuses(&child) && matches!(child.as_ref(), PhysicalPlan::HashJoin { .. }) && !has_join;
+        let joinable = super::fuses(&child) && matches!(child.as_ref(), PhysicalPlan::HashJoin { .. });
         if matches!(child.as_ref(), PhysicalPlan::Filter { .. } | PhysicalPlan::Project { .. }) || joinable {
             chain.push(child.clone());
             cur = child;
@@ -533,12 +581,23 @@ pub fn stage_chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPlan>>, A
     }
 }
 
-/// Position of a column among the stream input then the build side's columns.
-fn column_index(input: &[Attribute], join: &Option<JoinSpec>, id: ExprId) -> Option<usize> {
-    input.iter().position(|c| c.id == id).or_else(|| {
-        let j = join.as_ref()?;
-        j.build.iter().position(|c| c.id == id).map(|i| input.len() + i)
+/// How a stage runs a hash join of this type building this side; None when the build side is
+/// the preserved one (or both are).
+pub fn stage_join_type(t: crate::plan::JoinType, build: crate::physical::BuildSide) -> Option<StageJoinType> {
+    use crate::physical::BuildSide::*;
+    use crate::plan::JoinType::*;
+    Some(match (t, build) {
+        (Inner, _) => StageJoinType::Inner,
+        (LeftOuter, BuildRight) | (RightOuter, BuildLeft) => StageJoinType::Outer,
+        (LeftSemi, BuildRight) => StageJoinType::Semi,
+        (LeftAnti, BuildRight) => StageJoinType::Anti,
+        _ => return None,
     })
+}
+
+/// Position of a column among the stream input then the build sides' columns.
+fn column_index(columns: &[Attribute], id: ExprId) -> Option<usize> {
+    columns.iter().position(|c| c.id == id)
 }
 
 fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, String> {

@@ -65,9 +65,6 @@ impl Hasher for FastHasher {
 
 pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
-/// Marks "no group" in probe results.
-pub(crate) const NO_GROUP: u32 = u32::MAX;
-
 enum Table {
     /// One integer-like key: hash the value itself.
     Int { map: FastMap<i64, u32>, null: Option<u32> },
@@ -344,43 +341,6 @@ impl Grouper {
         Ok(())
     }
 
-    /// Looks up the group id of every row of `keys` without adding groups (`NO_GROUP` if absent).
-    pub fn probe(&self, keys: &[ArrayRef], ids: &mut Vec<u32>) -> Result<()> {
-        ids.clear();
-        match &self.table {
-            Table::Int { map, null } => for_each_int(keys[0].as_ref(), |_, v| {
-                let id = match v {
-                    Some(v) => map.get(&v).copied(),
-                    None => *null,
-                };
-                ids.push(id.unwrap_or(NO_GROUP));
-            })?,
-            Table::Rows { converter, map } => {
-                let rows = converter.convert_columns(keys)?;
-                ids.extend(rows.iter().map(|r| map.get(r.as_ref()).copied().unwrap_or(NO_GROUP)));
-            }
-            Table::Packed { map } => {
-                let n = keys.first().map_or(0, |k| k.len());
-                let mut packed = vec![];
-                match pack_rows(keys, None, n, &mut packed) {
-                    Some(()) => ids.extend(packed.iter().map(|p| map.get(p).copied().unwrap_or(NO_GROUP))),
-                    // A key too long to pack cannot be among the packed groups.
-                    None => {
-                        for row in 0..n {
-                            let mut one = vec![];
-                            let id = match pack_rows(keys, Some(&[row as u32]), n, &mut one) {
-                                Some(()) => one.first().and_then(|p| map.get(p).copied()),
-                                None => None,
-                            };
-                            ids.push(id.unwrap_or(NO_GROUP));
-                        }
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// The key columns of all groups, in group id order.
     pub fn keys(&self) -> Result<Vec<ArrayRef>> {
         (0..self.types.len())
@@ -428,9 +388,6 @@ mod tests {
             g.push(vec![keys.clone()], &mut ids).unwrap();
             assert_eq!(ids, vec![0, 1, 0, 2, 1]);
             assert_eq!(g.num_groups(), 3);
-            let mut probed = vec![];
-            g.probe(&[keys], &mut probed).unwrap();
-            assert_eq!(probed, ids);
             assert_eq!(g.keys().unwrap()[0].null_count(), 1);
         }
     }

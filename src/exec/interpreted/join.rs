@@ -7,11 +7,11 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, AsArray, UInt32Array};
 use arrow::buffer::NullBuffer;
 use arrow::compute::{cast, take};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::datatypes::{Field, Schema};
 use arrow::record_batch::RecordBatch;
 use arrow::row::{RowConverter, Rows, SortField};
 
-use super::groups::{Grouper, NO_GROUP};
+use super::join_table::{JoinTable, END};
 use super::{concat, evaluate_all, make_batch, schema_of};
 use crate::error::{KilnError, Result};
 use crate::expr::eval::evaluate;
@@ -21,8 +21,6 @@ use crate::plan::JoinType;
 
 /// Pairs whose condition is evaluated in one go: bounds the joined batch's size.
 const CHUNK: usize = 64 * 1024;
-/// End of a hash chain.
-const END: u32 = u32::MAX;
 
 /// One join input, all its batches concatenated.
 struct Side<'a> {
@@ -39,7 +37,6 @@ impl<'a> Side<'a> {
     }
 }
 
-/// Rows where every key is non-NULL (NULL keys never match).
 /// The rows where every key is non-NULL (None: all rows).
 pub(crate) fn keys_valid(keys: &[ArrayRef]) -> Option<NullBuffer> {
     keys.iter().fold(None, |acc, k| NullBuffer::union(acc.as_ref(), k.logical_nulls().as_ref()))
@@ -75,38 +72,19 @@ pub fn hash_join(
     probe_hash_table(join_type, probe_keys, condition, build_side, &table, probe)
 }
 
-/// A hash join's build side: its rows in one batch, and per distinct non-NULL key the chain of
-/// its rows. Built once, it serves every partition a broadcast pairs with it.
+/// A hash join's build side: its rows in one batch and their `JoinTable` (the layout generated
+/// code probes too). Built once, it serves every partition a broadcast pairs with it.
 pub struct HashTable<'a> {
     side: Side<'a>,
-    key_types: Vec<DataType>,
-    table: Grouper,
-    head: Vec<u32>,
-    next: Vec<u32>,
+    table: JoinTable,
 }
 
 impl<'a> HashTable<'a> {
-    /// Groups `side`'s rows by `keys`; rows with a NULL key are left out (they never match).
+    /// Hashes `side`'s rows by `keys`; rows with a NULL key are left out (they never match).
     pub fn build(keys: &[Expr], side: (&'a [Attribute], Vec<RecordBatch>)) -> Result<HashTable<'a>> {
         let side = Side::new(side)?;
         let build_keys = evaluate_all(keys, &side.batch, side.attrs)?;
-        let build_rows = side.rows();
-        let key_types: Vec<DataType> = build_keys.iter().map(|k| k.data_type().clone()).collect();
-        let mut table = Grouper::new(&key_types)?;
-        let mut gids = vec![];
-        let build_valid = keys_valid(&build_keys);
-        table.push(build_keys, &mut gids)?;
-        let mut head = vec![END; table.num_groups()];
-        let mut next = vec![END; build_rows];
-        // Chained in row order: build rows of a key come out as they were read.
-        for row in (0..build_rows).rev() {
-            if is_valid(&build_valid, row) {
-                let g = gids[row] as usize;
-                next[row] = head[g];
-                head[g] = row as u32;
-            }
-        }
-        Ok(HashTable { side, key_types, table, head, next })
+        Ok(HashTable { side, table: JoinTable::build(&build_keys)? })
     }
 }
 
@@ -120,33 +98,27 @@ pub fn probe_hash_table(
     probe: (&[Attribute], Vec<RecordBatch>),
 ) -> Result<Vec<RecordBatch>> {
     let probe = Side::new(probe)?;
-    // The analyzer makes key types equal; cast defensively so the row encodings agree.
+    // The analyzer makes key types equal; cast defensively so the key words agree.
     let probe_keys = evaluate_all(probe_keys, &probe.batch, probe.attrs)?
         .iter()
-        .zip(&table.key_types)
+        .zip(table.table.key_types())
         .map(|(p, t)| if p.data_type() == t { Ok(p.clone()) } else { Ok(cast(p, t)?) })
         .collect::<Result<Vec<_>>>()?;
-    let (head, next) = (&table.head, &table.next);
-    let mut gids = vec![];
     // Probe: every (probe row, build row) pair with equal non-NULL keys.
-    let probe_valid = keys_valid(&probe_keys);
-    table.table.probe(&probe_keys, &mut gids)?;
+    let heads = table.table.probe(&probe_keys)?;
     let first_only = matches!(join_type, JoinType::LeftSemi | JoinType::LeftAnti)
         && condition.is_none()
         && build_side == BuildSide::BuildRight;
     let (mut probe_idx, mut build_idx) = (vec![], vec![]);
-    for (p, g) in gids.iter().enumerate() {
-        if *g == NO_GROUP || !is_valid(&probe_valid, p) {
-            continue;
-        }
-        let mut b = head[*g as usize];
+    for (p, head) in heads.iter().enumerate() {
+        let mut b = *head;
         while b != END {
             probe_idx.push(p as u32);
             build_idx.push(b);
             if first_only {
                 break;
             }
-            b = next[b as usize];
+            b = table.table.next(b);
         }
     }
     let (left, right, li, ri) = match build_side {

@@ -1,6 +1,7 @@
 use super::*;
 use crate::exec::interpreted::test_util::*;
 use arrow::array::BooleanArray;
+use arrow::datatypes::DataType;
 
 struct Data {
     left: Vec<Attribute>,

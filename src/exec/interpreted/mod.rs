@@ -10,6 +10,7 @@ pub mod sort;
 
 mod accumulators;
 pub(crate) mod groups;
+pub(crate) mod join_table;
 
 pub use aggregate::{hash_aggregate, HashAggregator};
 pub use exchange::{hash_partition, range_partition};

@@ -1,0 +1,262 @@
+//! Generated hash join probes (produce/consume): for the current stream row, each join of the
+//! stage hashes its stream keys, probes the build side's `JoinTable` (open addressing, tags,
+//! keys compared inline), and loops over the matching build rows, handing each joined row to
+//! the next join or the sink with its values in registers. Outer joins emit a stream row
+//! without a match against the build side's NULL row; semi / anti joins emit the stream row
+//! by a `found` flag.
+
+use arrow::datatypes::DataType;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
+
+use super::emit::{flags, load_index, Tx};
+use super::spec::{JoinSpec, StageJoinType, StageSpec};
+use crate::exec::interpreted::join_table::{END, HASH_K, KEY_WORDS, TABLE_WORDS};
+
+/// Emits joins `k..` for the current row, calling `consume` per joined row; control continues
+/// after the last match. `tables[k]` holds join k's table words then its NULL row.
+pub fn probe_joins(
+    tx: &mut Tx,
+    spec: &StageSpec,
+    tables: &[Vec<Value>],
+    used: &[bool],
+    k: usize,
+    consume: &mut dyn FnMut(&mut Tx) -> Result<(), String>,
+) -> Result<(), String> {
+    let Some(j) = spec.joins.get(k) else { return consume(tx) };
+    let words = &tables[k];
+    let done = tx.b.create_block();
+    let head = probe(tx, j, words)?;
+    let b_var = tx.b.declare_var(types::I64);
+    tx.b.def_var(b_var, head);
+    let found = tx.b.declare_var(types::I8);
+    let no = tx.b.ins().iconst(types::I8, 0);
+    tx.b.def_var(found, no);
+    let header = tx.b.create_block();
+    let body = tx.b.create_block();
+    let advance = tx.b.create_block();
+    let after = tx.b.create_block();
+    tx.b.ins().jump(header, &[]);
+    tx.b.switch_to_block(header);
+    let b = tx.b.use_var(b_var);
+    let end = tx.b.ins().icmp_imm_s(IntCC::Equal, b, END as i64);
+    tx.b.ins().brif(end, after, &[], body, &[]);
+    // One matching build row.
+    tx.b.switch_to_block(body);
+    tx.enter_side(k, Some(b), used)?;
+    tx.require(&j.condition, advance)?;
+    let yes = tx.b.ins().iconst(types::I8, 1);
+    tx.b.def_var(found, yes);
+    match j.join_type {
+        // The first passing match decides.
+        StageJoinType::Semi | StageJoinType::Anti => {
+            tx.b.ins().jump(after, &[]);
+        }
+        StageJoinType::Inner | StageJoinType::Outer => {
+            tx.require(&j.filters, advance)?;
+            probe_joins(tx, spec, tables, used, k + 1, consume)?;
+            tx.b.ins().jump(advance, &[]);
+        }
+    }
+    tx.b.switch_to_block(advance);
+    let b = tx.b.use_var(b_var);
+    let next = load_index(tx.b, words[2], b);
+    tx.b.def_var(b_var, next);
+    tx.b.ins().jump(header, &[]);
+    // After the chain: the stream row alone, by the join type.
+    tx.b.switch_to_block(after);
+    let f = tx.b.use_var(found);
+    let alone = tx.b.create_block();
+    match j.join_type {
+        StageJoinType::Inner => {
+            tx.b.ins().jump(done, &[]);
+        }
+        StageJoinType::Outer | StageJoinType::Anti => {
+            tx.b.ins().brif(f, done, &[], alone, &[]);
+        }
+        StageJoinType::Semi => {
+            tx.b.ins().brif(f, alone, &[], done, &[]);
+        }
+    }
+    tx.b.switch_to_block(alone);
+    if j.join_type != StageJoinType::Inner {
+        // An outer join reads its build side's NULL row; semi / anti joins show no build columns.
+        let null_row = (j.join_type == StageJoinType::Outer).then(|| words[words.len() - 1]);
+        tx.enter_side(k, null_row, used)?;
+        tx.require(&j.filters, done)?;
+        probe_joins(tx, spec, tables, used, k + 1, consume)?;
+    }
+    tx.b.ins().jump(done, &[]);
+    tx.b.switch_to_block(done);
+    // Join k's columns leave scope (later code must not read values loaded inside the loop).
+    tx.enter_side(k, None, used)?;
+    Ok(())
+}
+
+/// The key word of a stream key's value, as `JoinTable` stores it (an i64).
+fn word(tx: &mut Tx, v: Value, t: &DataType) -> Value {
+    let ty = tx.b.func.dfg.value_type(v);
+    match t {
+        DataType::Float64 => {
+            // -0.0 + 0.0 is 0.0; every NaN is one NaN.
+            let z = tx.b.ins().f64const(0.0);
+            let sum = tx.b.ins().fadd(v, z);
+            let bits = tx.b.ins().bitcast(types::I64, MemFlagsData::new(), sum);
+            let nan = tx.b.ins().fcmp(FloatCC::Unordered, v, v);
+            let canonical = tx.b.ins().iconst(types::I64, f64::NAN.to_bits() as i64);
+            tx.b.ins().select(nan, canonical, bits)
+        }
+        DataType::Boolean => tx.b.ins().uextend(types::I64, v),
+        _ if ty == types::I64 => v,
+        _ => tx.b.ins().sextend(types::I64, v),
+    }
+}
+
+/// Hashes the stream keys of join `j` and probes its table: the first build row with equal
+/// keys, or `END` (also for a NULL key).
+fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<Value, String> {
+    let (slots, mask) = (words[0], words[1]);
+    let mut h: Option<Value> = None;
+    let mut null: Option<Value> = None;
+    // Per key: its word, and a string's start and length.
+    let mut keys: Vec<(Value, Option<(Value, Value)>)> = vec![];
+    for key in &j.stream_keys {
+        let t = key.data_type().map_err(|e| e.to_string())?;
+        let (w, string) = if t == DataType::Utf8 {
+            let Expr::Attribute(a) = key else { return Err("a computed string join key".into()) };
+            let (begin, len, n) = tx.string_key(a)?;
+            null = tx.or_nulls(null, n);
+            let hash = tx.helpers().hash_bytes.ok_or("the string hash helper is not declared")?;
+            let call = tx.b.ins().call(hash, &[begin, len]);
+            (tx.b.inst_results(call)[0], Some((begin, len)))
+        } else {
+            let (v, n) = tx.emit(key)?;
+            null = tx.or_nulls(null, n);
+            (word(tx, v, &t), None)
+        };
+        h = Some(match h {
+            None => tx.b.ins().imul_imm_s(w, HASH_K as i64),
+            Some(h) => {
+                let r = tx.b.ins().rotl_imm_u(h, 5);
+                let x = tx.b.ins().bxor(r, w);
+                tx.b.ins().imul_imm_s(x, HASH_K as i64)
+            }
+        });
+        keys.push((w, string));
+    }
+    let h = finish(tx, h.ok_or("a join without keys")?);
+    let result = tx.b.create_block();
+    let head = tx.b.append_block_param(result, types::I64);
+    let end = tx.b.ins().iconst(types::I64, END as i64);
+    let probe_loop = tx.b.create_block();
+    let i_param = tx.b.append_block_param(probe_loop, types::I64);
+    let start = tx.b.ins().band(h, mask);
+    match null {
+        Some(n) => {
+            tx.b.ins().brif(n, result, &[BlockArg::Value(end)], probe_loop, &[BlockArg::Value(start)]);
+        }
+        None => {
+            tx.b.ins().jump(probe_loop, &[BlockArg::Value(start)]);
+        }
+    }
+    // Linear probing: an empty slot ends the search; a tag match compares the keys.
+    tx.b.switch_to_block(probe_loop);
+    let off = tx.b.ins().ishl_imm_u(i_param, 3);
+    let addr = tx.b.ins().iadd(slots, off);
+    let s = tx.b.ins().load(types::I64, flags(), addr, 0);
+    let tagged = tx.b.create_block();
+    let next_slot = tx.b.create_block();
+    let empty = tx.b.ins().icmp_imm_s(IntCC::Equal, s, 0);
+    let end2 = tx.b.ins().iconst(types::I64, END as i64);
+    tx.b.ins().brif(empty, result, &[BlockArg::Value(end2)], tagged, &[]);
+    tx.b.switch_to_block(tagged);
+    let x = tx.b.ins().bxor(s, h);
+    let tag = tx.b.ins().ushr_imm_u(x, 32);
+    let compare = tx.b.create_block();
+    tx.b.ins().brif(tag, next_slot, &[], compare, &[]);
+    tx.b.switch_to_block(compare);
+    let low = tx.b.ins().band_imm_u(s, 0xFFFF_FFFF);
+    let row = tx.b.ins().iadd_imm_s(low, -1);
+    for (i, (w, string)) in keys.iter().enumerate() {
+        let base = TABLE_WORDS + KEY_WORDS * i;
+        let ok = tx.b.create_block();
+        match string {
+            None => {
+                let off = tx.b.ins().ishl_imm_u(row, 3);
+                let addr = tx.b.ins().iadd(words[base], off);
+                let bk = tx.b.ins().load(types::I64, flags(), addr, 0);
+                let eq = tx.b.ins().icmp(IntCC::Equal, bk, *w);
+                tx.b.ins().brif(eq, ok, &[], next_slot, &[]);
+            }
+            Some((begin, len)) => string_equal(tx, &words[base..base + 3], row, *begin, *len, ok, next_slot)?,
+        }
+        tx.b.switch_to_block(ok);
+    }
+    tx.b.ins().jump(result, &[BlockArg::Value(row)]);
+    tx.b.switch_to_block(next_slot);
+    let i1 = tx.b.ins().iadd_imm_s(i_param, 1);
+    let i2 = tx.b.ins().band(i1, mask);
+    tx.b.ins().jump(probe_loop, &[BlockArg::Value(i2)]);
+    tx.b.switch_to_block(result);
+    Ok(head)
+}
+
+/// Compares a stream string (`begin`, `len`) with build row `row`'s key (offsets, bytes,
+/// prefixes): lengths, then the 4-byte prefixes, inline; the other bytes by the helper only
+/// on a prefix match. Jumps to `ok` or `mismatch`.
+fn string_equal(
+    tx: &mut Tx,
+    w: &[Value],
+    row: Value,
+    begin: Value,
+    len: Value,
+    ok: cranelift_codegen::ir::Block,
+    mismatch: cranelift_codegen::ir::Block,
+) -> Result<(), String> {
+    let (offsets, data, prefixes) = (w[0], w[1], w[2]);
+    let off = tx.b.ins().ishl_imm_u(row, 2);
+    let at = tx.b.ins().iadd(offsets, off);
+    let start = tx.b.ins().sload32(flags(), at, 0);
+    let stop = tx.b.ins().sload32(flags(), at, 4);
+    let blen = tx.b.ins().isub(stop, start);
+    let same_len = tx.b.ins().icmp(IntCC::Equal, blen, len);
+    let len_ok = tx.b.create_block();
+    tx.b.ins().brif(same_len, len_ok, &[], mismatch, &[]);
+    tx.b.switch_to_block(len_ok);
+    let long = tx.b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, len, 4);
+    let with_prefix = tx.b.create_block();
+    let bytes = tx.b.create_block();
+    tx.b.ins().brif(long, with_prefix, &[], bytes, &[]);
+    tx.b.switch_to_block(with_prefix);
+    let paddr = tx.b.ins().iadd(prefixes, off);
+    let bp = tx.b.ins().load(types::I32, flags(), paddr, 0);
+    // The stream value's bytes need not be aligned.
+    let sp = tx.b.ins().load(types::I32, MemFlagsData::new().with_notrap(), begin, 0);
+    let same_prefix = tx.b.ins().icmp(IntCC::Equal, bp, sp);
+    let prefix_ok = tx.b.create_block();
+    tx.b.ins().brif(same_prefix, prefix_ok, &[], mismatch, &[]);
+    tx.b.switch_to_block(prefix_ok);
+    let more = tx.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, len, 4);
+    tx.b.ins().brif(more, bytes, &[], ok, &[]);
+    tx.b.switch_to_block(bytes);
+    let eq = tx.helpers().bytes_eq.ok_or("the string compare helper is not declared")?;
+    let bstart = tx.b.ins().iadd(data, start);
+    let call = tx.b.ins().call(eq, &[begin, bstart, len]);
+    let same = tx.b.inst_results(call)[0];
+    tx.b.ins().brif(same, ok, &[], mismatch, &[]);
+    Ok(())
+}
+
+/// `JoinTable`'s final avalanche (splitmix64's finalizer), in IR.
+fn finish(tx: &mut Tx, z: Value) -> Value {
+    let s = tx.b.ins().ushr_imm_u(z, 30);
+    let z = tx.b.ins().bxor(z, s);
+    let z = tx.b.ins().imul_imm_s(z, 0xbf58_476d_1ce4_e5b9u64 as i64);
+    let s = tx.b.ins().ushr_imm_u(z, 27);
+    let z = tx.b.ins().bxor(z, s);
+    let z = tx.b.ins().imul_imm_s(z, 0x94d0_49bb_1331_11ebu64 as i64);
+    let s = tx.b.ins().ushr_imm_u(z, 31);
+    tx.b.ins().bxor(z, s)
+}
+
+use crate::expr::Expr;

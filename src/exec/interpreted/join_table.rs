@@ -1,0 +1,298 @@
+//! The hash table of a hash join's build side, laid out for generated code and shared with the
+//! interpreter: open addressing over flat arrays, so generated code can hash, probe and compare
+//! keys inline, and the interpreted join probes the very same table from Rust.
+//!
+//! - `slots`: a power of two of at least twice the build rows; each `u64` is the hash's high 32
+//!   bits (a tag) over `row + 1` of the first build row of one key (0: empty). Linear probing.
+//! - `next`: per build row, the next row with the same key (`END` at the chain's end), in
+//!   build order.
+//! - keys in flat arrays per key column: one `i64` per row for integer-like keys (ints, dates,
+//!   booleans, decimals up to 18 digits, doubles as normalized bits), or Arrow-style offsets,
+//!   bytes and a 4-byte prefix per row for strings (other types as their arrow row encoding).
+//!
+//! Rows with a NULL key are never inserted: NULL never matches.
+
+use std::borrow::Cow;
+
+use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::datatypes::*;
+use arrow::row::{RowConverter, SortField};
+
+use crate::error::{KilnError, Result};
+
+/// End of a chain in `next`.
+pub const END: u32 = u32::MAX;
+
+/// The hash's multiplier (FastHasher's).
+pub const HASH_K: u64 = 0x517c_c1b7_2722_0a95;
+
+/// Folds one key word into a row hash (generated code emits the same).
+#[inline]
+pub fn mix(h: u64, w: u64) -> u64 {
+    (h.rotate_left(5) ^ w).wrapping_mul(HASH_K)
+}
+
+/// The row hash's final avalanche (splitmix64's finalizer; generated code emits the same).
+#[inline]
+pub fn finish(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The key word of a string (or encoded) key: a hash of its bytes.
+pub fn hash_bytes(bytes: &[u8]) -> u64 {
+    let mut h = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = mix(h, u64::from_le_bytes(w));
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        h = mix(h, u64::from_le_bytes(w));
+    }
+    finish(h)
+}
+
+/// The key word of a double: -0.0 as 0.0 and every NaN as one NaN (Spark normalizes join keys).
+#[inline]
+pub fn double_bits(v: f64) -> i64 {
+    if v.is_nan() {
+        f64::NAN.to_bits() as i64
+    } else {
+        (v + 0.0).to_bits() as i64
+    }
+}
+
+/// The first up-to-4 bytes of a key, little-endian, zero padded.
+#[inline]
+fn prefix_of(b: &[u8]) -> u32 {
+    let mut w = [0u8; 4];
+    let n = b.len().min(4);
+    w[..n].copy_from_slice(&b[..n]);
+    u32::from_le_bytes(w)
+}
+
+/// One key column's values, one per row.
+pub enum KeyData<'a> {
+    /// Integer-like values as i64.
+    Int(Cow<'a, [i64]>),
+    /// Byte strings: Arrow offsets (rows + 1), the bytes, and each row's 4-byte prefix (build
+    /// side only; empty on the probe side).
+    Bytes { offsets: Cow<'a, [i32]>, data: Cow<'a, [u8]>, prefix: Vec<u32> },
+}
+
+impl KeyData<'_> {
+    fn bytes(&self, row: usize) -> &[u8] {
+        match self {
+            KeyData::Bytes { offsets, data, .. } => &data[offsets[row] as usize..offsets[row + 1] as usize],
+            KeyData::Int(_) => &[],
+        }
+    }
+    fn word(&self, row: usize) -> u64 {
+        match self {
+            KeyData::Int(v) => v[row] as u64,
+            KeyData::Bytes { .. } => hash_bytes(self.bytes(row)),
+        }
+    }
+    fn into_owned(self) -> KeyData<'static> {
+        match self {
+            KeyData::Int(v) => KeyData::Int(Cow::Owned(v.into_owned())),
+            KeyData::Bytes { offsets, data, prefix } => KeyData::Bytes { offsets: Cow::Owned(offsets.into_owned()), data: Cow::Owned(data.into_owned()), prefix },
+        }
+    }
+}
+
+/// True for key types that generated code reads as one i64 word (the table's fast layout).
+pub fn int_key(t: &DataType) -> bool {
+    matches!(t, DataType::Boolean | DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Date32 | DataType::Float64)
+        || matches!(t, DataType::Decimal128(p, _) if *p <= 18)
+}
+
+fn ints<T: ArrowPrimitiveType>(a: &dyn Array, f: impl Fn(T::Native) -> i64) -> Vec<i64> {
+    a.as_primitive::<T>().values().iter().map(|v| f(*v)).collect()
+}
+
+/// A key array's values in the table's form (borrowed where the layout is Arrow's own).
+pub fn key_data(a: &ArrayRef) -> Result<KeyData<'_>> {
+    let v = match a.data_type() {
+        DataType::Int64 => KeyData::Int(Cow::Borrowed(a.as_primitive::<Int64Type>().values().as_ref())),
+        DataType::Int32 => KeyData::Int(Cow::Owned(ints::<Int32Type>(a, |v| v as i64))),
+        DataType::Date32 => KeyData::Int(Cow::Owned(ints::<Date32Type>(a, |v| v as i64))),
+        DataType::Int16 => KeyData::Int(Cow::Owned(ints::<Int16Type>(a, |v| v as i64))),
+        DataType::Int8 => KeyData::Int(Cow::Owned(ints::<Int8Type>(a, |v| v as i64))),
+        DataType::Float64 => KeyData::Int(Cow::Owned(ints::<Float64Type>(a, double_bits))),
+        DataType::Decimal128(p, _) if *p <= 18 => KeyData::Int(Cow::Owned(ints::<Decimal128Type>(a, |v| v as i64))),
+        DataType::Boolean => {
+            let b = a.as_boolean();
+            KeyData::Int(Cow::Owned((0..b.len()).map(|i| b.value(i) as i64).collect()))
+        }
+        DataType::Utf8 => {
+            let s = a.as_string::<i32>();
+            KeyData::Bytes { offsets: Cow::Borrowed(s.value_offsets()), data: Cow::Borrowed(s.value_data()), prefix: vec![] }
+        }
+        // Any other type: its arrow row encoding, compared as bytes.
+        t => {
+            let converter = RowConverter::new(vec![SortField::new(t.clone())])?;
+            let rows = converter.convert_columns(std::slice::from_ref(a))?;
+            let mut offsets = Vec::with_capacity(rows.num_rows() + 1);
+            let mut data = vec![];
+            offsets.push(0i32);
+            for r in rows.iter() {
+                data.extend_from_slice(r.as_ref());
+                offsets.push(i32::try_from(data.len()).map_err(|_| KilnError::internal("join keys over 2 GiB"))?);
+            }
+            KeyData::Bytes { offsets: Cow::Owned(offsets), data: Cow::Owned(data), prefix: vec![] }
+        }
+    };
+    Ok(v)
+}
+
+/// The rows where every key is valid, as a bitmap (None: all rows).
+fn valid_rows(keys: &[ArrayRef]) -> Option<arrow::buffer::NullBuffer> {
+    keys.iter().fold(None, |acc, k| arrow::buffer::NullBuffer::union(acc.as_ref(), k.logical_nulls().as_ref()))
+}
+
+/// The hash of each row's keys (see the module notes).
+fn hashes(keys: &[KeyData], n: usize) -> Vec<u64> {
+    let mut h = vec![0u64; n];
+    for k in keys {
+        match k {
+            KeyData::Int(v) => h.iter_mut().zip(v.iter()).for_each(|(h, v)| *h = mix(*h, *v as u64)),
+            KeyData::Bytes { .. } => h.iter_mut().enumerate().for_each(|(r, h)| *h = mix(*h, k.word(r))),
+        }
+    }
+    h.iter_mut().for_each(|h| *h = finish(*h));
+    h
+}
+
+/// A join's build-side hash table (see the module notes).
+pub struct JoinTable {
+    slots: Vec<u64>,
+    mask: u64,
+    next: Vec<u32>,
+    keys: Vec<KeyData<'static>>,
+    types: Vec<DataType>,
+    rows: usize,
+}
+
+impl JoinTable {
+    /// Inserts every row of `keys` (one array per key column) whose keys are all non-NULL.
+    pub fn build(keys: &[ArrayRef]) -> Result<JoinTable> {
+        let rows = keys.first().map_or(0, |k| k.len());
+        let types = keys.iter().map(|k| k.data_type().clone()).collect();
+        let data: Vec<KeyData<'static>> = keys
+            .iter()
+            .map(|k| Ok(key_data(k)?.into_owned()))
+            .collect::<Result<_>>()?;
+        let capacity = (rows * 2).next_power_of_two().max(16);
+        let mut t = JoinTable { slots: vec![0; capacity], mask: capacity as u64 - 1, next: vec![END; rows], keys: data, types, rows };
+        t.fill_prefixes();
+        let valid = valid_rows(keys);
+        let h = hashes(&t.keys, rows);
+        // Inserted last row first, each prepended to its key's chain: chains run in build order.
+        for row in (0..rows).rev() {
+            if valid.as_ref().is_some_and(|v| v.is_null(row)) {
+                continue;
+            }
+            let h = h[row];
+            let mut i = h & t.mask;
+            loop {
+                let s = t.slots[i as usize];
+                let head = (s as u32).wrapping_sub(1);
+                if s == 0 || ((s ^ h) >> 32 == 0 && t.same_build_keys(head as usize, row)) {
+                    if s != 0 {
+                        t.next[row] = head;
+                    }
+                    t.slots[i as usize] = (h & !0xFFFF_FFFF) | (row as u64 + 1);
+                    break;
+                }
+                i = (i + 1) & t.mask;
+            }
+        }
+        Ok(t)
+    }
+
+    fn fill_prefixes(&mut self) {
+        let rows = self.rows;
+        for k in &mut self.keys {
+            if let KeyData::Bytes { offsets, data, prefix } = k {
+                *prefix = (0..rows).map(|r| prefix_of(&data[offsets[r] as usize..offsets[r + 1] as usize])).collect();
+            }
+        }
+    }
+
+    fn same_build_keys(&self, a: usize, b: usize) -> bool {
+        self.keys.iter().all(|k| match k {
+            KeyData::Int(v) => v[a] == v[b],
+            KeyData::Bytes { .. } => k.bytes(a) == k.bytes(b),
+        })
+    }
+
+    /// The key types, as built.
+    pub fn key_types(&self) -> &[DataType] {
+        &self.types
+    }
+
+    /// The next build row with the same key as `row` (`END` after the last).
+    #[inline]
+    pub fn next(&self, row: u32) -> u32 {
+        self.next[row as usize]
+    }
+
+    /// For every probe row, the first build row with equal keys (`END`: none, or a NULL key).
+    pub fn probe(&self, keys: &[ArrayRef]) -> Result<Vec<u32>> {
+        let n = keys.first().map_or(0, |k| k.len());
+        let data = keys.iter().map(key_data).collect::<Result<Vec<_>>>()?;
+        let valid = valid_rows(keys);
+        let h = hashes(&data, n);
+        let mut heads = Vec::with_capacity(n);
+        for (p, h) in h.iter().enumerate() {
+            if valid.as_ref().is_some_and(|v| v.is_null(p)) {
+                heads.push(END);
+                continue;
+            }
+            let mut i = h & self.mask;
+            let head = loop {
+                let s = self.slots[i as usize];
+                if s == 0 {
+                    break END;
+                }
+                let b = (s as u32).wrapping_sub(1);
+                if (s ^ h) >> 32 == 0
+                    && self.keys.iter().zip(&data).all(|(k, d)| match (k, d) {
+                        (KeyData::Int(bv), KeyData::Int(pv)) => bv[b as usize] == pv[p],
+                        _ => k.bytes(b as usize) == d.bytes(p),
+                    })
+                {
+                    break b;
+                }
+                i = (i + 1) & self.mask;
+            };
+            heads.push(head);
+        }
+        Ok(heads)
+    }
+
+    /// The pointers generated code reads: slots, mask, next, then per key column three words
+    /// (an integer key's values and two zeros; a string key's offsets, bytes and prefixes).
+    /// They stay valid while the table lives.
+    pub fn pointers(&self) -> Vec<u64> {
+        let mut p = vec![self.slots.as_ptr() as u64, self.mask, self.next.as_ptr() as u64];
+        for k in &self.keys {
+            match k {
+                KeyData::Int(v) => p.extend([v.as_ptr() as u64, 0, 0]),
+                KeyData::Bytes { offsets, data, prefix } => p.extend([offsets.as_ptr() as u64, data.as_ptr() as u64, prefix.as_ptr() as u64]),
+            }
+        }
+        p
+    }
+}
+
+/// Words `JoinTable::pointers` gives before the key columns', and per key column.
+pub const TABLE_WORDS: usize = 3;
+pub const KEY_WORDS: usize = 3;

@@ -22,8 +22,11 @@ pub struct SlotLayout {
     /// Per input column that the code reads: values, validity bitmap, validity bit offset,
     /// values bit offset (booleans).
     pub columns: Vec<Option<[usize; 4]>>,
-    /// Group id per selected row (aggregates with keys).
+    /// Group id per selected row (aggregates whose keys the interpreter hashes).
     pub gids: Option<usize>,
+    /// The group table's header (aggregates whose keys generated code hashes); the
+    /// accumulators are the table's per-group payload.
+    pub table: Option<usize>,
     /// Base of the accumulator memory (aggregates).
     pub acc: Option<usize>,
     /// Per output column computed by code: values buffer and validity bytes.
@@ -76,6 +79,8 @@ pub struct Helpers {
     pub find: Option<FuncRef>,
     /// The needles' data object, and each needle's offset in it.
     pub needles: Option<(GlobalValue, Vec<(Vec<u8>, usize)>)>,
+    /// The group table's helpers: `kiln_group_grow`, `kiln_group_insert`, `kiln_bytes_equal`.
+    pub group: Option<[FuncRef; 3]>,
 }
 
 /// The middle pieces of every LIKE pattern in the stage: what the search helper looks for.
@@ -123,7 +128,7 @@ pub unsafe extern "C" fn kiln_find(haystack: *const u8, haystack_len: i64, needl
 
 /// The translator: a builder positioned inside a row loop, with the stage's column pointers.
 pub struct Tx<'a, 'b> {
-    b: &'a mut FunctionBuilder<'b>,
+    pub(super) b: &'a mut FunctionBuilder<'b>,
     /// The stream input's columns, then the build side's (`StageSpec::columns`).
     input: &'a [Attribute],
     /// Columns at or past this position are the build side's, read at `build_row`.
@@ -133,13 +138,13 @@ pub struct Tx<'a, 'b> {
     row: Value,
     /// The build-side row of the current pair (stages with a join).
     build_row: Option<Value>,
-    fail: Block,
+    pub(super) fail: Block,
     /// Column values loaded at the top of the row body, where they dominate every use.
     loaded: Vec<Option<Emitted>>,
     /// This variant runs only on batches whose columns have no NULLs: no validity reads.
     no_nulls: bool,
     /// The search helper and its needles.
-    helpers: &'a Helpers,
+    pub(super) helpers: &'a Helpers,
 }
 
 fn i128_const(b: &mut FunctionBuilder, v: i128) -> Value {
@@ -181,7 +186,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// `cond` (i8) and not NULL: jump to the fail block.
-    fn fail_if(&mut self, cond: Value, null: Option<Value>) {
+    pub(super) fn fail_if(&mut self, cond: Value, null: Option<Value>) {
         let cond = self.true_and_valid(cond, null);
         let cont = self.b.create_block();
         self.b.ins().brif(cond, self.fail, &[], cont, &[]);
@@ -326,7 +331,7 @@ impl<'a, 'b> Tx<'a, 'b> {
 
     /// A string column's value: its first byte's address, its end offset's address and its
     /// length in bytes (offsets widened to i64).
-    fn string_value(&mut self, column: &Attribute) -> Result<(Value, Value, Value, Option<Value>), String> {
+    pub(super) fn string_value(&mut self, column: &Attribute) -> Result<(Value, Value, Value, Option<Value>), String> {
         let idx = self.input.iter().position(|c| c.id == column.id).ok_or("string column not in the stage input")?;
         let (_, null) = self.load_column(idx)?;
         let [offsets, _, _, data] = self.cols.get(idx).copied().flatten().ok_or("column not loaded")?;
@@ -383,7 +388,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// `f()` (an i8) where `cond` holds, else 0: `f` may read what `cond` proves in bounds.
-    fn guarded(&mut self, cond: Value, f: &mut dyn FnMut(&mut Self) -> Value) -> Value {
+    pub(super) fn guarded(&mut self, cond: Value, f: &mut dyn FnMut(&mut Self) -> Value) -> Value {
         let then = self.b.create_block();
         let merge = self.b.create_block();
         let result = self.b.append_block_param(merge, types::I8);
@@ -1038,7 +1043,12 @@ fn stage_expressions(spec: &StageSpec) -> Vec<&Expr> {
             OutputColumn::Computed(e) => Some(e),
             OutputColumn::Copied(_) => None,
         })),
-        StageSink::Aggregate { aggregates, .. } => exprs.extend(aggregates.iter().filter_map(|a| a.arg.as_ref())),
+        StageSink::Aggregate { keys, keys_in_code, aggregates, .. } => {
+            exprs.extend(aggregates.iter().filter_map(|a| a.arg.as_ref()));
+            if *keys_in_code {
+                exprs.extend(keys);
+            }
+        }
     }
     exprs
 }
@@ -1091,6 +1101,7 @@ pub fn layout(spec: &StageSpec) -> SlotLayout {
         }))
         .collect();
     let (gids, acc, outputs) = match &spec.sink {
+        StageSink::Aggregate { keys, keys_in_code: true, .. } if !keys.is_empty() => (None, None, vec![]),
         StageSink::Aggregate { keys, .. } => (if keys.is_empty() { None } else { Some(take(1)) }, Some(take(1)), vec![]),
         StageSink::Output { columns, .. } => (
             None,
@@ -1107,9 +1118,10 @@ pub fn layout(spec: &StageSpec) -> SlotLayout {
                 .collect(),
         ),
     };
+    let table = spec.groups_in_code().then(|| take(1));
     let build_sel = spec.join.as_ref().map(|_| take(1));
     let emitted = (matches!(spec.sink, StageSink::Output { .. }) && !spec.post_conditions.is_empty()).then(|| take(1));
-    SlotLayout { columns, gids, acc, outputs, build_sel, emitted, len: next }
+    SlotLayout { columns, gids, table, acc, outputs, build_sel, emitted, len: next }
 }
 
 /// Loads a slot (a pointer or offset) in the entry block.
@@ -1232,8 +1244,15 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
                 OutputColumn::Copied(_) => None,
             })
             .collect(),
-        StageSink::Aggregate { aggregates, .. } => aggregates.iter().filter_map(|a| a.arg.as_ref()).collect(),
+        StageSink::Aggregate { keys, keys_in_code, aggregates, .. } => {
+            let mut v: Vec<&Expr> = aggregates.iter().filter_map(|a| a.arg.as_ref()).collect();
+            if *keys_in_code {
+                v.extend(keys);
+            }
+            v
+        }
     };
+    let table = layout.table.map(|k| slot(b, slots, k));
     let sink_columns = columns_of(spec, sink_exprs.into_iter().chain(&spec.post_conditions));
     let (columns, n_stream) = (spec.columns(), spec.input.len());
     let build_sel = layout.build_sel.map(|k| slot(b, slots, k));
@@ -1286,16 +1305,23 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
                 let next_at = tx.b.ins().iadd_imm_s(at, 1);
                 tx.b.def_var(emitted_count, next_at);
             }
-            StageSink::Aggregate { aggregates, .. } => {
-                let base = acc.ok_or("aggregate without accumulators")?;
-                let group_base = match gids {
-                    Some(g) => {
+            StageSink::Aggregate { keys, aggregates, .. } => {
+                let stride = (ACC_BYTES * aggregates.len()) as i64;
+                let group_base = match (table, gids, acc) {
+                    (Some(header), _, _) => {
+                        let gid = super::aggregate::group_id(&mut tx, keys, header)?;
+                        // Read after the lookup: adding a group may have moved the payload.
+                        let payload = tx.b.ins().load(types::I64, flags(), header, crate::exec::interpreted::group_table::offsets::PAYLOAD);
+                        let off = tx.b.ins().imul_imm_s(gid, stride);
+                        tx.b.ins().iadd(payload, off)
+                    }
+                    (None, Some(g), Some(base)) => {
                         let gid = load_index(tx.b, g, j);
-                        let stride = (ACC_BYTES * aggregates.len()) as i64;
                         let off = tx.b.ins().imul_imm_s(gid, stride);
                         tx.b.ins().iadd(base, off)
                     }
-                    None => base,
+                    (None, None, Some(base)) => base,
+                    _ => return Err("aggregate without accumulators".into()),
                 };
                 for (i, a) in aggregates.iter().enumerate() {
                     let at = tx.b.ins().iadd_imm_s(group_base, (i * ACC_BYTES) as i64);

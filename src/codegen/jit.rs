@@ -15,6 +15,7 @@ use cranelift_module::{default_libcall_names, DataDescription, DataId, FuncId, L
 
 use super::emit::{build_filter, build_sink, kiln_find, layout, like_needles, Helpers, SlotLayout};
 use super::spec::StageSpec;
+use crate::exec::interpreted::group_table;
 
 /// `fn(slots, n, sel_out) -> selected count or -1`.
 pub type FilterFn = unsafe extern "C" fn(*const u64, i64, *mut u32) -> i64;
@@ -69,6 +70,9 @@ fn new_module() -> Result<JITModule, String> {
         .map_err(|e| e.to_string())?;
     let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
     builder.symbol("kiln_find", kiln_find as *const u8);
+    builder.symbol("kiln_group_grow", group_table::kiln_group_grow as *const u8);
+    builder.symbol("kiln_group_insert", group_table::kiln_group_insert as *const u8);
+    builder.symbol("kiln_bytes_equal", group_table::kiln_bytes_equal as *const u8);
     Ok(JITModule::new(builder))
 }
 
@@ -78,6 +82,24 @@ struct ModuleHelpers {
     find: FuncId,
     needles: DataId,
     offsets: Vec<(Vec<u8>, usize)>,
+}
+
+/// An imported helper taking `params` i64s and returning one.
+fn import(module: &mut JITModule, name: &str, params: usize) -> Result<FuncId, String> {
+    let mut sig = module.make_signature();
+    for _ in 0..params {
+        sig.params.push(AbiParam::new(types::I64));
+    }
+    sig.returns.push(AbiParam::new(types::I64));
+    module.declare_function(name, Linkage::Import, &sig).map_err(|e| e.to_string())
+}
+
+/// The group table's helpers, declared when generated code groups rows.
+fn declare_group_helpers(module: &mut JITModule, spec: &StageSpec) -> Result<Option<[FuncId; 3]>, String> {
+    if !spec.groups_in_code() {
+        return Ok(None);
+    }
+    Ok(Some([import(module, "kiln_group_grow", 1)?, import(module, "kiln_group_insert", 3)?, import(module, "kiln_bytes_equal", 3)?]))
 }
 
 fn declare_helpers(module: &mut JITModule, spec: &StageSpec) -> Result<Option<ModuleHelpers>, String> {
@@ -124,19 +146,24 @@ fn define(
     build: Build,
     no_nulls: bool,
     module_helpers: Option<&ModuleHelpers>,
+    group_helpers: Option<[FuncId; 3]>,
 ) -> Result<(cranelift_module::FuncId, String, usize, String), String> {
     let sig = signature(module);
     let id = module.declare_function(name, Linkage::Local, &sig).map_err(|e| e.to_string())?;
     let mut ctx = Context::new();
     ctx.func.signature = sig;
     ctx.func.name = UserFuncName::user(0, index);
-    let helpers = match module_helpers {
+    let mut helpers = match module_helpers {
         Some(h) => Helpers {
             find: Some(module.declare_func_in_func(h.find, &mut ctx.func)),
             needles: Some((module.declare_data_in_func(h.needles, &mut ctx.func), h.offsets.clone())),
+            group: None,
         },
         None => Helpers::default(),
     };
+    if let Some(ids) = group_helpers {
+        helpers.group = Some(ids.map(|id| module.declare_func_in_func(id, &mut ctx.func)));
+    }
     let mut fctx = FunctionBuilderContext::new();
     let frontend = module.isa().frontend_config();
     {
@@ -158,14 +185,15 @@ fn compile(spec: &StageSpec) -> Result<CompiledStage, String> {
     let mut module = new_module()?;
     let h = declare_helpers(&mut module, spec)?;
     let h = h.as_ref();
-    let filter = if spec.conditions.is_empty() { None } else { Some(define(&mut module, "filter", 0, spec, &layout, build_filter, false, h)?) };
-    let sink = define(&mut module, "sink", 1, spec, &layout, build_sink, false, h)?;
+    let g = declare_group_helpers(&mut module, spec)?;
+    let filter = if spec.conditions.is_empty() { None } else { Some(define(&mut module, "filter", 0, spec, &layout, build_filter, false, h, g)?) };
+    let sink = define(&mut module, "sink", 1, spec, &layout, build_sink, false, h, g)?;
     let filter_nn = if spec.conditions.is_empty() {
         None
     } else {
-        Some(define(&mut module, "filter (no NULLs)", 2, spec, &layout, build_filter, true, h)?)
+        Some(define(&mut module, "filter (no NULLs)", 2, spec, &layout, build_filter, true, h, g)?)
     };
-    let sink_nn = define(&mut module, "sink (no NULLs)", 3, spec, &layout, build_sink, true, h)?;
+    let sink_nn = define(&mut module, "sink (no NULLs)", 3, spec, &layout, build_sink, true, h, g)?;
     module.finalize_definitions().map_err(|e| e.to_string())?;
     let mut clif = String::new();
     let mut disassembly = String::new();

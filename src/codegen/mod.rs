@@ -15,6 +15,7 @@
 //! overflow, a division by zero, a decimal too wide for the fast path) makes the whole
 //! partition run again interpreted, so errors and results are exactly the interpreter's.
 
+mod aggregate;
 mod emit;
 mod jit;
 mod run;

@@ -17,6 +17,7 @@ use super::emit::{out_width, ACC_BYTES};
 use super::jit::CompiledStage;
 use super::spec::{AggSpec, JoinSpec, OutputColumn, StageSink, StageSpec};
 use crate::error::{KilnError, Result};
+use crate::exec::interpreted::group_table::GroupTable;
 use crate::exec::interpreted::groups::{Grouper, NO_GROUP};
 use crate::exec::interpreted::{evaluate_all, make_batch, schema_of};
 use crate::expr::{AggFunc, Attribute};
@@ -389,13 +390,16 @@ pub fn aggregate_partition(
     batches: impl Iterator<Item = Result<RecordBatch>>,
     builds: &[&BuildTable],
 ) -> Result<Option<Vec<RecordBatch>>> {
-    let StageSink::Aggregate { keys, aggregates, output } = &spec.sink else {
+    let StageSink::Aggregate { keys, keys_in_code, aggregates, output } = &spec.sink else {
         return Err(KilnError::internal("aggregate_partition on an output stage"));
     };
     let build = builds.first().copied();
     let merged = coalesce(batches);
     let stride = ACC_BYTES * aggregates.len();
-    let mut grouper = if keys.is_empty() { None } else { Some(Grouper::new(&keys.iter().map(|k| k.data_type()).collect::<Result<Vec<_>>>()?)?) };
+    let key_types = keys.iter().map(|k| k.data_type()).collect::<Result<Vec<_>>>()?;
+    // Generated code groups the rows in the shared table, whose payload holds the accumulators.
+    let mut table = if *keys_in_code { Some(GroupTable::new(&key_types, stride)?) } else { None };
+    let mut grouper = if keys.is_empty() || table.is_some() { None } else { Some(Grouper::new(&key_types)?) };
     let mut groups = 1;
     let mut acc: Vec<u128> = vec![0; stride.div_ceil(16).max(1)];
     let mut gids: Vec<u32> = vec![];
@@ -433,17 +437,19 @@ pub fn aggregate_partition(
         if let Some(k) = compiled.layout.acc {
             slots[k] = acc.as_mut_ptr() as u64;
         }
+        if let (Some(k), Some(t)) = (compiled.layout.table, &mut table) {
+            slots[k] = t.header_ptr() as u64;
+        }
         if call_sink(compiled, &mut slots, &rows, no_nulls).is_none() {
             return Ok(None);
         }
     }
     // Without keys there is one group even over no rows; with keys, only the groups seen.
-    let groups = grouper.as_ref().map_or(groups, Grouper::num_groups);
-    let mut columns = match &grouper {
-        Some(g) => g.keys()?,
-        None => vec![],
+    let (groups, mut columns, b) = match (&table, &grouper) {
+        (Some(t), _) => (t.num_groups(), t.keys()?, t.payload()),
+        (None, Some(g)) => (g.num_groups(), g.keys()?, bytes(&acc)),
+        (None, None) => (groups, vec![], bytes(&acc)),
     };
-    let b = bytes(&acc);
     for (i, a) in aggregates.iter().enumerate() {
         match state_arrays(a, b, i * ACC_BYTES, stride, groups)? {
             Some(arrays) => columns.extend(arrays),

@@ -39,6 +39,9 @@ pub enum StageSink {
     Aggregate {
         /// The grouping keys, over the stage input.
         keys: Vec<Expr>,
+        /// Whether generated code finds each row's group in the shared group table (else the
+        /// interpreter's `Grouper` hashes the keys per batch and the code reads group ids).
+        keys_in_code: bool,
         /// The aggregates whose buffers generated code updates.
         aggregates: Vec<AggSpec>,
         /// The partial aggregate's output: grouping attributes, then buffer columns.
@@ -404,7 +407,8 @@ impl StageSpec {
                 PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, grouping, aggregates, .. } => {
                     let keys: Vec<Expr> = grouping.iter().map(|g| substitute(g.unalias(), &env)).collect();
                     let aggs = aggregates.iter().map(|a| agg_spec(a, &env)).collect::<Result<Vec<_>, String>>()?;
-                    sink = Some(StageSink::Aggregate { keys, aggregates: aggs, output: node.output() });
+                    let keys_in_code = !keys.is_empty() && super::aggregate::unsupported_keys(&keys).is_none();
+                    sink = Some(StageSink::Aggregate { keys, keys_in_code, aggregates: aggs, output: node.output() });
                 }
                 _ => return Err("not a fused operator".into()),
             }
@@ -440,6 +444,11 @@ impl StageSpec {
     /// The hash joins the stage probes, bottom-up (the one nearest the input first).
     pub fn joins(&self) -> &[JoinSpec] {
         self.join.as_slice()
+    }
+
+    /// True when generated code groups the rows (a keyed aggregate whose keys it computes).
+    pub fn groups_in_code(&self) -> bool {
+        matches!(self.sink, StageSink::Aggregate { keys_in_code: true, .. })
     }
 
     /// The columns expressions read: the stream input, then the build side's.
@@ -496,8 +505,13 @@ impl StageSpec {
                     }
                 }
             }
-            StageSink::Aggregate { keys, aggregates, .. } => {
-                key.push_str(&format!("keys {};", keys.len()));
+            StageSink::Aggregate { keys, keys_in_code, aggregates, .. } => {
+                key.push_str(&format!("keys {} {keys_in_code};", keys.len()));
+                if *keys_in_code {
+                    for k in keys {
+                        key.push_str(&format!("key {:?};", norm(k)));
+                    }
+                }
                 for a in aggregates {
                     key.push_str(&format!("{:?} {:?};", a.func, a.arg.as_ref().map(norm)));
                 }

@@ -11,6 +11,7 @@ pub mod project;
 pub mod sort;
 
 mod accumulators;
+pub(crate) mod group_table;
 pub(crate) mod groups;
 
 pub use aggregate::{hash_aggregate, HashAggregator};

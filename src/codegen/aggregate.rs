@@ -8,9 +8,10 @@ use arrow::datatypes::DataType;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
-use super::emit::Tx;
+use super::emit::{update_accumulator, when_valid, Tx};
+use super::spec::AggSpec;
 use crate::exec::interpreted::group_table::{int_layout, key_kind, offsets as off, KeyKind, HASH_K, INT_K1};
-use crate::expr::Expr;
+use crate::expr::{AggFunc, Expr};
 
 fn flags() -> MemFlagsData {
     MemFlagsData::trusted()
@@ -224,11 +225,12 @@ pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, Stri
         let at = tx.b.ins().ishl_imm_u(i, 2);
         let at = tx.b.ins().iadd(gids, at);
         let g32 = tx.b.ins().load(types::I32, flags(), at, 0);
+        // The slot's word address, computed here to dominate the insert block too.
+        let wat = tx.b.ins().ishl_imm_u(i, 3);
+        let wat = tx.b.ins().iadd(words, wat);
         let empty = tx.b.ins().icmp_imm_s(IntCC::Equal, g32, -1);
         tx.b.ins().brif(empty, insert_block, &[], compare, &[]);
         tx.b.switch_to_block(compare);
-        let wat = tx.b.ins().ishl_imm_u(i, 3);
-        let wat = tx.b.ins().iadd(words, wat);
         let w = tx.b.ins().load(types::I64, flags(), wat, 0);
         let same = tx.b.ins().icmp(IntCC::Equal, w, k);
         let g = tx.b.ins().uextend(types::I64, g32);
@@ -399,4 +401,86 @@ pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, Stri
     tx.b.ins().brif(bad, fail, &[], found, &[BlockArg::Value(g)]);
     tx.b.switch_to_block(found);
     Ok(gid)
+}
+
+/// A final aggregate's merge of one input row's buffer columns into the group's accumulator at
+/// `at` (the layout `update_accumulator` writes, so both produce the same buffers).
+pub fn merge_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), String> {
+    let (value_off, aux_off) = (0, 16);
+    let add_count = |tx: &mut Tx, c: Value, null: Option<Value>| {
+        when_valid(tx, null, &mut |tx| {
+            let old = tx.b.ins().load(types::I64, flags(), at, aux_off);
+            let new = tx.b.ins().iadd(old, c);
+            tx.b.ins().store(flags(), new, at, aux_off);
+            Ok(())
+        })
+    };
+    match (a.func, &a.arg_type) {
+        (AggFunc::Count, _) => {
+            let (c, null) = tx.emit(a.merge.first().ok_or("count without its buffer")?)?;
+            add_count(tx, c, null)
+        }
+        // The sum of sums, the min of mins: the update over the buffer column.
+        (AggFunc::Sum, DataType::Int32 | DataType::Int64 | DataType::Float64) | (AggFunc::Min | AggFunc::Max, _) => {
+            let buffer = a.merge.first().ok_or("an aggregate without its buffer")?.clone();
+            update_accumulator(tx, &AggSpec { arg: Some(buffer), merge: vec![], ..a.clone() }, at)
+        }
+        (AggFunc::Avg, DataType::Int32 | DataType::Int64 | DataType::Float64) => {
+            let [sum, count] = a.merge.as_slice() else { return Err("avg without its two buffers".into()) };
+            let (s, sn) = tx.emit(sum)?;
+            when_valid(tx, sn, &mut |tx| {
+                let old = tx.b.ins().load(types::F64, flags(), at, value_off);
+                let new = tx.b.ins().fadd(old, s);
+                tx.b.ins().store(flags(), new, at, value_off);
+                Ok(())
+            })?;
+            let (c, cn) = tx.emit(count)?;
+            add_count(tx, c, cn)
+        }
+        (AggFunc::Sum | AggFunc::Avg, DataType::Decimal128(..)) => {
+            let [sum, second] = a.merge.as_slice() else { return Err("a decimal sum without its two buffers".into()) };
+            let (s, sn) = tx.emit(sum)?;
+            let (x, xn) = tx.emit(second)?;
+            // Non-empty (sum: isEmpty false; avg: a count above 0).
+            let nonempty = if a.func == AggFunc::Sum { tx.b.ins().icmp_imm_s(IntCC::Equal, x, 0) } else { tx.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, x, 0) };
+            let nonempty = match xn {
+                Some(n) => {
+                    let valid = tx.b.ins().bxor_imm_u(n, 1);
+                    tx.b.ins().band(nonempty, valid)
+                }
+                None => nonempty,
+            };
+            // A NULL sum in a non-empty buffer: the partial sum overflowed (the interpreter
+            // reports it).
+            if let Some(n) = sn {
+                let overflowed = tx.b.ins().band(n, nonempty);
+                tx.fail_if(overflowed, None);
+            }
+            when_valid(tx, sn, &mut |tx| {
+                let v = if tx.b.func.dfg.value_type(s) == types::I128 { s } else { tx.b.ins().sextend(types::I128, s) };
+                let old = tx.b.ins().load(types::I128, flags(), at, value_off);
+                let new = tx.b.ins().iadd(old, v);
+                let (_, o_hi) = tx.b.ins().isplit(old);
+                let (_, v_hi) = tx.b.ins().isplit(v);
+                let (_, r_hi) = tx.b.ins().isplit(new);
+                let a1 = tx.b.ins().bxor(o_hi, r_hi);
+                let a2 = tx.b.ins().bxor(v_hi, r_hi);
+                let both = tx.b.ins().band(a1, a2);
+                let wrapped = tx.b.ins().icmp_imm_s(IntCC::SignedLessThan, both, 0);
+                tx.fail_if(wrapped, None);
+                tx.b.ins().store(flags(), new, at, value_off);
+                Ok(())
+            })?;
+            if a.func == AggFunc::Avg {
+                add_count(tx, x, xn)
+            } else {
+                let old = tx.b.ins().load(types::I64, flags(), at, aux_off);
+                let one = tx.b.ins().iconst(types::I64, 1);
+                let flag = tx.b.ins().select(nonempty, one, old);
+                tx.b.ins().store(flags(), flag, at, aux_off);
+                Ok(())
+            }
+        }
+        (f, t) => Err(format!("merging {} over {t}", f.name())),
+    }
 }

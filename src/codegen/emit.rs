@@ -1045,6 +1045,7 @@ fn stage_expressions(spec: &StageSpec) -> Vec<&Expr> {
         })),
         StageSink::Aggregate { keys, keys_in_code, aggregates, .. } => {
             exprs.extend(aggregates.iter().filter_map(|a| a.arg.as_ref()));
+            exprs.extend(aggregates.iter().flat_map(|a| &a.merge));
             if *keys_in_code {
                 exprs.extend(keys);
             }
@@ -1245,7 +1246,7 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
             })
             .collect(),
         StageSink::Aggregate { keys, keys_in_code, aggregates, .. } => {
-            let mut v: Vec<&Expr> = aggregates.iter().filter_map(|a| a.arg.as_ref()).collect();
+            let mut v: Vec<&Expr> = aggregates.iter().filter_map(|a| a.arg.as_ref()).chain(aggregates.iter().flat_map(|a| &a.merge)).collect();
             if *keys_in_code {
                 v.extend(keys);
             }
@@ -1325,7 +1326,11 @@ pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout
                 };
                 for (i, a) in aggregates.iter().enumerate() {
                     let at = tx.b.ins().iadd_imm_s(group_base, (i * ACC_BYTES) as i64);
-                    update_accumulator(&mut tx, a, at)?;
+                    if a.merge.is_empty() {
+                        update_accumulator(&mut tx, a, at)?;
+                    } else {
+                        super::aggregate::merge_accumulator(&mut tx, a, at)?;
+                    }
                 }
             }
         }
@@ -1347,7 +1352,7 @@ fn total_order_key(b: &mut FunctionBuilder, bits: Value) -> Value {
 }
 
 /// Runs `f` only for rows where `null` is not set.
-fn when_valid(tx: &mut Tx, null: Option<Value>, f: &mut dyn FnMut(&mut Tx) -> Result<(), String>) -> Result<(), String> {
+pub(super) fn when_valid(tx: &mut Tx, null: Option<Value>, f: &mut dyn FnMut(&mut Tx) -> Result<(), String>) -> Result<(), String> {
     let Some(n) = null else { return f(tx) };
     let body = tx.b.create_block();
     let done = tx.b.create_block();
@@ -1365,7 +1370,7 @@ fn decimal_sum_precision(p1: u8, s1: i8, p2: u8, s2: i8) -> i32 {
     (p1 as i32 - s1 as i32).max(p2 as i32 - s2 as i32) + scale + 1
 }
 
-fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), String> {
+pub(super) fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), String> {
     let (value_off, aux_off) = (0, 16);
     let Some(arg) = &a.arg else {
         // count(*): every selected row.

@@ -35,7 +35,7 @@ pub fn fuses(plan: &PhysicalPlan) -> bool {
         plan,
         PhysicalPlan::Filter { .. }
             | PhysicalPlan::Project { .. }
-            | PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, .. }
+            | PhysicalPlan::HashAggregate { mode: AggregateMode::Partial | AggregateMode::Final, .. }
             | PhysicalPlan::HashJoin { join_type: crate::plan::JoinType::Inner, .. }
     )
 }

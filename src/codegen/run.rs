@@ -390,7 +390,7 @@ pub fn aggregate_partition(
     batches: impl Iterator<Item = Result<RecordBatch>>,
     builds: &[&BuildTable],
 ) -> Result<Option<Vec<RecordBatch>>> {
-    let StageSink::Aggregate { keys, keys_in_code, aggregates, output } = &spec.sink else {
+    let StageSink::Aggregate { keys, keys_in_code, aggregates, output, finish } = &spec.sink else {
         return Err(KilnError::internal("aggregate_partition on an output stage"));
     };
     let build = builds.first().copied();
@@ -456,7 +456,18 @@ pub fn aggregate_partition(
             None => return Ok(None),
         }
     }
-    Ok(Some(vec![make_batch(schema_of(output), columns, groups)?]))
+    let merged = make_batch(schema_of(output), columns, groups)?;
+    // A final aggregate: the interpreter finishes the merged buffers (one row per group) into
+    // the results, so they are exactly its own.
+    if let Some(node) = finish {
+        let crate::physical::PhysicalPlan::HashAggregate { grouping, aggregates, result, .. } = node.as_ref() else {
+            return Err(KilnError::internal("a final aggregate stage without its HashAggregate"));
+        };
+        let mut agg = crate::exec::interpreted::HashAggregator::new(crate::physical::AggregateMode::Final, grouping, aggregates, result, output)?;
+        agg.push(&merged)?;
+        return agg.finish().map(Some);
+    }
+    Ok(Some(vec![merged]))
 }
 
 /// The distinct columns `exprs` read, in order of first use.

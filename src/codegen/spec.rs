@@ -21,6 +21,8 @@ pub struct AggSpec {
     pub arg_type: DataType,
     /// The buffer columns the stage must produce (Spark's, as the interpreter produces them).
     pub buffer: Vec<Attribute>,
+    /// A final aggregate: the input's buffer columns it merges (empty for a partial one).
+    pub merge: Vec<Expr>,
 }
 
 /// What a stage does with the rows that pass its filters.
@@ -46,6 +48,9 @@ pub enum StageSink {
         aggregates: Vec<AggSpec>,
         /// The partial aggregate's output: grouping attributes, then buffer columns.
         output: Vec<Attribute>,
+        /// A final aggregate's operator: the merged buffers (one row per group, `output`'s
+        /// columns) are finished by the interpreter's aggregator over groups, not rows.
+        finish: Option<Arc<PhysicalPlan>>,
     },
 }
 
@@ -408,7 +413,19 @@ impl StageSpec {
                     let keys: Vec<Expr> = grouping.iter().map(|g| substitute(g.unalias(), &env)).collect();
                     let aggs = aggregates.iter().map(|a| agg_spec(a, &env)).collect::<Result<Vec<_>, String>>()?;
                     let keys_in_code = !keys.is_empty() && super::aggregate::unsupported_keys(&keys).is_none();
-                    sink = Some(StageSink::Aggregate { keys, keys_in_code, aggregates: aggs, output: node.output() });
+                    sink = Some(StageSink::Aggregate { keys, keys_in_code, aggregates: aggs, output: node.output(), finish: None });
+                }
+                PhysicalPlan::HashAggregate { mode: AggregateMode::Final, grouping, aggregates, .. } => {
+                    // The partial aggregate's grouping columns are the keys; its buffers are merged.
+                    let keys: Vec<Expr> = crate::plan::named_outputs(grouping).iter().map(|a| substitute(&a.expr(), &env)).collect();
+                    let aggs = aggregates.iter().map(|a| merge_spec(a, &env)).collect::<Result<Vec<_>, String>>()?;
+                    let mut output = crate::plan::named_outputs(grouping);
+                    output.extend(aggregates.iter().flat_map(|a| a.buffer.iter().cloned()));
+                    if let Some(r) = super::aggregate::unsupported_keys(&keys) {
+                        return Err(r);
+                    }
+                    let keys_in_code = !keys.is_empty();
+                    sink = Some(StageSink::Aggregate { keys, keys_in_code, aggregates: aggs, output, finish: Some(node.clone()) });
                 }
                 _ => return Err("not a fused operator".into()),
             }
@@ -505,7 +522,8 @@ impl StageSpec {
                     }
                 }
             }
-            StageSink::Aggregate { keys, keys_in_code, aggregates, .. } => {
+            StageSink::Aggregate { keys, keys_in_code, aggregates, finish, .. } => {
+                key.push_str(&format!("final {};", finish.is_some()));
                 key.push_str(&format!("keys {} {keys_in_code};", keys.len()));
                 if *keys_in_code {
                     for k in keys {
@@ -513,7 +531,7 @@ impl StageSpec {
                     }
                 }
                 for a in aggregates {
-                    key.push_str(&format!("{:?} {:?};", a.func, a.arg.as_ref().map(norm)));
+                    key.push_str(&format!("{:?} {:?} {:?};", a.func, a.arg.as_ref().map(norm), a.merge.iter().map(norm).collect::<Vec<_>>()));
                 }
             }
         }
@@ -579,5 +597,29 @@ fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, S
             return Err(format!("{} over a date", a.func.name()));
         }
     }
-    Ok(AggSpec { func: a.func, arg, arg_type, buffer: a.buffer.clone() })
+    Ok(AggSpec { func: a.func, arg, arg_type, buffer: a.buffer.clone(), merge: vec![] })
+}
+
+/// A final aggregate's merge of the buffer columns `a`'s partial aggregate produced.
+fn merge_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, String> {
+    if a.distinct {
+        return Err("a DISTINCT aggregate".into());
+    }
+    let arg_type = match (a.func, a.args.first()) {
+        (AggFunc::Count, _) | (_, None) => DataType::Int64,
+        (_, Some(x)) => x.data_type().map_err(|e| e.to_string())?,
+    };
+    if !matches!(arg_type, DataType::Int32 | DataType::Int64 | DataType::Float64 | DataType::Decimal128(..) | DataType::Date32) {
+        return Err(format!("{} over {}", a.func.name(), crate::types::spark_type_name(&arg_type)));
+    }
+    if matches!(a.func, AggFunc::Sum | AggFunc::Avg) && arg_type == DataType::Date32 {
+        return Err(format!("{} over a date", a.func.name()));
+    }
+    let merge: Vec<Expr> = a.buffer.iter().map(|b| substitute(&b.expr(), env)).collect();
+    for m in &merge {
+        if let Some(r) = unsupported_reason(m) {
+            return Err(format!("{r} in the buffer {m} of {}", a.func.name()));
+        }
+    }
+    Ok(AggSpec { func: a.func, arg: None, arg_type, buffer: a.buffer.clone(), merge })
 }

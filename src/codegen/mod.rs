@@ -36,6 +36,7 @@ pub fn fuses(plan: &PhysicalPlan) -> bool {
         PhysicalPlan::Filter { .. }
             | PhysicalPlan::Project { .. }
             | PhysicalPlan::HashAggregate { mode: AggregateMode::Partial | AggregateMode::Final, .. }
+            | PhysicalPlan::Sort { .. }
             | PhysicalPlan::HashJoin { join_type: crate::plan::JoinType::Inner, .. }
     )
 }

@@ -80,6 +80,9 @@ pub struct StageSpec {
     /// Conditions over joined rows (the join's extra condition, Filters above the join),
     /// checked in the sink.
     pub post_conditions: Vec<Expr>,
+    /// A Sort topping the stage (Spark stars it): the sink's batches of a partition, sorted
+    /// with Arrow's kernels.
+    pub sort: Option<Vec<crate::expr::SortOrder>>,
     /// `input` followed by the build side's columns: what expressions index.
     all_columns: Vec<Attribute>,
 }
@@ -325,8 +328,11 @@ impl StageSpec {
         let mut post_conditions = vec![];
         let mut join = None;
         let mut sink = None;
+        let mut sort = None;
         for node in chain.iter().rev() {
             match node.as_ref() {
+                // Only at the top (see `stage_chain`): it sorts what the rest produces.
+                PhysicalPlan::Sort { order, .. } => sort = Some(order.clone()),
                 PhysicalPlan::HashJoin { kind, left_keys, right_keys, build_side, condition, left, right, .. } => {
                     let (stream_keys, build_keys, build_plan) = match build_side {
                         crate::physical::BuildSide::BuildRight => (left_keys, right_keys, right),
@@ -432,13 +438,15 @@ impl StageSpec {
         }
         let sink = match sink {
             Some(s) => s,
-            // A stage topped by a Filter or a join outputs its operator's columns.
+            // A stage topped by a Filter or a join outputs its operator's columns; a Sort over
+            // its input alone passes the columns through.
             None => {
                 let output = top.output();
+                let pass_through = conditions.is_empty() && join.is_none() && post_conditions.is_empty();
                 let columns = output
                     .iter()
                     .map(|a| match column_index(&input, &join, a.id) {
-                        Some(_) if supported_type(&a.data_type) => Ok(OutputColumn::Computed(a.expr())),
+                        Some(_) if supported_type(&a.data_type) && !pass_through => Ok(OutputColumn::Computed(a.expr())),
                         Some(i) => Ok(OutputColumn::Copied(i)),
                         None => Err(format!("output column {a} not in the stage input")),
                     })
@@ -450,7 +458,7 @@ impl StageSpec {
         if let Some(j) = &join {
             all_columns.extend(j.build.iter().cloned());
         }
-        Ok(StageSpec { input_plan, input, conditions, sink, join, post_conditions, all_columns })
+        Ok(StageSpec { input_plan, input, conditions, sink, join, post_conditions, sort, all_columns })
     }
 
     /// The operators of the stage topped by `top` and its input (see `stage_chain`).
@@ -510,6 +518,7 @@ impl StageSpec {
         for c in &self.post_conditions {
             key.push_str(&format!("post {:?};", norm(c)));
         }
+        // The sort runs outside the generated code; the code is the same with or without it.
         for c in &self.conditions {
             key.push_str(&format!("{:?};", norm(c)));
         }
@@ -550,7 +559,10 @@ pub fn stage_chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPlan>>, A
     let mut cur = top.clone();
     loop {
         let child = match cur.as_ref() {
-            PhysicalPlan::Filter { child, .. } | PhysicalPlan::Project { child, .. } | PhysicalPlan::HashAggregate { child, .. } => child.clone(),
+            PhysicalPlan::Filter { child, .. }
+            | PhysicalPlan::Project { child, .. }
+            | PhysicalPlan::HashAggregate { child, .. }
+            | PhysicalPlan::Sort { child, .. } => child.clone(),
             PhysicalPlan::HashJoin { .. } => super::stream_child(&cur)?.clone(),
             _ => return None,
         };

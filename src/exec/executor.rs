@@ -481,18 +481,32 @@ impl<'a> Executor<'a> {
             .collect::<Result<_>>()?;
         let input = self.stream(&spec.input_plan, i)?;
         match &spec.sink {
-            StageSink::Output { .. } => Ok(Box::new(input.map(move |b| {
-                let b = b?;
-                let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
-                match crate::codegen::output_batch(spec, &stage.compiled, &b, &builds)? {
-                    Some(out) => Ok(out),
-                    None => {
-                        let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
-                        let out = self.interpret_chain(top, &spec.input_plan, vec![b], &build_rows)?;
-                        concat_or_empty(self.attrs(top), out)
+            StageSink::Output { .. } => {
+                // A Sort topping the stage sorts what the operators below it produce.
+                let below = match (top.as_ref(), &spec.sort) {
+                    (PhysicalPlan::Sort { child, .. }, Some(_)) => child,
+                    _ => top,
+                };
+                let batches = input.map(move |b| {
+                    let b = b?;
+                    let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
+                    match crate::codegen::output_batch(spec, &stage.compiled, &b, &builds)? {
+                        Some(out) => Ok(out),
+                        None => {
+                            let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
+                            let out = self.interpret_chain(below, &spec.input_plan, vec![b], &build_rows)?;
+                            concat_or_empty(self.attrs(below), out)
+                        }
                     }
+                });
+                match &spec.sort {
+                    Some(order) => {
+                        let attrs = self.attrs(below);
+                        Ok(deferred(move || interpreted::sort(order, attrs, batches.collect::<Result<_>>()?, None)))
+                    }
+                    None => Ok(Box::new(batches)),
                 }
-            }))),
+            }
             StageSink::Aggregate { .. } => Ok(deferred(move || {
                 let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
                 if let Some(out) = crate::codegen::aggregate_partition(spec, &stage.compiled, input, &builds)? {
@@ -533,6 +547,10 @@ impl<'a> Executor<'a> {
                     BuildSide::BuildLeft => (build, self.interpret_chain(right, input, batches, below)?),
                 };
                 interpreted::hash_join(*join_type, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l), (ro, r))
+            }
+            PhysicalPlan::Sort { order, child, .. } => {
+                let rows = self.interpret_chain(child, input, batches, builds)?;
+                interpreted::sort(order, self.attrs(child), rows, None)
             }
             PhysicalPlan::Filter { condition, child } => {
                 let rows = self.interpret_chain(child, input, batches, builds)?;

@@ -3,7 +3,8 @@
 //! keys inline, and the interpreted join probes the very same table from Rust.
 //!
 //! - `slots`: a power of two of at least twice the build rows; each `u64` is the hash's high 32
-//!   bits (a tag) over `row + 1` of the first build row of one key (0: empty). Linear probing.
+//!   bits (a tag) over `row + 1` of the first build row of one key (0: empty), with bit 31 set
+//!   when more rows have that key (a unique key's match then reads no `next`). Linear probing.
 //! - `next`: per build row, the next row with the same key (`END` at the chain's end), in
 //!   build order.
 //! - keys in flat arrays per key column: one `i64` per row for integer-like keys (ints, dates,
@@ -22,6 +23,12 @@ use crate::error::{KilnError, Result};
 
 /// End of a chain in `next`.
 pub const END: u32 = u32::MAX;
+
+/// In a slot: more than one build row has the slot's key.
+pub const MULTI: u64 = 1 << 31;
+
+/// In a slot: the bits of `row + 1`.
+pub const ROW_BITS: u64 = MULTI - 1;
 
 /// The hash's multiplier (FastHasher's).
 pub const HASH_K: u64 = 0x517c_c1b7_2722_0a95;
@@ -184,6 +191,9 @@ impl JoinTable {
     /// Inserts every row of `keys` (one array per key column) whose keys are all non-NULL.
     pub fn build(keys: &[ArrayRef]) -> Result<JoinTable> {
         let rows = keys.first().map_or(0, |k| k.len());
+        if rows as u64 >= ROW_BITS {
+            return Err(KilnError::internal(format!("a join build side of {rows} rows")));
+        }
         let types = keys.iter().map(|k| k.data_type().clone()).collect();
         let data: Vec<KeyData<'static>> = keys
             .iter()
@@ -203,12 +213,15 @@ impl JoinTable {
             let mut i = h & t.mask;
             loop {
                 let s = t.slots[i as usize];
-                let head = (s as u32).wrapping_sub(1);
+                let head = ((s & ROW_BITS) as u32).wrapping_sub(1);
                 if s == 0 || ((s ^ h) >> 32 == 0 && t.same_build_keys(head as usize, row)) {
-                    if s != 0 {
+                    let multi = if s != 0 {
                         t.next[row] = head;
-                    }
-                    t.slots[i as usize] = (h & !0xFFFF_FFFF) | (row as u64 + 1);
+                        MULTI
+                    } else {
+                        0
+                    };
+                    t.slots[i as usize] = (h & !0xFFFF_FFFF) | multi | (row as u64 + 1);
                     break;
                 }
                 i = (i + 1) & t.mask;
@@ -262,7 +275,7 @@ impl JoinTable {
                 if s == 0 {
                     break END;
                 }
-                let b = (s as u32).wrapping_sub(1);
+                let b = ((s & ROW_BITS) as u32).wrapping_sub(1);
                 if (s ^ h) >> 32 == 0
                     && self.keys.iter().zip(&data).all(|(k, d)| match (k, d) {
                         (KeyData::Int(bv), KeyData::Int(pv)) => bv[b as usize] == pv[p],

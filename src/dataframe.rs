@@ -113,8 +113,12 @@ impl DataFrame {
     /// Runs the query and returns its rows (at least one batch, possibly empty, so the schema
     /// is always there).
     pub fn collect(&self) -> Result<Vec<RecordBatch>> {
+        self.collect_counting(&crate::exec::metrics::CodegenMetrics::default())
+    }
+
+    fn collect_counting(&self, codegen: &crate::exec::metrics::CodegenMetrics) -> Result<Vec<RecordBatch>> {
         let schema = self.schema();
-        let batches = crate::exec::collect(&self.plans.physical, &self.config)?;
+        let batches = crate::exec::collect_in(&self.plans.physical, &self.config, self.session.stage_cache(), codegen)?;
         // Result columns carry the analyzed plan's names and nullability.
         let mut out = batches
             .into_iter()
@@ -126,14 +130,16 @@ impl DataFrame {
         Ok(out)
     }
     /// Runs the query and returns its rows with what each Parquet scan read (files, row
-    /// groups read and skipped, rows). Runs of one DataFrame on several threads at once share
+    /// groups read and skipped, rows) and what code generation did (stages compiled, taken
+    /// from the session's cache, run interpreted, compile time). Runs of one DataFrame on several threads at once share
     /// the counters, so only a single run's metrics are exact.
     pub fn collect_with_metrics(&self) -> Result<(Vec<RecordBatch>, QueryMetrics)> {
         let mut scans = vec![];
         collect_scan_metrics(&self.plans.physical, &mut scans);
         scans.iter().for_each(|(_, m)| m.reset());
-        let batches = self.collect()?;
-        Ok((batches, QueryMetrics { scans: scans.iter().map(|(name, m)| (name.clone(), m.get())).collect() }))
+        let codegen = crate::exec::metrics::CodegenMetrics::default();
+        let batches = self.collect_counting(&codegen)?;
+        Ok((batches, QueryMetrics { scans: scans.iter().map(|(name, m)| (name.clone(), m.get())).collect(), codegen: codegen.get() }))
     }
     /// Runs the query and prints up to 20 rows as Spark's `show()` does.
     pub fn show(&self) -> Result<()> {

@@ -35,6 +35,8 @@ pub struct Session {
 struct SessionState {
     config: RwLock<Config>,
     catalog: RwLock<Catalog>,
+    /// The session's compiled stages, reused by every query it runs.
+    stages: crate::codegen::StageCache,
 }
 
 /// Builds a session with settings: `Session::builder().config("spark.sql.shuffle.partitions", "8").build()`.
@@ -117,6 +119,11 @@ impl Session {
     }
     fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
         self.register(Table { name: name.to_string(), database: "default".into(), schema, source: TableSource::Memory(batches), kind: TableKind::Session })
+    }
+
+    /// The session's cache of compiled stages.
+    pub fn stage_cache(&self) -> &crate::codegen::StageCache {
+        &self.state.stages
     }
 
     /// Runs one SQL statement. A query is planned now and run by `collect()`; other statements

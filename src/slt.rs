@@ -35,7 +35,15 @@ impl DB for KilnDb {
     fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, KilnError> {
         let df = self.session.sql(sql)?;
         // Collect even for statements so runtime errors surface for `statement error`.
-        let batches = df.collect()?;
+        let (batches, metrics) = df.collect_with_metrics()?;
+        // A stage planned to compile that ran interpreted would let the compiled run pass on the
+        // interpreter's answers: a failure, not a fallback (EXPLAIN CODEGEN's reasons are fine).
+        if metrics.codegen.stages_fell_back > 0 {
+            return Err(KilnError::internal(format!(
+                "{} codegen stage(s) planned to compile fell back to the interpreter when the query ran",
+                metrics.codegen.stages_fell_back
+            )));
+        }
         let schema = df.schema();
         if schema.fields().is_empty() {
             let n: usize = batches.iter().map(|b| b.num_rows()).sum();

@@ -3,7 +3,8 @@
 //! last reference to its stage goes away.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cranelift_codegen::ir::{types, AbiParam, Signature, UserFuncName};
@@ -140,6 +141,7 @@ fn define(
     build: Build,
     no_nulls: bool,
     module_helpers: &ModuleHelpers,
+    text: bool,
 ) -> Result<(cranelift_module::FuncId, String, usize, String), String> {
     let sig = signature(module);
     let id = module.declare_function(name, Linkage::Local, &sig).map_err(|e| e.to_string())?;
@@ -162,30 +164,33 @@ fn define(
         build(&mut b, spec, layout, no_nulls, &helpers)?;
         b.finalize(frontend);
     }
-    let clif = format!("; {name}\n{}", ctx.func.display());
-    ctx.set_disasm(true);
+    // The IR and machine code as text only for EXPLAIN CODEGEN: rendering them costs more than
+    // compiling a small stage.
+    let clif = if text { format!("; {name}\n{}", ctx.func.display()) } else { String::new() };
+    ctx.set_disasm(text);
     module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
     let size = ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
-    let disassembly = format!("; {name}\n{}", ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default());
+    let disassembly =
+        if text { format!("; {name}\n{}", ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default()) } else { String::new() };
     Ok((id, clif, size, disassembly))
 }
 
-fn compile(spec: &StageSpec) -> Result<CompiledStage, String> {
+fn compile(spec: &StageSpec, text: bool) -> Result<CompiledStage, String> {
     let start = Instant::now();
     let layout = layout(spec);
     let mut module = new_module()?;
     let h = declare_helpers(&mut module, spec)?;
     let h = &h;
-    let filter = if spec.conditions.is_empty() { None } else { Some(define(&mut module, "filter", 0, spec, &layout, build_filter, false, h)?) };
-    let sink = define(&mut module, "sink", 1, spec, &layout, build_sink, false, h)?;
+    let filter = if spec.conditions.is_empty() { None } else { Some(define(&mut module, "filter", 0, spec, &layout, build_filter, false, h, text)?) };
+    let sink = define(&mut module, "sink", 1, spec, &layout, build_sink, false, h, text)?;
     let filter_nn = if spec.conditions.is_empty() {
         None
     } else {
-        Some(define(&mut module, "filter (no NULLs)", 2, spec, &layout, build_filter, true, h)?)
+        Some(define(&mut module, "filter (no NULLs)", 2, spec, &layout, build_filter, true, h, text)?)
     };
-    let sink_nn = define(&mut module, "sink (no NULLs)", 3, spec, &layout, build_sink, true, h)?;
+    let sink_nn = define(&mut module, "sink (no NULLs)", 3, spec, &layout, build_sink, true, h, text)?;
     let probe = if indexed_sink(spec) {
-        Some((define(&mut module, "probe", 4, spec, &layout, build_probe, false, h)?, define(&mut module, "probe (no NULLs)", 5, spec, &layout, build_probe, true, h)?))
+        Some((define(&mut module, "probe", 4, spec, &layout, build_probe, false, h, text)?, define(&mut module, "probe (no NULLs)", 5, spec, &layout, build_probe, true, h, text)?))
     } else {
         None
     };
@@ -222,29 +227,114 @@ fn compile(spec: &StageSpec) -> Result<CompiledStage, String> {
     })
 }
 
-type Cache = Mutex<HashMap<String, Result<Arc<CompiledStage>, String>>>;
-
-fn cache() -> &'static Cache {
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    CACHE.get_or_init(Default::default)
+/// Compiled stages of one session, keyed by the stage's shape (`StageSpec::cache_key`), so the
+/// same query planned again does not compile again. Bounded: the least recently used stage goes
+/// first (its code is freed once no running query holds it). Failures are not kept: a stage that
+/// did not compile is tried again next time.
+pub struct StageCache {
+    entries: Mutex<HashMap<String, (Arc<CompiledStage>, u64)>>,
+    capacity: usize,
+    tick: AtomicU64,
+    hits: AtomicU64,
+    misses: AtomicU64,
 }
 
-/// The compiled stage for `spec`, from the cache or compiled now; the error is the reason the
-/// stage runs interpreted.
+impl Default for StageCache {
+    fn default() -> Self {
+        StageCache::new(DEFAULT_CACHE_STAGES)
+    }
+}
+
+/// Stages a session keeps compiled.
+pub const DEFAULT_CACHE_STAGES: usize = 256;
+
+impl StageCache {
+    /// A cache holding at most `capacity` stages.
+    pub fn new(capacity: usize) -> StageCache {
+        StageCache { entries: Mutex::default(), capacity: capacity.max(1), tick: AtomicU64::new(0), hits: AtomicU64::new(0), misses: AtomicU64::new(0) }
+    }
+
+    /// The compiled stage for `spec` (without IR text), and whether it came from the cache.
+    pub fn get_or_compile(&self, spec: &StageSpec) -> (Result<Arc<CompiledStage>, String>, bool) {
+        let key = spec.cache_key();
+        let tick = self.tick.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut c) = self.entries.lock() {
+            if let Some((stage, used)) = c.get_mut(&key) {
+                *used = tick;
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                return (Ok(stage.clone()), true);
+            }
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        let compiled = compile(spec, false).map(Arc::new);
+        if let (Ok(stage), Ok(mut c)) = (&compiled, self.entries.lock()) {
+            if c.len() >= self.capacity {
+                if let Some(oldest) = c.iter().min_by_key(|(_, (_, used))| *used).map(|(k, _)| k.clone()) {
+                    c.remove(&oldest);
+                }
+            }
+            c.insert(key, (stage.clone(), tick));
+        }
+        (compiled, false)
+    }
+
+    /// Lookups answered from the cache, and stages compiled, so far.
+    pub fn hits_and_misses(&self) -> (u64, u64) {
+        (self.hits.load(Ordering::Relaxed), self.misses.load(Ordering::Relaxed))
+    }
+
+    /// Stages held now.
+    pub fn len(&self) -> usize {
+        self.entries.lock().map_or(0, |c| c.len())
+    }
+
+    /// Whether no stage is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The compiled stage for `spec` with its IR and machine code as text, compiled now (for
+/// EXPLAIN CODEGEN); the error is the reason the stage runs interpreted.
 pub fn compile_stage(spec: &StageSpec) -> Result<Arc<CompiledStage>, String> {
-    let key = spec.cache_key();
-    if let Ok(c) = cache().lock() {
-        if let Some(hit) = c.get(&key) {
-            return hit.clone();
+    compile(spec, true).map(Arc::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::physical::PhysicalPlan;
+
+    fn stage(sql: &str) -> StageSpec {
+        let s = crate::Session::new();
+        s.sql("CREATE TABLE t (a INT, b BIGINT)").expect("table");
+        let df = s.sql(sql).expect("plans");
+        fn find(p: &Arc<PhysicalPlan>) -> Option<StageSpec> {
+            if let PhysicalPlan::WholeStageCodegen { child, .. } = p.as_ref() {
+                return StageSpec::from_plan(child).ok();
+            }
+            p.children().into_iter().find_map(find)
         }
+        find(df.physical_plan()).expect("a compiled stage")
     }
-    let compiled = compile(spec).map(Arc::new);
-    if let Ok(mut c) = cache().lock() {
-        // Bounded: old stages are dropped (and their code freed) once no query holds them.
-        if c.len() >= 256 {
-            c.clear();
-        }
-        c.insert(key, compiled.clone());
+
+    #[test]
+    fn repeated_stages_hit_the_cache_and_the_oldest_goes_first() {
+        let cache = StageCache::new(2);
+        let (a, b, c) = (stage("SELECT a + 1 FROM t WHERE b > 2"), stage("SELECT a * 2 FROM t"), stage("SELECT b - 3 FROM t"));
+        assert!(!cache.get_or_compile(&a).1);
+        assert!(cache.get_or_compile(&stage("SELECT a + 1 FROM t WHERE b > 2")).1, "the same query planned again");
+        assert!(!cache.get_or_compile(&b).1);
+        assert!(cache.get_or_compile(&a).1);
+        // Full: c evicts b, the least recently used.
+        assert!(!cache.get_or_compile(&c).1);
+        assert_eq!(cache.len(), 2);
+        assert!(cache.get_or_compile(&a).1);
+        assert!(!cache.get_or_compile(&b).1, "evicted");
+        assert_eq!(cache.hits_and_misses(), (3, 4));
+        // Stages compiled for the cache carry no IR text; EXPLAIN's do.
+        let (compiled, _) = cache.get_or_compile(&a);
+        assert!(compiled.expect("compiles").clif.is_empty());
+        assert!(!compile_stage(&a).expect("compiles").clif.is_empty());
     }
-    compiled
 }

@@ -23,7 +23,7 @@ mod spec;
 
 use std::sync::Arc;
 
-pub use jit::{compile_stage, CompiledStage};
+pub use jit::{compile_stage, CompiledStage, StageCache};
 pub use run::{aggregate_partition, output_batch, BuildTable};
 pub use spec::{AggSpec, JoinSpec, StageJoinType, StageSink, StageSpec};
 

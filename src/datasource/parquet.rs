@@ -187,7 +187,7 @@ impl ParquetTable {
                 })
             })
             .collect::<Result<_>>()?;
-        let keep = crate::exec::eval::evaluate_predicate(&condition, values, &input)?;
+        let keep = crate::expr::eval::evaluate_predicate(&condition, values, &input)?;
         Ok((0..keep.len()).filter(|&i| keep.is_valid(i) && keep.value(i)).collect())
     }
 

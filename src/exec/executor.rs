@@ -13,7 +13,7 @@
 //! off (or when the stage cannot compile), its operators stream interpreted.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow::compute::concat_batches;
 use arrow::record_batch::RecordBatch;
@@ -21,12 +21,12 @@ use rayon::prelude::*;
 
 use super::interpreted::{self, schema_of, HashAggregator};
 use crate::catalog::TableSource;
-use crate::codegen::{BuildTable, CompiledStage, StageSink, StageSpec};
+use crate::codegen::{BuildTable, CompiledStage, StageCache, StageSink, StageSpec};
 use crate::config::Config;
 use crate::datasource::pushed_filter::PushedFilter;
 use crate::error::{KilnError, Result};
 use crate::exec::interpreted::join::HashTable;
-use crate::exec::metrics::ScanStats;
+use crate::exec::metrics::{CodegenMetrics, ScanStats};
 use crate::expr::Attribute;
 use crate::physical::{output_partitioning, AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
 use crate::plan::JoinType;
@@ -37,18 +37,28 @@ pub type Partitions = Vec<Vec<RecordBatch>>;
 /// One partition of an operator's output, produced as it is pulled.
 pub type BatchStream<'a> = Box<dyn Iterator<Item = Result<RecordBatch>> + 'a>;
 
+/// Input batches an exchange splits at once (times the batch size).
+const EXCHANGE_CHUNK_BATCHES: usize = 16;
+
 /// One side of a join partition, drained when the join first runs.
 type Drain<'a> = Box<dyn FnOnce() -> Result<Vec<RecordBatch>> + 'a>;
 
-/// Runs `plan` and returns all rows, partitions in order.
+/// Runs `plan` and returns all rows, partitions in order (stages compiled into a cache of
+/// their own).
 pub fn collect(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Vec<RecordBatch>> {
-    Ok(execute(plan, config)?.into_iter().flatten().filter(|b| b.num_rows() > 0 || b.num_columns() == 0).collect())
+    collect_in(plan, config, &StageCache::default(), &CodegenMetrics::default())
+}
+
+/// Runs `plan` and returns all rows, partitions in order: compiled stages come from `cache`,
+/// and what code generation did is counted in `metrics`.
+pub fn collect_in(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics) -> Result<Vec<RecordBatch>> {
+    Ok(execute(plan, config, cache, metrics)?.into_iter().flatten().filter(|b| b.num_rows() > 0 || b.num_columns() == 0).collect())
 }
 
 /// Runs `plan` and returns its partitions.
-pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Partitions> {
+pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics) -> Result<Partitions> {
     let outputs = Outputs::of(plan);
-    let mut exec = Executor { config, outputs: &outputs, states: HashMap::new() };
+    let mut exec = Executor { config, outputs: &outputs, states: HashMap::new(), cache, metrics };
     exec.prepare(plan)?;
     exec.drain_all(plan)
 }
@@ -80,8 +90,11 @@ fn key(p: &Arc<PhysicalPlan>) -> usize {
 
 /// What a breaker holds once its input pipeline has run.
 enum State<'a> {
-    /// Output partitions (an exchange's, a broadcast's one, a top-k's one).
+    /// Output partitions read by many (a broadcast's one).
     Partitions(Partitions),
+    /// Output partitions each read once (an exchange's, a top-k's): a partition is handed to
+    /// its reader and freed with it, so memory shrinks as the consuming pipeline advances.
+    Handoff(Vec<Mutex<Option<Vec<RecordBatch>>>>),
     /// A broadcast hash join's table, probed by every stream partition.
     JoinTable(HashTable<'a>),
     /// Both sides of a cartesian product, every partition.
@@ -104,6 +117,8 @@ struct Executor<'a> {
     config: &'a Config,
     outputs: &'a Outputs,
     states: HashMap<usize, State<'a>>,
+    cache: &'a StageCache,
+    metrics: &'a CodegenMetrics,
 }
 
 impl<'a> Executor<'a> {
@@ -179,7 +194,7 @@ impl<'a> Executor<'a> {
             PhysicalPlan::Exchange { partitioning, child, .. } => {
                 self.prepare(child)?;
                 let parts = self.exchange(partitioning, child)?;
-                self.states.insert(key(plan), State::Partitions(parts));
+                self.states.insert(key(plan), handoff(parts));
             }
             PhysicalPlan::BroadcastExchange { child, .. } => {
                 self.prepare(child)?;
@@ -210,7 +225,7 @@ impl<'a> Executor<'a> {
                 let top = interpreted::sort(order, input, tops.concat(), Some(*limit))?;
                 let schema = schema_of(self.attrs(plan));
                 let rows = top.iter().map(|b| interpreted::project(list, input, &schema, b)).collect::<Result<_>>()?;
-                self.states.insert(key(plan), State::Partitions(vec![rows]));
+                self.states.insert(key(plan), handoff(vec![rows]));
             }
             PhysicalPlan::FileScan { table, pushed_filters, selected_files, .. } => {
                 let TableSource::Parquet(parquet) = &table.source else {
@@ -234,11 +249,24 @@ impl<'a> Executor<'a> {
     /// The compiled stage for a `WholeStageCodegen` node's operators, or None when it runs
     /// interpreted (code generation off, or the stage cannot compile: EXPLAIN CODEGEN says why).
     fn compile(&self, has_fallback: bool, child: &Arc<PhysicalPlan>) -> Result<Option<Stage>> {
-        if !self.config.whole_stage_codegen || has_fallback {
+        if !self.config.whole_stage_codegen {
             return Ok(None);
         }
-        let Ok(spec) = StageSpec::from_plan(child) else { return Ok(None) };
-        let Ok(compiled) = crate::codegen::compile_stage(&spec) else { return Ok(None) };
+        if has_fallback {
+            self.metrics.stage_interpreted(false);
+            return Ok(None);
+        }
+        // Planned to compile: failing now is a silent fallback, counted as such.
+        let Ok(spec) = StageSpec::from_plan(child) else {
+            self.metrics.stage_interpreted(true);
+            return Ok(None);
+        };
+        let (compiled, hit) = self.cache.get_or_compile(&spec);
+        let Ok(compiled) = compiled else {
+            self.metrics.stage_interpreted(true);
+            return Ok(None);
+        };
+        self.metrics.stage_compiled(hit, compiled.compile_time);
         Ok(Some(Stage { spec, compiled, builds: vec![] }))
     }
 
@@ -248,11 +276,23 @@ impl<'a> Executor<'a> {
         let parts = match partitioning {
             Partitioning::SinglePartition | Partitioning::Unknown(1) => vec![self.drain_all(child)?.concat()],
             Partitioning::Hash(keys, n) => {
+                // Rows are split in chunks of many batches: one split of a small batch into
+                // n partitions leaves n slivers that cost more to merge than to make.
+                let chunk_rows = self.config.batch_size.max(1) * EXCHANGE_CHUNK_BATCHES;
                 let split = self.run_partitions(child, |s| {
                     let mut local: Partitions = vec![vec![]; *n];
-                    for b in s {
-                        for (slot, part) in local.iter_mut().zip(interpreted::hash_partition(keys, input, vec![b?], *n)?) {
-                            slot.extend(part);
+                    let mut chunk = vec![];
+                    let mut rows = 0;
+                    let mut s = s.peekable();
+                    while let Some(b) = s.next() {
+                        let b = b?;
+                        rows += b.num_rows();
+                        chunk.push(b);
+                        if rows >= chunk_rows || s.peek().is_none() {
+                            for (slot, part) in local.iter_mut().zip(interpreted::hash_partition(keys, input, std::mem::take(&mut chunk), *n)?) {
+                                slot.extend(part);
+                            }
+                            rows = 0;
                         }
                     }
                     Ok(local)
@@ -269,10 +309,7 @@ impl<'a> Executor<'a> {
             Partitioning::Unknown(n) => return Err(KilnError::internal(format!("exchange to unknown partitioning of {n}"))),
             Partitioning::Collection(_) => return Err(KilnError::internal("exchange to a partitioning collection")),
         };
-        // The split leaves many small slices per partition: merged once here, every reader
-        // (compiled or interpreted) gets batches worth a round of per-batch work.
-        let batch_rows = self.config.batch_size.max(1);
-        parts.into_par_iter().map(|p| coalesce(p, batch_rows)).collect()
+        Ok(parts)
     }
 
     /// Partition `i` of `plan`'s output, as a stream. Breakers under it must be prepared.
@@ -354,8 +391,16 @@ impl<'a> Executor<'a> {
                 })
             }
             PhysicalPlan::Exchange { .. } | PhysicalPlan::BroadcastExchange { .. } | PhysicalPlan::TakeOrderedAndProject { .. } => {
-                let State::Partitions(parts) = self.state(plan)? else { return Err(KilnError::internal("exchange state")) };
-                Box::new(parts.get(i).cloned().unwrap_or_default().into_iter().map(Ok))
+                let batches = match self.state(plan)? {
+                    State::Partitions(parts) => parts.get(i).cloned().unwrap_or_default(),
+                    State::Handoff(parts) => match parts.get(i).map(|p| p.lock().map(|mut p| p.take())) {
+                        Some(Ok(Some(batches))) => batches,
+                        Some(Ok(None)) => return Err(KilnError::internal(format!("partition {i} of {} read twice", plan.node_string(config)))),
+                        _ => vec![],
+                    },
+                    _ => return Err(KilnError::internal("exchange state")),
+                };
+                Box::new(batches.into_iter().map(Ok))
             }
             PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition, left, right } => {
                 let (lo, ro) = (self.attrs(left), self.attrs(right));
@@ -475,6 +520,7 @@ impl<'a> Executor<'a> {
                 match crate::codegen::output_batch(spec, &stage.compiled, &b, &builds)? {
                     Some(out) => Ok(out),
                     None => {
+                        self.metrics.batch_reinterpreted();
                         let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
                         let out = self.interpret_chain(top, &spec.input_plan, vec![b], &build_rows)?;
                         concat_or_empty(self.attrs(top), out)
@@ -483,22 +529,56 @@ impl<'a> Executor<'a> {
             }))),
             StageSink::Aggregate { .. } => Ok(deferred(move || {
                 let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
-                if let Some(out) = crate::codegen::aggregate_partition(spec, &stage.compiled, input, &builds)? {
+                // An input that cannot be read twice is kept (it was held upstream anyway) in
+                // case the interpreter must run the partition again.
+                let keep = !self.replayable(&spec.input_plan);
+                let mut kept = vec![];
+                let recorded = input.inspect(|b| {
+                    if let (true, Ok(b)) = (keep, b) {
+                        kept.push(b.clone());
+                    }
+                });
+                if let Some(out) = crate::codegen::aggregate_partition(spec, &stage.compiled, recorded, &builds)? {
                     return Ok(out);
                 }
                 // The generated code gave up: this partition again, interpreted.
+                self.metrics.partition_reinterpreted();
                 let PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } = top.as_ref() else {
                     return Err(KilnError::internal("an aggregate stage not topped by a HashAggregate"));
                 };
                 let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
                 let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, self.attrs(child))?;
-                for b in self.stream(&spec.input_plan, i)? {
+                let again: BatchStream = if keep { Box::new(kept.into_iter().map(Ok)) } else { self.stream(&spec.input_plan, i)? };
+                for b in again {
                     for rows in self.interpret_chain(child, &spec.input_plan, vec![b?], &build_rows)? {
                         agg.push(&rows)?;
                     }
                 }
                 agg.finish()
             })),
+        }
+    }
+
+    /// Whether streaming a partition of `plan` again gives its batches again (nothing under it
+    /// hands a partition off).
+    fn replayable(&self, plan: &Arc<PhysicalPlan>) -> bool {
+        match self.states.get(&key(plan)) {
+            Some(State::Handoff(_)) => return false,
+            Some(State::Partitions(_) | State::JoinTable(_) | State::Sides(..) | State::Scan(_)) => {
+                if !matches!(plan.as_ref(), PhysicalPlan::HashJoin { .. }) {
+                    return true;
+                }
+            }
+            Some(State::Stage(stage)) => {
+                return self.replayable(&stage.spec.input_plan) && stage.spec.joins().iter().all(|j| j.broadcast || self.replayable(&j.build_plan))
+            }
+            None => {}
+        }
+        match plan.as_ref() {
+            PhysicalPlan::HashJoin { build_side, left, right, .. } if self.states.contains_key(&key(plan)) => {
+                self.replayable(if *build_side == BuildSide::BuildRight { left } else { right })
+            }
+            _ => plan.children().iter().all(|c| self.replayable(c)),
         }
     }
 
@@ -556,6 +636,11 @@ impl Table<'_> {
     }
 }
 
+/// Partitions each handed to one reader.
+fn handoff<'a>(parts: Partitions) -> State<'a> {
+    State::Handoff(parts.into_iter().map(|p| Mutex::new(Some(p))).collect())
+}
+
 /// A stream whose batches `f` computes when first pulled (a per-partition breaker: its input
 /// is drained then, not when the plan is opened).
 fn deferred<'s>(f: impl FnOnce() -> Result<Vec<RecordBatch>> + 's) -> BatchStream<'s> {
@@ -595,30 +680,6 @@ fn limit_stream<'s>(input: BatchStream<'s>, n: usize) -> BatchStream<'s> {
     }))
 }
 
-/// Runs of small batches merged into batches of about `rows` rows.
-fn coalesce(batches: Vec<RecordBatch>, rows: usize) -> Result<Vec<RecordBatch>> {
-    if batches.iter().all(|b| b.num_rows() >= rows / 2) {
-        return Ok(batches);
-    }
-    let Some(schema) = batches.first().map(|b| b.schema()) else { return Ok(batches) };
-    let mut out = vec![];
-    let mut run: Vec<RecordBatch> = vec![];
-    let mut count = 0;
-    for b in batches.into_iter().filter(|b| b.num_rows() > 0) {
-        count += b.num_rows();
-        run.push(b);
-        if count >= rows {
-            out.push(concat_batches(&schema, &run)?);
-            run.clear();
-            count = 0;
-        }
-    }
-    if !run.is_empty() {
-        out.push(concat_batches(&schema, &run)?);
-    }
-    Ok(out)
-}
-
 /// One batch of `batches` (an empty one of `attrs` when there are none).
 fn concat_or_empty(attrs: &[Attribute], batches: Vec<RecordBatch>) -> Result<RecordBatch> {
     match batches.len() {
@@ -630,4 +691,40 @@ fn concat_or_empty(attrs: &[Attribute], batches: Vec<RecordBatch>) -> Result<Rec
 /// The partition count the plan's root will produce (for tests and metrics).
 pub fn num_output_partitions(plan: &PhysicalPlan) -> usize {
     output_partitioning(plan).num_partitions()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::metrics::CodegenStats;
+
+    fn run(s: &crate::Session, plan: &Arc<PhysicalPlan>) -> (usize, CodegenStats) {
+        let metrics = CodegenMetrics::default();
+        let config = s.config().expect("config");
+        let rows = collect_in(plan, &config, s.stage_cache(), &metrics).expect("runs").iter().map(|b| b.num_rows()).sum();
+        (rows, metrics.get())
+    }
+
+    #[test]
+    fn compiled_stages_are_counted_and_a_silent_fallback_is_seen() {
+        let s = crate::Session::new();
+        s.sql("CREATE TABLE t AS SELECT * FROM VALUES (1, 10), (2, 20), (3, 30) AS v(a, b)").expect("table");
+        let df = s.sql("SELECT a + b AS c FROM t WHERE a > 1 ORDER BY c").expect("plans");
+        let (rows, first) = run(&s, df.physical_plan());
+        assert_eq!(rows, 2);
+        assert_eq!((first.stages_compiled, first.stages_fell_back, first.cache_misses), (1, 0, 1), "{first:?}");
+        let (_, again) = run(&s, df.physical_plan());
+        assert_eq!((again.cache_hits, again.cache_misses, again.compile_micros), (1, 0, 0), "the session's cache: {again:?}");
+        // A stage planned around an operator generated code cannot run falls back silently:
+        // the count the tests assert on sees it.
+        fn wrap_sort(p: &Arc<PhysicalPlan>) -> Arc<PhysicalPlan> {
+            if let PhysicalPlan::Sort { .. } = p.as_ref() {
+                return Arc::new(PhysicalPlan::WholeStageCodegen { id: 99, fallback: None, child: p.clone() });
+            }
+            Arc::new(p.with_new_children(p.children().into_iter().map(wrap_sort).collect()))
+        }
+        let (rows, silent) = run(&s, &wrap_sort(df.physical_plan()));
+        assert_eq!(rows, 2);
+        assert_eq!(silent.stages_fell_back, 1, "{silent:?}");
+    }
 }

@@ -1,8 +1,8 @@
 //! The executor: runs a physical plan over partitions on a thread pool.
 
-pub mod eval;
 pub mod executor;
 pub mod interpreted;
-pub mod metrics;
+/// Run-time metrics live on the physical operators they count.
+pub use crate::physical::metrics;
 
-pub use executor::{collect, execute};
+pub use executor::{collect, collect_in, execute};

@@ -2,6 +2,7 @@
 //! (deterministic, foldable, nullable, references). `Display` prints them the way Spark does.
 
 mod display;
+pub mod eval;
 mod typing;
 pub use typing::aggregate_result_type;
 

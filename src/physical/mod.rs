@@ -1,13 +1,15 @@
 //! Physical plans: the operators the executor runs, their partitioning and ordering, and the
 //! requirements `EnsureRequirements` meets by inserting Exchange and Sort.
 
+pub mod metrics;
+
 use std::sync::Arc;
 
 use arrow::record_batch::RecordBatch;
 
 use crate::catalog::Table;
 use crate::datasource::pushed_filter::PushedFilter;
-use crate::exec::metrics::ScanMetrics;
+use self::metrics::ScanMetrics;
 use crate::expr::{AggFunc, Attribute, Expr, ExprId, SortOrder};
 use crate::plan::JoinType;
 
@@ -386,22 +388,7 @@ impl PhysicalPlan {
             PhysicalPlan::CartesianProduct { left, right, .. } => [left.output(), right.output()].concat(),
             PhysicalPlan::HashJoin { left, right, join_type, .. }
             | PhysicalPlan::SortMergeJoin { left, right, join_type, .. }
-            | PhysicalPlan::NestedLoopJoin { left, right, join_type, .. } => {
-                let nullable = |v: Vec<Attribute>, yes: bool| -> Vec<Attribute> {
-                    v.into_iter().map(|mut a| {
-                        a.nullable |= yes;
-                        a
-                    }).collect()
-                };
-                let (l, r) = (left.output(), right.output());
-                match join_type {
-                    JoinType::LeftSemi | JoinType::LeftAnti => l,
-                    JoinType::LeftOuter => [l, nullable(r, true)].concat(),
-                    JoinType::RightOuter => [nullable(l, true), r].concat(),
-                    JoinType::FullOuter => [nullable(l, true), nullable(r, true)].concat(),
-                    _ => [l, r].concat(),
-                }
-            }
+            | PhysicalPlan::NestedLoopJoin { left, right, join_type, .. } => join_type.output(left.output(), right.output()),
             // Spark's FilterExec: a column the condition checks with `isnotnull` is not null above it.
             PhysicalPlan::Filter { condition, child } => {
                 let not_null: Vec<ExprId> = condition

@@ -52,6 +52,23 @@ impl JoinType {
             _ => (false, false),
         }
     }
+    /// The columns a join of this type outputs: left then right (semi and anti joins: left
+    /// only); a side opposite a preserved one becomes nullable (its unmatched rows are NULLs).
+    pub fn output(&self, left: Vec<Attribute>, right: Vec<Attribute>) -> Vec<Attribute> {
+        let nullable = |v: Vec<Attribute>, yes: bool| -> Vec<Attribute> {
+            v.into_iter()
+                .map(|mut a| {
+                    a.nullable |= yes;
+                    a
+                })
+                .collect()
+        };
+        let (l, r) = self.preserved_sides();
+        match self {
+            JoinType::LeftSemi | JoinType::LeftAnti => left,
+            _ => [nullable(left, r), nullable(right, l)].concat(),
+        }
+    }
 }
 
 /// A join strategy a hint asks for (Spark's `JoinStrategyHint`).
@@ -313,24 +330,7 @@ impl LogicalPlan {
             LogicalPlan::Project { list, .. } => named_outputs(list),
             LogicalPlan::Aggregate { aggregates, .. } | LogicalPlan::GroupingSets { aggregates, .. } => named_outputs(aggregates),
             LogicalPlan::Expand { output, .. } => output.clone(),
-            LogicalPlan::Join { left, right, join_type, .. } => {
-                let (l, r) = (left.output(), right.output());
-                let nullable = |v: Vec<Attribute>, yes: bool| -> Vec<Attribute> {
-                    v.into_iter()
-                        .map(|mut a| {
-                            a.nullable |= yes;
-                            a
-                        })
-                        .collect()
-                };
-                match join_type {
-                    JoinType::LeftSemi | JoinType::LeftAnti => l,
-                    JoinType::LeftOuter => [l, nullable(r, true)].concat(),
-                    JoinType::RightOuter => [nullable(l, true), r].concat(),
-                    JoinType::FullOuter => [nullable(l, true), nullable(r, true)].concat(),
-                    _ => [l, r].concat(),
-                }
-            }
+            LogicalPlan::Join { left, right, join_type, .. } => join_type.output(left.output(), right.output()),
             LogicalPlan::Filter { child, .. }
             | LogicalPlan::UnresolvedHint { child, .. }
             | LogicalPlan::ResolvedHint { child, .. }

@@ -54,12 +54,18 @@ struct Timing {
     min: f64,
     max: f64,
     rows: usize,
+    /// The first run, compiling its stages (those not in the session's cache yet).
+    cold: f64,
+    /// What code generation did in the first run.
+    codegen: kiln::exec::metrics::CodegenStats,
 }
 
-/// Times `sql` `runs` times after one warm-up run.
+/// Times `sql` `runs` times after one cold run.
 fn time_query(session: &Session, sql: &str, runs: usize) -> Result<Timing, KilnError> {
     let df = session.sql(sql)?;
-    df.collect()?;
+    let start = Instant::now();
+    let (_, metrics) = df.collect_with_metrics()?;
+    let cold = start.elapsed().as_secs_f64() * 1000.0;
     let mut times = Vec::with_capacity(runs);
     let mut rows = 0;
     for _ in 0..runs {
@@ -69,7 +75,7 @@ fn time_query(session: &Session, sql: &str, runs: usize) -> Result<Timing, KilnE
         rows = batches.iter().map(|b| b.num_rows()).sum();
     }
     times.sort_by(|a, b| a.total_cmp(b));
-    Ok(Timing { median: times[times.len() / 2], min: times[0], max: times[times.len() - 1], rows })
+    Ok(Timing { median: times[times.len() / 2], min: times[0], max: times[times.len() - 1], rows, cold, codegen: metrics.codegen })
 }
 
 /// Times the queries in `session` (its settings apply; the TPC-H tables are added to it).
@@ -99,11 +105,12 @@ pub fn run(session: &Session, sf: f64, queries: &str, runs: usize, mode: BenchMo
         BenchMode::Both => vec![("interpreted", "false"), ("compiled", "true")],
     };
     match format {
-        BenchFormat::Csv => outln!("engine,query,median_ms,rows"),
+        BenchFormat::Csv => outln!("engine,query,median_ms,rows,cold_ms,compile_ms,stages_compiled,stages_interpreted,stages_fell_back"),
         BenchFormat::Table => {
-            outln!("query  {}", modes.iter().map(|(m, _)| format!("{m:<28}")).collect::<String>());
+            outln!("query  {}", modes.iter().map(|(m, _)| format!("{:<36}", format!("{m}: median [min-max], cold"))).collect::<String>());
         }
     }
+    let mut speedups = vec![];
     for (name, sql) in wanted {
         let mut timings = vec![];
         for (label, codegen) in &modes {
@@ -114,18 +121,52 @@ pub fn run(session: &Session, sf: f64, queries: &str, runs: usize, mode: BenchMo
             }
             let t = time_query(session, sql, runs)?;
             if format == BenchFormat::Csv {
-                outln!("kiln-{label},q{name},{:.1},{}", t.median, t.rows);
+                let c = &t.codegen;
+                outln!(
+                    "kiln-{label},q{name},{:.1},{},{:.1},{:.3},{},{},{}",
+                    t.median,
+                    t.rows,
+                    t.cold,
+                    c.compile_micros as f64 / 1000.0,
+                    c.stages_compiled,
+                    c.stages_interpreted,
+                    c.stages_fell_back
+                );
             }
             timings.push(t);
         }
+        if let [i, c] = timings.as_slice() {
+            speedups.push(i.median / c.median);
+        }
         if format == BenchFormat::Table {
-            let cells: String = timings.iter().map(|t| format!("{:<28}", format!("{:.1} ms [{:.1}-{:.1}]", t.median, t.min, t.max))).collect();
+            let cells: String =
+                timings.iter().map(|t| format!("{:<36}", format!("{:.1} ms [{:.1}-{:.1}], {:.1} ms", t.median, t.min, t.max, t.cold))).collect();
             let ratio = match timings.as_slice() {
-                [i, c] => format!("compiled/interpreted {:.2}", c.median / i.median),
+                [i, c] => format!("speedup {:.2}x  ", i.median / c.median),
                 _ => String::new(),
             };
-            outln!("q{name:<5} {cells}{ratio}");
+            // What the compiled run's code generation did (the last mode is the compiled one).
+            let stages = match timings.last() {
+                Some(t) if modes.last().is_some_and(|(m, _)| *m == "compiled") => {
+                    let c = &t.codegen;
+                    format!(
+                        "stages: {} compiled ({:.1} ms to compile, {} from cache), {} interpreted, {} fell back",
+                        c.stages_compiled,
+                        c.compile_micros as f64 / 1000.0,
+                        c.cache_hits,
+                        c.stages_interpreted,
+                        c.stages_fell_back
+                    )
+                }
+                _ => String::new(),
+            };
+            outln!("q{name:<5} {cells}{ratio}{stages}");
         }
+    }
+    if format == BenchFormat::Table && speedups.len() > 1 {
+        let geomean = (speedups.iter().map(|s| s.ln()).sum::<f64>() / speedups.len() as f64).exp();
+        let slowest = speedups.iter().cloned().fold(f64::INFINITY, f64::min);
+        outln!("compiled over interpreted: geometric mean speedup {geomean:.2}x over {} queries, lowest {slowest:.2}x", speedups.len());
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ use arrow::row::{RowConverter, Rows, SortField};
 use super::join_table::{JoinTable, END};
 use super::{concat, evaluate_all, make_batch, schema_of};
 use crate::error::{KilnError, Result};
-use crate::exec::eval::evaluate;
+use crate::expr::eval::evaluate;
 use crate::expr::{Attribute, Expr};
 use crate::physical::BuildSide;
 use crate::plan::JoinType;
@@ -278,21 +278,7 @@ fn unmatched(rows: usize, matched_idx: &[u32]) -> Vec<u32> {
 
 /// The output attributes of a join (outer sides become nullable), as `PhysicalPlan::output`.
 fn output_attrs(join_type: JoinType, left: &[Attribute], right: &[Attribute]) -> Vec<Attribute> {
-    let side = |attrs: &[Attribute], null: bool| -> Vec<Attribute> {
-        attrs
-            .iter()
-            .map(|a| {
-                let mut a = a.clone();
-                a.nullable |= null;
-                a
-            })
-            .collect()
-    };
-    let (l, r) = join_type.preserved_sides();
-    match join_type {
-        JoinType::LeftSemi | JoinType::LeftAnti => left.to_vec(),
-        _ => [side(left, r), side(right, l)].concat(),
-    }
+    join_type.output(left.to_vec(), right.to_vec())
 }
 
 /// Builds the output from the matching pairs: matches, plus null-extended unmatched rows of

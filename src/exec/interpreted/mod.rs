@@ -5,9 +5,7 @@
 
 pub mod aggregate;
 pub mod exchange;
-pub mod filter;
 pub mod join;
-pub mod project;
 pub mod sort;
 
 mod accumulators;
@@ -16,32 +14,17 @@ pub(crate) mod join_table;
 
 pub use aggregate::{hash_aggregate, HashAggregator};
 pub use exchange::{hash_partition, range_partition};
-pub use filter::filter;
 pub use join::{hash_join, nested_loop_join, sort_merge_join};
-pub use project::project;
 pub use sort::{limit, sort};
 
-use std::sync::Arc;
-
-use arrow::array::ArrayRef;
 use arrow::compute::concat_batches;
-use arrow::datatypes::{Field, Schema, SchemaRef};
-use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use arrow::record_batch::RecordBatch;
 
+// The batch-level evaluation (filter, project, schemas) lives with the expressions.
+pub(crate) use crate::expr::eval::{evaluate_all, make_batch};
+pub use crate::expr::eval::{filter, project, schema_of};
 use crate::error::Result;
-use crate::exec::eval::evaluate;
-use crate::expr::{Attribute, Expr};
-
-/// The Arrow schema of a list of attributes: field name = attribute name, with its type and
-/// nullability.
-pub fn schema_of(attrs: &[Attribute]) -> SchemaRef {
-    Arc::new(Schema::new(attrs.iter().map(|a| Field::new(&a.name, a.data_type.clone(), a.nullable)).collect::<Vec<_>>()))
-}
-
-/// A batch with an explicit row count, so batches without columns keep theirs.
-pub(crate) fn make_batch(schema: SchemaRef, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
-    Ok(RecordBatch::try_new_with_options(schema, columns, &RecordBatchOptions::new().with_row_count(Some(rows)))?)
-}
+use crate::expr::Attribute;
 
 /// All batches of a partition as one (an empty batch of `attrs` when there are none).
 pub(crate) fn concat(attrs: &[Attribute], batches: &[RecordBatch]) -> Result<RecordBatch> {
@@ -52,16 +35,12 @@ pub(crate) fn concat(attrs: &[Attribute], batches: &[RecordBatch]) -> Result<Rec
     }
 }
 
-/// Evaluates each expression over `batch`.
-pub(crate) fn evaluate_all(exprs: &[Expr], batch: &RecordBatch, input: &[Attribute]) -> Result<Vec<ArrayRef>> {
-    exprs.iter().map(|e| evaluate(e, batch, input)).collect()
-}
-
 #[cfg(test)]
 pub(crate) mod test_util {
     //! Small builders shared by the operator tests.
     use super::*;
-    use arrow::array::{Array, AsArray, Decimal128Array, Int64Array, StringArray};
+    use arrow::array::{Array, ArrayRef, AsArray, Decimal128Array, Int64Array, StringArray};
+    use std::sync::Arc;
     use arrow::datatypes::{DataType, Int64Type};
 
     pub fn attr(name: &str, dt: DataType) -> Attribute {

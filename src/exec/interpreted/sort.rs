@@ -5,7 +5,7 @@ use arrow::record_batch::RecordBatch;
 
 use super::concat;
 use crate::error::Result;
-use crate::exec::eval::evaluate;
+use crate::expr::eval::evaluate;
 use crate::expr::{Attribute, SortOrder};
 
 /// Arrow's sort options for one sort key.

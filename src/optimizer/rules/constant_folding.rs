@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::exec::eval::evaluate_scalar;
+use crate::expr::eval::evaluate_scalar;
 use crate::expr::{BinaryOp, Expr};
 use crate::optimizer::Rule;
 use crate::plan::LogicalPlan;

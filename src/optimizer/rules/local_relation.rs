@@ -19,7 +19,7 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 
 use crate::error::Result;
-use crate::exec::interpreted::{filter, project, schema_of};
+use crate::expr::eval::{filter, project, schema_of};
 use crate::expr::{Expr, ExprId};
 use crate::optimizer::Rule;
 use crate::plan::{named_outputs, JoinType, LogicalPlan};

@@ -8,7 +8,9 @@ mod arithmetic;
 mod cast;
 mod decimal;
 mod errors;
+mod filter;
 mod functions;
+mod project;
 #[cfg(test)]
 mod tests;
 
@@ -18,12 +20,33 @@ use arrow::array::{new_null_array, Array, ArrayRef, AsArray, BooleanArray, Strin
 use arrow::compute::kernels::cmp;
 use arrow::compute::kernels::comparison::{like as arrow_like, nlike as arrow_nlike};
 use arrow::compute::{and_kleene, interleave, is_not_null, is_null, not, or_kleene, take};
-use arrow::datatypes::{DataType, Float64Type, Schema};
+use arrow::datatypes::{DataType, Field, Float64Type, Schema, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use crate::error::{KilnError, Result};
 use crate::expr::{Attribute, BinaryOp, Expr, ScalarFunc};
 use crate::types::{is_string, ScalarValue};
+
+
+pub use filter::filter;
+pub use project::project;
+
+/// The Arrow schema of a list of attributes: field name = attribute name, with its type and
+/// nullability.
+pub fn schema_of(attrs: &[Attribute]) -> SchemaRef {
+    Arc::new(Schema::new(attrs.iter().map(|a| Field::new(&a.name, a.data_type.clone(), a.nullable)).collect::<Vec<_>>()))
+}
+
+/// A batch with an explicit row count, so batches without columns keep theirs.
+pub(crate) fn make_batch(schema: SchemaRef, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
+    Ok(RecordBatch::try_new_with_options(schema, columns, &RecordBatchOptions::new().with_row_count(Some(rows)))?)
+}
+
+/// Evaluates each expression over `batch`.
+pub(crate) fn evaluate_all(exprs: &[Expr], batch: &RecordBatch, input: &[Attribute]) -> Result<Vec<ArrayRef>> {
+    exprs.iter().map(|e| evaluate(e, batch, input)).collect()
+}
+
 
 /// Evaluates a resolved expression over `batch`, whose columns are the attributes `input`.
 pub fn evaluate(expr: &Expr, batch: &RecordBatch, input: &[Attribute]) -> Result<ArrayRef> {

@@ -17,7 +17,7 @@ pub fn project(list: &[Expr], input: &[Attribute], output_schema: &SchemaRef, ba
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::interpreted::schema_of;
+    use crate::expr::eval::schema_of;
     use crate::exec::interpreted::test_util::*;
     use crate::types::ScalarValue;
     use arrow::datatypes::DataType;

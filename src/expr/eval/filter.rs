@@ -6,7 +6,7 @@ use arrow::datatypes::DataType;
 use arrow::record_batch::RecordBatch;
 
 use crate::error::{KilnError, Result};
-use crate::exec::eval::evaluate;
+use crate::expr::eval::evaluate;
 use crate::expr::{Attribute, Expr};
 
 /// The rows of `batch` (columns = `input`) for which `condition` is TRUE.

@@ -11,7 +11,7 @@ use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
 use super::emit::{flags, load_index, Tx};
 use super::spec::{JoinSpec, StageJoinType, StageSpec};
-use crate::exec::interpreted::join_table::{END, HASH_K, KEY_WORDS, MULTI, ROW_BITS, TABLE_WORDS};
+use crate::exec::interpreted::join_table::{inline_key, END, HASH_K, KEY_WORDS, MULTI, ROW_BITS, TABLE_WORDS};
 
 /// Emits joins `k..` for the current row, calling `consume` per joined row; control continues
 /// after the last match. `tables[k]` holds join k's table words then its NULL row.
@@ -167,7 +167,9 @@ fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<(Value, Value), S
     }
     // Linear probing: an empty slot ends the search; a tag match compares the keys.
     tx.b.switch_to_block(probe_loop);
-    let off = tx.b.ins().ishl_imm_u(i_param, 3);
+    // One integer-like key sits beside its slot (16-byte slots).
+    let inline = inline_key(&j.stream_keys.iter().map(|k| k.data_type()).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?);
+    let off = tx.b.ins().ishl_imm_u(i_param, if inline { 4 } else { 3 });
     let addr = tx.b.ins().iadd(slots, off);
     let s = tx.b.ins().load(types::I64, flags(), addr, 0);
     let tagged = tx.b.create_block();
@@ -187,6 +189,11 @@ fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<(Value, Value), S
         let base = TABLE_WORDS + KEY_WORDS * i;
         let ok = tx.b.create_block();
         match string {
+            None if inline => {
+                let bk = tx.b.ins().load(types::I64, flags(), addr, 8);
+                let eq = tx.b.ins().icmp(IntCC::Equal, bk, *w);
+                tx.b.ins().brif(eq, ok, &[], next_slot, &[]);
+            }
             None => {
                 let off = tx.b.ins().ishl_imm_u(row, 3);
                 let addr = tx.b.ins().iadd(words[base], off);

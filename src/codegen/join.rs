@@ -11,7 +11,7 @@ use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
 use super::emit::{flags, load_index, Tx};
 use super::spec::{JoinSpec, StageJoinType, StageSpec};
-use crate::exec::interpreted::join_table::{END, HASH_K, KEY_WORDS, TABLE_WORDS};
+use crate::exec::interpreted::join_table::{inline_key, END, HASH_K, KEY_WORDS, MULTI, ROW_BITS, TABLE_WORDS};
 
 /// Emits joins `k..` for the current row, calling `consume` per joined row; control continues
 /// after the last match. `tables[k]` holds join k's table words then its NULL row.
@@ -26,7 +26,7 @@ pub fn probe_joins(
     let Some(j) = spec.joins.get(k) else { return consume(tx) };
     let words = &tables[k];
     let done = tx.b.create_block();
-    let head = probe(tx, j, words)?;
+    let (head, multi) = probe(tx, j, words)?;
     let b_var = tx.b.declare_var(types::I64);
     tx.b.def_var(b_var, head);
     let found = tx.b.declare_var(types::I8);
@@ -58,7 +58,11 @@ pub fn probe_joins(
             tx.b.ins().jump(advance, &[]);
         }
     }
+    // A unique key's chain ends at its first row: no `next` to read.
     tx.b.switch_to_block(advance);
+    let chained = tx.b.create_block();
+    tx.b.ins().brif(multi, chained, &[], after, &[]);
+    tx.b.switch_to_block(chained);
     let b = tx.b.use_var(b_var);
     let next = load_index(tx.b, words[2], b);
     tx.b.def_var(b_var, next);
@@ -113,8 +117,8 @@ fn word(tx: &mut Tx, v: Value, t: &DataType) -> Value {
 }
 
 /// Hashes the stream keys of join `j` and probes its table: the first build row with equal
-/// keys, or `END` (also for a NULL key).
-fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<Value, String> {
+/// keys, or `END` (also for a NULL key), and whether more rows have that key (non-zero).
+fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<(Value, Value), String> {
     let (slots, mask) = (words[0], words[1]);
     let mut h: Option<Value> = None;
     let mut null: Option<Value> = None;
@@ -147,13 +151,15 @@ fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<Value, String> {
     let h = finish(tx, h.ok_or("a join without keys")?);
     let result = tx.b.create_block();
     let head = tx.b.append_block_param(result, types::I64);
+    let multi = tx.b.append_block_param(result, types::I64);
     let end = tx.b.ins().iconst(types::I64, END as i64);
     let probe_loop = tx.b.create_block();
     let i_param = tx.b.append_block_param(probe_loop, types::I64);
     let start = tx.b.ins().band(h, mask);
     match null {
         Some(n) => {
-            tx.b.ins().brif(n, result, &[BlockArg::Value(end)], probe_loop, &[BlockArg::Value(start)]);
+            let zero = tx.b.ins().iconst(types::I64, 0);
+            tx.b.ins().brif(n, result, &[BlockArg::Value(end), BlockArg::Value(zero)], probe_loop, &[BlockArg::Value(start)]);
         }
         None => {
             tx.b.ins().jump(probe_loop, &[BlockArg::Value(start)]);
@@ -161,26 +167,33 @@ fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<Value, String> {
     }
     // Linear probing: an empty slot ends the search; a tag match compares the keys.
     tx.b.switch_to_block(probe_loop);
-    let off = tx.b.ins().ishl_imm_u(i_param, 3);
+    // One integer-like key sits beside its slot (16-byte slots).
+    let inline = inline_key(&j.stream_keys.iter().map(|k| k.data_type()).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?);
+    let off = tx.b.ins().ishl_imm_u(i_param, if inline { 4 } else { 3 });
     let addr = tx.b.ins().iadd(slots, off);
     let s = tx.b.ins().load(types::I64, flags(), addr, 0);
     let tagged = tx.b.create_block();
     let next_slot = tx.b.create_block();
     let empty = tx.b.ins().icmp_imm_s(IntCC::Equal, s, 0);
     let end2 = tx.b.ins().iconst(types::I64, END as i64);
-    tx.b.ins().brif(empty, result, &[BlockArg::Value(end2)], tagged, &[]);
+    tx.b.ins().brif(empty, result, &[BlockArg::Value(end2), BlockArg::Value(s)], tagged, &[]);
     tx.b.switch_to_block(tagged);
     let x = tx.b.ins().bxor(s, h);
     let tag = tx.b.ins().ushr_imm_u(x, 32);
     let compare = tx.b.create_block();
     tx.b.ins().brif(tag, next_slot, &[], compare, &[]);
     tx.b.switch_to_block(compare);
-    let low = tx.b.ins().band_imm_u(s, 0xFFFF_FFFF);
+    let low = tx.b.ins().band_imm_u(s, ROW_BITS as i64);
     let row = tx.b.ins().iadd_imm_s(low, -1);
     for (i, (w, string)) in keys.iter().enumerate() {
         let base = TABLE_WORDS + KEY_WORDS * i;
         let ok = tx.b.create_block();
         match string {
+            None if inline => {
+                let bk = tx.b.ins().load(types::I64, flags(), addr, 8);
+                let eq = tx.b.ins().icmp(IntCC::Equal, bk, *w);
+                tx.b.ins().brif(eq, ok, &[], next_slot, &[]);
+            }
             None => {
                 let off = tx.b.ins().ishl_imm_u(row, 3);
                 let addr = tx.b.ins().iadd(words[base], off);
@@ -192,13 +205,14 @@ fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<Value, String> {
         }
         tx.b.switch_to_block(ok);
     }
-    tx.b.ins().jump(result, &[BlockArg::Value(row)]);
+    let multi_bit = tx.b.ins().band_imm_u(s, MULTI as i64);
+    tx.b.ins().jump(result, &[BlockArg::Value(row), BlockArg::Value(multi_bit)]);
     tx.b.switch_to_block(next_slot);
     let i1 = tx.b.ins().iadd_imm_s(i_param, 1);
     let i2 = tx.b.ins().band(i1, mask);
     tx.b.ins().jump(probe_loop, &[BlockArg::Value(i2)]);
     tx.b.switch_to_block(result);
-    Ok(head)
+    Ok((head, multi))
 }
 
 /// Compares a stream string (`begin`, `len`) with build row `row`'s key (offsets, bytes,

@@ -3,7 +3,10 @@
 //! keys inline, and the interpreted join probes the very same table from Rust.
 //!
 //! - `slots`: a power of two of at least twice the build rows; each `u64` is the hash's high 32
-//!   bits (a tag) over `row + 1` of the first build row of one key (0: empty). Linear probing.
+//!   bits (a tag) over `row + 1` of the first build row of one key (0: empty), with bit 31 set
+//!   when more rows have that key (a unique key's match then reads no `next`). Linear probing.
+//!   With one integer-like key, each slot is followed by its key (16 bytes a slot), so a probe
+//!   compares the key on the slot's cache line.
 //! - `next`: per build row, the next row with the same key (`END` at the chain's end), in
 //!   build order.
 //! - keys in flat arrays per key column: one `i64` per row for integer-like keys (ints, dates,
@@ -22,6 +25,12 @@ use crate::error::{KilnError, Result};
 
 /// End of a chain in `next`.
 pub const END: u32 = u32::MAX;
+
+/// In a slot: more than one build row has the slot's key.
+pub const MULTI: u64 = 1 << 31;
+
+/// In a slot: the bits of `row + 1`.
+pub const ROW_BITS: u64 = MULTI - 1;
 
 /// The hash's multiplier (FastHasher's).
 pub const HASH_K: u64 = 0x517c_c1b7_2722_0a95;
@@ -107,6 +116,11 @@ impl KeyData<'_> {
     }
 }
 
+/// True when the table keeps the key beside each slot: one integer-like key.
+pub fn inline_key(types: &[DataType]) -> bool {
+    matches!(types, [t] if int_key(t))
+}
+
 /// True for key types that generated code reads as one i64 word (the table's fast layout).
 pub fn int_key(t: &DataType) -> bool {
     matches!(t, DataType::Boolean | DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Date32 | DataType::Float64)
@@ -174,6 +188,8 @@ fn hashes(keys: &[KeyData], n: usize) -> Vec<u64> {
 pub struct JoinTable {
     slots: Vec<u64>,
     mask: u64,
+    /// Words per slot: 2 when the key sits beside it (`inline_key`), else 1.
+    width: usize,
     next: Vec<u32>,
     keys: Vec<KeyData<'static>>,
     types: Vec<DataType>,
@@ -184,13 +200,17 @@ impl JoinTable {
     /// Inserts every row of `keys` (one array per key column) whose keys are all non-NULL.
     pub fn build(keys: &[ArrayRef]) -> Result<JoinTable> {
         let rows = keys.first().map_or(0, |k| k.len());
-        let types = keys.iter().map(|k| k.data_type().clone()).collect();
+        if rows as u64 >= ROW_BITS {
+            return Err(KilnError::internal(format!("a join build side of {rows} rows")));
+        }
+        let types: Vec<DataType> = keys.iter().map(|k| k.data_type().clone()).collect();
+        let width = if inline_key(&types) { 2 } else { 1 };
         let data: Vec<KeyData<'static>> = keys
             .iter()
             .map(|k| Ok(key_data(k)?.into_owned()))
             .collect::<Result<_>>()?;
         let capacity = (rows * 2).next_power_of_two().max(16);
-        let mut t = JoinTable { slots: vec![0; capacity], mask: capacity as u64 - 1, next: vec![END; rows], keys: data, types, rows };
+        let mut t = JoinTable { slots: vec![0; capacity * width], mask: capacity as u64 - 1, width, next: vec![END; rows], keys: data, types, rows };
         t.fill_prefixes();
         let valid = valid_rows(keys);
         let h = hashes(&t.keys, rows);
@@ -202,13 +222,20 @@ impl JoinTable {
             let h = h[row];
             let mut i = h & t.mask;
             loop {
-                let s = t.slots[i as usize];
-                let head = (s as u32).wrapping_sub(1);
+                let at = i as usize * width;
+                let s = t.slots[at];
+                let head = ((s & ROW_BITS) as u32).wrapping_sub(1);
                 if s == 0 || ((s ^ h) >> 32 == 0 && t.same_build_keys(head as usize, row)) {
-                    if s != 0 {
+                    let multi = if s != 0 {
                         t.next[row] = head;
+                        MULTI
+                    } else {
+                        0
+                    };
+                    t.slots[at] = (h & !0xFFFF_FFFF) | multi | (row as u64 + 1);
+                    if let (2, Some(KeyData::Int(v))) = (width, t.keys.first()) {
+                        t.slots[at + 1] = v[row] as u64;
                     }
-                    t.slots[i as usize] = (h & !0xFFFF_FFFF) | (row as u64 + 1);
                     break;
                 }
                 i = (i + 1) & t.mask;
@@ -258,16 +285,23 @@ impl JoinTable {
             }
             let mut i = h & self.mask;
             let head = loop {
-                let s = self.slots[i as usize];
+                let at = i as usize * self.width;
+                let s = self.slots[at];
                 if s == 0 {
                     break END;
                 }
-                let b = (s as u32).wrapping_sub(1);
+                let b = ((s & ROW_BITS) as u32).wrapping_sub(1);
+                let inline_match = || match (self.width, data.first()) {
+                    (2, Some(KeyData::Int(pv))) => self.slots[at + 1] as i64 == pv[p],
+                    _ => false,
+                };
                 if (s ^ h) >> 32 == 0
-                    && self.keys.iter().zip(&data).all(|(k, d)| match (k, d) {
+                    && (self.width == 2 && inline_match()
+                        || self.width == 1
+                            && self.keys.iter().zip(&data).all(|(k, d)| match (k, d) {
                         (KeyData::Int(bv), KeyData::Int(pv)) => bv[b as usize] == pv[p],
-                        _ => k.bytes(b as usize) == d.bytes(p),
-                    })
+                                _ => k.bytes(b as usize) == d.bytes(p),
+                            }))
                 {
                     break b;
                 }

@@ -334,3 +334,51 @@ fn compiled_and_interpreted_agree_on_join_pipelines() {
     assert!(compiled * 10 >= total * 9, "only {compiled} of {total} joins compiled");
     assert!(multi * 2 >= 160, "only {multi} of 160 cases joined more than once");
 }
+
+/// `table` with a column `s` of strings past the group table's 4-byte prefix (sharing long
+/// prefixes, differing in their last byte or length).
+fn with_long_strings(rng: &mut Rng, batch: RecordBatch, null_pct: u64) -> RecordBatch {
+    let words = ["Customer#000000001", "Customer#000000002", "Customer#00000000", "Customer#0000000012", "abcde", "abcdf", "abcd", "abcdefgh", "abcdefghi"];
+    let s: StringArray = (0..batch.num_rows()).map(|_| (!rng.chance(null_pct)).then(|| *rng.pick(&words))).collect();
+    let mut fields: Vec<Field> = batch.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(Field::new("s", DataType::Utf8, true));
+    let mut columns = batch.columns().to_vec();
+    columns.push(Arc::new(s));
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).expect("consistent batch")
+}
+
+/// Grouped aggregates over every key kind the group table holds — one int key (its own
+/// layout), strings short and long, several columns, NULL keys, NaN and -0.0 — partial and
+/// final aggregates both compiled, equal to the interpreter's.
+#[test]
+fn compiled_and_interpreted_agree_on_group_keys() {
+    // The same one-worker pool as the other test (whichever builds it first): errors then come
+    // from the first failing partition in both modes.
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(1).build_global();
+    let mut rng = Rng(0x6a0f_7ab1);
+    let session = Session::builder().config("spark.sql.shuffle.partitions", "3").build().expect("session");
+    let batches: Vec<RecordBatch> = (0..4).map(|_| {
+        let b = table(&mut rng, 900, 10);
+        with_long_strings(&mut rng, b, 10)
+    }).collect();
+    session.register_batches("g", batches).expect("table");
+    let keys = [
+        "i", "l", "dt", "d", "e", "f", "b", "k", "s", "k, i", "s, k", "f, b", "i, l, dt", "e, s, f", "big", "d, k, b, s",
+    ];
+    let (mut compiled, mut errors) = (0, 0);
+    for (n, key) in keys.iter().enumerate() {
+        let pred = expr(&mut rng, Kind::Bool, 2);
+        for sql in [
+            format!("SELECT {key}, count(*), sum(d), avg(f), min(l), max(dt), sum(i) FROM g WHERE {pred} GROUP BY {key}"),
+            format!("SELECT {key}, count(s), avg(e), max(f) FROM g GROUP BY {key}"),
+        ] {
+            let (interpreted, _) = run(&session, &sql, false);
+            let (generated, was_compiled) = run(&session, &sql, true);
+            assert_eq!(generated, interpreted, "case {n} differs:\n{sql}");
+            errors += usize::from(interpreted.starts_with("error"));
+            compiled += usize::from(was_compiled);
+        }
+    }
+    assert_eq!(compiled, keys.len() * 2, "every grouped aggregate compiles");
+    assert!(errors * 4 < keys.len() * 2, "{errors} cases failed in both modes");
+}

@@ -22,6 +22,7 @@ mod join;
 mod run;
 mod spec;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 pub use jit::{compile_stage, CompiledStage, StageCache};
@@ -57,7 +58,40 @@ pub fn stream_child(plan: &PhysicalPlan) -> Option<&Arc<PhysicalPlan>> {
 /// interpreted.
 pub fn collapse_codegen_stages(plan: &Arc<PhysicalPlan>) -> Arc<PhysicalPlan> {
     let mut next_id = 1;
-    collapse(plan, &mut next_id)
+    let collapsed = collapse(plan, &mut next_id);
+    // Spark's ids (as its captures show): every stage after all the stages below any stage of
+    // lower height, ties left to right, e.g. both sides of a sort-merge join are numbered before
+    // either side's Sort.
+    let mut stages = vec![];
+    stage_heights(&collapsed, &mut stages);
+    let mut order: Vec<(usize, usize, usize)> = stages.iter().enumerate().map(|(seq, (id, h))| (*h, seq, *id)).collect();
+    order.sort();
+    let ids: HashMap<usize, usize> = order.iter().enumerate().map(|(n, (_, _, id))| (*id, n + 1)).collect();
+    renumber(&collapsed, &ids)
+}
+
+/// The height of `plan` in stages (1 for a stage with none below it), recording each stage's
+/// (id, height) in post-order.
+fn stage_heights(plan: &Arc<PhysicalPlan>, out: &mut Vec<(usize, usize)>) -> usize {
+    let below = plan.children().into_iter().map(|c| stage_heights(c, out)).max().unwrap_or(0);
+    match plan.as_ref() {
+        PhysicalPlan::WholeStageCodegen { id, .. } => {
+            out.push((*id, below + 1));
+            below + 1
+        }
+        _ => below,
+    }
+}
+
+fn renumber(plan: &Arc<PhysicalPlan>, ids: &HashMap<usize, usize>) -> Arc<PhysicalPlan> {
+    let children: Vec<Arc<PhysicalPlan>> = plan.children().into_iter().map(|c| renumber(c, ids)).collect();
+    match plan.as_ref() {
+        PhysicalPlan::WholeStageCodegen { id, fallback, .. } => {
+            let child = children.into_iter().next().unwrap_or_else(|| plan.clone());
+            Arc::new(PhysicalPlan::WholeStageCodegen { id: ids.get(id).copied().unwrap_or(*id), fallback: fallback.clone(), child })
+        }
+        _ => rebuild(plan, children),
+    }
 }
 
 fn rebuild(plan: &Arc<PhysicalPlan>, children: Vec<Arc<PhysicalPlan>>) -> Arc<PhysicalPlan> {

@@ -71,6 +71,11 @@ pub fn explain_string(plans: &QueryPlans<'_>, mode: ExplainMode, config: &Config
 fn codegen_string(plan: &PhysicalPlan, config: &Config) -> String {
     let mut stages = vec![];
     collect_stages(plan, &mut stages);
+    // In stage id order, as Spark lists them.
+    stages.sort_by_key(|s| match s {
+        PhysicalPlan::WholeStageCodegen { id, .. } => *id,
+        _ => 0,
+    });
     let mut out = format!("Found {} WholeStageCodegen subtrees.\n", stages.len());
     for (i, stage) in stages.iter().enumerate() {
         let PhysicalPlan::WholeStageCodegen { fallback, child, .. } = stage else { continue };

@@ -354,7 +354,9 @@ impl GroupTable {
             if self.kinds[k] == KeyKind::Str {
                 let a = g * w + self.at[k];
                 let len = (self.rows[a] & 0xFFFF_FFFF) as usize;
-                if len > 0 {
+                if len <= 4 {
+                    self.rows[a + 1] = 0;
+                } else {
                     // SAFETY: the caller's string word addresses `len` bytes.
                     let bytes = unsafe { std::slice::from_raw_parts(self.rows[a + 1] as *const u8, len) };
                     self.rows[a + 1] = self.intern(bytes);
@@ -374,11 +376,15 @@ impl GroupTable {
     ///
     /// # Safety
     /// String words of `row` must address `len` readable bytes.
-    #[inline]
+    #[inline(always)]
     unsafe fn row_equals(&self, g: usize, row: &[u64]) -> bool {
         let stored = &self.rows[g * self.row_words..(g + 1) * self.row_words];
-        if self.compared.len() == self.row_words {
-            return stored == row;
+        // Equal words are equal keys (a long string's address is the same bytes).
+        if stored == row {
+            return true;
+        }
+        if self.strings.is_empty() {
+            return false;
         }
         if !self.compared.iter().all(|i| stored[*i] == row[*i]) {
             return false;
@@ -560,7 +566,8 @@ impl GroupTable {
                             data.get(start..end).ok_or_else(|| KilnError::internal("string offsets past the data"))?
                         };
                         cand[j * w + a] = len_prefix(bytes);
-                        cand[j * w + a + 1] = bytes.as_ptr() as u64;
+                        // Up to 4 bytes live in the prefix word: no address, so rows compare whole.
+                        cand[j * w + a + 1] = if bytes.len() > 4 { bytes.as_ptr() as u64 } else { 0 };
                         hashes[j] = hash_string(hashes[j], bytes);
                     }
                 }
@@ -620,8 +627,20 @@ impl GroupTable {
                         let mut bytes = vec![];
                         let mut offs = vec![0i32];
                         for g in 0..n {
-                            let len = (self.rows[g * w + a] & 0xFFFF_FFFF) as usize;
-                            if len > 0 {
+                            let word = self.rows[g * w + a];
+                            let len = (word & 0xFFFF_FFFF) as usize;
+                            let p = ((word >> 32) as u32).to_le_bytes();
+                            if len == 4 {
+                                bytes.extend_from_slice(&p);
+                            } else if len > 0 && len < 4 {
+                                // short_word: the first, middle and last byte.
+                                let b = [p[0], p[1], p[2]];
+                                bytes.extend_from_slice(&[b[0], b[1], b[2]][..len]);
+                                if len == 2 {
+                                    let n = bytes.len();
+                                    bytes[n - 1] = b[1];
+                                }
+                            } else if len > 4 {
                                 // SAFETY: a stored string word addresses `len` bytes of the arena.
                                 bytes.extend_from_slice(unsafe { std::slice::from_raw_parts(self.rows[g * w + a + 1] as *const u8, len) });
                             }

@@ -244,21 +244,9 @@ impl ParquetTable {
     }
 
     /// Reads one row group of file `file` (only the rows of `selection`, when given): the
-    /// columns `names` (data or partition columns, in that order). Partition columns are
-    /// constants: the file's row of `partition_values`.
-    pub fn read_row_group(
-        &self,
-        file: usize,
-        row_group: usize,
-        selection: Option<RowSelection>,
-        names: &[String],
-        batch_size: usize,
-    ) -> Result<Vec<RecordBatch>> {
-        self.row_group_batches(file, row_group, selection, names, batch_size)?.collect()
-    }
-
-    /// [`ParquetTable::read_row_group`] as a stream: batches are decoded as they are pulled,
-    /// so a scan holds one batch, not the row group.
+    /// columns `names` (data or partition columns, in that order), as a stream: batches are
+    /// decoded as they are pulled, so a scan holds one batch, not the row group. Partition
+    /// columns are constants: the file's row of `partition_values`.
     pub fn row_group_batches(
         &self,
         file: usize,
@@ -603,9 +591,9 @@ pub(crate) mod tests {
         );
         // Files are sorted, so file 0 is d=2026-10-01 (n NULL), file 1 is d=2026-10-02 (n 7).
         let names: Vec<String> = ["n", "id", "d"].map(String::from).to_vec();
-        let got = table.read_row_group(1, 0, None, &names, 100).unwrap();
+        let got = table.row_group_batches(1, 0, None, &names, 100).unwrap().collect::<Result<Vec<_>>>().unwrap();
         assert_eq!(crate::format::result_csv(&got[0].schema(), &got), "n,id,d\n7,0,2026-10-02\n7,1,2026-10-02\n7,2,2026-10-02\n");
-        let got = table.read_row_group(0, 0, None, &names[..1], 100).unwrap();
+        let got = table.row_group_batches(0, 0, None, &names[..1], 100).unwrap().collect::<Result<Vec<_>>>().unwrap();
         assert_eq!(crate::format::result_csv(&got[0].schema(), &got), "n\nNULL\nNULL\n");
     }
 

@@ -9,6 +9,10 @@ use kiln::Session;
 
 const Q1: &str = include_str!("../tests/reference/queries/tpch_q01.sql");
 const Q6: &str = include_str!("../tests/reference/queries/tpch_q06.sql");
+/// Join-heavy: a chain of broadcast joins (customer, orders, lineitem, supplier, nation, region).
+const Q5: &str = include_str!("../tests/reference/queries/tpch_q05.sql");
+/// Join and group-by heavy: six tables, string and integer grouping keys.
+const Q9: &str = include_str!("../tests/reference/queries/tpch_q09.sql");
 
 fn tpch_session(sf: f64) -> Session {
     let session = Session::new();
@@ -30,7 +34,7 @@ const FEATURES: &[(&str, &str)] = &[
 fn compiled_vs_interpreted(c: &mut Criterion) {
     let sf: f64 = std::env::var("KILN_BENCH_SF").ok().and_then(|s| s.parse().ok()).unwrap_or(0.1);
     let session = tpch_session(sf);
-    for (name, sql) in [("q1", Q1), ("q6", Q6)].into_iter().chain(FEATURES.iter().copied()) {
+    for (name, sql) in [("q1", Q1), ("q6", Q6), ("q5", Q5), ("q9", Q9)].into_iter().chain(FEATURES.iter().copied()) {
         let name = if name.starts_with("feature_") { name.to_string() } else { format!("tpch_{name}") };
         let mut group = c.benchmark_group(format!("{name}_sf{sf}"));
         group.sample_size(10);

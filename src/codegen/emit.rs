@@ -25,6 +25,9 @@ pub struct SlotLayout {
     pub columns: Vec<Option<[usize; 4]>>,
     /// Group id per selected row (aggregates with keys).
     pub gids: Option<usize>,
+    /// The group table's header (aggregates whose keys generated code hashes); the
+    /// accumulators are the table's per-group payload.
+    pub table: Option<usize>,
     /// Base of the accumulator memory (aggregates).
     pub acc: Option<usize>,
     /// Per output column computed by code: values buffer and validity bytes.
@@ -87,6 +90,8 @@ pub struct Helpers {
     pub bytes_eq: Option<FuncRef>,
     /// The needles' data object, and each needle's offset in it.
     pub needles: Option<(GlobalValue, Vec<(Vec<u8>, usize)>)>,
+    /// The group table's helpers: `kiln_group_grow`, `kiln_group_insert`, `kiln_bytes_equal`.
+    pub group: Option<[FuncRef; 3]>,
 }
 
 /// The middle pieces of every LIKE pattern in the stage: what the search helper looks for.
@@ -174,14 +179,14 @@ pub struct Tx<'a, 'b> {
     row: Value,
     /// Each join's build row of the current joined row (None: not in scope).
     pub(super) build_rows: Vec<Option<Value>>,
-    fail: Block,
+    pub(super) fail: Block,
     /// Column values loaded at the top of the row body (or of a join's match), where they
     /// dominate every use.
     loaded: Vec<Option<Emitted>>,
     /// This variant runs only on batches whose columns have no NULLs: no validity reads.
     no_nulls: bool,
     /// The search helper and its needles.
-    helpers: &'a Helpers,
+    pub(super) helpers: &'a Helpers,
 }
 
 fn i128_const(b: &mut FunctionBuilder, v: i128) -> Value {
@@ -223,7 +228,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// `cond` (i8) and not NULL: jump to the fail block.
-    fn fail_if(&mut self, cond: Value, null: Option<Value>) {
+    pub(super) fn fail_if(&mut self, cond: Value, null: Option<Value>) {
         let cond = self.true_and_valid(cond, null);
         let cont = self.b.create_block();
         self.b.ins().brif(cond, self.fail, &[], cont, &[]);
@@ -424,7 +429,7 @@ impl<'a, 'b> Tx<'a, 'b> {
 
     /// A string column's value: its first byte's address, its end offset's address and its
     /// length in bytes (offsets widened to i64).
-    fn string_value(&mut self, column: &Attribute) -> Result<(Value, Value, Value, Option<Value>), String> {
+    pub(super) fn string_value(&mut self, column: &Attribute) -> Result<(Value, Value, Value, Option<Value>), String> {
         let idx = self.input.iter().position(|c| c.id == column.id).ok_or("string column not in the stage input")?;
         let (_, null) = self.load_column(idx)?;
         let [offsets, _, _, data] = self.cols.get(idx).copied().flatten().ok_or("column not loaded")?;
@@ -481,7 +486,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// `f()` (an i8) where `cond` holds, else 0: `f` may read what `cond` proves in bounds.
-    fn guarded(&mut self, cond: Value, f: &mut dyn FnMut(&mut Self) -> Value) -> Value {
+    pub(super) fn guarded(&mut self, cond: Value, f: &mut dyn FnMut(&mut Self) -> Value) -> Value {
         let then = self.b.create_block();
         let merge = self.b.create_block();
         let result = self.b.append_block_param(merge, types::I8);
@@ -1137,7 +1142,13 @@ fn stage_expressions(spec: &StageSpec) -> Vec<&Expr> {
             OutputColumn::Computed(e) => Some(e),
             OutputColumn::Copied(_) => None,
         })),
-        StageSink::Aggregate { aggregates, .. } => exprs.extend(aggregates.iter().filter_map(|a| a.arg.as_ref())),
+        StageSink::Aggregate { keys, keys_in_code, aggregates, .. } => {
+            exprs.extend(aggregates.iter().filter_map(|a| a.arg.as_ref()));
+            exprs.extend(aggregates.iter().flat_map(|a| &a.merge));
+            if *keys_in_code {
+                exprs.extend(keys);
+            }
+        }
     }
     exprs
 }
@@ -1196,6 +1207,7 @@ pub fn layout(spec: &StageSpec) -> SlotLayout {
         }))
         .collect();
     let (gids, acc, outputs) = match &spec.sink {
+        StageSink::Aggregate { keys, keys_in_code: true, .. } if !keys.is_empty() => (None, None, vec![]),
         StageSink::Aggregate { keys, .. } => (if keys.is_empty() { None } else { Some(take(1)) }, Some(take(1)), vec![]),
         StageSink::Output { columns, .. } => (
             None,
@@ -1217,7 +1229,8 @@ pub fn layout(spec: &StageSpec) -> SlotLayout {
     let rows_out = if emits_rows { (0..=spec.joins.len()).map(|_| take(1)).collect() } else { vec![] };
     let build_sel = if indexed_sink(spec) { spec.joins.iter().map(|_| take(1)).collect() } else { vec![] };
     let resume = emits_rows.then(|| [take(1), take(1), take(1)]);
-    SlotLayout { columns, gids, acc, outputs, tables, rows_out, build_sel, resume, len: next }
+    let table = spec.groups_in_code().then(|| take(1));
+    SlotLayout { columns, gids, table, acc, outputs, tables, rows_out, build_sel, resume, len: next }
 }
 
 /// Loads a slot (a pointer or offset) in the entry block.
@@ -1373,6 +1386,7 @@ fn build_rows_fn(
     let ([slots, sel, count], cols, fail) = enter(b, layout);
     let gids = layout.gids.map(|k| slot(b, slots, k));
     let acc = layout.acc.map(|k| slot(b, slots, k));
+    let group_table = layout.table.map(|k| slot(b, slots, k));
     let outs: Vec<Option<[Value; 2]>> = layout.outputs.iter().map(|o| o.map(|[v, n]| [slot(b, slots, v), slot(b, slots, n)])).collect();
     let tables: Vec<Vec<Value>> =
         spec.joins.iter().zip(&layout.tables).map(|(j, t)| (0..TABLE_WORDS + KEY_WORDS * j.stream_keys.len() + 1).map(|w| slot(b, slots, t + w)).collect()).collect();
@@ -1432,7 +1446,7 @@ fn build_rows_fn(
                 }
             }
             if consumer == Consumer::Sink {
-                consume_row(tx, spec, &outs, gids, acc, j, at)?;
+                consume_row(tx, spec, &outs, (group_table, gids, acc), j, at)?;
             }
             if counts {
                 let next_at = tx.b.ins().iadd_imm_s(at, 1);
@@ -1459,8 +1473,15 @@ fn build_rows_fn(
 }
 
 /// The sink's work for one row: its output columns at `at`, or its accumulators' updates
-/// (group `gids[j]`).
-fn consume_row(tx: &mut Tx, spec: &StageSpec, outs: &[Option<[Value; 2]>], gids: Option<Value>, acc: Option<Value>, j: Value, at: Value) -> Result<(), String> {
+/// (the group generated code finds in the group table, or group `gids[j]`).
+fn consume_row(
+    tx: &mut Tx,
+    spec: &StageSpec,
+    outs: &[Option<[Value; 2]>],
+    (table, gids, acc): (Option<Value>, Option<Value>, Option<Value>),
+    j: Value,
+    at: Value,
+) -> Result<(), String> {
     match &spec.sink {
         StageSink::Output { columns, .. } => {
             for (c, out) in columns.iter().zip(outs) {
@@ -1480,20 +1501,31 @@ fn consume_row(tx: &mut Tx, spec: &StageSpec, outs: &[Option<[Value; 2]>], gids:
                 tx.b.ins().store(flags(), ok, vaddr, 0);
             }
         }
-        StageSink::Aggregate { aggregates, .. } => {
-            let base = acc.ok_or("aggregate without accumulators")?;
-            let group_base = match gids {
-                Some(g) => {
+        StageSink::Aggregate { keys, aggregates, .. } => {
+            let stride = (ACC_BYTES * aggregates.len()) as i64;
+            let group_base = match (table, gids, acc) {
+                (Some(header), _, _) => {
+                    let gid = super::aggregate::group_id(tx, keys, header)?;
+                    // Read after the lookup: adding a group may have moved the payload.
+                    let payload = tx.b.ins().load(types::I64, flags(), header, crate::exec::interpreted::group_table::offsets::PAYLOAD);
+                    let off = tx.b.ins().imul_imm_s(gid, stride);
+                    tx.b.ins().iadd(payload, off)
+                }
+                (None, Some(g), Some(base)) => {
                     let gid = load_index(tx.b, g, j);
-                    let stride = (ACC_BYTES * aggregates.len()) as i64;
                     let off = tx.b.ins().imul_imm_s(gid, stride);
                     tx.b.ins().iadd(base, off)
                 }
-                None => base,
+                (None, None, Some(base)) => base,
+                _ => return Err("aggregate without accumulators".into()),
             };
             for (i, a) in aggregates.iter().enumerate() {
                 let at = tx.b.ins().iadd_imm_s(group_base, (i * ACC_BYTES) as i64);
-                update_accumulator(tx, a, at)?;
+                if a.merge.is_empty() {
+                    update_accumulator(tx, a, at)?;
+                } else {
+                    super::aggregate::merge_accumulator(tx, a, at)?;
+                }
             }
         }
     }
@@ -1509,7 +1541,7 @@ fn total_order_key(b: &mut FunctionBuilder, bits: Value) -> Value {
 }
 
 /// Runs `f` only for rows where `null` is not set.
-fn when_valid(tx: &mut Tx, null: Option<Value>, f: &mut dyn FnMut(&mut Tx) -> Result<(), String>) -> Result<(), String> {
+pub(super) fn when_valid(tx: &mut Tx, null: Option<Value>, f: &mut dyn FnMut(&mut Tx) -> Result<(), String>) -> Result<(), String> {
     let Some(n) = null else { return f(tx) };
     let body = tx.b.create_block();
     let done = tx.b.create_block();
@@ -1527,7 +1559,7 @@ fn decimal_sum_precision(p1: u8, s1: i8, p2: u8, s2: i8) -> i32 {
     (p1 as i32 - s1 as i32).max(p2 as i32 - s2 as i32) + scale + 1
 }
 
-fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), String> {
+pub(super) fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), String> {
     let (value_off, aux_off) = (0, 16);
     let Some(arg) = &a.arg else {
         // count(*): every selected row.

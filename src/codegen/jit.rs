@@ -16,6 +16,7 @@ use cranelift_module::{default_libcall_names, DataDescription, DataId, FuncId, L
 
 use super::emit::{build_filter, build_probe, build_sink, indexed_sink, kiln_bytes_eq, kiln_find, kiln_hash_bytes, layout, like_needles, Helpers, SlotLayout};
 use super::spec::StageSpec;
+use crate::exec::interpreted::group_table;
 
 /// `fn(slots, n, sel_out) -> selected count or -1`.
 pub type FilterFn = unsafe extern "C" fn(*const u64, i64, *mut u32) -> i64;
@@ -75,6 +76,9 @@ fn new_module() -> Result<JITModule, String> {
     builder.symbol("kiln_find", kiln_find as *const u8);
     builder.symbol("kiln_hash_bytes", kiln_hash_bytes as *const u8);
     builder.symbol("kiln_bytes_eq", kiln_bytes_eq as *const u8);
+    builder.symbol("kiln_group_grow", group_table::kiln_group_grow as *const u8);
+    builder.symbol("kiln_group_insert", group_table::kiln_group_insert as *const u8);
+    builder.symbol("kiln_bytes_equal", group_table::kiln_bytes_equal as *const u8);
     Ok(JITModule::new(builder))
 }
 
@@ -85,8 +89,11 @@ fn new_module() -> Result<JITModule, String> {
 struct ModuleHelpers {
     find: Option<(FuncId, DataId, Vec<(Vec<u8>, usize)>)>,
     strings: Option<(FuncId, FuncId)>,
+    /// The group table's helpers, when generated code groups rows.
+    group: Option<[FuncId; 3]>,
 }
 
+/// An imported helper taking `params` i64s and returning one.
 fn import(module: &mut JITModule, name: &str, params: usize) -> Result<FuncId, String> {
     let mut sig = module.make_signature();
     for _ in 0..params {
@@ -101,6 +108,9 @@ fn declare_helpers(module: &mut JITModule, spec: &StageSpec) -> Result<ModuleHel
     let string_keys = spec.joins.iter().flat_map(|j| &j.stream_keys).any(|k| k.data_type().ok() == Some(arrow::datatypes::DataType::Utf8));
     if string_keys {
         h.strings = Some((import(module, "kiln_hash_bytes", 2)?, import(module, "kiln_bytes_eq", 3)?));
+    }
+    if spec.groups_in_code() {
+        h.group = Some([import(module, "kiln_group_grow", 1)?, import(module, "kiln_group_insert", 3)?, import(module, "kiln_bytes_equal", 3)?]);
     }
     let needles = like_needles(spec);
     if needles.is_empty() {
@@ -157,6 +167,9 @@ fn define(
         helpers.hash_bytes = Some(module.declare_func_in_func(hash, &mut ctx.func));
         helpers.bytes_eq = Some(module.declare_func_in_func(eq, &mut ctx.func));
     }
+    if let Some(ids) = module_helpers.group {
+        helpers.group = Some(ids.map(|id| module.declare_func_in_func(id, &mut ctx.func)));
+    }
     let mut fctx = FunctionBuilderContext::new();
     let frontend = module.isa().frontend_config();
     {
@@ -190,7 +203,10 @@ fn compile(spec: &StageSpec, text: bool) -> Result<CompiledStage, String> {
     };
     let sink_nn = define(&mut module, "sink (no NULLs)", 3, spec, &layout, build_sink, true, h, text)?;
     let probe = if indexed_sink(spec) {
-        Some((define(&mut module, "probe", 4, spec, &layout, build_probe, false, h, text)?, define(&mut module, "probe (no NULLs)", 5, spec, &layout, build_probe, true, h, text)?))
+        Some((
+            define(&mut module, "probe", 4, spec, &layout, build_probe, false, h, text)?,
+            define(&mut module, "probe (no NULLs)", 5, spec, &layout, build_probe, true, h, text)?,
+        ))
     } else {
         None
     };

@@ -21,6 +21,7 @@
 //! overflow, a division by zero, a decimal too wide for the fast path) makes the whole
 //! partition run again interpreted, so errors and results are exactly the interpreter's.
 
+mod aggregate;
 mod emit;
 mod jit;
 mod join;
@@ -39,7 +40,10 @@ use crate::physical::{AggregateMode, PhysicalPlan};
 /// preserved one).
 pub fn fuses(plan: &PhysicalPlan) -> bool {
     match plan {
-        PhysicalPlan::Filter { .. } | PhysicalPlan::Project { .. } | PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, .. } => true,
+        PhysicalPlan::Filter { .. }
+        | PhysicalPlan::Project { .. }
+        | PhysicalPlan::HashAggregate { mode: AggregateMode::Partial | AggregateMode::Final, .. }
+        | PhysicalPlan::Sort { .. } => true,
         PhysicalPlan::HashJoin { join_type, build_side, .. } => spec::stage_join_type(*join_type, *build_side).is_some(),
         _ => false,
     }

@@ -18,6 +18,7 @@ use super::jit::CompiledStage;
 use super::jit::SinkFn;
 use super::spec::{AggSpec, JoinSpec, OutputColumn, StageJoinType, StageSink, StageSpec};
 use crate::error::{KilnError, Result};
+use crate::exec::interpreted::group_table::GroupTable;
 use crate::exec::interpreted::groups::Grouper;
 use crate::exec::interpreted::join_table::JoinTable;
 use crate::exec::interpreted::{evaluate_all, make_batch, schema_of};
@@ -422,12 +423,15 @@ pub fn aggregate_partition(
     batches: impl Iterator<Item = Result<RecordBatch>>,
     builds: &[&BuildTable],
 ) -> Result<Option<Vec<RecordBatch>>> {
-    let StageSink::Aggregate { keys, aggregates, output } = &spec.sink else {
+    let StageSink::Aggregate { keys, keys_in_code, aggregates, output, finish } = &spec.sink else {
         return Err(KilnError::internal("aggregate_partition on an output stage"));
     };
     let merged = coalesce(batches);
     let stride = ACC_BYTES * aggregates.len();
-    let mut grouper = if keys.is_empty() { None } else { Some(Grouper::new(&keys.iter().map(|k| k.data_type()).collect::<Result<Vec<_>>>()?)?) };
+    let key_types = keys.iter().map(|k| k.data_type()).collect::<Result<Vec<_>>>()?;
+    // Generated code groups the rows in the shared table, whose payload holds the accumulators.
+    let mut table = if *keys_in_code { Some(GroupTable::new(&key_types, stride)?) } else { None };
+    let mut grouper = if keys.is_empty() || table.is_some() { None } else { Some(Grouper::new(&key_types)?) };
     let mut groups = 1;
     let mut acc: Vec<u128> = vec![0; stride.div_ceil(16).max(1)];
     let mut gids: Vec<u32> = vec![];
@@ -480,24 +484,37 @@ pub fn aggregate_partition(
         if compiled.probe.is_none() && compiled.layout.resume.is_some() {
             return Err(KilnError::internal("an aggregate sink with an output capacity"));
         }
+        if let (Some(k), Some(t)) = (compiled.layout.table, &mut table) {
+            slots[k] = t.header_ptr() as u64;
+        }
         if call_sink(compiled, &mut slots, &rows, no_nulls).is_none() {
             return Ok(None);
         }
     }
     // Without keys there is one group even over no rows; with keys, only the groups seen.
-    let groups = grouper.as_ref().map_or(groups, Grouper::num_groups);
-    let mut columns = match &grouper {
-        Some(g) => g.keys()?,
-        None => vec![],
+    let (groups, mut columns, b) = match (&table, &grouper) {
+        (Some(t), _) => (t.num_groups(), t.keys()?, t.payload()),
+        (None, Some(g)) => (g.num_groups(), g.keys()?, bytes(&acc)),
+        (None, None) => (groups, vec![], bytes(&acc)),
     };
-    let b = bytes(&acc);
     for (i, a) in aggregates.iter().enumerate() {
         match state_arrays(a, b, i * ACC_BYTES, stride, groups)? {
             Some(arrays) => columns.extend(arrays),
             None => return Ok(None),
         }
     }
-    Ok(Some(vec![make_batch(schema_of(output), columns, groups)?]))
+    let merged = make_batch(schema_of(output), columns, groups)?;
+    // A final aggregate: the interpreter finishes the merged buffers (one row per group) into
+    // the results, so they are exactly its own.
+    if let Some(node) = finish {
+        let crate::physical::PhysicalPlan::HashAggregate { grouping, aggregates, result, .. } = node.as_ref() else {
+            return Err(KilnError::internal("a final aggregate stage without its HashAggregate"));
+        };
+        let mut agg = crate::exec::interpreted::HashAggregator::new(crate::physical::AggregateMode::Final, grouping, aggregates, result, output)?;
+        agg.push(&merged)?;
+        return agg.finish().map(Some);
+    }
+    Ok(Some(vec![merged]))
 }
 
 /// The distinct columns `exprs` read, in order of first use.

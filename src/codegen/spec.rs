@@ -21,6 +21,8 @@ pub struct AggSpec {
     pub arg_type: DataType,
     /// The buffer columns the stage must produce (Spark's, as the interpreter produces them).
     pub buffer: Vec<Attribute>,
+    /// A final aggregate: the input's buffer columns it merges (empty for a partial one).
+    pub merge: Vec<Expr>,
 }
 
 /// What a stage does with the rows that pass its filters.
@@ -39,10 +41,16 @@ pub enum StageSink {
     Aggregate {
         /// The grouping keys, over the stage input.
         keys: Vec<Expr>,
+        /// Whether generated code finds each row's group in the shared group table (else the
+        /// interpreter's `Grouper` hashes the keys per batch and the code reads group ids).
+        keys_in_code: bool,
         /// The aggregates whose buffers generated code updates.
         aggregates: Vec<AggSpec>,
         /// The partial aggregate's output: grouping attributes, then buffer columns.
         output: Vec<Attribute>,
+        /// A final aggregate's operator: the merged buffers (one row per group, `output`'s
+        /// columns) are finished by the interpreter's aggregator over groups, not rows.
+        finish: Option<Arc<PhysicalPlan>>,
     },
 }
 
@@ -69,6 +77,9 @@ pub struct StageSpec {
     /// The broadcast hash joins the stage probes, bottom-up (the stream side's first): the
     /// sink then runs over joined rows, and expressions may read the build sides' columns.
     pub joins: Vec<JoinSpec>,
+    /// A Sort topping the stage (Spark stars it): the sink's batches of a partition, sorted
+    /// with Arrow's kernels.
+    pub sort: Option<Vec<crate::expr::SortOrder>>,
     /// `input` followed by each build side's columns: what expressions index.
     all_columns: Vec<Attribute>,
 }
@@ -336,8 +347,11 @@ impl StageSpec {
         let mut joins: Vec<JoinSpec> = vec![];
         let mut all_columns = input.clone();
         let mut sink = None;
+        let mut sort = None;
         for node in chain.iter().rev() {
             match node.as_ref() {
+                // Only at the top (see `stage_chain`): it sorts what the rest produces.
+                PhysicalPlan::Sort { order, .. } => sort = Some(order.clone()),
                 PhysicalPlan::HashJoin { kind, left_keys, right_keys, build_side, condition, left, right, join_type } => {
                     let (stream_keys, build_keys, build_plan) = match build_side {
                         crate::physical::BuildSide::BuildRight => (left_keys, right_keys, right),
@@ -445,20 +459,35 @@ impl StageSpec {
                 PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, grouping, aggregates, .. } => {
                     let keys: Vec<Expr> = grouping.iter().map(|g| substitute(g.unalias(), &env)).collect();
                     let aggs = aggregates.iter().map(|a| agg_spec(a, &env)).collect::<Result<Vec<_>, String>>()?;
-                    sink = Some(StageSink::Aggregate { keys, aggregates: aggs, output: node.output() });
+                    let keys_in_code = !keys.is_empty() && super::aggregate::unsupported_keys(&keys).is_none();
+                    sink = Some(StageSink::Aggregate { keys, keys_in_code, aggregates: aggs, output: node.output(), finish: None });
+                }
+                PhysicalPlan::HashAggregate { mode: AggregateMode::Final, grouping, aggregates, .. } => {
+                    // The partial aggregate's grouping columns are the keys; its buffers are merged.
+                    let keys: Vec<Expr> = crate::plan::named_outputs(grouping).iter().map(|a| substitute(&a.expr(), &env)).collect();
+                    let aggs = aggregates.iter().map(|a| merge_spec(a, &env)).collect::<Result<Vec<_>, String>>()?;
+                    let mut output = crate::plan::named_outputs(grouping);
+                    output.extend(aggregates.iter().flat_map(|a| a.buffer.iter().cloned()));
+                    if let Some(r) = super::aggregate::unsupported_keys(&keys) {
+                        return Err(r);
+                    }
+                    let keys_in_code = !keys.is_empty();
+                    sink = Some(StageSink::Aggregate { keys, keys_in_code, aggregates: aggs, output, finish: Some(node.clone()) });
                 }
                 _ => return Err("not a fused operator".into()),
             }
         }
         let sink = match sink {
             Some(s) => s,
-            // A stage topped by a Filter or a join outputs its operator's columns.
+            // A stage topped by a Filter or a join outputs its operator's columns; a Sort over
+            // its input alone passes the columns through.
             None => {
                 let output = top.output();
+                let pass_through = conditions.is_empty() && joins.is_empty();
                 let columns = output
                     .iter()
                     .map(|a| match column_index(&all_columns, a.id) {
-                        Some(_) if supported_type(&a.data_type) => Ok(OutputColumn::Computed(a.expr())),
+                        Some(_) if supported_type(&a.data_type) && !pass_through => Ok(OutputColumn::Computed(a.expr())),
                         Some(i) => Ok(OutputColumn::Copied(i)),
                         None => Err(format!("output column {a} not in the stage input")),
                     })
@@ -466,7 +495,7 @@ impl StageSpec {
                 StageSink::Output { columns, output }
             }
         };
-        Ok(StageSpec { input_plan, input, conditions, sink, joins, all_columns })
+        Ok(StageSpec { input_plan, input, conditions, sink, joins, sort, all_columns })
     }
 
     /// The operators of the stage topped by `top` and its input (see `stage_chain`).
@@ -482,6 +511,11 @@ impl StageSpec {
     /// Every condition on joined rows: the joins' extra conditions and the Filters above them.
     pub fn join_conditions(&self) -> impl Iterator<Item = &Expr> {
         self.joins.iter().flat_map(|j| j.condition.iter().chain(&j.filters))
+    }
+
+    /// True when generated code groups the rows (a keyed aggregate whose keys it computes).
+    pub fn groups_in_code(&self) -> bool {
+        matches!(self.sink, StageSink::Aggregate { keys_in_code: true, .. })
     }
 
     /// The columns expressions read: the stream input, then each build side's.
@@ -526,6 +560,7 @@ impl StageSpec {
                 keys(&j.filters),
             ));
         }
+        // The sort runs outside the generated code; the code is the same with or without it.
         for c in &self.conditions {
             key.push_str(&format!("{:?};", norm(c)));
         }
@@ -538,10 +573,16 @@ impl StageSpec {
                     }
                 }
             }
-            StageSink::Aggregate { keys, aggregates, .. } => {
-                key.push_str(&format!("keys {};", keys.len()));
+            StageSink::Aggregate { keys, keys_in_code, aggregates, finish, .. } => {
+                key.push_str(&format!("final {};", finish.is_some()));
+                key.push_str(&format!("keys {} {keys_in_code};", keys.len()));
+                if *keys_in_code {
+                    for k in keys {
+                        key.push_str(&format!("key {:?};", norm(k)));
+                    }
+                }
                 for a in aggregates {
-                    key.push_str(&format!("{:?} {:?};", a.func, a.arg.as_ref().map(norm)));
+                    key.push_str(&format!("{:?} {:?} {:?};", a.func, a.arg.as_ref().map(norm), a.merge.iter().map(norm).collect::<Vec<_>>()));
                 }
             }
         }
@@ -561,7 +602,10 @@ pub fn stage_chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPlan>>, A
     let mut cur = top.clone();
     loop {
         let child = match cur.as_ref() {
-            PhysicalPlan::Filter { child, .. } | PhysicalPlan::Project { child, .. } | PhysicalPlan::HashAggregate { child, .. } => child.clone(),
+            PhysicalPlan::Filter { child, .. }
+            | PhysicalPlan::Project { child, .. }
+            | PhysicalPlan::HashAggregate { child, .. }
+            | PhysicalPlan::Sort { child, .. } => child.clone(),
             PhysicalPlan::HashJoin { kind, .. } => {
                 let stream = super::stream_child(&cur)?.clone();
                 if *kind != crate::physical::HashJoinKind::Broadcast {
@@ -624,5 +668,29 @@ fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, S
             return Err(format!("{} over a date", a.func.name()));
         }
     }
-    Ok(AggSpec { func: a.func, arg, arg_type, buffer: a.buffer.clone() })
+    Ok(AggSpec { func: a.func, arg, arg_type, buffer: a.buffer.clone(), merge: vec![] })
+}
+
+/// A final aggregate's merge of the buffer columns `a`'s partial aggregate produced.
+fn merge_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, String> {
+    if a.distinct {
+        return Err("a DISTINCT aggregate".into());
+    }
+    let arg_type = match (a.func, a.args.first()) {
+        (AggFunc::Count, _) | (_, None) => DataType::Int64,
+        (_, Some(x)) => x.data_type().map_err(|e| e.to_string())?,
+    };
+    if !matches!(arg_type, DataType::Int32 | DataType::Int64 | DataType::Float64 | DataType::Decimal128(..) | DataType::Date32) {
+        return Err(format!("{} over {}", a.func.name(), crate::types::spark_type_name(&arg_type)));
+    }
+    if matches!(a.func, AggFunc::Sum | AggFunc::Avg) && arg_type == DataType::Date32 {
+        return Err(format!("{} over a date", a.func.name()));
+    }
+    let merge: Vec<Expr> = a.buffer.iter().map(|b| substitute(&b.expr(), env)).collect();
+    for m in &merge {
+        if let Some(r) = unsupported_reason(m) {
+            return Err(format!("{r} in the buffer {m} of {}", a.func.name()));
+        }
+    }
+    Ok(AggSpec { func: a.func, arg: None, arg_type, buffer: a.buffer.clone(), merge })
 }

@@ -514,19 +514,33 @@ impl<'a> Executor<'a> {
             .collect::<Result<_>>()?;
         let input = self.stream(&spec.input_plan, i)?;
         match &spec.sink {
-            StageSink::Output { .. } => Ok(Box::new(input.map(move |b| {
-                let b = b?;
-                let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
-                match crate::codegen::output_batch(spec, &stage.compiled, &b, &builds)? {
-                    Some(out) => Ok(out),
-                    None => {
-                        self.metrics.batch_reinterpreted();
-                        let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
-                        let out = self.interpret_chain(top, &spec.input_plan, vec![b], &build_rows)?;
-                        concat_or_empty(self.attrs(top), out)
+            StageSink::Output { .. } => {
+                // A Sort topping the stage sorts what the operators below it produce.
+                let below = match (top.as_ref(), &spec.sort) {
+                    (PhysicalPlan::Sort { child, .. }, Some(_)) => child,
+                    _ => top,
+                };
+                let batches = input.map(move |b| {
+                    let b = b?;
+                    let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
+                    match crate::codegen::output_batch(spec, &stage.compiled, &b, &builds)? {
+                        Some(out) => Ok(out),
+                        None => {
+                            self.metrics.batch_reinterpreted();
+                            let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
+                            let out = self.interpret_chain(below, &spec.input_plan, vec![b], &build_rows)?;
+                            concat_or_empty(self.attrs(below), out)
+                        }
                     }
+                });
+                match &spec.sort {
+                    Some(order) => {
+                        let attrs = self.attrs(below);
+                        Ok(deferred(move || interpreted::sort(order, attrs, batches.collect::<Result<_>>()?, None)))
+                    }
+                    None => Ok(Box::new(batches)),
                 }
-            }))),
+            }
             StageSink::Aggregate { .. } => Ok(deferred(move || {
                 let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
                 // An input that cannot be read twice is kept (it was held upstream anyway) in
@@ -601,6 +615,10 @@ impl<'a> Executor<'a> {
                     BuildSide::BuildLeft => (build, self.interpret_chain(right, input, batches, below)?),
                 };
                 interpreted::hash_join(*join_type, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l), (ro, r))
+            }
+            PhysicalPlan::Sort { order, child, .. } => {
+                let rows = self.interpret_chain(child, input, batches, builds)?;
+                interpreted::sort(order, self.attrs(child), rows, None)
             }
             PhysicalPlan::Filter { condition, child } => {
                 let rows = self.interpret_chain(child, input, batches, builds)?;
@@ -712,18 +730,19 @@ mod tests {
         let df = s.sql("SELECT a + b AS c FROM t WHERE a > 1 ORDER BY c").expect("plans");
         let (rows, first) = run(&s, df.physical_plan());
         assert_eq!(rows, 2);
-        assert_eq!((first.stages_compiled, first.stages_fell_back, first.cache_misses), (1, 0, 1), "{first:?}");
+        // The projection's stage and the sort's.
+        assert_eq!((first.stages_compiled, first.stages_fell_back, first.cache_misses), (2, 0, 2), "{first:?}");
         let (_, again) = run(&s, df.physical_plan());
-        assert_eq!((again.cache_hits, again.cache_misses, again.compile_micros), (1, 0, 0), "the session's cache: {again:?}");
+        assert_eq!((again.cache_hits, again.cache_misses, again.compile_micros), (2, 0, 0), "the session's cache: {again:?}");
         // A stage planned around an operator generated code cannot run falls back silently:
         // the count the tests assert on sees it.
-        fn wrap_sort(p: &Arc<PhysicalPlan>) -> Arc<PhysicalPlan> {
-            if let PhysicalPlan::Sort { .. } = p.as_ref() {
+        fn wrap_exchange(p: &Arc<PhysicalPlan>) -> Arc<PhysicalPlan> {
+            if let PhysicalPlan::Exchange { .. } = p.as_ref() {
                 return Arc::new(PhysicalPlan::WholeStageCodegen { id: 99, fallback: None, child: p.clone() });
             }
-            Arc::new(p.with_new_children(p.children().into_iter().map(wrap_sort).collect()))
+            Arc::new(p.with_new_children(p.children().into_iter().map(wrap_exchange).collect()))
         }
-        let (rows, silent) = run(&s, &wrap_sort(df.physical_plan()));
+        let (rows, silent) = run(&s, &wrap_exchange(df.physical_plan()));
         assert_eq!(rows, 2);
         assert_eq!(silent.stages_fell_back, 1, "{silent:?}");
     }

@@ -84,7 +84,16 @@ pub fn run(session: &Session, sf: f64, queries: &str, runs: usize, mode: BenchMo
         return Err(KilnError::Config("--sf must be positive and --runs at least 1".into()));
     }
     let mut wanted = vec![];
+    // `1,6,9` or ranges such as `1-22` (the peers' scripts take the same).
+    let mut names: Vec<String> = vec![];
     for q in queries.split(',').map(|q| q.trim().trim_start_matches(['q', 'Q'])).filter(|q| !q.is_empty()) {
+        match q.split_once('-').map(|(a, b)| (a.trim().parse::<usize>(), b.trim().trim_start_matches(['q', 'Q']).parse::<usize>())) {
+            Some((Ok(a), Ok(b))) if a <= b => names.extend((a..=b).map(|n| n.to_string())),
+            Some(_) => return Err(KilnError::Config(format!("`{q}` is not a range of TPC-H queries such as 1-22"))),
+            None => names.push(q.to_string()),
+        }
+    }
+    for q in names.iter().map(String::as_str) {
         match QUERIES.iter().find(|(name, _)| *name == q) {
             Some(entry) => wanted.push(*entry),
             None => {

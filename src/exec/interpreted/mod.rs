@@ -9,6 +9,7 @@ pub mod join;
 pub mod sort;
 
 mod accumulators;
+pub(crate) mod group_table;
 pub(crate) mod groups;
 pub(crate) mod join_table;
 

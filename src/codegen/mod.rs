@@ -10,6 +10,12 @@
 //! for the middle pieces of a LIKE pattern (string work, one `extern "C"` helper). Grouping keys are
 //! hashed per batch by the interpreter's `Grouper`, whose group ids the sink reads.
 //!
+//! Broadcast hash joins fuse their probes (any number per stage, inner, stream-preserving
+//! outer, left semi and left anti): the sink hashes each stream key, probes the build side's
+//! `JoinTable` and walks the matches in IR (`join.rs`), consuming each joined row in place. A
+//! keyed aggregate over joins runs the same loop as a *probe* function that writes the joined
+//! rows' indices, which the grouper then hashes.
+//!
 //! Anything generated code does not support leaves the stage interpreted, with the reason
 //! recorded and shown by `EXPLAIN CODEGEN`. A batch that the generated code cannot finish (an
 //! overflow, a division by zero, a decimal too wide for the fast path) makes the whole

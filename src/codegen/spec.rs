@@ -459,7 +459,7 @@ impl StageSpec {
                 PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, grouping, aggregates, .. } => {
                     let keys: Vec<Expr> = grouping.iter().map(|g| substitute(g.unalias(), &env)).collect();
                     let aggs = aggregates.iter().map(|a| agg_spec(a, &env)).collect::<Result<Vec<_>, String>>()?;
-                    let keys_in_code = !keys.is_empty() && super::aggregate::unsupported_keys(&keys).is_none();
+                    let keys_in_code = !keys.is_empty() && super::aggregate::unsupported_keys(&keys).is_none() && few_string_keys(&keys);
                     sink = Some(StageSink::Aggregate { keys, keys_in_code, aggregates: aggs, output: node.output(), finish: None });
                 }
                 PhysicalPlan::HashAggregate { mode: AggregateMode::Final, grouping, aggregates, .. } => {
@@ -471,7 +471,7 @@ impl StageSpec {
                     if let Some(r) = super::aggregate::unsupported_keys(&keys) {
                         return Err(r);
                     }
-                    let keys_in_code = !keys.is_empty();
+                    let keys_in_code = !keys.is_empty() && few_string_keys(&keys);
                     sink = Some(StageSink::Aggregate { keys, keys_in_code, aggregates: aggs, output, finish: Some(node.clone()) });
                 }
                 _ => return Err("not a fused operator".into()),
@@ -669,6 +669,13 @@ fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, S
         }
     }
     Ok(AggSpec { func: a.func, arg, arg_type, buffer: a.buffer.clone(), merge: vec![] })
+}
+
+/// At most two string keys: past that, generated code calls the byte compare once per long
+/// string per row, and hashing the keys per batch in Rust was measured faster (TPC-H Q10's five
+/// string keys: about 1.3x slower compiled in IR).
+fn few_string_keys(keys: &[Expr]) -> bool {
+    keys.iter().filter(|k| k.data_type().ok() == Some(DataType::Utf8)).count() <= 2
 }
 
 /// A final aggregate's merge of the buffer columns `a`'s partial aggregate produced.

@@ -15,7 +15,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use arrow::compute::concat_batches;
 use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
@@ -101,8 +100,9 @@ enum State<'a> {
     Sides(Partitions, Partitions),
     /// A compiled stage and the build tables of its broadcast joins.
     Stage(Box<Stage>),
-    /// The row groups a scan reads (per file: false = skipped by statistics).
-    Scan(BTreeMap<usize, Vec<bool>>),
+    /// A scan's (file, row group) units, one per partition, and the row groups it reads (per
+    /// file: false = skipped by statistics).
+    Scan { units: Vec<(usize, usize)>, keep: BTreeMap<usize, Vec<bool>> },
 }
 
 /// A codegen stage ready to run.
@@ -232,10 +232,11 @@ impl<'a> Executor<'a> {
                     return Err(KilnError::internal("FileScan over a memory table"));
                 };
                 let filters: &[PushedFilter] = if self.config.parquet_filter_pushdown { pushed_filters } else { &[] };
-                let mut files: Vec<usize> = table.source.scan_units(selected_files).iter().map(|(f, _)| *f).collect();
+                let units = table.source.scan_units(selected_files);
+                let mut files: Vec<usize> = units.iter().map(|(f, _)| *f).collect();
                 files.dedup();
                 let keep = files.into_par_iter().map(|f| Ok((f, parquet.row_groups_to_read(f, filters)?))).collect::<Result<_>>()?;
-                self.states.insert(key(plan), State::Scan(keep));
+                self.states.insert(key(plan), State::Scan { units, keep });
             }
             _ => {
                 for c in plan.children() {
@@ -316,12 +317,11 @@ impl<'a> Executor<'a> {
     fn stream<'s>(&'s self, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
         let config = self.config;
         Ok(match plan.as_ref() {
-            PhysicalPlan::FileScan { table, output, pushed_filters, selected_files, metrics, .. } => {
+            PhysicalPlan::FileScan { table, output, pushed_filters, metrics, .. } => {
                 let TableSource::Parquet(parquet) = &table.source else {
                     return Err(KilnError::internal("FileScan over a memory table"));
                 };
-                let State::Scan(keep) = self.state(plan)? else { return Err(KilnError::internal("scan state")) };
-                let units = table.source.scan_units(selected_files);
+                let State::Scan { units, keep } = self.state(plan)? else { return Err(KilnError::internal("scan state")) };
                 let Some(&(f, g)) = units.get(i) else { return Ok(Box::new(std::iter::empty())) };
                 if keep.get(&f).and_then(|k| k.get(g)) == Some(&false) {
                     metrics.add(ScanStats { row_groups_skipped: 1, ..Default::default() });
@@ -529,7 +529,7 @@ impl<'a> Executor<'a> {
                             self.metrics.batch_reinterpreted();
                             let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
                             let out = self.interpret_chain(below, &spec.input_plan, vec![b], &build_rows)?;
-                            concat_or_empty(self.attrs(below), out)
+                            interpreted::concat(self.attrs(below), &out)
                         }
                     }
                 });
@@ -578,7 +578,7 @@ impl<'a> Executor<'a> {
     fn replayable(&self, plan: &Arc<PhysicalPlan>) -> bool {
         match self.states.get(&key(plan)) {
             Some(State::Handoff(_)) => return false,
-            Some(State::Partitions(_) | State::JoinTable(_) | State::Sides(..) | State::Scan(_)) => {
+            Some(State::Partitions(_) | State::JoinTable(_) | State::Sides(..) | State::Scan { .. }) => {
                 if !matches!(plan.as_ref(), PhysicalPlan::HashJoin { .. }) {
                     return true;
                 }
@@ -696,14 +696,6 @@ fn limit_stream<'s>(input: BatchStream<'s>, n: usize) -> BatchStream<'s> {
             Err(e) => Some(Err(e)),
         }
     }))
-}
-
-/// One batch of `batches` (an empty one of `attrs` when there are none).
-fn concat_or_empty(attrs: &[Attribute], batches: Vec<RecordBatch>) -> Result<RecordBatch> {
-    match batches.len() {
-        1 => Ok(batches.into_iter().next().unwrap_or_else(|| RecordBatch::new_empty(schema_of(attrs)))),
-        _ => Ok(concat_batches(&schema_of(attrs), &batches)?),
-    }
 }
 
 /// The partition count the plan's root will produce (for tests and metrics).

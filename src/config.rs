@@ -39,8 +39,30 @@ pub struct Config {
     /// batches are re-run to prove idempotence; hitting `maxIterations` or a recurring plan is
     /// an error instead of a warning. On in debug builds and unit tests.
     pub optimizer_strict: bool,
-    /// `spark.sql.adaptive.enabled`: printed as `AdaptiveSparkPlan` in plans.
+    /// `spark.sql.adaptive.enabled`: run a plan with exchanges stage by stage, re-planning the
+    /// rest from each stage's real output (`AdaptiveSparkPlan` in plans).
     pub adaptive_enabled: bool,
+    /// `spark.sql.adaptive.autoBroadcastJoinThreshold`: largest stage output (bytes) a join
+    /// broadcasts at run time; unset: `spark.sql.autoBroadcastJoinThreshold`; -1 disables.
+    pub adaptive_broadcast_threshold: Option<i64>,
+    /// `spark.sql.adaptive.coalescePartitions.enabled`: merge small contiguous shuffle partitions.
+    pub adaptive_coalesce_enabled: bool,
+    /// `spark.sql.adaptive.advisoryPartitionSizeInBytes`: the size coalesced and split partitions aim at.
+    pub adaptive_advisory_partition_bytes: i64,
+    /// `spark.sql.adaptive.coalescePartitions.minPartitionSize`: the least a coalesced partition aims at.
+    pub adaptive_min_partition_bytes: i64,
+    /// `spark.sql.adaptive.coalescePartitions.parallelismFirst`: aim at one partition per core
+    /// before the advisory size.
+    pub adaptive_parallelism_first: bool,
+    /// `spark.sql.adaptive.localShuffleReader.enabled`: a join turned into a broadcast reads the
+    /// other side's finished shuffle without its hash layout.
+    pub adaptive_local_shuffle_reader: bool,
+    /// `spark.sql.adaptive.skewJoin.enabled`: split skewed partitions of a sort-merge join.
+    pub adaptive_skew_join_enabled: bool,
+    /// `spark.sql.adaptive.skewJoin.skewedPartitionFactor`: skewed = this many times the median ...
+    pub adaptive_skew_factor: f64,
+    /// `spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes`: ... and larger than this.
+    pub adaptive_skew_threshold_bytes: i64,
     /// `spark.sql.maxMetadataStringLength`: scan descriptions are cut at this many characters.
     pub max_metadata_string_length: usize,
     /// `kiln.batchSize`: rows per batch read from Parquet.
@@ -71,6 +93,15 @@ impl Default for Config {
             plan_change_log_batches: vec![],
             optimizer_strict: cfg!(debug_assertions) || cfg!(test),
             adaptive_enabled: true,
+            adaptive_broadcast_threshold: None,
+            adaptive_coalesce_enabled: true,
+            adaptive_advisory_partition_bytes: 64 << 20,
+            adaptive_min_partition_bytes: 1 << 20,
+            adaptive_parallelism_first: true,
+            adaptive_local_shuffle_reader: true,
+            adaptive_skew_join_enabled: true,
+            adaptive_skew_factor: 5.0,
+            adaptive_skew_threshold_bytes: 256 << 20,
             max_metadata_string_length: 100,
             batch_size: 8192,
             codegen_disassembly: false,
@@ -95,6 +126,15 @@ pub const KEYS: &[&str] = &[
     "spark.sql.planChangeLog.rules",
     "spark.sql.planChangeLog.batches",
     "spark.sql.adaptive.enabled",
+    "spark.sql.adaptive.autoBroadcastJoinThreshold",
+    "spark.sql.adaptive.coalescePartitions.enabled",
+    "spark.sql.adaptive.advisoryPartitionSizeInBytes",
+    "spark.sql.adaptive.coalescePartitions.minPartitionSize",
+    "spark.sql.adaptive.coalescePartitions.parallelismFirst",
+    "spark.sql.adaptive.localShuffleReader.enabled",
+    "spark.sql.adaptive.skewJoin.enabled",
+    "spark.sql.adaptive.skewJoin.skewedPartitionFactor",
+    "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes",
     "spark.sql.maxMetadataStringLength",
     "spark.sql.session.timeZone",
     "spark.sql.parquet.filterPushdown",
@@ -132,7 +172,20 @@ fn parse_bytes(key: &str, value: &str) -> Result<i64> {
     Ok(if n < 0 { -1 } else { n.saturating_mul(mult) })
 }
 
+/// A byte size that must be positive (`64MB`).
+fn positive_bytes(key: &str, value: &str) -> Result<i64> {
+    match parse_bytes(key, value)? {
+        n if n > 0 => Ok(n),
+        _ => Err(KilnError::Config(format!("`{key}` must be a positive size in bytes (e.g. 64MB), got `{value}`"))),
+    }
+}
+
 impl Config {
+    /// The largest stage output a join broadcasts at run time (-1: never).
+    pub fn adaptive_broadcast_threshold(&self) -> i64 {
+        self.adaptive_broadcast_threshold.unwrap_or(self.auto_broadcast_join_threshold)
+    }
+
     /// True when the plan change log prints (level INFO, WARN or ERROR).
     pub fn plan_change_log_enabled(&self) -> bool {
         matches!(self.plan_change_log_level.as_str(), "INFO" | "WARN" | "ERROR")
@@ -173,6 +226,21 @@ impl Config {
             "spark.sql.planChangeLog.batches" => self.plan_change_log_batches = name_list(value),
             "kiln.optimizer.strict" => self.optimizer_strict = parse_bool(key, value)?,
             "spark.sql.adaptive.enabled" => self.adaptive_enabled = parse_bool(key, value)?,
+            "spark.sql.adaptive.autoBroadcastJoinThreshold" => self.adaptive_broadcast_threshold = Some(parse_bytes(key, value)?),
+            "spark.sql.adaptive.coalescePartitions.enabled" => self.adaptive_coalesce_enabled = parse_bool(key, value)?,
+            "spark.sql.adaptive.advisoryPartitionSizeInBytes" => self.adaptive_advisory_partition_bytes = positive_bytes(key, value)?,
+            "spark.sql.adaptive.coalescePartitions.minPartitionSize" => self.adaptive_min_partition_bytes = positive_bytes(key, value)?,
+            "spark.sql.adaptive.coalescePartitions.parallelismFirst" => self.adaptive_parallelism_first = parse_bool(key, value)?,
+            "spark.sql.adaptive.localShuffleReader.enabled" => self.adaptive_local_shuffle_reader = parse_bool(key, value)?,
+            "spark.sql.adaptive.skewJoin.enabled" => self.adaptive_skew_join_enabled = parse_bool(key, value)?,
+            "spark.sql.adaptive.skewJoin.skewedPartitionFactor" => {
+                let f: f64 = parse(key, value, "a number of at least 1")?;
+                if !(f >= 1.0) {
+                    return Err(KilnError::Config(format!("`{key}` must be a number of at least 1, got `{value}`")));
+                }
+                self.adaptive_skew_factor = f;
+            }
+            "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes" => self.adaptive_skew_threshold_bytes = positive_bytes(key, value)?,
             "spark.sql.maxMetadataStringLength" => self.max_metadata_string_length = parse(key, value, "a positive integer")?,
             "spark.sql.session.timeZone" => {}
             "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown = parse_bool(key, value)?,
@@ -212,6 +280,15 @@ impl Config {
             "spark.sql.planChangeLog.batches" => self.plan_change_log_batches.join(","),
             "kiln.optimizer.strict" => self.optimizer_strict.to_string(),
             "spark.sql.adaptive.enabled" => self.adaptive_enabled.to_string(),
+            "spark.sql.adaptive.autoBroadcastJoinThreshold" => self.adaptive_broadcast_threshold().to_string(),
+            "spark.sql.adaptive.coalescePartitions.enabled" => self.adaptive_coalesce_enabled.to_string(),
+            "spark.sql.adaptive.advisoryPartitionSizeInBytes" => self.adaptive_advisory_partition_bytes.to_string(),
+            "spark.sql.adaptive.coalescePartitions.minPartitionSize" => self.adaptive_min_partition_bytes.to_string(),
+            "spark.sql.adaptive.coalescePartitions.parallelismFirst" => self.adaptive_parallelism_first.to_string(),
+            "spark.sql.adaptive.localShuffleReader.enabled" => self.adaptive_local_shuffle_reader.to_string(),
+            "spark.sql.adaptive.skewJoin.enabled" => self.adaptive_skew_join_enabled.to_string(),
+            "spark.sql.adaptive.skewJoin.skewedPartitionFactor" => self.adaptive_skew_factor.to_string(),
+            "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes" => self.adaptive_skew_threshold_bytes.to_string(),
             "spark.sql.maxMetadataStringLength" => self.max_metadata_string_length.to_string(),
             "spark.sql.session.timeZone" => "Etc/UTC".to_string(),
             "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown.to_string(),

@@ -37,6 +37,9 @@ pub struct Plans {
     /// Hints the analyzer or `JoinSelection` could not honour (an unknown hint or relation
     /// name, BROADCAST on the preserved side of an outer join, ...), in Spark's words.
     pub hint_warnings: Vec<String>,
+    /// The plan adaptive execution ran last time this query ran (`isFinalPlan=true`); None
+    /// before a run or when the plan did not run adaptively.
+    pub final_plan: std::sync::Mutex<Option<Arc<PhysicalPlan>>>,
 }
 
 /// A query planned by a session; `collect()` runs it.
@@ -118,7 +121,10 @@ impl DataFrame {
 
     fn collect_counting(&self, codegen: &crate::exec::metrics::CodegenMetrics) -> Result<Vec<RecordBatch>> {
         let schema = self.schema();
-        let batches = crate::exec::collect_in(&self.plans.physical, &self.config, self.session.stage_cache(), codegen)?;
+        let (batches, final_plan) = crate::exec::collect_plan(&self.plans.physical, &self.config, self.session.stage_cache(), codegen)?;
+        if let (Some(plan), Ok(mut last)) = (final_plan, self.plans.final_plan.lock()) {
+            *last = Some(plan);
+        }
         // Result columns carry the analyzed plan's names and nullability.
         let mut out = batches
             .into_iter()
@@ -146,14 +152,23 @@ impl DataFrame {
         let batches = self.collect()?;
         write_stdout(&crate::format::show_string(&self.schema(), &batches, 20, 20))
     }
-    /// The EXPLAIN text of this query.
+    /// The EXPLAIN text of this query. After a run that executed adaptively, the physical plan
+    /// is printed as Spark prints it then: `AdaptiveSparkPlan isFinalPlan=true` with the
+    /// `== Final Plan ==` (query stages, shuffle reads, the join strategies that ran) above
+    /// the `== Initial Plan ==`; EXPLAIN CODEGEN then lists the stages that ran.
     pub fn explain_string(&self, mode: ExplainMode) -> Result<String> {
         let p = &self.plans;
+        let final_plan = self.final_plan();
         explain_string(
-            &QueryPlans { parsed: &p.parsed, analyzed: &p.analyzed, optimized: &p.optimized, physical: &p.physical },
+            &QueryPlans { parsed: &p.parsed, analyzed: &p.analyzed, optimized: &p.optimized, physical: &p.physical, final_plan: final_plan.as_deref() },
             mode,
             &self.config,
         )
+    }
+
+    /// The plan the last adaptive run of this query executed (`ResultQueryStage` at its root).
+    pub fn final_plan(&self) -> Option<Arc<PhysicalPlan>> {
+        self.plans.final_plan.lock().ok().and_then(|p| p.clone())
     }
     /// Prints the EXPLAIN text of this query.
     pub fn explain(&self, mode: ExplainMode) -> Result<()> {

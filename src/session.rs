@@ -164,6 +164,7 @@ impl Session {
                 rule_metrics: optimized.metrics,
                 optimizer_warnings: optimized.warnings,
                 hint_warnings: warnings,
+                final_plan: Default::default(),
             }),
             config,
             session: self.clone(),

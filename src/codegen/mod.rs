@@ -63,6 +63,13 @@ pub fn stream_child(plan: &PhysicalPlan) -> Option<&Arc<PhysicalPlan>> {
 /// stages bottom-up. A chain that cannot be compiled is wrapped too, with the reason, and runs
 /// interpreted.
 pub fn collapse_codegen_stages(plan: &Arc<PhysicalPlan>) -> Arc<PhysicalPlan> {
+    collapse_codegen_stages_from(plan, 1).0
+}
+
+/// `collapse_codegen_stages` numbering the stages from `first_id` (adaptive execution plans
+/// one query stage at a time, its codegen ids continuing the stages before); also returns the
+/// next free id.
+pub fn collapse_codegen_stages_from(plan: &Arc<PhysicalPlan>, first_id: usize) -> (Arc<PhysicalPlan>, usize) {
     let mut next_id = 1;
     let collapsed = collapse(plan, &mut next_id);
     // Spark's ids (as its captures show): every stage after all the stages below any stage of
@@ -72,8 +79,8 @@ pub fn collapse_codegen_stages(plan: &Arc<PhysicalPlan>) -> Arc<PhysicalPlan> {
     stage_heights(&collapsed, &mut stages);
     let mut order: Vec<(usize, usize, usize)> = stages.iter().enumerate().map(|(seq, (id, h))| (*h, seq, *id)).collect();
     order.sort();
-    let ids: HashMap<usize, usize> = order.iter().enumerate().map(|(n, (_, _, id))| (*id, n + 1)).collect();
-    renumber(&collapsed, &ids)
+    let ids: HashMap<usize, usize> = order.iter().enumerate().map(|(n, (_, _, id))| (*id, first_id + n)).collect();
+    (renumber(&collapsed, &ids), first_id + order.len())
 }
 
 /// The height of `plan` in stages (1 for a stage with none below it), recording each stage's

@@ -27,6 +27,7 @@ use crate::error::{KilnError, Result};
 use crate::exec::interpreted::join::HashTable;
 use crate::exec::metrics::{CodegenMetrics, ScanStats};
 use crate::expr::Attribute;
+use crate::physical::adaptive::ReadPart;
 use crate::physical::{output_partitioning, AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
 use crate::plan::JoinType;
 
@@ -51,7 +52,19 @@ pub fn collect(plan: &Arc<PhysicalPlan>, config: &Config) -> Result<Vec<RecordBa
 /// Runs `plan` and returns all rows, partitions in order: compiled stages come from `cache`,
 /// and what code generation did is counted in `metrics`.
 pub fn collect_in(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics) -> Result<Vec<RecordBatch>> {
-    Ok(execute(plan, config, cache, metrics)?.into_iter().flatten().filter(|b| b.num_rows() > 0 || b.num_columns() == 0).collect())
+    Ok(collect_plan(plan, config, cache, metrics)?.0)
+}
+
+/// Runs `plan` (adaptively when `spark.sql.adaptive.enabled` and it has an exchange) and
+/// returns all rows, partitions in order, with the final plan of an adaptive run.
+pub fn collect_plan(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics) -> Result<(Vec<RecordBatch>, Option<Arc<PhysicalPlan>>)> {
+    let (parts, final_plan) = if super::adaptive::is_adaptive(plan, config) {
+        let run = super::adaptive::execute_adaptive(plan, config, cache, metrics)?;
+        (run.partitions, Some(run.final_plan))
+    } else {
+        (execute(plan, config, cache, metrics)?, None)
+    };
+    Ok((parts.into_iter().flatten().filter(|b| b.num_rows() > 0 || b.num_columns() == 0).collect(), final_plan))
 }
 
 /// Runs `plan` and returns its partitions.
@@ -156,6 +169,8 @@ impl<'a> Executor<'a> {
                 self.partitions(left).max(self.partitions(right))
             }
             PhysicalPlan::CartesianProduct { left, right, .. } => self.partitions(left) * self.partitions(right),
+            PhysicalPlan::QueryStage { output, .. } => output.num_partitions().max(1),
+            PhysicalPlan::ShuffleRead { spec, .. } => spec.parts.len(),
             PhysicalPlan::Union { children } => children.iter().map(|c| self.partitions(c)).sum(),
             _ => output_partitioning(plan).num_partitions().max(1),
         }
@@ -470,6 +485,18 @@ impl<'a> Executor<'a> {
                 Some(State::Stage(stage)) => self.stage_stream(stage, child, i)?,
                 _ => self.stream(child, i)?,
             },
+            PhysicalPlan::QueryStage { output, .. } => Box::new(output.partition(i)?.into_iter().map(Ok)),
+            PhysicalPlan::ShuffleRead { spec, child } => {
+                let PhysicalPlan::QueryStage { output, .. } = child.as_ref() else {
+                    return Err(KilnError::internal("a shuffle read over something other than a query stage"));
+                };
+                let batches = match spec.parts.get(i) {
+                    Some(ReadPart::Partitions(start, end)) => (*start..*end).map(|p| output.partition(p)).collect::<Result<Vec<_>>>()?.concat(),
+                    Some(ReadPart::Slice { partition, index, of }) => slice_rows(output.partition(*partition)?, *index, *of),
+                    None => vec![],
+                };
+                Box::new(batches.into_iter().map(Ok))
+            }
         })
     }
 
@@ -696,6 +723,24 @@ fn limit_stream<'s>(input: BatchStream<'s>, n: usize) -> BatchStream<'s> {
             Err(e) => Some(Err(e)),
         }
     }))
+}
+
+/// Part `index` of `of` equal parts of some batches' rows.
+fn slice_rows(batches: Vec<RecordBatch>, index: usize, of: usize) -> Vec<RecordBatch> {
+    let total: usize = batches.iter().map(|b| b.num_rows()).sum();
+    let of = of.max(1);
+    let (from, to) = (total * index / of, total * (index + 1) / of);
+    let mut out = vec![];
+    let mut at = 0;
+    for b in batches {
+        let (start, end) = (at, at + b.num_rows());
+        at = end;
+        let (lo, hi) = (start.max(from), end.min(to));
+        if lo < hi {
+            out.push(b.slice(lo - start, hi - lo));
+        }
+    }
+    out
 }
 
 /// The partition count the plan's root will produce (for tests and metrics).

@@ -1,8 +1,9 @@
 //! The executor: runs a physical plan over partitions on a thread pool.
 
+pub mod adaptive;
 pub mod executor;
 pub mod interpreted;
 /// Run-time metrics live on the physical operators they count.
 pub use crate::physical::metrics;
 
-pub use executor::{collect, collect_in, execute};
+pub use executor::{collect, collect_in, collect_plan, execute};

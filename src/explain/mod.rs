@@ -38,14 +38,19 @@ pub struct QueryPlans<'a> {
     pub optimized: &'a LogicalPlan,
     /// The physical plan.
     pub physical: &'a PhysicalPlan,
+    /// The plan an adaptive run executed, once the query has run (`isFinalPlan=true`).
+    pub final_plan: Option<&'a PhysicalPlan>,
 }
 
 /// The text of `EXPLAIN [mode]`.
 pub fn explain_string(plans: &QueryPlans<'_>, mode: ExplainMode, config: &Config) -> Result<String> {
-    let physical = format!("== Physical Plan ==\n{}", plans.physical.tree_string(config));
+    let physical = match plans.final_plan {
+        Some(final_plan) => format!("== Physical Plan ==\n{}", adaptive_string(final_plan, plans.physical, config)),
+        None => format!("== Physical Plan ==\n{}", plans.physical.tree_string(config)),
+    };
     match mode {
         ExplainMode::Simple => Ok(physical),
-        ExplainMode::Codegen => Ok(codegen_string(plans.physical, config)),
+        ExplainMode::Codegen => Ok(codegen_string(plans.final_plan.unwrap_or(plans.physical), config)),
         ExplainMode::Cost => Ok(cost::cost_string(plans.optimized, plans.physical, config)),
         ExplainMode::Formatted => Ok(formatted::formatted_string(plans.physical, config)),
         ExplainMode::Extended => {
@@ -63,6 +68,25 @@ pub fn explain_string(plans: &QueryPlans<'_>, mode: ExplainMode, config: &Config
                 plans.optimized.tree_string()
             ))
         }
+    }
+}
+
+/// Spark's `AdaptiveSparkPlan isFinalPlan=true`: the plan that ran (query stages, shuffle
+/// reads, run-time join strategies) above the initial plan, which prints without codegen stages.
+pub fn adaptive_string(final_plan: &PhysicalPlan, initial: &PhysicalPlan, config: &Config) -> String {
+    let indent = |text: String| text.lines().map(|l| format!("   {l}\n")).collect::<String>();
+    format!(
+        "AdaptiveSparkPlan isFinalPlan=true\n+- == Final Plan ==\n{}+- == Initial Plan ==\n{}",
+        indent(final_plan.tree_string(config)),
+        indent(without_stages(initial).tree_string(config))
+    )
+}
+
+/// A plan's operators without their WholeStageCodegen wrappers.
+fn without_stages(plan: &PhysicalPlan) -> PhysicalPlan {
+    match plan {
+        PhysicalPlan::WholeStageCodegen { child, .. } => without_stages(child),
+        other => other.with_new_children(other.children().into_iter().map(|c| std::sync::Arc::new(without_stages(c))).collect()),
     }
 }
 
@@ -107,7 +131,7 @@ fn codegen_string(plan: &PhysicalPlan, config: &Config) -> String {
 }
 
 fn collect_stages<'a>(p: &'a PhysicalPlan, out: &mut Vec<&'a PhysicalPlan>) {
-    for c in p.children() {
+    for c in p.tree_children() {
         collect_stages(c, out);
     }
     if matches!(p, PhysicalPlan::WholeStageCodegen { .. }) {

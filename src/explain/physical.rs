@@ -10,7 +10,7 @@ use crate::catalog::{Table, TableSource};
 use crate::datasource::parquet::ParquetTable;
 use crate::config::Config;
 use crate::expr::{Attribute, Expr};
-use crate::physical::{AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
+use crate::physical::{AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan, QueryStageKind};
 use crate::types::spark_type_name;
 
 fn list(items: &[Expr], sep: &str) -> String {
@@ -220,6 +220,12 @@ impl PhysicalPlan {
                 format!("Expand [{}], [{}]", rows.join(", "), cols.join(", "))
             }
             PhysicalPlan::WholeStageCodegen { id, .. } => format!("WholeStageCodegen ({id})"),
+            PhysicalPlan::QueryStage { id, kind, .. } => match kind {
+                QueryStageKind::Shuffle => format!("ShuffleQueryStage {id}"),
+                QueryStageKind::Broadcast => format!("BroadcastQueryStage {id}"),
+                QueryStageKind::Result => format!("ResultQueryStage {id}"),
+            },
+            PhysicalPlan::ShuffleRead { spec, .. } => format!("AQEShuffleRead {}", spec.description()).trim_end().to_string(),
         }
     }
 
@@ -234,7 +240,7 @@ impl PhysicalPlan {
                 Some(id) => format!("*({id}) {}", p.node_string(config)),
                 None => p.node_string(config),
             },
-            &|p: &PhysicalPlan| p.children().into_iter().map(|c| skip_stage(c)).collect(),
+            &|p: &PhysicalPlan| p.tree_children().into_iter().map(|c| skip_stage(c)).collect(),
         )
     }
 }
@@ -256,7 +262,7 @@ pub(super) fn mark_stages(p: &PhysicalPlan, stars: &mut HashMap<*const PhysicalP
             }
         }
     }
-    for c in p.children() {
+    for c in p.tree_children() {
         mark_stages(c, stars);
     }
 }

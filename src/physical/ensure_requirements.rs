@@ -12,7 +12,8 @@ use crate::plan::JoinType;
 
 static NEXT_PLAN_ID: AtomicU64 = AtomicU64::new(0);
 
-fn next_plan_id() -> u64 {
+/// A fresh `[plan_id=N]` for an exchange.
+pub fn next_plan_id() -> u64 {
     NEXT_PLAN_ID.fetch_add(1, Ordering::Relaxed)
 }
 
@@ -106,6 +107,11 @@ pub fn output_partitioning(plan: &PhysicalPlan) -> Partitioning {
         PhysicalPlan::LocalTableScan { .. } => Partitioning::Unknown(1),
         PhysicalPlan::Exchange { partitioning, .. } => partitioning.clone(),
         PhysicalPlan::BroadcastExchange { .. } => Partitioning::SinglePartition,
+        PhysicalPlan::QueryStage { kind, output, .. } => match kind {
+            super::QueryStageKind::Broadcast => Partitioning::SinglePartition,
+            _ => output.partitioning.clone(),
+        },
+        PhysicalPlan::ShuffleRead { spec, child } => super::adaptive::read_partitioning(spec, &output_partitioning(child)),
         PhysicalPlan::HashJoin { kind: HashJoinKind::Broadcast, build_side, left, right, .. }
         | PhysicalPlan::NestedLoopJoin { build_side, left, right, .. } => match build_side {
             BuildSide::BuildLeft => output_partitioning(right),
@@ -181,7 +187,7 @@ pub fn ensure_requirements(plan: &Arc<PhysicalPlan>, shuffle_partitions: usize) 
         }
         let node = match dist {
             Distribution::Broadcast => {
-                if matches!(child.as_ref(), PhysicalPlan::BroadcastExchange { .. }) {
+                if matches!(child.as_ref(), PhysicalPlan::BroadcastExchange { .. } | PhysicalPlan::QueryStage { kind: super::QueryStageKind::Broadcast, .. }) {
                     new_children.push(child);
                     continue;
                 }

@@ -1,6 +1,7 @@
 //! Physical plans: the operators the executor runs, their partitioning and ordering, and the
 //! requirements `EnsureRequirements` meets by inserting Exchange and Sort.
 
+pub mod adaptive;
 pub mod metrics;
 
 use std::sync::Arc;
@@ -288,6 +289,27 @@ pub enum PhysicalPlan {
         /// The inputs, in order; the columns are the first input's.
         children: Vec<Arc<PhysicalPlan>>,
     },
+    /// A query stage adaptive execution has run (`ShuffleQueryStage 0`): a leaf whose rows are
+    /// its finished output. `plan` is what ran (the exchange and the stage below it), printed
+    /// under it.
+    QueryStage {
+        /// The stage id, in the order stages ran.
+        id: usize,
+        /// Shuffle, broadcast, or the result stage.
+        kind: QueryStageKind,
+        /// The plan that ran.
+        plan: Arc<PhysicalPlan>,
+        /// Its output partitions and their sizes.
+        output: Arc<adaptive::StageOutput>,
+    },
+    /// How a stage reads a finished shuffle: partitions coalesced, split when skewed, or read
+    /// without their hash layout (`AQEShuffleRead coalesced`).
+    ShuffleRead {
+        /// The partitions read, in output order.
+        spec: adaptive::ShuffleReadSpec,
+        /// The shuffle query stage read.
+        child: Arc<PhysicalPlan>,
+    },
     /// A pipeline compiled into one native function (`*(id)` in plans); `fallback` says why
     /// it runs interpreted instead, when it does.
     WholeStageCodegen {
@@ -298,6 +320,17 @@ pub enum PhysicalPlan {
         /// The root of the fused pipeline.
         child: Arc<PhysicalPlan>,
     },
+}
+
+/// What a query stage ends in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryStageKind {
+    /// An Exchange (`ShuffleQueryStage`).
+    Shuffle,
+    /// A BroadcastExchange (`BroadcastQueryStage`).
+    Broadcast,
+    /// The query's root (`ResultQueryStage`).
+    Result,
 }
 
 /// How a hash join gets both sides' matching keys together.
@@ -313,7 +346,7 @@ impl PhysicalPlan {
     /// The direct children.
     pub fn children(&self) -> Vec<&Arc<PhysicalPlan>> {
         match self {
-            PhysicalPlan::FileScan { .. } | PhysicalPlan::InMemoryScan { .. } | PhysicalPlan::LocalTableScan { .. } => vec![],
+            PhysicalPlan::FileScan { .. } | PhysicalPlan::InMemoryScan { .. } | PhysicalPlan::LocalTableScan { .. } | PhysicalPlan::QueryStage { .. } => vec![],
             PhysicalPlan::HashJoin { left, right, .. }
             | PhysicalPlan::SortMergeJoin { left, right, .. }
             | PhysicalPlan::CartesianProduct { left, right, .. }
@@ -330,6 +363,7 @@ impl PhysicalPlan {
             | PhysicalPlan::LocalLimit { child, .. }
             | PhysicalPlan::GlobalLimit { child, .. }
             | PhysicalPlan::Expand { child, .. }
+            | PhysicalPlan::ShuffleRead { child, .. }
             | PhysicalPlan::WholeStageCodegen { child, .. } => vec![child],
         }
     }
@@ -345,6 +379,7 @@ impl PhysicalPlan {
             PhysicalPlan::FileScan { .. }
             | PhysicalPlan::InMemoryScan { .. }
             | PhysicalPlan::LocalTableScan { .. }
+            | PhysicalPlan::QueryStage { .. }
             | PhysicalPlan::Union { .. } => {}
             PhysicalPlan::HashJoin { left, right, .. }
             | PhysicalPlan::SortMergeJoin { left, right, .. }
@@ -364,9 +399,18 @@ impl PhysicalPlan {
             | PhysicalPlan::LocalLimit { child, .. }
             | PhysicalPlan::GlobalLimit { child, .. }
             | PhysicalPlan::Expand { child, .. }
+            | PhysicalPlan::ShuffleRead { child, .. }
             | PhysicalPlan::WholeStageCodegen { child, .. } => *child = next(),
         }
         node
+    }
+
+    /// The children a plan printer shows: a query stage shows the plan that ran under it.
+    pub fn tree_children(&self) -> Vec<&Arc<PhysicalPlan>> {
+        match self {
+            PhysicalPlan::QueryStage { plan, .. } => vec![plan],
+            other => other.children(),
+        }
     }
 
     /// The columns this operator produces.
@@ -417,7 +461,9 @@ impl PhysicalPlan {
             | PhysicalPlan::CollectLimit { child, .. }
             | PhysicalPlan::LocalLimit { child, .. }
             | PhysicalPlan::GlobalLimit { child, .. }
+            | PhysicalPlan::ShuffleRead { child, .. }
             | PhysicalPlan::WholeStageCodegen { child, .. } => child.output(),
+            PhysicalPlan::QueryStage { plan, .. } => plan.output(),
             PhysicalPlan::Union { children } => {
                 let mut out = children.first().map(|c| c.output()).unwrap_or_default();
                 for c in children.iter().skip(1) {
@@ -440,5 +486,5 @@ mod ensure_requirements;
 mod join_selection;
 mod planner;
 
-pub use ensure_requirements::{ensure_requirements, output_ordering, output_partitioning, required_child_distribution, required_child_ordering};
+pub use ensure_requirements::{ensure_requirements, next_plan_id, output_ordering, output_partitioning, required_child_distribution, required_child_ordering};
 pub use planner::{estimate_size, plan_physical, plan_physical_with_warnings};

@@ -82,6 +82,10 @@ enum Command {
         session: SessionArgs,
         #[arg(long, value_enum, default_value = "simple")]
         mode: Mode,
+        /// Run the query first (rows discarded) and print the plan that ran: with adaptive
+        /// execution, `AdaptiveSparkPlan isFinalPlan=true`.
+        #[arg(long)]
+        analyze: bool,
         #[arg(short = 'f', long = "file", conflicts_with = "query")]
         file: Option<PathBuf>,
         #[arg(required_unless_present = "file")]
@@ -202,7 +206,7 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             }
             Ok(())
         }
-        Command::Explain { session, mode, file, query } => {
+        Command::Explain { session, mode, analyze, file, query } => {
             let s = build_session(&session)?;
             let text = read_query(&file, &query)?;
             let mode = match mode {
@@ -214,6 +218,9 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             };
             let df = s.sql(&text)?;
             print_warnings(&df);
+            if analyze {
+                df.collect()?;
+            }
             outln!("{}", df.explain_string(mode)?);
             Ok(())
         }

@@ -1,0 +1,243 @@
+//! Adaptive query execution (Spark's `AdaptiveSparkPlanExec`): a plan with exchanges runs one
+//! query stage at a time — an exchange whose input has no exchange left to run — bottom-up.
+//! A finished stage becomes a `QueryStage` leaf holding its output and real sizes, and the
+//! rest of the plan is re-planned from them (`physical::adaptive`) before the next stage
+//! starts: shuffled joins with a small finished side become broadcast joins, the shuffles a
+//! stage reads are coalesced (and a skewed join partition split) just before it runs. Each
+//! stage runs on the ordinary executor, compiled or interpreted as the session says.
+
+use std::sync::Arc;
+
+use super::executor::{execute, Partitions};
+use crate::codegen::StageCache;
+use crate::config::Config;
+use crate::error::Result;
+use crate::exec::metrics::CodegenMetrics;
+use crate::physical::adaptive::{coalesce, convert_joins, estimated_bytes, skew_join_reads, ReadPart, ShuffleReadSpec, StageOutput};
+use crate::physical::{ensure_requirements, next_plan_id, Partitioning, PhysicalPlan, QueryStageKind};
+
+/// What an adaptive run returns: the rows, and the plan that actually ran.
+pub struct AdaptiveRun {
+    /// The result partitions.
+    pub partitions: Partitions,
+    /// `ResultQueryStage` over the final plan: the query stages that ran, their shuffle reads
+    /// and the join strategies chosen at run time.
+    pub final_plan: Arc<PhysicalPlan>,
+}
+
+/// Whether `plan` runs adaptively: AQE is on and there is an exchange to cut it at.
+pub fn is_adaptive(plan: &PhysicalPlan, config: &Config) -> bool {
+    config.adaptive_enabled && has_exchange(plan)
+}
+
+fn has_exchange(p: &PhysicalPlan) -> bool {
+    matches!(p, PhysicalPlan::Exchange { .. } | PhysicalPlan::BroadcastExchange { .. }) || p.children().into_iter().any(|c| has_exchange(c))
+}
+
+/// Runs `initial` stage by stage, re-planning between stages.
+pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics) -> Result<AdaptiveRun> {
+    let mut plan = strip_codegen(initial);
+    let (mut stage_id, mut codegen_id) = (0, 1);
+    while let Some(exchange) = next_stage(&plan) {
+        let kind = match exchange.as_ref() {
+            PhysicalPlan::BroadcastExchange { .. } => QueryStageKind::Broadcast,
+            _ => QueryStageKind::Shuffle,
+        };
+        let partitioning = match exchange.as_ref() {
+            PhysicalPlan::Exchange { partitioning, .. } => partitioning.clone(),
+            _ => Partitioning::SinglePartition,
+        };
+        let ran = prepare_stage(&exchange, config, &mut codegen_id);
+        let parts = execute(&ran, config, cache, metrics)?;
+        let output = Arc::new(StageOutput::new(parts, partitioning));
+        let stage = Arc::new(PhysicalPlan::QueryStage { id: stage_id, kind, plan: ran.clone(), output });
+        stage_id += 1;
+        plan = replace(&plan, &exchange, &stage);
+        release_inputs(&ran, &plan);
+        plan = reoptimize(&plan, config);
+    }
+    let ran = prepare_stage(&plan, config, &mut codegen_id);
+    let partitions = execute(&ran, config, cache, metrics)?;
+    release_inputs(&ran, &Arc::new(PhysicalPlan::LocalTableScan { output: vec![], data: vec![] }));
+    let output = Arc::new(StageOutput::new(vec![], Partitioning::SinglePartition));
+    Ok(AdaptiveRun { partitions, final_plan: Arc::new(PhysicalPlan::QueryStage { id: stage_id, kind: QueryStageKind::Result, plan: ran, output }) })
+}
+
+/// The plan without codegen stages: they are formed per query stage, just before it runs.
+fn strip_codegen(plan: &Arc<PhysicalPlan>) -> Arc<PhysicalPlan> {
+    match plan.as_ref() {
+        PhysicalPlan::WholeStageCodegen { child, .. } => strip_codegen(child),
+        PhysicalPlan::QueryStage { .. } => plan.clone(),
+        other => {
+            let children: Vec<_> = other.children().into_iter().map(strip_codegen).collect();
+            if children.iter().zip(other.children()).all(|(a, b)| Arc::ptr_eq(a, b)) {
+                plan.clone()
+            } else {
+                Arc::new(other.with_new_children(children))
+            }
+        }
+    }
+}
+
+/// The next exchange to run: one with no exchange left under it. Broadcasts first (small, and
+/// every join waiting on one needs it), then the shuffle with the least data, so that a join
+/// whose small side turns out small enough to broadcast never shuffles its large side.
+fn next_stage(plan: &Arc<PhysicalPlan>) -> Option<Arc<PhysicalPlan>> {
+    fn ready(p: &Arc<PhysicalPlan>, out: &mut Vec<Arc<PhysicalPlan>>) -> bool {
+        // Returns whether the subtree has an exchange still to run.
+        let mut below = false;
+        for c in p.children() {
+            below |= ready(c, out);
+        }
+        match p.as_ref() {
+            PhysicalPlan::Exchange { .. } | PhysicalPlan::BroadcastExchange { .. } => {
+                if !below {
+                    out.push(p.clone());
+                }
+                true
+            }
+            _ => below,
+        }
+    }
+    let mut candidates = vec![];
+    ready(plan, &mut candidates);
+    candidates.into_iter().min_by_key(|e| (!matches!(e.as_ref(), PhysicalPlan::BroadcastExchange { .. }), estimated_bytes(e)))
+}
+
+/// `plan` with the node `old` replaced by `new`.
+fn replace(plan: &Arc<PhysicalPlan>, old: &Arc<PhysicalPlan>, new: &Arc<PhysicalPlan>) -> Arc<PhysicalPlan> {
+    if Arc::ptr_eq(plan, old) {
+        return new.clone();
+    }
+    let children: Vec<_> = plan.children().into_iter().map(|c| replace(c, old, new)).collect();
+    if children.iter().zip(plan.children()).all(|(a, b)| Arc::ptr_eq(a, b)) {
+        plan.clone()
+    } else {
+        Arc::new(plan.with_new_children(children))
+    }
+}
+
+/// Re-plans what has not run from what has: joins converted, then the exchanges the new plan
+/// needs (a converted join's output is no longer clustered on its keys).
+fn reoptimize(plan: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan> {
+    let (converted, changed) = convert_joins(plan, config, &mut next_plan_id);
+    if !changed {
+        return plan.clone();
+    }
+    ensure_requirements(&converted, config.shuffle_partitions)
+}
+
+/// The query stage rooted at `root`, ready to run: its skewed joins split, the shuffles it
+/// reads coalesced, its operators fused into codegen stages.
+fn prepare_stage(root: &Arc<PhysicalPlan>, config: &Config, codegen_id: &mut usize) -> Arc<PhysicalPlan> {
+    let (mut plan, skewed) = split_skew(root, config);
+    if config.adaptive_coalesce_enabled && !skewed {
+        plan = coalesce_reads(&plan, config);
+    }
+    if config.whole_stage_codegen {
+        let (collapsed, next) = crate::codegen::collapse_codegen_stages_from(&plan, *codegen_id);
+        *codegen_id = next;
+        collapsed
+    } else {
+        plan
+    }
+}
+
+/// `OptimizeSkewedJoin` over the sort-merge joins of one stage whose sides are finished
+/// shuffles; returns whether one was split.
+fn split_skew(plan: &Arc<PhysicalPlan>, config: &Config) -> (Arc<PhysicalPlan>, bool) {
+    if let PhysicalPlan::SortMergeJoin { join_type, left, right, .. } = plan.as_ref() {
+        if let (Some((ls, lo)), Some((rs, ro))) = (sorted_stage(left), sorted_stage(right)) {
+            if let Some((lspec, rspec)) = skew_join_reads(*join_type, &lo.bytes, &ro.bytes, config) {
+                let left = wrap_stage(left, ls, lspec);
+                let right = wrap_stage(right, rs, rspec);
+                return (Arc::new(plan.with_new_children(vec![left, right])), true);
+            }
+        }
+    }
+    let mut skewed = false;
+    let children: Vec<_> = plan
+        .children()
+        .into_iter()
+        .map(|c| {
+            let (c, s) = split_skew(c, config);
+            skewed |= s;
+            c
+        })
+        .collect();
+    (if skewed { Arc::new(plan.with_new_children(children)) } else { plan.clone() }, skewed)
+}
+
+/// A sort-merge join side: a local Sort over a finished shuffle stage.
+fn sorted_stage(side: &Arc<PhysicalPlan>) -> Option<(&Arc<PhysicalPlan>, &StageOutput)> {
+    match side.as_ref() {
+        PhysicalPlan::Sort { global: false, child, .. } => match child.as_ref() {
+            PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle, output, .. } => Some((child, output)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `side` with `stage` under it read through `spec`.
+fn wrap_stage(side: &Arc<PhysicalPlan>, stage: &Arc<PhysicalPlan>, spec: ShuffleReadSpec) -> Arc<PhysicalPlan> {
+    let read = Arc::new(PhysicalPlan::ShuffleRead { spec, child: stage.clone() });
+    replace(side, stage, &read)
+}
+
+/// `CoalesceShufflePartitions`: the finished shuffles this stage reads directly, when they all
+/// have the same width, read as the same fewer contiguous partitions.
+fn coalesce_reads(plan: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan> {
+    fn direct<'a>(p: &'a Arc<PhysicalPlan>, out: &mut Vec<&'a Arc<PhysicalPlan>>) {
+        match p.as_ref() {
+            PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle, .. } => out.push(p),
+            // Already read another way (local, skewed).
+            PhysicalPlan::ShuffleRead { .. } => {}
+            _ => p.children().into_iter().for_each(|c| direct(c, out)),
+        }
+    }
+    let mut stages = vec![];
+    direct(plan, &mut stages);
+    let outputs: Vec<&StageOutput> = stages
+        .iter()
+        .filter_map(|s| match s.as_ref() {
+            PhysicalPlan::QueryStage { output, .. } => Some(output.as_ref()),
+            _ => None,
+        })
+        .collect();
+    let Some(width) = outputs.first().map(|o| o.num_partitions()) else { return plan.clone() };
+    if width <= 1 || outputs.iter().any(|o| o.num_partitions() != width) {
+        return plan.clone();
+    }
+    let sizes: Vec<&[u64]> = outputs.iter().map(|o| o.bytes.as_slice()).collect();
+    let ranges = coalesce(&sizes, config);
+    if ranges.len() >= width {
+        return plan.clone();
+    }
+    let spec = ShuffleReadSpec { parts: ranges.into_iter().map(|(s, e)| ReadPart::Partitions(s, e)).collect(), local: false };
+    let mut out = plan.clone();
+    let stages: Vec<Arc<PhysicalPlan>> = stages.into_iter().cloned().collect();
+    for stage in &stages {
+        let read = Arc::new(PhysicalPlan::ShuffleRead { spec: spec.clone(), child: stage.clone() });
+        out = replace(&out, stage, &read);
+    }
+    out
+}
+
+/// Frees the outputs of the stages `ran` read that the plan still to run does not read.
+fn release_inputs(ran: &Arc<PhysicalPlan>, rest: &Arc<PhysicalPlan>) {
+    fn stages(p: &Arc<PhysicalPlan>, out: &mut Vec<Arc<StageOutput>>) {
+        match p.as_ref() {
+            PhysicalPlan::QueryStage { output, .. } => out.push(output.clone()),
+            other => other.children().into_iter().for_each(|c| stages(c, out)),
+        }
+    }
+    let (mut read, mut pending) = (vec![], vec![]);
+    stages(ran, &mut read);
+    stages(rest, &mut pending);
+    for output in read {
+        if !pending.iter().any(|p| Arc::ptr_eq(p, &output)) {
+            output.release();
+        }
+    }
+}

@@ -1,0 +1,427 @@
+//! Adaptive query execution's physical rules (Spark's `AdaptiveSparkPlanExec` and its
+//! `queryStageOptimizerRules`). The executor runs a plan stage by stage (`exec::adaptive`);
+//! between stages these rules re-plan the rest from what the finished stages really produced:
+//!
+//! - `DynamicJoinSelection` + `OptimizeShuffleWithLocalRead`: a shuffled join one of whose
+//!   sides is a finished stage under the broadcast threshold becomes a broadcast hash join;
+//!   the other side reads its finished shuffle locally (`AQEShuffleRead local`) or, when its
+//!   shuffle has not run yet, is not shuffled at all (Spark would run that shuffle first: kiln
+//!   runs the smaller side's stage first so the larger one can be dropped);
+//! - `OptimizeSkewedJoin`: a sort-merge join's partition far above the median is split, the
+//!   other side's matching partition read once per split (`AQEShuffleRead skewed`);
+//! - `CoalesceShufflePartitions`: the shuffles a stage reads are merged into fewer contiguous
+//!   partitions of about the advisory size (`AQEShuffleRead coalesced`).
+
+use std::sync::{Arc, Mutex};
+
+use arrow::record_batch::RecordBatch;
+
+use super::{BuildSide, HashJoinKind, Partitioning, PhysicalPlan, QueryStageKind};
+use crate::catalog::TableSource;
+use crate::config::Config;
+use crate::error::{KilnError, Result};
+use crate::expr::Expr;
+use crate::plan::JoinType;
+
+/// What a finished query stage produced: its partitions (released once the stages reading
+/// them have run) and their sizes, which the re-planning rules read.
+pub struct StageOutput {
+    parts: Mutex<Option<Vec<Vec<RecordBatch>>>>,
+    /// Bytes of each output partition (Arrow buffer sizes).
+    pub bytes: Vec<u64>,
+    /// Rows of each output partition.
+    pub rows: Vec<u64>,
+    /// How the rows are spread over the partitions (the exchange's partitioning).
+    pub partitioning: Partitioning,
+}
+
+impl std::fmt::Debug for StageOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StageOutput({} partitions, {} rows, {} bytes)", self.bytes.len(), self.total_rows(), self.total_bytes())
+    }
+}
+
+impl StageOutput {
+    /// A finished stage's partitions.
+    pub fn new(parts: Vec<Vec<RecordBatch>>, partitioning: Partitioning) -> StageOutput {
+        let bytes = parts.iter().map(|p| p.iter().map(batch_bytes).sum()).collect();
+        let rows = parts.iter().map(|p| p.iter().map(|b| b.num_rows() as u64).sum()).collect();
+        StageOutput { parts: Mutex::new(Some(parts)), bytes, rows, partitioning }
+    }
+
+    /// The number of partitions.
+    pub fn num_partitions(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// All bytes.
+    pub fn total_bytes(&self) -> u64 {
+        self.bytes.iter().sum()
+    }
+
+    /// All rows.
+    pub fn total_rows(&self) -> u64 {
+        self.rows.iter().sum()
+    }
+
+    /// Partition `i`'s batches (shared buffers: a partition may be read more than once, by the
+    /// splits of a skewed join).
+    pub fn partition(&self, i: usize) -> Result<Vec<RecordBatch>> {
+        let parts = self.parts.lock().map_err(|_| KilnError::internal("a query stage's output lock was poisoned"))?;
+        match parts.as_ref() {
+            Some(p) => Ok(p.get(i).cloned().unwrap_or_default()),
+            None => Err(KilnError::internal("a query stage's output was read after its readers finished")),
+        }
+    }
+
+    /// Frees the partitions: every stage reading them has run.
+    pub fn release(&self) {
+        if let Ok(mut parts) = self.parts.lock() {
+            *parts = None;
+        }
+    }
+}
+
+/// The bytes of a batch's rows: of its slice only (an exchange's partitions are often slices
+/// of one larger batch, whose whole buffers `get_array_memory_size` would count each time).
+pub fn batch_bytes(b: &RecordBatch) -> u64 {
+    b.columns().iter().map(|c| c.to_data().get_slice_memory_size().unwrap_or_else(|_| c.get_array_memory_size()) as u64).sum()
+}
+
+/// One output partition of a shuffle read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadPart {
+    /// Shuffle partitions `start..end`, concatenated.
+    Partitions(usize, usize),
+    /// Part `index` of `of` of one shuffle partition's rows (a split skewed partition).
+    Slice {
+        /// The shuffle partition split.
+        partition: usize,
+        /// Which part.
+        index: usize,
+        /// Into how many parts it is split.
+        of: usize,
+    },
+}
+
+/// The partitions a shuffle read produces, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShuffleReadSpec {
+    /// One entry per output partition.
+    pub parts: Vec<ReadPart>,
+    /// Read without the hash layout (the consumer needs none: a broadcast join's stream side).
+    pub local: bool,
+}
+
+impl ShuffleReadSpec {
+    /// Spark's `AQEShuffleReadExec` description: `local`, `coalesced`, `skewed` or
+    /// `coalesced and skewed`.
+    pub fn description(&self) -> &'static str {
+        let coalesced = self.parts.iter().any(|p| matches!(p, ReadPart::Partitions(s, e) if e - s > 1));
+        let skewed = self.parts.iter().any(|p| matches!(p, ReadPart::Slice { .. }));
+        match (self.local, coalesced, skewed) {
+            (true, _, _) => "local",
+            (_, true, true) => "coalesced and skewed",
+            (_, true, false) => "coalesced",
+            (_, false, true) => "skewed",
+            _ => "",
+        }
+    }
+}
+
+/// The partitioning of a shuffle read's output.
+pub fn read_partitioning(spec: &ShuffleReadSpec, child: &Partitioning) -> Partitioning {
+    let n = spec.parts.len().max(1);
+    if spec.local || spec.parts.iter().any(|p| matches!(p, ReadPart::Slice { .. })) {
+        return Partitioning::Unknown(n);
+    }
+    // Contiguous partitions merged keep keys together and ranges in order.
+    match child {
+        Partitioning::Hash(keys, _) => Partitioning::Hash(keys.clone(), n),
+        Partitioning::Range(order, _) => Partitioning::Range(order.clone(), n),
+        Partitioning::SinglePartition => Partitioning::SinglePartition,
+        _ => Partitioning::Unknown(n),
+    }
+}
+
+/// The largest stage output broadcast at run time (None: never).
+fn broadcast_threshold(config: &Config) -> Option<u64> {
+    u64::try_from(config.adaptive_broadcast_threshold()).ok()
+}
+
+/// The finished shuffle stage under a sort a shuffled join added, if the side is one.
+fn finished_shuffle(side: &Arc<PhysicalPlan>) -> Option<&Arc<PhysicalPlan>> {
+    match side.as_ref() {
+        PhysicalPlan::Sort { global: false, child, .. } => finished_shuffle(child),
+        PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle, .. } => Some(side),
+        _ => None,
+    }
+}
+
+fn stage_bytes(stage: &PhysicalPlan) -> u64 {
+    match stage {
+        PhysicalPlan::QueryStage { output, .. } => output.total_bytes(),
+        _ => u64::MAX,
+    }
+}
+
+/// A shuffle stage read without its layout (one partition per core's worth of data).
+fn local_read(stage: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan> {
+    let PhysicalPlan::QueryStage { output, .. } = stage.as_ref() else { return stage.clone() };
+    if !config.adaptive_local_shuffle_reader {
+        return stage.clone();
+    }
+    let ranges = coalesce(&[&output.bytes], config);
+    let parts = ranges.into_iter().map(|(s, e)| ReadPart::Partitions(s, e)).collect();
+    Arc::new(PhysicalPlan::ShuffleRead { spec: ShuffleReadSpec { parts, local: true }, child: stage.clone() })
+}
+
+/// The side of a join that feeds it without a shuffle it needed only for this join: a finished
+/// stage is read locally, an exchange that has not run is dropped.
+fn unshuffled(side: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan> {
+    match side.as_ref() {
+        PhysicalPlan::Sort { global: false, child, .. } => unshuffled(child, config),
+        PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle, .. } => local_read(side, config),
+        PhysicalPlan::Exchange { partitioning: Partitioning::Hash(..), child, .. } => child.clone(),
+        _ => side.clone(),
+    }
+}
+
+/// `DynamicJoinSelection`: shuffled joins with a finished side under the broadcast threshold
+/// become broadcast hash joins. Returns the plan and whether anything changed.
+pub fn convert_joins(plan: &Arc<PhysicalPlan>, config: &Config, next_plan_id: &mut dyn FnMut() -> u64) -> (Arc<PhysicalPlan>, bool) {
+    let mut changed = false;
+    let children: Vec<Arc<PhysicalPlan>> = plan
+        .children()
+        .into_iter()
+        .map(|c| {
+            let (c, ch) = convert_joins(c, config, next_plan_id);
+            changed |= ch;
+            c
+        })
+        .collect();
+    let node = if changed { Arc::new(plan.with_new_children(children)) } else { plan.clone() };
+    let (left_keys, right_keys, join_type, condition, left, right) = match node.as_ref() {
+        PhysicalPlan::SortMergeJoin { left_keys, right_keys, join_type, condition, left, right }
+        | PhysicalPlan::HashJoin { kind: HashJoinKind::Shuffled, left_keys, right_keys, join_type, condition, left, right, .. } => {
+            (left_keys, right_keys, *join_type, condition, left, right)
+        }
+        _ => return (node, changed),
+    };
+    let Some(threshold) = broadcast_threshold(config) else { return (node, changed) };
+    let fits = |side: &Arc<PhysicalPlan>| finished_shuffle(side).map(|s| stage_bytes(s)).filter(|b| *b <= threshold);
+    let can_build_right = matches!(join_type, JoinType::Inner | JoinType::Cross | JoinType::LeftOuter | JoinType::LeftSemi | JoinType::LeftAnti);
+    let can_build_left = matches!(join_type, JoinType::Inner | JoinType::Cross | JoinType::RightOuter);
+    let build = match (fits(left).filter(|_| can_build_left), fits(right).filter(|_| can_build_right)) {
+        (Some(l), Some(r)) if l < r => BuildSide::BuildLeft,
+        (_, Some(_)) => BuildSide::BuildRight,
+        (Some(_), None) => BuildSide::BuildLeft,
+        (None, None) => return (node, changed),
+    };
+    let broadcast = |side: &Arc<PhysicalPlan>, keys: &[Expr], next_plan_id: &mut dyn FnMut() -> u64| -> Arc<PhysicalPlan> {
+        let stage = finished_shuffle(side).cloned().unwrap_or_else(|| side.clone());
+        Arc::new(PhysicalPlan::BroadcastExchange { keys: keys.to_vec(), plan_id: next_plan_id(), child: local_read(&stage, config) })
+    };
+    let (new_left, new_right) = match build {
+        BuildSide::BuildLeft => (broadcast(left, left_keys, next_plan_id), unshuffled(right, config)),
+        BuildSide::BuildRight => (unshuffled(left, config), broadcast(right, right_keys, next_plan_id)),
+    };
+    let join = PhysicalPlan::HashJoin {
+        kind: HashJoinKind::Broadcast,
+        left_keys: left_keys.clone(),
+        right_keys: right_keys.clone(),
+        join_type,
+        build_side: build,
+        condition: condition.clone(),
+        left: new_left,
+        right: new_right,
+    };
+    (Arc::new(join), true)
+}
+
+/// `CoalesceShufflePartitions`' target: per output partition, about the advisory size, or
+/// (parallelism first) the total spread over the cores, but not below the minimum size.
+fn target_size(total: u64, config: &Config) -> u64 {
+    let advisory = config.adaptive_advisory_partition_bytes.max(1) as u64;
+    if !config.adaptive_parallelism_first {
+        return advisory;
+    }
+    let cores = rayon::current_num_threads().max(1) as u64;
+    total.div_ceil(cores).min(advisory).max(config.adaptive_min_partition_bytes.max(1) as u64)
+}
+
+/// Contiguous ranges of partitions, each about `target_size` over all the stages read
+/// together (`ShufflePartitionsUtil.coalescePartitions`): a range ends before the partition
+/// that would take it over the target, then a range under a fifth of the target joins its
+/// neighbour when the two stay within 1.2 times it.
+pub fn coalesce(sizes: &[&[u64]], config: &Config) -> Vec<(usize, usize)> {
+    let n = sizes.first().map_or(0, |s| s.len());
+    let size_of = |i: usize| sizes.iter().map(|s| s.get(i).copied().unwrap_or(0)).sum::<u64>();
+    let total: u64 = (0..n).map(size_of).sum();
+    let target = target_size(total, config);
+    coalesce_range(0, n, &size_of, target)
+}
+
+fn coalesce_range(start: usize, end: usize, size_of: &dyn Fn(usize) -> u64, target: u64) -> Vec<(usize, usize)> {
+    let mut ranges: Vec<(usize, usize, u64)> = vec![];
+    let (mut from, mut acc) = (start, 0u64);
+    for i in start..end {
+        let s = size_of(i);
+        if i > from && acc + s > target {
+            ranges.push((from, i, acc));
+            from = i;
+            acc = 0;
+        }
+        acc += s;
+    }
+    if end > from {
+        ranges.push((from, end, acc));
+    }
+    // Merge ranges far under the target into a neighbour.
+    let small = |s: u64| (s as f64) < target as f64 * 0.2;
+    let mut merged: Vec<(usize, usize, u64)> = vec![];
+    for r in ranges {
+        match merged.last_mut() {
+            Some(last) if (small(r.2) || small(last.2)) && ((last.2 + r.2) as f64) <= target as f64 * 1.2 => {
+                last.1 = r.1;
+                last.2 += r.2;
+            }
+            _ => merged.push(r),
+        }
+    }
+    merged.into_iter().map(|(s, e, _)| (s, e)).collect()
+}
+
+/// The median of some sizes.
+fn median(sizes: &[u64]) -> u64 {
+    let mut v = sizes.to_vec();
+    v.sort_unstable();
+    match v.len() {
+        0 => 0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2,
+    }
+}
+
+/// `OptimizeSkewedJoin` for one sort-merge join over two finished shuffles of equal width:
+/// the read specs of both sides when some partition is skewed (partitions far above the
+/// median split into parts of about the target size, the other side's partition read once
+/// per part; the partitions between coalesced as usual).
+pub fn skew_join_reads(join_type: JoinType, left: &[u64], right: &[u64], config: &Config) -> Option<(ShuffleReadSpec, ShuffleReadSpec)> {
+    if !config.adaptive_skew_join_enabled || left.len() != right.len() || left.is_empty() {
+        return None;
+    }
+    let threshold = |sizes: &[u64]| (config.adaptive_skew_threshold_bytes.max(0) as u64).max((median(sizes) as f64 * config.adaptive_skew_factor) as u64);
+    // Parts of about the advisory size, or the average of the partitions that are not skewed.
+    let target = |sizes: &[u64], thr: u64| {
+        let normal: Vec<u64> = sizes.iter().copied().filter(|s| *s <= thr).collect();
+        let avg = if normal.is_empty() { 0 } else { normal.iter().sum::<u64>() / normal.len() as u64 };
+        (config.adaptive_advisory_partition_bytes.max(1) as u64).max(avg).max(1)
+    };
+    let can_split_left = matches!(join_type, JoinType::Inner | JoinType::Cross | JoinType::LeftOuter | JoinType::LeftSemi | JoinType::LeftAnti);
+    let can_split_right = matches!(join_type, JoinType::Inner | JoinType::Cross | JoinType::RightOuter);
+    let (lt, rt) = (threshold(left), threshold(right));
+    let (ltarget, rtarget) = (target(left, lt), target(right, rt));
+    let splits = |size: u64, thr: u64, tgt: u64, allowed: bool| if allowed && size > thr { size.div_ceil(tgt).max(2) as usize } else { 1 };
+    let counts: Vec<(usize, usize)> =
+        (0..left.len()).map(|p| (splits(left[p], lt, ltarget, can_split_left), splits(right[p], rt, rtarget, can_split_right))).collect();
+    if counts.iter().all(|c| *c == (1, 1)) {
+        return None;
+    }
+    let mut l = vec![];
+    let mut r = vec![];
+    let both = |i: usize| left[i] + right[i];
+    let coalesce_target = target_size(left.iter().sum::<u64>() + right.iter().sum::<u64>(), config);
+    let mut p = 0;
+    while p < left.len() {
+        if counts[p] == (1, 1) {
+            // A run of partitions that are not skewed: coalesced together on both sides.
+            let end = (p..left.len()).find(|&q| counts[q] != (1, 1)).unwrap_or(left.len());
+            for (s, e) in coalesce_range(p, end, &both, coalesce_target) {
+                l.push(ReadPart::Partitions(s, e));
+                r.push(ReadPart::Partitions(s, e));
+            }
+            p = end;
+            continue;
+        }
+        let (ln, rn) = counts[p];
+        let part = |index: usize, of: usize| if of == 1 { ReadPart::Partitions(p, p + 1) } else { ReadPart::Slice { partition: p, index, of } };
+        for li in 0..ln {
+            for ri in 0..rn {
+                l.push(part(li, ln));
+                r.push(part(ri, rn));
+            }
+        }
+        p += 1;
+    }
+    Some((ShuffleReadSpec { parts: l, local: false }, ShuffleReadSpec { parts: r, local: false }))
+}
+
+/// Estimated bytes a subtree produces, to run the smaller of two ready stages first: finished
+/// stages their real size, scans their data, everything else the sum of its inputs.
+pub fn estimated_bytes(plan: &PhysicalPlan) -> u64 {
+    match plan {
+        PhysicalPlan::QueryStage { output, .. } => output.total_bytes(),
+        PhysicalPlan::FileScan { table, output, selected_files, .. } => match &table.source {
+            TableSource::Parquet(t) => {
+                let files: u64 = selected_files.iter().filter_map(|f| t.files.get(*f)).map(|f| f.size).sum();
+                let width = t.data_schema.fields().len().max(1) as u64;
+                files.saturating_mul(output.len().min(width as usize) as u64) / width
+            }
+            TableSource::Memory(batches) => batches.iter().map(|b| b.get_array_memory_size() as u64).sum(),
+        },
+        PhysicalPlan::InMemoryScan { table, output } => match &table.source {
+            TableSource::Memory(batches) => {
+                let width = table.schema.fields().len().max(1) as u64;
+                batches.iter().map(|b| b.get_array_memory_size() as u64).sum::<u64>().saturating_mul(output.len() as u64) / width
+            }
+            TableSource::Parquet(_) => 0,
+        },
+        PhysicalPlan::LocalTableScan { data, .. } => data.iter().map(|b| b.get_array_memory_size() as u64).sum(),
+        other => other.children().into_iter().map(|c| estimated_bytes(c)).fold(0u64, u64::saturating_add),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(pairs: &[(&str, &str)]) -> Config {
+        let mut c = Config::default();
+        for (k, v) in pairs {
+            c.set(k, v).expect("setting");
+        }
+        c
+    }
+
+    #[test]
+    fn small_partitions_coalesce_to_the_target_and_tiny_ones_join_a_neighbour() {
+        let c = config(&[("spark.sql.adaptive.advisoryPartitionSizeInBytes", "100"), ("spark.sql.adaptive.coalescePartitions.parallelismFirst", "false")]);
+        // 40+40 fit, +30 would not; 30+50 fit; 5 is tiny and joins 90 -> 95 <= 120.
+        assert_eq!(coalesce(&[&[40, 40, 30, 50, 5]], &c), vec![(0, 2), (2, 5)]);
+        // Two stages read together are summed per partition.
+        assert_eq!(coalesce(&[&[60, 60], &[30, 30]], &c), vec![(0, 1), (1, 2)]);
+        // Parallelism first: the total over the cores, but at least the minimum size (1 MiB).
+        let c = Config::default();
+        assert_eq!(coalesce(&[&[10; 8]], &c), vec![(0, 8)]);
+    }
+
+    #[test]
+    fn a_skewed_partition_is_split_and_its_partner_replicated() {
+        let c = config(&[
+            ("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "100"),
+            ("spark.sql.adaptive.advisoryPartitionSizeInBytes", "100"),
+            ("spark.sql.adaptive.coalescePartitions.parallelismFirst", "false"),
+        ]);
+        let left = [10, 10, 450, 10];
+        let right = [10, 10, 10, 10];
+        let (l, r) = skew_join_reads(JoinType::Inner, &left, &right, &c).expect("skewed");
+        let split: Vec<_> = l.parts.iter().filter(|p| matches!(p, ReadPart::Slice { partition: 2, .. })).collect();
+        assert_eq!(split.len(), 5, "{l:?}");
+        assert_eq!(r.parts.iter().filter(|p| **p == ReadPart::Partitions(2, 3)).count(), 5, "{r:?}");
+        assert_eq!(l.parts.len(), r.parts.len());
+        assert_eq!(l.description(), "coalesced and skewed");
+        // A left outer join cannot split its right side.
+        assert!(skew_join_reads(JoinType::LeftOuter, &right, &left, &c).is_none());
+    }
+}

@@ -110,9 +110,13 @@ pub enum SltMode {
     Compiled,
     /// Whole-stage codegen off: every operator interpreted.
     Interpreted,
-    /// Each file twice: compiled, then interpreted.
+    /// Each file in both modes: compiled, then interpreted.
     Both,
 }
+
+/// Every file runs with adaptive execution on and off (`spark.sql.adaptive.enabled`):
+/// re-planning between query stages must never change an answer.
+const ADAPTIVE: [&str; 2] = ["true", "false"];
 
 impl SltMode {
     /// `(label, spark.sql.codegen.wholeStage value)` per run.
@@ -158,7 +162,9 @@ pub fn run_files(paths: &[PathBuf], mode: SltMode) -> SltSummary {
     let mut summary = SltSummary::default();
     for path in paths.iter().flat_map(|p| slt_files(p)) {
         for (label, codegen) in mode.runs() {
-            run_file(&path, label, codegen, &mut summary);
+            for adaptive in ADAPTIVE {
+                run_file(&path, label, codegen, adaptive, &mut summary);
+            }
         }
     }
     summary
@@ -176,7 +182,9 @@ fn slt_files(path: &Path) -> Vec<PathBuf> {
     files
 }
 
-fn run_file(path: &Path, label: &str, codegen: &str, summary: &mut SltSummary) {
+fn run_file(path: &Path, mode: &str, codegen: &str, adaptive: &str, summary: &mut SltSummary) {
+    let label = mode;
+    let shown = if adaptive == "true" { mode.to_string() } else { format!("{mode}, AQE off") };
     if path.is_dir() {
         summary.failed += 1;
         summary.failures.push(format!("{}: cannot list the folder", path.display()));
@@ -186,13 +194,14 @@ fn run_file(path: &Path, label: &str, codegen: &str, summary: &mut SltSummary) {
     // Strict mode: a rule that breaks a plan's invariants fails the record, not just its rows.
     let session = match Session::builder()
         .config("spark.sql.codegen.wholeStage", codegen)
+        .config("spark.sql.adaptive.enabled", adaptive)
         .config("kiln.optimizer.strict", "true")
         .build()
     {
         Ok(s) => s,
         Err(e) => {
             summary.failed += 1;
-            summary.failures.push(format!("{name} [{label}]: cannot create session: {e}"));
+            summary.failures.push(format!("{name} [{shown}]: cannot create session: {e}"));
             return;
         }
     };
@@ -200,7 +209,7 @@ fn run_file(path: &Path, label: &str, codegen: &str, summary: &mut SltSummary) {
         Ok(r) => r,
         Err(e) => {
             summary.failed += 1;
-            summary.failures.push(format!("{name} [{label}]: cannot parse: {e}"));
+            summary.failures.push(format!("{name} [{shown}]: cannot parse: {e}"));
             return;
         }
     };
@@ -229,7 +238,7 @@ fn run_file(path: &Path, label: &str, codegen: &str, summary: &mut SltSummary) {
             }
             Ok(Err(e)) => {
                 summary.failed += 1;
-                summary.failures.push(format!("[{label}] {}", e.display(false)));
+                summary.failures.push(format!("[{shown}] {}", e.display(false)));
             }
             Err(panic) => {
                 summary.failed += 1;
@@ -239,7 +248,7 @@ fn run_file(path: &Path, label: &str, codegen: &str, summary: &mut SltSummary) {
                     .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                     .unwrap_or_else(|| "unknown panic".to_string());
                 let loc = record_location(&record);
-                summary.failures.push(format!("[{label}] {name}:{loc}: engine panicked: {msg}"));
+                summary.failures.push(format!("[{shown}] {name}:{loc}: engine panicked: {msg}"));
             }
         }
     }

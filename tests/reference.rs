@@ -441,3 +441,50 @@ fn codegen_stages_match_spark() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(compared >= 13, "only {compared} queries have Spark's stages");
 }
+
+/// The operator names of the plan an adaptive run executed, with each shuffle read's kind
+/// (`AQEShuffleRead coalesced`): the `== Final Plan ==` part of an `isFinalPlan=true` text, or
+/// the whole plan when it did not run adaptively.
+fn final_operator_names(text: &str) -> Vec<String> {
+    let plan = match (text.find("== Final Plan =="), text.find("== Initial Plan ==")) {
+        (Some(s), Some(e)) => &text[s..e],
+        _ => text,
+    };
+    let mut names = operator_names(plan);
+    let reads: Vec<String> =
+        plan.lines().filter_map(|l| l.split_once("AQEShuffleRead")).map(|(_, rest)| format!("AQEShuffleRead{}", rest.trim_end())).collect();
+    let mut reads = reads.into_iter();
+    for n in names.iter_mut().filter(|n| n.as_str() == "AQEShuffleRead") {
+        if let Some(r) = reads.next() {
+            *n = r;
+        }
+    }
+    names
+}
+
+/// Reference queries whose final (adaptive) plan differs from Spark's, and why.
+const FINAL_PLAN_DIFFERS: &[(&str, &str)] = &[];
+
+/// After a run, the plan adaptive execution ran has Spark's operators, query stages, shuffle
+/// reads and join strategies (`explain.final.txt`), in both execution modes.
+#[test]
+fn final_plans_match_spark() {
+    let mut failures = vec![];
+    let mut compared = 0;
+    for codegen in [true, false] {
+        for (name, sql, spark) in captured("final") {
+            let dataset = header(&sql, "dataset").first().copied().expect("dataset").to_string();
+            let session = session_for(&dataset, &confs(&sql), codegen);
+            let kiln = match session.sql(&sql).and_then(|df| df.collect().and_then(|_| df.explain_string(kiln::ExplainMode::Simple))) {
+                Ok(text) => text,
+                Err(e) => format!("error: {e}"),
+            };
+            let (k, s) = (final_operator_names(&kiln), final_operator_names(&spark));
+            let label = if codegen { name.clone() } else { format!("{name} (interpreted)") };
+            let known: Vec<(&str, &str)> = FINAL_PLAN_DIFFERS.iter().map(|(n, why)| (if codegen { *n } else { "" }, *why)).collect();
+            judge(&label, k == s, &known, "FINAL_PLAN_DIFFERS", || format!("\n  spark: {s:?}\n  kiln:  {k:?}\n{kiln}"), &mut compared, &mut failures);
+        }
+    }
+    assert!(compared >= 20, "only {compared} final plans compared");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -54,6 +54,10 @@ pub struct Config {
     /// `spark.sql.adaptive.coalescePartitions.parallelismFirst`: aim at one partition per core
     /// before the advisory size.
     pub adaptive_parallelism_first: bool,
+    /// `spark.sql.adaptive.coalescePartitions.minPartitionNum`: with parallelism first, the
+    /// partitions coalescing aims at no fewer than; unset: four per core (kiln's default
+    /// parallelism: more tasks than cores, so work stealing evens out unequal partitions).
+    pub adaptive_min_partition_num: Option<usize>,
     /// `spark.sql.adaptive.localShuffleReader.enabled`: a join turned into a broadcast reads the
     /// other side's finished shuffle without its hash layout.
     pub adaptive_local_shuffle_reader: bool,
@@ -98,6 +102,7 @@ impl Default for Config {
             adaptive_advisory_partition_bytes: 64 << 20,
             adaptive_min_partition_bytes: 1 << 20,
             adaptive_parallelism_first: true,
+            adaptive_min_partition_num: None,
             adaptive_local_shuffle_reader: true,
             adaptive_skew_join_enabled: true,
             adaptive_skew_factor: 5.0,
@@ -131,6 +136,7 @@ pub const KEYS: &[&str] = &[
     "spark.sql.adaptive.advisoryPartitionSizeInBytes",
     "spark.sql.adaptive.coalescePartitions.minPartitionSize",
     "spark.sql.adaptive.coalescePartitions.parallelismFirst",
+    "spark.sql.adaptive.coalescePartitions.minPartitionNum",
     "spark.sql.adaptive.localShuffleReader.enabled",
     "spark.sql.adaptive.skewJoin.enabled",
     "spark.sql.adaptive.skewJoin.skewedPartitionFactor",
@@ -186,6 +192,11 @@ impl Config {
         self.adaptive_broadcast_threshold.unwrap_or(self.auto_broadcast_join_threshold)
     }
 
+    /// The partitions coalescing aims at no fewer than (parallelism first).
+    pub fn adaptive_min_partition_num(&self) -> usize {
+        self.adaptive_min_partition_num.unwrap_or_else(|| rayon::current_num_threads().max(1) * 4)
+    }
+
     /// True when the plan change log prints (level INFO, WARN or ERROR).
     pub fn plan_change_log_enabled(&self) -> bool {
         matches!(self.plan_change_log_level.as_str(), "INFO" | "WARN" | "ERROR")
@@ -232,6 +243,13 @@ impl Config {
             "spark.sql.adaptive.coalescePartitions.minPartitionSize" => self.adaptive_min_partition_bytes = positive_bytes(key, value)?,
             "spark.sql.adaptive.coalescePartitions.parallelismFirst" => self.adaptive_parallelism_first = parse_bool(key, value)?,
             "spark.sql.adaptive.localShuffleReader.enabled" => self.adaptive_local_shuffle_reader = parse_bool(key, value)?,
+            "spark.sql.adaptive.coalescePartitions.minPartitionNum" => {
+                let n: usize = parse(key, value, "a positive integer")?;
+                if n == 0 {
+                    return Err(KilnError::Config(format!("`{key}` must be positive")));
+                }
+                self.adaptive_min_partition_num = Some(n);
+            }
             "spark.sql.adaptive.skewJoin.enabled" => self.adaptive_skew_join_enabled = parse_bool(key, value)?,
             "spark.sql.adaptive.skewJoin.skewedPartitionFactor" => {
                 let f: f64 = parse(key, value, "a number of at least 1")?;
@@ -286,6 +304,7 @@ impl Config {
             "spark.sql.adaptive.coalescePartitions.minPartitionSize" => self.adaptive_min_partition_bytes.to_string(),
             "spark.sql.adaptive.coalescePartitions.parallelismFirst" => self.adaptive_parallelism_first.to_string(),
             "spark.sql.adaptive.localShuffleReader.enabled" => self.adaptive_local_shuffle_reader.to_string(),
+            "spark.sql.adaptive.coalescePartitions.minPartitionNum" => self.adaptive_min_partition_num().to_string(),
             "spark.sql.adaptive.skewJoin.enabled" => self.adaptive_skew_join_enabled.to_string(),
             "spark.sql.adaptive.skewJoin.skewedPartitionFactor" => self.adaptive_skew_factor.to_string(),
             "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes" => self.adaptive_skew_threshold_bytes.to_string(),

@@ -120,8 +120,12 @@ impl DataFrame {
     }
 
     fn collect_counting(&self, codegen: &crate::exec::metrics::CodegenMetrics) -> Result<Vec<RecordBatch>> {
+        self.collect_measured(codegen, &crate::exec::metrics::PlanMetrics::default())
+    }
+
+    fn collect_measured(&self, codegen: &crate::exec::metrics::CodegenMetrics, ops: &crate::exec::metrics::PlanMetrics) -> Result<Vec<RecordBatch>> {
         let schema = self.schema();
-        let (batches, final_plan) = crate::exec::collect_plan(&self.plans.physical, &self.config, self.session.stage_cache(), codegen)?;
+        let (batches, final_plan) = crate::exec::executor::collect_measured(&self.plans.physical, &self.config, self.session.stage_cache(), codegen, ops)?;
         if let (Some(plan), Ok(mut last)) = (final_plan, self.plans.final_plan.lock()) {
             *last = Some(plan);
         }
@@ -136,16 +140,27 @@ impl DataFrame {
         Ok(out)
     }
     /// Runs the query and returns its rows with what each Parquet scan read (files, row
-    /// groups read and skipped, rows) and what code generation did (stages compiled, taken
-    /// from the session's cache, run interpreted, compile time). Runs of one DataFrame on several threads at once share
+    /// groups read and skipped, rows), what code generation did (stages compiled, taken
+    /// from the session's cache, run interpreted, compile time) and what every operator of
+    /// the plan that ran did (rows, time per partition, memory held, build rows). Runs of one DataFrame on several threads at once share
     /// the counters, so only a single run's metrics are exact.
     pub fn collect_with_metrics(&self) -> Result<(Vec<RecordBatch>, QueryMetrics)> {
         let mut scans = vec![];
         collect_scan_metrics(&self.plans.physical, &mut scans);
         scans.iter().for_each(|(_, m)| m.reset());
         let codegen = crate::exec::metrics::CodegenMetrics::default();
-        let batches = self.collect_counting(&codegen)?;
-        Ok((batches, QueryMetrics { scans: scans.iter().map(|(name, m)| (name.clone(), m.get())).collect(), codegen: codegen.get() }))
+        let ops = crate::exec::metrics::PlanMetrics::default();
+        let batches = self.collect_measured(&codegen, &ops)?;
+        let ran = self.final_plan().filter(|_| crate::exec::adaptive::is_adaptive(&self.plans.physical, &self.config)).unwrap_or_else(|| self.plans.physical.clone());
+        Ok((
+            batches,
+            QueryMetrics {
+                scans: scans.iter().map(|(name, m)| (name.clone(), m.get())).collect(),
+                codegen: codegen.get(),
+                operators: ran.operator_metrics(&self.config, &ops),
+                plan: ran.tree_string_with_metrics(&self.config, &ops),
+            },
+        ))
     }
     /// Runs the query and prints up to 20 rows as Spark's `show()` does.
     pub fn show(&self) -> Result<()> {
@@ -164,6 +179,23 @@ impl DataFrame {
             mode,
             &self.config,
         )
+    }
+
+    /// Runs the query and draws the plan that ran (`kiln explain --analyze --graph`): a
+    /// self-contained SVG, or an HTML page holding it, with rows per edge, time and memory
+    /// per operator, codegen stages coloured compiled or interpreted, and the initial plan
+    /// beside the final one when adaptive execution changed it.
+    pub fn plan_graph(&self, html: bool) -> Result<String> {
+        let ops = crate::exec::metrics::PlanMetrics::default();
+        self.collect_measured(&crate::exec::metrics::CodegenMetrics::default(), &ops)?;
+        let adaptive = crate::exec::adaptive::is_adaptive(&self.plans.physical, &self.config);
+        let ran = self.final_plan().filter(|_| adaptive).unwrap_or_else(|| self.plans.physical.clone());
+        let initial = Some(self.plans.physical.as_ref()).filter(|p| adaptive && strategies(p) != strategies(&ran));
+        Ok(if html {
+            crate::explain::graph::plan_html(&ran, initial, &ops, &self.config, "kiln: the plan that ran")
+        } else {
+            crate::explain::graph::plan_svg(&ran, initial, &ops, &self.config)
+        })
     }
 
     /// The plan the last adaptive run of this query executed (`ResultQueryStage` at its root).
@@ -226,4 +258,26 @@ fn collect_scan_metrics(plan: &PhysicalPlan, out: &mut Vec<(String, Arc<ScanMetr
         out.push((table.qualified_name(), metrics.clone()));
     }
     plan.children().into_iter().for_each(|c| collect_scan_metrics(c, out));
+}
+
+/// The operators of a plan that say how it runs (joins, exchanges, aggregates), in tree
+/// order, without adaptive execution's stage and read nodes: equal when re-planning changed
+/// no strategy.
+fn strategies(plan: &PhysicalPlan) -> Vec<String> {
+    let mut out = vec![];
+    fn walk(p: &PhysicalPlan, out: &mut Vec<String>) {
+        match p {
+            PhysicalPlan::QueryStage { .. } | PhysicalPlan::ShuffleRead { .. } | PhysicalPlan::WholeStageCodegen { .. } => {}
+            PhysicalPlan::HashJoin { kind, .. } => out.push(format!("{kind:?}HashJoin")),
+            PhysicalPlan::SortMergeJoin { .. } => out.push("SortMergeJoin".into()),
+            PhysicalPlan::Exchange { .. } => out.push("Exchange".into()),
+            PhysicalPlan::BroadcastExchange { .. } => out.push("BroadcastExchange".into()),
+            _ => {}
+        }
+        for c in p.tree_children() {
+            walk(c, out);
+        }
+    }
+    walk(plan, &mut out);
+    out
 }

@@ -8,11 +8,11 @@
 
 use std::sync::Arc;
 
-use super::executor::{execute, Partitions};
+use super::executor::{execute_with, Partitions};
 use crate::codegen::StageCache;
 use crate::config::Config;
 use crate::error::Result;
-use crate::exec::metrics::CodegenMetrics;
+use crate::exec::metrics::{CodegenMetrics, PlanMetrics};
 use crate::physical::adaptive::{coalesce, convert_joins, estimated_bytes, skew_join_reads, ReadPart, ShuffleReadSpec, StageOutput};
 use crate::physical::{ensure_requirements, next_plan_id, Partitioning, PhysicalPlan, QueryStageKind};
 
@@ -35,7 +35,7 @@ fn has_exchange(p: &PhysicalPlan) -> bool {
 }
 
 /// Runs `initial` stage by stage, re-planning between stages.
-pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics) -> Result<AdaptiveRun> {
+pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics, ops: &PlanMetrics) -> Result<AdaptiveRun> {
     let mut plan = strip_codegen(initial);
     let (mut stage_id, mut codegen_id) = (0, 1);
     while let Some(exchange) = next_stage(&plan) {
@@ -48,7 +48,7 @@ pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, config: &Config, cache: &St
             _ => Partitioning::SinglePartition,
         };
         let ran = prepare_stage(&exchange, config, &mut codegen_id);
-        let parts = execute(&ran, config, cache, metrics)?;
+        let parts = execute_with(&ran, config, cache, metrics, ops)?;
         let output = Arc::new(StageOutput::new(parts, partitioning));
         let stage = Arc::new(PhysicalPlan::QueryStage { id: stage_id, kind, plan: ran.clone(), output });
         stage_id += 1;
@@ -57,7 +57,7 @@ pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, config: &Config, cache: &St
         plan = reoptimize(&plan, config);
     }
     let ran = prepare_stage(&plan, config, &mut codegen_id);
-    let partitions = execute(&ran, config, cache, metrics)?;
+    let partitions = execute_with(&ran, config, cache, metrics, ops)?;
     release_inputs(&ran, &Arc::new(PhysicalPlan::LocalTableScan { output: vec![], data: vec![] }));
     let output = Arc::new(StageOutput::new(vec![], Partitioning::SinglePartition));
     Ok(AdaptiveRun { partitions, final_plan: Arc::new(PhysicalPlan::QueryStage { id: stage_id, kind: QueryStageKind::Result, plan: ran, output }) })

@@ -25,7 +25,7 @@ use crate::config::Config;
 use crate::datasource::pushed_filter::PushedFilter;
 use crate::error::{KilnError, Result};
 use crate::exec::interpreted::join::HashTable;
-use crate::exec::metrics::{CodegenMetrics, ScanStats};
+use crate::exec::metrics::{CodegenMetrics, OperatorMetrics, PlanMetrics, ScanStats};
 use crate::expr::Attribute;
 use crate::physical::adaptive::ReadPart;
 use crate::physical::{output_partitioning, AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
@@ -58,19 +58,35 @@ pub fn collect_in(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache,
 /// Runs `plan` (adaptively when `spark.sql.adaptive.enabled` and it has an exchange) and
 /// returns all rows, partitions in order, with the final plan of an adaptive run.
 pub fn collect_plan(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics) -> Result<(Vec<RecordBatch>, Option<Arc<PhysicalPlan>>)> {
+    collect_measured(plan, config, cache, metrics, &PlanMetrics::default())
+}
+
+/// [`collect_plan`], counting what each operator did in `ops`.
+pub fn collect_measured(
+    plan: &Arc<PhysicalPlan>,
+    config: &Config,
+    cache: &StageCache,
+    metrics: &CodegenMetrics,
+    ops: &PlanMetrics,
+) -> Result<(Vec<RecordBatch>, Option<Arc<PhysicalPlan>>)> {
     let (parts, final_plan) = if super::adaptive::is_adaptive(plan, config) {
-        let run = super::adaptive::execute_adaptive(plan, config, cache, metrics)?;
+        let run = super::adaptive::execute_adaptive(plan, config, cache, metrics, ops)?;
         (run.partitions, Some(run.final_plan))
     } else {
-        (execute(plan, config, cache, metrics)?, None)
+        (execute_with(plan, config, cache, metrics, ops)?, None)
     };
     Ok((parts.into_iter().flatten().filter(|b| b.num_rows() > 0 || b.num_columns() == 0).collect(), final_plan))
 }
 
 /// Runs `plan` and returns its partitions.
 pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics) -> Result<Partitions> {
+    execute_with(plan, config, cache, metrics, &PlanMetrics::default())
+}
+
+/// Runs `plan` and returns its partitions, counting what each operator did in `ops`.
+pub fn execute_with(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics, ops: &PlanMetrics) -> Result<Partitions> {
     let outputs = Outputs::of(plan);
-    let mut exec = Executor { config, outputs: &outputs, states: HashMap::new(), cache, metrics };
+    let mut exec = Executor { config, outputs: &outputs, states: HashMap::new(), cache, metrics, ops };
     exec.prepare(plan)?;
     exec.drain_all(plan)
 }
@@ -124,6 +140,8 @@ struct Stage {
     compiled: Arc<CompiledStage>,
     /// Per join of the stage: its table when broadcast (else built per partition).
     builds: Vec<Option<BuildTable>>,
+    /// Its compile time (0: from the cache).
+    compiled_micros: u64,
 }
 
 struct Executor<'a> {
@@ -132,6 +150,7 @@ struct Executor<'a> {
     states: HashMap<usize, State<'a>>,
     cache: &'a StageCache,
     metrics: &'a CodegenMetrics,
+    ops: &'a PlanMetrics,
 }
 
 impl<'a> Executor<'a> {
@@ -191,6 +210,22 @@ impl<'a> Executor<'a> {
         if self.states.contains_key(&key(plan)) {
             return Ok(());
         }
+        let start = std::time::Instant::now();
+        self.prepare_node(plan)?;
+        // A breaker's own time: its inputs' preparation counts on them.
+        let below: u64 = plan.children().iter().filter_map(|c| self.ops.get(c)).map(|m| m.prepare_nanos).sum();
+        let held = match self.states.get(&key(plan)) {
+            Some(State::Partitions(parts)) => parts.iter().flatten().map(crate::physical::adaptive::batch_bytes).sum(),
+            Some(State::Handoff(parts)) => parts.iter().filter_map(|p| p.lock().ok().map(|p| p.iter().flatten().map(crate::physical::adaptive::batch_bytes).sum::<u64>())).sum(),
+            _ => 0,
+        };
+        if self.states.contains_key(&key(plan)) {
+            self.ops.of(plan).add_prepared((start.elapsed().as_nanos() as u64).saturating_sub(below), held);
+        }
+        Ok(())
+    }
+
+    fn prepare_node(&mut self, plan: &Arc<PhysicalPlan>) -> Result<()> {
         match plan.as_ref() {
             PhysicalPlan::WholeStageCodegen { fallback, child, .. } => {
                 if let Some(stage) = self.compile(fallback.is_some(), child)? {
@@ -201,9 +236,13 @@ impl<'a> Executor<'a> {
                         // A broadcast side is one partition: its table is built once.
                         builds.push(if j.broadcast { Some(BuildTable::new(j, self.drain_all(&j.build_plan)?.concat())?) } else { None });
                     }
+                    let m = self.ops.of(plan);
+                    m.set_compiled(true, stage.compiled_micros);
+                    m.add_build_rows(builds.iter().flatten().map(|b| b.rows().num_rows() as u64).sum());
                     self.states.insert(key(plan), State::Stage(Box::new(Stage { builds, ..stage })));
                     return Ok(());
                 }
+                self.ops.of(plan).set_compiled(false, 0);
                 self.prepare(child)?;
             }
             PhysicalPlan::Exchange { partitioning, child, .. } => {
@@ -224,6 +263,7 @@ impl<'a> Executor<'a> {
                     BuildSide::BuildLeft => (left_keys, left),
                 };
                 let rows = self.drain_all(build)?.concat();
+                self.ops.of(plan).add_build_rows(rows.iter().map(|b| b.num_rows() as u64).sum());
                 let table = HashTable::build(keys, (self.attrs(build), rows))?;
                 self.states.insert(key(plan), State::JoinTable(table));
             }
@@ -283,7 +323,8 @@ impl<'a> Executor<'a> {
             return Ok(None);
         };
         self.metrics.stage_compiled(hit, compiled.compile_time);
-        Ok(Some(Stage { spec, compiled, builds: vec![] }))
+        let compiled_micros = if hit { 0 } else { compiled.compile_time.as_micros() as u64 };
+        Ok(Some(Stage { spec, compiled, builds: vec![], compiled_micros }))
     }
 
     /// Runs an exchange's input pipeline into its output partitions.
@@ -328,8 +369,14 @@ impl<'a> Executor<'a> {
         Ok(parts)
     }
 
-    /// Partition `i` of `plan`'s output, as a stream. Breakers under it must be prepared.
+    /// Partition `i` of `plan`'s output, as a stream, its rows and time counted. Breakers
+    /// under it must be prepared.
     fn stream<'s>(&'s self, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
+        let inner = self.stream_node(plan, i)?;
+        Ok(Box::new(Counted { inner, metrics: self.ops.of(plan), nanos: 0 }))
+    }
+
+    fn stream_node<'s>(&'s self, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
         let config = self.config;
         Ok(match plan.as_ref() {
             PhysicalPlan::FileScan { table, output, pushed_filters, metrics, .. } => {
@@ -723,6 +770,33 @@ fn limit_stream<'s>(input: BatchStream<'s>, n: usize) -> BatchStream<'s> {
             Err(e) => Some(Err(e)),
         }
     }))
+}
+
+/// A stream whose batches and pulling time are counted on its operator.
+struct Counted<'s> {
+    inner: BatchStream<'s>,
+    metrics: Arc<OperatorMetrics>,
+    nanos: u64,
+}
+
+impl Iterator for Counted<'_> {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let start = std::time::Instant::now();
+        let next = self.inner.next();
+        self.nanos += start.elapsed().as_nanos() as u64;
+        if let Some(Ok(b)) = &next {
+            self.metrics.add_batch(b.num_rows());
+        }
+        next
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.metrics.add_partition(self.nanos);
+    }
 }
 
 /// Part `index` of `of` equal parts of some batches' rows.

@@ -2,6 +2,7 @@
 
 mod cost;
 mod formatted;
+pub mod graph;
 mod physical;
 mod tree;
 pub use tree::draw_tree;

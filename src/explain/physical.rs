@@ -9,6 +9,7 @@ use arrow::datatypes::DataType;
 use crate::catalog::{Table, TableSource};
 use crate::datasource::parquet::ParquetTable;
 use crate::config::Config;
+use crate::physical::metrics::{OperatorStats, PlanMetrics};
 use crate::expr::{Attribute, Expr};
 use crate::physical::{AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan, QueryStageKind};
 use crate::types::spark_type_name;
@@ -232,13 +233,65 @@ impl PhysicalPlan {
     /// Spark's tree string of this physical plan: stages are not printed themselves, their
     /// operators carry `*(id)` (compiled stages only).
     pub fn tree_string(&self, config: &Config) -> String {
+        self.annotated_tree_string(config, &|_| None)
+    }
+
+    /// The tree string with each operator's run-time numbers after it, in brackets; a codegen
+    /// stage's numbers (rows out, time, compiled or not) go on its top operator.
+    pub fn tree_string_with_metrics(&self, config: &Config, ops: &PlanMetrics) -> String {
+        self.annotated_tree_string(config, &|p| match p {
+            PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle | QueryStageKind::Broadcast, output, .. } => Some(format!(
+                "output: {} rows, {} in {} partitions",
+                output.total_rows(),
+                crate::stats::bytes_to_string(output.total_bytes() as u128),
+                output.num_partitions()
+            )),
+            _ => ops.get(p).map(|m| m.summary()),
+        })
+    }
+
+    /// (operator line, numbers) of every operator that ran, in tree order.
+    pub fn operator_metrics(&self, config: &Config, ops: &PlanMetrics) -> Vec<(String, OperatorStats)> {
+        let mut out = vec![];
+        fn walk(p: &PhysicalPlan, config: &Config, ops: &PlanMetrics, out: &mut Vec<(String, OperatorStats)>) {
+            if let Some(m) = ops.get(p) {
+                out.push((p.node_string(config), m));
+            }
+            for c in p.tree_children() {
+                walk(c, config, ops, out);
+            }
+        }
+        walk(self, config, ops, &mut out);
+        out
+    }
+
+    fn annotated_tree_string(&self, config: &Config, note: &dyn Fn(&PhysicalPlan) -> Option<String>) -> String {
         let mut stars = HashMap::new();
         mark_stages(self, &mut stars);
+        // A stage's top operator speaks for the stage wrapper it is printed without.
+        let mut wrappers: HashMap<*const PhysicalPlan, &PhysicalPlan> = HashMap::new();
+        fn wrappers_of<'a>(p: &'a PhysicalPlan, out: &mut HashMap<*const PhysicalPlan, &'a PhysicalPlan>) {
+            if let PhysicalPlan::WholeStageCodegen { child, .. } = p {
+                out.insert(skip_stage(child) as *const PhysicalPlan, p);
+            }
+            for c in p.tree_children() {
+                wrappers_of(c, out);
+            }
+        }
+        wrappers_of(self, &mut wrappers);
         super::draw_tree(
             skip_stage(self),
-            &|p: &PhysicalPlan| match stars.get(&(p as *const PhysicalPlan)) {
-                Some(id) => format!("*({id}) {}", p.node_string(config)),
-                None => p.node_string(config),
+            &|p: &PhysicalPlan| {
+                let line = match stars.get(&(p as *const PhysicalPlan)) {
+                    Some(id) => format!("*({id}) {}", p.node_string(config)),
+                    None => p.node_string(config),
+                };
+                let notes: Vec<String> = [wrappers.get(&(p as *const PhysicalPlan)).and_then(|w| note(w)), note(p)].into_iter().flatten().collect();
+                if notes.is_empty() {
+                    line
+                } else {
+                    format!("{line} [{}]", notes.join("; "))
+                }
             },
             &|p: &PhysicalPlan| p.tree_children().into_iter().map(|c| skip_stage(c)).collect(),
         )

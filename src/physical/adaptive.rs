@@ -240,14 +240,15 @@ pub fn convert_joins(plan: &Arc<PhysicalPlan>, config: &Config, next_plan_id: &m
 }
 
 /// `CoalesceShufflePartitions`' target: per output partition, about the advisory size, or
-/// (parallelism first) the total spread over the cores, but not below the minimum size.
+/// (parallelism first) the total spread over `minPartitionNum` partitions, but not below the
+/// minimum size.
 fn target_size(total: u64, config: &Config) -> u64 {
     let advisory = config.adaptive_advisory_partition_bytes.max(1) as u64;
     if !config.adaptive_parallelism_first {
         return advisory;
     }
-    let cores = rayon::current_num_threads().max(1) as u64;
-    total.div_ceil(cores).min(advisory).max(config.adaptive_min_partition_bytes.max(1) as u64)
+    let parallelism = config.adaptive_min_partition_num().max(1) as u64;
+    total.div_ceil(parallelism).min(advisory).max(config.adaptive_min_partition_bytes.max(1) as u64)
 }
 
 /// Contiguous ranges of partitions, each about `target_size` over all the stages read

@@ -57,13 +57,18 @@ impl ScanMetrics {
 }
 
 /// The metrics of one run of a query.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct QueryMetrics {
     /// One entry per Parquet scan, in plan order (root first, left before right):
     /// the table's qualified name and what the scan did.
     pub scans: Vec<(String, ScanStats)>,
     /// What code generation did.
     pub codegen: CodegenStats,
+    /// Every operator that ran, in the tree order of the plan that ran (the final plan of an
+    /// adaptive run): its plan line and numbers.
+    pub operators: Vec<(String, OperatorStats)>,
+    /// The plan that ran with each operator's numbers after it.
+    pub plan: String,
 }
 
 /// The counters of code generation in one run of a query.
@@ -138,5 +143,158 @@ impl CodegenMetrics {
             batches_reinterpreted: l(&self.batches_reinterpreted),
             partitions_reinterpreted: l(&self.partitions_reinterpreted),
         }
+    }
+}
+
+/// What one operator did in a run (Spark UI's SQL tab numbers): rows out, time per
+/// partition, what a breaker held, and for a codegen stage whether it ran compiled.
+#[derive(Debug, Default)]
+pub struct OperatorMetrics {
+    rows: AtomicU64,
+    batches: AtomicU64,
+    partition_nanos: std::sync::Mutex<Vec<u64>>,
+    prepare_nanos: AtomicU64,
+    held_bytes: AtomicU64,
+    build_rows: AtomicU64,
+    compiled: std::sync::Mutex<Option<(bool, u64)>>,
+}
+
+/// A snapshot of [`OperatorMetrics`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OperatorStats {
+    /// Rows the operator produced (over every partition pulled).
+    pub rows: u64,
+    /// Batches it produced.
+    pub batches: u64,
+    /// Time spent pulling each partition's batches (its inputs included), in nanoseconds.
+    pub partition_nanos: Vec<u64>,
+    /// Time a breaker took to compute its state (an exchange's shuffle, a broadcast), ns.
+    pub prepare_nanos: u64,
+    /// Bytes a breaker held: an exchange's output, a broadcast's rows.
+    pub held_bytes: u64,
+    /// Rows of a join's build side.
+    pub build_rows: u64,
+    /// For a codegen stage: whether it ran compiled, and its compile time (µs, 0 from cache).
+    pub compiled: Option<(bool, u64)>,
+}
+
+impl OperatorStats {
+    /// All partitions' time, ns.
+    pub fn total_nanos(&self) -> u64 {
+        self.partition_nanos.iter().sum::<u64>() + self.prepare_nanos
+    }
+
+    /// (min, median, max) of the per-partition times, ns.
+    pub fn partition_spread(&self) -> Option<(u64, u64, u64)> {
+        let mut v = self.partition_nanos.clone();
+        v.sort_unstable();
+        Some((*v.first()?, v[v.len() / 2], *v.last()?))
+    }
+
+    /// One line of the numbers that are set: `rows: 1,234, time: 3.2 ms (...)`.
+    pub fn summary(&self) -> String {
+        let ms = |ns: u64| format!("{:.1} ms", ns as f64 / 1e6);
+        let mut parts = vec![format!("rows: {}", group_digits(self.rows))];
+        if let Some((min, med, max)) = self.partition_spread() {
+            parts.push(format!("time: {} over {} partitions (min {}, med {}, max {})", ms(self.total_nanos()), self.partition_nanos.len(), ms(min), ms(med), ms(max)));
+        } else if self.prepare_nanos > 0 {
+            parts.push(format!("time: {}", ms(self.prepare_nanos)));
+        }
+        if self.held_bytes > 0 {
+            parts.push(format!("memory: {}", crate::stats::bytes_to_string(self.held_bytes as u128)));
+        }
+        if self.build_rows > 0 {
+            parts.push(format!("build rows: {}", group_digits(self.build_rows)));
+        }
+        match self.compiled {
+            Some((true, 0)) => parts.push("compiled (cached)".into()),
+            Some((true, us)) => parts.push(format!("compiled in {:.1} ms", us as f64 / 1e3)),
+            Some((false, _)) => parts.push("interpreted".into()),
+            None => {}
+        }
+        parts.join(", ")
+    }
+}
+
+/// `1234567` as `1,234,567`.
+fn group_digits(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl OperatorMetrics {
+    /// A batch produced.
+    pub fn add_batch(&self, rows: usize) {
+        self.rows.fetch_add(rows as u64, Ordering::Relaxed);
+        self.batches.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A partition's stream finished (or was dropped) after `nanos` of pulling.
+    pub fn add_partition(&self, nanos: u64) {
+        if let Ok(mut v) = self.partition_nanos.lock() {
+            v.push(nanos);
+        }
+    }
+
+    /// A breaker's state took `nanos` and holds `bytes`.
+    pub fn add_prepared(&self, nanos: u64, bytes: u64) {
+        self.prepare_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.held_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// A join's build side had `rows` rows.
+    pub fn add_build_rows(&self, rows: u64) {
+        self.build_rows.fetch_add(rows, Ordering::Relaxed);
+    }
+
+    /// A codegen stage ran compiled (with its compile time in µs) or interpreted.
+    pub fn set_compiled(&self, compiled: bool, micros: u64) {
+        if let Ok(mut c) = self.compiled.lock() {
+            *c = Some((compiled, micros));
+        }
+    }
+
+    /// The numbers so far.
+    pub fn get(&self) -> OperatorStats {
+        OperatorStats {
+            rows: self.rows.load(Ordering::Relaxed),
+            batches: self.batches.load(Ordering::Relaxed),
+            partition_nanos: self.partition_nanos.lock().map(|v| v.clone()).unwrap_or_default(),
+            prepare_nanos: self.prepare_nanos.load(Ordering::Relaxed),
+            held_bytes: self.held_bytes.load(Ordering::Relaxed),
+            build_rows: self.build_rows.load(Ordering::Relaxed),
+            compiled: self.compiled.lock().ok().and_then(|c| *c),
+        }
+    }
+}
+
+/// Every operator's metrics in one run, by operator (the plan node that ran; the map keeps
+/// each node alive so its address stays its identity).
+#[derive(Debug, Default)]
+pub struct PlanMetrics {
+    nodes: std::sync::Mutex<std::collections::HashMap<usize, (std::sync::Arc<super::PhysicalPlan>, std::sync::Arc<OperatorMetrics>)>>,
+}
+
+impl PlanMetrics {
+    /// The metrics of `node`, created on first use.
+    pub fn of(&self, node: &std::sync::Arc<super::PhysicalPlan>) -> std::sync::Arc<OperatorMetrics> {
+        let key = std::sync::Arc::as_ptr(node) as usize;
+        match self.nodes.lock() {
+            Ok(mut map) => map.entry(key).or_insert_with(|| (node.clone(), Default::default())).1.clone(),
+            Err(_) => Default::default(),
+        }
+    }
+
+    /// The numbers of `node`, if it ran.
+    pub fn get(&self, node: &super::PhysicalPlan) -> Option<OperatorStats> {
+        let key = node as *const super::PhysicalPlan as usize;
+        self.nodes.lock().ok()?.get(&key).map(|(_, m)| m.get())
     }
 }

@@ -72,6 +72,9 @@ enum Command {
         /// Read the SQL from this file instead of the argument.
         #[arg(short = 'f', long = "file", conflicts_with = "query")]
         file: Option<PathBuf>,
+        /// Print, on stderr, the plan that ran with every operator's rows, time and memory.
+        #[arg(long)]
+        metrics: bool,
         /// The SQL text.
         #[arg(required_unless_present = "file")]
         query: Option<String>,
@@ -86,6 +89,10 @@ enum Command {
         /// execution, `AdaptiveSparkPlan isFinalPlan=true`.
         #[arg(long)]
         analyze: bool,
+        /// With --analyze: also write the plan that ran as a picture to this file, `.html`
+        /// (a page) or `.svg`: rows per edge, time and memory per operator, stages coloured.
+        #[arg(long, value_name = "FILE", requires = "analyze")]
+        graph: Option<PathBuf>,
         #[arg(short = 'f', long = "file", conflicts_with = "query")]
         file: Option<PathBuf>,
         #[arg(required_unless_present = "file")]
@@ -185,14 +192,20 @@ fn print_warnings(df: &kiln::DataFrame) {
 
 fn run(cli: Cli) -> Result<(), KilnError> {
     match cli.command {
-        Command::Sql { session, format, file, query } => {
+        Command::Sql { session, format, file, metrics, query } => {
             let s = build_session(&session)?;
             let text = read_query(&file, &query)?;
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
             for df in s.sql_script(&text)? {
                 print_warnings(&df);
-                let batches = df.collect()?;
+                let batches = if metrics {
+                    let (batches, m) = df.collect_with_metrics()?;
+                    eprintln!("{}", m.plan);
+                    batches
+                } else {
+                    df.collect()?
+                };
                 let schema = df.schema();
                 if schema.fields().is_empty() {
                     continue;
@@ -206,7 +219,7 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             }
             Ok(())
         }
-        Command::Explain { session, mode, analyze, file, query } => {
+        Command::Explain { session, mode, analyze, graph, file, query } => {
             let s = build_session(&session)?;
             let text = read_query(&file, &query)?;
             let mode = match mode {
@@ -218,7 +231,12 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             };
             let df = s.sql(&text)?;
             print_warnings(&df);
-            if analyze {
+            if let Some(path) = &graph {
+                let html = !path.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+                let picture = df.plan_graph(html)?;
+                std::fs::write(path, picture).map_err(|e| KilnError::io(path.display().to_string(), e))?;
+                eprintln!("wrote {}", path.display());
+            } else if analyze {
                 df.collect()?;
             }
             outln!("{}", df.explain_string(mode)?);

@@ -1,5 +1,6 @@
 //! The executor: runs a physical plan over partitions on a thread pool.
 
+pub mod control;
 pub mod executor;
 pub mod interpreted;
 /// Run-time metrics live on the physical operators they count.

@@ -71,13 +71,17 @@ pub struct Config {
     pub max_metadata_string_length: usize,
     /// `kiln.batchSize`: rows per batch read from Parquet.
     pub batch_size: usize,
-    /// `kiln.codegen.disassembly`: EXPLAIN CODEGEN adds each stage's machine code.
-    pub codegen_disassembly: bool,
+    /// `kiln.codegen.dump`: what EXPLAIN CODEGEN prints per stage: the annotated IR (`ir`, the
+    /// default), the native code (`asm`) or both. `kiln.codegen.disassembly=true` is `both`.
+    pub codegen_dump: CodegenDump,
     /// `spark.sql.parquet.filterPushdown`: skip row groups by their statistics.
     pub parquet_filter_pushdown: bool,
     /// `spark.sql.warehouse.dir`: the folder holding managed tables (`CREATE TABLE .. USING
     /// parquet` without LOCATION), one sub-folder per table; relative to the working directory.
     pub warehouse_dir: String,
+    /// Not a setting: the control (cancel flag, progress) of the run this copy of the config
+    /// belongs to, set by `DataFrame::collect_with_control`.
+    pub control: Option<std::sync::Arc<crate::exec::control::QueryControl>>,
 }
 
 impl Default for Config {
@@ -109,9 +113,10 @@ impl Default for Config {
             adaptive_skew_threshold_bytes: 256 << 20,
             max_metadata_string_length: 100,
             batch_size: 8192,
-            codegen_disassembly: false,
+            codegen_dump: CodegenDump::Ir,
             parquet_filter_pushdown: true,
             warehouse_dir: "spark-warehouse".into(),
+            control: None,
         }
     }
 }
@@ -148,7 +153,30 @@ pub const KEYS: &[&str] = &[
     "kiln.batchSize",
     "kiln.optimizer.strict",
     "kiln.codegen.disassembly",
+    "kiln.codegen.dump",
 ];
+
+/// What `EXPLAIN CODEGEN` prints of each compiled stage (`kiln.codegen.dump`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodegenDump {
+    /// The Cranelift IR, annotated with the operator and expression each part implements.
+    Ir,
+    /// The machine code after register allocation.
+    Asm,
+    /// Both.
+    Both,
+}
+
+impl CodegenDump {
+    /// Whether the IR is printed.
+    pub fn ir(self) -> bool {
+        self != CodegenDump::Asm
+    }
+    /// Whether the machine code is printed.
+    pub fn asm(self) -> bool {
+        self != CodegenDump::Ir
+    }
+}
 
 /// A comma-separated list, trimmed, without empty items.
 fn name_list(value: &str) -> Vec<String> {
@@ -272,7 +300,15 @@ impl Config {
                 let n: usize = parse(key, value, "a positive integer")?;
                 self.batch_size = n.max(1);
             }
-            "kiln.codegen.disassembly" => self.codegen_disassembly = parse_bool(key, value)?,
+            "kiln.codegen.disassembly" => self.codegen_dump = if parse_bool(key, value)? { CodegenDump::Both } else { CodegenDump::Ir },
+            "kiln.codegen.dump" => {
+                self.codegen_dump = match value.trim().to_ascii_lowercase().as_str() {
+                    "ir" => CodegenDump::Ir,
+                    "asm" => CodegenDump::Asm,
+                    "both" => CodegenDump::Both,
+                    _ => return Err(KilnError::Config(format!("`{key}` must be ir, asm or both, got `{value}`"))),
+                }
+            }
             _ => {
                 let hint = closest_match(key, KEYS.iter().copied()).map(|k| format!(" Did you mean `{k}`?")).unwrap_or_default();
                 return Err(KilnError::Config(format!("unknown setting `{key}`.{hint}")));
@@ -313,7 +349,8 @@ impl Config {
             "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown.to_string(),
             "spark.sql.warehouse.dir" => self.warehouse_dir.clone(),
             "kiln.batchSize" => self.batch_size.to_string(),
-            "kiln.codegen.disassembly" => self.codegen_disassembly.to_string(),
+            "kiln.codegen.disassembly" => self.codegen_dump.asm().to_string(),
+            "kiln.codegen.dump" => format!("{:?}", self.codegen_dump).to_lowercase(),
             _ => return None,
         })
     }

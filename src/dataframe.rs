@@ -119,6 +119,25 @@ impl DataFrame {
         self.collect_counting(&crate::exec::metrics::CodegenMetrics::default())
     }
 
+    /// Runs the query under `control`: [`QueryControl::cancel`](crate::exec::control::QueryControl::cancel)
+    /// from another thread stops it with [`KilnError::Cancelled`](crate::KilnError::Cancelled),
+    /// and its progress counts stages, rows and bytes as the query runs.
+    ///
+    /// ```
+    /// let session = kiln::Session::new();
+    /// let df = session.sql("SELECT 1 AS one").unwrap();
+    /// let control = kiln::exec::control::QueryControl::for_plan(df.physical_plan());
+    /// assert_eq!(df.collect_with_control(&control).unwrap()[0].num_rows(), 1);
+    /// ```
+    pub fn collect_with_control(&self, control: &std::sync::Arc<crate::exec::control::QueryControl>) -> Result<Vec<RecordBatch>> {
+        let mut config = self.config.clone();
+        config.control = Some(control.clone());
+        let df = DataFrame { plans: self.plans.clone(), config, session: self.session.clone() };
+        let out = df.collect()?;
+        control.stage_done();
+        Ok(out)
+    }
+
     fn collect_counting(&self, codegen: &crate::exec::metrics::CodegenMetrics) -> Result<Vec<RecordBatch>> {
         self.collect_measured(codegen, &crate::exec::metrics::PlanMetrics::default())
     }

@@ -38,6 +38,9 @@ pub enum KilnError {
     /// A Parquet file is corrupt or unreadable.
     #[error("parquet error: {0}")]
     Parquet(#[from] parquet::errors::ParquetError),
+    /// The query was cancelled by its host (Ctrl-C in `kiln shell`) before it finished.
+    #[error("query cancelled")]
+    Cancelled,
     /// An invariant of the engine itself broke: a bug in kiln, not in the query.
     #[error("internal error: {0} (this is a bug in kiln)")]
     Internal(String),

@@ -121,6 +121,11 @@ impl Session {
         self.register(Table { name: name.to_string(), database: "default".into(), schema, source: TableSource::Memory(batches), kind: TableKind::Session })
     }
 
+    /// Names of the session's tables and views, then the warehouse's other tables.
+    pub fn table_names(&self) -> Result<Vec<String>> {
+        Ok(self.catalog()?.table_names())
+    }
+
     /// The session's cache of compiled stages.
     pub fn stage_cache(&self) -> &crate::codegen::StageCache {
         &self.state.stages

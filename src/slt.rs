@@ -275,7 +275,8 @@ mod tests {
                       skipif kiln\nquery I\nSELECT 1\n----\n3\n";
         std::fs::write(&path, script).expect("write slt");
         let summary = run_files(&[path], SltMode::Both);
-        assert_eq!((summary.passed, summary.failed), (4, 2), "{}", summary.report());
-        assert!(summary.report().ends_with("4 passed, 2 failed\n"));
+        // Two modes, each with AQE on and off.
+        assert_eq!((summary.passed, summary.failed), (8, 4), "{}", summary.report());
+        assert!(summary.report().ends_with("8 passed, 4 failed\n"));
     }
 }

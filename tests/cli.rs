@@ -184,6 +184,12 @@ fn demo_reads_the_partitioned_orders_with_partition_filters() {
     assert!(scan.contains("Location: InMemoryFileIndex(31 paths)[file:"), "{scan}");
     assert!(scan.contains("PartitionFilters: [isnotnull(order_date#"), "{scan}");
     assert!(scan.contains("ReadSchema: struct<customer_id:bigint,status:string,amount:decimal(10,2)>"), "{scan}");
+    // It ends with the main job: annotated generated code, compiled against interpreted.
+    assert!(out.contains("Generated code (a digest):") && out.contains("; BroadcastHashJoin Inner #0: hash [customer_id#"), "{out}");
+    for q in ["q1 ", "q3 ", "q6 "] {
+        assert!(out.lines().any(|l| l.starts_with(q) && l.contains("speedup")), "{q}: {out}");
+    }
+    assert!(out.trim_end().lines().last().is_some_and(|l| l.starts_with("Next: `kiln shell")), "{out}");
 }
 
 #[test]
@@ -192,4 +198,73 @@ fn a_hint_that_cannot_be_honoured_is_a_warning_on_stderr() {
     assert!(ok, "{err}");
     assert_eq!(out, "order_id\n101\n");
     assert_eq!(err, "warning: Could not find relation 'x' specified in hint 'BROADCAST(x)'.\n");
+}
+
+/// Runs kiln with `stdin` piped in.
+fn kiln_stdin(args: &[&str], stdin: &str) -> (bool, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kiln runs");
+    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("writes");
+    let out = child.wait_with_output().expect("kiln ends");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn sql_reads_stdin_and_texts_starting_with_a_comment() {
+    let script = "-- revenue check\nSELECT 40 + 2 AS answer;\n";
+    for args in [&["sql", "--format", "csv"][..], &["sql", "--format", "csv", "-"][..]] {
+        let (ok, out, err) = kiln_stdin(args, script);
+        assert!(ok, "{args:?}: {err}");
+        assert_eq!(out, "answer\n42\n", "{args:?}");
+    }
+    let (ok, out, err) = kiln(&["sql", "--format", "csv", "-- c\nSELECT 1 AS one"]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "one\n1\n");
+    let (ok, out, err) = kiln(&["sql", "--timer", "--format", "csv", "SELECT 1 AS one"]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "one\n1\n", "the time goes to stderr, not into the rows");
+    assert!(err.starts_with("Run Time: ") && err.trim_end().ends_with(" s"), "{err}");
+    let (ok, _, err) = kiln_stdin(&["sql"], "  \n");
+    assert!(!ok && err.contains("standard input holds no SQL"), "{err}");
+}
+
+#[test]
+fn the_shell_runs_a_piped_script_with_dot_commands() {
+    let (ok, out, err) = kiln_stdin(&["shell", "--history", "/dev/null"], ".mode csv\nSELECT 1\n  + 1 AS two;\n.timer on\nSELECT 3 AS three;\n.nope\nSELECT 'after' AS a;\n");
+    assert!(ok, "{err}");
+    assert!(out.starts_with("two\n2\nthree\n3\nRun Time: "), "{out}");
+    assert!(out.ends_with("a\nafter\n") || out.contains("a\nafter\nRun Time: "), "an error does not end the script: {out}");
+    assert!(err.contains("unknown command `.nope`"), "{err}");
+}
+
+#[test]
+fn explain_codegen_prints_one_stage_with_annotated_ir() {
+    let (o, c) = (shop("orders"), shop("customers"));
+    let q = "SELECT customer_id, sum(amount) AS s FROM orders WHERE amount > 10 GROUP BY customer_id";
+    let (ok, out, err) = kiln(&["explain", "--mode", "codegen", "--stage", "1", "--table", &o, "--table", &c, q]);
+    assert!(ok, "{err}");
+    assert!(!out.contains("Found ") && out.contains("*(1) HashAggregate") && !out.contains("*(2)"), "{out}");
+    assert!(out.contains("; Filter (isnotnull(amount#") && out.contains("HashAggregate partial_sum(amount#"), "{out}");
+    let (ok, _, err) = kiln(&["explain", "--mode", "codegen", "--stage", "9", "--table", &o, q]);
+    assert!(!ok && err.contains("no WholeStageCodegen stage 9: its stages are 1, 2"), "{err}");
+}
+
+#[test]
+fn bench_sql_times_a_users_query_in_both_modes() {
+    let o = shop("orders");
+    let (ok, out, err) = kiln(&["bench", "sql", "--table", &o, "--runs", "2", "--format", "json", "SELECT status, count(*) FROM orders GROUP BY status"]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("{\"engine\":\"kiln-interpreted\",\"query\":\"query\",\"median_ms\":"), "{out}");
+    assert!(lines[1].starts_with("{\"engine\":\"kiln-compiled\"") && lines[1].contains("\"stages_compiled\":"), "{out}");
+    let (ok, out, err) = kiln(&["bench", "sql", "--table", &o, "--runs", "1", "SELECT count(*) FROM orders"]);
+    assert!(ok, "{err}");
+    assert!(out.lines().nth(1).is_some_and(|l| l.starts_with("query ") && l.contains("speedup")), "{out}");
 }

@@ -92,6 +92,9 @@ pub struct Helpers {
     pub needles: Option<(GlobalValue, Vec<(Vec<u8>, usize)>)>,
     /// The group table's helpers: `kiln_group_grow`, `kiln_group_insert`, `kiln_bytes_equal`.
     pub group: Option<[FuncRef; 3]>,
+    /// What each source location of the function stands for (operator and expression), for
+    /// EXPLAIN CODEGEN's comments; None when compiling without text.
+    pub notes: Option<std::cell::RefCell<Vec<String>>>,
 }
 
 /// The middle pieces of every LIKE pattern in the stage: what the search helper looks for.
@@ -375,8 +378,8 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// Jumps to `skip` unless every condition is TRUE.
-    pub(super) fn require(&mut self, conditions: &[Expr], skip: Block) -> Result<(), String> {
-        if let Some(pass) = self.conjunction(conditions, skip)? {
+    pub(super) fn require(&mut self, conditions: &[Expr], skip: Block, operator: &str) -> Result<(), String> {
+        if let Some(pass) = self.conjunction(conditions, skip, operator)? {
             let cont = self.b.create_block();
             self.b.ins().brif(pass, cont, &[], skip, &[]);
             self.b.switch_to_block(cont);
@@ -624,10 +627,11 @@ impl<'a, 'b> Tx<'a, 'b> {
     /// Conjuncts that cannot fail are combined without branches (no mispredictions on selective
     /// filters). One that can fail (1/x, an overflow) runs unless an earlier conjunct is FALSE,
     /// as `a AND b` evaluates `b` when `a` is TRUE or NULL: rows with a FALSE one jump to `skip`.
-    fn conjunction(&mut self, conditions: &[Expr], skip: Block) -> Result<Option<Value>, String> {
+    fn conjunction(&mut self, conditions: &[Expr], skip: Block, operator: &str) -> Result<Option<Value>, String> {
         let mut pass: Option<Value> = None;
         let mut not_false: Option<Value> = None;
         for c in conditions {
+            note(self.b, self.helpers, || format!("{operator} {}", parenthesized(c)));
             if let (true, Some(nf)) = (can_fail(c), not_false) {
                 let cont = self.b.create_block();
                 self.b.ins().brif(nf, cont, &[], skip, &[]);
@@ -1244,13 +1248,14 @@ fn load_columns(b: &mut FunctionBuilder, slots: Value, layout: &SlotLayout) -> V
 
 /// A counted loop `for i in 0..n`: calls `body` with `i` inside the loop, then returns to the
 /// exit block (left current).
-fn row_loop(b: &mut FunctionBuilder, n: Value, body: &mut dyn FnMut(&mut FunctionBuilder, Value, Block) -> Result<(), String>) -> Result<(), String> {
+fn row_loop(b: &mut FunctionBuilder, h: &Helpers, n: Value, body: &mut dyn FnMut(&mut FunctionBuilder, Value, Block) -> Result<(), String>) -> Result<(), String> {
     let zero = b.ins().iconst(types::I64, 0);
-    row_loop_from(b, zero, n, body)
+    row_loop_from(b, h, zero, n, body)
 }
 
 /// `for i in start..n` (see `row_loop`).
-fn row_loop_from(b: &mut FunctionBuilder, start: Value, n: Value, body: &mut dyn FnMut(&mut FunctionBuilder, Value, Block) -> Result<(), String>) -> Result<(), String> {
+fn row_loop_from(b: &mut FunctionBuilder, h: &Helpers, start: Value, n: Value, body: &mut dyn FnMut(&mut FunctionBuilder, Value, Block) -> Result<(), String>) -> Result<(), String> {
+    note(b, h, || "row loop: for each (selected) row of the batch".into());
     let i = b.declare_var(types::I64);
     b.def_var(i, start);
     let header = b.create_block();
@@ -1267,23 +1272,38 @@ fn row_loop_from(b: &mut FunctionBuilder, start: Value, n: Value, body: &mut dyn
     body(b, iv, next)?;
     b.ins().jump(next, &[]);
     b.switch_to_block(next);
+    note(b, h, || "row loop: next row".into());
     let iv = b.use_var(i);
     let inc = b.ins().iadd_imm_s(iv, 1);
     b.def_var(i, inc);
     b.ins().jump(header, &[]);
     b.switch_to_block(exit);
+    note(b, h, || "row loop done: return the count".into());
     Ok(())
 }
 
-fn fail_block(b: &mut FunctionBuilder) -> Block {
+/// Marks the instructions emitted from now on as implementing `what`: EXPLAIN CODEGEN prints it
+/// as a comment where it starts (a source location per note; nothing without text).
+pub(super) fn note(b: &mut FunctionBuilder, helpers: &Helpers, what: impl FnOnce() -> String) {
+    if let Some(notes) = &helpers.notes {
+        let mut notes = notes.borrow_mut();
+        notes.push(what());
+        b.set_srcloc(cranelift_codegen::ir::SourceLoc::new(notes.len() as u32));
+    }
+}
+
+fn fail_block(b: &mut FunctionBuilder, helpers: &Helpers) -> Block {
     let fail = b.create_block();
     let cur = b.current_block();
+    let at = b.srcloc();
     b.switch_to_block(fail);
+    note(b, helpers, || "fail: return -1, the batch runs on the interpreter (its errors and results)".into());
     let m1 = b.ins().iconst(types::I64, -1);
     b.ins().return_(&[m1]);
     if let Some(c) = cur {
         b.switch_to_block(c);
     }
+    b.set_srcloc(at);
     fail
 }
 
@@ -1297,7 +1317,7 @@ pub(super) fn load_index(b: &mut FunctionBuilder, base: Value, j: Value) -> Valu
 
 /// The entry block both functions share: their three parameters, the input column pointers
 /// and the fail block.
-fn enter(b: &mut FunctionBuilder, layout: &SlotLayout) -> ([Value; 3], Vec<Option<[Value; 4]>>, Block) {
+fn enter(b: &mut FunctionBuilder, layout: &SlotLayout, helpers: &Helpers) -> ([Value; 3], Vec<Option<[Value; 4]>>, Block) {
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     b.switch_to_block(entry);
@@ -1305,24 +1325,27 @@ fn enter(b: &mut FunctionBuilder, layout: &SlotLayout) -> ([Value; 3], Vec<Optio
     b.ensure_inserted_block();
     let p = b.block_params(entry).to_vec();
     let params = [p[0], p[1], p[2]];
+    note(b, helpers, || "entry: the batch's column pointers and buffers, read from the slots".into());
     let cols = load_columns(b, params[0], layout);
-    let fail = fail_block(b);
+    let fail = fail_block(b, helpers);
     (params, cols, fail)
 }
 
 /// The filter function: `fn(slots, n, sel_out) -> count` (-1: run interpreted).
 pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool, helpers: &Helpers) -> Result<(), String> {
-    let ([_, n, sel_out], cols, fail) = enter(b, layout);
+    let ([_, n, sel_out], cols, fail) = enter(b, layout, helpers);
     let count = b.declare_var(types::I64);
     let zero = b.ins().iconst(types::I64, 0);
     b.def_var(count, zero);
     let condition_columns = columns_of(spec, spec.conditions.iter());
     let columns = spec.columns();
-    row_loop(b, n, &mut |b, row, next| {
+    row_loop(b, helpers, n, &mut |b, row, next| {
         let mut tx = Tx { b: &mut *b, input: columns, sides: vec![], cols: cols.clone(), row, build_rows: vec![], fail, loaded: vec![], no_nulls, helpers };
+        note(tx.b, helpers, || "Filter: load the columns the conditions read".into());
         tx.preload(&condition_columns)?;
-        let pass = tx.conjunction(&spec.conditions, next)?;
+        let pass = tx.conjunction(&spec.conditions, next, "Filter")?;
         // Branch-free append: write the row, advance the count by the pass bit.
+        note(b, helpers, || "Filter: append the row to the selection vector, advance by its pass bit".into());
         let c = b.use_var(count);
         let off = b.ins().ishl_imm_u(c, 2);
         let addr = b.ins().iadd(sel_out, off);
@@ -1383,7 +1406,7 @@ fn build_rows_fn(
     source: Source,
     consumer: Consumer,
 ) -> Result<(), String> {
-    let ([slots, sel, count], cols, fail) = enter(b, layout);
+    let ([slots, sel, count], cols, fail) = enter(b, layout, helpers);
     let gids = layout.gids.map(|k| slot(b, slots, k));
     let acc = layout.acc.map(|k| slot(b, slots, k));
     let group_table = layout.table.map(|k| slot(b, slots, k));
@@ -1406,6 +1429,7 @@ fn build_rows_fn(
         _ => None,
     };
     let mut body = |b: &mut FunctionBuilder, j: Value, next: Block| -> Result<(), String> {
+        note(b, helpers, || if consumer == Consumer::Indices { "probe: the next selected row".into() } else { "sink: the next selected row, its columns".into() });
         let row = if filtered || source == Source::Indexed { load_index(b, sel, j) } else { j };
         let build_rows = match source {
             // Semi and anti joins' build columns are out of scope after the join.
@@ -1424,6 +1448,7 @@ fn build_rows_fn(
             let at = if counts { tx.b.use_var(emitted_count) } else { j };
             if let (Source::Stream, Some([_, cap, state])) = (source, resume) {
                 // A full output hands back where to resume: this stream row, from its first row.
+                note(tx.b, tx.helpers, || "sink: output full? return -2 with where to resume".into());
                 let full = tx.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, at, cap);
                 let stop = tx.b.create_block();
                 let cont = tx.b.create_block();
@@ -1437,6 +1462,7 @@ fn build_rows_fn(
             }
             // The indexed sink reads its rows from `rows_out`'s copies: it writes none.
             if source == Source::Stream && !rows_out.is_empty() {
+                note(tx.b, tx.helpers, || "probe: write the joined row's stream and build row indices".into());
                 let rows: Vec<Value> = std::iter::once(row).chain(tx.build_rows.clone().into_iter().map(|r| r.unwrap_or(zero))).collect();
                 for (ptr, r) in rows_out.iter().zip(rows) {
                     let off = tx.b.ins().ishl_imm_u(at, 2);
@@ -1449,6 +1475,7 @@ fn build_rows_fn(
                 consume_row(tx, spec, &outs, (group_table, gids, acc), j, at)?;
             }
             if counts {
+                note(tx.b, tx.helpers, || "sink: one more row written".into());
                 let next_at = tx.b.ins().iadd_imm_s(at, 1);
                 tx.b.def_var(emitted_count, next_at);
             }
@@ -1462,8 +1489,8 @@ fn build_rows_fn(
         Ok(())
     };
     match start {
-        Some(s) => row_loop_from(b, s, count, &mut body)?,
-        None => row_loop(b, count, &mut body)?,
+        Some(s) => row_loop_from(b, helpers, s, count, &mut body)?,
+        None => row_loop(b, helpers, count, &mut body)?,
     }
     // Output sinks return how many rows they wrote; aggregate sinks 0 (or their row count).
     let written = b.use_var(emitted_count);
@@ -1484,8 +1511,13 @@ fn consume_row(
 ) -> Result<(), String> {
     match &spec.sink {
         StageSink::Output { columns, .. } => {
-            for (c, out) in columns.iter().zip(outs) {
+            for (k, (c, out)) in columns.iter().zip(outs).enumerate() {
                 let (OutputColumn::Computed(e), Some([values, valid])) = (c, out) else { continue };
+                let name = match &spec.sink {
+                    StageSink::Output { output, .. } => output.get(k).map(|a| format!("{}#{}", a.name, a.id.0)).unwrap_or_default(),
+                    _ => String::new(),
+                };
+                note(tx.b, tx.helpers, || format!("Project {name} = {e}: compute, store value and valid byte at the output row"));
                 let t = e.data_type().map_err(|e| e.to_string())?;
                 let (v, n) = tx.emit(e)?;
                 let width = out_width(&t) as i64;
@@ -1505,6 +1537,7 @@ fn consume_row(
             let stride = (ACC_BYTES * aggregates.len()) as i64;
             let group_base = match (table, gids, acc) {
                 (Some(header), _, _) => {
+                    note(tx.b, tx.helpers, || format!("HashAggregate: find the row's group of [{}] in the shared group table", list(keys)));
                     let gid = super::aggregate::group_id(tx, keys, header)?;
                     // Read after the lookup: adding a group may have moved the payload.
                     let payload = tx.b.ins().load(types::I64, flags(), header, crate::exec::interpreted::group_table::offsets::PAYLOAD);
@@ -1512,6 +1545,7 @@ fn consume_row(
                     tx.b.ins().iadd(payload, off)
                 }
                 (None, Some(g), Some(base)) => {
+                    note(tx.b, tx.helpers, || format!("HashAggregate: the row's group of [{}], hashed per batch", list(keys)));
                     let gid = load_index(tx.b, g, j);
                     let off = tx.b.ins().imul_imm_s(gid, stride);
                     tx.b.ins().iadd(base, off)
@@ -1520,6 +1554,7 @@ fn consume_row(
                 _ => return Err("aggregate without accumulators".into()),
             };
             for (i, a) in aggregates.iter().enumerate() {
+                note(tx.b, tx.helpers, || aggregate_note(a));
                 let at = tx.b.ins().iadd_imm_s(group_base, (i * ACC_BYTES) as i64);
                 if a.merge.is_empty() {
                     update_accumulator(tx, a, at)?;
@@ -1530,6 +1565,26 @@ fn consume_row(
         }
     }
     Ok(())
+}
+
+/// `(e)` unless the expression prints its own parentheses.
+fn parenthesized(e: &Expr) -> String {
+    let s = e.to_string();
+    if s.starts_with('(') { s } else { format!("({s})") }
+}
+
+fn list(exprs: &[Expr]) -> String {
+    exprs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// An accumulator's comment: the function and its argument, partial or merging.
+fn aggregate_note(a: &AggSpec) -> String {
+    let func = format!("{:?}", a.func).to_lowercase();
+    match (&a.arg, a.merge.is_empty()) {
+        (_, false) => format!("HashAggregate merge_{func}({}): merge the partial buffer into the group's", list(&a.merge)),
+        (Some(arg), true) => format!("HashAggregate partial_{func}({arg}): update the group's accumulator"),
+        (None, true) => format!("HashAggregate partial_{func}(*): update the group's accumulator"),
+    }
 }
 
 /// The bits of a double as an i64 whose signed order is `f64::total_cmp`'s (-NaN < -inf < -0.0 <

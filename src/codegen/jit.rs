@@ -158,7 +158,7 @@ fn define(
     let mut ctx = Context::new();
     ctx.func.signature = sig;
     ctx.func.name = UserFuncName::user(0, index);
-    let mut helpers = Helpers::default();
+    let mut helpers = Helpers { notes: text.then(Default::default), ..Default::default() };
     if let Some((find, needles, offsets)) = &module_helpers.find {
         helpers.find = Some(module.declare_func_in_func(*find, &mut ctx.func));
         helpers.needles = Some((module.declare_data_in_func(*needles, &mut ctx.func), offsets.clone()));
@@ -179,13 +179,53 @@ fn define(
     }
     // The IR and machine code as text only for EXPLAIN CODEGEN: rendering them costs more than
     // compiling a small stage.
-    let clif = if text { format!("; {name}\n{}", ctx.func.display()) } else { String::new() };
+    let clif = match &helpers.notes {
+        Some(notes) if text => format!("; {name}\n{}", annotate(&ctx.func.display().to_string(), &notes.borrow())),
+        _ => String::new(),
+    };
     ctx.set_disasm(text);
     module.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
     let size = ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
     let disassembly =
         if text { format!("; {name}\n{}", ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default()) } else { String::new() };
     Ok((id, clif, size, disassembly))
+}
+
+/// Cranelift's IR text with each instruction's source location (`@0003`, the index of a note
+/// plus one) turned into a comment line where the note changes, and after each block header:
+/// every block names the operator and expression its code implements.
+fn annotate(ir: &str, notes: &[String]) -> String {
+    // Cranelift pads every instruction to this column once a function has source locations.
+    const PAD: usize = 36;
+    let mut out = String::with_capacity(ir.len() * 2);
+    let mut last: Option<usize> = None;
+    for line in ir.lines() {
+        let (loc, body) = match line.as_bytes().first() {
+            Some(b'@') if line.len() > PAD => (usize::from_str_radix(&line[1..5], 16).ok(), &line[PAD..]),
+            Some(b' ') if line.len() > PAD && line[..PAD].trim().is_empty() => (None, &line[PAD..]),
+            _ => {
+                let t = line.trim_start();
+                if t.starts_with("block") {
+                    last = None;
+                    out.push_str(t);
+                } else {
+                    out.push_str(line);
+                }
+                out.push('\n');
+                continue;
+            }
+        };
+        if let Some(n) = loc.filter(|n| Some(*n) != last) {
+            if let Some(text) = n.checked_sub(1).and_then(|i| notes.get(i)) {
+                out.push_str(&format!("    ; {text}\n"));
+            }
+            last = Some(n);
+        }
+        out.push_str("    ");
+        out.push_str(body);
+        out.push('\n');
+    }
+    out
 }
 
 fn compile(spec: &StageSpec, text: bool) -> Result<CompiledStage, String> {

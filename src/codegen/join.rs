@@ -9,7 +9,7 @@ use arrow::datatypes::DataType;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
-use super::emit::{flags, load_index, Tx};
+use super::emit::{flags, load_index, note, Tx};
 use super::spec::{JoinSpec, StageJoinType, StageSpec};
 use crate::exec::interpreted::join_table::{inline_key, END, HASH_K, KEY_WORDS, MULTI, ROW_BITS, TABLE_WORDS};
 
@@ -26,6 +26,8 @@ pub fn probe_joins(
     let Some(j) = spec.joins.get(k) else { return consume(tx) };
     let words = &tables[k];
     let done = tx.b.create_block();
+    let keys = j.stream_keys.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ");
+    note(tx.b, tx.helpers, || format!("BroadcastHashJoin {:?} #{k}: hash [{keys}], probe the build side's table", j.join_type));
     let (head, multi) = probe(tx, j, words)?;
     let b_var = tx.b.declare_var(types::I64);
     tx.b.def_var(b_var, head);
@@ -43,8 +45,9 @@ pub fn probe_joins(
     tx.b.ins().brif(end, after, &[], body, &[]);
     // One matching build row.
     tx.b.switch_to_block(body);
+    note(tx.b, tx.helpers, || format!("BroadcastHashJoin #{k}: one matching build row"));
     tx.enter_side(k, Some(b), used)?;
-    tx.require(&j.condition, advance)?;
+    tx.require(&j.condition, advance, "BroadcastHashJoin condition")?;
     let yes = tx.b.ins().iconst(types::I8, 1);
     tx.b.def_var(found, yes);
     match j.join_type {
@@ -53,13 +56,14 @@ pub fn probe_joins(
             tx.b.ins().jump(after, &[]);
         }
         StageJoinType::Inner | StageJoinType::Outer => {
-            tx.require(&j.filters, advance)?;
+            tx.require(&j.filters, advance, "Filter (over joined rows)")?;
             probe_joins(tx, spec, tables, used, k + 1, consume)?;
             tx.b.ins().jump(advance, &[]);
         }
     }
     // A unique key's chain ends at its first row: no `next` to read.
     tx.b.switch_to_block(advance);
+    note(tx.b, tx.helpers, || format!("BroadcastHashJoin #{k}: next build row of the chain"));
     let chained = tx.b.create_block();
     tx.b.ins().brif(multi, chained, &[], after, &[]);
     tx.b.switch_to_block(chained);
@@ -69,6 +73,7 @@ pub fn probe_joins(
     tx.b.ins().jump(header, &[]);
     // After the chain: the stream row alone, by the join type.
     tx.b.switch_to_block(after);
+    note(tx.b, tx.helpers, || format!("BroadcastHashJoin #{k}: after the matches (outer, semi, anti rows)"));
     let f = tx.b.use_var(found);
     let alone = tx.b.create_block();
     match j.join_type {
@@ -87,7 +92,7 @@ pub fn probe_joins(
         // An outer join reads its build side's NULL row; semi / anti joins show no build columns.
         let null_row = (j.join_type == StageJoinType::Outer).then(|| words[words.len() - 1]);
         tx.enter_side(k, null_row, used)?;
-        tx.require(&j.filters, done)?;
+        tx.require(&j.filters, done, "Filter (over joined rows)")?;
         probe_joins(tx, spec, tables, used, k + 1, consume)?;
     }
     tx.b.ins().jump(done, &[]);

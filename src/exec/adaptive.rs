@@ -55,6 +55,9 @@ pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, config: &Config, cache: &St
         plan = replace(&plan, &exchange, &stage);
         release_inputs(&ran, &plan);
         plan = reoptimize(&plan, config);
+        if let Some(control) = config.control.as_deref() {
+            control.replanned(&plan);
+        }
     }
     let ran = prepare_stage(&plan, config, &mut codegen_id);
     let partitions = execute_with(&ran, config, cache, metrics, ops)?;

@@ -25,6 +25,7 @@ use crate::config::Config;
 use crate::datasource::pushed_filter::PushedFilter;
 use crate::error::{KilnError, Result};
 use crate::exec::interpreted::join::HashTable;
+use crate::exec::control::{on_scan_batch, QueryControl};
 use crate::exec::metrics::{CodegenMetrics, OperatorMetrics, PlanMetrics, ScanStats};
 use crate::expr::Attribute;
 use crate::physical::adaptive::ReadPart;
@@ -86,7 +87,7 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, me
 /// Runs `plan` and returns its partitions, counting what each operator did in `ops`.
 pub fn execute_with(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics, ops: &PlanMetrics) -> Result<Partitions> {
     let outputs = Outputs::of(plan);
-    let mut exec = Executor { config, outputs: &outputs, states: HashMap::new(), cache, metrics, ops };
+    let mut exec = Executor { config, outputs: &outputs, states: HashMap::new(), cache, metrics, ops, control: config.control.as_deref() };
     exec.prepare(plan)?;
     exec.drain_all(plan)
 }
@@ -151,6 +152,8 @@ struct Executor<'a> {
     cache: &'a StageCache,
     metrics: &'a CodegenMetrics,
     ops: &'a PlanMetrics,
+    /// The host's cancel flag and progress counters (`DataFrame::collect_with_control`).
+    control: Option<&'a QueryControl>,
 }
 
 impl<'a> Executor<'a> {
@@ -249,11 +252,13 @@ impl<'a> Executor<'a> {
                 self.prepare(child)?;
                 let parts = self.exchange(partitioning, child)?;
                 self.states.insert(key(plan), handoff(parts));
+                if let Some(c) = self.control { c.stage_done() }
             }
             PhysicalPlan::BroadcastExchange { child, .. } => {
                 self.prepare(child)?;
                 let all = self.drain_all(child)?.concat();
                 self.states.insert(key(plan), State::Partitions(vec![all]));
+                if let Some(c) = self.control { c.stage_done() }
             }
             PhysicalPlan::HashJoin { kind: HashJoinKind::Broadcast, left_keys, right_keys, build_side, left, right, .. } if !left_keys.is_empty() => {
                 self.prepare(left)?;
@@ -281,6 +286,7 @@ impl<'a> Executor<'a> {
                 let schema = schema_of(self.attrs(plan));
                 let rows = top.iter().map(|b| interpreted::project(list, input, &schema, b)).collect::<Result<_>>()?;
                 self.states.insert(key(plan), handoff(vec![rows]));
+                if let Some(c) = self.control { c.stage_done() }
             }
             PhysicalPlan::FileScan { table, pushed_filters, selected_files, .. } => {
                 let TableSource::Parquet(parquet) = &table.source else {
@@ -403,8 +409,10 @@ impl<'a> Executor<'a> {
                 let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
                 let schema = schema_of(output);
                 let batches = parquet.row_group_batches(f, g, selection, &names, config.batch_size)?;
+                let control = self.control;
                 Box::new(batches.map(move |b| {
                     let b = b?;
+                    on_scan_batch(control, &b)?;
                     metrics.add(ScanStats { rows_out: b.num_rows() as u64, ..Default::default() });
                     Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?)
                 }))
@@ -415,8 +423,9 @@ impl<'a> Executor<'a> {
                 };
                 let indices: Vec<usize> = output.iter().map(|a| table.schema.index_of(&a.name)).collect::<std::result::Result<_, _>>()?;
                 let schema = schema_of(output);
-                let n = self.partitions(plan);
+                let (n, control) = (self.partitions(plan), self.control);
                 Box::new(batches.iter().skip(i).step_by(n).map(move |b| {
+                    on_scan_batch(control, b)?;
                     let cols = indices.iter().map(|&c| b.column(c).clone()).collect();
                     Ok(RecordBatch::try_new(schema.clone(), cols)?)
                 }))
@@ -836,7 +845,8 @@ mod tests {
 
     #[test]
     fn compiled_stages_are_counted_and_a_silent_fallback_is_seen() {
-        let s = crate::Session::new();
+        // The plan as given (adaptive execution re-forms stages, undoing the wrapped exchange).
+        let s = crate::Session::builder().config("spark.sql.adaptive.enabled", "false").build().expect("session");
         s.sql("CREATE TABLE t AS SELECT * FROM VALUES (1, 10), (2, 20), (3, 30) AS v(a, b)").expect("table");
         let df = s.sql("SELECT a + b AS c FROM t WHERE a > 1 ORDER BY c").expect("plans");
         let (rows, first) = run(&s, df.physical_plan());

@@ -1,6 +1,7 @@
 //! The executor: runs a physical plan over partitions on a thread pool.
 
 pub mod adaptive;
+pub mod control;
 pub mod executor;
 pub mod interpreted;
 /// Run-time metrics live on the physical operators they count.

@@ -94,16 +94,39 @@ fn without_stages(plan: &PhysicalPlan) -> PhysicalPlan {
 /// `EXPLAIN CODEGEN`: each stage's operators and the Cranelift IR of its functions, with
 /// numbered lines; stages that run interpreted say why.
 fn codegen_string(plan: &PhysicalPlan, config: &Config) -> String {
+    codegen_stages(plan, config, None)
+}
+
+/// `EXPLAIN CODEGEN` of the one stage numbered `id` (`*(id)` in plans).
+pub fn codegen_stage_string(plan: &PhysicalPlan, config: &Config, id: usize) -> Result<String> {
+    let mut stages = vec![];
+    collect_stages(plan, &mut stages);
+    let ids: Vec<String> = stages.iter().filter_map(|s| stage_id(s)).map(|i| i.to_string()).collect();
+    if !ids.contains(&id.to_string()) {
+        let known = if ids.is_empty() { "it has none".to_string() } else { format!("its stages are {}", ids.join(", ")) };
+        return Err(crate::error::KilnError::Config(format!("the plan has no WholeStageCodegen stage {id}: {known}")));
+    }
+    Ok(codegen_stages(plan, config, Some(id)))
+}
+
+fn stage_id(p: &PhysicalPlan) -> Option<usize> {
+    match p {
+        PhysicalPlan::WholeStageCodegen { id, .. } => Some(*id),
+        _ => None,
+    }
+}
+
+fn codegen_stages(plan: &PhysicalPlan, config: &Config, only: Option<usize>) -> String {
     let mut stages = vec![];
     collect_stages(plan, &mut stages);
     // In stage id order, as Spark lists them.
-    stages.sort_by_key(|s| match s {
-        PhysicalPlan::WholeStageCodegen { id, .. } => *id,
-        _ => 0,
-    });
-    let mut out = format!("Found {} WholeStageCodegen subtrees.\n", stages.len());
+    stages.sort_by_key(|s| stage_id(s).unwrap_or(0));
+    let mut out = if only.is_none() { format!("Found {} WholeStageCodegen subtrees.\n", stages.len()) } else { String::new() };
     for (i, stage) in stages.iter().enumerate() {
-        let PhysicalPlan::WholeStageCodegen { fallback, child, .. } = stage else { continue };
+        let PhysicalPlan::WholeStageCodegen { fallback, child, id } = stage else { continue };
+        if only.is_some_and(|o| o != *id) {
+            continue;
+        }
         let compiled = match fallback {
             Some(reason) => Err(reason.clone()),
             None => crate::codegen::StageSpec::from_plan(child).and_then(|spec| crate::codegen::compile_stage(&spec)),
@@ -116,12 +139,14 @@ fn codegen_string(plan: &PhysicalPlan, config: &Config) -> String {
         out.push_str(&stage.tree_string(config));
         out.push('\n');
         if let Ok(c) = compiled {
-            out.push_str("Generated code:\n");
-            for (n, line) in c.clif.lines().enumerate() {
-                out.push_str(&format!("/* {:03} */ {line}\n", n + 1));
+            if config.codegen_dump.ir() {
+                out.push_str("Generated code:\n");
+                for (n, line) in c.clif.lines().enumerate() {
+                    out.push_str(&format!("/* {:03} */ {line}\n", n + 1));
+                }
+                out.push('\n');
             }
-            out.push('\n');
-            if config.codegen_disassembly {
+            if config.codegen_dump.asm() {
                 out.push_str("Native code:\n");
                 out.push_str(&c.disassembly);
                 out.push('\n');

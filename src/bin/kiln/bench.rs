@@ -1,6 +1,7 @@
 //! `kiln bench tpch`: TPC-H queries over tables generated in memory, each run interpreted and
 //! compiled in the same process, reporting the median of several runs and the ratio.
 
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use kiln::{KilnError, Session};
@@ -47,6 +48,21 @@ pub enum BenchFormat {
     Table,
     /// `engine,query,median_ms,rows`, the columns of the peers' benchmark script.
     Csv,
+    /// One JSON object per line: engine, query, median/min/max/cold ms, rows, code generation.
+    Json,
+}
+
+/// What to time and how to report it (shared by `bench tpch` and `bench sql`).
+pub struct BenchOptions {
+    pub runs: usize,
+    pub mode: BenchMode,
+    pub format: BenchFormat,
+    /// Print each query's physical plan (per mode) to stderr before timing it.
+    pub explain: bool,
+    /// Write a bar chart of the medians here (SVG).
+    pub plot: Option<PathBuf>,
+    /// Peers' medians (`engine,query,median_ms,rows`) drawn beside kiln's.
+    pub peers: Option<PathBuf>,
 }
 
 struct Timing {
@@ -78,13 +94,9 @@ fn time_query(session: &Session, sql: &str, runs: usize) -> Result<Timing, KilnE
     Ok(Timing { median: times[times.len() / 2], min: times[0], max: times[times.len() - 1], rows, cold, codegen: metrics.codegen })
 }
 
-/// Times the queries in `session` (its settings apply; the TPC-H tables are added to it).
-pub fn run(session: &Session, sf: f64, queries: &str, runs: usize, mode: BenchMode, format: BenchFormat, explain: bool) -> Result<(), KilnError> {
-    if !(sf > 0.0) || runs == 0 {
-        return Err(KilnError::Config("--sf must be positive and --runs at least 1".into()));
-    }
-    let mut wanted = vec![];
-    // `1,6,9` or ranges such as `1-22` (the peers' scripts take the same).
+/// The TPC-H queries named by `queries`: `1,6,9` or ranges such as `1-22` (the peers' scripts
+/// take the same).
+pub fn tpch_queries(queries: &str) -> Result<Vec<(String, String)>, KilnError> {
     let mut names: Vec<String> = vec![];
     for q in queries.split(',').map(|q| q.trim().trim_start_matches(['q', 'Q'])).filter(|q| !q.is_empty()) {
         match q.split_once('-').map(|(a, b)| (a.trim().parse::<usize>(), b.trim().trim_start_matches(['q', 'Q']).parse::<usize>())) {
@@ -93,14 +105,22 @@ pub fn run(session: &Session, sf: f64, queries: &str, runs: usize, mode: BenchMo
             None => names.push(q.to_string()),
         }
     }
-    for q in names.iter().map(String::as_str) {
-        match QUERIES.iter().find(|(name, _)| *name == q) {
-            Some(entry) => wanted.push(*entry),
+    names
+        .iter()
+        .map(|q| match QUERIES.iter().find(|(name, _)| name == q) {
+            Some((name, sql)) => Ok((format!("q{name}"), sql.to_string())),
             None => {
                 let known: Vec<&str> = QUERIES.iter().map(|(n, _)| *n).collect();
-                return Err(KilnError::Config(format!("unknown TPC-H query `{q}`; kiln benchmarks {}", known.join(", "))));
+                Err(KilnError::Config(format!("unknown TPC-H query `{q}`; kiln benchmarks {}", known.join(", "))))
             }
-        }
+        })
+        .collect()
+}
+
+/// Registers the TPC-H tables at `sf`, generated in memory, in `session`.
+pub fn register_tpch(session: &Session, sf: f64) -> Result<(), KilnError> {
+    if !(sf > 0.0) {
+        return Err(KilnError::Config(format!("--sf must be positive, got {sf}")));
     }
     let start = Instant::now();
     let tables = kiln::datasource::tpch::generate_tpch_batches(sf)?;
@@ -108,31 +128,50 @@ pub fn run(session: &Session, sf: f64, queries: &str, runs: usize, mode: BenchMo
     for (name, batches) in tables {
         session.register_batches(name, batches)?;
     }
-    let modes: Vec<(&str, &str)> = match mode {
+    Ok(())
+}
+
+/// One query's timings per mode (interpreted first).
+struct Row {
+    name: String,
+    timings: Vec<(&'static str, Timing)>,
+}
+
+/// Times each (name, sql) in `session` (its settings and tables apply) in the chosen modes.
+pub fn run(session: &Session, queries: &[(String, String)], o: &BenchOptions) -> Result<(), KilnError> {
+    if o.runs == 0 {
+        return Err(KilnError::Config("--runs must be at least 1".into()));
+    }
+    let peers = match &o.peers {
+        Some(p) => read_peers(p)?,
+        None => vec![],
+    };
+    let modes: Vec<(&'static str, &str)> = match o.mode {
         BenchMode::Interpreted => vec![("interpreted", "false")],
         BenchMode::Compiled => vec![("compiled", "true")],
         BenchMode::Both => vec![("interpreted", "false"), ("compiled", "true")],
     };
-    match format {
+    match o.format {
         BenchFormat::Csv => outln!("engine,query,median_ms,rows,cold_ms,compile_ms,stages_compiled,stages_interpreted,stages_fell_back"),
         BenchFormat::Table => {
             outln!("query  {}", modes.iter().map(|(m, _)| format!("{:<36}", format!("{m}: median [min-max], cold"))).collect::<String>());
         }
+        BenchFormat::Json => {}
     }
-    let mut speedups = vec![];
-    for (name, sql) in wanted {
+    let mut rows = vec![];
+    for (name, sql) in queries {
         let mut timings = vec![];
         for (label, codegen) in &modes {
             session.set_conf("spark.sql.codegen.wholeStage", codegen)?;
-            if explain {
+            if o.explain {
                 let plan = session.sql(sql)?.explain_string(kiln::ExplainMode::Simple)?;
-                eprintln!("-- q{name} {label}\n{plan}");
+                eprintln!("-- {name} {label}\n{plan}");
             }
-            let t = time_query(session, sql, runs)?;
-            if format == BenchFormat::Csv {
-                let c = &t.codegen;
-                outln!(
-                    "kiln-{label},q{name},{:.1},{},{:.1},{:.3},{},{},{}",
+            let t = time_query(session, sql, o.runs)?;
+            let c = &t.codegen;
+            match o.format {
+                BenchFormat::Csv => outln!(
+                    "kiln-{label},{name},{:.1},{},{:.1},{:.3},{},{},{}",
                     t.median,
                     t.rows,
                     t.cold,
@@ -140,42 +179,218 @@ pub fn run(session: &Session, sf: f64, queries: &str, runs: usize, mode: BenchMo
                     c.stages_compiled,
                     c.stages_interpreted,
                     c.stages_fell_back
-                );
+                ),
+                BenchFormat::Json => outln!(
+                    "{{\"engine\":\"kiln-{label}\",\"query\":{},\"median_ms\":{:.3},\"min_ms\":{:.3},\"max_ms\":{:.3},\"cold_ms\":{:.3},\"rows\":{},\"compile_ms\":{:.3},\"stages_compiled\":{},\"stages_interpreted\":{},\"stages_fell_back\":{}}}",
+                    json_string(name),
+                    t.median,
+                    t.min,
+                    t.max,
+                    t.cold,
+                    t.rows,
+                    c.compile_micros as f64 / 1000.0,
+                    c.stages_compiled,
+                    c.stages_interpreted,
+                    c.stages_fell_back
+                ),
+                BenchFormat::Table => {}
             }
-            timings.push(t);
+            timings.push((*label, t));
         }
-        if let [i, c] = timings.as_slice() {
-            speedups.push(i.median / c.median);
+        if o.format == BenchFormat::Table {
+            outln!("{}", table_line(name, &timings));
         }
-        if format == BenchFormat::Table {
-            let cells: String =
-                timings.iter().map(|t| format!("{:<36}", format!("{:.1} ms [{:.1}-{:.1}], {:.1} ms", t.median, t.min, t.max, t.cold))).collect();
-            let ratio = match timings.as_slice() {
-                [i, c] => format!("speedup {:.2}x  ", i.median / c.median),
-                _ => String::new(),
-            };
-            // What the compiled run's code generation did (the last mode is the compiled one).
-            let stages = match timings.last() {
-                Some(t) if modes.last().is_some_and(|(m, _)| *m == "compiled") => {
-                    let c = &t.codegen;
-                    format!(
-                        "stages: {} compiled ({:.1} ms to compile, {} from cache), {} interpreted, {} fell back",
-                        c.stages_compiled,
-                        c.compile_micros as f64 / 1000.0,
-                        c.cache_hits,
-                        c.stages_interpreted,
-                        c.stages_fell_back
-                    )
-                }
-                _ => String::new(),
-            };
-            outln!("q{name:<5} {cells}{ratio}{stages}");
-        }
+        rows.push(Row { name: name.clone(), timings });
     }
-    if format == BenchFormat::Table && speedups.len() > 1 {
+    session.set_conf("spark.sql.codegen.wholeStage", "true")?;
+    let speedups: Vec<f64> = rows.iter().filter_map(|r| speedup(&r.timings)).collect();
+    if o.format == BenchFormat::Table && speedups.len() > 1 {
         let geomean = (speedups.iter().map(|s| s.ln()).sum::<f64>() / speedups.len() as f64).exp();
         let slowest = speedups.iter().cloned().fold(f64::INFINITY, f64::min);
         outln!("compiled over interpreted: geometric mean speedup {geomean:.2}x over {} queries, lowest {slowest:.2}x", speedups.len());
     }
+    if let Some(path) = &o.plot {
+        plot(path, &rows, &peers)?;
+        eprintln!("wrote {}", path.display());
+    }
     Ok(())
+}
+
+/// Interpreted median over compiled median, when both ran.
+fn speedup(timings: &[(&str, Timing)]) -> Option<f64> {
+    match timings {
+        [(_, i), (_, c)] => Some(i.median / c.median),
+        _ => None,
+    }
+}
+
+/// A query's line of the table: per mode median [min-max] and cold run, the ratio, and what
+/// the compiled run's code generation did.
+fn table_line(name: &str, timings: &[(&str, Timing)]) -> String {
+    let cells: String = timings.iter().map(|(_, t)| format!("{:<36}", format!("{:.1} ms [{:.1}-{:.1}], {:.1} ms", t.median, t.min, t.max, t.cold))).collect();
+    let ratio = speedup(timings).map(|s| format!("speedup {s:.2}x  ")).unwrap_or_default();
+    let stages = match timings.last() {
+        Some(("compiled", t)) => {
+            let c = &t.codegen;
+            format!(
+                "stages: {} compiled ({:.1} ms to compile, {} from cache), {} interpreted, {} fell back",
+                c.stages_compiled,
+                c.compile_micros as f64 / 1000.0,
+                c.cache_hits,
+                c.stages_interpreted,
+                c.stages_fell_back
+            )
+        }
+        _ => String::new(),
+    };
+    format!("{name:<6} {cells}{ratio}{stages}")
+}
+
+/// `s` as a JSON string literal.
+fn json_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for ch in s.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// (engine, query, median ms) of a peers CSV (`engine,query,median_ms,rows`, as
+/// `shared/bench/peers.sh` prints it; `nan` medians are skipped).
+fn read_peers(path: &Path) -> Result<Vec<(String, String, f64)>, KilnError> {
+    let text = std::fs::read_to_string(path).map_err(|e| KilnError::io(path.display().to_string(), e))?;
+    let mut out = vec![];
+    for (n, line) in text.lines().enumerate() {
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        if fields.len() < 3 || fields[0] == "engine" || fields[0].starts_with("kiln") {
+            continue;
+        }
+        match fields[2].parse::<f64>() {
+            Ok(ms) if ms.is_finite() => out.push((fields[0].to_string(), fields[1].to_string(), ms)),
+            Ok(_) => {}
+            Err(_) => return Err(KilnError::Config(format!("{}:{}: `{}` is not a median in milliseconds", path.display(), n + 1, fields[2]))),
+        }
+    }
+    Ok(out)
+}
+
+/// A grouped bar chart: per query one bar per kiln mode (and peer), the interpreted/compiled
+/// ratio over the compiled bar.
+fn plot(path: &Path, rows: &[Row], peers: &[(String, String, f64)]) -> Result<(), KilnError> {
+    use plotters::prelude::*;
+    let err = |e: &dyn std::fmt::Display| KilnError::io(path.display().to_string(), e);
+    let mut series: Vec<String> = rows.iter().flat_map(|r| r.timings.iter().map(|(m, _)| format!("kiln {m}"))).collect();
+    series.extend(peers.iter().map(|(e, _, _)| e.clone()));
+    let mut seen = std::collections::HashSet::new();
+    series.retain(|s| seen.insert(s.clone()));
+    // (query index, series index, ms)
+    let mut bars = vec![];
+    for (q, r) in rows.iter().enumerate() {
+        for (m, t) in &r.timings {
+            bars.push((q, series.iter().position(|s| *s == format!("kiln {m}")).unwrap_or(0), t.median));
+        }
+        for (e, query, ms) in peers.iter().filter(|(_, query, _)| *query == r.name) {
+            let _ = query;
+            bars.push((q, series.iter().position(|s| s == e).unwrap_or(0), *ms));
+        }
+    }
+    let top = bars.iter().map(|b| b.2).fold(1.0f64, f64::max) * 1.15;
+    let width = (160 + rows.len() * (40 + 30 * series.len())).max(640) as u32;
+    let root = SVGBackend::new(path, (width, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("kiln: median time per query (lower is better)", ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(35)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..rows.len().max(1) as f64, 0f64..top)
+        .map_err(|e| err(&e))?;
+    let names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(rows.len().max(1) * 2 + 1)
+        .x_label_formatter(&|x| {
+            let i = x.floor() as usize;
+            if (x - i as f64 - 0.5).abs() < 0.01 {
+                names.get(i).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .y_desc("median ms")
+        .draw()
+        .map_err(|e| err(&e))?;
+    let slot = 0.8 / series.len().max(1) as f64;
+    for (s, label) in series.iter().enumerate() {
+        let color = Palette99::pick(s).to_rgba();
+        let rects: Vec<Rectangle<(f64, f64)>> = bars
+            .iter()
+            .filter(|b| b.1 == s)
+            .map(|&(q, _, ms)| {
+                let x0 = q as f64 + 0.1 + slot * s as f64;
+                Rectangle::new([(x0, 0.0), (x0 + slot * 0.9, ms)], color.filled())
+            })
+            .collect();
+        chart
+            .draw_series(rects)
+            .map_err(|e| err(&e))?
+            .label(label.clone())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
+    }
+    // The ratio above each query's compiled bar.
+    let compiled = series.iter().position(|s| s == "kiln compiled");
+    let labels: Vec<(f64, f64, String)> = rows
+        .iter()
+        .enumerate()
+        .filter_map(|(q, r)| {
+            let (s, c) = (speedup(&r.timings)?, compiled?);
+            let ms = r.timings.last()?.1.median;
+            Some((q as f64 + 0.1 + slot * c as f64, ms + top * 0.02, format!("{s:.2}x")))
+        })
+        .collect();
+    chart
+        .draw_series(labels.into_iter().map(|(x, y, t)| Text::new(t, (x, y + top * 0.03), ("sans-serif", 13))))
+        .map_err(|e| err(&e))?;
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_lists_and_ranges_parse() {
+        let q: Vec<String> = tpch_queries("1, q3,5-6").expect("parses").into_iter().map(|(n, _)| n).collect();
+        assert_eq!(q, ["q1", "q3", "q5", "q6"]);
+        assert!(tpch_queries("23").is_err());
+        assert!(tpch_queries("6-1").is_err());
+        assert_eq!(json_string("a\"b\n"), "\"a\\\"b\\u000a\"");
+    }
+
+    #[test]
+    fn a_plot_is_an_svg_with_one_bar_per_mode_and_peer_and_the_ratio() {
+        let dir = tempfile::tempdir().expect("dir");
+        let t = |ms: f64| Timing { median: ms, min: ms, max: ms, rows: 1, cold: ms, codegen: Default::default() };
+        let rows = vec![Row { name: "q1".into(), timings: vec![("interpreted", t(30.0)), ("compiled", t(10.0))] }];
+        let peers_csv = dir.path().join("peers.csv");
+        std::fs::write(&peers_csv, "engine,query,median_ms,rows\nduckdb,q1,12.5,4\ndatafusion,q1,nan,0\n").expect("writes");
+        let peers = read_peers(&peers_csv).expect("reads");
+        assert_eq!(peers, vec![("duckdb".to_string(), "q1".to_string(), 12.5)]);
+        let svg = dir.path().join("bench.svg");
+        plot(&svg, &rows, &peers).expect("plots");
+        let text = std::fs::read_to_string(&svg).expect("svg");
+        assert!(text.starts_with("<svg"), "{}", &text[..100.min(text.len())]);
+        for needle in ["3.00x", "kiln compiled", "kiln interpreted", "duckdb", "q1"] {
+            assert!(text.contains(needle), "{needle} missing from the plot");
+        }
+    }
 }

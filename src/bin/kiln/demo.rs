@@ -51,5 +51,108 @@ pub fn run(scale: f64) -> Result<(), KilnError> {
             scan.rows_out
         );
     }
+    show_generated_code(&sales, &df)?;
+    compiled_vs_interpreted()?;
+    outln!("\nNext: `kiln shell --table orders=PATH` for an interactive session (.help), `kiln bench tpch --sf 1 --queries 1-22` or `kiln bench sql -f q.sql --table t=PATH` to time compiled against interpreted on your own query.");
     Ok(())
+}
+
+/// Lines of a function's annotated IR the demo keeps per comment: the comment says what the
+/// code does, the first instructions show how.
+const DEMO_LINES_PER_NOTE: usize = 1;
+
+/// The fused stage of the revenue query (the one probing the join): its operators and a
+/// digest of its generated code, each comment with its first instructions.
+fn show_generated_code(session: &Session, df: &kiln::DataFrame) -> Result<(), KilnError> {
+    let Some(id) = fused_stage(df.physical_plan()) else { return Ok(()) };
+    let text = kiln::explain::codegen_stage_string(df.physical_plan(), &session.config()?, id)?;
+    outln!("\n-- The main job: whole-stage code generation. Stage *({id}) fuses the filter, the join probe and the partial aggregate");
+    outln!("-- into native loops over each batch (filter, join probe, aggregate sink), the comments naming each operator and expression");
+    outln!("-- (all of it: `kiln explain --mode codegen --stage {id} ...`; machine code: `--conf kiln.codegen.dump=both`):\n");
+    outln!("{}", digest(&text, &["; filter (no NULLs)", "; probe (no NULLs)", "; sink (no NULLs)"], DEMO_LINES_PER_NOTE));
+    Ok(())
+}
+
+/// The id of the first stage holding a join probe (else the first stage).
+fn fused_stage(plan: &std::sync::Arc<kiln::physical::PhysicalPlan>) -> Option<usize> {
+    use kiln::physical::PhysicalPlan;
+    fn has_join(p: &PhysicalPlan) -> bool {
+        matches!(p, PhysicalPlan::HashJoin { .. }) || p.children().iter().any(|c| !matches!(c.as_ref(), PhysicalPlan::WholeStageCodegen { .. }) && has_join(c))
+    }
+    fn walk(p: &PhysicalPlan, out: &mut Vec<(usize, bool)>) {
+        if let PhysicalPlan::WholeStageCodegen { id, child, fallback: None } = p {
+            out.push((*id, has_join(child)));
+        }
+        p.children().iter().for_each(|c| walk(c, out));
+    }
+    let mut stages = vec![];
+    walk(plan, &mut stages);
+    stages.iter().find(|(_, j)| *j).or(stages.first()).map(|(id, _)| *id)
+}
+
+/// The stage's header and operator tree, then each of `functions` (their `; name` lines): every
+/// comment once per run of code it covers, with its first `per_note` instructions and the
+/// number of the others.
+pub fn digest(explain: &str, functions: &[&str], per_note: usize) -> String {
+    let lines: Vec<String> = explain.lines().map(|l| l.split_once(" */ ").map_or(l.to_string(), |(_, r)| r.to_string())).collect();
+    let mut out: Vec<String> = lines.iter().take_while(|l| !l.starts_with("Generated code:")).cloned().collect();
+    out.push(String::from("Generated code (a digest):"));
+    for (n, function) in functions.iter().enumerate() {
+        // Entry, loop and fail block are alike in every function: shown in the first.
+        let common = |note: &str| n > 0 && ["entry", "fail", "row loop"].iter().any(|c| note.starts_with(c));
+        let Some(start) = lines.iter().position(|l| l == function) else { continue };
+        out.push((*function).to_string());
+        let (mut shown, mut hidden, mut last) = (0, 0, None::<&str>);
+        for l in &lines[start + 1..] {
+            let t = l.trim_start();
+            if l == "}" {
+                break;
+            }
+            if let Some(note) = t.strip_prefix("; ") {
+                // The same operator over several blocks: one comment.
+                if common(note) {
+                    if hidden > 0 {
+                        out.push(format!("        ... {hidden} more"));
+                    }
+                    (hidden, last) = (0, None);
+                    continue;
+                }
+                if last != Some(note) {
+                    if hidden > 0 {
+                        out.push(format!("        ... {hidden} more"));
+                    }
+                    out.push(format!("    {t}"));
+                    (shown, hidden, last) = (0, 0, Some(note));
+                }
+            } else if last.is_none() || t.is_empty() || t.starts_with("block") {
+                continue;
+            } else if shown < per_note && !t.contains(" = iconst") {
+                out.push(format!("        {t}"));
+                shown += 1;
+            } else {
+                hidden += 1;
+            }
+        }
+        if hidden > 0 {
+            out.push(format!("        ... {hidden} more"));
+        }
+    }
+    out.join("\n")
+}
+
+/// TPC-H Q1, Q3 and Q6 at SF 0.1, generated in memory: compiled against interpreted.
+fn compiled_vs_interpreted() -> Result<(), KilnError> {
+    outln!("\n-- Compiled against interpreted: TPC-H Q1, Q3, Q6 at SF 0.1 (generated in memory), medians of 3 runs");
+    let session = Session::new();
+    crate::bench::register_tpch(&session, 0.1)?;
+    let queries = crate::bench::tpch_queries("1,3,6")?;
+    let options = crate::bench::BenchOptions {
+        runs: 3,
+        mode: crate::bench::BenchMode::Both,
+        format: crate::bench::BenchFormat::Table,
+        explain: false,
+        plot: None,
+        peers: None,
+    };
+    crate::bench::run(&session, &queries, &options)
 }

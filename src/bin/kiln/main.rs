@@ -18,6 +18,8 @@ macro_rules! outln {
 
 mod bench;
 mod demo;
+mod progress;
+mod shell;
 
 #[derive(Parser)]
 #[command(name = "kiln", version, about = "A SQL engine that plans like Spark's Catalyst and runs on Apache Arrow")]
@@ -37,7 +39,7 @@ struct SessionArgs {
     confs: Vec<String>,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
 enum Format {
     Table,
     Csv,
@@ -69,15 +71,30 @@ enum Command {
         /// Output format of query results.
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
+        /// Print each statement's elapsed time to stderr.
+        #[arg(long)]
+        timer: bool,
         /// Read the SQL from this file instead of the argument.
         #[arg(short = 'f', long = "file", conflicts_with = "query")]
         file: Option<PathBuf>,
         /// Print, on stderr, the plan that ran with every operator's rows, time and memory.
         #[arg(long)]
         metrics: bool,
-        /// The SQL text.
-        #[arg(required_unless_present = "file")]
+        /// The SQL text (it may start with a `--` comment); `-` or none reads standard input.
+        #[arg(allow_hyphen_values = true)]
         query: Option<String>,
+    },
+    /// An interactive SQL shell: history, multi-line statements ending in `;`, dot commands
+    /// (`.help`), tab completion; Ctrl-C cancels the running query, Ctrl-D exits.
+    Shell {
+        #[command(flatten)]
+        session: SessionArgs,
+        /// Output format of query results (`.mode` changes it).
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+        /// The history file (default `~/.kiln_history`).
+        #[arg(long)]
+        history: Option<PathBuf>,
     },
     /// Print the plan of a query as Spark's EXPLAIN does.
     Explain {
@@ -93,9 +110,13 @@ enum Command {
         /// (a page) or `.svg`: rows per edge, time and memory per operator, stages coloured.
         #[arg(long, value_name = "FILE", requires = "analyze")]
         graph: Option<PathBuf>,
+        /// With `--mode codegen`: print only the stage with this id (`*(N)` in plans).
+        #[arg(long)]
+        stage: Option<usize>,
         #[arg(short = 'f', long = "file", conflicts_with = "query")]
         file: Option<PathBuf>,
-        #[arg(required_unless_present = "file")]
+        /// The SQL text; `-` or none reads standard input.
+        #[arg(allow_hyphen_values = true)]
         query: Option<String>,
     },
     /// Generate data sets.
@@ -123,6 +144,33 @@ enum Command {
     },
 }
 
+/// How `bench` times and reports (both subcommands).
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Timed runs per query and mode (after one cold run).
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    #[arg(long, value_enum, default_value = "both")]
+    mode: bench::BenchMode,
+    #[arg(long, value_enum, default_value = "table")]
+    format: bench::BenchFormat,
+    /// Print each query's physical plan (per mode) to stderr before timing it.
+    #[arg(long)]
+    explain: bool,
+    /// Write a bar chart of the medians (compiled vs interpreted, with the ratio) as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Peers' medians to draw beside kiln's: the CSV `shared/bench/peers.sh` prints.
+    #[arg(long, value_name = "FILE.csv", requires = "plot")]
+    peers: Option<PathBuf>,
+}
+
+impl BenchArgs {
+    fn options(self) -> bench::BenchOptions {
+        bench::BenchOptions { runs: self.runs, mode: self.mode, format: self.format, explain: self.explain, plot: self.plot, peers: self.peers }
+    }
+}
+
 #[derive(Subcommand)]
 enum BenchCommand {
     /// TPC-H queries over tables generated in memory.
@@ -133,19 +181,24 @@ enum BenchCommand {
         /// Comma-separated TPC-H query numbers, 1 to 22.
         #[arg(long, default_value = "1,6")]
         queries: String,
-        /// Timed runs per query and mode (after one warm-up run).
-        #[arg(long, default_value_t = 5)]
-        runs: usize,
-        #[arg(long, value_enum, default_value = "both")]
-        mode: bench::BenchMode,
-        #[arg(long, value_enum, default_value = "table")]
-        format: bench::BenchFormat,
-        /// Print each query's physical plan (per mode) to stderr before timing it.
-        #[arg(long)]
-        explain: bool,
+        #[command(flatten)]
+        bench: BenchArgs,
         /// A session setting: KEY=VALUE (e.g. spark.sql.shuffle.partitions=8).
         #[arg(long = "conf", value_name = "KEY=VALUE")]
         confs: Vec<String>,
+    },
+    /// Your own query over your own tables, compiled against interpreted.
+    Sql {
+        #[command(flatten)]
+        session: SessionArgs,
+        #[command(flatten)]
+        bench: BenchArgs,
+        /// Read the query from this file instead of the argument (one statement).
+        #[arg(short = 'f', long = "file", conflicts_with = "query")]
+        file: Option<PathBuf>,
+        /// The query; `-` or none reads standard input.
+        #[arg(allow_hyphen_values = true)]
+        query: Option<String>,
     },
 }
 
@@ -175,11 +228,36 @@ fn build_session(args: &SessionArgs) -> Result<Session, KilnError> {
     Ok(session)
 }
 
+/// The SQL text: from `-f FILE`, the argument, or standard input (`-`, or no argument with
+/// stdin not a terminal).
 fn read_query(file: &Option<PathBuf>, query: &Option<String>) -> Result<String, KilnError> {
-    match (file, query) {
+    use std::io::{IsTerminal, Read};
+    match (file, query.as_deref()) {
         (Some(f), _) => std::fs::read_to_string(f).map_err(|e| KilnError::io(f.display().to_string(), e)),
-        (None, Some(q)) => Ok(q.clone()),
-        (None, None) => Err(KilnError::Config("give a query or -f FILE".into())),
+        (None, Some(q)) if q != "-" => Ok(q.to_string()),
+        (None, q) => {
+            if q.is_none() && std::io::stdin().is_terminal() {
+                return Err(KilnError::Config("give a query, -f FILE, or SQL on standard input (`kiln sql < q.sql`)".into()));
+            }
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).map_err(|e| KilnError::io("stdin", e))?;
+            if text.trim().is_empty() {
+                return Err(KilnError::Config("standard input holds no SQL".into()));
+            }
+            Ok(text)
+        }
+    }
+}
+
+/// Prints a statement's rows in `format` (nothing for a statement without columns).
+fn write_result(out: &mut dyn Write, format: Format, schema: &arrow::datatypes::Schema, batches: &[arrow::record_batch::RecordBatch]) -> Result<(), KilnError> {
+    if schema.fields().is_empty() {
+        return Ok(());
+    }
+    match format {
+        Format::Table => write!(out, "{}", kiln::format::show_string(schema, batches, usize::MAX, 0)).map_err(|e| KilnError::io("stdout", e)),
+        Format::Csv => kiln::format::write_csv(&mut { out }, schema, batches),
+        Format::Jsonl => kiln::format::write_jsonl(&mut { out }, schema, batches),
     }
 }
 
@@ -192,11 +270,12 @@ fn print_warnings(df: &kiln::DataFrame) {
 
 fn run(cli: Cli) -> Result<(), KilnError> {
     match cli.command {
-        Command::Sql { session, format, file, metrics, query } => {
+        Command::Sql { session, format, timer, file, metrics, query } => {
             let s = build_session(&session)?;
             let text = read_query(&file, &query)?;
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
+            let start = std::time::Instant::now();
             for df in s.sql_script(&text)? {
                 print_warnings(&df);
                 let batches = if metrics {
@@ -204,22 +283,21 @@ fn run(cli: Cli) -> Result<(), KilnError> {
                     eprintln!("{}", m.plan);
                     batches
                 } else {
-                    df.collect()?
+                    shell::run_with_progress(&df, None)?
                 };
-                let schema = df.schema();
-                if schema.fields().is_empty() {
-                    continue;
-                }
-                match format {
-                    Format::Table => write!(out, "{}", kiln::format::show_string(&schema, &batches, usize::MAX, 0))
-                        .map_err(|e| KilnError::io("stdout", e))?,
-                    Format::Csv => kiln::format::write_csv(&mut out, &schema, &batches)?,
-                    Format::Jsonl => kiln::format::write_jsonl(&mut out, &schema, &batches)?,
-                }
+                write_result(&mut out, format, &df.schema(), &batches)?;
+            }
+            out.flush().map_err(|e| KilnError::io("stdout", e))?;
+            if timer {
+                eprintln!("{}", shell::run_time(start.elapsed()));
             }
             Ok(())
         }
-        Command::Explain { session, mode, analyze, graph, file, query } => {
+        Command::Shell { session, format, history } => {
+            let s = build_session(&session)?;
+            shell::run(s, format, history)
+        }
+        Command::Explain { session, mode, analyze, graph, stage, file, query } => {
             let s = build_session(&session)?;
             let text = read_query(&file, &query)?;
             let mode = match mode {
@@ -239,7 +317,14 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             } else if analyze {
                 df.collect()?;
             }
-            outln!("{}", df.explain_string(mode)?);
+            match stage {
+                Some(id) if mode == ExplainMode::Codegen => {
+                    let ran = df.final_plan().unwrap_or_else(|| df.physical_plan().clone());
+                    outln!("{}", kiln::explain::codegen_stage_string(&ran, &s.config()?, id)?)
+                }
+                Some(_) => return Err(KilnError::Config("--stage needs --mode codegen".into())),
+                None => outln!("{}", df.explain_string(mode)?),
+            }
             Ok(())
         }
         Command::Gen { what: GenCommand::Tpch { sf, out } } => {
@@ -266,9 +351,17 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             Ok(())
         }
         Command::Demo { scale } => demo::run(scale),
-        Command::Bench { what: BenchCommand::Tpch { sf, queries, runs, mode, format, explain, confs } } => {
+        Command::Bench { what: BenchCommand::Tpch { sf, queries, bench: args, confs } } => {
             let session = build_session(&SessionArgs { tables: vec![], confs })?;
-            bench::run(&session, sf, &queries, runs, mode, format, explain)
+            let queries = bench::tpch_queries(&queries)?;
+            bench::register_tpch(&session, sf)?;
+            bench::run(&session, &queries, &args.options())
+        }
+        Command::Bench { what: BenchCommand::Sql { session, bench: args, file, query } } => {
+            let s = build_session(&session)?;
+            let text = read_query(&file, &query)?;
+            let name = file.as_ref().and_then(|f| f.file_stem()).map_or("query".to_string(), |n| n.to_string_lossy().into_owned());
+            bench::run(&s, &[(name, text)], &args.options())
         }
     }
 }

@@ -137,3 +137,37 @@ fn small_shuffles_are_coalesced_and_a_failing_stage_stops_the_query() {
     // The session stays usable.
     assert!(s.sql("SELECT count(*) FROM orders").and_then(|df| df.collect()).is_ok());
 }
+
+/// `kiln explain --analyze --graph`: one offline file, well-formed SVG, a box per operator,
+/// edges labelled with the rows that flowed, the initial plan beside a converted join.
+#[test]
+fn the_plan_picture_is_self_contained_svg_with_rows_per_edge() {
+    let threshold = ("spark.sql.autoBroadcastJoinThreshold", "20KB");
+    let s = session(&[threshold]);
+    for t in ["orders", "lineitem"] {
+        s.register_parquet(t, tpch_dir().join(format!("{t}.parquet"))).expect("registers");
+    }
+    let df = s.sql(Q3_LIKE).expect("plans");
+    let html = df.plan_graph(true).expect("draws");
+    assert!(html.starts_with("<!DOCTYPE html>") && !html.contains("<script") && !html.contains("src=") && !html.contains("href="), "offline");
+    let svg = df.plan_graph(false).expect("draws");
+    let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "svg");
+    let class = |n: &roxmltree::Node, c: &str| n.attribute("class") == Some(c);
+    let nodes: Vec<_> = doc.descendants().filter(|n| class(n, "node")).collect();
+    let titles: Vec<&str> = nodes.iter().filter_map(|n| n.children().find(|c| c.has_tag_name("title")).and_then(|t| t.text())).collect();
+    // Final plan and initial plan, side by side: the converted join and the planned one.
+    assert!(titles.iter().any(|t| t.starts_with("BroadcastHashJoin")), "{titles:?}");
+    assert!(titles.iter().any(|t| t.starts_with("SortMergeJoin")), "{titles:?}");
+    assert!(titles.iter().any(|t| t.starts_with("ShuffleQueryStage")), "{titles:?}");
+    // Every edge is a line; those out of scans and stages carry the rows that flowed.
+    let labels: Vec<String> = doc.descendants().filter(|n| class(n, "rows")).filter_map(|n| n.text()).map(str::to_string).collect();
+    assert!(labels.len() >= 4, "{labels:?}");
+    let (rows, _) = run(&s, Q3_LIKE);
+    let result_rows = format!("{} rows", rows.len());
+    assert!(labels.iter().all(|l| l.ends_with(" rows")), "{labels:?}");
+    assert!(labels.contains(&"60,175 rows".to_string()) || labels.iter().any(|l| l == &result_rows), "the scan's or the result's rows: {labels:?}");
+    let frames = doc.descendants().filter(|n| class(n, "frame")).count();
+    assert!(frames >= 3, "codegen and query stages are boxed");
+}

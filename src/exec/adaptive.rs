@@ -123,11 +123,25 @@ fn replace(plan: &Arc<PhysicalPlan>, old: &Arc<PhysicalPlan>, new: &Arc<Physical
 /// Re-plans what has not run from what has: joins converted, then the exchanges the new plan
 /// needs (a converted join's output is no longer clustered on its keys).
 fn reoptimize(plan: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan> {
-    let (converted, changed) = convert_joins(plan, config, &mut next_plan_id);
+    let (converted, changed) = convert_joins(plan, config, true, &mut next_plan_id);
     if !changed {
         return plan.clone();
     }
-    ensure_requirements(&converted, config.shuffle_partitions)
+    let local = ensure_requirements(&converted, config.shuffle_partitions);
+    // `OptimizeShuffleWithLocalRead`: a local read loses the hash layout; when an operator
+    // above needed it (another join on the same key), read the stage as it is instead.
+    let (kept, _) = convert_joins(plan, config, false, &mut next_plan_id);
+    let kept = ensure_requirements(&kept, config.shuffle_partitions);
+    if pending_exchanges(&kept) < pending_exchanges(&local) {
+        kept
+    } else {
+        local
+    }
+}
+
+/// Exchanges still to run.
+fn pending_exchanges(p: &PhysicalPlan) -> usize {
+    usize::from(matches!(p, PhysicalPlan::Exchange { .. })) + p.children().into_iter().map(|c| pending_exchanges(c)).sum::<usize>()
 }
 
 /// The query stage rooted at `root`, ready to run: its skewed joins split, the shuffles it

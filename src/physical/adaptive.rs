@@ -177,25 +177,28 @@ fn local_read(stage: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan> {
 }
 
 /// The side of a join that feeds it without a shuffle it needed only for this join: a finished
-/// stage is read locally, an exchange that has not run is dropped.
-fn unshuffled(side: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan> {
+/// stage is read locally (when `local`; else as it is, keeping its hash layout for the
+/// operators above), an exchange that has not run is dropped.
+fn unshuffled(side: &Arc<PhysicalPlan>, config: &Config, local: bool) -> Arc<PhysicalPlan> {
     match side.as_ref() {
-        PhysicalPlan::Sort { global: false, child, .. } => unshuffled(child, config),
-        PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle, .. } => local_read(side, config),
+        PhysicalPlan::Sort { global: false, child, .. } => unshuffled(child, config, local),
+        PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle, .. } if local => local_read(side, config),
+        PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle, .. } => side.clone(),
         PhysicalPlan::Exchange { partitioning: Partitioning::Hash(..), child, .. } => child.clone(),
         _ => side.clone(),
     }
 }
 
 /// `DynamicJoinSelection`: shuffled joins with a finished side under the broadcast threshold
-/// become broadcast hash joins. Returns the plan and whether anything changed.
-pub fn convert_joins(plan: &Arc<PhysicalPlan>, config: &Config, next_plan_id: &mut dyn FnMut() -> u64) -> (Arc<PhysicalPlan>, bool) {
+/// become broadcast hash joins, the other side read locally when `local`. Returns the plan and
+/// whether anything changed.
+pub fn convert_joins(plan: &Arc<PhysicalPlan>, config: &Config, local: bool, next_plan_id: &mut dyn FnMut() -> u64) -> (Arc<PhysicalPlan>, bool) {
     let mut changed = false;
     let children: Vec<Arc<PhysicalPlan>> = plan
         .children()
         .into_iter()
         .map(|c| {
-            let (c, ch) = convert_joins(c, config, next_plan_id);
+            let (c, ch) = convert_joins(c, config, local, next_plan_id);
             changed |= ch;
             c
         })
@@ -223,8 +226,8 @@ pub fn convert_joins(plan: &Arc<PhysicalPlan>, config: &Config, next_plan_id: &m
         Arc::new(PhysicalPlan::BroadcastExchange { keys: keys.to_vec(), plan_id: next_plan_id(), child: local_read(&stage, config) })
     };
     let (new_left, new_right) = match build {
-        BuildSide::BuildLeft => (broadcast(left, left_keys, next_plan_id), unshuffled(right, config)),
-        BuildSide::BuildRight => (unshuffled(left, config), broadcast(right, right_keys, next_plan_id)),
+        BuildSide::BuildLeft => (broadcast(left, left_keys, next_plan_id), unshuffled(right, config, local)),
+        BuildSide::BuildRight => (unshuffled(left, config, local), broadcast(right, right_keys, next_plan_id)),
     };
     let join = PhysicalPlan::HashJoin {
         kind: HashJoinKind::Broadcast,

@@ -78,7 +78,8 @@ pub(crate) fn null_intolerant(e: &Expr) -> bool {
     use crate::expr::ScalarFunc;
     match e {
         Expr::Attribute(_) | Expr::Literal(_) => true,
-        Expr::Binary { op: crate::expr::BinaryOp::Or | crate::expr::BinaryOp::EqNullSafe, .. } => false,
+        // Three-valued AND and OR are not: `false AND NULL` is false, `true OR NULL` true.
+        Expr::Binary { op: crate::expr::BinaryOp::And | crate::expr::BinaryOp::Or | crate::expr::BinaryOp::EqNullSafe, .. } => false,
         Expr::Binary { left, right, .. } => null_intolerant(left) && null_intolerant(right),
         Expr::Not(c) | Expr::Negative(c) | Expr::Cast { child: c, .. } => null_intolerant(c),
         Expr::Like { child, pattern, .. } => null_intolerant(child) && null_intolerant(pattern),

@@ -70,7 +70,9 @@ fn push_filter(condition: &Expr, child: &Arc<LogicalPlan>) -> Option<Arc<Logical
             global: *global,
             child: filter(Some(condition.clone()), grandchild.clone()),
         })),
-        LogicalPlan::Aggregate { grouping, aggregates, child: grandchild } => {
+        // A global aggregate gives one row even over no input: a filter above it (HAVING 1 = 0)
+        // must stay there (Spark's guard: grouping expressions non-empty).
+        LogicalPlan::Aggregate { grouping, aggregates, child: grandchild } if !grouping.is_empty() => {
             // Only conjuncts over grouping columns cross an Aggregate.
             let grouping_ids: Vec<_> = grouping
                 .iter()

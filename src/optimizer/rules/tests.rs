@@ -567,3 +567,20 @@ fn comma_joins_are_reordered_so_every_join_has_a_condition() {
     let joins: Vec<&str> = plan.lines().filter(|l| l.contains("Join ")).collect();
     assert!(joins[0].contains("(order_id#n = order_id#n)") && joins[1].contains("(customer_id#n = customer_id#n)"), "{plan}");
 }
+
+#[test]
+fn a_filter_over_a_global_aggregate_stays_above_it() {
+    // The false filter stays over the one-row aggregate, so the whole query is empty (pushed
+    // below it, the aggregate would count an empty input: one row, 0).
+    let plan = optimized("SELECT count(*) FROM orders HAVING 1 = 0");
+    assert_eq!(plan.trim_end(), "LocalRelation <empty>, [count(1)#n]", "{plan}");
+    // Over a grouped aggregate a condition on a grouping column still moves below it.
+    let grouped = optimized("SELECT status, count(*) FROM orders GROUP BY status HAVING status = 'paid'");
+    assert!(grouped.find("Aggregate") < grouped.find("Filter"), "{grouped}");
+}
+
+#[test]
+fn not_of_an_and_infers_no_not_null_constraint() {
+    let plan = optimized("SELECT order_id FROM orders WHERE NOT (amount > 10 AND customer_id < 3)");
+    assert!(!plan.contains("isnotnull(amount") && !plan.contains("isnotnull(customer_id"), "{plan}");
+}

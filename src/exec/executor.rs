@@ -414,7 +414,7 @@ impl<'a> Executor<'a> {
                     let b = b?;
                     on_scan_batch(control, &b)?;
                     metrics.add(ScanStats { rows_out: b.num_rows() as u64, ..Default::default() });
-                    Ok(RecordBatch::try_new(schema.clone(), b.columns().to_vec())?)
+                    interpreted::make_batch(schema.clone(), b.columns().to_vec(), b.num_rows())
                 }))
             }
             PhysicalPlan::InMemoryScan { table, output } => {
@@ -427,7 +427,7 @@ impl<'a> Executor<'a> {
                 Box::new(batches.iter().skip(i).step_by(n).map(move |b| {
                     on_scan_batch(control, b)?;
                     let cols = indices.iter().map(|&c| b.column(c).clone()).collect();
-                    Ok(RecordBatch::try_new(schema.clone(), cols)?)
+                    interpreted::make_batch(schema.clone(), cols, b.num_rows())
                 }))
             }
             PhysicalPlan::LocalTableScan { data, .. } => Box::new(data.clone().into_iter().filter(move |_| i == 0).map(Ok)),
@@ -531,7 +531,11 @@ impl<'a> Executor<'a> {
                 for child in children {
                     let n = self.partitions(child);
                     if rest < n {
-                        return Ok(Box::new(self.stream(child, rest)?.map(move |b| Ok(RecordBatch::try_new(schema.clone(), b?.columns().to_vec())?))));
+                        return Ok(Box::new(self.stream(child, rest)?.map(move |b| {
+                            let b = b?;
+                            // All columns may be pruned (count(*) over a union): the rows stay.
+                            interpreted::make_batch(schema.clone(), b.columns().to_vec(), b.num_rows())
+                        })));
                     }
                     rest -= n;
                 }

@@ -900,16 +900,21 @@ impl<'a, 'b> Tx<'a, 'b> {
         Ok((lv, rv, null, lt))
     }
 
+    /// Spark's double equality (NaN equals NaN), with whether each side is NaN.
+    fn float_eq(&mut self, l: Value, r: Value) -> (Value, Value, Value) {
+        let ln = self.b.ins().fcmp(FloatCC::Unordered, l, l);
+        let rn = self.b.ins().fcmp(FloatCC::Unordered, r, r);
+        let both = self.b.ins().band(ln, rn);
+        let feq = self.b.ins().fcmp(FloatCC::Equal, l, r);
+        (self.b.ins().bor(feq, both), ln, rn)
+    }
+
     fn compare(&mut self, op: BinaryOp, left: &Expr, right: &Expr) -> Result<Emitted, String> {
         let (l, r, null, t) = self.operands(left, right)?;
         let v = match &t {
             DataType::Float64 => {
                 // Spark orders NaN above every number and equal to itself.
-                let ln = self.b.ins().fcmp(FloatCC::Unordered, l, l);
-                let rn = self.b.ins().fcmp(FloatCC::Unordered, r, r);
-                let both = self.b.ins().band(ln, rn);
-                let feq = self.b.ins().fcmp(FloatCC::Equal, l, r);
-                let eq = self.b.ins().bor(feq, both);
+                let (eq, ln, rn) = self.float_eq(l, r);
                 let flt = self.b.ins().fcmp(FloatCC::LessThan, l, r);
                 let not_ln = self.b.ins().bxor_imm_u(ln, 1);
                 let nan_gt = self.b.ins().band(not_ln, rn);
@@ -1091,7 +1096,7 @@ impl<'a, 'b> Tx<'a, 'b> {
                 continue;
             }
             let (c, _) = self.literal(lit)?;
-            let eq = if t == DataType::Float64 { self.b.ins().fcmp(FloatCC::Equal, v, c) } else { self.b.ins().icmp(IntCC::Equal, v, c) };
+            let eq = if t == DataType::Float64 { self.float_eq(v, c).0 } else { self.b.ins().icmp(IntCC::Equal, v, c) };
             any = self.b.ins().bor(any, eq);
         }
         // No match and a NULL in the list: NULL.

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use super::physical::skip_stage;
 use crate::config::Config;
-use crate::physical::metrics::PlanMetrics;
+use crate::physical::metrics::{group_digits, PlanMetrics};
 use crate::physical::{PhysicalPlan, QueryStageKind};
 
 const BOX_W: f64 = 230.0;
@@ -234,18 +234,6 @@ fn cut(s: &str, n: usize) -> String {
     } else {
         format!("{}…", s.chars().take(n - 1).collect::<String>())
     }
-}
-
-fn group_digits(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// XML text escaping.

@@ -217,7 +217,7 @@ impl OperatorStats {
 }
 
 /// `1234567` as `1,234,567`.
-fn group_digits(n: u64) -> String {
+pub(crate) fn group_digits(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {

@@ -55,10 +55,11 @@ pub struct Config {
     /// before the advisory size.
     pub adaptive_parallelism_first: bool,
     /// `spark.sql.adaptive.coalescePartitions.minPartitionNum`: with parallelism first, the
-    /// partitions coalescing aims at no fewer than; unset: 32 per core. A kiln task costs
-    /// microseconds, not a JVM task's milliseconds, and its sorts and hash tables run fastest
-    /// on partitions that stay in cache (TPC-H Q18 at SF1: 8 partitions of ~28 MB were about
-    /// 20 % slower than 64); many tasks also let work stealing even out unequal partitions.
+    /// partitions coalescing aims at no fewer than; unset: `spark.sql.shuffle.partitions`, so
+    /// only partitions under `minPartitionSize` are merged. A kiln task costs microseconds, not
+    /// a JVM task's milliseconds, and its sorts and hash tables run fastest on partitions that
+    /// stay in cache: coalescing TPC-H Q18's SF10 shuffles to 64 partitions made it ~20 %
+    /// slower than leaving 200.
     pub adaptive_min_partition_num: Option<usize>,
     /// `spark.sql.adaptive.localShuffleReader.enabled`: a join turned into a broadcast reads the
     /// other side's finished shuffle without its hash layout.
@@ -224,7 +225,7 @@ impl Config {
 
     /// The partitions coalescing aims at no fewer than (parallelism first).
     pub fn adaptive_min_partition_num(&self) -> usize {
-        self.adaptive_min_partition_num.unwrap_or_else(|| rayon::current_num_threads().max(1) * 32)
+        self.adaptive_min_partition_num.unwrap_or(self.shuffle_partitions)
     }
 
     /// True when the plan change log prints (level INFO, WARN or ERROR).

@@ -29,7 +29,7 @@ use crate::exec::control::{on_scan_batch, QueryControl};
 use crate::exec::metrics::{CodegenMetrics, OperatorMetrics, PlanMetrics, ScanStats};
 use crate::expr::Attribute;
 use crate::physical::adaptive::ReadPart;
-use crate::physical::{output_partitioning, AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan};
+use crate::physical::{output_partitioning, AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan, QueryStageKind};
 use crate::plan::JoinType;
 
 /// A partitioned result: one `Vec<RecordBatch>` per partition.
@@ -545,12 +545,17 @@ impl<'a> Executor<'a> {
                 Some(State::Stage(stage)) => self.stage_stream(stage, child, i)?,
                 _ => self.stream(child, i)?,
             },
-            PhysicalPlan::QueryStage { output, .. } => Box::new(output.partition(i)?.into_iter().map(Ok)),
+            // A shuffle stage's partition has one reader; a broadcast's is read by every task.
+            PhysicalPlan::QueryStage { output, kind, .. } => {
+                let batches = if *kind == QueryStageKind::Shuffle { output.take(i)? } else { output.partition(i)? };
+                Box::new(batches.into_iter().map(Ok))
+            }
             PhysicalPlan::ShuffleRead { spec, child } => {
                 let PhysicalPlan::QueryStage { output, .. } = child.as_ref() else {
                     return Err(KilnError::internal("a shuffle read over something other than a query stage"));
                 };
                 let batches = match spec.parts.get(i) {
+                    Some(ReadPart::Partitions(start, end)) if spec.reads_once() => (*start..*end).map(|p| output.take(p)).collect::<Result<Vec<_>>>()?.concat(),
                     Some(ReadPart::Partitions(start, end)) => (*start..*end).map(|p| output.partition(p)).collect::<Result<Vec<_>>>()?.concat(),
                     Some(ReadPart::Slice { partition, index, of }) => slice_rows(output.partition(*partition)?, *index, *of),
                     None => vec![],
@@ -663,6 +668,11 @@ impl<'a> Executor<'a> {
     /// Whether streaming a partition of `plan` again gives its batches again (nothing under it
     /// hands a partition off).
     fn replayable(&self, plan: &Arc<PhysicalPlan>) -> bool {
+        match plan.as_ref() {
+            PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle, .. } => return false,
+            PhysicalPlan::ShuffleRead { spec, .. } => return !spec.reads_once(),
+            _ => {}
+        }
         match self.states.get(&key(plan)) {
             Some(State::Handoff(_)) => return false,
             Some(State::Partitions(_) | State::JoinTable(_) | State::Sides(..) | State::Scan { .. }) => {

@@ -23,10 +23,11 @@ use crate::error::{KilnError, Result};
 use crate::expr::Expr;
 use crate::plan::JoinType;
 
-/// What a finished query stage produced: its partitions (released once the stages reading
-/// them have run) and their sizes, which the re-planning rules read.
+/// What a finished query stage produced: its partitions and their sizes, which the
+/// re-planning rules read. A shuffle stage's partition read once is handed to its reader and
+/// freed with it (as an exchange's is); the rest are freed once the stages reading them ran.
 pub struct StageOutput {
-    parts: Mutex<Option<Vec<Vec<RecordBatch>>>>,
+    parts: Vec<Mutex<Option<Vec<RecordBatch>>>>,
     /// Bytes of each output partition (Arrow buffer sizes).
     pub bytes: Vec<u64>,
     /// Rows of each output partition.
@@ -46,7 +47,7 @@ impl StageOutput {
     pub fn new(parts: Vec<Vec<RecordBatch>>, partitioning: Partitioning) -> StageOutput {
         let bytes = parts.iter().map(|p| p.iter().map(batch_bytes).sum()).collect();
         let rows = parts.iter().map(|p| p.iter().map(|b| b.num_rows() as u64).sum()).collect();
-        StageOutput { parts: Mutex::new(Some(parts)), bytes, rows, partitioning }
+        StageOutput { parts: parts.into_iter().map(|p| Mutex::new(Some(p))).collect(), bytes, rows, partitioning }
     }
 
     /// The number of partitions.
@@ -64,20 +65,29 @@ impl StageOutput {
         self.rows.iter().sum()
     }
 
-    /// Partition `i`'s batches (shared buffers: a partition may be read more than once, by the
-    /// splits of a skewed join).
+    fn slot(&self, i: usize, take: bool) -> Result<Vec<RecordBatch>> {
+        let Some(slot) = self.parts.get(i) else { return Ok(vec![]) };
+        let mut slot = slot.lock().map_err(|_| KilnError::internal("a query stage's output lock was poisoned"))?;
+        let batches = if take { slot.take() } else { slot.clone() };
+        batches.ok_or_else(|| KilnError::internal(format!("partition {i} of a query stage read after it was handed off")))
+    }
+
+    /// Partition `i`'s batches, kept for other readers (a broadcast's, a skewed split's).
     pub fn partition(&self, i: usize) -> Result<Vec<RecordBatch>> {
-        let parts = self.parts.lock().map_err(|_| KilnError::internal("a query stage's output lock was poisoned"))?;
-        match parts.as_ref() {
-            Some(p) => Ok(p.get(i).cloned().unwrap_or_default()),
-            None => Err(KilnError::internal("a query stage's output was read after its readers finished")),
-        }
+        self.slot(i, false)
+    }
+
+    /// Partition `i`'s batches, handed to their one reader.
+    pub fn take(&self, i: usize) -> Result<Vec<RecordBatch>> {
+        self.slot(i, true)
     }
 
     /// Frees the partitions: every stage reading them has run.
     pub fn release(&self) {
-        if let Ok(mut parts) = self.parts.lock() {
-            *parts = None;
+        for p in &self.parts {
+            if let Ok(mut p) = p.lock() {
+                *p = None;
+            }
         }
     }
 }
@@ -114,6 +124,19 @@ pub struct ShuffleReadSpec {
 }
 
 impl ShuffleReadSpec {
+    /// Whether each shuffle partition is read at most once (disjoint ranges, no splits), so
+    /// partitions can be handed to their reader.
+    pub fn reads_once(&self) -> bool {
+        let mut end = 0;
+        self.parts.iter().all(|p| match *p {
+            ReadPart::Partitions(s, e) if s >= end => {
+                end = e;
+                true
+            }
+            _ => false,
+        })
+    }
+
     /// Spark's `AQEShuffleReadExec` description: `local`, `coalesced`, `skewed` or
     /// `coalesced and skewed`.
     pub fn description(&self) -> &'static str {

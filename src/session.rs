@@ -37,12 +37,15 @@ struct SessionState {
     catalog: RwLock<Catalog>,
     /// The session's compiled stages, reused by every query it runs.
     stages: crate::codegen::StageCache,
+    /// Rules injected by `SessionBuilder::with_extensions`.
+    extensions: crate::extensions::Extensions,
 }
 
 /// Builds a session with settings: `Session::builder().config("spark.sql.shuffle.partitions", "8").build()`.
 #[derive(Default)]
 pub struct SessionBuilder {
     settings: Vec<(String, String)>,
+    extensions: crate::extensions::Extensions,
 }
 
 impl SessionBuilder {
@@ -51,9 +54,18 @@ impl SessionBuilder {
         self.settings.push((key.into(), value.into()));
         self
     }
+    /// Injects rules and functions into every query the session plans, as Spark's
+    /// `SparkSessionExtensions` (see [`crate::extensions`]).
+    pub fn with_extensions(mut self, inject: impl FnOnce(&mut crate::extensions::Extensions)) -> Self {
+        inject(&mut self.extensions);
+        self
+    }
     /// The session; fails on an unknown key or a bad value.
     pub fn build(self) -> Result<Session> {
-        let session = Session::new();
+        let session = Session { state: Arc::new(SessionState { extensions: self.extensions, ..Default::default() }) };
+        for udf in &session.state.extensions.functions {
+            session.state.catalog.write().map_err(|_| poisoned())?.register_udf(udf.clone());
+        }
         for (k, v) in self.settings {
             session.set_conf(&k, &v)?;
         }
@@ -117,8 +129,15 @@ impl Session {
         }
         self.register_memory(name, schema, batches)
     }
-    fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
+    pub(crate) fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
         self.register(Table { name: name.to_string(), database: "default".into(), schema, source: TableSource::Memory(batches), kind: TableKind::Session })
+    }
+
+    /// Registers a scalar UDF, callable from SQL by its name and from the DataFrame API with
+    /// [`crate::functions::call_udf`]; one of the same name is replaced.
+    pub fn register_udf(&self, udf: crate::udf::ScalarUdf) -> Result<()> {
+        self.state.catalog.write().map_err(|_| poisoned())?.register_udf(Arc::new(udf));
+        Ok(())
     }
 
     /// The session's cache of compiled stages.
@@ -148,7 +167,9 @@ impl Session {
         let config = self.config()?;
         let parsed = Arc::new(parsed);
         let (analyzed, mut warnings) = crate::analyzer::analyze_with_warnings(&parsed, &self.catalog()?)?;
-        let optimized = crate::optimizer::optimize(&analyzed, &config)?;
+        let extensions = &self.state.extensions;
+        let analyzed = extensions.analyze(analyzed)?;
+        let optimized = crate::optimizer::optimize_with(&analyzed, &config, extensions.optimizer_batch().into_iter().collect())?;
         let (physical, planner_warnings) = crate::physical::plan_physical_with_warnings(&optimized.plan, &config)?;
         warnings.extend(planner_warnings);
         let physical = crate::physical::ensure_requirements(&physical, config.shuffle_partitions);

@@ -197,6 +197,21 @@ mod udfs {
         assert!(filter_line < join_line, "{tree}");
     }
 
+    /// A stage with a UDF runs interpreted, counted as such (never a silent fallback); the
+    /// stages without one stay compiled.
+    #[test]
+    fn udf_stage_is_counted_interpreted() {
+        let s = session();
+        s.set_conf("spark.sql.codegen.wholeStage", "true").unwrap();
+        let df = s.sql("SELECT a, count(1) AS n FROM t WHERE plus_one(b) > 11 GROUP BY a").unwrap();
+        let (_, metrics) = df.collect_with_metrics().unwrap();
+        assert!(metrics.codegen.stages_interpreted >= 1, "{:?}", metrics.codegen);
+        assert!(metrics.codegen.stages_compiled >= 1, "{:?}", metrics.codegen);
+        assert_eq!(metrics.codegen.stages_fell_back, 0, "{:?}", metrics.codegen);
+        let codegen = df.explain_string(ExplainMode::Codegen).unwrap();
+        assert!(codegen.contains("user-defined function plus_one"), "{codegen}");
+    }
+
     #[test]
     fn bad_udfs_are_errors_and_the_session_stays_usable() {
         let s = session();

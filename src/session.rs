@@ -140,6 +140,15 @@ impl Session {
         Ok(())
     }
 
+    /// Registers an aggregate UDF, callable from SQL and with
+    /// [`crate::functions::call_udf`] wherever `sum` could be; one of the same name is
+    /// replaced. The aggregate lives as long as the process.
+    pub fn register_udaf(&self, udaf: crate::udf::AggregateUdf) -> Result<()> {
+        let udaf: &'static crate::udf::AggregateUdf = Box::leak(Box::new(udaf));
+        self.state.catalog.write().map_err(|_| poisoned())?.register_udaf(udaf);
+        Ok(())
+    }
+
     /// The session's cache of compiled stages.
     pub fn stage_cache(&self) -> &crate::codegen::StageCache {
         &self.state.stages

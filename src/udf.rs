@@ -1,5 +1,5 @@
 //! User-defined functions: scalar UDFs vectorized over Arrow arrays, and aggregate UDFs
-//! through an [`Accumulator`]. Registered with [`crate::Session::register_udf`] /
+//! ([`AggregateUdf`]) through an [`Accumulator`]. Registered with [`crate::Session::register_udf`] /
 //! [`crate::Session::register_udaf`], they are called from SQL by name and from Rust with
 //! [`crate::functions::call_udf`].
 //!
@@ -12,7 +12,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef};
-use arrow::datatypes::DataType;
+use arrow::datatypes::{DataType, Field};
 
 use crate::error::{KilnError, Result};
 
@@ -162,5 +162,137 @@ impl PartialEq for ScalarUdf {
     /// One name is one function in a session (registering again replaces it).
     fn eq(&self, other: &Self) -> bool {
         std::ptr::eq(self, other) || (self.name == other.name && self.return_type == other.return_type && self.signature == other.signature)
+    }
+}
+
+/// The per-group state of an aggregate, built-in or user-defined. Groups are numbered densely
+/// from 0; a partial aggregate calls `update` then `state`, a final one `merge` (with the
+/// columns `state` produced, from many partitions) then `evaluate`.
+pub trait Accumulator {
+    /// Makes room for `groups` groups (new ones empty).
+    fn resize(&mut self, groups: usize);
+    /// Adds input rows: `args` are the evaluated arguments, `gids[i]` the group of row i.
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()>;
+    /// Merges partial states (columns as `state` produces them): row i into group `gids[i]`.
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()>;
+    /// The state columns (the partial aggregate's buffer), one row per group.
+    fn state(&mut self) -> Result<Vec<ArrayRef>>;
+    /// The final value per group.
+    fn evaluate(&mut self) -> Result<ArrayRef>;
+}
+
+/// Makes a fresh accumulator, one per aggregate and partition.
+pub type AccumulatorFactory = Arc<dyn Fn() -> Box<dyn Accumulator> + Send + Sync>;
+
+/// A user-defined aggregate function, usable with GROUP BY and split, as the built-ins are,
+/// into a partial aggregate before the shuffle and a final one after it.
+///
+/// A registered aggregate lives as long as the process (as Spark's function registry lives as
+/// long as its JVM), so plans can refer to it as they refer to `sum`.
+pub struct AggregateUdf {
+    name: String,
+    signature: Signature,
+    return_type: DataType,
+    state: Vec<Field>,
+    factory: AccumulatorFactory,
+}
+
+impl AggregateUdf {
+    /// An aggregate called `name`, whose partial state is the columns `state` and whose
+    /// accumulators `factory` makes.
+    pub fn new(
+        name: impl Into<String>,
+        signature: Signature,
+        return_type: DataType,
+        state: Vec<Field>,
+        factory: impl Fn() -> Box<dyn Accumulator> + Send + Sync + 'static,
+    ) -> AggregateUdf {
+        AggregateUdf { name: name.into(), signature, return_type, state, factory: Arc::new(factory) }
+    }
+    /// The function's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// The type of its result.
+    pub fn return_type(&self) -> &DataType {
+        &self.return_type
+    }
+    /// The columns of its partial state.
+    pub fn state_fields(&self) -> &[Field] {
+        &self.state
+    }
+    /// The argument types after coercion of `given`, or an analysis error naming the function.
+    pub(crate) fn coerce(&self, given: &[DataType]) -> Result<Vec<DataType>> {
+        self.signature.coerce(&self.name, given)
+    }
+    /// A fresh accumulator whose panics and malformed results are errors naming the function.
+    pub(crate) fn accumulator(&'static self) -> Box<dyn Accumulator> {
+        Box::new(Guarded { udaf: self, inner: (self.factory)(), groups: 0 })
+    }
+    fn failed(&self, why: String) -> KilnError {
+        KilnError::exec(format!("[FAILED_EXECUTE_UDF] User defined aggregate function `{}` failed: {why}", self.name))
+    }
+}
+
+impl fmt::Debug for AggregateUdf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "AggregateUdf({}: {:?} -> {})", self.name, self.signature, self.return_type)
+    }
+}
+
+/// A user's accumulator behind `catch_unwind`, its outputs checked against the declaration.
+struct Guarded {
+    udaf: &'static AggregateUdf,
+    inner: Box<dyn Accumulator>,
+    groups: usize,
+}
+
+impl Guarded {
+    fn call<T>(&mut self, f: impl FnOnce(&mut dyn Accumulator) -> Result<T>) -> Result<T> {
+        let inner = &mut self.inner;
+        catch_unwind(AssertUnwindSafe(|| f(inner.as_mut())))
+            .map_err(|p| self.udaf.failed(format!("it panicked: {}", panic_message(&p))))?
+            .map_err(|e| self.udaf.failed(e.to_string()))
+    }
+    fn check(&self, what: &str, a: &ArrayRef, t: &DataType) -> Result<()> {
+        if a.len() != self.groups {
+            return Err(self.udaf.failed(format!("its {what} has {} rows for {} groups", a.len(), self.groups)));
+        }
+        if a.data_type() != t {
+            return Err(self.udaf.failed(format!("its {what} is of type {} but is declared {t}", a.data_type())));
+        }
+        Ok(())
+    }
+}
+
+impl Accumulator for Guarded {
+    fn resize(&mut self, groups: usize) {
+        self.groups = self.groups.max(groups);
+        // A panic here is caught and surfaces at the next call, which sees a poisoned state.
+        let _ = self.call(|a| {
+            a.resize(groups);
+            Ok(())
+        });
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        self.call(|a| a.update(gids, args))
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        self.call(|a| a.merge(gids, state))
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        let out = self.call(|a| a.state())?;
+        if out.len() != self.udaf.state.len() {
+            return Err(self.udaf.failed(format!("its state has {} columns, declared {}", out.len(), self.udaf.state.len())));
+        }
+        for (a, f) in out.iter().zip(&self.udaf.state) {
+            self.check("state", a, f.data_type())?;
+        }
+        Ok(out)
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        let out = self.call(|a| a.evaluate())?;
+        self.check("result", &out, &self.udaf.return_type)?;
+        Ok(out)
     }
 }

@@ -212,6 +212,61 @@ mod udfs {
         assert!(codegen.contains("user-defined function plus_one"), "{codegen}");
     }
 
+    /// Counts its rows; `panic_at` makes `update` panic, `short_state` returns too few rows.
+    struct Counting {
+        counts: Vec<i64>,
+        panics: bool,
+        short_state: bool,
+    }
+
+    impl kiln::udf::Accumulator for Counting {
+        fn resize(&mut self, groups: usize) {
+            self.counts.resize(groups, 0);
+        }
+        fn update(&mut self, gids: &[u32], _: &[ArrayRef]) -> kiln::Result<()> {
+            assert!(!self.panics, "accumulator bug");
+            gids.iter().for_each(|g| self.counts[*g as usize] += 1);
+            Ok(())
+        }
+        fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> kiln::Result<()> {
+            let c = state[0].as_primitive::<Int64Type>();
+            gids.iter().enumerate().for_each(|(i, g)| self.counts[*g as usize] += c.value(i));
+            Ok(())
+        }
+        fn state(&mut self) -> kiln::Result<Vec<ArrayRef>> {
+            let n = if self.short_state { 0 } else { self.counts.len() };
+            Ok(vec![Arc::new(Int64Array::from(self.counts[..n].to_vec()))])
+        }
+        fn evaluate(&mut self) -> kiln::Result<ArrayRef> {
+            Ok(Arc::new(Int64Array::from(self.counts.clone())))
+        }
+    }
+
+    #[test]
+    fn udaf_groups_in_both_modes_and_its_faults_are_errors() {
+        use arrow::datatypes::Field;
+        use kiln::udf::AggregateUdf;
+        for codegen in ["true", "false"] {
+            let s = session();
+            s.set_conf("spark.sql.codegen.wholeStage", codegen).unwrap();
+            s.set_conf("spark.sql.shuffle.partitions", "3").unwrap();
+            for (name, panics, short_state) in [("my_count", false, false), ("bad_count", true, false), ("short_count", false, true)] {
+                let state = vec![Field::new("n", DataType::Int64, false)];
+                s.register_udaf(AggregateUdf::new(name, Signature::Any(1), DataType::Int64, state, move || Box::new(Counting { counts: vec![], panics, short_state }))).unwrap();
+            }
+            let df = s.sql("SELECT a % 2 AS k, my_count(b) AS n, count(b) AS c FROM t GROUP BY a % 2 ORDER BY k").unwrap();
+            let rows = kiln::format::result_csv(&df.schema(), &df.collect().unwrap());
+            assert_eq!(rows, "k,n,c\n0,1,1\n1,2,2\n", "{codegen}");
+            let global = s.table("t").unwrap().agg([call_udf("my_count", [col("a")])]).unwrap().collect().unwrap();
+            assert_eq!(global[0].column(0).as_primitive::<Int64Type>().value(0), 3);
+            let e = s.sql("SELECT bad_count(b) FROM t GROUP BY a").and_then(|d| d.collect()).expect_err("panics").to_string();
+            assert!(e.contains("`bad_count`") && e.contains("accumulator bug"), "{e}");
+            let e = s.sql("SELECT short_count(b) FROM t GROUP BY a").and_then(|d| d.collect()).expect_err("short").to_string();
+            assert!(e.contains("`short_count`") && e.contains("state has 0 rows"), "{e}");
+            assert_eq!(s.table("t").unwrap().count().unwrap(), 3, "the session stays usable");
+        }
+    }
+
     #[test]
     fn bad_udfs_are_errors_and_the_session_stays_usable() {
         let s = session();

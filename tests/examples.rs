@@ -6,6 +6,8 @@ mod check_rule;
 mod optimizer_rule;
 #[path = "../examples/stream.rs"]
 mod stream;
+#[path = "../examples/udaf.rs"]
+mod udaf;
 #[path = "../examples/udf.rs"]
 mod udf;
 
@@ -25,6 +27,11 @@ fn example_stream() {
 }
 
 #[test]
+fn example_udaf() {
+    udaf::main().expect("example udaf");
+}
+
+#[test]
 fn example_udf() {
     udf::main().expect("example udf");
 }
@@ -38,5 +45,5 @@ fn every_example_runs() {
         .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".rs").map(str::to_string))
         .collect();
     names.sort();
-    assert_eq!(names, ["check_rule", "optimizer_rule", "stream", "udf"]);
+    assert_eq!(names, ["check_rule", "optimizer_rule", "stream", "udaf", "udf"]);
 }

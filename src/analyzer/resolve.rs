@@ -307,6 +307,10 @@ impl Resolver<'_> {
                     _ => Err(KilnError::internal("coercion of IN subquery")),
                 }
             }
+            Expr::UnresolvedFunction { name, args, distinct } if self.catalog.udaf(&name).is_some() => match self.catalog.udaf(&name) {
+                Some(udaf) => resolve_udaf(udaf, args, distinct),
+                None => Err(KilnError::internal(format!("UDAF `{name}` vanished"))),
+            },
             Expr::UnresolvedFunction { name, args, .. } if self.catalog.udf(&name).is_some() => match self.catalog.udf(&name) {
                 Some(udf) => resolve_udf(udf, args),
                 None => Err(KilnError::internal(format!("UDF `{name}` vanished"))),
@@ -664,6 +668,24 @@ fn resolve_udf(udf: &Arc<crate::udf::ScalarUdf>, args: Vec<Expr>) -> Result<Expr
         .map(|(a, (g, w))| if *g == w { a } else { Expr::Cast { child: Box::new(a), to: w } })
         .collect();
     Ok(Expr::ScalarUdf { udf: udf.clone(), args })
+}
+
+/// A UDAF call: its arguments cast to its signature, no aggregate inside.
+fn resolve_udaf(udaf: &'static crate::udf::AggregateUdf, args: Vec<Expr>, distinct: bool) -> Result<Expr> {
+    if args.iter().any(|a| a.contains_aggregate()) {
+        return Err(KilnError::analysis(
+            "NESTED_AGGREGATE_FUNCTION",
+            format!("It is not allowed to use an aggregate function in the argument of another aggregate function: {}(...).", udaf.name()),
+        ));
+    }
+    let given = args.iter().map(|a| a.data_type()).collect::<Result<Vec<_>>>()?;
+    let wanted = udaf.coerce(&given)?;
+    let args = args
+        .into_iter()
+        .zip(given.iter().zip(wanted))
+        .map(|(a, (g, w))| if *g == w { a } else { Expr::Cast { child: Box::new(a), to: w } })
+        .collect();
+    Ok(Expr::Aggregate { func: AggFunc::Udaf(udaf), args, distinct })
 }
 
 fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: impl Iterator<Item = &'a str>) -> Result<Expr> {

@@ -650,6 +650,10 @@ fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, S
     if a.distinct {
         return Err("a DISTINCT aggregate".into());
     }
+    // A UDAF's accumulator is Rust over arrays: its aggregate runs interpreted.
+    if let AggFunc::Udaf(u) = a.func {
+        return Err(format!("user-defined aggregate function {}", u.name()));
+    }
     let arg = match (a.func, a.args.first()) {
         (AggFunc::Count, Some(Expr::Literal(v))) if !v.is_null() => None,
         (_, Some(x)) => Some(substitute(x, env)),
@@ -684,6 +688,10 @@ fn few_string_keys(keys: &[Expr]) -> bool {
 fn merge_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, String> {
     if a.distinct {
         return Err("a DISTINCT aggregate".into());
+    }
+    // A UDAF's accumulator is Rust over arrays: its aggregate runs interpreted.
+    if let AggFunc::Udaf(u) = a.func {
+        return Err(format!("user-defined aggregate function {}", u.name()));
     }
     let arg_type = match (a.func, a.args.first()) {
         (AggFunc::Count, _) | (_, None) => DataType::Int64,

@@ -234,6 +234,23 @@ pub enum AggFunc {
     Min,
     /// max(x): the largest non-NULL value.
     Max,
+    /// A user-defined aggregate (`Session::register_udaf`).
+    Udaf(&'static crate::udf::AggregateUdf),
+}
+
+impl PartialEq for crate::udf::AggregateUdf {
+    /// A registered aggregate is one object for the life of the process.
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self, other)
+    }
+}
+
+impl Eq for crate::udf::AggregateUdf {}
+
+impl std::hash::Hash for crate::udf::AggregateUdf {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::ptr::hash(self, state)
+    }
 }
 
 impl AggFunc {
@@ -245,6 +262,7 @@ impl AggFunc {
             AggFunc::Avg => "avg",
             AggFunc::Min => "min",
             AggFunc::Max => "max",
+            AggFunc::Udaf(u) => (*u).name(),
         }
     }
     /// Looks an aggregate up by its SQL name.

@@ -149,6 +149,7 @@ impl Expr {
 /// avg(decimal(p,s)) = decimal(p+4,s+4), sum of integers = bigint, avg of non-decimals = double).
 pub fn aggregate_result_type(func: AggFunc, input: &DataType) -> DataType {
     match func {
+        AggFunc::Udaf(u) => u.return_type().clone(),
         AggFunc::Count => DataType::Int64,
         AggFunc::Min | AggFunc::Max => input.clone(),
         AggFunc::Sum => match input {

@@ -340,6 +340,7 @@ fn aggregate_expr(func: AggFunc, args: Vec<Expr>, distinct: bool, call: &Expr) -
         _ => result_type.clone(),
     };
     let buffer = match func {
+        AggFunc::Udaf(u) => u.state_fields().iter().map(|f| Attribute::new(f.name().clone(), f.data_type().clone(), f.is_nullable())).collect(),
         AggFunc::Count => vec![Attribute::new("count", DataType::Int64, false)],
         AggFunc::Sum if matches!(input, DataType::Decimal128(..)) => {
             vec![Attribute::new("sum", sum_type, true), Attribute::new("isEmpty", DataType::Boolean, false)]

@@ -660,14 +660,18 @@ pub(super) fn resolve_attribute(parts: &[String], input: &[Attribute]) -> Result
 
 /// A UDF call: its arguments cast to its signature.
 fn resolve_udf(udf: &Arc<crate::udf::ScalarUdf>, args: Vec<Expr>) -> Result<Expr> {
+    Ok(Expr::ScalarUdf { udf: udf.clone(), args: cast_to_signature(args, |given| udf.coerce(given))? })
+}
+
+/// `args`, each cast to the type `coerce` (a user function's signature) wants for it.
+fn cast_to_signature(args: Vec<Expr>, coerce: impl FnOnce(&[DataType]) -> Result<Vec<DataType>>) -> Result<Vec<Expr>> {
     let given = args.iter().map(|a| a.data_type()).collect::<Result<Vec<_>>>()?;
-    let wanted = udf.coerce(&given)?;
-    let args = args
+    let wanted = coerce(&given)?;
+    Ok(args
         .into_iter()
         .zip(given.iter().zip(wanted))
         .map(|(a, (g, w))| if *g == w { a } else { Expr::Cast { child: Box::new(a), to: w } })
-        .collect();
-    Ok(Expr::ScalarUdf { udf: udf.clone(), args })
+        .collect())
 }
 
 /// A UDAF call: its arguments cast to its signature, no aggregate inside.
@@ -678,14 +682,7 @@ fn resolve_udaf(udaf: &'static crate::udf::AggregateUdf, args: Vec<Expr>, distin
             format!("It is not allowed to use an aggregate function in the argument of another aggregate function: {}(...).", udaf.name()),
         ));
     }
-    let given = args.iter().map(|a| a.data_type()).collect::<Result<Vec<_>>>()?;
-    let wanted = udaf.coerce(&given)?;
-    let args = args
-        .into_iter()
-        .zip(given.iter().zip(wanted))
-        .map(|(a, (g, w))| if *g == w { a } else { Expr::Cast { child: Box::new(a), to: w } })
-        .collect();
-    Ok(Expr::Aggregate { func: AggFunc::Udaf(udaf), args, distinct })
+    Ok(Expr::Aggregate { func: AggFunc::Udaf(udaf), args: cast_to_signature(args, |given| udaf.coerce(given))?, distinct })
 }
 
 fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: impl Iterator<Item = &'a str>) -> Result<Expr> {

@@ -38,6 +38,7 @@ pub struct Extensions {
     pub(crate) resolution_rules: Vec<Arc<dyn Rule>>,
     pub(crate) check_rules: Vec<CheckRule>,
     pub(crate) optimizer_rules: Vec<Arc<dyn Rule>>,
+    pub(crate) planner_strategies: Vec<Arc<dyn PlannerStrategy>>,
     pub(crate) functions: Vec<Arc<ScalarUdf>>,
 }
 
@@ -55,6 +56,10 @@ impl Extensions {
     /// after the built-in batches. It implements the same [`Rule`] trait the built-in rules do.
     pub fn inject_optimizer_rule(&mut self, rule: impl Rule + 'static) {
         self.optimizer_rules.push(Arc::new(rule));
+    }
+    /// A physical planning strategy, tried on every logical node before the built-in ones.
+    pub fn inject_planner_strategy(&mut self, strategy: impl PlannerStrategy + 'static) {
+        self.planner_strategies.push(Arc::new(strategy));
     }
     /// A function every query of the session can call, as [`crate::Session::register_udf`].
     pub fn inject_function(&mut self, udf: ScalarUdf) {
@@ -79,6 +84,21 @@ impl Extensions {
         let rules = self.optimizer_rules.iter().map(|r| Box::new(Shared(r.clone())) as Box<dyn Rule>).collect();
         Some(crate::optimizer::Batch { name: USER_OPTIMIZER_BATCH, strategy: crate::optimizer::Strategy::FixedPoint(100), rules })
     }
+}
+
+/// Plans logical nodes as physical operators (Spark's `SparkStrategy`). The operators are the
+/// engine's own ([`crate::internals::physical::PhysicalPlan`]); `EnsureRequirements` and
+/// whole-stage code generation run over what a strategy returns, as over the built-ins'.
+pub trait PlannerStrategy: Send + Sync {
+    /// The strategy's name.
+    fn name(&self) -> &'static str;
+    /// The operator for `plan`, or None to leave the node to the next strategy. `plan_child`
+    /// plans a child with every strategy.
+    fn plan(
+        &self,
+        plan: &Arc<LogicalPlan>,
+        plan_child: &dyn Fn(&Arc<LogicalPlan>) -> Result<Arc<crate::physical::PhysicalPlan>>,
+    ) -> Result<Option<Arc<crate::physical::PhysicalPlan>>>;
 }
 
 /// A rule shared by every query of the session.

@@ -179,7 +179,7 @@ impl Session {
         let extensions = &self.state.extensions;
         let analyzed = extensions.analyze(analyzed)?;
         let optimized = crate::optimizer::optimize_with(&analyzed, &config, extensions.optimizer_batch().into_iter().collect())?;
-        let (physical, planner_warnings) = crate::physical::plan_physical_with_warnings(&optimized.plan, &config)?;
+        let (physical, planner_warnings) = crate::physical::plan_physical_with_strategies(&optimized.plan, &config, &extensions.planner_strategies)?;
         warnings.extend(planner_warnings);
         let physical = crate::physical::ensure_requirements(&physical, config.shuffle_partitions);
         let physical = if config.whole_stage_codegen { crate::codegen::collapse_codegen_stages(&physical) } else { physical };

@@ -4,6 +4,8 @@
 mod check_rule;
 #[path = "../examples/optimizer_rule.rs"]
 mod optimizer_rule;
+#[path = "../examples/planner_strategy.rs"]
+mod planner_strategy;
 #[path = "../examples/stream.rs"]
 mod stream;
 #[path = "../examples/udaf.rs"]
@@ -19,6 +21,11 @@ fn example_check_rule() {
 #[test]
 fn example_optimizer_rule() {
     optimizer_rule::main().expect("example optimizer_rule");
+}
+
+#[test]
+fn example_planner_strategy() {
+    planner_strategy::main().expect("example planner_strategy");
 }
 
 #[test]
@@ -45,5 +52,5 @@ fn every_example_runs() {
         .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".rs").map(str::to_string))
         .collect();
     names.sort();
-    assert_eq!(names, ["check_rule", "optimizer_rule", "stream", "udaf", "udf"]);
+    assert_eq!(names, ["check_rule", "optimizer_rule", "planner_strategy", "stream", "udaf", "udf"]);
 }

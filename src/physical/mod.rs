@@ -441,4 +441,4 @@ mod join_selection;
 mod planner;
 
 pub use ensure_requirements::{ensure_requirements, output_ordering, output_partitioning, required_child_distribution, required_child_ordering};
-pub use planner::{estimate_size, plan_physical, plan_physical_with_warnings};
+pub use planner::{estimate_size, plan_physical, plan_physical_with_strategies, plan_physical_with_warnings};

@@ -13,6 +13,9 @@ use self::metrics::ScanMetrics;
 use crate::expr::{AggFunc, Attribute, Expr, ExprId, SortOrder};
 use crate::plan::JoinType;
 
+/// Physical planning with a session's injected strategies (see `crate::extensions`).
+pub use planner::plan_physical_with_strategies;
+
 /// How rows are spread over partitions.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Partitioning {
@@ -441,4 +444,4 @@ mod join_selection;
 mod planner;
 
 pub use ensure_requirements::{ensure_requirements, output_ordering, output_partitioning, required_child_distribution, required_child_ordering};
-pub use planner::{estimate_size, plan_physical, plan_physical_with_strategies, plan_physical_with_warnings};
+pub use planner::{estimate_size, plan_physical, plan_physical_with_warnings};

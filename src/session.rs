@@ -94,6 +94,22 @@ impl Session {
     pub fn set_conf(&self, key: &str, value: &str) -> Result<()> {
         self.state.config.write().map_err(|_| poisoned())?.set(key.trim(), value.trim())
     }
+    /// Registers a scalar UDF, callable from SQL by its name and from the DataFrame API with
+    /// [`crate::functions::call_udf`]; one of the same name is replaced.
+    pub fn register_udf(&self, udf: crate::udf::ScalarUdf) -> Result<()> {
+        self.state.catalog.write().map_err(|_| poisoned())?.register_udf(Arc::new(udf));
+        Ok(())
+    }
+
+    /// Registers an aggregate UDF, callable from SQL and with
+    /// [`crate::functions::call_udf`] wherever `sum` could be; one of the same name is
+    /// replaced. The aggregate lives as long as the process.
+    pub fn register_udaf(&self, udaf: crate::udf::AggregateUdf) -> Result<()> {
+        let udaf: &'static crate::udf::AggregateUdf = Box::leak(Box::new(udaf));
+        self.state.catalog.write().map_err(|_| poisoned())?.register_udaf(udaf);
+        Ok(())
+    }
+
     fn catalog(&self) -> Result<Catalog> {
         let warehouse = self.config()?.warehouse_dir;
         Ok(self.state.catalog.read().map_err(|_| poisoned())?.clone().with_warehouse(warehouse))
@@ -131,22 +147,6 @@ impl Session {
     }
     pub(crate) fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
         self.register(Table { name: name.to_string(), database: "default".into(), schema, source: TableSource::Memory(batches), kind: TableKind::Session })
-    }
-
-    /// Registers a scalar UDF, callable from SQL by its name and from the DataFrame API with
-    /// [`crate::functions::call_udf`]; one of the same name is replaced.
-    pub fn register_udf(&self, udf: crate::udf::ScalarUdf) -> Result<()> {
-        self.state.catalog.write().map_err(|_| poisoned())?.register_udf(Arc::new(udf));
-        Ok(())
-    }
-
-    /// Registers an aggregate UDF, callable from SQL and with
-    /// [`crate::functions::call_udf`] wherever `sum` could be; one of the same name is
-    /// replaced. The aggregate lives as long as the process.
-    pub fn register_udaf(&self, udaf: crate::udf::AggregateUdf) -> Result<()> {
-        let udaf: &'static crate::udf::AggregateUdf = Box::leak(Box::new(udaf));
-        self.state.catalog.write().map_err(|_| poisoned())?.register_udaf(udaf);
-        Ok(())
     }
 
     /// The session's cache of compiled stages.

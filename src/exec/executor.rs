@@ -483,10 +483,10 @@ impl<'a> Executor<'a> {
                 for child in children {
                     let n = self.partitions(child);
                     if rest < n {
-                        // With the row count: a count(*) over a union reads no columns.
                         return Ok(Box::new(self.stream(child, rest)?.map(move |b| {
                             let b = b?;
-                            crate::expr::eval::make_batch(schema.clone(), b.columns().to_vec(), b.num_rows())
+                            // All columns may be pruned (count(*) over a union): the rows stay.
+                            interpreted::make_batch(schema.clone(), b.columns().to_vec(), b.num_rows())
                         })));
                     }
                     rest -= n;

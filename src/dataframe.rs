@@ -15,6 +15,12 @@ use crate::explain::{explain_string, ExplainMode, QueryPlans};
 use crate::physical::PhysicalPlan;
 use crate::plan::LogicalPlan;
 
+mod stream;
+mod transform;
+
+pub use stream::RecordBatchStream;
+pub use transform::GroupedData;
+
 /// The plans of one query, kept so hosts and tests can assert on them.
 pub struct Plans {
     /// The logical plan as parsed, before analysis (unresolved names).
@@ -49,6 +55,7 @@ pub struct Plans {
 /// let df = session.sql("SELECT 40 + 2 AS answer").unwrap();
 /// assert_eq!(df.schema().field(0).name(), "answer");
 /// ```
+#[derive(Clone)]
 pub struct DataFrame {
     pub(crate) plans: Arc<Plans>,
     pub(crate) config: Config,

@@ -37,12 +37,15 @@ struct SessionState {
     catalog: RwLock<Catalog>,
     /// The session's compiled stages, reused by every query it runs.
     stages: crate::codegen::StageCache,
+    /// Rules injected by `SessionBuilder::with_extensions`.
+    extensions: crate::extensions::Extensions,
 }
 
 /// Builds a session with settings: `Session::builder().config("spark.sql.shuffle.partitions", "8").build()`.
 #[derive(Default)]
 pub struct SessionBuilder {
     settings: Vec<(String, String)>,
+    extensions: crate::extensions::Extensions,
 }
 
 impl SessionBuilder {
@@ -51,9 +54,18 @@ impl SessionBuilder {
         self.settings.push((key.into(), value.into()));
         self
     }
+    /// Injects rules and functions into every query the session plans, as Spark's
+    /// `SparkSessionExtensions` (see [`crate::extensions`]).
+    pub fn with_extensions(mut self, inject: impl FnOnce(&mut crate::extensions::Extensions)) -> Self {
+        inject(&mut self.extensions);
+        self
+    }
     /// The session; fails on an unknown key or a bad value.
     pub fn build(self) -> Result<Session> {
-        let session = Session::new();
+        let session = Session { state: Arc::new(SessionState { extensions: self.extensions, ..Default::default() }) };
+        for udf in &session.state.extensions.functions {
+            session.state.catalog.write().map_err(|_| poisoned())?.register_udf(udf.clone());
+        }
         for (k, v) in self.settings {
             session.set_conf(&k, &v)?;
         }
@@ -82,6 +94,22 @@ impl Session {
     pub fn set_conf(&self, key: &str, value: &str) -> Result<()> {
         self.state.config.write().map_err(|_| poisoned())?.set(key.trim(), value.trim())
     }
+    /// Registers a scalar UDF, callable from SQL by its name and from the DataFrame API with
+    /// [`crate::functions::call_udf`]; one of the same name is replaced.
+    pub fn register_udf(&self, udf: crate::udf::ScalarUdf) -> Result<()> {
+        self.state.catalog.write().map_err(|_| poisoned())?.register_udf(Arc::new(udf));
+        Ok(())
+    }
+
+    /// Registers an aggregate UDF, callable from SQL and with
+    /// [`crate::functions::call_udf`] wherever `sum` could be; one of the same name is
+    /// replaced. The aggregate lives as long as the process.
+    pub fn register_udaf(&self, udaf: crate::udf::AggregateUdf) -> Result<()> {
+        let udaf: &'static crate::udf::AggregateUdf = Box::leak(Box::new(udaf));
+        self.state.catalog.write().map_err(|_| poisoned())?.register_udaf(udaf);
+        Ok(())
+    }
+
     fn catalog(&self) -> Result<Catalog> {
         let warehouse = self.config()?.warehouse_dir;
         Ok(self.state.catalog.read().map_err(|_| poisoned())?.clone().with_warehouse(warehouse))
@@ -117,7 +145,7 @@ impl Session {
         }
         self.register_memory(name, schema, batches)
     }
-    fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
+    pub(crate) fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
         self.register(Table { name: name.to_string(), database: "default".into(), schema, source: TableSource::Memory(batches), kind: TableKind::Session })
     }
 
@@ -153,8 +181,10 @@ impl Session {
         let config = self.config()?;
         let parsed = Arc::new(parsed);
         let (analyzed, mut warnings) = crate::analyzer::analyze_with_warnings(&parsed, &self.catalog()?)?;
-        let optimized = crate::optimizer::optimize(&analyzed, &config)?;
-        let (physical, planner_warnings) = crate::physical::plan_physical_with_warnings(&optimized.plan, &config)?;
+        let extensions = &self.state.extensions;
+        let analyzed = extensions.analyze(analyzed)?;
+        let optimized = crate::optimizer::optimize_with(&analyzed, &config, extensions.optimizer_batch().into_iter().collect())?;
+        let (physical, planner_warnings) = crate::physical::plan_physical_with_strategies(&optimized.plan, &config, &extensions.planner_strategies)?;
         warnings.extend(planner_warnings);
         let physical = crate::physical::ensure_requirements(&physical, config.shuffle_partitions);
         let physical = if config.whole_stage_codegen { crate::codegen::collapse_codegen_stages(&physical) } else { physical };

@@ -307,7 +307,15 @@ impl Resolver<'_> {
                     _ => Err(KilnError::internal("coercion of IN subquery")),
                 }
             }
-            Expr::UnresolvedFunction { name, args, distinct } => resolve_function(&name, args, distinct),
+            Expr::UnresolvedFunction { name, args, distinct } if self.catalog.udaf(&name).is_some() => match self.catalog.udaf(&name) {
+                Some(udaf) => resolve_udaf(udaf, args, distinct),
+                None => Err(KilnError::internal(format!("UDAF `{name}` vanished"))),
+            },
+            Expr::UnresolvedFunction { name, args, .. } if self.catalog.udf(&name).is_some() => match self.catalog.udf(&name) {
+                Some(udf) => resolve_udf(udf, args),
+                None => Err(KilnError::internal(format!("UDF `{name}` vanished"))),
+            },
+            Expr::UnresolvedFunction { name, args, distinct } => resolve_function(&name, args, distinct, self.catalog.udf_names()),
             Expr::UnresolvedStar(_) => Err(KilnError::analysis("INVALID_USAGE_OF_STAR", "`*` is only allowed in a select list or count(*).")),
             other => Ok(other),
         })
@@ -650,7 +658,34 @@ pub(super) fn resolve_attribute(parts: &[String], input: &[Attribute]) -> Result
     }
 }
 
-fn resolve_function(name: &str, args: Vec<Expr>, distinct: bool) -> Result<Expr> {
+/// A UDF call: its arguments cast to its signature.
+fn resolve_udf(udf: &Arc<crate::udf::ScalarUdf>, args: Vec<Expr>) -> Result<Expr> {
+    Ok(Expr::ScalarUdf { udf: udf.clone(), args: cast_to_signature(args, |given| udf.coerce(given))? })
+}
+
+/// `args`, each cast to the type `coerce` (a user function's signature) wants for it.
+fn cast_to_signature(args: Vec<Expr>, coerce: impl FnOnce(&[DataType]) -> Result<Vec<DataType>>) -> Result<Vec<Expr>> {
+    let given = args.iter().map(|a| a.data_type()).collect::<Result<Vec<_>>>()?;
+    let wanted = coerce(&given)?;
+    Ok(args
+        .into_iter()
+        .zip(given.iter().zip(wanted))
+        .map(|(a, (g, w))| if *g == w { a } else { Expr::Cast { child: Box::new(a), to: w } })
+        .collect())
+}
+
+/// A UDAF call: its arguments cast to its signature, no aggregate inside.
+fn resolve_udaf(udaf: &'static crate::udf::AggregateUdf, args: Vec<Expr>, distinct: bool) -> Result<Expr> {
+    if args.iter().any(|a| a.contains_aggregate()) {
+        return Err(KilnError::analysis(
+            "NESTED_AGGREGATE_FUNCTION",
+            format!("It is not allowed to use an aggregate function in the argument of another aggregate function: {}(...).", udaf.name()),
+        ));
+    }
+    Ok(Expr::Aggregate { func: AggFunc::Udaf(udaf), args: cast_to_signature(args, |given| udaf.coerce(given))?, distinct })
+}
+
+fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: impl Iterator<Item = &'a str>) -> Result<Expr> {
     let arity_error = |expected: &str| {
         KilnError::analysis(
             "WRONG_NUM_ARGS",
@@ -701,7 +736,7 @@ fn resolve_function(name: &str, args: Vec<Expr>, distinct: bool) -> Result<Expr>
         return rewrite(args).ok_or_else(|| KilnError::internal(format!("rewriting {name}")));
     }
     let Some(func) = ScalarFunc::from_name(name) else {
-        let known = ScalarFunc::NAMES.iter().copied().chain(["count", "sum", "avg", "min", "max"]);
+        let known = ScalarFunc::NAMES.iter().copied().chain(["count", "sum", "avg", "min", "max"]).chain(udf_names);
         let known = known.filter(|k| !k.eq_ignore_ascii_case(name));
         let hint = closest_match(name, known).map(|s| format!(" Did you mean `{s}`?")).unwrap_or_default();
         return Err(KilnError::analysis(

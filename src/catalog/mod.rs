@@ -81,6 +81,11 @@ impl Table {
 pub struct Catalog {
     tables: BTreeMap<String, Arc<Table>>,
     warehouse: Option<PathBuf>,
+    /// The session's user-defined functions by lower-case name (Spark's `FunctionRegistry`,
+    /// which its `SessionCatalog` also holds).
+    udfs: BTreeMap<String, Arc<crate::udf::ScalarUdf>>,
+    /// The session's user-defined aggregates by lower-case name.
+    udafs: BTreeMap<String, &'static crate::udf::AggregateUdf>,
 }
 
 impl Catalog {
@@ -129,6 +134,26 @@ impl Catalog {
             .collect();
         names.sort();
         names
+    }
+    /// Adds or replaces a user-defined function.
+    pub fn register_udf(&mut self, udf: Arc<crate::udf::ScalarUdf>) {
+        self.udfs.insert(udf.name().to_lowercase(), udf);
+    }
+    /// The user-defined function of this name, if one is registered.
+    pub fn udf(&self, name: &str) -> Option<&Arc<crate::udf::ScalarUdf>> {
+        self.udfs.get(&name.to_lowercase())
+    }
+    /// Adds or replaces a user-defined aggregate.
+    pub fn register_udaf(&mut self, udaf: &'static crate::udf::AggregateUdf) {
+        self.udafs.insert(udaf.name().to_lowercase(), udaf);
+    }
+    /// The user-defined aggregate of this name, if one is registered.
+    pub fn udaf(&self, name: &str) -> Option<&'static crate::udf::AggregateUdf> {
+        self.udafs.get(&name.to_lowercase()).copied()
+    }
+    /// The names of the registered user-defined functions and aggregates.
+    pub fn udf_names(&self) -> impl Iterator<Item = &str> {
+        self.udfs.values().map(|u| u.name()).chain(self.udafs.values().map(|u| u.name()))
     }
     /// Adds or replaces a table.
     pub fn register(&mut self, table: Table) {

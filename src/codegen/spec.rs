@@ -306,6 +306,8 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
             Some("a subquery expression".into())
         }
         Expr::Aggregate { .. } => Some("an aggregate inside an expression".into()),
+        // A UDF is Rust called over arrays: its stage runs interpreted (and is counted so).
+        Expr::ScalarUdf { udf, .. } => Some(format!("user-defined function {}", udf.name())),
         Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. } => Some("an unresolved expression".into()),
     };
     if let Some(r) = own {
@@ -648,6 +650,10 @@ fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, S
     if a.distinct {
         return Err("a DISTINCT aggregate".into());
     }
+    // A UDAF's accumulator is Rust over arrays: its aggregate runs interpreted.
+    if let AggFunc::Udaf(u) = a.func {
+        return Err(format!("user-defined aggregate function {}", u.name()));
+    }
     let arg = match (a.func, a.args.first()) {
         (AggFunc::Count, Some(Expr::Literal(v))) if !v.is_null() => None,
         (_, Some(x)) => Some(substitute(x, env)),
@@ -682,6 +688,10 @@ fn few_string_keys(keys: &[Expr]) -> bool {
 fn merge_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, String> {
     if a.distinct {
         return Err("a DISTINCT aggregate".into());
+    }
+    // A UDAF's accumulator is Rust over arrays: its aggregate runs interpreted.
+    if let AggFunc::Udaf(u) = a.func {
+        return Err(format!("user-defined aggregate function {}", u.name()));
     }
     let arg_type = match (a.func, a.args.first()) {
         (AggFunc::Count, _) | (_, None) => DataType::Int64,

@@ -92,6 +92,29 @@ pub fn execute_with(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCach
     exec.drain_all(plan)
 }
 
+/// Runs `plan` and hands its batches to `sink` one at a time, partition after partition, each
+/// partition streamed rather than collected (the host API's `execute_stream`). `sink` returns
+/// false to stop early.
+pub fn for_each_batch(
+    plan: &Arc<PhysicalPlan>,
+    config: &Config,
+    cache: &StageCache,
+    metrics: &CodegenMetrics,
+    mut sink: impl FnMut(RecordBatch) -> bool,
+) -> Result<()> {
+    let outputs = Outputs::of(plan);
+    let mut exec = Executor { config, outputs: &outputs, states: HashMap::new(), cache, metrics };
+    exec.prepare(plan)?;
+    for i in 0..exec.partitions(plan) {
+        for batch in exec.stream(plan, i)? {
+            if !sink(batch?) {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Every operator's output attributes, computed once: breaker state borrows them.
 struct Outputs(HashMap<usize, Vec<Attribute>>);
 

@@ -171,6 +171,11 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             }
             write!(f, " END")
         }
+        Expr::ScalarUdf { udf, args } => {
+            write!(f, "{}(", udf.name())?;
+            write_list(f, args, style, ", ")?;
+            write!(f, ")")
+        }
         Expr::Function { func, args } => {
             write!(f, "{}(", func.name())?;
             write_list(f, args, style, ", ")?;

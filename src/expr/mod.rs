@@ -234,6 +234,23 @@ pub enum AggFunc {
     Min,
     /// max(x): the largest non-NULL value.
     Max,
+    /// A user-defined aggregate (`Session::register_udaf`).
+    Udaf(&'static crate::udf::AggregateUdf),
+}
+
+impl PartialEq for crate::udf::AggregateUdf {
+    /// A registered aggregate is one object for the life of the process.
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self, other)
+    }
+}
+
+impl Eq for crate::udf::AggregateUdf {}
+
+impl std::hash::Hash for crate::udf::AggregateUdf {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::ptr::hash(self, state)
+    }
 }
 
 impl AggFunc {
@@ -245,6 +262,7 @@ impl AggFunc {
             AggFunc::Avg => "avg",
             AggFunc::Min => "min",
             AggFunc::Max => "max",
+            AggFunc::Udaf(u) => (*u).name(),
         }
     }
     /// Looks an aggregate up by its SQL name.
@@ -453,6 +471,14 @@ pub enum Expr {
     },
     /// A column of an enclosing query read inside a correlated subquery: `outer(o_orderkey#1)`.
     OuterReference(Attribute),
+    /// A call of a user-defined scalar function, printed `name(args)` as Spark prints a
+    /// Scala UDF. Opaque to the optimizer: never folded, never pushed into a scan.
+    ScalarUdf {
+        /// The function.
+        udf: std::sync::Arc<crate::udf::ScalarUdf>,
+        /// The arguments, cast to its signature by the analyzer.
+        args: Vec<Expr>,
+    },
 }
 
 impl Expr {
@@ -484,7 +510,7 @@ impl Expr {
             | Expr::ScalarSubquery { .. }
             | Expr::Exists { .. } => vec![],
             Expr::InSet { child, .. } | Expr::InSubquery { child, .. } => vec![child],
-            Expr::UnresolvedFunction { args, .. } | Expr::Function { args, .. } | Expr::Aggregate { args, .. } => {
+            Expr::UnresolvedFunction { args, .. } | Expr::Function { args, .. } | Expr::Aggregate { args, .. } | Expr::ScalarUdf { args, .. } => {
                 args.iter().collect()
             }
             Expr::Alias { child, .. }
@@ -523,6 +549,7 @@ impl Expr {
                 Expr::UnresolvedFunction { name, args: args.into_iter().map(&mut f).collect::<Result<_, E>>()?, distinct }
             }
             Expr::Function { func, args } => Expr::Function { func, args: args.into_iter().map(&mut f).collect::<Result<_, E>>()? },
+            Expr::ScalarUdf { udf, args } => Expr::ScalarUdf { udf, args: args.into_iter().map(&mut f).collect::<Result<_, E>>()? },
             Expr::Aggregate { func, args, distinct } => {
                 Expr::Aggregate { func, args: args.into_iter().map(&mut f).collect::<Result<_, E>>()?, distinct }
             }
@@ -614,7 +641,10 @@ impl Expr {
 
     /// False when evaluating twice may give different results (rand()).
     pub fn deterministic(&self) -> bool {
-        !self.exists(&|e| matches!(e, Expr::Function { func: ScalarFunc::Rand, .. }))
+        !self.exists(&|e| {
+            matches!(e, Expr::Function { func: ScalarFunc::Rand, .. })
+                || matches!(e, Expr::ScalarUdf { udf, .. } if udf.volatility() == crate::udf::Volatility::Volatile)
+        })
     }
 
     /// True when the expression has no column references and no aggregate: it can be evaluated once.
@@ -629,7 +659,8 @@ impl Expr {
             | Expr::OuterReference(_)
             | Expr::ScalarSubquery { .. }
             | Expr::Exists { .. }
-            | Expr::InSubquery { .. } => false,
+            | Expr::InSubquery { .. }
+            | Expr::ScalarUdf { .. } => false,
             Expr::Function { func: ScalarFunc::Rand, .. } => false,
             other => other.children().iter().all(|c| c.foldable()),
         }

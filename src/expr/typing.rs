@@ -51,6 +51,7 @@ impl Expr {
                 None => return Err(KilnError::internal("scalar subquery without a column")),
             },
             Expr::Cast { to, .. } => to.clone(),
+            Expr::ScalarUdf { udf, .. } => udf.return_type().clone(),
             Expr::CaseWhen { branches, else_expr } => {
                 let mut types = branches.iter().map(|(_, r)| r).chain(else_expr.as_deref());
                 let first = types.next().ok_or_else(|| KilnError::internal("CASE without branches"))?;
@@ -127,7 +128,7 @@ impl Expr {
             Expr::Attribute(a) | Expr::OuterReference(a) => a.nullable,
             Expr::Literal(v) => v.is_null(),
             Expr::InSet { child, values, .. } => child.nullable() || values.iter().any(|v| v.is_null()),
-            Expr::ScalarSubquery { .. } | Expr::InSubquery { .. } => true,
+            Expr::ScalarSubquery { .. } | Expr::InSubquery { .. } | Expr::ScalarUdf { .. } => true,
             Expr::Exists { .. } => false,
             Expr::IsNull(_) | Expr::IsNotNull(_) => false,
             Expr::Aggregate { func: AggFunc::Count, .. } => false,
@@ -148,6 +149,7 @@ impl Expr {
 /// avg(decimal(p,s)) = decimal(p+4,s+4), sum of integers = bigint, avg of non-decimals = double).
 pub fn aggregate_result_type(func: AggFunc, input: &DataType) -> DataType {
     match func {
+        AggFunc::Udaf(u) => u.return_type().clone(),
         AggFunc::Count => DataType::Int64,
         AggFunc::Min | AggFunc::Max => input.clone(),
         AggFunc::Sum => match input {

@@ -127,6 +127,17 @@ pub fn optimize(plan: &Arc<LogicalPlan>, config: &Config) -> Result<Optimized> {
     Ok(optimized)
 }
 
+/// [`optimize`] with more batches run after the default ones (a session's injected rules).
+pub fn optimize_with(plan: &Arc<LogicalPlan>, config: &Config, extra: Vec<Batch>) -> Result<Optimized> {
+    let mut batches = default_batches(config);
+    batches.extend(extra);
+    let optimized = run_batches(plan, &batches, config)?;
+    if config.plan_change_log_enabled() {
+        eprint!("{}", log::plan_change_log(&optimized, config));
+    }
+    Ok(optimized)
+}
+
 /// `spark.sql.optimizer.excludedRules` and `spark.sql.planChangeLog.rules` name rules by class;
 /// kiln matches the last segment, so `org.apache.spark.sql.catalyst.optimizer.ColumnPruning` works.
 pub(crate) fn names_rule(listed: &str, rule: &str) -> bool {

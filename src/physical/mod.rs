@@ -14,6 +14,9 @@ use self::metrics::ScanMetrics;
 use crate::expr::{AggFunc, Attribute, Expr, ExprId, SortOrder};
 use crate::plan::JoinType;
 
+/// Physical planning with a session's injected strategies (see `crate::extensions`).
+pub use planner::plan_physical_with_strategies;
+
 /// How rows are spread over partitions.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Partitioning {

@@ -23,7 +23,17 @@ pub fn plan_physical(plan: &Arc<LogicalPlan>, config: &Config) -> Result<Arc<Phy
 
 /// Plans an optimized logical plan; also returns the hints `JoinSelection` could not honour.
 pub fn plan_physical_with_warnings(plan: &Arc<LogicalPlan>, config: &Config) -> Result<(Arc<PhysicalPlan>, Vec<String>)> {
-    let planner = Planner { config, warnings: Default::default() };
+    plan_physical_with_strategies(plan, config, &[])
+}
+
+/// [`plan_physical_with_warnings`] with a session's injected strategies, tried on every node
+/// before the built-in ones (Spark's `extraStrategies`).
+pub fn plan_physical_with_strategies(
+    plan: &Arc<LogicalPlan>,
+    config: &Config,
+    strategies: &[Arc<dyn crate::extensions::PlannerStrategy>],
+) -> Result<(Arc<PhysicalPlan>, Vec<String>)> {
+    let planner = Planner { config, warnings: Default::default(), strategies };
     let physical = planner.plan(plan, true)?;
     Ok((physical, planner.warnings.into_inner()))
 }
@@ -32,10 +42,17 @@ struct Planner<'a> {
     config: &'a Config,
     /// Hints that could not be honoured, in Spark's words.
     warnings: std::cell::RefCell<Vec<String>>,
+    /// Injected strategies, tried first.
+    strategies: &'a [Arc<dyn crate::extensions::PlannerStrategy>],
 }
 
 impl Planner<'_> {
     fn plan(&self, plan: &Arc<LogicalPlan>, root: bool) -> Result<Arc<PhysicalPlan>> {
+        for strategy in self.strategies {
+            if let Some(p) = strategy.plan(plan, &|child| self.plan(child, false))? {
+                return Ok(p);
+            }
+        }
         let node = match plan.as_ref() {
             LogicalPlan::Relation { .. } => return self.plan_scan(plan, None, None),
             LogicalPlan::Project { list, child } => match self.scan_below(child, list)? {
@@ -340,6 +357,7 @@ fn aggregate_expr(func: AggFunc, args: Vec<Expr>, distinct: bool, call: &Expr) -
         _ => result_type.clone(),
     };
     let buffer = match func {
+        AggFunc::Udaf(u) => u.state_fields().iter().map(|f| Attribute::new(f.name().clone(), f.data_type().clone(), f.is_nullable())).collect(),
         AggFunc::Count => vec![Attribute::new("count", DataType::Int64, false)],
         AggFunc::Sum if matches!(input, DataType::Decimal128(..)) => {
             vec![Attribute::new("sum", sum_type, true), Attribute::new("isEmpty", DataType::Boolean, false)]

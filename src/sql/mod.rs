@@ -148,6 +148,27 @@ pub fn parse_query(text: &str) -> Result<LogicalPlan> {
     }
 }
 
+/// Parses one SQL expression (`a + 1`, `sum(x) > 3`, `a + 1 AS b`) into its unresolved form, as it would
+/// appear in a query.
+pub fn parse_expr(text: &str) -> Result<crate::expr::Expr> {
+    let dialect = SparkSqlDialect {};
+    let mut parser = Parser::new(&dialect).try_with_sql(text).map_err(parser_error)?;
+    let e = expr::convert_expr(&parser.parse_expr().map_err(parser_error)?)?;
+    // `expr("sum(x) AS total")` names the column, as in Spark.
+    let alias = match parser.parse_keyword(sqlparser::keywords::Keyword::AS) {
+        true => Some(parser.parse_identifier().map_err(parser_error)?.value),
+        false => None,
+    };
+    let next = parser.peek_token();
+    if next.token != Token::EOF {
+        return Err(parse_error(format!("unexpected {} after the expression", next.token), next.span));
+    }
+    Ok(match alias {
+        Some(name) => e.alias(name),
+        None => e,
+    })
+}
+
 /// Parses a SQL type name (`INT`, `decimal(10,2)`, `string`, ...) into its Arrow type.
 pub fn parse_data_type(text: &str) -> Result<arrow::datatypes::DataType> {
     let dialect = SparkSqlDialect {};

@@ -15,24 +15,14 @@ use crate::error::{KilnError, Result};
 use crate::expr::{aggregate_result_type, AggFunc};
 use crate::types::format_decimal;
 
-/// One aggregate's per-group state.
-pub(super) trait Accumulator {
-    /// Makes room for `groups` groups (new ones empty).
-    fn resize(&mut self, groups: usize);
-    /// Adds input rows: `args` are the evaluated arguments, `gids[i]` the group of row i.
-    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()>;
-    /// Merges partial buffers (columns as `state` produces them).
-    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()>;
-    /// Spark's buffer columns, one row per group.
-    fn state(&mut self) -> Result<Vec<ArrayRef>>;
-    /// The final value per group.
-    fn evaluate(&mut self) -> Result<ArrayRef>;
-}
+/// One aggregate's per-group state: the trait user-defined aggregates implement too.
+pub(super) use crate::udf::Accumulator;
 
 /// The accumulator for `func` over an argument of type `arg`.
 pub(super) fn new_accumulator(func: AggFunc, arg: &DataType) -> Result<Box<dyn Accumulator>> {
     let result = aggregate_result_type(func, arg);
     Ok(match (func, &result) {
+        (AggFunc::Udaf(udaf), _) => udaf.accumulator(),
         (AggFunc::Count, _) => Box::new(Count::default()),
         (AggFunc::Sum, DataType::Decimal128(p, s)) => Box::new(SumDecimal { p: *p, s: *s, ..Default::default() }),
         (AggFunc::Sum, DataType::Float64) => Box::new(SumF64::default()),

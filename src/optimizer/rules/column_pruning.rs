@@ -132,6 +132,15 @@ impl Rule for CollapseProject {
                     let merged = list.iter().map(|e| keep_name(e, substitute_aliases(e, lower))).collect();
                     Ok(Arc::new(LogicalPlan::Project { list: merged, child: grandchild.clone() }))
                 }
+                // Catalyst folds a Project over an Aggregate into the Aggregate's list (a
+                // DataFrame's `.agg(..).select(..)` plans as SQL's select list), unless an
+                // aggregate would then be computed twice.
+                LogicalPlan::Aggregate { grouping, aggregates, child: below }
+                    if list.iter().chain(aggregates).all(|e| e.deterministic()) && each_alias_read_once(list, aggregates) =>
+                {
+                    let merged = list.iter().map(|e| keep_name(e, substitute_aliases(e, aggregates))).collect();
+                    Ok(Arc::new(LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates: merged, child: below.clone() }))
+                }
                 _ => Ok(p),
             },
             LogicalPlan::Aggregate { grouping, aggregates, child } => match child.as_ref() {
@@ -148,6 +157,18 @@ impl Rule for CollapseProject {
             _ => Ok(p),
         })
     }
+}
+
+/// True when no aliased item of `lower` is read more than once by `upper`.
+fn each_alias_read_once(upper: &[Expr], lower: &[Expr]) -> bool {
+    lower.iter().all(|l| match l {
+        Expr::Alias { id, .. } => {
+            let mut reads = 0;
+            upper.iter().for_each(|u| u.visit(&mut |e| reads += usize::from(matches!(e, Expr::Attribute(a) if a.id == *id))));
+            reads <= 1
+        }
+        _ => true,
+    })
 }
 
 /// After substituting an attribute by an expression, keep the attribute's name and id.

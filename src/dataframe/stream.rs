@@ -1,0 +1,66 @@
+//! `DataFrame::execute_stream`: a result consumed batch by batch, never held whole.
+
+use std::sync::mpsc::{sync_channel, Receiver};
+
+use arrow::datatypes::SchemaRef;
+use arrow::error::ArrowError;
+use arrow::record_batch::{RecordBatch, RecordBatchReader};
+
+use super::DataFrame;
+use crate::error::Result;
+
+/// The batches of a running query, as Arrow's [`RecordBatchReader`]. The query runs on a
+/// thread of its own, at most two batches ahead of the reader; dropping the stream stops it.
+pub struct RecordBatchStream {
+    schema: SchemaRef,
+    batches: Receiver<std::result::Result<RecordBatch, ArrowError>>,
+}
+
+impl Iterator for RecordBatchStream {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.batches.recv().ok()
+    }
+}
+
+impl RecordBatchReader for RecordBatchStream {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+impl DataFrame {
+    /// Runs the query and returns its rows as a stream of batches, so a host can consume a
+    /// result larger than memory. Errors arrive as the stream's items (Arrow's
+    /// `ExternalError` holding the [`crate::KilnError`]).
+    ///
+    /// ```
+    /// let session = kiln::Session::new();
+    /// let df = session.sql("SELECT 1 AS one UNION ALL SELECT 2").unwrap();
+    /// let rows: usize = df.execute_stream().unwrap().map(|b| b.unwrap().num_rows()).sum();
+    /// assert_eq!(rows, 2);
+    /// ```
+    pub fn execute_stream(&self) -> Result<RecordBatchStream> {
+        let schema = self.schema();
+        let (tx, rx) = sync_channel(2);
+        let (plan, config, session, out_schema) = (self.plans.physical.clone(), self.config.clone(), self.session.clone(), schema.clone());
+        std::thread::Builder::new()
+            .name("kiln-stream".into())
+            .spawn(move || {
+                let metrics = crate::exec::metrics::CodegenMetrics::default();
+                let run = crate::exec::executor::for_each_batch(&plan, &config, session.stage_cache(), &metrics, |b| {
+                    if b.num_rows() == 0 {
+                        return true;
+                    }
+                    // Result columns carry the analyzed plan's names and nullability.
+                    let b = RecordBatch::try_new(out_schema.clone(), b.columns().to_vec());
+                    tx.send(b).is_ok()
+                });
+                if let Err(e) = run {
+                    let _ = tx.send(Err(ArrowError::ExternalError(Box::new(e))));
+                }
+            })
+            .map_err(|e| crate::error::KilnError::exec(format!("cannot start the thread of execute_stream: {e}")))?;
+        Ok(RecordBatchStream { schema, batches: rx })
+    }
+}

@@ -1,0 +1,310 @@
+//! DataFrame transformations and actions of the host API. Each transformation builds the
+//! unresolved plan node SQL's parser builds for the same query, over this DataFrame's parsed
+//! plan, and plans it at once: a name or type error is returned by the call that made it.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, Int64Array};
+use arrow::record_batch::RecordBatch;
+
+use super::DataFrame;
+use crate::error::{KilnError, Result};
+use crate::expr::{Attribute, BinaryOp, Expr};
+use crate::functions::{col, Column};
+use crate::plan::{GroupingSetsKind, JoinType, LogicalPlan};
+
+fn exprs(cols: impl IntoIterator<Item = Column>) -> Result<Vec<Expr>> {
+    cols.into_iter().map(Column::into_expr).collect()
+}
+
+/// A reference to an output column by name, qualified when it has a qualifier, so that
+/// columns of one name from two sides of a join stay apart.
+fn reference(a: &Attribute) -> Expr {
+    Expr::UnresolvedAttribute([a.qualifier.clone(), vec![a.name.clone()]].concat())
+}
+
+/// A grouped DataFrame: `df.group_by(..)`, `df.rollup(..)` or `df.cube(..)`, aggregated by
+/// [`GroupedData::agg`].
+pub struct GroupedData {
+    df: DataFrame,
+    grouping: Vec<Column>,
+    kind: Option<GroupingSetsKind>,
+}
+
+impl GroupedData {
+    /// One row per group: the grouping columns, then `aggregates` (Spark's `groupBy(..).agg(..)`).
+    pub fn agg(self, aggregates: impl IntoIterator<Item = Column>) -> Result<DataFrame> {
+        let grouping = exprs(self.grouping)?;
+        let aggregates = [grouping.clone(), exprs(aggregates)?].concat();
+        let child = self.df.plans.parsed.clone();
+        let plan = match self.kind {
+            None => LogicalPlan::Aggregate { grouping, aggregates, child },
+            Some(kind) => {
+                let elements = (0..grouping.len()).map(|i| vec![i]).collect();
+                LogicalPlan::GroupingSets { kind, elements, exprs: grouping, aggregates, child }
+            }
+        };
+        self.df.session.plan(plan)
+    }
+    /// The number of rows of each group, as a column `count`.
+    pub fn count(self) -> Result<DataFrame> {
+        self.agg([crate::functions::count(col("*")).alias("count")])
+    }
+}
+
+impl DataFrame {
+    fn derive(&self, plan: LogicalPlan) -> Result<DataFrame> {
+        self.session.plan(plan)
+    }
+    fn parsed(&self) -> Arc<LogicalPlan> {
+        self.plans.parsed.clone()
+    }
+
+    /// The columns `cols` computed for each row (SQL's select list; `col("*")` is every column).
+    ///
+    /// ```
+    /// use kiln::functions::*;
+    /// let s = kiln::Session::new();
+    /// let df = s.sql("SELECT 2 AS a").unwrap().select([col("a"), (col("a") + 1).alias("b")]).unwrap();
+    /// assert_eq!(df.columns(), vec!["a", "b"]);
+    /// ```
+    pub fn select(&self, cols: impl IntoIterator<Item = Column>) -> Result<DataFrame> {
+        self.derive(LogicalPlan::Project { list: exprs(cols)?, child: self.parsed() })
+    }
+    /// [`DataFrame::select`] with each column written as SQL: `select_expr(["a + 1 AS b"])`.
+    pub fn select_expr<'a>(&self, sql: impl IntoIterator<Item = &'a str>) -> Result<DataFrame> {
+        self.select(sql.into_iter().map(crate::functions::expr))
+    }
+    /// The rows for which `condition` is true (SQL's WHERE).
+    pub fn filter(&self, condition: Column) -> Result<DataFrame> {
+        self.derive(LogicalPlan::Filter { condition: condition.into_expr()?, child: self.parsed() })
+    }
+    /// The same as [`DataFrame::filter`].
+    pub fn where_(&self, condition: Column) -> Result<DataFrame> {
+        self.filter(condition)
+    }
+    /// This DataFrame with a column `name` set to `value`: replaced in place when it exists,
+    /// else added last.
+    pub fn with_column(&self, name: &str, value: Column) -> Result<DataFrame> {
+        let value = value.into_expr()?.alias(name);
+        let output = self.plans.analyzed.output();
+        let list = if output.iter().any(|a| a.name.eq_ignore_ascii_case(name)) {
+            let mut value = Some(value);
+            output.iter().filter_map(|a| if a.name.eq_ignore_ascii_case(name) { value.take() } else { Some(reference(a)) }).collect()
+        } else {
+            vec![Expr::UnresolvedStar(None), value]
+        };
+        self.derive(LogicalPlan::Project { list, child: self.parsed() })
+    }
+    /// This DataFrame with column `existing` renamed to `new`; a name that is not a column
+    /// leaves it unchanged, as in Spark.
+    pub fn with_column_renamed(&self, existing: &str, new: &str) -> Result<DataFrame> {
+        let output = self.plans.analyzed.output();
+        if !output.iter().any(|a| a.name.eq_ignore_ascii_case(existing)) {
+            return Ok(self.clone());
+        }
+        let list = output
+            .iter()
+            .map(|a| if a.name.eq_ignore_ascii_case(existing) { reference(a).alias(new) } else { reference(a) })
+            .collect();
+        self.derive(LogicalPlan::Project { list, child: self.parsed() })
+    }
+    /// This DataFrame without the named columns (names that are not columns are ignored).
+    pub fn drop(&self, names: &[&str]) -> Result<DataFrame> {
+        let list = self
+            .plans
+            .analyzed
+            .output()
+            .iter()
+            .filter(|a| !names.iter().any(|n| n.eq_ignore_ascii_case(&a.name)))
+            .map(reference)
+            .collect();
+        self.derive(LogicalPlan::Project { list, child: self.parsed() })
+    }
+    /// Groups by `cols` for [`GroupedData::agg`] (SQL's GROUP BY).
+    ///
+    /// ```
+    /// use kiln::functions::*;
+    /// let s = kiln::Session::new();
+    /// let df = s.sql("SELECT 'a' AS k, 1 AS v UNION ALL SELECT 'a', 2").unwrap();
+    /// let out = df.group_by([col("k")]).agg([sum(col("v")).alias("total")]).unwrap();
+    /// assert_eq!(out.columns(), vec!["k", "total"]);
+    /// ```
+    pub fn group_by(&self, cols: impl IntoIterator<Item = Column>) -> GroupedData {
+        GroupedData { df: self.clone(), grouping: cols.into_iter().collect(), kind: None }
+    }
+    /// Groups by `ROLLUP(cols)`: every prefix of the columns, then the grand total.
+    pub fn rollup(&self, cols: impl IntoIterator<Item = Column>) -> GroupedData {
+        GroupedData { df: self.clone(), grouping: cols.into_iter().collect(), kind: Some(GroupingSetsKind::Rollup) }
+    }
+    /// Groups by `CUBE(cols)`: every subset of the columns.
+    pub fn cube(&self, cols: impl IntoIterator<Item = Column>) -> GroupedData {
+        GroupedData { df: self.clone(), grouping: cols.into_iter().collect(), kind: Some(GroupingSetsKind::Cube) }
+    }
+    /// Aggregates all rows into one (an aggregate without GROUP BY).
+    pub fn agg(&self, aggregates: impl IntoIterator<Item = Column>) -> Result<DataFrame> {
+        self.group_by([]).agg(aggregates)
+    }
+    /// The rows sorted by `cols` (ascending unless made with `desc(..)` / `.desc()`), as ORDER BY.
+    pub fn order_by(&self, cols: impl IntoIterator<Item = Column>) -> Result<DataFrame> {
+        let order = cols.into_iter().map(Column::into_sort_order).collect::<Result<Vec<_>>>()?;
+        self.derive(LogicalPlan::Sort { order, global: true, child: self.parsed() })
+    }
+    /// The same as [`DataFrame::order_by`].
+    pub fn sort(&self, cols: impl IntoIterator<Item = Column>) -> Result<DataFrame> {
+        self.order_by(cols)
+    }
+    /// The first `n` rows (LIMIT n).
+    pub fn limit(&self, n: usize) -> Result<DataFrame> {
+        let local = LogicalPlan::LocalLimit { limit: n, child: self.parsed() };
+        self.derive(LogicalPlan::GlobalLimit { limit: n, child: Arc::new(local) })
+    }
+    /// Every row but the first `n` (OFFSET n): kiln has no offset operator yet.
+    pub fn offset(&self, n: usize) -> Result<DataFrame> {
+        Err(KilnError::unsupported(format!("DataFrame.offset({n}): kiln plans no OFFSET yet")))
+    }
+    /// The distinct rows (SELECT DISTINCT).
+    pub fn distinct(&self) -> Result<DataFrame> {
+        self.derive(LogicalPlan::Distinct { child: self.parsed() })
+    }
+    /// Rows distinct on `cols`; with no columns (or all of them), [`DataFrame::distinct`].
+    /// Keeping one whole row per key of a subset needs `first()`, which kiln lacks: unsupported.
+    pub fn drop_duplicates(&self, cols: &[&str]) -> Result<DataFrame> {
+        let output = self.plans.analyzed.output();
+        if cols.is_empty() || output.iter().all(|a| cols.iter().any(|c| c.eq_ignore_ascii_case(&a.name))) {
+            return self.distinct();
+        }
+        Err(KilnError::unsupported(format!("drop_duplicates({cols:?}) on a subset of the columns {:?}", output.iter().map(|a| &a.name).collect::<Vec<_>>())))
+    }
+    /// The rows of both, by column position, duplicates kept (Spark's `union`, SQL's UNION ALL).
+    pub fn union(&self, other: &DataFrame) -> Result<DataFrame> {
+        self.derive(LogicalPlan::Union { children: vec![self.parsed(), other.parsed()] })
+    }
+    /// The same as [`DataFrame::union`].
+    pub fn union_all(&self, other: &DataFrame) -> Result<DataFrame> {
+        self.union(other)
+    }
+    /// The rows of both, matching `other`'s columns to this one's by name.
+    pub fn union_by_name(&self, other: &DataFrame) -> Result<DataFrame> {
+        let theirs = other.plans.analyzed.output();
+        let list = self
+            .plans
+            .analyzed
+            .output()
+            .iter()
+            .map(|a| match theirs.iter().find(|b| b.name.eq_ignore_ascii_case(&a.name)) {
+                Some(b) => Ok(reference(b)),
+                None => Err(KilnError::analysis(
+                    "UNRESOLVED_COLUMN.WITH_SUGGESTION",
+                    format!("union_by_name: the column `{}` is not among the other DataFrame's columns {:?}.", a.name, theirs.iter().map(|b| &b.name).collect::<Vec<_>>()),
+                )),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let right = Arc::new(LogicalPlan::Project { list, child: other.parsed() });
+        self.derive(LogicalPlan::Union { children: vec![self.parsed(), right] })
+    }
+    /// The distinct rows also in `other` (INTERSECT), planned as Spark's
+    /// `ReplaceIntersectWithSemiJoin` does: a left semi join on `<=>` of every column.
+    pub fn intersect(&self, other: &DataFrame) -> Result<DataFrame> {
+        self.set_join(other, JoinType::LeftSemi, "intersect")
+    }
+    /// The distinct rows not in `other` (EXCEPT), as Spark's `ReplaceExceptWithAntiJoin`.
+    pub fn except(&self, other: &DataFrame) -> Result<DataFrame> {
+        self.set_join(other, JoinType::LeftAnti, "except")
+    }
+    fn set_join(&self, other: &DataFrame, join_type: JoinType, what: &str) -> Result<DataFrame> {
+        let left = self.plans.analyzed.clone();
+        // Fresh ids for the right side, so a DataFrame meets itself without ambiguity.
+        let right_out = other.plans.analyzed.output();
+        let list: Vec<Expr> = right_out.iter().map(|a| a.expr().alias(a.name.clone())).collect();
+        let right = Arc::new(LogicalPlan::Project { list, child: other.plans.analyzed.clone() });
+        let (lo, ro) = (left.output(), right.output());
+        if lo.len() != ro.len() {
+            return Err(KilnError::analysis(
+                "NUM_COLUMNS_MISMATCH",
+                format!("{what} can only be performed on inputs with the same number of columns, but the first input has {} columns and the second input has {} columns.", lo.len(), ro.len()),
+            ));
+        }
+        let condition = Expr::conjunction(lo.iter().zip(&ro).map(|(l, r)| l.expr().binary(BinaryOp::EqNullSafe, r.expr())));
+        let join = LogicalPlan::Join { left, right, join_type, condition, using: vec![], hint: Default::default() };
+        self.derive(LogicalPlan::Distinct { child: Arc::new(join) })
+    }
+    /// Joins with `right` where `condition` holds (SQL's `JOIN .. ON`); columns are named as
+    /// in SQL, qualified by [`DataFrame::alias`] where both sides have one.
+    pub fn join_on(&self, right: &DataFrame, condition: Column, join_type: JoinType) -> Result<DataFrame> {
+        self.derive(LogicalPlan::Join {
+            left: self.parsed(),
+            right: right.parsed(),
+            join_type,
+            condition: Some(condition.into_expr()?),
+            using: vec![],
+            hint: Default::default(),
+        })
+    }
+    /// Every pair of rows (CROSS JOIN).
+    pub fn cross_join(&self, right: &DataFrame) -> Result<DataFrame> {
+        self.derive(LogicalPlan::Join { left: self.parsed(), right: right.parsed(), join_type: JoinType::Cross, condition: None, using: vec![], hint: Default::default() })
+    }
+    /// Joins without a condition, as SQL's comma join (`FROM a, b`): a filter above decides
+    /// which pairs stay, and the optimizer turns its equalities into join keys.
+    pub fn join_all(&self, right: &DataFrame) -> Result<DataFrame> {
+        self.derive(LogicalPlan::Join { left: self.parsed(), right: right.parsed(), join_type: JoinType::Inner, condition: None, using: vec![], hint: Default::default() })
+    }
+    /// This DataFrame under a name its columns can be qualified by (`FROM t AS o`).
+    pub fn alias(&self, name: &str) -> Result<DataFrame> {
+        self.derive(LogicalPlan::SubqueryAlias { alias: name.to_string(), child: self.parsed() })
+    }
+
+    /// The number of rows.
+    pub fn count(&self) -> Result<i64> {
+        let counted = self.agg([crate::functions::count(col("*"))])?.collect()?;
+        let value = counted
+            .iter()
+            .find(|b| b.num_rows() > 0)
+            .and_then(|b| b.column(0).as_any().downcast_ref::<Int64Array>().map(|a| a.value(0)));
+        value.ok_or_else(|| KilnError::internal("count(1) returned no bigint row"))
+    }
+    /// Runs the query and prints up to `n` rows as Spark's `show(n)` does.
+    pub fn show_rows(&self, n: usize) -> Result<()> {
+        let batches = self.limit(n + 1)?.collect()?;
+        super::write_stdout(&crate::format::show_string(&self.schema(), &batches, n, 20))
+    }
+    /// The first `n` rows, in at most one batch per partition that had some.
+    pub fn take(&self, n: usize) -> Result<Vec<RecordBatch>> {
+        self.limit(n)?.collect()
+    }
+    /// The first row as a one-row batch, or None for an empty result.
+    pub fn first(&self) -> Result<Option<RecordBatch>> {
+        Ok(self.take(1)?.into_iter().find(|b| b.num_rows() > 0).map(|b| b.slice(0, 1)))
+    }
+    /// The names of the result's columns.
+    pub fn columns(&self) -> Vec<String> {
+        self.plans.analyzed.output().into_iter().map(|a| a.name).collect()
+    }
+    /// Registers the result as a temporary view of the session, replacing one of that name.
+    /// As SQL's CREATE TEMP VIEW in kiln, the rows are computed now.
+    pub fn create_or_replace_temp_view(&self, name: &str) -> Result<()> {
+        let batches = self.collect()?;
+        self.session.register_memory(name, self.schema(), batches)
+    }
+    /// Runs the query and writes its rows to one CSV file at `path`, with a header line.
+    pub fn write_csv(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        self.write_file(path.as_ref(), |out, schema, batches| crate::format::write_csv(out, schema, batches))
+    }
+    /// Runs the query and writes its rows to one JSON-lines file at `path` (an object per row).
+    pub fn write_json(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
+        self.write_file(path.as_ref(), |out, schema, batches| crate::format::write_jsonl(out, schema, batches))
+    }
+    fn write_file(
+        &self,
+        path: &std::path::Path,
+        write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>, &arrow::datatypes::Schema, &[RecordBatch]) -> Result<()>,
+    ) -> Result<()> {
+        use std::io::Write;
+        let batches = self.collect()?;
+        let file = std::fs::File::create(path).map_err(|e| KilnError::io(path.display().to_string(), e))?;
+        let mut out = std::io::BufWriter::new(file);
+        write(&mut out, &self.schema(), &batches)?;
+        out.flush().map_err(|e| KilnError::io(path.display().to_string(), e))
+    }
+}

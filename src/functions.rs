@@ -1,0 +1,415 @@
+//! Column expressions for the DataFrame API, as `pyspark.sql.functions`: `use kiln::functions::*`.
+//!
+//! A [`Column`] is an unresolved expression, the very node SQL text parses into: `col("a") + 1`
+//! is `('a + 1)`, `sum(col("x"))` is `'sum('x)`. Functions are called by their SQL name
+//! ([`call_function`]), so the analyzer's one registry resolves both SQL and Rust calls — the
+//! built-ins, and UDFs registered with [`crate::Session::register_udf`].
+//!
+//! ```
+//! use kiln::functions::*;
+//! let session = kiln::Session::new();
+//! let df = session.sql("SELECT 1 AS a, 'x' AS b UNION ALL SELECT 2, 'y'").unwrap();
+//! let out = df.filter(col("a").gt(1)).unwrap().select([(col("a") * 10).alias("a10"), upper(col("b"))]).unwrap();
+//! assert_eq!(out.columns(), vec!["a10", "upper(b)"]);
+//! ```
+
+use std::ops;
+use std::sync::Arc;
+
+use arrow::datatypes::DataType;
+
+use crate::error::{KilnError, Result};
+use crate::expr::{BinaryOp, Expr, SortOrder};
+use crate::types::ScalarValue;
+
+/// An expression over the columns of a DataFrame, not yet resolved.
+///
+/// Building one never fails: a problem (an `expr("...")` that does not parse, a bad type name
+/// in `cast`) is kept and returned by the DataFrame method the column is given to.
+#[derive(Debug, Clone)]
+pub struct Column {
+    expr: Expr,
+    /// `asc` / `desc` and NULL placement, for `order_by`: (ascending, nulls_first).
+    sort: Option<(bool, bool)>,
+    error: Option<Arc<KilnError>>,
+}
+
+impl Column {
+    /// A column of this expression.
+    pub fn from_expr(expr: Expr) -> Column {
+        Column { expr, sort: None, error: None }
+    }
+    fn failed(error: KilnError) -> Column {
+        Column { expr: Expr::Literal(ScalarValue::Null(DataType::Null)), sort: None, error: Some(Arc::new(error)) }
+    }
+    /// The unresolved expression.
+    pub fn expr(&self) -> &Expr {
+        &self.expr
+    }
+    /// The expression, or the error building it hit.
+    pub fn into_expr(self) -> Result<Expr> {
+        match self.error {
+            Some(e) => Err(replay(&e)),
+            None => Ok(self.expr),
+        }
+    }
+    /// The sort key this column stands for in `order_by` (ascending with NULLs first unless
+    /// made with `desc`, `asc_nulls_last`, ...).
+    pub(crate) fn into_sort_order(self) -> Result<SortOrder> {
+        let (ascending, nulls_first) = self.sort.unwrap_or((true, true));
+        Ok(SortOrder { expr: self.into_expr()?, ascending, nulls_first })
+    }
+    fn map(self, f: impl FnOnce(Expr) -> Expr) -> Column {
+        Column { expr: f(self.expr), sort: None, error: self.error }
+    }
+    fn zip(self, other: impl Into<Column>, f: impl FnOnce(Expr, Expr) -> Expr) -> Column {
+        let other = other.into();
+        Column { expr: f(self.expr, other.expr), sort: None, error: self.error.or(other.error) }
+    }
+    fn binary(self, op: BinaryOp, other: impl Into<Column>) -> Column {
+        self.zip(other, |a, b| a.binary(op, b))
+    }
+
+    /// `self = other`.
+    pub fn eq(self, other: impl Into<Column>) -> Column {
+        self.binary(BinaryOp::Eq, other)
+    }
+    /// `self != other`.
+    pub fn not_eq(self, other: impl Into<Column>) -> Column {
+        self.binary(BinaryOp::NotEq, other)
+    }
+    /// `self <=> other`: equality where NULL equals NULL.
+    pub fn eq_null_safe(self, other: impl Into<Column>) -> Column {
+        self.binary(BinaryOp::EqNullSafe, other)
+    }
+    /// `self > other`.
+    pub fn gt(self, other: impl Into<Column>) -> Column {
+        self.binary(BinaryOp::Gt, other)
+    }
+    /// `self >= other`.
+    pub fn ge(self, other: impl Into<Column>) -> Column {
+        self.binary(BinaryOp::GtEq, other)
+    }
+    /// `self < other`.
+    pub fn lt(self, other: impl Into<Column>) -> Column {
+        self.binary(BinaryOp::Lt, other)
+    }
+    /// `self <= other`.
+    pub fn le(self, other: impl Into<Column>) -> Column {
+        self.binary(BinaryOp::LtEq, other)
+    }
+    /// `self AND other`.
+    pub fn and(self, other: impl Into<Column>) -> Column {
+        self.binary(BinaryOp::And, other)
+    }
+    /// `self OR other`.
+    pub fn or(self, other: impl Into<Column>) -> Column {
+        self.binary(BinaryOp::Or, other)
+    }
+    /// `NOT self`.
+    #[allow(clippy::should_implement_trait)] // `!col` works too
+    pub fn not(self) -> Column {
+        self.map(|e| Expr::Not(Box::new(e)))
+    }
+    /// `self div other`: integral division.
+    pub fn div_int(self, other: impl Into<Column>) -> Column {
+        self.binary(BinaryOp::IntDivide, other)
+    }
+    /// `self IS NULL`.
+    pub fn is_null(self) -> Column {
+        self.map(|e| Expr::IsNull(Box::new(e)))
+    }
+    /// `self IS NOT NULL`.
+    pub fn is_not_null(self) -> Column {
+        self.map(|e| Expr::IsNotNull(Box::new(e)))
+    }
+    /// `self IN (values)`.
+    pub fn is_in<C: Into<Column>>(self, values: impl IntoIterator<Item = C>) -> Column {
+        let values: Vec<Column> = values.into_iter().map(Into::into).collect();
+        let error = self.error.or_else(|| values.iter().find_map(|v| v.error.clone()));
+        let list = values.into_iter().map(|v| v.expr).collect();
+        Column { expr: Expr::InList { child: Box::new(self.expr), list, negated: false }, sort: None, error }
+    }
+    /// `self BETWEEN low AND high`, built as SQL's parser builds it: `(self >= low) AND (self <= high)`.
+    pub fn between(self, low: impl Into<Column>, high: impl Into<Column>) -> Column {
+        self.clone().ge(low).and(self.le(high))
+    }
+    /// `self LIKE pattern` (`%` any run of characters, `_` any one).
+    pub fn like(self, pattern: &str) -> Column {
+        self.map(|e| Expr::Like { child: Box::new(e), pattern: Box::new(Expr::Literal(ScalarValue::Utf8(pattern.into()))), negated: false })
+    }
+    /// `cast(self AS type)`, the type written as in SQL (`"decimal(10,2)"`, `"bigint"`, `"date"`).
+    pub fn cast(self, type_name: &str) -> Column {
+        match crate::sql::parse_data_type(type_name) {
+            Ok(to) => self.cast_to(to),
+            Err(e) => Column::failed(e),
+        }
+    }
+    /// `cast(self AS type)` to an Arrow type.
+    pub fn cast_to(self, to: DataType) -> Column {
+        self.map(|e| Expr::Cast { child: Box::new(e), to })
+    }
+    /// `self AS name`.
+    pub fn alias(self, name: &str) -> Column {
+        self.map(|e| e.alias(name))
+    }
+    /// Sorts ascending, NULLs first (Spark's default for ASC).
+    pub fn asc(self) -> Column {
+        self.sorted(true, true)
+    }
+    /// Sorts ascending, NULLs last.
+    pub fn asc_nulls_last(self) -> Column {
+        self.sorted(true, false)
+    }
+    /// Sorts descending, NULLs last (Spark's default for DESC).
+    pub fn desc(self) -> Column {
+        self.sorted(false, false)
+    }
+    /// Sorts descending, NULLs first.
+    pub fn desc_nulls_first(self) -> Column {
+        self.sorted(false, true)
+    }
+    fn sorted(mut self, ascending: bool, nulls_first: bool) -> Column {
+        self.sort = Some((ascending, nulls_first));
+        self
+    }
+    /// Adds a branch to a `when(..)` chain: `when(a, x).when(b, y).otherwise(z)`.
+    pub fn when(self, condition: Column, value: impl Into<Column>) -> Column {
+        let value = value.into();
+        let error = self.error.or(condition.error).or(value.error);
+        let expr = match self.expr {
+            Expr::CaseWhen { mut branches, else_expr: None } => {
+                branches.push((condition.expr, value.expr));
+                Expr::CaseWhen { branches, else_expr: None }
+            }
+            _ => return Column::failed(KilnError::analysis("INVALID_WHEN_USAGE", "when() can only be applied on a Column previously generated by when(), before otherwise().")),
+        };
+        Column { expr, sort: None, error }
+    }
+    /// The `ELSE` value of a `when(..)` chain.
+    pub fn otherwise(self, value: impl Into<Column>) -> Column {
+        let value = value.into();
+        let error = self.error.or(value.error);
+        let expr = match self.expr {
+            Expr::CaseWhen { branches, else_expr: None } => Expr::CaseWhen { branches, else_expr: Some(Box::new(value.expr)) },
+            _ => return Column::failed(KilnError::analysis("INVALID_WHEN_USAGE", "otherwise() can only be applied once on a Column previously generated by when().")),
+        };
+        Column { expr, sort: None, error }
+    }
+}
+
+/// An error kept in a Column, returned again (errors are not `Clone`).
+fn replay(e: &KilnError) -> KilnError {
+    match e {
+        KilnError::Parse(m) => KilnError::Parse(m.clone()),
+        KilnError::Unsupported(m) => KilnError::Unsupported(m.clone()),
+        KilnError::Analysis(a) => KilnError::analysis(a.class, a.message.clone()),
+        KilnError::Config(m) => KilnError::Config(m.clone()),
+        other => KilnError::exec(other.to_string()),
+    }
+}
+
+macro_rules! binary_op {
+    ($trait:ident, $method:ident, $op:expr) => {
+        impl<T: Into<Column>> ops::$trait<T> for Column {
+            type Output = Column;
+            fn $method(self, rhs: T) -> Column {
+                self.binary($op, rhs)
+            }
+        }
+    };
+}
+binary_op!(Add, add, BinaryOp::Plus);
+binary_op!(Sub, sub, BinaryOp::Minus);
+binary_op!(Mul, mul, BinaryOp::Multiply);
+binary_op!(Div, div, BinaryOp::Divide);
+binary_op!(Rem, rem, BinaryOp::Modulo);
+binary_op!(BitAnd, bitand, BinaryOp::And);
+binary_op!(BitOr, bitor, BinaryOp::Or);
+
+impl ops::Neg for Column {
+    type Output = Column;
+    fn neg(self) -> Column {
+        self.map(|e| Expr::Negative(Box::new(e)))
+    }
+}
+
+impl ops::Not for Column {
+    type Output = Column;
+    fn not(self) -> Column {
+        Column::not(self)
+    }
+}
+
+macro_rules! literal_from {
+    ($t:ty, $v:ident => $e:expr) => {
+        impl From<$t> for Column {
+            fn from($v: $t) -> Column {
+                Column::from_expr(Expr::Literal($e))
+            }
+        }
+    };
+}
+literal_from!(bool, v => ScalarValue::Boolean(v));
+literal_from!(i32, v => ScalarValue::Int32(v));
+literal_from!(i64, v => ScalarValue::Int64(v));
+literal_from!(f64, v => ScalarValue::Float64(v));
+literal_from!(&str, v => ScalarValue::Utf8(v.to_string()));
+literal_from!(String, v => ScalarValue::Utf8(v));
+literal_from!(ScalarValue, v => v);
+
+/// A column by name: `col("amount")`, `col("o.amount")` (qualified), `col("*")`, `col("o.*")`.
+pub fn col(name: &str) -> Column {
+    let mut parts: Vec<String> = name.split('.').map(str::to_string).collect();
+    if parts.last().is_some_and(|p| p == "*") {
+        parts.pop();
+        let qualifier = if parts.is_empty() { None } else { Some(parts.join(".")) };
+        return Column::from_expr(Expr::UnresolvedStar(qualifier));
+    }
+    Column::from_expr(Expr::UnresolvedAttribute(parts))
+}
+
+/// A literal: `lit(5)` (int), `lit(5i64)` (bigint), `lit(0.5)` (double), `lit("x")`, `lit(true)`.
+/// For a decimal or a date write it as SQL does: `expr("0.05")`, `expr("DATE '1994-01-01'")`.
+pub fn lit(value: impl Into<Column>) -> Column {
+    value.into()
+}
+
+/// A SQL expression, parsed as SQL's parser reads it: `expr("amount * (1 - discount)")`.
+pub fn expr(sql: &str) -> Column {
+    match crate::sql::parse_expr(sql) {
+        Ok(e) => Column::from_expr(e),
+        Err(e) => Column::failed(e),
+    }
+}
+
+/// A call of any function by its SQL name: a built-in or a registered UDF / UDAF. Resolved by
+/// the analyzer, as the same call written in SQL is.
+pub fn call_function(name: &str, args: impl IntoIterator<Item = Column>) -> Column {
+    call(name, args.into_iter().collect(), false)
+}
+
+/// A call of a registered UDF or UDAF by name, as [`call_function`].
+pub fn call_udf(name: &str, args: impl IntoIterator<Item = Column>) -> Column {
+    call_function(name, args)
+}
+
+fn call(name: &str, args: Vec<Column>, distinct: bool) -> Column {
+    let error = args.iter().find_map(|a| a.error.clone());
+    let args = args.into_iter().map(|a| a.expr).collect();
+    Column { expr: Expr::UnresolvedFunction { name: name.to_string(), args, distinct }, sort: None, error }
+}
+
+/// `CASE WHEN condition THEN value`; chain `.when(..)` and `.otherwise(..)`.
+pub fn when(condition: Column, value: impl Into<Column>) -> Column {
+    let value = value.into();
+    let error = condition.error.or(value.error);
+    Column { expr: Expr::CaseWhen { branches: vec![(condition.expr, value.expr)], else_expr: None }, sort: None, error }
+}
+
+/// `count(c)`: rows where `c` is not NULL; `count(col("*"))` counts rows (SQL's `count(*)`,
+/// which the parser reads as `count(1)`).
+pub fn count(c: Column) -> Column {
+    let c = match c.expr {
+        Expr::UnresolvedStar(None) => lit(1),
+        _ => c,
+    };
+    call("count", vec![c], false)
+}
+
+/// `count(DISTINCT c)`.
+pub fn count_distinct(c: Column) -> Column {
+    call("count", vec![c], true)
+}
+
+/// `sum(DISTINCT c)`.
+pub fn sum_distinct(c: Column) -> Column {
+    call("sum", vec![c], true)
+}
+
+/// Sort key ascending (NULLs first).
+pub fn asc(c: Column) -> Column {
+    c.asc()
+}
+
+/// Sort key descending (NULLs last).
+pub fn desc(c: Column) -> Column {
+    c.desc()
+}
+
+/// Functions of one argument, each the SQL function of the same name.
+macro_rules! unary_functions {
+    ($($name:ident: $doc:literal),* $(,)?) => {$(
+        #[doc = $doc]
+        pub fn $name(c: Column) -> Column {
+            call(stringify!($name), vec![c], false)
+        }
+    )*};
+}
+unary_functions!(
+    sum: "`sum(c)`: bigint for integers, double for floats, decimal(p+10,s) for decimals.",
+    avg: "`avg(c)`: double, or decimal(p+4,s+4) for decimals.",
+    mean: "`mean(c)`, the same as `avg`.",
+    min: "`min(c)`: the smallest non-NULL value.",
+    max: "`max(c)`: the largest non-NULL value.",
+    lower: "`lower(c)`: the string in lower case.",
+    upper: "`upper(c)`: the string in upper case.",
+    length: "`length(c)`: the number of characters.",
+    abs: "`abs(c)`: the absolute value.",
+    year: "`year(c)`: the year of a date.",
+    trim: "`trim(c)`: spaces removed from both ends.",
+    ltrim: "`ltrim(c)`: spaces removed from the start.",
+    rtrim: "`rtrim(c)`: spaces removed from the end.",
+    isnull: "`isnull(c)`, as `c IS NULL`.",
+    isnotnull: "`isnotnull(c)`, as `c IS NOT NULL`.",
+);
+
+/// `coalesce(a, b, ...)`: the first non-NULL argument.
+pub fn coalesce(cols: impl IntoIterator<Item = Column>) -> Column {
+    call_function("coalesce", cols)
+}
+
+/// `concat(a, b, ...)`: the arguments joined as strings.
+pub fn concat(cols: impl IntoIterator<Item = Column>) -> Column {
+    call_function("concat", cols)
+}
+
+/// `substring(c, pos, len)`, 1-based as Spark.
+pub fn substring(c: Column, pos: i32, len: i32) -> Column {
+    call("substring", vec![c, lit(pos), lit(len)], false)
+}
+
+/// `round(c, scale)`, HALF_UP.
+pub fn round(c: Column, scale: i32) -> Column {
+    call("round", vec![c, lit(scale)], false)
+}
+
+/// `date_add(c, days)`.
+pub fn date_add(c: Column, days: impl Into<Column>) -> Column {
+    call("date_add", vec![c, days.into()], false)
+}
+
+/// `date_sub(c, days)`.
+pub fn date_sub(c: Column, days: impl Into<Column>) -> Column {
+    call("date_sub", vec![c, days.into()], false)
+}
+
+/// `datediff(end, start)`: days from start to end.
+pub fn datediff(end: Column, start: Column) -> Column {
+    call("datediff", vec![end, start], false)
+}
+
+/// `replace(c, search, replacement)`.
+pub fn replace(c: Column, search: &str, replacement: &str) -> Column {
+    call("replace", vec![c, lit(search), lit(replacement)], false)
+}
+
+/// `rand(seed)`: uniform in [0, 1), non-deterministic.
+pub fn rand(seed: i64) -> Column {
+    call("rand", vec![lit(seed)], false)
+}
+
+/// `nullif(a, b)`: NULL when `a = b`, else `a`.
+pub fn nullif(a: Column, b: Column) -> Column {
+    call("nullif", vec![a, b], false)
+}

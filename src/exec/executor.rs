@@ -102,8 +102,19 @@ pub fn for_each_batch(
     metrics: &CodegenMetrics,
     mut sink: impl FnMut(RecordBatch) -> bool,
 ) -> Result<()> {
+    let ops = PlanMetrics::default();
+    if super::adaptive::is_adaptive(plan, config) {
+        // The query stages run one by one; the result stage is collected, not yet streamed.
+        let run = super::adaptive::execute_adaptive(plan, config, cache, metrics, &ops)?;
+        for batch in run.partitions.into_iter().flatten() {
+            if !sink(batch) {
+                return Ok(());
+            }
+        }
+        return Ok(());
+    }
     let outputs = Outputs::of(plan);
-    let mut exec = Executor { config, outputs: &outputs, states: HashMap::new(), cache, metrics };
+    let mut exec = Executor { config, outputs: &outputs, states: HashMap::new(), cache, metrics, ops: &ops, control: config.control.as_deref() };
     exec.prepare(plan)?;
     for i in 0..exec.partitions(plan) {
         for batch in exec.stream(plan, i)? {

@@ -171,3 +171,19 @@ fn the_plan_picture_is_self_contained_svg_with_rows_per_edge() {
     let frames = doc.descendants().filter(|n| class(n, "frame")).count();
     assert!(frames >= 3, "codegen and query stages are boxed");
 }
+
+/// Re-planning between stages must not defeat the session's stage cache: the second run of a
+/// query whose join was converted at run time compiles nothing.
+#[test]
+fn a_second_adaptive_run_takes_every_stage_from_the_cache() {
+    let s = session(&[("spark.sql.autoBroadcastJoinThreshold", "20KB")]);
+    for t in ["orders", "lineitem"] {
+        s.register_parquet(t, tpch_dir().join(format!("{t}.parquet"))).expect("registers");
+    }
+    let df = s.sql(Q3_LIKE).expect("plans");
+    let (_, first) = df.collect_with_metrics().expect("runs");
+    let (_, second) = df.collect_with_metrics().expect("runs");
+    assert!(first.codegen.cache_misses > 0, "{:?}", first.codegen);
+    assert_eq!((second.codegen.cache_misses, second.codegen.compile_micros), (0, 0), "{:?}", second.codegen);
+    assert_eq!(second.codegen.cache_hits, first.codegen.cache_hits + first.codegen.cache_misses, "{:?}", second.codegen);
+}

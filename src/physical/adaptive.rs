@@ -95,7 +95,30 @@ impl StageOutput {
 /// The bytes of a batch's rows: of its slice only (an exchange's partitions are often slices
 /// of one larger batch, whose whole buffers `get_array_memory_size` would count each time).
 pub fn batch_bytes(b: &RecordBatch) -> u64 {
-    b.columns().iter().map(|c| c.to_data().get_slice_memory_size().unwrap_or_else(|_| c.get_array_memory_size()) as u64).sum()
+    b.columns().iter().map(|c| array_bytes(c.as_ref())).sum()
+}
+
+/// The bytes of an array's slice, without copying its `ArrayData` for the common types.
+fn array_bytes(a: &dyn arrow::array::Array) -> u64 {
+    use arrow::array::AsArray;
+    let n = a.len() as u64;
+    let validity = if a.null_count() > 0 { n.div_ceil(8) } else { 0 };
+    let t = a.data_type();
+    if let Some(width) = t.primitive_width() {
+        return n * width as u64 + validity;
+    }
+    match t {
+        arrow::datatypes::DataType::Boolean => n.div_ceil(8) + validity,
+        arrow::datatypes::DataType::Utf8 => {
+            let o = a.as_string::<i32>().value_offsets();
+            (n + 1) * 4 + (o[o.len() - 1] - o[0]) as u64 + validity
+        }
+        arrow::datatypes::DataType::LargeUtf8 => {
+            let o = a.as_string::<i64>().value_offsets();
+            (n + 1) * 8 + (o[o.len() - 1] - o[0]) as u64 + validity
+        }
+        _ => a.to_data().get_slice_memory_size().unwrap_or_else(|_| a.get_array_memory_size()) as u64,
+    }
 }
 
 /// One output partition of a shuffle read.

@@ -108,11 +108,7 @@ fn renumber(plan: &Arc<PhysicalPlan>, ids: &HashMap<usize, usize>) -> Arc<Physic
 }
 
 fn rebuild(plan: &Arc<PhysicalPlan>, children: Vec<Arc<PhysicalPlan>>) -> Arc<PhysicalPlan> {
-    if children.iter().zip(plan.children()).all(|(n, o)| Arc::ptr_eq(n, o)) {
-        plan.clone()
-    } else {
-        Arc::new(plan.with_new_children(children))
-    }
+    plan.with_children_if_changed(children)
 }
 
 fn collapse(plan: &Arc<PhysicalPlan>, next_id: &mut usize) -> Arc<PhysicalPlan> {

@@ -13,7 +13,7 @@ use crate::codegen::StageCache;
 use crate::config::Config;
 use crate::error::Result;
 use crate::exec::metrics::{CodegenMetrics, PlanMetrics};
-use crate::physical::adaptive::{coalesce, convert_joins, estimated_bytes, skew_join_reads, ReadPart, ShuffleReadSpec, StageOutput};
+use crate::physical::adaptive::{coalesce, convert_joins, estimated_bytes, skew_join_reads, ShuffleReadSpec, StageOutput};
 use crate::physical::{ensure_requirements, next_plan_id, Partitioning, PhysicalPlan, QueryStageKind};
 
 /// What an adaptive run returns: the rows, and the plan that actually ran.
@@ -25,14 +25,7 @@ pub struct AdaptiveRun {
     pub final_plan: Arc<PhysicalPlan>,
 }
 
-/// Whether `plan` runs adaptively: AQE is on and there is an exchange to cut it at.
-pub fn is_adaptive(plan: &PhysicalPlan, config: &Config) -> bool {
-    config.adaptive_enabled && has_exchange(plan)
-}
-
-fn has_exchange(p: &PhysicalPlan) -> bool {
-    matches!(p, PhysicalPlan::Exchange { .. } | PhysicalPlan::BroadcastExchange { .. }) || p.children().into_iter().any(|c| has_exchange(c))
-}
+pub use crate::physical::adaptive::is_adaptive;
 
 /// Runs `initial` stage by stage, re-planning between stages.
 pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics, ops: &PlanMetrics) -> Result<AdaptiveRun> {
@@ -71,14 +64,7 @@ fn strip_codegen(plan: &Arc<PhysicalPlan>) -> Arc<PhysicalPlan> {
     match plan.as_ref() {
         PhysicalPlan::WholeStageCodegen { child, .. } => strip_codegen(child),
         PhysicalPlan::QueryStage { .. } => plan.clone(),
-        other => {
-            let children: Vec<_> = other.children().into_iter().map(strip_codegen).collect();
-            if children.iter().zip(other.children()).all(|(a, b)| Arc::ptr_eq(a, b)) {
-                plan.clone()
-            } else {
-                Arc::new(other.with_new_children(children))
-            }
-        }
+        other => plan.with_children_if_changed(other.children().into_iter().map(strip_codegen).collect()),
     }
 }
 
@@ -112,12 +98,7 @@ fn replace(plan: &Arc<PhysicalPlan>, old: &Arc<PhysicalPlan>, new: &Arc<Physical
     if Arc::ptr_eq(plan, old) {
         return new.clone();
     }
-    let children: Vec<_> = plan.children().into_iter().map(|c| replace(c, old, new)).collect();
-    if children.iter().zip(plan.children()).all(|(a, b)| Arc::ptr_eq(a, b)) {
-        plan.clone()
-    } else {
-        Arc::new(plan.with_new_children(children))
-    }
+    plan.with_children_if_changed(plan.children().into_iter().map(|c| replace(c, old, new)).collect())
 }
 
 /// Re-plans what has not run from what has: joins converted, then the exchanges the new plan
@@ -130,6 +111,9 @@ fn reoptimize(plan: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan> {
     let local = ensure_requirements(&converted, config.shuffle_partitions);
     // `OptimizeShuffleWithLocalRead`: a local read loses the hash layout; when an operator
     // above needed it (another join on the same key), read the stage as it is instead.
+    if pending_exchanges(&local) == pending_exchanges(&converted) {
+        return local;
+    }
     let (kept, _) = convert_joins(plan, config, false, &mut next_plan_id);
     let kept = ensure_requirements(&kept, config.shuffle_partitions);
     if pending_exchanges(&kept) < pending_exchanges(&local) {
@@ -182,7 +166,7 @@ fn split_skew(plan: &Arc<PhysicalPlan>, config: &Config) -> (Arc<PhysicalPlan>, 
             c
         })
         .collect();
-    (if skewed { Arc::new(plan.with_new_children(children)) } else { plan.clone() }, skewed)
+    (plan.with_children_if_changed(children), skewed)
 }
 
 /// A sort-merge join side: a local Sort over a finished shuffle stage.
@@ -231,7 +215,7 @@ fn coalesce_reads(plan: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan
     if ranges.len() >= width {
         return plan.clone();
     }
-    let spec = ShuffleReadSpec { parts: ranges.into_iter().map(|(s, e)| ReadPart::Partitions(s, e)).collect(), local: false };
+    let spec = ShuffleReadSpec::ranges(ranges, false);
     let mut out = plan.clone();
     let stages: Vec<Arc<PhysicalPlan>> = stages.into_iter().cloned().collect();
     for stage in &stages {

@@ -33,7 +33,7 @@ use crate::physical::{AggregateExpr, AggregateMode, BuildSide, HashJoinKind, Phy
 
 /// The text of `EXPLAIN FORMATTED` for a physical plan.
 pub fn formatted_string(plan: &PhysicalPlan, config: &Config) -> String {
-    let adaptive = config.adaptive_enabled && has_exchange(plan);
+    let adaptive = crate::physical::adaptive::is_adaptive(plan, config);
     let mut stages = HashMap::new();
     if !adaptive {
         mark_stages(plan, &mut stages);
@@ -70,10 +70,6 @@ pub fn formatted_string(plan: &PhysicalPlan, config: &Config) -> String {
     }
     let body: String = blocks.iter().map(|b| format!("\n{b}\n")).collect();
     format!("== Physical Plan ==\n{outline}\n{body}")
-}
-
-fn has_exchange(p: &PhysicalPlan) -> bool {
-    matches!(p, PhysicalPlan::Exchange { .. } | PhysicalPlan::BroadcastExchange { .. }) || p.children().into_iter().any(|c| has_exchange(c))
 }
 
 /// Post-order ids, skipping the WholeStageCodegen wrappers (Spark skips them and InputAdapters).

@@ -147,6 +147,11 @@ pub struct ShuffleReadSpec {
 }
 
 impl ShuffleReadSpec {
+    /// A read of contiguous partition ranges.
+    pub fn ranges(ranges: Vec<(usize, usize)>, local: bool) -> ShuffleReadSpec {
+        ShuffleReadSpec { parts: ranges.into_iter().map(|(s, e)| ReadPart::Partitions(s, e)).collect(), local }
+    }
+
     /// Whether each shuffle partition is read at most once (disjoint ranges, no splits), so
     /// partitions can be handed to their reader.
     pub fn reads_once(&self) -> bool {
@@ -190,6 +195,14 @@ pub fn read_partitioning(spec: &ShuffleReadSpec, child: &Partitioning) -> Partit
     }
 }
 
+/// Whether `plan` runs adaptively: AQE is on and there is an exchange to cut it at.
+pub fn is_adaptive(plan: &PhysicalPlan, config: &Config) -> bool {
+    fn has_exchange(p: &PhysicalPlan) -> bool {
+        matches!(p, PhysicalPlan::Exchange { .. } | PhysicalPlan::BroadcastExchange { .. }) || p.children().into_iter().any(|c| has_exchange(c))
+    }
+    config.adaptive_enabled && has_exchange(plan)
+}
+
 /// The largest stage output broadcast at run time (None: never).
 fn broadcast_threshold(config: &Config) -> Option<u64> {
     u64::try_from(config.adaptive_broadcast_threshold()).ok()
@@ -221,9 +234,8 @@ fn local_read(stage: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan> {
     if !config.adaptive_local_shuffle_reader {
         return stage.clone();
     }
-    let ranges = coalesce(&[&output.bytes], config);
-    let parts = ranges.into_iter().map(|(s, e)| ReadPart::Partitions(s, e)).collect();
-    Arc::new(PhysicalPlan::ShuffleRead { spec: ShuffleReadSpec { parts, local: true }, child: stage.clone() })
+    let spec = ShuffleReadSpec::ranges(coalesce(&[&output.bytes], config), true);
+    Arc::new(PhysicalPlan::ShuffleRead { spec, child: stage.clone() })
 }
 
 /// The side of a join that feeds it without a shuffle it needed only for this join: a finished
@@ -253,7 +265,7 @@ pub fn convert_joins(plan: &Arc<PhysicalPlan>, config: &Config, local: bool, nex
             c
         })
         .collect();
-    let node = if changed { Arc::new(plan.with_new_children(children)) } else { plan.clone() };
+    let node = plan.with_children_if_changed(children);
     let (left_keys, right_keys, join_type, condition, left, right) = match node.as_ref() {
         PhysicalPlan::SortMergeJoin { left_keys, right_keys, join_type, condition, left, right }
         | PhysicalPlan::HashJoin { kind: HashJoinKind::Shuffled, left_keys, right_keys, join_type, condition, left, right, .. } => {

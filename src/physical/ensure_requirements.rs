@@ -267,9 +267,5 @@ pub fn ensure_requirements(plan: &Arc<PhysicalPlan>, shuffle_partitions: usize) 
             }
         })
         .collect();
-    if new_children.iter().zip(plan.children()).all(|(n, o)| Arc::ptr_eq(n, o)) {
-        plan.clone()
-    } else {
-        Arc::new(plan.with_new_children(new_children))
-    }
+    plan.with_children_if_changed(new_children)
 }

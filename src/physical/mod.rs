@@ -408,6 +408,16 @@ impl PhysicalPlan {
         node
     }
 
+    /// This node over `children`: itself when they are the children it has, else a copy over
+    /// them (rules rewrite bottom-up and keep untouched subtrees shared).
+    pub fn with_children_if_changed(self: &Arc<Self>, children: Vec<Arc<PhysicalPlan>>) -> Arc<PhysicalPlan> {
+        if children.iter().zip(self.children()).all(|(n, o)| Arc::ptr_eq(n, o)) {
+            self.clone()
+        } else {
+            Arc::new(self.with_new_children(children))
+        }
+    }
+
     /// The children a plan printer shows: a query stage shows the plan that ran under it.
     pub fn tree_children(&self) -> Vec<&Arc<PhysicalPlan>> {
         match self {

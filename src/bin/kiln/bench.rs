@@ -63,6 +63,9 @@ pub struct BenchOptions {
     pub plot: Option<PathBuf>,
     /// Peers' medians (`engine,query,median_ms,rows`) drawn beside kiln's.
     pub peers: Option<PathBuf>,
+    /// Settings (KEY, VALUE) of a second configuration timed against the session's, run for
+    /// run in turn, so the two see the same machine.
+    pub against: Vec<(String, String)>,
 }
 
 struct Timing {
@@ -78,20 +81,51 @@ struct Timing {
 
 /// Times `sql` `runs` times after one cold run.
 fn time_query(session: &Session, sql: &str, runs: usize) -> Result<Timing, KilnError> {
-    let df = session.sql(sql)?;
-    let start = Instant::now();
-    let (_, metrics) = df.collect_with_metrics()?;
-    let cold = start.elapsed().as_secs_f64() * 1000.0;
-    let mut times = Vec::with_capacity(runs);
-    let mut rows = 0;
-    for _ in 0..runs {
+    Ok(time_in_turn(&[session.sql(sql)?], runs)?.remove(0))
+}
+
+/// Times each prepared query `runs` times after one cold run each, in turn (A B A B ...), so
+/// that drift in the machine's speed falls on all of them alike.
+fn time_in_turn(dfs: &[kiln::DataFrame], runs: usize) -> Result<Vec<Timing>, KilnError> {
+    let mut colds = vec![];
+    for df in dfs {
         let start = Instant::now();
-        let batches = df.collect()?;
-        times.push(start.elapsed().as_secs_f64() * 1000.0);
-        rows = batches.iter().map(|b| b.num_rows()).sum();
+        let (_, metrics) = df.collect_with_metrics()?;
+        colds.push((start.elapsed().as_secs_f64() * 1000.0, metrics.codegen));
     }
-    times.sort_by(|a, b| a.total_cmp(b));
-    Ok(Timing { median: times[times.len() / 2], min: times[0], max: times[times.len() - 1], rows, cold, codegen: metrics.codegen })
+    let mut times = vec![Vec::with_capacity(runs); dfs.len()];
+    let mut rows = vec![0; dfs.len()];
+    for _ in 0..runs {
+        for (i, df) in dfs.iter().enumerate() {
+            let start = Instant::now();
+            let batches = df.collect()?;
+            times[i].push(start.elapsed().as_secs_f64() * 1000.0);
+            rows[i] = batches.iter().map(|b| b.num_rows()).sum();
+        }
+    }
+    Ok(times
+        .into_iter()
+        .zip(rows)
+        .zip(colds)
+        .map(|((mut times, rows), (cold, codegen))| {
+            times.sort_by(|a, b| a.total_cmp(b));
+            Timing { median: times[times.len() / 2], min: times[0], max: times[times.len() - 1], rows, cold, codegen }
+        })
+        .collect())
+}
+
+/// `sql` prepared under the session's settings and under them changed by `against` (the
+/// session is left as it was).
+fn prepare_against(session: &Session, sql: &str, against: &[(String, String)]) -> Result<[kiln::DataFrame; 2], KilnError> {
+    let base = session.sql(sql)?;
+    let saved = session.config()?;
+    let changed = against.iter().try_for_each(|(k, v)| session.set_conf(k, v)).and_then(|_| session.sql(sql));
+    for (k, _) in against {
+        if let Some(v) = saved.get(k) {
+            session.set_conf(k, &v)?;
+        }
+    }
+    Ok([base, changed?])
 }
 
 /// The TPC-H queries named by `queries`: `1,6,9` or ranges such as `1-22` (the peers' scripts
@@ -134,7 +168,7 @@ pub fn register_tpch(session: &Session, sf: f64) -> Result<(), KilnError> {
 /// One query's timings per mode (interpreted first).
 struct Row {
     name: String,
-    timings: Vec<(&'static str, Timing)>,
+    timings: Vec<(String, Timing)>,
 }
 
 /// Times each (name, sql) in `session` (its settings and tables apply) in the chosen modes.
@@ -154,7 +188,8 @@ pub fn run(session: &Session, queries: &[(String, String)], o: &BenchOptions) ->
     match o.format {
         BenchFormat::Csv => outln!("engine,query,median_ms,rows,cold_ms,compile_ms,stages_compiled,stages_interpreted,stages_fell_back"),
         BenchFormat::Table => {
-            outln!("query  {}", modes.iter().map(|(m, _)| format!("{:<36}", format!("{m}: median [min-max], cold"))).collect::<String>());
+            let labels = modes.iter().flat_map(|(m, _)| if o.against.is_empty() { vec![m.to_string()] } else { vec![m.to_string(), format!("{m}{AGAINST}")] });
+            outln!("query  {}", labels.map(|m| format!("{:<36}", format!("{m}: median [min-max], cold"))).collect::<String>());
         }
         BenchFormat::Json => {}
     }
@@ -167,35 +202,42 @@ pub fn run(session: &Session, queries: &[(String, String)], o: &BenchOptions) ->
                 let plan = session.sql(sql)?.explain_string(kiln::ExplainMode::Simple)?;
                 eprintln!("-- {name} {label}\n{plan}");
             }
-            let t = time_query(session, sql, o.runs)?;
-            let c = &t.codegen;
-            match o.format {
-                BenchFormat::Csv => outln!(
-                    "kiln-{label},{name},{:.1},{},{:.1},{:.3},{},{},{}",
-                    t.median,
-                    t.rows,
-                    t.cold,
-                    c.compile_micros as f64 / 1000.0,
-                    c.stages_compiled,
-                    c.stages_interpreted,
-                    c.stages_fell_back
-                ),
-                BenchFormat::Json => outln!(
-                    "{{\"engine\":\"kiln-{label}\",\"query\":{},\"median_ms\":{:.3},\"min_ms\":{:.3},\"max_ms\":{:.3},\"cold_ms\":{:.3},\"rows\":{},\"compile_ms\":{:.3},\"stages_compiled\":{},\"stages_interpreted\":{},\"stages_fell_back\":{}}}",
-                    json_string(name),
-                    t.median,
-                    t.min,
-                    t.max,
-                    t.cold,
-                    t.rows,
-                    c.compile_micros as f64 / 1000.0,
-                    c.stages_compiled,
-                    c.stages_interpreted,
-                    c.stages_fell_back
-                ),
-                BenchFormat::Table => {}
+            let timed: Vec<(String, Timing)> = if o.against.is_empty() {
+                vec![(label.to_string(), time_query(session, sql, o.runs)?)]
+            } else {
+                let [a, b] = time_in_turn(&prepare_against(session, sql, &o.against)?, o.runs)?.try_into().map_err(|_| KilnError::internal("two timings expected"))?;
+                vec![(label.to_string(), a), (format!("{label}{AGAINST}"), b)]
+            };
+            for (label, t) in timed {
+                let c = &t.codegen;
+                match o.format {
+                    BenchFormat::Csv => outln!(
+                        "kiln-{label},{name},{:.1},{},{:.1},{:.3},{},{},{}",
+                        t.median,
+                        t.rows,
+                        t.cold,
+                        c.compile_micros as f64 / 1000.0,
+                        c.stages_compiled,
+                        c.stages_interpreted,
+                        c.stages_fell_back
+                    ),
+                    BenchFormat::Json => outln!(
+                        "{{\"engine\":\"kiln-{label}\",\"query\":{},\"median_ms\":{:.3},\"min_ms\":{:.3},\"max_ms\":{:.3},\"cold_ms\":{:.3},\"rows\":{},\"compile_ms\":{:.3},\"stages_compiled\":{},\"stages_interpreted\":{},\"stages_fell_back\":{}}}",
+                        json_string(name),
+                        t.median,
+                        t.min,
+                        t.max,
+                        t.cold,
+                        t.rows,
+                        c.compile_micros as f64 / 1000.0,
+                        c.stages_compiled,
+                        c.stages_interpreted,
+                        c.stages_fell_back
+                    ),
+                    BenchFormat::Table => {}
+                }
+                timings.push((label, t));
             }
-            timings.push((*label, t));
         }
         if o.format == BenchFormat::Table {
             outln!("{}", table_line(name, &timings));
@@ -203,11 +245,16 @@ pub fn run(session: &Session, queries: &[(String, String)], o: &BenchOptions) ->
         rows.push(Row { name: name.clone(), timings });
     }
     session.set_conf("spark.sql.codegen.wholeStage", "true")?;
-    let speedups: Vec<f64> = rows.iter().filter_map(|r| speedup(&r.timings)).collect();
+    let speedups: Vec<(f64, &str)> = rows.iter().filter_map(|r| Some((speedup(&r.timings)?, r.name.as_str()))).collect();
     if o.format == BenchFormat::Table && speedups.len() > 1 {
-        let geomean = (speedups.iter().map(|s| s.ln()).sum::<f64>() / speedups.len() as f64).exp();
-        let slowest = speedups.iter().cloned().fold(f64::INFINITY, f64::min);
-        outln!("compiled over interpreted: geometric mean speedup {geomean:.2}x over {} queries, lowest {slowest:.2}x", speedups.len());
+        let geomean = (speedups.iter().map(|s| s.0.ln()).sum::<f64>() / speedups.len() as f64).exp();
+        let (lowest, which) = speedups.iter().cloned().fold((f64::INFINITY, ""), |a, b| if b.0 < a.0 { b } else { a });
+        let what = if o.against.is_empty() {
+            "compiled over interpreted".to_string()
+        } else {
+            format!("{} over the session's settings", o.against.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "))
+        };
+        outln!("{what}: geometric mean speedup {geomean:.2}x over {} queries, lowest {lowest:.2}x ({which})", speedups.len());
     }
     if let Some(path) = &o.plot {
         plot(path, &rows, &peers)?;
@@ -216,9 +263,14 @@ pub fn run(session: &Session, queries: &[(String, String)], o: &BenchOptions) ->
     Ok(())
 }
 
-/// Interpreted median over compiled median, when both ran.
-fn speedup(timings: &[(&str, Timing)]) -> Option<f64> {
+/// The label suffix of a timing under `--against`'s settings.
+const AGAINST: &str = "+against";
+
+/// The ratio a query's line reports: with `--against`, the session's settings' median over the
+/// changed settings' (of the last mode timed); else interpreted over compiled, when both ran.
+fn speedup(timings: &[(String, Timing)]) -> Option<f64> {
     match timings {
+        [.., (_, a), (label, b)] if label.ends_with(AGAINST) => Some(a.median / b.median),
         [(_, i), (_, c)] => Some(i.median / c.median),
         _ => None,
     }
@@ -226,11 +278,11 @@ fn speedup(timings: &[(&str, Timing)]) -> Option<f64> {
 
 /// A query's line of the table: per mode median [min-max] and cold run, the ratio, and what
 /// the compiled run's code generation did.
-fn table_line(name: &str, timings: &[(&str, Timing)]) -> String {
+fn table_line(name: &str, timings: &[(String, Timing)]) -> String {
     let cells: String = timings.iter().map(|(_, t)| format!("{:<36}", format!("{:.1} ms [{:.1}-{:.1}], {:.1} ms", t.median, t.min, t.max, t.cold))).collect();
     let ratio = speedup(timings).map(|s| format!("speedup {s:.2}x  ")).unwrap_or_default();
     let stages = match timings.last() {
-        Some(("compiled", t)) => {
+        Some((label, t)) if label.starts_with("compiled") => {
             let c = &t.codegen;
             format!(
                 "stages: {} compiled ({:.1} ms to compile, {} from cache), {} interpreted, {} fell back",
@@ -377,10 +429,19 @@ mod tests {
     }
 
     #[test]
+    fn the_ratio_is_interpreted_over_compiled_or_the_session_over_against() {
+        let t = |ms: f64| Timing { median: ms, min: ms, max: ms, rows: 1, cold: ms, codegen: Default::default() };
+        assert_eq!(speedup(&[("interpreted".into(), t(30.0)), ("compiled".into(), t(10.0))]), Some(3.0));
+        let both = [("interpreted".into(), t(30.0)), (format!("interpreted{AGAINST}"), t(15.0)), ("compiled".into(), t(10.0)), (format!("compiled{AGAINST}"), t(20.0))];
+        assert_eq!(speedup(&both), Some(0.5));
+        assert_eq!(speedup(&[("compiled".into(), t(10.0))]), None);
+    }
+
+    #[test]
     fn a_plot_is_an_svg_with_one_bar_per_mode_and_peer_and_the_ratio() {
         let dir = tempfile::tempdir().expect("dir");
         let t = |ms: f64| Timing { median: ms, min: ms, max: ms, rows: 1, cold: ms, codegen: Default::default() };
-        let rows = vec![Row { name: "q1".into(), timings: vec![("interpreted", t(30.0)), ("compiled", t(10.0))] }];
+        let rows = vec![Row { name: "q1".into(), timings: vec![("interpreted".into(), t(30.0)), ("compiled".into(), t(10.0))] }];
         let peers_csv = dir.path().join("peers.csv");
         std::fs::write(&peers_csv, "engine,query,median_ms,rows\nduckdb,q1,12.5,4\ndatafusion,q1,nan,0\n").expect("writes");
         let peers = read_peers(&peers_csv).expect("reads");

@@ -153,6 +153,7 @@ fn compiled_vs_interpreted() -> Result<(), KilnError> {
         explain: false,
         plot: None,
         peers: None,
+        against: vec![],
     };
     crate::bench::run(&session, &queries, &options)
 }

@@ -163,11 +163,17 @@ struct BenchArgs {
     /// Peers' medians to draw beside kiln's: the CSV `shared/bench/peers.sh` prints.
     #[arg(long, value_name = "FILE.csv", requires = "plot")]
     peers: Option<PathBuf>,
+    /// Also time each query with this setting changed (KEY=VALUE, repeatable), run for run in
+    /// turn with the session's settings, and report the ratio (e.g. spark.sql.adaptive.enabled=false
+    /// against true).
+    #[arg(long = "against", value_name = "KEY=VALUE")]
+    against: Vec<String>,
 }
 
 impl BenchArgs {
-    fn options(self) -> bench::BenchOptions {
-        bench::BenchOptions { runs: self.runs, mode: self.mode, format: self.format, explain: self.explain, plot: self.plot, peers: self.peers }
+    fn options(self) -> Result<bench::BenchOptions, KilnError> {
+        let against = self.against.iter().map(|c| key_value(c, "--against")).collect::<Result<_, _>>()?;
+        Ok(bench::BenchOptions { runs: self.runs, mode: self.mode, format: self.format, explain: self.explain, plot: self.plot, peers: self.peers, against })
     }
 }
 
@@ -215,11 +221,17 @@ enum GenCommand {
     },
 }
 
+/// `KEY=VALUE` of a command-line option, trimmed.
+fn key_value(arg: &str, option: &str) -> Result<(String, String), KilnError> {
+    let (k, v) = arg.split_once('=').ok_or_else(|| KilnError::Config(format!("{option} expects KEY=VALUE, got `{arg}`")))?;
+    Ok((k.trim().to_string(), v.trim().to_string()))
+}
+
 fn build_session(args: &SessionArgs) -> Result<Session, KilnError> {
     let session = Session::new();
     for c in &args.confs {
-        let (k, v) = c.split_once('=').ok_or_else(|| KilnError::Config(format!("--conf expects KEY=VALUE, got `{c}`")))?;
-        session.set_conf(k, v)?;
+        let (k, v) = key_value(c, "--conf")?;
+        session.set_conf(&k, &v)?;
     }
     for t in &args.tables {
         let (name, path) = t.split_once('=').ok_or_else(|| KilnError::Config(format!("--table expects NAME=PATH, got `{t}`")))?;
@@ -355,13 +367,13 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             let session = build_session(&SessionArgs { tables: vec![], confs })?;
             let queries = bench::tpch_queries(&queries)?;
             bench::register_tpch(&session, sf)?;
-            bench::run(&session, &queries, &args.options())
+            bench::run(&session, &queries, &args.options()?)
         }
         Command::Bench { what: BenchCommand::Sql { session, bench: args, file, query } } => {
             let s = build_session(&session)?;
             let text = read_query(&file, &query)?;
             let name = file.as_ref().and_then(|f| f.file_stem()).map_or("query".to_string(), |n| n.to_string_lossy().into_owned());
-            bench::run(&s, &[(name, text)], &args.options())
+            bench::run(&s, &[(name, text)], &args.options()?)
         }
     }
 }

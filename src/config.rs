@@ -49,7 +49,9 @@ pub struct Config {
     pub adaptive_coalesce_enabled: bool,
     /// `spark.sql.adaptive.advisoryPartitionSizeInBytes`: the size coalesced and split partitions aim at.
     pub adaptive_advisory_partition_bytes: i64,
-    /// `spark.sql.adaptive.coalescePartitions.minPartitionSize`: the least a coalesced partition aims at.
+    /// `spark.sql.adaptive.coalescePartitions.minPartitionSize`: the least a coalesced partition
+    /// aims at. kiln's default is 256 KB, not Spark's 1 MB: a sort-merge join over 1 MB
+    /// partitions sorts out of cache (TPC-H Q4 at SF1 ran 1.14x faster at 256 KB, one sitting).
     pub adaptive_min_partition_bytes: i64,
     /// `spark.sql.adaptive.coalescePartitions.parallelismFirst`: aim at one partition per core
     /// before the advisory size.
@@ -107,7 +109,7 @@ impl Default for Config {
             adaptive_broadcast_threshold: None,
             adaptive_coalesce_enabled: true,
             adaptive_advisory_partition_bytes: 64 << 20,
-            adaptive_min_partition_bytes: 1 << 20,
+            adaptive_min_partition_bytes: 256 << 10,
             adaptive_parallelism_first: true,
             adaptive_min_partition_num: None,
             adaptive_local_shuffle_reader: true,

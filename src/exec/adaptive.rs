@@ -31,7 +31,8 @@ pub use crate::physical::adaptive::is_adaptive;
 pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics, ops: &PlanMetrics) -> Result<AdaptiveRun> {
     let mut plan = strip_codegen(initial);
     let (mut stage_id, mut codegen_id) = (0, 1);
-    while let Some(exchange) = next_stage(&plan) {
+    let mut estimates = Estimates::default();
+    while let Some(exchange) = next_stage(&plan, &mut estimates) {
         let kind = match exchange.as_ref() {
             PhysicalPlan::BroadcastExchange { .. } => QueryStageKind::Broadcast,
             _ => QueryStageKind::Shuffle,
@@ -71,7 +72,7 @@ fn strip_codegen(plan: &Arc<PhysicalPlan>) -> Arc<PhysicalPlan> {
 /// The next exchange to run: one with no exchange left under it. Broadcasts first (small, and
 /// every join waiting on one needs it), then the shuffle with the least data, so that a join
 /// whose small side turns out small enough to broadcast never shuffles its large side.
-fn next_stage(plan: &Arc<PhysicalPlan>) -> Option<Arc<PhysicalPlan>> {
+fn next_stage(plan: &Arc<PhysicalPlan>, estimates: &mut Estimates) -> Option<Arc<PhysicalPlan>> {
     fn ready(p: &Arc<PhysicalPlan>, out: &mut Vec<Arc<PhysicalPlan>>) -> bool {
         // Returns whether the subtree has an exchange still to run.
         let mut below = false;
@@ -90,7 +91,27 @@ fn next_stage(plan: &Arc<PhysicalPlan>) -> Option<Arc<PhysicalPlan>> {
     }
     let mut candidates = vec![];
     ready(plan, &mut candidates);
-    candidates.into_iter().min_by_key(|e| (!matches!(e.as_ref(), PhysicalPlan::BroadcastExchange { .. }), estimated_bytes(e)))
+    if candidates.len() <= 1 {
+        // No choice to make: skip the estimate (an in-memory table's size walks its batches).
+        return candidates.pop();
+    }
+    candidates.into_iter().min_by_key(|e| (!matches!(e.as_ref(), PhysicalPlan::BroadcastExchange { .. }), estimates.of(e)))
+}
+
+/// The estimated input of each exchange still to run, computed once per run (an in-memory
+/// table's size walks its batches). Holds the exchanges, so a key is never a freed node's.
+#[derive(Default)]
+struct Estimates(Vec<(Arc<PhysicalPlan>, u64)>);
+
+impl Estimates {
+    fn of(&mut self, exchange: &Arc<PhysicalPlan>) -> u64 {
+        if let Some((_, bytes)) = self.0.iter().find(|(e, _)| Arc::ptr_eq(e, exchange)) {
+            return *bytes;
+        }
+        let bytes = estimated_bytes(exchange);
+        self.0.push((exchange.clone(), bytes));
+        bytes
+    }
 }
 
 /// `plan` with the node `old` replaced by `new`.

@@ -364,7 +364,7 @@ impl Resolver<'_> {
         let LogicalPlan::Aggregate { grouping, aggregates, child } = agg.as_ref() else {
             return Err(KilnError::internal("HAVING without an Aggregate"));
         };
-        let (condition, extra) = self.resolve_against_aggregate(condition, &agg.output(), aggregates, child)?;
+        let (condition, extra) = self.resolve_against_aggregate(condition, &agg.output(), grouping, aggregates, child)?;
         let condition = require_boolean(coerce_expr(condition)?, "HAVING")?;
         if extra.is_empty() {
             return Ok(LogicalPlan::Filter { condition, child: agg });
@@ -375,18 +375,35 @@ impl Resolver<'_> {
         Ok(LogicalPlan::Project { list: original.iter().map(|a| a.expr()).collect(), child: Arc::new(filter) })
     }
 
-    /// Resolves `e` where an Aggregate's output is visible: names of the output, then aggregate
-    /// functions over the Aggregate's input. Returns the expression and any hidden aggregates added.
+    /// Resolves `e` where an Aggregate's output is visible: names of the output, then grouping
+    /// expressions and aggregate functions over the Aggregate's input (Spark's
+    /// ResolveAggregateFunctions). Returns the expression and any hidden outputs added.
     fn resolve_against_aggregate(
         &self,
         e: Expr,
         agg_output: &[Attribute],
+        grouping: &[Expr],
         aggregates: &[Expr],
         agg_child: &Arc<LogicalPlan>,
     ) -> Result<(Expr, Vec<Expr>)> {
         let input = agg_child.output();
         let mut extra: Vec<Expr> = vec![];
-        let resolved = e.transform_down(&mut |e| match e {
+        let resolved = e.transform_down(&mut |e| {
+            // `GROUP BY i - 1 HAVING i - 1 < 7`: a grouping expression is read from the
+            // aggregate's output, not recomputed from a column the aggregate does not keep.
+            if !matches!(e, Expr::UnresolvedAttribute(_) | Expr::Attribute(_) | Expr::Literal(_)) {
+                if let Some(g) = self.resolve_expr(e.clone(), &input).ok().and_then(|r| grouping.iter().find(|g| **g == r || coerce_expr(r.clone()).is_ok_and(|c| **g == c))) {
+                    let existing = aggregates.iter().chain(extra.iter()).find(|x| x.unalias() == g);
+                    if let Some(out) = existing.and_then(named_output) {
+                        return Ok(Expr::Attribute(out));
+                    }
+                    let alias = g.clone().alias(crate::expr::sql_name(g));
+                    let out = named_output(&alias).ok_or_else(|| KilnError::internal("unnamed hidden grouping expression"))?;
+                    extra.push(alias);
+                    return Ok(Expr::Attribute(out));
+                }
+            }
+            match e {
             Expr::UnresolvedAttribute(parts) => match resolve_attribute(&parts, agg_output) {
                 Ok(a) => Ok::<Expr, KilnError>(Expr::Attribute(a)),
                 Err(err) => {
@@ -416,9 +433,10 @@ impl Resolver<'_> {
                 }
             }
             other => Ok(other),
+            }
         })?;
         let resolved = self.resolve_expr(resolved, agg_output)?;
-        Ok((resolved, extra))
+        Ok((resolved, check_aggregate_output(extra, grouping)?))
     }
 
     /// ORDER BY: over the child's output, or over columns a Project/Aggregate below hides
@@ -458,6 +476,16 @@ impl Resolver<'_> {
             child: Arc::new(LogicalPlan::Sort { order, global, child: Arc::new(child) }),
         };
         match child.as_ref() {
+            // Over HAVING that added hidden outputs (a Project hiding them over Filter over
+            // Aggregate): sorted below the Project, as over the HAVING itself.
+            LogicalPlan::Project { list, child: below }
+                if err.is_some()
+                    && list.iter().all(|e| matches!(e, Expr::Attribute(_)))
+                    && matches!(below.as_ref(), LogicalPlan::Filter { child: agg, .. } if matches!(agg.as_ref(), LogicalPlan::Aggregate { .. })) =>
+            {
+                let sorted = self.resolve_sort(order, global, below.clone())?;
+                Ok(LogicalPlan::Project { list: list.clone(), child: Arc::new(sorted) })
+            }
             LogicalPlan::Project { list, child: below } => {
                 let below_out = below.output();
                 let mut list = list.clone();
@@ -477,26 +505,48 @@ impl Resolver<'_> {
                 Ok(restore(LogicalPlan::Project { list, child: below.clone() }, new_order))
             }
             LogicalPlan::Aggregate { grouping, aggregates, child: below } => {
-                let mut all_extra = vec![];
-                let mut new_order = vec![];
-                for o in order {
-                    let known: Vec<Expr> = aggregates.iter().chain(all_extra.iter()).cloned().collect();
-                    let (expr, extra) = self.resolve_against_aggregate(o.expr.clone(), &output, &known, below)?;
-                    all_extra.extend(extra);
-                    new_order.push(SortOrder { expr: coerce_expr(expr)?, ..o });
-                }
-                if all_extra.is_empty() {
+                let (new_order, extra) = self.sort_over_aggregate(order, &output, grouping, aggregates, below)?;
+                if extra.is_empty() {
                     return Ok(LogicalPlan::Sort { order: new_order, global, child });
                 }
-                let agg = LogicalPlan::Aggregate {
-                    grouping: grouping.clone(),
-                    aggregates: [aggregates.clone(), all_extra].concat(),
-                    child: below.clone(),
-                };
+                let agg = LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates: [aggregates.clone(), extra].concat(), child: below.clone() };
                 Ok(restore(agg, new_order))
+            }
+            // ORDER BY over HAVING: resolved as over the aggregate, the filter kept between.
+            LogicalPlan::Filter { condition, child: agg } if matches!(agg.as_ref(), LogicalPlan::Aggregate { .. }) => {
+                let LogicalPlan::Aggregate { grouping, aggregates, child: below } = agg.as_ref() else {
+                    return Err(KilnError::internal("ORDER BY over HAVING"));
+                };
+                let (new_order, extra) = self.sort_over_aggregate(order, &output, grouping, aggregates, below)?;
+                if extra.is_empty() {
+                    return Ok(LogicalPlan::Sort { order: new_order, global, child });
+                }
+                let agg = LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates: [aggregates.clone(), extra].concat(), child: below.clone() };
+                Ok(restore(LogicalPlan::Filter { condition: condition.clone(), child: Arc::new(agg) }, new_order))
             }
             _ => Err(err.unwrap_or_else(|| KilnError::internal("ORDER BY resolution"))),
         }
+    }
+
+    /// ORDER BY keys resolved where an Aggregate's output is visible, and the hidden outputs
+    /// they need added to it.
+    fn sort_over_aggregate(
+        &self,
+        order: Vec<SortOrder>,
+        output: &[Attribute],
+        grouping: &[Expr],
+        aggregates: &[Expr],
+        below: &Arc<LogicalPlan>,
+    ) -> Result<(Vec<SortOrder>, Vec<Expr>)> {
+        let mut all_extra = vec![];
+        let mut new_order = vec![];
+        for o in order {
+            let known: Vec<Expr> = aggregates.iter().chain(all_extra.iter()).cloned().collect();
+            let (expr, extra) = self.resolve_against_aggregate(o.expr.clone(), output, grouping, &known, below)?;
+            all_extra.extend(extra);
+            new_order.push(SortOrder { expr: coerce_expr(expr)?, ..o });
+        }
+        Ok((new_order, all_extra))
     }
 
     /// `JOIN ... USING (k)`: an equi-join on `k`, projected as Spark does: the key once, then the

@@ -12,7 +12,7 @@ use arrow::datatypes::DataType;
 use crate::error::{KilnError, Result};
 
 /// A typed SQL value; `Null` carries its type so a NULL literal still has one.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum ScalarValue {
     /// A NULL of the given type.
     Null(DataType),
@@ -32,6 +32,28 @@ pub enum ScalarValue {
     Date32(i32),
     /// A day-time interval, in whole days (the only interval kiln's SQL produces).
     IntervalDays(i64),
+}
+
+/// Equality of literals as trees: doubles by their bits, so a `NaN` literal equals itself (a
+/// grouping key `d IN (NaN)` must match the same expression in the select list) and `-0.0`
+/// stays apart from `0.0`.
+impl PartialEq for ScalarValue {
+    fn eq(&self, other: &Self) -> bool {
+        use ScalarValue::*;
+        match (self, other) {
+            (Float64(a), Float64(b)) => a.to_bits() == b.to_bits(),
+            (Null(a), Null(b)) => a == b,
+            (Boolean(a), Boolean(b)) => a == b,
+            (Int32(a), Int32(b)) => a == b,
+            (Int64(a), Int64(b)) => a == b,
+            (Decimal(a, p, s), Decimal(b, q, t)) => (a, p, s) == (b, q, t),
+            (Utf8(a), Utf8(b)) => a == b,
+            (Date32(a), Date32(b)) => a == b,
+            (IntervalDays(a), IntervalDays(b)) => a == b,
+            // Every variant named: a new one must say how it compares.
+            (Null(_) | Boolean(_) | Int32(_) | Int64(_) | Float64(_) | Decimal(..) | Utf8(_) | Date32(_) | IntervalDays(_), _) => false,
+        }
+    }
 }
 
 impl ScalarValue {

@@ -61,6 +61,14 @@ impl TableSource {
     }
 }
 
+/// A table is itself: plans compare the tables they read by identity (the same catalog entry),
+/// never by their rows.
+impl PartialEq for Table {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self, other)
+    }
+}
+
 impl Table {
     /// `spark_catalog.default.orders`, as Spark prints relations.
     pub fn qualified_name(&self) -> String {

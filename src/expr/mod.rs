@@ -289,15 +289,9 @@ pub struct SortOrder {
     pub nulls_first: bool,
 }
 
-/// The plan of a subquery expression. Two are equal when they print the same plan.
-#[derive(Debug, Clone)]
+/// The plan of a subquery expression. Two are equal when their plans are equal trees.
+#[derive(Debug, Clone, PartialEq)]
 pub struct SubqueryPlan(pub std::sync::Arc<crate::plan::LogicalPlan>);
-
-impl PartialEq for SubqueryPlan {
-    fn eq(&self, other: &Self) -> bool {
-        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0.tree_string() == other.0.tree_string()
-    }
-}
 
 impl SubqueryPlan {
     /// The columns of enclosing queries this subquery reads (`OuterReference`s), in order.

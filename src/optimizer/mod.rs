@@ -182,8 +182,9 @@ impl Executor<'_> {
         let start = Instant::now();
         let next = rule.apply(plan)?;
         let elapsed = start.elapsed();
-        // A rebuilt but identical plan is not a change (and keeps the old Arc).
-        let effective = !Arc::ptr_eq(&next, plan) && next.tree_string() != plan.tree_string();
+        // A rebuilt but equal plan is not a change (and keeps the old Arc). Equal as trees, not
+        // as printed: a change EXPLAIN does not show (nullability, a type) is still a change.
+        let effective = !Arc::ptr_eq(&next, plan) && next != *plan;
         self.meter(rule.name(), elapsed, effective);
         if !effective {
             return Ok(None);
@@ -209,7 +210,7 @@ impl Executor<'_> {
             Strategy::Once => 1,
             Strategy::FixedPoint(n) => n.max(1),
         };
-        let mut seen = vec![plan.tree_string()];
+        let mut seen = vec![plan.clone()];
         let mut iteration = 0;
         loop {
             iteration += 1;
@@ -223,11 +224,10 @@ impl Executor<'_> {
             if Arc::ptr_eq(&start, &plan) || batch.strategy == Strategy::Once {
                 break;
             }
-            let text = plan.tree_string();
-            if seen.last() == Some(&text) {
+            if seen.last() == Some(&plan) {
                 break;
             }
-            if seen.contains(&text) {
+            if seen.contains(&plan) {
                 let message = format!(
                     "the plan of batch {} recurred in iteration {iteration}: its rules undo each other ({}); the batch stops here",
                     batch.name,
@@ -250,7 +250,7 @@ impl Executor<'_> {
                 self.warn(message);
                 break;
             }
-            seen.push(text);
+            seen.push(plan.clone());
         }
         if batch.strategy == Strategy::Once && self.config.optimizer_strict {
             check_idempotent(batch, &plan, self.config)?;
@@ -268,7 +268,7 @@ fn check_idempotent(batch: &Batch, plan: &Arc<LogicalPlan>, config: &Config) -> 
             continue;
         }
         let next = rule.apply(&again)?;
-        if !Arc::ptr_eq(&next, &again) && next.tree_string() != again.tree_string() {
+        if !Arc::ptr_eq(&next, &again) && next != again {
             return Err(KilnError::internal(format!(
                 "Once strategy's idempotence is broken for batch {}: rule {} changed\n{}into\n{}",
                 batch.name,

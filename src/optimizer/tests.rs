@@ -7,7 +7,7 @@ use super::{run_batches, Batch, Rule, Strategy};
 use crate::config::Config;
 use crate::datasource::demo::{shop_customers, shop_orders};
 use crate::error::Result;
-use crate::expr::Expr;
+use crate::expr::{Attribute, Expr};
 use crate::plan::LogicalPlan;
 use crate::types::ScalarValue;
 use crate::Session;
@@ -98,6 +98,23 @@ impl Rule for DuplicateAlias {
     }
 }
 
+/// Marks a Relation's columns non-nullable: a change no printed tree shows.
+struct NotNullRelation;
+impl Rule for NotNullRelation {
+    fn name(&self) -> &'static str {
+        "NotNullRelation"
+    }
+    fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        plan.transform_up(&mut |p| match p.as_ref() {
+            LogicalPlan::Relation { table, output } if output.iter().any(|a| a.nullable) => Ok(Arc::new(LogicalPlan::Relation {
+                table: table.clone(),
+                output: output.iter().map(|a| Attribute { nullable: false, ..a.clone() }).collect(),
+            })),
+            _ => Ok(p),
+        })
+    }
+}
+
 fn batch(strategy: Strategy, rules: Vec<Box<dyn Rule>>) -> Vec<Batch> {
     vec![Batch { name: "Test", strategy, rules }]
 }
@@ -111,6 +128,27 @@ fn fixed_point_overrun_is_an_error_in_strict_mode_and_a_warning_otherwise() {
     let done = run_batches(&plan, &batch(Strategy::FixedPoint(5), vec![Box::new(BumpLiteral)]), &lenient).expect("warns only");
     assert!(done.warnings.iter().any(|w| w.contains("spark.sql.optimizer.maxIterations")), "{:?}", done.warnings);
     assert!(done.plan.tree_string().contains("(order_id#") && done.plan.tree_string().contains("> 6)"), "{}", done.plan.tree_string());
+}
+
+#[test]
+fn a_change_that_prints_the_same_is_kept() {
+    let plan = analyzed("SELECT order_id FROM orders");
+    let relation = |p: &Arc<LogicalPlan>| {
+        let mut found = vec![];
+        p.transform_up(&mut |n| {
+            if let LogicalPlan::Relation { output, .. } = n.as_ref() {
+                found.extend(output.iter().map(|a| a.nullable));
+            }
+            Ok::<_, crate::error::KilnError>(n)
+        })
+        .expect("walks");
+        found
+    };
+    assert!(relation(&plan).iter().any(|n| *n), "the shop's orders have nullable columns");
+    let done = run_batches(&plan, &batch(Strategy::FixedPoint(5), vec![Box::new(NotNullRelation)]), &strict()).expect("converges");
+    assert_eq!(done.plan.tree_string(), plan.tree_string(), "the change does not print");
+    assert!(relation(&done.plan).iter().all(|n| !*n), "but it is kept: {:?}", relation(&done.plan));
+    assert_eq!(done.changes.len(), 1, "and recorded once");
 }
 
 #[test]

@@ -163,7 +163,7 @@ pub fn grouping_sets(kind: GroupingSetsKind, elements: &[Vec<usize>]) -> Vec<Vec
 }
 
 /// A logical plan node. Children are `Arc`s so an unchanged subtree is shared, not copied.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum LogicalPlan {
     /// A table name not yet looked up, printed `'UnresolvedRelation [db, t], [], false`.
     UnresolvedRelation {

@@ -9,9 +9,7 @@ use kiln::Session;
 mod common;
 
 /// Queries that need features of later issues; each names what is missing.
-const PENDING: &[(&str, &str)] = &[
-    ("shop_rand_filter", "rand(42) with Spark's per-partition XORShift sequence"),
-];
+const PENDING: &[(&str, &str)] = &[];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference")

@@ -815,9 +815,21 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         let expected = if min == max { min.to_string() } else if max == usize::MAX { format!("at least {min}") } else { format!("{min} to {max}") };
         return Err(arity_error(&expected));
     }
+    if func == ScalarFunc::Rand && args.is_empty() {
+        // Spark's ResolveRandomSeed: each rand() its own seed, so two are never one expression.
+        return Ok(Expr::Function { func, args: vec![Expr::Literal(crate::types::ScalarValue::Int64(random_seed()))] });
+    }
     Ok(Expr::Function { func, args })
 }
 
+
+/// A fresh seed for `rand()` (std's per-process random hash keys, advanced per call).
+fn random_seed() -> i64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64));
+    h.finish() as i64
+}
 
 /// `e` with each grouping expression outside aggregate functions replaced by its Expand copy.
 fn read_copies(e: Expr, grouping: &[Expr], copies: &[Attribute]) -> Expr {

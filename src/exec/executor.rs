@@ -27,6 +27,7 @@ use crate::error::{KilnError, Result};
 use crate::exec::interpreted::join::HashTable;
 use crate::exec::control::{on_scan_batch, QueryControl};
 use crate::exec::metrics::{CodegenMetrics, OperatorMetrics, PlanMetrics, ScanStats};
+use crate::expr::eval::random::{with_partition, RandState};
 use crate::expr::Attribute;
 use crate::physical::adaptive::ReadPart;
 use crate::physical::{output_partitioning, AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan, QueryStageKind};
@@ -467,12 +468,14 @@ impl<'a> Executor<'a> {
             PhysicalPlan::LocalTableScan { data, .. } => Box::new(data.clone().into_iter().filter(move |_| i == 0).map(Ok)),
             PhysicalPlan::Filter { condition, child } => {
                 let input = self.attrs(child);
-                Box::new(self.stream(child, i)?.map(move |b| interpreted::filter(condition, input, &b?)))
+                let mut rand = RandState::new(i);
+                Box::new(self.stream(child, i)?.map(move |b| with_partition(&mut rand, || interpreted::filter(condition, input, &b?))))
             }
             PhysicalPlan::Project { list, child } => {
                 let input = self.attrs(child);
                 let schema = schema_of(self.attrs(plan));
-                Box::new(self.stream(child, i)?.map(move |b| interpreted::project(list, input, &schema, &b?)))
+                let mut rand = RandState::new(i);
+                Box::new(self.stream(child, i)?.map(move |b| with_partition(&mut rand, || interpreted::project(list, input, &schema, &b?))))
             }
             PhysicalPlan::Expand { projections, child, .. } => {
                 let input = self.attrs(child);

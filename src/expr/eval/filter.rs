@@ -11,6 +11,22 @@ use crate::expr::{Attribute, Expr};
 
 /// The rows of `batch` (columns = `input`) for which `condition` is TRUE.
 pub fn filter(condition: &Expr, input: &[Attribute], batch: &RecordBatch) -> Result<RecordBatch> {
+    if !condition.deterministic() {
+        // As Spark's FilterExec: each conjunct sees only the rows every earlier one kept, so
+        // rand() draws once per row it is evaluated on (`status = 'paid' AND rand(42) < 0.5`).
+        let mut out = batch.clone();
+        for c in condition.split_conjunction() {
+            if out.num_rows() == 0 {
+                break;
+            }
+            out = filter_by(c, input, &out)?;
+        }
+        return Ok(out);
+    }
+    filter_by(condition, input, batch)
+}
+
+fn filter_by(condition: &Expr, input: &[Attribute], batch: &RecordBatch) -> Result<RecordBatch> {
     let mask = evaluate(condition, batch, input)?;
     if mask.data_type() != &DataType::Boolean {
         return Err(KilnError::internal(format!("filter condition {condition} is {}, not boolean", mask.data_type())));

@@ -256,22 +256,16 @@ fn coalesce(args: &[Expr], result: &DataType, batch: &RecordBatch, input: &[Attr
 /// batch (the evaluator has no per-partition state), which is deterministic per seed.
 fn rand(args: &[Expr], rows: usize) -> Result<ArrayRef> {
     let seed = match args.first() {
-        None => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
-        Some(Expr::Literal(ScalarValue::Int32(s))) => *s as u64,
-        Some(Expr::Literal(ScalarValue::Int64(s))) => *s as u64,
+        // The analyzer gives every rand() a seed; an unresolved plan still runs.
+        None => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64),
+        Some(Expr::Literal(ScalarValue::Int32(s))) => i64::from(*s),
+        Some(Expr::Literal(ScalarValue::Int64(s))) => *s,
         Some(Expr::Literal(ScalarValue::Null(_))) => 0,
         Some(other) => return Err(KilnError::unsupported(format!("rand() with a non-literal seed {other}"))),
     };
-    let mut state = seed;
-    let values = (0..rows).map(|_| {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    });
-    Ok(Arc::new(Float64Array::from_iter_values(values)))
+    // The expression's identity within the running plan: its arguments' address.
+    let values = super::random::draws(args.as_ptr() as usize, seed, rows);
+    Ok(Arc::new(Float64Array::from(values)))
 }
 
 #[cfg(test)]

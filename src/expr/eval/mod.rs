@@ -11,6 +11,7 @@ mod errors;
 mod filter;
 mod functions;
 mod project;
+pub mod random;
 #[cfg(test)]
 mod tests;
 

@@ -73,7 +73,7 @@ impl Rule for BooleanSimplification {
     fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
         rewrite_expressions(plan, &|e| match e {
             Expr::Binary { op: BinaryOp::And, left, right } => {
-                if is_true(left) || left == right {
+                if is_true(left) || same(left, right) {
                     Some(right.as_ref().clone())
                 } else if is_true(right) {
                     Some(left.as_ref().clone())
@@ -84,7 +84,7 @@ impl Rule for BooleanSimplification {
                 }
             }
             Expr::Binary { op: BinaryOp::Or, left, right } => {
-                if is_false(left) || left == right {
+                if is_false(left) || same(left, right) {
                     Some(right.as_ref().clone())
                 } else if is_false(right) {
                     Some(left.as_ref().clone())
@@ -101,6 +101,12 @@ impl Rule for BooleanSimplification {
             _ => None,
         })
     }
+}
+
+/// One value twice (Spark's semanticEquals): equal trees that are deterministic; two rand(1)
+/// are two draws.
+fn same(a: &Expr, b: &Expr) -> bool {
+    a == b && a.deterministic()
 }
 
 /// `a AND b` or `a OR b`, split at the given operator.

@@ -84,6 +84,9 @@ pub struct Config {
     /// `spark.sql.warehouse.dir`: the folder holding managed tables (`CREATE TABLE .. USING
     /// parquet` without LOCATION), one sub-folder per table; relative to the working directory.
     pub warehouse_dir: String,
+    /// `kiln.query.timeout`: a query running longer is cancelled with an error naming the
+    /// setting (`30s`, `500ms`, `2m`, or seconds); 0: no limit, the default.
+    pub query_timeout: std::time::Duration,
     /// Not a setting: the control (cancel flag, progress) of the run this copy of the config
     /// belongs to, set by `DataFrame::collect_with_control`.
     pub control: Option<std::sync::Arc<crate::exec::control::QueryControl>>,
@@ -93,6 +96,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             shuffle_partitions: 200,
+            query_timeout: std::time::Duration::ZERO,
             auto_broadcast_join_threshold: 10 * 1024 * 1024,
             prefer_sort_merge_join: true,
             whole_stage_codegen: true,
@@ -159,6 +163,7 @@ pub const KEYS: &[&str] = &[
     "kiln.optimizer.strict",
     "kiln.codegen.disassembly",
     "kiln.codegen.dump",
+    "kiln.query.timeout",
 ];
 
 /// What `EXPLAIN CODEGEN` prints of each compiled stage (`kiln.codegen.dump`).
@@ -190,6 +195,26 @@ fn name_list(value: &str) -> Vec<String> {
 
 fn parse<T: std::str::FromStr>(key: &str, value: &str, what: &str) -> Result<T> {
     value.trim().parse::<T>().map_err(|_| KilnError::Config(format!("`{key}` must be {what}, got `{value}`")))
+}
+
+/// A duration: `500ms`, `30s`, `2m`, or a number of seconds.
+fn parse_duration(key: &str, value: &str) -> Result<std::time::Duration> {
+    let v = value.trim().to_ascii_lowercase();
+    let (number, unit) = match v.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(at) => v.split_at(at),
+        None => (v.as_str(), "s"),
+    };
+    let scale = match unit.trim() {
+        "ms" => 0.001,
+        "s" | "sec" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => f64::NAN,
+    };
+    match number.trim().parse::<f64>() {
+        Ok(n) if n >= 0.0 && (n * scale).is_finite() => Ok(std::time::Duration::from_secs_f64(n * scale)),
+        _ => Err(KilnError::Config(format!("`{key}` must be a duration such as 30s, 500ms or 2m, got `{value}`"))),
+    }
 }
 
 fn parse_bool(key: &str, value: &str) -> Result<bool> {
@@ -301,6 +326,7 @@ impl Config {
                 }
                 self.warehouse_dir = value.trim().to_string();
             }
+            "kiln.query.timeout" => self.query_timeout = parse_duration(key, value)?,
             "kiln.batchSize" => {
                 let n: usize = parse(key, value, "a positive integer")?;
                 self.batch_size = n.max(1);
@@ -354,6 +380,7 @@ impl Config {
             "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown.to_string(),
             "spark.sql.warehouse.dir" => self.warehouse_dir.clone(),
             "kiln.batchSize" => self.batch_size.to_string(),
+            "kiln.query.timeout" => format!("{}ms", self.query_timeout.as_millis()),
             "kiln.codegen.disassembly" => self.codegen_dump.asm().to_string(),
             "kiln.codegen.dump" => format!("{:?}", self.codegen_dump).to_lowercase(),
             _ => return None,

@@ -151,7 +151,14 @@ impl DataFrame {
 
     fn collect_measured(&self, codegen: &crate::exec::metrics::CodegenMetrics, ops: &crate::exec::metrics::PlanMetrics) -> Result<Vec<RecordBatch>> {
         let schema = self.schema();
-        let (batches, final_plan) = crate::exec::executor::collect_measured(&self.plans.physical, &self.config, self.session.stage_cache(), codegen, ops)?;
+        // Every run has a control: `Session::interrupt_all` and `kiln.query.timeout` reach it.
+        let mut config = self.config.clone();
+        let control = config.control.get_or_insert_with(|| crate::exec::control::QueryControl::for_plan(&self.plans.physical)).clone();
+        if !config.query_timeout.is_zero() {
+            control.set_timeout(config.query_timeout);
+        }
+        self.session.track(&control);
+        let (batches, final_plan) = crate::exec::executor::collect_measured(&self.plans.physical, &config, self.session.stage_cache(), codegen, ops)?;
         if let (Some(plan), Ok(mut last)) = (final_plan, self.plans.final_plan.lock()) {
             *last = Some(plan);
         }

@@ -39,6 +39,8 @@ struct SessionState {
     stages: crate::codegen::StageCache,
     /// Rules injected by `SessionBuilder::with_extensions`.
     extensions: crate::extensions::Extensions,
+    /// The controls of the queries running now, for [`Session::interrupt_all`].
+    running: std::sync::Mutex<Vec<std::sync::Weak<crate::exec::control::QueryControl>>>,
 }
 
 /// Builds a session with settings: `Session::builder().config("spark.sql.shuffle.partitions", "8").build()`.
@@ -157,6 +159,23 @@ impl Session {
     /// The session's cache of compiled stages.
     pub fn stage_cache(&self) -> &crate::codegen::StageCache {
         &self.state.stages
+    }
+
+    /// Cancels every query of this session running now, from any thread (Spark's
+    /// `interruptAll`): each stops within a batch of its scans with `KilnError::Cancelled`, and
+    /// the session stays usable. Returns how many were running.
+    pub fn interrupt_all(&self) -> usize {
+        let Ok(mut running) = self.state.running.lock() else { return 0 };
+        running.retain(|c| c.strong_count() > 0);
+        running.iter().filter_map(|c| c.upgrade()).map(|c| c.cancel()).count()
+    }
+
+    /// Registers a run's control for [`Session::interrupt_all`] (finished runs drop out).
+    pub(crate) fn track(&self, control: &Arc<crate::exec::control::QueryControl>) {
+        if let Ok(mut running) = self.state.running.lock() {
+            running.retain(|c| c.strong_count() > 0);
+            running.push(Arc::downgrade(control));
+        }
     }
 
     /// Runs one SQL statement. A query is planned now and run by `collect()`; other statements

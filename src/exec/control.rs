@@ -17,6 +17,8 @@ pub struct QueryControl {
     stages_done: AtomicU64,
     rows_scanned: AtomicU64,
     bytes_scanned: AtomicU64,
+    /// When the run must have finished (`kiln.query.timeout`), and the limit, for the error.
+    deadline: std::sync::OnceLock<(std::time::Instant, std::time::Duration)>,
 }
 
 /// A snapshot of a query's progress.
@@ -47,10 +49,21 @@ impl QueryControl {
     pub fn is_cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Relaxed)
     }
-    /// `Err(Cancelled)` once the query was cancelled.
+    /// Cancels the run once it has taken longer than `limit` from now (the first limit set
+    /// holds).
+    pub fn set_timeout(&self, limit: std::time::Duration) {
+        let _ = self.deadline.set((std::time::Instant::now() + limit, limit));
+    }
+    /// `Err(Cancelled)` once the query was cancelled, an error naming `kiln.query.timeout` once
+    /// it ran past its deadline.
     pub fn check(&self) -> Result<()> {
         if self.is_cancelled() {
             return Err(KilnError::Cancelled);
+        }
+        if let Some((deadline, limit)) = self.deadline.get() {
+            if std::time::Instant::now() > *deadline {
+                return Err(KilnError::exec(format!("query cancelled: it ran longer than kiln.query.timeout ({} ms)", limit.as_millis())));
+            }
         }
         Ok(())
     }
@@ -83,7 +96,7 @@ impl QueryControl {
 pub fn on_scan_batch(control: Option<&QueryControl>, batch: &arrow::record_batch::RecordBatch) -> Result<()> {
     if let Some(c) = control {
         c.check()?;
-        c.scanned(batch.num_rows(), batch.get_array_memory_size());
+        c.scanned(batch.num_rows(), crate::physical::adaptive::batch_bytes(batch) as usize);
     }
     Ok(())
 }

@@ -1,0 +1,53 @@
+//! A session's limits on running queries: `Session::interrupt_all` from another thread and the
+//! `kiln.query.timeout` setting stop a query within a batch, and the session stays usable.
+
+use std::sync::Arc;
+
+use arrow::array::{Int64Array, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema};
+use kiln::{KilnError, Session};
+
+/// A session with `t(a)`: 2,000,000 rows in 20,000 batches, so a scan of it takes a while and
+/// passes many batch boundaries.
+fn session() -> Session {
+    let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int64, false)]));
+    let batches = (0..20_000i64)
+        .map(|b| RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from_iter_values(b * 100..b * 100 + 100))]).expect("batch"))
+        .collect();
+    let s = Session::new();
+    s.register_batches("t", batches).expect("registers");
+    s
+}
+
+const SLOW: &str = "SELECT sum(a % 7) FROM t WHERE a % 3 = 1";
+
+#[test]
+fn interrupt_all_cancels_a_running_query_and_the_session_goes_on() {
+    let s = session();
+    let runner = {
+        let s = s.clone();
+        std::thread::spawn(move || s.sql(SLOW).and_then(|df| df.collect()))
+    };
+    // Cancel as soon as the query has started (its control is registered).
+    let mut cancelled = 0;
+    while cancelled == 0 && !runner.is_finished() {
+        cancelled = s.interrupt_all();
+    }
+    let result = runner.join().expect("the query thread does not panic");
+    assert_eq!(cancelled, 1, "one query was running");
+    assert!(matches!(result, Err(KilnError::Cancelled)), "{:?}", result.map(|b| b.len()));
+    assert_eq!(s.interrupt_all(), 0, "nothing runs now");
+    let rows = s.sql("SELECT count(*) FROM t").and_then(|df| df.collect()).expect("the session still answers");
+    assert_eq!(rows[0].column(0).as_any().downcast_ref::<Int64Array>().map(|c| c.value(0)), Some(2_000_000));
+}
+
+#[test]
+fn a_query_past_its_timeout_fails_naming_the_setting() {
+    let s = session();
+    s.set_conf("kiln.query.timeout", "1ms").expect("a duration");
+    let err = s.sql(SLOW).and_then(|df| df.collect()).expect_err("2,000,000 rows take longer than 1 ms");
+    assert!(err.to_string().contains("kiln.query.timeout"), "{err}");
+    s.set_conf("kiln.query.timeout", "0").expect("no limit");
+    assert!(s.sql(SLOW).and_then(|df| df.collect()).is_ok());
+    assert!(s.set_conf("kiln.query.timeout", "soon").is_err(), "not a duration");
+}

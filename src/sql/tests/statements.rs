@@ -202,7 +202,7 @@ fn parse_errors_keep_sqlparsers_position() {
 
 #[test]
 fn unsupported_statements_and_clauses_are_named() {
-    assert!(err("DESCRIBE t").contains("unsupported SQL: DESCRIBE statement"));
+    assert!(err("DESCRIBE FUNCTION f").contains("unsupported SQL: DESCRIBE statement"));
     assert!(err("SELECT 1 INTERSECT SELECT 2").contains("unsupported SQL: set operation INTERSECT"));
     assert!(err("SELECT 1 INTERSECT SELECT 2").contains("unsupported SQL: set operation INTERSECT"));
     assert!(err("SELECT * FROM t LIMIT 10 OFFSET 5").contains("unsupported SQL: OFFSET"));

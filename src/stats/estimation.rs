@@ -121,27 +121,17 @@ fn compute(plan: &LogicalPlan, map: &mut Map<'_>) -> Estimate {
             let leaf = matches!(child.as_ref(), LogicalPlan::Relation { .. } | LogicalPlan::LocalRelation { .. });
             filter(condition, &c, &plan.output(), leaf).unwrap_or_else(|| Estimate::size_only(from_children(plan, &[c.stats()])))
         }
-        LogicalPlan::Project { list, child } => {
+        LogicalPlan::Project { child, .. } => {
             let c = visit(child, map);
-            match c.row_count {
-                Some(rows) => {
-                    let out = plan.output();
-                    let mut cols = c.columns.clone();
-                    cols.extend(alias_stats(list, &c.columns));
-                    let columns = output_map(&out, &cols);
-                    Estimate { size_in_bytes: output_size(&out, rows, &columns), row_count: Some(rows), columns }
-                }
-                None => Estimate::size_only(from_children(plan, &[c.stats()])),
-            }
+            project_estimate(plan, &c)
         }
         LogicalPlan::Aggregate { grouping, aggregates, child } => {
             let c = visit(child, map);
             aggregate(grouping, aggregates, &plan.output(), &c).unwrap_or_else(|| Estimate::size_only(from_children(plan, &[c.stats()])))
         }
-        LogicalPlan::Join { left, right, join_type, condition, .. } => {
+        LogicalPlan::Join { left, right, .. } => {
             let (l, r) = (visit(left, map), visit(right, map));
-            join(plan, left, right, *join_type, condition.as_ref(), &l, &r)
-                .unwrap_or_else(|| Estimate::size_only(from_children(plan, &[l.stats(), r.stats()])))
+            join_estimate(plan, &l, &r)
         }
         LogicalPlan::LocalRelation { .. } | LogicalPlan::OneRowRelation | LogicalPlan::UnresolvedRelation { .. } => {
             Estimate::size_only(super::compute(plan, &mut None))
@@ -151,6 +141,32 @@ fn compute(plan: &LogicalPlan, map: &mut Map<'_>) -> Estimate {
             Estimate::size_only(from_children(other, &children))
         }
     }
+}
+
+/// The estimate of `plan` (`spark.sql.cbo.enabled`'s `plan.stats`).
+pub fn estimate(plan: &LogicalPlan) -> Estimate {
+    visit(plan, &mut None)
+}
+
+/// A Project's estimate from its child's (Spark's `ProjectEstimation`, else the size-only
+/// fallback).
+pub(crate) fn project_estimate(plan: &LogicalPlan, c: &Estimate) -> Estimate {
+    let (LogicalPlan::Project { list, .. }, Some(rows)) = (plan, c.row_count) else {
+        return Estimate::size_only(from_children(plan, &[c.stats()]));
+    };
+    let out = plan.output();
+    let mut cols = c.columns.clone();
+    cols.extend(alias_stats(list, &c.columns));
+    let columns = output_map(&out, &cols);
+    Estimate { size_in_bytes: output_size(&out, rows, &columns), row_count: Some(rows), columns }
+}
+
+/// A Join's estimate from its children's (Spark's `JoinEstimation`, else the size-only fallback).
+pub(crate) fn join_estimate(plan: &LogicalPlan, l: &Estimate, r: &Estimate) -> Estimate {
+    let LogicalPlan::Join { left, right, join_type, condition, .. } = plan else {
+        return Estimate::size_only(from_children(plan, &[l.stats(), r.stats()]));
+    };
+    join(plan, left, right, *join_type, condition.as_ref(), l, r).unwrap_or_else(|| Estimate::size_only(from_children(plan, &[l.stats(), r.stats()])))
 }
 
 /// `a AS b` keeps `a`'s statistics under `b` (Spark's `getAliasStats`).

@@ -182,7 +182,7 @@ impl CostBasedJoinReorder {
         let mut next = Level::default();
         let lev = levels.len() - 1;
         let mut k = 0;
-        while k <= lev - k {
+        while 2 * k <= lev {
             let one_side = &levels[k].plans;
             for (i, one) in one_side.iter().enumerate() {
                 let others: &[JoinPlan] = if k == lev - k { &one_side[i..] } else { &levels[lev - k].plans };

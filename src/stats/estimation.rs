@@ -35,12 +35,24 @@ impl Estimate {
     }
 }
 
-pub(crate) type Map<'a> = Option<&'a mut HashMap<*const LogicalPlan, Statistics>>;
+/// Where estimates go, and how a LIKE is estimated.
+#[derive(Default)]
+pub(crate) struct Map<'a> {
+    /// Every node's statistics, by address (EXPLAIN COST).
+    pub nodes: Option<&'a mut HashMap<*const LogicalPlan, Statistics>>,
+    /// The selectivity of a LIKE, which Spark does not estimate (None: keeps every row, as in
+    /// Spark). The join reorder sets one: a pattern filter that keeps all rows would make a
+    /// filtered dimension look as large as its table and leave it last.
+    pub like_selectivity: Option<f64>,
+}
+
+/// The selectivity the join reorder gives a LIKE (DuckDB's default filter selectivity).
+pub const REORDER_LIKE_SELECTIVITY: f64 = 0.2;
 
 /// The CBO estimate of `plan`, recording every node's statistics in `map`.
 pub(crate) fn visit(plan: &LogicalPlan, map: &mut Map<'_>) -> Estimate {
     let est = compute(plan, map);
-    if let Some(m) = map {
+    if let Some(m) = &mut map.nodes {
         m.insert(plan as *const LogicalPlan, est.stats());
     }
     est
@@ -104,22 +116,22 @@ fn compute(plan: &LogicalPlan, map: &mut Map<'_>) -> Estimate {
                         crate::catalog::TableSource::Memory(_) => None,
                     };
                     match filters {
-                        Some(f) => filter(&f, full, output, true).unwrap_or_else(|| full.clone()),
+                        Some(f) => filter(&f, full, output, true, map.like_selectivity).unwrap_or_else(|| full.clone()),
                         None => full.clone(),
                     }
                 }
                 _ => Estimate { size_in_bytes: pruned_bytes, row_count: None, columns: HashMap::new() },
             };
-            if let Some(m) = map {
+            if let Some(m) = &mut map.nodes {
                 m.insert(child.as_ref() as *const LogicalPlan, relation_est.stats());
             }
-            filter(condition, &relation_est, &plan.output(), true)
+            filter(condition, &relation_est, &plan.output(), true, map.like_selectivity)
                 .unwrap_or_else(|| Estimate::size_only(from_children(plan, &[relation_est.stats()])))
         }
         LogicalPlan::Filter { condition, child } => {
             let c = visit(child, map);
             let leaf = matches!(child.as_ref(), LogicalPlan::Relation { .. } | LogicalPlan::LocalRelation { .. });
-            filter(condition, &c, &plan.output(), leaf).unwrap_or_else(|| Estimate::size_only(from_children(plan, &[c.stats()])))
+            filter(condition, &c, &plan.output(), leaf, map.like_selectivity).unwrap_or_else(|| Estimate::size_only(from_children(plan, &[c.stats()])))
         }
         LogicalPlan::Project { child, .. } => {
             let c = visit(child, map);
@@ -145,7 +157,12 @@ fn compute(plan: &LogicalPlan, map: &mut Map<'_>) -> Estimate {
 
 /// The estimate of `plan` (`spark.sql.cbo.enabled`'s `plan.stats`).
 pub fn estimate(plan: &LogicalPlan) -> Estimate {
-    visit(plan, &mut None)
+    visit(plan, &mut Map::default())
+}
+
+/// `estimate` as the join reorder sees it: a LIKE keeps `REORDER_LIKE_SELECTIVITY` of the rows.
+pub fn estimate_for_reorder(plan: &LogicalPlan) -> Estimate {
+    visit(plan, &mut Map { nodes: None, like_selectivity: Some(REORDER_LIKE_SELECTIVITY) })
 }
 
 /// A Project's estimate from its child's (Spark's `ProjectEstimation`, else the size-only
@@ -253,11 +270,12 @@ struct FilterEst<'a> {
     original: &'a HashMap<ExprId, ColumnStat>,
     updated: HashMap<ExprId, ColumnStat>,
     child_is_leaf: bool,
+    like: Option<f64>,
 }
 
-fn filter(condition: &Expr, c: &Estimate, out: &[Attribute], child_is_leaf: bool) -> Option<Estimate> {
+fn filter(condition: &Expr, c: &Estimate, out: &[Attribute], child_is_leaf: bool, like: Option<f64>) -> Option<Estimate> {
     let rows = c.row_count?;
-    let mut f = FilterEst { child_rows: rows, original: &c.columns, updated: HashMap::new(), child_is_leaf };
+    let mut f = FilterEst { child_rows: rows, original: &c.columns, updated: HashMap::new(), child_is_leaf, like };
     let selectivity = f.selectivity(condition, true).unwrap_or(1.0);
     let new_rows = (rows as f64 * selectivity).ceil().max(0.0) as u128;
     let columns: HashMap<ExprId, ColumnStat> = if new_rows == 0 {
@@ -314,6 +332,7 @@ impl FilterEst<'_> {
                 let values: Option<Vec<&ScalarValue>> = list.iter().map(|e| if let Expr::Literal(v) = e { Some(v) } else { None }).collect();
                 self.in_set(a, &values?, update)
             }
+            Expr::Like { negated, .. } => self.like.map(|p| if *negated { 1.0 - p } else { p }),
             // Only over a leaf are null counts exact enough (Spark's restriction).
             Expr::IsNull(inner) | Expr::IsNotNull(inner) if self.child_is_leaf => {
                 let Expr::Attribute(a) = inner.as_ref() else { return None };

@@ -137,7 +137,7 @@ pub fn all_stats(plan: &LogicalPlan) -> HashMap<*const LogicalPlan, Statistics> 
 pub fn all_stats_with(plan: &LogicalPlan, cbo: bool) -> HashMap<*const LogicalPlan, Statistics> {
     let mut map = HashMap::new();
     if cbo {
-        estimation::visit(plan, &mut Some(&mut map));
+        estimation::visit(plan, &mut estimation::Map { nodes: Some(&mut map), like_selectivity: None });
     } else {
         visit(plan, &mut Some(&mut map));
     }
@@ -147,7 +147,7 @@ pub fn all_stats_with(plan: &LogicalPlan, cbo: bool) -> HashMap<*const LogicalPl
 /// `plan_stats`, with the CBO's estimate when `cbo`.
 pub fn plan_stats_with(plan: &LogicalPlan, cbo: bool) -> Statistics {
     if cbo {
-        let e = estimation::visit(plan, &mut None);
+        let e = estimation::estimate(plan);
         Statistics { size_in_bytes: e.size_in_bytes, row_count: e.row_count }
     } else {
         plan_stats(plan)

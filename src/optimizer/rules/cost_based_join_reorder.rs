@@ -6,7 +6,10 @@
 //! `rows(A)/rows(B) * w + bytes(A)/bytes(B) * (1 - w) < 1` (`w` =
 //! `spark.sql.cbo.joinReorder.card.weight`). Cartesian products are never built. Only with
 //! `spark.sql.cbo.enabled` and `spark.sql.cbo.joinReorder.enabled`, for 3 to
-//! `spark.sql.cbo.joinReorder.dp.threshold` items.
+//! `spark.sql.cbo.joinReorder.dp.threshold` items. Unlike Spark, the items' estimates give a
+//! LIKE a selectivity (`REORDER_LIKE_SELECTIVITY`) rather than none: TPC-H Q9's
+//! `p_name LIKE '%green%'` part would otherwise look as large as the whole table and be joined
+//! after orders (2.5x slower at SF 1).
 //!
 //! ```text
 //! Join Inner, (b.y = c.y)                 Join Inner, (a.x = c.x)
@@ -24,7 +27,7 @@ use crate::error::Result;
 use crate::expr::{Attribute, Expr, ExprId};
 use crate::optimizer::Rule;
 use crate::plan::{JoinType, LogicalPlan};
-use crate::stats::estimation::{estimate, join_estimate, project_estimate, Estimate};
+use crate::stats::estimation::{estimate_for_reorder, join_estimate, project_estimate, Estimate};
 
 /// Reorders inner joins by estimated cost.
 pub struct CostBasedJoinReorder {
@@ -139,7 +142,7 @@ impl CostBasedJoinReorder {
         if n <= 2 || n > self.dp_threshold.min(63) || conditions.is_empty() {
             return None;
         }
-        let estimates: Vec<Estimate> = items.iter().map(|i| estimate(i)).collect();
+        let estimates: Vec<Estimate> = items.iter().map(|i| estimate_for_reorder(i)).collect();
         if estimates.iter().any(|e| e.row_count.is_none()) {
             return None;
         }

@@ -307,3 +307,35 @@ fn tpch_answers_hold_with_cbo_and_join_reorder() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(reordered >= 2, "the join reorder changed only {reordered} plans");
 }
+
+/// The DP joins the pair with the fewest estimated rows first, only with both CBO settings on.
+#[test]
+fn join_reorder_joins_the_smallest_pair_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = session(dir.path());
+    let values = |n: usize, f: &dyn Fn(usize) -> String| (0..n).map(f).collect::<Vec<_>>().join(", ");
+    s.sql("CREATE TABLE big (k BIGINT)").unwrap();
+    s.sql(&format!("INSERT INTO big VALUES {}", values(5000, &|i| format!("({})", i % 100)))).unwrap();
+    s.sql("CREATE TABLE mid (k BIGINT, j BIGINT)").unwrap();
+    s.sql(&format!("INSERT INTO mid VALUES {}", values(100, &|i| format!("({i}, {})", i % 10)))).unwrap();
+    s.sql("CREATE TABLE small (j BIGINT, name STRING)").unwrap();
+    s.sql(&format!("INSERT INTO small VALUES {}", values(10, &|i| format!("({i}, 'n{i}')")))).unwrap();
+    for t in ["big", "mid", "small"] {
+        s.sql(&format!("ANALYZE TABLE {t} COMPUTE STATISTICS FOR ALL COLUMNS")).unwrap();
+    }
+    let sql = "SELECT big.k, small.name FROM big JOIN mid ON big.k = mid.k JOIN small ON mid.j = small.j";
+    let outer_condition = |s: &Session| {
+        let plan = s.sql(sql).unwrap().optimized_plan().tree_string();
+        plan.lines().find(|l| l.contains("Join Inner")).map(|l| common::mask_ids(l.trim_start_matches(|c: char| " :+-".contains(c)))).unwrap()
+    };
+    let expected = csv(&s, sql);
+    assert_eq!(outer_condition(&s), "Join Inner, (j#nL = j#nL)", "written order without the reorder");
+    s.sql("SET spark.sql.cbo.enabled=true").unwrap();
+    assert_eq!(outer_condition(&s), "Join Inner, (j#nL = j#nL)", "CBO alone does not reorder");
+    s.sql("SET spark.sql.cbo.joinReorder.enabled=true").unwrap();
+    // mid ⋈ small: 100 rows; big ⋈ mid: 5000 rows. The smaller pair goes first.
+    assert_eq!(outer_condition(&s), "Join Inner, (k#nL = k#nL)");
+    assert_eq!(sorted_lines(&csv(&s, sql)), sorted_lines(&expected));
+    s.sql("SET spark.sql.cbo.joinReorder.dp.threshold=2").unwrap();
+    assert_eq!(outer_condition(&s), "Join Inner, (j#nL = j#nL)", "more items than the threshold");
+}

@@ -87,6 +87,20 @@ pub struct Config {
     /// `kiln.query.timeout`: a query running longer is cancelled with an error naming the
     /// setting (`30s`, `500ms`, `2m`, or seconds); 0: no limit, the default.
     pub query_timeout: std::time::Duration,
+    /// `spark.sql.cbo.enabled`: estimate row counts from collected statistics (off, as in Spark).
+    pub cbo_enabled: bool,
+    /// `spark.sql.cbo.joinReorder.enabled`: the DP join reorder (needs `cbo_enabled` too).
+    pub cbo_join_reorder_enabled: bool,
+    /// `spark.sql.cbo.joinReorder.dp.threshold`: most items the DP reorders.
+    pub cbo_join_reorder_dp_threshold: usize,
+    /// `spark.sql.cbo.joinReorder.card.weight`: the weight of rows (vs. bytes) in a plan's cost.
+    pub cbo_join_reorder_card_weight: f64,
+    /// `spark.sql.statistics.histogram.enabled`: ANALYZE ... FOR COLUMNS builds histograms.
+    pub histogram_enabled: bool,
+    /// `spark.sql.statistics.histogram.numBins`.
+    pub histogram_num_bins: usize,
+    /// `spark.sql.statistics.ndv.maxError`: HyperLogLog++'s relative standard deviation.
+    pub ndv_max_error: f64,
     /// Not a setting: the control (cancel flag, progress) of the run this copy of the config
     /// belongs to, set by `DataFrame::collect_with_control`.
     pub control: Option<std::sync::Arc<crate::exec::control::QueryControl>>,
@@ -125,6 +139,13 @@ impl Default for Config {
             codegen_dump: CodegenDump::Ir,
             parquet_filter_pushdown: true,
             warehouse_dir: "spark-warehouse".into(),
+            cbo_enabled: false,
+            cbo_join_reorder_enabled: false,
+            cbo_join_reorder_dp_threshold: 12,
+            cbo_join_reorder_card_weight: 0.7,
+            histogram_enabled: false,
+            histogram_num_bins: 254,
+            ndv_max_error: 0.05,
             control: None,
         }
     }
@@ -159,6 +180,13 @@ pub const KEYS: &[&str] = &[
     "spark.sql.session.timeZone",
     "spark.sql.parquet.filterPushdown",
     "spark.sql.warehouse.dir",
+    "spark.sql.cbo.enabled",
+    "spark.sql.cbo.joinReorder.enabled",
+    "spark.sql.cbo.joinReorder.dp.threshold",
+    "spark.sql.cbo.joinReorder.card.weight",
+    "spark.sql.statistics.histogram.enabled",
+    "spark.sql.statistics.histogram.numBins",
+    "spark.sql.statistics.ndv.maxError",
     "kiln.batchSize",
     "kiln.optimizer.strict",
     "kiln.codegen.disassembly",
@@ -327,6 +355,38 @@ impl Config {
                 self.warehouse_dir = value.trim().to_string();
             }
             "kiln.query.timeout" => self.query_timeout = parse_duration(key, value)?,
+            "spark.sql.cbo.enabled" => self.cbo_enabled = parse_bool(key, value)?,
+            "spark.sql.cbo.joinReorder.enabled" => self.cbo_join_reorder_enabled = parse_bool(key, value)?,
+            "spark.sql.cbo.joinReorder.dp.threshold" => {
+                let n: usize = parse(key, value, "a positive integer")?;
+                if n == 0 {
+                    return Err(KilnError::Config(format!("`{key}` must be positive")));
+                }
+                self.cbo_join_reorder_dp_threshold = n;
+            }
+            "spark.sql.cbo.joinReorder.card.weight" => {
+                let w: f64 = parse(key, value, "a number between 0 and 1")?;
+                if !(0.0..=1.0).contains(&w) {
+                    return Err(KilnError::Config(format!("`{key}` must be between 0 and 1, got `{value}`")));
+                }
+                self.cbo_join_reorder_card_weight = w;
+            }
+            "spark.sql.statistics.histogram.enabled" => self.histogram_enabled = parse_bool(key, value)?,
+            "spark.sql.statistics.histogram.numBins" => {
+                let n: usize = parse(key, value, "an integer of at least 2")?;
+                if n < 2 {
+                    return Err(KilnError::Config(format!("`{key}` must be at least 2")));
+                }
+                self.histogram_num_bins = n;
+            }
+            "spark.sql.statistics.ndv.maxError" => {
+                let e: f64 = parse(key, value, "a positive number")?;
+                // HLL++ needs at least 4 index bits: a relative error of at most 39%.
+                if !(e > 0.0 && e <= 0.39) {
+                    return Err(KilnError::Config(format!("`{key}` must be in (0, 0.39], got `{value}`")));
+                }
+                self.ndv_max_error = e;
+            }
             "kiln.batchSize" => {
                 let n: usize = parse(key, value, "a positive integer")?;
                 self.batch_size = n.max(1);
@@ -379,6 +439,13 @@ impl Config {
             "spark.sql.session.timeZone" => "Etc/UTC".to_string(),
             "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown.to_string(),
             "spark.sql.warehouse.dir" => self.warehouse_dir.clone(),
+            "spark.sql.cbo.enabled" => self.cbo_enabled.to_string(),
+            "spark.sql.cbo.joinReorder.enabled" => self.cbo_join_reorder_enabled.to_string(),
+            "spark.sql.cbo.joinReorder.dp.threshold" => self.cbo_join_reorder_dp_threshold.to_string(),
+            "spark.sql.cbo.joinReorder.card.weight" => self.cbo_join_reorder_card_weight.to_string(),
+            "spark.sql.statistics.histogram.enabled" => self.histogram_enabled.to_string(),
+            "spark.sql.statistics.histogram.numBins" => self.histogram_num_bins.to_string(),
+            "spark.sql.statistics.ndv.maxError" => self.ndv_max_error.to_string(),
             "kiln.batchSize" => self.batch_size.to_string(),
             "kiln.query.timeout" => format!("{}ms", self.query_timeout.as_millis()),
             "kiln.codegen.disassembly" => self.codegen_dump.asm().to_string(),

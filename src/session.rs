@@ -130,6 +130,7 @@ impl Session {
             schema: table.schema(),
             source: TableSource::Parquet(table),
             kind: TableKind::Session,
+            stats: None,
         })
     }
     /// Registers in-memory batches as a table; all batches must share one schema.
@@ -148,7 +149,7 @@ impl Session {
         self.register_memory(name, schema, batches)
     }
     pub(crate) fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
-        self.register(Table { name: name.to_string(), database: "default".into(), schema, source: TableSource::Memory(batches), kind: TableKind::Session })
+        self.register(Table { name: name.to_string(), database: "default".into(), schema, source: TableSource::Memory(batches), kind: TableKind::Session, stats: None })
     }
 
     /// Names of the session's tables and views, then the warehouse's other tables.
@@ -337,6 +338,31 @@ impl Session {
                 self.insert(&table, &columns, rows, overwrite)?;
                 self.local_result(vec![])
             }
+            Statement::AnalyzeTable { table, columns } => {
+                self.analyze_table(&table, &columns)?;
+                self.local_result(vec![])
+            }
+            Statement::DescribeTable { table, column, extended } => {
+                let t = self.catalog()?.lookup(&table)?;
+                match column {
+                    Some(c) => {
+                        let rows = crate::stats::command::describe_column(&t, &c, extended)?;
+                        let (names, values) = rows.into_iter().map(|[a, b]| (Some(a), Some(b))).unzip();
+                        self.local_result(vec![("info_name", names), ("info_value", values)])
+                    }
+                    None => {
+                        let rows = crate::stats::command::describe_table(&t, extended);
+                        let mut cols: [Vec<Option<String>>; 3] = Default::default();
+                        for r in rows {
+                            for (c, v) in cols.iter_mut().zip(r) {
+                                c.push(v);
+                            }
+                        }
+                        let [a, b, c] = cols;
+                        self.local_result(vec![("col_name", a), ("data_type", b), ("comment", c)])
+                    }
+                }
+            }
             Statement::DropTable { name, if_exists } => {
                 let dropped = self.state.catalog.write().map_err(|_| poisoned())?.drop_table(&name);
                 match dropped {
@@ -360,6 +386,21 @@ impl Session {
         }
     }
 
+    /// `ANALYZE TABLE`: collects the statistics and keeps them with the table — in a managed
+    /// table's folder (found again by later sessions), else in the session's catalog.
+    pub fn analyze_table(&self, name: &str, what: &crate::sql::AnalyzeColumns) -> Result<()> {
+        let table = self.catalog()?.lookup(name)?;
+        let batches = match what {
+            crate::sql::AnalyzeColumns::NoScan => None,
+            _ => Some(self.table(name)?.collect()?),
+        };
+        let stats = crate::stats::command::analyze(&table, what, batches.as_deref(), &self.config()?)?;
+        match (&table.kind, &table.source) {
+            (TableKind::Managed, TableSource::Parquet(files)) => crate::stats::column::save(&files.location, &stats),
+            _ => self.register(crate::stats::command::with_stats(&table, stats)),
+        }
+    }
+
     /// Writes a `CREATE TABLE .. USING parquet` table (replacing the folder's contents when
     /// `replace`) and registers it; returns its folder.
     fn create_stored(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>, storage: TableStorage, replace: bool) -> Result<std::path::PathBuf> {
@@ -368,6 +409,9 @@ impl Session {
             None => (self.catalog()?.managed_path(name)?, TableKind::Managed),
         };
         let mode = if replace { SaveMode::Overwrite } else { SaveMode::ErrorIfExists };
+        if replace {
+            crate::stats::column::remove(&path)?;
+        }
         write_table(&path, schema, batches.into_iter().map(Ok), &storage.partition_by, mode)?;
         self.register_stored(name, &path, kind)?;
         Ok(path)
@@ -381,7 +425,7 @@ impl Session {
             return Ok(());
         }
         let files = crate::datasource::parquet::ParquetTable::open(path)?;
-        self.register(Table { name: name.to_string(), database: "default".into(), schema: files.schema(), source: TableSource::Parquet(files), kind })
+        self.register(Table { name: name.to_string(), database: "default".into(), schema: files.schema(), source: TableSource::Parquet(files), kind, stats: None })
     }
 
     /// `INSERT INTO | OVERWRITE t [(cols)] VALUES ... | SELECT ...`: rows are cast to the
@@ -434,6 +478,8 @@ impl Session {
             TableSource::Parquet(files) => {
                 let partition_by: Vec<String> = files.partition_values.schema().fields().iter().map(|f| f.name().clone()).collect();
                 let mode = if overwrite { SaveMode::Overwrite } else { SaveMode::Append };
+                // Spark drops a table's statistics when it is written (size auto-update off).
+                crate::stats::column::remove(&files.location)?;
                 write_table(&files.location, table.schema.clone(), new_batches.into_iter().map(Ok), &partition_by, mode)?;
                 return self.register_stored(&table.name, &files.location, table.kind);
             }

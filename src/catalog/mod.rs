@@ -45,6 +45,8 @@ pub struct Table {
     pub source: TableSource,
     /// Who owns its files.
     pub kind: TableKind,
+    /// Statistics collected by `ANALYZE TABLE`, if any (and still matching the files).
+    pub stats: Option<Arc<crate::stats::TableStats>>,
 }
 
 impl TableSource {
@@ -70,6 +72,24 @@ impl PartialEq for Table {
 }
 
 impl Table {
+    /// The same table with other statistics.
+    pub fn with_stats(&self, stats: Option<Arc<crate::stats::TableStats>>) -> Table {
+        Table {
+            name: self.name.clone(),
+            database: self.database.clone(),
+            schema: self.schema.clone(),
+            source: self.source.clone(),
+            kind: self.kind,
+            stats,
+        }
+    }
+    /// (files, bytes) of what the table reads: what its statistics must have been computed from.
+    pub fn fingerprint(&self) -> (usize, u128) {
+        match &self.source {
+            TableSource::Memory(batches) => (batches.len(), batches.iter().map(|b| b.get_array_memory_size() as u128).sum()),
+            TableSource::Parquet(t) => t.fingerprint(),
+        }
+    }
     /// `spark_catalog.default.orders`, as Spark prints relations.
     pub fn qualified_name(&self) -> String {
         format!("spark_catalog.{}.{}", self.database, self.name)
@@ -122,12 +142,17 @@ impl Catalog {
         if !path.is_dir() {
             return None;
         }
-        Some(ParquetTable::open(&path).map(|t| Table {
-            name: name.to_lowercase(),
-            database: "default".into(),
-            schema: t.schema(),
-            source: TableSource::Parquet(t),
-            kind: TableKind::Managed,
+        Some(ParquetTable::open(&path).map(|t| {
+            // Saved statistics count only while the files are the ones they were computed from.
+            let stats = crate::stats::column::load(&path).filter(|s| s.fingerprint == t.fingerprint()).map(Arc::new);
+            Table {
+                name: name.to_lowercase(),
+                database: "default".into(),
+                schema: t.schema(),
+                source: TableSource::Parquet(t),
+                kind: TableKind::Managed,
+                stats,
+            }
         }))
     }
     /// The names of the warehouse's table folders.

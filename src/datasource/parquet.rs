@@ -155,6 +155,11 @@ impl ParquetTable {
         files.into_iter().filter_map(|i| self.files.get(i)).map(|f| f.size as u128).sum()
     }
 
+    /// (files, bytes): what collected statistics are checked against.
+    pub fn fingerprint(&self) -> (usize, u128) {
+        (self.files.len(), self.files_size(0..self.files.len()))
+    }
+
     /// The conjuncts of `condition` that choose partitions: deterministic, and reading
     /// partition columns only (`output` is the relation's columns).
     pub fn partition_filters(&self, output: &[Attribute], condition: &Expr) -> Vec<Expr> {

@@ -8,7 +8,7 @@ use crate::plan::LogicalPlan;
 
 /// The optimized plan's tree with statistics on every line, followed by the physical plan.
 pub fn cost_string(optimized: &LogicalPlan, physical: &PhysicalPlan, config: &Config) -> String {
-    let stats = crate::stats::all_stats(optimized);
+    let stats = crate::stats::all_stats_with(optimized, config.cbo_enabled);
     let logical = super::draw_tree(
         optimized,
         &|p: &LogicalPlan| match stats.get(&(p as *const LogicalPlan)) {

@@ -67,6 +67,16 @@ pub fn default_batches(config: &Config) -> Vec<Batch> {
         Batch { name: "Operator Optimization after Inferring Filters", strategy: fixed, rules: operator_optimization() },
         // Spark's scan push-down batch; kiln's scans take the Filter as it stands afterwards.
         Batch { name: "Early Filter and Projection Push-Down", strategy: Strategy::Once, rules: vec![Box::new(PruneFileSourcePartitions)] },
+        // Spark's CBO reorder (off unless both settings are on); it sees the pruned scans' rows.
+        Batch {
+            name: "Join Reorder",
+            strategy: Strategy::Once,
+            rules: vec![Box::new(CostBasedJoinReorder {
+                enabled: config.cbo_enabled && config.cbo_join_reorder_enabled,
+                dp_threshold: config.cbo_join_reorder_dp_threshold,
+                card_weight: config.cbo_join_reorder_card_weight,
+            })],
+        },
         // Filters folded to false above are empty relations now; collapse what sits on them.
         Batch { name: "LocalRelation", strategy: fixed, rules: local_relation() },
     ]

@@ -252,13 +252,17 @@ impl Executor<'_> {
             }
             seen.push(plan.clone());
         }
-        if batch.strategy == Strategy::Once && self.config.optimizer_strict {
+        if batch.strategy == Strategy::Once && self.config.optimizer_strict && !EXCLUDED_ONCE_BATCHES.contains(&batch.name) {
             check_idempotent(batch, &plan, self.config)?;
         }
         self.batches.push(BatchRun { batch: batch.name, iterations: iteration, before, after: plan.clone() });
         Ok(plan)
     }
 }
+
+/// `Once` batches whose second run may change the plan (Spark's `excludedOnceBatches`): the
+/// join reorder's costs change with the order it starts from.
+const EXCLUDED_ONCE_BATCHES: &[&str] = &["Join Reorder"];
 
 /// A `Once` batch run again over its own output must change nothing.
 fn check_idempotent(batch: &Batch, plan: &Arc<LogicalPlan>, config: &Config) -> Result<()> {

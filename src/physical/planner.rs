@@ -323,8 +323,8 @@ impl Planner<'_> {
             right_keys,
             extra: Expr::conjunction(rest),
             condition: condition.cloned(),
-            left_size: estimate_size(left),
-            right_size: estimate_size(right),
+            left_size: crate::stats::size_in_bytes_u64_with(left, self.config.cbo_enabled),
+            right_size: crate::stats::size_in_bytes_u64_with(right, self.config.cbo_enabled),
             left: self.plan(left, false)?,
             right: self.plan(right, false)?,
         };

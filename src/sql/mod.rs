@@ -100,6 +100,35 @@ pub enum Statement {
         /// `IF EXISTS`: a missing name is not an error.
         if_exists: bool,
     },
+    /// `ANALYZE TABLE t COMPUTE STATISTICS [NOSCAN | FOR COLUMNS ... | FOR ALL COLUMNS]`.
+    AnalyzeTable {
+        /// The table's name.
+        table: String,
+        /// What is collected.
+        columns: AnalyzeColumns,
+    },
+    /// `DESCRIBE [EXTENDED] t [col]`.
+    DescribeTable {
+        /// The table's name.
+        table: String,
+        /// A column to describe instead of the table.
+        column: Option<String>,
+        /// `EXTENDED` / `FORMATTED`: table details, or a column's statistics.
+        extended: bool,
+    },
+}
+
+/// What `ANALYZE TABLE` collects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnalyzeColumns {
+    /// `NOSCAN`: the size only.
+    NoScan,
+    /// No clause: size and row count.
+    Table,
+    /// `FOR COLUMNS a, b`: also these columns' statistics.
+    Columns(Vec<String>),
+    /// `FOR ALL COLUMNS`.
+    All,
 }
 
 /// How a `CREATE TABLE .. USING parquet` table is stored.

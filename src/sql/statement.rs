@@ -9,7 +9,7 @@ use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan};
 use super::expr::{object_name, object_name_parts, sql_data_type};
 use super::hints::SelectHints;
 use super::query::QueryPlanner;
-use super::{parse_error, parser_error, tokens_span, unsupported, Statement, TableStorage, ViewSource};
+use super::{parse_error, parser_error, tokens_span, unsupported, AnalyzeColumns, Statement, TableStorage, ViewSource};
 use crate::error::Result;
 use crate::explain::ExplainMode;
 
@@ -27,6 +27,17 @@ pub(crate) fn parse_segment(text: &str, tokens: &[TokenWithSpan]) -> Result<Vec<
     }
     if let Some(table) = create_table(text, tokens) {
         return table.map(|s| vec![s]);
+    }
+    if c.peek_keyword("ANALYZE") {
+        c.next();
+        return analyze_table(c).map(|s| vec![s]);
+    }
+    if c.peek_keyword("DESCRIBE") || c.peek_keyword("DESC") {
+        let mut d = Cursor { tokens, pos: c.pos + 1 };
+        // DESCRIBE QUERY / FUNCTION / DATABASE are other statements.
+        if !["QUERY", "FUNCTION", "DATABASE", "SCHEMA", "CATALOG", "SELECT", "WITH"].iter().any(|k| d.peek_keyword(k)) {
+            return describe_table(d).map(|s| vec![s]);
+        }
     }
     let lead = c.peek().map(|t| t.token.to_string().to_uppercase()).unwrap_or_default();
     let dialect = SparkSqlDialect {};
@@ -439,4 +450,69 @@ fn insert(i: &ast::Insert, span: Span, hints: &SelectHints) -> Result<Statement>
     let columns = i.columns.iter().map(|c| object_name_parts(c).map(|p| p.join("."))).collect::<Result<Vec<_>>>()?;
     let rows = QueryPlanner::with_hints(hints).plan_query(source)?;
     Ok(Statement::InsertValues { table: object_name(table)?, columns, rows, overwrite: i.overwrite })
+}
+
+/// `ANALYZE TABLE t COMPUTE STATISTICS [NOSCAN | FOR COLUMNS a, b | FOR ALL COLUMNS]`, after ANALYZE.
+fn analyze_table(mut c: Cursor) -> Result<Statement> {
+    let span = c.span();
+    if !c.eat_keyword("TABLE") {
+        return Err(unsupported("ANALYZE of something other than a TABLE", span));
+    }
+    let span = c.span();
+    let table = c.name().ok_or_else(|| parse_error("expected a table name after ANALYZE TABLE", span))?;
+    let span = c.span();
+    if c.peek_keyword("PARTITION") {
+        return Err(unsupported("ANALYZE TABLE .. PARTITION", span));
+    }
+    if !(c.eat_keyword("COMPUTE") && c.eat_keyword("STATISTICS")) {
+        return Err(parse_error("expected COMPUTE STATISTICS", span));
+    }
+    let span = c.span();
+    let columns = if c.eat_keyword("NOSCAN") {
+        AnalyzeColumns::NoScan
+    } else if c.eat_keyword("FOR") {
+        if c.eat_keyword("ALL") {
+            if !c.eat_keyword("COLUMNS") {
+                return Err(parse_error("expected COLUMNS after FOR ALL", c.span()));
+            }
+            AnalyzeColumns::All
+        } else if c.eat_keyword("COLUMNS") {
+            let mut names = vec![];
+            loop {
+                let span = c.span();
+                names.push(c.name().ok_or_else(|| parse_error("expected a column name", span))?);
+                if !c.eat(&Token::Comma) {
+                    break;
+                }
+            }
+            AnalyzeColumns::Columns(names)
+        } else {
+            return Err(parse_error("expected COLUMNS or ALL COLUMNS after FOR", span));
+        }
+    } else {
+        AnalyzeColumns::Table
+    };
+    if let Some(t) = c.peek() {
+        return Err(parse_error(format!("unexpected {} after ANALYZE TABLE", t.token), t.span));
+    }
+    Ok(Statement::AnalyzeTable { table, columns })
+}
+
+/// `DESC[RIBE] [TABLE] [EXTENDED | FORMATTED] t [col]`, after DESCRIBE.
+fn describe_table(mut c: Cursor) -> Result<Statement> {
+    c.eat_keyword("TABLE");
+    let extended = c.eat_keyword("EXTENDED") || c.eat_keyword("FORMATTED");
+    let span = c.span();
+    let table = c.name().ok_or_else(|| parse_error("expected a table name after DESCRIBE", span))?;
+    let column = match c.peek() {
+        None => None,
+        Some(_) => {
+            let span = c.span();
+            Some(c.name().ok_or_else(|| parse_error("expected a column name after the table", span))?)
+        }
+    };
+    if let Some(t) = c.peek() {
+        return Err(parse_error(format!("unexpected {} after DESCRIBE", t.token), t.span));
+    }
+    Ok(Statement::DescribeTable { table, column, extended })
 }

@@ -14,8 +14,14 @@
 //! `EXPLAIN COST` prints these next to every node; `JoinSelection` compares them with
 //! `spark.sql.autoBroadcastJoinThreshold`.
 
+pub mod column;
+pub mod command;
+pub mod estimation;
+
 use std::collections::HashMap;
 use std::fmt;
+
+pub use column::{ColumnStat, Histogram, HistogramBin, TableStats};
 
 use arrow::datatypes::DataType;
 
@@ -38,7 +44,7 @@ pub struct Statistics {
 }
 
 impl Statistics {
-    fn size(size_in_bytes: u128) -> Statistics {
+    pub(crate) fn size(size_in_bytes: u128) -> Statistics {
         Statistics { size_in_bytes, row_count: None }
     }
 }
@@ -123,9 +129,29 @@ pub fn plan_stats(plan: &LogicalPlan) -> Statistics {
 
 /// The statistics of every node of `plan`, by node address (for printing them beside each line).
 pub fn all_stats(plan: &LogicalPlan) -> HashMap<*const LogicalPlan, Statistics> {
+    all_stats_with(plan, false)
+}
+
+/// `all_stats`, with the CBO's row counts and column statistics when `cbo`
+/// (`spark.sql.cbo.enabled`).
+pub fn all_stats_with(plan: &LogicalPlan, cbo: bool) -> HashMap<*const LogicalPlan, Statistics> {
     let mut map = HashMap::new();
-    visit(plan, &mut Some(&mut map));
+    if cbo {
+        estimation::visit(plan, &mut estimation::Map { nodes: Some(&mut map), like_selectivity: None });
+    } else {
+        visit(plan, &mut Some(&mut map));
+    }
     map
+}
+
+/// `plan_stats`, with the CBO's estimate when `cbo`.
+pub fn plan_stats_with(plan: &LogicalPlan, cbo: bool) -> Statistics {
+    if cbo {
+        let e = estimation::estimate(plan);
+        Statistics { size_in_bytes: e.size_in_bytes, row_count: e.row_count }
+    } else {
+        plan_stats(plan)
+    }
 }
 
 type StatsMap<'a> = Option<&'a mut HashMap<*const LogicalPlan, Statistics>>;
@@ -140,11 +166,7 @@ fn visit(plan: &LogicalPlan, map: &mut StatsMap<'_>) -> Statistics {
 
 fn compute(plan: &LogicalPlan, map: &mut StatsMap<'_>) -> Statistics {
     match plan {
-        LogicalPlan::Relation { table, .. } => Statistics::size(match &table.source {
-            TableSource::Memory(batches) => batches.iter().map(|b| b.get_array_memory_size() as u128).sum(),
-            TableSource::Parquet(t) if t.is_partitioned() => DEFAULT_SIZE_IN_BYTES,
-            TableSource::Parquet(t) => t.files_size(0..t.files.len()),
-        }),
+        LogicalPlan::Relation { table, .. } => relation_size(table),
         LogicalPlan::LocalRelation { output, data } => {
             Statistics::size(size_per_row(output) * data.iter().map(|b| b.num_rows() as u128).sum::<u128>())
         }
@@ -160,43 +182,55 @@ fn compute(plan: &LogicalPlan, map: &mut StatsMap<'_>) -> Statistics {
             // The Filter itself is a unary node: same row width, at least one byte.
             Statistics::size(pruned.size_in_bytes.max(1))
         }
-        LogicalPlan::Aggregate { grouping, child, .. } if grouping.is_empty() => {
-            visit(child, map);
+        other => {
+            let children: Vec<Statistics> = other.children().into_iter().map(|c| visit(c, map)).collect();
+            from_children(other, &children)
+        }
+    }
+}
+
+/// A relation's size without row counts: its collected size when ANALYZE ran (and the files are
+/// still those), else its files' or batches' bytes.
+fn relation_size(table: &crate::catalog::Table) -> Statistics {
+    if let Some(s) = table.stats.as_deref().filter(|s| s.fingerprint == table.fingerprint()) {
+        return Statistics::size(s.size_in_bytes);
+    }
+    Statistics::size(match &table.source {
+        TableSource::Memory(batches) => batches.iter().map(|b| b.get_array_memory_size() as u128).sum(),
+        TableSource::Parquet(t) if t.is_partitioned() => DEFAULT_SIZE_IN_BYTES,
+        TableSource::Parquet(t) => t.files_size(0..t.files.len()),
+    })
+}
+
+/// Spark's `SizeInBytesOnlyStatsPlanVisitor` for a node that is not a leaf, given its
+/// children's statistics (also the CBO's fallback where it cannot estimate).
+pub(crate) fn from_children(plan: &LogicalPlan, children: &[Statistics]) -> Statistics {
+    let first = children.first().copied().unwrap_or(Statistics::size(1));
+    match plan {
+        LogicalPlan::Aggregate { grouping, .. } if grouping.is_empty() => {
             Statistics { size_in_bytes: size_per_row(&plan.output()), row_count: Some(1) }
         }
         LogicalPlan::Project { child, .. } | LogicalPlan::Filter { child, .. } | LogicalPlan::Aggregate { child, .. } => {
-            let child_stats = visit(child, map);
-            Statistics::size(scale_by_row_size(child_stats.size_in_bytes, &plan.output(), &child.output()))
+            Statistics::size(scale_by_row_size(first.size_in_bytes, &plan.output(), &child.output()))
         }
         // Each row once per projection.
         LogicalPlan::Expand { projections, output, child } => {
-            let child_stats = visit(child, map);
-            let size = scale_by_row_size(child_stats.size_in_bytes, output, &child.output());
+            let size = scale_by_row_size(first.size_in_bytes, output, &child.output());
             Statistics::size(size.saturating_mul(projections.len() as u128))
         }
-        LogicalPlan::GlobalLimit { limit, child } => {
-            let child_stats = visit(child, map);
-            let rows = child_stats.row_count.map_or(*limit as u128, |r| r.min(*limit as u128));
+        LogicalPlan::GlobalLimit { limit, .. } => {
+            let rows = first.row_count.map_or(*limit as u128, |r| r.min(*limit as u128));
             let size = if rows == 0 { 1 } else { rows.saturating_mul(size_per_row(&plan.output())) };
             Statistics { size_in_bytes: size, row_count: Some(rows) }
         }
-        LogicalPlan::LocalLimit { limit: 0, child } => {
-            visit(child, map);
-            Statistics { size_in_bytes: 1, row_count: Some(0) }
-        }
-        LogicalPlan::Join { left, right, join_type: JoinType::LeftSemi | JoinType::LeftAnti, .. } => {
-            let left_stats = visit(left, map);
-            visit(right, map);
-            left_stats
-        }
-        LogicalPlan::Union { children } => {
-            let size = children.iter().map(|c| visit(c, map).size_in_bytes).fold(0u128, u128::saturating_add);
-            Statistics::size(size)
+        LogicalPlan::LocalLimit { limit: 0, .. } => Statistics { size_in_bytes: 1, row_count: Some(0) },
+        LogicalPlan::Join { join_type: JoinType::LeftSemi | JoinType::LeftAnti, .. } => first,
+        LogicalPlan::Union { .. } => {
+            Statistics::size(children.iter().map(|s| s.size_in_bytes).fold(0u128, u128::saturating_add))
         }
         // Spark's `default`: the product of the children (sizes and, when all are known, row
         // counts), which for one child is the child's statistics.
-        other => {
-            let children: Vec<Statistics> = other.children().into_iter().map(|c| visit(c, map)).collect();
+        _ => {
             let product = |v: &mut dyn Iterator<Item = u128>| v.filter(|x| *x > 0).fold(1u128, u128::saturating_mul);
             let size_in_bytes = product(&mut children.iter().map(|s| s.size_in_bytes));
             let row_count = if children.iter().all(|s| s.row_count.is_some()) {
@@ -221,7 +255,7 @@ fn scale_by_row_size(size: u128, output: &[Attribute], child_output: &[Attribute
 
 /// The bytes of the partitions of a partitioned Parquet relation that `condition`'s partition
 /// filters keep; None when the child is no such relation or no conjunct filters partitions.
-fn pruned_size(condition: &Expr, child: &LogicalPlan) -> Option<u128> {
+pub(crate) fn pruned_size(condition: &Expr, child: &LogicalPlan) -> Option<u128> {
     let LogicalPlan::Relation { table, output } = child else { return None };
     let TableSource::Parquet(t) = &table.source else { return None };
     let filters = t.partition_filters(output, condition);
@@ -235,7 +269,13 @@ fn pruned_size(condition: &Expr, child: &LogicalPlan) -> Option<u128> {
 
 /// `physical::estimate_size`'s contract: the estimated bytes as a u64 (saturating).
 pub fn size_in_bytes_u64(plan: &LogicalPlan) -> u64 {
-    u64::try_from(plan_stats(plan).size_in_bytes).unwrap_or(u64::MAX)
+    size_in_bytes_u64_with(plan, false)
+}
+
+/// `size_in_bytes_u64`, from the CBO's estimate when `cbo` (Spark's JoinSelection reads
+/// `plan.stats`, which CBO computes).
+pub fn size_in_bytes_u64_with(plan: &LogicalPlan, cbo: bool) -> u64 {
+    u64::try_from(plan_stats_with(plan, cbo).size_in_bytes).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

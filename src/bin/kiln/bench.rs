@@ -165,6 +165,83 @@ pub fn register_tpch(session: &Session, sf: f64) -> Result<(), KilnError> {
     Ok(())
 }
 
+/// `ANALYZE TABLE t COMPUTE STATISTICS FOR ALL COLUMNS` on every table of the session, so the
+/// cost-based optimizer has row counts and column statistics (`--analyze`, implied by
+/// `spark.sql.cbo.enabled=true` and `--cardinalities`).
+pub fn analyze_all(session: &Session) -> Result<(), KilnError> {
+    let start = Instant::now();
+    for t in session.table_names()? {
+        session.sql(&format!("ANALYZE TABLE `{t}` COMPUTE STATISTICS FOR ALL COLUMNS"))?;
+    }
+    eprintln!("analyzed every table (FOR ALL COLUMNS) in {:.1} s", start.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Spark's q-error of an estimate: the factor it is off by, at least 1 (a zero counts as 1).
+pub fn q_error(estimated: u128, actual: u128) -> f64 {
+    let (e, a) = (estimated.max(1) as f64, actual.max(1) as f64);
+    (e / a).max(a / e)
+}
+
+/// `--cardinalities`: per query, every join of the optimized plan (outermost first) with the
+/// CBO's estimated rows, the rows it produces when run on its own, and the q-error; then the
+/// geometric mean and the largest q-error over all joins.
+pub fn cardinalities(session: &Session, queries: &[(String, String)]) -> Result<(), KilnError> {
+    outln!("query  join                                               estimated        actual   q-error");
+    let mut errors = vec![];
+    for (name, sql) in queries {
+        let df = session.sql(sql)?;
+        let mut joins = vec![];
+        collect_joins(df.optimized_plan(), &mut joins);
+        for (i, join) in joins.iter().enumerate() {
+            let estimated = kiln::stats::estimation::estimate(join).row_count;
+            let actual = session.plan(join.as_ref().clone()).and_then(|d| d.count());
+            let label = join_label(join);
+            match (estimated, actual) {
+                (Some(e), Ok(a)) => {
+                    let q = q_error(e, a.max(0) as u128);
+                    errors.push(q);
+                    outln!("{name:<6} {:<50} {e:>11} {a:>13} {q:>9.2}", format!("{}: {label}", i + 1));
+                }
+                (None, Ok(a)) => outln!("{name:<6} {:<50} {:>11} {a:>13} {:>9}", format!("{}: {label}", i + 1), "-", "-"),
+                (_, Err(e)) => outln!("{name:<6} {:<50} could not run the join alone: {e}", format!("{}: {label}", i + 1)),
+            }
+        }
+    }
+    if !errors.is_empty() {
+        let geomean = (errors.iter().map(|q| q.ln()).sum::<f64>() / errors.len() as f64).exp();
+        let max = errors.iter().cloned().fold(1.0, f64::max);
+        let median = {
+            let mut e = errors.clone();
+            e.sort_by(f64::total_cmp);
+            e[e.len() / 2]
+        };
+        outln!("q-error over {} joins: geometric mean {geomean:.2}, median {median:.2}, max {max:.2}", errors.len());
+    }
+    Ok(())
+}
+
+fn collect_joins(plan: &std::sync::Arc<kiln::plan::LogicalPlan>, out: &mut Vec<std::sync::Arc<kiln::plan::LogicalPlan>>) {
+    if matches!(plan.as_ref(), kiln::plan::LogicalPlan::Join { .. }) {
+        out.push(plan.clone());
+    }
+    for c in plan.children() {
+        collect_joins(c, out);
+    }
+}
+
+/// `Inner (l_orderkey = o_orderkey)`, cut to fit a column.
+fn join_label(join: &kiln::plan::LogicalPlan) -> String {
+    let line = join.node_string();
+    let line = line.strip_prefix("Join ").unwrap_or(&line);
+    let masked = line.split('#').enumerate().map(|(i, p)| if i == 0 { p.to_string() } else { p.trim_start_matches(|c: char| c.is_ascii_digit() || c == 'L').to_string() }).collect::<String>();
+    if masked.chars().count() > 48 {
+        format!("{}..", masked.chars().take(46).collect::<String>())
+    } else {
+        masked
+    }
+}
+
 /// One query's timings per mode (interpreted first).
 struct Row {
     name: String,

@@ -192,6 +192,13 @@ enum BenchCommand {
         /// A session setting: KEY=VALUE (e.g. spark.sql.shuffle.partitions=8).
         #[arg(long = "conf", value_name = "KEY=VALUE")]
         confs: Vec<String>,
+        /// Run ANALYZE TABLE .. COMPUTE STATISTICS FOR ALL COLUMNS on every table first (implied
+        /// by spark.sql.cbo.enabled=true and by --cardinalities).
+        #[arg(long)]
+        analyze: bool,
+        /// Instead of timing: print each join's estimated and actual rows and the q-error.
+        #[arg(long)]
+        cardinalities: bool,
     },
     /// Your own query over your own tables, compiled against interpreted.
     Sql {
@@ -363,10 +370,16 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             Ok(())
         }
         Command::Demo { scale } => demo::run(scale),
-        Command::Bench { what: BenchCommand::Tpch { sf, queries, bench: args, confs } } => {
+        Command::Bench { what: BenchCommand::Tpch { sf, queries, bench: args, confs, analyze, cardinalities } } => {
             let session = build_session(&SessionArgs { tables: vec![], confs })?;
             let queries = bench::tpch_queries(&queries)?;
             bench::register_tpch(&session, sf)?;
+            if analyze || cardinalities || session.config()?.cbo_enabled {
+                bench::analyze_all(&session)?;
+            }
+            if cardinalities {
+                return bench::cardinalities(&session, &queries);
+            }
             bench::run(&session, &queries, &args.options()?)
         }
         Command::Bench { what: BenchCommand::Sql { session, bench: args, file, query } } => {

@@ -3,6 +3,7 @@
 mod aliases;
 mod column_pruning;
 mod constant_folding;
+mod cost_based_join_reorder;
 mod finish_analysis;
 mod infer_filters;
 mod joins;
@@ -21,6 +22,7 @@ pub use column_pruning::{CollapseProject, ColumnPruning, RemoveNoopOperators};
 pub use constant_folding::{
     BooleanSimplification, ConstantFolding, NullPropagation, OptimizeIn, PruneFilters, ReplaceNullWithFalseInPredicate, SimplifyCasts,
 };
+pub use cost_based_join_reorder::CostBasedJoinReorder;
 pub use finish_analysis::{EliminateResolvedHint, EliminateSubqueryAliases, ReplaceDistinctWithAggregate};
 pub use infer_filters::InferFiltersFromConstraints;
 pub use joins::EliminateOuterJoin;

@@ -202,7 +202,7 @@ fn parse_errors_keep_sqlparsers_position() {
 
 #[test]
 fn unsupported_statements_and_clauses_are_named() {
-    assert!(err("DESCRIBE t").contains("unsupported SQL: DESCRIBE statement"));
+    assert!(err("DESCRIBE FUNCTION f").contains("syntax error"));
     assert!(err("SELECT 1 INTERSECT SELECT 2").contains("unsupported SQL: set operation INTERSECT"));
     assert!(err("SELECT 1 INTERSECT SELECT 2").contains("unsupported SQL: set operation INTERSECT"));
     assert!(err("SELECT * FROM t LIMIT 10 OFFSET 5").contains("unsupported SQL: OFFSET"));
@@ -287,5 +287,31 @@ fn no_input_panics() {
         GROUP BY c.country HAVING n > 1 ORDER BY 2 DESC LIMIT 10; INSERT INTO t VALUES (1, 'a'), (-2.5, NULL)";
     for (i, _) in script.char_indices() {
         let _ = parse_sql(&script[..i]);
+    }
+}
+
+#[test]
+fn analyze_and_describe_parse() {
+    use crate::sql::AnalyzeColumns;
+    let analyze = |sql: &str| match statement(sql) {
+        Statement::AnalyzeTable { table, columns } => (table, columns),
+        other => panic!("{sql}: {other:?}"),
+    };
+    assert_eq!(analyze("ANALYZE TABLE t COMPUTE STATISTICS"), ("t".into(), AnalyzeColumns::Table));
+    assert_eq!(analyze("analyze table db.t compute statistics noscan"), ("db.t".into(), AnalyzeColumns::NoScan));
+    assert_eq!(analyze("ANALYZE TABLE t COMPUTE STATISTICS FOR ALL COLUMNS"), ("t".into(), AnalyzeColumns::All));
+    assert_eq!(
+        analyze("ANALYZE TABLE t COMPUTE STATISTICS FOR COLUMNS a, `b c`"),
+        ("t".into(), AnalyzeColumns::Columns(vec!["a".into(), "b c".into()]))
+    );
+    assert!(err("ANALYZE TABLE t COMPUTE STATISTICS FOR COLUMNS").contains("expected a column name"));
+    assert!(err("ANALYZE TABLE t COMPUTE STATISTICS NOSCAN x").contains("unexpected"));
+    match statement("DESCRIBE EXTENDED t c") {
+        Statement::DescribeTable { table, column, extended } => assert_eq!((table.as_str(), column.as_deref(), extended), ("t", Some("c"), true)),
+        other => panic!("{other:?}"),
+    }
+    match statement("DESC TABLE t") {
+        Statement::DescribeTable { table, column, extended } => assert_eq!((table.as_str(), column, extended), ("t", None, false)),
+        other => panic!("{other:?}"),
     }
 }

@@ -1,0 +1,626 @@
+//! Collected statistics (`ANALYZE TABLE ... COMPUTE STATISTICS`): a table's size and row count
+//! and, per column, Spark's `ColumnStat` — distinct count (HyperLogLog++), min, max, null
+//! count, average and maximum length, and an optional equi-height histogram.
+//!
+//! Numeric, date and timestamp bounds are kept as doubles, as Spark's estimators use them
+//! (`EstimationUtils.toDouble`); DESCRIBE prints them back in the column's type. Strings and
+//! binaries have no min, max or histogram, as in Spark.
+//!
+//! A managed table's statistics live in `_kiln_stats` in its folder (a hidden name, so readers
+//! skip it), written atomically, with the file count and bytes they were computed from: a table
+//! whose files changed since does not use them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use arrow::array::{ArrayRef, AsArray};
+use arrow::datatypes::{
+    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, TimeUnit,
+    TimestampMicrosecondType,
+};
+use arrow::record_batch::RecordBatch;
+
+use crate::error::{KilnError, Result};
+
+/// Spark's `Histogram`: equal-height bins; `height` rows per bin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Histogram {
+    /// Rows in each bin (non-null rows / bins).
+    pub height: f64,
+    /// Bins in ascending order; the first includes its lower bound, the others do not.
+    pub bins: Vec<HistogramBin>,
+}
+
+/// One bin: `(lo, hi]` (the first `[lo, hi]`) with `ndv` distinct values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HistogramBin {
+    /// The lower bound.
+    pub lo: f64,
+    /// The upper bound.
+    pub hi: f64,
+    /// Distinct values within the bin.
+    pub ndv: u64,
+}
+
+/// Spark's `ColumnStat`. Every field may be unknown (after estimation some are).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ColumnStat {
+    /// Distinct non-null values.
+    pub distinct_count: Option<u128>,
+    /// The smallest value, as a double (numbers, dates as days, timestamps as microseconds).
+    pub min: Option<f64>,
+    /// The largest value.
+    pub max: Option<f64>,
+    /// NULLs.
+    pub null_count: Option<u128>,
+    /// Average bytes (strings: characters) of a value.
+    pub avg_len: Option<u64>,
+    /// Largest bytes (strings: characters) of a value.
+    pub max_len: Option<u64>,
+    /// The equi-height histogram, when `spark.sql.statistics.histogram.enabled`.
+    pub histogram: Option<std::sync::Arc<Histogram>>,
+}
+
+/// A table's collected statistics (Spark's `CatalogStatistics`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TableStats {
+    /// The bytes of the table's files (memory tables: their Arrow buffers).
+    pub size_in_bytes: u128,
+    /// Rows; None after `NOSCAN`.
+    pub row_count: Option<u128>,
+    /// Column statistics by lower-case column name.
+    pub columns: BTreeMap<String, ColumnStat>,
+    /// (files, bytes) of the files the statistics were computed from; a table whose files differ
+    /// now does not use them.
+    pub fingerprint: (usize, u128),
+}
+
+/// Whether ANALYZE collects statistics for a column of this type (Spark's `supportsType`).
+pub fn supports_type(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Boolean
+            | DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::Float32
+            | DataType::Float64
+            | DataType::Decimal128(..)
+            | DataType::Date32
+            | DataType::Timestamp(TimeUnit::Microsecond, _)
+            | DataType::Utf8
+            | DataType::LargeUtf8
+            | DataType::Utf8View
+            | DataType::Binary
+            | DataType::LargeBinary
+            | DataType::BinaryView
+    )
+}
+
+/// Whether Spark builds a histogram (and keeps min/max) for this type.
+fn is_ordered_numeric(dt: &DataType) -> bool {
+    supports_type(dt) && !is_string_or_binary(dt)
+}
+
+fn is_string_or_binary(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+    )
+}
+
+/// One column's values as Spark's estimators and HLL++ see them.
+enum Values {
+    /// Hashed as Spark's `hashInt` / `hashLong`, ordered as doubles.
+    Numbers(Vec<(u64, f64)>),
+    /// UTF-8 or binary bytes and their length (characters for strings).
+    Bytes(Vec<(u64, u64)>),
+}
+
+/// Computes the statistics of the named columns over `batches` (column index, type).
+pub fn compute_column_stats(
+    batches: &[RecordBatch],
+    column: usize,
+    dt: &DataType,
+    relative_sd: f64,
+    histogram_bins: Option<usize>,
+) -> Result<ColumnStat> {
+    let rows: u128 = batches.iter().map(|b| b.num_rows() as u128).sum();
+    let mut values = if is_string_or_binary(dt) { Values::Bytes(vec![]) } else { Values::Numbers(vec![]) };
+    for b in batches {
+        let array = b.column(column);
+        collect_values(array, dt, &mut values)?;
+    }
+    let non_null = match &values {
+        Values::Numbers(v) => v.len(),
+        Values::Bytes(v) => v.len(),
+    } as u128;
+    let mut hll = HyperLogLogPlusPlus::new(relative_sd);
+    let default = crate::stats::default_size(dt) as u64;
+    let mut stat = ColumnStat { null_count: Some(rows - non_null), ..Default::default() };
+    match values {
+        Values::Numbers(mut v) => {
+            for (h, _) in &v {
+                hll.add_hash(*h);
+            }
+            stat.avg_len = Some(default);
+            stat.max_len = Some(default);
+            if !v.is_empty() {
+                // Spark orders NaN above every number.
+                v.sort_by(|a, b| a.1.total_cmp(&b.1));
+                stat.min = v.first().map(|x| x.1);
+                stat.max = v.last().map(|x| x.1);
+                if let Some(bins) = histogram_bins.filter(|_| is_ordered_numeric(dt)) {
+                    let sorted: Vec<f64> = v.iter().map(|x| x.1).collect();
+                    stat.histogram = Some(std::sync::Arc::new(equi_height(&sorted, bins)));
+                }
+            }
+        }
+        Values::Bytes(v) => {
+            for (h, _) in &v {
+                hll.add_hash(*h);
+            }
+            let total: u128 = v.iter().map(|x| x.1 as u128).sum();
+            // Spark: ceil(avg(length(col))), the type's default size when there is no value.
+            stat.avg_len = Some(if v.is_empty() { default } else { total.div_ceil(v.len() as u128) as u64 });
+            stat.max_len = Some(v.iter().map(|x| x.1).max().unwrap_or(default));
+        }
+    }
+    stat.distinct_count = Some(hll.query().min(non_null));
+    Ok(stat)
+}
+
+fn collect_values(array: &ArrayRef, dt: &DataType, out: &mut Values) -> Result<()> {
+    let numbers = |out: &mut Values, it: &mut dyn Iterator<Item = Option<(u64, f64)>>| {
+        if let Values::Numbers(v) = out {
+            v.extend(it.flatten());
+        }
+    };
+    let bytes = |out: &mut Values, it: &mut dyn Iterator<Item = Option<(u64, u64)>>| {
+        if let Values::Bytes(v) = out {
+            v.extend(it.flatten());
+        }
+    };
+    match dt {
+        DataType::Boolean => {
+            numbers(out, &mut array.as_boolean().iter().map(|x| x.map(|b| (xxh64_int(b as i32), b as u8 as f64))))
+        }
+        DataType::Int8 => numbers(out, &mut array.as_primitive::<Int8Type>().iter().map(|x| x.map(|v| (xxh64_int(v as i32), v as f64)))),
+        DataType::Int16 => numbers(out, &mut array.as_primitive::<Int16Type>().iter().map(|x| x.map(|v| (xxh64_int(v as i32), v as f64)))),
+        DataType::Int32 => numbers(out, &mut array.as_primitive::<Int32Type>().iter().map(|x| x.map(|v| (xxh64_int(v), v as f64)))),
+        DataType::Date32 => numbers(out, &mut array.as_primitive::<Date32Type>().iter().map(|x| x.map(|v| (xxh64_int(v), v as f64)))),
+        DataType::Int64 => numbers(out, &mut array.as_primitive::<Int64Type>().iter().map(|x| x.map(|v| (xxh64_long(v), v as f64)))),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => numbers(
+            out,
+            &mut array.as_primitive::<TimestampMicrosecondType>().iter().map(|x| x.map(|v| (xxh64_long(v), v as f64))),
+        ),
+        DataType::Float32 => numbers(
+            out,
+            &mut array.as_primitive::<Float32Type>().iter().map(|x| {
+                x.map(|v| {
+                    // Spark normalizes -0.0 and NaN before hashing.
+                    let n = if v == 0.0 { 0.0f32 } else if v.is_nan() { f32::NAN } else { v };
+                    (xxh64_int(n.to_bits() as i32), v as f64)
+                })
+            }),
+        ),
+        DataType::Float64 => numbers(
+            out,
+            &mut array.as_primitive::<Float64Type>().iter().map(|x| {
+                x.map(|v| {
+                    let n = if v == 0.0 { 0.0f64 } else if v.is_nan() { f64::NAN } else { v };
+                    (xxh64_long(n.to_bits() as i64), v)
+                })
+            }),
+        ),
+        DataType::Decimal128(p, s) => {
+            let scale = 10f64.powi(*s as i32);
+            numbers(
+                out,
+                &mut array.as_primitive::<Decimal128Type>().iter().map(|x| {
+                    x.map(|v| {
+                        // Spark hashes a decimal of up to 18 digits by its unscaled long, a
+                        // wider one by the big-endian two's complement bytes of its unscaled value.
+                        let h = if *p <= 18 { xxh64_long(v as i64) } else { xxh64_bytes(&big_integer_bytes(v)) };
+                        (h, v as f64 / scale)
+                    })
+                }),
+            )
+        }
+        DataType::Utf8 => bytes(out, &mut array.as_string::<i32>().iter().map(|x| x.map(|s| (xxh64_bytes(s.as_bytes()), s.chars().count() as u64)))),
+        DataType::LargeUtf8 => {
+            bytes(out, &mut array.as_string::<i64>().iter().map(|x| x.map(|s| (xxh64_bytes(s.as_bytes()), s.chars().count() as u64))))
+        }
+        DataType::Utf8View => {
+            bytes(out, &mut array.as_string_view().iter().map(|x| x.map(|s| (xxh64_bytes(s.as_bytes()), s.chars().count() as u64))))
+        }
+        DataType::Binary => bytes(out, &mut array.as_binary::<i32>().iter().map(|x| x.map(|s| (xxh64_bytes(s), s.len() as u64)))),
+        DataType::LargeBinary => bytes(out, &mut array.as_binary::<i64>().iter().map(|x| x.map(|s| (xxh64_bytes(s), s.len() as u64)))),
+        DataType::BinaryView => bytes(out, &mut array.as_binary_view().iter().map(|x| x.map(|s| (xxh64_bytes(s), s.len() as u64)))),
+        other => {
+            return Err(KilnError::analysis(
+                "UNSUPPORTED_FEATURE.ANALYZE_UNSUPPORTED_COLUMN_TYPE",
+                format!("ANALYZE cannot collect statistics of a column of type {}", crate::types::spark_type_name(other)),
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// Java's `BigInteger.toByteArray`: the shortest big-endian two's complement bytes.
+fn big_integer_bytes(v: i128) -> Vec<u8> {
+    let bytes = v.to_be_bytes();
+    let mut start = 0;
+    while start < 15 {
+        let (b, next) = (bytes[start], bytes[start + 1]);
+        let redundant = (b == 0 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0);
+        if !redundant {
+            break;
+        }
+        start += 1;
+    }
+    bytes[start..].to_vec()
+}
+
+/// Equal-height bins over sorted values: bound `i` is the value at percentile `i / bins`
+/// (exact, where Spark's ApproximatePercentile is within 1/10000), each bin's distinct count
+/// exact over its values.
+fn equi_height(sorted: &[f64], bins: usize) -> Histogram {
+    let n = sorted.len();
+    let at = |q: f64| -> f64 {
+        let rank = ((q * n as f64).ceil() as usize).clamp(1, n);
+        sorted[rank - 1]
+    };
+    let bounds: Vec<f64> = (0..=bins).map(|i| at(i as f64 / bins as f64)).collect();
+    let mut out = Vec::with_capacity(bins);
+    for i in 0..bins {
+        let (lo, hi) = (bounds[i], bounds[i + 1]);
+        let in_bin = |v: f64| if i == 0 { v >= lo && v <= hi } else { v > lo && v <= hi };
+        let start = sorted.partition_point(|v| if i == 0 { *v < lo } else { *v <= lo });
+        let mut ndv = 0u64;
+        let mut last = None;
+        for &v in sorted[start..].iter().take_while(|v| in_bin(**v)) {
+            if last != Some(v) {
+                ndv += 1;
+                last = Some(v);
+            }
+        }
+        out.push(HistogramBin { lo, hi, ndv });
+    }
+    Histogram { height: n as f64 / bins as f64, bins: out }
+}
+
+// ---- XXH64 (Spark's `XXH64`, seed 42 in HyperLogLogPlusPlus) ----
+
+const P1: u64 = 0x9E37_79B1_85EB_CA87;
+const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
+const P3: u64 = 0x1656_67B1_9E37_79F9;
+const P4: u64 = 0x85EB_CA77_C2B2_AE63;
+const P5: u64 = 0x27D4_EB2F_1656_67C5;
+const HLL_SEED: u64 = 42;
+
+fn fmix(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(P2);
+    h ^= h >> 29;
+    h = h.wrapping_mul(P3);
+    h ^ (h >> 32)
+}
+
+fn round(acc: u64, lane: u64) -> u64 {
+    acc.wrapping_add(lane.wrapping_mul(P2)).rotate_left(31).wrapping_mul(P1)
+}
+
+fn merge_round(h: u64, v: u64) -> u64 {
+    (h ^ round(0, v)).wrapping_mul(P1).wrapping_add(P4)
+}
+
+fn xxh64_int(v: i32) -> u64 {
+    xxh64_int_seeded(v, HLL_SEED)
+}
+
+fn xxh64_int_seeded(v: i32, seed: u64) -> u64 {
+    let h = seed.wrapping_add(P5).wrapping_add(4) ^ (v as u32 as u64).wrapping_mul(P1);
+    fmix(h.rotate_left(23).wrapping_mul(P2).wrapping_add(P3))
+}
+
+fn xxh64_long(v: i64) -> u64 {
+    xxh64_long_seeded(v, HLL_SEED)
+}
+
+fn xxh64_long_seeded(v: i64, seed: u64) -> u64 {
+    let h = seed.wrapping_add(P5).wrapping_add(8) ^ round(0, v as u64);
+    fmix(h.rotate_left(27).wrapping_mul(P1).wrapping_add(P4))
+}
+
+fn xxh64_bytes(data: &[u8]) -> u64 {
+    xxh64_bytes_seeded(data, HLL_SEED)
+}
+
+/// XXH64 of bytes, little-endian words.
+fn xxh64_bytes_seeded(data: &[u8], seed: u64) -> u64 {
+    let word = |i: usize| u64::from_le_bytes(data[i..i + 8].try_into().unwrap_or([0; 8]));
+    let len = data.len();
+    let mut i = 0;
+    let mut h = if len >= 32 {
+        let mut v = [seed.wrapping_add(P1).wrapping_add(P2), seed.wrapping_add(P2), seed, seed.wrapping_sub(P1)];
+        while i + 32 <= len {
+            for (k, lane) in v.iter_mut().enumerate() {
+                *lane = round(*lane, word(i + 8 * k));
+            }
+            i += 32;
+        }
+        let mut h = v[0].rotate_left(1).wrapping_add(v[1].rotate_left(7)).wrapping_add(v[2].rotate_left(12)).wrapping_add(v[3].rotate_left(18));
+        for lane in v {
+            h = merge_round(h, lane);
+        }
+        h
+    } else {
+        seed.wrapping_add(P5)
+    };
+    h = h.wrapping_add(len as u64);
+    while i + 8 <= len {
+        h = (h ^ round(0, word(i))).rotate_left(27).wrapping_mul(P1).wrapping_add(P4);
+        i += 8;
+    }
+    if i + 4 <= len {
+        let w = u32::from_le_bytes(data[i..i + 4].try_into().unwrap_or([0; 4])) as u64;
+        h = (h ^ w.wrapping_mul(P1)).rotate_left(23).wrapping_mul(P2).wrapping_add(P3);
+        i += 4;
+    }
+    while i < len {
+        h = (h ^ (data[i] as u64).wrapping_mul(P5)).rotate_left(11).wrapping_mul(P1);
+        i += 1;
+    }
+    fmix(h)
+}
+
+/// HyperLogLog++ as Spark's `HyperLogLogPlusPlusHelper`: `p` index bits from the relative
+/// error, linear counting for small estimates. Spark also subtracts an empirical bias
+/// (the HLL++ paper's tables) from raw estimates below `5m` that linear counting does not
+/// cover; kiln does not carry those tables, so such estimates (for the default error:
+/// roughly 1,300 to 2,600 distinct values) are the raw HLL estimate.
+pub struct HyperLogLogPlusPlus {
+    p: u32,
+    registers: Vec<u8>,
+}
+
+impl HyperLogLogPlusPlus {
+    /// A sketch for the relative standard deviation `relative_sd` (Spark's default 0.05: p = 9).
+    pub fn new(relative_sd: f64) -> Self {
+        let p = (2.0 * (1.106 / relative_sd).ln() / 2f64.ln()).ceil().clamp(4.0, 18.0) as u32;
+        HyperLogLogPlusPlus { p, registers: vec![0; 1 << p] }
+    }
+    fn add_hash(&mut self, x: u64) {
+        let idx = (x >> (64 - self.p)) as usize;
+        let w_padding = 1u64 << (self.p - 1);
+        let pw = (((x << self.p) | w_padding).leading_zeros() + 1) as u8;
+        if let Some(r) = self.registers.get_mut(idx) {
+            *r = (*r).max(pw);
+        }
+    }
+    /// The estimate, rounded to the nearest integer.
+    pub fn query(&self) -> u128 {
+        let m = self.registers.len() as f64;
+        let alpha_m2 = match self.p {
+            4 => 0.673 * m * m,
+            5 => 0.697 * m * m,
+            6 => 0.709 * m * m,
+            _ => (0.7213 / (1.0 + 1.079 / m)) * m * m,
+        };
+        let z_inverse: f64 = self.registers.iter().map(|r| 1.0 / (1u64 << r) as f64).sum();
+        let zeros = self.registers.iter().filter(|r| **r == 0).count() as f64;
+        let e = alpha_m2 / z_inverse;
+        // Spark's THRESHOLDS, by p from 4: linear counting below these.
+        const THRESHOLDS: [f64; 15] = [10.0, 20.0, 40.0, 80.0, 220.0, 400.0, 900.0, 1800.0, 3100.0, 6500.0, 15500.0, 20000.0, 50000.0, 120000.0, 350000.0];
+        let estimate = if zeros > 0.0 {
+            let h = m * (m / zeros).ln();
+            if h <= THRESHOLDS[(self.p - 4) as usize] || e <= 2.5 * m {
+                h
+            } else {
+                e
+            }
+        } else {
+            e
+        };
+        estimate.round().max(0.0) as u128
+    }
+}
+
+// ---- persistence ----
+
+/// The file a managed table's statistics live in, inside its folder.
+pub const STATS_FILE: &str = "_kiln_stats";
+
+fn opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref().map_or("-".into(), |x| x.to_string())
+}
+
+fn float(v: &Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{x:?}"))
+}
+
+/// The statistics as text: a header, then one tab-separated line per column.
+pub fn serialize(stats: &TableStats) -> String {
+    let mut out = format!(
+        "kiln-stats 1\nfingerprint\t{}\t{}\nsize\t{}\nrows\t{}\n",
+        stats.fingerprint.0,
+        stats.fingerprint.1,
+        stats.size_in_bytes,
+        opt(&stats.row_count)
+    );
+    for (name, c) in &stats.columns {
+        if name.contains(['\t', '\n']) {
+            continue;
+        }
+        let hist = c.histogram.as_ref().map_or("-".into(), |h| {
+            let bins: Vec<String> = h.bins.iter().map(|b| format!("{:?}:{:?}:{}", b.lo, b.hi, b.ndv)).collect();
+            format!("{:?};{}", h.height, bins.join(";"))
+        });
+        out.push_str(&format!(
+            "col\t{name}\t{}\t{}\t{}\t{}\t{}\t{}\t{hist}\n",
+            opt(&c.distinct_count),
+            float(&c.min),
+            float(&c.max),
+            opt(&c.null_count),
+            opt(&c.avg_len),
+            opt(&c.max_len)
+        ));
+    }
+    out
+}
+
+/// Reads `serialize`'s text; None when it is not such text.
+pub fn deserialize(text: &str) -> Option<TableStats> {
+    fn num<T: std::str::FromStr>(s: &str) -> Option<Option<T>> {
+        if s == "-" {
+            Some(None)
+        } else {
+            s.parse().ok().map(Some)
+        }
+    }
+    let mut lines = text.lines();
+    if lines.next()? != "kiln-stats 1" {
+        return None;
+    }
+    let mut stats = TableStats::default();
+    for line in lines {
+        let f: Vec<&str> = line.split('\t').collect();
+        match f.as_slice() {
+            ["fingerprint", files, bytes] => stats.fingerprint = (files.parse().ok()?, bytes.parse().ok()?),
+            ["size", size] => stats.size_in_bytes = size.parse().ok()?,
+            ["rows", rows] => stats.row_count = num(rows)?,
+            ["col", name, ndv, min, max, nulls, avg, max_len, hist] => {
+                let histogram = if *hist == "-" {
+                    None
+                } else {
+                    let mut parts = hist.split(';');
+                    let height = parts.next()?.parse().ok()?;
+                    let bins = parts
+                        .map(|b| {
+                            let mut x = b.split(':');
+                            Some(HistogramBin { lo: x.next()?.parse().ok()?, hi: x.next()?.parse().ok()?, ndv: x.next()?.parse().ok()? })
+                        })
+                        .collect::<Option<Vec<_>>>()?;
+                    Some(std::sync::Arc::new(Histogram { height, bins }))
+                };
+                let stat = ColumnStat {
+                    distinct_count: num(ndv)?,
+                    min: num(min)?,
+                    max: num(max)?,
+                    null_count: num(nulls)?,
+                    avg_len: num(avg)?,
+                    max_len: num(max_len)?,
+                    histogram,
+                };
+                stats.columns.insert(name.to_string(), stat);
+            }
+            _ => return None,
+        }
+    }
+    Some(stats)
+}
+
+/// Writes the statistics next to a managed table's files, atomically (a temporary file renamed).
+pub fn save(folder: &Path, stats: &TableStats) -> Result<()> {
+    let tmp = folder.join(format!("{STATS_FILE}.tmp"));
+    let path = folder.join(STATS_FILE);
+    let io = |e: std::io::Error| KilnError::io(path.display().to_string(), format!("cannot write table statistics: {e}"));
+    std::fs::write(&tmp, serialize(stats)).map_err(io)?;
+    std::fs::rename(&tmp, &path).map_err(io)
+}
+
+/// The statistics saved in a managed table's folder, if any and readable.
+pub fn load(folder: &Path) -> Option<TableStats> {
+    deserialize(&std::fs::read_to_string(folder.join(STATS_FILE)).ok()?)
+}
+
+/// Removes a managed table's saved statistics (the table was written).
+pub fn remove(folder: &Path) -> Result<()> {
+    match std::fs::remove_file(folder.join(STATS_FILE)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(KilnError::io(folder.display().to_string(), format!("cannot remove stale table statistics: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A bound as DESCRIBE prints it (Spark's `CatalogColumnStat.toExternalString`).
+pub fn format_bound(v: f64, dt: &DataType) -> String {
+    match dt {
+        DataType::Date32 => crate::types::format_date(v as i32),
+        DataType::Decimal128(_, s) => crate::types::format_decimal((v * 10f64.powi(*s as i32)).round() as i128, *s),
+        DataType::Boolean => (v != 0.0).to_string(),
+        DataType::Float32 => crate::format::java_float(v as f32),
+        DataType::Float64 => crate::format::java_double(v),
+        DataType::Timestamp(..) => {
+            let micros = v as i64;
+            let (days, rem) = (micros.div_euclid(86_400_000_000), micros.rem_euclid(86_400_000_000));
+            let secs = rem / 1_000_000;
+            let frac = rem % 1_000_000;
+            let base = format!("{} {:02}:{:02}:{:02}", crate::types::format_date(days as i32), secs / 3600, secs / 60 % 60, secs % 60);
+            if frac == 0 {
+                base
+            } else {
+                format!("{base}.{}", format!("{frac:06}").trim_end_matches('0'))
+            }
+        }
+        _ => format!("{}", v as i64),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xxh64_matches_the_reference_values() {
+        // xxHash's published vectors (seed 0).
+        assert_eq!(xxh64_bytes_seeded(b"", 0), 0xEF46_DB37_51D8_E999);
+        assert_eq!(xxh64_bytes_seeded(b"abc", 0), 0x44BC_2CF5_AD77_0999);
+        // Spark's hashInt / hashLong are XXH64 of the 4 / 8 little-endian bytes.
+        for v in [0i64, 1, -1, 123_456_789_012, i64::MIN] {
+            assert_eq!(xxh64_long_seeded(v, 42), xxh64_bytes_seeded(&v.to_le_bytes(), 42));
+            assert_eq!(xxh64_int_seeded(v as i32, 42), xxh64_bytes_seeded(&(v as i32).to_le_bytes(), 42));
+        }
+        let long: Vec<u8> = (0..100u8).collect();
+        assert_ne!(xxh64_bytes(&long), xxh64_bytes(&long[..99]));
+    }
+
+    #[test]
+    fn hll_counts_small_sets_exactly_and_large_ones_within_the_error() {
+        let mut h = HyperLogLogPlusPlus::new(0.05);
+        for v in 0..50i64 {
+            h.add_hash(xxh64_long(v % 10));
+        }
+        assert_eq!(h.query(), 10);
+        let mut h = HyperLogLogPlusPlus::new(0.05);
+        for v in 0..100_000i64 {
+            h.add_hash(xxh64_long(v));
+        }
+        let e = h.query() as f64;
+        assert!((e - 100_000.0).abs() / 100_000.0 < 0.15, "{e}");
+    }
+
+    #[test]
+    fn stats_round_trip_through_text() {
+        let mut stats = TableStats { size_in_bytes: 123, row_count: Some(10), fingerprint: (2, 123), ..Default::default() };
+        let hist = Histogram { height: 2.5, bins: vec![HistogramBin { lo: 1.0, hi: 2.5, ndv: 2 }, HistogramBin { lo: 2.5, hi: 9.0, ndv: 3 }] };
+        stats.columns.insert(
+            "a".into(),
+            ColumnStat { distinct_count: Some(5), min: Some(0.1), max: Some(9.0), null_count: Some(0), avg_len: Some(8), max_len: Some(8), histogram: Some(hist.into()) },
+        );
+        stats.columns.insert("s".into(), ColumnStat { distinct_count: Some(3), null_count: Some(1), avg_len: Some(4), max_len: Some(7), ..Default::default() });
+        assert_eq!(deserialize(&serialize(&stats)), Some(stats));
+        assert_eq!(deserialize("something else"), None);
+    }
+
+    #[test]
+    fn equi_height_bins_cover_the_values() {
+        let values: Vec<f64> = (1..=100).map(|v| v as f64).collect();
+        let h = equi_height(&values, 4);
+        assert_eq!(h.height, 25.0);
+        assert_eq!(h.bins.iter().map(|b| (b.lo, b.hi, b.ndv)).collect::<Vec<_>>(), vec![(1.0, 25.0, 25), (25.0, 50.0, 25), (50.0, 75.0, 25), (75.0, 100.0, 25)]);
+    }
+}

@@ -87,6 +87,9 @@ pub struct Config {
     /// `kiln.query.timeout`: a query running longer is cancelled with an error naming the
     /// setting (`30s`, `500ms`, `2m`, or seconds); 0: no limit, the default.
     pub query_timeout: std::time::Duration,
+    /// `kiln.files.allowedRoots`: folders (comma-separated) tables may be read from and written
+    /// to; empty, the default: anywhere.
+    pub files_allowed_roots: Vec<String>,
     /// `spark.sql.cbo.enabled`: estimate row counts from collected statistics (off, as in Spark).
     pub cbo_enabled: bool,
     /// `spark.sql.cbo.joinReorder.enabled`: the DP join reorder (needs `cbo_enabled` too).
@@ -111,6 +114,7 @@ impl Default for Config {
         Config {
             shuffle_partitions: 200,
             query_timeout: std::time::Duration::ZERO,
+            files_allowed_roots: vec![],
             auto_broadcast_join_threshold: 10 * 1024 * 1024,
             prefer_sort_merge_join: true,
             whole_stage_codegen: true,
@@ -192,6 +196,7 @@ pub const KEYS: &[&str] = &[
     "kiln.codegen.disassembly",
     "kiln.codegen.dump",
     "kiln.query.timeout",
+    "kiln.files.allowedRoots",
 ];
 
 /// What `EXPLAIN CODEGEN` prints of each compiled stage (`kiln.codegen.dump`).
@@ -355,6 +360,7 @@ impl Config {
                 self.warehouse_dir = value.trim().to_string();
             }
             "kiln.query.timeout" => self.query_timeout = parse_duration(key, value)?,
+            "kiln.files.allowedRoots" => self.files_allowed_roots = value.split(',').map(str::trim).filter(|r| !r.is_empty()).map(String::from).collect(),
             "spark.sql.cbo.enabled" => self.cbo_enabled = parse_bool(key, value)?,
             "spark.sql.cbo.joinReorder.enabled" => self.cbo_join_reorder_enabled = parse_bool(key, value)?,
             "spark.sql.cbo.joinReorder.dp.threshold" => {
@@ -448,6 +454,7 @@ impl Config {
             "spark.sql.statistics.ndv.maxError" => self.ndv_max_error.to_string(),
             "kiln.batchSize" => self.batch_size.to_string(),
             "kiln.query.timeout" => format!("{}ms", self.query_timeout.as_millis()),
+            "kiln.files.allowedRoots" => self.files_allowed_roots.join(","),
             "kiln.codegen.disassembly" => self.codegen_dump.asm().to_string(),
             "kiln.codegen.dump" => format!("{:?}", self.codegen_dump).to_lowercase(),
             _ => return None,

@@ -116,6 +116,7 @@ impl DataFrame {
     /// [`DataFrame::write_parquet`] with a save mode: replace, append to or leave alone an
     /// existing table.
     pub fn write_parquet_with(&self, path: impl AsRef<std::path::Path>, partition_by: &[&str], mode: SaveMode) -> Result<WriteSummary> {
+        crate::datasource::check_allowed(&self.config.files_allowed_roots, path.as_ref())?;
         let batches = self.collect()?;
         let partition_by: Vec<String> = partition_by.iter().map(|c| c.to_string()).collect();
         write_table(path.as_ref(), self.schema(), batches.into_iter().map(Ok), &partition_by, mode)

@@ -123,6 +123,7 @@ impl Session {
     /// Registers a Parquet file, or a directory of Parquet files, as a table. Hive-style
     /// `column=value` folders become partition columns, after the file columns.
     pub fn register_parquet(&self, name: &str, path: impl AsRef<Path>) -> Result<()> {
+        crate::datasource::check_allowed(&self.config()?.files_allowed_roots, path.as_ref())?;
         let table = crate::datasource::parquet::ParquetTable::open(path.as_ref())?;
         self.register(Table {
             name: name.to_string(),
@@ -295,6 +296,7 @@ impl Session {
                 }
                 if let (None, true, Some(TableStorage { location: Some(path), partition_by })) = (&query, columns.is_empty(), &storage) {
                     // Spark's CREATE TABLE over existing files: they are read as they are.
+                    crate::datasource::check_allowed(&self.config()?.files_allowed_roots, Path::new(path))?;
                     let files = crate::datasource::parquet::ParquetTable::open(Path::new(path))?;
                     let found: Vec<String> = files.partition_values.schema().fields().iter().map(|f| f.name().clone()).collect();
                     if !partition_by.is_empty() && !partition_by.iter().map(|p| p.to_lowercase()).eq(found.iter().map(|f| f.to_lowercase())) {
@@ -408,6 +410,7 @@ impl Session {
             Some(location) => (std::path::PathBuf::from(location), TableKind::External),
             None => (self.catalog()?.managed_path(name)?, TableKind::Managed),
         };
+        crate::datasource::check_allowed(&self.config()?.files_allowed_roots, &path)?;
         let mode = if replace { SaveMode::Overwrite } else { SaveMode::ErrorIfExists };
         if replace {
             crate::stats::column::remove(&path)?;

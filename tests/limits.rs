@@ -51,3 +51,33 @@ fn a_query_past_its_timeout_fails_naming_the_setting() {
     assert!(s.sql(SLOW).and_then(|df| df.collect()).is_ok());
     assert!(s.set_conf("kiln.query.timeout", "soon").is_err(), "not a duration");
 }
+
+#[test]
+fn files_outside_the_allowed_roots_are_refused_before_they_are_touched() {
+    let allowed = tempfile::tempdir().expect("dir");
+    let other = tempfile::tempdir().expect("dir");
+    let s = Session::new();
+    s.set_conf("kiln.files.allowedRoots", &allowed.path().display().to_string()).expect("a list");
+    let inside = allowed.path().join("t");
+    s.sql("SELECT 1 AS x").and_then(|df| df.write_parquet(&inside, &[])).expect("a write inside is allowed");
+    s.register_parquet("t", &inside).expect("a table inside is allowed");
+
+    let outside = other.path().join("u");
+    let err = s.sql("SELECT 1 AS x").and_then(|df| df.write_parquet(&outside, &[])).expect_err("a write outside is refused");
+    assert!(err.to_string().contains("PATH_NOT_ALLOWED") && err.to_string().contains("kiln.files.allowedRoots"), "{err}");
+    assert!(!outside.exists(), "nothing was written");
+    // `..` and links do not lead out.
+    let sneaky = allowed.path().join("..").join(other.path().file_name().expect("name")).join("v");
+    assert!(s.sql("SELECT 1 AS x").and_then(|df| df.write_parquet(&sneaky, &[])).is_err());
+    #[cfg(unix)]
+    {
+        let link = allowed.path().join("link");
+        std::os::unix::fs::symlink(other.path(), &link).expect("symlink");
+        assert!(s.sql("SELECT 1 AS x").and_then(|df| df.write_parquet(link.join("w"), &[])).is_err(), "a link out is outside");
+    }
+    let loc = format!("CREATE TABLE e (x INT) USING parquet LOCATION '{}'", other.path().join("e").display());
+    assert!(s.sql(&loc).and_then(|df| df.collect()).is_err(), "a LOCATION outside is refused");
+    assert!(!other.path().join("e").exists());
+    assert!(s.register_parquet("o", other.path()).is_err(), "a table outside is refused");
+    assert_eq!(std::fs::read_dir(other.path()).expect("lists").count(), 0, "nothing was touched outside");
+}

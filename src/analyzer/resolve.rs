@@ -49,6 +49,13 @@ impl Resolver<'_> {
             LogicalPlan::Project { list, child } => {
                 let input = child.output();
                 let list = self.resolve_select_list(list, &input)?;
+                if list.iter().any(|e| e.contains_window()) {
+                    if list.iter().any(|e| e.contains_aggregate()) {
+                        return self.window_over_aggregate(vec![], list, child);
+                    }
+                    return super::window::extract_windows(list, child);
+                }
+                list.iter().try_for_each(super::window::check_no_bare_window_function)?;
                 if list.iter().any(|e| e.contains_aggregate()) {
                     let aggregates = check_aggregate_output(list, &[])?;
                     return Ok(LogicalPlan::Aggregate { grouping: vec![], aggregates, child });
@@ -60,6 +67,12 @@ impl Resolver<'_> {
                     return self.resolve_having(condition, child);
                 }
                 let condition = self.resolve_expr(condition, &child.output())?;
+                if condition.contains_window() {
+                    return Err(KilnError::analysis(
+                        "_LEGACY_ERROR_TEMP_1034",
+                        format!("It is not allowed to use window functions inside WHERE clause: {condition}."),
+                    ));
+                }
                 if condition.contains_aggregate() {
                     return Err(KilnError::analysis(
                         "INVALID_WHERE_CONDITION",
@@ -76,6 +89,10 @@ impl Resolver<'_> {
                     .into_iter()
                     .map(|g| self.resolve_grouping(g, &input, &aggregates))
                     .collect::<Result<Vec<_>>>()?;
+                if aggregates.iter().any(|e| e.contains_window()) {
+                    return self.window_over_aggregate(grouping, aggregates, child);
+                }
+                aggregates.iter().try_for_each(super::window::check_no_bare_window_function)?;
                 let aggregates = check_aggregate_output(aggregates, &grouping)?;
                 Ok(LogicalPlan::Aggregate { grouping, aggregates, child })
             }
@@ -114,6 +131,15 @@ impl Resolver<'_> {
             }
             other => Ok(other),
         }
+    }
+
+    /// Window expressions over a GROUP BY (or a global aggregate): the Aggregate computes what
+    /// the windows read, Window nodes run over its rows, a Project restores the select list.
+    fn window_over_aggregate(&self, grouping: Vec<Expr>, list: Vec<Expr>, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {
+        let (agg_list, above) = super::window::split_aggregate_list(list)?;
+        let aggregates = check_aggregate_output(agg_list, &grouping)?;
+        let agg = Arc::new(LogicalPlan::Aggregate { grouping, aggregates, child });
+        super::window::extract_windows(above, agg)
     }
 
     /// Spark's `ResolveGroupingAnalytics`: ROLLUP / CUBE / GROUPING SETS become an Aggregate
@@ -317,6 +343,7 @@ impl Resolver<'_> {
             },
             Expr::UnresolvedFunction { name, args, distinct } => resolve_function(&name, args, distinct, self.catalog.udf_names()),
             Expr::UnresolvedStar(_) => Err(KilnError::analysis("INVALID_USAGE_OF_STAR", "`*` is only allowed in a select list or count(*).")),
+            e @ Expr::WindowExpression { .. } => super::window::resolve_window_expression(e),
             other => Ok(other),
         })
     }
@@ -704,6 +731,9 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         }
         return Ok(Expr::Aggregate { func, args, distinct });
     }
+    if let Some(func) = crate::expr::WindowFunc::from_name(name) {
+        return Ok(Expr::WindowFunction { func, args });
+    }
     // Spark's shorthands that are other expressions.
     let rewrite = |args: Vec<Expr>| -> Option<Expr> {
         let mut a = args.into_iter();
@@ -736,7 +766,7 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         return rewrite(args).ok_or_else(|| KilnError::internal(format!("rewriting {name}")));
     }
     let Some(func) = ScalarFunc::from_name(name) else {
-        let known = ScalarFunc::NAMES.iter().copied().chain(["count", "sum", "avg", "min", "max"]).chain(udf_names);
+        let known = ScalarFunc::NAMES.iter().copied().chain(["count", "sum", "avg", "min", "max"]).chain(crate::expr::WindowFunc::NAMES.iter().copied()).chain(udf_names);
         let known = known.filter(|k| !k.eq_ignore_ascii_case(name));
         let hint = closest_match(name, known).map(|s| format!(" Did you mean `{s}`?")).unwrap_or_default();
         return Err(KilnError::analysis(

@@ -120,7 +120,13 @@ impl Planner<'_> {
             LogicalPlan::Expand { projections, output, child } => {
                 PhysicalPlan::Expand { projections: projections.clone(), output: output.clone(), child: self.plan(child, false)? }
             }
-            LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. } => {
+            LogicalPlan::Window { window_exprs, partition_by, order_by, child } => PhysicalPlan::Window {
+                window_exprs: window_exprs.clone(),
+                partition_by: partition_by.clone(),
+                order_by: order_by.clone(),
+                child: self.plan(child, false)?,
+            },
+            LogicalPlan::SetOperation { .. } | LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. } => {
                 return Err(KilnError::internal(format!("{} reached the physical planner", plan.node_string())))
             }
         };

@@ -10,7 +10,7 @@ use sqlparser::tokenizer::Span;
 
 use super::{parse_error, unsupported};
 use crate::error::{KilnError, Result};
-use crate::expr::{BinaryOp, Expr, ExprId, SubqueryPlan};
+use crate::expr::{BinaryOp, Expr, ExprId, FrameBound, FrameType, SortOrder, SubqueryPlan, WindowFrame, WindowSpec};
 use crate::types::{format_date, parse_date, ScalarValue, MAX_DECIMAL_PRECISION};
 
 /// Nesting deeper than this is refused: sqlparser bounds right-nested input but not left-deep
@@ -422,8 +422,32 @@ fn extract_function(field: &DateTimeField, span: Span) -> Result<&'static str> {
 fn function(f: &ast::Function, d: usize) -> Result<Expr> {
     let span = f.name.span();
     let name = object_name(&f.name)?;
-    if f.over.is_some() {
-        return Err(unsupported(format!("window function {name}(...) OVER (...)"), span));
+    if let Some(over) = &f.over {
+        let spec = match over {
+            ast::WindowType::WindowSpec(spec) => spec,
+            ast::WindowType::NamedWindow(w) => return Err(unsupported(format!("named window {w} (write the window in OVER (...))"), span)),
+        };
+        if spec.window_name.is_some() {
+            return Err(unsupported("a named window inside OVER (...)", span));
+        }
+        let mut ignore_nulls = matches!(f.null_treatment, Some(ast::NullTreatment::IgnoreNulls));
+        let mut plain = f.clone();
+        plain.over = None;
+        plain.null_treatment = None;
+        if let FunctionArguments::List(list) = &mut plain.args {
+            list.clauses.retain(|c| match c {
+                ast::FunctionArgumentClause::IgnoreOrRespectNulls(t) => {
+                    ignore_nulls = matches!(t, ast::NullTreatment::IgnoreNulls);
+                    false
+                }
+                _ => true,
+            });
+        }
+        let function = function(&plain, d)?;
+        let partition_by = spec.partition_by.iter().map(|e| lower(e, d)).collect::<Result<Vec<_>>>()?;
+        let order_by = spec.order_by.iter().map(sort_order).collect::<Result<Vec<_>>>()?;
+        let frame = spec.window_frame.as_ref().map(|w| window_frame(w, span)).transpose()?;
+        return Ok(Expr::WindowExpression { function: Box::new(function), spec: WindowSpec { partition_by, order_by, frame }, ignore_nulls });
     }
     if f.filter.is_some() {
         return Err(unsupported(format!("{name}(...) FILTER (WHERE ...)"), span));
@@ -450,6 +474,64 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
         }
     };
     Ok(Expr::UnresolvedFunction { name, args, distinct })
+}
+
+/// One ORDER BY item with Spark's defaults: ascending; NULLS FIRST when ascending, NULLS LAST
+/// when descending.
+pub(crate) fn sort_order(item: &ast::OrderByExpr) -> Result<SortOrder> {
+    if item.with_fill.is_some() {
+        return Err(unsupported("ORDER BY ... WITH FILL", start_span(&item.expr)));
+    }
+    let ascending = match &item.options.sort {
+        None | Some(ast::OrderBySort::Asc) => true,
+        Some(ast::OrderBySort::Desc) => false,
+        Some(ast::OrderBySort::Using(_)) => return Err(unsupported("ORDER BY ... USING operator", start_span(&item.expr))),
+    };
+    let nulls_first = item.options.nulls_first.unwrap_or(ascending);
+    Ok(SortOrder { expr: convert_expr(&item.expr)?, ascending, nulls_first })
+}
+
+/// `ROWS | RANGE BETWEEN lower AND upper` (`ROWS n PRECEDING` ends at the current row).
+fn window_frame(w: &ast::WindowFrame, span: Span) -> Result<WindowFrame> {
+    let frame_type = match w.units {
+        ast::WindowFrameUnits::Rows => FrameType::Rows,
+        ast::WindowFrameUnits::Range => FrameType::Range,
+        ast::WindowFrameUnits::Groups => return Err(unsupported("GROUPS window frames", span)),
+    };
+    let bound = |b: &ast::WindowFrameBound| -> Result<FrameBound> {
+        let offset = |e: &ast::Expr, negate: bool| -> Result<FrameBound> {
+            let v = match convert_expr(e)? {
+                Expr::Literal(v) => v,
+                other => return Err(parse_error(format!("a window frame bound must be a literal, got {other}"), start_span(e))),
+            };
+            let v = if !negate {
+                v
+            } else {
+                match v {
+                    ScalarValue::Int32(k) => ScalarValue::Int32(-k),
+                    ScalarValue::Int64(k) => ScalarValue::Int64(-k),
+                    ScalarValue::Decimal(u, p, s) => ScalarValue::Decimal(-u, p, s),
+                    ScalarValue::Float64(f) => ScalarValue::Float64(-f),
+                    ScalarValue::IntervalDays(k) => ScalarValue::IntervalDays(-k),
+                    other => return Err(parse_error(format!("invalid window frame bound {other}"), start_span(e))),
+                }
+            };
+            Ok(FrameBound::Offset(v))
+        };
+        match b {
+            ast::WindowFrameBound::CurrentRow => Ok(FrameBound::CurrentRow),
+            ast::WindowFrameBound::Preceding(None) => Ok(FrameBound::UnboundedPreceding),
+            ast::WindowFrameBound::Following(None) => Ok(FrameBound::UnboundedFollowing),
+            ast::WindowFrameBound::Preceding(Some(e)) => offset(e, true),
+            ast::WindowFrameBound::Following(Some(e)) => offset(e, false),
+        }
+    };
+    let lower = bound(&w.start_bound)?;
+    let upper = match &w.end_bound {
+        Some(b) => bound(b)?,
+        None => FrameBound::CurrentRow,
+    };
+    Ok(WindowFrame { frame_type, lower, upper })
 }
 
 fn function_arg(a: &FunctionArg, name: &str, d: usize, span: Span) -> Result<Expr> {

@@ -8,7 +8,7 @@ use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
 use sqlparser::ast::{
-    self, Distinct, GroupByExpr, SetOperator, SetQuantifier, JoinConstraint, JoinOperator, LimitClause, OrderByKind, OrderBySort, SelectItem,
+    self, Distinct, GroupByExpr, SetOperator, SetQuantifier, JoinConstraint, JoinOperator, LimitClause, OrderByKind, SelectItem,
     SelectItemQualifiedWildcardKind, SetExpr, Spanned, TableFactor, WildcardAdditionalOptions,
 };
 use sqlparser::tokenizer::Span;
@@ -494,21 +494,7 @@ fn sort_orders(order_by: &ast::OrderBy) -> Result<Vec<SortOrder>> {
         OrderByKind::Expressions(items) => items,
         OrderByKind::All(_) => return Err(unsupported("ORDER BY ALL", Span::empty())),
     };
-    items
-        .iter()
-        .map(|item| {
-            if item.with_fill.is_some() {
-                return Err(unsupported("ORDER BY ... WITH FILL", start_span(&item.expr)));
-            }
-            let ascending = match &item.options.sort {
-                None | Some(OrderBySort::Asc) => true,
-                Some(OrderBySort::Desc) => false,
-                Some(OrderBySort::Using(_)) => return Err(unsupported("ORDER BY ... USING operator", start_span(&item.expr))),
-            };
-            let nulls_first = item.options.nulls_first.unwrap_or(ascending);
-            Ok(SortOrder { expr: convert_expr(&item.expr)?, ascending, nulls_first })
-        })
-        .collect()
+    items.iter().map(super::expr::sort_order).collect()
 }
 
 /// The row count of `LIMIT n`; None for `LIMIT ALL`.

@@ -723,12 +723,8 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         if args.len() != 1 {
             return Err(arity_error("1"));
         }
-        if args[0].contains_aggregate() {
-            return Err(KilnError::analysis(
-                "NESTED_AGGREGATE_FUNCTION",
-                format!("It is not allowed to use an aggregate function in the argument of another aggregate function: {name}(...)."),
-            ));
-        }
+        // A nested aggregate is checked with the Aggregate's list (`check_aggregate_output`):
+        // `sum(count(*)) OVER ()` is a window's sum of a group's count.
         return Ok(Expr::Aggregate { func, args, distinct });
     }
     if let Some(func) = crate::expr::WindowFunc::from_name(name) {
@@ -830,6 +826,14 @@ fn name_expr(e: Expr) -> Expr {
 /// Every non-aggregate part of an Aggregate's output must be a grouping expression.
 fn check_aggregate_output(aggregates: Vec<Expr>, grouping: &[Expr]) -> Result<Vec<Expr>> {
     fn check(e: &Expr, grouping: &[Expr]) -> Result<()> {
+        if let Expr::Aggregate { func, args, .. } = e {
+            if args.iter().any(|a| a.contains_aggregate()) {
+                return Err(KilnError::analysis(
+                    "NESTED_AGGREGATE_FUNCTION",
+                    format!("It is not allowed to use an aggregate function in the argument of another aggregate function: {}(...).", func.name()),
+                ));
+            }
+        }
         if grouping.iter().any(|g| g == e) || matches!(e, Expr::Aggregate { .. } | Expr::Literal(_)) {
             return Ok(());
         }

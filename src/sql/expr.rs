@@ -424,12 +424,22 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
     let name = object_name(&f.name)?;
     if let Some(over) = &f.over {
         let spec = match over {
-            ast::WindowType::WindowSpec(spec) => spec,
-            ast::WindowType::NamedWindow(w) => return Err(unsupported(format!("named window {w} (write the window in OVER (...))"), span)),
+            ast::WindowType::WindowSpec(spec) => match &spec.window_name {
+                // `OVER (w ORDER BY ...)`: the named window's clauses, then the ones written here.
+                Some(w) => {
+                    let base = named_window(w, span)?;
+                    ast::WindowSpec {
+                        window_name: None,
+                        partition_by: if spec.partition_by.is_empty() { base.partition_by } else { spec.partition_by.clone() },
+                        order_by: if spec.order_by.is_empty() { base.order_by } else { spec.order_by.clone() },
+                        window_frame: spec.window_frame.clone().or(base.window_frame),
+                    }
+                }
+                None => spec.clone(),
+            },
+            ast::WindowType::NamedWindow(w) => named_window(w, span)?,
         };
-        if spec.window_name.is_some() {
-            return Err(unsupported("a named window inside OVER (...)", span));
-        }
+        let spec = &spec;
         let mut ignore_nulls = matches!(f.null_treatment, Some(ast::NullTreatment::IgnoreNulls));
         let mut plain = f.clone();
         plain.over = None;
@@ -474,6 +484,25 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
         }
     };
     Ok(Expr::UnresolvedFunction { name, args, distinct })
+}
+
+thread_local! {
+    /// The `WINDOW name AS (...)` definitions of the SELECT being lowered.
+    pub(crate) static NAMED_WINDOWS: std::cell::RefCell<Vec<(String, ast::NamedWindowExpr)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The window a name in `OVER w` stands for (a definition may name another).
+fn named_window(name: &ast::Ident, span: Span) -> Result<ast::WindowSpec> {
+    let mut current = name.value.clone();
+    for _ in 0..32 {
+        let found = NAMED_WINDOWS.with(|w| w.borrow().iter().find(|(n, _)| n.eq_ignore_ascii_case(&current)).map(|(_, e)| e.clone()));
+        match found {
+            Some(ast::NamedWindowExpr::WindowSpec(spec)) => return Ok(spec),
+            Some(ast::NamedWindowExpr::NamedWindow(next)) => current = next.value.clone(),
+            None => break,
+        }
+    }
+    Err(parse_error(format!("[MISSING_WINDOW_SPECIFICATION] Window specification {} is not defined in the WINDOW clause.", name.value), span))
 }
 
 /// One ORDER BY item with Spark's defaults: ascending; NULLS FIRST when ascending, NULLS LAST

@@ -174,6 +174,15 @@ impl<'a> QueryPlanner<'a> {
 
     fn plan_select(&mut self, s: &ast::Select) -> Result<LogicalPlan> {
         reject_select_clauses(s)?;
+        // `WINDOW w AS (...)`: in scope while this SELECT's expressions are lowered.
+        let named: Vec<(String, ast::NamedWindowExpr)> = s.named_window.iter().map(|d| (d.0.value.clone(), d.1.clone())).collect();
+        let outer = super::expr::NAMED_WINDOWS.with(|w| std::mem::replace(&mut *w.borrow_mut(), named));
+        let result = self.plan_select_body(s);
+        super::expr::NAMED_WINDOWS.with(|w| *w.borrow_mut() = outer);
+        result
+    }
+
+    fn plan_select_body(&mut self, s: &ast::Select) -> Result<LogicalPlan> {
         let mut plan = self.plan_from(&s.from)?;
         if let Some(w) = &s.selection {
             plan = LogicalPlan::Filter { condition: convert_expr(w)?, child: Arc::new(plan) };
@@ -444,7 +453,6 @@ fn reject_select_clauses(s: &ast::Select) -> Result<()> {
         (!s.cluster_by.is_empty(), "CLUSTER BY"),
         (!s.distribute_by.is_empty(), "DISTRIBUTE BY"),
         (!s.sort_by.is_empty(), "SORT BY"),
-        (!s.named_window.is_empty(), "WINDOW clause"),
         (s.qualify.is_some(), "QUALIFY"),
         (s.value_table_mode.is_some(), "SELECT AS VALUE/STRUCT"),
     ];

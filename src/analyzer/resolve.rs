@@ -126,6 +126,17 @@ impl Resolver<'_> {
             }
             LogicalPlan::Sort { order, global, child } => self.resolve_sort(order, global, child),
             LogicalPlan::Union { children } => resolve_union(children),
+            LogicalPlan::SetOperation { kind, all, left, right } => {
+                let op = match kind {
+                    crate::plan::SetOperationKind::Except => "EXCEPT",
+                    crate::plan::SetOperationKind::Intersect => "INTERSECT",
+                };
+                let LogicalPlan::Union { children } = resolve_set_inputs(vec![left, right], op)? else {
+                    return Err(KilnError::internal("set operation inputs"));
+                };
+                let [left, right]: [Arc<LogicalPlan>; 2] = children.try_into().map_err(|_| KilnError::internal("set operation inputs"))?;
+                Ok(LogicalPlan::SetOperation { kind, all, left, right })
+            }
             LogicalPlan::UnresolvedHint { name, params, child } => {
                 Ok(super::hints::resolve_hint(&name, &params, child, &mut self.warnings.borrow_mut()))
             }
@@ -575,12 +586,17 @@ impl Resolver<'_> {
 /// `UNION`: every input has as many columns as the first; each column takes the wider type of
 /// its inputs (Spark's `WidenSetOperationTypes`), cast in a Project over the inputs that differ.
 fn resolve_union(children: Vec<Arc<LogicalPlan>>) -> Result<LogicalPlan> {
+    resolve_set_inputs(children, "UNION")
+}
+
+/// The inputs of `op` (UNION, EXCEPT, INTERSECT) checked and cast to common column types, as a Union.
+fn resolve_set_inputs(children: Vec<Arc<LogicalPlan>>, op: &str) -> Result<LogicalPlan> {
     let outputs: Vec<Vec<Attribute>> = children.iter().map(|c| c.output()).collect();
     let width = outputs.first().map(Vec::len).unwrap_or(0);
     if let Some((i, o)) = outputs.iter().enumerate().find(|(_, o)| o.len() != width) {
         return Err(KilnError::analysis(
             "NUM_COLUMNS_MISMATCH",
-            format!("UNION can only be performed on inputs with the same number of columns, but the first input has {width} columns and the {} input has {} columns.", ordinal(i + 1), o.len()),
+            format!("{op} can only be performed on inputs with the same number of columns, but the first input has {width} columns and the {} input has {} columns.", ordinal(i + 1), o.len()),
         ));
     }
     let mut types = vec![];
@@ -592,7 +608,8 @@ fn resolve_union(children: Vec<Arc<LogicalPlan>>) -> Result<LogicalPlan> {
                 KilnError::analysis(
                     "INCOMPATIBLE_COLUMN_TYPE",
                     format!(
-                        "UNION can only be performed on inputs with compatible column types. The {} column of the {} input is \"{}\" type which is not compatible with \"{}\" at the same column of the first input.",
+                        "{} can only be performed on inputs with compatible column types. The {} column of the {} input is \"{}\" type which is not compatible with \"{}\" at the same column of the first input.",
+                        op,
                         ordinal(c + 1),
                         ordinal(i + 1),
                         crate::types::spark_type_name(next).to_uppercase(),

@@ -18,7 +18,7 @@ use super::expr::{convert_expr, object_name, object_name_parts, start_span};
 use super::{parse_error, unsupported};
 use crate::error::Result;
 use crate::expr::{Attribute, Expr, ExprId, SortOrder, SubqueryPlan};
-use crate::plan::{GroupingSetsKind, JoinType, LogicalPlan};
+use crate::plan::{GroupingSetsKind, JoinType, LogicalPlan, SetOperationKind};
 use crate::types::{spark_type_name, wider_type, ScalarValue};
 
 /// A copy of a CTE's plan for one reference to it, with new ExprIds for every alias, VALUES
@@ -160,6 +160,17 @@ impl<'a> QueryPlanner<'a> {
                 Ok(match set_quantifier {
                     SetQuantifier::All => union,
                     _ => LogicalPlan::Distinct { child: Arc::new(union) },
+                })
+            }
+            SetExpr::SetOperation { op: op @ (SetOperator::Except | SetOperator::Minus | SetOperator::Intersect), set_quantifier, left, right }
+                if matches!(set_quantifier, SetQuantifier::All | SetQuantifier::Distinct | SetQuantifier::None) =>
+            {
+                let kind = if *op == SetOperator::Intersect { SetOperationKind::Intersect } else { SetOperationKind::Except };
+                Ok(LogicalPlan::SetOperation {
+                    kind,
+                    all: *set_quantifier == SetQuantifier::All,
+                    left: Arc::new(self.plan_set_expr(left)?),
+                    right: Arc::new(self.plan_set_expr(right)?),
                 })
             }
             SetExpr::SetOperation { op, set_quantifier, .. } => {

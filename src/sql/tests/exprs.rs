@@ -179,8 +179,8 @@ fn unary_minus_folds_only_into_a_number() {
 
 #[test]
 fn unsupported_expressions_name_the_construct() {
-    let e = err("SELECT sum(x) OVER (PARTITION BY y) FROM t");
-    assert!(e.contains("unsupported SQL: window function sum(...) OVER (...) at Line: 1, Column: 8"), "{e}");
+    let e = err("SELECT sum(x) OVER (ORDER BY y GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t");
+    assert!(e.contains("unsupported SQL: GROUPS window frames at Line: 1, Column: 8"), "{e}");
     assert!(err("SELECT 1 IN UNNEST(x)").contains("unsupported SQL"));
     assert!(err("SELECT TRIM('x' FROM a) FROM t").contains("unsupported SQL: TRIM(...)"));
     assert!(err("SELECT POSITION('x' IN a) FROM t").contains("POSITION(... IN ...)"));

@@ -754,6 +754,34 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             "isnull" => Some(Expr::IsNull(Box::new(a.next()?))),
             "isnotnull" => Some(Expr::IsNotNull(Box::new(a.next()?))),
             "nvl" | "ifnull" => Some(Expr::Function { func: ScalarFunc::Coalesce, args: a.collect() }),
+            "nvl2" => {
+                let (x, y, z) = (a.next()?, a.next()?, a.next()?);
+                Some(Expr::CaseWhen { branches: vec![(Expr::IsNotNull(Box::new(x)), y)], else_expr: Some(Box::new(z)) })
+            }
+            // Java's pmod: r = a % n; if r < 0 then (r + n) % n else r.
+            "pmod" => {
+                let (x, n) = (a.next()?, a.next()?);
+                let r = x.binary(BinaryOp::Modulo, n.clone());
+                let negative = r.clone().binary(BinaryOp::Lt, Expr::Literal(crate::types::ScalarValue::Int32(0)));
+                let fixed = r.clone().binary(BinaryOp::Plus, n.clone()).binary(BinaryOp::Modulo, n);
+                Some(Expr::CaseWhen { branches: vec![(negative, fixed)], else_expr: Some(Box::new(r)) })
+            }
+            // date_part('field', d) / datepart: the function EXTRACT(field FROM d) means.
+            "date_part" | "datepart" => {
+                let (field, d) = (a.next()?, a.next()?);
+                let Expr::Literal(crate::types::ScalarValue::Utf8(f)) = field else { return None };
+                let name = match f.to_ascii_uppercase().as_str() {
+                    "YEAR" | "Y" | "YEARS" | "YR" | "YRS" => "year",
+                    "QUARTER" | "QTR" => "quarter",
+                    "MONTH" | "MON" | "MONS" | "MONTHS" => "month",
+                    "WEEK" | "W" | "WEEKS" => "weekofyear",
+                    "DAY" | "D" | "DAYS" => "day",
+                    "DAYOFWEEK" | "DOW" => "dayofweek",
+                    "DOY" => "dayofyear",
+                    _ => return None,
+                };
+                Some(Expr::UnresolvedFunction { name: name.into(), args: vec![d], distinct: false })
+            }
             "nullif" => {
                 let (x, y) = (a.next()?, a.next()?);
                 let null = Expr::Literal(crate::types::ScalarValue::Null(arrow::datatypes::DataType::Null));
@@ -768,7 +796,8 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
     };
     let wanted = match name.to_ascii_lowercase().as_str() {
         "isnull" | "isnotnull" => Some(1),
-        "nvl" | "ifnull" | "nullif" => Some(2),
+        "nvl" | "ifnull" | "nullif" | "pmod" | "date_part" | "datepart" => Some(2),
+        "nvl2" => Some(3),
         "if" => Some(3),
         _ => None,
     };
@@ -776,11 +805,23 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         if args.len() != n {
             return Err(arity_error(&n.to_string()));
         }
-        return rewrite(args).ok_or_else(|| KilnError::internal(format!("rewriting {name}")));
+        return match rewrite(args) {
+            // An UnresolvedFunction (date_part's field function) resolves in its turn.
+            Some(Expr::UnresolvedFunction { name, args, distinct }) => resolve_function(&name, args, distinct, std::iter::empty()),
+            Some(e) => Ok(e),
+            None => Err(KilnError::analysis(
+                "INVALID_PARAMETER_VALUE",
+                format!("The arguments of `{}` are invalid (date_part takes a literal field: YEAR, QUARTER, MONTH, WEEK, DAY, DAYOFWEEK, DOY).", name.to_lowercase()),
+            )),
+        };
     }
     let Some(func) = ScalarFunc::from_name(name) else {
-        let known = ScalarFunc::NAMES.iter().copied().chain(["count", "sum", "avg", "min", "max"]).chain(crate::expr::WindowFunc::NAMES.iter().copied()).chain(udf_names);
-        let known = known.filter(|k| !k.eq_ignore_ascii_case(name));
+        let mut known: Vec<&'a str> = ScalarFunc::NAMES.iter().copied().chain(["count", "sum", "avg", "min", "max"]).collect();
+        for n in crate::expr::WindowFunc::NAMES.iter().copied().chain(crate::expr::Builtin::names()) {
+            known.push(n);
+        }
+        known.extend(udf_names);
+        let known = known.into_iter().filter(|k| !k.eq_ignore_ascii_case(name));
         let hint = closest_match(name, known).map(|s| format!(" Did you mean `{s}`?")).unwrap_or_default();
         return Err(KilnError::analysis(
             "UNRESOLVED_ROUTINE",
@@ -803,6 +844,7 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         ScalarFunc::Concat | ScalarFunc::Coalesce => (1, usize::MAX),
         ScalarFunc::DateAdd | ScalarFunc::DateSub => (2, 2),
         ScalarFunc::Rand => (0, 1),
+        ScalarFunc::Builtin(b) => b.arity(),
     };
     if args.len() < min || args.len() > max {
         let expected = if min == max { min.to_string() } else if max == usize::MAX { format!("at least {min}") } else { format!("{min} to {max}") };

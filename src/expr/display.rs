@@ -176,6 +176,20 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             write_list(f, args, style, ", ")?;
             write!(f, ")")
         }
+        // Spark prints the bitwise operators infix: `(a & b)`, `~a`.
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(b @ (crate::expr::Builtin::BitAnd | crate::expr::Builtin::BitOr | crate::expr::Builtin::BitXor)), args }
+            if args.len() == 2 =>
+        {
+            write!(f, "(")?;
+            write_expr(f, &args[0], style)?;
+            write!(f, " {} ", b.name())?;
+            write_expr(f, &args[1], style)?;
+            write!(f, ")")
+        }
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::BitNot), args } if args.len() == 1 => {
+            write!(f, "~")?;
+            write_expr(f, &args[0], style)
+        }
         Expr::Function { func, args } => {
             write!(f, "{}(", func.name())?;
             write_list(f, args, style, ", ")?;

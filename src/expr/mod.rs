@@ -5,6 +5,8 @@ mod display;
 pub mod eval;
 mod typing;
 mod window;
+mod builtins;
+pub use builtins::Builtin;
 pub use typing::aggregate_result_type;
 pub use window::{FrameBound, FrameType, WindowFrame, WindowFunc, WindowSpec};
 
@@ -167,6 +169,8 @@ pub enum ScalarFunc {
     Replace,
     /// datediff(end, start): days from start to end.
     DateDiff,
+    /// One of the other built-ins (math, string, date, bitwise; `expr/builtins.rs`).
+    Builtin(Builtin),
 }
 
 impl ScalarFunc {
@@ -190,6 +194,7 @@ impl ScalarFunc {
             ScalarFunc::RTrim => "rtrim",
             ScalarFunc::Replace => "replace",
             ScalarFunc::DateDiff => "datediff",
+            ScalarFunc::Builtin(b) => b.name(),
         }
     }
     /// Looks a function up by its SQL name.
@@ -212,7 +217,7 @@ impl ScalarFunc {
             "rtrim" => ScalarFunc::RTrim,
             "replace" => ScalarFunc::Replace,
             "datediff" => ScalarFunc::DateDiff,
-            _ => return None,
+            other => return Builtin::from_name(other).map(ScalarFunc::Builtin),
         })
     }
     /// Names of every scalar function, for "did you mean" suggestions.

@@ -106,6 +106,7 @@ impl Expr {
                         t
                     }
                     ScalarFunc::DateAdd | ScalarFunc::DateSub => DataType::Date32,
+                    ScalarFunc::Builtin(b) => b.return_type(args)?,
                     ScalarFunc::Rand => DataType::Float64,
                 }
             }
@@ -151,6 +152,7 @@ impl Expr {
             }
             Expr::Function { func: ScalarFunc::Coalesce, args } => args.iter().all(|a| a.nullable()),
             Expr::Function { func: ScalarFunc::Rand, .. } => false,
+            Expr::Function { func: ScalarFunc::Builtin(b), args } => b.nullable(&args.iter().map(|a| a.nullable()).collect::<Vec<_>>()),
             other => other.children().iter().any(|c| c.nullable()),
         }
     }

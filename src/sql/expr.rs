@@ -149,6 +149,27 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
             Expr::UnresolvedFunction { name: name.into(), args: vec![sub(expr)?], distinct: false }
         }
         ast::Expr::Function(f) => function(f, d)?,
+        ast::Expr::Ceil { expr, field } | ast::Expr::Floor { expr, field } => {
+            let name = if matches!(e, ast::Expr::Ceil { .. }) { "ceil" } else { "floor" };
+            let mut args = vec![sub(expr)?];
+            match field {
+                ast::CeilFloorKind::DateTimeField(DateTimeField::NoDateTime) => {}
+                ast::CeilFloorKind::Scale(v) => args.push(lit(value_literal(&v.value, v.span)?)),
+                ast::CeilFloorKind::DateTimeField(_) => return Err(unsupported("CEIL/FLOOR(... TO ...)", start_span(e))),
+            }
+            Expr::UnresolvedFunction { name: name.into(), args, distinct: false }
+        }
+        ast::Expr::Position { expr, r#in } => Expr::UnresolvedFunction { name: "locate".into(), args: vec![sub(expr)?, sub(r#in)?], distinct: false },
+        // Spark's ILIKE is LIKE of the lower-cased value and pattern.
+        ast::Expr::ILike { negated, any: false, expr, pattern, escape_char: None } => {
+            let lower = |x: Expr| match x {
+                Expr::Literal(ScalarValue::Utf8(s)) => lit(ScalarValue::Utf8(s.to_lowercase())),
+                other => Expr::UnresolvedFunction { name: "lower".into(), args: vec![other], distinct: false },
+            };
+            Expr::Like { child: boxed(lower(sub(expr)?)), pattern: boxed(lower(sub(pattern)?)), negated: *negated }
+        }
+        ast::Expr::IsUnknown(x) => Expr::IsNull(boxed(sub(x)?)),
+        ast::Expr::IsNotUnknown(x) => Expr::IsNotNull(boxed(sub(x)?)),
         ast::Expr::Subquery(q) => Expr::ScalarSubquery { plan: subquery(q)?, id: ExprId::next() },
         ast::Expr::Exists { subquery: q, negated } => {
             let e = Expr::Exists { plan: subquery(q)?, id: ExprId::next() };
@@ -251,6 +272,7 @@ fn unary(e: &ast::Expr, op: &UnaryOperator, x: &ast::Expr, d: usize) -> Result<E
         },
         UnaryOperator::Plus => lower(x, d),
         UnaryOperator::Not | UnaryOperator::BangNot => Ok(Expr::Not(boxed(lower(x, d)?))),
+        UnaryOperator::BitwiseNot => Ok(Expr::UnresolvedFunction { name: "~".into(), args: vec![lower(x, d)?], distinct: false }),
         other => Err(unsupported(format!("unary operator {other}"), start_span(e))),
     }
 }
@@ -301,6 +323,14 @@ fn apply_binary(e: &ast::Expr, left: Expr, op: &AstOp, right: &ast::Expr, d: usi
             return Ok(Expr::UnresolvedFunction { name: "concat".into(), args: vec![left, lower(right, d)?], distinct: false })
         }
         AstOp::MyIntegerDivide => BinaryOp::IntDivide,
+        AstOp::BitwiseAnd | AstOp::BitwiseOr | AstOp::BitwiseXor => {
+            let name = match op {
+                AstOp::BitwiseAnd => "&",
+                AstOp::BitwiseOr => "|",
+                _ => "^",
+            };
+            return Ok(Expr::UnresolvedFunction { name: name.into(), args: vec![left, lower(right, d)?], distinct: false });
+        }
         other => return Err(unsupported(format!("operator {other}"), start_span(e))),
     };
     if let (BinaryOp::Plus | BinaryOp::Minus, ast::Expr::Interval(iv)) = (kop, right) {

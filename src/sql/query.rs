@@ -201,6 +201,7 @@ impl<'a> QueryPlanner<'a> {
         let list = s.projection.iter().map(select_item).collect::<Result<Vec<_>>>()?;
         // ROLLUP / CUBE / GROUPING SETS: the construct and its elements (indices into `grouping`).
         let mut analytics = None;
+        let mut group_all = false;
         let grouping = match &s.group_by {
             GroupByExpr::Expressions(exprs, modifiers) => {
                 if !modifiers.is_empty() {
@@ -232,11 +233,15 @@ impl<'a> QueryPlanner<'a> {
                     exprs.iter().map(convert_expr).collect::<Result<Vec<_>>>()?
                 }
             }
-            GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL", s.select_token.0.span)),
+            // Spark's GROUP BY ALL: every select-list item without an aggregate.
+            GroupByExpr::All(_) => {
+                group_all = true;
+                list.iter().filter(|e| !e.contains_aggregate() && !e.contains_window()).map(|e| e.unalias().clone()).collect()
+            }
         };
         let having = s.having.as_ref().map(convert_expr).transpose()?;
         // HAVING without GROUP BY is a global aggregate, as in Spark.
-        let aggregate = !grouping.is_empty() || having.is_some() || list.iter().any(Expr::contains_aggregate);
+        let aggregate = group_all || !grouping.is_empty() || having.is_some() || list.iter().any(Expr::contains_aggregate);
         plan = if let Some((kind, elements)) = analytics {
             LogicalPlan::GroupingSets { kind, elements, exprs: grouping, aggregates: list, child: Arc::new(plan) }
         } else if aggregate {

@@ -87,7 +87,9 @@ pub(crate) fn null_intolerant(e: &Expr) -> bool {
         Expr::Like { child, pattern, .. } => null_intolerant(child) && null_intolerant(pattern),
         Expr::InList { child, .. } | Expr::InSet { child, .. } => null_intolerant(child),
         Expr::Function { func, args } => {
-            !matches!(func, ScalarFunc::Coalesce | ScalarFunc::Concat | ScalarFunc::Rand) && args.iter().all(null_intolerant)
+            !matches!(func, ScalarFunc::Coalesce | ScalarFunc::Concat | ScalarFunc::Rand)
+                && !matches!(func, ScalarFunc::Builtin(b) if !b.null_intolerant())
+                && args.iter().all(null_intolerant)
         }
         _ => false,
     }

@@ -485,6 +485,11 @@ impl Resolver<'_> {
             .map(|o| Ok(SortOrder { expr: coerce_expr(self.resolve_expr(o.expr.clone(), &output)?)?, ..o.clone() }))
             .collect();
         let err = match direct {
+            // ORDER BY a window expression: it is computed by a Window under the Sort and
+            // projected away above it, as Spark's ExtractWindowExpressions does for Sort.
+            Ok(order) if order.iter().any(|o| o.expr.contains_window()) && !order.iter().any(|o| o.expr.contains_aggregate()) => {
+                return sort_with_windows(order, global, child, &output);
+            }
             Ok(order) if !order.iter().any(|o| o.expr.contains_aggregate()) => {
                 return Ok(LogicalPlan::Sort { order, global, child })
             }
@@ -512,7 +517,11 @@ impl Resolver<'_> {
                     }
                     new_order.push(SortOrder { expr: coerce_expr(expr)?, ..o });
                 }
-                Ok(restore(LogicalPlan::Project { list, child: below.clone() }, new_order))
+                let project = LogicalPlan::Project { list, child: below.clone() };
+                if new_order.iter().any(|o| o.expr.contains_window()) {
+                    return sort_with_windows(new_order, global, Arc::new(project), &output);
+                }
+                Ok(restore(project, new_order))
             }
             LogicalPlan::Aggregate { grouping, aggregates, child: below } => {
                 let mut all_extra = vec![];
@@ -581,6 +590,32 @@ impl Resolver<'_> {
         }
         Ok(LogicalPlan::Project { list, child: Arc::new(join) })
     }
+}
+
+/// ORDER BY a window expression: it is computed by a Window under the Sort and projected
+/// away above it (`output`: the columns the query returns), as Spark's
+/// ExtractWindowExpressions does for a Sort.
+fn sort_with_windows(order: Vec<SortOrder>, global: bool, child: Arc<LogicalPlan>, output: &[Attribute]) -> Result<LogicalPlan> {
+    let mut list: Vec<Expr> = child.output().iter().map(|a| a.expr()).collect();
+    let mut new_order = vec![];
+    for o in order {
+        let expr = match o.expr.unalias() {
+            w @ Expr::WindowExpression { .. } => {
+                let alias = w.clone().alias(crate::expr::sql_name(w));
+                let attr = named_output(&alias).ok_or_else(|| KilnError::internal("unnamed window in ORDER BY"))?;
+                list.push(alias);
+                attr.expr()
+            }
+            other if other.contains_window() => {
+                return Err(KilnError::unsupported("a window function inside an ORDER BY expression (ORDER BY the window itself, or select it)"))
+            }
+            other => other.clone(),
+        };
+        new_order.push(SortOrder { expr, ..o });
+    }
+    let windows = Arc::new(super::window::extract_windows(list, child)?);
+    let sort = LogicalPlan::Sort { order: new_order, global, child: windows };
+    Ok(LogicalPlan::Project { list: output.iter().map(|a| a.expr()).collect(), child: Arc::new(sort) })
 }
 
 /// `UNION`: every input has as many columns as the first; each column takes the wider type of

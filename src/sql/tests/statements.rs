@@ -81,7 +81,8 @@ fn temp_views() {
     assert!(err("CREATE TEMP VIEW v USING csv OPTIONS (path 'x')").contains("unsupported SQL: data source format csv"));
     assert!(err("CREATE TEMP VIEW v USING parquet").contains("needs OPTIONS (path '...')"));
     assert!(err("CREATE TEMP VIEW v USING parquet OPTIONS (mergeSchema 'true')").contains("parquet option mergeSchema"));
-    assert!(err("CREATE VIEW v AS SELECT 1").contains("CREATE VIEW without TEMPORARY"));
+    assert!(matches!(statement("CREATE VIEW v AS SELECT 1"), Statement::CreateTempView { .. }));
+    assert!(err("CREATE VIEW IF NOT EXISTS v AS SELECT 1").contains("IF NOT EXISTS"));
 }
 
 #[test]

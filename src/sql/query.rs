@@ -315,7 +315,11 @@ impl<'a> QueryPlanner<'a> {
                 index_directives,
                 inheritance,
             } => {
-                if args.is_some() {
+                if let Some(args) = args {
+                    let parts = object_name_parts(name)?;
+                    if parts.len() == 1 && parts[0].eq_ignore_ascii_case("range") {
+                        return with_alias(range_relation(&args.args, span)?, alias.as_ref());
+                    }
                     return Err(unsupported(format!("table-valued function {name}(...)"), span));
                 }
                 if sample.is_some() {
@@ -544,20 +548,67 @@ fn limit_value(limit: &LimitClause) -> Result<Option<usize>> {
     n.map(Some).ok_or_else(|| parse_error("LIMIT needs a non-negative integer literal", start_span(e)))
 }
 
+/// Spark's table-valued `range(end)`, `range(start, end[, step[, partitions]])`: one bigint
+/// column `id`, as rows known at planning time.
+fn range_relation(args: &[ast::FunctionArg], span: Span) -> Result<LogicalPlan> {
+    let mut nums = vec![];
+    for a in args {
+        let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a else {
+            return Err(unsupported("named arguments of range(...)", span));
+        };
+        match convert_expr(e)? {
+            Expr::Literal(ScalarValue::Int32(v)) => nums.push(v as i64),
+            Expr::Literal(ScalarValue::Int64(v)) => nums.push(v),
+            other => return Err(parse_error(format!("range(...) takes integer literals, got {other}"), span)),
+        }
+    }
+    let (start, end, step) = match nums.as_slice() {
+        [end] => (0, *end, 1),
+        [start, end] => (*start, *end, 1),
+        [start, end, step] | [start, end, step, _] => (*start, *end, *step),
+        _ => return Err(parse_error(format!("range(...) takes 1 to 4 arguments, got {}", nums.len()), span)),
+    };
+    if step == 0 {
+        return Err(parse_error("[FAILED_FUNCTION_CALL] range(...): the step must not be 0", span));
+    }
+    let count = if (step > 0 && start < end) || (step < 0 && start > end) { ((end as i128 - start as i128).abs() + step.unsigned_abs() as i128 - 1) / step.unsigned_abs() as i128 } else { 0 };
+    if count > 100_000_000 {
+        return Err(unsupported(format!("range(...) of {count} rows (at most 100,000,000)"), span));
+    }
+    let ids: Vec<i64> = (0..count as i64).map(|i| start + i * step).collect();
+    let output = vec![Attribute::new("id", DataType::Int64, false)];
+    let schema = Schema::new(vec![Field::new("id", DataType::Int64, false)]);
+    let batch = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(arrow::array::Int64Array::from(ids)) as ArrayRef])?;
+    Ok(LogicalPlan::LocalRelation { output, data: vec![batch] })
+}
+
 /// Inline rows (`VALUES (1, 'a'), (2, 'b')`) as a LocalRelation. Columns are named
 /// `col1, col2, ...` as Spark names them unless `names` are given; each column takes the
 /// wider type of its values.
 pub(crate) fn values_relation(values: &ast::Values, names: &[String], span: Span) -> Result<LogicalPlan> {
     let mut rows: Vec<Vec<ScalarValue>> = Vec::with_capacity(values.rows.len());
-    for row in &values.rows {
-        let mut out = Vec::with_capacity(row.content.len());
-        for e in row.content.iter() {
-            match convert_expr(e)? {
-                Expr::Literal(v) => out.push(v),
-                other => return Err(unsupported(format!("non-literal value {other} in VALUES"), start_span(e))),
-            }
+    let exprs: Vec<Vec<Expr>> = values.rows.iter().map(|r| r.content.iter().map(convert_expr).collect::<Result<Vec<_>>>()).collect::<Result<_>>()?;
+    // Rows with expressions (`VALUES (1 + 1, upper('a'))`): one projection of the empty row
+    // per row, unioned (the analyzer widens the column types as for UNION ALL).
+    if exprs.iter().flatten().any(|e| !matches!(e, Expr::Literal(_))) {
+        let width = exprs.first().map(Vec::len).unwrap_or(0);
+        if exprs.iter().any(|r| r.len() != width) || (!names.is_empty() && names.len() != width) {
+            return Err(parse_error("VALUES rows have different numbers of columns (or names)", span));
         }
-        rows.push(out);
+        let children = exprs
+            .into_iter()
+            .map(|row| {
+                let list = row.into_iter().enumerate().map(|(c, e)| e.alias(names.get(c).cloned().unwrap_or_else(|| format!("col{}", c + 1)))).collect();
+                Arc::new(LogicalPlan::Project { list, child: Arc::new(LogicalPlan::OneRowRelation) })
+            })
+            .collect::<Vec<_>>();
+        return Ok(match children.len() {
+            1 => children[0].as_ref().clone(),
+            _ => LogicalPlan::Union { children },
+        });
+    }
+    for row in exprs {
+        rows.push(row.into_iter().filter_map(|e| if let Expr::Literal(v) = e { Some(v) } else { None }).collect());
     }
     let width = rows.first().map(Vec::len).unwrap_or(0);
     if let Some(bad) = rows.iter().find(|r| r.len() != width) {

@@ -168,7 +168,8 @@ fn insert_values_and_insert_select() {
     }
     assert!(err("INSERT INTO t VALUES (1), (1, 2)").contains("different numbers of columns"));
     assert!(err("INSERT INTO t VALUES (1), ('a')").contains("VALUES column 1 mixes int and string"));
-    assert!(err("INSERT INTO t VALUES (a)").contains("non-literal value"));
+    // A row of expressions is a projection of the empty row (a column name fails in analysis).
+    assert!(matches!(statement("INSERT INTO t VALUES (1 + 1)"), Statement::InsertValues { .. }));
     assert!(matches!(statement("INSERT OVERWRITE TABLE t SELECT 1"), Statement::InsertValues { overwrite: true, .. }));
 }
 

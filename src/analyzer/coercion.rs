@@ -294,6 +294,7 @@ fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
             out
         }
         ScalarFunc::Rand => args,
+        ScalarFunc::Builtin(b) => b.coerce(args)?,
     };
     for a in &args {
         let t = a.data_type()?;

@@ -9,6 +9,7 @@
 mod coercion;
 mod hints;
 mod resolve;
+mod window;
 
 use std::sync::Arc;
 

@@ -49,6 +49,13 @@ impl Resolver<'_> {
             LogicalPlan::Project { list, child } => {
                 let input = child.output();
                 let list = self.resolve_select_list(list, &input)?;
+                if list.iter().any(|e| e.contains_window()) {
+                    if list.iter().any(|e| e.contains_aggregate()) {
+                        return self.window_over_aggregate(vec![], list, child);
+                    }
+                    return super::window::extract_windows(list, child);
+                }
+                list.iter().try_for_each(super::window::check_no_bare_window_function)?;
                 if list.iter().any(|e| e.contains_aggregate()) {
                     let aggregates = check_aggregate_output(list, &[])?;
                     return Ok(LogicalPlan::Aggregate { grouping: vec![], aggregates, child });
@@ -60,6 +67,12 @@ impl Resolver<'_> {
                     return self.resolve_having(condition, child);
                 }
                 let condition = self.resolve_expr(condition, &child.output())?;
+                if condition.contains_window() {
+                    return Err(KilnError::analysis(
+                        "_LEGACY_ERROR_TEMP_1034",
+                        format!("It is not allowed to use window functions inside WHERE clause: {condition}."),
+                    ));
+                }
                 if condition.contains_aggregate() {
                     return Err(KilnError::analysis(
                         "INVALID_WHERE_CONDITION",
@@ -76,6 +89,10 @@ impl Resolver<'_> {
                     .into_iter()
                     .map(|g| self.resolve_grouping(g, &input, &aggregates))
                     .collect::<Result<Vec<_>>>()?;
+                if aggregates.iter().any(|e| e.contains_window()) {
+                    return self.window_over_aggregate(grouping, aggregates, child);
+                }
+                aggregates.iter().try_for_each(super::window::check_no_bare_window_function)?;
                 let aggregates = check_aggregate_output(aggregates, &grouping)?;
                 Ok(LogicalPlan::Aggregate { grouping, aggregates, child })
             }
@@ -109,11 +126,31 @@ impl Resolver<'_> {
             }
             LogicalPlan::Sort { order, global, child } => self.resolve_sort(order, global, child),
             LogicalPlan::Union { children } => resolve_union(children),
+            LogicalPlan::SetOperation { kind, all, left, right } => {
+                let op = match kind {
+                    crate::plan::SetOperationKind::Except => "EXCEPT",
+                    crate::plan::SetOperationKind::Intersect => "INTERSECT",
+                };
+                let LogicalPlan::Union { children } = resolve_set_inputs(vec![left, right], op)? else {
+                    return Err(KilnError::internal("set operation inputs"));
+                };
+                let [left, right]: [Arc<LogicalPlan>; 2] = children.try_into().map_err(|_| KilnError::internal("set operation inputs"))?;
+                Ok(LogicalPlan::SetOperation { kind, all, left, right })
+            }
             LogicalPlan::UnresolvedHint { name, params, child } => {
                 Ok(super::hints::resolve_hint(&name, &params, child, &mut self.warnings.borrow_mut()))
             }
             other => Ok(other),
         }
+    }
+
+    /// Window expressions over a GROUP BY (or a global aggregate): the Aggregate computes what
+    /// the windows read, Window nodes run over its rows, a Project restores the select list.
+    fn window_over_aggregate(&self, grouping: Vec<Expr>, list: Vec<Expr>, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {
+        let (agg_list, above) = super::window::split_aggregate_list(list)?;
+        let aggregates = check_aggregate_output(agg_list, &grouping)?;
+        let agg = Arc::new(LogicalPlan::Aggregate { grouping, aggregates, child });
+        super::window::extract_windows(above, agg)
     }
 
     /// Spark's `ResolveGroupingAnalytics`: ROLLUP / CUBE / GROUPING SETS become an Aggregate
@@ -317,6 +354,7 @@ impl Resolver<'_> {
             },
             Expr::UnresolvedFunction { name, args, distinct } => resolve_function(&name, args, distinct, self.catalog.udf_names()),
             Expr::UnresolvedStar(_) => Err(KilnError::analysis("INVALID_USAGE_OF_STAR", "`*` is only allowed in a select list or count(*).")),
+            e @ Expr::WindowExpression { .. } => super::window::resolve_window_expression(e),
             other => Ok(other),
         })
     }
@@ -465,6 +503,11 @@ impl Resolver<'_> {
             .map(|o| Ok(SortOrder { expr: coerce_expr(self.resolve_expr(o.expr.clone(), &output)?)?, ..o.clone() }))
             .collect();
         let err = match direct {
+            // ORDER BY a window expression: it is computed by a Window under the Sort and
+            // projected away above it, as Spark's ExtractWindowExpressions does for Sort.
+            Ok(order) if order.iter().any(|o| o.expr.contains_window()) && !order.iter().any(|o| o.expr.contains_aggregate()) => {
+                return sort_with_windows(order, global, child, &output);
+            }
             Ok(order) if !order.iter().any(|o| o.expr.contains_aggregate()) => {
                 return Ok(LogicalPlan::Sort { order, global, child })
             }
@@ -502,7 +545,11 @@ impl Resolver<'_> {
                     }
                     new_order.push(SortOrder { expr: coerce_expr(expr)?, ..o });
                 }
-                Ok(restore(LogicalPlan::Project { list, child: below.clone() }, new_order))
+                let project = LogicalPlan::Project { list, child: below.clone() };
+                if new_order.iter().any(|o| o.expr.contains_window()) {
+                    return sort_with_windows(new_order, global, Arc::new(project), &output);
+                }
+                Ok(restore(project, new_order))
             }
             LogicalPlan::Aggregate { grouping, aggregates, child: below } => {
                 let (new_order, extra) = self.sort_over_aggregate(order, &output, grouping, aggregates, below)?;
@@ -595,15 +642,46 @@ impl Resolver<'_> {
     }
 }
 
+/// ORDER BY a window expression: it is computed by a Window under the Sort and projected
+/// away above it (`output`: the columns the query returns), as Spark's
+/// ExtractWindowExpressions does for a Sort.
+fn sort_with_windows(order: Vec<SortOrder>, global: bool, child: Arc<LogicalPlan>, output: &[Attribute]) -> Result<LogicalPlan> {
+    let mut list: Vec<Expr> = child.output().iter().map(|a| a.expr()).collect();
+    let mut new_order = vec![];
+    for o in order {
+        let expr = match o.expr.unalias() {
+            w @ Expr::WindowExpression { .. } => {
+                let alias = w.clone().alias(crate::expr::sql_name(w));
+                let attr = named_output(&alias).ok_or_else(|| KilnError::internal("unnamed window in ORDER BY"))?;
+                list.push(alias);
+                attr.expr()
+            }
+            other if other.contains_window() => {
+                return Err(KilnError::unsupported("a window function inside an ORDER BY expression (ORDER BY the window itself, or select it)"))
+            }
+            other => other.clone(),
+        };
+        new_order.push(SortOrder { expr, ..o });
+    }
+    let windows = Arc::new(super::window::extract_windows(list, child)?);
+    let sort = LogicalPlan::Sort { order: new_order, global, child: windows };
+    Ok(LogicalPlan::Project { list: output.iter().map(|a| a.expr()).collect(), child: Arc::new(sort) })
+}
+
 /// `UNION`: every input has as many columns as the first; each column takes the wider type of
 /// its inputs (Spark's `WidenSetOperationTypes`), cast in a Project over the inputs that differ.
 fn resolve_union(children: Vec<Arc<LogicalPlan>>) -> Result<LogicalPlan> {
+    resolve_set_inputs(children, "UNION")
+}
+
+/// The inputs of `op` (UNION, EXCEPT, INTERSECT) checked and cast to common column types, as a Union.
+fn resolve_set_inputs(children: Vec<Arc<LogicalPlan>>, op: &str) -> Result<LogicalPlan> {
     let outputs: Vec<Vec<Attribute>> = children.iter().map(|c| c.output()).collect();
     let width = outputs.first().map(Vec::len).unwrap_or(0);
     if let Some((i, o)) = outputs.iter().enumerate().find(|(_, o)| o.len() != width) {
         return Err(KilnError::analysis(
             "NUM_COLUMNS_MISMATCH",
-            format!("UNION can only be performed on inputs with the same number of columns, but the first input has {width} columns and the {} input has {} columns.", ordinal(i + 1), o.len()),
+            format!("{op} can only be performed on inputs with the same number of columns, but the first input has {width} columns and the {} input has {} columns.", ordinal(i + 1), o.len()),
         ));
     }
     let mut types = vec![];
@@ -615,7 +693,8 @@ fn resolve_union(children: Vec<Arc<LogicalPlan>>) -> Result<LogicalPlan> {
                 KilnError::analysis(
                     "INCOMPATIBLE_COLUMN_TYPE",
                     format!(
-                        "UNION can only be performed on inputs with compatible column types. The {} column of the {} input is \"{}\" type which is not compatible with \"{}\" at the same column of the first input.",
+                        "{} can only be performed on inputs with compatible column types. The {} column of the {} input is \"{}\" type which is not compatible with \"{}\" at the same column of the first input.",
+                        op,
                         ordinal(c + 1),
                         ordinal(i + 1),
                         crate::types::spark_type_name(next).to_uppercase(),
@@ -746,13 +825,12 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         if args.len() != 1 {
             return Err(arity_error("1"));
         }
-        if args[0].contains_aggregate() {
-            return Err(KilnError::analysis(
-                "NESTED_AGGREGATE_FUNCTION",
-                format!("It is not allowed to use an aggregate function in the argument of another aggregate function: {name}(...)."),
-            ));
-        }
+        // A nested aggregate is checked with the Aggregate's list (`check_aggregate_output`):
+        // `sum(count(*)) OVER ()` is a window's sum of a group's count.
         return Ok(Expr::Aggregate { func, args, distinct });
+    }
+    if let Some(func) = crate::expr::WindowFunc::from_name(name) {
+        return Ok(Expr::WindowFunction { func, args });
     }
     // Spark's shorthands that are other expressions.
     let rewrite = |args: Vec<Expr>| -> Option<Expr> {
@@ -761,6 +839,34 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             "isnull" => Some(Expr::IsNull(Box::new(a.next()?))),
             "isnotnull" => Some(Expr::IsNotNull(Box::new(a.next()?))),
             "nvl" | "ifnull" => Some(Expr::Function { func: ScalarFunc::Coalesce, args: a.collect() }),
+            "nvl2" => {
+                let (x, y, z) = (a.next()?, a.next()?, a.next()?);
+                Some(Expr::CaseWhen { branches: vec![(Expr::IsNotNull(Box::new(x)), y)], else_expr: Some(Box::new(z)) })
+            }
+            // Java's pmod: r = a % n; if r < 0 then (r + n) % n else r.
+            "pmod" => {
+                let (x, n) = (a.next()?, a.next()?);
+                let r = x.binary(BinaryOp::Modulo, n.clone());
+                let negative = r.clone().binary(BinaryOp::Lt, Expr::Literal(crate::types::ScalarValue::Int32(0)));
+                let fixed = r.clone().binary(BinaryOp::Plus, n.clone()).binary(BinaryOp::Modulo, n);
+                Some(Expr::CaseWhen { branches: vec![(negative, fixed)], else_expr: Some(Box::new(r)) })
+            }
+            // date_part('field', d) / datepart: the function EXTRACT(field FROM d) means.
+            "date_part" | "datepart" => {
+                let (field, d) = (a.next()?, a.next()?);
+                let Expr::Literal(crate::types::ScalarValue::Utf8(f)) = field else { return None };
+                let name = match f.to_ascii_uppercase().as_str() {
+                    "YEAR" | "Y" | "YEARS" | "YR" | "YRS" => "year",
+                    "QUARTER" | "QTR" => "quarter",
+                    "MONTH" | "MON" | "MONS" | "MONTHS" => "month",
+                    "WEEK" | "W" | "WEEKS" => "weekofyear",
+                    "DAY" | "D" | "DAYS" => "day",
+                    "DAYOFWEEK" | "DOW" => "dayofweek",
+                    "DOY" => "dayofyear",
+                    _ => return None,
+                };
+                Some(Expr::UnresolvedFunction { name: name.into(), args: vec![d], distinct: false })
+            }
             "nullif" => {
                 let (x, y) = (a.next()?, a.next()?);
                 let null = Expr::Literal(crate::types::ScalarValue::Null(arrow::datatypes::DataType::Null));
@@ -775,7 +881,8 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
     };
     let wanted = match name.to_ascii_lowercase().as_str() {
         "isnull" | "isnotnull" => Some(1),
-        "nvl" | "ifnull" | "nullif" => Some(2),
+        "nvl" | "ifnull" | "nullif" | "pmod" | "date_part" | "datepart" => Some(2),
+        "nvl2" => Some(3),
         "if" => Some(3),
         _ => None,
     };
@@ -783,11 +890,23 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         if args.len() != n {
             return Err(arity_error(&n.to_string()));
         }
-        return rewrite(args).ok_or_else(|| KilnError::internal(format!("rewriting {name}")));
+        return match rewrite(args) {
+            // An UnresolvedFunction (date_part's field function) resolves in its turn.
+            Some(Expr::UnresolvedFunction { name, args, distinct }) => resolve_function(&name, args, distinct, std::iter::empty()),
+            Some(e) => Ok(e),
+            None => Err(KilnError::analysis(
+                "INVALID_PARAMETER_VALUE",
+                format!("The arguments of `{}` are invalid (date_part takes a literal field: YEAR, QUARTER, MONTH, WEEK, DAY, DAYOFWEEK, DOY).", name.to_lowercase()),
+            )),
+        };
     }
     let Some(func) = ScalarFunc::from_name(name) else {
-        let known = ScalarFunc::NAMES.iter().copied().chain(["count", "sum", "avg", "min", "max"]).chain(udf_names);
-        let known = known.filter(|k| !k.eq_ignore_ascii_case(name));
+        let mut known: Vec<&'a str> = ScalarFunc::NAMES.iter().copied().chain(["count", "sum", "avg", "min", "max"]).collect();
+        for n in crate::expr::WindowFunc::NAMES.iter().copied().chain(crate::expr::Builtin::names()) {
+            known.push(n);
+        }
+        known.extend(udf_names);
+        let known = known.into_iter().filter(|k| !k.eq_ignore_ascii_case(name));
         let hint = closest_match(name, known).map(|s| format!(" Did you mean `{s}`?")).unwrap_or_default();
         return Err(KilnError::analysis(
             "UNRESOLVED_ROUTINE",
@@ -810,6 +929,7 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         ScalarFunc::Concat | ScalarFunc::Coalesce => (1, usize::MAX),
         ScalarFunc::DateAdd | ScalarFunc::DateSub => (2, 2),
         ScalarFunc::Rand => (0, 1),
+        ScalarFunc::Builtin(b) => b.arity(),
     };
     if args.len() < min || args.len() > max {
         let expected = if min == max { min.to_string() } else if max == usize::MAX { format!("at least {min}") } else { format!("{min} to {max}") };
@@ -862,6 +982,14 @@ fn name_expr(e: Expr) -> Expr {
 /// Every non-aggregate part of an Aggregate's output must be a grouping expression.
 fn check_aggregate_output(aggregates: Vec<Expr>, grouping: &[Expr]) -> Result<Vec<Expr>> {
     fn check(e: &Expr, grouping: &[Expr]) -> Result<()> {
+        if let Expr::Aggregate { func, args, .. } = e {
+            if args.iter().any(|a| a.contains_aggregate()) {
+                return Err(KilnError::analysis(
+                    "NESTED_AGGREGATE_FUNCTION",
+                    format!("It is not allowed to use an aggregate function in the argument of another aggregate function: {}(...).", func.name()),
+                ));
+            }
+        }
         if grouping.iter().any(|g| g == e) || matches!(e, Expr::Aggregate { .. } | Expr::Literal(_)) {
             return Ok(());
         }

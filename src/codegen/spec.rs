@@ -306,6 +306,7 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
             Some("a subquery expression".into())
         }
         Expr::Aggregate { .. } => Some("an aggregate inside an expression".into()),
+        Expr::WindowFunction { .. } | Expr::WindowExpression { .. } => Some("a window function inside an expression".into()),
         // A UDF is Rust called over arrays: its stage runs interpreted (and is counted so).
         Expr::ScalarUdf { udf, .. } => Some(format!("user-defined function {}", udf.name())),
         Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. } => Some("an unresolved expression".into()),

@@ -211,6 +211,7 @@ impl<'a> Executor<'a> {
             PhysicalPlan::Filter { child, .. }
             | PhysicalPlan::Project { child, .. }
             | PhysicalPlan::Expand { child, .. }
+            | PhysicalPlan::Window { child, .. }
             | PhysicalPlan::HashAggregate { child, .. }
             | PhysicalPlan::Sort { child, .. }
             | PhysicalPlan::LocalLimit { child, .. } => self.partitions(child),
@@ -550,6 +551,11 @@ impl<'a> Executor<'a> {
                 let input = self.attrs(child);
                 let child_stream = self.stream(child, i)?;
                 deferred(move || interpreted::sort(order, input, child_stream.collect::<Result<_>>()?, None))
+            }
+            PhysicalPlan::Window { window_exprs, partition_by, order_by, child } => {
+                let (input, output) = (self.attrs(child), self.attrs(plan));
+                let child_stream = self.stream(child, i)?;
+                deferred(move || interpreted::window(window_exprs, partition_by, order_by, input, output, child_stream.collect::<Result<_>>()?))
             }
             PhysicalPlan::CollectLimit { limit, child } | PhysicalPlan::GlobalLimit { limit, child } => {
                 // Partitions are pulled in order, and no further once the limit is met.

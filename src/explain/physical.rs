@@ -220,6 +220,10 @@ impl PhysicalPlan {
                 let cols: Vec<String> = output.iter().map(|a| a.to_string()).collect();
                 format!("Expand [{}], [{}]", rows.join(", "), cols.join(", "))
             }
+            PhysicalPlan::Window { window_exprs, partition_by, order_by, .. } => {
+                let keys = order_by.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", ");
+                format!("Window [{}], [{}], [{keys}]", list(window_exprs, ", "), list(partition_by, ", "))
+            }
             PhysicalPlan::WholeStageCodegen { id, .. } => format!("WholeStageCodegen ({id})"),
             PhysicalPlan::QueryStage { id, kind, .. } => match kind {
                 QueryStageKind::Shuffle => format!("ShuffleQueryStage {id}"),

@@ -5,7 +5,7 @@ use std::fmt;
 
 use arrow::datatypes::DataType;
 
-use super::{Attribute, Expr, SortOrder};
+use super::{Attribute, Expr, FrameType, SortOrder, WindowFunc};
 use crate::types::spark_type_name;
 
 /// How much to print: plan text carries `#ids`, column names do not.
@@ -176,6 +176,20 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             write_list(f, args, style, ", ")?;
             write!(f, ")")
         }
+        // Spark prints the bitwise operators infix: `(a & b)`, `~a`.
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(b @ (crate::expr::Builtin::BitAnd | crate::expr::Builtin::BitOr | crate::expr::Builtin::BitXor)), args }
+            if args.len() == 2 =>
+        {
+            write!(f, "(")?;
+            write_expr(f, &args[0], style)?;
+            write!(f, " {} ", b.name())?;
+            write_expr(f, &args[1], style)?;
+            write!(f, ")")
+        }
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::BitNot), args } if args.len() == 1 => {
+            write!(f, "~")?;
+            write_expr(f, &args[0], style)
+        }
         Expr::Function { func, args } => {
             write!(f, "{}(", func.name())?;
             write_list(f, args, style, ", ")?;
@@ -188,6 +202,58 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             }
             write_list(f, args, style, ", ")?;
             write!(f, ")")
+        }
+        Expr::WindowFunction { func, args } => {
+            write!(f, "{}(", func.name())?;
+            write_list(f, args, style, ", ")?;
+            write!(f, ")")
+        }
+        Expr::WindowExpression { function, spec, ignore_nulls } => {
+            // first/last/nth_value print their ignoreNulls flag as an argument, as Spark's do.
+            match function.as_ref() {
+                Expr::WindowFunction { func: func @ (WindowFunc::FirstValue | WindowFunc::LastValue | WindowFunc::NthValue), args } => {
+                    write!(f, "{}(", func.name())?;
+                    write_list(f, args, style, ", ")?;
+                    write!(f, ", {ignore_nulls})")?;
+                }
+                other => write_expr(f, other, style)?,
+            }
+            match style {
+                Style::Plan => {
+                    write!(f, " windowspecdefinition(")?;
+                    let mut parts: Vec<String> = spec.partition_by.iter().map(|e| e.to_string()).collect();
+                    parts.extend(spec.order_by.iter().map(|o| o.to_string()));
+                    match &spec.frame {
+                        Some(frame) => parts.push(frame.to_string()),
+                        None => parts.push("unspecifiedframe$()".to_string()),
+                    }
+                    write!(f, "{})", parts.join(", "))
+                }
+                Style::Name => {
+                    write!(f, " OVER (")?;
+                    let mut parts = vec![];
+                    if !spec.partition_by.is_empty() {
+                        parts.push(format!("PARTITION BY {}", spec.partition_by.iter().map(sql_name).collect::<Vec<_>>().join(", ")));
+                    }
+                    if !spec.order_by.is_empty() {
+                        let keys: Vec<String> = spec
+                            .order_by
+                            .iter()
+                            .map(|o| {
+                                let dir = if o.ascending { "ASC" } else { "DESC" };
+                                let nulls = if o.nulls_first { "NULLS FIRST" } else { "NULLS LAST" };
+                                format!("{} {dir} {nulls}", sql_name(&o.expr))
+                            })
+                            .collect();
+                        parts.push(format!("ORDER BY {}", keys.join(", ")));
+                    }
+                    if let Some(frame) = &spec.frame {
+                        let t = if frame.frame_type == FrameType::Rows { "ROWS" } else { "RANGE" };
+                        parts.push(format!("{t} BETWEEN {} AND {}", frame.lower.sql(), frame.upper.sql()));
+                    }
+                    write!(f, "{})", parts.join(" "))
+                }
+            }
         }
     }
 }

@@ -4,7 +4,11 @@
 mod display;
 pub mod eval;
 mod typing;
+mod window;
+mod builtins;
+pub use builtins::Builtin;
 pub use typing::aggregate_result_type;
+pub use window::{FrameBound, FrameType, WindowFrame, WindowFunc, WindowSpec};
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -165,6 +169,8 @@ pub enum ScalarFunc {
     Replace,
     /// datediff(end, start): days from start to end.
     DateDiff,
+    /// One of the other built-ins (math, string, date, bitwise; `expr/builtins.rs`).
+    Builtin(Builtin),
 }
 
 impl ScalarFunc {
@@ -188,6 +194,7 @@ impl ScalarFunc {
             ScalarFunc::RTrim => "rtrim",
             ScalarFunc::Replace => "replace",
             ScalarFunc::DateDiff => "datediff",
+            ScalarFunc::Builtin(b) => b.name(),
         }
     }
     /// Looks a function up by its SQL name.
@@ -210,7 +217,7 @@ impl ScalarFunc {
             "rtrim" => ScalarFunc::RTrim,
             "replace" => ScalarFunc::Replace,
             "datediff" => ScalarFunc::DateDiff,
-            _ => return None,
+            other => return Builtin::from_name(other).map(ScalarFunc::Builtin),
         })
     }
     /// Names of every scalar function, for "did you mean" suggestions.
@@ -465,6 +472,23 @@ pub enum Expr {
     },
     /// A column of an enclosing query read inside a correlated subquery: `outer(o_orderkey#1)`.
     OuterReference(Attribute),
+    /// A window-only function (`row_number()`, `lag(x, 1, null)`); only valid as the function
+    /// of a WindowExpression.
+    WindowFunction {
+        /// Which function.
+        func: WindowFunc,
+        /// The arguments (rank functions: the window's order keys, as Spark's `rank(v#2)`).
+        args: Vec<Expr>,
+    },
+    /// `function OVER (spec)`: a window function or an aggregate over a window of rows.
+    WindowExpression {
+        /// A WindowFunction or an Aggregate (an UnresolvedFunction before analysis).
+        function: Box<Expr>,
+        /// Partitioning, order and frame.
+        spec: WindowSpec,
+        /// `IGNORE NULLS` (lag, lead, first_value, last_value, nth_value).
+        ignore_nulls: bool,
+    },
     /// A call of a user-defined scalar function, printed `name(args)` as Spark prints a
     /// Scala UDF. Opaque to the optimizer: never folded, never pushed into a scan.
     ScalarUdf {
@@ -504,9 +528,15 @@ impl Expr {
             | Expr::ScalarSubquery { .. }
             | Expr::Exists { .. } => vec![],
             Expr::InSet { child, .. } | Expr::InSubquery { child, .. } => vec![child],
-            Expr::UnresolvedFunction { args, .. } | Expr::Function { args, .. } | Expr::Aggregate { args, .. } | Expr::ScalarUdf { args, .. } => {
-                args.iter().collect()
-            }
+            Expr::UnresolvedFunction { args, .. }
+            | Expr::Function { args, .. }
+            | Expr::Aggregate { args, .. }
+            | Expr::ScalarUdf { args, .. }
+            | Expr::WindowFunction { args, .. } => args.iter().collect(),
+            Expr::WindowExpression { function, spec, .. } => std::iter::once(function.as_ref())
+                .chain(spec.partition_by.iter())
+                .chain(spec.order_by.iter().map(|o| &o.expr))
+                .collect(),
             Expr::Alias { child, .. }
             | Expr::Not(child)
             | Expr::Negative(child)
@@ -543,6 +573,17 @@ impl Expr {
                 Expr::UnresolvedFunction { name, args: args.into_iter().map(&mut f).collect::<Result<_, E>>()?, distinct }
             }
             Expr::Function { func, args } => Expr::Function { func, args: args.into_iter().map(&mut f).collect::<Result<_, E>>()? },
+            Expr::WindowFunction { func, args } => Expr::WindowFunction { func, args: args.into_iter().map(&mut f).collect::<Result<_, E>>()? },
+            Expr::WindowExpression { function, spec, ignore_nulls } => {
+                let function = b(function, &mut f)?;
+                let partition_by = spec.partition_by.into_iter().map(&mut f).collect::<Result<_, E>>()?;
+                let order_by = spec
+                    .order_by
+                    .into_iter()
+                    .map(|o| Ok(SortOrder { expr: f(o.expr)?, ascending: o.ascending, nulls_first: o.nulls_first }))
+                    .collect::<Result<_, E>>()?;
+                Expr::WindowExpression { function, spec: WindowSpec { partition_by, order_by, frame: spec.frame }, ignore_nulls }
+            }
             Expr::ScalarUdf { udf, args } => Expr::ScalarUdf { udf, args: args.into_iter().map(&mut f).collect::<Result<_, E>>()? },
             Expr::Aggregate { func, args, distinct } => {
                 Expr::Aggregate { func, args: args.into_iter().map(&mut f).collect::<Result<_, E>>()?, distinct }
@@ -654,15 +695,32 @@ impl Expr {
             | Expr::ScalarSubquery { .. }
             | Expr::Exists { .. }
             | Expr::InSubquery { .. }
-            | Expr::ScalarUdf { .. } => false,
+            | Expr::ScalarUdf { .. }
+            | Expr::WindowFunction { .. }
+            | Expr::WindowExpression { .. } => false,
             Expr::Function { func: ScalarFunc::Rand, .. } => false,
             other => other.children().iter().all(|c| c.foldable()),
         }
     }
 
-    /// True when the tree contains an aggregate function.
+    /// True when the tree contains an aggregate function (an aggregate computed over a window,
+    /// `sum(x) OVER (...)`, is the window's, not a group's; its arguments may hold one).
     pub fn contains_aggregate(&self) -> bool {
-        self.exists(&|e| matches!(e, Expr::Aggregate { .. }) || matches!(e, Expr::UnresolvedFunction { name, .. } if AggFunc::from_name(name).is_some()))
+        match self {
+            Expr::Aggregate { .. } => true,
+            Expr::UnresolvedFunction { name, .. } if AggFunc::from_name(name).is_some() => true,
+            Expr::WindowExpression { function, spec, .. } => {
+                function.children().iter().any(|c| c.contains_aggregate())
+                    || spec.partition_by.iter().any(|e| e.contains_aggregate())
+                    || spec.order_by.iter().any(|o| o.expr.contains_aggregate())
+            }
+            other => other.children().iter().any(|c| c.contains_aggregate()),
+        }
+    }
+
+    /// True when the tree contains a window expression (`f(...) OVER (...)`).
+    pub fn contains_window(&self) -> bool {
+        self.exists(&|e| matches!(e, Expr::WindowExpression { .. }))
     }
 
     /// True once no unresolved node remains.

@@ -3,7 +3,7 @@
 
 use arrow::datatypes::DataType;
 
-use super::{AggFunc, BinaryOp, Expr, ScalarFunc};
+use super::{AggFunc, BinaryOp, Expr, ScalarFunc, WindowFunc};
 use crate::error::{KilnError, Result};
 use crate::types::{bounded_decimal, decimal_result, DecimalOp};
 
@@ -106,9 +106,16 @@ impl Expr {
                         t
                     }
                     ScalarFunc::DateAdd | ScalarFunc::DateSub => DataType::Date32,
+                    ScalarFunc::Builtin(b) => b.return_type(args)?,
                     ScalarFunc::Rand => DataType::Float64,
                 }
             }
+            Expr::WindowExpression { function, .. } => function.data_type()?,
+            Expr::WindowFunction { func, args } => match func {
+                WindowFunc::RowNumber | WindowFunc::Rank | WindowFunc::DenseRank | WindowFunc::Ntile => DataType::Int32,
+                WindowFunc::PercentRank | WindowFunc::CumeDist => DataType::Float64,
+                _ => args.first().ok_or_else(|| KilnError::internal(format!("{} without an argument", func.name())))?.data_type()?,
+            },
             Expr::Aggregate { func, args, .. } => {
                 let input = match args.first() {
                     Some(a) => a.data_type()?,
@@ -132,6 +139,11 @@ impl Expr {
             Expr::Exists { .. } => false,
             Expr::IsNull(_) | Expr::IsNotNull(_) => false,
             Expr::Aggregate { func: AggFunc::Count, .. } => false,
+            Expr::WindowExpression { function, .. } => function.nullable(),
+            Expr::WindowFunction { func, .. } => !matches!(
+                func,
+                WindowFunc::RowNumber | WindowFunc::Rank | WindowFunc::DenseRank | WindowFunc::Ntile | WindowFunc::PercentRank | WindowFunc::CumeDist
+            ),
             Expr::Aggregate { .. } => true,
             Expr::Binary { op: BinaryOp::Divide | BinaryOp::IntDivide | BinaryOp::Modulo, .. } => true,
             Expr::Binary { op: BinaryOp::EqNullSafe, .. } => false,
@@ -140,6 +152,7 @@ impl Expr {
             }
             Expr::Function { func: ScalarFunc::Coalesce, args } => args.iter().all(|a| a.nullable()),
             Expr::Function { func: ScalarFunc::Rand, .. } => false,
+            Expr::Function { func: ScalarFunc::Builtin(b), args } => b.nullable(&args.iter().map(|a| a.nullable()).collect::<Vec<_>>()),
             other => other.children().iter().any(|c| c.nullable()),
         }
     }

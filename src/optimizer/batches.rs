@@ -8,7 +8,7 @@ use crate::config::Config;
 /// (`ResolvedHint`, `SubqueryAlias`, `Distinct`, subquery expressions). `spark.sql.optimizer.excludedRules`
 /// ignores them with a warning, as Spark's `nonExcludableRules`.
 pub const NON_EXCLUDABLE_RULES: &[&str] =
-    &["EliminateResolvedHint", "EliminateSubqueryAliases", "ReplaceDistinctWithAggregate", "RewritePredicateSubquery", "RewriteCorrelatedScalarSubquery"];
+    &["EliminateResolvedHint", "EliminateSubqueryAliases", "ReplaceIntersectWithSemiJoin", "ReplaceExceptWithAntiJoin", "RewriteExceptAll", "RewriteIntersectAll", "ReplaceDistinctWithAggregate", "RewritePredicateSubquery", "RewriteCorrelatedScalarSubquery"];
 
 /// Catalyst's batches, trimmed to the rules kiln has.
 pub fn default_batches(config: &Config) -> Vec<Batch> {
@@ -45,7 +45,16 @@ pub fn default_batches(config: &Config) -> Vec<Batch> {
         Batch {
             name: "Finish Analysis",
             strategy: Strategy::Once,
-            rules: vec![Box::new(EliminateResolvedHint), Box::new(EliminateSubqueryAliases), Box::new(ReplaceDistinctWithAggregate)],
+            rules: vec![
+                Box::new(EliminateResolvedHint),
+                Box::new(EliminateSubqueryAliases),
+                // Spark's "Replace Operators": set operations become joins (their Distinct too).
+                Box::new(ReplaceIntersectWithSemiJoin),
+                Box::new(ReplaceExceptWithAntiJoin),
+                Box::new(RewriteExceptAll),
+                Box::new(RewriteIntersectAll),
+                Box::new(ReplaceDistinctWithAggregate),
+            ],
         },
         // Spark rewrites subqueries late ("RewriteSubquery"); kiln does it first, because the
         // rules below neither look into subquery plans nor keep their outer references intact.

@@ -37,6 +37,9 @@ pub fn required_child_distribution(plan: &PhysicalPlan) -> Vec<Distribution> {
         },
         PhysicalPlan::Sort { global: true, order, .. } => vec![Distribution::Ordered(order.clone())],
         PhysicalPlan::GlobalLimit { .. } => vec![Distribution::AllTuples],
+        PhysicalPlan::Window { partition_by, .. } => {
+            vec![if partition_by.is_empty() { Distribution::AllTuples } else { Distribution::Clustered(partition_by.clone()) }]
+        }
         other => other.children().iter().map(|_| Distribution::Unspecified).collect(),
     }
 }
@@ -47,6 +50,12 @@ pub fn required_child_ordering(plan: &PhysicalPlan) -> Vec<Vec<SortOrder>> {
     let ascending = |keys: &[Expr]| keys.iter().map(|k| SortOrder { expr: k.clone(), ascending: true, nulls_first: true }).collect();
     match plan {
         PhysicalPlan::SortMergeJoin { left_keys, right_keys, .. } => vec![ascending(left_keys), ascending(right_keys)],
+        // Spark's WindowExec: the partition keys ascending, then the window's order.
+        PhysicalPlan::Window { partition_by, order_by, .. } => {
+            let mut order: Vec<SortOrder> = ascending(partition_by);
+            order.extend(order_by.iter().cloned());
+            vec![order]
+        }
         other => other.children().iter().map(|_| vec![]).collect(),
     }
 }
@@ -67,7 +76,10 @@ pub fn output_ordering(plan: &PhysicalPlan) -> Vec<SortOrder> {
             let out = crate::physical::ids(&plan.output());
             output_ordering(child).into_iter().take_while(|o| o.expr.references().iter().all(|id| out.contains(id))).collect()
         }
-        PhysicalPlan::LocalLimit { child, .. } | PhysicalPlan::GlobalLimit { child, .. } | PhysicalPlan::CollectLimit { child, .. } => output_ordering(child),
+        PhysicalPlan::LocalLimit { child, .. }
+        | PhysicalPlan::GlobalLimit { child, .. }
+        | PhysicalPlan::CollectLimit { child, .. }
+        | PhysicalPlan::Window { child, .. } => output_ordering(child),
         _ => vec![],
     }
 }

@@ -287,6 +287,18 @@ pub enum PhysicalPlan {
         /// The input operator.
         child: Arc<PhysicalPlan>,
     },
+    /// Window functions over each partition (Spark's `WindowExec`): the child arrives clustered
+    /// on the partition keys and sorted by them and the order keys; a per-partition breaker.
+    Window {
+        /// The window expressions, each aliased.
+        window_exprs: Vec<Expr>,
+        /// The partition keys.
+        partition_by: Vec<Expr>,
+        /// The order within a partition.
+        order_by: Vec<SortOrder>,
+        /// The input operator.
+        child: Arc<PhysicalPlan>,
+    },
     /// `UNION ALL`: the partitions of every child, one after the other.
     Union {
         /// The inputs, in order; the columns are the first input's.
@@ -366,6 +378,7 @@ impl PhysicalPlan {
             | PhysicalPlan::LocalLimit { child, .. }
             | PhysicalPlan::GlobalLimit { child, .. }
             | PhysicalPlan::Expand { child, .. }
+            | PhysicalPlan::Window { child, .. }
             | PhysicalPlan::ShuffleRead { child, .. }
             | PhysicalPlan::WholeStageCodegen { child, .. } => vec![child],
         }
@@ -402,6 +415,7 @@ impl PhysicalPlan {
             | PhysicalPlan::LocalLimit { child, .. }
             | PhysicalPlan::GlobalLimit { child, .. }
             | PhysicalPlan::Expand { child, .. }
+            | PhysicalPlan::Window { child, .. }
             | PhysicalPlan::ShuffleRead { child, .. }
             | PhysicalPlan::WholeStageCodegen { child, .. } => *child = next(),
         }
@@ -443,6 +457,7 @@ impl PhysicalPlan {
                 _ => crate::plan::named_outputs(result),
             },
             PhysicalPlan::CartesianProduct { left, right, .. } => [left.output(), right.output()].concat(),
+            PhysicalPlan::Window { window_exprs, child, .. } => [child.output(), crate::plan::named_outputs(window_exprs)].concat(),
             PhysicalPlan::HashJoin { left, right, join_type, .. }
             | PhysicalPlan::SortMergeJoin { left, right, join_type, .. }
             | PhysicalPlan::NestedLoopJoin { left, right, join_type, .. } => join_type.output(left.output(), right.output()),

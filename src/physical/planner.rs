@@ -120,7 +120,13 @@ impl Planner<'_> {
             LogicalPlan::Expand { projections, output, child } => {
                 PhysicalPlan::Expand { projections: projections.clone(), output: output.clone(), child: self.plan(child, false)? }
             }
-            LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. } => {
+            LogicalPlan::Window { window_exprs, partition_by, order_by, child } => PhysicalPlan::Window {
+                window_exprs: window_exprs.clone(),
+                partition_by: partition_by.clone(),
+                order_by: order_by.clone(),
+                child: self.plan(child, false)?,
+            },
+            LogicalPlan::SetOperation { .. } | LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. } => {
                 return Err(KilnError::internal(format!("{} reached the physical planner", plan.node_string())))
             }
         };
@@ -300,8 +306,26 @@ impl Planner<'_> {
         let mut right_keys = vec![];
         let mut rest = vec![];
         for c in condition.map(|c| c.split_conjunction()).unwrap_or_default() {
+            let within = |e: &Expr, s: &BTreeSet<ExprId>| !e.references().is_empty() && e.references().iter().all(|id| s.contains(id));
+            // Spark's ExtractEquiJoinKeys: `l <=> r` joins on (coalesce(l, default), isnull(l)).
+            if let Expr::Binary { op: BinaryOp::EqNullSafe, left: l, right: r } = c {
+                let sides = if within(l, &left_ids) && within(r, &right_ids) {
+                    Some((l, r))
+                } else if within(r, &left_ids) && within(l, &right_ids) {
+                    Some((r, l))
+                } else {
+                    None
+                };
+                if let Some((l, r)) = sides {
+                    if let (Some(dl), Some(dr)) = (null_safe_default(l), null_safe_default(r)) {
+                        let coalesce = |e: &Expr, d: Expr| Expr::Function { func: crate::expr::ScalarFunc::Coalesce, args: vec![e.clone(), d] };
+                        left_keys.extend([coalesce(l, dl), Expr::IsNull(Box::new(l.as_ref().clone()))]);
+                        right_keys.extend([coalesce(r, dr), Expr::IsNull(Box::new(r.as_ref().clone()))]);
+                        continue;
+                    }
+                }
+            }
             if let Expr::Binary { op: BinaryOp::Eq, left: l, right: r } = c {
-                let within = |e: &Expr, s: &BTreeSet<ExprId>| !e.references().is_empty() && e.references().iter().all(|id| s.contains(id));
                 if within(l, &left_ids) && within(r, &right_ids) {
                     left_keys.push(l.as_ref().clone());
                     right_keys.push(r.as_ref().clone());
@@ -330,6 +354,21 @@ impl Planner<'_> {
         };
         Ok(Arc::new(selection.select(&mut self.warnings.borrow_mut())))
     }
+}
+
+/// Spark's `Literal.default` of a join key's type, for a null-safe key (None: not a key type).
+fn null_safe_default(e: &Expr) -> Option<Expr> {
+    use crate::types::ScalarValue as V;
+    Some(Expr::Literal(match e.data_type().ok()? {
+        DataType::Int32 => V::Int32(0),
+        DataType::Int64 => V::Int64(0),
+        DataType::Float64 => V::Float64(0.0),
+        DataType::Decimal128(p, s) => V::Decimal(0, p, s),
+        DataType::Utf8 => V::Utf8(String::new()),
+        DataType::Boolean => V::Boolean(false),
+        DataType::Date32 => V::Date32(0),
+        _ => return None,
+    }))
 }
 
 fn ids(p: &LogicalPlan) -> BTreeSet<ExprId> {

@@ -69,6 +69,13 @@ impl LogicalPlan {
                 let keys = order.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", ");
                 format!("Sort [{keys}], {global}")
             }
+            LogicalPlan::Window { window_exprs, partition_by, order_by, .. } => {
+                let keys = order_by.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", ");
+                format!("Window [{}], [{}], [{keys}]", list(window_exprs, ", "), list(partition_by, ", "))
+            }
+            LogicalPlan::SetOperation { kind, all, .. } => {
+                format!("{}{} {all}", kind.name(), if *all { "All" } else { "" })
+            }
             LogicalPlan::GlobalLimit { limit, .. } => format!("GlobalLimit {limit}"),
             LogicalPlan::LocalLimit { limit, .. } => format!("LocalLimit {limit}"),
             LogicalPlan::Distinct { .. } => "Distinct".to_string(),

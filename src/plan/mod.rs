@@ -162,6 +162,25 @@ pub fn grouping_sets(kind: GroupingSetsKind, elements: &[Vec<usize>]) -> Vec<Vec
     }
 }
 
+/// `EXCEPT` (also `MINUS`) or `INTERSECT`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOperationKind {
+    /// Rows of the left input not in the right.
+    Except,
+    /// Rows in both inputs.
+    Intersect,
+}
+
+impl SetOperationKind {
+    /// Spark's node name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SetOperationKind::Except => "Except",
+            SetOperationKind::Intersect => "Intersect",
+        }
+    }
+}
+
 /// A logical plan node. Children are `Arc`s so an unchanged subtree is shared, not copied.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LogicalPlan {
@@ -304,6 +323,31 @@ pub enum LogicalPlan {
         /// The input.
         child: Arc<LogicalPlan>,
     },
+    /// Window functions over the child's rows, printed `Window [exprs], [partition keys], [order]`
+    /// (Spark's `Window`): every input column, then one per window expression. All the
+    /// expressions share the partitioning and order; their frames may differ.
+    Window {
+        /// The window expressions, each aliased (`row_number() windowspecdefinition(..) AS rn#5`).
+        window_exprs: Vec<Expr>,
+        /// The partition keys.
+        partition_by: Vec<Expr>,
+        /// The order within a partition.
+        order_by: Vec<SortOrder>,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
+    /// `EXCEPT` / `INTERSECT` [ALL] of two inputs with the same column types, printed
+    /// `Except false` / `IntersectAll true`; the optimizer replaces it with joins.
+    SetOperation {
+        /// Except or Intersect.
+        kind: SetOperationKind,
+        /// `ALL`: duplicates count (bag semantics).
+        all: bool,
+        /// The left input (its columns are the output's).
+        left: Arc<LogicalPlan>,
+        /// The right input.
+        right: Arc<LogicalPlan>,
+    },
     /// `UNION ALL` of two or more inputs with the same column types (the analyzer casts). Its
     /// columns are the first child's, nullable when any child's is. `UNION` is `Distinct(Union)`.
     Union {
@@ -330,7 +374,18 @@ impl LogicalPlan {
             LogicalPlan::Project { list, .. } => named_outputs(list),
             LogicalPlan::Aggregate { aggregates, .. } | LogicalPlan::GroupingSets { aggregates, .. } => named_outputs(aggregates),
             LogicalPlan::Expand { output, .. } => output.clone(),
+            LogicalPlan::Window { window_exprs, child, .. } => [child.output(), named_outputs(window_exprs)].concat(),
             LogicalPlan::Join { left, right, join_type, .. } => join_type.output(left.output(), right.output()),
+            // Spark: an Intersect's column is nullable only when both inputs' are.
+            LogicalPlan::SetOperation { kind, left, right, .. } => {
+                let mut out = left.output();
+                if *kind == SetOperationKind::Intersect {
+                    for (a, b) in out.iter_mut().zip(right.output()) {
+                        a.nullable &= b.nullable;
+                    }
+                }
+                out
+            }
             LogicalPlan::Filter { child, .. }
             | LogicalPlan::UnresolvedHint { child, .. }
             | LogicalPlan::ResolvedHint { child, .. }
@@ -357,7 +412,7 @@ impl LogicalPlan {
             | LogicalPlan::Relation { .. }
             | LogicalPlan::LocalRelation { .. }
             | LogicalPlan::OneRowRelation => vec![],
-            LogicalPlan::Join { left, right, .. } => vec![left, right],
+            LogicalPlan::Join { left, right, .. } | LogicalPlan::SetOperation { left, right, .. } => vec![left, right],
             LogicalPlan::Union { children } => children.iter().collect(),
             LogicalPlan::SubqueryAlias { child, .. }
             | LogicalPlan::UnresolvedHint { child, .. }
@@ -367,6 +422,7 @@ impl LogicalPlan {
             | LogicalPlan::Aggregate { child, .. }
             | LogicalPlan::GroupingSets { child, .. }
             | LogicalPlan::Expand { child, .. }
+            | LogicalPlan::Window { child, .. }
             | LogicalPlan::Sort { child, .. }
             | LogicalPlan::GlobalLimit { child, .. }
             | LogicalPlan::LocalLimit { child, .. }
@@ -386,6 +442,11 @@ impl LogicalPlan {
                 let left = next();
                 let right = next();
                 LogicalPlan::Join { left, right, join_type: *join_type, condition: condition.clone(), using: using.clone(), hint: *hint }
+            }
+            LogicalPlan::SetOperation { kind, all, .. } => {
+                let left = next();
+                let right = next();
+                LogicalPlan::SetOperation { kind: *kind, all: *all, left, right }
             }
             LogicalPlan::UnresolvedHint { name, params, .. } => {
                 LogicalPlan::UnresolvedHint { name: name.clone(), params: params.clone(), child: next() }
@@ -408,6 +469,12 @@ impl LogicalPlan {
                 LogicalPlan::Expand { projections: projections.clone(), output: output.clone(), child: next() }
             }
             LogicalPlan::Sort { order, global, .. } => LogicalPlan::Sort { order: order.clone(), global: *global, child: next() },
+            LogicalPlan::Window { window_exprs, partition_by, order_by, .. } => LogicalPlan::Window {
+                window_exprs: window_exprs.clone(),
+                partition_by: partition_by.clone(),
+                order_by: order_by.clone(),
+                child: next(),
+            },
             LogicalPlan::GlobalLimit { limit, .. } => LogicalPlan::GlobalLimit { limit: *limit, child: next() },
             LogicalPlan::LocalLimit { limit, .. } => LogicalPlan::LocalLimit { limit: *limit, child: next() },
             LogicalPlan::Distinct { .. } => LogicalPlan::Distinct { child: next() },
@@ -425,6 +492,9 @@ impl LogicalPlan {
             LogicalPlan::GroupingSets { exprs, aggregates, .. } => exprs.iter().chain(aggregates.iter()).collect(),
             LogicalPlan::Expand { projections, .. } => projections.iter().flatten().collect(),
             LogicalPlan::Sort { order, .. } => order.iter().map(|o| &o.expr).collect(),
+            LogicalPlan::Window { window_exprs, partition_by, order_by, .. } => {
+                window_exprs.iter().chain(partition_by.iter()).chain(order_by.iter().map(|o| &o.expr)).collect()
+            }
             _ => vec![],
         }
     }
@@ -463,6 +533,15 @@ impl LogicalPlan {
                     .map(|o| Ok(SortOrder { expr: f(o.expr.clone())?, ascending: o.ascending, nulls_first: o.nulls_first }))
                     .collect::<Result<_, E>>()?,
                 global: *global,
+                child: child.clone(),
+            },
+            LogicalPlan::Window { window_exprs, partition_by, order_by, child } => LogicalPlan::Window {
+                window_exprs: window_exprs.iter().cloned().map(&mut f).collect::<Result<_, E>>()?,
+                partition_by: partition_by.iter().cloned().map(&mut f).collect::<Result<_, E>>()?,
+                order_by: order_by
+                    .iter()
+                    .map(|o| Ok(SortOrder { expr: f(o.expr.clone())?, ascending: o.ascending, nulls_first: o.nulls_first }))
+                    .collect::<Result<_, E>>()?,
                 child: child.clone(),
             },
             other => other.clone(),

@@ -10,7 +10,7 @@ use sqlparser::tokenizer::Span;
 
 use super::{parse_error, unsupported};
 use crate::error::{KilnError, Result};
-use crate::expr::{BinaryOp, Expr, ExprId, SubqueryPlan};
+use crate::expr::{BinaryOp, Expr, ExprId, FrameBound, FrameType, SortOrder, SubqueryPlan, WindowFrame, WindowSpec};
 use crate::types::{format_date, parse_date, ScalarValue, MAX_DECIMAL_PRECISION};
 
 /// Nesting deeper than this is refused: sqlparser bounds right-nested input but not left-deep
@@ -149,6 +149,27 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
             Expr::UnresolvedFunction { name: name.into(), args: vec![sub(expr)?], distinct: false }
         }
         ast::Expr::Function(f) => function(f, d)?,
+        ast::Expr::Ceil { expr, field } | ast::Expr::Floor { expr, field } => {
+            let name = if matches!(e, ast::Expr::Ceil { .. }) { "ceil" } else { "floor" };
+            let mut args = vec![sub(expr)?];
+            match field {
+                ast::CeilFloorKind::DateTimeField(DateTimeField::NoDateTime) => {}
+                ast::CeilFloorKind::Scale(v) => args.push(lit(value_literal(&v.value, v.span)?)),
+                ast::CeilFloorKind::DateTimeField(_) => return Err(unsupported("CEIL/FLOOR(... TO ...)", start_span(e))),
+            }
+            Expr::UnresolvedFunction { name: name.into(), args, distinct: false }
+        }
+        ast::Expr::Position { expr, r#in } => Expr::UnresolvedFunction { name: "locate".into(), args: vec![sub(expr)?, sub(r#in)?], distinct: false },
+        // Spark's ILIKE is LIKE of the lower-cased value and pattern.
+        ast::Expr::ILike { negated, any: false, expr, pattern, escape_char: None } => {
+            let lower = |x: Expr| match x {
+                Expr::Literal(ScalarValue::Utf8(s)) => lit(ScalarValue::Utf8(s.to_lowercase())),
+                other => Expr::UnresolvedFunction { name: "lower".into(), args: vec![other], distinct: false },
+            };
+            Expr::Like { child: boxed(lower(sub(expr)?)), pattern: boxed(lower(sub(pattern)?)), negated: *negated }
+        }
+        ast::Expr::IsUnknown(x) => Expr::IsNull(boxed(sub(x)?)),
+        ast::Expr::IsNotUnknown(x) => Expr::IsNotNull(boxed(sub(x)?)),
         ast::Expr::Subquery(q) => Expr::ScalarSubquery { plan: subquery(q)?, id: ExprId::next() },
         ast::Expr::Exists { subquery: q, negated } => {
             let e = Expr::Exists { plan: subquery(q)?, id: ExprId::next() };
@@ -251,6 +272,7 @@ fn unary(e: &ast::Expr, op: &UnaryOperator, x: &ast::Expr, d: usize) -> Result<E
         },
         UnaryOperator::Plus => lower(x, d),
         UnaryOperator::Not | UnaryOperator::BangNot => Ok(Expr::Not(boxed(lower(x, d)?))),
+        UnaryOperator::BitwiseNot => Ok(Expr::UnresolvedFunction { name: "~".into(), args: vec![lower(x, d)?], distinct: false }),
         other => Err(unsupported(format!("unary operator {other}"), start_span(e))),
     }
 }
@@ -301,6 +323,14 @@ fn apply_binary(e: &ast::Expr, left: Expr, op: &AstOp, right: &ast::Expr, d: usi
             return Ok(Expr::UnresolvedFunction { name: "concat".into(), args: vec![left, lower(right, d)?], distinct: false })
         }
         AstOp::MyIntegerDivide => BinaryOp::IntDivide,
+        AstOp::BitwiseAnd | AstOp::BitwiseOr | AstOp::BitwiseXor => {
+            let name = match op {
+                AstOp::BitwiseAnd => "&",
+                AstOp::BitwiseOr => "|",
+                _ => "^",
+            };
+            return Ok(Expr::UnresolvedFunction { name: name.into(), args: vec![left, lower(right, d)?], distinct: false });
+        }
         other => return Err(unsupported(format!("operator {other}"), start_span(e))),
     };
     if let (BinaryOp::Plus | BinaryOp::Minus, ast::Expr::Interval(iv)) = (kop, right) {
@@ -422,8 +452,42 @@ fn extract_function(field: &DateTimeField, span: Span) -> Result<&'static str> {
 fn function(f: &ast::Function, d: usize) -> Result<Expr> {
     let span = f.name.span();
     let name = object_name(&f.name)?;
-    if f.over.is_some() {
-        return Err(unsupported(format!("window function {name}(...) OVER (...)"), span));
+    if let Some(over) = &f.over {
+        let spec = match over {
+            ast::WindowType::WindowSpec(spec) => match &spec.window_name {
+                // `OVER (w ORDER BY ...)`: the named window's clauses, then the ones written here.
+                Some(w) => {
+                    let base = named_window(w, span)?;
+                    ast::WindowSpec {
+                        window_name: None,
+                        partition_by: if spec.partition_by.is_empty() { base.partition_by } else { spec.partition_by.clone() },
+                        order_by: if spec.order_by.is_empty() { base.order_by } else { spec.order_by.clone() },
+                        window_frame: spec.window_frame.clone().or(base.window_frame),
+                    }
+                }
+                None => spec.clone(),
+            },
+            ast::WindowType::NamedWindow(w) => named_window(w, span)?,
+        };
+        let spec = &spec;
+        let mut ignore_nulls = matches!(f.null_treatment, Some(ast::NullTreatment::IgnoreNulls));
+        let mut plain = f.clone();
+        plain.over = None;
+        plain.null_treatment = None;
+        if let FunctionArguments::List(list) = &mut plain.args {
+            list.clauses.retain(|c| match c {
+                ast::FunctionArgumentClause::IgnoreOrRespectNulls(t) => {
+                    ignore_nulls = matches!(t, ast::NullTreatment::IgnoreNulls);
+                    false
+                }
+                _ => true,
+            });
+        }
+        let function = function(&plain, d)?;
+        let partition_by = spec.partition_by.iter().map(|e| lower(e, d)).collect::<Result<Vec<_>>>()?;
+        let order_by = spec.order_by.iter().map(sort_order).collect::<Result<Vec<_>>>()?;
+        let frame = spec.window_frame.as_ref().map(|w| window_frame(w, span)).transpose()?;
+        return Ok(Expr::WindowExpression { function: Box::new(function), spec: WindowSpec { partition_by, order_by, frame }, ignore_nulls });
     }
     if f.filter.is_some() {
         return Err(unsupported(format!("{name}(...) FILTER (WHERE ...)"), span));
@@ -450,6 +514,83 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
         }
     };
     Ok(Expr::UnresolvedFunction { name, args, distinct })
+}
+
+thread_local! {
+    /// The `WINDOW name AS (...)` definitions of the SELECT being lowered.
+    pub(crate) static NAMED_WINDOWS: std::cell::RefCell<Vec<(String, ast::NamedWindowExpr)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The window a name in `OVER w` stands for (a definition may name another).
+fn named_window(name: &ast::Ident, span: Span) -> Result<ast::WindowSpec> {
+    let mut current = name.value.clone();
+    for _ in 0..32 {
+        let found = NAMED_WINDOWS.with(|w| w.borrow().iter().find(|(n, _)| n.eq_ignore_ascii_case(&current)).map(|(_, e)| e.clone()));
+        match found {
+            Some(ast::NamedWindowExpr::WindowSpec(spec)) => return Ok(spec),
+            Some(ast::NamedWindowExpr::NamedWindow(next)) => current = next.value.clone(),
+            None => break,
+        }
+    }
+    Err(parse_error(format!("[MISSING_WINDOW_SPECIFICATION] Window specification {} is not defined in the WINDOW clause.", name.value), span))
+}
+
+/// One ORDER BY item with Spark's defaults: ascending; NULLS FIRST when ascending, NULLS LAST
+/// when descending.
+pub(crate) fn sort_order(item: &ast::OrderByExpr) -> Result<SortOrder> {
+    if item.with_fill.is_some() {
+        return Err(unsupported("ORDER BY ... WITH FILL", start_span(&item.expr)));
+    }
+    let ascending = match &item.options.sort {
+        None | Some(ast::OrderBySort::Asc) => true,
+        Some(ast::OrderBySort::Desc) => false,
+        Some(ast::OrderBySort::Using(_)) => return Err(unsupported("ORDER BY ... USING operator", start_span(&item.expr))),
+    };
+    let nulls_first = item.options.nulls_first.unwrap_or(ascending);
+    Ok(SortOrder { expr: convert_expr(&item.expr)?, ascending, nulls_first })
+}
+
+/// `ROWS | RANGE BETWEEN lower AND upper` (`ROWS n PRECEDING` ends at the current row).
+fn window_frame(w: &ast::WindowFrame, span: Span) -> Result<WindowFrame> {
+    let frame_type = match w.units {
+        ast::WindowFrameUnits::Rows => FrameType::Rows,
+        ast::WindowFrameUnits::Range => FrameType::Range,
+        ast::WindowFrameUnits::Groups => return Err(unsupported("GROUPS window frames", span)),
+    };
+    let bound = |b: &ast::WindowFrameBound| -> Result<FrameBound> {
+        let offset = |e: &ast::Expr, negate: bool| -> Result<FrameBound> {
+            let v = match convert_expr(e)? {
+                Expr::Literal(v) => v,
+                other => return Err(parse_error(format!("a window frame bound must be a literal, got {other}"), start_span(e))),
+            };
+            let v = if !negate {
+                v
+            } else {
+                match v {
+                    ScalarValue::Int32(k) => ScalarValue::Int32(-k),
+                    ScalarValue::Int64(k) => ScalarValue::Int64(-k),
+                    ScalarValue::Decimal(u, p, s) => ScalarValue::Decimal(-u, p, s),
+                    ScalarValue::Float64(f) => ScalarValue::Float64(-f),
+                    ScalarValue::IntervalDays(k) => ScalarValue::IntervalDays(-k),
+                    other => return Err(parse_error(format!("invalid window frame bound {other}"), start_span(e))),
+                }
+            };
+            Ok(FrameBound::Offset(v))
+        };
+        match b {
+            ast::WindowFrameBound::CurrentRow => Ok(FrameBound::CurrentRow),
+            ast::WindowFrameBound::Preceding(None) => Ok(FrameBound::UnboundedPreceding),
+            ast::WindowFrameBound::Following(None) => Ok(FrameBound::UnboundedFollowing),
+            ast::WindowFrameBound::Preceding(Some(e)) => offset(e, true),
+            ast::WindowFrameBound::Following(Some(e)) => offset(e, false),
+        }
+    };
+    let lower = bound(&w.start_bound)?;
+    let upper = match &w.end_bound {
+        Some(b) => bound(b)?,
+        None => FrameBound::CurrentRow,
+    };
+    Ok(WindowFrame { frame_type, lower, upper })
 }
 
 fn function_arg(a: &FunctionArg, name: &str, d: usize, span: Span) -> Result<Expr> {

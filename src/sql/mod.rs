@@ -157,6 +157,7 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     let tokens = Tokenizer::new(&SparkSqlDialect {}, text)
         .tokenize_with_location()
         .map_err(|e| KilnError::Parse(e.to_string()))?;
+    let tokens = literal_suffixes(tokens);
     let mut out = vec![];
     for segment in tokens.split(|t| t.token == Token::SemiColon) {
         if segment.iter().all(|t| matches!(t.token, Token::Whitespace(_) | Token::EOF)) {
@@ -165,6 +166,39 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         out.extend(statement::parse_segment(text, segment)?);
     }
     Ok(out)
+}
+
+/// Spark's typed numeric literals, `1.5D` `2F` `10L` `1Y` `3S` `1.5BD`: the tokenizer reads
+/// a number and a word; they become one number token of that type (tinyint and smallint
+/// literals are ints in kiln).
+fn literal_suffixes(tokens: Vec<sqlparser::tokenizer::TokenWithSpan>) -> Vec<sqlparser::tokenizer::TokenWithSpan> {
+    let mut out: Vec<sqlparser::tokenizer::TokenWithSpan> = Vec::with_capacity(tokens.len());
+    let mut it = tokens.into_iter().peekable();
+    while let Some(mut t) = it.next() {
+        if let Token::Number(n, false) = &t.token {
+            let suffix = match it.peek().map(|next| &next.token) {
+                Some(Token::Word(w)) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+                _ => None,
+            };
+            let replaced = match suffix.as_deref() {
+                Some("D" | "F") if n.contains(['e', 'E']) => Some(Token::Number(n.clone(), false)),
+                Some("D" | "F") => Some(Token::Number(format!("{n}E0"), false)),
+                Some("L") if !n.contains(['.', 'e', 'E']) => Some(Token::Number(n.clone(), true)),
+                Some("Y" | "S") if !n.contains(['.', 'e', 'E']) => Some(Token::Number(n.clone(), false)),
+                Some("BD") if !n.contains(['.', 'e', 'E']) => Some(Token::Number(format!("{n}."), false)),
+                Some("BD") if !n.contains(['e', 'E']) => Some(Token::Number(n.clone(), false)),
+                _ => None,
+            };
+            if let Some(token) = replaced {
+                if let Some(word) = it.next() {
+                    t.span.end = word.span.end;
+                }
+                t.token = token;
+            }
+        }
+        out.push(t);
+    }
+    out
 }
 
 /// Parses text holding exactly one query into its unresolved plan.

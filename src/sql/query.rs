@@ -8,7 +8,7 @@ use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
 use sqlparser::ast::{
-    self, Distinct, GroupByExpr, SetOperator, SetQuantifier, JoinConstraint, JoinOperator, LimitClause, OrderByKind, OrderBySort, SelectItem,
+    self, Distinct, GroupByExpr, SetOperator, SetQuantifier, JoinConstraint, JoinOperator, LimitClause, OrderByKind, SelectItem,
     SelectItemQualifiedWildcardKind, SetExpr, Spanned, TableFactor, WildcardAdditionalOptions,
 };
 use sqlparser::tokenizer::Span;
@@ -18,7 +18,7 @@ use super::expr::{convert_expr, object_name, object_name_parts, start_span};
 use super::{parse_error, unsupported};
 use crate::error::Result;
 use crate::expr::{Attribute, Expr, ExprId, SortOrder, SubqueryPlan};
-use crate::plan::{GroupingSetsKind, JoinType, LogicalPlan};
+use crate::plan::{GroupingSetsKind, JoinType, LogicalPlan, SetOperationKind};
 use crate::types::{spark_type_name, wider_type, ScalarValue};
 
 /// A copy of a CTE's plan for one reference to it, with new ExprIds for every alias, VALUES
@@ -162,6 +162,17 @@ impl<'a> QueryPlanner<'a> {
                     _ => LogicalPlan::Distinct { child: Arc::new(union) },
                 })
             }
+            SetExpr::SetOperation { op: op @ (SetOperator::Except | SetOperator::Minus | SetOperator::Intersect), set_quantifier, left, right }
+                if matches!(set_quantifier, SetQuantifier::All | SetQuantifier::Distinct | SetQuantifier::None) =>
+            {
+                let kind = if *op == SetOperator::Intersect { SetOperationKind::Intersect } else { SetOperationKind::Except };
+                Ok(LogicalPlan::SetOperation {
+                    kind,
+                    all: *set_quantifier == SetQuantifier::All,
+                    left: Arc::new(self.plan_set_expr(left)?),
+                    right: Arc::new(self.plan_set_expr(right)?),
+                })
+            }
             SetExpr::SetOperation { op, set_quantifier, .. } => {
                 let quantifier = set_quantifier.to_string();
                 let sep = if quantifier.is_empty() { "" } else { " " };
@@ -174,6 +185,15 @@ impl<'a> QueryPlanner<'a> {
 
     fn plan_select(&mut self, s: &ast::Select) -> Result<LogicalPlan> {
         reject_select_clauses(s)?;
+        // `WINDOW w AS (...)`: in scope while this SELECT's expressions are lowered.
+        let named: Vec<(String, ast::NamedWindowExpr)> = s.named_window.iter().map(|d| (d.0.value.clone(), d.1.clone())).collect();
+        let outer = super::expr::NAMED_WINDOWS.with(|w| std::mem::replace(&mut *w.borrow_mut(), named));
+        let result = self.plan_select_body(s);
+        super::expr::NAMED_WINDOWS.with(|w| *w.borrow_mut() = outer);
+        result
+    }
+
+    fn plan_select_body(&mut self, s: &ast::Select) -> Result<LogicalPlan> {
         let mut plan = self.plan_from(&s.from)?;
         if let Some(w) = &s.selection {
             plan = LogicalPlan::Filter { condition: convert_expr(w)?, child: Arc::new(plan) };
@@ -181,6 +201,7 @@ impl<'a> QueryPlanner<'a> {
         let list = s.projection.iter().map(select_item).collect::<Result<Vec<_>>>()?;
         // ROLLUP / CUBE / GROUPING SETS: the construct and its elements (indices into `grouping`).
         let mut analytics = None;
+        let mut group_all = false;
         let grouping = match &s.group_by {
             GroupByExpr::Expressions(exprs, modifiers) => {
                 if !modifiers.is_empty() {
@@ -212,11 +233,15 @@ impl<'a> QueryPlanner<'a> {
                     exprs.iter().map(convert_expr).collect::<Result<Vec<_>>>()?
                 }
             }
-            GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL", s.select_token.0.span)),
+            // Spark's GROUP BY ALL: every select-list item without an aggregate.
+            GroupByExpr::All(_) => {
+                group_all = true;
+                list.iter().filter(|e| !e.contains_aggregate() && !e.contains_window()).map(|e| e.unalias().clone()).collect()
+            }
         };
         let having = s.having.as_ref().map(convert_expr).transpose()?;
         // HAVING without GROUP BY is a global aggregate, as in Spark.
-        let aggregate = !grouping.is_empty() || having.is_some() || list.iter().any(Expr::contains_aggregate);
+        let aggregate = group_all || !grouping.is_empty() || having.is_some() || list.iter().any(Expr::contains_aggregate);
         plan = if let Some((kind, elements)) = analytics {
             LogicalPlan::GroupingSets { kind, elements, exprs: grouping, aggregates: list, child: Arc::new(plan) }
         } else if aggregate {
@@ -290,7 +315,11 @@ impl<'a> QueryPlanner<'a> {
                 index_directives,
                 inheritance,
             } => {
-                if args.is_some() {
+                if let Some(args) = args {
+                    let parts = object_name_parts(name)?;
+                    if parts.len() == 1 && parts[0].eq_ignore_ascii_case("range") {
+                        return with_alias(range_relation(&args.args, span)?, alias.as_ref());
+                    }
                     return Err(unsupported(format!("table-valued function {name}(...)"), span));
                 }
                 if sample.is_some() {
@@ -444,7 +473,6 @@ fn reject_select_clauses(s: &ast::Select) -> Result<()> {
         (!s.cluster_by.is_empty(), "CLUSTER BY"),
         (!s.distribute_by.is_empty(), "DISTRIBUTE BY"),
         (!s.sort_by.is_empty(), "SORT BY"),
-        (!s.named_window.is_empty(), "WINDOW clause"),
         (s.qualify.is_some(), "QUALIFY"),
         (s.value_table_mode.is_some(), "SELECT AS VALUE/STRUCT"),
     ];
@@ -494,21 +522,7 @@ fn sort_orders(order_by: &ast::OrderBy) -> Result<Vec<SortOrder>> {
         OrderByKind::Expressions(items) => items,
         OrderByKind::All(_) => return Err(unsupported("ORDER BY ALL", Span::empty())),
     };
-    items
-        .iter()
-        .map(|item| {
-            if item.with_fill.is_some() {
-                return Err(unsupported("ORDER BY ... WITH FILL", start_span(&item.expr)));
-            }
-            let ascending = match &item.options.sort {
-                None | Some(OrderBySort::Asc) => true,
-                Some(OrderBySort::Desc) => false,
-                Some(OrderBySort::Using(_)) => return Err(unsupported("ORDER BY ... USING operator", start_span(&item.expr))),
-            };
-            let nulls_first = item.options.nulls_first.unwrap_or(ascending);
-            Ok(SortOrder { expr: convert_expr(&item.expr)?, ascending, nulls_first })
-        })
-        .collect()
+    items.iter().map(super::expr::sort_order).collect()
 }
 
 /// The row count of `LIMIT n`; None for `LIMIT ALL`.
@@ -534,20 +548,67 @@ fn limit_value(limit: &LimitClause) -> Result<Option<usize>> {
     n.map(Some).ok_or_else(|| parse_error("LIMIT needs a non-negative integer literal", start_span(e)))
 }
 
+/// Spark's table-valued `range(end)`, `range(start, end[, step[, partitions]])`: one bigint
+/// column `id`, as rows known at planning time.
+fn range_relation(args: &[ast::FunctionArg], span: Span) -> Result<LogicalPlan> {
+    let mut nums = vec![];
+    for a in args {
+        let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a else {
+            return Err(unsupported("named arguments of range(...)", span));
+        };
+        match convert_expr(e)? {
+            Expr::Literal(ScalarValue::Int32(v)) => nums.push(v as i64),
+            Expr::Literal(ScalarValue::Int64(v)) => nums.push(v),
+            other => return Err(parse_error(format!("range(...) takes integer literals, got {other}"), span)),
+        }
+    }
+    let (start, end, step) = match nums.as_slice() {
+        [end] => (0, *end, 1),
+        [start, end] => (*start, *end, 1),
+        [start, end, step] | [start, end, step, _] => (*start, *end, *step),
+        _ => return Err(parse_error(format!("range(...) takes 1 to 4 arguments, got {}", nums.len()), span)),
+    };
+    if step == 0 {
+        return Err(parse_error("[FAILED_FUNCTION_CALL] range(...): the step must not be 0", span));
+    }
+    let count = if (step > 0 && start < end) || (step < 0 && start > end) { ((end as i128 - start as i128).abs() + step.unsigned_abs() as i128 - 1) / step.unsigned_abs() as i128 } else { 0 };
+    if count > 100_000_000 {
+        return Err(unsupported(format!("range(...) of {count} rows (at most 100,000,000)"), span));
+    }
+    let ids: Vec<i64> = (0..count as i64).map(|i| start + i * step).collect();
+    let output = vec![Attribute::new("id", DataType::Int64, false)];
+    let schema = Schema::new(vec![Field::new("id", DataType::Int64, false)]);
+    let batch = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(arrow::array::Int64Array::from(ids)) as ArrayRef])?;
+    Ok(LogicalPlan::LocalRelation { output, data: vec![batch] })
+}
+
 /// Inline rows (`VALUES (1, 'a'), (2, 'b')`) as a LocalRelation. Columns are named
 /// `col1, col2, ...` as Spark names them unless `names` are given; each column takes the
 /// wider type of its values.
 pub(crate) fn values_relation(values: &ast::Values, names: &[String], span: Span) -> Result<LogicalPlan> {
     let mut rows: Vec<Vec<ScalarValue>> = Vec::with_capacity(values.rows.len());
-    for row in &values.rows {
-        let mut out = Vec::with_capacity(row.content.len());
-        for e in row.content.iter() {
-            match convert_expr(e)? {
-                Expr::Literal(v) => out.push(v),
-                other => return Err(unsupported(format!("non-literal value {other} in VALUES"), start_span(e))),
-            }
+    let exprs: Vec<Vec<Expr>> = values.rows.iter().map(|r| r.content.iter().map(convert_expr).collect::<Result<Vec<_>>>()).collect::<Result<_>>()?;
+    // Rows with expressions (`VALUES (1 + 1, upper('a'))`): one projection of the empty row
+    // per row, unioned (the analyzer widens the column types as for UNION ALL).
+    if exprs.iter().flatten().any(|e| !matches!(e, Expr::Literal(_))) {
+        let width = exprs.first().map(Vec::len).unwrap_or(0);
+        if exprs.iter().any(|r| r.len() != width) || (!names.is_empty() && names.len() != width) {
+            return Err(parse_error("VALUES rows have different numbers of columns (or names)", span));
         }
-        rows.push(out);
+        let children = exprs
+            .into_iter()
+            .map(|row| {
+                let list = row.into_iter().enumerate().map(|(c, e)| e.alias(names.get(c).cloned().unwrap_or_else(|| format!("col{}", c + 1)))).collect();
+                Arc::new(LogicalPlan::Project { list, child: Arc::new(LogicalPlan::OneRowRelation) })
+            })
+            .collect::<Vec<_>>();
+        return Ok(match children.len() {
+            1 => children[0].as_ref().clone(),
+            _ => LogicalPlan::Union { children },
+        });
+    }
+    for row in exprs {
+        rows.push(row.into_iter().filter_map(|e| if let Expr::Literal(v) = e { Some(v) } else { None }).collect());
     }
     let width = rows.first().map(Vec::len).unwrap_or(0);
     if let Some(bad) = rows.iter().find(|r| r.len() != width) {

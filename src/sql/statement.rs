@@ -260,11 +260,9 @@ fn convert_statement(s: &ast::Statement, lead: &str, span: Span, hints: &SelectH
 }
 
 fn create_view(v: &ast::CreateView, span: Span, hints: &SelectHints) -> Result<Statement> {
-    if !v.temporary {
-        return Err(unsupported("CREATE VIEW without TEMPORARY (kiln has only temporary views)", span));
-    }
+    // kiln has no metastore: a `CREATE VIEW` lives in the session, as a temporary view does.
     if v.materialized || v.or_alter || v.if_not_exists || !v.columns.is_empty() || v.to.is_some() {
-        return Err(unsupported("CREATE TEMPORARY VIEW with MATERIALIZED / IF NOT EXISTS / a column list", span));
+        return Err(unsupported("CREATE VIEW with MATERIALIZED / IF NOT EXISTS / a column list", span));
     }
     let plan = QueryPlanner::with_hints(hints).plan_query(&v.query)?;
     Ok(Statement::CreateTempView { name: object_name(&v.name)?, source: ViewSource::Query(plan), replace: v.or_replace })

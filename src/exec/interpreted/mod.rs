@@ -7,6 +7,7 @@ pub mod aggregate;
 pub mod exchange;
 pub mod join;
 pub mod sort;
+pub mod window;
 
 mod accumulators;
 pub(crate) mod group_table;
@@ -17,6 +18,7 @@ pub use aggregate::{hash_aggregate, HashAggregator};
 pub use exchange::{hash_partition, range_partition};
 pub use join::{hash_join, nested_loop_join, sort_merge_join};
 pub use sort::{limit, sort};
+pub use window::window;
 
 use arrow::compute::concat_batches;
 use arrow::record_batch::RecordBatch;

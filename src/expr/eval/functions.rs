@@ -49,6 +49,7 @@ pub(super) fn call(func: ScalarFunc, args: &[Expr], result: &DataType, batch: &R
         ScalarFunc::RTrim => map_strings(arg(0)?, |s| s.trim_end_matches(' ').to_string()),
         ScalarFunc::Replace => replace(arg(0)?, arg(1)?, values.get(2)),
         ScalarFunc::DateDiff => date_diff(arg(0)?, arg(1)?),
+        ScalarFunc::Builtin(b) => b.eval(&values, batch.num_rows(), result),
         ScalarFunc::Coalesce | ScalarFunc::Rand => Err(KilnError::internal("handled above")),
     }
 }

@@ -94,6 +94,9 @@ pub fn evaluate(expr: &Expr, batch: &RecordBatch, input: &[Attribute]) -> Result
         Expr::Function { func, args } => functions::call(*func, args, &expr.data_type()?, batch, input),
         Expr::ScalarUdf { udf, args } => udf.invoke(&evaluate_all(args, batch, input)?, rows),
         Expr::Aggregate { .. } => Err(KilnError::internal(format!("aggregate {expr} evaluated as a scalar expression"))),
+        Expr::WindowFunction { .. } | Expr::WindowExpression { .. } => {
+            Err(KilnError::internal(format!("window function {expr} evaluated as a scalar expression")))
+        }
         Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. } => {
             Err(KilnError::internal(format!("evaluating unresolved {expr}")))
         }

@@ -112,6 +112,13 @@ fn prune(plan: &Arc<LogicalPlan>, needed: Option<&BTreeSet<ExprId>>) -> Arc<Logi
             let output = output.iter().zip(&keep).filter(|(_, k)| **k).map(|(a, _)| a.clone()).collect();
             Arc::new(LogicalPlan::Expand { projections, output, child: new_child })
         }
+        // A Window passes its child's columns through: the child keeps those read above and
+        // those the window expressions read.
+        LogicalPlan::Window { window_exprs, partition_by, order_by, child } => {
+            let mut child_needed: BTreeSet<ExprId> = needed.clone();
+            child_needed.extend(refs(&window_exprs.iter().chain(partition_by).chain(order_by.iter().map(|o| &o.expr)).collect::<Vec<_>>()));
+            rebuilt(vec![narrow(child, &child_needed)])
+        }
         // Distinct needs every column of its child; aliases and leaves are left alone.
         _ => plan.clone(),
     }

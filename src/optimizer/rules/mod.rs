@@ -13,6 +13,7 @@ mod partitions;
 mod push_down_predicates;
 mod push_extra_predicates;
 mod reorder_join;
+mod set_operations;
 mod sorts;
 mod subquery;
 mod unions;
@@ -32,6 +33,7 @@ pub use partitions::PruneFileSourcePartitions;
 pub use push_down_predicates::PushDownPredicates;
 pub use push_extra_predicates::PushExtraPredicateThroughJoin;
 pub use reorder_join::ReorderJoin;
+pub use set_operations::{ReplaceExceptWithAntiJoin, ReplaceIntersectWithSemiJoin, RewriteExceptAll, RewriteIntersectAll};
 pub use sorts::EliminateSorts;
 pub use subquery::{RewriteCorrelatedScalarSubquery, RewritePredicateSubquery};
 pub use unions::{CombineUnions, PushProjectionThroughUnion};
@@ -87,7 +89,9 @@ pub(crate) fn null_intolerant(e: &Expr) -> bool {
         Expr::Like { child, pattern, .. } => null_intolerant(child) && null_intolerant(pattern),
         Expr::InList { child, .. } | Expr::InSet { child, .. } => null_intolerant(child),
         Expr::Function { func, args } => {
-            !matches!(func, ScalarFunc::Coalesce | ScalarFunc::Concat | ScalarFunc::Rand) && args.iter().all(null_intolerant)
+            !matches!(func, ScalarFunc::Coalesce | ScalarFunc::Concat | ScalarFunc::Rand)
+                && !matches!(func, ScalarFunc::Builtin(b) if !b.null_intolerant())
+                && args.iter().all(null_intolerant)
         }
         _ => false,
     }

@@ -31,6 +31,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::finish_analysis::{EliminateSubqueryAliases, ReplaceDistinctWithAggregate};
+use super::set_operations::{ReplaceExceptWithAntiJoin, ReplaceIntersectWithSemiJoin, RewriteExceptAll, RewriteIntersectAll};
 use super::limits::max_rows;
 use crate::error::{KilnError, Result};
 use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId, SubqueryPlan};
@@ -200,7 +201,16 @@ fn check_correlation(conds: &[Expr], left: &LogicalPlan, right: &LogicalPlan) ->
 /// its correlated predicates pulled out, and those predicates over plain columns.
 fn decorrelate(plan: &SubqueryPlan) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
     let mut p = plan.0.clone();
-    let rules: [&dyn Rule; 4] = [&EliminateSubqueryAliases, &ReplaceDistinctWithAggregate, &RewritePredicateSubquery, &RewriteCorrelatedScalarSubquery];
+    let rules: [&dyn Rule; 8] = [
+        &EliminateSubqueryAliases,
+        &ReplaceIntersectWithSemiJoin,
+        &ReplaceExceptWithAntiJoin,
+        &RewriteExceptAll,
+        &RewriteIntersectAll,
+        &ReplaceDistinctWithAggregate,
+        &RewritePredicateSubquery,
+        &RewriteCorrelatedScalarSubquery,
+    ];
     for rule in rules {
         p = rule.apply(&p)?;
     }

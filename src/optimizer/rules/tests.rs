@@ -511,10 +511,15 @@ fn explain_extended_of_two_filters_shows_them_folded_and_combined() {
 }
 
 #[test]
-fn window_functions_are_not_planned_so_there_is_no_window_refusal_to_test() {
-    // Seed 003: below a Window only partition-column predicates may move. kiln has no Window
-    // operator yet; the parser refuses window functions instead.
-    assert!(shop().sql("SELECT order_id, rank() OVER (ORDER BY amount) FROM orders").is_err());
+fn a_filter_above_a_window_stays_above_it() {
+    // Seed 003: below a Window only partition-column predicates may move (kiln moves none):
+    // a filter on a window's result or on another column changes which rows it numbers.
+    let s = shop();
+    let sql = "SELECT * FROM (SELECT order_id, status, rank() OVER (PARTITION BY status ORDER BY amount) AS r FROM orders) t WHERE r = 1 AND order_id > 3";
+    let optimized = optimized_in(&s, sql);
+    let (filter, window) = (optimized.find("Filter"), optimized.find("Window ["));
+    assert!(filter.is_some() && window.is_some() && filter < window, "{optimized}");
+    assert_eq!(optimized.matches("Filter").count(), 1, "{optimized}");
 }
 
 #[test]

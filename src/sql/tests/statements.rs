@@ -81,7 +81,8 @@ fn temp_views() {
     assert!(err("CREATE TEMP VIEW v USING csv OPTIONS (path 'x')").contains("unsupported SQL: data source format csv"));
     assert!(err("CREATE TEMP VIEW v USING parquet").contains("needs OPTIONS (path '...')"));
     assert!(err("CREATE TEMP VIEW v USING parquet OPTIONS (mergeSchema 'true')").contains("parquet option mergeSchema"));
-    assert!(err("CREATE VIEW v AS SELECT 1").contains("CREATE VIEW without TEMPORARY"));
+    assert!(matches!(statement("CREATE VIEW v AS SELECT 1"), Statement::CreateTempView { .. }));
+    assert!(err("CREATE VIEW IF NOT EXISTS v AS SELECT 1").contains("IF NOT EXISTS"));
 }
 
 #[test]
@@ -167,7 +168,8 @@ fn insert_values_and_insert_select() {
     }
     assert!(err("INSERT INTO t VALUES (1), (1, 2)").contains("different numbers of columns"));
     assert!(err("INSERT INTO t VALUES (1), ('a')").contains("VALUES column 1 mixes int and string"));
-    assert!(err("INSERT INTO t VALUES (a)").contains("non-literal value"));
+    // A row of expressions is a projection of the empty row (a column name fails in analysis).
+    assert!(matches!(statement("INSERT INTO t VALUES (1 + 1)"), Statement::InsertValues { .. }));
     assert!(matches!(statement("INSERT OVERWRITE TABLE t SELECT 1"), Statement::InsertValues { overwrite: true, .. }));
 }
 
@@ -203,8 +205,7 @@ fn parse_errors_keep_sqlparsers_position() {
 #[test]
 fn unsupported_statements_and_clauses_are_named() {
     assert!(err("DESCRIBE FUNCTION f").contains("syntax error"));
-    assert!(err("SELECT 1 INTERSECT SELECT 2").contains("unsupported SQL: set operation INTERSECT"));
-    assert!(err("SELECT 1 INTERSECT SELECT 2").contains("unsupported SQL: set operation INTERSECT"));
+    assert!(err("SELECT 1 UNION BY NAME SELECT 2").contains("unsupported SQL: set operation UNION BY NAME"), "{}", err("SELECT 1 UNION BY NAME SELECT 2"));
     assert!(err("SELECT * FROM t LIMIT 10 OFFSET 5").contains("unsupported SQL: OFFSET"));
     assert!(err("SELECT * FROM a NATURAL JOIN b").contains("NATURAL JOIN"));
     assert!(err("SELECT * FROM t LATERAL VIEW explode(a) x AS y").contains("LATERAL VIEW"));

@@ -1,0 +1,667 @@
+//! More of Spark's built-in scalar functions (math, string, date, bitwise), each described
+//! once here: name and aliases, argument count, implicit casts, result type and evaluation
+//! (vectorized over Arrow arrays; generated code leaves them to the interpreter).
+
+use std::sync::Arc;
+
+use arrow::array::{new_null_array, Array, ArrayRef, AsArray, BooleanArray, Date32Array, Float64Array, Int32Array, Int64Array, StringArray};
+use arrow::compute::kernels::cmp;
+use arrow::compute::{cast, date_part, is_not_null, is_null, DatePart};
+use arrow::datatypes::{DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type};
+
+use super::Expr;
+use crate::error::{KilnError, Result};
+use crate::types::{format_date, parse_date, wider_type};
+
+/// Built-in scalar functions beyond the core ones of `ScalarFunc`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum Builtin {
+    Sqrt, Cbrt, Exp, Ln, Log10, Log2, Log, Power, Sin, Cos, Tan, Asin, Acos, Atan, Atan2, Degrees, Radians, Signum, Ceil, Floor, Pi,
+    Greatest, Least,
+    ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right,
+    Month, Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate,
+    BitAnd, BitOr, BitXor, BitNot,
+}
+
+use Builtin::*;
+
+/// Every builtin, for name look-up and suggestions.
+const ALL: &[Builtin] = &[
+    Sqrt, Cbrt, Exp, Ln, Log10, Log2, Log, Power, Sin, Cos, Tan, Asin, Acos, Atan, Atan2, Degrees, Radians, Signum, Ceil, Floor, Pi, Greatest,
+    Least, ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right, Month,
+    Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate,
+];
+
+impl Builtin {
+    /// Spark's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Sqrt => "sqrt", Cbrt => "cbrt", Exp => "exp", Ln => "ln", Log10 => "log10", Log2 => "log2", Log => "log", Power => "power",
+            Sin => "sin", Cos => "cos", Tan => "tan", Asin => "asin", Acos => "acos", Atan => "atan", Atan2 => "atan2",
+            Degrees => "degrees", Radians => "radians", Signum => "signum", Ceil => "ceil", Floor => "floor", Pi => "pi",
+            Greatest => "greatest", Least => "least", ConcatWs => "concat_ws", Lpad => "lpad", Rpad => "rpad", Repeat => "repeat",
+            Reverse => "reverse", Initcap => "initcap", Instr => "instr", Locate => "locate", Ascii => "ascii", Chr => "chr",
+            Translate => "translate", SplitPart => "split_part", Levenshtein => "levenshtein", Left => "left", Right => "right",
+            Month => "month", Day => "day", Quarter => "quarter", DayOfWeek => "dayofweek", DayOfYear => "dayofyear",
+            WeekOfYear => "weekofyear", LastDay => "last_day", AddMonths => "add_months", Trunc => "trunc", CurrentDate => "current_date",
+            BitAnd => "&", BitOr => "|", BitXor => "^", BitNot => "~",
+        }
+    }
+
+    /// Looks a function up by name or alias (any case).
+    pub fn from_name(name: &str) -> Option<Builtin> {
+        let n = name.to_ascii_lowercase();
+        let alias = match n.as_str() {
+            "pow" => Some(Power),
+            "sign" => Some(Signum),
+            "ceiling" => Some(Ceil),
+            "dayofmonth" => Some(Day),
+            "char" => Some(Chr),
+            "week" => Some(WeekOfYear),
+            "curdate" => Some(CurrentDate),
+            "position" => Some(Locate),
+            "&" => Some(BitAnd),
+            "|" => Some(BitOr),
+            "^" => Some(BitXor),
+            "~" => Some(BitNot),
+            _ => None,
+        };
+        alias.or_else(|| ALL.iter().copied().find(|b| b.name() == n))
+    }
+
+    /// Names for "did you mean" suggestions.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        ALL.iter().map(|b| b.name())
+    }
+
+    /// The fewest and most arguments.
+    pub fn arity(&self) -> (usize, usize) {
+        match self {
+            Pi | CurrentDate => (0, 0),
+            Log => (1, 2),
+            Power | Atan2 | Repeat | Instr | Levenshtein | Left | Right | AddMonths | Trunc | BitAnd | BitOr | BitXor => (2, 2),
+            Ceil | Floor => (1, 2),
+            Greatest | Least => (2, usize::MAX),
+            ConcatWs => (1, usize::MAX),
+            Lpad | Rpad => (2, 3),
+            Locate => (2, 3),
+            Translate | SplitPart => (3, 3),
+            _ => (1, 1),
+        }
+    }
+
+    /// NULL whenever an argument is NULL (the optimizer infers `isnotnull` from these).
+    pub fn null_intolerant(&self) -> bool {
+        !matches!(self, Greatest | Least | ConcatWs | CurrentDate | Pi)
+    }
+
+    /// Whether the result may be NULL, given which arguments may be.
+    pub fn nullable(&self, args: &[bool]) -> bool {
+        match self {
+            Greatest | Least => args.iter().all(|n| *n),
+            ConcatWs => args.first().copied().unwrap_or(false),
+            Ln | Log10 | Log2 | Log | Trunc | LastDay | AddMonths | Levenshtein => true,
+            Pi | CurrentDate => false,
+            _ => args.iter().any(|n| *n),
+        }
+    }
+
+    fn is_math(&self) -> bool {
+        matches!(self, Sqrt | Cbrt | Exp | Ln | Log10 | Log2 | Log | Power | Sin | Cos | Tan | Asin | Acos | Atan | Atan2 | Degrees | Radians | Signum)
+    }
+
+    /// The arguments with Spark's implicit casts.
+    pub fn coerce(&self, args: Vec<Expr>) -> Result<Vec<Expr>> {
+        let cast_to = |e: Expr, t: &DataType| -> Result<Expr> {
+            Ok(if &e.data_type()? == t { e } else { Expr::Cast { child: Box::new(e), to: t.clone() } })
+        };
+        let check_numeric = |e: &Expr| -> Result<()> {
+            let t = e.data_type()?;
+            if crate::types::is_numeric(&t) || crate::types::is_string(&t) || t == DataType::Null {
+                Ok(())
+            } else {
+                Err(self.type_error(e, "numeric", &t))
+            }
+        };
+        Ok(match self {
+            b if b.is_math() => {
+                args.iter().try_for_each(check_numeric)?;
+                args.into_iter().map(|a| cast_to(a, &DataType::Float64)).collect::<Result<_>>()?
+            }
+            Ceil | Floor => {
+                let mut it = args.into_iter();
+                let x = it.next().ok_or_else(|| KilnError::internal("ceil arity"))?;
+                check_numeric(&x)?;
+                let scale = it.next();
+                if let Some(s) = &scale {
+                    if !matches!(s, Expr::Literal(crate::types::ScalarValue::Int32(_))) {
+                        return Err(KilnError::analysis(
+                            "DATATYPE_MISMATCH.NON_FOLDABLE_INPUT",
+                            format!("Cannot resolve \"{}\": the scale {s} must be an integer literal.", self.name()),
+                        ));
+                    }
+                }
+                let x = match (x.data_type()?, &scale) {
+                    (DataType::Decimal128(..), _) | (DataType::Int64, _) => x,
+                    (DataType::Int32 | DataType::Int16 | DataType::Int8, _) => cast_to(x, &DataType::Int64)?,
+                    _ => cast_to(x, &DataType::Float64)?,
+                };
+                std::iter::once(x).chain(scale).collect()
+            }
+            Greatest | Least => {
+                let mut t = DataType::Null;
+                for a in &args {
+                    let at = a.data_type()?;
+                    t = wider_type(&t, &at).ok_or_else(|| {
+                        KilnError::analysis(
+                            "DATATYPE_MISMATCH.DATA_DIFF_TYPES",
+                            format!("Cannot resolve \"{}({})\" due to data type mismatch: Input to `{}` should all be the same type.", self.name(), args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "), self.name()),
+                        )
+                    })?;
+                }
+                args.into_iter().map(|a| cast_to(a, &t)).collect::<Result<_>>()?
+            }
+            BitAnd | BitOr | BitXor | BitNot => {
+                let mut t = DataType::Null;
+                for a in &args {
+                    let at = a.data_type()?;
+                    if !crate::types::is_integral(&at) && at != DataType::Null {
+                        return Err(self.type_error(a, "integral", &at));
+                    }
+                    t = wider_type(&t, &at).unwrap_or(DataType::Int64);
+                }
+                let t = if t == DataType::Int64 { t } else { DataType::Int32 };
+                args.into_iter().map(|a| cast_to(a, &t)).collect::<Result<_>>()?
+            }
+            Month | Day | Quarter | DayOfWeek | DayOfYear | WeekOfYear | LastDay => {
+                args.into_iter().map(|a| cast_to(a, &DataType::Date32)).collect::<Result<_>>()?
+            }
+            AddMonths => {
+                let mut it = args.into_iter();
+                let d = it.next().ok_or_else(|| KilnError::internal("add_months arity"))?;
+                let n = it.next().ok_or_else(|| KilnError::internal("add_months arity"))?;
+                vec![cast_to(d, &DataType::Date32)?, cast_to(n, &DataType::Int32)?]
+            }
+            Trunc => {
+                let mut it = args.into_iter();
+                let d = it.next().ok_or_else(|| KilnError::internal("trunc arity"))?;
+                let f = it.next().ok_or_else(|| KilnError::internal("trunc arity"))?;
+                vec![cast_to(d, &DataType::Date32)?, cast_to(f, &DataType::Utf8)?]
+            }
+            // (string, int, string?) and (string, int) shapes.
+            Lpad | Rpad | Repeat | Left | Right => args
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| cast_to(a, if i == 1 { &DataType::Int32 } else { &DataType::Utf8 }))
+                .collect::<Result<_>>()?,
+            Locate => args
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| cast_to(a, if i == 2 { &DataType::Int32 } else { &DataType::Utf8 }))
+                .collect::<Result<_>>()?,
+            SplitPart => args
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| cast_to(a, if i == 2 { &DataType::Int32 } else { &DataType::Utf8 }))
+                .collect::<Result<_>>()?,
+            Chr => args.into_iter().map(|a| cast_to(a, &DataType::Int64)).collect::<Result<_>>()?,
+            Pi | CurrentDate => args,
+            _ => args.into_iter().map(|a| cast_to(a, &DataType::Utf8)).collect::<Result<_>>()?,
+        })
+    }
+
+    fn type_error(&self, e: &Expr, wanted: &str, t: &DataType) -> KilnError {
+        KilnError::analysis(
+            "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+            format!(
+                "Cannot resolve \"{}({e})\" due to data type mismatch: the parameter requires the \"{wanted}\" type, however \"{e}\" has the type \"{}\".",
+                self.name(),
+                crate::types::spark_type_name(t).to_uppercase()
+            ),
+        )
+    }
+
+    /// The result type over (coerced) arguments.
+    pub fn return_type(&self, exprs: &[Expr]) -> Result<DataType> {
+        let args = exprs.iter().map(|a| a.data_type()).collect::<Result<Vec<_>>>()?;
+        // ceil/floor(decimal, d): scale min(s, d) (0 when d < 0), digits for the carry.
+        if let (Ceil | Floor, [DataType::Decimal128(p, s), _], Some(Expr::Literal(crate::types::ScalarValue::Int32(d)))) = (self, args.as_slice(), exprs.get(1)) {
+            let new_scale = (*d).clamp(0, *s as i32);
+            let (p, s) = crate::types::bounded_decimal((*p as i32 - *s as i32 + new_scale + 1).max(1 - d.min(&0)), new_scale);
+            return Ok(DataType::Decimal128(p, s));
+        }
+        Ok(self.plain_return_type(&args))
+    }
+
+    fn plain_return_type(&self, args: &[DataType]) -> DataType {
+        match self {
+            b if b.is_math() => DataType::Float64,
+            Pi => DataType::Float64,
+            Ceil | Floor if args.len() == 2 && args.first() == Some(&DataType::Float64) => DataType::Float64,
+            Ceil | Floor => match args.first() {
+                Some(DataType::Decimal128(p, s)) => {
+                    let (p, _) = crate::types::bounded_decimal(*p as i32 - *s as i32 + 1, 0);
+                    DataType::Decimal128(p, 0)
+                }
+                _ => DataType::Int64,
+            },
+            Greatest | Least | BitAnd | BitOr | BitXor | BitNot => args.first().cloned().unwrap_or(DataType::Null),
+            Instr | Locate | Ascii | Levenshtein | Month | Day | Quarter | DayOfWeek | DayOfYear | WeekOfYear => DataType::Int32,
+            LastDay | AddMonths | Trunc | CurrentDate => DataType::Date32,
+            _ => DataType::Utf8,
+        }
+    }
+
+    /// Evaluates over argument arrays of `rows` rows.
+    pub fn eval(&self, args: &[ArrayRef], rows: usize, result: &DataType) -> Result<ArrayRef> {
+        let arg = |i: usize| args.get(i).ok_or_else(|| KilnError::internal(format!("{} lacks argument {i}", self.name())));
+        if args.iter().any(|a| a.data_type() == &DataType::Null) && self.null_intolerant() {
+            return Ok(new_null_array(result, rows));
+        }
+        let f64s = |i: usize| -> Result<Vec<Option<f64>>> { Ok(arg(i)?.as_primitive::<Float64Type>().iter().collect()) };
+        let math1 = |f: fn(f64) -> Option<f64>| -> Result<ArrayRef> {
+            Ok(Arc::new(f64s(0)?.into_iter().map(|v| v.and_then(f)).collect::<Float64Array>()))
+        };
+        let math2 = |f: fn(f64, f64) -> Option<f64>| -> Result<ArrayRef> {
+            let (a, b) = (f64s(0)?, f64s(1)?);
+            Ok(Arc::new(a.into_iter().zip(b).map(|(x, y)| Some(f(x?, y?)).flatten()).collect::<Float64Array>()))
+        };
+        let strs = |i: usize| -> Result<StringArray> { Ok(arg(i)?.as_string::<i32>().clone()) };
+        let ints = |i: usize| -> Result<Int32Array> { Ok(cast(arg(i)?, &DataType::Int32)?.as_primitive::<Int32Type>().clone()) };
+        let date_int = |p: DatePart, add: i32| -> Result<ArrayRef> {
+            let v = date_part(arg(0)?, p)?;
+            let v = v.as_primitive::<Int32Type>();
+            Ok(Arc::new(v.iter().map(|x| x.map(|x| x + add)).collect::<Int32Array>()))
+        };
+        Ok(match self {
+            Sqrt => math1(|x| Some(x.sqrt()))?,
+            Cbrt => math1(|x| Some(x.cbrt()))?,
+            Exp => math1(|x| Some(x.exp()))?,
+            // Spark's logarithms are NULL at and below zero.
+            Ln => math1(|x| (x > 0.0).then(|| x.ln()))?,
+            Log10 => math1(|x| (x > 0.0).then(|| x.log10()))?,
+            Log2 => math1(|x| (x > 0.0).then(|| x.log2()))?,
+            Log if args.len() == 1 => math1(|x| (x > 0.0).then(|| x.ln()))?,
+            Log => math2(|b, x| (b > 0.0 && x > 0.0).then(|| x.ln() / b.ln()))?,
+            Power => math2(|x, y| Some(x.powf(y)))?,
+            Atan2 => math2(|y, x| Some(y.atan2(x)))?,
+            Sin => math1(|x| Some(x.sin()))?,
+            Cos => math1(|x| Some(x.cos()))?,
+            Tan => math1(|x| Some(x.tan()))?,
+            Asin => math1(|x| Some(x.asin()))?,
+            Acos => math1(|x| Some(x.acos()))?,
+            Atan => math1(|x| Some(x.atan()))?,
+            Degrees => math1(|x| Some(x.to_degrees()))?,
+            Radians => math1(|x| Some(x.to_radians()))?,
+            Signum => math1(|x| Some(if x.is_nan() { f64::NAN } else if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { 0.0 }))?,
+            Pi => Arc::new(Float64Array::from(vec![std::f64::consts::PI; rows])),
+            Ceil | Floor if args.len() == 2 && matches!(arg(0)?.data_type(), DataType::Decimal128(..)) => {
+                let (DataType::Decimal128(_, s), DataType::Decimal128(_, rs)) = (arg(0)?.data_type().clone(), result.clone()) else {
+                    return Err(KilnError::internal("ceil of a decimal without a decimal result"));
+                };
+                let (d, up) = (ints(1)?, *self == Ceil);
+                let v = arg(0)?.as_primitive::<Decimal128Type>();
+                let out = v.iter().zip(d.iter()).map(|(x, d)| {
+                    let (x, d) = (x?, d?);
+                    // Round to 10^-d, then express at the result scale.
+                    let drop = (s as i32 - d).max(0) as u32;
+                    let m = 10i128.checked_pow(drop)?;
+                    let (q, r) = (x / m, x % m);
+                    let q = if up && r > 0 { q + 1 } else if !up && r < 0 { q - 1 } else { q };
+                    let at = rs as i32 - (s as i32 - drop as i32);
+                    if at >= 0 { q.checked_mul(10i128.checked_pow(at as u32)?) } else { Some(q / 10i128.checked_pow((-at) as u32)?) }
+                });
+                Arc::new(out.collect::<arrow::array::Decimal128Array>().with_data_type(result.clone()))
+            }
+            Ceil | Floor if args.len() == 2 => {
+                let d = ints(1)?;
+                let up = *self == Ceil;
+                let round = |x: f64, d: i32| {
+                    let m = 10f64.powi(d);
+                    if up { (x * m).ceil() / m } else { (x * m).floor() / m }
+                };
+                match result {
+                    DataType::Float64 => {
+                        let v = arg(0)?.as_primitive::<Float64Type>();
+                        Arc::new(v.iter().zip(d.iter()).map(|(x, d)| Some(round(x?, d?))).collect::<Float64Array>())
+                    }
+                    _ => {
+                        let v = arg(0)?.as_primitive::<Int64Type>();
+                        Arc::new(
+                            v.iter()
+                                .zip(d.iter())
+                                .map(|(x, d)| {
+                                    let (x, d) = (x?, d?);
+                                    if d >= 0 {
+                                        return Some(x);
+                                    }
+                                    let m = 10i64.checked_pow((-d) as u32)?;
+                                    let (q, r) = (x / m, x % m);
+                                    Some(m * if up && r > 0 { q + 1 } else if !up && r < 0 { q - 1 } else { q })
+                                })
+                                .collect::<Int64Array>(),
+                        )
+                    }
+                }
+            }
+            Ceil | Floor => ceil_floor(arg(0)?, *self == Ceil, result)?,
+            Greatest | Least => greatest(args, *self == Greatest)?,
+            BitAnd | BitOr | BitXor => {
+                let op = *self;
+                match result {
+                    DataType::Int64 => {
+                        let (a, b) = (arg(0)?.as_primitive::<Int64Type>(), arg(1)?.as_primitive::<Int64Type>());
+                        Arc::new(a.iter().zip(b.iter()).map(|(x, y)| Some(bit(op, x?, y?))).collect::<Int64Array>())
+                    }
+                    _ => {
+                        let (a, b) = (ints(0)?, ints(1)?);
+                        Arc::new(a.iter().zip(b.iter()).map(|(x, y)| Some(bit(op, x? as i64, y? as i64) as i32)).collect::<Int32Array>())
+                    }
+                }
+            }
+            BitNot => match result {
+                DataType::Int64 => Arc::new(arg(0)?.as_primitive::<Int64Type>().iter().map(|x| x.map(|x| !x)).collect::<Int64Array>()),
+                _ => Arc::new(ints(0)?.iter().map(|x| x.map(|x| !x)).collect::<Int32Array>()),
+            },
+            ConcatWs => {
+                let sep = strs(0)?;
+                let parts: Vec<StringArray> = (1..args.len()).map(strs).collect::<Result<_>>()?;
+                Arc::new(
+                    (0..rows)
+                        .map(|i| {
+                            if sep.is_null(i) {
+                                return None;
+                            }
+                            let vals: Vec<&str> = parts.iter().filter(|p| p.is_valid(i)).map(|p| p.value(i)).collect();
+                            Some(vals.join(sep.value(i)))
+                        })
+                        .collect::<StringArray>(),
+                )
+            }
+            Lpad | Rpad => {
+                let (s, len) = (strs(0)?, ints(1)?);
+                let pad = if args.len() > 2 { Some(strs(2)?) } else { None };
+                let left = *self == Lpad;
+                Arc::new(
+                    (0..rows)
+                        .map(|i| {
+                            if s.is_null(i) || len.is_null(i) || pad.as_ref().is_some_and(|p| p.is_null(i)) {
+                                return None;
+                            }
+                            Some(pad_string(s.value(i), len.value(i), pad.as_ref().map_or(" ", |p| p.value(i)), left))
+                        })
+                        .collect::<StringArray>(),
+                )
+            }
+            Repeat => {
+                let (s, n) = (strs(0)?, ints(1)?);
+                Arc::new(s.iter().zip(n.iter()).map(|(s, n)| Some(s?.repeat(n?.max(0) as usize))).collect::<StringArray>())
+            }
+            Left | Right => {
+                let (s, n) = (strs(0)?, ints(1)?);
+                let left = *self == Left;
+                Arc::new(
+                    s.iter()
+                        .zip(n.iter())
+                        .map(|(s, n)| {
+                            let (s, n) = (s?, n?);
+                            let chars: Vec<char> = s.chars().collect();
+                            let k = (n.max(0) as usize).min(chars.len());
+                            Some(if left { chars[..k].iter().collect::<String>() } else { chars[chars.len() - k..].iter().collect() })
+                        })
+                        .collect::<StringArray>(),
+                )
+            }
+            Reverse => Arc::new(strs(0)?.iter().map(|s| s.map(|s| s.chars().rev().collect::<String>())).collect::<StringArray>()),
+            Initcap => Arc::new(strs(0)?.iter().map(|s| s.map(initcap)).collect::<StringArray>()),
+            Instr => {
+                let (s, sub) = (strs(0)?, strs(1)?);
+                Arc::new(s.iter().zip(sub.iter()).map(|(s, sub)| Some(locate(s?, sub?, 1))).collect::<Int32Array>())
+            }
+            Locate => {
+                let (sub, s) = (strs(0)?, strs(1)?);
+                let pos = if args.len() > 2 { Some(ints(2)?) } else { None };
+                Arc::new(
+                    (0..rows)
+                        .map(|i| {
+                            if sub.is_null(i) || s.is_null(i) || pos.as_ref().is_some_and(|p| p.is_null(i)) {
+                                return None;
+                            }
+                            Some(locate(s.value(i), sub.value(i), pos.as_ref().map_or(1, |p| p.value(i))))
+                        })
+                        .collect::<Int32Array>(),
+                )
+            }
+            Ascii => Arc::new(strs(0)?.iter().map(|s| s.map(|s| s.chars().next().map_or(0, |c| c as i32))).collect::<Int32Array>()),
+            Chr => {
+                let n = arg(0)?.as_primitive::<Int64Type>();
+                Arc::new(
+                    n.iter()
+                        .map(|n| {
+                            let n = n?;
+                            Some(if n < 0 { String::new() } else { char::from((n & 0xFF) as u8).to_string() })
+                        })
+                        .collect::<StringArray>(),
+                )
+            }
+            Translate => {
+                let (s, from, to) = (strs(0)?, strs(1)?, strs(2)?);
+                Arc::new((0..rows).map(|i| {
+                    if s.is_null(i) || from.is_null(i) || to.is_null(i) {
+                        return None;
+                    }
+                    Some(translate(s.value(i), from.value(i), to.value(i)))
+                }).collect::<StringArray>())
+            }
+            SplitPart => {
+                let (s, d, n) = (strs(0)?, strs(1)?, ints(2)?);
+                let mut out = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    if s.is_null(i) || d.is_null(i) || n.is_null(i) {
+                        out.push(None);
+                        continue;
+                    }
+                    let k = n.value(i);
+                    if k == 0 {
+                        return Err(KilnError::exec("[INVALID_INDEX_OF_ZERO] The index 0 is invalid. An index shall be either < 0 or > 0 (the first element has index 1). SQLSTATE: 22003"));
+                    }
+                    let parts: Vec<&str> = if d.value(i).is_empty() { vec![s.value(i)] } else { s.value(i).split(d.value(i)).collect() };
+                    let idx = if k > 0 { (k - 1) as i64 } else { parts.len() as i64 + k as i64 };
+                    out.push(Some(if idx >= 0 && (idx as usize) < parts.len() { parts[idx as usize].to_string() } else { String::new() }));
+                }
+                Arc::new(StringArray::from(out))
+            }
+            Levenshtein => {
+                let (a, b) = (strs(0)?, strs(1)?);
+                Arc::new(a.iter().zip(b.iter()).map(|(a, b)| Some(levenshtein(a?, b?))).collect::<Int32Array>())
+            }
+            Month => date_int(DatePart::Month, 0)?,
+            Day => date_int(DatePart::Day, 0)?,
+            Quarter => date_int(DatePart::Quarter, 0)?,
+            DayOfWeek => date_int(DatePart::DayOfWeekSunday0, 1)?,
+            DayOfYear => date_int(DatePart::DayOfYear, 0)?,
+            WeekOfYear => date_int(DatePart::Week, 0)?,
+            LastDay => {
+                let d = arg(0)?.as_primitive::<Date32Type>();
+                Arc::new(d.iter().map(|d| d.and_then(last_day)).collect::<Date32Array>())
+            }
+            AddMonths => {
+                let (d, n) = (arg(0)?.as_primitive::<Date32Type>(), ints(1)?);
+                let out: Date32Array = d.iter().zip(n.iter()).map(|(d, n)| add_months(d?, n? as i64)).collect();
+                Arc::new(out)
+            }
+            Trunc => {
+                let (d, f) = (arg(0)?.as_primitive::<Date32Type>(), strs(1)?);
+                Arc::new(d.iter().zip(f.iter()).map(|(d, f)| trunc_date(d?, f?)).collect::<Date32Array>())
+            }
+            CurrentDate => {
+                let days = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|t| t.as_secs() / 86_400).unwrap_or(0) as i32;
+                Arc::new(Date32Array::from(vec![days; rows]))
+            }
+        })
+    }
+}
+
+fn bit(op: Builtin, x: i64, y: i64) -> i64 {
+    match op {
+        BitAnd => x & y,
+        BitOr => x | y,
+        _ => x ^ y,
+    }
+}
+
+/// ceil/floor: integers unchanged (bigint), doubles to bigint (ANSI: out of range is an
+/// error), decimals to scale 0.
+fn ceil_floor(a: &ArrayRef, up: bool, result: &DataType) -> Result<ArrayRef> {
+    Ok(match a.data_type() {
+        DataType::Int64 => a.clone(),
+        DataType::Decimal128(_, s) => {
+            let m = 10i128.pow(*s as u32);
+            let v = a.as_primitive::<Decimal128Type>();
+            let out = v.iter().map(|x| {
+                x.map(|x| {
+                    let (q, r) = (x / m, x % m);
+                    if up && r > 0 { q + 1 } else if !up && r < 0 { q - 1 } else { q }
+                })
+            });
+            Arc::new(out.collect::<arrow::array::Decimal128Array>().with_data_type(result.clone()))
+        }
+        _ => {
+            let v = a.as_primitive::<Float64Type>();
+            let mut out = Vec::with_capacity(v.len());
+            for x in v.iter() {
+                out.push(match x {
+                    None => None,
+                    Some(x) => {
+                        let r = if up { x.ceil() } else { x.floor() };
+                        if r.is_nan() || r >= 9.223372036854775807e18 || r < -9.223372036854775808e18 {
+                            return Err(KilnError::exec(format!(
+                                "[CAST_OVERFLOW] The value {x} of the type \"DOUBLE\" cannot be cast to \"BIGINT\" due to an overflow. SQLSTATE: 22003"
+                            )));
+                        }
+                        Some(r as i64)
+                    }
+                });
+            }
+            Arc::new(Int64Array::from(out))
+        }
+    })
+}
+
+/// greatest/least of each row, NULLs skipped (NULL only when all are); floats order NaN largest.
+fn greatest(args: &[ArrayRef], greatest: bool) -> Result<ArrayRef> {
+    let mut acc = args.first().cloned().ok_or_else(|| KilnError::internal("greatest without arguments"))?;
+    for b in &args[1..] {
+        let better = if greatest { cmp::gt(b, &acc)? } else { cmp::lt(b, &acc)? };
+        let better: BooleanArray = better.iter().map(|v| Some(v.unwrap_or(false))).collect();
+        let take_b = arrow::compute::and(&is_not_null(b)?, &arrow::compute::or(&is_null(&acc)?, &better)?)?;
+        acc = arrow::compute::kernels::zip::zip(&take_b, b, &acc)?;
+    }
+    Ok(acc)
+}
+
+/// Spark's lpad/rpad: truncated to `len` characters, padded with repeats of `pad`.
+fn pad_string(s: &str, len: i32, pad: &str, left: bool) -> String {
+    let len = len.max(0) as usize;
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() >= len || pad.is_empty() {
+        return chars[..chars.len().min(len)].iter().collect();
+    }
+    let fill: String = pad.chars().cycle().take(len - chars.len()).collect();
+    if left { format!("{fill}{s}") } else { format!("{s}{fill}") }
+}
+
+/// Lower-case, then the first letter of each space-separated word upper-case.
+fn initcap(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut start = true;
+    for c in s.chars() {
+        if start {
+            out.extend(c.to_uppercase());
+        } else {
+            out.extend(c.to_lowercase());
+        }
+        start = c == ' ';
+    }
+    out
+}
+
+/// The 1-based character position of `sub` in `s` at or after `pos` (0 when absent or pos < 1).
+fn locate(s: &str, sub: &str, pos: i32) -> i32 {
+    if pos < 1 {
+        return 0;
+    }
+    let start = s.char_indices().nth(pos as usize - 1).map(|(b, _)| b);
+    let Some(start) = start.or((pos as usize - 1 == s.chars().count()).then_some(s.len())) else { return 0 };
+    match s[start..].find(sub) {
+        Some(b) => (s[..start + b].chars().count() + 1) as i32,
+        None => 0,
+    }
+}
+
+fn translate(s: &str, from: &str, to: &str) -> String {
+    let to: Vec<char> = to.chars().collect();
+    let mut map: Vec<(char, Option<char>)> = vec![];
+    for (i, c) in from.chars().enumerate() {
+        if !map.iter().any(|(k, _)| *k == c) {
+            map.push((c, to.get(i).copied()));
+        }
+    }
+    s.chars()
+        .filter_map(|c| match map.iter().find(|(k, _)| *k == c) {
+            Some((_, r)) => *r,
+            None => Some(c),
+        })
+        .collect()
+}
+
+fn levenshtein(a: &str, b: &str) -> i32 {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()] as i32
+}
+
+fn ymd(days: i32) -> Option<(i64, i64, u32)> {
+    let text = format_date(days);
+    let mut p = text.splitn(3, '-');
+    Some((p.next()?.parse().ok()?, p.next()?.parse().ok()?, p.next()?.parse().ok()?))
+}
+
+fn date_of(y: i64, m: i64, d: u32) -> Option<i32> {
+    parse_date(&format!("{y:04}-{m:02}-{d:02}"))
+}
+
+fn last_day(days: i32) -> Option<i32> {
+    let (y, m, _) = ymd(days)?;
+    (28..=31).rev().find_map(|d| date_of(y, m, d))
+}
+
+/// Spark's add_months: same day of month, clamped to the month's last day.
+fn add_months(days: i32, months: i64) -> Option<i32> {
+    let (y, m, d) = ymd(days)?;
+    let total = y * 12 + (m - 1) + months;
+    let (ny, nm) = (total.div_euclid(12), total.rem_euclid(12) + 1);
+    (0..4).find_map(|k| d.checked_sub(k).and_then(|dd| date_of(ny, nm, dd)))
+}
+
+/// trunc(date, fmt): the first day of its year, quarter, month or (Monday) week; NULL for
+/// other formats.
+fn trunc_date(days: i32, fmt: &str) -> Option<i32> {
+    let (y, m, _) = ymd(days)?;
+    match fmt.to_ascii_uppercase().as_str() {
+        "YEAR" | "YYYY" | "YY" => date_of(y, 1, 1),
+        "QUARTER" => date_of(y, (m - 1) / 3 * 3 + 1, 1),
+        "MONTH" | "MM" | "MON" => date_of(y, m, 1),
+        // 1970-01-01 was a Thursday: Monday is 3 days before.
+        "WEEK" => Some(days - (days + 3).rem_euclid(7)),
+        _ => None,
+    }
+}

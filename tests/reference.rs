@@ -66,7 +66,7 @@ fn reference_queries_match_spark() {
             match actual {
                 Err(e) => failures.push(format!("{name} ({mode}): error: {e}")),
                 Ok(actual) => {
-                    let same = if ordered { actual == expected } else { sorted_lines(&actual) == sorted_lines(&expected) };
+                    let same = if ordered { actual == expected } else { common::sorted_lines(&actual) == common::sorted_lines(&expected) };
                     if !same {
                         failures.push(format!("{name} ({mode}):\n--- expected\n{expected}--- actual\n{actual}"));
                     }
@@ -76,15 +76,6 @@ fn reference_queries_match_spark() {
     }
     assert!(ran > 0, "no reference query ran");
     assert!(failures.is_empty(), "{} of {ran} runs differ from Spark:\n{}", failures.len(), failures.join("\n"));
-}
-
-fn sorted_lines(s: &str) -> Vec<&str> {
-    let mut lines: Vec<&str> = s.lines().collect();
-    // The header stays first; rows compare as a multiset.
-    if lines.len() > 1 {
-        lines[1..].sort_unstable();
-    }
-    lines
 }
 
 #[test]

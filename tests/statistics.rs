@@ -245,14 +245,6 @@ fn session_tables_keep_statistics_until_written() {
     assert!(err.contains("`nope`"), "{err}");
 }
 
-fn sorted_lines(s: &str) -> Vec<&str> {
-    let mut lines: Vec<&str> = s.lines().collect();
-    if lines.len() > 1 {
-        lines[1..].sort_unstable();
-    }
-    lines
-}
-
 /// Every TPC-H reference query gives its expected rows with every table analyzed and the CBO
 /// and the join reorder on (compiled and interpreted, optimizer in strict mode), and the
 /// reorder changes some plans.
@@ -295,7 +287,7 @@ fn tpch_answers_hold_with_cbo_and_join_reorder() {
                 Err(e) => failures.push(format!("{name} (codegen {codegen}): {e}")),
                 Ok((after, actual)) => {
                     reordered += usize::from(after != before);
-                    let same = if ordered { actual == expected } else { sorted_lines(&actual) == sorted_lines(&expected) };
+                    let same = if ordered { actual == expected } else { common::sorted_lines(&actual) == common::sorted_lines(&expected) };
                     if !same {
                         failures.push(format!("{name} (codegen {codegen}):\n--- expected\n{expected}--- actual\n{actual}"));
                     }
@@ -335,7 +327,7 @@ fn join_reorder_joins_the_smallest_pair_first() {
     s.sql("SET spark.sql.cbo.joinReorder.enabled=true").unwrap();
     // mid ⋈ small: 100 rows; big ⋈ mid: 5000 rows. The smaller pair goes first.
     assert_eq!(outer_condition(&s), "Join Inner, (k#nL = k#nL)");
-    assert_eq!(sorted_lines(&csv(&s, sql)), sorted_lines(&expected));
+    assert_eq!(common::sorted_lines(&csv(&s, sql)), common::sorted_lines(&expected));
     s.sql("SET spark.sql.cbo.joinReorder.dp.threshold=2").unwrap();
     assert_eq!(outer_condition(&s), "Join Inner, (j#nL = j#nL)", "more items than the threshold");
 }

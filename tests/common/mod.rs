@@ -39,3 +39,14 @@ pub fn mask_ids(text: &str) -> String {
     }
     out
 }
+
+/// The lines of a CSV result with the header first and the rows sorted: results whose order is
+/// undefined compare as multisets.
+#[allow(dead_code)]
+pub fn sorted_lines(s: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = s.lines().collect();
+    if lines.len() > 1 {
+        lines[1..].sort_unstable();
+    }
+    lines
+}

@@ -177,6 +177,11 @@ pub fn analyze_all(session: &Session) -> Result<(), KilnError> {
     Ok(())
 }
 
+/// The geometric mean of positive ratios.
+fn geometric_mean(values: &[f64]) -> f64 {
+    (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp()
+}
+
 /// Spark's q-error of an estimate: the factor it is off by, at least 1 (a zero counts as 1).
 pub fn q_error(estimated: u128, actual: u128) -> f64 {
     let (e, a) = (estimated.max(1) as f64, actual.max(1) as f64);
@@ -209,7 +214,7 @@ pub fn cardinalities(session: &Session, queries: &[(String, String)]) -> Result<
         }
     }
     if !errors.is_empty() {
-        let geomean = (errors.iter().map(|q| q.ln()).sum::<f64>() / errors.len() as f64).exp();
+        let geomean = geometric_mean(&errors);
         let max = errors.iter().cloned().fold(1.0, f64::max);
         let median = {
             let mut e = errors.clone();
@@ -324,7 +329,7 @@ pub fn run(session: &Session, queries: &[(String, String)], o: &BenchOptions) ->
     session.set_conf("spark.sql.codegen.wholeStage", "true")?;
     let speedups: Vec<(f64, &str)> = rows.iter().filter_map(|r| Some((speedup(&r.timings)?, r.name.as_str()))).collect();
     if o.format == BenchFormat::Table && speedups.len() > 1 {
-        let geomean = (speedups.iter().map(|s| s.0.ln()).sum::<f64>() / speedups.len() as f64).exp();
+        let geomean = geometric_mean(&speedups.iter().map(|s| s.0).collect::<Vec<_>>());
         let (lowest, which) = speedups.iter().cloned().fold((f64::INFINITY, ""), |a, b| if b.0 < a.0 { b } else { a });
         let what = if o.against.is_empty() {
             "compiled over interpreted".to_string()

@@ -432,20 +432,8 @@ impl Ctx<'_> {
                         vec![Arc::new(sums), Arc::new(Int64Array::from(out.iter().map(|(_, c)| *c).collect::<Vec<_>>()))]
                     }
                 }
-                DataType::Float32 | DataType::Float64 => {
-                    let a = cast(&arg, &DataType::Float64)?;
-                    let a = a.as_primitive::<Float64Type>();
-                    let out = running(&bounds, (0f64, 0i64), |(sum, count), r| {
-                        if a.is_valid(r) {
-                            *sum += a.value(r);
-                            *count += 1;
-                        }
-                        Ok(())
-                    }, |s| *s)?;
-                    sum_count_state(func, out.iter().map(|(s, c)| (*s, *c)), |v| Arc::new(Float64Array::from(v)) as ArrayRef)
-                }
-                _ if func == AggFunc::Avg => {
-                    // Spark's Average keeps a double sum for non-decimal input.
+                // Doubles, and (Spark's Average keeps a double sum) any non-decimal average.
+                t if matches!(t, DataType::Float32 | DataType::Float64) || func == AggFunc::Avg => {
                     let a = cast(&arg, &DataType::Float64)?;
                     let a = a.as_primitive::<Float64Type>();
                     let out = running(&bounds, (0f64, 0i64), |(sum, count), r| {

@@ -90,6 +90,9 @@ pub struct Config {
     /// `kiln.files.allowedRoots`: folders (comma-separated) tables may be read from and written
     /// to; empty, the default: anywhere.
     pub files_allowed_roots: Vec<String>,
+    /// `kiln.memory.limit`: the bytes a query's breakers may hold at once (`4g`, `512m`); more
+    /// fails the query with an error naming the operator. Default: 60 % of the machine's memory.
+    pub memory_limit: u64,
     /// `spark.sql.cbo.enabled`: estimate row counts from collected statistics (off, as in Spark).
     pub cbo_enabled: bool,
     /// `spark.sql.cbo.joinReorder.enabled`: the DP join reorder (needs `cbo_enabled` too).
@@ -115,6 +118,7 @@ impl Default for Config {
             shuffle_partitions: 200,
             query_timeout: std::time::Duration::ZERO,
             files_allowed_roots: vec![],
+            memory_limit: crate::exec::memory::default_limit(),
             auto_broadcast_join_threshold: 10 * 1024 * 1024,
             prefer_sort_merge_join: true,
             whole_stage_codegen: true,
@@ -197,6 +201,7 @@ pub const KEYS: &[&str] = &[
     "kiln.codegen.dump",
     "kiln.query.timeout",
     "kiln.files.allowedRoots",
+    "kiln.memory.limit",
 ];
 
 /// What `EXPLAIN CODEGEN` prints of each compiled stage (`kiln.codegen.dump`).
@@ -360,6 +365,7 @@ impl Config {
                 self.warehouse_dir = value.trim().to_string();
             }
             "kiln.query.timeout" => self.query_timeout = parse_duration(key, value)?,
+            "kiln.memory.limit" => self.memory_limit = positive_bytes(key, value)? as u64,
             "kiln.files.allowedRoots" => self.files_allowed_roots = value.split(',').map(str::trim).filter(|r| !r.is_empty()).map(String::from).collect(),
             "spark.sql.cbo.enabled" => self.cbo_enabled = parse_bool(key, value)?,
             "spark.sql.cbo.joinReorder.enabled" => self.cbo_join_reorder_enabled = parse_bool(key, value)?,
@@ -455,6 +461,7 @@ impl Config {
             "kiln.batchSize" => self.batch_size.to_string(),
             "kiln.query.timeout" => format!("{}ms", self.query_timeout.as_millis()),
             "kiln.files.allowedRoots" => self.files_allowed_roots.join(","),
+            "kiln.memory.limit" => self.memory_limit.to_string(),
             "kiln.codegen.disassembly" => self.codegen_dump.asm().to_string(),
             "kiln.codegen.dump" => format!("{:?}", self.codegen_dump).to_lowercase(),
             _ => return None,

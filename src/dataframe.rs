@@ -158,6 +158,7 @@ impl DataFrame {
         if !config.query_timeout.is_zero() {
             control.set_timeout(config.query_timeout);
         }
+        control.memory().set_limit(config.memory_limit);
         self.session.track(&control);
         let (batches, final_plan) = crate::exec::executor::collect_measured(&self.plans.physical, &config, self.session.stage_cache(), codegen, ops)?;
         if let (Some(plan), Ok(mut last)) = (final_plan, self.plans.final_plan.lock()) {

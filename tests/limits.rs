@@ -81,3 +81,58 @@ fn files_outside_the_allowed_roots_are_refused_before_they_are_touched() {
     assert!(s.register_parquet("o", other.path()).is_err(), "a table outside is refused");
     assert_eq!(std::fs::read_dir(other.path()).expect("lists").count(), 0, "nothing was touched outside");
 }
+
+/// The breakers of `sql` over `t`, under `kiln.memory.limit`, in every execution mode.
+fn under_limit(s: &Session, sql: &str, limit: &str) -> Vec<kiln::Result<Vec<RecordBatch>>> {
+    let mut out = vec![];
+    for (codegen, adaptive) in [("true", "false"), ("false", "false"), ("true", "true"), ("false", "true")] {
+        s.set_conf("spark.sql.codegen.wholeStage", codegen).expect("a setting");
+        s.set_conf("spark.sql.adaptive.enabled", adaptive).expect("a setting");
+        s.set_conf("kiln.memory.limit", limit).expect("a size");
+        out.push(s.sql(sql).and_then(|df| df.collect()));
+    }
+    out
+}
+
+#[test]
+fn breakers_past_the_memory_limit_fail_naming_the_operator_and_the_session_goes_on() {
+    let s = session();
+    // 16 MB of input: a sort holds it all, a grouping by a unique key holds 2M groups.
+    for (sql, operator) in [("SELECT a FROM t ORDER BY a DESC", "Sort"), ("SELECT a, count(*) FROM t GROUP BY a", "HashAggregate")] {
+        for result in under_limit(&s, sql, "4m") {
+            let err = result.map(|b| b.len()).expect_err("past 4 MB");
+            let msg = err.to_string();
+            assert!(msg.contains("UNABLE_TO_ACQUIRE_MEMORY") && msg.contains("kiln.memory.limit (4.0 MiB)"), "{msg}");
+            assert!(msg.contains(operator) || msg.contains("Exchange"), "names the operator that held too much: {msg}");
+        }
+        // The failed runs gave their memory back: the same query fits a larger limit.
+        for result in under_limit(&s, sql, "1g") {
+            let rows: usize = result.expect("fits in 1 GB").iter().map(|b| b.num_rows()).sum();
+            assert_eq!(rows, 2_000_000, "{sql}");
+        }
+    }
+    // A scan that holds nothing streams under any limit.
+    for result in under_limit(&s, SLOW, "1m") {
+        result.expect("a streaming aggregate holds one group");
+    }
+    assert!(s.set_conf("kiln.memory.limit", "0").is_err(), "a limit must be positive");
+    s.set_conf("kiln.memory.limit", "64MB").expect("a size");
+    assert_eq!(s.config().expect("settings").get("kiln.memory.limit").as_deref(), Some("67108864"));
+}
+
+#[test]
+fn a_run_gives_back_every_byte_it_reserved() {
+    let s = session();
+    s.set_conf("kiln.memory.limit", "8m").expect("a size");
+    let df = s.sql("SELECT a FROM t ORDER BY a DESC").expect("plans");
+    let control = kiln::exec::control::QueryControl::for_plan(df.physical_plan());
+    df.collect_with_control(&control).map(|b| b.len()).expect_err("past 8 MB");
+    assert_eq!(control.memory().used(), 0, "a failed run holds nothing");
+    assert!(control.memory().peak() > 0 && control.memory().peak() <= 8 << 20, "{}", control.memory().peak());
+    s.set_conf("kiln.memory.limit", "1g").expect("a size");
+    let df = s.sql("SELECT a % 10 AS k, count(*) FROM t GROUP BY 1 ORDER BY 1").expect("plans");
+    let control = kiln::exec::control::QueryControl::for_plan(df.physical_plan());
+    df.collect_with_control(&control).expect("runs");
+    assert_eq!(control.memory().used(), 0, "a finished run holds nothing");
+    assert!(control.memory().peak() > 0, "its exchange and sort held something");
+}

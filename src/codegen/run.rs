@@ -23,6 +23,7 @@ use crate::exec::interpreted::groups::Grouper;
 use crate::exec::interpreted::join_table::JoinTable;
 use crate::exec::interpreted::{evaluate_all, make_batch, schema_of};
 use crate::expr::{AggFunc, Attribute};
+use crate::physical::adaptive::batch_bytes;
 
 /// Why compiled execution of a partition stopped: the interpreter takes over.
 struct Fallback;
@@ -46,6 +47,12 @@ impl BuildTable {
     /// The build side's rows, in one batch.
     pub fn rows(&self) -> &RecordBatch {
         &self.rows
+    }
+
+    /// Bytes the table holds: its rows (and their null-extended copy) and the hash table.
+    pub fn memory_size(&self) -> u64 {
+        let copy = if self.batch.num_rows() == self.rows.num_rows() { 0 } else { batch_bytes(&self.batch) };
+        batch_bytes(&self.rows) + copy + self._table.memory_size() + self.words.len() as u64 * 8 + self.all_valid.len() as u64
     }
 
     /// Hashes the build side by its keys; rows with a NULL key never match and are left out.
@@ -416,12 +423,14 @@ fn collect<T: ArrowNativeType>(n: usize, f: impl Fn(usize) -> Result<T>) -> Resu
 
 /// Runs an aggregate stage over one partition of its input, batch by batch: the partial
 /// aggregate's output, or None when the generated code gave up (the interpreter then runs the
-/// partition again).
+/// partition again). After each batch, `hold` is told the bytes the groups take (the memory
+/// budget), and may stop the run with its error.
 pub fn aggregate_partition(
     spec: &StageSpec,
     compiled: &CompiledStage,
     batches: impl Iterator<Item = Result<RecordBatch>>,
     builds: &[&BuildTable],
+    hold: &dyn Fn(u64) -> Result<()>,
 ) -> Result<Option<Vec<RecordBatch>>> {
     let StageSink::Aggregate { keys, keys_in_code, aggregates, output, finish } = &spec.sink else {
         return Err(KilnError::internal("aggregate_partition on an output stage"));
@@ -490,6 +499,8 @@ pub fn aggregate_partition(
         if call_sink(compiled, &mut slots, &rows, no_nulls).is_none() {
             return Ok(None);
         }
+        let keys_bytes = table.as_ref().map(|t| t.memory_size()).or(grouper.as_ref().map(Grouper::memory_size)).unwrap_or(0);
+        hold(keys_bytes + acc.capacity() as u64 * 16)?;
     }
     // Without keys there is one group even over no rows; with keys, only the groups seen.
     let (groups, mut columns, b) = match (&table, &grouper) {

@@ -12,6 +12,7 @@ use super::executor::{execute_with, Partitions};
 use crate::codegen::StageCache;
 use crate::config::Config;
 use crate::error::Result;
+use crate::exec::memory::{MemoryPool, Reservation};
 use crate::exec::metrics::{CodegenMetrics, PlanMetrics};
 use crate::physical::adaptive::{coalesce, convert_joins, estimated_bytes, skew_join_reads, ShuffleReadSpec, StageOutput};
 use crate::physical::{ensure_requirements, next_plan_id, Partitioning, PhysicalPlan, QueryStageKind};
@@ -32,6 +33,8 @@ pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, config: &Config, cache: &St
     let mut plan = strip_codegen(initial);
     let (mut stage_id, mut codegen_id) = (0, 1);
     let mut estimates = Estimates::default();
+    // Finished stages' outputs count against the query's memory budget until released.
+    let memory = config.control.as_ref().map_or_else(|| Arc::new(MemoryPool::new(config.memory_limit)), |c| c.memory().clone());
     while let Some(exchange) = next_stage(&plan, &mut estimates) {
         let kind = match exchange.as_ref() {
             PhysicalPlan::BroadcastExchange { .. } => QueryStageKind::Broadcast,
@@ -44,6 +47,7 @@ pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, config: &Config, cache: &St
         let ran = prepare_stage(&exchange, config, &mut codegen_id);
         let parts = execute_with(&ran, config, cache, metrics, ops)?;
         let output = Arc::new(StageOutput::new(parts, partitioning));
+        output.hold(Reservation::new(&memory, &exchange))?;
         let stage = Arc::new(PhysicalPlan::QueryStage { id: stage_id, kind, plan: ran.clone(), output });
         stage_id += 1;
         plan = replace(&plan, &exchange, &stage);

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::error::{KilnError, Result};
+use crate::exec::memory::MemoryPool;
 use crate::physical::PhysicalPlan;
 
 /// Cancel flag and progress of one query run.
@@ -19,6 +20,8 @@ pub struct QueryControl {
     bytes_scanned: AtomicU64,
     /// When the run must have finished (`kiln.query.timeout`), and the limit, for the error.
     deadline: std::sync::OnceLock<(std::time::Instant, std::time::Duration)>,
+    /// What the run's breakers hold, against `kiln.memory.limit`.
+    memory: Arc<MemoryPool>,
 }
 
 /// A snapshot of a query's progress.
@@ -66,6 +69,10 @@ impl QueryControl {
             }
         }
         Ok(())
+    }
+    /// The run's memory budget: its limit, and what its breakers hold now and at most.
+    pub fn memory(&self) -> &Arc<MemoryPool> {
+        &self.memory
     }
     /// A scan produced `rows` rows in `bytes` bytes.
     pub fn scanned(&self, rows: usize, bytes: usize) {

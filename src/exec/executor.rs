@@ -26,10 +26,11 @@ use crate::datasource::pushed_filter::PushedFilter;
 use crate::error::{KilnError, Result};
 use crate::exec::interpreted::join::HashTable;
 use crate::exec::control::{on_scan_batch, QueryControl};
+use crate::exec::memory::{MemoryPool, Reservation};
 use crate::exec::metrics::{CodegenMetrics, OperatorMetrics, PlanMetrics, ScanStats};
 use crate::expr::eval::random::{with_partition, RandState};
 use crate::expr::Attribute;
-use crate::physical::adaptive::ReadPart;
+use crate::physical::adaptive::{batch_bytes, ReadPart};
 use crate::physical::{output_partitioning, AggregateMode, BuildSide, HashJoinKind, Partitioning, PhysicalPlan, QueryStageKind};
 use crate::plan::JoinType;
 
@@ -42,8 +43,9 @@ pub type BatchStream<'a> = Box<dyn Iterator<Item = Result<RecordBatch>> + 'a>;
 /// Input batches an exchange splits at once (times the batch size).
 const EXCHANGE_CHUNK_BATCHES: usize = 16;
 
-/// One side of a join partition, drained when the join first runs.
-type Drain<'a> = Box<dyn FnOnce() -> Result<Vec<RecordBatch>> + 'a>;
+/// One side of a join partition, drained when the join first runs, what it holds taken from
+/// the join's reservation.
+type Drain<'a> = Box<dyn FnOnce(&Reservation) -> Result<Vec<RecordBatch>> + 'a>;
 
 /// Runs `plan` and returns all rows, partitions in order (stages compiled into a cache of
 /// their own).
@@ -88,7 +90,7 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, me
 /// Runs `plan` and returns its partitions, counting what each operator did in `ops`.
 pub fn execute_with(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics, ops: &PlanMetrics) -> Result<Partitions> {
     let outputs = Outputs::of(plan);
-    let mut exec = Executor { config, outputs: &outputs, states: HashMap::new(), cache, metrics, ops, control: config.control.as_deref() };
+    let mut exec = Executor::new(config, &outputs, cache, metrics, ops);
     exec.prepare(plan)?;
     exec.drain_all(plan)
 }
@@ -115,7 +117,7 @@ pub fn for_each_batch(
         return Ok(());
     }
     let outputs = Outputs::of(plan);
-    let mut exec = Executor { config, outputs: &outputs, states: HashMap::new(), cache, metrics, ops: &ops, control: config.control.as_deref() };
+    let mut exec = Executor::new(config, &outputs, cache, metrics, &ops);
     exec.prepare(plan)?;
     for i in 0..exec.partitions(plan) {
         for batch in exec.stream(plan, i)? {
@@ -157,8 +159,9 @@ enum State<'a> {
     /// Output partitions read by many (a broadcast's one).
     Partitions(Partitions),
     /// Output partitions each read once (an exchange's, a top-k's): a partition is handed to
-    /// its reader and freed with it, so memory shrinks as the consuming pipeline advances.
-    Handoff(Vec<Mutex<Option<Vec<RecordBatch>>>>),
+    /// its reader and freed with it, so memory shrinks as the consuming pipeline advances
+    /// (and the reservation with it).
+    Handoff(Vec<Mutex<Option<Vec<RecordBatch>>>>, Reservation),
     /// A broadcast hash join's table, probed by every stream partition.
     JoinTable(HashTable<'a>),
     /// Both sides of a cartesian product, every partition.
@@ -189,9 +192,29 @@ struct Executor<'a> {
     ops: &'a PlanMetrics,
     /// The host's cancel flag and progress counters (`DataFrame::collect_with_control`).
     control: Option<&'a QueryControl>,
+    /// The query's memory budget (the control's, or this run's own).
+    memory: Arc<MemoryPool>,
+    /// What the run's shared breaker states hold (broadcasts, join tables), until it ends.
+    held: Vec<Reservation>,
 }
 
 impl<'a> Executor<'a> {
+    fn new(config: &'a Config, outputs: &'a Outputs, cache: &'a StageCache, metrics: &'a CodegenMetrics, ops: &'a PlanMetrics) -> Executor<'a> {
+        let control = config.control.as_deref();
+        let memory = control.map_or_else(|| Arc::new(MemoryPool::new(config.memory_limit)), |c| c.memory().clone());
+        Executor { config, outputs, states: HashMap::new(), cache, metrics, ops, control, memory, held: vec![] }
+    }
+
+    /// An empty reservation of the query's memory, for what `plan` holds.
+    fn reserve(&self, plan: &Arc<PhysicalPlan>) -> Reservation {
+        Reservation::new(&self.memory, plan)
+    }
+
+    /// Every partition of `plan`, drained, their bytes taken from `held` as they arrive.
+    fn drain_reserved(&self, plan: &Arc<PhysicalPlan>, held: &Reservation) -> Result<Partitions> {
+        self.run_partitions(plan, |s| collect_reserved(s, held))
+    }
+
     fn attrs(&self, p: &Arc<PhysicalPlan>) -> &'a [Attribute] {
         self.outputs.0.get(&key(p)).map(Vec::as_slice).unwrap_or(&[])
     }
@@ -255,7 +278,7 @@ impl<'a> Executor<'a> {
         let below: u64 = plan.children().iter().filter_map(|c| self.ops.get(c)).map(|m| m.prepare_nanos).sum();
         let held = match self.states.get(&key(plan)) {
             Some(State::Partitions(parts)) => parts.iter().flatten().map(crate::physical::adaptive::batch_bytes).sum(),
-            Some(State::Handoff(parts)) => parts.iter().filter_map(|p| p.lock().ok().map(|p| p.iter().flatten().map(crate::physical::adaptive::batch_bytes).sum::<u64>())).sum(),
+            Some(State::Handoff(parts, _)) => parts.iter().filter_map(|p| p.lock().ok().map(|p| p.iter().flatten().map(crate::physical::adaptive::batch_bytes).sum::<u64>())).sum(),
             _ => 0,
         };
         if self.states.contains_key(&key(plan)) {
@@ -273,7 +296,15 @@ impl<'a> Executor<'a> {
                     for j in stage.spec.joins() {
                         self.prepare(&j.build_plan)?;
                         // A broadcast side is one partition: its table is built once.
-                        builds.push(if j.broadcast { Some(BuildTable::new(j, self.drain_all(&j.build_plan)?.concat())?) } else { None });
+                        builds.push(if j.broadcast {
+                            let held = self.reserve(&j.build_plan);
+                            let table = BuildTable::new(j, self.drain_reserved(&j.build_plan, &held)?.concat())?;
+                            held.resize(table.memory_size())?;
+                            self.held.push(held);
+                            Some(table)
+                        } else {
+                            None
+                        });
                     }
                     let m = self.ops.of(plan);
                     m.set_compiled(true, stage.compiled_micros);
@@ -286,13 +317,16 @@ impl<'a> Executor<'a> {
             }
             PhysicalPlan::Exchange { partitioning, child, .. } => {
                 self.prepare(child)?;
-                let parts = self.exchange(partitioning, child)?;
-                self.states.insert(key(plan), handoff(parts));
+                let held = self.reserve(plan);
+                let parts = self.exchange(partitioning, child, &held)?;
+                self.states.insert(key(plan), handoff(parts, held));
                 if let Some(c) = self.control { c.stage_done() }
             }
             PhysicalPlan::BroadcastExchange { child, .. } => {
                 self.prepare(child)?;
-                let all = self.drain_all(child)?.concat();
+                let held = self.reserve(plan);
+                let all = self.drain_reserved(child, &held)?.concat();
+                self.held.push(held);
                 self.states.insert(key(plan), State::Partitions(vec![all]));
                 if let Some(c) = self.control { c.stage_done() }
             }
@@ -303,15 +337,20 @@ impl<'a> Executor<'a> {
                     BuildSide::BuildRight => (right_keys, right),
                     BuildSide::BuildLeft => (left_keys, left),
                 };
-                let rows = self.drain_all(build)?.concat();
+                let held = self.reserve(plan);
+                let rows = self.drain_reserved(build, &held)?.concat();
                 self.ops.of(plan).add_build_rows(rows.iter().map(|b| b.num_rows() as u64).sum());
                 let table = HashTable::build(keys, (self.attrs(build), rows))?;
+                held.resize(table.memory_size())?;
+                self.held.push(held);
                 self.states.insert(key(plan), State::JoinTable(table));
             }
             PhysicalPlan::CartesianProduct { left, right, .. } => {
                 self.prepare(left)?;
                 self.prepare(right)?;
-                let sides = State::Sides(self.drain_all(left)?, self.drain_all(right)?);
+                let held = self.reserve(plan);
+                let sides = State::Sides(self.drain_reserved(left, &held)?, self.drain_reserved(right, &held)?);
+                self.held.push(held);
                 self.states.insert(key(plan), sides);
             }
             PhysicalPlan::TakeOrderedAndProject { limit, order, list, child } => {
@@ -320,8 +359,10 @@ impl<'a> Executor<'a> {
                 let tops = self.run_partitions(child, |s| interpreted::sort(order, input, s.collect::<Result<_>>()?, Some(*limit)))?;
                 let top = interpreted::sort(order, input, tops.concat(), Some(*limit))?;
                 let schema = schema_of(self.attrs(plan));
-                let rows = top.iter().map(|b| interpreted::project(list, input, &schema, b)).collect::<Result<_>>()?;
-                self.states.insert(key(plan), handoff(vec![rows]));
+                let rows: Vec<RecordBatch> = top.iter().map(|b| interpreted::project(list, input, &schema, b)).collect::<Result<_>>()?;
+                let held = self.reserve(plan);
+                held.grow(rows.iter().map(batch_bytes).sum())?;
+                self.states.insert(key(plan), handoff(vec![rows], held));
                 if let Some(c) = self.control { c.stage_done() }
             }
             PhysicalPlan::FileScan { table, pushed_filters, selected_files, .. } => {
@@ -370,10 +411,10 @@ impl<'a> Executor<'a> {
     }
 
     /// Runs an exchange's input pipeline into its output partitions.
-    fn exchange(&self, partitioning: &Partitioning, child: &Arc<PhysicalPlan>) -> Result<Partitions> {
+    fn exchange(&self, partitioning: &Partitioning, child: &Arc<PhysicalPlan>, held: &Reservation) -> Result<Partitions> {
         let input = self.attrs(child);
         let parts = match partitioning {
-            Partitioning::SinglePartition | Partitioning::Unknown(1) => vec![self.drain_all(child)?.concat()],
+            Partitioning::SinglePartition | Partitioning::Unknown(1) => vec![self.drain_reserved(child, held)?.concat()],
             Partitioning::Hash(keys, n) => {
                 // Rows are split in chunks of many batches: one split of a small batch into
                 // n partitions leaves n slivers that cost more to merge than to make.
@@ -389,6 +430,7 @@ impl<'a> Executor<'a> {
                         chunk.push(b);
                         if rows >= chunk_rows || s.peek().is_none() {
                             for (slot, part) in local.iter_mut().zip(interpreted::hash_partition(keys, input, std::mem::take(&mut chunk), *n)?) {
+                                held.grow(part.iter().map(batch_bytes).sum())?;
                                 slot.extend(part);
                             }
                             rows = 0;
@@ -404,7 +446,7 @@ impl<'a> Executor<'a> {
                 }
                 out
             }
-            Partitioning::Range(order, n) => interpreted::range_partition(order, input, self.drain_all(child)?.concat(), *n)?,
+            Partitioning::Range(order, n) => interpreted::range_partition(order, input, self.drain_reserved(child, held)?.concat(), *n)?,
             Partitioning::Unknown(n) => return Err(KilnError::internal(format!("exchange to unknown partitioning of {n}"))),
             Partitioning::Collection(_) => return Err(KilnError::internal("exchange to a partitioning collection")),
         };
@@ -491,10 +533,12 @@ impl<'a> Executor<'a> {
             PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } => {
                 let input = self.attrs(child);
                 let child_stream = self.stream(child, i)?;
+                let held = self.reserve(plan);
                 deferred(move || {
                     let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, input)?;
                     for b in child_stream {
                         agg.push(&b?)?;
+                        held.resize(agg.memory_size())?;
                     }
                     agg.finish()
                 })
@@ -502,8 +546,11 @@ impl<'a> Executor<'a> {
             PhysicalPlan::Exchange { .. } | PhysicalPlan::BroadcastExchange { .. } | PhysicalPlan::TakeOrderedAndProject { .. } => {
                 let batches = match self.state(plan)? {
                     State::Partitions(parts) => parts.get(i).cloned().unwrap_or_default(),
-                    State::Handoff(parts) => match parts.get(i).map(|p| p.lock().map(|mut p| p.take())) {
-                        Some(Ok(Some(batches))) => batches,
+                    State::Handoff(parts, held) => match parts.get(i).map(|p| p.lock().map(|mut p| p.take())) {
+                        Some(Ok(Some(batches))) => {
+                            held.shrink(batches.iter().map(batch_bytes).sum());
+                            batches
+                        }
                         Some(Ok(None)) => return Err(KilnError::internal(format!("partition {i} of {} read twice", plan.node_string(config)))),
                         _ => vec![],
                     },
@@ -527,12 +574,14 @@ impl<'a> Executor<'a> {
                     })));
                 }
                 let (l, r) = self.join_inputs(*kind == HashJoinKind::Broadcast, *build_side, left, right, i)?;
-                deferred(move || interpreted::hash_join(*join_type, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l()?), (ro, r()?)))
+                let held = self.reserve(plan);
+                deferred(move || interpreted::hash_join(*join_type, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l(&held)?), (ro, r(&held)?)))
             }
             PhysicalPlan::SortMergeJoin { left_keys, right_keys, join_type, condition, left, right } => {
                 let (lo, ro) = (self.attrs(left), self.attrs(right));
                 let (l, r) = self.join_inputs(false, BuildSide::BuildRight, left, right, i)?;
-                deferred(move || interpreted::sort_merge_join(*join_type, left_keys, right_keys, condition.as_ref(), (lo, l()?), (ro, r()?)))
+                let held = self.reserve(plan);
+                deferred(move || interpreted::sort_merge_join(*join_type, left_keys, right_keys, condition.as_ref(), (lo, l(&held)?), (ro, r(&held)?)))
             }
             PhysicalPlan::CartesianProduct { condition, left, right } => {
                 let (lo, ro) = (self.attrs(left), self.attrs(right));
@@ -545,17 +594,20 @@ impl<'a> Executor<'a> {
             PhysicalPlan::NestedLoopJoin { join_type, build_side, condition, left, right } => {
                 let (lo, ro) = (self.attrs(left), self.attrs(right));
                 let (l, r) = self.join_inputs(*join_type != JoinType::FullOuter, *build_side, left, right, i)?;
-                deferred(move || interpreted::nested_loop_join(*join_type, condition.as_ref(), (lo, l()?), (ro, r()?)))
+                let held = self.reserve(plan);
+                deferred(move || interpreted::nested_loop_join(*join_type, condition.as_ref(), (lo, l(&held)?), (ro, r(&held)?)))
             }
             PhysicalPlan::Sort { order, child, .. } => {
                 let input = self.attrs(child);
                 let child_stream = self.stream(child, i)?;
-                deferred(move || interpreted::sort(order, input, child_stream.collect::<Result<_>>()?, None))
+                let held = self.reserve(plan);
+                deferred(move || interpreted::sort(order, input, collect_reserved(child_stream, &held)?, None))
             }
             PhysicalPlan::Window { window_exprs, partition_by, order_by, child } => {
                 let (input, output) = (self.attrs(child), self.attrs(plan));
                 let child_stream = self.stream(child, i)?;
-                deferred(move || interpreted::window(window_exprs, partition_by, order_by, input, output, child_stream.collect::<Result<_>>()?))
+                let held = self.reserve(plan);
+                deferred(move || interpreted::window(window_exprs, partition_by, order_by, input, output, collect_reserved(child_stream, &held)?))
             }
             PhysicalPlan::CollectLimit { limit, child } | PhysicalPlan::GlobalLimit { limit, child } => {
                 // Partitions are pulled in order, and no further once the limit is met.
@@ -614,7 +666,7 @@ impl<'a> Executor<'a> {
     fn join_inputs<'s>(&'s self, broadcast: bool, build_side: BuildSide, left: &'s Arc<PhysicalPlan>, right: &'s Arc<PhysicalPlan>, i: usize) -> Result<(Drain<'s>, Drain<'s>)> {
         let side = |p: &'s Arc<PhysicalPlan>| -> Result<Drain<'s>> {
             let s = self.stream(p, i)?;
-            Ok(Box::new(move || s.collect()))
+            Ok(Box::new(move |held| collect_reserved(s, held)))
         };
         Ok(match (broadcast, build_side) {
             (true, BuildSide::BuildRight) => (side(left)?, self.build_side(right)?),
@@ -629,7 +681,7 @@ impl<'a> Executor<'a> {
             Some(State::Partitions(parts)) => parts.concat(),
             _ => self.drain_all(p)?.concat(),
         };
-        Ok(Box::new(move || Ok(rows)))
+        Ok(Box::new(move |_| Ok(rows)))
     }
 
     /// Partition `i` of a compiled stage. A batch the generated code hands back runs through the
@@ -638,15 +690,23 @@ impl<'a> Executor<'a> {
     fn stage_stream<'s>(&'s self, stage: &'s Stage, top: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
         let spec = &stage.spec;
         // A shuffled join's table is this partition's own; a broadcast's is shared.
+        let held = self.reserve(top);
         let tables: Vec<Table<'s>> = spec
             .joins()
             .iter()
             .zip(&stage.builds)
             .map(|(j, b)| match b {
                 Some(t) => Ok(Table::Shared(t)),
-                None => Ok(Table::Own(BuildTable::new(j, self.stream(&j.build_plan, i)?.collect::<Result<Vec<_>>>()?)?)),
+                None => {
+                    let table = BuildTable::new(j, collect_reserved(self.stream(&j.build_plan, i)?, &held)?)?;
+                    Ok(Table::Own(table))
+                }
             })
             .collect::<Result<_>>()?;
+        held.resize(tables.iter().map(|t| match t {
+            Table::Own(t) => t.memory_size(),
+            Table::Shared(_) => 0,
+        }).sum())?;
         let input = self.stream(&spec.input_plan, i)?;
         match &spec.sink {
             StageSink::Output { .. } => {
@@ -657,6 +717,8 @@ impl<'a> Executor<'a> {
                 };
                 let batches = input.map(move |b| {
                     let b = b?;
+                    // The partition's own join tables are held while its batches flow.
+                    let _held = &held;
                     let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
                     match crate::codegen::output_batch(spec, &stage.compiled, &b, &builds)? {
                         Some(out) => Ok(out),
@@ -671,7 +733,8 @@ impl<'a> Executor<'a> {
                 match &spec.sort {
                     Some(order) => {
                         let attrs = self.attrs(below);
-                        Ok(deferred(move || interpreted::sort(order, attrs, batches.collect::<Result<_>>()?, None)))
+                        let sorted = self.reserve(top);
+                        Ok(deferred(move || interpreted::sort(order, attrs, collect_reserved(Box::new(batches), &sorted)?, None)))
                     }
                     None => Ok(Box::new(batches)),
                 }
@@ -682,14 +745,19 @@ impl<'a> Executor<'a> {
                 // case the interpreter must run the partition again.
                 let keep = !self.replayable(&spec.input_plan);
                 let mut kept = vec![];
-                let recorded = input.inspect(|b| {
-                    if let (true, Ok(b)) = (keep, b) {
+                let kept_held = self.reserve(top);
+                let recorded = input.map(|b| {
+                    if let (true, Ok(b)) = (keep, &b) {
+                        kept_held.grow(batch_bytes(b))?;
                         kept.push(b.clone());
                     }
+                    b
                 });
-                if let Some(out) = crate::codegen::aggregate_partition(spec, &stage.compiled, recorded, &builds)? {
+                let groups = self.reserve(top);
+                if let Some(out) = crate::codegen::aggregate_partition(spec, &stage.compiled, recorded, &builds, &|bytes| groups.resize(bytes))? {
                     return Ok(out);
                 }
+                drop(groups);
                 // The generated code gave up: this partition again, interpreted.
                 self.metrics.partition_reinterpreted();
                 let PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } = top.as_ref() else {
@@ -698,11 +766,14 @@ impl<'a> Executor<'a> {
                 let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
                 let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, self.attrs(child))?;
                 let again: BatchStream = if keep { Box::new(kept.into_iter().map(Ok)) } else { self.stream(&spec.input_plan, i)? };
+                let groups = self.reserve(top);
                 for b in again {
                     for rows in self.interpret_chain(child, &spec.input_plan, vec![b?], &build_rows)? {
                         agg.push(&rows)?;
+                        groups.resize(agg.memory_size())?;
                     }
                 }
+                drop(kept_held);
                 agg.finish()
             })),
         }
@@ -717,7 +788,7 @@ impl<'a> Executor<'a> {
             _ => {}
         }
         match self.states.get(&key(plan)) {
-            Some(State::Handoff(_)) => return false,
+            Some(State::Handoff(..)) => return false,
             Some(State::Partitions(_) | State::JoinTable(_) | State::Sides(..) | State::Scan { .. }) => {
                 if !matches!(plan.as_ref(), PhysicalPlan::HashJoin { .. }) {
                     return true;
@@ -795,8 +866,20 @@ impl Table<'_> {
 }
 
 /// Partitions each handed to one reader.
-fn handoff<'a>(parts: Partitions) -> State<'a> {
-    State::Handoff(parts.into_iter().map(|p| Mutex::new(Some(p))).collect())
+fn handoff<'a>(parts: Partitions, held: Reservation) -> State<'a> {
+    State::Handoff(parts.into_iter().map(|p| Mutex::new(Some(p))).collect(), held)
+}
+
+/// A stream drained, its bytes taken from `held` batch by batch: a breaker's input fails as
+/// soon as it would pass the memory limit.
+fn collect_reserved(stream: BatchStream, held: &Reservation) -> Result<Vec<RecordBatch>> {
+    stream
+        .map(|b| {
+            let b = b?;
+            held.grow(batch_bytes(&b))?;
+            Ok(b)
+        })
+        .collect()
 }
 
 /// A stream whose batches `f` computes when first pulled (a per-partition breaker: its input

@@ -4,6 +4,7 @@ pub mod adaptive;
 pub mod control;
 pub mod executor;
 pub mod interpreted;
+pub mod memory;
 /// Run-time metrics live on the physical operators they count.
 pub use crate::physical::metrics;
 

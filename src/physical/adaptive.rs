@@ -34,6 +34,8 @@ pub struct StageOutput {
     pub rows: Vec<u64>,
     /// How the rows are spread over the partitions (the exchange's partitioning).
     pub partitioning: Partitioning,
+    /// The query's memory the partitions hold until they are handed off or released.
+    held: Mutex<Option<crate::exec::memory::Reservation>>,
 }
 
 impl std::fmt::Debug for StageOutput {
@@ -47,7 +49,16 @@ impl StageOutput {
     pub fn new(parts: Vec<Vec<RecordBatch>>, partitioning: Partitioning) -> StageOutput {
         let bytes = parts.iter().map(|p| p.iter().map(batch_bytes).sum()).collect();
         let rows = parts.iter().map(|p| p.iter().map(|b| b.num_rows() as u64).sum()).collect();
-        StageOutput { parts: parts.into_iter().map(|p| Mutex::new(Some(p))).collect(), bytes, rows, partitioning }
+        StageOutput { parts: parts.into_iter().map(|p| Mutex::new(Some(p))).collect(), bytes, rows, partitioning, held: Mutex::new(None) }
+    }
+
+    /// Counts the partitions against the query's memory budget, from `held`.
+    pub fn hold(&self, held: crate::exec::memory::Reservation) -> Result<()> {
+        held.grow(self.total_bytes())?;
+        if let Ok(mut slot) = self.held.lock() {
+            *slot = Some(held);
+        }
+        Ok(())
     }
 
     /// The number of partitions.
@@ -69,6 +80,9 @@ impl StageOutput {
         let Some(slot) = self.parts.get(i) else { return Ok(vec![]) };
         let mut slot = slot.lock().map_err(|_| KilnError::internal("a query stage's output lock was poisoned"))?;
         let batches = if take { slot.take() } else { slot.clone() };
+        if let (true, Ok(Some(held))) = (take, self.held.lock().as_deref()) {
+            held.shrink(self.bytes.get(i).copied().unwrap_or(0));
+        }
         batches.ok_or_else(|| KilnError::internal(format!("partition {i} of a query stage read after it was handed off")))
     }
 
@@ -88,6 +102,9 @@ impl StageOutput {
             if let Ok(mut p) = p.lock() {
                 *p = None;
             }
+        }
+        if let Ok(mut held) = self.held.lock() {
+            *held = None;
         }
     }
 }

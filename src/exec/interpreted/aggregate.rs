@@ -174,6 +174,13 @@ impl<'a> HashAggregator<'a> {
         Ok(())
     }
 
+    /// Bytes its groups hold: the key table, and a buffer per group and aggregate (an
+    /// estimate: 16 bytes each).
+    pub fn memory_size(&self) -> u64 {
+        let groups = self.grouper.as_ref().map_or(1, Grouper::num_groups) as u64;
+        self.grouper.as_ref().map_or(0, Grouper::memory_size) + groups * 16 * self.aggs.len() as u64
+    }
+
     /// The aggregate's output: one batch of every group.
     pub fn finish(mut self) -> Result<Vec<RecordBatch>> {
         // Without grouping keys there is always exactly one group, even over no rows.

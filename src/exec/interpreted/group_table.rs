@@ -287,6 +287,14 @@ impl GroupTable {
         self.header.groups as usize
     }
 
+    /// Bytes the table holds (slots, rows, payload, string arena): its share of the query's
+    /// memory budget.
+    pub fn memory_size(&self) -> u64 {
+        let words = self.slot_words.capacity() + self.rows.capacity() + self.scratch.capacity();
+        let arena: usize = self.arena.iter().map(Vec::capacity).sum();
+        (self.slot_gids.capacity() * 4 + words * 8 + self.payload.capacity() * 16 + arena) as u64
+    }
+
     /// The payload bytes of every group (`stride` bytes each).
     pub fn payload(&self) -> &[u8] {
         let n = self.num_groups() * self.stride;

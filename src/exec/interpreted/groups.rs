@@ -139,6 +139,18 @@ impl Grouper {
         }
     }
 
+    /// Bytes the grouper holds: its table, or the encoded keys and the key arrays it keeps.
+    pub fn memory_size(&self) -> u64 {
+        match &self.table {
+            Table::Shared(t) => t.memory_size(),
+            Table::Rows { map, batches, first, .. } => {
+                let keys: u64 = map.keys().map(|k| k.len() as u64 + 32).sum();
+                let arrays: u64 = batches.iter().flatten().map(|a| a.get_array_memory_size() as u64).sum();
+                keys + arrays + first.capacity() as u64 * 16
+            }
+        }
+    }
+
     /// Assigns a group id to every row of `keys` (one array per key), new ids to new tuples.
     pub fn push(&mut self, keys: Vec<ArrayRef>, ids: &mut Vec<u32>) -> Result<()> {
         self.push_selected(keys, None, ids)

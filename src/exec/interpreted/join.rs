@@ -86,6 +86,11 @@ impl<'a> HashTable<'a> {
         let build_keys = evaluate_all(keys, &side.batch, side.attrs)?;
         Ok(HashTable { side, table: JoinTable::build(&build_keys)? })
     }
+
+    /// Bytes the table holds: its rows in one batch and the hash table.
+    pub fn memory_size(&self) -> u64 {
+        crate::physical::adaptive::batch_bytes(&self.side.batch) + self.table.memory_size()
+    }
 }
 
 /// Probes `table` with one partition of the stream side: the rows of `hash_join` for it.

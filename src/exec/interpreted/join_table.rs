@@ -260,6 +260,19 @@ impl JoinTable {
         })
     }
 
+    /// Bytes the table holds beyond the build rows: slots, chains and its copy of the keys.
+    pub fn memory_size(&self) -> u64 {
+        let keys: usize = self
+            .keys
+            .iter()
+            .map(|k| match k {
+                KeyData::Int(v) => v.len() * 8,
+                KeyData::Bytes { offsets, data, prefix } => offsets.len() * 4 + data.len() + prefix.len() * 4,
+            })
+            .sum();
+        (self.slots.len() * 8 + self.next.len() * 4 + keys) as u64
+    }
+
     /// The key types, as built.
     pub fn key_types(&self) -> &[DataType] {
         &self.types

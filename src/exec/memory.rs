@@ -1,0 +1,182 @@
+//! The query's memory budget (`kiln.memory.limit`). Breakers — exchange buffers, broadcast
+//! sides and join tables, aggregation tables, sort and window inputs, the drained sides of
+//! shuffled joins, finished query stages — reserve what they hold before they hold it; a
+//! reservation that would take the query past its limit fails with an error naming the
+//! operator and the limit (spilling to disk is a later step). A reservation gives its bytes
+//! back when dropped, so a failed query leaves the pool, and the session, as they were.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::error::{KilnError, Result};
+use crate::physical::PhysicalPlan;
+use crate::stats::bytes_to_string;
+
+/// Bytes held by one query's breakers, against its limit.
+#[derive(Debug)]
+pub struct MemoryPool {
+    limit: AtomicU64,
+    used: AtomicU64,
+    peak: AtomicU64,
+}
+
+impl Default for MemoryPool {
+    fn default() -> Self {
+        MemoryPool::new(u64::MAX)
+    }
+}
+
+impl MemoryPool {
+    /// A pool of `limit` bytes.
+    pub fn new(limit: u64) -> MemoryPool {
+        MemoryPool { limit: AtomicU64::new(limit), used: AtomicU64::new(0), peak: AtomicU64::new(0) }
+    }
+    /// Sets the limit (for reservations made from now on).
+    pub fn set_limit(&self, limit: u64) {
+        self.limit.store(limit, Ordering::Relaxed);
+    }
+    /// The limit in bytes.
+    pub fn limit(&self) -> u64 {
+        self.limit.load(Ordering::Relaxed)
+    }
+    /// Bytes reserved now.
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+    /// The most bytes reserved at once so far.
+    pub fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
+/// What one operator holds of a pool. Safe to grow from several partitions' threads at once.
+#[derive(Debug)]
+pub struct Reservation {
+    pool: Arc<MemoryPool>,
+    operator: Arc<PhysicalPlan>,
+    bytes: AtomicU64,
+}
+
+impl Reservation {
+    /// An empty reservation for `operator`.
+    pub fn new(pool: &Arc<MemoryPool>, operator: &Arc<PhysicalPlan>) -> Reservation {
+        Reservation { pool: pool.clone(), operator: operator.clone(), bytes: AtomicU64::new(0) }
+    }
+
+    /// Bytes held now.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Takes `n` more bytes, or fails (holding what it held) when the pool would pass its limit.
+    pub fn grow(&self, n: u64) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let pool = &self.pool;
+        let before = pool.used.fetch_add(n, Ordering::Relaxed);
+        let after = before.saturating_add(n);
+        let limit = pool.limit();
+        if after > limit {
+            pool.used.fetch_sub(n, Ordering::Relaxed);
+            return Err(self.exceeded(n, before, limit));
+        }
+        self.bytes.fetch_add(n, Ordering::Relaxed);
+        pool.peak.fetch_max(after, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Gives back up to `n` bytes.
+    pub fn shrink(&self, n: u64) {
+        let mut held = self.bytes.load(Ordering::Relaxed);
+        loop {
+            let give = n.min(held);
+            match self.bytes.compare_exchange_weak(held, held - give, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => {
+                    self.pool.used.fetch_sub(give, Ordering::Relaxed);
+                    return;
+                }
+                Err(now) => held = now,
+            }
+        }
+    }
+
+    /// Holds exactly `total` bytes (a table that grew or shrank).
+    pub fn resize(&self, total: u64) -> Result<()> {
+        let held = self.bytes();
+        if total > held {
+            self.grow(total - held)
+        } else {
+            self.shrink(held - total);
+            Ok(())
+        }
+    }
+
+    fn exceeded(&self, wanted: u64, used: u64, limit: u64) -> KilnError {
+        let mut operator = self.operator.node_string(&crate::config::Config::default());
+        if operator.chars().count() > 120 {
+            operator = operator.chars().take(117).collect::<String>() + "...";
+        }
+        KilnError::Execution(format!(
+            "[UNABLE_TO_ACQUIRE_MEMORY] Unable to acquire {} of memory for {operator}: the query's breakers already hold {} of kiln.memory.limit ({}). \
+             Raise kiln.memory.limit, or give the operator less to hold (a filter before it, more shuffle partitions).",
+            bytes_to_string(wanted as u128),
+            bytes_to_string(used as u128),
+            bytes_to_string(limit as u128),
+        ))
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.pool.used.fetch_sub(*self.bytes.get_mut(), Ordering::Relaxed);
+    }
+}
+
+/// The default `kiln.memory.limit`: 60 % of the machine's memory (Spark gives execution and
+/// storage `spark.memory.fraction` = 0.6 of the heap), or 4 GiB where that cannot be read.
+pub fn default_limit() -> u64 {
+    static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024)
+        });
+        total.map_or(4 << 30, |t| t / 10 * 6)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> Arc<PhysicalPlan> {
+        Arc::new(PhysicalPlan::LocalTableScan { output: vec![], data: vec![] })
+    }
+
+    #[test]
+    fn reservations_count_against_the_limit_and_give_back_when_dropped() {
+        let pool = Arc::new(MemoryPool::new(100));
+        let op = plan();
+        let a = Reservation::new(&pool, &op);
+        a.grow(60).expect("fits");
+        let b = Reservation::new(&pool, &op);
+        let err = b.grow(50).expect_err("over the limit");
+        assert!(err.to_string().contains("UNABLE_TO_ACQUIRE_MEMORY") && err.to_string().contains("kiln.memory.limit"), "{err}");
+        assert_eq!((pool.used(), b.bytes()), (60, 0), "a failed grow holds nothing");
+        b.grow(40).expect("fits exactly");
+        a.shrink(1000);
+        assert_eq!((pool.used(), a.bytes()), (40, 0));
+        b.resize(10).expect("shrinks");
+        assert_eq!(pool.used(), 10);
+        drop(b);
+        assert_eq!((pool.used(), pool.peak()), (0, 100));
+    }
+
+    #[test]
+    fn the_default_limit_is_a_share_of_the_machine() {
+        let limit = default_limit();
+        assert!(limit >= 256 << 20, "{limit}");
+    }
+}

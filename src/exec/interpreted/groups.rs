@@ -80,6 +80,8 @@ enum Table {
         batches: Vec<Vec<ArrayRef>>,
         /// (batch, row) where each group was first seen.
         first: Vec<(usize, usize)>,
+        /// Bytes of the encoded keys and the kept key arrays, counted as they come.
+        bytes: u64,
     },
 }
 
@@ -127,7 +129,7 @@ impl Grouper {
             Table::Shared(GroupTable::new(types, 0)?)
         } else {
             let fields = types.iter().map(|t| SortField::new(t.clone())).collect();
-            Table::Rows { converter: RowConverter::new(fields)?, map: FastMap::default(), batches: vec![], first: vec![] }
+            Table::Rows { converter: RowConverter::new(fields)?, map: FastMap::default(), batches: vec![], first: vec![], bytes: 0 }
         };
         Ok(Grouper { table, types: types.to_vec(), cand: vec![], hashes: vec![] })
     }
@@ -143,11 +145,7 @@ impl Grouper {
     pub fn memory_size(&self) -> u64 {
         match &self.table {
             Table::Shared(t) => t.memory_size(),
-            Table::Rows { map, batches, first, .. } => {
-                let keys: u64 = map.keys().map(|k| k.len() as u64 + 32).sum();
-                let arrays: u64 = batches.iter().flatten().map(|a| a.get_array_memory_size() as u64).sum();
-                keys + arrays + first.capacity() as u64 * 16
-            }
+            Table::Rows { bytes, first, .. } => bytes + first.capacity() as u64 * 16,
         }
     }
 
@@ -160,7 +158,8 @@ impl Grouper {
     /// group of row `selection[j]`.
     pub fn push_selected(&mut self, keys: Vec<ArrayRef>, selection: Option<&[u32]>, ids: &mut Vec<u32>) -> Result<()> {
         self.find(&keys, selection, true, ids)?;
-        if let Table::Rows { batches, .. } = &mut self.table {
+        if let Table::Rows { batches, bytes, .. } = &mut self.table {
+            *bytes += keys.iter().map(|a| a.get_array_memory_size() as u64).sum::<u64>();
             batches.push(keys);
         }
         Ok(())
@@ -180,7 +179,7 @@ impl Grouper {
                 // SAFETY: the candidates' string words address `keys`' bytes, alive here.
                 unsafe { t.find_rows(&self.cand, &self.hashes, insert, ids) };
             }
-            Table::Rows { converter, map, batches, first } => {
+            Table::Rows { converter, map, batches, first, bytes } => {
                 let encoded = converter.convert_columns(keys)?;
                 let b = batches.len();
                 let rows: Box<dyn Iterator<Item = usize>> = match selection {
@@ -195,6 +194,7 @@ impl Grouper {
                         None => {
                             first.push((b, row));
                             let id = (first.len() - 1) as u32;
+                            *bytes += r.as_ref().len() as u64 + 32;
                             map.insert(r.as_ref().into(), id);
                             id
                         }

@@ -187,3 +187,40 @@ fn a_second_adaptive_run_takes_every_stage_from_the_cache() {
     assert_eq!((second.codegen.cache_misses, second.codegen.compile_micros), (0, 0), "{:?}", second.codegen);
     assert_eq!(second.codegen.cache_hits, first.codegen.cache_hits + first.codegen.cache_misses, "{:?}", second.codegen);
 }
+
+/// `t(k)`: `rows` int64 keys `i % modulo`, in batches of 8192.
+fn key_table(s: &Session, name: &str, rows: i64, modulo: i64) {
+    let schema = Arc::new(Schema::new(vec![Field::new("k", DataType::Int64, false)]));
+    let batches = (0..rows)
+        .step_by(8192)
+        .map(|start| {
+            let keys: ArrayRef = Arc::new(Int64Array::from_iter_values((start..(start + 8192).min(rows)).map(|i| i % modulo)));
+            RecordBatch::try_new(schema.clone(), vec![keys]).expect("batch")
+        })
+        .collect();
+    s.register_batches(name, batches).expect("registers");
+}
+
+#[test]
+fn a_join_both_of_whose_sides_ran_converts_only_with_a_cache_sized_build_side() {
+    // The smaller side ends over half the threshold, so the join waits for the other side; once
+    // both are shuffled, a conversion saves only the sorts: 100k build rows convert, 200k do not.
+    for (small, converts) in [(100_000i64, true), (200_000, false)] {
+        let threshold = (small * 8 * 3 / 2).to_string();
+        let confs = [("spark.sql.autoBroadcastJoinThreshold", "1KB"), ("spark.sql.adaptive.autoBroadcastJoinThreshold", threshold.as_str())];
+        let aqe = session(&confs);
+        let off = session(&[confs[0], ("spark.sql.adaptive.enabled", "false")]);
+        for s in [&aqe, &off] {
+            key_table(s, "small", small, small);
+            key_table(s, "big", 600_000, small);
+        }
+        let sql = "SELECT count(*) FROM small JOIN big ON small.k = big.k";
+        let (rows, plan) = run(&aqe, sql);
+        let plan = plan.expect("ran adaptively");
+        let fin = final_part(&plan);
+        assert_eq!(fin.contains("BroadcastHashJoin"), converts, "{small} build rows:\n{plan}");
+        assert_eq!(fin.contains("SortMergeJoin"), !converts, "{small} build rows:\n{plan}");
+        assert_eq!(rows, run(&off, sql).0);
+        assert_eq!(rows, vec!["600000".to_string()]);
+    }
+}

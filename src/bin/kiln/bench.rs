@@ -57,7 +57,7 @@ pub struct BenchOptions {
     pub runs: usize,
     pub mode: BenchMode,
     pub format: BenchFormat,
-    /// Print each query's physical plan (per mode) to stderr before timing it.
+    /// Print each query's physical plan (per mode) to stderr before timing it: the plan that ran, after one run (with adaptive execution, the final plan).
     pub explain: bool,
     /// Write a bar chart of the medians here (SVG).
     pub plot: Option<PathBuf>,
@@ -281,7 +281,10 @@ pub fn run(session: &Session, queries: &[(String, String)], o: &BenchOptions) ->
         for (label, codegen) in &modes {
             session.set_conf("spark.sql.codegen.wholeStage", codegen)?;
             if o.explain {
-                let plan = session.sql(sql)?.explain_string(kiln::ExplainMode::Simple)?;
+                // Run once first: with adaptive execution, the plan that ran is the final one.
+                let df = session.sql(sql)?;
+                df.collect()?;
+                let plan = df.explain_string(kiln::ExplainMode::Simple)?;
                 eprintln!("-- {name} {label}\n{plan}");
             }
             let timed: Vec<(String, Timing)> = if o.against.is_empty() {

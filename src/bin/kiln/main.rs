@@ -154,7 +154,7 @@ struct BenchArgs {
     mode: bench::BenchMode,
     #[arg(long, value_enum, default_value = "table")]
     format: bench::BenchFormat,
-    /// Print each query's physical plan (per mode) to stderr before timing it.
+    /// Print each query's physical plan (per mode) to stderr before timing it: the plan that ran, after one run (with adaptive execution, the final plan).
     #[arg(long)]
     explain: bool,
     /// Write a bar chart of the medians (compiled vs interpreted, with the ratio) as SVG.

@@ -14,6 +14,7 @@ use crate::dataframe::{DataFrame, Plans};
 use crate::error::{KilnError, Result};
 use crate::expr::{Attribute, Expr};
 use crate::plan::LogicalPlan;
+use crate::datasource::text::TextFormat;
 use crate::sql::{parse_sql, Statement, TableStorage, ViewSource};
 
 /// A kiln session: its own settings and tables. Cheap to clone; clones share state.
@@ -133,6 +134,33 @@ impl Session {
             kind: TableKind::Session,
             stats: None,
         })
+    }
+    /// Registers CSV files (a file, or every `*.csv` below a folder) as a table, with Spark's
+    /// CSV options: `header`, `sep`, `quote`, `escape`, `comment`, `nullValue`, `inferSchema`,
+    /// `mode` (PERMISSIVE, DROPMALFORMED, FAILFAST). The files are read at each scan.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # std::fs::write(dir.path().join("t.csv"), "a,b\n1,x\n2,y\n").unwrap();
+    /// let session = kiln::Session::new();
+    /// session.register_csv("t", dir.path().join("t.csv"), &[("header", "true"), ("inferSchema", "true")]).unwrap();
+    /// let rows = session.sql("SELECT sum(a) FROM t").unwrap().collect().unwrap();
+    /// assert_eq!(rows[0].num_rows(), 1);
+    /// ```
+    pub fn register_csv(&self, name: &str, path: impl AsRef<Path>, options: &[(&str, &str)]) -> Result<()> {
+        self.register_text(name, TextFormat::Csv, path.as_ref(), &owned(options), None, TableKind::Session)
+    }
+    /// Registers JSON Lines files (one object per line; a file, or every `*.json` below a
+    /// folder) as a table: fields inferred from every record and sorted by name as Spark
+    /// does; the option `mode` as for CSV.
+    pub fn register_json(&self, name: &str, path: impl AsRef<Path>, options: &[(&str, &str)]) -> Result<()> {
+        self.register_text(name, TextFormat::Json, path.as_ref(), &owned(options), None, TableKind::Session)
+    }
+    fn register_text(&self, name: &str, format: TextFormat, path: &Path, options: &[(String, String)], schema: Option<SchemaRef>, kind: TableKind) -> Result<()> {
+        crate::datasource::check_allowed(&self.config()?.files_allowed_roots, path)?;
+        let parsed = crate::datasource::text::TextOptions::parse(format, options)?;
+        let table = crate::datasource::text::TextTable::open(format, path, parsed, schema)?;
+        self.register(Table { name: name.to_string(), database: "default".into(), schema: table.schema.clone(), source: TableSource::Text(table), kind, stats: None })
     }
     /// Registers in-memory batches as a table; all batches must share one schema.
     pub fn register_batches(&self, name: &str, batches: Vec<RecordBatch>) -> Result<()> {
@@ -274,6 +302,7 @@ impl Session {
                 }
                 match source {
                     ViewSource::Parquet { path } => self.register_parquet(&name, &path)?,
+                    ViewSource::Files { format, path, options } => self.register_text(&name, format, Path::new(&path), &options, None, TableKind::Session)?,
                     ViewSource::Query(plan) => {
                         // Materialized at creation: a view over session tables keeps its rows.
                         let df = self.plan(plan)?;
@@ -281,6 +310,19 @@ impl Session {
                         self.register_memory(&name, df.schema(), batches)?;
                     }
                 }
+                self.local_result(vec![])
+            }
+            Statement::CreateFileTable { name, columns, if_not_exists, replace, format, path, options } => {
+                if self.catalog()?.contains(&name) {
+                    if if_not_exists {
+                        return self.local_result(vec![]);
+                    }
+                    if !replace {
+                        return Err(KilnError::analysis("TABLE_OR_VIEW_ALREADY_EXISTS", format!("Cannot create table or view `{name}` because it already exists.")));
+                    }
+                }
+                let schema = (!columns.is_empty()).then(|| Arc::new(arrow::datatypes::Schema::new(columns.iter().map(|(n, t, nullable)| arrow::datatypes::Field::new(n, t.clone(), *nullable)).collect::<Vec<_>>())));
+                self.register_text(&name, format, Path::new(&path), &options, schema, TableKind::External)?;
                 self.local_result(vec![])
             }
             Statement::CreateTable { name, columns, if_not_exists, replace, storage, query } => {
@@ -478,6 +520,9 @@ impl Session {
         let existing = match &table.source {
             TableSource::Memory(existing) if !overwrite => existing.clone(),
             TableSource::Memory(_) => vec![],
+            TableSource::Text(t) => {
+                return Err(KilnError::Unsupported(format!("INSERT INTO `{name}`: a {} table is read from its files; kiln writes Parquet tables", t.format.name())))
+            }
             TableSource::Parquet(files) => {
                 let partition_by: Vec<String> = files.partition_values.schema().fields().iter().map(|f| f.name().clone()).collect();
                 let mode = if overwrite { SaveMode::Overwrite } else { SaveMode::Append };
@@ -518,4 +563,9 @@ fn delete_managed(name: &str, folder: &Path) -> Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// Options as owned pairs.
+fn owned(options: &[(&str, &str)]) -> Vec<(String, String)> {
+    options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }

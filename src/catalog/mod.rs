@@ -17,6 +17,8 @@ pub enum TableSource {
     Memory(Vec<RecordBatch>),
     /// Parquet files, possibly in Hive-style `column=value` folders.
     Parquet(ParquetTable),
+    /// CSV or JSON Lines files, read at each scan.
+    Text(crate::datasource::text::TextTable),
 }
 
 /// Who owns a table's files (Spark's `CatalogTableType`, plus session-only tables).
@@ -54,6 +56,7 @@ impl TableSource {
     pub fn scan_units(&self, selected_files: &[usize]) -> Vec<(usize, usize)> {
         match self {
             TableSource::Memory(_) => vec![],
+            TableSource::Text(_) => selected_files.iter().map(|&f| (f, 0)).collect(),
             TableSource::Parquet(t) => selected_files
                 .iter()
                 .filter_map(|&f| Some((f, t.files.get(f)?.num_row_groups())))
@@ -88,6 +91,7 @@ impl Table {
         match &self.source {
             TableSource::Memory(batches) => (batches.len(), batches.iter().map(|b| b.get_array_memory_size() as u128).sum()),
             TableSource::Parquet(t) => t.fingerprint(),
+            TableSource::Text(t) => t.fingerprint(),
         }
     }
     /// `spark_catalog.default.orders`, as Spark prints relations.
@@ -96,9 +100,10 @@ impl Table {
     }
     /// The format word Spark prints after a Relation (`parquet`).
     pub fn format_name(&self) -> &'static str {
-        match self.source {
+        match &self.source {
             TableSource::Memory(_) => "memory",
             TableSource::Parquet { .. } => "parquet",
+            TableSource::Text(t) => t.format.name(),
         }
     }
 }

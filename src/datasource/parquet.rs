@@ -323,8 +323,14 @@ fn is_hidden(path: &Path) -> bool {
 /// The Parquet files a path names: the path itself if it is a file, or every `*.parquet` file
 /// below a directory (recursively, so Hive-style `key=value/` partitions are included), sorted.
 pub fn list_parquet_files(path: &Path) -> Result<Vec<PathBuf>> {
+    list_files(path, "parquet")
+}
+
+/// The files of a table in one format: the path itself if it is a file, or every
+/// `*.<extension>` file below a directory (recursively, hidden ones skipped), sorted.
+pub fn list_files(path: &Path, extension: &str) -> Result<Vec<PathBuf>> {
     let meta = std::fs::metadata(path)
-        .map_err(|e| KilnError::io(path_str(path), format!("cannot open the Parquet path: {e}")))?;
+        .map_err(|e| KilnError::io(path_str(path), format!("cannot open the {extension} path: {e}")))?;
     if meta.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
@@ -343,13 +349,13 @@ pub fn list_parquet_files(path: &Path) -> Result<Vec<PathBuf>> {
             let is_dir = std::fs::metadata(&p).map(|m| m.is_dir()).unwrap_or(false);
             if is_dir {
                 dirs.push(p);
-            } else if p.extension().is_some_and(|e| e == "parquet") {
+            } else if p.extension().is_some_and(|e| e == extension) {
                 files.push(p);
             }
         }
     }
     if files.is_empty() {
-        return Err(KilnError::io(path_str(path), "the directory holds no .parquet files"));
+        return Err(KilnError::io(path_str(path), format!("the directory holds no .{extension} files")));
     }
     files.sort();
     Ok(files)

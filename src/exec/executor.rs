@@ -365,6 +365,10 @@ impl<'a> Executor<'a> {
                 self.states.insert(key(plan), handoff(vec![rows], held));
                 if let Some(c) = self.control { c.stage_done() }
             }
+            PhysicalPlan::FileScan { table, selected_files, .. } if matches!(table.source, TableSource::Text(_)) => {
+                // One unit per file, none skipped.
+                self.states.insert(key(plan), State::Scan { units: table.source.scan_units(selected_files), keep: BTreeMap::new() });
+            }
             PhysicalPlan::FileScan { table, pushed_filters, selected_files, .. } => {
                 let TableSource::Parquet(parquet) = &table.source else {
                     return Err(KilnError::internal("FileScan over a memory table"));
@@ -463,6 +467,22 @@ impl<'a> Executor<'a> {
     fn stream_node<'s>(&'s self, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
         let config = self.config;
         Ok(match plan.as_ref() {
+            PhysicalPlan::FileScan { table, output, metrics, .. } if matches!(table.source, TableSource::Text(_)) => {
+                let (TableSource::Text(text), State::Scan { units, .. }) = (&table.source, self.state(plan)?) else {
+                    return Err(KilnError::internal("text scan state"));
+                };
+                let Some(&(f, _)) = units.get(i) else { return Ok(Box::new(std::iter::empty())) };
+                metrics.add(ScanStats { files_read: 1, ..Default::default() });
+                let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
+                let schema = schema_of(output);
+                let control = self.control;
+                Box::new(text.batches(f, &names, config.batch_size)?.map(move |b| {
+                    let b = b?;
+                    on_scan_batch(control, &b)?;
+                    metrics.add(ScanStats { rows_out: b.num_rows() as u64, ..Default::default() });
+                    interpreted::make_batch(schema.clone(), b.columns().to_vec(), b.num_rows())
+                }))
+            }
             PhysicalPlan::FileScan { table, output, pushed_filters, metrics, .. } => {
                 let TableSource::Parquet(parquet) = &table.source else {
                     return Err(KilnError::internal("FileScan over a memory table"));

@@ -104,14 +104,16 @@ impl PhysicalPlan {
         match self {
             PhysicalPlan::FileScan { table, output, partition_filters, data_filters, pushed_filters, selected_files, .. } => {
                 let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");
-                let location = match &table.source {
-                    TableSource::Parquet(t) => file_index(t, partition_filters, selected_files, max),
-                    TableSource::Memory(_) => "memory".to_string(),
+                let (location, format, batched) = match &table.source {
+                    TableSource::Parquet(t) => (file_index(t, partition_filters, selected_files, max), "Parquet", true),
+                    TableSource::Text(t) => (format!("InMemoryFileIndex(1 paths)[file:{}]", t.location.display()), if t.format == crate::datasource::text::TextFormat::Csv { "CSV" } else { "JSON" }, false),
+                    TableSource::Memory(_) => ("memory".to_string(), "Memory", true),
                 };
                 let pushed: Vec<String> = pushed_filters.iter().map(|f| f.to_string()).collect();
                 let schema = read_schema(table, output);
                 format!(
-                    "FileScan parquet {}[{cols}] Batched: true, DataFilters: {}, Format: Parquet, Location: {}, PartitionFilters: {}, PushedFilters: {}, ReadSchema: {}",
+                    "FileScan {} {}[{cols}] Batched: {batched}, DataFilters: {}, Format: {format}, Location: {}, PartitionFilters: {}, PushedFilters: {}, ReadSchema: {}",
+                    table.format_name(),
                     table.qualified_name(),
                     abbreviate(format!("[{}]", list(data_filters, ", ")), max),
                     abbreviate(location, max),

@@ -473,13 +473,17 @@ pub fn estimated_bytes(plan: &PhysicalPlan) -> u64 {
                 files.saturating_mul(output.len().min(width as usize) as u64) / width
             }
             TableSource::Memory(batches) => batches.iter().map(|b| b.get_array_memory_size() as u64).sum(),
+            TableSource::Text(t) => {
+                let width = t.schema.fields().len().max(1) as u64;
+                (t.files_size() as u64).saturating_mul(output.len().min(width as usize) as u64) / width
+            }
         },
         PhysicalPlan::InMemoryScan { table, output } => match &table.source {
             TableSource::Memory(batches) => {
                 let width = table.schema.fields().len().max(1) as u64;
                 batches.iter().map(|b| b.get_array_memory_size() as u64).sum::<u64>().saturating_mul(output.len() as u64) / width
             }
-            TableSource::Parquet(_) => 0,
+            TableSource::Parquet(_) | TableSource::Text(_) => 0,
         },
         PhysicalPlan::LocalTableScan { data, .. } => data.iter().map(|b| b.get_array_memory_size() as u64).sum(),
         other => other.children().into_iter().map(|c| estimated_bytes(c)).fold(0u64, u64::saturating_add),

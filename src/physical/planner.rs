@@ -162,7 +162,7 @@ impl Planner<'_> {
         };
         let partition_ids: BTreeSet<ExprId> = match &table.source {
             TableSource::Parquet(t) => output.iter().filter(|a| t.is_partition_column(&a.name)).map(|a| a.id).collect(),
-            TableSource::Memory(_) => BTreeSet::new(),
+            TableSource::Memory(_) | TableSource::Text(_) => BTreeSet::new(),
         };
         let conjuncts: Vec<&Expr> = condition.map(|c| c.split_conjunction()).unwrap_or_default();
         let partition_filters: Vec<Expr> = match (&table.source, condition) {
@@ -185,7 +185,7 @@ impl Planner<'_> {
         let Some(list) = list else { return Ok(below) };
         let below_ids: Vec<ExprId> = below.output().iter().map(|a| a.id).collect();
         let list_ids: Vec<Option<ExprId>> = list.iter().map(|e| if let Expr::Attribute(a) = e { Some(a.id) } else { None }).collect();
-        let is_file_scan = matches!(table.source, TableSource::Parquet(_));
+        let is_file_scan = matches!(table.source, TableSource::Parquet(_) | TableSource::Text(_));
         if is_file_scan && list_ids.iter().copied().eq(below_ids.into_iter().map(Some)) {
             return Ok(below);
         }
@@ -223,6 +223,15 @@ impl Planner<'_> {
                     metrics: Default::default(),
                 }
             }
+            TableSource::Text(t) => PhysicalPlan::FileScan {
+                table: table.clone(),
+                output: cols,
+                partition_filters,
+                pushed_filters: data_filters.iter().filter_map(PushedFilter::translate).collect(),
+                data_filters,
+                selected_files: (0..t.files.len()).collect(),
+                metrics: Default::default(),
+            },
             TableSource::Memory(_) => PhysicalPlan::InMemoryScan { table: table.clone(), output: cols },
         })
     }

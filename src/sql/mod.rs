@@ -81,6 +81,24 @@ pub enum Statement {
         /// `AS query`: the rows the table starts with, as an unresolved plan.
         query: Option<LogicalPlan>,
     },
+    /// `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] name [(cols)] USING csv|json [OPTIONS (...)]
+    /// [LOCATION 'path']`: a table over existing text files, read at each scan.
+    CreateFileTable {
+        /// The table's name.
+        name: String,
+        /// The declared columns, or empty: inferred from the files.
+        columns: Vec<(String, arrow::datatypes::DataType, bool)>,
+        /// `IF NOT EXISTS`.
+        if_not_exists: bool,
+        /// `OR REPLACE`.
+        replace: bool,
+        /// `csv` or `json`.
+        format: crate::datasource::text::TextFormat,
+        /// LOCATION, or the `path` option.
+        path: String,
+        /// Every option as written.
+        options: Vec<(String, String)>,
+    },
     /// `INSERT INTO table [(cols)] VALUES ... | query`. `rows` is a `LocalRelation` for
     /// `VALUES`, else the query's unresolved plan. `columns` is empty when not listed.
     InsertValues {
@@ -147,6 +165,15 @@ pub enum ViewSource {
     Parquet {
         /// The `path` option: a Parquet file, or a directory of them.
         path: String,
+    },
+    /// CSV or JSON files at a path, with Spark's options (`header`, `sep`, `mode`, ...).
+    Files {
+        /// `USING csv` or `json`.
+        format: crate::datasource::text::TextFormat,
+        /// The `path` option: a file, or a directory of them.
+        path: String,
+        /// Every option, `path` included, as written.
+        options: Vec<(String, String)>,
     },
     /// A query, as an unresolved plan.
     Query(LogicalPlan),

@@ -10,6 +10,7 @@ use super::expr::{object_name, object_name_parts, sql_data_type};
 use super::hints::SelectHints;
 use super::query::QueryPlanner;
 use super::{parse_error, parser_error, tokens_span, unsupported, AnalyzeColumns, Statement, TableStorage, ViewSource};
+use crate::datasource::text::TextFormat;
 use crate::error::Result;
 use crate::explain::ExplainMode;
 
@@ -200,46 +201,64 @@ fn create_view_using(tokens: &[TokenWithSpan]) -> Option<Result<Statement>> {
 fn view_using_rest(mut c: Cursor, name: String, replace: bool) -> Result<Statement> {
     let span = c.span();
     let format = c.next().and_then(word).ok_or_else(|| parse_error("expected a data source format after USING", span))?;
-    if !format.eq_ignore_ascii_case("parquet") {
-        return Err(unsupported(format!("data source format {format} (kiln reads parquet)"), span));
+    let text = TextFormat::from_name(&format);
+    if text.is_none() && !format.eq_ignore_ascii_case("parquet") {
+        return Err(unsupported(format!("data source format {format} (kiln reads parquet, csv and json)"), span));
     }
-    let mut path = None;
-    if c.eat_keyword("OPTIONS") {
-        let span = c.span();
-        if !c.eat(&Token::LParen) {
-            return Err(parse_error("expected ( after OPTIONS", span));
-        }
-        while !c.eat(&Token::RParen) {
-            let span = c.span();
-            let key = match c.peek().map(|t| &t.token) {
-                Some(Token::SingleQuotedString(s)) => {
-                    let s = s.clone();
-                    c.next();
-                    s
-                }
-                _ => c.name().ok_or_else(|| parse_error("expected an option name", span))?,
-            };
-            c.eat(&Token::Eq);
-            let span = c.span();
-            let value = match c.next().map(|t| &t.token) {
-                Some(Token::SingleQuotedString(s) | Token::DoubleQuotedString(s)) => s.clone(),
-                _ => return Err(parse_error(format!("expected a quoted value for option {key}"), span)),
-            };
-            if !key.eq_ignore_ascii_case("path") {
-                return Err(unsupported(format!("parquet option {key} (kiln reads only path)"), span));
-            }
-            path = Some(value);
-            let span = c.span();
-            if !c.eat(&Token::Comma) && c.peek().is_none_or(|t| t.token != Token::RParen) {
-                return Err(parse_error("expected , or ) in OPTIONS", span));
-            }
-        }
-    }
+    let options = if c.eat_keyword("OPTIONS") { options_list(&mut c)? } else { vec![] };
     if let Some(t) = c.peek() {
         return Err(parse_error(format!("unexpected {} after the view definition", t.token), t.span));
     }
-    let path = path.ok_or_else(|| parse_error(format!("CREATE TEMPORARY VIEW {name} USING parquet needs OPTIONS (path '...')"), span))?;
-    Ok(Statement::CreateTempView { name, source: ViewSource::Parquet { path }, replace })
+    let path = option_path(&options).ok_or_else(|| parse_error(format!("CREATE TEMPORARY VIEW {name} USING {format} needs OPTIONS (path '...')"), span))?;
+    let source = match text {
+        Some(format) => ViewSource::Files { format, path, options },
+        None => {
+            if let Some((key, _)) = options.iter().find(|(k, _)| !k.eq_ignore_ascii_case("path")) {
+                return Err(unsupported(format!("parquet option {key} (kiln reads only path)"), span));
+            }
+            ViewSource::Parquet { path }
+        }
+    };
+    Ok(Statement::CreateTempView { name, source, replace })
+}
+
+/// `(key 'value', 'key' = 'value', ...)` after OPTIONS, keys as written.
+fn options_list(c: &mut Cursor) -> Result<Vec<(String, String)>> {
+    let span = c.span();
+    if !c.eat(&Token::LParen) {
+        return Err(parse_error("expected ( after OPTIONS", span));
+    }
+    let mut options = vec![];
+    while !c.eat(&Token::RParen) {
+        let span = c.span();
+        let key = match c.peek().map(|t| &t.token) {
+            Some(Token::SingleQuotedString(s)) => {
+                let s = s.clone();
+                c.next();
+                s
+            }
+            _ => c.name().ok_or_else(|| parse_error("expected an option name", span))?,
+        };
+        c.eat(&Token::Eq);
+        let span = c.span();
+        let value = match c.next().map(|t| &t.token) {
+            Some(Token::SingleQuotedString(s) | Token::DoubleQuotedString(s)) => s.clone(),
+            Some(Token::Number(n, _)) => n.clone(),
+            Some(Token::Word(w)) if w.quote_style.is_none() && (w.value.eq_ignore_ascii_case("true") || w.value.eq_ignore_ascii_case("false")) => w.value.clone(),
+            _ => return Err(parse_error(format!("expected a quoted value for option {key}"), span)),
+        };
+        options.push((key, value));
+        let span = c.span();
+        if !c.eat(&Token::Comma) && c.peek().is_none_or(|t| t.token != Token::RParen) {
+            return Err(parse_error("expected , or ) in OPTIONS", span));
+        }
+    }
+    Ok(options)
+}
+
+/// The `path` option, if given.
+fn option_path(options: &[(String, String)]) -> Option<String> {
+    options.iter().find(|(k, _)| k.eq_ignore_ascii_case("path")).map(|(_, v)| v.clone())
 }
 
 /// A statement sqlparser parsed. `lead` is its first keyword, to name unsupported statements.
@@ -298,7 +317,7 @@ fn create_table_rest(text: &str, mut c: Cursor, replace: bool) -> Result<Stateme
     if c.peek().is_some_and(|t| t.token == Token::LParen) {
         columns = column_list(&mut c)?;
     }
-    let (mut format, mut partition_by, mut location, mut query) = (None, None, None, None);
+    let (mut format, mut partition_by, mut location, mut query, mut options) = (None, None, None, None, None);
     while let Some(t) = c.peek() {
         let span = t.span;
         let keyword = word(t).filter(|_| matches!(&t.token, Token::Word(w) if w.quote_style.is_none())).unwrap_or_default().to_uppercase();
@@ -345,11 +364,27 @@ fn create_table_rest(text: &str, mut c: Cursor, replace: bool) -> Result<Stateme
                 };
                 break;
             }
-            "STORED" | "ROW" | "CLUSTERED" | "SORTED" | "TBLPROPERTIES" | "OPTIONS" | "SKEWED" => {
+            "OPTIONS" => {
+                clause_seen(options.is_some(), "OPTIONS")?;
+                c.next();
+                options = Some(options_list(&mut c)?);
+            }
+            "STORED" | "ROW" | "CLUSTERED" | "SORTED" | "TBLPROPERTIES" | "SKEWED" => {
                 return Err(unsupported(format!("CREATE TABLE with {keyword} (kiln writes Parquet with USING, PARTITIONED BY and LOCATION)"), span));
             }
             _ => return Err(parse_error(format!("unexpected {} in CREATE TABLE", t.token), span)),
         }
+    }
+    if let Some(text) = format.as_deref().and_then(TextFormat::from_name) {
+        let options = options.unwrap_or_default();
+        let path = location.or_else(|| option_path(&options)).ok_or_else(|| parse_error(format!("CREATE TABLE {name} USING {} needs LOCATION or OPTIONS (path '...')", text.name()), span))?;
+        if query.is_some() || partition_by.is_some() {
+            return Err(unsupported(format!("CREATE TABLE .. USING {} with AS query or PARTITIONED BY (kiln writes Parquet tables)", text.name()), span));
+        }
+        return Ok(Statement::CreateFileTable { name, columns, if_not_exists, replace, format: text, path, options });
+    }
+    if options.is_some() {
+        return Err(unsupported("CREATE TABLE .. USING parquet with OPTIONS (kiln reads the files' own settings)", span));
     }
     if query.is_some() && !columns.is_empty() {
         return Err(parse_error("CREATE TABLE ... AS SELECT cannot also declare columns: the query gives them", span));

@@ -17,6 +17,7 @@ pub fn total_size(table: &Table) -> u128 {
     match &table.source {
         TableSource::Memory(batches) => batches.iter().map(|b| b.get_array_memory_size() as u128).sum(),
         TableSource::Parquet(t) => t.files_size(0..t.files.len()),
+        TableSource::Text(t) => t.files_size(),
     }
 }
 
@@ -112,6 +113,7 @@ pub fn describe_table(table: &Table, extended: bool) -> Vec<[Option<String>; 3]>
     rows.push(row("Table", &table.name, ""));
     let location = match &table.source {
         TableSource::Parquet(t) => Some(std::fs::canonicalize(&t.location).unwrap_or_else(|_| t.location.clone())),
+        TableSource::Text(t) => Some(std::fs::canonicalize(&t.location).unwrap_or_else(|_| t.location.clone())),
         TableSource::Memory(_) => None,
     };
     let created = location
@@ -126,7 +128,7 @@ pub fn describe_table(table: &Table, extended: bool) -> Vec<[Option<String>; 3]>
     rows.push(row("Created By", concat!("kiln ", env!("CARGO_PKG_VERSION")), ""));
     let kind = match (table.kind, &table.source) {
         (TableKind::Managed, _) => "MANAGED",
-        (_, TableSource::Parquet(_)) => "EXTERNAL",
+        (_, TableSource::Parquet(_) | TableSource::Text(_)) => "EXTERNAL",
         (_, TableSource::Memory(_)) => "TEMPORARY",
     };
     rows.push(row("Type", kind, ""));

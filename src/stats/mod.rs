@@ -199,6 +199,7 @@ fn relation_size(table: &crate::catalog::Table) -> Statistics {
         TableSource::Memory(batches) => batches.iter().map(|b| b.get_array_memory_size() as u128).sum(),
         TableSource::Parquet(t) if t.is_partitioned() => DEFAULT_SIZE_IN_BYTES,
         TableSource::Parquet(t) => t.files_size(0..t.files.len()),
+        TableSource::Text(t) => t.files_size(),
     })
 }
 

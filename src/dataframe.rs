@@ -121,6 +121,36 @@ impl DataFrame {
         let partition_by: Vec<String> = partition_by.iter().map(|c| c.to_string()).collect();
         write_table(path.as_ref(), self.schema(), batches.into_iter().map(Ok), &partition_by, mode)
     }
+    /// Runs the query and writes its rows as CSV files in the folder `path` (Spark's
+    /// `df.write.csv`): options `header` (default false) and `sep`; the folder must not hold
+    /// data yet.
+    ///
+    /// ```
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let session = kiln::Session::new();
+    /// let df = session.sql("SELECT 1 AS id, 'a' AS tag").unwrap();
+    /// assert_eq!(df.write_csv(dir.path().join("t"), &[("header", "true")]).unwrap().rows, 1);
+    /// ```
+    pub fn write_csv(&self, path: impl AsRef<std::path::Path>, options: &[(&str, &str)]) -> Result<WriteSummary> {
+        let options: Vec<(String, String)> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        self.write_text(crate::datasource::text::TextFormat::Csv, path.as_ref(), &options, SaveMode::ErrorIfExists)
+    }
+    /// Runs the query and writes its rows as JSON Lines files in the folder `path` (Spark's
+    /// `df.write.json`: one object per row, NULL fields left out).
+    pub fn write_json(&self, path: impl AsRef<std::path::Path>) -> Result<WriteSummary> {
+        self.write_text(crate::datasource::text::TextFormat::Json, path.as_ref(), &[], SaveMode::ErrorIfExists)
+    }
+    pub(crate) fn write_text(&self, format: crate::datasource::text::TextFormat, path: &std::path::Path, options: &[(String, String)], mode: SaveMode) -> Result<WriteSummary> {
+        use crate::datasource::{text::TextFormat, write::WriteFormat};
+        crate::datasource::check_allowed(&self.config.files_allowed_roots, path)?;
+        let o = crate::datasource::text::TextOptions::parse(format, options)?;
+        let files = match format {
+            TextFormat::Csv => WriteFormat::Csv { header: o.header, delimiter: o.delimiter },
+            TextFormat::Json => WriteFormat::Json,
+        };
+        let batches = self.collect()?;
+        crate::datasource::write::write_table_as(files, path, self.schema(), batches.into_iter().map(Ok), &[], mode)
+    }
     /// Runs the query and returns its rows (at least one batch, possibly empty, so the schema
     /// is always there).
     pub fn collect(&self) -> Result<Vec<RecordBatch>> {

@@ -312,7 +312,7 @@ impl Session {
                 }
                 self.local_result(vec![])
             }
-            Statement::CreateFileTable { name, columns, if_not_exists, replace, format, path, options } => {
+            Statement::CreateFileTable { name, columns, if_not_exists, replace, format, path, options, query } => {
                 if self.catalog()?.contains(&name) {
                     if if_not_exists {
                         return self.local_result(vec![]);
@@ -321,7 +321,13 @@ impl Session {
                         return Err(KilnError::analysis("TABLE_OR_VIEW_ALREADY_EXISTS", format!("Cannot create table or view `{name}` because it already exists.")));
                     }
                 }
-                let schema = (!columns.is_empty()).then(|| Arc::new(arrow::datatypes::Schema::new(columns.iter().map(|(n, t, nullable)| arrow::datatypes::Field::new(n, t.clone(), *nullable)).collect::<Vec<_>>())));
+                let mut schema = (!columns.is_empty()).then(|| Arc::new(arrow::datatypes::Schema::new(columns.iter().map(|(n, t, nullable)| arrow::datatypes::Field::new(n, t.clone(), *nullable)).collect::<Vec<_>>())));
+                if let Some(query) = query {
+                    let df = self.plan(query)?;
+                    let mode = if replace { SaveMode::Overwrite } else { SaveMode::ErrorIfExists };
+                    df.write_text(format, Path::new(&path), &options, mode)?;
+                    schema = Some(df.schema());
+                }
                 self.register_text(&name, format, Path::new(&path), &options, schema, TableKind::External)?;
                 self.local_result(vec![])
             }

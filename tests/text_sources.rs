@@ -108,3 +108,30 @@ fn text_tables_obey_the_allowed_roots() {
     let err = s.register_csv("p", &path, &[]).expect_err("outside the roots");
     assert!(err.to_string().contains("PATH_NOT_ALLOWED"), "{err}");
 }
+
+#[test]
+fn tables_written_as_csv_and_json_read_back_the_same_rows() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let s = Session::new();
+    let query = "SELECT id, concat('v,', id) AS s, CAST(id * 1.5 AS DECIMAL(6,2)) AS d, DATE '2024-01-02' + id AS day, CAST(NULLIF(id % 2, 0) AS INT) AS n FROM range(1, 4)";
+    let expected = rows(&s, &format!("{query} ORDER BY id"));
+    for (format, options) in [("csv", "OPTIONS (header 'true')"), ("csv", ""), ("json", "")] {
+        let path = dir.path().join(format!("{format}{}", options.len()));
+        s.sql(&format!("CREATE OR REPLACE TABLE w USING {format} {options} LOCATION '{}' AS {query}", path.display())).expect("written");
+        assert_eq!(rows(&s, "SELECT * FROM w ORDER BY id"), expected, "{format} {options}");
+        let written = std::fs::read_dir(&path).expect("a folder").filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(format)).count();
+        assert_eq!(written, 1, "one data file");
+    }
+    // The DataFrame writers make the same folders, and refuse one that holds data.
+    let df = s.sql(query).expect("plans");
+    let csv = dir.path().join("df_csv");
+    assert_eq!(df.write_csv(&csv, &[("header", "true"), ("sep", "|")]).expect("writes").rows, 3);
+    s.register_csv("back", &csv, &[("header", "true"), ("sep", "|"), ("inferSchema", "true")]).expect("registers");
+    assert_eq!(rows(&s, "SELECT id, s, n FROM back ORDER BY id")[1..], ["1,\"v,1\",1", "2,\"v,2\",NULL", "3,\"v,3\",1"]);
+    let err = df.write_csv(&csv, &[]).map(|_| ()).expect_err("exists");
+    assert!(err.to_string().contains("PATH_ALREADY_EXISTS"), "{err}");
+    let json = dir.path().join("df_json");
+    df.write_json(&json).expect("writes");
+    s.register_json("jback", &json, &[]).expect("registers");
+    assert_eq!(rows(&s, "SELECT id, n FROM jback ORDER BY id")[1..], ["1,1", "2,NULL", "3,1"]);
+}

@@ -287,24 +287,4 @@ impl DataFrame {
         let batches = self.collect()?;
         self.session.register_memory(name, self.schema(), batches)
     }
-    /// Runs the query and writes its rows to one CSV file at `path`, with a header line.
-    pub fn write_csv(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
-        self.write_file(path.as_ref(), |out, schema, batches| crate::format::write_csv(out, schema, batches))
-    }
-    /// Runs the query and writes its rows to one JSON-lines file at `path` (an object per row).
-    pub fn write_json(&self, path: impl AsRef<std::path::Path>) -> Result<()> {
-        self.write_file(path.as_ref(), |out, schema, batches| crate::format::write_jsonl(out, schema, batches))
-    }
-    fn write_file(
-        &self,
-        path: &std::path::Path,
-        write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>, &arrow::datatypes::Schema, &[RecordBatch]) -> Result<()>,
-    ) -> Result<()> {
-        use std::io::Write;
-        let batches = self.collect()?;
-        let file = std::fs::File::create(path).map_err(|e| KilnError::io(path.display().to_string(), e))?;
-        let mut out = std::io::BufWriter::new(file);
-        write(&mut out, &self.schema(), &batches)?;
-        out.flush().map_err(|e| KilnError::io(path.display().to_string(), e))
-    }
 }

@@ -1,4 +1,4 @@
-//! Writing a table as Parquet, all or nothing.
+//! Writing a table as Parquet (or CSV, JSON Lines), all or nothing.
 //!
 //! Every write goes to a hidden staging folder beside the table first (readers skip names
 //! starting with `.` or `_`). Only when every file is closed does the staging folder take the
@@ -37,6 +37,74 @@ pub enum SaveMode {
     Ignore,
 }
 
+/// The files a write makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WriteFormat {
+    /// Snappy-compressed Parquet.
+    #[default]
+    Parquet,
+    /// CSV: a header line when `header`, fields split by `delimiter`, NULL as an empty field.
+    Csv {
+        /// Write the column names first.
+        header: bool,
+        /// The field separator.
+        delimiter: u8,
+    },
+    /// JSON Lines: one object per row, NULL fields left out (as Spark writes them).
+    Json,
+}
+
+impl WriteFormat {
+    fn suffix(self) -> &'static str {
+        match self {
+            WriteFormat::Parquet => "snappy.parquet",
+            WriteFormat::Csv { .. } => "csv",
+            WriteFormat::Json => "json",
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            WriteFormat::Parquet => "Parquet",
+            WriteFormat::Csv { .. } => "CSV",
+            WriteFormat::Json => "JSON",
+        }
+    }
+}
+
+/// One open data file.
+enum FileWriter {
+    Parquet(ArrowWriter<File>),
+    Csv(arrow::csv::Writer<File>),
+    Json(arrow::json::LineDelimitedWriter<File>),
+}
+
+impl FileWriter {
+    fn create(format: WriteFormat, file: File, schema: SchemaRef) -> std::result::Result<FileWriter, String> {
+        Ok(match format {
+            WriteFormat::Parquet => {
+                let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
+                FileWriter::Parquet(ArrowWriter::try_new(file, schema, Some(props)).map_err(|e| e.to_string())?)
+            }
+            WriteFormat::Csv { header, delimiter } => FileWriter::Csv(arrow::csv::WriterBuilder::new().with_header(header).with_delimiter(delimiter).build(file)),
+            WriteFormat::Json => FileWriter::Json(arrow::json::LineDelimitedWriter::new(file)),
+        })
+    }
+    fn write(&mut self, batch: &RecordBatch) -> std::result::Result<(), String> {
+        match self {
+            FileWriter::Parquet(w) => w.write(batch).map_err(|e| e.to_string()),
+            FileWriter::Csv(w) => w.write(batch).map_err(|e| e.to_string()),
+            FileWriter::Json(w) => w.write(batch).map_err(|e| e.to_string()),
+        }
+    }
+    fn close(self) -> std::result::Result<(), String> {
+        match self {
+            FileWriter::Parquet(w) => w.close().map(|_| ()).map_err(|e| e.to_string()),
+            FileWriter::Csv(w) => w.into_inner().sync_all().map_err(|e| e.to_string()),
+            FileWriter::Json(mut w) => w.finish().map_err(|e| e.to_string()).and_then(|_| w.into_inner().sync_all().map_err(|e| e.to_string())),
+        }
+    }
+}
+
 /// What a write did.
 #[derive(Debug, Clone, Default)]
 pub struct WriteSummary {
@@ -62,6 +130,21 @@ pub fn write_table(
     partition_by: &[String],
     mode: SaveMode,
 ) -> Result<WriteSummary> {
+    write_table_as(WriteFormat::Parquet, path, schema, batches, partition_by, mode)
+}
+
+/// [`write_table`] in another file format (the same folders, staging and save modes).
+pub fn write_table_as(
+    format: WriteFormat,
+    path: &Path,
+    schema: SchemaRef,
+    batches: impl IntoIterator<Item = Result<RecordBatch>>,
+    partition_by: &[String],
+    mode: SaveMode,
+) -> Result<WriteSummary> {
+    if format != WriteFormat::Parquet && mode == SaveMode::Append {
+        return Err(KilnError::unsupported(format!("appending to a {} table (kiln appends to Parquet tables)", format.name())));
+    }
     let keys = partition_columns(&schema, partition_by, path)?;
     let exists = holds_data(path)?;
     match (mode, exists) {
@@ -76,7 +159,7 @@ pub fn write_table(
         _ => {}
     }
     let staging = Staging::new(path)?;
-    let mut files = FolderWriters::new(&staging.dir, schema.clone(), keys, &staging.job);
+    let mut files = FolderWriters::new(&staging.dir, schema.clone(), keys, &staging.job, format);
     for batch in batches {
         files.write(&batch?)?;
     }
@@ -268,12 +351,13 @@ struct FolderWriters<'a> {
     data_columns: Vec<usize>,
     data_schema: SchemaRef,
     file_name: String,
-    open: BTreeMap<PathBuf, ArrowWriter<File>>,
+    format: WriteFormat,
+    open: BTreeMap<PathBuf, FileWriter>,
     rows: usize,
 }
 
 impl<'a> FolderWriters<'a> {
-    fn new(root: &'a Path, schema: SchemaRef, keys: Vec<usize>, job: &str) -> FolderWriters<'a> {
+    fn new(root: &'a Path, schema: SchemaRef, keys: Vec<usize>, job: &str, format: WriteFormat) -> FolderWriters<'a> {
         let data_columns: Vec<usize> = (0..schema.fields().len()).filter(|i| !keys.contains(i)).collect();
         // Spark writes every column nullable, and reads them back so.
         let fields: Vec<arrow::datatypes::Field> = data_columns.iter().map(|&c| schema.field(c).clone().with_nullable(true)).collect();
@@ -284,20 +368,20 @@ impl<'a> FolderWriters<'a> {
             keys,
             data_columns,
             data_schema,
-            file_name: format!("part-00000-{job}.snappy.parquet"),
+            file_name: format!("part-00000-{job}.{}", format.suffix()),
+            format,
             open: BTreeMap::new(),
             rows: 0,
         }
     }
 
-    fn writer(&mut self, folder: PathBuf) -> Result<&mut ArrowWriter<File>> {
+    fn writer(&mut self, folder: PathBuf) -> Result<&mut FileWriter> {
         if !self.open.contains_key(&folder) {
             let dir = self.root.join(&folder);
             std::fs::create_dir_all(&dir).map_err(|e| io_err(&dir, "cannot create the folder", e))?;
             let path = dir.join(&self.file_name);
             let file = File::create(&path).map_err(|e| io_err(&path, "cannot create the file", e))?;
-            let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
-            let writer = ArrowWriter::try_new(file, self.data_schema.clone(), Some(props)).map_err(|e| io_err(&path, "cannot write Parquet", e))?;
+            let writer = FileWriter::create(self.format, file, self.data_schema.clone()).map_err(|e| io_err(&path, &format!("cannot write {}", self.format.name()), e))?;
             self.open.insert(folder.clone(), writer);
         }
         self.open.get_mut(&folder).ok_or_else(|| KilnError::internal("a writer vanished"))
@@ -313,15 +397,16 @@ impl<'a> FolderWriters<'a> {
             self.data_columns.iter().map(|&c| batch.column(c).clone()).collect(),
             &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
         )?;
+        let what = format!("cannot write {}", self.format.name());
         if self.keys.is_empty() {
-            return self.writer(PathBuf::new())?.write(&data).map_err(|e| io_err(self.root, "cannot write Parquet", e));
+            return self.writer(PathBuf::new())?.write(&data).map_err(|e| io_err(self.root, &what, e));
         }
         for (folder, rows) in self.folders_of(batch)? {
             let indices = UInt32Array::from(rows);
             let columns = data.columns().iter().map(|c| arrow::compute::take(c, &indices, None)).collect::<std::result::Result<_, _>>()?;
             let part = RecordBatch::try_new_with_options(self.data_schema.clone(), columns, &RecordBatchOptions::new().with_row_count(Some(indices.len())))?;
             let root = self.root;
-            self.writer(folder)?.write(&part).map_err(|e| io_err(root, "cannot write Parquet", e))?;
+            self.writer(folder)?.write(&part).map_err(|e| io_err(root, &what, e))?;
         }
         Ok(())
     }
@@ -365,7 +450,7 @@ impl<'a> FolderWriters<'a> {
         let mut written = vec![];
         for (folder, writer) in std::mem::take(&mut self.open) {
             let rel = folder.join(&self.file_name);
-            writer.close().map_err(|e| io_err(&self.root.join(&rel), "cannot finish the Parquet file", e))?;
+            writer.close().map_err(|e| io_err(&self.root.join(&rel), &format!("cannot finish the {} file", self.format.name()), e))?;
             written.push(rel);
         }
         Ok((written, self.rows))

@@ -98,6 +98,8 @@ pub enum Statement {
         path: String,
         /// Every option as written.
         options: Vec<(String, String)>,
+        /// `AS query`: written to the path first, in the format.
+        query: Option<LogicalPlan>,
     },
     /// `INSERT INTO table [(cols)] VALUES ... | query`. `rows` is a `LocalRelation` for
     /// `VALUES`, else the query's unresolved plan. `columns` is empty when not listed.

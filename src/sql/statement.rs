@@ -377,11 +377,16 @@ fn create_table_rest(text: &str, mut c: Cursor, replace: bool) -> Result<Stateme
     }
     if let Some(text) = format.as_deref().and_then(TextFormat::from_name) {
         let options = options.unwrap_or_default();
-        let path = location.or_else(|| option_path(&options)).ok_or_else(|| parse_error(format!("CREATE TABLE {name} USING {} needs LOCATION or OPTIONS (path '...')", text.name()), span))?;
-        if query.is_some() || partition_by.is_some() {
-            return Err(unsupported(format!("CREATE TABLE .. USING {} with AS query or PARTITIONED BY (kiln writes Parquet tables)", text.name()), span));
+        let path = location.or_else(|| option_path(&options)).ok_or_else(|| {
+            parse_error(format!("CREATE TABLE {name} USING {} needs LOCATION or OPTIONS (path '...'): kiln keeps managed tables as Parquet", text.name()), span)
+        })?;
+        if partition_by.is_some() {
+            return Err(unsupported(format!("CREATE TABLE .. USING {} PARTITIONED BY (kiln partitions Parquet tables)", text.name()), span));
         }
-        return Ok(Statement::CreateFileTable { name, columns, if_not_exists, replace, format: text, path, options });
+        if query.is_some() && !columns.is_empty() {
+            return Err(parse_error("CREATE TABLE ... AS SELECT cannot also declare columns: the query gives them", span));
+        }
+        return Ok(Statement::CreateFileTable { name, columns, if_not_exists, replace, format: text, path, options, query });
     }
     if options.is_some() {
         return Err(unsupported("CREATE TABLE .. USING parquet with OPTIONS (kiln reads the files' own settings)", span));

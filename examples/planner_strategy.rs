@@ -24,7 +24,7 @@ fn whole_parquet_scan(plan: &LogicalPlan) -> Option<&kiln::datasource::parquet::
         LogicalPlan::Project { child, .. } => whole_parquet_scan(child),
         LogicalPlan::Relation { table, .. } => match &table.source {
             TableSource::Parquet(files) => Some(files),
-            TableSource::Memory(_) => None,
+            _ => None,
         },
         _ => None,
     }

@@ -11,6 +11,8 @@ use crate::datasource::parquet::{is_hidden_name, ParquetTable};
 use crate::error::{closest_match, KilnError, Result};
 
 /// Where a table's rows live.
+/// New kinds of source may come: match with a `_` arm.
+#[non_exhaustive]
 #[derive(Debug, Clone)]
 pub enum TableSource {
     /// Batches held by the session (`register_batches`, `CREATE TABLE` + `INSERT`).

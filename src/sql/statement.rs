@@ -209,15 +209,13 @@ fn view_using_rest(mut c: Cursor, name: String, replace: bool) -> Result<Stateme
     if let Some(t) = c.peek() {
         return Err(parse_error(format!("unexpected {} after the view definition", t.token), t.span));
     }
+    if let (None, Some((key, _))) = (text, options.iter().find(|(k, _)| !k.eq_ignore_ascii_case("path"))) {
+        return Err(unsupported(format!("parquet option {key} (kiln reads only path)"), span));
+    }
     let path = option_path(&options).ok_or_else(|| parse_error(format!("CREATE TEMPORARY VIEW {name} USING {format} needs OPTIONS (path '...')"), span))?;
     let source = match text {
         Some(format) => ViewSource::Files { format, path, options },
-        None => {
-            if let Some((key, _)) = options.iter().find(|(k, _)| !k.eq_ignore_ascii_case("path")) {
-                return Err(unsupported(format!("parquet option {key} (kiln reads only path)"), span));
-            }
-            ViewSource::Parquet { path }
-        }
+        None => ViewSource::Parquet { path },
     };
     Ok(Statement::CreateTempView { name, source, replace })
 }
@@ -399,7 +397,7 @@ fn create_table_rest(text: &str, mut c: Cursor, replace: bool) -> Result<Stateme
     }
     let storage = match format {
         Some(f) if f.eq_ignore_ascii_case("parquet") => Some(TableStorage { partition_by: partition_by.unwrap_or_default(), location }),
-        Some(f) => return Err(unsupported(format!("data source format {f} (kiln writes parquet)"), span)),
+        Some(f) => return Err(unsupported(format!("data source format {f} (kiln writes parquet, csv and json)"), span)),
         None if partition_by.is_some() || location.is_some() => {
             return Err(parse_error("PARTITIONED BY and LOCATION need USING parquet", span));
         }

@@ -78,7 +78,15 @@ fn temp_views() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(err("CREATE TEMP VIEW v USING csv OPTIONS (path 'x')").contains("unsupported SQL: data source format csv"));
+    match statement("CREATE TEMP VIEW v USING CSV OPTIONS (path 'x', header true, 'sep' = ';')") {
+        Statement::CreateTempView { source: ViewSource::Files { format: crate::datasource::text::TextFormat::Csv, path, options }, .. } => {
+            assert_eq!(path, "x");
+            assert_eq!(options, [("path", "x"), ("header", "true"), ("sep", ";")].map(|(k, v)| (k.to_string(), v.to_string())));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err("CREATE TEMP VIEW v USING avro OPTIONS (path 'x')").contains("unsupported SQL: data source format avro"));
+    assert!(err("CREATE TEMP VIEW v USING json OPTIONS (mode 'FAILFAST')").contains("needs OPTIONS (path '...')"));
     assert!(err("CREATE TEMP VIEW v USING parquet").contains("needs OPTIONS (path '...')"));
     assert!(err("CREATE TEMP VIEW v USING parquet OPTIONS (mergeSchema 'true')").contains("parquet option mergeSchema"));
     assert!(matches!(statement("CREATE VIEW v AS SELECT 1"), Statement::CreateTempView { .. }));
@@ -103,7 +111,10 @@ fn create_table_and_drop() {
         other => panic!("{other:?}"),
     }
     assert!(err("CREATE TABLE t (a BINARY)").contains("unsupported SQL: data type BINARY"));
-    assert!(err("CREATE TABLE t USING csv AS SELECT 1").contains("data source format csv"));
+    assert!(err("CREATE TABLE t USING csv AS SELECT 1").contains("needs LOCATION or OPTIONS (path '...')"));
+    assert!(err("CREATE TABLE t USING orc AS SELECT 1").contains("data source format orc"));
+    assert!(err("CREATE TABLE t USING json LOCATION 'x' PARTITIONED BY (a) AS SELECT 1 a").contains("PARTITIONED BY"));
+    assert!(matches!(statement("CREATE TABLE t (a INT) USING csv OPTIONS (header 'true') LOCATION '/x'"), Statement::CreateFileTable { query: None, .. }));
     assert!(err("CREATE TABLE t (a INT) PARTITIONED BY (a)").contains("need USING parquet"));
     assert!(err("CREATE TABLE t (a INT) USING parquet AS SELECT 1").contains("cannot also declare columns"));
     assert!(err("CREATE TABLE t USING parquet PARTITIONED BY (a INT) AS SELECT 1 a").contains("names only"));

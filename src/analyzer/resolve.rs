@@ -821,6 +821,14 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             format!("The `{}` requires {expected} parameters but the actual number is {}.", name.to_lowercase(), args.len()),
         )
     };
+    if let Some(AggFunc::Builtin(b)) = AggFunc::from_name(name) {
+        let (min, max) = b.arity();
+        if args.len() < min || args.len() > max {
+            return Err(arity_error(&if min == max { min.to_string() } else { format!("[{}]", (min..=max).map(|n| n.to_string()).collect::<Vec<_>>().join(", ")) }));
+        }
+        let (b, args) = b.resolve(args)?;
+        return Ok(Expr::Aggregate { func: AggFunc::Builtin(b), args, distinct });
+    }
     if let Some(func) = AggFunc::from_name(name) {
         if args.len() != 1 {
             return Err(arity_error("1"));
@@ -902,7 +910,7 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
     }
     let Some(func) = ScalarFunc::from_name(name) else {
         let mut known: Vec<&'a str> = ScalarFunc::NAMES.iter().copied().chain(["count", "sum", "avg", "min", "max"]).collect();
-        for n in crate::expr::WindowFunc::NAMES.iter().copied().chain(crate::expr::Builtin::names()) {
+        for n in crate::expr::WindowFunc::NAMES.iter().copied().chain(crate::expr::Builtin::names()).chain(crate::expr::AggBuiltin::names()) {
             known.push(n);
         }
         known.extend(udf_names);

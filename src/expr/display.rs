@@ -200,8 +200,14 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             if *distinct {
                 write!(f, "distinct ")?;
             }
-            write_list(f, args, style, ", ")?;
-            write!(f, ")")
+            // median(x) is percentile(x, 0.5) inside; Spark prints what was written.
+            let shown = if func.name() == "median" { &args[..args.len().min(1)] } else { &args[..] };
+            write_list(f, shown, style, ", ")?;
+            write!(f, ")")?;
+            if let crate::expr::AggFunc::Builtin(b) = func {
+                write!(f, "{}", b.suffix())?;
+            }
+            Ok(())
         }
         Expr::WindowFunction { func, args } => {
             write!(f, "{}(", func.name())?;

@@ -388,7 +388,7 @@ fn aggregate_expr(func: AggFunc, args: Vec<Expr>, distinct: bool, call: &Expr) -
         None => DataType::Int64,
     };
     let result_type = aggregate_result_type(func, &input);
-    let result = Attribute::new(crate::expr::sql_name(call), result_type.clone(), func != AggFunc::Count);
+    let result = Attribute::new(crate::expr::sql_name(call), result_type.clone(), call.nullable());
     // Spark's Average keeps a double sum for non-decimal input, a decimal(p+10,s) sum otherwise.
     let sum_type = match (func, &input) {
         (AggFunc::Avg, DataType::Decimal128(..)) => aggregate_result_type(AggFunc::Sum, &input),
@@ -396,6 +396,10 @@ fn aggregate_expr(func: AggFunc, args: Vec<Expr>, distinct: bool, call: &Expr) -
         _ => result_type.clone(),
     };
     let buffer = match func {
+        AggFunc::Builtin(b) => {
+            let types = args.iter().map(|a| a.data_type()).collect::<Result<Vec<_>>>()?;
+            b.buffer(&types).into_iter().map(|(n, t, nullable)| Attribute::new(n, t, nullable)).collect()
+        }
         AggFunc::Udaf(u) => u.state_fields().iter().map(|f| Attribute::new(f.name().clone(), f.data_type().clone(), f.is_nullable())).collect(),
         AggFunc::Count => vec![Attribute::new("count", DataType::Int64, false)],
         AggFunc::Sum if matches!(input, DataType::Decimal128(..)) => {

@@ -492,12 +492,12 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
     if f.filter.is_some() {
         return Err(unsupported(format!("{name}(...) FILTER (WHERE ...)"), span));
     }
-    if !f.within_group.is_empty() {
-        return Err(unsupported(format!("{name}(...) WITHIN GROUP (...)"), span));
-    }
-    if f.null_treatment.is_some() {
+    let lname = name.to_ascii_lowercase();
+    let takes_null_treatment = matches!(lname.as_str(), "first" | "last" | "first_value" | "last_value" | "any_value");
+    if f.null_treatment.is_some() && !takes_null_treatment {
         return Err(unsupported(format!("{name}(...) IGNORE/RESPECT NULLS"), span));
     }
+    let mut ignore_nulls = matches!(f.null_treatment, Some(ast::NullTreatment::IgnoreNulls));
     if !matches!(f.parameters, FunctionArguments::None) {
         return Err(unsupported(format!("parameterized function call {name}(...)(...)"), span));
     }
@@ -505,14 +505,40 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
         FunctionArguments::None => (vec![], false),
         FunctionArguments::Subquery(_) => return Err(unsupported("subquery as a function argument", span)),
         FunctionArguments::List(list) => {
-            if !list.clauses.is_empty() {
-                return Err(unsupported(format!("clause inside {name}(...)"), span));
+            for c in &list.clauses {
+                match c {
+                    ast::FunctionArgumentClause::IgnoreOrRespectNulls(t) if takes_null_treatment => {
+                        ignore_nulls = matches!(t, ast::NullTreatment::IgnoreNulls)
+                    }
+                    _ => return Err(unsupported(format!("clause inside {name}(...)"), span)),
+                }
             }
             let distinct = matches!(list.duplicate_treatment, Some(DuplicateTreatment::Distinct));
             let args = list.args.iter().map(|a| function_arg(a, &name, d, span)).collect::<Result<Vec<_>>>()?;
             (args, distinct)
         }
     };
+    let mut args = args;
+    if ignore_nulls {
+        // first(x) IGNORE NULLS is Spark's first(x, true).
+        args.push(Expr::Literal(crate::types::ScalarValue::Boolean(true)));
+    }
+    if !f.within_group.is_empty() {
+        // percentile_cont(p) WITHIN GROUP (ORDER BY x): percentile over x; DESC reads 1 - p.
+        let [order] = f.within_group.as_slice() else {
+            return Err(unsupported(format!("{name}(...) WITHIN GROUP with several keys"), span));
+        };
+        let order = sort_order(order)?;
+        let [p] = args.as_slice() else {
+            return Err(unsupported(format!("{name}(...) WITHIN GROUP (...) with {} arguments", args.len()), span));
+        };
+        let p = match (lname.as_str(), order.ascending) {
+            ("percentile_cont" | "percentile_disc", true) => p.clone(),
+            ("percentile_cont", false) => Expr::Literal(crate::types::ScalarValue::Float64(1.0)).binary(crate::expr::BinaryOp::Minus, p.clone()),
+            _ => return Err(unsupported(format!("{name}(...) WITHIN GROUP (ORDER BY ... {})", if order.ascending { "ASC" } else { "DESC" }), span)),
+        };
+        args = vec![order.expr, p];
+    }
     Ok(Expr::UnresolvedFunction { name, args, distinct })
 }
 

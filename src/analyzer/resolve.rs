@@ -607,12 +607,33 @@ impl Resolver<'_> {
         using: Vec<String>,
     ) -> Result<LogicalPlan> {
         let (lo, ro) = (left.output(), right.output());
+        // NATURAL JOIN: the columns of both sides, in the left side's order.
+        let using = if using.len() == 1 && using[0] == crate::plan::NATURAL_JOIN {
+            let mut common: Vec<String> = vec![];
+            for a in &lo {
+                if ro.iter().any(|b| b.name.eq_ignore_ascii_case(&a.name)) && !common.iter().any(|c| c.eq_ignore_ascii_case(&a.name)) {
+                    common.push(a.name.clone());
+                }
+            }
+            common
+        } else {
+            using
+        };
         let mut conds = vec![];
         let mut keys = vec![];
         for name in &using {
             let parts = vec![name.clone()];
-            let l = resolve_attribute(&parts, &lo)?;
-            let r = resolve_attribute(&parts, &ro)?;
+            let side = |output: &[Attribute], which: &str| {
+                resolve_attribute(&parts, output).map_err(|e| match e {
+                    KilnError::Analysis(a) if a.class == "UNRESOLVED_COLUMN.WITH_SUGGESTION" => KilnError::analysis(
+                        "UNRESOLVED_USING_COLUMN_FOR_JOIN",
+                        format!("USING column `{name}` cannot be resolved on the {which} side of the join. The {which}-side columns: {}.", column_list(output)),
+                    ),
+                    other => other,
+                })
+            };
+            let l = side(&lo, "left")?;
+            let r = side(&ro, "right")?;
             conds.push(coerce_expr(l.expr().binary(BinaryOp::Eq, r.expr()))?);
             keys.push((l, r));
         }

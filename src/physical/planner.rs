@@ -73,10 +73,23 @@ impl Planner<'_> {
                 PhysicalPlan::Sort { order: order.clone(), global: *global, child: self.plan(child, false)? }
             }
             LogicalPlan::GlobalLimit { limit, child } => {
+                // LIMIT l OFFSET o: GlobalLimit l over Offset o over LocalLimit l + o.
+                let (offset, child) = match child.as_ref() {
+                    LogicalPlan::Offset { offset, child } => (*offset, child),
+                    _ => (0, child),
+                };
                 let inner = match child.as_ref() {
                     LogicalPlan::LocalLimit { child, .. } => child,
                     _ => child,
                 };
+                if offset > 0 {
+                    let local = Arc::new(PhysicalPlan::LocalLimit { limit: limit.saturating_add(offset), child: self.plan(inner, false)? });
+                    return Ok(Arc::new(if root {
+                        PhysicalPlan::CollectLimit { limit: *limit, offset, child: local.children()[0].clone() }
+                    } else {
+                        PhysicalPlan::GlobalLimit { limit: *limit, offset, child: local }
+                    }));
+                }
                 // ORDER BY + LIMIT: TakeOrderedAndProject, no global sort.
                 let (sort, list) = match inner.as_ref() {
                     LogicalPlan::Sort { global: true, .. } => (Some(inner), None),
@@ -98,9 +111,18 @@ impl Planner<'_> {
                 }
                 let local = Arc::new(PhysicalPlan::LocalLimit { limit: *limit, child: self.plan(inner, false)? });
                 if root {
-                    PhysicalPlan::CollectLimit { limit: *limit, child: local.children()[0].clone() }
+                    PhysicalPlan::CollectLimit { limit: *limit, offset: 0, child: local.children()[0].clone() }
                 } else {
-                    PhysicalPlan::GlobalLimit { limit: *limit, child: local }
+                    PhysicalPlan::GlobalLimit { limit: *limit, offset: 0, child: local }
+                }
+            }
+            // OFFSET alone: a limit of -1, as Spark plans it.
+            LogicalPlan::Offset { offset, child } => {
+                let child = self.plan(child, false)?;
+                if root {
+                    PhysicalPlan::CollectLimit { limit: usize::MAX, offset: *offset, child }
+                } else {
+                    PhysicalPlan::GlobalLimit { limit: usize::MAX, offset: *offset, child }
                 }
             }
             LogicalPlan::LocalLimit { limit, child } => PhysicalPlan::LocalLimit { limit: *limit, child: self.plan(child, false)? },

@@ -22,6 +22,7 @@ pub enum Builtin {
     ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right,
     Month, Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate,
     BitAnd, BitOr, BitXor, BitNot,
+    RLike, RegexpReplace, RegexpExtract, RegexpCount, RegexpSubstr, RegexpInstr,
 }
 
 use Builtin::*;
@@ -30,7 +31,8 @@ use Builtin::*;
 const ALL: &[Builtin] = &[
     Sqrt, Cbrt, Exp, Ln, Log10, Log2, Log, Power, Sin, Cos, Tan, Asin, Acos, Atan, Atan2, Degrees, Radians, Signum, Ceil, Floor, Pi, Greatest,
     Least, ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right, Month,
-    Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate,
+    Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate, RLike, RegexpReplace, RegexpExtract,
+    RegexpCount, RegexpSubstr, RegexpInstr,
 ];
 
 impl Builtin {
@@ -46,6 +48,8 @@ impl Builtin {
             Month => "month", Day => "day", Quarter => "quarter", DayOfWeek => "dayofweek", DayOfYear => "dayofyear",
             WeekOfYear => "weekofyear", LastDay => "last_day", AddMonths => "add_months", Trunc => "trunc", CurrentDate => "current_date",
             BitAnd => "&", BitOr => "|", BitXor => "^", BitNot => "~",
+            RLike => "rlike", RegexpReplace => "regexp_replace", RegexpExtract => "regexp_extract", RegexpCount => "regexp_count",
+            RegexpSubstr => "regexp_substr", RegexpInstr => "regexp_instr",
         }
     }
 
@@ -65,6 +69,7 @@ impl Builtin {
             "|" => Some(BitOr),
             "^" => Some(BitXor),
             "~" => Some(BitNot),
+            "regexp" | "regexp_like" => Some(RLike),
             _ => None,
         };
         alias.or_else(|| ALL.iter().copied().find(|b| b.name() == n))
@@ -87,6 +92,9 @@ impl Builtin {
             Lpad | Rpad => (2, 3),
             Locate => (2, 3),
             Translate | SplitPart => (3, 3),
+            RLike | RegexpCount | RegexpSubstr => (2, 2),
+            RegexpExtract | RegexpInstr => (2, 3),
+            RegexpReplace => (3, 4),
             _ => (1, 1),
         }
     }
@@ -101,7 +109,7 @@ impl Builtin {
         match self {
             Greatest | Least => args.iter().all(|n| *n),
             ConcatWs => args.first().copied().unwrap_or(false),
-            Ln | Log10 | Log2 | Log | Trunc | LastDay | AddMonths | Levenshtein => true,
+            Ln | Log10 | Log2 | Log | Trunc | LastDay | AddMonths | Levenshtein | RegexpSubstr => true,
             Pi | CurrentDate => false,
             _ => args.iter().any(|n| *n),
         }
@@ -200,10 +208,15 @@ impl Builtin {
                 .enumerate()
                 .map(|(i, a)| cast_to(a, if i == 2 { &DataType::Int32 } else { &DataType::Utf8 }))
                 .collect::<Result<_>>()?,
-            SplitPart => args
+            SplitPart | RegexpExtract | RegexpInstr => args
                 .into_iter()
                 .enumerate()
                 .map(|(i, a)| cast_to(a, if i == 2 { &DataType::Int32 } else { &DataType::Utf8 }))
+                .collect::<Result<_>>()?,
+            RegexpReplace => args
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| cast_to(a, if i == 3 { &DataType::Int32 } else { &DataType::Utf8 }))
                 .collect::<Result<_>>()?,
             Chr => args.into_iter().map(|a| cast_to(a, &DataType::Int64)).collect::<Result<_>>()?,
             Pi | CurrentDate => args,
@@ -247,6 +260,8 @@ impl Builtin {
                 _ => DataType::Int64,
             },
             Greatest | Least | BitAnd | BitOr | BitXor | BitNot => args.first().cloned().unwrap_or(DataType::Null),
+            RLike => DataType::Boolean,
+            RegexpCount | RegexpInstr => DataType::Int32,
             Instr | Locate | Ascii | Levenshtein | Month | Day | Quarter | DayOfWeek | DayOfYear | WeekOfYear => DataType::Int32,
             LastDay | AddMonths | Trunc | CurrentDate => DataType::Date32,
             _ => DataType::Utf8,
@@ -274,7 +289,14 @@ impl Builtin {
             let v = v.as_primitive::<Int32Type>();
             Ok(Arc::new(v.iter().map(|x| x.map(|x| x + add)).collect::<Int32Array>()))
         };
+        let regexp = |f: super::regexp::RegexpFn| super::regexp::eval(f, args, rows);
         Ok(match self {
+            RLike => regexp(super::regexp::RegexpFn::Like)?,
+            RegexpReplace => regexp(super::regexp::RegexpFn::Replace)?,
+            RegexpExtract => regexp(super::regexp::RegexpFn::Extract)?,
+            RegexpCount => regexp(super::regexp::RegexpFn::Count)?,
+            RegexpSubstr => regexp(super::regexp::RegexpFn::Substr)?,
+            RegexpInstr => regexp(super::regexp::RegexpFn::Instr)?,
             Sqrt => math1(|x| Some(x.sqrt()))?,
             Cbrt => math1(|x| Some(x.cbrt()))?,
             Exp => math1(|x| Some(x.exp()))?,

@@ -7,6 +7,7 @@ mod typing;
 mod window;
 mod builtins;
 mod aggregates;
+mod regexp;
 pub use aggregates::{AggBuiltin, AggKind};
 pub use builtins::Builtin;
 pub use typing::aggregate_result_type;

@@ -100,6 +100,15 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
             }
             Expr::Like { child: boxed(sub(expr)?), pattern: boxed(sub(pattern)?), negated: *negated }
         }
+        // `s RLIKE p` / `s REGEXP p`: the function rlike(s, p).
+        ast::Expr::RLike { negated, expr, pattern, .. } => {
+            let f = Expr::UnresolvedFunction { name: "rlike".into(), args: vec![sub(expr)?, sub(pattern)?], distinct: false };
+            if *negated {
+                Expr::Not(boxed(f))
+            } else {
+                f
+            }
+        }
         ast::Expr::Case { operand, conditions, else_result, .. } => {
             let operand = operand.as_deref().map(sub).transpose()?;
             let mut branches = Vec::with_capacity(conditions.len());

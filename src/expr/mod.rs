@@ -8,6 +8,7 @@ mod window;
 mod builtins;
 mod aggregates;
 mod regexp;
+mod datetime;
 pub use aggregates::{AggBuiltin, AggKind};
 pub use builtins::Builtin;
 pub use typing::aggregate_result_type;

@@ -93,6 +93,9 @@ pub fn format_value(array: &dyn Array, row: usize) -> Option<String> {
         DataType::LargeUtf8 => array.as_string::<i64>().value(row).to_string(),
         DataType::Utf8View => array.as_string_view().value(row).to_string(),
         DataType::Date32 => format_date(array.as_primitive::<Date32Type>().value(row)),
+        DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, _) => {
+            crate::types::format_timestamp(array.as_primitive::<arrow::datatypes::TimestampMicrosecondType>().value(row))
+        }
         // Types kiln does not produce itself: arrow's own rendering.
         _ => {
             let options = FormatOptions::default();

@@ -146,6 +146,8 @@ fn can_cast(from: &DataType, to: &DataType) -> bool {
     let ok = |t: &DataType| is_numeric(t) || is_string(t) || *t == Boolean || *t == Date32 || *t == Null;
     match (from, to) {
         (Null, _) => true,
+        // Spark: timestamps cast to and from strings, dates, each other and numbers.
+        (Timestamp(..), t) | (t, Timestamp(..)) => is_string(t) || matches!(t, Date32 | Timestamp(..)) || is_numeric(t),
         (Date32, t) | (t, Date32) => is_string(t) || *t == Date32,
         (f, t) => ok(f) && ok(t),
     }
@@ -185,6 +187,10 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
         _ if op.is_comparison() => {
             let t = common_type(&lt, &rt).ok_or_else(|| mismatch(&original, &lt, &rt))?;
             Ok(rebuild(cast(left, &t)?, cast(right, &t)?))
+        }
+        _ if interval_operand(&left, &right, op).is_some() => {
+            let (value, iv, negate) = interval_operand(&left, &right, op).ok_or_else(|| KilnError::internal("interval operand"))?;
+            interval_arithmetic(value.clone(), iv.clone(), negate, &original)
         }
         _ => {
             // Date +/- INTERVAL n DAY becomes date_add, as Spark's analyzer does.
@@ -310,4 +316,52 @@ fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
         }
     }
     Ok(Expr::Function { func, args })
+}
+
+/// `v ± INTERVAL ...` or `INTERVAL ... + v`: the value, the interval and whether it is subtracted.
+fn interval_operand<'a>(left: &'a Expr, right: &'a Expr, op: BinaryOp) -> Option<(&'a Expr, &'a ScalarValue, bool)> {
+    let is_iv = |e: &Expr| matches!(e, Expr::Literal(ScalarValue::IntervalMicros(_) | ScalarValue::IntervalMonths(_) | ScalarValue::IntervalDays(_)));
+    match (op, left, right) {
+        (BinaryOp::Plus | BinaryOp::Minus, v, Expr::Literal(iv)) if is_iv(right) && !is_iv(v) => {
+            // A date plus whole days stays date_add.
+            if matches!(iv, ScalarValue::IntervalDays(_)) && v.data_type().ok() == Some(DataType::Date32) {
+                return None;
+            }
+            Some((v, iv, op == BinaryOp::Minus))
+        }
+        (BinaryOp::Plus, Expr::Literal(iv), v) if is_iv(left) && !is_iv(v) => Some((v, iv, false)),
+        _ => None,
+    }
+}
+
+/// Spark's date/timestamp ± interval: a date plus months is add_months; otherwise the value
+/// is a timestamp (a date becomes one) moved by months, then microseconds (TimeAdd).
+fn interval_arithmetic(value: Expr, iv: ScalarValue, negate: bool, original: &Expr) -> Result<Expr> {
+    let t = value.data_type()?;
+    let sign = if negate { -1 } else { 1 };
+    let (micros, months) = match iv {
+        ScalarValue::IntervalMicros(us) => (us * sign, 0),
+        ScalarValue::IntervalDays(d) => (d * 86_400_000_000 * sign, 0),
+        ScalarValue::IntervalMonths(m) => (0, m * sign as i32),
+        _ => return Err(KilnError::internal("not an interval")),
+    };
+    let value = match &t {
+        DataType::Date32 if micros == 0 => {
+            let n = Expr::Literal(ScalarValue::Int32(months));
+            return Ok(Expr::Function { func: ScalarFunc::Builtin(crate::expr::Builtin::AddMonths), args: vec![value, n] });
+        }
+        DataType::Timestamp(..) => value,
+        DataType::Date32 | DataType::Null => cast(value, &crate::types::timestamp_type(false))?,
+        s if is_string(s) => cast(value, &crate::types::timestamp_type(false))?,
+        other => {
+            return Err(KilnError::analysis(
+                "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+                format!("Cannot resolve \"{original}\" due to data type mismatch: an interval is added to a date or a timestamp, not to \"{}\".", spark_type_name(other).to_uppercase()),
+            ))
+        }
+    };
+    Ok(Expr::Function {
+        func: ScalarFunc::Builtin(crate::expr::Builtin::TimeAdd),
+        args: vec![value, Expr::Literal(ScalarValue::Int64(micros)), Expr::Literal(ScalarValue::Int32(months))],
+    })
 }

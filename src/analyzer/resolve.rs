@@ -607,12 +607,33 @@ impl Resolver<'_> {
         using: Vec<String>,
     ) -> Result<LogicalPlan> {
         let (lo, ro) = (left.output(), right.output());
+        // NATURAL JOIN: the columns of both sides, in the left side's order.
+        let using = if using.len() == 1 && using[0] == crate::plan::NATURAL_JOIN {
+            let mut common: Vec<String> = vec![];
+            for a in &lo {
+                if ro.iter().any(|b| b.name.eq_ignore_ascii_case(&a.name)) && !common.iter().any(|c| c.eq_ignore_ascii_case(&a.name)) {
+                    common.push(a.name.clone());
+                }
+            }
+            common
+        } else {
+            using
+        };
         let mut conds = vec![];
         let mut keys = vec![];
         for name in &using {
             let parts = vec![name.clone()];
-            let l = resolve_attribute(&parts, &lo)?;
-            let r = resolve_attribute(&parts, &ro)?;
+            let side = |output: &[Attribute], which: &str| {
+                resolve_attribute(&parts, output).map_err(|e| match e {
+                    KilnError::Analysis(a) if a.class == "UNRESOLVED_COLUMN.WITH_SUGGESTION" => KilnError::analysis(
+                        "UNRESOLVED_USING_COLUMN_FOR_JOIN",
+                        format!("USING column `{name}` cannot be resolved on the {which} side of the join. The {which}-side columns: {}.", column_list(output)),
+                    ),
+                    other => other,
+                })
+            };
+            let l = side(&lo, "left")?;
+            let r = side(&ro, "right")?;
             conds.push(coerce_expr(l.expr().binary(BinaryOp::Eq, r.expr()))?);
             keys.push((l, r));
         }
@@ -821,6 +842,14 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             format!("The `{}` requires {expected} parameters but the actual number is {}.", name.to_lowercase(), args.len()),
         )
     };
+    if let Some(AggFunc::Builtin(b)) = AggFunc::from_name(name) {
+        let (min, max) = b.arity();
+        if args.len() < min || args.len() > max {
+            return Err(arity_error(&if min == max { min.to_string() } else { format!("[{}]", (min..=max).map(|n| n.to_string()).collect::<Vec<_>>().join(", ")) }));
+        }
+        let (b, args) = b.resolve(args)?;
+        return Ok(Expr::Aggregate { func: AggFunc::Builtin(b), args, distinct });
+    }
     if let Some(func) = AggFunc::from_name(name) {
         if args.len() != 1 {
             return Err(arity_error("1"));
@@ -902,7 +931,7 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
     }
     let Some(func) = ScalarFunc::from_name(name) else {
         let mut known: Vec<&'a str> = ScalarFunc::NAMES.iter().copied().chain(["count", "sum", "avg", "min", "max"]).collect();
-        for n in crate::expr::WindowFunc::NAMES.iter().copied().chain(crate::expr::Builtin::names()) {
+        for n in crate::expr::WindowFunc::NAMES.iter().copied().chain(crate::expr::Builtin::names()).chain(crate::expr::AggBuiltin::names()) {
             known.push(n);
         }
         known.extend(udf_names);

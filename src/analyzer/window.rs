@@ -15,7 +15,7 @@ use std::sync::Arc;
 use arrow::datatypes::DataType;
 
 use crate::error::{KilnError, Result};
-use crate::expr::{Expr, FrameBound, FrameType, WindowFrame, WindowFunc, WindowSpec};
+use crate::expr::{AggBuiltin, AggFunc, AggKind, Expr, FrameBound, FrameType, WindowFrame, WindowFunc, WindowSpec};
 use crate::plan::{named_output, LogicalPlan};
 use crate::types::{is_numeric, ScalarValue};
 
@@ -26,7 +26,22 @@ fn window_error(class: &'static str, msg: impl Into<String>) -> KilnError {
 /// A resolved `function OVER (spec)` with its frame filled in and its arguments in the form
 /// the Window operator reads (lag/lead: value, signed offset, default).
 pub(super) fn resolve_window_expression(e: Expr) -> Result<Expr> {
-    let Expr::WindowExpression { function, spec, ignore_nulls } = e else { return Ok(e) };
+    let Expr::WindowExpression { function, spec, mut ignore_nulls } = e else { return Ok(e) };
+    // first/last over a window are first_value/last_value (their flag kept).
+    let function = match *function {
+        Expr::Aggregate { func: AggFunc::Builtin(AggBuiltin { kind, .. }), args, distinct: false }
+            if matches!(kind, AggKind::First { .. } | AggKind::Last { .. }) =>
+        {
+            let (func, ignore) = match kind {
+                AggKind::First { ignore_nulls } => (WindowFunc::FirstValue, ignore_nulls),
+                AggKind::Last { ignore_nulls } => (WindowFunc::LastValue, ignore_nulls),
+                _ => return Err(KilnError::internal("first/last")),
+            };
+            ignore_nulls |= ignore;
+            Box::new(Expr::WindowFunction { func, args })
+        }
+        other => Box::new(other),
+    };
     let WindowSpec { partition_by, order_by, frame } = spec;
     let ordered = !order_by.is_empty();
     let default_frame = if ordered {

@@ -655,6 +655,9 @@ fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, S
     if let AggFunc::Udaf(u) = a.func {
         return Err(format!("user-defined aggregate function {}", u.name()));
     }
+    if let AggFunc::Builtin(b) = a.func {
+        return Err(format!("the aggregate {}, which generated code lacks", b.name));
+    }
     let arg = match (a.func, a.args.first()) {
         (AggFunc::Count, Some(Expr::Literal(v))) if !v.is_null() => None,
         (_, Some(x)) => Some(substitute(x, env)),
@@ -693,6 +696,9 @@ fn merge_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec,
     // A UDAF's accumulator is Rust over arrays: its aggregate runs interpreted.
     if let AggFunc::Udaf(u) = a.func {
         return Err(format!("user-defined aggregate function {}", u.name()));
+    }
+    if let AggFunc::Builtin(b) = a.func {
+        return Err(format!("the aggregate {}, which generated code lacks", b.name));
     }
     let arg_type = match (a.func, a.args.first()) {
         (AggFunc::Count, _) | (_, None) => DataType::Int64,

@@ -629,14 +629,14 @@ impl<'a> Executor<'a> {
                 let held = self.reserve(plan);
                 deferred(move || interpreted::window(window_exprs, partition_by, order_by, input, output, collect_reserved(child_stream, &held)?))
             }
-            PhysicalPlan::CollectLimit { limit, child } | PhysicalPlan::GlobalLimit { limit, child } => {
+            PhysicalPlan::CollectLimit { limit, offset, child } | PhysicalPlan::GlobalLimit { limit, offset, child } => {
                 // Partitions are pulled in order, and no further once the limit is met.
                 let n = self.partitions(child);
                 let parts = (0..n).map(move |p| self.stream(child, p)).flat_map(|s| match s {
                     Ok(s) => s,
                     Err(e) => Box::new(std::iter::once(Err(e))),
                 });
-                limit_stream(Box::new(parts), *limit)
+                limit_stream(offset_stream(Box::new(parts), *offset), *limit)
             }
             PhysicalPlan::LocalLimit { limit, child } => limit_stream(self.stream(child, i)?, *limit),
             PhysicalPlan::Union { children } => {
@@ -919,6 +919,27 @@ fn deferred<'s>(f: impl FnOnce() -> Result<Vec<RecordBatch>> + 's) -> BatchStrea
 }
 
 /// The first `n` rows of `input`; pulls nothing more once they are there.
+/// The rows of `input` after the first `n`.
+fn offset_stream<'s>(input: BatchStream<'s>, n: usize) -> BatchStream<'s> {
+    if n == 0 {
+        return input;
+    }
+    let mut skip = n;
+    Box::new(input.filter_map(move |b| match b {
+        Ok(b) if skip == 0 => Some(Ok(b)),
+        Ok(b) if b.num_rows() <= skip => {
+            skip -= b.num_rows();
+            None
+        }
+        Ok(b) => {
+            let out = b.slice(skip, b.num_rows() - skip);
+            skip = 0;
+            Some(Ok(out))
+        }
+        Err(e) => Some(Err(e)),
+    }))
+}
+
 fn limit_stream<'s>(input: BatchStream<'s>, n: usize) -> BatchStream<'s> {
     let mut left = n;
     let mut input = input;

@@ -213,9 +213,10 @@ impl PhysicalPlan {
                 order.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(","),
                 crate::plan::named_outputs(l).iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",")
             ),
-            PhysicalPlan::CollectLimit { limit, .. } => format!("CollectLimit {limit}"),
+            PhysicalPlan::CollectLimit { limit, offset: 0, .. } => format!("CollectLimit {limit}"),
+            PhysicalPlan::CollectLimit { limit, offset, .. } => format!("CollectLimit {}, {offset}", shown_limit(*limit)),
             PhysicalPlan::LocalLimit { limit, .. } => format!("LocalLimit {limit}"),
-            PhysicalPlan::GlobalLimit { limit, .. } => format!("GlobalLimit {limit}, 0"),
+            PhysicalPlan::GlobalLimit { limit, offset, .. } => format!("GlobalLimit {}, {offset}", shown_limit(*limit)),
             PhysicalPlan::Union { .. } => "Union".to_string(),
             PhysicalPlan::Expand { projections, output, .. } => {
                 let rows: Vec<String> = projections.iter().map(|p| format!("[{}]", list(p, ", "))).collect();
@@ -323,5 +324,14 @@ pub(super) fn mark_stages(p: &PhysicalPlan, stars: &mut HashMap<*const PhysicalP
     }
     for c in p.tree_children() {
         mark_stages(c, stars);
+    }
+}
+
+/// A limit as Spark prints it: -1 for none (OFFSET alone).
+fn shown_limit(limit: usize) -> String {
+    if limit == usize::MAX {
+        "-1".into()
+    } else {
+        limit.to_string()
     }
 }

@@ -22,6 +22,10 @@ pub enum Builtin {
     ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right,
     Month, Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate,
     BitAnd, BitOr, BitXor, BitNot,
+    RLike, RegexpReplace, RegexpExtract, RegexpCount, RegexpSubstr, RegexpInstr,
+    Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp, FromUnixtime, DateTrunc,
+    /// `timestamp ± interval` (args: timestamp, microseconds, months); made by the analyzer, not callable.
+    TimeAdd,
 }
 
 use Builtin::*;
@@ -30,7 +34,9 @@ use Builtin::*;
 const ALL: &[Builtin] = &[
     Sqrt, Cbrt, Exp, Ln, Log10, Log2, Log, Power, Sin, Cos, Tan, Asin, Acos, Atan, Atan2, Degrees, Radians, Signum, Ceil, Floor, Pi, Greatest,
     Least, ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right, Month,
-    Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate,
+    Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate, RLike, RegexpReplace, RegexpExtract,
+    RegexpCount, RegexpSubstr, RegexpInstr, Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp,
+    FromUnixtime, DateTrunc,
 ];
 
 impl Builtin {
@@ -46,6 +52,11 @@ impl Builtin {
             Month => "month", Day => "day", Quarter => "quarter", DayOfWeek => "dayofweek", DayOfYear => "dayofyear",
             WeekOfYear => "weekofyear", LastDay => "last_day", AddMonths => "add_months", Trunc => "trunc", CurrentDate => "current_date",
             BitAnd => "&", BitOr => "|", BitXor => "^", BitNot => "~",
+            RLike => "rlike", RegexpReplace => "regexp_replace", RegexpExtract => "regexp_extract", RegexpCount => "regexp_count",
+            RegexpSubstr => "regexp_substr", RegexpInstr => "regexp_instr",
+            Hour => "hour", Minute => "minute", Second => "second", ToTimestamp => "to_timestamp", ToDate => "to_date",
+            DateFormat => "date_format", CurrentTimestamp => "current_timestamp", UnixTimestamp => "unix_timestamp",
+            FromUnixtime => "from_unixtime", DateTrunc => "date_trunc", TimeAdd => "timeadd",
         }
     }
 
@@ -65,6 +76,8 @@ impl Builtin {
             "|" => Some(BitOr),
             "^" => Some(BitXor),
             "~" => Some(BitNot),
+            "regexp" | "regexp_like" => Some(RLike),
+            "now" | "localtimestamp" => Some(CurrentTimestamp),
             _ => None,
         };
         alias.or_else(|| ALL.iter().copied().find(|b| b.name() == n))
@@ -78,7 +91,11 @@ impl Builtin {
     /// The fewest and most arguments.
     pub fn arity(&self) -> (usize, usize) {
         match self {
-            Pi | CurrentDate => (0, 0),
+            Pi | CurrentDate | CurrentTimestamp => (0, 0),
+            ToTimestamp | ToDate | FromUnixtime => (1, 2),
+            UnixTimestamp => (0, 2),
+            DateFormat | DateTrunc => (2, 2),
+            TimeAdd => (3, 3),
             Log => (1, 2),
             Power | Atan2 | Repeat | Instr | Levenshtein | Left | Right | AddMonths | Trunc | BitAnd | BitOr | BitXor => (2, 2),
             Ceil | Floor => (1, 2),
@@ -87,13 +104,16 @@ impl Builtin {
             Lpad | Rpad => (2, 3),
             Locate => (2, 3),
             Translate | SplitPart => (3, 3),
+            RLike | RegexpCount | RegexpSubstr => (2, 2),
+            RegexpExtract | RegexpInstr => (2, 3),
+            RegexpReplace => (3, 4),
             _ => (1, 1),
         }
     }
 
     /// NULL whenever an argument is NULL (the optimizer infers `isnotnull` from these).
     pub fn null_intolerant(&self) -> bool {
-        !matches!(self, Greatest | Least | ConcatWs | CurrentDate | Pi)
+        !matches!(self, Greatest | Least | ConcatWs | CurrentDate | Pi | CurrentTimestamp | UnixTimestamp)
     }
 
     /// Whether the result may be NULL, given which arguments may be.
@@ -101,8 +121,9 @@ impl Builtin {
         match self {
             Greatest | Least => args.iter().all(|n| *n),
             ConcatWs => args.first().copied().unwrap_or(false),
-            Ln | Log10 | Log2 | Log | Trunc | LastDay | AddMonths | Levenshtein => true,
-            Pi | CurrentDate => false,
+            Ln | Log10 | Log2 | Log | Trunc | LastDay | AddMonths | Levenshtein | RegexpSubstr => true,
+            Pi | CurrentDate | CurrentTimestamp => false,
+            DateTrunc => true,
             _ => args.iter().any(|n| *n),
         }
     }
@@ -200,15 +221,53 @@ impl Builtin {
                 .enumerate()
                 .map(|(i, a)| cast_to(a, if i == 2 { &DataType::Int32 } else { &DataType::Utf8 }))
                 .collect::<Result<_>>()?,
-            SplitPart => args
+            SplitPart | RegexpExtract | RegexpInstr => args
                 .into_iter()
                 .enumerate()
                 .map(|(i, a)| cast_to(a, if i == 2 { &DataType::Int32 } else { &DataType::Utf8 }))
                 .collect::<Result<_>>()?,
+            RegexpReplace => args
+                .into_iter()
+                .enumerate()
+                .map(|(i, a)| cast_to(a, if i == 3 { &DataType::Int32 } else { &DataType::Utf8 }))
+                .collect::<Result<_>>()?,
             Chr => args.into_iter().map(|a| cast_to(a, &DataType::Int64)).collect::<Result<_>>()?,
+            Hour | Minute | Second => args.into_iter().map(|a| self.to_timestamp_arg(a)).collect::<Result<_>>()?,
+            // A string with a pattern is parsed; anything else is cast.
+            ToTimestamp | UnixTimestamp | ToDate | DateFormat | DateTrunc | FromUnixtime => {
+                let with_pattern = args.len() == 2;
+                args.into_iter()
+                    .enumerate()
+                    .map(|(i, a)| match (self, i) {
+                        (DateTrunc, 0) | (DateFormat, 1) | (ToTimestamp | UnixTimestamp | ToDate | FromUnixtime, 1) => cast_to(a, &DataType::Utf8),
+                        (FromUnixtime, _) => cast_to(a, &DataType::Int64),
+                        (DateTrunc | DateFormat, _) => self.to_timestamp_arg(a),
+                        (ToDate, _) if !with_pattern => {
+                            let t = a.data_type()?;
+                            if crate::types::is_string(&t) || t == DataType::Null { Ok(a) } else { cast_to(a, &DataType::Date32) }
+                        }
+                        _ => {
+                            let t = a.data_type()?;
+                            if crate::types::is_string(&t) || t == DataType::Null { Ok(a) } else { self.to_timestamp_arg(a) }
+                        }
+                    })
+                    .collect::<Result<_>>()?
+            }
+            CurrentTimestamp | TimeAdd => args,
             Pi | CurrentDate => args,
             _ => args.into_iter().map(|a| cast_to(a, &DataType::Utf8)).collect::<Result<_>>()?,
         })
+    }
+
+    /// A timestamp argument: strings, dates and timestamps are cast to TIMESTAMP (NTZ kept).
+    fn to_timestamp_arg(&self, e: Expr) -> Result<Expr> {
+        let t = e.data_type()?;
+        match t {
+            DataType::Timestamp(..) => Ok(e),
+            DataType::Date32 | DataType::Null => Ok(Expr::Cast { child: Box::new(e), to: crate::types::timestamp_type(false) }),
+            ref s if crate::types::is_string(s) => Ok(Expr::Cast { child: Box::new(e), to: crate::types::timestamp_type(false) }),
+            other => Err(self.type_error(&e, "TIMESTAMP", &other)),
+        }
     }
 
     fn type_error(&self, e: &Expr, wanted: &str, t: &DataType) -> KilnError {
@@ -247,8 +306,14 @@ impl Builtin {
                 _ => DataType::Int64,
             },
             Greatest | Least | BitAnd | BitOr | BitXor | BitNot => args.first().cloned().unwrap_or(DataType::Null),
+            RLike => DataType::Boolean,
+            RegexpCount | RegexpInstr => DataType::Int32,
             Instr | Locate | Ascii | Levenshtein | Month | Day | Quarter | DayOfWeek | DayOfYear | WeekOfYear => DataType::Int32,
-            LastDay | AddMonths | Trunc | CurrentDate => DataType::Date32,
+            LastDay | AddMonths | Trunc | CurrentDate | ToDate => DataType::Date32,
+            Hour | Minute | Second => DataType::Int32,
+            UnixTimestamp => DataType::Int64,
+            ToTimestamp | CurrentTimestamp | DateTrunc => crate::types::timestamp_type(false),
+            TimeAdd => args.first().cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
             _ => DataType::Utf8,
         }
     }
@@ -274,7 +339,17 @@ impl Builtin {
             let v = v.as_primitive::<Int32Type>();
             Ok(Arc::new(v.iter().map(|x| x.map(|x| x + add)).collect::<Int32Array>()))
         };
+        let regexp = |f: super::regexp::RegexpFn| super::regexp::eval(f, args, rows);
         Ok(match self {
+            Hour | Minute | Second | ToTimestamp | ToDate | DateFormat | CurrentTimestamp | UnixTimestamp | FromUnixtime | DateTrunc | TimeAdd => {
+                super::datetime::eval(*self, args, rows, result)?
+            }
+            RLike => regexp(super::regexp::RegexpFn::Like)?,
+            RegexpReplace => regexp(super::regexp::RegexpFn::Replace)?,
+            RegexpExtract => regexp(super::regexp::RegexpFn::Extract)?,
+            RegexpCount => regexp(super::regexp::RegexpFn::Count)?,
+            RegexpSubstr => regexp(super::regexp::RegexpFn::Substr)?,
+            RegexpInstr => regexp(super::regexp::RegexpFn::Instr)?,
             Sqrt => math1(|x| Some(x.sqrt()))?,
             Cbrt => math1(|x| Some(x.cbrt()))?,
             Exp => math1(|x| Some(x.exp()))?,

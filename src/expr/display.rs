@@ -186,6 +186,23 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             write_expr(f, &args[1], style)?;
             write!(f, ")")
         }
+        // timestamp ± interval, as Spark's TimeAdd prints: `(t + INTERVAL '0 02:00:00' DAY TO SECOND)`.
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::TimeAdd), args } if args.len() == 3 => {
+            use crate::types::ScalarValue;
+            write!(f, "(")?;
+            write_expr(f, &args[0], style)?;
+            match (&args[1], &args[2]) {
+                (Expr::Literal(ScalarValue::Int64(0)), Expr::Literal(ScalarValue::Int32(m))) => write!(f, " + {}", ScalarValue::IntervalMonths(*m))?,
+                (Expr::Literal(ScalarValue::Int64(us)), Expr::Literal(ScalarValue::Int32(0))) => write!(f, " + {}", ScalarValue::IntervalMicros(*us))?,
+                (a, b) => {
+                    write!(f, ", ")?;
+                    write_expr(f, a, style)?;
+                    write!(f, ", ")?;
+                    write_expr(f, b, style)?;
+                }
+            }
+            write!(f, ")")
+        }
         Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::BitNot), args } if args.len() == 1 => {
             write!(f, "~")?;
             write_expr(f, &args[0], style)
@@ -200,8 +217,14 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             if *distinct {
                 write!(f, "distinct ")?;
             }
-            write_list(f, args, style, ", ")?;
-            write!(f, ")")
+            // median(x) is percentile(x, 0.5) inside; Spark prints what was written.
+            let shown = if func.name() == "median" { &args[..args.len().min(1)] } else { &args[..] };
+            write_list(f, shown, style, ", ")?;
+            write!(f, ")")?;
+            if let crate::expr::AggFunc::Builtin(b) = func {
+                write!(f, "{}", b.suffix())?;
+            }
+            Ok(())
         }
         Expr::WindowFunction { func, args } => {
             write!(f, "{}(", func.name())?;

@@ -6,6 +6,10 @@ pub mod eval;
 mod typing;
 mod window;
 mod builtins;
+mod aggregates;
+mod regexp;
+mod datetime;
+pub use aggregates::{AggBuiltin, AggKind};
 pub use builtins::Builtin;
 pub use typing::aggregate_result_type;
 pub use window::{FrameBound, FrameType, WindowFrame, WindowFunc, WindowSpec};
@@ -243,6 +247,8 @@ pub enum AggFunc {
     Max,
     /// A user-defined aggregate (`Session::register_udaf`).
     Udaf(&'static crate::udf::AggregateUdf),
+    /// One of the other built-in aggregates (stddev, corr, first, bool_and, ...; `expr/aggregates.rs`).
+    Builtin(AggBuiltin),
 }
 
 impl PartialEq for crate::udf::AggregateUdf {
@@ -270,6 +276,7 @@ impl AggFunc {
             AggFunc::Min => "min",
             AggFunc::Max => "max",
             AggFunc::Udaf(u) => (*u).name(),
+            AggFunc::Builtin(b) => b.name,
         }
     }
     /// Looks an aggregate up by its SQL name.
@@ -280,7 +287,7 @@ impl AggFunc {
             "avg" | "mean" => AggFunc::Avg,
             "min" => AggFunc::Min,
             "max" => AggFunc::Max,
-            _ => return None,
+            other => return AggBuiltin::from_name(other).map(AggFunc::Builtin),
         })
     }
 }

@@ -116,6 +116,9 @@ impl Expr {
                 WindowFunc::PercentRank | WindowFunc::CumeDist => DataType::Float64,
                 _ => args.first().ok_or_else(|| KilnError::internal(format!("{} without an argument", func.name())))?.data_type()?,
             },
+            Expr::Aggregate { func: AggFunc::Builtin(b), args, .. } => {
+                b.return_type(&args.iter().map(|a| a.data_type()).collect::<Result<Vec<_>>>()?)
+            }
             Expr::Aggregate { func, args, .. } => {
                 let input = match args.first() {
                     Some(a) => a.data_type()?,
@@ -139,6 +142,7 @@ impl Expr {
             Expr::Exists { .. } => false,
             Expr::IsNull(_) | Expr::IsNotNull(_) => false,
             Expr::Aggregate { func: AggFunc::Count, .. } => false,
+            Expr::Aggregate { func: AggFunc::Builtin(b), .. } => b.nullable(),
             Expr::WindowExpression { function, .. } => function.nullable(),
             Expr::WindowFunction { func, .. } => !matches!(
                 func,
@@ -163,6 +167,7 @@ impl Expr {
 pub fn aggregate_result_type(func: AggFunc, input: &DataType) -> DataType {
     match func {
         AggFunc::Udaf(u) => u.return_type().clone(),
+        AggFunc::Builtin(b) => b.return_type(std::slice::from_ref(input)),
         AggFunc::Count => DataType::Int64,
         AggFunc::Min | AggFunc::Max => input.clone(),
         AggFunc::Sum => match input {

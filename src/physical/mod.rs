@@ -257,10 +257,12 @@ pub enum PhysicalPlan {
         /// The input operator.
         child: Arc<PhysicalPlan>,
     },
-    /// A top-level `LIMIT n` collected to the driver.
+    /// A top-level `LIMIT n [OFFSET o]` collected to the driver.
     CollectLimit {
-        /// How many rows to keep.
+        /// How many rows to keep (`usize::MAX`, printed -1, for OFFSET alone).
         limit: usize,
+        /// How many rows to skip first.
+        offset: usize,
         /// The input operator.
         child: Arc<PhysicalPlan>,
     },
@@ -271,10 +273,12 @@ pub enum PhysicalPlan {
         /// The input operator.
         child: Arc<PhysicalPlan>,
     },
-    /// Keeps the first `limit` rows overall (its child is a single partition).
+    /// Keeps the first `limit` rows overall after skipping `offset` (its child is a single partition).
     GlobalLimit {
-        /// How many rows to keep.
+        /// How many rows to keep (`usize::MAX`, printed -1, for OFFSET alone).
         limit: usize,
+        /// How many rows to skip first.
+        offset: usize,
         /// The input operator.
         child: Arc<PhysicalPlan>,
     },

@@ -73,10 +73,23 @@ impl Planner<'_> {
                 PhysicalPlan::Sort { order: order.clone(), global: *global, child: self.plan(child, false)? }
             }
             LogicalPlan::GlobalLimit { limit, child } => {
+                // LIMIT l OFFSET o: GlobalLimit l over Offset o over LocalLimit l + o.
+                let (offset, child) = match child.as_ref() {
+                    LogicalPlan::Offset { offset, child } => (*offset, child),
+                    _ => (0, child),
+                };
                 let inner = match child.as_ref() {
                     LogicalPlan::LocalLimit { child, .. } => child,
                     _ => child,
                 };
+                if offset > 0 {
+                    let local = Arc::new(PhysicalPlan::LocalLimit { limit: limit.saturating_add(offset), child: self.plan(inner, false)? });
+                    return Ok(Arc::new(if root {
+                        PhysicalPlan::CollectLimit { limit: *limit, offset, child: local.children()[0].clone() }
+                    } else {
+                        PhysicalPlan::GlobalLimit { limit: *limit, offset, child: local }
+                    }));
+                }
                 // ORDER BY + LIMIT: TakeOrderedAndProject, no global sort.
                 let (sort, list) = match inner.as_ref() {
                     LogicalPlan::Sort { global: true, .. } => (Some(inner), None),
@@ -98,9 +111,18 @@ impl Planner<'_> {
                 }
                 let local = Arc::new(PhysicalPlan::LocalLimit { limit: *limit, child: self.plan(inner, false)? });
                 if root {
-                    PhysicalPlan::CollectLimit { limit: *limit, child: local.children()[0].clone() }
+                    PhysicalPlan::CollectLimit { limit: *limit, offset: 0, child: local.children()[0].clone() }
                 } else {
-                    PhysicalPlan::GlobalLimit { limit: *limit, child: local }
+                    PhysicalPlan::GlobalLimit { limit: *limit, offset: 0, child: local }
+                }
+            }
+            // OFFSET alone: a limit of -1, as Spark plans it.
+            LogicalPlan::Offset { offset, child } => {
+                let child = self.plan(child, false)?;
+                if root {
+                    PhysicalPlan::CollectLimit { limit: usize::MAX, offset: *offset, child }
+                } else {
+                    PhysicalPlan::GlobalLimit { limit: usize::MAX, offset: *offset, child }
                 }
             }
             LogicalPlan::LocalLimit { limit, child } => PhysicalPlan::LocalLimit { limit: *limit, child: self.plan(child, false)? },
@@ -397,7 +419,7 @@ fn aggregate_expr(func: AggFunc, args: Vec<Expr>, distinct: bool, call: &Expr) -
         None => DataType::Int64,
     };
     let result_type = aggregate_result_type(func, &input);
-    let result = Attribute::new(crate::expr::sql_name(call), result_type.clone(), func != AggFunc::Count);
+    let result = Attribute::new(crate::expr::sql_name(call), result_type.clone(), call.nullable());
     // Spark's Average keeps a double sum for non-decimal input, a decimal(p+10,s) sum otherwise.
     let sum_type = match (func, &input) {
         (AggFunc::Avg, DataType::Decimal128(..)) => aggregate_result_type(AggFunc::Sum, &input),
@@ -405,6 +427,10 @@ fn aggregate_expr(func: AggFunc, args: Vec<Expr>, distinct: bool, call: &Expr) -
         _ => result_type.clone(),
     };
     let buffer = match func {
+        AggFunc::Builtin(b) => {
+            let types = args.iter().map(|a| a.data_type()).collect::<Result<Vec<_>>>()?;
+            b.buffer(&types).into_iter().map(|(n, t, nullable)| Attribute::new(n, t, nullable)).collect()
+        }
         AggFunc::Udaf(u) => u.state_fields().iter().map(|f| Attribute::new(f.name().clone(), f.data_type().clone(), f.is_nullable())).collect(),
         AggFunc::Count => vec![Attribute::new("count", DataType::Int64, false)],
         AggFunc::Sum if matches!(input, DataType::Decimal128(..)) => {

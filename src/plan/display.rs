@@ -52,7 +52,9 @@ impl LogicalPlan {
             LogicalPlan::Join { join_type, condition, using, hint, .. } => {
                 // Spark's argString leaves out a missing condition and an empty hint.
                 let hint = Some(hint.to_string()).filter(|h| !h.is_empty()).map(|h| format!(", {h}")).unwrap_or_default();
-                if !using.is_empty() {
+                if using.len() == 1 && using[0] == crate::plan::NATURAL_JOIN {
+                    format!("Join NaturalJoin({}), None{hint}", join_type.name())
+                } else if !using.is_empty() {
                     format!("Join UsingJoin({},List({})), None{hint}", join_type.name(), using.join(", "))
                 } else {
                     match condition {
@@ -78,6 +80,7 @@ impl LogicalPlan {
             }
             LogicalPlan::GlobalLimit { limit, .. } => format!("GlobalLimit {limit}"),
             LogicalPlan::LocalLimit { limit, .. } => format!("LocalLimit {limit}"),
+            LogicalPlan::Offset { offset, .. } => format!("Offset {offset}"),
             LogicalPlan::Distinct { .. } => "Distinct".to_string(),
             // Spark prints `byName, allowMissingCol`; kiln's unions are by position.
             LogicalPlan::Union { .. } => "Union false, false".to_string(),

@@ -181,6 +181,9 @@ impl SetOperationKind {
     }
 }
 
+/// The `using` list of a NATURAL JOIN before analysis: the columns both sides have.
+pub const NATURAL_JOIN: &str = "\u{0}natural";
+
 /// A logical plan node. Children are `Arc`s so an unchanged subtree is shared, not copied.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LogicalPlan {
@@ -283,6 +286,14 @@ pub enum LogicalPlan {
     GlobalLimit {
         /// The maximum number of rows.
         limit: usize,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
+    /// `OFFSET n`: the rows after the first n (Spark's `Offset`; `LIMIT l OFFSET o` is
+    /// `GlobalLimit l` over `Offset o` over `LocalLimit l + o`).
+    Offset {
+        /// The rows skipped.
+        offset: usize,
         /// The input.
         child: Arc<LogicalPlan>,
     },
@@ -392,6 +403,7 @@ impl LogicalPlan {
             | LogicalPlan::Sort { child, .. }
             | LogicalPlan::GlobalLimit { child, .. }
             | LogicalPlan::LocalLimit { child, .. }
+            | LogicalPlan::Offset { child, .. }
             | LogicalPlan::Distinct { child } => child.output(),
             LogicalPlan::Union { children } => {
                 let mut out = children.first().map(|c| c.output()).unwrap_or_default();
@@ -426,6 +438,7 @@ impl LogicalPlan {
             | LogicalPlan::Sort { child, .. }
             | LogicalPlan::GlobalLimit { child, .. }
             | LogicalPlan::LocalLimit { child, .. }
+            | LogicalPlan::Offset { child, .. }
             | LogicalPlan::Distinct { child } => vec![child],
         }
     }
@@ -477,6 +490,7 @@ impl LogicalPlan {
             },
             LogicalPlan::GlobalLimit { limit, .. } => LogicalPlan::GlobalLimit { limit: *limit, child: next() },
             LogicalPlan::LocalLimit { limit, .. } => LogicalPlan::LocalLimit { limit: *limit, child: next() },
+            LogicalPlan::Offset { offset, .. } => LogicalPlan::Offset { offset: *offset, child: next() },
             LogicalPlan::Distinct { .. } => LogicalPlan::Distinct { child: next() },
             LogicalPlan::Union { .. } => LogicalPlan::Union { children },
         }

@@ -48,12 +48,7 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
         ast::Expr::QualifiedWildcard(name, _) => Expr::UnresolvedStar(Some(object_name(name)?)),
         ast::Expr::Value(v) => lit(value_literal(&v.value, v.span)?),
         ast::Expr::TypedString(ts) => lit(typed_string(ts)?),
-        ast::Expr::Interval(iv) => match interval(iv)? {
-            Interval::Days(n) => lit(ScalarValue::IntervalDays(n)),
-            Interval::Months(_) => {
-                return Err(unsupported("INTERVAL of years or months except in `DATE '...' ± INTERVAL ...`", start_span(e)))
-            }
-        },
+        ast::Expr::Interval(iv) => lit(interval(iv)?.value(start_span(e))?),
         ast::Expr::Nested(inner) => sub(inner)?,
         ast::Expr::UnaryOp { op, expr } => unary(e, op, expr, d)?,
         ast::Expr::BinaryOp { left, op, right } => binary(e, left, op, right, d)?,
@@ -99,6 +94,15 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
                 return Err(unsupported("LIKE ... ESCAPE", start_span(e)));
             }
             Expr::Like { child: boxed(sub(expr)?), pattern: boxed(sub(pattern)?), negated: *negated }
+        }
+        // `s RLIKE p` / `s REGEXP p`: the function rlike(s, p).
+        ast::Expr::RLike { negated, expr, pattern, .. } => {
+            let f = Expr::UnresolvedFunction { name: "rlike".into(), args: vec![sub(expr)?, sub(pattern)?], distinct: false };
+            if *negated {
+                Expr::Not(boxed(f))
+            } else {
+                f
+            }
         }
         ast::Expr::Case { operand, conditions, else_result, .. } => {
             let operand = operand.as_deref().map(sub).transpose()?;
@@ -380,7 +384,10 @@ fn fold_month_interval(e: &ast::Expr, left: Expr, op: BinaryOp, months: i64) -> 
             let date = add_months(days, months).ok_or_else(|| parse_error("date out of range after adding the INTERVAL", start_span(e)))?;
             Ok(lit(ScalarValue::Date32(date)))
         }
-        _ => Err(unsupported("INTERVAL of years or months added to anything but a DATE literal", start_span(e))),
+        other => {
+            let months = i32::try_from(months).map_err(|_| parse_error("INTERVAL out of range", start_span(e)))?;
+            Ok(other.binary(op, lit(ScalarValue::IntervalMonths(months))))
+        }
     }
 }
 
@@ -402,13 +409,55 @@ fn add_months(days: i32, months: i64) -> Option<i32> {
 enum Interval {
     Days(i64),
     Months(i64),
+    Micros(i64),
+}
+
+impl Interval {
+    fn value(self, span: Span) -> Result<ScalarValue> {
+        Ok(match self {
+            Interval::Days(n) => ScalarValue::IntervalDays(n),
+            Interval::Micros(n) => ScalarValue::IntervalMicros(n),
+            Interval::Months(n) => ScalarValue::IntervalMonths(i32::try_from(n).map_err(|_| parse_error("INTERVAL out of range", span))?),
+        })
+    }
+}
+
+/// `'d hh:mm:ss[.f]'` (DAY TO SECOND) and its shorter forms as microseconds.
+fn day_time_text(text: &str, from: &DateTimeField) -> Option<i64> {
+    let (neg, t) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (days, time) = match (from, t.split_once(' ')) {
+        (DateTimeField::Day | DateTimeField::Days, Some((d, rest))) => (d.parse::<i64>().ok()?, rest),
+        (DateTimeField::Day | DateTimeField::Days, None) => (t.parse::<i64>().ok()?, ""),
+        _ => (0, t),
+    };
+    let mut us = days.checked_mul(86_400_000_000)?;
+    if !time.is_empty() {
+        let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+        let parts: Vec<i64> = hms.split(':').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+        let unit = match from {
+            DateTimeField::Minute | DateTimeField::Minutes => [60_000_000, 1_000_000, 0],
+            DateTimeField::Second | DateTimeField::Seconds => [1_000_000, 0, 0],
+            _ => [3_600_000_000, 60_000_000, 1_000_000],
+        };
+        for (p, u) in parts.iter().zip(unit) {
+            us = us.checked_add(p.checked_mul(u)?)?;
+        }
+        if !frac.is_empty() {
+            let six: String = frac.chars().chain(std::iter::repeat('0')).take(6).collect();
+            us = us.checked_add(six.parse::<i64>().ok()?)?;
+        }
+    }
+    Some(if neg { -us } else { us })
 }
 
 /// `INTERVAL '90' DAY`, `INTERVAL 90 DAYS`, `INTERVAL '1' YEAR`, ... as days or months.
 fn interval(iv: &ast::Interval) -> Result<Interval> {
     let span = start_span(&iv.value);
-    if iv.last_field.is_some() || iv.leading_precision.is_some() || iv.fractional_seconds_precision.is_some() {
-        return Err(unsupported("INTERVAL ... TO ... (kiln supports one unit: YEAR, MONTH, WEEK or DAY)", span));
+    if iv.leading_precision.is_some() || iv.fractional_seconds_precision.is_some() {
+        return Err(unsupported("INTERVAL with a precision", span));
     }
     let text = match iv.value.as_ref() {
         ast::Expr::Value(v) => match &v.value {
@@ -421,6 +470,29 @@ fn interval(iv: &ast::Interval) -> Result<Interval> {
     let Some(field) = &iv.leading_field else {
         return Err(unsupported("INTERVAL without a unit", span));
     };
+    // `INTERVAL '1-2' YEAR TO MONTH`, `INTERVAL '1 02:03:04.5' DAY TO SECOND`, ...
+    if let Some(last) = &iv.last_field {
+        let bad = || parse_error(format!("[INVALID_INTERVAL_FORMAT] invalid INTERVAL '{text}' {field} TO {last}"), span);
+        return Ok(match (field, last) {
+            (DateTimeField::Year, DateTimeField::Month) => {
+                let (neg, t) = text.strip_prefix('-').map_or((false, text.as_str()), |r| (true, r));
+                let (y, m) = t.split_once('-').ok_or_else(bad)?;
+                let (y, m): (i64, i64) = (y.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
+                if m > 11 {
+                    return Err(bad());
+                }
+                Interval::Months(if neg { -(y * 12 + m) } else { y * 12 + m })
+            }
+            (DateTimeField::Day | DateTimeField::Hour | DateTimeField::Minute, DateTimeField::Hour | DateTimeField::Minute | DateTimeField::Second) => {
+                Interval::Micros(day_time_text(&text, field).ok_or_else(bad)?)
+            }
+            _ => return Err(unsupported(format!("INTERVAL ... {field} TO {last}"), span)),
+        });
+    }
+    if matches!(field, DateTimeField::Second | DateTimeField::Seconds) {
+        let us = day_time_text(&text, field).ok_or_else(|| parse_error(format!("invalid INTERVAL value '{text}'"), span))?;
+        return Ok(Interval::Micros(us));
+    }
     let n: i64 = text.parse().map_err(|_| parse_error(format!("invalid INTERVAL value '{text}'"), span))?;
     let overflow = || parse_error(format!("INTERVAL '{text}' {field} is out of range"), span);
     Ok(match field {
@@ -428,7 +500,9 @@ fn interval(iv: &ast::Interval) -> Result<Interval> {
         DateTimeField::Month | DateTimeField::Months => Interval::Months(n),
         DateTimeField::Week(None) | DateTimeField::Weeks => Interval::Days(n.checked_mul(7).ok_or_else(overflow)?),
         DateTimeField::Day | DateTimeField::Days => Interval::Days(n),
-        other => return Err(unsupported(format!("INTERVAL unit {other} (kiln supports YEAR, MONTH, WEEK, DAY)"), span)),
+        DateTimeField::Hour | DateTimeField::Hours => Interval::Micros(n.checked_mul(3_600_000_000).ok_or_else(overflow)?),
+        DateTimeField::Minute | DateTimeField::Minutes => Interval::Micros(n.checked_mul(60_000_000).ok_or_else(overflow)?),
+        other => return Err(unsupported(format!("INTERVAL unit {other} (kiln supports YEAR, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND)"), span)),
     })
 }
 
@@ -492,12 +566,12 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
     if f.filter.is_some() {
         return Err(unsupported(format!("{name}(...) FILTER (WHERE ...)"), span));
     }
-    if !f.within_group.is_empty() {
-        return Err(unsupported(format!("{name}(...) WITHIN GROUP (...)"), span));
-    }
-    if f.null_treatment.is_some() {
+    let lname = name.to_ascii_lowercase();
+    let takes_null_treatment = matches!(lname.as_str(), "first" | "last" | "first_value" | "last_value" | "any_value");
+    if f.null_treatment.is_some() && !takes_null_treatment {
         return Err(unsupported(format!("{name}(...) IGNORE/RESPECT NULLS"), span));
     }
+    let mut ignore_nulls = matches!(f.null_treatment, Some(ast::NullTreatment::IgnoreNulls));
     if !matches!(f.parameters, FunctionArguments::None) {
         return Err(unsupported(format!("parameterized function call {name}(...)(...)"), span));
     }
@@ -505,14 +579,40 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
         FunctionArguments::None => (vec![], false),
         FunctionArguments::Subquery(_) => return Err(unsupported("subquery as a function argument", span)),
         FunctionArguments::List(list) => {
-            if !list.clauses.is_empty() {
-                return Err(unsupported(format!("clause inside {name}(...)"), span));
+            for c in &list.clauses {
+                match c {
+                    ast::FunctionArgumentClause::IgnoreOrRespectNulls(t) if takes_null_treatment => {
+                        ignore_nulls = matches!(t, ast::NullTreatment::IgnoreNulls)
+                    }
+                    _ => return Err(unsupported(format!("clause inside {name}(...)"), span)),
+                }
             }
             let distinct = matches!(list.duplicate_treatment, Some(DuplicateTreatment::Distinct));
             let args = list.args.iter().map(|a| function_arg(a, &name, d, span)).collect::<Result<Vec<_>>>()?;
             (args, distinct)
         }
     };
+    let mut args = args;
+    if ignore_nulls {
+        // first(x) IGNORE NULLS is Spark's first(x, true).
+        args.push(Expr::Literal(crate::types::ScalarValue::Boolean(true)));
+    }
+    if !f.within_group.is_empty() {
+        // percentile_cont(p) WITHIN GROUP (ORDER BY x): percentile over x; DESC reads 1 - p.
+        let [order] = f.within_group.as_slice() else {
+            return Err(unsupported(format!("{name}(...) WITHIN GROUP with several keys"), span));
+        };
+        let order = sort_order(order)?;
+        let [p] = args.as_slice() else {
+            return Err(unsupported(format!("{name}(...) WITHIN GROUP (...) with {} arguments", args.len()), span));
+        };
+        let p = match (lname.as_str(), order.ascending) {
+            ("percentile_cont" | "percentile_disc", true) => p.clone(),
+            ("percentile_cont", false) => Expr::Literal(crate::types::ScalarValue::Float64(1.0)).binary(crate::expr::BinaryOp::Minus, p.clone()),
+            _ => return Err(unsupported(format!("{name}(...) WITHIN GROUP (ORDER BY ... {})", if order.ascending { "ASC" } else { "DESC" }), span)),
+        };
+        args = vec![order.expr, p];
+    }
     Ok(Expr::UnresolvedFunction { name, args, distinct })
 }
 
@@ -659,6 +759,15 @@ fn typed_string(ts: &ast::TypedString) -> Result<ScalarValue> {
         ast::DataType::Date => {
             parse_date(text).map(ScalarValue::Date32).ok_or_else(|| parse_error(format!("invalid DATE literal '{text}'"), span))
         }
+        t @ (ast::DataType::Timestamp(..) | ast::DataType::TimestampNtz(..) | ast::DataType::Custom(..)) => {
+            let ntz = match sql_data_type(t, span)? {
+                DataType::Timestamp(_, tz) => tz.is_none(),
+                _ => return Err(unsupported(format!("{t} literal"), span)),
+            };
+            crate::types::parse_timestamp(text).map(|v| ScalarValue::Timestamp(v, ntz)).ok_or_else(|| {
+                parse_error(format!("[INVALID_TYPED_LITERAL] The value of the typed literal \"{t}\" is invalid: '{text}'."), span)
+            })
+        }
         other => Err(unsupported(format!("{other} literal"), span)),
     }
 }
@@ -689,7 +798,11 @@ pub(crate) fn sql_data_type(dt: &ast::DataType, span: Span) -> Result<DataType> 
             DataType::Utf8
         }
         T::Date => DataType::Date32,
+        T::Timestamp(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithTimeZone) => crate::types::timestamp_type(false),
+        T::Timestamp(_, ast::TimezoneInfo::WithoutTimeZone) | T::TimestampNtz(_) => crate::types::timestamp_type(true),
         T::Custom(name, args) if args.is_empty() => match object_name(name)?.to_ascii_lowercase().as_str() {
+            "timestamp_ltz" => crate::types::timestamp_type(false),
+            "timestamp_ntz" => crate::types::timestamp_type(true),
             "byte" => DataType::Int8,
             "short" => DataType::Int16,
             "long" => DataType::Int64,

@@ -1,7 +1,7 @@
 //! SQL text to statements: queries become unresolved `LogicalPlan`s shaped like Spark's parsed
 //! plan (`EXPLAIN EXTENDED`'s "== Parsed Logical Plan =="); commands become [`Statement`]s.
 //!
-//! Parsing uses sqlparser's `SparkSqlDialect`. The text is tokenized once and split at `;`;
+//! Parsing uses sqlparser's `SparkSqlDialect` (with Spark's backslash escapes, `dialect.rs`). The text is tokenized once and split at `;`;
 //! `SET`, `EXPLAIN [mode]`, `CREATE TEMPORARY VIEW .. USING` and `CREATE TABLE` (whose Spark
 //! clauses come in any order) are read from the tokens here
 //! (sqlparser has no Spark form of them), everything else goes through sqlparser's parser.
@@ -21,6 +21,7 @@
 //! Constructs kiln does not plan (INTERSECT / EXCEPT, window functions, ROLLUP/CUBE mixed with plain grouping columns, OFFSET, ...) are `KilnError::Unsupported` naming the construct and its position;
 //! text that does not parse is `KilnError::Parse` with sqlparser's message and position.
 
+mod dialect;
 mod expr;
 mod hints;
 mod query;
@@ -28,7 +29,7 @@ mod statement;
 #[cfg(test)]
 pub(crate) mod tests;
 
-use sqlparser::dialect::SparkSqlDialect;
+use dialect::KilnDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer};
 
@@ -183,7 +184,7 @@ pub enum ViewSource {
 
 /// Parses one or more `;`-separated statements. Empty statements are skipped.
 pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
-    let tokens = Tokenizer::new(&SparkSqlDialect {}, text)
+    let tokens = Tokenizer::new(&KilnDialect, text)
         .tokenize_with_location()
         .map_err(|e| KilnError::Parse(e.to_string()))?;
     let tokens = literal_suffixes(tokens);
@@ -243,7 +244,7 @@ pub fn parse_query(text: &str) -> Result<LogicalPlan> {
 /// Parses one SQL expression (`a + 1`, `sum(x) > 3`, `a + 1 AS b`) into its unresolved form, as it would
 /// appear in a query.
 pub fn parse_expr(text: &str) -> Result<crate::expr::Expr> {
-    let dialect = SparkSqlDialect {};
+    let dialect = KilnDialect;
     let mut parser = Parser::new(&dialect).try_with_sql(text).map_err(parser_error)?;
     let e = expr::convert_expr(&parser.parse_expr().map_err(parser_error)?)?;
     // `expr("sum(x) AS total")` names the column, as in Spark.
@@ -263,7 +264,7 @@ pub fn parse_expr(text: &str) -> Result<crate::expr::Expr> {
 
 /// Parses a SQL type name (`INT`, `decimal(10,2)`, `string`, ...) into its Arrow type.
 pub fn parse_data_type(text: &str) -> Result<arrow::datatypes::DataType> {
-    let dialect = SparkSqlDialect {};
+    let dialect = KilnDialect;
     let mut parser = Parser::new(&dialect).try_with_sql(text).map_err(parser_error)?;
     let dt = parser.parse_data_type().map_err(parser_error)?;
     let next = parser.peek_token();

@@ -140,9 +140,20 @@ impl<'a> QueryPlanner<'a> {
             plan = LogicalPlan::Sort { order, global: true, child: Arc::new(plan) };
         }
         if let Some(limit) = &q.limit_clause {
-            if let Some(n) = limit_value(limit)? {
-                let local = LogicalPlan::LocalLimit { limit: n, child: Arc::new(plan) };
-                plan = LogicalPlan::GlobalLimit { limit: n, child: Arc::new(local) };
+            let (limit, offset) = limit_value(limit)?;
+            match (limit, offset) {
+                (Some(n), 0) => {
+                    let local = LogicalPlan::LocalLimit { limit: n, child: Arc::new(plan) };
+                    plan = LogicalPlan::GlobalLimit { limit: n, child: Arc::new(local) };
+                }
+                // Spark's LimitPushDown shape: the local limit takes limit + offset rows.
+                (Some(n), o) => {
+                    let local = LogicalPlan::LocalLimit { limit: n.saturating_add(o), child: Arc::new(plan) };
+                    let off = LogicalPlan::Offset { offset: o, child: Arc::new(local) };
+                    plan = LogicalPlan::GlobalLimit { limit: n, child: Arc::new(off) };
+                }
+                (None, 0) => {}
+                (None, o) => plan = LogicalPlan::Offset { offset: o, child: Arc::new(plan) },
             }
         }
         Ok(plan)
@@ -291,7 +302,8 @@ impl<'a> QueryPlanner<'a> {
                     (None, cols)
                 }
                 JoinConstraint::None => (None, vec![]),
-                JoinConstraint::Natural => return Err(unsupported("NATURAL JOIN (use USING or ON)", span)),
+                // The common columns are known once the sides resolve.
+                JoinConstraint::Natural => (None, vec![crate::plan::NATURAL_JOIN.to_string()]),
                 JoinConstraint::UsingAlias(..) => return Err(unsupported("JOIN ... USING (...) AS alias", span)),
             };
             plan = join(plan, right, join_type, condition, using);
@@ -525,27 +537,44 @@ fn sort_orders(order_by: &ast::OrderBy) -> Result<Vec<SortOrder>> {
     items.iter().map(super::expr::sort_order).collect()
 }
 
-/// The row count of `LIMIT n`; None for `LIMIT ALL`.
-fn limit_value(limit: &LimitClause) -> Result<Option<usize>> {
+/// The row count of `LIMIT n` (None for `LIMIT ALL` or no LIMIT) and of `OFFSET m` (0 without).
+fn limit_value(limit: &LimitClause) -> Result<(Option<usize>, usize)> {
     let (limit, offset, limit_by) = match limit {
-        LimitClause::LimitOffset { limit, offset, limit_by } => (limit, offset, limit_by),
+        LimitClause::LimitOffset { limit, offset, limit_by } => (limit, offset.as_ref().map(|o| &o.value), limit_by),
         LimitClause::OffsetCommaLimit { offset, .. } => {
-            return Err(unsupported("LIMIT offset, count (use LIMIT count)", start_span(offset)))
+            return Err(unsupported("LIMIT offset, count (use LIMIT count OFFSET offset)", start_span(offset)))
         }
     };
-    if let Some(offset) = offset {
-        return Err(unsupported("OFFSET", start_span(&offset.value)));
-    }
     if let Some(by) = limit_by.first() {
         return Err(unsupported("LIMIT ... BY", start_span(by)));
     }
-    let Some(e) = limit else { return Ok(None) };
-    let n = match convert_expr(e)? {
-        Expr::Literal(ScalarValue::Int32(n)) => usize::try_from(n).ok(),
-        Expr::Literal(ScalarValue::Int64(n)) => usize::try_from(n).ok(),
-        _ => None,
+    let offset = match offset {
+        Some(e) => constant_count(e, "OFFSET")?,
+        None => 0,
     };
-    n.map(Some).ok_or_else(|| parse_error("LIMIT needs a non-negative integer literal", start_span(e)))
+    let limit = match limit {
+        Some(e) => Some(constant_count(e, "LIMIT")?),
+        None => None,
+    };
+    Ok((limit, offset))
+}
+
+/// A LIMIT/OFFSET count: a constant integer expression, not negative (Spark's
+/// INVALID_LIMIT_LIKE_EXPRESSION errors).
+fn constant_count(e: &ast::Expr, clause: &str) -> Result<usize> {
+    let x = convert_expr(e)?;
+    let err = |what: &str| parse_error(format!("[INVALID_LIMIT_LIKE_EXPRESSION.{what}] The {clause} like expression \"{x}\" is invalid."), start_span(e));
+    if !x.resolved() || !x.foldable() {
+        return Err(err("IS_UNFOLDABLE"));
+    }
+    let typed = crate::analyzer::coerce_expr(x.clone())?;
+    let v = match crate::expr::eval::evaluate_scalar(&typed)? {
+        ScalarValue::Int32(n) => n as i64,
+        ScalarValue::Int64(n) => n,
+        ScalarValue::Null(_) => return Err(err("IS_NULL")),
+        _ => return Err(err("DATA_TYPE")),
+    };
+    usize::try_from(v).map_err(|_| parse_error(format!("[INVALID_LIMIT_LIKE_EXPRESSION.IS_NEGATIVE] The {clause} like expression \"{x}\" is invalid. The expression must be equal to or greater than 0, but got {v}."), start_span(e)))
 }
 
 /// Spark's table-valued `range(end)`, `range(start, end[, step[, partitions]])`: one bigint

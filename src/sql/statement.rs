@@ -2,7 +2,7 @@
 //! TEMPORARY VIEW .. USING) are read from the tokens; the rest goes through sqlparser.
 
 use sqlparser::ast::{self, ColumnOption, ObjectType, TableObject};
-use sqlparser::dialect::SparkSqlDialect;
+use super::dialect::KilnDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan};
 
@@ -41,7 +41,7 @@ pub(crate) fn parse_segment(text: &str, tokens: &[TokenWithSpan]) -> Result<Vec<
         }
     }
     let lead = c.peek().map(|t| t.token.to_string().to_uppercase()).unwrap_or_default();
-    let dialect = SparkSqlDialect {};
+    let dialect = KilnDialect;
     let parsed = Parser::new(&dialect).with_tokens_with_locations(tokens.to_vec()).parse_statements().map_err(parser_error)?;
     let hints = super::hints::select_hints(tokens)?;
     let mut out = vec![];
@@ -421,7 +421,7 @@ fn column_list(c: &mut Cursor) -> Result<Vec<(String, arrow::datatypes::DataType
         }
     }
     let tokens = c.tokens.get(start..c.pos).unwrap_or(&[]).to_vec();
-    let dialect = SparkSqlDialect {};
+    let dialect = KilnDialect;
     let mut parser = Parser::new(&dialect).with_tokens_with_locations(tokens);
     parser.expect_token(&Token::LParen).map_err(parser_error)?;
     let defs = parser.parse_comma_separated(Parser::parse_column_def).map_err(parser_error)?;

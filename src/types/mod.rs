@@ -2,7 +2,9 @@
 //! precision/scale of arithmetic and aggregates, implicit widening.
 
 mod scalar;
+pub mod timestamp;
 pub use scalar::{format_date, format_decimal, parse_date, ScalarValue};
+pub use timestamp::{format_timestamp, is_timestamp, parse_timestamp, timestamp_type};
 
 use arrow::datatypes::DataType;
 
@@ -25,7 +27,11 @@ pub fn spark_type_name(dt: &DataType) -> String {
         DataType::Decimal128(p, s) => format!("decimal({p},{s})"),
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "string".into(),
         DataType::Date32 => "date".into(),
+        DataType::Interval(arrow::datatypes::IntervalUnit::YearMonth) => "interval month".into(),
         DataType::Interval(_) => "interval day".into(),
+        DataType::Duration(_) => "interval day to second".into(),
+        DataType::Timestamp(_, None) => "timestamp_ntz".into(),
+        DataType::Timestamp(_, Some(_)) => "timestamp".into(),
         other => format!("{other}").to_lowercase(),
     }
 }
@@ -138,6 +144,9 @@ pub fn wider_type(a: &DataType, b: &DataType) -> Option<DataType> {
         }
         _ if is_integral(a) && is_integral(b) => Some(if int_rank(a) >= int_rank(b) { a.clone() } else { b.clone() }),
         (t, s) | (s, t) if is_string(s) && (t == &Date32) => Some(Date32),
+        // A date widens to a timestamp; TIMESTAMP wins over TIMESTAMP_NTZ (Spark's order).
+        (t @ Timestamp(..), s) | (s, t @ Timestamp(..)) if is_string(s) || s == &Date32 => Some(t.clone()),
+        (Timestamp(..), Timestamp(..)) => Some(timestamp_type(false)),
         _ => None,
     }
 }

@@ -30,8 +30,14 @@ pub enum ScalarValue {
     Utf8(String),
     /// Days since 1970-01-01.
     Date32(i32),
-    /// A day-time interval, in whole days (the only interval kiln's SQL produces).
+    /// A day-time interval, in whole days (`INTERVAL '3' DAY`).
     IntervalDays(i64),
+    /// A day-time interval with a time part, in microseconds (`INTERVAL '2' HOUR`).
+    IntervalMicros(i64),
+    /// A year-month interval, in months (`INTERVAL '1' YEAR`).
+    IntervalMonths(i32),
+    /// Microseconds since 1970-01-01 UTC; true for `TIMESTAMP_NTZ`.
+    Timestamp(i64, bool),
 }
 
 /// Equality of literals as trees: doubles by their bits, so a `NaN` literal equals itself (a
@@ -50,8 +56,15 @@ impl PartialEq for ScalarValue {
             (Utf8(a), Utf8(b)) => a == b,
             (Date32(a), Date32(b)) => a == b,
             (IntervalDays(a), IntervalDays(b)) => a == b,
+            (IntervalMicros(a), IntervalMicros(b)) => a == b,
+            (IntervalMonths(a), IntervalMonths(b)) => a == b,
+            (Timestamp(a, x), Timestamp(b, y)) => (a, x) == (b, y),
             // Every variant named: a new one must say how it compares.
-            (Null(_) | Boolean(_) | Int32(_) | Int64(_) | Float64(_) | Decimal(..) | Utf8(_) | Date32(_) | IntervalDays(_), _) => false,
+            (
+                Null(_) | Boolean(_) | Int32(_) | Int64(_) | Float64(_) | Decimal(..) | Utf8(_) | Date32(_) | IntervalDays(_) | IntervalMicros(_)
+                | IntervalMonths(_) | Timestamp(..),
+                _,
+            ) => false,
         }
     }
 }
@@ -69,6 +82,9 @@ impl ScalarValue {
             ScalarValue::Utf8(_) => DataType::Utf8,
             ScalarValue::Date32(_) => DataType::Date32,
             ScalarValue::IntervalDays(_) => DataType::Interval(arrow::datatypes::IntervalUnit::DayTime),
+            ScalarValue::IntervalMicros(_) => DataType::Duration(arrow::datatypes::TimeUnit::Microsecond),
+            ScalarValue::IntervalMonths(_) => DataType::Interval(arrow::datatypes::IntervalUnit::YearMonth),
+            ScalarValue::Timestamp(_, ntz) => super::timestamp_type(*ntz),
         }
     }
 
@@ -90,8 +106,9 @@ impl ScalarValue {
             }
             ScalarValue::Utf8(v) => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(v.as_str(), len))),
             ScalarValue::Date32(v) => Arc::new(Date32Array::from_value(*v, len)),
-            ScalarValue::IntervalDays(_) => {
-                return Err(KilnError::unsupported("an INTERVAL value outside date arithmetic"))
+            ScalarValue::Timestamp(v, ntz) => Arc::new(arrow::array::TimestampMicrosecondArray::from_value(*v, len).with_data_type(super::timestamp_type(*ntz))),
+            ScalarValue::IntervalDays(_) | ScalarValue::IntervalMicros(_) | ScalarValue::IntervalMonths(_) => {
+                return Err(KilnError::unsupported("an INTERVAL value outside date and timestamp arithmetic"))
             }
         })
     }
@@ -111,6 +128,7 @@ impl ScalarValue {
             DataType::Decimal128(p, s) => ScalarValue::Decimal(array.as_primitive::<Decimal128Type>().value(row), *p, *s),
             DataType::Utf8 => ScalarValue::Utf8(array.as_string::<i32>().value(row).to_string()),
             DataType::Date32 => ScalarValue::Date32(array.as_primitive::<Date32Type>().value(row)),
+            DataType::Timestamp(TimeUnit::Microsecond, tz) => ScalarValue::Timestamp(array.as_primitive::<TimestampMicrosecondType>().value(row), tz.is_none()),
             other => return Err(KilnError::unsupported(format!("values of type {other}"))),
         })
     }
@@ -153,7 +171,7 @@ pub fn format_decimal(value: i128, scale: i8) -> String {
 }
 
 /// Calendar arithmetic on the proleptic Gregorian calendar (Howard Hinnant's algorithms).
-mod chrono_like {
+pub(crate) mod chrono_like {
     pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
         let y = if m <= 2 { y - 1 } else { y };
         let era = if y >= 0 { y } else { y - 399 } / 400;
@@ -200,6 +218,9 @@ impl fmt::Display for ScalarValue {
             ScalarValue::Utf8(s) => write!(f, "{s}"),
             ScalarValue::Date32(d) => write!(f, "{}", format_date(*d)),
             ScalarValue::IntervalDays(d) => write!(f, "INTERVAL '{d}' DAY"),
+            ScalarValue::IntervalMicros(us) => write!(f, "{}", format_day_time(*us)),
+            ScalarValue::IntervalMonths(m) => write!(f, "INTERVAL '{}-{}' YEAR TO MONTH", m / 12, (m % 12).abs()),
+            ScalarValue::Timestamp(v, ntz) => write!(f, "{}{}", if *ntz { "TIMESTAMP_NTZ " } else { "TIMESTAMP " }, format!("'{}'", super::format_timestamp(*v))),
         }
     }
 }
@@ -226,4 +247,14 @@ mod tests {
         assert_eq!(format_decimal(0, 6), "0.000000");
         assert_eq!(format_decimal(12, 0), "12");
     }
+}
+
+/// A day-time interval as Spark prints it: `INTERVAL '0 02:00:00' DAY TO SECOND`.
+fn format_day_time(us: i64) -> String {
+    let sign = if us < 0 { "-" } else { "" };
+    let a = us.unsigned_abs();
+    let (d, rest) = (a / 86_400_000_000, a % 86_400_000_000);
+    let (h, m, s, f) = (rest / 3_600_000_000, rest / 60_000_000 % 60, rest / 1_000_000 % 60, rest % 1_000_000);
+    let frac = if f == 0 { String::new() } else { format!(".{:06}", f).trim_end_matches('0').to_string() };
+    format!("INTERVAL '{sign}{d} {h:02}:{m:02}:{s:02}{frac}' DAY TO SECOND")
 }

@@ -18,11 +18,13 @@ use crate::types::format_decimal;
 /// One aggregate's per-group state: the trait user-defined aggregates implement too.
 pub(super) use crate::udf::Accumulator;
 
-/// The accumulator for `func` over an argument of type `arg`.
-pub(super) fn new_accumulator(func: AggFunc, arg: &DataType) -> Result<Box<dyn Accumulator>> {
+/// The accumulator for `func` over arguments of types `args`.
+pub(super) fn new_accumulator(func: AggFunc, args: &[DataType]) -> Result<Box<dyn Accumulator>> {
+    let arg = args.first().unwrap_or(&DataType::Int64);
     let result = aggregate_result_type(func, arg);
     Ok(match (func, &result) {
         (AggFunc::Udaf(udaf), _) => udaf.accumulator(),
+        (AggFunc::Builtin(b), _) => super::stat_accumulators::builtin_accumulator(b, args)?,
         (AggFunc::Count, _) => Box::new(Count::default()),
         (AggFunc::Sum, DataType::Decimal128(p, s)) => Box::new(SumDecimal { p: *p, s: *s, ..Default::default() }),
         (AggFunc::Sum, DataType::Float64) => Box::new(SumF64::default()),
@@ -533,7 +535,7 @@ impl Accumulator for Casting {
     }
 }
 
-fn min_max<const MIN: bool>(dt: &DataType) -> Result<Box<dyn Accumulator>> {
+pub(super) fn min_max<const MIN: bool>(dt: &DataType) -> Result<Box<dyn Accumulator>> {
     fn p<T: ArrowPrimitiveType + 'static, const MIN: bool>(dt: &DataType) -> Box<dyn Accumulator> {
         Box::new(MinMax::<T, MIN> { dt: dt.clone(), vals: vec![], seen: vec![] })
     }

@@ -28,11 +28,8 @@ struct AggState<'a> {
 
 impl<'a> AggState<'a> {
     fn new(expr: &'a AggregateExpr, mode: AggregateMode, input: &[Attribute]) -> Result<AggState<'a>> {
-        let arg_type = match expr.args.first() {
-            Some(a) => a.data_type()?,
-            None => DataType::Int64,
-        };
-        let acc = new_accumulator(expr.func, &arg_type)?;
+        let arg_types = expr.args.iter().map(|a| a.data_type()).collect::<Result<Vec<_>>>()?;
+        let acc = new_accumulator(expr.func, &arg_types)?;
         let mut buffer_cols = vec![];
         if mode == AggregateMode::Final {
             for b in &expr.buffer {

@@ -10,6 +10,7 @@ pub mod sort;
 pub mod window;
 
 mod accumulators;
+mod stat_accumulators;
 pub(crate) mod group_table;
 pub(crate) mod groups;
 pub(crate) mod join_table;

@@ -459,12 +459,37 @@ impl Ctx<'_> {
                 }
             },
             AggFunc::Udaf(u) => return Err(KilnError::unsupported(format!("the user-defined aggregate {} over a window", u.name()))),
+            AggFunc::Builtin(_) => return self.frame_by_frame(func, args, &bounds),
         };
         // The GROUP BY accumulator finishes each row's state: result type, rounding, overflow.
-        let mut acc = new_accumulator(func, &arg_type)?;
+        let mut acc = new_accumulator(func, std::slice::from_ref(&arg_type))?;
         acc.resize(self.n);
         let gids: Vec<u32> = (0..self.n as u32).collect();
         acc.merge(&gids, &state)?;
+        acc.evaluate()
+    }
+
+    /// Any other aggregate: each row's frame fed to its own group of the GROUP BY accumulator.
+    fn frame_by_frame(&self, func: AggFunc, args: &[Expr], bounds: &[(usize, usize)]) -> Result<ArrayRef> {
+        const MAX_FRAME_ROWS: usize = 50_000_000;
+        let total: usize = bounds.iter().map(|(s, e)| e.saturating_sub(*s)).sum();
+        if total > MAX_FRAME_ROWS {
+            return Err(KilnError::unsupported(format!("{} over window frames of {total} rows in all (at most {MAX_FRAME_ROWS})", func.name())));
+        }
+        let mut gids = Vec::with_capacity(total);
+        let mut rows = Vec::with_capacity(total);
+        for (g, (s, e)) in bounds.iter().enumerate() {
+            for r in *s..*e {
+                gids.push(g as u32);
+                rows.push(r as u32);
+            }
+        }
+        let idx = UInt32Array::from(rows);
+        let values: Vec<ArrayRef> = args.iter().map(|a| Ok(take(self.eval(a)?.as_ref(), &idx, None)?)).collect::<Result<_>>()?;
+        let types: Vec<DataType> = values.iter().map(|v| v.data_type().clone()).collect();
+        let mut acc = new_accumulator(func, &types)?;
+        acc.resize(self.n);
+        acc.update(&gids, &values)?;
         acc.evaluate()
     }
 

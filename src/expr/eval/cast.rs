@@ -7,14 +7,15 @@ use std::sync::Arc;
 use arrow::array::{new_null_array, Array, ArrayRef, AsArray, BooleanArray, PrimitiveArray, StringArray};
 use arrow::compute::{cast_with_options, CastOptions};
 use arrow::datatypes::{
-    i256, ArrowPrimitiveType, DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type,
+    i256, ArrowPrimitiveType, DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type, TimestampMicrosecondType,
 };
 
 use super::decimal::{fit, rescale, Digits};
 use super::errors::{cast_invalid_input, cast_overflow, decimal_out_of_range, sql_value};
 use crate::error::{KilnError, Result};
 use crate::format::java_double;
-use crate::types::{format_date, format_decimal, parse_date, ScalarValue};
+use crate::types::timestamp::{MICROS_PER_DAY, MICROS_PER_SECOND};
+use crate::types::{format_date, format_decimal, format_timestamp, parse_date, parse_timestamp, ScalarValue};
 
 /// Casts `a` to `to`.
 pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
@@ -25,6 +26,7 @@ pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     }
     match (from, to) {
         (Null, _) => Ok(new_null_array(to, a.len())),
+        (Timestamp(..), _) | (_, Timestamp(..)) if !matches!(from, Utf8 | LargeUtf8 | Utf8View) && to != &Utf8 => timestamp_cast(a, to),
         (_, Utf8) => to_string(a),
         (Utf8 | LargeUtf8 | Utf8View, _) => from_string(&strings(a)?, to),
         (Decimal128(_, _), Boolean) => Ok(Arc::new(BooleanArray::from_unary(a.as_primitive::<Decimal128Type>(), |v| v != 0))),
@@ -80,6 +82,47 @@ pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     }
 }
 
+/// Casts from or to a timestamp (not strings): dates are midnight UTC, a timestamp's date is
+/// its UTC day, TIMESTAMP <-> TIMESTAMP_NTZ keep the microseconds (the session zone is UTC),
+/// bigint <-> timestamp count seconds.
+fn timestamp_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    use DataType::*;
+    let from = a.data_type();
+    let micros = |a: &ArrayRef| a.as_primitive::<TimestampMicrosecondType>().clone();
+    Ok(match (from, to) {
+        (Timestamp(..), Timestamp(..)) => Arc::new(micros(a).with_data_type(to.clone())),
+        (Date32, Timestamp(..)) => {
+            let out: PrimitiveArray<TimestampMicrosecondType> = a.as_primitive::<Date32Type>().unary(|d| d as i64 * MICROS_PER_DAY);
+            Arc::new(out.with_data_type(to.clone()))
+        }
+        (Timestamp(..), Date32) => {
+            let out: PrimitiveArray<Date32Type> = micros(a).unary(|v| v.div_euclid(MICROS_PER_DAY) as i32);
+            Arc::new(out)
+        }
+        (Timestamp(..), Int64) => {
+            let out: PrimitiveArray<Int64Type> = micros(a).unary(|v| v.div_euclid(MICROS_PER_SECOND));
+            Arc::new(out)
+        }
+        (Timestamp(..), Float64) => {
+            let out: PrimitiveArray<Float64Type> = micros(a).unary(|v| v as f64 / MICROS_PER_SECOND as f64);
+            Arc::new(out)
+        }
+        (Int8 | Int16 | Int32 | Int64, Timestamp(..)) => {
+            let wide = arrow_cast(a, &Int64)?;
+            let out: PrimitiveArray<TimestampMicrosecondType> = wide.as_primitive::<Int64Type>().try_unary(|v| {
+                v.checked_mul(MICROS_PER_SECOND).ok_or_else(|| cast_overflow(&sql_value(&ScalarValue::Int64(v)), from, to))
+            })?;
+            Arc::new(out.with_data_type(to.clone()))
+        }
+        _ => {
+            return Err(KilnError::analysis(
+                "DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
+                format!("cannot cast \"{}\" to \"{}\".", crate::types::spark_type_name(from).to_uppercase(), crate::types::spark_type_name(to).to_uppercase()),
+            ))
+        }
+    })
+}
+
 fn arrow_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     let options = CastOptions { safe: false, ..Default::default() };
     Ok(cast_with_options(a, to, &options)?)
@@ -107,6 +150,7 @@ fn to_string(a: &ArrayRef) -> Result<ArrayRef> {
             map_to_string::<Decimal128Type>(a, |v| format_decimal(v, s))
         }
         DataType::Date32 => map_to_string::<Date32Type>(a, format_date),
+        DataType::Timestamp(..) => map_to_string::<TimestampMicrosecondType>(a, format_timestamp),
         // booleans ("true"/"false") and integers print as Spark does.
         _ => arrow_cast(a, &DataType::Utf8)?,
     })
@@ -154,6 +198,9 @@ fn from_string(s: &StringArray, to: &DataType) -> Result<ArrayRef> {
             Arc::new(out.with_precision_and_scale(p, sc)?)
         }
         DataType::Date32 => Arc::new(parse_each::<Date32Type>(s, |t| parse_date(t).ok_or_else(|| cast_invalid_input(t, to)))?),
+        DataType::Timestamp(..) => Arc::new(
+            parse_each::<TimestampMicrosecondType>(s, |t| parse_timestamp(t).ok_or_else(|| cast_invalid_input(t, to)))?.with_data_type(to.clone()),
+        ),
         other => return Err(KilnError::unsupported(format!("casting a string to {other}"))),
     })
 }

@@ -98,7 +98,9 @@ fn prune(plan: &Arc<LogicalPlan>, needed: Option<&BTreeSet<ExprId>>) -> Arc<Logi
             all.extend(refs(&order.iter().map(|o| &o.expr).collect::<Vec<_>>()));
             rebuilt(vec![prune(child, Some(&all))])
         }
-        LogicalPlan::GlobalLimit { child, .. } | LogicalPlan::LocalLimit { child, .. } => rebuilt(vec![prune(child, Some(&needed))]),
+        LogicalPlan::GlobalLimit { child, .. } | LogicalPlan::LocalLimit { child, .. } | LogicalPlan::Offset { child, .. } => {
+            rebuilt(vec![prune(child, Some(&needed))])
+        }
         // Expand keeps only the columns read above, in every projection.
         LogicalPlan::Expand { projections, output, child } => {
             let keep: Vec<bool> = output.iter().map(|a| needed.contains(&a.id)).collect();

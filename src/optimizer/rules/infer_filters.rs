@@ -160,6 +160,7 @@ fn constraints(plan: &LogicalPlan) -> Vec<Expr> {
         | LogicalPlan::Sort { child, .. }
         | LogicalPlan::GlobalLimit { child, .. }
         | LogicalPlan::LocalLimit { child, .. }
+        | LogicalPlan::Offset { child, .. }
         | LogicalPlan::Aggregate { child, .. } => constraints(child),
         LogicalPlan::Join { left, right, join_type, condition, .. } => match join_type {
             JoinType::Inner | JoinType::Cross | JoinType::LeftSemi => {

@@ -39,6 +39,7 @@ pub(crate) fn max_rows(plan: &LogicalPlan) -> Option<usize> {
         LogicalPlan::GlobalLimit { limit, child } | LogicalPlan::LocalLimit { limit, child } => {
             Some(max_rows(child).map_or(*limit, |m| m.min(*limit)))
         }
+        LogicalPlan::Offset { offset, child } => max_rows(child).map(|m| m.saturating_sub(*offset)),
         LogicalPlan::LocalRelation { data, .. } => Some(data.iter().map(|b| b.num_rows()).sum()),
         LogicalPlan::OneRowRelation => Some(1),
         LogicalPlan::Aggregate { grouping, child, .. } => if grouping.is_empty() { Some(1) } else { max_rows(child) },

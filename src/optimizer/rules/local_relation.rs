@@ -62,6 +62,7 @@ fn propagate(plan: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan>> {
         | LogicalPlan::Sort { child, .. }
         | LogicalPlan::GlobalLimit { child, .. }
         | LogicalPlan::LocalLimit { child, .. }
+        | LogicalPlan::Offset { child, .. }
         | LogicalPlan::Distinct { child }
             if is_empty(child) =>
         {

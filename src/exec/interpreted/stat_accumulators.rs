@@ -1,0 +1,438 @@
+//! Accumulators of the built-in aggregates of `expr/aggregates.rs`, with Spark's buffers and
+//! its update/merge formulas (so partial + final gives Spark's doubles): central moments,
+//! covariance and correlation, first/last, bool_and/bool_or, count_if, max_by/min_by and exact
+//! percentiles. Values of any type (first, max_by) are kept in the arrow row format.
+
+use std::sync::Arc;
+
+use arrow::array::{new_null_array, Array, ArrayRef, AsArray, BooleanArray, Float64Array, Int64Array, ListArray};
+use arrow::buffer::{NullBuffer, OffsetBuffer};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Field, Float64Type, Int64Type};
+use arrow::row::{OwnedRow, RowConverter, SortField};
+
+use super::accumulators::{min_max, Accumulator};
+use crate::error::{KilnError, Result};
+use crate::expr::{AggBuiltin, AggKind};
+
+/// The accumulator of `b` over arguments of types `args`.
+pub(super) fn builtin_accumulator(b: AggBuiltin, args: &[DataType]) -> Result<Box<dyn Accumulator>> {
+    let arg = |i: usize| args.get(i).cloned().ok_or_else(|| KilnError::internal(format!("{} lacks argument {i}", b.name)));
+    Ok(match b.kind {
+        AggKind::VarSamp | AggKind::VarPop | AggKind::StddevSamp | AggKind::StddevPop => Box::new(Moments { kind: b.kind, n: vec![], avg: vec![], m2: vec![] }),
+        AggKind::CovarPop | AggKind::CovarSamp | AggKind::Corr => Box::new(Covariance { kind: b.kind, s: vec![] }),
+        AggKind::First { ignore_nulls } => Box::new(FirstLast::new(false, ignore_nulls, arg(0)?)?),
+        AggKind::Last { ignore_nulls } => Box::new(FirstLast::new(true, ignore_nulls, arg(0)?)?),
+        AggKind::BoolAnd => min_max::<true>(&DataType::Boolean)?,
+        AggKind::BoolOr => min_max::<false>(&DataType::Boolean)?,
+        AggKind::CountIf => Box::new(CountIf { counts: vec![] }),
+        AggKind::MaxBy | AggKind::MinBy => Box::new(ExtremumBy::new(b.kind == AggKind::MaxBy, arg(0)?, arg(1)?)?),
+        AggKind::Percentile | AggKind::PercentileDisc => {
+            Box::new(Percentile { discrete: b.kind == AggKind::PercentileDisc, p: b.fraction(), values: vec![] })
+        }
+    })
+}
+
+fn input(args: &[ArrayRef], i: usize) -> Result<&ArrayRef> {
+    args.get(i).ok_or_else(|| KilnError::internal(format!("aggregate lacks input column {i}")))
+}
+
+fn doubles(a: &ArrayRef) -> Result<ArrayRef> {
+    Ok(if a.data_type() == &DataType::Float64 { a.clone() } else { cast(a, &DataType::Float64)? })
+}
+
+fn f64_array(values: Vec<f64>) -> ArrayRef {
+    Arc::new(Float64Array::from(values))
+}
+
+fn f64_results(values: impl Iterator<Item = Option<f64>>) -> ArrayRef {
+    Arc::new(values.collect::<Float64Array>())
+}
+
+/// var/stddev: Spark's CentralMomentAgg buffer [n, avg, m2].
+struct Moments {
+    kind: AggKind,
+    n: Vec<f64>,
+    avg: Vec<f64>,
+    m2: Vec<f64>,
+}
+
+impl Accumulator for Moments {
+    fn resize(&mut self, groups: usize) {
+        self.n.resize(groups, 0.0);
+        self.avg.resize(groups, 0.0);
+        self.m2.resize(groups, 0.0);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = doubles(input(args, 0)?)?;
+        let a = a.as_primitive::<Float64Type>();
+        for (i, g) in gids.iter().enumerate() {
+            if a.is_null(i) {
+                continue;
+            }
+            let (g, x) = (*g as usize, a.value(i));
+            let n = self.n[g] + 1.0;
+            let delta = x - self.avg[g];
+            let delta_n = delta / n;
+            self.n[g] = n;
+            self.avg[g] += delta_n;
+            self.m2[g] += delta * (delta - delta_n);
+        }
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let col = |i: usize| -> Result<ArrayRef> { doubles(input(state, i)?) };
+        let (n2, avg2, m22) = (col(0)?, col(1)?, col(2)?);
+        let (n2, avg2, m22) = (n2.as_primitive::<Float64Type>(), avg2.as_primitive::<Float64Type>(), m22.as_primitive::<Float64Type>());
+        for (i, g) in gids.iter().enumerate() {
+            let g = *g as usize;
+            let (n1, nb) = (self.n[g], n2.value(i));
+            let n = n1 + nb;
+            let delta = avg2.value(i) - self.avg[g];
+            let delta_n = if n == 0.0 { 0.0 } else { delta / n };
+            self.avg[g] += delta_n * nb;
+            self.m2[g] += m22.value(i) + delta * delta_n * n1 * nb;
+            self.n[g] = n;
+        }
+        Ok(())
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        Ok(vec![f64_array(std::mem::take(&mut self.n)), f64_array(std::mem::take(&mut self.avg)), f64_array(std::mem::take(&mut self.m2))])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        let kind = self.kind;
+        Ok(f64_results(self.n.iter().zip(&self.m2).map(|(&n, &m2)| {
+            // Spark 3.1+: a division by zero (one row for the samples) is NULL.
+            let var = match kind {
+                AggKind::VarPop | AggKind::StddevPop if n > 0.0 => Some(m2 / n),
+                AggKind::VarSamp | AggKind::StddevSamp if n > 1.0 => Some(m2 / (n - 1.0)),
+                _ => None,
+            };
+            if matches!(kind, AggKind::StddevPop | AggKind::StddevSamp) {
+                var.map(f64::sqrt)
+            } else {
+                var
+            }
+        })))
+    }
+}
+
+/// covar_pop/covar_samp (buffer [n, xAvg, yAvg, ck]) and corr (plus [xMk, yMk]).
+struct Covariance {
+    kind: AggKind,
+    /// Per group: n, xAvg, yAvg, ck, xMk, yMk.
+    s: Vec<[f64; 6]>,
+}
+
+impl Covariance {
+    fn width(&self) -> usize {
+        if self.kind == AggKind::Corr {
+            6
+        } else {
+            4
+        }
+    }
+}
+
+impl Accumulator for Covariance {
+    fn resize(&mut self, groups: usize) {
+        self.s.resize(groups, [0.0; 6]);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let (x, y) = (doubles(input(args, 0)?)?, doubles(input(args, 1)?)?);
+        let (x, y) = (x.as_primitive::<Float64Type>(), y.as_primitive::<Float64Type>());
+        for (i, g) in gids.iter().enumerate() {
+            if x.is_null(i) || y.is_null(i) {
+                continue;
+            }
+            let (xv, yv) = (x.value(i), y.value(i));
+            let [n, xa, ya, ck, xm, ym] = &mut self.s[*g as usize];
+            *n += 1.0;
+            let dx = xv - *xa;
+            let dy = yv - *ya;
+            *xa += dx / *n;
+            *ya += dy / *n;
+            *ck += dx * (yv - *ya);
+            *xm += dx * (xv - *xa);
+            *ym += dy * (yv - *ya);
+        }
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let cols = (0..self.width()).map(|i| doubles(input(state, i)?)).collect::<Result<Vec<_>>>()?;
+        let cols: Vec<&Float64Array> = cols.iter().map(|c| c.as_primitive::<Float64Type>()).collect();
+        let corr = self.kind == AggKind::Corr;
+        for (i, g) in gids.iter().enumerate() {
+            let [n, xa, ya, ck, xm, ym] = &mut self.s[*g as usize];
+            let (n1, n2) = (*n, cols[0].value(i));
+            let nn = n1 + n2;
+            let dx = cols[1].value(i) - *xa;
+            let dy = cols[2].value(i) - *ya;
+            let (dxn, dyn_) = if nn == 0.0 { (0.0, 0.0) } else { (dx / nn, dy / nn) };
+            *xa += dxn * n2;
+            *ya += dyn_ * n2;
+            *ck += cols[3].value(i) + dx * dyn_ * n1 * n2;
+            if corr {
+                *xm += cols[4].value(i) + dx * dxn * n1 * n2;
+                *ym += cols[5].value(i) + dy * dyn_ * n1 * n2;
+            }
+            *n = nn;
+        }
+        Ok(())
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        let s = std::mem::take(&mut self.s);
+        Ok((0..self.width()).map(|k| f64_array(s.iter().map(|v| v[k]).collect())).collect())
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        let kind = self.kind;
+        Ok(f64_results(self.s.iter().map(|&[n, _, _, ck, xm, ym]| match kind {
+            AggKind::CovarPop if n > 0.0 => Some(ck / n),
+            AggKind::CovarSamp if n > 1.0 => Some(ck / (n - 1.0)),
+            // A zero variance divides by zero: NULL, as Spark's divide-by-zero result.
+            AggKind::Corr if n > 1.0 && xm * ym != 0.0 => Some(ck / (xm * ym).sqrt()),
+            _ => None,
+        })))
+    }
+}
+
+/// A row-format codec for one column of type `dt`.
+struct RowCodec {
+    conv: RowConverter,
+    null: OwnedRow,
+}
+
+impl RowCodec {
+    fn new(dt: DataType) -> Result<RowCodec> {
+        let conv = RowConverter::new(vec![SortField::new(dt.clone())])?;
+        let null = conv.convert_columns(&[new_null_array(&dt, 1)])?.row(0).owned();
+        Ok(RowCodec { conv, null })
+    }
+    fn rows(&self, a: &ArrayRef) -> Result<arrow::row::Rows> {
+        Ok(self.conv.convert_columns(std::slice::from_ref(a))?)
+    }
+    fn array(&self, rows: &[Option<OwnedRow>]) -> Result<ArrayRef> {
+        let mut out = self.conv.convert_rows(rows.iter().map(|r| r.as_ref().unwrap_or(&self.null).row()))?;
+        out.pop().ok_or_else(|| KilnError::internal("row conversion without a column"))
+    }
+}
+
+/// first/last: Spark's buffer [value, valueSet].
+struct FirstLast {
+    last: bool,
+    ignore_nulls: bool,
+    codec: RowCodec,
+    vals: Vec<Option<OwnedRow>>,
+    set: Vec<bool>,
+}
+
+impl FirstLast {
+    fn new(last: bool, ignore_nulls: bool, dt: DataType) -> Result<FirstLast> {
+        Ok(FirstLast { last, ignore_nulls, codec: RowCodec::new(dt)?, vals: vec![], set: vec![] })
+    }
+    /// Takes row i of `a` for group g where it wins; `valid(i)` says whether row i holds a value.
+    fn take(&mut self, gids: &[u32], a: &ArrayRef, valid: impl Fn(usize) -> bool) -> Result<()> {
+        let rows = self.codec.rows(a)?;
+        // last: only the batch's final row of a group matters, so walk backwards.
+        let mut seen = vec![false; if self.last { self.set.len() } else { 0 }];
+        let order: Box<dyn Iterator<Item = usize>> = if self.last { Box::new((0..gids.len()).rev()) } else { Box::new(0..gids.len()) };
+        for i in order {
+            let g = gids[i] as usize;
+            if !valid(i) {
+                continue;
+            }
+            if self.last {
+                if seen[g] {
+                    continue;
+                }
+                seen[g] = true;
+            } else if self.set[g] {
+                continue;
+            }
+            self.vals[g] = Some(rows.row(i).owned());
+            self.set[g] = true;
+        }
+        Ok(())
+    }
+}
+
+impl Accumulator for FirstLast {
+    fn resize(&mut self, groups: usize) {
+        self.vals.resize(groups, None);
+        self.set.resize(groups, false);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = input(args, 0)?.clone();
+        let ignore = self.ignore_nulls;
+        let nulls = a.logical_nulls();
+        self.take(gids, &a, |i| !ignore || nulls.as_ref().is_none_or(|n| n.is_valid(i)))
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let a = input(state, 0)?.clone();
+        let set = cast(input(state, 1)?, &DataType::Boolean)?;
+        let set = set.as_boolean().clone();
+        self.take(gids, &a, |i| set.is_valid(i) && set.value(i))
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        let set: BooleanArray = self.set.iter().map(|s| Some(*s)).collect();
+        Ok(vec![self.evaluate()?, Arc::new(set)])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        self.codec.array(&self.vals)
+    }
+}
+
+/// count_if(b): the rows where b is true. Buffer [count].
+struct CountIf {
+    counts: Vec<i64>,
+}
+
+impl Accumulator for CountIf {
+    fn resize(&mut self, groups: usize) {
+        self.counts.resize(groups, 0);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = cast(input(args, 0)?, &DataType::Boolean)?;
+        let a = a.as_boolean();
+        for (i, g) in gids.iter().enumerate() {
+            if a.is_valid(i) && a.value(i) {
+                self.counts[*g as usize] += 1;
+            }
+        }
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let a = cast(input(state, 0)?, &DataType::Int64)?;
+        let a = a.as_primitive::<Int64Type>();
+        for (i, g) in gids.iter().enumerate() {
+            if a.is_valid(i) {
+                self.counts[*g as usize] += a.value(i);
+            }
+        }
+        Ok(())
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        Ok(vec![self.evaluate()?])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        Ok(Arc::new(Int64Array::from(std::mem::take(&mut self.counts))))
+    }
+}
+
+/// max_by(v, o)/min_by(v, o): v of the row with the largest (smallest) non-NULL o, the first
+/// such row on ties. Buffer [value, ordering].
+struct ExtremumBy {
+    max: bool,
+    values: RowCodec,
+    orders: RowCodec,
+    best: Vec<Option<(OwnedRow, OwnedRow)>>,
+}
+
+impl ExtremumBy {
+    fn new(max: bool, value: DataType, order: DataType) -> Result<ExtremumBy> {
+        Ok(ExtremumBy { max, values: RowCodec::new(value)?, orders: RowCodec::new(order)?, best: vec![] })
+    }
+}
+
+impl Accumulator for ExtremumBy {
+    fn resize(&mut self, groups: usize) {
+        self.best.resize(groups, None);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let (v, o) = (input(args, 0)?, input(args, 1)?);
+        let (vrows, orows) = (self.values.rows(v)?, self.orders.rows(o)?);
+        for (i, g) in gids.iter().enumerate() {
+            if o.is_null(i) {
+                continue;
+            }
+            let slot = &mut self.best[*g as usize];
+            let better = match slot {
+                None => true,
+                Some((_, cur)) => if self.max { orows.row(i) > cur.row() } else { orows.row(i) < cur.row() },
+            };
+            if better {
+                *slot = Some((vrows.row(i).owned(), orows.row(i).owned()));
+            }
+        }
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        self.update(gids, state)
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        let best = std::mem::take(&mut self.best);
+        let (v, o): (Vec<Option<OwnedRow>>, Vec<Option<OwnedRow>>) = best.into_iter().map(|b| b.map(|(v, o)| (v, o)).unzip()).unzip();
+        Ok(vec![self.values.array(&v)?, self.orders.array(&o)?])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        let v: Vec<Option<OwnedRow>> = std::mem::take(&mut self.best).into_iter().map(|b| b.map(|(v, _)| v)).collect();
+        self.values.array(&v)
+    }
+}
+
+/// Exact percentiles: every non-NULL value kept (buffer: a list of doubles per group).
+struct Percentile {
+    discrete: bool,
+    p: f64,
+    values: Vec<Vec<f64>>,
+}
+
+impl Percentile {
+    fn add(&mut self, gids: &[u32], a: &Float64Array) {
+        for (i, g) in gids.iter().enumerate() {
+            if a.is_valid(i) {
+                self.values[*g as usize].push(a.value(i));
+            }
+        }
+    }
+}
+
+impl Accumulator for Percentile {
+    fn resize(&mut self, groups: usize) {
+        self.values.resize_with(groups, Vec::new);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = doubles(input(args, 0)?)?;
+        self.add(gids, a.as_primitive::<Float64Type>());
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let lists = input(state, 0)?.as_list_opt::<i32>().ok_or_else(|| KilnError::internal("percentile buffer is not a list"))?;
+        let offsets = lists.value_offsets();
+        let items = doubles(lists.values())?;
+        let items = items.as_primitive::<Float64Type>();
+        for (i, g) in gids.iter().enumerate() {
+            if lists.is_valid(i) {
+                let (s, e) = (offsets[i] as usize, offsets[i + 1] as usize);
+                self.values[*g as usize].extend((s..e).filter(|k| items.is_valid(*k)).map(|k| items.value(k)));
+            }
+        }
+        Ok(())
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        let values = std::mem::take(&mut self.values);
+        let offsets = OffsetBuffer::from_lengths(values.iter().map(Vec::len));
+        let items = Float64Array::from(values.into_iter().flatten().collect::<Vec<_>>());
+        let field = Arc::new(Field::new("item", DataType::Float64, false));
+        Ok(vec![Arc::new(ListArray::try_new(field, offsets, Arc::new(items), None::<NullBuffer>)?)])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        let (p, discrete) = (self.p, self.discrete);
+        Ok(f64_results(self.values.iter_mut().map(|v| {
+            if v.is_empty() {
+                return None;
+            }
+            v.sort_by(|a, b| a.total_cmp(b));
+            let n = v.len();
+            if discrete {
+                // The first value whose cumulative distribution reaches p.
+                let k = ((n as f64 * p).ceil() as usize).clamp(1, n) - 1;
+                return Some(v[k]);
+            }
+            let pos = (n - 1) as f64 * p;
+            let (lo, hi) = (pos.floor(), pos.ceil());
+            let (a, b) = (v[lo as usize], v[hi as usize]);
+            Some(if lo == hi || a == b { a } else { (hi - pos) * a + (pos - lo) * b })
+        })))
+    }
+}

@@ -1,0 +1,268 @@
+//! Spark's other built-in aggregates (statistical, first/last, boolean, max_by/min_by, exact
+//! percentiles), each described once here: names, argument count and casts, result type and
+//! buffer. Their accumulators are `exec/interpreted/stat_accumulators.rs`; generated code does
+//! not have them, so a stage holding one runs interpreted (EXPLAIN CODEGEN says so).
+
+use arrow::datatypes::DataType;
+
+use super::Expr;
+use crate::error::{KilnError, Result};
+use crate::types::{is_numeric, is_string, spark_type_name, ScalarValue};
+
+/// Which aggregate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum AggKind {
+    VarSamp,
+    VarPop,
+    StddevSamp,
+    StddevPop,
+    Corr,
+    CovarPop,
+    CovarSamp,
+    /// first(x[, ignoreNulls]) / first_value / any_value.
+    First { ignore_nulls: bool },
+    /// last(x[, ignoreNulls]) / last_value.
+    Last { ignore_nulls: bool },
+    BoolAnd,
+    BoolOr,
+    CountIf,
+    MaxBy,
+    MinBy,
+    /// percentile(x, p) / median(x) / percentile_cont: linear interpolation between ranks.
+    Percentile,
+    /// percentile_disc: the first value whose cumulative distribution reaches p.
+    PercentileDisc,
+}
+
+/// A built-in aggregate and the name it was called by (Spark prints the alias: `stddev(x)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AggBuiltin {
+    /// The function.
+    pub kind: AggKind,
+    /// The name as Spark prints it.
+    pub name: &'static str,
+    /// A percentile's fraction, as f64 bits (the final aggregate has no arguments to read).
+    pub param: u64,
+}
+
+const NAMES: &[(&str, AggKind)] = &[
+    ("var_samp", AggKind::VarSamp),
+    ("variance", AggKind::VarSamp),
+    ("var_pop", AggKind::VarPop),
+    ("stddev_samp", AggKind::StddevSamp),
+    ("stddev", AggKind::StddevSamp),
+    ("std", AggKind::StddevSamp),
+    ("stddev_pop", AggKind::StddevPop),
+    ("corr", AggKind::Corr),
+    ("covar_pop", AggKind::CovarPop),
+    ("covar_samp", AggKind::CovarSamp),
+    ("first", AggKind::First { ignore_nulls: false }),
+    ("first_value", AggKind::First { ignore_nulls: false }),
+    ("any_value", AggKind::First { ignore_nulls: false }),
+    ("last", AggKind::Last { ignore_nulls: false }),
+    ("last_value", AggKind::Last { ignore_nulls: false }),
+    ("bool_and", AggKind::BoolAnd),
+    ("every", AggKind::BoolAnd),
+    ("bool_or", AggKind::BoolOr),
+    ("any", AggKind::BoolOr),
+    ("some", AggKind::BoolOr),
+    ("count_if", AggKind::CountIf),
+    ("max_by", AggKind::MaxBy),
+    ("min_by", AggKind::MinBy),
+    ("percentile", AggKind::Percentile),
+    ("median", AggKind::Percentile),
+    ("percentile_cont", AggKind::Percentile),
+    ("percentile_disc", AggKind::PercentileDisc),
+];
+
+fn mismatch(name: &str, e: &Expr, ordinal: usize, wanted: &str, t: &DataType) -> KilnError {
+    KilnError::analysis(
+        "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+        format!(
+            "Cannot resolve \"{name}({e})\" due to data type mismatch: the {} parameter requires the {wanted} type, however \"{e}\" has the type \"{}\".",
+            ["first", "second", "third"].get(ordinal).unwrap_or(&"next"),
+            spark_type_name(t).to_uppercase()
+        ),
+    )
+}
+
+impl AggBuiltin {
+    /// Looks an aggregate up by name (any case).
+    pub fn from_name(name: &str) -> Option<AggBuiltin> {
+        let n = name.to_ascii_lowercase();
+        NAMES.iter().find(|(k, _)| *k == n).map(|(k, kind)| AggBuiltin { kind: *kind, name: k, param: 0 })
+    }
+
+    /// Every name, for suggestions.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        NAMES.iter().map(|(n, _)| *n)
+    }
+
+    /// Allowed argument counts (before `first(x, true)`'s flag is taken out).
+    pub fn arity(&self) -> (usize, usize) {
+        match self.kind {
+            AggKind::Corr | AggKind::CovarPop | AggKind::CovarSamp | AggKind::MaxBy | AggKind::MinBy | AggKind::PercentileDisc => (2, 2),
+            AggKind::First { .. } | AggKind::Last { .. } => (1, 2),
+            AggKind::Percentile if self.name == "median" => (1, 1),
+            AggKind::Percentile => (2, 2),
+            _ => (1, 1),
+        }
+    }
+
+    /// The fractional result (and the inputs cast to double) of the moment aggregates.
+    fn numeric_double(&self) -> bool {
+        matches!(
+            self.kind,
+            AggKind::VarSamp | AggKind::VarPop | AggKind::StddevSamp | AggKind::StddevPop | AggKind::Corr | AggKind::CovarPop | AggKind::CovarSamp
+        )
+    }
+
+    /// Checks and casts the arguments (Spark's input types: doubles for the moments, a boolean
+    /// for bool_and/count_if, a constant fraction in [0, 1] for percentiles). `first(x, true)`
+    /// becomes `first(x)` with the flag in the kind.
+    pub fn resolve(mut self, args: Vec<Expr>) -> Result<(AggBuiltin, Vec<Expr>)> {
+        let name = self.name;
+        let types = args.iter().map(|a| a.data_type()).collect::<Result<Vec<_>>>()?;
+        let to_double = |e: Expr, i: usize, t: &DataType| -> Result<Expr> {
+            if *t == DataType::Float64 {
+                Ok(e)
+            } else if is_numeric(t) || is_string(t) || *t == DataType::Null {
+                Ok(Expr::Cast { child: Box::new(e), to: DataType::Float64 })
+            } else {
+                Err(mismatch(name, &e, i, "\"DOUBLE\"", t))
+            }
+        };
+        let mut out = Vec::with_capacity(args.len());
+        match self.kind {
+            _ if self.numeric_double() => {
+                for (i, (a, t)) in args.into_iter().zip(&types).enumerate() {
+                    out.push(to_double(a, i, t)?);
+                }
+            }
+            AggKind::First { .. } | AggKind::Last { .. } => {
+                let mut it = args.into_iter();
+                out.push(it.next().ok_or_else(|| KilnError::internal("first without an argument"))?);
+                if let Some(flag) = it.next() {
+                    let ignore = match &flag {
+                        Expr::Literal(ScalarValue::Boolean(b)) => *b,
+                        other => {
+                            return Err(KilnError::analysis(
+                                "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+                                format!("Cannot resolve \"{name}\" due to data type mismatch: the ignoreNulls argument {other} must be a boolean literal."),
+                            ))
+                        }
+                    };
+                    self.kind = match self.kind {
+                        AggKind::First { ignore_nulls } => AggKind::First { ignore_nulls: ignore_nulls || ignore },
+                        AggKind::Last { ignore_nulls } => AggKind::Last { ignore_nulls: ignore_nulls || ignore },
+                        k => k,
+                    };
+                }
+            }
+            AggKind::BoolAnd | AggKind::BoolOr | AggKind::CountIf => {
+                for (i, (a, t)) in args.into_iter().zip(&types).enumerate() {
+                    match t {
+                        DataType::Boolean => out.push(a),
+                        DataType::Null => out.push(Expr::Cast { child: Box::new(a), to: DataType::Boolean }),
+                        _ => return Err(mismatch(name, &a, i, "\"BOOLEAN\"", t)),
+                    }
+                }
+            }
+            AggKind::MaxBy | AggKind::MinBy => {
+                if let Some(t) = types.get(1) {
+                    if matches!(t, DataType::List(_) | DataType::Struct(_) | DataType::Map(..)) {
+                        return Err(mismatch(name, &args[1], 1, "orderable", t));
+                    }
+                }
+                out = args;
+            }
+            AggKind::Percentile | AggKind::PercentileDisc => {
+                let mut it = args.into_iter().zip(types.iter());
+                let (x, t) = it.next().ok_or_else(|| KilnError::internal("percentile without an argument"))?;
+                out.push(to_double(x, 0, t)?);
+                let p = match it.next() {
+                    None => 0.5,
+                    Some((p, _)) => fraction(name, &p)?,
+                };
+                self.param = p.to_bits();
+                out.push(Expr::Literal(ScalarValue::Float64(p)));
+            }
+            _ => out = args,
+        }
+        Ok((self, out))
+    }
+
+    /// The result type over arguments of types `args`.
+    pub fn return_type(&self, args: &[DataType]) -> DataType {
+        match self.kind {
+            AggKind::BoolAnd | AggKind::BoolOr => DataType::Boolean,
+            AggKind::CountIf => DataType::Int64,
+            AggKind::First { .. } | AggKind::Last { .. } | AggKind::MaxBy | AggKind::MinBy => args.first().cloned().unwrap_or(DataType::Null),
+            _ => DataType::Float64,
+        }
+    }
+
+    /// count_if is never NULL; the others are NULL over no rows.
+    pub fn nullable(&self) -> bool {
+        self.kind != AggKind::CountIf
+    }
+
+    /// Spark's aggregation buffer: (name, type, nullable) per column.
+    pub fn buffer(&self, args: &[DataType]) -> Vec<(&'static str, DataType, bool)> {
+        let d = |n: &'static str| (n, DataType::Float64, false);
+        let arg = |i: usize| args.get(i).cloned().unwrap_or(DataType::Null);
+        match self.kind {
+            AggKind::VarSamp | AggKind::VarPop | AggKind::StddevSamp | AggKind::StddevPop => vec![d("n"), d("avg"), d("m2")],
+            AggKind::CovarPop | AggKind::CovarSamp => vec![d("n"), d("xAvg"), d("yAvg"), d("ck")],
+            AggKind::Corr => vec![d("n"), d("xAvg"), d("yAvg"), d("ck"), d("xMk"), d("yMk")],
+            AggKind::First { .. } => vec![("first", arg(0), true), ("valueSet", DataType::Boolean, false)],
+            AggKind::Last { .. } => vec![("last", arg(0), true), ("valueSet", DataType::Boolean, false)],
+            AggKind::BoolAnd | AggKind::BoolOr => vec![("agg", DataType::Boolean, true)],
+            AggKind::CountIf => vec![("count", DataType::Int64, false)],
+            AggKind::MaxBy | AggKind::MinBy => vec![("valueWithExtremumOrdering", arg(0), true), ("extremumOrdering", arg(1), true)],
+            AggKind::Percentile | AggKind::PercentileDisc => {
+                vec![("buf", DataType::List(std::sync::Arc::new(arrow::datatypes::Field::new("item", DataType::Float64, false))), false)]
+            }
+        }
+    }
+
+    /// A percentile's fraction.
+    pub fn fraction(&self) -> f64 {
+        f64::from_bits(self.param)
+    }
+
+    /// Text Spark prints after the call: `first(x) ignore nulls`.
+    pub fn suffix(&self) -> &'static str {
+        match self.kind {
+            AggKind::First { ignore_nulls: true } | AggKind::Last { ignore_nulls: true } => " ignore nulls",
+            _ => "",
+        }
+    }
+}
+
+/// A percentile's fraction: a constant number in [0, 1].
+fn fraction(name: &str, p: &Expr) -> Result<f64> {
+    let v = match p {
+        Expr::Literal(ScalarValue::Float64(v)) => Some(*v),
+        Expr::Literal(ScalarValue::Int32(v)) => Some(*v as f64),
+        Expr::Literal(ScalarValue::Int64(v)) => Some(*v as f64),
+        Expr::Literal(ScalarValue::Decimal(v, _, s)) => Some(*v as f64 / 10f64.powi(*s as i32)),
+        Expr::Cast { child, .. } => return fraction(name, child),
+        Expr::Negative(c) => return fraction(name, c).map(|v| -v),
+        // percentile_cont ... WITHIN GROUP (ORDER BY x DESC): 1 - p.
+        Expr::Binary { op: super::BinaryOp::Minus, left, right } => return Ok(fraction(name, left)? - fraction(name, right)?),
+        _ => None,
+    };
+    match v {
+        Some(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        Some(_) => Err(KilnError::analysis(
+            "DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE",
+            format!("Cannot resolve \"{name}({p})\" due to data type mismatch: the percentage {p} must be between 0.0 and 1.0."),
+        )),
+        None => Err(KilnError::analysis(
+            "DATATYPE_MISMATCH.NON_FOLDABLE_INPUT",
+            format!("Cannot resolve \"{name}\" due to data type mismatch: the percentage must be a constant number, but got {p}."),
+        )),
+    }
+}

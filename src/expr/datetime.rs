@@ -1,0 +1,194 @@
+//! Timestamp built-ins (hour, minute, second, to_timestamp, to_date, date_format,
+//! current_timestamp, unix_timestamp, from_unixtime, date_trunc) and `timestamp ± interval`,
+//! over microseconds since the epoch (`types/timestamp.rs`; the session time zone is UTC).
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, Date32Array, Int32Array, Int64Array, PrimitiveArray, StringArray};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, Int32Type, Int64Type, TimestampMicrosecondType};
+
+use super::Builtin;
+use crate::error::{KilnError, Result};
+use crate::types::timestamp::{civil, format_with_pattern, from_civil, parse_with_pattern, MICROS_PER_DAY, MICROS_PER_SECOND};
+use crate::types::{parse_date, parse_timestamp};
+
+/// Spark's default pattern of from_unixtime / unix_timestamp.
+const DEFAULT_PATTERN: &str = "yyyy-MM-dd HH:mm:ss";
+
+fn micros(a: &ArrayRef) -> Result<PrimitiveArray<TimestampMicrosecondType>> {
+    match a.data_type() {
+        DataType::Timestamp(..) => Ok(a.as_primitive::<TimestampMicrosecondType>().clone()),
+        other => Err(KilnError::internal(format!("a timestamp function over {other}"))),
+    }
+}
+
+fn strings(a: &ArrayRef) -> Result<StringArray> {
+    Ok(cast(a, &DataType::Utf8)?.as_string::<i32>().clone())
+}
+
+fn bad_pattern(name: &str, p: &str, e: String) -> KilnError {
+    KilnError::exec(format!("[INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER] Unrecognized datetime pattern '{p}' in {name}: {e}. SQLSTATE: 22007"))
+}
+
+fn cannot_parse(text: &str, p: &str) -> KilnError {
+    KilnError::exec(format!(
+        "[CANNOT_PARSE_TIMESTAMP] Text '{text}' could not be parsed with the pattern '{p}'. Use `try_to_timestamp` to tolerate invalid input string and return NULL instead. SQLSTATE: 22007"
+    ))
+}
+
+/// The current time in microseconds since the epoch.
+fn now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
+}
+
+/// Reads `text` as a timestamp with `pattern`, or Spark's default forms without one.
+fn parse(text: &str, pattern: Option<&str>, name: &str) -> Result<i64> {
+    match pattern {
+        None => parse_timestamp(text).ok_or_else(|| cannot_parse(text, "yyyy-MM-dd HH:mm:ss")),
+        Some(p) => parse_with_pattern(text, p).map_err(|e| bad_pattern(name, p, e))?.ok_or_else(|| cannot_parse(text, p)),
+    }
+}
+
+/// Evaluates a timestamp built-in over argument arrays of `rows` rows.
+pub(super) fn eval(b: Builtin, args: &[ArrayRef], rows: usize, result: &DataType) -> Result<ArrayRef> {
+    let arg = |i: usize| args.get(i).ok_or_else(|| KilnError::internal(format!("{} lacks argument {i}", b.name())));
+    let with_type = |a: PrimitiveArray<TimestampMicrosecondType>| -> ArrayRef { Arc::new(a.with_data_type(result.clone())) };
+    let field = |f: fn(i64) -> i32| -> Result<ArrayRef> {
+        let out: Int32Array = micros(arg(0)?)?.unary(f);
+        Ok(Arc::new(out))
+    };
+    Ok(match b {
+        Builtin::Hour => field(|v| civil(v).hour as i32)?,
+        Builtin::Minute => field(|v| civil(v).minute as i32)?,
+        Builtin::Second => field(|v| civil(v).second as i32)?,
+        Builtin::CurrentTimestamp => with_type(PrimitiveArray::from_value(now(), rows)),
+        Builtin::ToTimestamp | Builtin::UnixTimestamp if args.is_empty() || matches!(arg(0)?.data_type(), DataType::Timestamp(..)) => {
+            let ts = if args.is_empty() { PrimitiveArray::from_value(now(), rows) } else { micros(arg(0)?)? };
+            if b == Builtin::ToTimestamp {
+                with_type(ts)
+            } else {
+                Arc::new(ts.unary::<_, Int64Type>(|v| v.div_euclid(MICROS_PER_SECOND)))
+            }
+        }
+        Builtin::ToTimestamp | Builtin::UnixTimestamp | Builtin::ToDate => {
+            let s = strings(arg(0)?)?;
+            let pattern = match args.get(1) {
+                Some(p) => Some(strings(p)?),
+                None if b == Builtin::UnixTimestamp => Some(StringArray::from(vec![DEFAULT_PATTERN; rows])),
+                None => None,
+            };
+            let mut out = Vec::with_capacity(rows);
+            for i in 0..rows {
+                if s.is_null(i) || pattern.as_ref().is_some_and(|p| p.is_null(i)) {
+                    out.push(None);
+                    continue;
+                }
+                let text = s.value(i);
+                let p = pattern.as_ref().map(|p| p.value(i));
+                out.push(Some(match (b, p) {
+                    // to_date without a pattern is cast(s AS DATE).
+                    (Builtin::ToDate, None) => parse_date(text).ok_or_else(|| cannot_parse(text, "yyyy-MM-dd"))? as i64,
+                    _ => parse(text, p, b.name())?,
+                }));
+            }
+            match b {
+                Builtin::ToDate => Arc::new(
+                    out.into_iter()
+                        .map(|v| v.map(|v| if pattern.is_some() { v.div_euclid(MICROS_PER_DAY) as i32 } else { v as i32 }))
+                        .collect::<Date32Array>(),
+                ),
+                Builtin::UnixTimestamp => Arc::new(out.into_iter().map(|v| v.map(|v| v.div_euclid(MICROS_PER_SECOND))).collect::<Int64Array>()),
+                _ => with_type(out.into_iter().collect()),
+            }
+        }
+        Builtin::DateFormat | Builtin::FromUnixtime => {
+            let ts: Vec<Option<i64>> = if b == Builtin::FromUnixtime {
+                let secs = cast(arg(0)?, &DataType::Int64)?;
+                secs.as_primitive::<Int64Type>().iter().map(|s| s.and_then(|s| s.checked_mul(MICROS_PER_SECOND))).collect()
+            } else {
+                micros(arg(0)?)?.iter().collect()
+            };
+            let pattern = match args.get(1) {
+                Some(p) => strings(p)?,
+                None => StringArray::from(vec![DEFAULT_PATTERN; rows]),
+            };
+            let mut out = Vec::with_capacity(rows);
+            for (i, v) in ts.into_iter().enumerate() {
+                out.push(match v {
+                    Some(v) if pattern.is_valid(i) => {
+                        Some(format_with_pattern(v, pattern.value(i)).map_err(|e| bad_pattern(b.name(), pattern.value(i), e))?)
+                    }
+                    _ => None,
+                });
+            }
+            Arc::new(StringArray::from(out))
+        }
+        Builtin::DateTrunc => {
+            let unit = strings(arg(0)?)?;
+            let ts = micros(arg(1)?)?;
+            let mut out = Vec::with_capacity(rows);
+            for i in 0..rows {
+                if unit.is_null(i) || ts.is_null(i) {
+                    out.push(None);
+                    continue;
+                }
+                out.push(truncate(ts.value(i), unit.value(i)));
+            }
+            with_type(out.into_iter().collect())
+        }
+        Builtin::TimeAdd => {
+            let ts = micros(arg(0)?)?;
+            let us = cast(arg(1)?, &DataType::Int64)?;
+            let months = cast(arg(2)?, &DataType::Int32)?;
+            let (us, months) = (us.as_primitive::<Int64Type>(), months.as_primitive::<Int32Type>());
+            let mut out = Vec::with_capacity(rows);
+            for i in 0..rows {
+                if ts.is_null(i) || us.is_null(i) || months.is_null(i) {
+                    out.push(None);
+                    continue;
+                }
+                let moved = add_months(ts.value(i), months.value(i)).and_then(|v| v.checked_add(us.value(i)));
+                out.push(Some(moved.ok_or_else(|| {
+                    KilnError::exec("[DATETIME_OVERFLOW] Datetime operation overflow: a timestamp plus an interval. SQLSTATE: 22008")
+                })?));
+            }
+            with_type(out.into_iter().collect())
+        }
+        other => return Err(KilnError::internal(format!("{} is not a timestamp function", other.name()))),
+    })
+}
+
+/// The timestamp `months` later, the day clamped to the month's last (Spark's timestampAddMonths).
+fn add_months(ts: i64, months: i32) -> Option<i64> {
+    if months == 0 {
+        return Some(ts);
+    }
+    let c = civil(ts);
+    let total = c.year.checked_mul(12)? + c.month as i64 - 1 + months as i64;
+    let (y, m) = (total.div_euclid(12), (total.rem_euclid(12) + 1) as u32);
+    let d = (0..4).map(|k| c.day.saturating_sub(k)).find(|d| from_civil(y, m, *d, 0, 0, 0, 0).is_some())?;
+    from_civil(y, m, d, c.hour, c.minute, c.second, c.micros)
+}
+
+/// date_trunc: the timestamp cut to the start of its unit; NULL for an unknown unit, as Spark.
+fn truncate(ts: i64, unit: &str) -> Option<i64> {
+    let c = civil(ts);
+    let at = |y: i64, m: u32, d: u32, hh: u32, mm: u32, ss: u32, us: u32| from_civil(y, m, d, hh, mm, ss, us);
+    match unit.to_ascii_uppercase().as_str() {
+        "YEAR" | "YYYY" | "YY" => at(c.year, 1, 1, 0, 0, 0, 0),
+        "QUARTER" => at(c.year, (c.month - 1) / 3 * 3 + 1, 1, 0, 0, 0, 0),
+        "MONTH" | "MM" | "MON" => at(c.year, c.month, 1, 0, 0, 0, 0),
+        "WEEK" => {
+            let monday = c.days - (c.days + 3).rem_euclid(7);
+            Some(monday * MICROS_PER_DAY)
+        }
+        "DAY" | "DD" => at(c.year, c.month, c.day, 0, 0, 0, 0),
+        "HOUR" => at(c.year, c.month, c.day, c.hour, 0, 0, 0),
+        "MINUTE" => at(c.year, c.month, c.day, c.hour, c.minute, 0, 0),
+        "SECOND" => at(c.year, c.month, c.day, c.hour, c.minute, c.second, 0),
+        "MILLISECOND" => at(c.year, c.month, c.day, c.hour, c.minute, c.second, c.micros / 1000 * 1000),
+        "MICROSECOND" => Some(ts),
+        _ => None,
+    }
+}

@@ -1,0 +1,100 @@
+//! sqlparser's `SparkSqlDialect` with Spark's string literals: backslash escapes are read
+//! (`'it\'s'`, `'\n'`, `'\\d'` is `\d`), and `\%` / `\_` keep their backslash for LIKE, as
+//! Spark's `unescapeSQLString` does. Everything else is the Spark dialect's.
+
+use std::any::TypeId;
+
+use sqlparser::ast::Expr;
+use sqlparser::dialect::{Dialect, SparkSqlDialect};
+use sqlparser::parser::{Parser, ParserError};
+
+/// The dialect kiln parses with.
+#[derive(Debug, Default)]
+pub(crate) struct KilnDialect;
+
+const SPARK: SparkSqlDialect = SparkSqlDialect;
+
+impl Dialect for KilnDialect {
+    // Checks of the form `dialect_of!(self is SparkSqlDialect)` hold.
+    fn dialect(&self) -> TypeId {
+        TypeId::of::<SparkSqlDialect>()
+    }
+    fn supports_string_literal_backslash_escape(&self) -> bool {
+        true
+    }
+    fn ignores_wildcard_escapes(&self) -> bool {
+        true
+    }
+    fn is_delimited_identifier_start(&self, ch: char) -> bool {
+        SPARK.is_delimited_identifier_start(ch)
+    }
+    fn supports_string_literal_column_alias(&self, explicit: bool) -> bool {
+        SPARK.supports_string_literal_column_alias(explicit)
+    }
+    fn supports_string_literal_table_alias(&self, explicit: bool) -> bool {
+        SPARK.supports_string_literal_table_alias(explicit)
+    }
+    fn supports_comparison_in_between_low_bound(&self) -> bool {
+        SPARK.supports_comparison_in_between_low_bound()
+    }
+    fn identifier_quote_style(&self, identifier: &str) -> Option<char> {
+        SPARK.identifier_quote_style(identifier)
+    }
+    fn is_identifier_start(&self, ch: char) -> bool {
+        SPARK.is_identifier_start(ch)
+    }
+    fn is_identifier_part(&self, ch: char) -> bool {
+        SPARK.is_identifier_part(ch)
+    }
+    fn supports_filter_during_aggregation(&self) -> bool {
+        SPARK.supports_filter_during_aggregation()
+    }
+    fn supports_group_by_expr(&self) -> bool {
+        SPARK.supports_group_by_expr()
+    }
+    fn supports_group_by_with_modifier(&self) -> bool {
+        SPARK.supports_group_by_with_modifier()
+    }
+    fn supports_lambda_functions(&self) -> bool {
+        SPARK.supports_lambda_functions()
+    }
+    fn supports_select_wildcard_except(&self) -> bool {
+        SPARK.supports_select_wildcard_except()
+    }
+    fn supports_struct_literal(&self) -> bool {
+        SPARK.supports_struct_literal()
+    }
+    fn supports_nested_comments(&self) -> bool {
+        SPARK.supports_nested_comments()
+    }
+    fn supports_create_table_using(&self) -> bool {
+        SPARK.supports_create_table_using()
+    }
+    fn supports_long_type_as_bigint(&self) -> bool {
+        SPARK.supports_long_type_as_bigint()
+    }
+    fn supports_values_as_table_factor(&self) -> bool {
+        SPARK.supports_values_as_table_factor()
+    }
+    fn require_interval_qualifier(&self) -> bool {
+        SPARK.require_interval_qualifier()
+    }
+    fn supports_bang_not_operator(&self) -> bool {
+        SPARK.supports_bang_not_operator()
+    }
+    fn supports_select_item_multi_column_alias(&self) -> bool {
+        SPARK.supports_select_item_multi_column_alias()
+    }
+    fn supports_cte_without_as(&self) -> bool {
+        SPARK.supports_cte_without_as()
+    }
+    fn supports_map_literal_with_angle_brackets(&self) -> bool {
+        SPARK.supports_map_literal_with_angle_brackets()
+    }
+    fn supports_pipe_operator(&self) -> bool {
+        SPARK.supports_pipe_operator()
+    }
+    fn parse_infix(&self, parser: &mut Parser, expr: &Expr, precedence: u8) -> Option<Result<Expr, ParserError>> {
+        SPARK.parse_infix(parser, expr, precedence)
+    }
+}

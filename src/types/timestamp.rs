@@ -1,0 +1,400 @@
+//! Timestamps as Spark keeps them: microseconds since 1970-01-01 00:00:00 UTC. `TIMESTAMP`
+//! (Spark's local-time-zone timestamp) is `Timestamp(Microsecond, "+00:00")`, `TIMESTAMP_NTZ` is
+//! `Timestamp(Microsecond, None)`; kiln's session time zone is UTC, so both read and print
+//! the same wall-clock text. Parsing and formatting follow Spark's `stringToTimestamp` and
+//! its datetime patterns (`yyyy-MM-dd HH:mm:ss.SSS`, `MMM`, `EEE`, `a`, quoted text).
+
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, TimeUnit};
+
+use super::scalar::chrono_like::{civil_from_days, days_from_civil, days_in_month};
+
+/// Microseconds per second, minute, hour and day.
+pub const MICROS_PER_SECOND: i64 = 1_000_000;
+const MICROS_PER_MINUTE: i64 = 60 * MICROS_PER_SECOND;
+const MICROS_PER_HOUR: i64 = 60 * MICROS_PER_MINUTE;
+/// Microseconds in a day.
+pub const MICROS_PER_DAY: i64 = 24 * MICROS_PER_HOUR;
+
+/// The Arrow type of `TIMESTAMP` (false) or `TIMESTAMP_NTZ` (true).
+pub fn timestamp_type(ntz: bool) -> DataType {
+    DataType::Timestamp(TimeUnit::Microsecond, if ntz { None } else { Some(Arc::from("+00:00")) })
+}
+
+/// True for either timestamp type.
+pub fn is_timestamp(dt: &DataType) -> bool {
+    matches!(dt, DataType::Timestamp(..))
+}
+
+/// The fields of a timestamp: year, month, day, hour, minute, second, microsecond.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Civil {
+    #[allow(missing_docs)]
+    pub year: i64,
+    #[allow(missing_docs)]
+    pub month: u32,
+    #[allow(missing_docs)]
+    pub day: u32,
+    #[allow(missing_docs)]
+    pub hour: u32,
+    #[allow(missing_docs)]
+    pub minute: u32,
+    #[allow(missing_docs)]
+    pub second: u32,
+    #[allow(missing_docs)]
+    pub micros: u32,
+    /// Days since the epoch.
+    pub days: i64,
+}
+
+/// Splits microseconds since the epoch into calendar fields.
+pub fn civil(micros: i64) -> Civil {
+    let days = micros.div_euclid(MICROS_PER_DAY);
+    let tod = micros.rem_euclid(MICROS_PER_DAY);
+    let (year, month, day) = civil_from_days(days);
+    Civil {
+        year,
+        month,
+        day,
+        hour: (tod / MICROS_PER_HOUR) as u32,
+        minute: (tod % MICROS_PER_HOUR / MICROS_PER_MINUTE) as u32,
+        second: (tod % MICROS_PER_MINUTE / MICROS_PER_SECOND) as u32,
+        micros: (tod % MICROS_PER_SECOND) as u32,
+        days,
+    }
+}
+
+/// Microseconds since the epoch of a wall-clock time, if the fields are valid.
+pub fn from_civil(y: i64, m: u32, d: u32, hh: u32, mm: u32, ss: u32, us: u32) -> Option<i64> {
+    if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) || hh > 23 || mm > 59 || ss > 59 || us > 999_999 {
+        return None;
+    }
+    let days = days_from_civil(y, m, d);
+    days.checked_mul(MICROS_PER_DAY)?
+        .checked_add(hh as i64 * MICROS_PER_HOUR + mm as i64 * MICROS_PER_MINUTE + ss as i64 * MICROS_PER_SECOND + us as i64)
+}
+
+/// Spark's rendering of a timestamp value: `yyyy-MM-dd HH:mm:ss`, then the fraction of a
+/// second without trailing zeros.
+pub fn format_timestamp(micros: i64) -> String {
+    let c = civil(micros);
+    let mut s = format!("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", c.year, c.month, c.day, c.hour, c.minute, c.second);
+    if c.micros != 0 {
+        let frac = format!("{:06}", c.micros);
+        s.push('.');
+        s.push_str(frac.trim_end_matches('0'));
+    }
+    s
+}
+
+/// Spark's `stringToTimestamp`: `yyyy[-[m]m[-[d]d]]`, then `[T| ][h]h:[m]m[:[s]s[.fraction]]`,
+/// then an optional zone (`Z`, `UTC`, `±hh[:mm]`), whose offset is applied.
+pub fn parse_timestamp(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let (date, rest) = match t.find([' ', 'T']) {
+        Some(i) => (&t[..i], Some(&t[i + 1..])),
+        None => (t, None),
+    };
+    let mut dp = date.splitn(3, '-');
+    let y_text = dp.next()?;
+    if y_text.is_empty() || y_text.len() > 6 || !y_text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let y: i64 = y_text.parse().ok()?;
+    let num = |s: Option<&str>, max_len: usize| -> Option<u32> {
+        match s {
+            None => Some(1),
+            Some(s) if !s.is_empty() && s.len() <= max_len && s.bytes().all(|b| b.is_ascii_digit()) => s.parse().ok(),
+            _ => None,
+        }
+    };
+    let m = num(dp.next(), 2)?;
+    let d = num(dp.next(), 2)?;
+    let (mut hh, mut mm, mut ss, mut us, mut offset) = (0u32, 0u32, 0u32, 0u32, 0i64);
+    if let Some(rest) = rest.filter(|r| !r.is_empty()) {
+        // The zone: Z, UTC/GMT, or a signed offset after the time.
+        let (time, zone) = match rest.find(['Z', '+', '-', 'U', 'G', ' ']) {
+            Some(i) => (&rest[..i], Some(rest[i..].trim())),
+            None => (rest, None),
+        };
+        if let Some(z) = zone {
+            offset = zone_offset(z)?;
+        }
+        let (hms, frac) = match time.split_once('.') {
+            Some((a, b)) => (a, Some(b)),
+            None => (time, None),
+        };
+        let mut tp = hms.split(':');
+        let part = |s: Option<&str>| -> Option<u32> {
+            let s = s?;
+            if s.is_empty() || s.len() > 2 || !s.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            s.parse().ok()
+        };
+        hh = part(tp.next())?;
+        mm = part(tp.next())?;
+        ss = match tp.next() {
+            Some(s) => part(Some(s))?,
+            None => 0,
+        };
+        if tp.next().is_some() {
+            return None;
+        }
+        if let Some(f) = frac {
+            if f.is_empty() || !f.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            // Digits past microseconds are dropped, as Spark does.
+            let six: String = f.chars().chain(std::iter::repeat('0')).take(6).collect();
+            us = six.parse().ok()?;
+        }
+    }
+    from_civil(y, m, d, hh, mm, ss, us)?.checked_sub(offset)
+}
+
+/// The offset in microseconds of a zone text: `Z`, `UTC`, `GMT`, `UTC+hh:mm`, `±hh`, `±hh:mm`, `±hhmm`.
+fn zone_offset(z: &str) -> Option<i64> {
+    let z = z.trim();
+    let z = z.strip_prefix("UTC").or_else(|| z.strip_prefix("GMT")).unwrap_or(z);
+    if z.is_empty() || z == "Z" {
+        return Some(0);
+    }
+    let (sign, body) = match z.as_bytes().first()? {
+        b'+' => (1, &z[1..]),
+        b'-' => (-1, &z[1..]),
+        _ => return None,
+    };
+    let (h, m) = match body.split_once(':') {
+        Some((h, m)) => (h, m),
+        None if body.len() == 4 => body.split_at(2),
+        None => (body, "0"),
+    };
+    let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
+    if h > 18 || m > 59 {
+        return None;
+    }
+    Some(sign * (h * MICROS_PER_HOUR + m * MICROS_PER_MINUTE))
+}
+
+const MONTHS: [&str; 12] = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const WEEKDAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+
+/// One element of a datetime pattern.
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    /// A pattern letter repeated `n` times.
+    Field(char, usize),
+    Text(String),
+}
+
+/// Splits a Spark datetime pattern; letters Spark rejects or kiln lacks are an error.
+fn tokens(pattern: &str) -> Result<Vec<Token>, String> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = vec![];
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\'' {
+            let mut text = String::new();
+            i += 1;
+            if i < chars.len() && chars[i] == '\'' {
+                out.push(Token::Text("'".into()));
+                i += 1;
+                continue;
+            }
+            while i < chars.len() {
+                if chars[i] == '\'' {
+                    if i + 1 < chars.len() && chars[i + 1] == '\'' {
+                        text.push('\'');
+                        i += 2;
+                        continue;
+                    }
+                    break;
+                }
+                text.push(chars[i]);
+                i += 1;
+            }
+            i += 1;
+            out.push(Token::Text(text));
+        } else if c.is_ascii_alphabetic() {
+            let mut n = 1;
+            while i + n < chars.len() && chars[i + n] == c {
+                n += 1;
+            }
+            if !matches!(c, 'y' | 'M' | 'L' | 'd' | 'D' | 'H' | 'h' | 'k' | 'K' | 'm' | 's' | 'S' | 'a' | 'E' | 'u' | 'Q' | 'q') {
+                return Err(format!("Illegal pattern character '{c}'"));
+            }
+            out.push(Token::Field(c, n));
+            i += n;
+        } else {
+            out.push(Token::Text(c.to_string()));
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// `date_format`: the timestamp rendered with a Spark datetime pattern.
+pub fn format_with_pattern(micros: i64, pattern: &str) -> Result<String, String> {
+    let c = civil(micros);
+    let weekday = (c.days + 3).rem_euclid(7) as usize; // 1970-01-01 was a Thursday
+    let mut s = String::new();
+    for t in tokens(pattern)? {
+        match t {
+            Token::Text(x) => s.push_str(&x),
+            Token::Field(f, n) => {
+                let num = |v: i64, n: usize| format!("{v:0n$}");
+                let text = match f {
+                    'y' if n == 2 => num(c.year.rem_euclid(100), 2),
+                    'y' => num(c.year, n),
+                    'M' | 'L' if n >= 4 => MONTHS[c.month as usize - 1].to_string(),
+                    'M' | 'L' if n == 3 => MONTHS[c.month as usize - 1][..3].to_string(),
+                    'M' | 'L' => num(c.month as i64, n),
+                    'd' => num(c.day as i64, n),
+                    'D' => num(c.days - days_from_civil(c.year, 1, 1) + 1, n),
+                    'H' => num(c.hour as i64, n),
+                    'k' => num(if c.hour == 0 { 24 } else { c.hour as i64 }, n),
+                    'h' => num(((c.hour + 11) % 12 + 1) as i64, n),
+                    'K' => num((c.hour % 12) as i64, n),
+                    'm' => num(c.minute as i64, n),
+                    's' => num(c.second as i64, n),
+                    'S' => format!("{:06}", c.micros).chars().chain(std::iter::repeat('0')).take(n).collect(),
+                    'a' => (if c.hour < 12 { "AM" } else { "PM" }).to_string(),
+                    'E' if n >= 4 => WEEKDAYS[weekday].to_string(),
+                    'E' => WEEKDAYS[weekday][..3].to_string(),
+                    'u' => num(weekday as i64 + 1, n),
+                    'Q' | 'q' => num(((c.month - 1) / 3 + 1) as i64, n),
+                    other => return Err(format!("Illegal pattern character '{other}'")),
+                };
+                s.push_str(&text);
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// `to_timestamp(text, pattern)`: the text read with a Spark datetime pattern; None when it
+/// does not match (Spark's ANSI mode then raises CANNOT_PARSE_TIMESTAMP).
+pub fn parse_with_pattern(text: &str, pattern: &str) -> Result<Option<i64>, String> {
+    let toks = tokens(pattern)?;
+    let b = text.as_bytes();
+    let mut i = 0;
+    let (mut y, mut mo, mut d, mut h, mut mi, mut s, mut us) = (1970i64, 1u32, 1u32, 0u32, 0u32, 0u32, 0u32);
+    let mut pm: Option<bool> = None;
+    let mut hour12 = false;
+    for (k, t) in toks.iter().enumerate() {
+        match t {
+            Token::Text(x) => {
+                if !text[i..].starts_with(x.as_str()) {
+                    return Ok(None);
+                }
+                i += x.len();
+            }
+            Token::Field(f, n) => {
+                // A field followed by another field reads exactly n digits; otherwise as many as there are.
+                let fixed = matches!(toks.get(k + 1), Some(Token::Field(..)));
+                let digits = |i: &mut usize, max: usize| -> Option<i64> {
+                    let start = *i;
+                    while *i < b.len() && b[*i].is_ascii_digit() && *i - start < max {
+                        *i += 1;
+                    }
+                    if *i == start {
+                        return None;
+                    }
+                    text[start..*i].parse().ok()
+                };
+                let width = if fixed { *n } else { usize::MAX };
+                let v = match f {
+                    'M' | 'L' if *n >= 3 => {
+                        let found = MONTHS.iter().position(|m| {
+                            let name = if *n == 3 { &m[..3] } else { m };
+                            text[i..].len() >= name.len() && text[i..i + name.len()].eq_ignore_ascii_case(name)
+                        });
+                        let Some(m) = found else { return Ok(None) };
+                        i += if *n == 3 { 3 } else { MONTHS[m].len() };
+                        mo = m as u32 + 1;
+                        continue;
+                    }
+                    'a' => {
+                        let t = text[i..].get(..2).map(|x| x.to_ascii_uppercase());
+                        match t.as_deref() {
+                            Some("AM") => pm = Some(false),
+                            Some("PM") => pm = Some(true),
+                            _ => return Ok(None),
+                        }
+                        i += 2;
+                        continue;
+                    }
+                    'E' => {
+                        let found = WEEKDAYS.iter().find(|w| {
+                            let name = if *n >= 4 { w } else { &w[..3] };
+                            text[i..].len() >= name.len() && text[i..i + name.len()].eq_ignore_ascii_case(name)
+                        });
+                        let Some(w) = found else { return Ok(None) };
+                        i += if *n >= 4 { w.len() } else { 3 };
+                        continue;
+                    }
+                    'S' => {
+                        let start = i;
+                        let Some(v) = digits(&mut i, if fixed { *n } else { 9 }) else { return Ok(None) };
+                        let len = i - start;
+                        us = if len <= 6 { (v * 10i64.pow(6 - len as u32)) as u32 } else { (v / 10i64.pow(len as u32 - 6)) as u32 };
+                        continue;
+                    }
+                    _ => match digits(&mut i, width) {
+                        Some(v) => v,
+                        None => return Ok(None),
+                    },
+                };
+                match f {
+                    'y' if *n == 2 => y = 2000 + v,
+                    'y' => y = v,
+                    'M' | 'L' => mo = v as u32,
+                    'd' => d = v as u32,
+                    'H' | 'k' => h = v as u32,
+                    'h' | 'K' => {
+                        h = v as u32;
+                        hour12 = true;
+                    }
+                    'm' => mi = v as u32,
+                    's' => s = v as u32,
+                    _ => return Err(format!("the pattern letter '{f}' cannot be parsed")),
+                }
+            }
+        }
+    }
+    if i != text.len() {
+        return Ok(None);
+    }
+    if hour12 || pm.is_some() {
+        if h > 12 {
+            return Ok(None);
+        }
+        h = (h % 12) + if pm == Some(true) { 12 } else { 0 };
+    }
+    Ok(from_civil(y, mo, d, h, mi, s, us))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_format() {
+        let t = parse_timestamp("2024-02-29 13:05:09.12").unwrap();
+        assert_eq!(format_timestamp(t), "2024-02-29 13:05:09.12");
+        assert_eq!(parse_timestamp("2024-02-29T13:05:09Z"), parse_timestamp("2024-02-29 15:05:09+02:00"));
+        assert_eq!(format_timestamp(parse_timestamp("2024-3-1").unwrap()), "2024-03-01 00:00:00");
+        assert_eq!(format_timestamp(-1), "1969-12-31 23:59:59.999999");
+        assert!(parse_timestamp("2024-02-30").is_none());
+        assert!(parse_timestamp("x").is_none());
+        assert_eq!(format_with_pattern(t, "yyyy/MM/dd HH:mm:ss.SSS a EEE MMM").unwrap(), "2024/02/29 13:05:09.120 PM Thu Feb");
+        assert_eq!(format_with_pattern(t, "'at' h 'o''clock'").unwrap(), "at 1 o'clock");
+        assert_eq!(parse_with_pattern("29/02/2024 01:05 PM", "dd/MM/yyyy hh:mm a").unwrap(), Some(parse_timestamp("2024-02-29 13:05").unwrap()));
+        assert_eq!(parse_with_pattern("20240229", "yyyyMMdd").unwrap(), parse_timestamp("2024-02-29"));
+        assert_eq!(parse_with_pattern("2024-02-29", "yyyy/MM/dd").unwrap(), None);
+        assert!(tokens("yyyy-bb").is_err());
+    }
+}

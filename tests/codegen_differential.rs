@@ -6,7 +6,7 @@ use kiln::Session;
 
 #[path = "../fuzz/src/harness.rs"]
 mod harness;
-use harness::{expr, fallbacks, hash_joins, join_clause, run, table, with_long_strings, Choices, Kind, Rng, FUSED_JOINS};
+use harness::{expr, fallbacks, hash_joins, join_chain, run, table, with_long_strings, Choices, Kind, Rng, FUSED_JOINS};
 
 #[test]
 fn compiled_and_interpreted_agree_on_random_expressions() {
@@ -84,17 +84,7 @@ fn compiled_and_interpreted_agree_on_join_pipelines() {
     let (mut total, mut compiled, mut multi) = (0, 0, 0);
     for case in 0..160 {
         let joins = 1 + rng.below(3) as usize;
-        let mut visible = vec!["t".to_string()];
-        let mut sql_joins = String::new();
-        for n in 0..joins {
-            let table = *rng.pick(&["u", "u", "w", "w", "e"]);
-            let alias = format!("j{n}");
-            let (clause, keeps) = join_clause(&mut rng, FUSED_JOINS, &visible, table, &alias);
-            sql_joins.push_str(&clause);
-            if keeps {
-                visible.push(alias);
-            }
-        }
+        let (sql_joins, visible) = join_chain(&mut rng, FUSED_JOINS, &["u", "u", "w", "w", "e"], joins);
         let last = visible.last().cloned().unwrap_or_else(|| "t".into());
         let filter = rng.pick(&["", " WHERE t.i > -50", " WHERE t.k <> 'b' OR t.k IS NULL"]).to_string();
         let sql = match case % 3 {

@@ -440,6 +440,23 @@ pub fn join_clause(rng: &mut impl Choices, kinds: &[(&str, bool)], visible: &[St
     (format!(" {kind} {table} {alias} ON {}{residual}", on.join(" AND ")), keeps)
 }
 
+/// `n` joins onto `t`, each with a table picked from `builds` (aliased `j0`, `j1`, ...) by
+/// `join_clause`: the clauses, and the aliases whose columns stay visible (`t` first).
+pub fn join_chain(rng: &mut impl Choices, kinds: &[(&str, bool)], builds: &[&str], n: usize) -> (String, Vec<String>) {
+    let mut visible = vec!["t".to_string()];
+    let mut sql_joins = String::new();
+    for k in 0..n {
+        let table = *rng.pick(builds);
+        let alias = format!("j{k}");
+        let (clause, keeps) = join_clause(rng, kinds, &visible, table, &alias);
+        sql_joins.push_str(&clause);
+        if keeps {
+            visible.push(alias);
+        }
+    }
+    (sql_joins, visible)
+}
+
 // ---------------------------------------------------------------------------------------------
 // sql_pipeline: SQL text, and SQL from a grammar, end to end: never a panic
 // ---------------------------------------------------------------------------------------------
@@ -695,17 +712,7 @@ pub fn differential_query(c: &mut impl Choices) -> String {
             // Probes of up to three joins of every kind, then a filter, a projection or an
             // aggregate over the joined rows.
             let joins = 1 + c.below(3) as usize;
-            let mut visible = vec!["t".to_string()];
-            let mut sql_joins = String::new();
-            for n in 0..joins {
-                let build = *c.pick(&["u", "w", "w", "e", "t"]);
-                let alias = format!("j{n}");
-                let (clause, keeps) = join_clause(c, ALL_JOINS, &visible, build, &alias);
-                sql_joins.push_str(&clause);
-                if keeps {
-                    visible.push(alias);
-                }
-            }
+            let (sql_joins, visible) = join_chain(c, ALL_JOINS, &["u", "w", "w", "e", "t"], joins);
             let last = visible.last().cloned().unwrap_or_else(|| "t".into());
             let filter = c.pick(&["", " WHERE t.i > -50", " WHERE t.k <> 'b' OR t.k IS NULL", " WHERE t.x > 0 OR t.m < 0"]).to_string();
             match c.below(3) {

@@ -1,198 +1,12 @@
 //! Differential test of generated code: random expressions over random batches with NULLs,
 //! run compiled and interpreted; the results (or the error messages) must be identical.
 
-use std::sync::Arc;
-
-use arrow::array::{ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array, StringArray};
-use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
-use kiln::physical::PhysicalPlan;
 use kiln::Session;
 
-mod common;
-use common::Rng;
-
-/// A batch of every type; `null_pct` percent of the values are NULL (0: none, which runs the
-/// generated variant that reads no validity bitmaps).
-fn table(rng: &mut Rng, rows: usize, null_pct: u64) -> RecordBatch {
-    let null = |rng: &mut Rng| rng.chance(null_pct);
-    let i: Int32Array = (0..rows).map(|_| (!null(rng)).then(|| rng.below(200) as i32 - 100)).collect();
-    let l: Int64Array = (0..rows).map(|_| (!null(rng)).then(|| rng.below(1 << 40) as i64 - (1 << 39))).collect();
-    let big: Int32Array = (0..rows).map(|_| (!null(rng)).then(|| rng.below(u32::MAX as u64) as i64 as i32)).collect();
-    // Now and then a value min/max must order exactly as the interpreter: NaN, -0.0, infinities.
-    let special = [f64::NAN, -0.0, 0.0, f64::INFINITY, f64::NEG_INFINITY, -f64::NAN];
-    let f: Float64Array = (0..rows)
-        .map(|_| (!null(rng)).then(|| if rng.chance(3) { *rng.pick(&special) } else { (rng.below(20_000) as f64 - 10_000.0) / 64.0 }))
-        .collect();
-    let d: Decimal128Array = (0..rows).map(|_| (!null(rng)).then(|| rng.below(2_000_000) as i128 - 1_000_000)).collect();
-    let e: Decimal128Array = (0..rows).map(|_| (!null(rng)).then(|| rng.below(1 << 50) as i128 - (1 << 49))).collect();
-    let dt: Date32Array = (0..rows).map(|_| (!null(rng)).then(|| 10_000 + rng.below(1000) as i32)).collect();
-    let b: BooleanArray = (0..rows).map(|_| (!null(rng)).then(|| rng.chance(50))).collect();
-    // Prefixes of each other, an empty string and multi-byte characters, for ordering,
-    // LIKE patterns and length().
-    let words = ["a", "b", "c", "d", "ab", "ba", "abc", "bcab", "", "é", "añb", "b\u{7f}", "cé"];
-    let k: StringArray = (0..rows).map(|_| (!null(rng)).then(|| *rng.pick(&words))).collect();
-    let schema = Schema::new(vec![
-        Field::new("i", DataType::Int32, true),
-        Field::new("l", DataType::Int64, true),
-        Field::new("big", DataType::Int32, true),
-        Field::new("f", DataType::Float64, true),
-        Field::new("d", DataType::Decimal128(9, 2), true),
-        Field::new("e", DataType::Decimal128(20, 4), true),
-        Field::new("dt", DataType::Date32, true),
-        Field::new("b", DataType::Boolean, true),
-        Field::new("k", DataType::Utf8, true),
-    ]);
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(i),
-        Arc::new(l),
-        Arc::new(big),
-        Arc::new(f),
-        Arc::new(d.with_precision_and_scale(9, 2).expect("valid decimal")),
-        Arc::new(e.with_precision_and_scale(20, 4).expect("valid decimal")),
-        Arc::new(dt),
-        Arc::new(b),
-        Arc::new(k),
-    ];
-    RecordBatch::try_new(Arc::new(schema), columns).expect("consistent batch")
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Kind {
-    Int,
-    Long,
-    Double,
-    Decimal,
-    Date,
-    Bool,
-}
-
-/// A random SQL expression of `kind`, `depth` levels deep at most.
-fn expr(rng: &mut Rng, kind: Kind, depth: u32) -> String {
-    let leaf = depth == 0 || rng.chance(30);
-    match kind {
-        Kind::Int if leaf => rng
-            .pick(&[
-                "i",
-                "big",
-                "7",
-                "-3",
-                "0",
-                "CAST(NULL AS INT)",
-                "length(k)",
-                "abs(i)",
-                "abs(big)",
-                "CAST(f AS INT)",
-                "CAST(d AS INT)",
-                "CAST(CAST(i AS BIGINT) AS INT)",
-                "CAST(CAST(i AS BIGINT) * 30000000 AS INT)",
-            ])
-            .to_string(),
-        Kind::Long if leaf => rng.pick(&["l", "CAST(i AS BIGINT)", "100000000000", "2", "abs(l)", "CAST(f * 1000000 AS BIGINT)", "CAST(d AS BIGINT)"]).to_string(),
-        Kind::Double if leaf => rng
-            .pick(&["f", "CAST(0.5 AS DOUBLE)", "CAST(i AS DOUBLE)", "CAST(0 AS DOUBLE)", "abs(f)", "CAST(d AS DOUBLE)", "CAST(e AS DOUBLE)"])
-            .to_string(),
-        Kind::Decimal if leaf => rng.pick(&["d", "e", "1.25", "CAST(i AS DECIMAL(12,3))", "0.00", "abs(d)", "CAST(d AS DECIMAL(6,1))", "CAST(d AS DECIMAL(9,0))"]).to_string(),
-        Kind::Date if leaf => rng.pick(&["dt", "DATE '1997-06-01'"]).to_string(),
-        Kind::Bool if leaf => rng
-            .pick(&[
-                "b",
-                "TRUE",
-                "i IS NULL",
-                "d IS NOT NULL",
-                "k = 'a'",
-                "k <> 'b'",
-                "k IN ('a', 'c')",
-                "k LIKE 'b%'",
-                "k LIKE '%c'",
-                "k NOT LIKE 'd'",
-                "k IS NULL",
-                "k < 'b'",
-                "k >= 'ab'",
-                "'b' > k",
-                "k <= 'añ'",
-                "k > ''",
-                "k LIKE '%b%'",
-                "k LIKE 'a%b'",
-                "k NOT LIKE '%a%b%'",
-                "k LIKE '%é'",
-                "length(k) > 1",
-            ])
-            .to_string(),
-        Kind::Int | Kind::Long | Kind::Double | Kind::Decimal => {
-            let op = *rng.pick(&["+", "-", "*", "CASE", "NEG"]);
-            let (a, b) = (expr(rng, kind, depth - 1), expr(rng, kind, depth - 1));
-            match op {
-                "CASE" => format!("CASE WHEN {} THEN {a} ELSE {b} END", expr(rng, Kind::Bool, depth - 1)),
-                "NEG" => format!("(-{a})"),
-                _ if kind == Kind::Double && rng.chance(25) => format!("({a} / {b})"),
-                op => format!("({a} {op} {b})"),
-            }
-        }
-        Kind::Date => "dt".to_string(),
-        Kind::Bool => {
-            let operand = *rng.pick(&[Kind::Int, Kind::Long, Kind::Double, Kind::Decimal, Kind::Date]);
-            match rng.below(7) {
-                0 => format!("({} AND {})", expr(rng, Kind::Bool, depth - 1), expr(rng, Kind::Bool, depth - 1)),
-                1 => format!("({} OR {})", expr(rng, Kind::Bool, depth - 1), expr(rng, Kind::Bool, depth - 1)),
-                2 => format!("(NOT {})", expr(rng, Kind::Bool, depth - 1)),
-                3 if rng.chance(50) => format!("({} IN (1, 2, -3, NULL))", expr(rng, Kind::Int, depth - 1)),
-                // Longer than 10 values: an INSET after OptimizeIn.
-                3 => format!("({} NOT IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -7))", expr(rng, Kind::Int, depth - 1)),
-                4 => format!("({} BETWEEN {} AND {})", expr(rng, Kind::Int, depth - 1), expr(rng, Kind::Int, 0), expr(rng, Kind::Int, 0)),
-                _ => {
-                    let cmp = *rng.pick(&["=", "<>", "<", "<=", ">", ">=", "<=>"]);
-                    format!("({} {cmp} {})", expr(rng, operand, depth - 1), expr(rng, operand, depth - 1))
-                }
-            }
-        }
-    }
-}
-
-fn run(session: &Session, sql: &str, codegen: bool) -> (String, bool) {
-    session.set_conf("spark.sql.codegen.wholeStage", &codegen.to_string()).expect("setting");
-    match session.sql(sql) {
-        Err(e) => (format!("error: {e}"), false),
-        Ok(df) => {
-            let compiled = has_compiled_stage(df.physical_plan());
-            if std::env::var("KILN_SHOW_FALLBACKS").is_ok() {
-                let mut r = vec![];
-                fallbacks(df.physical_plan(), &mut r);
-                r.iter().for_each(|r| eprintln!("fallback: {r}"));
-            }
-            match df.collect() {
-                Err(e) => (format!("error: {e}"), compiled),
-                Ok(batches) => {
-                    let csv = kiln::format::result_csv(&df.schema(), &batches);
-                    let mut lines: Vec<&str> = csv.lines().collect();
-                    lines.sort_unstable();
-                    (lines.join("\n"), compiled)
-                }
-            }
-        }
-    }
-}
-
-fn fallbacks(plan: &PhysicalPlan, out: &mut Vec<String>) {
-    if let PhysicalPlan::WholeStageCodegen { fallback: Some(r), .. } = plan {
-        out.push(r.clone());
-    }
-    plan.children().iter().for_each(|c| fallbacks(c, out));
-}
-
-/// Hash joins in the plan, and those probed by a compiled stage.
-fn hash_joins(plan: &PhysicalPlan) -> (usize, usize) {
-    let own = usize::from(matches!(plan, PhysicalPlan::HashJoin { .. }));
-    let fused = match plan {
-        PhysicalPlan::WholeStageCodegen { fallback: None, child, .. } => kiln::codegen::StageSpec::from_plan(child).map_or(0, |s| s.joins().len()),
-        _ => 0,
-    };
-    plan.children().iter().map(|c| hash_joins(c)).fold((own, fused), |(a, b), (c, d)| (a + c, b + d))
-}
-
-fn has_compiled_stage(plan: &PhysicalPlan) -> bool {
-    matches!(plan, PhysicalPlan::WholeStageCodegen { fallback: None, .. }) || plan.children().iter().any(|c| has_compiled_stage(c))
-}
+#[path = "../fuzz/src/harness.rs"]
+mod harness;
+use harness::{expr, fallbacks, hash_joins, join_chain, run, table, with_long_strings, Choices, Kind, Rng, FUSED_JOINS};
 
 #[test]
 fn compiled_and_interpreted_agree_on_random_expressions() {
@@ -254,29 +68,6 @@ fn compiled_and_interpreted_agree_on_random_expressions() {
     assert!(errors * 2 < total, "{errors} of {total} cases failed in both modes");
 }
 
-/// A random join of the stream table `t` (or a build side joined before) with `table` as
-/// `alias`: the join clause and whether the build side's columns stay visible.
-fn join_clause(rng: &mut Rng, visible: &[String], table: &str, alias: &str) -> (String, bool) {
-    let (kind, keeps) = *rng.pick(&[("JOIN", true), ("LEFT JOIN", true), ("LEFT SEMI JOIN", false), ("LEFT ANTI JOIN", false)]);
-    // Keys with few distinct values (matches, duplicate keys); doubles with NaN and -0.0;
-    // strings (the general path); an int against a bigint (a cast on the stream key).
-    let key = *rng.pick(&["i", "k", "f", "dt", "b", "i|l", "k,i", "dt,b"]);
-    let from = rng.pick(visible).clone();
-    let on: Vec<String> = key
-        .split(',')
-        .map(|k| match k.split_once('|') {
-            Some((a, b)) => format!("CAST({from}.{a} AS BIGINT) = CAST({alias}.{a} AS BIGINT) + 0 * {alias}.{b}"),
-            None => format!("{from}.{k} = {alias}.{k}"),
-        })
-        .collect();
-    let residual = match rng.below(4) {
-        0 => format!(" AND ({alias}.d > {from}.d OR {alias}.b)"),
-        1 => format!(" AND {alias}.k <> 'a'"),
-        _ => String::new(),
-    };
-    (format!(" {kind} {table} {alias} ON {}{residual}", on.join(" AND ")), keeps)
-}
-
 #[test]
 fn compiled_and_interpreted_agree_on_join_pipelines() {
     let _ = rayon::ThreadPoolBuilder::new().num_threads(1).build_global();
@@ -293,17 +84,7 @@ fn compiled_and_interpreted_agree_on_join_pipelines() {
     let (mut total, mut compiled, mut multi) = (0, 0, 0);
     for case in 0..160 {
         let joins = 1 + rng.below(3) as usize;
-        let mut visible = vec!["t".to_string()];
-        let mut sql_joins = String::new();
-        for n in 0..joins {
-            let table = *rng.pick(&["u", "u", "w", "w", "e"]);
-            let alias = format!("j{n}");
-            let (clause, keeps) = join_clause(&mut rng, &visible, table, &alias);
-            sql_joins.push_str(&clause);
-            if keeps {
-                visible.push(alias);
-            }
-        }
+        let (sql_joins, visible) = join_chain(&mut rng, FUSED_JOINS, &["u", "u", "w", "w", "e"], joins);
         let last = visible.last().cloned().unwrap_or_else(|| "t".into());
         let filter = rng.pick(&["", " WHERE t.i > -50", " WHERE t.k <> 'b' OR t.k IS NULL"]).to_string();
         let sql = match case % 3 {
@@ -333,18 +114,6 @@ fn compiled_and_interpreted_agree_on_join_pipelines() {
     }
     assert!(compiled * 10 >= total * 9, "only {compiled} of {total} joins compiled");
     assert!(multi * 2 >= 160, "only {multi} of 160 cases joined more than once");
-}
-
-/// `table` with a column `s` of strings past the group table's 4-byte prefix (sharing long
-/// prefixes, differing in their last byte or length).
-fn with_long_strings(rng: &mut Rng, batch: RecordBatch, null_pct: u64) -> RecordBatch {
-    let words = ["Customer#000000001", "Customer#000000002", "Customer#00000000", "Customer#0000000012", "abcde", "abcdf", "abcd", "abcdefgh", "abcdefghi"];
-    let s: StringArray = (0..batch.num_rows()).map(|_| (!rng.chance(null_pct)).then(|| *rng.pick(&words))).collect();
-    let mut fields: Vec<Field> = batch.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
-    fields.push(Field::new("s", DataType::Utf8, true));
-    let mut columns = batch.columns().to_vec();
-    columns.push(Arc::new(s));
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).expect("consistent batch")
 }
 
 /// Grouped aggregates over every key kind the group table holds — one int key (its own

@@ -2,56 +2,14 @@
 //! parsing, analysis, optimization, planning and execution (both modes), and each ends in rows
 //! or an error.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
 use kiln::Session;
 
-mod common;
-use common::Rng;
-
-const TOKENS: &[&str] = &[
-    "SELECT", "FROM", "WHERE", "GROUP BY", "HAVING", "ORDER BY", "LIMIT", "JOIN", "LEFT JOIN", "FULL OUTER JOIN", "ON", "USING",
-    "AND", "OR", "NOT", "IS NULL", "IS NOT NULL", "IN", "BETWEEN", "LIKE", "CASE", "WHEN", "THEN", "ELSE", "END", "CAST", "AS",
-    "INT", "DECIMAL(10,2)", "DATE", "STRING", "(", ")", ",", "*", "+", "-", "/", "%", "=", "<>", "<", ">=", "1", "0", "-1",
-    "2147483647", "9223372036854775807", "1.5", "'x'", "'2026-10-01'", "NULL", "TRUE", "orders", "customers", "o", "c",
-    "order_id", "customer_id", "status", "amount", "order_date", "name", "country", "sum(amount)", "count(*)", "avg(amount)",
-    "lower(status)", "substring(name, 0, -1)", "round(amount, -2)", "DATE '2026-02-30'", "INTERVAL '1' DAY", "DISTINCT", ";",
-];
-
-const VALID: &[&str] = &[
-    "SELECT customer_id, SUM(amount) AS revenue FROM orders WHERE status = 'paid' GROUP BY customer_id",
-    "SELECT c.name, o.order_id FROM customers c LEFT JOIN orders o ON o.customer_id = c.customer_id ORDER BY c.name",
-    "SELECT order_id, amount * 2 - 1 FROM orders WHERE order_date >= DATE '2026-10-01' - INTERVAL '3' DAY",
-];
+#[path = "../fuzz/src/harness.rs"]
+mod harness;
+use harness::{runs_without_panic as run, Choices, Rng, TOKENS, VALID};
 
 fn session() -> Session {
-    let s = Session::new();
-    s.register_batches("orders", vec![kiln::datasource::demo::shop_orders()]).expect("orders");
-    s.register_batches("customers", vec![kiln::datasource::demo::shop_customers()]).expect("customers");
-    s
-}
-
-/// Runs `sql` to the end in both modes; a panic is the only failure. Ok(true) when it
-/// produced rows.
-fn run(s: &Session, sql: &str) -> Result<bool, String> {
-    let mut rows = false;
-    for codegen in ["true", "false"] {
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            s.set_conf("spark.sql.codegen.wholeStage", codegen).ok();
-            match s.sql(sql) {
-                Ok(df) => {
-                    let _ = df.explain_string(kiln::ExplainMode::Extended);
-                    df.collect().is_ok()
-                }
-                Err(_) => false,
-            }
-        }));
-        match outcome {
-            Ok(ran) => rows |= ran,
-            Err(_) => return Err(format!("panicked (codegen {codegen}) on: {sql}")),
-        }
-    }
-    Ok(rows)
+    harness::sql_session(&std::env::temp_dir())
 }
 
 #[test]

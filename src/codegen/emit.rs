@@ -8,6 +8,7 @@
 //! interpreted, which reports the error (or the result) exactly as the interpreter does.
 
 use arrow::datatypes::DataType;
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, Block, BlockArg, FuncRef, GlobalValue, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -124,6 +125,12 @@ fn middle_pieces(pattern: &[u8]) -> Vec<&[u8]> {
     pieces[1..pieces.len().saturating_sub(1).max(1)].iter().copied().filter(|p| !p.is_empty()).collect()
 }
 
+/// What the string helpers' callers promise, checked in debug builds (the fuzz targets): a
+/// length an Arrow string can have (i32 offsets), and bytes behind it.
+pub fn value_bytes_ok(bytes: *const u8, len: i64) -> bool {
+    (0..=i32::MAX as i64).contains(&len) && (len == 0 || !bytes.is_null())
+}
+
 /// The substring search the generated code calls per value for a LIKE pattern's middle
 /// pieces: the index of the first `needle` in `haystack`, or -1. Never panics (a panic would
 /// abort the process across the `extern "C"` boundary).
@@ -131,6 +138,7 @@ fn middle_pieces(pattern: &[u8]) -> Vec<&[u8]> {
 /// # Safety
 /// `haystack` and `needle` must point at that many readable bytes.
 pub unsafe extern "C" fn kiln_find(haystack: *const u8, haystack_len: i64, needle: *const u8, needle_len: i64) -> i64 {
+    debug_assert!(value_bytes_ok(haystack, haystack_len) && value_bytes_ok(needle, needle_len), "kiln_find({haystack:?}, {haystack_len}, {needle:?}, {needle_len})");
     let (Ok(h), Ok(n)) = (usize::try_from(haystack_len), usize::try_from(needle_len)) else { return -1 };
     if haystack.is_null() || needle.is_null() {
         return -1;
@@ -145,6 +153,7 @@ pub unsafe extern "C" fn kiln_find(haystack: *const u8, haystack_len: i64, needl
 /// # Safety
 /// `bytes` must point at `len` readable bytes.
 pub unsafe extern "C" fn kiln_hash_bytes(bytes: *const u8, len: i64) -> i64 {
+    debug_assert!(value_bytes_ok(bytes, len), "kiln_hash_bytes({bytes:?}, {len})");
     let Ok(n) = usize::try_from(len) else { return 0 };
     if bytes.is_null() {
         return crate::exec::interpreted::join_table::hash_bytes(&[]) as i64;
@@ -159,6 +168,7 @@ pub unsafe extern "C" fn kiln_hash_bytes(bytes: *const u8, len: i64) -> i64 {
 /// # Safety
 /// `a` and `b` must point at `len` readable bytes.
 pub unsafe extern "C" fn kiln_bytes_eq(a: *const u8, b: *const u8, len: i64) -> i64 {
+    debug_assert!(value_bytes_ok(a, len) && value_bytes_ok(b, len), "kiln_bytes_eq({a:?}, {b:?}, {len})");
     let Ok(n) = usize::try_from(len) else { return 0 };
     if n == 0 {
         return 1;
@@ -1297,17 +1307,18 @@ pub(super) fn note(b: &mut FunctionBuilder, helpers: &Helpers, what: impl FnOnce
     }
 }
 
+/// The block every failure branches to. Filled through a cursor: the builder stays in the
+/// current block, which Cranelift wants filled before the builder switches away from it (a
+/// debug assertion).
 fn fail_block(b: &mut FunctionBuilder, helpers: &Helpers) -> Block {
     let fail = b.create_block();
-    let cur = b.current_block();
     let at = b.srcloc();
-    b.switch_to_block(fail);
     note(b, helpers, || "fail: return -1, the batch runs on the interpreter (its errors and results)".into());
-    let m1 = b.ins().iconst(types::I64, -1);
-    b.ins().return_(&[m1]);
-    if let Some(c) = cur {
-        b.switch_to_block(c);
-    }
+    let loc = b.srcloc();
+    b.func.layout.append_block(fail);
+    let mut pos = FuncCursor::new(b.func).with_srcloc(loc).at_bottom(fail);
+    let m1 = pos.ins().iconst(types::I64, -1);
+    pos.ins().return_(&[m1]);
     b.set_srcloc(at);
     fail
 }

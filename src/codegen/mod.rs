@@ -31,6 +31,7 @@ mod spec;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+pub(crate) use emit::value_bytes_ok;
 pub use jit::{compile_stage, CompiledStage, StageCache};
 pub use run::{aggregate_partition, output_batch, BuildTable};
 pub use spec::{AggSpec, JoinSpec, StageJoinType, StageSink, StageSpec};

@@ -145,24 +145,53 @@ fn side_of(spec: &StageSpec, i: usize) -> Option<usize> {
 /// `batch`, build columns from the build side), and whether none of those columns has a NULL
 /// (the variant without validity reads then runs). The returned buffer backs the validity of
 /// columns without nulls and must outlive the calls.
+///
+/// This is the boundary where generated code gets its buffers: each column must have the type
+/// the stage was compiled for (the code reads values of that width) and the row count the code
+/// loops over, else the batch is an error before any generated code runs.
 fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, builds: &[&BuildTable]) -> Result<(Vec<u64>, Vec<u8>, bool)> {
     let mut slots = vec![0u64; compiled.layout.len];
-    let all_valid = vec![0xFFu8; batch.num_rows() / 8 + 2];
+    // Validity for columns without a bitmap: all-valid bits for the batch's rows, then
+    // all-NULL bits for any side's rows (a NULL-typed column has no bitmap, yet only NULLs).
+    let ones = batch.num_rows() / 8 + 2;
+    let most_rows = builds.iter().map(|t| t.batch.num_rows()).fold(batch.num_rows(), usize::max);
+    let mut all_valid = vec![0xFFu8; ones];
+    all_valid.resize(ones + most_rows / 8 + 2, 0);
     let mut no_nulls = true;
     if builds.len() != spec.joins().len() {
         return Err(KilnError::internal("a compiled stage without one build table per join"));
     }
+    if compiled.layout.tables.len() != builds.len() || compiled.layout.columns.len() != spec.columns().len() {
+        return Err(KilnError::internal("a compiled stage whose slot layout does not match its plan"));
+    }
     for (t, first) in builds.iter().zip(&compiled.layout.tables) {
-        slots[*first..*first + t.words.len()].copy_from_slice(&t.words);
+        let dest = slots.get_mut(*first..*first + t.words.len()).ok_or_else(|| KilnError::internal("a join table's words past the slot array"))?;
+        dest.copy_from_slice(&t.words);
     }
     for (i, cols) in compiled.layout.columns.iter().enumerate() {
         let Some([values, validity, voff, boff]) = *cols else { continue };
         let side = side_of(spec, i);
-        let array = match side {
-            None => batch.columns().get(i),
-            Some(k) => builds[k].batch.columns().get(i - spec.joins()[k].offset),
+        let (array, rows) = match side {
+            None => (batch.columns().get(i), batch.num_rows()),
+            Some(k) => (builds[k].batch.columns().get(i - spec.joins()[k].offset), builds[k].batch.num_rows()),
         };
         let array = array.ok_or_else(|| KilnError::internal("stage input lacks a column"))?;
+        let expected = &spec.columns()[i];
+        if array.data_type() != &expected.data_type {
+            return Err(KilnError::internal(format!(
+                "stage input column {} ({}) is {}, the compiled stage reads {}",
+                i,
+                expected.name,
+                array.data_type(),
+                expected.data_type
+            )));
+        }
+        if array.len() != rows {
+            return Err(KilnError::internal(format!("stage input column {} ({}) has {} rows, the batch {rows}", i, expected.name, array.len())));
+        }
+        if !expected.nullable && array.null_count() > 0 {
+            return Err(KilnError::internal(format!("stage input column {} ({}) has NULLs, the plan says it has none", i, expected.name)));
+        }
         let (ptr, bit_offset) = match array.data_type() {
             DataType::Boolean => {
                 let b = array.as_boolean().values();
@@ -178,12 +207,19 @@ fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, 
                 let s = array.as_string::<i32>();
                 (s.value_offsets().as_ptr() as u64, s.value_data().as_ptr() as u64)
             }
-            // Generated code tests only the validity of other columns.
-            _ => (0, 0),
+            // Generated code tests only the validity of other columns (`unsupported_reason`).
+            t if !super::spec::supported_type(t) => (0, 0),
+            t => return Err(KilnError::internal(format!("stage input column {i} of type {t} has no slot reader"))),
         };
         slots[values] = ptr;
         slots[boff] = bit_offset;
         no_nulls &= array.null_count() == 0;
+        if array.data_type() == &DataType::Null {
+            no_nulls = false;
+            slots[validity] = all_valid[ones..].as_ptr() as u64;
+            slots[voff] = 0;
+            continue;
+        }
         match array.nulls() {
             Some(n) => {
                 slots[validity] = n.buffer().as_ptr() as u64;

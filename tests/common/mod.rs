@@ -1,28 +1,5 @@
 //! Helpers shared by the integration tests.
 
-/// splitmix64: a small deterministic generator, so a failure reproduces from its seed.
-pub struct Rng(pub u64);
-
-#[allow(dead_code)] // each test binary uses its own part
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    pub fn chance(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
-    }
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-}
-
 /// Plan text with run-dependent numbers masked: `#123` -> `#n`, `plan_id=4` -> `plan_id=n`.
 #[allow(dead_code)]
 pub fn mask_ids(text: &str) -> String {

@@ -670,6 +670,7 @@ impl GroupTable {
 /// # Safety
 /// `header` must be the header of a live `GroupTable`.
 pub unsafe extern "C" fn kiln_group_grow(header: *mut Header) -> i64 {
+    debug_assert!(!header.is_null(), "kiln_group_grow without a table");
     if header.is_null() {
         return -1;
     }
@@ -688,6 +689,7 @@ pub unsafe extern "C" fn kiln_group_grow(header: *mut Header) -> i64 {
 /// `header` must be the header of a live `GroupTable`; the scratch row's string words must
 /// address their bytes.
 pub unsafe extern "C" fn kiln_group_insert(header: *mut Header, hash: u64, slot: u64) -> i64 {
+    debug_assert!(!header.is_null(), "kiln_group_insert without a table");
     if header.is_null() {
         return -1;
     }
@@ -710,6 +712,7 @@ pub unsafe extern "C" fn kiln_group_insert(header: *mut Header, hash: u64, slot:
 /// # Safety
 /// Both must address `n` readable bytes.
 pub unsafe extern "C" fn kiln_bytes_equal(a: *const u8, b: *const u8, n: i64) -> i64 {
+    debug_assert!(crate::codegen::value_bytes_ok(a, n) && crate::codegen::value_bytes_ok(b, n), "kiln_bytes_equal({a:?}, {b:?}, {n})");
     let Ok(n) = usize::try_from(n) else { return 0 };
     if a.is_null() || b.is_null() {
         return (n == 0) as i64;

@@ -178,6 +178,15 @@ impl Session {
         self.register_memory(name, schema, batches)
     }
     pub(crate) fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
+        // A NULL-typed column is always nullable (Spark's NullType), whatever its field says:
+        // Arrow counts no nulls in a NullArray, and generated code trusts the nullability.
+        let schema = if schema.fields().iter().any(|f| f.data_type() == &arrow::datatypes::DataType::Null && !f.is_nullable()) {
+            Arc::new(arrow::datatypes::Schema::new(
+                schema.fields().iter().map(|f| f.as_ref().clone().with_nullable(f.is_nullable() || f.data_type() == &arrow::datatypes::DataType::Null)).collect::<Vec<_>>(),
+            ))
+        } else {
+            schema
+        };
         self.register(Table { name: name.to_string(), database: "default".into(), schema, source: TableSource::Memory(batches), kind: TableKind::Session, stats: None })
     }
 

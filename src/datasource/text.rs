@@ -7,7 +7,7 @@
 //! per value.
 
 use std::fs::File;
-use std::io::{BufReader, Seek};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -42,9 +42,6 @@ impl TextFormat {
             TextFormat::Csv => "csv",
             TextFormat::Json => "json",
         }
-    }
-    fn extension(self) -> &'static str {
-        self.name()
     }
 }
 
@@ -145,6 +142,8 @@ pub struct TextTable {
     pub location: PathBuf,
     /// The files read, sorted.
     pub files: Vec<PathBuf>,
+    /// Their bytes, read when the table was opened (as a Parquet table's are).
+    bytes: u128,
     /// The table's columns.
     pub schema: SchemaRef,
     /// How the files are parsed.
@@ -155,7 +154,7 @@ impl TextTable {
     /// The files at `location` (a file, or every `*.csv` / `*.json` below a folder), with
     /// `schema` when given, else inferred as Spark infers it.
     pub fn open(format: TextFormat, location: &Path, options: TextOptions, schema: Option<SchemaRef>) -> Result<TextTable> {
-        let files = super::parquet::list_files(location, format.extension())?;
+        let files = super::parquet::list_files(location, format.name())?;
         let schema = match schema {
             Some(s) => s,
             None => match format {
@@ -163,12 +162,16 @@ impl TextTable {
                 TextFormat::Json => infer_json(&files)?,
             },
         };
-        Ok(TextTable { format, location: location.to_path_buf(), files, schema, options })
+        let bytes = files
+            .iter()
+            .map(|f| std::fs::metadata(f).map(|m| m.len() as u128).map_err(|e| KilnError::io(f.display().to_string(), format!("cannot read the file's size: {e}"))))
+            .sum::<Result<u128>>()?;
+        Ok(TextTable { format, location: location.to_path_buf(), files, bytes, schema, options })
     }
 
     /// Bytes of all files.
     pub fn files_size(&self) -> u128 {
-        self.files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len() as u128).sum()
+        self.bytes
     }
 
     /// (files, bytes): what statistics must have been computed from.
@@ -336,9 +339,7 @@ fn infer_csv(files: &[PathBuf], o: &TextOptions) -> Result<SchemaRef> {
     let mut kinds = vec![Inferred::Null; names.len()];
     if o.infer_schema {
         for file in files {
-            let mut reader = open_file(file)?;
-            reader.rewind().map_err(|e| KilnError::io(file.display().to_string(), e.to_string()))?;
-            for b in csv_builder(text.clone(), o).build(reader)? {
+            for b in csv_builder(text.clone(), o).build(open_file(file)?)? {
                 let b = b.map_err(|e| KilnError::io(file.display().to_string(), format!("malformed CSV record: {e}")))?;
                 for (kind, col) in kinds.iter_mut().zip(b.columns()) {
                     for v in col.as_string::<i32>().iter().flatten().filter(|v| *v != o.null_value) {

@@ -918,7 +918,6 @@ fn deferred<'s>(f: impl FnOnce() -> Result<Vec<RecordBatch>> + 's) -> BatchStrea
     }))
 }
 
-/// The first `n` rows of `input`; pulls nothing more once they are there.
 /// The rows of `input` after the first `n`.
 fn offset_stream<'s>(input: BatchStream<'s>, n: usize) -> BatchStream<'s> {
     if n == 0 {
@@ -940,6 +939,7 @@ fn offset_stream<'s>(input: BatchStream<'s>, n: usize) -> BatchStream<'s> {
     }))
 }
 
+/// The first `n` rows of `input`; pulls nothing more once they are there.
 fn limit_stream<'s>(input: BatchStream<'s>, n: usize) -> BatchStream<'s> {
     let mut left = n;
     let mut input = input;

@@ -448,7 +448,11 @@ impl<'a> Executor<'a> {
                         slot.extend(batches);
                     }
                 }
-                out
+                // Many input partitions leave each output partition many slivers (200 x 200
+                // of a few rows each after a sort-merge join): merged here, once, they do not
+                // cost every reader a per-batch overhead.
+                let batch_size = self.config.batch_size.max(1);
+                out.into_par_iter().map(|part| merge_slivers(part, batch_size)).collect::<Result<_>>()?
             }
             Partitioning::Range(order, n) => interpreted::range_partition(order, input, self.drain_reserved(child, held)?.concat(), *n)?,
             Partitioning::Unknown(n) => return Err(KilnError::internal(format!("exchange to unknown partitioning of {n}"))),
@@ -886,6 +890,25 @@ impl Table<'_> {
 }
 
 /// Partitions each handed to one reader.
+/// A partition's batches, merged into batches of up to `batch_size` rows when they are small
+/// (on average under a quarter of it); left as they are otherwise.
+fn merge_slivers(part: Vec<RecordBatch>, batch_size: usize) -> Result<Vec<RecordBatch>> {
+    let rows: usize = part.iter().map(|b| b.num_rows()).sum();
+    let Some(first) = part.first() else { return Ok(part) };
+    if part.len() <= 1 || rows / part.len() >= batch_size / 4 {
+        return Ok(part);
+    }
+    let mut merger = arrow::compute::BatchCoalescer::new(first.schema(), batch_size);
+    let mut merged = Vec::with_capacity(rows.div_ceil(batch_size));
+    for b in part {
+        merger.push_batch(b)?;
+        merged.extend(std::iter::from_fn(|| merger.next_completed_batch()));
+    }
+    merger.finish_buffered_batch()?;
+    merged.extend(std::iter::from_fn(|| merger.next_completed_batch()));
+    Ok(merged)
+}
+
 fn handoff<'a>(parts: Partitions, held: Reservation) -> State<'a> {
     State::Handoff(parts.into_iter().map(|p| Mutex::new(Some(p))).collect(), held)
 }
@@ -1022,6 +1045,24 @@ mod tests {
         let config = s.config().expect("config");
         let rows = collect_in(plan, &config, s.stage_cache(), &metrics).expect("runs").iter().map(|b| b.num_rows()).sum();
         (rows, metrics.get())
+    }
+
+    #[test]
+    fn an_exchange_over_many_small_input_partitions_hands_on_merged_batches() {
+        // 64 partitions of a first aggregate, each split again 64 ways: thousands of slivers of
+        // a row or two unless the exchange merges them.
+        for mode in ["true", "false"] {
+            let s = crate::Session::builder().config("spark.sql.adaptive.enabled", "false").config("spark.sql.shuffle.partitions", "64").config("spark.sql.codegen.wholeStage", mode).build().expect("session");
+            let df = s.sql("SELECT k % 64 AS m, count(*) AS c FROM (SELECT id % 5000 AS k, count(*) AS n FROM range(0, 20000) GROUP BY id % 5000) GROUP BY k % 64").expect("plans");
+            let (batches, metrics) = df.collect_with_metrics().expect("runs");
+            assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 64);
+            let exchanges: Vec<_> = metrics.operators.iter().filter(|(line, _)| line.contains("Exchange hashpartitioning((k")).collect();
+            assert_eq!(exchanges.len(), 1, "{}", metrics.plan);
+            let (_, stats) = exchanges[0];
+            // Nearly every (input, output) pair of partitions holds a row or two.
+            assert!(stats.rows > 2000, "{}", metrics.plan);
+            assert!(stats.batches <= 64, "{} batches for 64 partitions:\n{}", stats.batches, metrics.plan);
+        }
     }
 
     #[test]

@@ -21,6 +21,8 @@ pub fn default_batches(config: &Config) -> Vec<Batch> {
             Box::new(ReorderJoin),
             Box::new(EliminateOuterJoin),
             Box::new(PushDownPredicates),
+            Box::new(PushDownLeftSemiAntiJoin),
+            Box::new(PushLeftSemiLeftAntiThroughJoin),
             Box::new(LimitPushDown),
             Box::new(ColumnPruning),
             Box::new(CollapseProject),

@@ -589,3 +589,64 @@ fn not_of_an_and_infers_no_not_null_constraint() {
     let plan = optimized("SELECT order_id FROM orders WHERE NOT (amount > 10 AND customer_id < 3)");
     assert!(!plan.contains("isnotnull(amount") && !plan.contains("isnotnull(customer_id"), "{plan}");
 }
+
+#[test]
+fn an_in_subquery_over_a_join_filters_the_side_it_reads_before_the_join() {
+    // The semi join starts above the join (the subquery rewrite runs first) and ends over
+    // orders, the side its condition reads.
+    let plan = optimized(
+        "SELECT c.name, o.amount FROM customers c JOIN orders o ON o.customer_id = c.customer_id WHERE o.order_id IN (SELECT order_id FROM orders WHERE status = 'paid')",
+    );
+    let lines: Vec<&str> = plan.lines().collect();
+    let inner = lines.iter().position(|l| l.contains("Join Inner, (customer_id#n = customer_id#n)")).unwrap_or_else(|| panic!("{plan}"));
+    let semi = lines.iter().position(|l| l.contains("Join LeftSemi, (order_id#n = order_id#n)")).unwrap_or_else(|| panic!("{plan}"));
+    assert!(semi > inner, "the semi join is below the inner join:\n{plan}");
+    let orders = lines.iter().position(|l| l.contains("orders[")).unwrap_or_else(|| panic!("{plan}"));
+    let customers = lines.iter().position(|l| l.contains("customers[")).unwrap_or_else(|| panic!("{plan}"));
+    assert!(customers < semi && semi < orders, "customers beside the semi join, orders under it:\n{plan}");
+}
+
+#[test]
+fn a_semi_join_reading_both_sides_of_a_join_or_the_null_side_of_an_outer_join_stays_above_it() {
+    let both = optimized(
+        "SELECT c.name FROM customers c JOIN orders o ON o.customer_id = c.customer_id LEFT SEMI JOIN customers c2 ON c2.name = c.name AND c2.customer_id = o.order_id",
+    );
+    assert!(both.lines().next().is_some_and(|l| l.starts_with("Project")), "{both}");
+    assert!(both.lines().nth(1).is_some_and(|l| l.contains("Join LeftSemi")), "{both}");
+    // Into a left outer join's null-supplying side it must not go: that would drop the
+    // outer rows the filter keeps. NOT EXISTS over the left side does go left.
+    let outer = optimized(
+        "SELECT c.name FROM customers c LEFT JOIN orders o ON o.customer_id = c.customer_id WHERE NOT EXISTS (SELECT 1 FROM orders x WHERE x.order_id = o.order_id)",
+    );
+    let lines: Vec<&str> = outer.lines().collect();
+    let outer_join = lines.iter().position(|l| l.contains("Join LeftOuter")).unwrap_or_else(|| panic!("{outer}"));
+    let anti = lines.iter().position(|l| l.contains("Join LeftAnti")).unwrap_or_else(|| panic!("{outer}"));
+    assert!(anti < outer_join, "the anti join on the outer join's right side stays above it:\n{outer}");
+    let left = optimized(
+        "SELECT c.name FROM customers c LEFT JOIN orders o ON o.customer_id = c.customer_id WHERE NOT EXISTS (SELECT 1 FROM orders x WHERE x.customer_id = c.customer_id)",
+    );
+    let lines: Vec<&str> = left.lines().collect();
+    let outer_join = lines.iter().position(|l| l.contains("Join LeftOuter")).unwrap_or_else(|| panic!("{left}"));
+    let anti = lines.iter().position(|l| l.contains("Join LeftAnti")).unwrap_or_else(|| panic!("{left}"));
+    assert!(anti > outer_join, "the anti join reading the preserved side goes below:\n{left}");
+}
+
+#[test]
+fn semi_joins_pushed_down_give_the_rows_they_gave_above() {
+    let s = shop();
+    let queries = [
+        "SELECT c.name, o.amount FROM customers c JOIN orders o ON o.customer_id = c.customer_id WHERE o.order_id IN (SELECT order_id FROM orders WHERE status = 'paid') ORDER BY 1, 2",
+        "SELECT c.name, o.order_id FROM customers c LEFT JOIN orders o ON o.customer_id = c.customer_id WHERE c.customer_id NOT IN (SELECT customer_id FROM orders WHERE status = 'paid' AND customer_id IS NOT NULL) ORDER BY 1, 2",
+        "SELECT c.name, o.order_id FROM customers c RIGHT JOIN orders o ON o.customer_id = c.customer_id WHERE EXISTS (SELECT 1 FROM orders x WHERE x.order_id = o.order_id AND x.status = 'paid') ORDER BY 1, 2",
+    ];
+    for q in queries {
+        let on = s.sql(q).expect("plans").collect().expect("runs");
+        s.set_conf("spark.sql.optimizer.excludedRules", "PushDownLeftSemiAntiJoin,PushLeftSemiLeftAntiThroughJoin").expect("conf");
+        let df = s.sql(q).expect("plans");
+        let off = df.collect().expect("runs");
+        s.set_conf("spark.sql.optimizer.excludedRules", "").expect("conf");
+        assert!(on.iter().map(|b| b.num_rows()).sum::<usize>() > 0, "{q}");
+        let text = |b: &[arrow::record_batch::RecordBatch]| arrow::util::pretty::pretty_format_batches(b).map(|t| t.to_string()).expect("prints");
+        assert_eq!(text(&on), text(&off), "{q}");
+    }
+}

@@ -49,21 +49,32 @@ impl Rule for RewritePredicateSubquery {
     }
     fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
         plan.transform_up(&mut |p| {
-            let LogicalPlan::Filter { condition, child } = p.as_ref() else { return Ok(p) };
-            if !condition.exists(&|e| matches!(e, Expr::Exists { .. } | Expr::InSubquery { .. })) {
+            let is_subquery = |e: &Expr| e.exists(&|x| matches!(x, Expr::Exists { .. } | Expr::InSubquery { .. }));
+            let (condition, child) = match p.as_ref() {
+                LogicalPlan::Filter { condition, child } => (condition, child),
+                // In a SELECT list: each subquery becomes a boolean column of a join.
+                LogicalPlan::Project { list, child } if list.iter().any(is_subquery) => {
+                    let list = list.iter().map(|e| one_row_subqueries(e.clone())).collect::<Result<Vec<_>>>()?;
+                    let mut cur = child.clone();
+                    let list = list.into_iter().map(|e| existence_columns(e, &mut cur)).collect::<Result<Vec<_>>>()?;
+                    return Ok(Arc::new(LogicalPlan::Project { list, child: cur }));
+                }
+                _ => return Ok(p),
+            };
+            if !is_subquery(condition) {
                 return Ok(p);
             }
             let condition = &one_row_subqueries(condition.clone())?;
-            if !condition.exists(&|e| matches!(e, Expr::Exists { .. } | Expr::InSubquery { .. })) {
+            if !is_subquery(condition) {
                 return Ok(Arc::new(LogicalPlan::Filter { condition: condition.clone(), child: child.clone() }));
             }
-            let (with, without): (Vec<&Expr>, Vec<&Expr>) =
-                condition.split_conjunction().into_iter().partition(|c| c.exists(&|e| matches!(e, Expr::Exists { .. } | Expr::InSubquery { .. })));
+            let (with, without): (Vec<&Expr>, Vec<&Expr>) = condition.split_conjunction().into_iter().partition(|c| is_subquery(c));
             // As Catalyst: the other conjuncts filter first, the joins go on top.
             let mut cur = match Expr::conjunction(without.into_iter().cloned()) {
                 Some(condition) => Arc::new(LogicalPlan::Filter { condition, child: child.clone() }),
                 None => child.clone(),
             };
+            let mut nested = vec![];
             for c in with {
                 let (negated, inner) = match c {
                     Expr::Not(inner) => (true, inner.as_ref()),
@@ -72,7 +83,10 @@ impl Rule for RewritePredicateSubquery {
                 let (plan, value) = match inner {
                     Expr::Exists { plan, .. } => (plan, None),
                     Expr::InSubquery { child, plan, .. } => (plan, Some(child.as_ref())),
-                    _ => return Err(unsupported_position(c)),
+                    _ => {
+                        nested.push(c.clone());
+                        continue;
+                    }
                 };
                 let (sub, preds) = decorrelate(plan, &cur)?;
                 let mut conds = vec![];
@@ -86,9 +100,89 @@ impl Rule for RewritePredicateSubquery {
                 let join_type = if negated { JoinType::LeftAnti } else { JoinType::LeftSemi };
                 cur = Arc::new(LogicalPlan::Join { left: cur, right: sub, join_type, condition: Expr::conjunction(conds), using: vec![], hint: Default::default() });
             }
+            if let Some(rest) = Expr::conjunction(nested) {
+                // Under OR / NOT / CASE: the subqueries become boolean columns, the Filter reads them.
+                let output = cur.output();
+                let condition = existence_columns(rest, &mut cur)?;
+                cur = Arc::new(LogicalPlan::Project {
+                    list: output.iter().map(|a| a.expr()).collect(),
+                    child: Arc::new(LogicalPlan::Filter { condition, child: cur }),
+                });
+            }
             Ok(cur)
         })
     }
+}
+
+/// Replaces each EXISTS / IN subquery in `e` (not a top-level conjunct) by a boolean column
+/// that a left outer join adds to `cur` (kiln's form of Spark's ExistenceJoin): `EXISTS` is
+/// whether a marker row matched; `x IN (..)` is three-valued, true on a match, NULL when only
+/// a NULL comparison matched, false otherwise.
+fn existence_columns(e: Expr, cur: &mut Arc<LogicalPlan>) -> Result<Expr> {
+    e.transform_up(&mut |x| match x {
+        Expr::Exists { plan, .. } => {
+            let (sub, preds) = decorrelate(&plan, cur)?;
+            existence_marker(cur, &sub, preds)
+        }
+        Expr::InSubquery { child, plan, .. } => {
+            let (sub, preds) = decorrelate(&plan, cur)?;
+            let col = sub.output().first().cloned().ok_or_else(|| KilnError::internal("IN subquery without a column"))?;
+            let eq = child.as_ref().clone().binary(BinaryOp::Eq, col.expr());
+            let matched = existence_marker(cur, &sub, [vec![eq.clone()], preds.clone()].concat())?;
+            if !child.nullable() && !col.nullable {
+                return Ok(matched);
+            }
+            // The second lookup reads a second instance of the subquery.
+            let (sub, ids) = crate::sql::fresh_instance(&sub)?;
+            let renamed = |e: Expr| {
+                e.transform_up(&mut |x| {
+                    Ok::<_, KilnError>(match x {
+                        Expr::Attribute(a) => Expr::Attribute(Attribute { id: ids.get(&a.id).copied().unwrap_or(a.id), ..a }),
+                        other => other,
+                    })
+                })
+            };
+            let eq = renamed(eq)?;
+            let unknown = eq.clone().binary(BinaryOp::Or, Expr::IsNull(Box::new(eq)));
+            let preds = preds.into_iter().map(renamed).collect::<Result<Vec<_>>>()?;
+            let maybe = existence_marker(cur, &sub, [vec![unknown], preds].concat())?;
+            Ok(Expr::CaseWhen {
+                branches: vec![(matched, Expr::lit(ScalarValue::Boolean(true))), (maybe, Expr::lit(ScalarValue::Null(arrow::datatypes::DataType::Boolean)))],
+                else_expr: Some(Box::new(Expr::lit(ScalarValue::Boolean(false)))),
+            })
+        }
+        other => Ok(other),
+    })
+}
+
+/// Joins `cur` with one marker row per outer row that some row of `sub` matches on `conds`,
+/// and returns `isnotnull(marker)`. Each outer row meets at most one marker: the markers are
+/// per distinct outer value (the domain, semi-joined with `sub`), or one row when `conds`
+/// read no outer column.
+fn existence_marker(cur: &mut Arc<LogicalPlan>, sub: &Arc<LogicalPlan>, conds: Vec<Expr>) -> Result<Expr> {
+    check_correlation(&conds, cur, sub)?;
+    let exists = Expr::lit(ScalarValue::Boolean(true)).alias("exists");
+    let mut marker = named_output(&exists).ok_or_else(|| KilnError::internal("alias without an output"))?;
+    // Read above the outer join, which NULL-extends it.
+    marker.nullable = true;
+    let sub_ids: BTreeSet<ExprId> = sub.output().iter().map(|a| a.id).collect();
+    let correlated = conds.iter().any(|c| !c.references().is_subset(&sub_ids));
+    let (right, condition) = if correlated {
+        let (domain, inner, joins) = domain_join(&conds, &sub_ids, cur)?;
+        let mut list: Vec<Expr> = domain.output().iter().map(|a| a.expr()).collect();
+        list.push(exists);
+        let semi = Arc::new(LogicalPlan::Join { left: domain, right: sub.clone(), join_type: JoinType::LeftSemi, condition: Expr::conjunction(inner), using: vec![], hint: Default::default() });
+        (Arc::new(LogicalPlan::Project { list, child: semi }), Expr::conjunction(joins))
+    } else {
+        let rows = match Expr::conjunction(conds) {
+            Some(condition) => Arc::new(LogicalPlan::Filter { condition, child: sub.clone() }),
+            None => sub.clone(),
+        };
+        let one = Arc::new(LogicalPlan::GlobalLimit { limit: 1, child: Arc::new(LogicalPlan::LocalLimit { limit: 1, child: rows }) });
+        (Arc::new(LogicalPlan::Project { list: vec![exists], child: one }), None)
+    };
+    *cur = Arc::new(LogicalPlan::Join { left: cur.clone(), right, join_type: JoinType::LeftOuter, condition, using: vec![], hint: Default::default() });
+    Ok(Expr::IsNotNull(Box::new(marker.expr())))
 }
 
 /// A subquery that is an aggregate without GROUP BY returns exactly one row, even over no
@@ -109,12 +203,6 @@ fn one_row_subqueries(condition: Expr) -> Result<Expr> {
             other => other,
         })
     })
-}
-
-fn unsupported_position(c: &Expr) -> KilnError {
-    KilnError::unsupported(format!(
-        "subquery inside another expression in a WHERE clause ({c}); kiln plans [NOT] IN / [NOT] EXISTS only as a top-level AND-ed condition"
-    ))
 }
 
 /// Scalar subqueries in a Filter or Project become LeftOuter joins.

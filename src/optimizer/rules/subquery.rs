@@ -35,7 +35,7 @@ use super::set_operations::{ReplaceExceptWithAntiJoin, ReplaceIntersectWithSemiJ
 use super::limits::max_rows;
 use crate::error::{KilnError, Result};
 use crate::expr::eval::evaluate_scalar;
-use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId, SubqueryPlan};
+use crate::expr::{AggBuiltin, AggFunc, AggKind, Attribute, BinaryOp, Expr, ExprId, SubqueryPlan};
 use crate::types::ScalarValue;
 use crate::optimizer::Rule;
 use crate::plan::{named_output, JoinType, LogicalPlan};
@@ -48,6 +48,7 @@ impl Rule for RewritePredicateSubquery {
         "RewritePredicateSubquery"
     }
     fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        let plan = &pull_out_subqueries(plan)?;
         plan.transform_up(&mut |p| {
             let is_subquery = |e: &Expr| e.exists(&|x| matches!(x, Expr::Exists { .. } | Expr::InSubquery { .. }));
             let (condition, child) = match p.as_ref() {
@@ -185,17 +186,105 @@ fn existence_marker(cur: &mut Arc<LogicalPlan>, sub: &Arc<LogicalPlan>, conds: V
     Ok(Expr::IsNotNull(Box::new(marker.expr())))
 }
 
+/// Subqueries in an ORDER BY or an aggregate move into Projects, where the rewrites below
+/// answer them: under a Sort into a Project below it (the Sort reads the new column); inside
+/// an aggregate function's argument into a Project below the Aggregate (per input row); in
+/// an aggregate's output list, outside aggregate functions, into a Project above it (per
+/// group, reading the grouping columns).
+fn pull_out_subqueries(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+    let within_project = |child: &Arc<LogicalPlan>, extra: Vec<Expr>| -> Arc<LogicalPlan> {
+        if extra.is_empty() {
+            return child.clone();
+        }
+        let list = child.output().iter().map(|a| a.expr()).chain(extra).collect();
+        Arc::new(LogicalPlan::Project { list, child: child.clone() })
+    };
+    plan.transform_up(&mut |p| match p.as_ref() {
+        LogicalPlan::Sort { order, global, child } if order.iter().any(|o| o.expr.contains_subquery()) => {
+            let mut extra = vec![];
+            let order = order
+                .iter()
+                .map(|o| Ok(crate::expr::SortOrder { expr: lift_subqueries(o.expr.clone(), &mut extra)?, ..o.clone() }))
+                .collect::<Result<Vec<_>>>()?;
+            let sort = Arc::new(LogicalPlan::Sort { order, global: *global, child: within_project(child, extra) });
+            Ok(Arc::new(LogicalPlan::Project { list: p.output().iter().map(|a| a.expr()).collect(), child: sort }))
+        }
+        LogicalPlan::Aggregate { grouping, aggregates, child } if aggregates.iter().chain(grouping).any(|e| e.contains_subquery()) => {
+            if grouping.iter().any(|e| e.contains_subquery()) {
+                return Err(KilnError::unsupported("a subquery in GROUP BY"));
+            }
+            let mut pre = vec![];
+            let mut aggs = vec![];
+            for e in aggregates {
+                aggs.push(e.clone().transform_down(&mut |x| match x {
+                    Expr::Aggregate { func, args, distinct } => Ok::<_, KilnError>(Expr::Aggregate {
+                        func,
+                        args: args.into_iter().map(|a| lift_subqueries(a, &mut pre)).collect::<Result<Vec<_>>>()?,
+                        distinct,
+                    }),
+                    other => Ok(other),
+                })?);
+            }
+            let child = within_project(child, pre);
+            if !aggs.iter().any(|e| e.contains_subquery()) {
+                return Ok(Arc::new(LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates: aggs, child }));
+            }
+            let mut inner = vec![];
+            let mut post = vec![];
+            for e in aggs {
+                if !e.contains_subquery() {
+                    post.push(named_output(&e).ok_or_else(|| KilnError::internal(format!("unnamed aggregate output {e}")))?.expr());
+                    inner.push(e);
+                    continue;
+                }
+                post.push(e.transform_down(&mut |x| match x {
+                    Expr::Aggregate { .. } => {
+                        let a = x.alias("_agg");
+                        let attr = named_output(&a).ok_or_else(|| KilnError::internal("alias without an output"))?;
+                        inner.push(a);
+                        Ok::<_, KilnError>(attr.expr())
+                    }
+                    other => Ok(other),
+                })?);
+            }
+            // The grouping columns the projection above reads (outer references included).
+            let below = child.output();
+            for id in post.iter().flat_map(|e| e.references()) {
+                if let Some(a) = below.iter().find(|a| a.id == id) {
+                    if !inner.iter().any(|e| named_output(e).is_some_and(|n| n.id == id)) {
+                        inner.push(a.expr());
+                    }
+                }
+            }
+            let agg = Arc::new(LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates: inner, child });
+            Ok(Arc::new(LogicalPlan::Project { list: post, child: agg }))
+        }
+        LogicalPlan::Filter { .. } | LogicalPlan::Project { .. } => Ok(p),
+        other if other.expressions().iter().any(|e| e.contains_subquery()) => {
+            Err(KilnError::unsupported(format!("a subquery in `{}` (kiln plans them in WHERE, HAVING, SELECT, ORDER BY and aggregates)", other.node_string())))
+        }
+        _ => Ok(p),
+    })
+}
+
+/// Replaces each subquery expression in `e` by a column that `extra` computes.
+fn lift_subqueries(e: Expr, extra: &mut Vec<Expr>) -> Result<Expr> {
+    e.transform_down(&mut |x| match x {
+        Expr::ScalarSubquery { .. } | Expr::Exists { .. } | Expr::InSubquery { .. } => {
+            let a = x.alias("_subquery");
+            let attr = named_output(&a).ok_or_else(|| KilnError::internal("alias without an output"))?;
+            extra.push(a);
+            Ok(attr.expr())
+        }
+        other => Ok(other),
+    })
+}
+
 /// A subquery that is an aggregate without GROUP BY returns exactly one row, even over no
 /// input rows (count 0, max NULL): EXISTS of it is true and `x IN (it)` is `x = (it)`, which
 /// the scalar subquery rewrite answers with the count bug handled.
 fn one_row_subqueries(condition: Expr) -> Result<Expr> {
-    fn one_row(p: &LogicalPlan) -> bool {
-        match p {
-            LogicalPlan::SubqueryAlias { child, .. } | LogicalPlan::Project { child, .. } => one_row(child),
-            LogicalPlan::Aggregate { grouping, .. } => grouping.is_empty(),
-            _ => false,
-        }
-    }
+    let one_row = |p: &LogicalPlan| global_aggregate(p, false);
     condition.transform_up(&mut |e| {
         Ok(match e {
             Expr::Exists { plan, .. } if one_row(&plan.0) => Expr::lit(ScalarValue::Boolean(true)),
@@ -239,7 +328,7 @@ impl Rule for RewriteCorrelatedScalarSubquery {
             let mut cur = child.clone();
             let mut values: Vec<(ExprId, Expr)> = vec![];
             for (id, plan) in subqueries {
-                let (mut sub, preds) = decorrelate(&plan, &cur)?;
+                let (mut sub, preds) = decorrelate(&single_row(plan)?, &cur)?;
                 let mut value = sub.output().first().cloned().ok_or_else(|| KilnError::internal("scalar subquery without a column"))?;
                 // Read above the outer join, which NULL-extends it.
                 value.nullable = true;
@@ -279,6 +368,29 @@ impl Rule for RewriteCorrelatedScalarSubquery {
             })
         })
     }
+}
+
+/// Whether `p` is an aggregate without GROUP BY (under Projects, and a HAVING Filter when
+/// `having`): one row, or at most one with a HAVING.
+fn global_aggregate(p: &LogicalPlan, having: bool) -> bool {
+    match p {
+        LogicalPlan::SubqueryAlias { child, .. } | LogicalPlan::Project { child, .. } => global_aggregate(child, having),
+        LogicalPlan::Filter { child, .. } if having => global_aggregate(child, having),
+        LogicalPlan::Aggregate { grouping, .. } => grouping.is_empty(),
+        _ => false,
+    }
+}
+
+/// A scalar subquery that may return more than one row reads its value through
+/// `single_value`, which fails at run time on a second row (per outer row once decorrelated).
+fn single_row(plan: SubqueryPlan) -> Result<SubqueryPlan> {
+    let p = &plan.0;
+    if global_aggregate(p, true) || max_rows(p).is_some_and(|n| n <= 1) {
+        return Ok(plan);
+    }
+    let col = p.output().first().cloned().ok_or_else(|| KilnError::internal("scalar subquery without a column"))?;
+    let value = Expr::Aggregate { func: AggFunc::Builtin(AggBuiltin::single_value()), args: vec![col.expr()], distinct: false }.alias(col.name.clone());
+    Ok(SubqueryPlan(Arc::new(LogicalPlan::Aggregate { grouping: vec![], aggregates: vec![value], child: p.clone() })))
 }
 
 /// Whether the subquery ends in an aggregate (under a Project or a HAVING Filter).
@@ -485,7 +597,10 @@ fn pull_up(plan: &Arc<LogicalPlan>, outer: &Arc<LogicalPlan>) -> Result<(Arc<Log
             let mut grouping = grouping.clone();
             let mut aggregates = aggregates.clone();
             let keys: Option<Vec<Attribute>> = preds.iter().map(|p| equality_key(p, &below)).collect();
-            if let Some(keys) = keys {
+            // single_value fails on a group of two rows: only the groups some outer row reads
+            // (the domain's) may be formed.
+            let single = aggregates.iter().any(|e| e.exists(&|x| matches!(x, Expr::Aggregate { func: AggFunc::Builtin(b), .. } if b.kind == AggKind::SingleValue)));
+            if let Some(keys) = keys.filter(|_| !single) {
                 // `inner = f(outer)` is answered per group: the inner side becomes a key.
                 for a in keys {
                     if !grouping.iter().any(|g| matches!(g, Expr::Attribute(b) if b.id == a.id)) {

@@ -531,10 +531,23 @@ fn a_subquery_under_or_is_a_marker_column_of_an_outer_join() {
 }
 
 #[test]
+fn a_scalar_subquery_without_an_aggregate_checks_its_row_count_at_run_time() {
+    let run = |sql: &str| shop().sql(sql).and_then(|df| df.collect()).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(run("SELECT order_id FROM orders WHERE amount > (SELECT amount FROM orders)").contains("SCALAR_SUBQUERY_TOO_MANY_ROWS"));
+    let unique = "SELECT order_id, (SELECT name FROM customers c WHERE c.customer_id = o.customer_id) FROM orders o";
+    assert_eq!(rows(&shop(), unique), 6);
+    // Correlated: single_value per distinct outer value (the domain), so inner groups no outer
+    // row reads may hold several rows.
+    assert!(optimized(unique).contains("single_value(name#n)"), "{}", optimized(unique));
+    assert!(run("SELECT name, (SELECT amount FROM orders o WHERE o.customer_id = c.customer_id) FROM customers c").contains("SCALAR_SUBQUERY_TOO_MANY_ROWS"));
+}
+
+#[test]
 fn subqueries_kiln_cannot_plan_are_clear_errors() {
     let err = |sql: &str| shop().sql(sql).err().map(|e| e.to_string()).unwrap_or_else(|| panic!("{sql} should fail"));
-    assert!(err("SELECT order_id FROM orders WHERE amount > (SELECT amount FROM orders)").contains("more than one row"));
-    assert!(err("SELECT order_id FROM orders o WHERE amount > (SELECT amount FROM orders i WHERE i.order_id = o.order_id)").contains("must be aggregated"));
+    assert!(err("SELECT order_id FROM orders o WHERE amount > (SELECT amount FROM orders i WHERE i.order_id > o.order_id LIMIT 1)").contains("GlobalLimit"));
+    assert!(err("SELECT count(*) FROM orders GROUP BY (SELECT max(customer_id) FROM customers)").contains("GROUP BY"));
+    assert!(err("SELECT * FROM orders o JOIN customers c ON c.customer_id IN (SELECT customer_id FROM orders)").contains("a subquery in `Join"));
 }
 
 #[test]

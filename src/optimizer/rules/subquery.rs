@@ -21,10 +21,13 @@
 //! comparison is NULL, so the anti-join condition is `(x = c) OR isnull(x = c)`;
 //! `NullPropagation` reduces it to `x = c` when neither side can be NULL.
 //!
-//! Not supported (a clear error instead): a subquery under OR or inside another expression in
-//! a WHERE clause; a correlated scalar subquery that is not an aggregate, or whose aggregate is
-//! not NULL on no rows (count); an uncorrelated scalar subquery that may return more than one
-//! row; correlation below a Limit or an outer join, or to a query two levels out.
+//! A correlation that is not `inner = f(outer)` under an aggregate goes through a domain join
+//! (the distinct outer values, `domain_join`); a count over no matching rows is 0 (`count_bug`);
+//! EXISTS / IN below OR / NOT / CASE or in a SELECT list are marker columns of a left outer
+//! join (`existence_columns`); subqueries in ORDER BY and aggregates move into Projects first
+//! (`pull_out_subqueries`); a scalar subquery without an aggregate reads `single_value`.
+//! Not supported (a clear error instead): correlation below a Limit, a Window or an outer
+//! join, or to a query two levels out; subqueries in GROUP BY or join conditions.
 //! These rules run before the operator optimizations, which do not look into subqueries.
 
 use std::collections::BTreeSet;

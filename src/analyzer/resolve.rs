@@ -508,7 +508,11 @@ impl Resolver<'_> {
             Ok(order) if order.iter().any(|o| o.expr.contains_window()) && !order.iter().any(|o| o.expr.contains_aggregate()) => {
                 return sort_with_windows(order, global, child, &output);
             }
-            Ok(order) if !order.iter().any(|o| o.expr.contains_aggregate()) => {
+            // (A subquery's outer columns may be ones the child hides: added below.)
+            Ok(order)
+                if !order.iter().any(|o| o.expr.contains_aggregate())
+                    && order.iter().all(|o| o.expr.references().iter().all(|id| output.iter().any(|a| a.id == *id))) =>
+            {
                 return Ok(LogicalPlan::Sort { order, global, child })
             }
             Ok(_) => None,
@@ -538,7 +542,8 @@ impl Resolver<'_> {
                         Ok(e) => e,
                         Err(_) => self.resolve_expr(o.expr.clone(), &below_out)?,
                     };
-                    for a in expr.attributes() {
+                    let outer = expr.references().into_iter().filter_map(|id| below_out.iter().find(|a| a.id == id).cloned());
+                    for a in expr.attributes().into_iter().chain(outer) {
                         if !list.iter().any(|e| named_output(e).is_some_and(|n| n.id == a.id)) {
                             list.push(a.expr());
                         }

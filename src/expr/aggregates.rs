@@ -33,6 +33,9 @@ pub enum AggKind {
     Percentile,
     /// percentile_disc: the first value whose cumulative distribution reaches p.
     PercentileDisc,
+    /// The value of the one row of a scalar subquery that has no aggregate; more than one row
+    /// is SCALAR_SUBQUERY_TOO_MANY_ROWS (planned by the subquery rewrite, not callable by name).
+    SingleValue,
 }
 
 /// A built-in aggregate and the name it was called by (Spark prints the alias: `stddev(x)`).
@@ -88,6 +91,11 @@ fn mismatch(name: &str, e: &Expr, ordinal: usize, wanted: &str, t: &DataType) ->
 }
 
 impl AggBuiltin {
+    /// `single_value(x)`, which the scalar subquery rewrite plans.
+    pub fn single_value() -> AggBuiltin {
+        AggBuiltin { kind: AggKind::SingleValue, name: "single_value", param: 0 }
+    }
+
     /// Looks an aggregate up by name (any case).
     pub fn from_name(name: &str) -> Option<AggBuiltin> {
         let n = name.to_ascii_lowercase();
@@ -198,7 +206,9 @@ impl AggBuiltin {
         match self.kind {
             AggKind::BoolAnd | AggKind::BoolOr => DataType::Boolean,
             AggKind::CountIf => DataType::Int64,
-            AggKind::First { .. } | AggKind::Last { .. } | AggKind::MaxBy | AggKind::MinBy => args.first().cloned().unwrap_or(DataType::Null),
+            AggKind::First { .. } | AggKind::Last { .. } | AggKind::MaxBy | AggKind::MinBy | AggKind::SingleValue => {
+                args.first().cloned().unwrap_or(DataType::Null)
+            }
             _ => DataType::Float64,
         }
     }
@@ -220,6 +230,7 @@ impl AggBuiltin {
             AggKind::Last { .. } => vec![("last", arg(0), true), ("valueSet", DataType::Boolean, false)],
             AggKind::BoolAnd | AggKind::BoolOr => vec![("agg", DataType::Boolean, true)],
             AggKind::CountIf => vec![("count", DataType::Int64, false)],
+            AggKind::SingleValue => vec![("value", arg(0), true), ("count", DataType::Int64, false)],
             AggKind::MaxBy | AggKind::MinBy => vec![("valueWithExtremumOrdering", arg(0), true), ("extremumOrdering", arg(1), true)],
             AggKind::Percentile | AggKind::PercentileDisc => {
                 vec![("buf", DataType::List(std::sync::Arc::new(arrow::datatypes::Field::new("item", DataType::Float64, false))), false)]

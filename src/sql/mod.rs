@@ -25,6 +25,7 @@ mod dialect;
 mod expr;
 mod hints;
 mod query;
+pub(crate) use query::fresh_instance;
 mod statement;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -29,12 +29,30 @@ fn fresh_ids(plan: &LogicalPlan) -> Result<LogicalPlan> {
     renumber_plan(&Arc::new(plan.clone()), &mut ids).map(|p| p.as_ref().clone())
 }
 
+/// A copy of an analyzed plan with a new ExprId for every attribute it defines (a second
+/// instance of a plan in one tree, as a subquery's domain over its outer query), and the map
+/// from the old ids to the new.
+pub(crate) fn fresh_instance(plan: &Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, std::collections::HashMap<ExprId, ExprId>)> {
+    let mut ids = std::collections::HashMap::new();
+    let p = renumber_plan(plan, &mut ids)?;
+    Ok((p, ids))
+}
+
 fn renumber_plan(plan: &Arc<LogicalPlan>, ids: &mut std::collections::HashMap<ExprId, ExprId>) -> Result<Arc<LogicalPlan>> {
     plan.transform_up(&mut |node| {
         let node = match node.as_ref() {
             LogicalPlan::LocalRelation { output, data } => LogicalPlan::LocalRelation {
                 output: output.iter().map(|a| Attribute { id: renumber(ids, a.id), ..a.clone() }).collect(),
                 data: data.clone(),
+            },
+            LogicalPlan::Relation { table, output } => LogicalPlan::Relation {
+                table: table.clone(),
+                output: output.iter().map(|a| Attribute { id: renumber(ids, a.id), ..a.clone() }).collect(),
+            },
+            LogicalPlan::Expand { projections, output, child } => LogicalPlan::Expand {
+                projections: projections.iter().map(|l| l.iter().map(|e| renumber_expr(e.clone(), ids)).collect::<Result<Vec<_>>>()).collect::<Result<Vec<_>>>()?,
+                output: output.iter().map(|a| Attribute { id: renumber(ids, a.id), ..a.clone() }).collect(),
+                child: child.clone(),
             },
             other => other.map_expressions(|e| renumber_expr(e, ids))?,
         };

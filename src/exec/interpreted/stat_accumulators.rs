@@ -26,6 +26,7 @@ pub(super) fn builtin_accumulator(b: AggBuiltin, args: &[DataType]) -> Result<Bo
         AggKind::BoolAnd => min_max::<true>(&DataType::Boolean)?,
         AggKind::BoolOr => min_max::<false>(&DataType::Boolean)?,
         AggKind::CountIf => Box::new(CountIf { counts: vec![] }),
+        AggKind::SingleValue => Box::new(SingleValue { codec: RowCodec::new(arg(0)?)?, vals: vec![], counts: vec![] }),
         AggKind::MaxBy | AggKind::MinBy => Box::new(ExtremumBy::new(b.kind == AggKind::MaxBy, arg(0)?, arg(1)?)?),
         AggKind::Percentile | AggKind::PercentileDisc => {
             Box::new(Percentile { discrete: b.kind == AggKind::PercentileDisc, p: b.fraction(), values: vec![] })
@@ -316,6 +317,59 @@ impl Accumulator for CountIf {
     }
     fn evaluate(&mut self) -> Result<ArrayRef> {
         Ok(Arc::new(Int64Array::from(std::mem::take(&mut self.counts))))
+    }
+}
+
+/// A scalar subquery's one value: more than one row for a group is an error (Spark's
+/// SCALAR_SUBQUERY_TOO_MANY_ROWS, checked at run time). Buffer [value, count].
+struct SingleValue {
+    codec: RowCodec,
+    vals: Vec<Option<OwnedRow>>,
+    counts: Vec<i64>,
+}
+
+impl SingleValue {
+    fn add(&mut self, g: usize, n: i64) -> Result<()> {
+        self.counts[g] += n;
+        if self.counts[g] > 1 {
+            return Err(KilnError::exec("[SCALAR_SUBQUERY_TOO_MANY_ROWS] More than one row returned by a subquery used as an expression."));
+        }
+        Ok(())
+    }
+}
+
+impl Accumulator for SingleValue {
+    fn resize(&mut self, groups: usize) {
+        self.vals.resize(groups, None);
+        self.counts.resize(groups, 0);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let rows = self.codec.rows(input(args, 0)?)?;
+        for (i, g) in gids.iter().enumerate() {
+            self.add(*g as usize, 1)?;
+            self.vals[*g as usize] = Some(rows.row(i).owned());
+        }
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let rows = self.codec.rows(input(state, 0)?)?;
+        let counts = cast(input(state, 1)?, &DataType::Int64)?;
+        let counts = counts.as_primitive::<Int64Type>();
+        for (i, g) in gids.iter().enumerate() {
+            let n = if counts.is_valid(i) { counts.value(i) } else { 0 };
+            if n > 0 {
+                self.add(*g as usize, n)?;
+                self.vals[*g as usize] = Some(rows.row(i).owned());
+            }
+        }
+        Ok(())
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        let counts = Arc::new(Int64Array::from(self.counts.clone()));
+        Ok(vec![self.evaluate()?, counts])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        self.codec.array(&self.vals)
     }
 }
 

@@ -21,10 +21,13 @@
 //! comparison is NULL, so the anti-join condition is `(x = c) OR isnull(x = c)`;
 //! `NullPropagation` reduces it to `x = c` when neither side can be NULL.
 //!
-//! Not supported (a clear error instead): a subquery under OR or inside another expression in
-//! a WHERE clause; a correlated scalar subquery that is not an aggregate, or whose aggregate is
-//! not NULL on no rows (count); an uncorrelated scalar subquery that may return more than one
-//! row; correlation below a Limit or an outer join, or to a query two levels out.
+//! A correlation that is not `inner = f(outer)` under an aggregate goes through a domain join
+//! (the distinct outer values, `domain_join`); a count over no matching rows is 0 (`count_bug`);
+//! EXISTS / IN below OR / NOT / CASE or in a SELECT list are marker columns of a left outer
+//! join (`existence_columns`); subqueries in ORDER BY and aggregates move into Projects first
+//! (`pull_out_subqueries`); a scalar subquery without an aggregate reads `single_value`.
+//! Not supported (a clear error instead): correlation below a Limit, a Window or an outer
+//! join, or to a query two levels out; subqueries in GROUP BY or join conditions.
 //! These rules run before the operator optimizations, which do not look into subqueries.
 
 use std::collections::BTreeSet;
@@ -34,7 +37,9 @@ use super::finish_analysis::{EliminateSubqueryAliases, ReplaceDistinctWithAggreg
 use super::set_operations::{ReplaceExceptWithAntiJoin, ReplaceIntersectWithSemiJoin, RewriteExceptAll, RewriteIntersectAll};
 use super::limits::max_rows;
 use crate::error::{KilnError, Result};
-use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId, SubqueryPlan};
+use crate::expr::eval::evaluate_scalar;
+use crate::expr::{AggBuiltin, AggFunc, AggKind, Attribute, BinaryOp, Expr, ExprId, SubqueryPlan};
+use crate::types::ScalarValue;
 use crate::optimizer::Rule;
 use crate::plan::{named_output, JoinType, LogicalPlan};
 
@@ -46,18 +51,34 @@ impl Rule for RewritePredicateSubquery {
         "RewritePredicateSubquery"
     }
     fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        let plan = &pull_out_subqueries(plan)?;
         plan.transform_up(&mut |p| {
-            let LogicalPlan::Filter { condition, child } = p.as_ref() else { return Ok(p) };
-            if !condition.exists(&|e| matches!(e, Expr::Exists { .. } | Expr::InSubquery { .. })) {
+            let is_subquery = |e: &Expr| e.exists(&|x| matches!(x, Expr::Exists { .. } | Expr::InSubquery { .. }));
+            let (condition, child) = match p.as_ref() {
+                LogicalPlan::Filter { condition, child } => (condition, child),
+                // In a SELECT list: each subquery becomes a boolean column of a join.
+                LogicalPlan::Project { list, child } if list.iter().any(is_subquery) => {
+                    let list = list.iter().map(|e| one_row_subqueries(e.clone())).collect::<Result<Vec<_>>>()?;
+                    let mut cur = child.clone();
+                    let list = list.into_iter().map(|e| existence_columns(e, &mut cur)).collect::<Result<Vec<_>>>()?;
+                    return Ok(Arc::new(LogicalPlan::Project { list, child: cur }));
+                }
+                _ => return Ok(p),
+            };
+            if !is_subquery(condition) {
                 return Ok(p);
             }
-            let (with, without): (Vec<&Expr>, Vec<&Expr>) =
-                condition.split_conjunction().into_iter().partition(|c| c.exists(&|e| matches!(e, Expr::Exists { .. } | Expr::InSubquery { .. })));
+            let condition = &one_row_subqueries(condition.clone())?;
+            if !is_subquery(condition) {
+                return Ok(Arc::new(LogicalPlan::Filter { condition: condition.clone(), child: child.clone() }));
+            }
+            let (with, without): (Vec<&Expr>, Vec<&Expr>) = condition.split_conjunction().into_iter().partition(|c| is_subquery(c));
             // As Catalyst: the other conjuncts filter first, the joins go on top.
             let mut cur = match Expr::conjunction(without.into_iter().cloned()) {
                 Some(condition) => Arc::new(LogicalPlan::Filter { condition, child: child.clone() }),
                 None => child.clone(),
             };
+            let mut nested = vec![];
             for c in with {
                 let (negated, inner) = match c {
                     Expr::Not(inner) => (true, inner.as_ref()),
@@ -66,9 +87,12 @@ impl Rule for RewritePredicateSubquery {
                 let (plan, value) = match inner {
                     Expr::Exists { plan, .. } => (plan, None),
                     Expr::InSubquery { child, plan, .. } => (plan, Some(child.as_ref())),
-                    _ => return Err(unsupported_position(c)),
+                    _ => {
+                        nested.push(c.clone());
+                        continue;
+                    }
                 };
-                let (sub, preds) = decorrelate(plan)?;
+                let (sub, preds) = decorrelate(plan, &cur)?;
                 let mut conds = vec![];
                 if let Some(v) = value {
                     let col = sub.output().first().cloned().ok_or_else(|| KilnError::internal("IN subquery without a column"))?;
@@ -80,15 +104,197 @@ impl Rule for RewritePredicateSubquery {
                 let join_type = if negated { JoinType::LeftAnti } else { JoinType::LeftSemi };
                 cur = Arc::new(LogicalPlan::Join { left: cur, right: sub, join_type, condition: Expr::conjunction(conds), using: vec![], hint: Default::default() });
             }
+            if let Some(rest) = Expr::conjunction(nested) {
+                // Under OR / NOT / CASE: the subqueries become boolean columns, the Filter reads them.
+                let output = cur.output();
+                let condition = existence_columns(rest, &mut cur)?;
+                cur = Arc::new(LogicalPlan::Project {
+                    list: output.iter().map(|a| a.expr()).collect(),
+                    child: Arc::new(LogicalPlan::Filter { condition, child: cur }),
+                });
+            }
             Ok(cur)
         })
     }
 }
 
-fn unsupported_position(c: &Expr) -> KilnError {
-    KilnError::unsupported(format!(
-        "subquery inside another expression in a WHERE clause ({c}); kiln plans [NOT] IN / [NOT] EXISTS only as a top-level AND-ed condition"
-    ))
+/// Replaces each EXISTS / IN subquery in `e` (not a top-level conjunct) by a boolean column
+/// that a left outer join adds to `cur` (kiln's form of Spark's ExistenceJoin): `EXISTS` is
+/// whether a marker row matched; `x IN (..)` is three-valued, true on a match, NULL when only
+/// a NULL comparison matched, false otherwise.
+fn existence_columns(e: Expr, cur: &mut Arc<LogicalPlan>) -> Result<Expr> {
+    e.transform_up(&mut |x| match x {
+        Expr::Exists { plan, .. } => {
+            let (sub, preds) = decorrelate(&plan, cur)?;
+            existence_marker(cur, &sub, preds)
+        }
+        Expr::InSubquery { child, plan, .. } => {
+            let (sub, preds) = decorrelate(&plan, cur)?;
+            let col = sub.output().first().cloned().ok_or_else(|| KilnError::internal("IN subquery without a column"))?;
+            let eq = child.as_ref().clone().binary(BinaryOp::Eq, col.expr());
+            let matched = existence_marker(cur, &sub, [vec![eq.clone()], preds.clone()].concat())?;
+            if !child.nullable() && !col.nullable {
+                return Ok(matched);
+            }
+            // The second lookup reads a second instance of the subquery.
+            let (sub, ids) = crate::sql::fresh_instance(&sub)?;
+            let renamed = |e: Expr| {
+                e.transform_up(&mut |x| {
+                    Ok::<_, KilnError>(match x {
+                        Expr::Attribute(a) => Expr::Attribute(Attribute { id: ids.get(&a.id).copied().unwrap_or(a.id), ..a }),
+                        other => other,
+                    })
+                })
+            };
+            let eq = renamed(eq)?;
+            let unknown = eq.clone().binary(BinaryOp::Or, Expr::IsNull(Box::new(eq)));
+            let preds = preds.into_iter().map(renamed).collect::<Result<Vec<_>>>()?;
+            let maybe = existence_marker(cur, &sub, [vec![unknown], preds].concat())?;
+            Ok(Expr::CaseWhen {
+                branches: vec![(matched, Expr::lit(ScalarValue::Boolean(true))), (maybe, Expr::lit(ScalarValue::Null(arrow::datatypes::DataType::Boolean)))],
+                else_expr: Some(Box::new(Expr::lit(ScalarValue::Boolean(false)))),
+            })
+        }
+        other => Ok(other),
+    })
+}
+
+/// Joins `cur` with one marker row per outer row that some row of `sub` matches on `conds`,
+/// and returns `isnotnull(marker)`. Each outer row meets at most one marker: the markers are
+/// per distinct outer value (the domain, semi-joined with `sub`), or one row when `conds`
+/// read no outer column.
+fn existence_marker(cur: &mut Arc<LogicalPlan>, sub: &Arc<LogicalPlan>, conds: Vec<Expr>) -> Result<Expr> {
+    check_correlation(&conds, cur, sub)?;
+    let exists = Expr::lit(ScalarValue::Boolean(true)).alias("exists");
+    let mut marker = named_output(&exists).ok_or_else(|| KilnError::internal("alias without an output"))?;
+    // Read above the outer join, which NULL-extends it.
+    marker.nullable = true;
+    let sub_ids: BTreeSet<ExprId> = sub.output().iter().map(|a| a.id).collect();
+    let correlated = conds.iter().any(|c| !c.references().is_subset(&sub_ids));
+    let (right, condition) = if correlated {
+        let (domain, inner, joins) = domain_join(&conds, &sub_ids, cur)?;
+        let mut list: Vec<Expr> = domain.output().iter().map(|a| a.expr()).collect();
+        list.push(exists);
+        let semi = Arc::new(LogicalPlan::Join { left: domain, right: sub.clone(), join_type: JoinType::LeftSemi, condition: Expr::conjunction(inner), using: vec![], hint: Default::default() });
+        (Arc::new(LogicalPlan::Project { list, child: semi }), Expr::conjunction(joins))
+    } else {
+        let rows = match Expr::conjunction(conds) {
+            Some(condition) => Arc::new(LogicalPlan::Filter { condition, child: sub.clone() }),
+            None => sub.clone(),
+        };
+        let one = Arc::new(LogicalPlan::GlobalLimit { limit: 1, child: Arc::new(LogicalPlan::LocalLimit { limit: 1, child: rows }) });
+        (Arc::new(LogicalPlan::Project { list: vec![exists], child: one }), None)
+    };
+    *cur = Arc::new(LogicalPlan::Join { left: cur.clone(), right, join_type: JoinType::LeftOuter, condition, using: vec![], hint: Default::default() });
+    Ok(Expr::IsNotNull(Box::new(marker.expr())))
+}
+
+/// Subqueries in an ORDER BY or an aggregate move into Projects, where the rewrites below
+/// answer them: under a Sort into a Project below it (the Sort reads the new column); inside
+/// an aggregate function's argument into a Project below the Aggregate (per input row); in
+/// an aggregate's output list, outside aggregate functions, into a Project above it (per
+/// group, reading the grouping columns).
+fn pull_out_subqueries(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+    let within_project = |child: &Arc<LogicalPlan>, extra: Vec<Expr>| -> Arc<LogicalPlan> {
+        if extra.is_empty() {
+            return child.clone();
+        }
+        let list = child.output().iter().map(|a| a.expr()).chain(extra).collect();
+        Arc::new(LogicalPlan::Project { list, child: child.clone() })
+    };
+    plan.transform_up(&mut |p| match p.as_ref() {
+        LogicalPlan::Sort { order, global, child } if order.iter().any(|o| o.expr.contains_subquery()) => {
+            let mut extra = vec![];
+            let order = order
+                .iter()
+                .map(|o| Ok(crate::expr::SortOrder { expr: lift_subqueries(o.expr.clone(), &mut extra)?, ..o.clone() }))
+                .collect::<Result<Vec<_>>>()?;
+            let sort = Arc::new(LogicalPlan::Sort { order, global: *global, child: within_project(child, extra) });
+            Ok(Arc::new(LogicalPlan::Project { list: p.output().iter().map(|a| a.expr()).collect(), child: sort }))
+        }
+        LogicalPlan::Aggregate { grouping, aggregates, child } if aggregates.iter().chain(grouping).any(|e| e.contains_subquery()) => {
+            if grouping.iter().any(|e| e.contains_subquery()) {
+                return Err(KilnError::unsupported("a subquery in GROUP BY"));
+            }
+            let mut pre = vec![];
+            let mut aggs = vec![];
+            for e in aggregates {
+                aggs.push(e.clone().transform_down(&mut |x| match x {
+                    Expr::Aggregate { func, args, distinct } => Ok::<_, KilnError>(Expr::Aggregate {
+                        func,
+                        args: args.into_iter().map(|a| lift_subqueries(a, &mut pre)).collect::<Result<Vec<_>>>()?,
+                        distinct,
+                    }),
+                    other => Ok(other),
+                })?);
+            }
+            let child = within_project(child, pre);
+            if !aggs.iter().any(|e| e.contains_subquery()) {
+                return Ok(Arc::new(LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates: aggs, child }));
+            }
+            let mut inner = vec![];
+            let mut post = vec![];
+            for e in aggs {
+                if !e.contains_subquery() {
+                    post.push(named_output(&e).ok_or_else(|| KilnError::internal(format!("unnamed aggregate output {e}")))?.expr());
+                    inner.push(e);
+                    continue;
+                }
+                post.push(e.transform_down(&mut |x| match x {
+                    Expr::Aggregate { .. } => {
+                        let a = x.alias("_agg");
+                        let attr = named_output(&a).ok_or_else(|| KilnError::internal("alias without an output"))?;
+                        inner.push(a);
+                        Ok::<_, KilnError>(attr.expr())
+                    }
+                    other => Ok(other),
+                })?);
+            }
+            // The grouping columns the projection above reads (outer references included).
+            let below = child.output();
+            for id in post.iter().flat_map(|e| e.references()) {
+                if let Some(a) = below.iter().find(|a| a.id == id) {
+                    if !inner.iter().any(|e| named_output(e).is_some_and(|n| n.id == id)) {
+                        inner.push(a.expr());
+                    }
+                }
+            }
+            let agg = Arc::new(LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates: inner, child });
+            Ok(Arc::new(LogicalPlan::Project { list: post, child: agg }))
+        }
+        LogicalPlan::Filter { .. } | LogicalPlan::Project { .. } => Ok(p),
+        other if other.expressions().iter().any(|e| e.contains_subquery()) => {
+            Err(KilnError::unsupported(format!("a subquery in `{}` (kiln plans them in WHERE, HAVING, SELECT, ORDER BY and aggregates)", other.node_string())))
+        }
+        _ => Ok(p),
+    })
+}
+
+/// Replaces each subquery expression in `e` by a column that `extra` computes.
+fn lift_subqueries(e: Expr, extra: &mut Vec<Expr>) -> Result<Expr> {
+    e.transform_down(&mut |x| match x {
+        Expr::ScalarSubquery { .. } | Expr::Exists { .. } | Expr::InSubquery { .. } => {
+            let a = x.alias("_subquery");
+            let attr = named_output(&a).ok_or_else(|| KilnError::internal("alias without an output"))?;
+            extra.push(a);
+            Ok(attr.expr())
+        }
+        other => Ok(other),
+    })
+}
+
+/// A subquery that is an aggregate without GROUP BY returns exactly one row, even over no
+/// input rows (count 0, max NULL): EXISTS of it is true and `x IN (it)` is `x = (it)`, which
+/// the scalar subquery rewrite answers with the count bug handled.
+fn one_row_subqueries(condition: Expr) -> Result<Expr> {
+    let one_row = |p: &LogicalPlan| global_aggregate(p, false);
+    condition.transform_up(&mut |e| {
+        Ok(match e {
+            Expr::Exists { plan, .. } if one_row(&plan.0) => Expr::lit(ScalarValue::Boolean(true)),
+            Expr::InSubquery { child, plan, id } if one_row(&plan.0) => child.binary(BinaryOp::Eq, Expr::ScalarSubquery { plan, id }),
+            other => other,
+        })
+    })
 }
 
 /// Scalar subqueries in a Filter or Project become LeftOuter joins.
@@ -123,27 +329,33 @@ impl Rule for RewriteCorrelatedScalarSubquery {
                 return Ok(p);
             }
             let mut cur = child.clone();
-            let mut values: Vec<(ExprId, Attribute)> = vec![];
+            let mut values: Vec<(ExprId, Expr)> = vec![];
             for (id, plan) in subqueries {
-                let (sub, preds) = decorrelate(&plan)?;
-                let value = sub.output().first().cloned().ok_or_else(|| KilnError::internal("scalar subquery without a column"))?;
+                let (mut sub, preds) = decorrelate(&single_row(plan)?, &cur)?;
+                let mut value = sub.output().first().cloned().ok_or_else(|| KilnError::internal("scalar subquery without a column"))?;
+                // Read above the outer join, which NULL-extends it.
+                value.nullable = true;
+                let mut value_expr = value.expr();
                 if preds.is_empty() {
                     if max_rows(&sub).is_none_or(|n| n > 1) {
                         return Err(KilnError::unsupported(
                             "a scalar subquery that may return more than one row (kiln needs an aggregate without GROUP BY or LIMIT 1, as it cannot check the row count at run time)",
                         ));
                     }
-                } else {
-                    check_count_bug(&sub)?;
+                } else if let Some((fixed, v)) = count_bug(&sub, &value)? {
+                    sub = fixed;
+                    value_expr = v;
+                } else if !is_aggregated(&sub) {
+                    return Err(not_aggregated());
                 }
                 check_correlation(&preds, &cur, &sub)?;
                 cur = Arc::new(LogicalPlan::Join { left: cur, right: sub, join_type: JoinType::LeftOuter, condition: Expr::conjunction(preds), using: vec![], hint: Default::default() });
-                values.push((id, value));
+                values.push((id, value_expr));
             }
             let replace = |e: Expr| -> Result<Expr> {
                 e.transform_up(&mut |x| match &x {
                     Expr::ScalarSubquery { id, .. } => match values.iter().find(|(i, _)| i == id) {
-                        Some((_, a)) => Ok(a.expr()),
+                        Some((_, v)) => Ok(v.clone()),
                         None => Ok(x),
                     },
                     _ => Ok(x),
@@ -161,21 +373,132 @@ impl Rule for RewriteCorrelatedScalarSubquery {
     }
 }
 
-/// A correlated aggregate that is not NULL over no rows (count) would need Spark's
-/// "count bug" handling; kiln refuses it.
-fn check_count_bug(sub: &LogicalPlan) -> Result<()> {
-    let aggregates = match sub {
-        LogicalPlan::Aggregate { aggregates, .. } => aggregates,
-        LogicalPlan::Project { child, .. } => match child.as_ref() {
-            LogicalPlan::Aggregate { aggregates, .. } => aggregates,
-            _ => return Err(not_aggregated()),
-        },
-        _ => return Err(not_aggregated()),
-    };
-    if aggregates.iter().any(|e| e.exists(&|x| matches!(x, Expr::Aggregate { func: AggFunc::Count, .. }))) {
-        return Err(KilnError::unsupported("a correlated scalar subquery with count(): its value on no matching rows is 0, not NULL"));
+/// Whether `p` is an aggregate without GROUP BY (under Projects, and a HAVING Filter when
+/// `having`): one row, or at most one with a HAVING.
+fn global_aggregate(p: &LogicalPlan, having: bool) -> bool {
+    match p {
+        LogicalPlan::SubqueryAlias { child, .. } | LogicalPlan::Project { child, .. } => global_aggregate(child, having),
+        LogicalPlan::Filter { child, .. } if having => global_aggregate(child, having),
+        LogicalPlan::Aggregate { grouping, .. } => grouping.is_empty(),
+        _ => false,
     }
-    Ok(())
+}
+
+/// A scalar subquery that may return more than one row reads its value through
+/// `single_value`, which fails at run time on a second row (per outer row once decorrelated).
+fn single_row(plan: SubqueryPlan) -> Result<SubqueryPlan> {
+    let p = &plan.0;
+    if global_aggregate(p, true) || max_rows(p).is_some_and(|n| n <= 1) {
+        return Ok(plan);
+    }
+    let col = p.output().first().cloned().ok_or_else(|| KilnError::internal("scalar subquery without a column"))?;
+    let value = Expr::Aggregate { func: AggFunc::Builtin(AggBuiltin::single_value()), args: vec![col.expr()], distinct: false }.alias(col.name.clone());
+    Ok(SubqueryPlan(Arc::new(LogicalPlan::Aggregate { grouping: vec![], aggregates: vec![value], child: p.clone() })))
+}
+
+/// Whether the subquery ends in an aggregate (under a Project or a HAVING Filter).
+fn is_aggregated(sub: &LogicalPlan) -> bool {
+    match sub {
+        LogicalPlan::Aggregate { .. } => true,
+        LogicalPlan::Project { child, .. } | LogicalPlan::Filter { child, .. } => is_aggregated(child),
+        _ => false,
+    }
+}
+
+/// Spark's count bug (`RewriteCorrelatedScalarSubquery`): an outer row that no group matches
+/// gets NULL from the outer join, but the subquery's value over no rows may not be NULL
+/// (`count(*)` is 0, `count(*) + 1` is 1). Then the aggregate outputs `true AS alwaysTrue`,
+/// and the value becomes `CASE WHEN isnull(alwaysTrue) THEN <value on no rows> ELSE value END`;
+/// a HAVING moves into the value (`WHEN havingCondition THEN value`, else NULL).
+/// None when the value over no rows is NULL (the outer join is right as it is).
+fn count_bug(sub: &Arc<LogicalPlan>, value: &Attribute) -> Result<Option<(Arc<LogicalPlan>, Expr)>> {
+    let (list, having, agg) = match sub.as_ref() {
+        LogicalPlan::Aggregate { .. } => (None, None, sub),
+        LogicalPlan::Project { list, child } => match child.as_ref() {
+            LogicalPlan::Aggregate { .. } => (Some(list), None, child),
+            LogicalPlan::Filter { condition, child: a } if matches!(a.as_ref(), LogicalPlan::Aggregate { .. }) => (Some(list), Some(condition), a),
+            _ => return Ok(None),
+        },
+        LogicalPlan::Filter { condition, child } if matches!(child.as_ref(), LogicalPlan::Aggregate { .. }) => (None, Some(condition), child),
+        _ => return Ok(None),
+    };
+    let LogicalPlan::Aggregate { grouping, aggregates, child } = agg.as_ref() else { return Ok(None) };
+    // Each aggregate output over no rows: count is 0, the rest (and grouping columns) NULL.
+    let mut empty: Vec<(ExprId, Expr)> = vec![];
+    for e in aggregates {
+        let Some(a) = named_output(e) else { continue };
+        let inner = match e {
+            Expr::Alias { child, .. } => child.as_ref().clone(),
+            other => other.clone(),
+        };
+        let v = inner.transform_up(&mut |x| {
+            Ok::<_, KilnError>(match &x {
+                Expr::Aggregate { func: AggFunc::Count, .. } => Expr::lit(ScalarValue::Int64(0)),
+                Expr::Aggregate { func: AggFunc::Builtin(b), .. } if !b.nullable() => Expr::lit(ScalarValue::Int64(0)),
+                Expr::Aggregate { .. } | Expr::Attribute(_) => Expr::lit(ScalarValue::Null(x.data_type()?)),
+                _ => x,
+            })
+        })?;
+        empty.push((a.id, v));
+    }
+    let on_empty = |e: &Expr| -> Option<ScalarValue> {
+        let e = e.clone().transform_up(&mut |x| {
+            Ok::<_, KilnError>(match &x {
+                Expr::Attribute(a) => match empty.iter().find(|(id, _)| *id == a.id) {
+                    Some((_, v)) => v.clone(),
+                    None => Expr::lit(ScalarValue::Null(a.data_type.clone())),
+                },
+                Expr::Alias { child, .. } => child.as_ref().clone(),
+                _ => x,
+            })
+        });
+        e.ok().and_then(|e| evaluate_scalar(&e).ok())
+    };
+    let result = match list {
+        Some(list) => list.first().and_then(on_empty),
+        None => Some(value.expr()).as_ref().and_then(on_empty),
+    };
+    let Some(result) = result.filter(|v| !matches!(v, ScalarValue::Null(_))) else { return Ok(None) };
+    if let Some(h) = having {
+        if on_empty(h) != Some(ScalarValue::Boolean(true)) {
+            // No rows fail the HAVING: the subquery is empty, NULL is right.
+            return Ok(None);
+        }
+    }
+    let always_true = Expr::lit(ScalarValue::Boolean(true)).alias("alwaysTrue");
+    let mut at = named_output(&always_true).ok_or_else(|| KilnError::internal("alias without an output"))?;
+    // Read above the outer join, which NULL-extends it.
+    at.nullable = true;
+    let mut aggregates = aggregates.clone();
+    aggregates.push(always_true);
+    let new_agg = Arc::new(LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates, child: child.clone() });
+    let having_alias = having.map(|h| h.clone().alias("havingCondition"));
+    let hv = having_alias.as_ref().and_then(named_output).map(|mut a| {
+        a.nullable = true;
+        a
+    });
+    let new_sub = match (list, having_alias) {
+        (None, None) => new_agg,
+        (list, h) => {
+            let mut list = list.cloned().unwrap_or_else(|| agg.output().iter().map(|a| a.expr()).collect());
+            list.push(at.expr());
+            list.extend(h);
+            Arc::new(LogicalPlan::Project { list, child: new_agg })
+        }
+    };
+    let mut result = Expr::lit(result);
+    if result.data_type()? != value.data_type {
+        result = Expr::Cast { child: Box::new(result), to: value.data_type.clone() };
+    }
+    let mut branches = vec![(Expr::IsNull(Box::new(at.expr())), result)];
+    let else_expr = match hv {
+        Some(hv) => {
+            branches.push((hv.expr(), value.expr()));
+            None
+        }
+        None => Some(Box::new(value.expr())),
+    };
+    Ok(Some((new_sub, Expr::CaseWhen { branches, else_expr })))
 }
 
 fn not_aggregated() -> KilnError {
@@ -199,7 +522,7 @@ fn check_correlation(conds: &[Expr], left: &LogicalPlan, right: &LogicalPlan) ->
 
 /// The subquery's plan, cleaned like the main plan (aliases, DISTINCT, nested subqueries) with
 /// its correlated predicates pulled out, and those predicates over plain columns.
-fn decorrelate(plan: &SubqueryPlan) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
+fn decorrelate(plan: &SubqueryPlan, outer: &Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
     let mut p = plan.0.clone();
     let rules: [&dyn Rule; 8] = [
         &EliminateSubqueryAliases,
@@ -214,7 +537,7 @@ fn decorrelate(plan: &SubqueryPlan) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
     for rule in rules {
         p = rule.apply(&p)?;
     }
-    let (p, preds) = pull_up(&p)?;
+    let (p, preds) = pull_up(&p, outer)?;
     if has_outer(&p) {
         return Err(KilnError::unsupported(format!(
             "a correlated subquery whose outer references are not in WHERE conditions kiln can pull up:\n{}",
@@ -245,13 +568,13 @@ fn strip_outer(e: &Expr) -> Expr {
 
 /// Pulls correlated Filter conjuncts up to the top of `plan`, widening the Projects and
 /// Aggregates in between so the columns those conjuncts read stay available.
-fn pull_up(plan: &Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
+fn pull_up(plan: &Arc<LogicalPlan>, outer: &Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
     if !has_outer(plan) {
         return Ok((plan.clone(), vec![]));
     }
     match plan.as_ref() {
         LogicalPlan::Filter { condition, child } => {
-            let (c, mut preds) = pull_up(child)?;
+            let (c, mut preds) = pull_up(child, outer)?;
             let (correlated, local): (Vec<&Expr>, Vec<&Expr>) = condition.split_conjunction().into_iter().partition(|e| is_correlated(e));
             preds.extend(correlated.into_iter().map(strip_outer));
             let node = match Expr::conjunction(local.into_iter().cloned()) {
@@ -261,7 +584,7 @@ fn pull_up(plan: &Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
             Ok((node, preds))
         }
         LogicalPlan::Project { list, child } if !list.iter().any(is_correlated) => {
-            let (c, preds) = pull_up(child)?;
+            let (c, preds) = pull_up(child, outer)?;
             let mut list = list.clone();
             let below: BTreeSet<ExprId> = c.output().iter().map(|a| a.id).collect();
             for a in preds.iter().flat_map(|p| p.attributes()) {
@@ -272,37 +595,105 @@ fn pull_up(plan: &Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
             Ok((Arc::new(LogicalPlan::Project { list, child: c }), preds))
         }
         LogicalPlan::Aggregate { grouping, aggregates, child } if !grouping.iter().chain(aggregates).any(is_correlated) => {
-            let (c, preds) = pull_up(child)?;
+            let (c, preds) = pull_up(child, outer)?;
             let below: BTreeSet<ExprId> = c.output().iter().map(|a| a.id).collect();
             let mut grouping = grouping.clone();
             let mut aggregates = aggregates.clone();
-            for p in &preds {
-                // Only `inner = outer` can be answered per group: the inner side becomes a key.
-                let Expr::Binary { op: BinaryOp::Eq, left, right } = p else {
-                    return Err(KilnError::unsupported(format!("correlated predicate {p} under an aggregate (only equalities)")));
-                };
-                for side in [left, right] {
-                    if let Expr::Attribute(a) = side.as_ref() {
-                        if below.contains(&a.id) && !grouping.iter().any(|g| matches!(g, Expr::Attribute(b) if b.id == a.id)) {
-                            grouping.push(a.expr());
-                            aggregates.push(a.expr());
-                        }
+            let keys: Option<Vec<Attribute>> = preds.iter().map(|p| equality_key(p, &below)).collect();
+            // single_value fails on a group of two rows: only the groups some outer row reads
+            // (the domain's) may be formed.
+            let single = aggregates.iter().any(|e| e.exists(&|x| matches!(x, Expr::Aggregate { func: AggFunc::Builtin(b), .. } if b.kind == AggKind::SingleValue)));
+            if let Some(keys) = keys.filter(|_| !single) {
+                // `inner = f(outer)` is answered per group: the inner side becomes a key.
+                for a in keys {
+                    if !grouping.iter().any(|g| matches!(g, Expr::Attribute(b) if b.id == a.id)) {
+                        grouping.push(a.expr());
+                        aggregates.push(a.expr());
                     }
                 }
+                return Ok((Arc::new(LogicalPlan::Aggregate { grouping, aggregates, child: c }), preds));
             }
-            Ok((Arc::new(LogicalPlan::Aggregate { grouping, aggregates, child: c }), preds))
+            // Any other correlation (DecorrelateInnerQuery's domain join): the distinct outer
+            // values join the input on the predicates, the aggregate groups by them too, and
+            // the outer query joins the result on those values (null-safe).
+            let (domain, inner_preds, outer_preds) = domain_join(&preds, &below, outer)?;
+            let domain_attrs = domain.output();
+            let joined = Arc::new(LogicalPlan::Join {
+                left: c,
+                right: domain,
+                join_type: JoinType::Inner,
+                condition: Expr::conjunction(inner_preds),
+                using: vec![],
+                hint: Default::default(),
+            });
+            for d in domain_attrs {
+                grouping.push(d.expr());
+                aggregates.push(d.expr());
+            }
+            Ok((Arc::new(LogicalPlan::Aggregate { grouping, aggregates, child: joined }), outer_preds))
         }
         LogicalPlan::Sort { order, global, child } => {
-            let (c, preds) = pull_up(child)?;
+            let (c, preds) = pull_up(child, outer)?;
             Ok((Arc::new(LogicalPlan::Sort { order: order.clone(), global: *global, child: c }), preds))
         }
         LogicalPlan::Join { left, right, join_type: JoinType::Inner | JoinType::Cross, condition, using, hint } if !condition.as_ref().is_some_and(is_correlated) => {
-            let (l, mut preds) = pull_up(left)?;
-            let (r, more) = pull_up(right)?;
+            let (l, mut preds) = pull_up(left, outer)?;
+            let (r, more) = pull_up(right, outer)?;
             preds.extend(more);
             let join_type = if condition.is_some() { JoinType::Inner } else { JoinType::Cross };
             Ok((Arc::new(LogicalPlan::Join { left: l, right: r, join_type, condition: condition.clone(), using: using.clone(), hint: *hint }), preds))
         }
         other => Err(KilnError::unsupported(format!("a correlated subquery with outer references below `{}`", other.node_string()))),
     }
+}
+
+/// `inner = f(outer)` (either way round): the inner column, which can become a grouping key.
+fn equality_key(p: &Expr, below: &BTreeSet<ExprId>) -> Option<Attribute> {
+    let Expr::Binary { op: BinaryOp::Eq, left, right } = p else { return None };
+    for (a, b) in [(left, right), (right, left)] {
+        if let Expr::Attribute(a) = a.as_ref() {
+            if below.contains(&a.id) && b.references().is_disjoint(below) && !b.references().is_empty() {
+                return Some(a.clone());
+            }
+        }
+    }
+    None
+}
+
+/// The domain of correlated predicates `preds` (their outer columns, those not in `below`):
+/// `Aggregate [o..], [o AS d, ..]` over the outer plan; the predicates over the domain's
+/// columns instead; and `o <=> d` for each, the condition that joins the outer rows back.
+fn domain_join(preds: &[Expr], below: &BTreeSet<ExprId>, outer: &Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, Vec<Expr>, Vec<Expr>)> {
+    let available: BTreeSet<ExprId> = outer.output().iter().map(|a| a.id).collect();
+    let mut outer_attrs: Vec<Attribute> = vec![];
+    for a in preds.iter().flat_map(|p| p.attributes()) {
+        if below.contains(&a.id) || outer_attrs.iter().any(|o| o.id == a.id) {
+            continue;
+        }
+        if !available.contains(&a.id) {
+            return Err(KilnError::unsupported(format!("a subquery correlated to a query more than one level out ({a})")));
+        }
+        outer_attrs.push(a);
+    }
+    // A second instance of the outer plan: its ids must not clash with the first's.
+    let (copy, ids) = crate::sql::fresh_instance(outer)?;
+    let copied = |a: &Attribute| Attribute { id: ids.get(&a.id).copied().unwrap_or(a.id), ..a.clone() };
+    let domain = Arc::new(LogicalPlan::Aggregate {
+        grouping: outer_attrs.iter().map(|a| copied(a).expr()).collect(),
+        aggregates: outer_attrs.iter().map(|a| copied(a).expr().alias(a.name.clone())).collect(),
+        child: copy,
+    });
+    let domain_attrs = domain.output();
+    let to_domain = |e: &Expr| -> Result<Expr> {
+        e.clone().transform_up(&mut |x| match &x {
+            Expr::Attribute(a) => match outer_attrs.iter().position(|o| o.id == a.id) {
+                Some(i) => Ok(domain_attrs[i].expr()),
+                None => Ok(x),
+            },
+            _ => Ok(x),
+        })
+    };
+    let inner = preds.iter().map(to_domain).collect::<Result<Vec<_>>>()?;
+    let joins = outer_attrs.iter().zip(&domain_attrs).map(|(o, d)| o.expr().binary(BinaryOp::EqNullSafe, d.expr())).collect();
+    Ok((domain, inner, joins))
 }

@@ -487,12 +487,67 @@ fn correlated_scalar_subquery_is_aggregated_by_its_key_and_joined() {
 }
 
 #[test]
+fn non_equality_correlation_is_a_domain_join_grouped_by_the_outer_values() {
+    let sql = "SELECT order_id, (SELECT count(*) FROM orders i WHERE i.amount < o.amount) AS n FROM orders o";
+    let plan = optimized(sql);
+    // The distinct outer values join the subquery's input on the predicate; the aggregate
+    // groups by them; the outer rows join the result null-safely.
+    assert!(plan.contains("Join LeftOuter, (amount#n <=> amount#n)"), "{plan}");
+    assert!(plan.contains("Join Inner, (amount#n < amount#n)"), "{plan}");
+    assert!(plan.contains("Aggregate [amount#n], [count(1) AS count(1)#nL, amount#n, true AS alwaysTrue#n]"), "{plan}");
+    assert!(plan.contains("Aggregate [amount#n], [amount#n]"), "{plan}");
+    assert!(!plan.contains("outer("), "{plan}");
+    assert_eq!(rows(&shop(), sql), 6);
+    let exists = "SELECT name FROM customers c WHERE EXISTS (SELECT 1 FROM orders o WHERE o.customer_id > c.customer_id)";
+    assert!(optimized(exists).contains("Join LeftSemi, (customer_id#n > customer_id#n)"), "{}", optimized(exists));
+}
+
+#[test]
+fn correlated_count_is_zero_not_null_without_a_match() {
+    let sql = "SELECT (SELECT count(*) + 1 FROM orders o WHERE o.customer_id = c.customer_id) AS n FROM customers c";
+    let plan = optimized(sql);
+    assert!(plan.contains("CASE WHEN isnull(alwaysTrue#n) THEN 1 ELSE (count(1) + cast(1 as bigint))#nL END"), "{plan}");
+    // The one customer without orders counts 0 + 1.
+    assert_eq!(rows(&shop(), &format!("SELECT n FROM ({sql}) WHERE n = 1")), 1);
+    // A subquery whose value over no rows is NULL needs no CASE.
+    assert!(!optimized("SELECT (SELECT max(amount) FROM orders o WHERE o.customer_id = c.customer_id) FROM customers c").contains("alwaysTrue"));
+}
+
+#[test]
+fn a_subquery_under_or_is_a_marker_column_of_an_outer_join() {
+    let sql = "SELECT name FROM customers c WHERE country = 'IN' OR EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.customer_id AND o.amount > 50)";
+    let plan = optimized(sql);
+    // One marker per distinct outer value with a match: the domain semi-joined with the
+    // subquery; the Filter reads whether the marker is there.
+    assert!(plan.contains("Filter ((country#n = IN) OR isnotnull(exists#n))"), "{plan}");
+    assert!(plan.contains("Join LeftOuter, (customer_id#n <=> customer_id#n)"), "{plan}");
+    assert!(plan.contains("Project [customer_id#n, true AS exists#n]\n"), "{plan}");
+    assert!(plan.contains("Join LeftSemi, (customer_id#n = customer_id#n)"), "{plan}");
+    assert_eq!(rows(&shop(), sql), rows(&shop(), "SELECT name FROM customers c WHERE country = 'IN' UNION ALL SELECT name FROM customers c WHERE coalesce(country, '') <> 'IN' AND EXISTS (SELECT 1 FROM orders o WHERE o.customer_id = c.customer_id AND o.amount > 50)"));
+    // IN under NOT is three-valued: a second lookup finds the NULL comparisons.
+    let not_in = "SELECT name FROM customers c WHERE NOT (customer_id IN (SELECT customer_id FROM orders)) OR country = 'IN'";
+    let plan = optimized(not_in);
+    assert!(plan.contains("CASE WHEN isnotnull(exists#n) THEN true WHEN isnotnull(exists#n) THEN null ELSE false END"), "{plan}");
+}
+
+#[test]
+fn a_scalar_subquery_without_an_aggregate_checks_its_row_count_at_run_time() {
+    let run = |sql: &str| shop().sql(sql).and_then(|df| df.collect()).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(run("SELECT order_id FROM orders WHERE amount > (SELECT amount FROM orders)").contains("SCALAR_SUBQUERY_TOO_MANY_ROWS"));
+    let unique = "SELECT order_id, (SELECT name FROM customers c WHERE c.customer_id = o.customer_id) FROM orders o";
+    assert_eq!(rows(&shop(), unique), 6);
+    // Correlated: single_value per distinct outer value (the domain), so inner groups no outer
+    // row reads may hold several rows.
+    assert!(optimized(unique).contains("single_value(name#n)"), "{}", optimized(unique));
+    assert!(run("SELECT name, (SELECT amount FROM orders o WHERE o.customer_id = c.customer_id) FROM customers c").contains("SCALAR_SUBQUERY_TOO_MANY_ROWS"));
+}
+
+#[test]
 fn subqueries_kiln_cannot_plan_are_clear_errors() {
     let err = |sql: &str| shop().sql(sql).err().map(|e| e.to_string()).unwrap_or_else(|| panic!("{sql} should fail"));
-    assert!(err("SELECT name FROM customers WHERE customer_id IN (SELECT customer_id FROM orders) OR country = 'IN'").contains("top-level AND-ed"));
-    assert!(err("SELECT order_id FROM orders o WHERE 1 < (SELECT count(*) FROM orders i WHERE i.customer_id = o.customer_id)").contains("count()"));
-    assert!(err("SELECT order_id FROM orders WHERE amount > (SELECT amount FROM orders)").contains("more than one row"));
-    assert!(err("SELECT order_id FROM orders o WHERE amount > (SELECT amount FROM orders i WHERE i.order_id = o.order_id)").contains("must be aggregated"));
+    assert!(err("SELECT order_id FROM orders o WHERE amount > (SELECT amount FROM orders i WHERE i.order_id > o.order_id LIMIT 1)").contains("GlobalLimit"));
+    assert!(err("SELECT count(*) FROM orders GROUP BY (SELECT max(customer_id) FROM customers)").contains("GROUP BY"));
+    assert!(err("SELECT * FROM orders o JOIN customers c ON c.customer_id IN (SELECT customer_id FROM orders)").contains("a subquery in `Join"));
 }
 
 #[test]

@@ -889,7 +889,6 @@ impl Table<'_> {
     }
 }
 
-/// Partitions each handed to one reader.
 /// A partition's batches, merged into batches of up to `batch_size` rows when they are small
 /// (on average under a quarter of it); left as they are otherwise.
 fn merge_slivers(part: Vec<RecordBatch>, batch_size: usize) -> Result<Vec<RecordBatch>> {
@@ -909,6 +908,7 @@ fn merge_slivers(part: Vec<RecordBatch>, batch_size: usize) -> Result<Vec<Record
     Ok(merged)
 }
 
+/// Partitions each handed to one reader.
 fn handoff<'a>(parts: Partitions, held: Reservation) -> State<'a> {
     State::Handoff(parts.into_iter().map(|p| Mutex::new(Some(p))).collect(), held)
 }

@@ -48,8 +48,8 @@ impl Rule for PushDownLeftSemiAntiJoin {
             let condition = condition.as_ref().map(|c| substitute_aliases(c, list));
             // Spark's canPushThroughCondition: the right side must not share a column with the
             // Project's input (a self-join would then read the wrong copy).
-            let below = output_ids(child);
-            if condition.as_ref().is_some_and(|c| c.references().iter().any(|id| below.contains(id) && output_ids(right).contains(id))) {
+            let (below, filter) = (output_ids(child), output_ids(right));
+            if condition.as_ref().is_some_and(|c| c.references().iter().any(|id| below.contains(id) && filter.contains(id))) {
                 return Ok(p);
             }
             let join = LogicalPlan::Join { left: child.clone(), right: right.clone(), join_type: *join_type, condition, using: using.clone(), hint: *hint };

@@ -897,14 +897,24 @@ fn merge_slivers(part: Vec<RecordBatch>, batch_size: usize) -> Result<Vec<Record
     if part.len() <= 1 || rows / part.len() >= batch_size / 4 {
         return Ok(part);
     }
-    let mut merger = arrow::compute::BatchCoalescer::new(first.schema(), batch_size);
+    // Runs of whole batches up to `batch_size` rows, each concatenated in one pass: one
+    // allocation per column (arrow's `BatchCoalescer` copies string columns batch by batch).
+    let schema = first.schema();
     let mut merged = Vec::with_capacity(rows.div_ceil(batch_size));
+    let mut run: Vec<RecordBatch> = vec![];
+    let mut run_rows = 0;
     for b in part {
-        merger.push_batch(b)?;
-        merged.extend(std::iter::from_fn(|| merger.next_completed_batch()));
+        if run_rows + b.num_rows() > batch_size && !run.is_empty() {
+            merged.push(arrow::compute::concat_batches(&schema, &run)?);
+            run.clear();
+            run_rows = 0;
+        }
+        run_rows += b.num_rows();
+        run.push(b);
     }
-    merger.finish_buffered_batch()?;
-    merged.extend(std::iter::from_fn(|| merger.next_completed_batch()));
+    if !run.is_empty() {
+        merged.push(arrow::compute::concat_batches(&schema, &run)?);
+    }
     Ok(merged)
 }
 

@@ -172,6 +172,8 @@ pub enum PhysicalPlan {
         /// The build side's join keys (`HashedRelationBroadcastMode`); empty for a nested-loop
         /// join (`IdentityBroadcastMode`).
         keys: Vec<Expr>,
+        /// For a null-aware anti join's build side (`HashedRelationBroadcastMode(.., true)`).
+        null_aware: bool,
         /// Unique id of this exchange, shown as `[plan_id=N]` in plans.
         plan_id: u64,
         /// The input operator.
@@ -191,6 +193,10 @@ pub enum PhysicalPlan {
         build_side: BuildSide,
         /// An extra non-equi condition that key-matched row pairs must also pass.
         condition: Option<Expr>,
+        /// Spark's `isNullAwareAntiJoin`: a single-key LeftAnti join for `x NOT IN (subquery)`
+        /// (build side empty: every row stays; a NULL build key: no row does; else a row
+        /// stays when its key is not NULL and matches nothing).
+        null_aware: bool,
         /// The left input.
         left: Arc<PhysicalPlan>,
         /// The right input.

@@ -35,6 +35,7 @@ fn render(out: &[RecordBatch]) -> Vec<String> {
 fn hj(d: &Data, jt: JoinType, cond: Option<&Expr>, build: BuildSide) -> Vec<String> {
     let out = hash_join(
         jt,
+        false,
         &[d.left[0].expr()],
         &[d.right[0].expr()],
         cond,
@@ -94,7 +95,7 @@ fn hash_join_string_keys_and_output_nullability() {
     b2.nullable = false;
     let lb = batch(&[a2.clone()], vec![strs(&[Some("x"), Some("y"), Some("x")])]);
     let rb = batch(&[b2.clone()], vec![strs(&[Some("x"), Some("z")])]);
-    let out = hash_join(JoinType::FullOuter, &[a2.expr()], &[b2.expr()], None, BuildSide::BuildLeft, (&[a2.clone()], vec![lb]), (&[b2.clone()], vec![rb]))
+    let out = hash_join(JoinType::FullOuter, false, &[a2.expr()], &[b2.expr()], None, BuildSide::BuildLeft, (&[a2.clone()], vec![lb]), (&[b2.clone()], vec![rb]))
         .unwrap();
     assert!(out[0].schema().field(0).is_nullable() && out[0].schema().field(1).is_nullable());
     assert_eq!(render(&out), s(&["x|x", "x|x", "y|NULL", "NULL|z"]));
@@ -105,6 +106,7 @@ fn outer_join_against_an_empty_side() {
     let d = data();
     let out = hash_join(
         JoinType::LeftOuter,
+        false,
         &[d.left[0].expr()],
         &[d.right[0].expr()],
         None,
@@ -137,7 +139,7 @@ fn nested_loop_join_all_types() {
     assert_eq!(nl(JoinType::LeftAnti, Some(&never)), 5);
     assert_eq!(nl(JoinType::FullOuter, Some(&never)), 10);
     // Keyless hash_join falls back to the nested loop.
-    let out = hash_join(JoinType::Cross, &[], &[], None, BuildSide::BuildRight, (&d.left, vec![d.lb.clone()]), (&d.right, vec![d.rb.clone()]));
+    let out = hash_join(JoinType::Cross, false, &[], &[], None, BuildSide::BuildRight, (&d.left, vec![d.lb.clone()]), (&d.right, vec![d.rb.clone()]));
     assert_eq!(rows(&out.unwrap()), 25);
 }
 

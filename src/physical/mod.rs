@@ -522,7 +522,9 @@ pub fn ids(attrs: &[Attribute]) -> Vec<ExprId> {
 
 mod ensure_requirements;
 mod join_selection;
+mod null_aware;
 mod planner;
 
 pub use ensure_requirements::{ensure_requirements, next_plan_id, output_ordering, output_partitioning, required_child_distribution, required_child_ordering};
+pub use null_aware::eliminate_null_aware_anti_joins;
 pub use planner::{estimate_size, plan_physical, plan_physical_with_warnings};

@@ -32,6 +32,7 @@ pub fn probe_joins(
     // drops every row.
     let null_aware = (j.join_type == StageJoinType::NullAwareAnti).then(|| words[words.len() - 1]);
     if let Some(state) = null_aware {
+        note(tx.b, tx.helpers, || format!("BroadcastHashJoin NullAwareAnti #{k}: a NULL build key keeps no row"));
         let none = tx.b.ins().icmp_imm_s(IntCC::Equal, state, NULL_AWARE_NULL_KEY as i64);
         let go = tx.b.create_block();
         tx.b.ins().brif(none, done, &[], go, &[]);
@@ -104,6 +105,7 @@ pub fn probe_joins(
                 tx.b.switch_to_block(unmatched);
                 tx.b.ins().brif(n, null_key, &[], alone, &[]);
                 tx.b.switch_to_block(null_key);
+                note(tx.b, tx.helpers, || format!("BroadcastHashJoin NullAwareAnti #{k}: a NULL stream key stays only over an empty build side"));
                 let empty = tx.b.ins().icmp_imm_s(IntCC::Equal, state, NULL_AWARE_EMPTY as i64);
                 tx.b.ins().brif(empty, alone, &[], done, &[]);
             }

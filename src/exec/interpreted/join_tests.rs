@@ -252,3 +252,23 @@ fn sort_merge_outer_joins_keep_the_preserved_side_in_key_order() {
     // Right keys NULL, 1, 2, 2, 4 (columns 2.. are the right side's).
     assert_eq!(col_i64(&run(JoinType::RightOuter), 2), vec![None, Some(1), Some(2), Some(2), Some(2), Some(2), Some(4)]);
 }
+
+/// The null-aware anti join over `right` filtered to the rows where `keep` holds.
+fn naaj(d: &Data, keep: &[bool]) -> Vec<String> {
+    let kept: Vec<u32> = (0..keep.len() as u32).filter(|i| keep[*i as usize]).collect();
+    let rb = RecordBatch::try_new(d.rb.schema(), take_all(&d.rb, &kept.into()).unwrap()).unwrap();
+    let out = hash_join(JoinType::LeftAnti, true, &[d.left[0].expr()], &[d.right[0].expr()], None, BuildSide::BuildRight, (&d.left, vec![d.lb.clone()]), (&d.right, vec![rb]))
+        .unwrap();
+    render(&out)
+}
+
+#[test]
+fn null_aware_anti_join_by_the_build_side() {
+    let d = data();
+    // A NULL build key (the third right row): no row stays.
+    assert_eq!(naaj(&d, &[true; 5]), s(&[]));
+    // NULL-free: a NULL stream key goes, unmatched keys stay.
+    assert_eq!(naaj(&d, &[true, true, false, true, true]), s(&["3|c"]));
+    // Empty: every row stays, the NULL key's too.
+    assert_eq!(naaj(&d, &[false; 5]), s(&["1|a", "2|b", "NULL|n", "3|c", "2|b2"]));
+}

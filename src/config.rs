@@ -13,6 +13,9 @@ pub struct Config {
     /// `spark.sql.join.preferSortMergeJoin`: plan shuffled equi-joins as SortMergeJoin; when
     /// false, a side small enough per partition (and 3x smaller than the other) is hashed instead.
     pub prefer_sort_merge_join: bool,
+    /// `spark.sql.optimizeNullAwareAntiJoin`: plan single-column `NOT IN (subquery)` as a
+    /// null-aware BroadcastHashJoin instead of a BroadcastNestedLoopJoin.
+    pub optimize_null_aware_anti_join: bool,
     /// `spark.sql.codegen.wholeStage`: compile fused stages (true) or interpret every operator.
     pub whole_stage_codegen: bool,
     /// `spark.sql.ansi.enabled`: only `true` is supported.
@@ -121,6 +124,7 @@ impl Default for Config {
             memory_limit: crate::exec::memory::default_limit(),
             auto_broadcast_join_threshold: 10 * 1024 * 1024,
             prefer_sort_merge_join: true,
+            optimize_null_aware_anti_join: true,
             whole_stage_codegen: true,
             ansi_enabled: true,
             optimizer_max_iterations: 100,
@@ -164,6 +168,7 @@ pub const KEYS: &[&str] = &[
     "spark.sql.shuffle.partitions",
     "spark.sql.autoBroadcastJoinThreshold",
     "spark.sql.join.preferSortMergeJoin",
+    "spark.sql.optimizeNullAwareAntiJoin",
     "spark.sql.codegen.wholeStage",
     "spark.sql.ansi.enabled",
     "spark.sql.optimizer.maxIterations",
@@ -310,6 +315,7 @@ impl Config {
             }
             "spark.sql.autoBroadcastJoinThreshold" => self.auto_broadcast_join_threshold = parse_bytes(key, value)?,
             "spark.sql.join.preferSortMergeJoin" => self.prefer_sort_merge_join = parse_bool(key, value)?,
+            "spark.sql.optimizeNullAwareAntiJoin" => self.optimize_null_aware_anti_join = parse_bool(key, value)?,
             "spark.sql.codegen.wholeStage" => self.whole_stage_codegen = parse_bool(key, value)?,
             "spark.sql.ansi.enabled" => {
                 if !parse_bool(key, value)? {
@@ -426,6 +432,7 @@ impl Config {
             "spark.sql.shuffle.partitions" => self.shuffle_partitions.to_string(),
             "spark.sql.autoBroadcastJoinThreshold" => self.auto_broadcast_join_threshold.to_string(),
             "spark.sql.join.preferSortMergeJoin" => self.prefer_sort_merge_join.to_string(),
+            "spark.sql.optimizeNullAwareAntiJoin" => self.optimize_null_aware_anti_join.to_string(),
             "spark.sql.codegen.wholeStage" => self.whole_stage_codegen.to_string(),
             "spark.sql.ansi.enabled" => self.ansi_enabled.to_string(),
             "spark.sql.optimizer.maxIterations" => self.optimizer_max_iterations.to_string(),

@@ -14,7 +14,6 @@ use cranelift_codegen::ir::{types, Block, BlockArg, FuncRef, GlobalValue, InstBu
 use cranelift_frontend::FunctionBuilder;
 
 use super::spec::{string_predicate, AggSpec, OutputColumn, StageJoinType, StageSink, StageSpec, StringMatch, StringPredicate};
-use crate::exec::interpreted::join_table::{KEY_WORDS, TABLE_WORDS};
 use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ScalarFunc};
 use crate::types::ScalarValue;
 
@@ -1243,7 +1242,7 @@ pub fn layout(spec: &StageSpec) -> SlotLayout {
                 .collect(),
         ),
     };
-    let tables = spec.joins.iter().map(|j| take(TABLE_WORDS + KEY_WORDS * j.stream_keys.len() + 1)).collect();
+    let tables = spec.joins.iter().map(|j| take(j.table_words())).collect();
     let emits_rows = !spec.joins.is_empty() && (matches!(spec.sink, StageSink::Output { .. }) || indexed_sink(spec));
     let rows_out = if emits_rows { (0..=spec.joins.len()).map(|_| take(1)).collect() } else { vec![] };
     let build_sel = if indexed_sink(spec) { spec.joins.iter().map(|_| take(1)).collect() } else { vec![] };
@@ -1428,7 +1427,7 @@ fn build_rows_fn(
     let group_table = layout.table.map(|k| slot(b, slots, k));
     let outs: Vec<Option<[Value; 2]>> = layout.outputs.iter().map(|o| o.map(|[v, n]| [slot(b, slots, v), slot(b, slots, n)])).collect();
     let tables: Vec<Vec<Value>> =
-        spec.joins.iter().zip(&layout.tables).map(|(j, t)| (0..TABLE_WORDS + KEY_WORDS * j.stream_keys.len() + 1).map(|w| slot(b, slots, t + w)).collect()).collect();
+        spec.joins.iter().zip(&layout.tables).map(|(j, t)| (0..j.table_words()).map(|w| slot(b, slots, t + w)).collect()).collect();
     let rows_out: Vec<Value> = layout.rows_out.iter().map(|k| slot(b, slots, *k)).collect();
     let build_sel: Vec<Value> = layout.build_sel.iter().map(|k| slot(b, slots, *k)).collect();
     let resume = layout.resume.map(|[s, c, st]| [slot(b, slots, s), slot(b, slots, c), slot(b, slots, st)]);

@@ -10,7 +10,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
 use super::emit::{flags, load_index, note, Tx};
-use super::spec::{JoinSpec, StageJoinType, StageSpec};
+use super::spec::{JoinSpec, StageJoinType, StageSpec, NULL_AWARE_EMPTY, NULL_AWARE_NULL_KEY};
 use crate::exec::interpreted::join_table::{inline_key, END, HASH_K, KEY_WORDS, MULTI, ROW_BITS, TABLE_WORDS};
 
 /// Emits joins `k..` for the current row, calling `consume` per joined row; control continues
@@ -28,7 +28,17 @@ pub fn probe_joins(
     let done = tx.b.create_block();
     let keys = j.stream_keys.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ");
     note(tx.b, tx.helpers, || format!("BroadcastHashJoin {:?} #{k}: hash [{keys}], probe the build side's table", j.join_type));
-    let (head, multi) = probe(tx, j, words)?;
+    // A null-aware anti join's state word (after the NULL row's index): a NULL build key
+    // drops every row.
+    let null_aware = (j.join_type == StageJoinType::NullAwareAnti).then(|| words[words.len() - 1]);
+    if let Some(state) = null_aware {
+        note(tx.b, tx.helpers, || format!("BroadcastHashJoin NullAwareAnti #{k}: a NULL build key keeps no row"));
+        let none = tx.b.ins().icmp_imm_s(IntCC::Equal, state, NULL_AWARE_NULL_KEY as i64);
+        let go = tx.b.create_block();
+        tx.b.ins().brif(none, done, &[], go, &[]);
+        tx.b.switch_to_block(go);
+    }
+    let (head, multi, stream_null) = probe(tx, j, words)?;
     let b_var = tx.b.declare_var(types::I64);
     tx.b.def_var(b_var, head);
     let found = tx.b.declare_var(types::I8);
@@ -52,7 +62,7 @@ pub fn probe_joins(
     tx.b.def_var(found, yes);
     match j.join_type {
         // The first passing match decides.
-        StageJoinType::Semi | StageJoinType::Anti => {
+        StageJoinType::Semi | StageJoinType::Anti | StageJoinType::NullAwareAnti => {
             tx.b.ins().jump(after, &[]);
         }
         StageJoinType::Inner | StageJoinType::Outer => {
@@ -86,11 +96,28 @@ pub fn probe_joins(
         StageJoinType::Semi => {
             tx.b.ins().brif(f, alone, &[], done, &[]);
         }
+        // No match: a NULL stream key stays only when the build side is empty.
+        StageJoinType::NullAwareAnti => match (stream_null, null_aware) {
+            (Some(n), Some(state)) => {
+                let unmatched = tx.b.create_block();
+                let null_key = tx.b.create_block();
+                tx.b.ins().brif(f, done, &[], unmatched, &[]);
+                tx.b.switch_to_block(unmatched);
+                tx.b.ins().brif(n, null_key, &[], alone, &[]);
+                tx.b.switch_to_block(null_key);
+                note(tx.b, tx.helpers, || format!("BroadcastHashJoin NullAwareAnti #{k}: a NULL stream key stays only over an empty build side"));
+                let empty = tx.b.ins().icmp_imm_s(IntCC::Equal, state, NULL_AWARE_EMPTY as i64);
+                tx.b.ins().brif(empty, alone, &[], done, &[]);
+            }
+            _ => {
+                tx.b.ins().brif(f, done, &[], alone, &[]);
+            }
+        },
     }
     tx.b.switch_to_block(alone);
     if j.join_type != StageJoinType::Inner {
         // An outer join reads its build side's NULL row; semi / anti joins show no build columns.
-        let null_row = (j.join_type == StageJoinType::Outer).then(|| words[words.len() - 1]);
+        let null_row = (j.join_type == StageJoinType::Outer).then(|| words[TABLE_WORDS + KEY_WORDS * j.stream_keys.len()]);
         tx.enter_side(k, null_row, used)?;
         tx.require(&j.filters, done, "Filter (over joined rows)")?;
         probe_joins(tx, spec, tables, used, k + 1, consume)?;
@@ -122,8 +149,9 @@ fn word(tx: &mut Tx, v: Value, t: &DataType) -> Value {
 }
 
 /// Hashes the stream keys of join `j` and probes its table: the first build row with equal
-/// keys, or `END` (also for a NULL key), and whether more rows have that key (non-zero).
-fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<(Value, Value), String> {
+/// keys, or `END` (also for a NULL key), whether more rows have that key (non-zero), and
+/// whether a stream key is NULL (None: none can be).
+fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<(Value, Value, Option<Value>), String> {
     let (slots, mask) = (words[0], words[1]);
     let mut h: Option<Value> = None;
     let mut null: Option<Value> = None;
@@ -217,7 +245,7 @@ fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<(Value, Value), S
     let i2 = tx.b.ins().band(i1, mask);
     tx.b.ins().jump(probe_loop, &[BlockArg::Value(i2)]);
     tx.b.switch_to_block(result);
-    Ok((head, multi))
+    Ok((head, multi, null))
 }
 
 /// Compares a stream string (`begin`, `len`) with build row `row`'s key (offsets, bytes,

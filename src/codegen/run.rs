@@ -69,6 +69,15 @@ impl BuildTable {
         };
         let mut words = table.pointers();
         words.push(rows.num_rows() as u64);
+        if join.join_type == StageJoinType::NullAwareAnti {
+            words.push(if table.has_null_key() {
+                super::spec::NULL_AWARE_NULL_KEY
+            } else if table.rows() == 0 {
+                super::spec::NULL_AWARE_EMPTY
+            } else {
+                0
+            });
+        }
         let all_valid = vec![0xFFu8; batch.num_rows() / 8 + 2];
         Ok(BuildTable { rows, batch, _table: table, words, all_valid })
     }

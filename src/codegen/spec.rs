@@ -96,6 +96,10 @@ pub enum StageJoinType {
     Semi,
     /// The stream row if no build row matches (a NULL key matches none).
     Anti,
+    /// Spark's null-aware anti join (`NOT IN`): as `Anti`, except that a NULL build key drops
+    /// every row and a NULL stream key drops its row unless the build side is empty (the
+    /// table's last word says which, `BuildTable::new`).
+    NullAwareAnti,
 }
 
 /// A hash join inside a stage. The stage's input (or the join below) is its stream side; the
@@ -122,6 +126,22 @@ pub struct JoinSpec {
     /// joins partition i).
     pub broadcast: bool,
 }
+
+impl JoinSpec {
+    /// The slot words of this join's table: `JoinTable::pointers`, the NULL row's index, and
+    /// for a null-aware anti join its state (`NULL_AWARE_*`).
+    pub fn table_words(&self) -> usize {
+        crate::exec::interpreted::join_table::TABLE_WORDS
+            + crate::exec::interpreted::join_table::KEY_WORDS * self.stream_keys.len()
+            + 1
+            + usize::from(self.join_type == StageJoinType::NullAwareAnti)
+    }
+}
+
+/// A null-aware anti join's state word: the build side is empty (every stream row stays).
+pub const NULL_AWARE_EMPTY: u64 = 1;
+/// A null-aware anti join's state word: a build key is NULL (no stream row stays).
+pub const NULL_AWARE_NULL_KEY: u64 = 2;
 
 /// How a string literal is matched against a column value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -355,12 +375,15 @@ impl StageSpec {
             match node.as_ref() {
                 // Only at the top (see `stage_chain`): it sorts what the rest produces.
                 PhysicalPlan::Sort { order, .. } => sort = Some(order.clone()),
-                PhysicalPlan::HashJoin { kind, left_keys, right_keys, build_side, condition, left, right, join_type } => {
+                PhysicalPlan::HashJoin { kind, left_keys, right_keys, build_side, condition, null_aware, left, right, join_type } => {
                     let (stream_keys, build_keys, build_plan) = match build_side {
                         crate::physical::BuildSide::BuildRight => (left_keys, right_keys, right),
                         crate::physical::BuildSide::BuildLeft => (right_keys, left_keys, left),
                     };
-                    let join_type = stage_join_type(*join_type, *build_side).ok_or("a join type generated code does not run")?;
+                    let join_type = match stage_join_type(*join_type, *build_side).ok_or("a join type generated code does not run")? {
+                        StageJoinType::Anti if *null_aware => StageJoinType::NullAwareAnti,
+                        t => t,
+                    };
                     let mut build = build_plan.output();
                     // Null-extended rows read NULL from the build columns.
                     if join_type == StageJoinType::Outer {

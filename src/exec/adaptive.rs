@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::exec::memory::{MemoryPool, Reservation};
 use crate::exec::metrics::{CodegenMetrics, PlanMetrics};
 use crate::physical::adaptive::{coalesce, convert_joins, estimated_bytes, skew_join_reads, ShuffleReadSpec, StageOutput};
-use crate::physical::{ensure_requirements, next_plan_id, Partitioning, PhysicalPlan, QueryStageKind};
+use crate::physical::{eliminate_null_aware_anti_joins, ensure_requirements, next_plan_id, Partitioning, PhysicalPlan, QueryStageKind};
 
 /// What an adaptive run returns: the rows, and the plan that actually ran.
 pub struct AdaptiveRun {
@@ -126,9 +126,11 @@ fn replace(plan: &Arc<PhysicalPlan>, old: &Arc<PhysicalPlan>, new: &Arc<Physical
     plan.with_children_if_changed(plan.children().into_iter().map(|c| replace(c, old, new)).collect())
 }
 
-/// Re-plans what has not run from what has: joins converted, then the exchanges the new plan
-/// needs (a converted join's output is no longer clustered on its keys).
+/// Re-plans what has not run from what has: null-aware anti joins with a NULL build key
+/// emptied, joins converted, then the exchanges the new plan needs (a converted join's
+/// output is no longer clustered on its keys).
 fn reoptimize(plan: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan> {
+    let plan = &eliminate_null_aware_anti_joins(plan).0;
     let (converted, changed) = convert_joins(plan, config, true, &mut next_plan_id);
     if !changed {
         return plan.clone();

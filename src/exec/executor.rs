@@ -582,7 +582,7 @@ impl<'a> Executor<'a> {
                 };
                 Box::new(batches.into_iter().map(Ok))
             }
-            PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition, left, right } => {
+            PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition, null_aware, left, right } => {
                 let (lo, ro) = (self.attrs(left), self.attrs(right));
                 if let Some(State::JoinTable(table)) = self.states.get(&key(plan)) {
                     let (probe_keys, stream, stream_attrs) = match build_side {
@@ -590,7 +590,7 @@ impl<'a> Executor<'a> {
                         BuildSide::BuildLeft => (right_keys, right, ro),
                     };
                     return Ok(Box::new(self.stream(stream, i)?.flat_map(move |b| match b {
-                        Ok(b) => match interpreted::join::probe_hash_table(*join_type, probe_keys, condition.as_ref(), *build_side, table, (stream_attrs, vec![b])) {
+                        Ok(b) => match interpreted::join::probe_hash_table(*join_type, *null_aware, probe_keys, condition.as_ref(), *build_side, table, (stream_attrs, vec![b])) {
                             Ok(out) => out.into_iter().map(Ok).collect::<Vec<_>>(),
                             Err(e) => vec![Err(e)],
                         },
@@ -599,7 +599,7 @@ impl<'a> Executor<'a> {
                 }
                 let (l, r) = self.join_inputs(*kind == HashJoinKind::Broadcast, *build_side, left, right, i)?;
                 let held = self.reserve(plan);
-                deferred(move || interpreted::hash_join(*join_type, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l(&held)?), (ro, r(&held)?)))
+                deferred(move || interpreted::hash_join(*join_type, *null_aware, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l(&held)?), (ro, r(&held)?)))
             }
             PhysicalPlan::SortMergeJoin { left_keys, right_keys, join_type, condition, left, right } => {
                 let (lo, ro) = (self.attrs(left), self.attrs(right));
@@ -839,7 +839,7 @@ impl<'a> Executor<'a> {
             return Ok(batches);
         }
         match plan.as_ref() {
-            PhysicalPlan::HashJoin { left_keys, right_keys, join_type, build_side, condition, left, right, .. } => {
+            PhysicalPlan::HashJoin { left_keys, right_keys, join_type, build_side, condition, null_aware, left, right, .. } => {
                 let (lo, ro) = (self.attrs(left), self.attrs(right));
                 let (below, build) = match builds.split_last() {
                     Some((last, below)) => (below, last.clone()),
@@ -849,7 +849,7 @@ impl<'a> Executor<'a> {
                     BuildSide::BuildRight => (self.interpret_chain(left, input, batches, below)?, build),
                     BuildSide::BuildLeft => (build, self.interpret_chain(right, input, batches, below)?),
                 };
-                interpreted::hash_join(*join_type, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l), (ro, r))
+                interpreted::hash_join(*join_type, *null_aware, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l), (ro, r))
             }
             PhysicalPlan::Sort { order, child, .. } => {
                 let rows = self.interpret_chain(child, input, batches, builds)?;

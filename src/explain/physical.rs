@@ -152,7 +152,7 @@ impl PhysicalPlan {
             PhysicalPlan::Exchange { partitioning: p, plan_id, .. } => {
                 format!("Exchange {}, ENSURE_REQUIREMENTS, [plan_id={plan_id}]", partitioning(p))
             }
-            PhysicalPlan::BroadcastExchange { keys, plan_id, child } => {
+            PhysicalPlan::BroadcastExchange { keys, null_aware, plan_id, child } => {
                 if keys.is_empty() {
                     return format!("BroadcastExchange IdentityBroadcastMode, [plan_id={plan_id}]");
                 }
@@ -168,21 +168,22 @@ impl PhysicalPlan {
                     })
                     .collect();
                 let types: Vec<DataType> = keys.iter().map(|k| k.data_type().unwrap_or(DataType::Null)).collect();
-                format!("BroadcastExchange HashedRelationBroadcastMode(List({}),false), [plan_id={plan_id}]", long_key(&bound, &types).join(", "))
+                format!("BroadcastExchange HashedRelationBroadcastMode(List({}),{null_aware}), [plan_id={plan_id}]", long_key(&bound, &types).join(", "))
             }
-            PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition, .. } => {
+            PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition, null_aware, .. } => {
                 let side = match build_side {
                     BuildSide::BuildLeft => "BuildLeft",
                     BuildSide::BuildRight => "BuildRight",
                 };
                 let cond = condition.as_ref().map(|c| format!(", {c}")).unwrap_or_default();
                 match kind {
+                    // Spark's last two arguments: isNullAwareAntiJoin, isSkewJoin.
                     HashJoinKind::Broadcast => format!(
                         "BroadcastHashJoin [{}], [{}], {}, {side}{}, false",
                         list(left_keys, ", "),
                         list(right_keys, ", "),
                         join_type.name(),
-                        if cond.is_empty() { ", false".to_string() } else { cond }
+                        if cond.is_empty() { format!(", {null_aware}") } else { cond }
                     ),
                     HashJoinKind::Shuffled => {
                         format!("ShuffledHashJoin [{}], [{}], {}, {side}{cond}", list(left_keys, ", "), list(right_keys, ", "), join_type.name())

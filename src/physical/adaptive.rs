@@ -323,7 +323,7 @@ pub fn convert_joins(plan: &Arc<PhysicalPlan>, config: &Config, local: bool, nex
     };
     let broadcast = |side: &Arc<PhysicalPlan>, keys: &[Expr], next_plan_id: &mut dyn FnMut() -> u64| -> Arc<PhysicalPlan> {
         let stage = finished_shuffle(side).cloned().unwrap_or_else(|| side.clone());
-        Arc::new(PhysicalPlan::BroadcastExchange { keys: keys.to_vec(), plan_id: next_plan_id(), child: local_read(&stage, config) })
+        Arc::new(PhysicalPlan::BroadcastExchange { keys: keys.to_vec(), null_aware: false, plan_id: next_plan_id(), child: local_read(&stage, config) })
     };
     let (new_left, new_right) = match build {
         BuildSide::BuildLeft => (broadcast(left, left_keys, next_plan_id), unshuffled(right, config, local)),
@@ -336,6 +336,7 @@ pub fn convert_joins(plan: &Arc<PhysicalPlan>, config: &Config, local: bool, nex
         join_type,
         build_side: build,
         condition: condition.clone(),
+        null_aware: false,
         left: new_left,
         right: new_right,
     };

@@ -204,14 +204,14 @@ pub fn ensure_requirements(plan: &Arc<PhysicalPlan>, shuffle_partitions: usize) 
                     new_children.push(child);
                     continue;
                 }
-                let keys = match plan.as_ref() {
-                    PhysicalPlan::HashJoin { left_keys, right_keys, build_side, .. } => match build_side {
-                        BuildSide::BuildLeft => left_keys.clone(),
-                        BuildSide::BuildRight => right_keys.clone(),
+                let (keys, null_aware) = match plan.as_ref() {
+                    PhysicalPlan::HashJoin { left_keys, right_keys, build_side, null_aware, .. } => match build_side {
+                        BuildSide::BuildLeft => (left_keys.clone(), *null_aware),
+                        BuildSide::BuildRight => (right_keys.clone(), *null_aware),
                     },
-                    _ => vec![],
+                    _ => (vec![], false),
                 };
-                PhysicalPlan::BroadcastExchange { keys, plan_id: next_plan_id(), child }
+                PhysicalPlan::BroadcastExchange { keys, null_aware, plan_id: next_plan_id(), child }
             }
             Distribution::AllTuples => PhysicalPlan::Exchange { partitioning: Partitioning::SinglePartition, plan_id: next_plan_id(), child },
             Distribution::Clustered(keys) => {

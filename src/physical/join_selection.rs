@@ -12,7 +12,10 @@
 //! 5. CartesianProduct for inner joins; 6. otherwise ShuffledHashJoin.
 //!
 //! Without equi-join keys: BroadcastNestedLoopJoin when hinted or small enough, CartesianProduct
-//! for inner joins, else BroadcastNestedLoopJoin.
+//! for inner joins, else BroadcastNestedLoopJoin. Before that, `x NOT IN (subquery)`'s single
+//! column shape, a LeftAnti join on `(a = b) OR isnull(a = b)`, is a null-aware
+//! BroadcastHashJoin building the right side when that side fits the broadcast threshold
+//! (Spark's `ExtractSingleColumnNullAwareAntiJoin`, `spark.sql.optimizeNullAwareAntiJoin`).
 //!
 //! A hint that cannot be honoured (BROADCAST on the preserved side of an outer join, MERGE
 //! without equi-keys) is reported as Spark's `HintErrorLogger` words it and planning goes on
@@ -91,6 +94,9 @@ impl JoinSelection<'_> {
     /// The chosen operator; `warnings` gets every hint that could not be honoured.
     pub fn select(self, warnings: &mut Vec<String>) -> PhysicalPlan {
         if self.left_keys.is_empty() {
+            if let Some(plan) = self.null_aware_anti_join() {
+                return plan;
+            }
             return self.select_without_keys(warnings);
         }
         let hinted = self
@@ -152,6 +158,7 @@ impl JoinSelection<'_> {
             join_type: self.join_type,
             build_side,
             condition: self.extra.clone(),
+            null_aware: false,
             left: self.left.clone(),
             right: self.right.clone(),
         }
@@ -229,6 +236,41 @@ impl JoinSelection<'_> {
             left: self.left.clone(),
             right: self.right.clone(),
         }
+    }
+
+    /// The null-aware anti join for a LeftAnti condition `(a = b) OR isnull(a = b)` with `a`
+    /// over one side and `b` over the other, when the right side can be broadcast. Only one
+    /// column: `(a, b) NOT IN (..)` stays a nested-loop join, as in Spark.
+    fn null_aware_anti_join(&self) -> Option<PhysicalPlan> {
+        use crate::expr::BinaryOp;
+        if self.join_type != JoinType::LeftAnti || !self.config.optimize_null_aware_anti_join || !self.fits_broadcast(self.right_size) {
+            return None;
+        }
+        let Some(Expr::Binary { op: BinaryOp::Or, left: eq, right: unknown }) = &self.condition else { return None };
+        let (Expr::Binary { op: BinaryOp::Eq, left: a, right: b }, Expr::IsNull(again)) = (eq.as_ref(), unknown.as_ref()) else { return None };
+        if again.as_ref() != eq.as_ref() {
+            return None;
+        }
+        let (left_ids, right_ids) = (super::ids(&self.left.output()), super::ids(&self.right.output()));
+        let within = |e: &Expr, ids: &[crate::expr::ExprId]| e.references().iter().all(|id| ids.contains(id));
+        let (stream, build) = if within(a, &left_ids) && within(b, &right_ids) {
+            (a, b)
+        } else if within(a, &right_ids) && within(b, &left_ids) {
+            (b, a)
+        } else {
+            return None;
+        };
+        Some(PhysicalPlan::HashJoin {
+            kind: HashJoinKind::Broadcast,
+            left_keys: vec![stream.as_ref().clone()],
+            right_keys: vec![build.as_ref().clone()],
+            join_type: JoinType::LeftAnti,
+            build_side: BuildSide::BuildRight,
+            condition: None,
+            null_aware: true,
+            left: self.left.clone(),
+            right: self.right.clone(),
+        })
     }
 
     fn select_without_keys(self, warnings: &mut Vec<String>) -> PhysicalPlan {

@@ -172,6 +172,8 @@ pub enum PhysicalPlan {
         /// The build side's join keys (`HashedRelationBroadcastMode`); empty for a nested-loop
         /// join (`IdentityBroadcastMode`).
         keys: Vec<Expr>,
+        /// For a null-aware anti join's build side (`HashedRelationBroadcastMode(.., true)`).
+        null_aware: bool,
         /// Unique id of this exchange, shown as `[plan_id=N]` in plans.
         plan_id: u64,
         /// The input operator.
@@ -191,6 +193,10 @@ pub enum PhysicalPlan {
         build_side: BuildSide,
         /// An extra non-equi condition that key-matched row pairs must also pass.
         condition: Option<Expr>,
+        /// Spark's `isNullAwareAntiJoin`: a single-key LeftAnti join for `x NOT IN (subquery)`
+        /// (build side empty: every row stays; a NULL build key: no row does; else a row
+        /// stays when its key is not NULL and matches nothing).
+        null_aware: bool,
         /// The left input.
         left: Arc<PhysicalPlan>,
         /// The right input.
@@ -516,7 +522,9 @@ pub fn ids(attrs: &[Attribute]) -> Vec<ExprId> {
 
 mod ensure_requirements;
 mod join_selection;
+mod null_aware;
 mod planner;
 
 pub use ensure_requirements::{ensure_requirements, next_plan_id, output_ordering, output_partitioning, required_child_distribution, required_child_ordering};
+pub use null_aware::eliminate_null_aware_anti_joins;
 pub use planner::{estimate_size, plan_physical, plan_physical_with_warnings};

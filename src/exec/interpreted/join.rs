@@ -48,9 +48,12 @@ pub(crate) fn is_valid(nulls: &Option<NullBuffer>, i: usize) -> bool {
 
 /// An equi-join of `left` and `right` on `left_keys = right_keys` (plus `condition`), for one
 /// partition. The `build_side` is loaded into the hash table; the other side streams.
-/// Output columns: left then right (LeftSemi/LeftAnti: left only).
+/// Output columns: left then right (LeftSemi/LeftAnti: left only). `null_aware`: Spark's
+/// null-aware anti join (see `probe_hash_table`).
+#[allow(clippy::too_many_arguments)]
 pub fn hash_join(
     join_type: JoinType,
+    null_aware: bool,
     left_keys: &[Expr],
     right_keys: &[Expr],
     condition: Option<&Expr>,
@@ -69,7 +72,7 @@ pub fn hash_join(
         BuildSide::BuildRight => (right_keys, left_keys, right, left),
     };
     let table = HashTable::build(build_keys, build)?;
-    probe_hash_table(join_type, probe_keys, condition, build_side, &table, probe)
+    probe_hash_table(join_type, null_aware, probe_keys, condition, build_side, &table, probe)
 }
 
 /// A hash join's build side: its rows in one batch and their `JoinTable` (the layout generated
@@ -94,8 +97,12 @@ impl<'a> HashTable<'a> {
 }
 
 /// Probes `table` with one partition of the stream side: the rows of `hash_join` for it.
+/// A `null_aware` anti join (`x NOT IN (subquery)`, one key) keeps every row when the build
+/// side is empty, no row when a build key is NULL, and otherwise the rows whose key is not
+/// NULL and matches nothing.
 pub fn probe_hash_table(
     join_type: JoinType,
+    null_aware: bool,
     probe_keys: &[Expr],
     condition: Option<&Expr>,
     build_side: BuildSide,
@@ -115,7 +122,16 @@ pub fn probe_hash_table(
         && condition.is_none()
         && build_side == BuildSide::BuildRight;
     let (mut probe_idx, mut build_idx) = (vec![], vec![]);
+    let drop_all = null_aware && table.table.has_null_key();
+    let drop_null = null_aware && table.table.rows() > 0;
+    let probe_valid = if drop_null { keys_valid(&probe_keys) } else { None };
     for (p, head) in heads.iter().enumerate() {
+        // Paired with build row 0 (there is one): the anti join drops it as matched.
+        if drop_all || (drop_null && !is_valid(&probe_valid, p)) {
+            probe_idx.push(p as u32);
+            build_idx.push(0);
+            continue;
+        }
         let mut b = *head;
         while b != END {
             probe_idx.push(p as u32);

@@ -194,6 +194,8 @@ pub struct JoinTable {
     keys: Vec<KeyData<'static>>,
     types: Vec<DataType>,
     rows: usize,
+    /// Some build row has a NULL key (a null-aware anti join then keeps no row).
+    null_keys: bool,
 }
 
 impl JoinTable {
@@ -210,9 +212,10 @@ impl JoinTable {
             .map(|k| Ok(key_data(k)?.into_owned()))
             .collect::<Result<_>>()?;
         let capacity = (rows * 2).next_power_of_two().max(16);
-        let mut t = JoinTable { slots: vec![0; capacity * width], mask: capacity as u64 - 1, width, next: vec![END; rows], keys: data, types, rows };
-        t.fill_prefixes();
         let valid = valid_rows(keys);
+        let null_keys = valid.as_ref().is_some_and(|v| v.null_count() > 0);
+        let mut t = JoinTable { slots: vec![0; capacity * width], mask: capacity as u64 - 1, width, next: vec![END; rows], keys: data, types, rows, null_keys };
+        t.fill_prefixes();
         let h = hashes(&t.keys, rows);
         // Inserted last row first, each prepended to its key's chain: chains run in build order.
         for row in (0..rows).rev() {
@@ -271,6 +274,16 @@ impl JoinTable {
             })
             .sum();
         (self.slots.len() * 8 + self.next.len() * 4 + keys) as u64
+    }
+
+    /// Build rows, those with a NULL key included.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// True when some build row has a NULL key.
+    pub fn has_null_key(&self) -> bool {
+        self.null_keys
     }
 
     /// The key types, as built.

@@ -35,6 +35,7 @@ fn render(out: &[RecordBatch]) -> Vec<String> {
 fn hj(d: &Data, jt: JoinType, cond: Option<&Expr>, build: BuildSide) -> Vec<String> {
     let out = hash_join(
         jt,
+        false,
         &[d.left[0].expr()],
         &[d.right[0].expr()],
         cond,
@@ -94,7 +95,7 @@ fn hash_join_string_keys_and_output_nullability() {
     b2.nullable = false;
     let lb = batch(&[a2.clone()], vec![strs(&[Some("x"), Some("y"), Some("x")])]);
     let rb = batch(&[b2.clone()], vec![strs(&[Some("x"), Some("z")])]);
-    let out = hash_join(JoinType::FullOuter, &[a2.expr()], &[b2.expr()], None, BuildSide::BuildLeft, (&[a2.clone()], vec![lb]), (&[b2.clone()], vec![rb]))
+    let out = hash_join(JoinType::FullOuter, false, &[a2.expr()], &[b2.expr()], None, BuildSide::BuildLeft, (&[a2.clone()], vec![lb]), (&[b2.clone()], vec![rb]))
         .unwrap();
     assert!(out[0].schema().field(0).is_nullable() && out[0].schema().field(1).is_nullable());
     assert_eq!(render(&out), s(&["x|x", "x|x", "y|NULL", "NULL|z"]));
@@ -105,6 +106,7 @@ fn outer_join_against_an_empty_side() {
     let d = data();
     let out = hash_join(
         JoinType::LeftOuter,
+        false,
         &[d.left[0].expr()],
         &[d.right[0].expr()],
         None,
@@ -137,7 +139,7 @@ fn nested_loop_join_all_types() {
     assert_eq!(nl(JoinType::LeftAnti, Some(&never)), 5);
     assert_eq!(nl(JoinType::FullOuter, Some(&never)), 10);
     // Keyless hash_join falls back to the nested loop.
-    let out = hash_join(JoinType::Cross, &[], &[], None, BuildSide::BuildRight, (&d.left, vec![d.lb.clone()]), (&d.right, vec![d.rb.clone()]));
+    let out = hash_join(JoinType::Cross, false, &[], &[], None, BuildSide::BuildRight, (&d.left, vec![d.lb.clone()]), (&d.right, vec![d.rb.clone()]));
     assert_eq!(rows(&out.unwrap()), 25);
 }
 
@@ -249,4 +251,24 @@ fn sort_merge_outer_joins_keep_the_preserved_side_in_key_order() {
     assert_eq!(col_i64(&run(JoinType::LeftOuter), 0), vec![None, Some(1), Some(2), Some(2), Some(2), Some(2), Some(3)]);
     // Right keys NULL, 1, 2, 2, 4 (columns 2.. are the right side's).
     assert_eq!(col_i64(&run(JoinType::RightOuter), 2), vec![None, Some(1), Some(2), Some(2), Some(2), Some(2), Some(4)]);
+}
+
+/// The null-aware anti join over `right` filtered to the rows where `keep` holds.
+fn naaj(d: &Data, keep: &[bool]) -> Vec<String> {
+    let kept: Vec<u32> = (0..keep.len() as u32).filter(|i| keep[*i as usize]).collect();
+    let rb = RecordBatch::try_new(d.rb.schema(), take_all(&d.rb, &kept.into()).unwrap()).unwrap();
+    let out = hash_join(JoinType::LeftAnti, true, &[d.left[0].expr()], &[d.right[0].expr()], None, BuildSide::BuildRight, (&d.left, vec![d.lb.clone()]), (&d.right, vec![rb]))
+        .unwrap();
+    render(&out)
+}
+
+#[test]
+fn null_aware_anti_join_by_the_build_side() {
+    let d = data();
+    // A NULL build key (the third right row): no row stays.
+    assert_eq!(naaj(&d, &[true; 5]), s(&[]));
+    // NULL-free: a NULL stream key goes, unmatched keys stay.
+    assert_eq!(naaj(&d, &[true, true, false, true, true]), s(&["3|c"]));
+    // Empty: every row stays, the NULL key's too.
+    assert_eq!(naaj(&d, &[false; 5]), s(&["1|a", "2|b", "NULL|n", "3|c", "2|b2"]));
 }

@@ -563,8 +563,8 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
         let frame = spec.window_frame.as_ref().map(|w| window_frame(w, span)).transpose()?;
         return Ok(Expr::WindowExpression { function: Box::new(function), spec: WindowSpec { partition_by, order_by, frame }, ignore_nulls });
     }
-    if f.filter.is_some() {
-        return Err(unsupported(format!("{name}(...) FILTER (WHERE ...)"), span));
+    if let Some(filter) = &f.filter {
+        return filtered_aggregate(f, filter, d, span);
     }
     let lname = name.to_ascii_lowercase();
     let takes_null_treatment = matches!(lname.as_str(), "first" | "last" | "first_value" | "last_value" | "any_value");
@@ -614,6 +614,43 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
         args = vec![order.expr, p];
     }
     Ok(Expr::UnresolvedFunction { name, args, distinct })
+}
+
+/// `agg(x) FILTER (WHERE c)` as `agg(CASE WHEN c THEN x END)`: the same rows for aggregates
+/// that skip NULL inputs (those listed), whose value arguments (all, or only the first; the
+/// others are settings such as a percentage or a delimiter) become NULL outside the filter.
+fn filtered_aggregate(f: &ast::Function, filter: &ast::Expr, d: usize, span: Span) -> Result<Expr> {
+    const EVERY_ARGUMENT: &[&str] = &["count", "sum", "avg", "mean", "min", "max", "corr", "covar_samp", "covar_pop", "max_by", "min_by"];
+    const FIRST_ARGUMENT: &[&str] = &[
+        "count_if", "bool_and", "bool_or", "every", "any", "some", "stddev", "stddev_samp", "stddev_pop", "std", "variance", "var_samp",
+        "var_pop", "skewness", "kurtosis", "collect_list", "collect_set", "array_agg", "approx_count_distinct", "percentile",
+        "percentile_approx", "approx_percentile", "median", "listagg", "string_agg",
+    ];
+    let name = f.name.to_string();
+    let lname = name.to_ascii_lowercase();
+    let wrapped = if EVERY_ARGUMENT.contains(&lname.as_str()) {
+        usize::MAX
+    } else if FIRST_ARGUMENT.contains(&lname.as_str()) && f.within_group.is_empty() || matches!(lname.as_str(), "listagg" | "string_agg") {
+        1
+    } else {
+        return Err(unsupported(format!("{name}(...) FILTER (WHERE ...) (FILTER is planned for aggregates that skip NULLs)"), span));
+    };
+    let mut plain = f.clone();
+    plain.filter = None;
+    let condition = lower(filter, d)?;
+    match function(&plain, d)? {
+        Expr::UnresolvedFunction { name, args, distinct } => {
+            let only = |(i, a): (usize, Expr)| {
+                if i < wrapped {
+                    Expr::CaseWhen { branches: vec![(condition.clone(), a)], else_expr: None }
+                } else {
+                    a
+                }
+            };
+            Ok(Expr::UnresolvedFunction { name, args: args.into_iter().enumerate().map(only).collect(), distinct })
+        }
+        _ => Err(unsupported(format!("{name}(...) FILTER (WHERE ...)"), span)),
+    }
 }
 
 thread_local! {

@@ -33,6 +33,10 @@ pub enum AggKind {
     Percentile,
     /// percentile_disc: the first value whose cumulative distribution reaches p.
     PercentileDisc,
+    /// percentile_approx / approx_percentile(x, p[, accuracy]): a value of the input at rank
+    /// ceil(p * n), in the input's type. Spark's GK summary is exact while the rows fit its
+    /// accuracy (10,000 by default); kiln's is always exact.
+    PercentileApprox,
     /// The value of the one row of a scalar subquery that has no aggregate; more than one row
     /// is SCALAR_SUBQUERY_TOO_MANY_ROWS (planned by the subquery rewrite, not callable by name).
     SingleValue,
@@ -90,6 +94,8 @@ const NAMES: &[(&str, AggKind)] = &[
     ("median", AggKind::Percentile),
     ("percentile_cont", AggKind::Percentile),
     ("percentile_disc", AggKind::PercentileDisc),
+    ("percentile_approx", AggKind::PercentileApprox),
+    ("approx_percentile", AggKind::PercentileApprox),
     ("skewness", AggKind::Skewness),
     ("kurtosis", AggKind::Kurtosis),
     ("collect_list", AggKind::CollectList),
@@ -143,6 +149,7 @@ impl AggBuiltin {
             AggKind::Percentile if self.name == "median" => (1, 1),
             AggKind::Percentile => (2, 2),
             AggKind::ApproxCountDistinct | AggKind::ListAgg => (1, 2),
+            AggKind::PercentileApprox => (2, 3),
             _ => (1, 1),
         }
     }
@@ -233,6 +240,32 @@ impl AggBuiltin {
                 self.param = p.to_bits();
                 out.push(Expr::Literal(ScalarValue::Float64(p)));
             }
+            AggKind::PercentileApprox => {
+                let mut it = args.into_iter().zip(types.iter());
+                let (x, t) = it.next().ok_or_else(|| KilnError::internal("percentile_approx without an argument"))?;
+                if !is_numeric(t) && *t != DataType::Null {
+                    return Err(mismatch(name, &x, 0, "\"NUMERIC\"", t));
+                }
+                out.push(x);
+                let p = match it.next() {
+                    Some((p, _)) => fraction(name, &p)?,
+                    None => 0.5,
+                };
+                if let Some((a, _)) = it.next() {
+                    match a {
+                        Expr::Literal(ScalarValue::Int32(n)) if n > 0 => {}
+                        Expr::Literal(ScalarValue::Int64(n)) if n > 0 => {}
+                        other => {
+                            return Err(KilnError::analysis(
+                                "DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE",
+                                format!("Cannot resolve \"{name}\" due to data type mismatch: the accuracy {other} must be a positive integer literal."),
+                            ))
+                        }
+                    }
+                }
+                self.param = p.to_bits();
+                out.push(Expr::Literal(ScalarValue::Float64(p)));
+            }
             AggKind::ApproxCountDistinct => {
                 let mut it = args.into_iter();
                 out.push(it.next().ok_or_else(|| KilnError::internal("approx_count_distinct without an argument"))?);
@@ -274,7 +307,7 @@ impl AggBuiltin {
             AggKind::CountIf | AggKind::ApproxCountDistinct => DataType::Int64,
             AggKind::CollectList | AggKind::CollectSet => crate::types::list_type(args.first().cloned().unwrap_or(DataType::Null)),
             AggKind::ListAgg => DataType::Utf8,
-            AggKind::First { .. } | AggKind::Last { .. } | AggKind::MaxBy | AggKind::MinBy | AggKind::SingleValue => {
+            AggKind::First { .. } | AggKind::Last { .. } | AggKind::MaxBy | AggKind::MinBy | AggKind::SingleValue | AggKind::PercentileApprox => {
                 args.first().cloned().unwrap_or(DataType::Null)
             }
             _ => DataType::Float64,
@@ -313,7 +346,7 @@ impl AggBuiltin {
             AggKind::CountIf => vec![("count", DataType::Int64, false)],
             AggKind::SingleValue => vec![("value", arg(0), true), ("count", DataType::Int64, false)],
             AggKind::MaxBy | AggKind::MinBy => vec![("valueWithExtremumOrdering", arg(0), true), ("extremumOrdering", arg(1), true)],
-            AggKind::Percentile | AggKind::PercentileDisc => {
+            AggKind::Percentile | AggKind::PercentileDisc | AggKind::PercentileApprox => {
                 vec![("buf", DataType::List(std::sync::Arc::new(arrow::datatypes::Field::new("item", DataType::Float64, false))), false)]
             }
         }

@@ -35,8 +35,10 @@ pub(super) fn builtin_accumulator(b: AggBuiltin, args: &[DataType]) -> Result<Bo
         AggKind::SingleValue => Box::new(SingleValue { codec: RowCodec::new(arg(0)?)?, vals: vec![], counts: vec![] }),
         AggKind::MaxBy | AggKind::MinBy => Box::new(ExtremumBy::new(b.kind == AggKind::MaxBy, arg(0)?, arg(1)?)?),
         AggKind::Percentile | AggKind::PercentileDisc => {
-            Box::new(Percentile { discrete: b.kind == AggKind::PercentileDisc, p: b.fraction(), values: vec![] })
+            Box::new(Percentile { discrete: b.kind == AggKind::PercentileDisc, p: b.fraction(), values: vec![], result: None })
         }
+        // An input value: the discrete percentile, back in the input's type.
+        AggKind::PercentileApprox => Box::new(Percentile { discrete: true, p: b.fraction(), values: vec![], result: Some(arg(0)?) }),
     })
 }
 
@@ -462,6 +464,8 @@ struct Percentile {
     discrete: bool,
     p: f64,
     values: Vec<Vec<f64>>,
+    /// The type to give the result (percentile_approx: the input's).
+    result: Option<DataType>,
 }
 
 impl Percentile {
@@ -505,7 +509,17 @@ impl Accumulator for Percentile {
     }
     fn evaluate(&mut self) -> Result<ArrayRef> {
         let (p, discrete) = (self.p, self.discrete);
-        Ok(f64_results(self.values.iter_mut().map(|v| {
+        let out = self.percentiles(p, discrete);
+        match &self.result {
+            Some(t) if t != &DataType::Float64 => Ok(cast(&out, t)?),
+            _ => Ok(out),
+        }
+    }
+}
+
+impl Percentile {
+    fn percentiles(&mut self, p: f64, discrete: bool) -> ArrayRef {
+        f64_results(self.values.iter_mut().map(|v| {
             if v.is_empty() {
                 return None;
             }
@@ -520,7 +534,7 @@ impl Accumulator for Percentile {
             let (lo, hi) = (pos.floor(), pos.ceil());
             let (a, b) = (v[lo as usize], v[hi as usize]);
             Some(if lo == hi || a == b { a } else { (hi - pos) * a + (pos - lo) * b })
-        })))
+        }))
     }
 }
 

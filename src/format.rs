@@ -96,6 +96,13 @@ pub fn format_value(array: &dyn Array, row: usize) -> Option<String> {
         DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, _) => {
             crate::types::format_timestamp(array.as_primitive::<arrow::datatypes::TimestampMicrosecondType>().value(row))
         }
+        // Spark's `[1, 2]`: elements as they cast to strings, NULL as `null`.
+        DataType::List(_) => {
+            let l = array.as_list::<i32>();
+            let items = l.value(row);
+            let parts: Vec<String> = (0..items.len()).map(|k| format_value(items.as_ref(), k).unwrap_or_else(|| "null".into())).collect();
+            format!("[{}]", parts.join(", "))
+        }
         // Types kiln does not produce itself: arrow's own rendering.
         _ => {
             let options = FormatOptions::default();

@@ -146,6 +146,8 @@ fn can_cast(from: &DataType, to: &DataType) -> bool {
     let ok = |t: &DataType| is_numeric(t) || is_string(t) || *t == Boolean || *t == Date32 || *t == Null;
     match (from, to) {
         (Null, _) => true,
+        // An array prints as `[a, b]`.
+        (List(_), t) => is_string(t),
         // Spark: timestamps cast to and from strings, dates, each other and numbers.
         (Timestamp(..), t) | (t, Timestamp(..)) => is_string(t) || matches!(t, Date32 | Timestamp(..)) || is_numeric(t),
         (Date32, t) | (t, Date32) => is_string(t) || *t == Date32,

@@ -840,6 +840,35 @@ fn resolve_udaf(udaf: &'static crate::udf::AggregateUdf, args: Vec<Expr>, distin
     Ok(Expr::Aggregate { func: AggFunc::Udaf(udaf), args: cast_to_signature(args, |given| udaf.coerce(given))?, distinct })
 }
 
+/// `listagg(x[, delimiter]) WITHIN GROUP (ORDER BY keys)`: the keys are the last arguments,
+/// `code` their directions (`AF`: ascending, NULLS FIRST).
+fn resolve_within_group(name: &str, code: &str, mut args: Vec<Expr>, distinct: bool) -> Result<Expr> {
+    let directions: Vec<(bool, bool)> = code.as_bytes().chunks(2).map(|c| (c.first() == Some(&b'D'), c.get(1) == Some(&b'F'))).collect();
+    let keys = args.split_off(args.len().saturating_sub(directions.len()));
+    let Some(AggFunc::Builtin(b)) = AggFunc::from_name(name) else {
+        return Err(KilnError::internal(format!("WITHIN GROUP on {name}")));
+    };
+    if args.is_empty() || args.len() > 2 {
+        return Err(KilnError::analysis(
+            "WRONG_NUM_ARGS",
+            format!("The `{}` requires [1, 2] parameters but the actual number is {}.", name.to_lowercase(), args.len()),
+        ));
+    }
+    // Spark: with DISTINCT, the order must be the aggregated value itself.
+    if distinct && keys.iter().any(|k| Some(k) != args.first()) {
+        return Err(KilnError::analysis(
+            "INVALID_WITHIN_GROUP_EXPRESSION.MISMATCH_WITH_DISTINCT_INPUT",
+            format!("Invalid function `{}` with WITHIN GROUP. The function is invoked with DISTINCT and WITHIN GROUP but expressions {} and {} do not match.", name.to_lowercase(), args[0], keys.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")),
+        ));
+    }
+    if args.len() == 1 {
+        args.push(Expr::Literal(ScalarValue::Null(DataType::Utf8)));
+    }
+    let (b, mut args) = b.with_order_directions(&directions)?.resolve(args)?;
+    args.extend(keys);
+    Ok(Expr::Aggregate { func: AggFunc::Builtin(b), args, distinct })
+}
+
 fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: impl Iterator<Item = &'a str>) -> Result<Expr> {
     let arity_error = |expected: &str| {
         KilnError::analysis(
@@ -847,6 +876,9 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             format!("The `{}` requires {expected} parameters but the actual number is {}.", name.to_lowercase(), args.len()),
         )
     };
+    if let Some((base, code)) = name.split_once(crate::expr::WITHIN_GROUP_MARKER) {
+        return resolve_within_group(base, code, args, distinct);
+    }
     if let Some(AggFunc::Builtin(b)) = AggFunc::from_name(name) {
         let (min, max) = b.arity();
         if args.len() < min || args.len() > max {

@@ -33,9 +33,26 @@ pub enum AggKind {
     Percentile,
     /// percentile_disc: the first value whose cumulative distribution reaches p.
     PercentileDisc,
+    /// percentile_approx / approx_percentile(x, p[, accuracy]): a value of the input at rank
+    /// ceil(p * n), in the input's type. Spark's GK summary is exact while the rows fit its
+    /// accuracy (10,000 by default); kiln's is always exact.
+    PercentileApprox,
     /// The value of the one row of a scalar subquery that has no aggregate; more than one row
     /// is SCALAR_SUBQUERY_TOO_MANY_ROWS (planned by the subquery rewrite, not callable by name).
     SingleValue,
+    /// skewness(x) / kurtosis(x): Spark's CentralMomentAgg of order 3 and 4 (population moments).
+    Skewness,
+    Kurtosis,
+    /// collect_list(x) / array_agg(x): the non-NULL values as an array, in input order.
+    CollectList,
+    /// collect_set(x): the distinct non-NULL values as an array (order unspecified, as Spark's).
+    CollectSet,
+    /// listagg / string_agg(x[, delimiter]) [WITHIN GROUP (ORDER BY ...)]: the non-NULL values
+    /// concatenated; the order keys follow the delimiter among the arguments, their directions
+    /// are `param` (bit 2k: descending, bit 2k+1: NULLS FIRST).
+    ListAgg,
+    /// approx_count_distinct(x[, relativeSD]): Spark's HyperLogLog++ (`param`: relativeSD bits).
+    ApproxCountDistinct,
 }
 
 /// A built-in aggregate and the name it was called by (Spark prints the alias: `stddev(x)`).
@@ -77,7 +94,24 @@ const NAMES: &[(&str, AggKind)] = &[
     ("median", AggKind::Percentile),
     ("percentile_cont", AggKind::Percentile),
     ("percentile_disc", AggKind::PercentileDisc),
+    ("percentile_approx", AggKind::PercentileApprox),
+    ("approx_percentile", AggKind::PercentileApprox),
+    ("skewness", AggKind::Skewness),
+    ("kurtosis", AggKind::Kurtosis),
+    ("collect_list", AggKind::CollectList),
+    ("array_agg", AggKind::CollectList),
+    ("collect_set", AggKind::CollectSet),
+    ("listagg", AggKind::ListAgg),
+    ("string_agg", AggKind::ListAgg),
+    ("approx_count_distinct", AggKind::ApproxCountDistinct),
 ];
+
+/// How the parser marks `listagg(...) WITHIN GROUP (ORDER BY ...)` in the function name: the
+/// name, this marker, then `A`/`D` and `F`/`L` per key (the keys follow the other arguments).
+pub const WITHIN_GROUP_MARKER: &str = "#within_group:";
+
+/// Spark's default relative standard deviation of approx_count_distinct.
+pub const DEFAULT_RELATIVE_SD: f64 = 0.05;
 
 fn mismatch(name: &str, e: &Expr, ordinal: usize, wanted: &str, t: &DataType) -> KilnError {
     KilnError::analysis(
@@ -114,6 +148,8 @@ impl AggBuiltin {
             AggKind::First { .. } | AggKind::Last { .. } => (1, 2),
             AggKind::Percentile if self.name == "median" => (1, 1),
             AggKind::Percentile => (2, 2),
+            AggKind::ApproxCountDistinct | AggKind::ListAgg => (1, 2),
+            AggKind::PercentileApprox => (2, 3),
             _ => (1, 1),
         }
     }
@@ -122,7 +158,15 @@ impl AggBuiltin {
     fn numeric_double(&self) -> bool {
         matches!(
             self.kind,
-            AggKind::VarSamp | AggKind::VarPop | AggKind::StddevSamp | AggKind::StddevPop | AggKind::Corr | AggKind::CovarPop | AggKind::CovarSamp
+            AggKind::VarSamp
+                | AggKind::VarPop
+                | AggKind::StddevSamp
+                | AggKind::StddevPop
+                | AggKind::Corr
+                | AggKind::CovarPop
+                | AggKind::CovarSamp
+                | AggKind::Skewness
+                | AggKind::Kurtosis
         )
     }
 
@@ -196,6 +240,61 @@ impl AggBuiltin {
                 self.param = p.to_bits();
                 out.push(Expr::Literal(ScalarValue::Float64(p)));
             }
+            AggKind::PercentileApprox => {
+                let mut it = args.into_iter().zip(types.iter());
+                let (x, t) = it.next().ok_or_else(|| KilnError::internal("percentile_approx without an argument"))?;
+                if !is_numeric(t) && *t != DataType::Null {
+                    return Err(mismatch(name, &x, 0, "\"NUMERIC\"", t));
+                }
+                out.push(x);
+                let p = match it.next() {
+                    Some((p, _)) => fraction(name, &p)?,
+                    None => 0.5,
+                };
+                if let Some((a, _)) = it.next() {
+                    match a {
+                        Expr::Literal(ScalarValue::Int32(n)) if n > 0 => {}
+                        Expr::Literal(ScalarValue::Int64(n)) if n > 0 => {}
+                        other => {
+                            return Err(KilnError::analysis(
+                                "DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE",
+                                format!("Cannot resolve \"{name}\" due to data type mismatch: the accuracy {other} must be a positive integer literal."),
+                            ))
+                        }
+                    }
+                }
+                self.param = p.to_bits();
+                out.push(Expr::Literal(ScalarValue::Float64(p)));
+            }
+            AggKind::ApproxCountDistinct => {
+                let mut it = args.into_iter();
+                out.push(it.next().ok_or_else(|| KilnError::internal("approx_count_distinct without an argument"))?);
+                let rsd = match it.next() {
+                    None => DEFAULT_RELATIVE_SD,
+                    Some(e) => relative_sd(name, &e)?,
+                };
+                self.param = rsd.to_bits();
+            }
+            AggKind::ListAgg => {
+                let mut it = args.into_iter().zip(types);
+                let (x, t) = it.next().ok_or_else(|| KilnError::internal("listagg without an argument"))?;
+                out.push(to_string_arg(name, x, 0, &t)?);
+                let delimiter = match it.next() {
+                    None => Expr::Literal(ScalarValue::Utf8(String::new())),
+                    Some((Expr::Literal(v), _)) if v.is_null() => Expr::Literal(ScalarValue::Utf8(String::new())),
+                    Some((d @ Expr::Literal(_), t)) => to_string_arg(name, d, 1, &t)?,
+                    Some((Expr::Cast { child, .. }, t)) if matches!(*child, Expr::Literal(_)) => to_string_arg(name, *child, 1, &t)?,
+                    Some((d, _)) => {
+                        return Err(KilnError::analysis(
+                            "DATATYPE_MISMATCH.NON_FOLDABLE_INPUT",
+                            format!("Cannot resolve \"{name}\" due to data type mismatch: the input `delimiter` should be a foldable \"STRING\" expression; however, got {d}."),
+                        ))
+                    }
+                };
+                out.push(delimiter);
+                // The order keys were appended by the parser with their directions in `param`.
+                out.extend(it.map(|(k, _)| k));
+            }
             _ => out = args,
         }
         Ok((self, out))
@@ -205,17 +304,20 @@ impl AggBuiltin {
     pub fn return_type(&self, args: &[DataType]) -> DataType {
         match self.kind {
             AggKind::BoolAnd | AggKind::BoolOr => DataType::Boolean,
-            AggKind::CountIf => DataType::Int64,
-            AggKind::First { .. } | AggKind::Last { .. } | AggKind::MaxBy | AggKind::MinBy | AggKind::SingleValue => {
+            AggKind::CountIf | AggKind::ApproxCountDistinct => DataType::Int64,
+            AggKind::CollectList | AggKind::CollectSet => crate::types::list_type(args.first().cloned().unwrap_or(DataType::Null)),
+            AggKind::ListAgg => DataType::Utf8,
+            AggKind::First { .. } | AggKind::Last { .. } | AggKind::MaxBy | AggKind::MinBy | AggKind::SingleValue | AggKind::PercentileApprox => {
                 args.first().cloned().unwrap_or(DataType::Null)
             }
             _ => DataType::Float64,
         }
     }
 
-    /// count_if is never NULL; the others are NULL over no rows.
+    /// count_if and approx_count_distinct (0) and collect_list/set (an empty array) are never
+    /// NULL; the others are NULL over no rows.
     pub fn nullable(&self) -> bool {
-        self.kind != AggKind::CountIf
+        !matches!(self.kind, AggKind::CountIf | AggKind::ApproxCountDistinct | AggKind::CollectList | AggKind::CollectSet)
     }
 
     /// Spark's aggregation buffer: (name, type, nullable) per column.
@@ -224,6 +326,18 @@ impl AggBuiltin {
         let arg = |i: usize| args.get(i).cloned().unwrap_or(DataType::Null);
         match self.kind {
             AggKind::VarSamp | AggKind::VarPop | AggKind::StddevSamp | AggKind::StddevPop => vec![d("n"), d("avg"), d("m2")],
+            AggKind::Skewness => vec![d("n"), d("avg"), d("m2"), d("m3")],
+            AggKind::Kurtosis => vec![d("n"), d("avg"), d("m2"), d("m3"), d("m4")],
+            AggKind::CollectList | AggKind::CollectSet => vec![("buf", crate::types::list_type(arg(0)), false)],
+            // The values, their order keys in arrow's row format (sorting the bytes sorts by
+            // the keys), and the delimiter (the final aggregate has no arguments to read it from).
+            AggKind::ListAgg => vec![
+                ("buf", crate::types::list_type(DataType::Utf8), false),
+                ("keys", crate::types::list_type(DataType::Binary), false),
+                ("delimiter", DataType::Utf8, true),
+            ],
+            // HyperLogLog++ registers, one byte each (Spark packs them into longs `MS[i]`).
+            AggKind::ApproxCountDistinct => vec![("MS", DataType::Binary, false)],
             AggKind::CovarPop | AggKind::CovarSamp => vec![d("n"), d("xAvg"), d("yAvg"), d("ck")],
             AggKind::Corr => vec![d("n"), d("xAvg"), d("yAvg"), d("ck"), d("xMk"), d("yMk")],
             AggKind::First { .. } => vec![("first", arg(0), true), ("valueSet", DataType::Boolean, false)],
@@ -232,13 +346,28 @@ impl AggBuiltin {
             AggKind::CountIf => vec![("count", DataType::Int64, false)],
             AggKind::SingleValue => vec![("value", arg(0), true), ("count", DataType::Int64, false)],
             AggKind::MaxBy | AggKind::MinBy => vec![("valueWithExtremumOrdering", arg(0), true), ("extremumOrdering", arg(1), true)],
-            AggKind::Percentile | AggKind::PercentileDisc => {
+            AggKind::Percentile | AggKind::PercentileDisc | AggKind::PercentileApprox => {
                 vec![("buf", DataType::List(std::sync::Arc::new(arrow::datatypes::Field::new("item", DataType::Float64, false))), false)]
             }
         }
     }
 
-    /// A percentile's fraction.
+    /// listagg's order keys: (descending, nulls first) of key `k`.
+    pub fn order_direction(&self, k: usize) -> (bool, bool) {
+        let bits = self.param >> (2 * k.min(31));
+        (bits & 1 != 0, bits & 2 != 0)
+    }
+
+    /// The directions of listagg's WITHIN GROUP keys, as `param`.
+    pub fn with_order_directions(mut self, keys: &[(bool, bool)]) -> Result<AggBuiltin> {
+        if keys.len() > 32 {
+            return Err(KilnError::analysis("UNSUPPORTED_FEATURE", format!("{} with more than 32 order keys", self.name)));
+        }
+        self.param = keys.iter().enumerate().fold(0, |p, (k, (desc, nulls_first))| p | (*desc as u64) << (2 * k) | (*nulls_first as u64) << (2 * k + 1));
+        Ok(self)
+    }
+
+    /// A percentile's fraction (approx_count_distinct: the relative standard deviation).
     pub fn fraction(&self) -> f64 {
         f64::from_bits(self.param)
     }
@@ -249,6 +378,40 @@ impl AggBuiltin {
             AggKind::First { ignore_nulls: true } | AggKind::Last { ignore_nulls: true } => " ignore nulls",
             _ => "",
         }
+    }
+}
+
+/// listagg's value and delimiter: strings (anything else is cast, binary is kept).
+fn to_string_arg(name: &str, e: Expr, ordinal: usize, t: &DataType) -> Result<Expr> {
+    match t {
+        t if is_string(t) => Ok(e),
+        DataType::Binary => Err(KilnError::analysis("UNSUPPORTED_FEATURE", format!("{name} over binary values"))),
+        DataType::List(_) | DataType::Struct(_) | DataType::Map(..) => Err(mismatch(name, &e, ordinal, "\"STRING\"", t)),
+        _ => Ok(Expr::Cast { child: Box::new(e), to: DataType::Utf8 }),
+    }
+}
+
+/// approx_count_distinct's relative standard deviation: a constant; Spark's HLL++ needs at
+/// least 4 index bits (rsd at most 0.39).
+fn relative_sd(name: &str, e: &Expr) -> Result<f64> {
+    let v = match e {
+        Expr::Literal(ScalarValue::Float64(v)) => Some(*v),
+        Expr::Literal(ScalarValue::Decimal(v, _, s)) => Some(*v as f64 / 10f64.powi(*s as i32)),
+        Expr::Literal(ScalarValue::Int32(v)) => Some(*v as f64),
+        Expr::Literal(ScalarValue::Int64(v)) => Some(*v as f64),
+        Expr::Cast { child, .. } => return relative_sd(name, child),
+        _ => None,
+    };
+    match v {
+        Some(v) if v > 0.0 && (2.0 * (1.106 / v).log2()).ceil() >= 4.0 => Ok(v),
+        Some(v) => Err(KilnError::analysis(
+            "DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE",
+            format!("Cannot resolve \"{name}\" due to data type mismatch: HLL++ requires at least 4 bits for addressing; the relative standard deviation {v} is too large (use at most 0.39)."),
+        )),
+        None => Err(KilnError::analysis(
+            "DATATYPE_MISMATCH.NON_FOLDABLE_INPUT",
+            format!("Cannot resolve \"{name}\" due to data type mismatch: the input `relativeSD` should be a foldable \"DOUBLE\" expression; however, got {e}."),
+        )),
     }
 }
 

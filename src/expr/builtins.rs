@@ -24,6 +24,7 @@ pub enum Builtin {
     BitAnd, BitOr, BitXor, BitNot,
     RLike, RegexpReplace, RegexpExtract, RegexpCount, RegexpSubstr, RegexpInstr,
     Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp, FromUnixtime, DateTrunc,
+    Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin,
     /// `timestamp ± interval` (args: timestamp, microseconds, months); made by the analyzer, not callable.
     TimeAdd,
 }
@@ -36,7 +37,7 @@ const ALL: &[Builtin] = &[
     Least, ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right, Month,
     Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate, RLike, RegexpReplace, RegexpExtract,
     RegexpCount, RegexpSubstr, RegexpInstr, Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp,
-    FromUnixtime, DateTrunc,
+    FromUnixtime, DateTrunc, Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin,
 ];
 
 impl Builtin {
@@ -57,6 +58,8 @@ impl Builtin {
             Hour => "hour", Minute => "minute", Second => "second", ToTimestamp => "to_timestamp", ToDate => "to_date",
             DateFormat => "date_format", CurrentTimestamp => "current_timestamp", UnixTimestamp => "unix_timestamp",
             FromUnixtime => "from_unixtime", DateTrunc => "date_trunc", TimeAdd => "timeadd",
+            Size => "size", SortArray => "sort_array", ArraySort => "array_sort", ArrayContains => "array_contains",
+            ArrayJoin => "array_join", ArrayDistinct => "array_distinct", ArrayMax => "array_max", ArrayMin => "array_min",
         }
     }
 
@@ -78,6 +81,7 @@ impl Builtin {
             "~" => Some(BitNot),
             "regexp" | "regexp_like" => Some(RLike),
             "now" | "localtimestamp" => Some(CurrentTimestamp),
+            "cardinality" => Some(Size),
             _ => None,
         };
         alias.or_else(|| ALL.iter().copied().find(|b| b.name() == n))
@@ -107,6 +111,9 @@ impl Builtin {
             RLike | RegexpCount | RegexpSubstr => (2, 2),
             RegexpExtract | RegexpInstr => (2, 3),
             RegexpReplace => (3, 4),
+            SortArray => (1, 2),
+            ArrayContains => (2, 2),
+            ArrayJoin => (2, 3),
             _ => (1, 1),
         }
     }
@@ -124,6 +131,8 @@ impl Builtin {
             Ln | Log10 | Log2 | Log | Trunc | LastDay | AddMonths | Levenshtein | RegexpSubstr => true,
             Pi | CurrentDate | CurrentTimestamp => false,
             DateTrunc => true,
+            // A NULL element can be the answer.
+            ArrayContains | ArrayMax | ArrayMin => true,
             _ => args.iter().any(|n| *n),
         }
     }
@@ -255,6 +264,22 @@ impl Builtin {
             }
             CurrentTimestamp | TimeAdd => args,
             Pi | CurrentDate => args,
+            Size | SortArray | ArraySort | ArrayContains | ArrayJoin | ArrayDistinct | ArrayMax | ArrayMin => {
+                let mut it = args.into_iter();
+                let a = it.next().ok_or_else(|| KilnError::internal("array function arity"))?;
+                let element = match a.data_type()? {
+                    DataType::List(f) => f.data_type().clone(),
+                    DataType::Null => DataType::Null,
+                    t => return Err(self.type_error(&a, "ARRAY", &t)),
+                };
+                let rest: Vec<Expr> = match self {
+                    SortArray => it.map(|x| cast_to(x, &DataType::Boolean)).collect::<Result<_>>()?,
+                    ArrayContains => it.map(|x| if element == DataType::Null { Ok(x) } else { cast_to(x, &element) }).collect::<Result<_>>()?,
+                    ArrayJoin => it.map(|x| cast_to(x, &DataType::Utf8)).collect::<Result<_>>()?,
+                    _ => it.collect(),
+                };
+                std::iter::once(a).chain(rest).collect()
+            }
             _ => args.into_iter().map(|a| cast_to(a, &DataType::Utf8)).collect::<Result<_>>()?,
         })
     }
@@ -314,6 +339,13 @@ impl Builtin {
             UnixTimestamp => DataType::Int64,
             ToTimestamp | CurrentTimestamp | DateTrunc => crate::types::timestamp_type(false),
             TimeAdd => args.first().cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
+            Size => DataType::Int32,
+            ArrayContains => DataType::Boolean,
+            SortArray | ArraySort | ArrayDistinct => args.first().cloned().unwrap_or(DataType::Null),
+            ArrayMax | ArrayMin => match args.first() {
+                Some(DataType::List(f)) => f.data_type().clone(),
+                _ => DataType::Null,
+            },
             _ => DataType::Utf8,
         }
     }
@@ -340,11 +372,20 @@ impl Builtin {
             Ok(Arc::new(v.iter().map(|x| x.map(|x| x + add)).collect::<Int32Array>()))
         };
         let regexp = |f: super::regexp::RegexpFn| super::regexp::eval(f, args, rows);
+        let array = |f: super::arrays::ArrayFn| super::arrays::eval(f, args, rows, result);
         Ok(match self {
             Hour | Minute | Second | ToTimestamp | ToDate | DateFormat | CurrentTimestamp | UnixTimestamp | FromUnixtime | DateTrunc | TimeAdd => {
                 super::datetime::eval(*self, args, rows, result)?
             }
             RLike => regexp(super::regexp::RegexpFn::Like)?,
+            Size => array(super::arrays::ArrayFn::Size)?,
+            SortArray => array(super::arrays::ArrayFn::SortArray)?,
+            ArraySort => array(super::arrays::ArrayFn::ArraySort)?,
+            ArrayContains => array(super::arrays::ArrayFn::Contains)?,
+            ArrayJoin => array(super::arrays::ArrayFn::Join)?,
+            ArrayDistinct => array(super::arrays::ArrayFn::Distinct)?,
+            ArrayMax => array(super::arrays::ArrayFn::Max)?,
+            ArrayMin => array(super::arrays::ArrayFn::Min)?,
             RegexpReplace => regexp(super::regexp::RegexpFn::Replace)?,
             RegexpExtract => regexp(super::regexp::RegexpFn::Extract)?,
             RegexpCount => regexp(super::regexp::RegexpFn::Count)?,

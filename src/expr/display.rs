@@ -218,11 +218,29 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
                 write!(f, "distinct ")?;
             }
             // median(x) is percentile(x, 0.5) inside; Spark prints what was written.
-            let shown = if func.name() == "median" { &args[..args.len().min(1)] } else { &args[..] };
+            let listagg = matches!(func, crate::expr::AggFunc::Builtin(b) if b.kind == crate::expr::AggKind::ListAgg);
+            let shown = if func.name() == "median" {
+                &args[..args.len().min(1)]
+            } else if listagg {
+                &args[..args.len().min(2)]
+            } else {
+                &args[..]
+            };
             write_list(f, shown, style, ", ")?;
             write!(f, ")")?;
             if let crate::expr::AggFunc::Builtin(b) = func {
                 write!(f, "{}", b.suffix())?;
+                // listagg's order keys: `WITHIN GROUP (ORDER BY k DESC NULLS LAST)`.
+                if listagg && args.len() > 2 {
+                    write!(f, " WITHIN GROUP (ORDER BY ")?;
+                    for (k, key) in args[2..].iter().enumerate() {
+                        let (desc, nulls_first) = b.order_direction(k);
+                        write!(f, "{}", if k > 0 { ", " } else { "" })?;
+                        write_list(f, std::slice::from_ref(key), style, "")?;
+                        write!(f, " {} NULLS {}", if desc { "DESC" } else { "ASC" }, if nulls_first { "FIRST" } else { "LAST" })?;
+                    }
+                    write!(f, ")")?;
+                }
             }
             Ok(())
         }

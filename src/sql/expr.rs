@@ -597,6 +597,13 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
         // first(x) IGNORE NULLS is Spark's first(x, true).
         args.push(Expr::Literal(crate::types::ScalarValue::Boolean(true)));
     }
+    if !f.within_group.is_empty() && matches!(lname.as_str(), "listagg" | "string_agg") {
+        // The keys follow the arguments; their directions ride on the name (the analyzer reads them).
+        let orders = f.within_group.iter().map(sort_order).collect::<Result<Vec<_>>>()?;
+        let code: String = orders.iter().map(|o| format!("{}{}", if o.ascending { 'A' } else { 'D' }, if o.nulls_first { 'F' } else { 'L' })).collect();
+        args.extend(orders.into_iter().map(|o| o.expr));
+        return Ok(Expr::UnresolvedFunction { name: format!("{name}{}{code}", crate::expr::WITHIN_GROUP_MARKER), args, distinct });
+    }
     if !f.within_group.is_empty() {
         // percentile_cont(p) WITHIN GROUP (ORDER BY x): percentile over x; DESC reads 1 - p.
         let [order] = f.within_group.as_slice() else {

@@ -12,8 +12,9 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
-use arrow::array::{ArrayRef, AsArray};
+use arrow::array::{ArrayRef, AsArray, Float64Array};
 use arrow::datatypes::{
     DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, TimeUnit,
     TimestampMicrosecondType,
@@ -172,80 +173,76 @@ pub fn compute_column_stats(
 }
 
 fn collect_values(array: &ArrayRef, dt: &DataType, out: &mut Values) -> Result<()> {
-    let numbers = |out: &mut Values, it: &mut dyn Iterator<Item = Option<(u64, f64)>>| {
-        if let Values::Numbers(v) = out {
-            v.extend(it.flatten());
-        }
+    let Some(hashes) = spark_xxhash64(array) else {
+        return Err(KilnError::analysis(
+            "UNSUPPORTED_FEATURE.ANALYZE_UNSUPPORTED_COLUMN_TYPE",
+            format!("ANALYZE cannot collect statistics of a column of type {}", crate::types::spark_type_name(dt)),
+        ));
     };
-    let bytes = |out: &mut Values, it: &mut dyn Iterator<Item = Option<(u64, u64)>>| {
-        if let Values::Bytes(v) = out {
-            v.extend(it.flatten());
-        }
-    };
-    match dt {
-        DataType::Boolean => {
-            numbers(out, &mut array.as_boolean().iter().map(|x| x.map(|b| (xxh64_int(b as i32), b as u8 as f64))))
-        }
-        DataType::Int8 => numbers(out, &mut array.as_primitive::<Int8Type>().iter().map(|x| x.map(|v| (xxh64_int(v as i32), v as f64)))),
-        DataType::Int16 => numbers(out, &mut array.as_primitive::<Int16Type>().iter().map(|x| x.map(|v| (xxh64_int(v as i32), v as f64)))),
-        DataType::Int32 => numbers(out, &mut array.as_primitive::<Int32Type>().iter().map(|x| x.map(|v| (xxh64_int(v), v as f64)))),
-        DataType::Date32 => numbers(out, &mut array.as_primitive::<Date32Type>().iter().map(|x| x.map(|v| (xxh64_int(v), v as f64)))),
-        DataType::Int64 => numbers(out, &mut array.as_primitive::<Int64Type>().iter().map(|x| x.map(|v| (xxh64_long(v), v as f64)))),
-        DataType::Timestamp(TimeUnit::Microsecond, _) => numbers(
-            out,
-            &mut array.as_primitive::<TimestampMicrosecondType>().iter().map(|x| x.map(|v| (xxh64_long(v), v as f64))),
-        ),
-        DataType::Float32 => numbers(
-            out,
-            &mut array.as_primitive::<Float32Type>().iter().map(|x| {
-                x.map(|v| {
-                    // Spark normalizes -0.0 and NaN before hashing.
-                    let n = if v == 0.0 { 0.0f32 } else if v.is_nan() { f32::NAN } else { v };
-                    (xxh64_int(n.to_bits() as i32), v as f64)
-                })
-            }),
-        ),
-        DataType::Float64 => numbers(
-            out,
-            &mut array.as_primitive::<Float64Type>().iter().map(|x| {
-                x.map(|v| {
-                    let n = if v == 0.0 { 0.0f64 } else if v.is_nan() { f64::NAN } else { v };
-                    (xxh64_long(n.to_bits() as i64), v)
-                })
-            }),
-        ),
-        DataType::Decimal128(p, s) => {
-            let scale = 10f64.powi(*s as i32);
-            numbers(
-                out,
-                &mut array.as_primitive::<Decimal128Type>().iter().map(|x| {
-                    x.map(|v| {
-                        // Spark hashes a decimal of up to 18 digits by its unscaled long, a
-                        // wider one by the big-endian two's complement bytes of its unscaled value.
-                        let h = if *p <= 18 { xxh64_long(v as i64) } else { xxh64_bytes(&big_integer_bytes(v)) };
-                        (h, v as f64 / scale)
-                    })
-                }),
-            )
-        }
-        DataType::Utf8 => bytes(out, &mut array.as_string::<i32>().iter().map(|x| x.map(|s| (xxh64_bytes(s.as_bytes()), s.chars().count() as u64)))),
-        DataType::LargeUtf8 => {
-            bytes(out, &mut array.as_string::<i64>().iter().map(|x| x.map(|s| (xxh64_bytes(s.as_bytes()), s.chars().count() as u64))))
-        }
-        DataType::Utf8View => {
-            bytes(out, &mut array.as_string_view().iter().map(|x| x.map(|s| (xxh64_bytes(s.as_bytes()), s.chars().count() as u64))))
-        }
-        DataType::Binary => bytes(out, &mut array.as_binary::<i32>().iter().map(|x| x.map(|s| (xxh64_bytes(s), s.len() as u64)))),
-        DataType::LargeBinary => bytes(out, &mut array.as_binary::<i64>().iter().map(|x| x.map(|s| (xxh64_bytes(s), s.len() as u64)))),
-        DataType::BinaryView => bytes(out, &mut array.as_binary_view().iter().map(|x| x.map(|s| (xxh64_bytes(s), s.len() as u64)))),
-        other => {
-            return Err(KilnError::analysis(
-                "UNSUPPORTED_FEATURE.ANALYZE_UNSUPPORTED_COLUMN_TYPE",
-                format!("ANALYZE cannot collect statistics of a column of type {}", crate::types::spark_type_name(other)),
-            ))
+    let lengths = |it: &mut dyn Iterator<Item = Option<u64>>| hashes.iter().zip(it).filter_map(|(h, l)| Some((h.as_ref().copied()?, l?))).collect::<Vec<_>>();
+    match out {
+        Values::Bytes(v) => v.extend(match dt {
+            DataType::Utf8 => lengths(&mut array.as_string::<i32>().iter().map(|x| x.map(|s| s.chars().count() as u64))),
+            DataType::LargeUtf8 => lengths(&mut array.as_string::<i64>().iter().map(|x| x.map(|s| s.chars().count() as u64))),
+            DataType::Utf8View => lengths(&mut array.as_string_view().iter().map(|x| x.map(|s| s.chars().count() as u64))),
+            DataType::Binary => lengths(&mut array.as_binary::<i32>().iter().map(|x| x.map(|s| s.len() as u64))),
+            DataType::LargeBinary => lengths(&mut array.as_binary::<i64>().iter().map(|x| x.map(|s| s.len() as u64))),
+            _ => lengths(&mut array.as_binary_view().iter().map(|x| x.map(|s| s.len() as u64))),
+        }),
+        Values::Numbers(v) => {
+            let numbers: ArrayRef = match dt {
+                DataType::Decimal128(_, s) => {
+                    let scale = 10f64.powi(*s as i32);
+                    Arc::new(array.as_primitive::<Decimal128Type>().iter().map(|x| x.map(|v| v as f64 / scale)).collect::<Float64Array>())
+                }
+                DataType::Date32 => Arc::new(array.as_primitive::<Date32Type>().iter().map(|x| x.map(|v| v as f64)).collect::<Float64Array>()),
+                DataType::Timestamp(TimeUnit::Microsecond, _) => {
+                    Arc::new(array.as_primitive::<TimestampMicrosecondType>().iter().map(|x| x.map(|v| v as f64)).collect::<Float64Array>())
+                }
+                _ => arrow::compute::cast(array, &DataType::Float64)?,
+            };
+            let numbers = numbers.as_primitive::<Float64Type>();
+            v.extend(hashes.iter().zip(numbers.iter()).filter_map(|(h, x)| Some((h.as_ref().copied()?, x?))));
         }
     }
     Ok(())
+}
+
+/// Spark's `XxHash64Function.hash(value, type, 42)` of each value (as HyperLogLog++ hashes it:
+/// -0.0 and NaN normalized first); `None` for a NULL, and no vector for a type kiln cannot hash.
+pub(crate) fn spark_xxhash64(array: &ArrayRef) -> Option<Vec<Option<u64>>> {
+    let ints = |it: &mut dyn Iterator<Item = Option<i32>>| it.map(|x| x.map(xxh64_int)).collect();
+    let longs = |it: &mut dyn Iterator<Item = Option<i64>>| it.map(|x| x.map(xxh64_long)).collect();
+    let bytes = |it: &mut dyn Iterator<Item = Option<&[u8]>>| it.map(|x| x.map(xxh64_bytes)).collect();
+    Some(match array.data_type() {
+        DataType::Boolean => ints(&mut array.as_boolean().iter().map(|x| x.map(|b| b as i32))),
+        DataType::Int8 => ints(&mut array.as_primitive::<Int8Type>().iter().map(|x| x.map(|v| v as i32))),
+        DataType::Int16 => ints(&mut array.as_primitive::<Int16Type>().iter().map(|x| x.map(|v| v as i32))),
+        DataType::Int32 => ints(&mut array.as_primitive::<Int32Type>().iter()),
+        DataType::Date32 => ints(&mut array.as_primitive::<Date32Type>().iter()),
+        DataType::Int64 => longs(&mut array.as_primitive::<Int64Type>().iter()),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => longs(&mut array.as_primitive::<TimestampMicrosecondType>().iter()),
+        // Spark normalizes -0.0 and NaN before hashing.
+        DataType::Float32 => ints(&mut array.as_primitive::<Float32Type>().iter().map(|x| {
+            x.map(|v| (if v == 0.0 { 0.0f32 } else if v.is_nan() { f32::NAN } else { v }).to_bits() as i32)
+        })),
+        DataType::Float64 => longs(&mut array.as_primitive::<Float64Type>().iter().map(|x| {
+            x.map(|v| (if v == 0.0 { 0.0f64 } else if v.is_nan() { f64::NAN } else { v }).to_bits() as i64)
+        })),
+        // A decimal of up to 18 digits hashes by its unscaled long, a wider one by the
+        // big-endian two's complement bytes of its unscaled value.
+        DataType::Decimal128(p, _) => {
+            let p = *p;
+            array.as_primitive::<Decimal128Type>().iter().map(|x| x.map(|v| if p <= 18 { xxh64_long(v as i64) } else { xxh64_bytes(&big_integer_bytes(v)) })).collect()
+        }
+        DataType::Utf8 => bytes(&mut array.as_string::<i32>().iter().map(|x| x.map(str::as_bytes))),
+        DataType::LargeUtf8 => bytes(&mut array.as_string::<i64>().iter().map(|x| x.map(str::as_bytes))),
+        DataType::Utf8View => bytes(&mut array.as_string_view().iter().map(|x| x.map(str::as_bytes))),
+        DataType::Binary => bytes(&mut array.as_binary::<i32>().iter()),
+        DataType::LargeBinary => bytes(&mut array.as_binary::<i64>().iter()),
+        DataType::BinaryView => bytes(&mut array.as_binary_view().iter()),
+        _ => return None,
+    })
 }
 
 /// Java's `BigInteger.toByteArray`: the shortest big-endian two's complement bytes.
@@ -392,7 +389,8 @@ impl HyperLogLogPlusPlus {
         let p = (2.0 * (1.106 / relative_sd).ln() / 2f64.ln()).ceil().clamp(4.0, 18.0) as u32;
         HyperLogLogPlusPlus { p, registers: vec![0; 1 << p] }
     }
-    fn add_hash(&mut self, x: u64) {
+    /// Adds a value by its hash (`spark_xxhash64`).
+    pub fn add_hash(&mut self, x: u64) {
         let idx = (x >> (64 - self.p)) as usize;
         let w_padding = 1u64 << (self.p - 1);
         let pw = (((x << self.p) | w_padding).leading_zeros() + 1) as u8;
@@ -400,6 +398,18 @@ impl HyperLogLogPlusPlus {
             *r = (*r).max(pw);
         }
     }
+    /// The registers, one byte each.
+    pub fn registers(&self) -> &[u8] {
+        &self.registers
+    }
+
+    /// Merges another sketch's registers (Spark's merge: the larger of each register).
+    pub fn merge_registers(&mut self, other: &[u8]) {
+        for (r, o) in self.registers.iter_mut().zip(other) {
+            *r = (*r).max(*o);
+        }
+    }
+
     /// The estimate, rounded to the nearest integer.
     pub fn query(&self) -> u128 {
         let m = self.registers.len() as f64;
@@ -586,6 +596,9 @@ mod tests {
         }
         let long: Vec<u8> = (0..100u8).collect();
         assert_ne!(xxh64_bytes(&long), xxh64_bytes(&long[..99]));
+        // Spark's documented `xxhash64('Spark', array(123), 2)`: each value seeds the next.
+        let h = xxh64_int_seeded(2, xxh64_int_seeded(123, xxh64_bytes(b"Spark")));
+        assert_eq!(h as i64, 5602566077635097486);
     }
 
     #[test]

@@ -32,8 +32,16 @@ pub fn spark_type_name(dt: &DataType) -> String {
         DataType::Duration(_) => "interval day to second".into(),
         DataType::Timestamp(_, None) => "timestamp_ntz".into(),
         DataType::Timestamp(_, Some(_)) => "timestamp".into(),
+        DataType::Binary => "binary".into(),
+        DataType::List(f) => format!("array<{}>", spark_type_name(f.data_type())),
         other => format!("{other}").to_lowercase(),
     }
+}
+
+/// The array type kiln makes for elements of type `element` (always the same field, so arrays
+/// of one element type made anywhere have one arrow type).
+pub fn list_type(element: DataType) -> DataType {
+    DataType::List(std::sync::Arc::new(arrow::datatypes::Field::new("item", element, true)))
 }
 
 /// True for the numeric types: integral, floating point and decimal.

@@ -14,12 +14,18 @@ use arrow::row::{OwnedRow, RowConverter, SortField};
 use super::accumulators::{min_max, Accumulator};
 use crate::error::{KilnError, Result};
 use crate::expr::{AggBuiltin, AggKind};
+use crate::stats::column::{spark_xxhash64, HyperLogLogPlusPlus};
 
 /// The accumulator of `b` over arguments of types `args`.
 pub(super) fn builtin_accumulator(b: AggBuiltin, args: &[DataType]) -> Result<Box<dyn Accumulator>> {
     let arg = |i: usize| args.get(i).cloned().ok_or_else(|| KilnError::internal(format!("{} lacks argument {i}", b.name)));
     Ok(match b.kind {
-        AggKind::VarSamp | AggKind::VarPop | AggKind::StddevSamp | AggKind::StddevPop => Box::new(Moments { kind: b.kind, n: vec![], avg: vec![], m2: vec![] }),
+        AggKind::VarSamp | AggKind::VarPop | AggKind::StddevSamp | AggKind::StddevPop | AggKind::Skewness | AggKind::Kurtosis => {
+            Box::new(Moments { kind: b.kind, s: vec![] })
+        }
+        AggKind::CollectList | AggKind::CollectSet => Box::new(Collect::new(b.kind == AggKind::CollectSet, arg(0)?)?),
+        AggKind::ListAgg => Box::new(ListAgg::new(b, args.get(2..).unwrap_or(&[]))?),
+        AggKind::ApproxCountDistinct => Box::new(ApproxCountDistinct { rsd: b.fraction(), sketches: vec![] }),
         AggKind::CovarPop | AggKind::CovarSamp | AggKind::Corr => Box::new(Covariance { kind: b.kind, s: vec![] }),
         AggKind::First { ignore_nulls } => Box::new(FirstLast::new(false, ignore_nulls, arg(0)?)?),
         AggKind::Last { ignore_nulls } => Box::new(FirstLast::new(true, ignore_nulls, arg(0)?)?),
@@ -29,8 +35,10 @@ pub(super) fn builtin_accumulator(b: AggBuiltin, args: &[DataType]) -> Result<Bo
         AggKind::SingleValue => Box::new(SingleValue { codec: RowCodec::new(arg(0)?)?, vals: vec![], counts: vec![] }),
         AggKind::MaxBy | AggKind::MinBy => Box::new(ExtremumBy::new(b.kind == AggKind::MaxBy, arg(0)?, arg(1)?)?),
         AggKind::Percentile | AggKind::PercentileDisc => {
-            Box::new(Percentile { discrete: b.kind == AggKind::PercentileDisc, p: b.fraction(), values: vec![] })
+            Box::new(Percentile { discrete: b.kind == AggKind::PercentileDisc, p: b.fraction(), values: vec![], result: None })
         }
+        // An input value: the discrete percentile, back in the input's type.
+        AggKind::PercentileApprox => Box::new(Percentile { discrete: true, p: b.fraction(), values: vec![], result: Some(arg(0)?) }),
     })
 }
 
@@ -50,61 +58,88 @@ fn f64_results(values: impl Iterator<Item = Option<f64>>) -> ArrayRef {
     Arc::new(values.collect::<Float64Array>())
 }
 
-/// var/stddev: Spark's CentralMomentAgg buffer [n, avg, m2].
+/// var/stddev (buffer [n, avg, m2]), skewness (+ m3) and kurtosis (+ m4): Spark's
+/// CentralMomentAgg update and merge formulas.
 struct Moments {
     kind: AggKind,
-    n: Vec<f64>,
-    avg: Vec<f64>,
-    m2: Vec<f64>,
+    /// Per group: n, avg, m2, m3, m4.
+    s: Vec<[f64; 5]>,
+}
+
+impl Moments {
+    /// The buffer columns: the moments up to the aggregate's order.
+    fn width(&self) -> usize {
+        match self.kind {
+            AggKind::Skewness => 4,
+            AggKind::Kurtosis => 5,
+            _ => 3,
+        }
+    }
 }
 
 impl Accumulator for Moments {
     fn resize(&mut self, groups: usize) {
-        self.n.resize(groups, 0.0);
-        self.avg.resize(groups, 0.0);
-        self.m2.resize(groups, 0.0);
+        self.s.resize(groups, [0.0; 5]);
     }
     fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
         let a = doubles(input(args, 0)?)?;
         let a = a.as_primitive::<Float64Type>();
+        let order = self.width() - 1;
         for (i, g) in gids.iter().enumerate() {
             if a.is_null(i) {
                 continue;
             }
-            let (g, x) = (*g as usize, a.value(i));
-            let n = self.n[g] + 1.0;
-            let delta = x - self.avg[g];
-            let delta_n = delta / n;
-            self.n[g] = n;
-            self.avg[g] += delta_n;
-            self.m2[g] += delta * (delta - delta_n);
+            let [n, avg, m2, m3, m4] = &mut self.s[*g as usize];
+            let x = a.value(i);
+            *n += 1.0;
+            let delta = x - *avg;
+            let delta_n = delta / *n;
+            *avg += delta_n;
+            *m2 += delta * (delta - delta_n);
+            if order >= 3 {
+                let (delta2, delta_n2) = (delta * delta, delta_n * delta_n);
+                *m3 += -3.0 * delta_n * *m2 + delta * (delta2 - delta_n2);
+                if order >= 4 {
+                    *m4 += -4.0 * delta_n * *m3 - 6.0 * delta_n2 * *m2 + delta * (delta * delta2 - delta_n * delta_n2);
+                }
+            }
         }
         Ok(())
     }
     fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
-        let col = |i: usize| -> Result<ArrayRef> { doubles(input(state, i)?) };
-        let (n2, avg2, m22) = (col(0)?, col(1)?, col(2)?);
-        let (n2, avg2, m22) = (n2.as_primitive::<Float64Type>(), avg2.as_primitive::<Float64Type>(), m22.as_primitive::<Float64Type>());
+        let cols = (0..self.width()).map(|i| doubles(input(state, i)?)).collect::<Result<Vec<_>>>()?;
+        let cols: Vec<&Float64Array> = cols.iter().map(|c| c.as_primitive::<Float64Type>()).collect();
+        let col = |k: usize, i: usize| cols.get(k).map_or(0.0, |c| c.value(i));
         for (i, g) in gids.iter().enumerate() {
-            let g = *g as usize;
-            let (n1, nb) = (self.n[g], n2.value(i));
-            let n = n1 + nb;
-            let delta = avg2.value(i) - self.avg[g];
-            let delta_n = if n == 0.0 { 0.0 } else { delta / n };
-            self.avg[g] += delta_n * nb;
-            self.m2[g] += m22.value(i) + delta * delta_n * n1 * nb;
-            self.n[g] = n;
+            let [n, avg, m2, m3, m4] = &mut self.s[*g as usize];
+            let (n1, n2) = (*n, col(0, i));
+            let (m2a, m2b, m3a, m3b) = (*m2, col(2, i), *m3, col(3, i));
+            let nn = n1 + n2;
+            let delta = col(1, i) - *avg;
+            let delta_n = if nn == 0.0 { 0.0 } else { delta / nn };
+            *avg += delta_n * n2;
+            *m2 = m2a + m2b + delta * delta_n * n1 * n2;
+            *m3 = m3a + m3b + delta_n * delta_n * delta * n1 * n2 * (n1 - n2) + 3.0 * delta_n * (n1 * m2b - n2 * m2a);
+            *m4 = *m4
+                + col(4, i)
+                + delta_n * delta_n * delta_n * delta * n1 * n2 * (n1 * n1 - n1 * n2 + n2 * n2)
+                + 6.0 * delta_n * delta_n * (n1 * n1 * m2b + n2 * n2 * m2a)
+                + 4.0 * delta_n * (n1 * m3b - n2 * m3a);
+            *n = nn;
         }
         Ok(())
     }
     fn state(&mut self) -> Result<Vec<ArrayRef>> {
-        Ok(vec![f64_array(std::mem::take(&mut self.n)), f64_array(std::mem::take(&mut self.avg)), f64_array(std::mem::take(&mut self.m2))])
+        let s = std::mem::take(&mut self.s);
+        Ok((0..self.width()).map(|k| f64_array(s.iter().map(|v| v[k]).collect())).collect())
     }
     fn evaluate(&mut self) -> Result<ArrayRef> {
         let kind = self.kind;
-        Ok(f64_results(self.n.iter().zip(&self.m2).map(|(&n, &m2)| {
-            // Spark 3.1+: a division by zero (one row for the samples) is NULL.
+        Ok(f64_results(self.s.iter().map(|&[n, _, m2, m3, m4]| {
+            // Spark 3.1+: a division by zero (one row for the samples, no spread) is NULL.
             let var = match kind {
+                AggKind::Skewness if n > 0.0 && m2 != 0.0 => return Some(n.sqrt() * m3 / (m2 * m2 * m2).sqrt()),
+                AggKind::Kurtosis if n > 0.0 && m2 != 0.0 => return Some(n * m4 / (m2 * m2) - 3.0),
                 AggKind::VarPop | AggKind::StddevPop if n > 0.0 => Some(m2 / n),
                 AggKind::VarSamp | AggKind::StddevSamp if n > 1.0 => Some(m2 / (n - 1.0)),
                 _ => None,
@@ -429,6 +464,8 @@ struct Percentile {
     discrete: bool,
     p: f64,
     values: Vec<Vec<f64>>,
+    /// The type to give the result (percentile_approx: the input's).
+    result: Option<DataType>,
 }
 
 impl Percentile {
@@ -472,7 +509,17 @@ impl Accumulator for Percentile {
     }
     fn evaluate(&mut self) -> Result<ArrayRef> {
         let (p, discrete) = (self.p, self.discrete);
-        Ok(f64_results(self.values.iter_mut().map(|v| {
+        let out = self.percentiles(p, discrete);
+        match &self.result {
+            Some(t) if t != &DataType::Float64 => Ok(cast(&out, t)?),
+            _ => Ok(out),
+        }
+    }
+}
+
+impl Percentile {
+    fn percentiles(&mut self, p: f64, discrete: bool) -> ArrayRef {
+        f64_results(self.values.iter_mut().map(|v| {
             if v.is_empty() {
                 return None;
             }
@@ -487,6 +534,226 @@ impl Accumulator for Percentile {
             let (lo, hi) = (pos.floor(), pos.ceil());
             let (a, b) = (v[lo as usize], v[hi as usize]);
             Some(if lo == hi || a == b { a } else { (hi - pos) * a + (pos - lo) * b })
-        })))
+        }))
+    }
+}
+
+/// A list column of `items` split by per-row lengths (every list valid).
+fn list_array(element: &DataType, lengths: impl Iterator<Item = usize>, items: ArrayRef) -> Result<ArrayRef> {
+    let DataType::List(field) = crate::types::list_type(element.clone()) else {
+        return Err(KilnError::internal("list_type is not a list"));
+    };
+    Ok(Arc::new(ListArray::try_new(field, OffsetBuffer::from_lengths(lengths), items, None::<NullBuffer>)?))
+}
+
+/// Calls `f(row, item index)` for each item of each valid list of `lists`.
+fn each_item(lists: &ArrayRef, mut f: impl FnMut(usize, usize) -> Result<()>) -> Result<()> {
+    let lists = lists.as_list_opt::<i32>().ok_or_else(|| KilnError::internal("an aggregation buffer is not a list"))?;
+    let offsets = lists.value_offsets();
+    for i in 0..lists.len() {
+        if lists.is_valid(i) {
+            for k in offsets[i] as usize..offsets[i + 1] as usize {
+                f(i, k)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// collect_list / collect_set: the non-NULL values per group in the arrow row format, in input
+/// order (a set keeps the first of equal values). Buffer [buf: array].
+struct Collect {
+    set: bool,
+    element: DataType,
+    codec: RowCodec,
+    values: Vec<Vec<OwnedRow>>,
+    seen: Vec<std::collections::HashSet<OwnedRow>>,
+}
+
+impl Collect {
+    fn new(set: bool, element: DataType) -> Result<Collect> {
+        Ok(Collect { set, codec: RowCodec::new(element.clone())?, element, values: vec![], seen: vec![] })
+    }
+    fn push(&mut self, g: usize, row: arrow::row::Row<'_>) {
+        if self.set && !self.seen[g].insert(row.owned()) {
+            return;
+        }
+        self.values[g].push(row.owned());
+    }
+}
+
+impl Accumulator for Collect {
+    fn resize(&mut self, groups: usize) {
+        self.values.resize_with(groups, Vec::new);
+        if self.set {
+            self.seen.resize_with(groups, Default::default);
+        }
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = input(args, 0)?;
+        let rows = self.codec.rows(a)?;
+        let nulls = a.logical_nulls();
+        for (i, g) in gids.iter().enumerate() {
+            if nulls.as_ref().is_none_or(|n| n.is_valid(i)) {
+                self.push(*g as usize, rows.row(i));
+            }
+        }
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let lists = input(state, 0)?;
+        let items = lists.as_list_opt::<i32>().ok_or_else(|| KilnError::internal("collect buffer is not a list"))?.values().clone();
+        let rows = self.codec.rows(&items)?;
+        each_item(lists, |i, k| {
+            self.push(gids[i] as usize, rows.row(k));
+            Ok(())
+        })
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        Ok(vec![self.evaluate()?])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        let values = std::mem::take(&mut self.values);
+        self.seen.clear();
+        let mut items = self.codec.conv.convert_rows(values.iter().flatten().map(|r| r.row()))?;
+        let items = items.pop().ok_or_else(|| KilnError::internal("row conversion without a column"))?;
+        list_array(&self.element, values.iter().map(Vec::len), items)
+    }
+}
+
+/// listagg / string_agg: per group the non-NULL values and their order keys (arrow row format,
+/// so comparing bytes compares keys in their directions), joined at the end. Buffer [buf:
+/// array<string>, keys: array<binary>, delimiter].
+struct ListAgg {
+    keys: Option<RowConverter>,
+    delimiter: Option<String>,
+    values: Vec<Vec<(Vec<u8>, String)>>,
+}
+
+impl ListAgg {
+    fn new(b: AggBuiltin, key_types: &[DataType]) -> Result<ListAgg> {
+        let keys = if key_types.is_empty() {
+            None
+        } else {
+            let fields = key_types
+                .iter()
+                .enumerate()
+                .map(|(k, t)| {
+                    let (descending, nulls_first) = b.order_direction(k);
+                    SortField::new_with_options(t.clone(), arrow::compute::SortOptions { descending, nulls_first })
+                })
+                .collect();
+            Some(RowConverter::new(fields)?)
+        };
+        Ok(ListAgg { keys, delimiter: None, values: vec![] })
+    }
+}
+
+impl Accumulator for ListAgg {
+    fn resize(&mut self, groups: usize) {
+        self.values.resize_with(groups, Vec::new);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let v = cast(input(args, 0)?, &DataType::Utf8)?;
+        let v = v.as_string::<i32>();
+        if self.delimiter.is_none() && !gids.is_empty() {
+            let d = cast(input(args, 1)?, &DataType::Utf8)?;
+            let d = d.as_string::<i32>();
+            self.delimiter = Some(if d.is_valid(0) { d.value(0).to_string() } else { String::new() });
+        }
+        let keys = match &self.keys {
+            Some(conv) => Some(conv.convert_columns(args.get(2..).unwrap_or(&[]))?),
+            None => None,
+        };
+        for (i, g) in gids.iter().enumerate() {
+            if v.is_valid(i) {
+                let key = keys.as_ref().map_or_else(Vec::new, |k| k.row(i).as_ref().to_vec());
+                self.values[*g as usize].push((key, v.value(i).to_string()));
+            }
+        }
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let (lists, key_lists) = (input(state, 0)?, input(state, 1)?);
+        let items = lists.as_list_opt::<i32>().ok_or_else(|| KilnError::internal("listagg buffer is not a list"))?.values().clone();
+        let keys = key_lists.as_list_opt::<i32>().ok_or_else(|| KilnError::internal("listagg keys are not a list"))?.values().clone();
+        let (items, keys) = (items.as_string::<i32>(), keys.as_binary::<i32>());
+        let d = input(state, 2)?.as_string::<i32>();
+        if self.delimiter.is_none() {
+            self.delimiter = (0..d.len()).find(|i| d.is_valid(*i)).map(|i| d.value(i).to_string());
+        }
+        each_item(lists, |i, k| {
+            self.values[gids[i] as usize].push((keys.value(k).to_vec(), items.value(k).to_string()));
+            Ok(())
+        })
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        let values = std::mem::take(&mut self.values);
+        let lengths: Vec<usize> = values.iter().map(Vec::len).collect();
+        let items: ArrayRef = Arc::new(values.iter().flatten().map(|(_, v)| Some(v.as_str())).collect::<arrow::array::StringArray>());
+        let keys: ArrayRef = Arc::new(values.iter().flatten().map(|(k, _)| Some(k.as_slice())).collect::<arrow::array::BinaryArray>());
+        let delimiter: ArrayRef = Arc::new(arrow::array::StringArray::from(vec![self.delimiter.clone(); lengths.len()]));
+        Ok(vec![list_array(&DataType::Utf8, lengths.iter().copied(), items)?, list_array(&DataType::Binary, lengths.into_iter(), keys)?, delimiter])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        let delimiter = self.delimiter.clone().unwrap_or_default();
+        let ordered = self.keys.is_some();
+        Ok(Arc::new(
+            std::mem::take(&mut self.values)
+                .into_iter()
+                .map(|mut v| {
+                    if v.is_empty() {
+                        return None;
+                    }
+                    if ordered {
+                        // Stable: equal keys keep their input order.
+                        v.sort_by(|a, b| a.0.cmp(&b.0));
+                    }
+                    Some(v.into_iter().map(|(_, s)| s).collect::<Vec<_>>().join(&delimiter))
+                })
+                .collect::<arrow::array::StringArray>(),
+        ))
+    }
+}
+
+/// approx_count_distinct: a HyperLogLog++ sketch per group over Spark's xxhash64 of each value.
+/// Buffer [MS: the registers].
+struct ApproxCountDistinct {
+    rsd: f64,
+    sketches: Vec<HyperLogLogPlusPlus>,
+}
+
+impl Accumulator for ApproxCountDistinct {
+    fn resize(&mut self, groups: usize) {
+        let rsd = self.rsd;
+        self.sketches.resize_with(groups, || HyperLogLogPlusPlus::new(rsd));
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = input(args, 0)?;
+        let hashes = spark_xxhash64(a).ok_or_else(|| {
+            KilnError::analysis("UNSUPPORTED_FEATURE", format!("approx_count_distinct over {}", crate::types::spark_type_name(a.data_type())))
+        })?;
+        for (g, h) in gids.iter().zip(hashes) {
+            if let Some(h) = h {
+                self.sketches[*g as usize].add_hash(h);
+            }
+        }
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let regs = input(state, 0)?.as_binary_opt::<i32>().ok_or_else(|| KilnError::internal("HLL++ buffer is not binary"))?;
+        for (i, g) in gids.iter().enumerate() {
+            if regs.is_valid(i) {
+                self.sketches[*g as usize].merge_registers(regs.value(i));
+            }
+        }
+        Ok(())
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        let sketches = std::mem::take(&mut self.sketches);
+        Ok(vec![Arc::new(sketches.iter().map(|s| Some(s.registers())).collect::<arrow::array::BinaryArray>())])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        Ok(Arc::new(Int64Array::from(std::mem::take(&mut self.sketches).iter().map(|s| s.query() as i64).collect::<Vec<_>>())))
     }
 }

@@ -151,6 +151,7 @@ fn to_string(a: &ArrayRef) -> Result<ArrayRef> {
         }
         DataType::Date32 => map_to_string::<Date32Type>(a, format_date),
         DataType::Timestamp(..) => map_to_string::<TimestampMicrosecondType>(a, format_timestamp),
+        DataType::List(_) => Arc::new((0..a.len()).map(|i| crate::format::format_value(a.as_ref(), i)).collect::<StringArray>()),
         // booleans ("true"/"false") and integers print as Spark does.
         _ => arrow_cast(a, &DataType::Utf8)?,
     })

@@ -1,0 +1,163 @@
+//! Spark's array functions over the arrays kiln makes (collect_list / collect_set results):
+//! size/cardinality, sort_array, array_sort, array_contains, array_join, array_distinct,
+//! array_max, array_min. Arrays are arrow `ListArray`s of `types::list_type`.
+
+use std::sync::Arc;
+
+use arrow::array::{new_null_array, Array, ArrayRef, AsArray, BooleanArray, Int32Array, ListArray, StringArray};
+use arrow::buffer::OffsetBuffer;
+use arrow::compute::{cast, SortOptions};
+use arrow::datatypes::DataType;
+use arrow::row::{RowConverter, SortField};
+
+use crate::error::{KilnError, Result};
+
+/// Which array function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ArrayFn {
+    /// size(a) / cardinality(a): the element count; NULL for a NULL array (ANSI).
+    Size,
+    /// sort_array(a[, asc]): NULLs first ascending, last descending.
+    SortArray,
+    /// array_sort(a): ascending, NULLs last.
+    ArraySort,
+    /// array_contains(a, v).
+    Contains,
+    /// array_join(a, delimiter[, nullReplacement]).
+    Join,
+    /// array_distinct(a): the first of equal elements, in order.
+    Distinct,
+    /// array_max(a) / array_min(a): NULL elements skipped.
+    Max,
+    /// array_min(a).
+    Min,
+}
+
+fn lists(a: &ArrayRef) -> Result<&ListArray> {
+    a.as_list_opt::<i32>().ok_or_else(|| KilnError::internal(format!("an array function over {}", a.data_type())))
+}
+
+/// The largest (smallest) non-NULL element of each row's array, by row-format order.
+fn extremum(l: &ListArray, max: bool) -> Result<ArrayRef> {
+    let values = l.values();
+    let conv = RowConverter::new(vec![SortField::new(values.data_type().clone())])?;
+    let rows = conv.convert_columns(std::slice::from_ref(values))?;
+    let offsets = l.value_offsets();
+    let mut picks: Vec<Option<usize>> = Vec::with_capacity(l.len());
+    for i in 0..l.len() {
+        let mut best: Option<usize> = None;
+        if l.is_valid(i) {
+            for k in offsets[i] as usize..offsets[i + 1] as usize {
+                if values.is_null(k) {
+                    continue;
+                }
+                best = match best {
+                    Some(b) if (max && rows.row(k) <= rows.row(b)) || (!max && rows.row(k) >= rows.row(b)) => Some(b),
+                    _ => Some(k),
+                };
+            }
+        }
+        picks.push(best);
+    }
+    let idx = arrow::array::UInt32Array::from(picks.iter().map(|p| p.map(|k| k as u32)).collect::<Vec<_>>());
+    Ok(arrow::compute::take(values, &idx, None)?)
+}
+
+/// Rebuilds `l` with each row's elements in the order (and selection) `order` gives.
+fn reorder(l: &ListArray, mut order: impl FnMut(usize, &[usize]) -> Vec<usize>) -> Result<ArrayRef> {
+    let offsets = l.value_offsets();
+    let mut idx: Vec<u32> = Vec::with_capacity(l.values().len());
+    let mut lengths = Vec::with_capacity(l.len());
+    for i in 0..l.len() {
+        let items: Vec<usize> = (offsets[i] as usize..offsets[i + 1] as usize).collect();
+        let kept = if l.is_valid(i) { order(i, &items) } else { vec![] };
+        lengths.push(kept.len());
+        idx.extend(kept.into_iter().map(|k| k as u32));
+    }
+    let values = arrow::compute::take(l.values(), &arrow::array::UInt32Array::from(idx), None)?;
+    let DataType::List(field) = l.data_type() else { return Err(KilnError::internal("reorder of a non-list")) };
+    Ok(Arc::new(ListArray::try_new(field.clone(), OffsetBuffer::from_lengths(lengths), values, l.nulls().cloned())?))
+}
+
+/// Evaluates `f` over argument arrays of `rows` rows; `result` is the result type.
+pub fn eval(f: ArrayFn, args: &[ArrayRef], rows: usize, result: &DataType) -> Result<ArrayRef> {
+    let arg = |i: usize| args.get(i).ok_or_else(|| KilnError::internal(format!("{f:?} lacks argument {i}")));
+    if arg(0)?.data_type() == &DataType::Null {
+        return Ok(new_null_array(result, rows));
+    }
+    let l = lists(arg(0)?)?;
+    let offsets = l.value_offsets();
+    let len = |i: usize| (offsets[i + 1] - offsets[i]) as usize;
+    Ok(match f {
+        ArrayFn::Size => Arc::new((0..l.len()).map(|i| l.is_valid(i).then(|| len(i) as i32)).collect::<Int32Array>()),
+        ArrayFn::SortArray | ArrayFn::ArraySort => {
+            let ascending = match (f, args.get(1)) {
+                (ArrayFn::SortArray, Some(a)) => {
+                    let a = cast(a, &DataType::Boolean)?;
+                    let a = a.as_boolean();
+                    a.is_valid(0) && a.value(0) || a.is_empty()
+                }
+                _ => true,
+            };
+            let nulls_first = f == ArrayFn::SortArray && ascending;
+            let conv = RowConverter::new(vec![SortField::new_with_options(l.values().data_type().clone(), SortOptions { descending: !ascending, nulls_first })])?;
+            let keys = conv.convert_columns(std::slice::from_ref(l.values()))?;
+            reorder(l, |_, items| {
+                let mut v = items.to_vec();
+                v.sort_by(|a, b| keys.row(*a).cmp(&keys.row(*b)));
+                v
+            })?
+        }
+        ArrayFn::Distinct => {
+            let conv = RowConverter::new(vec![SortField::new(l.values().data_type().clone())])?;
+            let keys = conv.convert_columns(std::slice::from_ref(l.values()))?;
+            reorder(l, |_, items| {
+                let mut seen = std::collections::HashSet::new();
+                items.iter().copied().filter(|k| seen.insert(keys.row(*k))).collect()
+            })?
+        }
+        ArrayFn::Max | ArrayFn::Min => extremum(l, f == ArrayFn::Max)?,
+        ArrayFn::Contains => {
+            let v = arg(1)?;
+            let v = if v.data_type() == l.values().data_type() { v.clone() } else { cast(v, l.values().data_type())? };
+            let conv = RowConverter::new(vec![SortField::new(l.values().data_type().clone())])?;
+            let (items, wanted) = (conv.convert_columns(std::slice::from_ref(l.values()))?, conv.convert_columns(&[v.clone()])?);
+            let out: BooleanArray = (0..l.len())
+                .map(|i| {
+                    if l.is_null(i) || v.is_null(i) {
+                        return None;
+                    }
+                    let range = offsets[i] as usize..offsets[i + 1] as usize;
+                    if range.clone().any(|k| !l.values().is_null(k) && items.row(k) == wanted.row(i)) {
+                        Some(true)
+                    } else if range.into_iter().any(|k| l.values().is_null(k)) {
+                        None
+                    } else {
+                        Some(false)
+                    }
+                })
+                .collect();
+            Arc::new(out)
+        }
+        ArrayFn::Join => {
+            let items = cast(l.values(), &DataType::Utf8)?;
+            let items = items.as_string::<i32>();
+            let delim = cast(arg(1)?, &DataType::Utf8)?;
+            let delim = delim.as_string::<i32>();
+            let repl = args.get(2).map(|r| cast(r, &DataType::Utf8)).transpose()?;
+            let repl = repl.as_ref().map(|r| r.as_string::<i32>());
+            let out: StringArray = (0..l.len())
+                .map(|i| {
+                    if l.is_null(i) || delim.is_null(i) || repl.is_some_and(|r| r.is_null(i)) {
+                        return None;
+                    }
+                    let parts: Vec<&str> = (offsets[i] as usize..offsets[i + 1] as usize)
+                        .filter_map(|k| if items.is_valid(k) { Some(items.value(k)) } else { repl.map(|r| r.value(i)) })
+                        .collect();
+                    Some(parts.join(delim.value(i)))
+                })
+                .collect();
+            Arc::new(out)
+        }
+    })
+}

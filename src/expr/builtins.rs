@@ -23,6 +23,7 @@ pub enum Builtin {
     Month, Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate,
     BitAnd, BitOr, BitXor, BitNot,
     RLike, RegexpReplace, RegexpExtract, RegexpCount, RegexpSubstr, RegexpInstr,
+    StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl, Cot, E, Factorial, TypeOf,
     Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp, FromUnixtime, DateTrunc,
     Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin,
     /// `timestamp ± interval` (args: timestamp, microseconds, months); made by the analyzer, not callable.
@@ -36,7 +37,8 @@ const ALL: &[Builtin] = &[
     Sqrt, Cbrt, Exp, Ln, Log10, Log2, Log, Power, Sin, Cos, Tan, Asin, Acos, Atan, Atan2, Degrees, Radians, Signum, Ceil, Floor, Pi, Greatest,
     Least, ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right, Month,
     Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate, RLike, RegexpReplace, RegexpExtract,
-    RegexpCount, RegexpSubstr, RegexpInstr, Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp,
+    RegexpCount, RegexpSubstr, RegexpInstr, StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl,
+    Cot, E, Factorial, TypeOf, Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp,
     FromUnixtime, DateTrunc, Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin,
 ];
 
@@ -55,6 +57,9 @@ impl Builtin {
             BitAnd => "&", BitOr => "|", BitXor => "^", BitNot => "~",
             RLike => "rlike", RegexpReplace => "regexp_replace", RegexpExtract => "regexp_extract", RegexpCount => "regexp_count",
             RegexpSubstr => "regexp_substr", RegexpInstr => "regexp_instr",
+            StartsWith => "startswith", EndsWith => "endswith", Contains => "contains", OctetLength => "octet_length",
+            BitLength => "bit_length", SubstringIndex => "substring_index", FindInSet => "find_in_set", Space => "space", Nanvl => "nanvl",
+            Cot => "cot", E => "e", Factorial => "factorial", TypeOf => "typeof",
             Hour => "hour", Minute => "minute", Second => "second", ToTimestamp => "to_timestamp", ToDate => "to_date",
             DateFormat => "date_format", CurrentTimestamp => "current_timestamp", UnixTimestamp => "unix_timestamp",
             FromUnixtime => "from_unixtime", DateTrunc => "date_trunc", TimeAdd => "timeadd",
@@ -95,7 +100,9 @@ impl Builtin {
     /// The fewest and most arguments.
     pub fn arity(&self) -> (usize, usize) {
         match self {
-            Pi | CurrentDate | CurrentTimestamp => (0, 0),
+            Pi | E | CurrentDate | CurrentTimestamp => (0, 0),
+            StartsWith | EndsWith | Contains | FindInSet | Nanvl => (2, 2),
+            SubstringIndex => (3, 3),
             ToTimestamp | ToDate | FromUnixtime => (1, 2),
             UnixTimestamp => (0, 2),
             DateFormat | DateTrunc => (2, 2),
@@ -120,7 +127,7 @@ impl Builtin {
 
     /// NULL whenever an argument is NULL (the optimizer infers `isnotnull` from these).
     pub fn null_intolerant(&self) -> bool {
-        !matches!(self, Greatest | Least | ConcatWs | CurrentDate | Pi | CurrentTimestamp | UnixTimestamp)
+        !matches!(self, Greatest | Least | ConcatWs | CurrentDate | Pi | E | CurrentTimestamp | UnixTimestamp | Nanvl | TypeOf)
     }
 
     /// Whether the result may be NULL, given which arguments may be.
@@ -129,7 +136,9 @@ impl Builtin {
             Greatest | Least => args.iter().all(|n| *n),
             ConcatWs => args.first().copied().unwrap_or(false),
             Ln | Log10 | Log2 | Log | Trunc | LastDay | AddMonths | Levenshtein | RegexpSubstr => true,
-            Pi | CurrentDate | CurrentTimestamp => false,
+            Pi | E | CurrentDate | CurrentTimestamp | TypeOf => false,
+            Factorial => true,
+            Nanvl => args.first().copied().unwrap_or(false) || args.get(1).copied().unwrap_or(false),
             DateTrunc => true,
             // A NULL element can be the answer.
             ArrayContains | ArrayMax | ArrayMin => true,
@@ -138,7 +147,7 @@ impl Builtin {
     }
 
     fn is_math(&self) -> bool {
-        matches!(self, Sqrt | Cbrt | Exp | Ln | Log10 | Log2 | Log | Power | Sin | Cos | Tan | Asin | Acos | Atan | Atan2 | Degrees | Radians | Signum)
+        matches!(self, Sqrt | Cbrt | Exp | Ln | Log10 | Log2 | Log | Power | Sin | Cos | Tan | Asin | Acos | Atan | Atan2 | Degrees | Radians | Signum | Cot | Nanvl)
     }
 
     /// The arguments with Spark's implicit casts.
@@ -230,7 +239,7 @@ impl Builtin {
                 .enumerate()
                 .map(|(i, a)| cast_to(a, if i == 2 { &DataType::Int32 } else { &DataType::Utf8 }))
                 .collect::<Result<_>>()?,
-            SplitPart | RegexpExtract | RegexpInstr => args
+            SplitPart | RegexpExtract | RegexpInstr | SubstringIndex => args
                 .into_iter()
                 .enumerate()
                 .map(|(i, a)| cast_to(a, if i == 2 { &DataType::Int32 } else { &DataType::Utf8 }))
@@ -262,7 +271,8 @@ impl Builtin {
                     })
                     .collect::<Result<_>>()?
             }
-            CurrentTimestamp | TimeAdd => args,
+            CurrentTimestamp | TimeAdd | TypeOf => args,
+            Factorial | Space => args.into_iter().map(|a| cast_to(a, &DataType::Int32)).collect::<Result<_>>()?,
             Pi | CurrentDate => args,
             Size | SortArray | ArraySort | ArrayContains | ArrayJoin | ArrayDistinct | ArrayMax | ArrayMin => {
                 let mut it = args.into_iter();
@@ -321,7 +331,10 @@ impl Builtin {
     fn plain_return_type(&self, args: &[DataType]) -> DataType {
         match self {
             b if b.is_math() => DataType::Float64,
-            Pi => DataType::Float64,
+            Pi | E => DataType::Float64,
+            StartsWith | EndsWith | Contains => DataType::Boolean,
+            OctetLength | BitLength | FindInSet => DataType::Int32,
+            Factorial => DataType::Int64,
             Ceil | Floor if args.len() == 2 && args.first() == Some(&DataType::Float64) => DataType::Float64,
             Ceil | Floor => match args.first() {
                 Some(DataType::Decimal128(p, s)) => {
@@ -412,6 +425,44 @@ impl Builtin {
             Radians => math1(|x| Some(x.to_radians()))?,
             Signum => math1(|x| Some(if x.is_nan() { f64::NAN } else if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { 0.0 }))?,
             Pi => Arc::new(Float64Array::from(vec![std::f64::consts::PI; rows])),
+            E => Arc::new(Float64Array::from(vec![std::f64::consts::E; rows])),
+            Cot => math1(|x| Some(1.0 / x.tan()))?,
+            // The first value unless it is NaN (a NULL first value is NULL).
+            Nanvl => {
+                let (a, b) = (f64s(0)?, f64s(1)?);
+                Arc::new(a.into_iter().zip(b).map(|(a, b)| if a?.is_nan() { b } else { a }).collect::<Float64Array>())
+            }
+            // 0! to 20! (the bigints); NULL outside.
+            Factorial => Arc::new(ints(0)?.iter().map(|n| n.filter(|n| (0..=20).contains(n)).map(|n| (1..=n as i64).product::<i64>())).collect::<Int64Array>()),
+            TypeOf => {
+                let name = crate::types::spark_type_name(arg(0)?.data_type());
+                Arc::new(StringArray::from(vec![name; rows]))
+            }
+            StartsWith | EndsWith | Contains => {
+                let (s, p) = (strs(0)?, strs(1)?);
+                let test = |s: &str, p: &str| match self {
+                    StartsWith => s.starts_with(p),
+                    EndsWith => s.ends_with(p),
+                    _ => s.contains(p),
+                };
+                Arc::new(s.iter().zip(p.iter()).map(|(s, p)| Some(test(s?, p?))).collect::<BooleanArray>())
+            }
+            OctetLength | BitLength => {
+                let bits = if *self == BitLength { 8 } else { 1 };
+                Arc::new(strs(0)?.iter().map(|s| s.map(|s| s.len() as i32 * bits)).collect::<Int32Array>())
+            }
+            Space => Arc::new(ints(0)?.iter().map(|n| n.map(|n| " ".repeat(n.max(0) as usize))).collect::<StringArray>()),
+            SubstringIndex => {
+                let (s, d, n) = (strs(0)?, strs(1)?, ints(2)?);
+                Arc::new((0..rows).map(|i| (s.is_valid(i) && d.is_valid(i) && n.is_valid(i)).then(|| substring_index(s.value(i), d.value(i), n.value(i)))).collect::<StringArray>())
+            }
+            // The 1-based place of the string in a comma-separated list; 0 when absent or
+            // when the string holds a comma.
+            FindInSet => {
+                let (s, list) = (strs(0)?, strs(1)?);
+                let place = |s: &str, list: &str| if s.contains(',') { 0 } else { list.split(',').position(|x| x == s).map_or(0, |p| p as i32 + 1) };
+                Arc::new(s.iter().zip(list.iter()).map(|(s, l)| Some(place(s?, l?))).collect::<Int32Array>())
+            }
             Ceil | Floor if args.len() == 2 && matches!(arg(0)?.data_type(), DataType::Decimal128(..)) => {
                 let (DataType::Decimal128(_, s), DataType::Decimal128(_, rs)) = (arg(0)?.data_type().clone(), result.clone()) else {
                     return Err(KilnError::internal("ceil of a decimal without a decimal result"));
@@ -779,5 +830,24 @@ fn trunc_date(days: i32, fmt: &str) -> Option<i32> {
         // 1970-01-01 was a Thursday: Monday is 3 days before.
         "WEEK" => Some(days - (days + 3).rem_euclid(7)),
         _ => None,
+    }
+}
+
+/// `substring_index(s, delim, n)`: `s` before the n-th `delim` (n > 0), or after the n-th from
+/// the end (n < 0); all of `s` when it has fewer; empty for n = 0 or an empty delimiter.
+fn substring_index(s: &str, delim: &str, n: i32) -> String {
+    if n == 0 || delim.is_empty() {
+        return String::new();
+    }
+    if n > 0 {
+        match s.match_indices(delim).nth(n as usize - 1) {
+            Some((at, _)) => s[..at].to_string(),
+            None => s.to_string(),
+        }
+    } else {
+        match s.rmatch_indices(delim).nth(n.unsigned_abs() as usize - 1) {
+            Some((at, _)) => s[at + delim.len()..].to_string(),
+            None => s.to_string(),
+        }
     }
 }

@@ -221,7 +221,7 @@ impl ScalarFunc {
             "ltrim" => ScalarFunc::LTrim,
             "rtrim" => ScalarFunc::RTrim,
             "replace" => ScalarFunc::Replace,
-            "datediff" => ScalarFunc::DateDiff,
+            "datediff" | "date_diff" => ScalarFunc::DateDiff,
             other => return Builtin::from_name(other).map(ScalarFunc::Builtin),
         })
     }

@@ -28,6 +28,8 @@ pub enum Builtin {
     Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin,
     /// `timestamp ± interval` (args: timestamp, microseconds, months); made by the analyzer, not callable.
     TimeAdd,
+    /// `TRY_CAST(x AS t)` (args: x, a NULL of type t): NULL where the cast fails; made by the parser.
+    TryCast,
 }
 
 use Builtin::*;
@@ -62,7 +64,7 @@ impl Builtin {
             Cot => "cot", E => "e", Factorial => "factorial", TypeOf => "typeof",
             Hour => "hour", Minute => "minute", Second => "second", ToTimestamp => "to_timestamp", ToDate => "to_date",
             DateFormat => "date_format", CurrentTimestamp => "current_timestamp", UnixTimestamp => "unix_timestamp",
-            FromUnixtime => "from_unixtime", DateTrunc => "date_trunc", TimeAdd => "timeadd",
+            FromUnixtime => "from_unixtime", DateTrunc => "date_trunc", TimeAdd => "timeadd", TryCast => "try_cast",
             Size => "size", SortArray => "sort_array", ArraySort => "array_sort", ArrayContains => "array_contains",
             ArrayJoin => "array_join", ArrayDistinct => "array_distinct", ArrayMax => "array_max", ArrayMin => "array_min",
         }
@@ -101,6 +103,7 @@ impl Builtin {
     pub fn arity(&self) -> (usize, usize) {
         match self {
             Pi | E | CurrentDate | CurrentTimestamp => (0, 0),
+            TryCast => (2, 2),
             StartsWith | EndsWith | Contains | FindInSet | Nanvl => (2, 2),
             SubstringIndex => (3, 3),
             ToTimestamp | ToDate | FromUnixtime => (1, 2),
@@ -127,7 +130,7 @@ impl Builtin {
 
     /// NULL whenever an argument is NULL (the optimizer infers `isnotnull` from these).
     pub fn null_intolerant(&self) -> bool {
-        !matches!(self, Greatest | Least | ConcatWs | CurrentDate | Pi | E | CurrentTimestamp | UnixTimestamp | Nanvl | TypeOf)
+        !matches!(self, Greatest | Least | ConcatWs | CurrentDate | Pi | E | CurrentTimestamp | UnixTimestamp | Nanvl | TypeOf | TryCast)
     }
 
     /// Whether the result may be NULL, given which arguments may be.
@@ -137,7 +140,7 @@ impl Builtin {
             ConcatWs => args.first().copied().unwrap_or(false),
             Ln | Log10 | Log2 | Log | Trunc | LastDay | AddMonths | Levenshtein | RegexpSubstr => true,
             Pi | E | CurrentDate | CurrentTimestamp | TypeOf => false,
-            Factorial => true,
+            Factorial | TryCast => true,
             Nanvl => args.first().copied().unwrap_or(false) || args.get(1).copied().unwrap_or(false),
             DateTrunc => true,
             // A NULL element can be the answer.
@@ -271,7 +274,7 @@ impl Builtin {
                     })
                     .collect::<Result<_>>()?
             }
-            CurrentTimestamp | TimeAdd | TypeOf => args,
+            CurrentTimestamp | TimeAdd | TypeOf | TryCast => args,
             Factorial | Space => args.into_iter().map(|a| cast_to(a, &DataType::Int32)).collect::<Result<_>>()?,
             Pi | CurrentDate => args,
             Size | SortArray | ArraySort | ArrayContains | ArrayJoin | ArrayDistinct | ArrayMax | ArrayMin => {
@@ -335,6 +338,7 @@ impl Builtin {
             StartsWith | EndsWith | Contains => DataType::Boolean,
             OctetLength | BitLength | FindInSet => DataType::Int32,
             Factorial => DataType::Int64,
+            TryCast => args.get(1).cloned().unwrap_or(DataType::Null),
             Ceil | Floor if args.len() == 2 && args.first() == Some(&DataType::Float64) => DataType::Float64,
             Ceil | Floor => match args.first() {
                 Some(DataType::Decimal128(p, s)) => {
@@ -426,6 +430,7 @@ impl Builtin {
             Signum => math1(|x| Some(if x.is_nan() { f64::NAN } else if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { 0.0 }))?,
             Pi => Arc::new(Float64Array::from(vec![std::f64::consts::PI; rows])),
             E => Arc::new(Float64Array::from(vec![std::f64::consts::E; rows])),
+            TryCast => super::eval::try_cast(arg(0)?, result)?,
             Cot => math1(|x| Some(1.0 / x.tan()))?,
             // The first value unless it is NaN (a NULL first value is NULL).
             Nanvl => {

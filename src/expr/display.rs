@@ -186,6 +186,11 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             write_expr(f, &args[1], style)?;
             write!(f, ")")
         }
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::TryCast), args } if args.len() == 2 => {
+            write!(f, "try_cast(")?;
+            write_expr(f, &args[0], style)?;
+            write!(f, " as {})", args[1].data_type().map(|t| spark_type_name(&t)).unwrap_or_default())
+        }
         // timestamp ± interval, as Spark's TimeAdd prints: `(t + INTERVAL '0 02:00:00' DAY TO SECOND)`.
         Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::TimeAdd), args } if args.len() == 3 => {
             use crate::types::ScalarValue;

@@ -122,7 +122,14 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
         ast::Expr::Cast { kind, expr, data_type, format } => {
             match kind {
                 CastKind::Cast | CastKind::DoubleColon => {}
-                CastKind::TryCast => return Err(unsupported("TRY_CAST", start_span(e))),
+                CastKind::TryCast => {
+                    if format.is_some() {
+                        return Err(unsupported("TRY_CAST ... FORMAT", start_span(e)));
+                    }
+                    let to = sql_data_type(data_type, start_span(e))?;
+                    let func = crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::TryCast);
+                    return Ok(Expr::Function { func, args: vec![sub(expr)?, Expr::Literal(ScalarValue::Null(to))] });
+                }
                 CastKind::SafeCast => return Err(unsupported("SAFE_CAST", start_span(e))),
             }
             if format.is_some() {

@@ -17,6 +17,17 @@ use crate::format::java_double;
 use crate::types::timestamp::{MICROS_PER_DAY, MICROS_PER_SECOND};
 use crate::types::{format_date, format_decimal, format_timestamp, parse_date, parse_timestamp, ScalarValue};
 
+/// `TRY_CAST`: `a` cast to `to`, NULL in each row whose cast fails (the rows cast one by one
+/// only when the whole array fails).
+pub(crate) fn try_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    if let Ok(done) = cast(a, to) {
+        return Ok(done);
+    }
+    let rows: Vec<ArrayRef> = (0..a.len()).map(|i| cast(&a.slice(i, 1), to).unwrap_or_else(|_| new_null_array(to, 1))).collect();
+    let refs: Vec<&dyn Array> = rows.iter().map(|r| r.as_ref()).collect();
+    Ok(arrow::compute::concat(&refs)?)
+}
+
 /// Casts `a` to `to`.
 pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     use DataType::*;

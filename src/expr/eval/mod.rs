@@ -29,6 +29,7 @@ use crate::expr::{Attribute, BinaryOp, Expr, ScalarFunc};
 use crate::types::{is_string, ScalarValue};
 
 
+pub(crate) use cast::try_cast;
 pub use filter::filter;
 pub use project::project;
 

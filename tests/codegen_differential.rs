@@ -68,19 +68,24 @@ fn compiled_and_interpreted_agree_on_random_expressions() {
     assert!(errors * 2 < total, "{errors} of {total} cases failed in both modes");
 }
 
+/// A session with the stream table `t` (three batches of `stream_rows`, an empty batch among
+/// them), two small build tables (`u` with `build_nulls` % NULLs, `w` without) and an empty one.
+fn join_tables(rng: &mut Rng, stream_rows: usize, build_nulls: u64) -> Session {
+    let session = Session::builder().config("spark.sql.shuffle.partitions", "3").build().expect("session");
+    let mut batches: Vec<RecordBatch> = (0..3).map(|_| table(rng, stream_rows, 15)).collect();
+    batches.insert(1, table(rng, 0, 0));
+    session.register_batches("t", batches).expect("stream table");
+    session.register_batches("u", vec![table(rng, 60, build_nulls)]).expect("build table");
+    session.register_batches("w", vec![table(rng, 40, 0)]).expect("build table without NULLs");
+    session.register_batches("e", vec![table(rng, 0, 0)]).expect("empty build table");
+    session
+}
+
 #[test]
 fn compiled_and_interpreted_agree_on_join_pipelines() {
     let _ = rayon::ThreadPoolBuilder::new().num_threads(1).build_global();
     let mut rng = Rng(0x10_1a55);
-    let session = Session::builder().config("spark.sql.shuffle.partitions", "3").build().expect("session");
-    // The stream side, with an empty batch among the others; two small build sides, one of
-    // them without NULLs; and an empty one.
-    let mut batches: Vec<RecordBatch> = (0..3).map(|_| table(&mut rng, 500, 15)).collect();
-    batches.insert(1, table(&mut rng, 0, 0));
-    session.register_batches("t", batches).expect("stream table");
-    session.register_batches("u", vec![table(&mut rng, 60, 20)]).expect("build table");
-    session.register_batches("w", vec![table(&mut rng, 40, 0)]).expect("build table without NULLs");
-    session.register_batches("e", vec![table(&mut rng, 0, 0)]).expect("empty build table");
+    let session = join_tables(&mut rng, 500, 20);
     let (mut total, mut compiled, mut multi) = (0, 0, 0);
     for case in 0..160 {
         let joins = 1 + rng.below(3) as usize;
@@ -123,13 +128,7 @@ fn compiled_and_interpreted_agree_on_join_pipelines() {
 fn compiled_and_interpreted_agree_on_null_aware_anti_joins() {
     let _ = rayon::ThreadPoolBuilder::new().num_threads(1).build_global();
     let mut rng = Rng(0x0a_a1);
-    let session = Session::builder().config("spark.sql.shuffle.partitions", "3").build().expect("session");
-    let mut batches: Vec<RecordBatch> = (0..3).map(|_| table(&mut rng, 400, 15)).collect();
-    batches.insert(1, table(&mut rng, 0, 0));
-    session.register_batches("t", batches).expect("stream table");
-    session.register_batches("u", vec![table(&mut rng, 60, 10)]).expect("build table");
-    session.register_batches("w", vec![table(&mut rng, 40, 0)]).expect("build table without NULLs");
-    session.register_batches("e", vec![table(&mut rng, 0, 0)]).expect("empty build table");
+    let session = join_tables(&mut rng, 400, 10);
     let (mut null_aware, mut compiled) = (0, 0);
     for case in 0..120 {
         let key = *rng.pick(&["i", "k", "f", "dt", "b", "l", "d"]);

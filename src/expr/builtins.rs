@@ -21,7 +21,7 @@ pub enum Builtin {
     Greatest, Least,
     ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right,
     Month, Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate,
-    BitAnd, BitOr, BitXor, BitNot,
+    BitAnd, BitOr, BitXor, BitNot, ShiftLeft, ShiftRight, ShiftRightUnsigned, BitCount,
     RLike, RegexpReplace, RegexpExtract, RegexpCount, RegexpSubstr, RegexpInstr,
     StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl, Cot, E, Factorial, TypeOf,
     Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp, FromUnixtime, DateTrunc,
@@ -40,7 +40,7 @@ const ALL: &[Builtin] = &[
     Least, ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right, Month,
     Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate, RLike, RegexpReplace, RegexpExtract,
     RegexpCount, RegexpSubstr, RegexpInstr, StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl,
-    Cot, E, Factorial, TypeOf, Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp,
+    Cot, E, Factorial, TypeOf, ShiftLeft, ShiftRight, ShiftRightUnsigned, BitCount, Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp,
     FromUnixtime, DateTrunc, Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin,
 ];
 
@@ -56,7 +56,8 @@ impl Builtin {
             Translate => "translate", SplitPart => "split_part", Levenshtein => "levenshtein", Left => "left", Right => "right",
             Month => "month", Day => "day", Quarter => "quarter", DayOfWeek => "dayofweek", DayOfYear => "dayofyear",
             WeekOfYear => "weekofyear", LastDay => "last_day", AddMonths => "add_months", Trunc => "trunc", CurrentDate => "current_date",
-            BitAnd => "&", BitOr => "|", BitXor => "^", BitNot => "~",
+            BitAnd => "&", BitOr => "|", BitXor => "^", BitNot => "~", ShiftLeft => "shiftleft", ShiftRight => "shiftright",
+            ShiftRightUnsigned => "shiftrightunsigned", BitCount => "bit_count",
             RLike => "rlike", RegexpReplace => "regexp_replace", RegexpExtract => "regexp_extract", RegexpCount => "regexp_count",
             RegexpSubstr => "regexp_substr", RegexpInstr => "regexp_instr",
             StartsWith => "startswith", EndsWith => "endswith", Contains => "contains", OctetLength => "octet_length",
@@ -104,7 +105,7 @@ impl Builtin {
         match self {
             Pi | E | CurrentDate | CurrentTimestamp => (0, 0),
             TryCast => (2, 2),
-            StartsWith | EndsWith | Contains | FindInSet | Nanvl => (2, 2),
+            StartsWith | EndsWith | Contains | FindInSet | Nanvl | ShiftLeft | ShiftRight | ShiftRightUnsigned => (2, 2),
             SubstringIndex => (3, 3),
             ToTimestamp | ToDate | FromUnixtime => (1, 2),
             UnixTimestamp => (0, 2),
@@ -203,6 +204,16 @@ impl Builtin {
                     })?;
                 }
                 args.into_iter().map(|a| cast_to(a, &t)).collect::<Result<_>>()?
+            }
+            ShiftLeft | ShiftRight | ShiftRightUnsigned | BitCount => {
+                let mut it = args.into_iter();
+                let x = it.next().ok_or_else(|| KilnError::internal("shift arity"))?;
+                let t = x.data_type()?;
+                if !crate::types::is_integral(&t) && t != DataType::Null {
+                    return Err(self.type_error(&x, "integral", &t));
+                }
+                let t = if t == DataType::Int64 || *self == BitCount { DataType::Int64 } else { DataType::Int32 };
+                std::iter::once(cast_to(x, &t)).chain(it.map(|n| cast_to(n, &DataType::Int32))).collect::<Result<_>>()?
             }
             BitAnd | BitOr | BitXor | BitNot => {
                 let mut t = DataType::Null;
@@ -347,7 +358,8 @@ impl Builtin {
                 }
                 _ => DataType::Int64,
             },
-            Greatest | Least | BitAnd | BitOr | BitXor | BitNot => args.first().cloned().unwrap_or(DataType::Null),
+            BitCount => DataType::Int32,
+            Greatest | Least | BitAnd | BitOr | BitXor | BitNot | ShiftLeft | ShiftRight | ShiftRightUnsigned => args.first().cloned().unwrap_or(DataType::Null),
             RLike => DataType::Boolean,
             RegexpCount | RegexpInstr => DataType::Int32,
             Instr | Locate | Ascii | Levenshtein | Month | Day | Quarter | DayOfWeek | DayOfYear | WeekOfYear => DataType::Int32,
@@ -532,6 +544,32 @@ impl Builtin {
                     }
                 }
             }
+            // Java's shifts: the distance taken modulo the width, as Rust's wrapping shifts do.
+            ShiftLeft | ShiftRight | ShiftRightUnsigned => {
+                let n = ints(1)?;
+                let op = *self;
+                match result {
+                    DataType::Int64 => {
+                        let x = arg(0)?.as_primitive::<Int64Type>();
+                        let f = |x: i64, n: i32| match op {
+                            ShiftLeft => x.wrapping_shl(n as u32),
+                            ShiftRight => x.wrapping_shr(n as u32),
+                            _ => (x as u64).wrapping_shr(n as u32) as i64,
+                        };
+                        Arc::new(x.iter().zip(n.iter()).map(|(x, n)| Some(f(x?, n?))).collect::<Int64Array>())
+                    }
+                    _ => {
+                        let f = |x: i32, n: i32| match op {
+                            ShiftLeft => x.wrapping_shl(n as u32),
+                            ShiftRight => x.wrapping_shr(n as u32),
+                            _ => (x as u32).wrapping_shr(n as u32) as i32,
+                        };
+                        Arc::new(ints(0)?.iter().zip(n.iter()).map(|(x, n)| Some(f(x?, n?))).collect::<Int32Array>())
+                    }
+                }
+            }
+            // Java's Long.bitCount of the (sign-extended) value.
+            BitCount => Arc::new(arg(0)?.as_primitive::<Int64Type>().iter().map(|x| x.map(|x| x.count_ones() as i32)).collect::<Int32Array>()),
             BitNot => match result {
                 DataType::Int64 => Arc::new(arg(0)?.as_primitive::<Int64Type>().iter().map(|x| x.map(|x| !x)).collect::<Int64Array>()),
                 _ => Arc::new(ints(0)?.iter().map(|x| x.map(|x| !x)).collect::<Int32Array>()),

@@ -600,6 +600,17 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
         }
     };
     let mut args = args;
+    if lname == "decode" && args.len() >= 3 {
+        // decode(x, search, result, ..., default): CASE with null-safe matches (Spark's Decode).
+        let x = args.remove(0);
+        let default = (args.len() % 2 == 1).then(|| args.pop()).flatten().map(Box::new);
+        let mut branches = vec![];
+        let mut it = args.into_iter();
+        while let (Some(search), Some(result)) = (it.next(), it.next()) {
+            branches.push((null_safe_eq(x.clone(), search), result));
+        }
+        return Ok(Expr::CaseWhen { branches, else_expr: default });
+    }
     if ignore_nulls {
         // first(x) IGNORE NULLS is Spark's first(x, true).
         args.push(Expr::Literal(crate::types::ScalarValue::Boolean(true)));

@@ -68,6 +68,17 @@ fn compiled_and_interpreted_agree_on_random_expressions() {
     assert!(errors * 2 < total, "{errors} of {total} cases failed in both modes");
 }
 
+/// Runs `sql` interpreted and compiled, asserts the two agree and did not fail, and returns
+/// its compiled plan.
+fn agree_and_plan(session: &Session, case: usize, sql: &str) -> kiln::DataFrame {
+    let (interpreted, _) = run(session, sql, false);
+    let (generated, _) = run(session, sql, true);
+    assert_eq!(generated, interpreted, "case {case} differs:\n{sql}");
+    assert!(!interpreted.starts_with("error"), "case {case} failed: {sql}\n{interpreted}");
+    session.set_conf("spark.sql.codegen.wholeStage", "true").expect("setting");
+    session.sql(sql).expect("plans")
+}
+
 /// A session with the stream table `t` (three batches of `stream_rows`, an empty batch among
 /// them), two small build tables (`u` with `build_nulls` % NULLs, `w` without) and an empty one.
 fn join_tables(rng: &mut Rng, stream_rows: usize, build_nulls: u64) -> Session {
@@ -100,13 +111,8 @@ fn compiled_and_interpreted_agree_on_join_pipelines() {
         if std::env::var("KILN_SHOW_SQL").is_ok() {
             eprintln!("case {case}: {sql}");
         }
-        let (interpreted, _) = run(&session, &sql, false);
-        let (generated, _) = run(&session, &sql, true);
-        assert_eq!(generated, interpreted, "case {case} differs:\n{sql}");
-        assert!(!interpreted.starts_with("error"), "case {case} failed: {sql}\n{interpreted}");
         // Every join runs in a compiled stage (no silent fallback).
-        session.set_conf("spark.sql.codegen.wholeStage", "true").expect("setting");
-        let plan = session.sql(&sql).expect("plans");
+        let plan = agree_and_plan(&session, case, &sql);
         let (planned, fused) = hash_joins(plan.physical_plan());
         if fused < planned {
             let mut r = vec![];
@@ -149,12 +155,7 @@ fn compiled_and_interpreted_agree_on_null_aware_anti_joins() {
             1 => format!("SELECT count(*), sum(t.d), max({last}.i) FROM t{sql_joins} WHERE {not_in} AND t.i > -90"),
             _ => format!("SELECT t.b, count(*), min(t.dt) FROM t{sql_joins} WHERE {not_in} GROUP BY t.b"),
         };
-        let (interpreted, _) = run(&session, &sql, false);
-        let (generated, _) = run(&session, &sql, true);
-        assert_eq!(generated, interpreted, "case {case} differs:\n{sql}");
-        assert!(!interpreted.starts_with("error"), "case {case} failed: {sql}\n{interpreted}");
-        session.set_conf("spark.sql.codegen.wholeStage", "true").expect("setting");
-        let plan = session.sql(&sql).expect("plans");
+        let plan = agree_and_plan(&session, case, &sql);
         let config = session.config().expect("config");
         if plan.physical_plan().tree_string(&config).contains("LeftAnti, BuildRight, true, false") {
             null_aware += 1;

@@ -391,16 +391,23 @@ fn to_string_arg(name: &str, e: Expr, ordinal: usize, t: &DataType) -> Result<Ex
     }
 }
 
-/// approx_count_distinct's relative standard deviation: a constant; Spark's HLL++ needs at
-/// least 4 index bits (rsd at most 0.39).
-fn relative_sd(name: &str, e: &Expr) -> Result<f64> {
-    let v = match e {
+/// A numeric literal as a double: an aggregate's constant setting.
+fn constant_number(e: &Expr) -> Option<f64> {
+    match e {
         Expr::Literal(ScalarValue::Float64(v)) => Some(*v),
         Expr::Literal(ScalarValue::Decimal(v, _, s)) => Some(*v as f64 / 10f64.powi(*s as i32)),
         Expr::Literal(ScalarValue::Int32(v)) => Some(*v as f64),
         Expr::Literal(ScalarValue::Int64(v)) => Some(*v as f64),
-        Expr::Cast { child, .. } => return relative_sd(name, child),
         _ => None,
+    }
+}
+
+/// approx_count_distinct's relative standard deviation: a constant; Spark's HLL++ needs at
+/// least 4 index bits (rsd at most 0.39).
+fn relative_sd(name: &str, e: &Expr) -> Result<f64> {
+    let v = match e {
+        Expr::Cast { child, .. } => return relative_sd(name, child),
+        _ => constant_number(e),
     };
     match v {
         Some(v) if v > 0.0 && (2.0 * (1.106 / v).log2()).ceil() >= 4.0 => Ok(v),
@@ -418,15 +425,11 @@ fn relative_sd(name: &str, e: &Expr) -> Result<f64> {
 /// A percentile's fraction: a constant number in [0, 1].
 fn fraction(name: &str, p: &Expr) -> Result<f64> {
     let v = match p {
-        Expr::Literal(ScalarValue::Float64(v)) => Some(*v),
-        Expr::Literal(ScalarValue::Int32(v)) => Some(*v as f64),
-        Expr::Literal(ScalarValue::Int64(v)) => Some(*v as f64),
-        Expr::Literal(ScalarValue::Decimal(v, _, s)) => Some(*v as f64 / 10f64.powi(*s as i32)),
         Expr::Cast { child, .. } => return fraction(name, child),
         Expr::Negative(c) => return fraction(name, c).map(|v| -v),
         // percentile_cont ... WITHIN GROUP (ORDER BY x DESC): 1 - p.
         Expr::Binary { op: super::BinaryOp::Minus, left, right } => return Ok(fraction(name, left)? - fraction(name, right)?),
-        _ => None,
+        _ => constant_number(p),
     };
     match v {
         Some(v) if (0.0..=1.0).contains(&v) => Ok(v),

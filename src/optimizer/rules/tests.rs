@@ -17,6 +17,11 @@ fn optimized(sql: &str) -> String {
     normalize(&df.optimized_plan().tree_string())
 }
 
+/// The index of the first line of `plan` that contains `needle` (the test fails naming the plan).
+fn line_of(plan: &str, needle: &str) -> usize {
+    plan.lines().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("no line with {needle:?}:\n{plan}"))
+}
+
 fn normalize(text: &str) -> String {
     let mut out = String::new();
     let mut chars = text.chars().peekable();
@@ -652,12 +657,11 @@ fn an_in_subquery_over_a_join_filters_the_side_it_reads_before_the_join() {
     let plan = optimized(
         "SELECT c.name, o.amount FROM customers c JOIN orders o ON o.customer_id = c.customer_id WHERE o.order_id IN (SELECT order_id FROM orders WHERE status = 'paid')",
     );
-    let lines: Vec<&str> = plan.lines().collect();
-    let inner = lines.iter().position(|l| l.contains("Join Inner, (customer_id#n = customer_id#n)")).unwrap_or_else(|| panic!("{plan}"));
-    let semi = lines.iter().position(|l| l.contains("Join LeftSemi, (order_id#n = order_id#n)")).unwrap_or_else(|| panic!("{plan}"));
+    let inner = line_of(&plan, "Join Inner, (customer_id#n = customer_id#n)");
+    let semi = line_of(&plan, "Join LeftSemi, (order_id#n = order_id#n)");
     assert!(semi > inner, "the semi join is below the inner join:\n{plan}");
-    let orders = lines.iter().position(|l| l.contains("orders[")).unwrap_or_else(|| panic!("{plan}"));
-    let customers = lines.iter().position(|l| l.contains("customers[")).unwrap_or_else(|| panic!("{plan}"));
+    let orders = line_of(&plan, "orders[");
+    let customers = line_of(&plan, "customers[");
     assert!(customers < semi && semi < orders, "customers beside the semi join, orders under it:\n{plan}");
 }
 
@@ -673,16 +677,14 @@ fn a_semi_join_reading_both_sides_of_a_join_or_the_null_side_of_an_outer_join_st
     let outer = optimized(
         "SELECT c.name FROM customers c LEFT JOIN orders o ON o.customer_id = c.customer_id WHERE NOT EXISTS (SELECT 1 FROM orders x WHERE x.order_id = o.order_id)",
     );
-    let lines: Vec<&str> = outer.lines().collect();
-    let outer_join = lines.iter().position(|l| l.contains("Join LeftOuter")).unwrap_or_else(|| panic!("{outer}"));
-    let anti = lines.iter().position(|l| l.contains("Join LeftAnti")).unwrap_or_else(|| panic!("{outer}"));
+    let outer_join = line_of(&outer, "Join LeftOuter");
+    let anti = line_of(&outer, "Join LeftAnti");
     assert!(anti < outer_join, "the anti join on the outer join's right side stays above it:\n{outer}");
     let left = optimized(
         "SELECT c.name FROM customers c LEFT JOIN orders o ON o.customer_id = c.customer_id WHERE NOT EXISTS (SELECT 1 FROM orders x WHERE x.customer_id = c.customer_id)",
     );
-    let lines: Vec<&str> = left.lines().collect();
-    let outer_join = lines.iter().position(|l| l.contains("Join LeftOuter")).unwrap_or_else(|| panic!("{left}"));
-    let anti = lines.iter().position(|l| l.contains("Join LeftAnti")).unwrap_or_else(|| panic!("{left}"));
+    let outer_join = line_of(&left, "Join LeftOuter");
+    let anti = line_of(&left, "Join LeftAnti");
     assert!(anti > outer_join, "the anti join reading the preserved side goes below:\n{left}");
 }
 

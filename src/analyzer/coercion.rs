@@ -131,14 +131,19 @@ fn coerce_node(e: Expr) -> Result<Expr> {
             } else if can_cast(&from, &to) {
                 Ok(Expr::Cast { child, to })
             } else {
-                Err(KilnError::analysis(
-                    "DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
-                    format!("Cannot resolve \"cast({child} as {})\": cannot cast \"{}\" to \"{}\".", spark_type_name(&to), spark_type_name(&from), spark_type_name(&to)),
-                ))
+                Err(cast_error("cast", &child, &from, &to))
             }
         }
         other => Ok(other),
     }
+}
+
+/// Spark's error for a cast between types it cannot convert (`cast` or `try_cast`).
+fn cast_error(name: &str, child: &Expr, from: &DataType, to: &DataType) -> KilnError {
+    KilnError::analysis(
+        "DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
+        format!("Cannot resolve \"{name}({child} as {})\": cannot cast \"{}\" to \"{}\".", spark_type_name(to), spark_type_name(from), spark_type_name(to)),
+    )
 }
 
 fn can_cast(from: &DataType, to: &DataType) -> bool {
@@ -302,6 +307,16 @@ fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
             out
         }
         ScalarFunc::Rand => args,
+        // TRY_CAST tolerates values that fail at run time, not a cast Spark does not have.
+        ScalarFunc::Builtin(crate::expr::Builtin::TryCast) => {
+            if let [child, target] = args.as_slice() {
+                let (from, to) = (child.data_type()?, target.data_type()?);
+                if from != to && !can_cast(&from, &to) {
+                    return Err(cast_error("try_cast", child, &from, &to));
+                }
+            }
+            args
+        }
         ScalarFunc::Builtin(b) => b.coerce(args)?,
     };
     for a in &args {

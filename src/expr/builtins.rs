@@ -468,7 +468,7 @@ impl Builtin {
                 let bits = if *self == BitLength { 8 } else { 1 };
                 Arc::new(strs(0)?.iter().map(|s| s.map(|s| s.len() as i32 * bits)).collect::<Int32Array>())
             }
-            Space => Arc::new(ints(0)?.iter().map(|n| n.map(|n| " ".repeat(n.max(0) as usize))).collect::<StringArray>()),
+            Space => sized_strings("space", ints(0)?.iter().map(|n| n.map(|n| repeated("space", " ", n)).transpose()))?,
             SubstringIndex => {
                 let (s, d, n) = (strs(0)?, strs(1)?, ints(2)?);
                 Arc::new((0..rows).map(|i| (s.is_valid(i) && d.is_valid(i) && n.is_valid(i)).then(|| substring_index(s.value(i), d.value(i), n.value(i)))).collect::<StringArray>())
@@ -593,20 +593,19 @@ impl Builtin {
                 let (s, len) = (strs(0)?, ints(1)?);
                 let pad = if args.len() > 2 { Some(strs(2)?) } else { None };
                 let left = *self == Lpad;
-                Arc::new(
-                    (0..rows)
-                        .map(|i| {
-                            if s.is_null(i) || len.is_null(i) || pad.as_ref().is_some_and(|p| p.is_null(i)) {
-                                return None;
-                            }
-                            Some(pad_string(s.value(i), len.value(i), pad.as_ref().map_or(" ", |p| p.value(i)), left))
-                        })
-                        .collect::<StringArray>(),
-                )
+                sized_strings(
+                    self.name(),
+                    (0..rows).map(|i| {
+                        if s.is_null(i) || len.is_null(i) || pad.as_ref().is_some_and(|p| p.is_null(i)) {
+                            return Ok(None);
+                        }
+                        pad_string(self.name(), s.value(i), len.value(i), pad.as_ref().map_or(" ", |p| p.value(i)), left).map(Some)
+                    }),
+                )?
             }
             Repeat => {
                 let (s, n) = (strs(0)?, ints(1)?);
-                Arc::new(s.iter().zip(n.iter()).map(|(s, n)| Some(s?.repeat(n?.max(0) as usize))).collect::<StringArray>())
+                sized_strings("repeat", s.iter().zip(n.iter()).map(|(s, n)| s.zip(n).map(|(s, n)| repeated("repeat", s, n)).transpose()))?
             }
             Left | Right => {
                 let (s, n) = (strs(0)?, ints(1)?);
@@ -772,14 +771,61 @@ fn greatest(args: &[ArrayRef], greatest: bool) -> Result<ArrayRef> {
 }
 
 /// Spark's lpad/rpad: truncated to `len` characters, padded with repeats of `pad`.
-fn pad_string(s: &str, len: i32, pad: &str, left: bool) -> String {
+fn pad_string(function: &str, s: &str, len: i32, pad: &str, left: bool) -> Result<String> {
     let len = len.max(0) as usize;
     let chars: Vec<char> = s.chars().collect();
     if chars.len() >= len || pad.is_empty() {
-        return chars[..chars.len().min(len)].iter().collect();
+        return Ok(chars[..chars.len().min(len)].iter().collect());
     }
-    let fill: String = pad.chars().cycle().take(len - chars.len()).collect();
-    if left { format!("{fill}{s}") } else { format!("{s}{fill}") }
+    let fill_chars = len - chars.len();
+    let pad_chars = pad.chars().count().max(1);
+    check_string_bytes(function, s.len().saturating_add(fill_chars.div_ceil(pad_chars).saturating_mul(pad.len())))?;
+    let fill: String = pad.chars().cycle().take(fill_chars).collect();
+    Ok(if left { format!("{fill}{s}") } else { format!("{s}{fill}") })
+}
+
+/// The longest string a value may be: Spark's byte-array limit
+/// (`ByteArrayMethods.MAX_ROUNDED_ARRAY_LENGTH`), checked before the bytes are allocated.
+const MAX_STRING_BYTES: usize = i32::MAX as usize - 15;
+
+fn string_too_large(function: &str, bytes: usize, of: &str) -> KilnError {
+    KilnError::exec(format!(
+        "{function}: the result would be {bytes} bytes, over the limit of {MAX_STRING_BYTES} bytes for {of}; use a smaller count or length"
+    ))
+}
+
+fn check_string_bytes(function: &str, bytes: usize) -> Result<()> {
+    if bytes > MAX_STRING_BYTES {
+        return Err(string_too_large(function, bytes, "one string"));
+    }
+    Ok(())
+}
+
+/// `s` repeated `n` times (none for n <= 0), its size checked first.
+fn repeated(function: &str, s: &str, n: i32) -> Result<String> {
+    let n = n.max(0) as usize;
+    check_string_bytes(function, s.len().saturating_mul(n))?;
+    Ok(s.repeat(n))
+}
+
+/// A string column from values that may grow without bound (repeat, lpad, ...): an error, not
+/// a panic, once the column would pass arrow's 32-bit offsets.
+fn sized_strings(function: &str, values: impl Iterator<Item = Result<Option<String>>>) -> Result<ArrayRef> {
+    let mut out = arrow::array::StringBuilder::new();
+    let mut total = 0usize;
+    for v in values {
+        match v? {
+            Some(v) => {
+                total += v.len();
+                if total > i32::MAX as usize {
+                    return Err(string_too_large(function, total, "one column of a batch"));
+                }
+                out.append_value(v);
+            }
+            None => out.append_null(),
+        }
+    }
+    Ok(Arc::new(out.finish()))
 }
 
 /// Lower-case, then the first letter of each space-separated word upper-case.

@@ -178,18 +178,18 @@ pub fn sort_merge_join(
         .zip(&lkeys)
         .map(|(r, l)| if r.data_type() == l.data_type() { Ok(r.clone()) } else { Ok(cast(r, l.data_type())?) })
         .collect::<Result<Vec<_>>>()?;
-    // Row encodings compare bytewise in the order the Sorts produced (ascending, NULLs first).
-    let converter = RowConverter::new(lkeys.iter().map(|k| SortField::new(k.data_type().clone())).collect())?;
-    let (lrows, rrows) = (converter.convert_columns(&lkeys)?, converter.convert_columns(&rkeys)?);
-    for (rows, side) in [(&lrows, "left"), (&rrows, "right")] {
-        if (1..rows.num_rows()).any(|i| rows.row(i - 1) > rows.row(i)) {
+    let (lsorted, rsorted) = MergeKeys::of(&lkeys, &rkeys)?;
+    let (lvalid, rvalid) = (keys_valid(&lkeys), keys_valid(&rkeys));
+    for (keys, valid, side) in [(&lsorted, &lvalid, "left"), (&rsorted, &rvalid, "right")] {
+        if !keys.is_sorted(valid) {
             return Err(KilnError::internal(format!("sort-merge join: the {side} input is not sorted by its keys")));
         }
     }
-    let (lvalid, rvalid) = (keys_valid(&lkeys), keys_valid(&rkeys));
+    // Without a condition, a semi or anti join needs one match per left row, not every pair.
+    let one_match = condition.is_none() && matches!(join_type, JoinType::LeftSemi | JoinType::LeftAnti);
     let (mut li, mut ri) = (vec![], vec![]);
     let (mut l, mut r) = (0, 0);
-    while l < lrows.num_rows() && r < rrows.num_rows() {
+    while l < lsorted.len() && r < rsorted.len() {
         if !is_valid(&lvalid, l) {
             l += 1;
             continue;
@@ -198,13 +198,13 @@ pub fn sort_merge_join(
             r += 1;
             continue;
         }
-        match lrows.row(l).cmp(&rrows.row(r)) {
+        match lsorted.cmp(l, &rsorted, r) {
             std::cmp::Ordering::Less => l += 1,
             std::cmp::Ordering::Greater => r += 1,
             std::cmp::Ordering::Equal => {
-                let (l_end, r_end) = (run_end(&lrows, l), run_end(&rrows, r));
+                let (l_end, r_end) = (lsorted.run_end(l), rsorted.run_end(r));
                 for a in l..l_end {
-                    for b in r..r_end {
+                    for b in r..if one_match { r + 1 } else { r_end } {
                         li.push(a as u32);
                         ri.push(b as u32);
                     }
@@ -220,10 +220,69 @@ pub fn sort_merge_join(
     assemble_in_order(join_type, &left, &right, li, ri)
 }
 
-/// One past the last row equal to row `start` (rows are sorted).
-fn run_end(rows: &Rows, start: usize) -> usize {
-    let key = rows.row(start);
-    (start + 1..rows.num_rows()).find(|&i| rows.row(i) != key).unwrap_or(rows.num_rows())
+/// A sort-merge join side's keys in the order its Sort produced (ascending, NULLs first): one
+/// or two integer-like keys as their values, others as arrow rows, which compare bytewise in
+/// that order.
+enum MergeKeys {
+    Int(Vec<i64>),
+    Int2(Vec<(i64, i64)>),
+    Rows(Rows),
+}
+
+impl MergeKeys {
+    fn of(left: &[ArrayRef], right: &[ArrayRef]) -> Result<(MergeKeys, MergeKeys)> {
+        use arrow::datatypes::{DataType, Int64Type};
+        let int_like = |a: &ArrayRef| matches!(a.data_type(), DataType::Int64 | DataType::Int32 | DataType::Int16 | DataType::Int8 | DataType::Date32);
+        let ints = |a: &ArrayRef| -> Result<Vec<i64>> { Ok(cast(a, &DataType::Int64)?.as_primitive::<Int64Type>().values().to_vec()) };
+        if left.iter().all(int_like) {
+            match (left, right) {
+                ([l], [r]) => return Ok((MergeKeys::Int(ints(l)?), MergeKeys::Int(ints(r)?))),
+                ([l1, l2], [r1, r2]) => {
+                    let pairs = |a: &ArrayRef, b: &ArrayRef| -> Result<MergeKeys> { Ok(MergeKeys::Int2(ints(a)?.into_iter().zip(ints(b)?).collect())) };
+                    return Ok((pairs(l1, l2)?, pairs(r1, r2)?));
+                }
+                _ => {}
+            }
+        }
+        let converter = RowConverter::new(left.iter().map(|k| SortField::new(k.data_type().clone())).collect())?;
+        Ok((MergeKeys::Rows(converter.convert_columns(left)?), MergeKeys::Rows(converter.convert_columns(right)?)))
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            MergeKeys::Int(v) => v.len(),
+            MergeKeys::Int2(v) => v.len(),
+            MergeKeys::Rows(r) => r.num_rows(),
+        }
+    }
+
+    fn cmp(&self, i: usize, other: &MergeKeys, j: usize) -> std::cmp::Ordering {
+        match (self, other) {
+            (MergeKeys::Int(a), MergeKeys::Int(b)) => a[i].cmp(&b[j]),
+            (MergeKeys::Int2(a), MergeKeys::Int2(b)) => a[i].cmp(&b[j]),
+            (MergeKeys::Rows(a), MergeKeys::Rows(b)) => a.row(i).cmp(&b.row(j)),
+            // `of` makes both sides the same kind.
+            _ => std::cmp::Ordering::Less,
+        }
+    }
+
+    /// One past the last row equal to row `start`.
+    fn run_end(&self, start: usize) -> usize {
+        let n = self.len();
+        (start + 1..n).find(|&i| self.cmp(i, self, start) != std::cmp::Ordering::Equal).unwrap_or(n)
+    }
+
+    /// Whether the rows with valid keys are in order (a NULL key's value is arbitrary).
+    fn is_sorted(&self, valid: &Option<NullBuffer>) -> bool {
+        let mut last = None;
+        for i in (0..self.len()).filter(|&i| is_valid(valid, i)) {
+            if last.is_some_and(|p| self.cmp(p, self, i) == std::cmp::Ordering::Greater) {
+                return false;
+            }
+            last = Some(i);
+        }
+        true
+    }
 }
 
 /// A join without equi-keys: every (left, right) pair is tested against `condition` (none =

@@ -315,32 +315,38 @@ pub fn nested_loop_join(
 
 /// The pairs for which `condition`, over the joined left ++ right columns, is TRUE.
 fn filter_pairs(condition: &Expr, left: &Side, right: &Side, li: &[u32], ri: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
-    let attrs: Vec<Attribute> = left.attrs.iter().chain(right.attrs).cloned().collect();
+    // Only the columns the condition reads are gathered per pair.
+    let used = condition.references();
+    let pick = |side: &Side| -> Vec<usize> { (0..side.attrs.len()).filter(|i| used.contains(&side.attrs[*i].id)).collect() };
+    let (lcols, rcols) = (pick(left), pick(right));
+    let attrs: Vec<Attribute> = lcols.iter().map(|i| left.attrs[*i].clone()).chain(rcols.iter().map(|i| right.attrs[*i].clone())).collect();
     // An internal batch: nullable fields with the arrays' own types.
-    let fields: Vec<Field> = [&left.batch, &right.batch]
-        .iter()
-        .flat_map(|b| b.schema().fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect::<Vec<_>>())
-        .collect();
+    let field = |b: &RecordBatch, i: usize| b.schema().field(i).clone().with_nullable(true);
+    let fields: Vec<Field> = lcols.iter().map(|i| field(&left.batch, *i)).chain(rcols.iter().map(|i| field(&right.batch, *i))).collect();
     let schema = Arc::new(Schema::new(fields));
     let (mut out_l, mut out_r) = (vec![], vec![]);
     for start in (0..li.len()).step_by(CHUNK) {
         let end = (start + CHUNK).min(li.len());
         let (lix, rix) = (UInt32Array::from(li[start..end].to_vec()), UInt32Array::from(ri[start..end].to_vec()));
-        let mut cols = take_all(&left.batch, &lix)?;
-        cols.extend(take_all(&right.batch, &rix)?);
+        let mut cols = take_columns(&left.batch, &lcols, &lix)?;
+        cols.extend(take_columns(&right.batch, &rcols, &rix)?);
         let joined = make_batch(schema.clone(), cols, end - start)?;
         let mask = evaluate(condition, &joined, &attrs)?;
         let mask = mask
             .as_boolean_opt()
             .ok_or_else(|| KilnError::internal(format!("join condition {condition} is {}, not boolean", mask.data_type())))?;
-        for i in 0..mask.len() {
-            if mask.is_valid(i) && mask.value(i) {
-                out_l.push(li[start + i]);
-                out_r.push(ri[start + i]);
-            }
+        // NULL is not a match.
+        let valid = mask.nulls();
+        for i in mask.values().set_indices().filter(|i| valid.is_none_or(|v| v.is_valid(*i))) {
+            out_l.push(li[start + i]);
+            out_r.push(ri[start + i]);
         }
     }
     Ok((out_l, out_r))
+}
+
+fn take_columns(batch: &RecordBatch, columns: &[usize], idx: &UInt32Array) -> Result<Vec<ArrayRef>> {
+    columns.iter().map(|i| Ok(take(batch.column(*i).as_ref(), idx, None)?)).collect()
 }
 
 fn take_all(batch: &RecordBatch, idx: &UInt32Array) -> Result<Vec<ArrayRef>> {

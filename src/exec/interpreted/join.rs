@@ -185,8 +185,11 @@ pub fn sort_merge_join(
             return Err(KilnError::internal(format!("sort-merge join: the {side} input is not sorted by its keys")));
         }
     }
-    // Without a condition, a semi or anti join needs one match per left row, not every pair.
-    let one_match = condition.is_none() && matches!(join_type, JoinType::LeftSemi | JoinType::LeftAnti);
+    // A semi or anti join needs one match per left row, not every pair: without a condition
+    // the first pair is it; with one, the pairs are tried a few per row at a time.
+    let existence = matches!(join_type, JoinType::LeftSemi | JoinType::LeftAnti);
+    let one_match = condition.is_none() && existence;
+    let mut runs: Vec<(u32, u32, u32)> = vec![];
     let (mut li, mut ri) = (vec![], vec![]);
     let (mut l, mut r) = (0, 0);
     while l < lsorted.len() && r < rsorted.len() {
@@ -203,6 +206,11 @@ pub fn sort_merge_join(
             std::cmp::Ordering::Greater => r += 1,
             std::cmp::Ordering::Equal => {
                 let (l_end, r_end) = (lsorted.run_end(l), rsorted.run_end(r));
+                if existence && !one_match {
+                    runs.extend((l..l_end).map(|a| (a as u32, r as u32, r_end as u32)));
+                    (l, r) = (l_end, r_end);
+                    continue;
+                }
                 for a in l..l_end {
                     for b in r..if one_match { r + 1 } else { r_end } {
                         li.push(a as u32);
@@ -214,10 +222,44 @@ pub fn sort_merge_join(
         }
     }
     let (li, ri) = match condition {
+        Some(c) if existence => first_matches(c, &left, &right, runs)?,
         Some(c) => filter_pairs(c, &left, &right, &li, &ri)?,
         None => (li, ri),
     };
     assemble_in_order(join_type, &left, &right, li, ri)
+}
+
+/// For each left row and its run of right rows with equal keys `(left, from, to)`, the first
+/// pair found that meets `condition`: each round tries the next pairs of the rows still
+/// unmatched, twice as many per row as the round before, so most rows stop after a pair or
+/// two and a long run costs a few rounds.
+fn first_matches(condition: &Expr, left: &Side, right: &Side, mut runs: Vec<(u32, u32, u32)>) -> Result<(Vec<u32>, Vec<u32>)> {
+    let (mut out_l, mut out_r) = (vec![], vec![]);
+    let mut matched = vec![false; left.rows()];
+    let mut width = 1u32;
+    while !runs.is_empty() {
+        let (mut li, mut ri) = (vec![], vec![]);
+        for &(a, from, to) in &runs {
+            for b in from..to.min(from.saturating_add(width)) {
+                li.push(a);
+                ri.push(b);
+            }
+        }
+        let (ml, mr) = filter_pairs(condition, left, right, &li, &ri)?;
+        for (a, b) in ml.into_iter().zip(mr) {
+            if !matched[a as usize] {
+                matched[a as usize] = true;
+                out_l.push(a);
+                out_r.push(b);
+            }
+        }
+        runs.retain_mut(|(a, from, to)| {
+            *from = from.saturating_add(width);
+            !matched[*a as usize] && *from < *to
+        });
+        width = width.saturating_mul(2);
+    }
+    Ok((out_l, out_r))
 }
 
 /// A sort-merge join side's keys in the order its Sort produced (ascending, NULLs first): one

@@ -698,9 +698,14 @@ pub unsafe extern "C" fn kiln_group_insert(header: *mut Header, hash: u64, slot:
     if slot as usize >= table.slot_gids.len() || table.slot_gids[slot as usize] != EMPTY {
         return -1;
     }
-    let scratch = table.scratch.clone();
+    // The scratch row is moved out while the table takes it in (not copied: this runs per new
+    // group), then put back and the header pointed at it again (a growth re-reads the vectors).
+    let scratch = std::mem::take(&mut table.scratch);
     // SAFETY: generated code wrote a full row whose strings address the batch's bytes.
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { table.insert_row(scratch.as_ptr(), hash, slot as usize) })) {
+    let inserted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { table.insert_row(scratch.as_ptr(), hash, slot as usize) }));
+    table.scratch = scratch;
+    table.header.scratch = table.scratch.as_mut_ptr();
+    match inserted {
         Ok(g) => g as i64,
         Err(_) => -1,
     }

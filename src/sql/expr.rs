@@ -342,6 +342,16 @@ fn apply_binary(e: &ast::Expr, left: Expr, op: &AstOp, right: &ast::Expr, d: usi
             };
             return Ok(Expr::UnresolvedFunction { name: name.into(), args: vec![left, lower(right, d)?], distinct: false });
         }
+        // `<<`, `>>`, `>>>` (the dialect reads the last as a custom operator).
+        AstOp::PGBitwiseShiftLeft | AstOp::PGBitwiseShiftRight | AstOp::Custom(_) => {
+            let name = match op {
+                AstOp::PGBitwiseShiftLeft => "shiftleft",
+                AstOp::PGBitwiseShiftRight => "shiftright",
+                AstOp::Custom(c) if c == ">>>" => "shiftrightunsigned",
+                other => return Err(unsupported(format!("operator {other}"), start_span(e))),
+            };
+            return Ok(Expr::UnresolvedFunction { name: name.into(), args: vec![left, lower(right, d)?], distinct: false });
+        }
         other => return Err(unsupported(format!("operator {other}"), start_span(e))),
     };
     if let (BinaryOp::Plus | BinaryOp::Minus, ast::Expr::Interval(iv)) = (kop, right) {

@@ -24,6 +24,8 @@ pub enum MoreFn {
     Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
     UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros,
     MakeDate, MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString,
+    /// (unit, n, timestamp) and (unit, start, end); the parser makes the unit a string.
+    TimestampAdd, TimestampDiff,
 }
 
 use MoreFn::*;
@@ -31,7 +33,7 @@ use MoreFn::*;
 const ALL: &[MoreFn] = &[
     TryAdd, TrySubtract, TryMultiply, TryDivide, TryMod, Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
     UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros, MakeDate,
-    MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString,
+    MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString, TimestampAdd, TimestampDiff,
 ];
 
 impl MoreFn {
@@ -46,6 +48,7 @@ impl MoreFn {
             TimestampMicros => "timestamp_micros", MakeDate => "make_date", MakeTimestamp => "make_timestamp",
             MonthsBetween => "months_between", Elt => "elt", LuhnCheck => "luhn_check", Soundex => "soundex", WidthBucket => "width_bucket",
             Bround => "bround", FormatNumber => "format_number", FormatString => "format_string",
+            TimestampAdd => "timestampadd", TimestampDiff => "timestampdiff",
         }
     }
 
@@ -74,7 +77,7 @@ impl MoreFn {
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => (1, 1),
             Sha2 | Bround | FormatNumber => (2, 2),
             Hash | XxHash64 => (1, usize::MAX),
-            Conv | MakeDate => (3, 3),
+            Conv | MakeDate | TimestampAdd | TimestampDiff => (3, 3),
             MakeTimestamp => (6, 6),
             MonthsBetween => (2, 3),
             Elt => (2, usize::MAX),
@@ -218,6 +221,26 @@ impl MoreFn {
                 std::iter::once(cast_to(f, &DataType::Utf8)).chain(it.map(Ok)).collect::<Result<_>>()?
             }
             Md5 | Sha1 | Crc32 | Unhex | Base64 | Unbase64 | LuhnCheck | Soundex => each(args, &[DataType::Utf8])?,
+            TimestampAdd | TimestampDiff => {
+                let mut it = args.into_iter();
+                let unit = it.next().ok_or_else(|| KilnError::internal("timestampadd arity"))?;
+                let unit_name = match &unit {
+                    Expr::Literal(ScalarValue::Utf8(u)) => u.clone(),
+                    other => return Err(KilnError::analysis("INVALID_PARAMETER_VALUE.DATETIME_UNIT", format!("The value of parameter(s) `unit` in `{}` is invalid: expects a unit name such as DAY, got {other}.", self.name()))),
+                };
+                let units: &[&str] = &["MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY", "DAYOFYEAR", "WEEK", "MONTH", "QUARTER", "YEAR"];
+                if !units.contains(&unit_name.as_str()) || (*self == TimestampDiff && unit_name == "DAYOFYEAR") {
+                    return Err(KilnError::analysis(
+                        "INVALID_PARAMETER_VALUE.DATETIME_UNIT",
+                        format!("The value of parameter(s) `unit` in `{}` is invalid: expects one of the units without quotes YEAR, QUARTER, MONTH, WEEK, DAY, DAYOFYEAR, HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND, but got the string literal '{unit_name}'.", self.name()),
+                    ));
+                }
+                let mut out = vec![unit];
+                for (i, a) in it.enumerate() {
+                    out.push(if *self == TimestampAdd && i == 0 { cast_to(a, &DataType::Int64)? } else { to_ts(a)? });
+                }
+                out
+            }
         })
     }
 
@@ -225,7 +248,8 @@ impl MoreFn {
     pub fn return_type(&self, exprs: &[Expr], args: &[DataType]) -> DataType {
         match self {
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => args.first().cloned().unwrap_or(DataType::Null),
-            Crc32 | XxHash64 | UnixSeconds | UnixMillis | UnixMicros | WidthBucket => DataType::Int64,
+            Crc32 | XxHash64 | UnixSeconds | UnixMillis | UnixMicros | WidthBucket | TimestampDiff => DataType::Int64,
+            TimestampAdd => args.get(2).cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
             Hash | UnixDate => DataType::Int32,
             DateFromUnixDate | MakeDate => DataType::Date32,
             TimestampSeconds | TimestampMillis | TimestampMicros | MakeTimestamp => crate::types::timestamp_type(false),
@@ -433,6 +457,22 @@ impl MoreFn {
                     })
                 }).collect::<StringArray>())
             }
+            TimestampAdd | TimestampDiff => {
+                let unit = strs(0)?;
+                let (x, y) = (arg(1)?, micros(2)?);
+                let mut out = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    out.push(match (unit.is_valid(i).then(|| unit.value(i)), x.is_valid(i), y[i]) {
+                        (Some(u), true, Some(t)) if *self == TimestampAdd => Some(timestamp_add(u, x.as_primitive::<Int64Type>().value(i), t)?),
+                        (Some(u), true, Some(end)) => Some(timestamp_diff(u, x.as_primitive::<TimestampMicrosecondType>().value(i), end)),
+                        _ => None,
+                    });
+                }
+                match self {
+                    TimestampAdd => to_ts(out),
+                    _ => Arc::new(Int64Array::from(out)),
+                }
+            }
             FormatString => {
                 let f = strs(0)?;
                 let mut out = Vec::with_capacity(rows);
@@ -627,6 +667,61 @@ fn months_between(a: i64, b: i64, round: bool) -> f64 {
     let diff = (x.day as i64 - y.day as i64) * 86_400 + sec(&x) - sec(&y);
     let v = months as f64 + diff as f64 / 2_678_400.0;
     if round { (v * 1e8).round() / 1e8 } else { v }
+}
+
+/// Spark's DateTimeUtils.timestampAdd (UTC): months keep the day of month, clamped to the
+/// month's end; ANSI: overflow is an error.
+fn timestamp_add(unit: &str, n: i64, t: i64) -> Result<i64> {
+    let overflow = || KilnError::exec("[DATETIME_OVERFLOW] Datetime operation overflow. SQLSTATE: 22008");
+    let micros = |per: i64| n.checked_mul(per).and_then(|d| t.checked_add(d)).ok_or_else(overflow);
+    let months = |per: i64| -> Result<i64> {
+        let m = n.checked_mul(per).ok_or_else(overflow)?;
+        let c = civil(t);
+        let total = c.year * 12 + c.month as i64 - 1 + m;
+        let (y, mo) = (total.div_euclid(12), total.rem_euclid(12) as u32 + 1);
+        let day = (1..=c.day).rev().find(|d| from_civil(y, mo, *d, 0, 0, 0, 0).is_some()).unwrap_or(1);
+        from_civil(y, mo, day, c.hour, c.minute, c.second, c.micros).ok_or_else(overflow)
+    };
+    match unit {
+        "MICROSECOND" => micros(1),
+        "MILLISECOND" => micros(1_000),
+        "SECOND" => micros(1_000_000),
+        "MINUTE" => micros(60_000_000),
+        "HOUR" => micros(3_600_000_000),
+        "DAY" | "DAYOFYEAR" => micros(MICROS_PER_DAY),
+        "WEEK" => micros(7 * MICROS_PER_DAY),
+        "MONTH" => months(1),
+        "QUARTER" => months(3),
+        _ => months(12),
+    }
+}
+
+/// Spark's DateTimeUtils.timestampDiff: Java's ChronoUnit.between on the UTC wall clock, whole
+/// units truncated toward zero (a month counts once its day and time of day are reached).
+fn timestamp_diff(unit: &str, start: i64, end: i64) -> i64 {
+    let d = end - start;
+    let months = || {
+        let (a, b) = (civil(start), civil(end));
+        let pack = |c: &crate::types::timestamp::Civil| (c.year * 12 + c.month as i64) * 32 + c.day as i64;
+        let tod = |c: &crate::types::timestamp::Civil| (c.hour as i64 * 3600 + c.minute as i64 * 60 + c.second as i64) * 1_000_000 + c.micros as i64;
+        // LocalDateTime.until: the end date moves a day back (forward) when its time of day is
+        // before (after) the start's.
+        let shift = if b.days > a.days && tod(&b) < tod(&a) { -1 } else if b.days < a.days && tod(&b) > tod(&a) { 1 } else { 0 };
+        let b = civil((b.days + shift) * MICROS_PER_DAY);
+        (pack(&b) - pack(&a)) / 32
+    };
+    match unit {
+        "MICROSECOND" => d,
+        "MILLISECOND" => d / 1_000,
+        "SECOND" => d / 1_000_000,
+        "MINUTE" => d / 60_000_000,
+        "HOUR" => d / 3_600_000_000,
+        "DAY" => d / MICROS_PER_DAY,
+        "WEEK" => d / (7 * MICROS_PER_DAY),
+        "MONTH" => months(),
+        "QUARTER" => months() / 3,
+        _ => months() / 12,
+    }
 }
 
 fn luhn(s: &str) -> bool {

@@ -846,20 +846,28 @@ fn format_number(text: &str, d: i32) -> String {
         }
     };
     let r = if s > d { half_even(v, (s - d) as u32) } else { v * 10i128.pow((d - s) as u32) };
+    // DecimalFormat keeps the sign of a negative value that rounds to zero ("-0").
+    format!("{}{}", if v < 0 { "-" } else { "" }, unsigned_fixed(r, d as usize, true))
+}
+
+/// |r|·10^-p with `p` decimals; the integer part grouped by thousands when asked.
+fn unsigned_fixed(r: i128, p: usize, grouped: bool) -> String {
     let digits = r.unsigned_abs().to_string();
-    let d = d as usize;
-    let digits = if digits.len() <= d { format!("{}{digits}", "0".repeat(d + 1 - digits.len())) } else { digits };
-    let (int, frac) = digits.split_at(digits.len() - d);
-    let mut grouped = String::new();
+    let digits = if digits.len() <= p { format!("{}{digits}", "0".repeat(p + 1 - digits.len())) } else { digits };
+    let (int, frac) = digits.split_at(digits.len() - p);
+    let int = if grouped { group_thousands(int) } else { int.to_string() };
+    if p == 0 { int } else { format!("{int}.{frac}") }
+}
+
+fn group_thousands(int: &str) -> String {
+    let mut g = String::new();
     for (i, c) in int.chars().enumerate() {
         if i > 0 && (int.len() - i) % 3 == 0 {
-            grouped.push(',');
+            g.push(',');
         }
-        grouped.push(c);
+        g.push(c);
     }
-    // DecimalFormat keeps the sign of a negative value that rounds to zero ("-0").
-    let sign = if v < 0 { "-" } else { "" };
-    if d == 0 { format!("{sign}{grouped}") } else { format!("{sign}{grouped}.{frac}") }
+    g
 }
 
 /// Java's Formatter for the common conversions: %s %d %f %e %x %o %c %b %% %n with flags
@@ -930,16 +938,6 @@ fn format_string(fmt: &str, args: &[ArrayRef], row: usize) -> Result<String> {
             }
         };
         let mismatch = |v: &ScalarValue| bad(format!("%{conv} != {}", crate::types::spark_type_name(&v.data_type())));
-        let group = |int: &str| -> String {
-            let mut g = String::new();
-            for (i, c) in int.chars().enumerate() {
-                if i > 0 && (int.len() - i) % 3 == 0 {
-                    g.push(',');
-                }
-                g.push(c);
-            }
-            g
-        };
         let signed = |neg: bool, body: String| -> String {
             if neg { if flags.contains('(') { format!("({body})") } else { format!("-{body}") } } else if flags.contains('+') { format!("+{body}") } else if flags.contains(' ') { format!(" {body}") } else { body }
         };
@@ -961,7 +959,7 @@ fn format_string(fmt: &str, args: &[ArrayRef], row: usize) -> Result<String> {
             ('d', Some(v)) => {
                 let x = integer(v).ok_or_else(|| mismatch(v))?;
                 let digits = x.unsigned_abs().to_string();
-                signed(x < 0, if flags.contains(',') { group(&digits) } else { digits })
+                signed(x < 0, if flags.contains(',') { group_thousands(&digits) } else { digits })
             }
             ('x' | 'X' | 'o', Some(v)) => {
                 let s = match v {
@@ -986,18 +984,11 @@ fn format_string(fmt: &str, args: &[ArrayRef], row: usize) -> Result<String> {
                     if x.is_nan() { "NaN".into() } else { signed(x < 0.0, "Infinity".into()) }
                 } else if conv == 'f' {
                     // Java rounds HALF_UP on the decimal value.
-                    let body = match v {
-                        ScalarValue::Decimal(u, _, s) => format_half_up(*u, *s as i32, p),
-                        _ => shortest(x.abs()).map_or_else(|| format!("{:.p$}", x.abs()), |(u, s)| format_half_up(u, s, p)),
+                    let (u, s) = match v {
+                        ScalarValue::Decimal(u, _, s) => (*u, *s as i32),
+                        _ => shortest(x).unwrap_or((0, 0)),
                     };
-                    let body = body.trim_start_matches('-').to_string();
-                    let body = if flags.contains(',') {
-                        let (i, f) = body.split_once('.').map_or((body.as_str(), None), |(i, f)| (i, Some(f)));
-                        match f { Some(f) => format!("{}.{f}", group(i)), None => group(i) }
-                    } else {
-                        body
-                    };
-                    signed(x < 0.0, body)
+                    signed(x < 0.0, unsigned_fixed(half_up(u, s, p as i32), p, flags.contains(',')))
                 } else {
                     let s = format!("{:.p$e}", x.abs());
                     let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
@@ -1028,21 +1019,15 @@ fn format_string(fmt: &str, args: &[ArrayRef], row: usize) -> Result<String> {
     Ok(out)
 }
 
-/// unscaled·10^-scale with `p` decimals, HALF_UP.
-fn format_half_up(u: i128, scale: i32, p: usize) -> String {
-    let p32 = p as i32;
-    let r = if scale > p32 {
-        let m = 10i128.pow((scale - p32) as u32);
+/// unscaled·10^-scale as an unscaled value at scale `p`, rounded HALF_UP.
+fn half_up(u: i128, scale: i32, p: i32) -> i128 {
+    if scale > p {
+        let m = 10i128.pow((scale - p) as u32);
         let (q, rem) = (u / m, u % m);
         if rem.abs() * 2 >= m { q + u.signum() } else { q }
     } else {
-        u * 10i128.pow((p32 - scale) as u32)
-    };
-    let digits = r.unsigned_abs().to_string();
-    let digits = if digits.len() <= p { format!("{}{digits}", "0".repeat(p + 1 - digits.len())) } else { digits };
-    let (i, f) = digits.split_at(digits.len() - p);
-    let sign = if r < 0 { "-" } else { "" };
-    if p == 0 { format!("{sign}{i}") } else { format!("{sign}{i}.{f}") }
+        u * 10i128.pow((p - scale) as u32)
+    }
 }
 
 #[cfg(test)]

@@ -330,11 +330,6 @@ fn merge_round(h: u64, v: u64) -> u64 {
     (h ^ round(0, v)).wrapping_mul(P1).wrapping_add(P4)
 }
 
-#[cfg(test)]
-fn xxh64_int(v: i32) -> u64 {
-    xxh64_int_seeded(v, HLL_SEED)
-}
-
 fn xxh64_int_seeded(v: i32, seed: u64) -> u64 {
     let h = seed.wrapping_add(P5).wrapping_add(4) ^ (v as u32 as u64).wrapping_mul(P1);
     fmix(h.rotate_left(23).wrapping_mul(P2).wrapping_add(P3))

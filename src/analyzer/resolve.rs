@@ -870,6 +870,11 @@ fn resolve_within_group(name: &str, code: &str, mut args: Vec<Expr>, distinct: b
 }
 
 fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: impl Iterator<Item = &'a str>) -> Result<Expr> {
+    // try_add and the other shorthands of builtins_more.rs.
+    let args = match crate::expr::rewrite_more(name, args)? {
+        Ok(e) => return Ok(e),
+        Err(args) => args,
+    };
     let arity_error = |expected: &str| {
         KilnError::analysis(
             "WRONG_NUM_ARGS",

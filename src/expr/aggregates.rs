@@ -53,6 +53,8 @@ pub enum AggKind {
     ListAgg,
     /// approx_count_distinct(x[, relativeSD]): Spark's HyperLogLog++ (`param`: relativeSD bits).
     ApproxCountDistinct,
+    /// try_sum(x): sum's result type, NULL instead of an overflow error.
+    TrySum,
 }
 
 /// A built-in aggregate and the name it was called by (Spark prints the alias: `stddev(x)`).
@@ -104,6 +106,7 @@ const NAMES: &[(&str, AggKind)] = &[
     ("listagg", AggKind::ListAgg),
     ("string_agg", AggKind::ListAgg),
     ("approx_count_distinct", AggKind::ApproxCountDistinct),
+    ("try_sum", AggKind::TrySum),
 ];
 
 /// How the parser marks `listagg(...) WITHIN GROUP (ORDER BY ...)` in the function name: the
@@ -295,6 +298,15 @@ impl AggBuiltin {
                 // The order keys were appended by the parser with their directions in `param`.
                 out.extend(it.map(|(k, _)| k));
             }
+            AggKind::TrySum => {
+                for (i, (a, t)) in args.into_iter().zip(&types).enumerate() {
+                    match t {
+                        t if is_numeric(t) => out.push(a),
+                        t if is_string(t) || *t == DataType::Null => out.push(to_double(a, i, t)?),
+                        _ => return Err(mismatch(name, &a, i, "\"NUMERIC\" or \"INTERVAL\"", t)),
+                    }
+                }
+            }
             _ => out = args,
         }
         Ok((self, out))
@@ -307,6 +319,7 @@ impl AggBuiltin {
             AggKind::CountIf | AggKind::ApproxCountDistinct => DataType::Int64,
             AggKind::CollectList | AggKind::CollectSet => crate::types::list_type(args.first().cloned().unwrap_or(DataType::Null)),
             AggKind::ListAgg => DataType::Utf8,
+            AggKind::TrySum => super::aggregate_result_type(super::AggFunc::Sum, args.first().unwrap_or(&DataType::Int64)),
             AggKind::First { .. } | AggKind::Last { .. } | AggKind::MaxBy | AggKind::MinBy | AggKind::SingleValue | AggKind::PercentileApprox => {
                 args.first().cloned().unwrap_or(DataType::Null)
             }
@@ -344,6 +357,7 @@ impl AggBuiltin {
             AggKind::Last { .. } => vec![("last", arg(0), true), ("valueSet", DataType::Boolean, false)],
             AggKind::BoolAnd | AggKind::BoolOr => vec![("agg", DataType::Boolean, true)],
             AggKind::CountIf => vec![("count", DataType::Int64, false)],
+            AggKind::TrySum => vec![("sum", self.return_type(args), true), ("isEmpty", DataType::Boolean, false)],
             AggKind::SingleValue => vec![("value", arg(0), true), ("count", DataType::Int64, false)],
             AggKind::MaxBy | AggKind::MinBy => vec![("valueWithExtremumOrdering", arg(0), true), ("extremumOrdering", arg(1), true)],
             AggKind::Percentile | AggKind::PercentileDisc | AggKind::PercentileApprox => {

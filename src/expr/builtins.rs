@@ -30,6 +30,8 @@ pub enum Builtin {
     TimeAdd,
     /// `TRY_CAST(x AS t)` (args: x, a NULL of type t): NULL where the cast fails; made by the parser.
     TryCast,
+    /// The functions of builtins_more.rs.
+    More(super::builtins_more::MoreFn),
 }
 
 use Builtin::*;
@@ -68,6 +70,7 @@ impl Builtin {
             FromUnixtime => "from_unixtime", DateTrunc => "date_trunc", TimeAdd => "timeadd", TryCast => "try_cast",
             Size => "size", SortArray => "sort_array", ArraySort => "array_sort", ArrayContains => "array_contains",
             ArrayJoin => "array_join", ArrayDistinct => "array_distinct", ArrayMax => "array_max", ArrayMin => "array_min",
+            More(m) => m.name(),
         }
     }
 
@@ -92,12 +95,12 @@ impl Builtin {
             "cardinality" => Some(Size),
             _ => None,
         };
-        alias.or_else(|| ALL.iter().copied().find(|b| b.name() == n))
+        alias.or_else(|| ALL.iter().copied().find(|b| b.name() == n)).or_else(|| super::builtins_more::MoreFn::from_name(&n).map(More))
     }
 
     /// Names for "did you mean" suggestions.
     pub fn names() -> impl Iterator<Item = &'static str> {
-        ALL.iter().map(|b| b.name())
+        ALL.iter().map(|b| b.name()).chain(super::builtins_more::MoreFn::names())
     }
 
     /// The fewest and most arguments.
@@ -125,12 +128,16 @@ impl Builtin {
             SortArray => (1, 2),
             ArrayContains => (2, 2),
             ArrayJoin => (2, 3),
+            More(m) => m.arity(),
             _ => (1, 1),
         }
     }
 
     /// NULL whenever an argument is NULL (the optimizer infers `isnotnull` from these).
     pub fn null_intolerant(&self) -> bool {
+        if let More(m) = self {
+            return m.null_intolerant();
+        }
         !matches!(self, Greatest | Least | ConcatWs | CurrentDate | Pi | E | CurrentTimestamp | UnixTimestamp | Nanvl | TypeOf | TryCast)
     }
 
@@ -146,6 +153,7 @@ impl Builtin {
             DateTrunc => true,
             // A NULL element can be the answer.
             ArrayContains | ArrayMax | ArrayMin => true,
+            More(m) => m.nullable(args),
             _ => args.iter().any(|n| *n),
         }
     }
@@ -304,6 +312,7 @@ impl Builtin {
                 };
                 std::iter::once(a).chain(rest).collect()
             }
+            More(m) => m.coerce(*self, args)?,
             _ => args.into_iter().map(|a| cast_to(a, &DataType::Utf8)).collect::<Result<_>>()?,
         })
     }
@@ -333,6 +342,9 @@ impl Builtin {
     /// The result type over (coerced) arguments.
     pub fn return_type(&self, exprs: &[Expr]) -> Result<DataType> {
         let args = exprs.iter().map(|a| a.data_type()).collect::<Result<Vec<_>>>()?;
+        if let More(m) = self {
+            return Ok(m.return_type(exprs, &args));
+        }
         // ceil/floor(decimal, d): scale min(s, d) (0 when d < 0), digits for the carry.
         if let (Ceil | Floor, [DataType::Decimal128(p, s), _], Some(Expr::Literal(crate::types::ScalarValue::Int32(d)))) = (self, args.as_slice(), exprs.get(1)) {
             let new_scale = (*d).clamp(0, *s as i32);
@@ -406,6 +418,7 @@ impl Builtin {
             Hour | Minute | Second | ToTimestamp | ToDate | DateFormat | CurrentTimestamp | UnixTimestamp | FromUnixtime | DateTrunc | TimeAdd => {
                 super::datetime::eval(*self, args, rows, result)?
             }
+            More(m) => m.eval(args, rows, result)?,
             RLike => regexp(super::regexp::RegexpFn::Like)?,
             Size => array(super::arrays::ArrayFn::Size)?,
             SortArray => array(super::arrays::ArrayFn::SortArray)?,

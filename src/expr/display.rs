@@ -186,6 +186,19 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             write_expr(f, &args[1], style)?;
             write!(f, ")")
         }
+        // try_add(a, b) holds `a + b`.
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(b @ crate::expr::Builtin::More(m)), args } if m.is_try() && args.len() == 1 => {
+            write!(f, "{}(", b.name())?;
+            match &args[0] {
+                Expr::Binary { left, right, .. } => {
+                    write_expr(f, left, style)?;
+                    write!(f, ", ")?;
+                    write_expr(f, right, style)?;
+                }
+                other => write_expr(f, other, style)?,
+            }
+            write!(f, ")")
+        }
         Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::TryCast), args } if args.len() == 2 => {
             write!(f, "try_cast(")?;
             write_expr(f, &args[0], style)?;

@@ -6,12 +6,15 @@ pub mod eval;
 mod typing;
 mod window;
 mod builtins;
+mod builtins_more;
 mod aggregates;
 mod arrays;
 mod regexp;
 mod datetime;
 pub use aggregates::{AggBuiltin, AggKind, WITHIN_GROUP_MARKER};
 pub use builtins::Builtin;
+pub use builtins_more::MoreFn;
+pub(crate) use builtins_more::rewrite as rewrite_more;
 pub use typing::aggregate_result_type;
 pub use window::{FrameBound, FrameType, WindowFrame, WindowFunc, WindowSpec};
 

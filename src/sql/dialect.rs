@@ -4,7 +4,8 @@
 
 use std::any::TypeId;
 
-use sqlparser::ast::Expr;
+use sqlparser::ast::{BinaryOperator, Expr};
+use sqlparser::tokenizer::Token;
 use sqlparser::dialect::{Dialect, SparkSqlDialect};
 use sqlparser::parser::{Parser, ParserError};
 
@@ -13,6 +14,8 @@ use sqlparser::parser::{Parser, ParserError};
 pub(crate) struct KilnDialect;
 
 const SPARK: SparkSqlDialect = SparkSqlDialect;
+/// Between sqlparser's `+`/`-` (30) and `&` (23), as in Spark's grammar.
+const SHIFT_PRECEDENCE: u8 = 25;
 
 impl Dialect for KilnDialect {
     // Checks of the form `dialect_of!(self is SparkSqlDialect)` hold.
@@ -94,7 +97,27 @@ impl Dialect for KilnDialect {
     fn supports_pipe_operator(&self) -> bool {
         SPARK.supports_pipe_operator()
     }
+    fn supports_bitwise_shift_operators(&self) -> bool {
+        true
+    }
+    // Spark's shifts bind between `+`/`-` (30) and `&` (23); sqlparser puts them with `^` (22).
+    fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
+        match parser.peek_token_ref().token {
+            Token::ShiftLeft | Token::ShiftRight => Some(Ok(SHIFT_PRECEDENCE)),
+            _ => SPARK.get_next_precedence(parser),
+        }
+    }
     fn parse_infix(&self, parser: &mut Parser, expr: &Expr, precedence: u8) -> Option<Result<Expr, ParserError>> {
+        // `a >>> b` arrives as `>>` then `>`: Spark's shiftrightunsigned.
+        if parser.peek_token_ref().token == Token::ShiftRight && parser.peek_nth_token_ref(1).token == Token::Gt {
+            parser.advance_token();
+            parser.advance_token();
+            return Some(parser.parse_subexpr(SHIFT_PRECEDENCE).map(|right| Expr::BinaryOp {
+                left: Box::new(expr.clone()),
+                op: BinaryOperator::Custom(">>>".into()),
+                right: Box::new(right),
+            }));
+        }
         SPARK.parse_infix(parser, expr, precedence)
     }
 }

@@ -342,6 +342,16 @@ fn apply_binary(e: &ast::Expr, left: Expr, op: &AstOp, right: &ast::Expr, d: usi
             };
             return Ok(Expr::UnresolvedFunction { name: name.into(), args: vec![left, lower(right, d)?], distinct: false });
         }
+        // `<<`, `>>`, `>>>` (the dialect reads the last as a custom operator).
+        AstOp::PGBitwiseShiftLeft | AstOp::PGBitwiseShiftRight | AstOp::Custom(_) => {
+            let name = match op {
+                AstOp::PGBitwiseShiftLeft => "shiftleft",
+                AstOp::PGBitwiseShiftRight => "shiftright",
+                AstOp::Custom(c) if c == ">>>" => "shiftrightunsigned",
+                other => return Err(unsupported(format!("operator {other}"), start_span(e))),
+            };
+            return Ok(Expr::UnresolvedFunction { name: name.into(), args: vec![left, lower(right, d)?], distinct: false });
+        }
         other => return Err(unsupported(format!("operator {other}"), start_span(e))),
     };
     if let (BinaryOp::Plus | BinaryOp::Minus, ast::Expr::Interval(iv)) = (kop, right) {
@@ -600,6 +610,19 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
         }
     };
     let mut args = args;
+    // timestampadd(unit, n, ts) / timestampdiff(unit, start, end) and their 3-argument aliases:
+    // the unit is a bare word (Spark's grammar), read here as its name.
+    let unit_function = match lname.as_str() {
+        "timestampadd" | "dateadd" | "date_add" => Some("timestampadd"),
+        "timestampdiff" | "datediff" | "date_diff" | "timediff" => Some("timestampdiff"),
+        _ => None,
+    };
+    if let (Some(canonical), 3, Some(Expr::UnresolvedAttribute(unit))) = (unit_function, args.len(), args.first()) {
+        if let [unit] = unit.as_slice() {
+            args[0] = Expr::Literal(ScalarValue::Utf8(unit.to_ascii_uppercase()));
+            return Ok(Expr::UnresolvedFunction { name: canonical.into(), args, distinct });
+        }
+    }
     if lname == "decode" && args.len() >= 3 {
         // decode(x, search, result, ..., default): CASE with null-safe matches (Spark's Decode).
         let x = args.remove(0);

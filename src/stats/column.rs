@@ -211,38 +211,55 @@ fn collect_values(array: &ArrayRef, dt: &DataType, out: &mut Values) -> Result<(
 /// Spark's `XxHash64Function.hash(value, type, 42)` of each value (as HyperLogLog++ hashes it:
 /// -0.0 and NaN normalized first); `None` for a NULL, and no vector for a type kiln cannot hash.
 pub(crate) fn spark_xxhash64(array: &ArrayRef) -> Option<Vec<Option<u64>>> {
-    let ints = |it: &mut dyn Iterator<Item = Option<i32>>| it.map(|x| x.map(xxh64_int)).collect();
-    let longs = |it: &mut dyn Iterator<Item = Option<i64>>| it.map(|x| x.map(xxh64_long)).collect();
-    let bytes = |it: &mut dyn Iterator<Item = Option<&[u8]>>| it.map(|x| x.map(xxh64_bytes)).collect();
-    Some(match array.data_type() {
-        DataType::Boolean => ints(&mut array.as_boolean().iter().map(|x| x.map(|b| b as i32))),
-        DataType::Int8 => ints(&mut array.as_primitive::<Int8Type>().iter().map(|x| x.map(|v| v as i32))),
-        DataType::Int16 => ints(&mut array.as_primitive::<Int16Type>().iter().map(|x| x.map(|v| v as i32))),
-        DataType::Int32 => ints(&mut array.as_primitive::<Int32Type>().iter()),
-        DataType::Date32 => ints(&mut array.as_primitive::<Date32Type>().iter()),
-        DataType::Int64 => longs(&mut array.as_primitive::<Int64Type>().iter()),
-        DataType::Timestamp(TimeUnit::Microsecond, _) => longs(&mut array.as_primitive::<TimestampMicrosecondType>().iter()),
+    let mut hashes = vec![HLL_SEED; array.len()];
+    xxhash64_fold(array, &mut hashes)?;
+    Some(hashes.into_iter().enumerate().map(|(i, h)| array.is_valid(i).then_some(h)).collect())
+}
+
+/// Spark's `XxHash64(columns, 42)`, one column at a time: each value is hashed with its row's
+/// running hash as the seed; a NULL leaves the hash. None for a type kiln cannot hash.
+pub(crate) fn xxhash64_fold(array: &ArrayRef, hashes: &mut [u64]) -> Option<()> {
+    fn fold<T>(it: impl Iterator<Item = Option<T>>, hashes: &mut [u64], f: impl Fn(T, u64) -> u64) {
+        for (h, v) in hashes.iter_mut().zip(it) {
+            if let Some(v) = v {
+                *h = f(v, *h);
+            }
+        }
+    }
+    let ints = |it: &mut dyn Iterator<Item = Option<i32>>, h: &mut [u64]| fold(it, h, xxh64_int_seeded);
+    let longs = |it: &mut dyn Iterator<Item = Option<i64>>, h: &mut [u64]| fold(it, h, xxh64_long_seeded);
+    let bytes = |it: &mut dyn Iterator<Item = Option<&[u8]>>, h: &mut [u64]| fold(it, h, xxh64_bytes_seeded);
+    match array.data_type() {
+        DataType::Null => {}
+        DataType::Boolean => ints(&mut array.as_boolean().iter().map(|x| x.map(|b| b as i32)), hashes),
+        DataType::Int8 => ints(&mut array.as_primitive::<Int8Type>().iter().map(|x| x.map(|v| v as i32)), hashes),
+        DataType::Int16 => ints(&mut array.as_primitive::<Int16Type>().iter().map(|x| x.map(|v| v as i32)), hashes),
+        DataType::Int32 => ints(&mut array.as_primitive::<Int32Type>().iter(), hashes),
+        DataType::Date32 => ints(&mut array.as_primitive::<Date32Type>().iter(), hashes),
+        DataType::Int64 => longs(&mut array.as_primitive::<Int64Type>().iter(), hashes),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => longs(&mut array.as_primitive::<TimestampMicrosecondType>().iter(), hashes),
         // Spark normalizes -0.0 and NaN before hashing.
         DataType::Float32 => ints(&mut array.as_primitive::<Float32Type>().iter().map(|x| {
             x.map(|v| (if v == 0.0 { 0.0f32 } else if v.is_nan() { f32::NAN } else { v }).to_bits() as i32)
-        })),
+        }), hashes),
         DataType::Float64 => longs(&mut array.as_primitive::<Float64Type>().iter().map(|x| {
             x.map(|v| (if v == 0.0 { 0.0f64 } else if v.is_nan() { f64::NAN } else { v }).to_bits() as i64)
-        })),
+        }), hashes),
         // A decimal of up to 18 digits hashes by its unscaled long, a wider one by the
         // big-endian two's complement bytes of its unscaled value.
         DataType::Decimal128(p, _) => {
             let p = *p;
-            array.as_primitive::<Decimal128Type>().iter().map(|x| x.map(|v| if p <= 18 { xxh64_long(v as i64) } else { xxh64_bytes(&big_integer_bytes(v)) })).collect()
+            fold(array.as_primitive::<Decimal128Type>().iter(), hashes, |v, s| if p <= 18 { xxh64_long_seeded(v as i64, s) } else { xxh64_bytes_seeded(&big_integer_bytes(v), s) })
         }
-        DataType::Utf8 => bytes(&mut array.as_string::<i32>().iter().map(|x| x.map(str::as_bytes))),
-        DataType::LargeUtf8 => bytes(&mut array.as_string::<i64>().iter().map(|x| x.map(str::as_bytes))),
-        DataType::Utf8View => bytes(&mut array.as_string_view().iter().map(|x| x.map(str::as_bytes))),
-        DataType::Binary => bytes(&mut array.as_binary::<i32>().iter()),
-        DataType::LargeBinary => bytes(&mut array.as_binary::<i64>().iter()),
-        DataType::BinaryView => bytes(&mut array.as_binary_view().iter()),
+        DataType::Utf8 => bytes(&mut array.as_string::<i32>().iter().map(|x| x.map(str::as_bytes)), hashes),
+        DataType::LargeUtf8 => bytes(&mut array.as_string::<i64>().iter().map(|x| x.map(str::as_bytes)), hashes),
+        DataType::Utf8View => bytes(&mut array.as_string_view().iter().map(|x| x.map(str::as_bytes)), hashes),
+        DataType::Binary => bytes(&mut array.as_binary::<i32>().iter(), hashes),
+        DataType::LargeBinary => bytes(&mut array.as_binary::<i64>().iter(), hashes),
+        DataType::BinaryView => bytes(&mut array.as_binary_view().iter(), hashes),
         _ => return None,
-    })
+    }
+    Some(())
 }
 
 /// Java's `BigInteger.toByteArray`: the shortest big-endian two's complement bytes.
@@ -313,15 +330,12 @@ fn merge_round(h: u64, v: u64) -> u64 {
     (h ^ round(0, v)).wrapping_mul(P1).wrapping_add(P4)
 }
 
-fn xxh64_int(v: i32) -> u64 {
-    xxh64_int_seeded(v, HLL_SEED)
-}
-
 fn xxh64_int_seeded(v: i32, seed: u64) -> u64 {
     let h = seed.wrapping_add(P5).wrapping_add(4) ^ (v as u32 as u64).wrapping_mul(P1);
     fmix(h.rotate_left(23).wrapping_mul(P2).wrapping_add(P3))
 }
 
+#[cfg(test)]
 fn xxh64_long(v: i64) -> u64 {
     xxh64_long_seeded(v, HLL_SEED)
 }
@@ -331,6 +345,7 @@ fn xxh64_long_seeded(v: i64, seed: u64) -> u64 {
     fmix(h.rotate_left(27).wrapping_mul(P1).wrapping_add(P4))
 }
 
+#[cfg(test)]
 fn xxh64_bytes(data: &[u8]) -> u64 {
     xxh64_bytes_seeded(data, HLL_SEED)
 }

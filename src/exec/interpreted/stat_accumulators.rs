@@ -32,6 +32,7 @@ pub(super) fn builtin_accumulator(b: AggBuiltin, args: &[DataType]) -> Result<Bo
         AggKind::BoolAnd => min_max::<true>(&DataType::Boolean)?,
         AggKind::BoolOr => min_max::<false>(&DataType::Boolean)?,
         AggKind::CountIf => Box::new(CountIf { counts: vec![] }),
+        AggKind::TrySum => Box::new(TrySum::new(b.return_type(args))),
         AggKind::SingleValue => Box::new(SingleValue { codec: RowCodec::new(arg(0)?)?, vals: vec![], counts: vec![] }),
         AggKind::MaxBy | AggKind::MinBy => Box::new(ExtremumBy::new(b.kind == AggKind::MaxBy, arg(0)?, arg(1)?)?),
         AggKind::Percentile | AggKind::PercentileDisc => {
@@ -352,6 +353,93 @@ impl Accumulator for CountIf {
     }
     fn evaluate(&mut self) -> Result<ArrayRef> {
         Ok(Arc::new(Int64Array::from(std::mem::take(&mut self.counts))))
+    }
+}
+
+/// try_sum(x): exact i128 sums for bigint and decimal results (checked against the result's
+/// range), double sums otherwise; an overflowed group is NULL. Buffer [sum, isEmpty]: a NULL
+/// sum in a non-empty buffer is a partial sum that overflowed.
+struct TrySum {
+    result: DataType,
+    sums: Vec<i128>,
+    doubles: Vec<f64>,
+    seen: Vec<bool>,
+    overflow: Vec<bool>,
+}
+
+impl TrySum {
+    fn new(result: DataType) -> TrySum {
+        TrySum { result, sums: vec![], doubles: vec![], seen: vec![], overflow: vec![] }
+    }
+    /// Adds `a` (of the result type) into the groups; `valid(i)` says which rows count.
+    fn add(&mut self, gids: &[u32], a: &ArrayRef, valid: impl Fn(usize) -> bool) -> Result<()> {
+        let a = cast(a, &self.result)?;
+        let bound = match self.result {
+            DataType::Decimal128(p, _) => 10i128.pow(p as u32) - 1,
+            _ => i64::MAX as i128,
+        };
+        let low = if self.result == DataType::Int64 { i64::MIN as i128 } else { -bound };
+        for (i, g) in gids.iter().enumerate() {
+            let g = *g as usize;
+            if !valid(i) || a.is_null(i) || self.overflow[g] {
+                continue;
+            }
+            self.seen[g] = true;
+            match &self.result {
+                DataType::Float64 => self.doubles[g] += a.as_primitive::<Float64Type>().value(i),
+                DataType::Decimal128(..) | DataType::Int64 => {
+                    let v = match &self.result {
+                        DataType::Int64 => a.as_primitive::<Int64Type>().value(i) as i128,
+                        _ => a.as_primitive::<arrow::datatypes::Decimal128Type>().value(i),
+                    };
+                    match self.sums[g].checked_add(v).filter(|s| (low..=bound).contains(s)) {
+                        Some(s) => self.sums[g] = s,
+                        None => self.overflow[g] = true,
+                    }
+                }
+                other => return Err(KilnError::internal(format!("try_sum into {other}"))),
+            }
+        }
+        Ok(())
+    }
+    fn sums(&mut self) -> Result<ArrayRef> {
+        let valid: Vec<bool> = self.seen.iter().zip(&self.overflow).map(|(s, o)| *s && !*o).collect();
+        let nulls = Some(NullBuffer::from(valid));
+        Ok(match &self.result {
+            DataType::Float64 => Arc::new(Float64Array::new(std::mem::take(&mut self.doubles).into(), nulls)),
+            DataType::Int64 => Arc::new(Int64Array::new(std::mem::take(&mut self.sums).into_iter().map(|v| v as i64).collect(), nulls)),
+            dt => Arc::new(arrow::array::Decimal128Array::new(std::mem::take(&mut self.sums).into(), nulls).with_data_type(dt.clone())),
+        })
+    }
+}
+
+impl Accumulator for TrySum {
+    fn resize(&mut self, groups: usize) {
+        self.sums.resize(groups, 0);
+        self.doubles.resize(groups, 0.0);
+        self.seen.resize(groups, false);
+        self.overflow.resize(groups, false);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = input(args, 0)?.clone();
+        self.add(gids, &a, |_| true)
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let (sums, empty) = (input(state, 0)?.clone(), cast(input(state, 1)?, &DataType::Boolean)?);
+        let empty = empty.as_boolean();
+        for (i, g) in gids.iter().enumerate() {
+            if empty.is_valid(i) && !empty.value(i) && sums.is_null(i) {
+                self.overflow[*g as usize] = true;
+            }
+        }
+        self.add(gids, &sums, |i| empty.is_valid(i) && !empty.value(i))
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        let empty: BooleanArray = self.seen.iter().map(|s| Some(!s)).collect();
+        Ok(vec![self.sums()?, Arc::new(empty)])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        self.sums()
     }
 }
 

@@ -22,6 +22,7 @@ pub(super) fn call(func: ScalarFunc, args: &[Expr], result: &DataType, batch: &R
     match func {
         ScalarFunc::Coalesce => return coalesce(args, result, batch, input),
         ScalarFunc::Rand => return rand(args, batch.num_rows()),
+        ScalarFunc::Builtin(crate::expr::Builtin::More(m)) if m.is_try() => return try_eval(args, result, batch, input),
         _ => {}
     }
     let values = args.iter().map(|a| evaluate(a, batch, input)).collect::<Result<Vec<_>>>()?;
@@ -51,6 +52,19 @@ pub(super) fn call(func: ScalarFunc, args: &[Expr], result: &DataType, batch: &R
         ScalarFunc::DateDiff => date_diff(arg(0)?, arg(1)?),
         ScalarFunc::Builtin(b) => b.eval(&values, batch.num_rows(), result),
         ScalarFunc::Coalesce | ScalarFunc::Rand => Err(KilnError::internal("handled above")),
+    }
+}
+
+/// try_add and the other try_ arithmetic: the operation, with NULL on the rows where it fails
+/// (Spark's TryEval). A batch without failures is evaluated once; else row by row.
+fn try_eval(args: &[Expr], result: &DataType, batch: &RecordBatch, input: &[Attribute]) -> Result<ArrayRef> {
+    let [e] = args else { return Err(KilnError::internal("try_ arithmetic takes its operation")) };
+    match evaluate(e, batch, input) {
+        Err(KilnError::Execution(_)) => {
+            let rows = (0..batch.num_rows() as u32).filter_map(|i| evaluate_rows(e, batch, input, &[i]).ok().map(|a| (a, vec![i])));
+            scatter(batch.num_rows(), result, rows.collect())
+        }
+        other => other,
     }
 }
 

@@ -1,0 +1,1067 @@
+//! More of Spark's scalar built-ins (issue 12): the try_ arithmetic, digests and hashes, hex /
+//! base64 / bin / conv, and date, number and string helpers. Each is one `MoreFn`, reached
+//! through `Builtin::More` (name, arity, casts, type and evaluation as the other builtins).
+//! kiln has no BINARY type: functions that take BINARY in Spark read a string's UTF-8 bytes,
+//! and unhex / unbase64 return the bytes as a string (invalid UTF-8 replaced).
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Date32Array, Float64Array, Int32Array, Int64Array, StringArray, TimestampMicrosecondArray};
+use arrow::datatypes::{DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type, TimestampMicrosecondType};
+
+use super::{BinaryOp, Builtin, Expr, ScalarFunc};
+use crate::error::{KilnError, Result};
+use crate::types::timestamp::{civil, from_civil, MICROS_PER_DAY};
+use crate::types::ScalarValue;
+
+/// The functions of this file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum MoreFn {
+    /// try_add(a, b) and the others hold one argument, the operation `a op b`: it is
+    /// evaluated as usual, and rows where it fails are NULL (Spark's TryEval).
+    TryAdd, TrySubtract, TryMultiply, TryDivide, TryMod,
+    Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
+    UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros,
+    MakeDate, MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString,
+    /// (unit, n, timestamp) and (unit, start, end); the parser makes the unit a string.
+    TimestampAdd, TimestampDiff,
+}
+
+use MoreFn::*;
+
+const ALL: &[MoreFn] = &[
+    TryAdd, TrySubtract, TryMultiply, TryDivide, TryMod, Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
+    UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros, MakeDate,
+    MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString, TimestampAdd, TimestampDiff,
+];
+
+impl MoreFn {
+    /// Spark's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TryAdd => "try_add", TrySubtract => "try_subtract", TryMultiply => "try_multiply", TryDivide => "try_divide", TryMod => "try_mod",
+            Md5 => "md5", Sha1 => "sha1", Sha2 => "sha2", Crc32 => "crc32", Hash => "hash", XxHash64 => "xxhash64", Hex => "hex",
+            Unhex => "unhex", Base64 => "base64", Unbase64 => "unbase64", Bin => "bin", Conv => "conv",
+            UnixDate => "unix_date", DateFromUnixDate => "date_from_unix_date", UnixSeconds => "unix_seconds", UnixMillis => "unix_millis",
+            UnixMicros => "unix_micros", TimestampSeconds => "timestamp_seconds", TimestampMillis => "timestamp_millis",
+            TimestampMicros => "timestamp_micros", MakeDate => "make_date", MakeTimestamp => "make_timestamp",
+            MonthsBetween => "months_between", Elt => "elt", LuhnCheck => "luhn_check", Soundex => "soundex", WidthBucket => "width_bucket",
+            Bround => "bround", FormatNumber => "format_number", FormatString => "format_string",
+            TimestampAdd => "timestampadd", TimestampDiff => "timestampdiff",
+        }
+    }
+
+    /// By name or alias (lower case).
+    pub fn from_name(n: &str) -> Option<MoreFn> {
+        match n {
+            "sha" => Some(Sha1),
+            "printf" => Some(FormatString),
+            _ => ALL.iter().copied().find(|f| f.name() == n),
+        }
+    }
+
+    /// Names for suggestions.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        ALL.iter().map(|f| f.name())
+    }
+
+    /// The try_ arithmetic, made by `rewrite` (one argument: the operation).
+    pub fn is_try(&self) -> bool {
+        matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod)
+    }
+
+    /// The fewest and most arguments (as called).
+    pub fn arity(&self) -> (usize, usize) {
+        match self {
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => (1, 1),
+            Sha2 | Bround | FormatNumber => (2, 2),
+            Hash | XxHash64 => (1, usize::MAX),
+            Conv | MakeDate | TimestampAdd | TimestampDiff => (3, 3),
+            MakeTimestamp => (6, 6),
+            MonthsBetween => (2, 3),
+            Elt => (2, usize::MAX),
+            WidthBucket => (4, 4),
+            FormatString => (1, usize::MAX),
+            _ => (1, 1),
+        }
+    }
+
+    /// NULL whenever an argument is NULL.
+    pub fn null_intolerant(&self) -> bool {
+        !matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | Hash | XxHash64 | Elt | FormatString)
+    }
+
+    /// Whether the result may be NULL, given which arguments may be.
+    pub fn nullable(&self, args: &[bool]) -> bool {
+        match self {
+            Hash | XxHash64 => false,
+            FormatString => args.first().copied().unwrap_or(false),
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | Sha2 | Unhex | Unbase64 | Conv | TimestampSeconds | WidthBucket | Elt
+            | FormatNumber => true,
+            _ => args.iter().any(|n| *n),
+        }
+    }
+
+    /// The arguments with Spark's implicit casts.
+    pub fn coerce(&self, b: Builtin, args: Vec<Expr>) -> Result<Vec<Expr>> {
+        let cast_to = |e: Expr, t: &DataType| -> Result<Expr> {
+            Ok(if &e.data_type()? == t { e } else { Expr::Cast { child: Box::new(e), to: t.clone() } })
+        };
+        let each = |args: Vec<Expr>, types: &[DataType]| -> Result<Vec<Expr>> {
+            args.into_iter().enumerate().map(|(i, a)| cast_to(a, types.get(i).or(types.last()).unwrap_or(&DataType::Utf8))).collect()
+        };
+        let ts = crate::types::timestamp_type(false);
+        let numeric = |e: &Expr| -> Result<()> {
+            let t = e.data_type()?;
+            if crate::types::is_numeric(&t) || crate::types::is_string(&t) || t == DataType::Null { Ok(()) } else { Err(type_error(b, e, "NUMERIC", &t)) }
+        };
+        let to_ts = |e: Expr| -> Result<Expr> {
+            let t = e.data_type()?;
+            match t {
+                DataType::Timestamp(..) => Ok(e),
+                DataType::Date32 | DataType::Null => cast_to(e, &ts),
+                ref s if crate::types::is_string(s) => cast_to(e, &ts),
+                other => Err(type_error(b, &e, "TIMESTAMP", &other)),
+            }
+        };
+        Ok(match self {
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => args,
+            Hash | XxHash64 => {
+                for a in &args {
+                    let t = a.data_type()?;
+                    let ok = crate::types::is_numeric(&t) || crate::types::is_string(&t) || crate::types::is_timestamp(&t)
+                        || matches!(t, DataType::Boolean | DataType::Date32 | DataType::Null);
+                    if !ok {
+                        return Err(KilnError::unsupported(format!("{}(...) of a {} value", self.name(), crate::types::spark_type_name(&t))));
+                    }
+                }
+                args
+            }
+            Hex => {
+                let mut out = vec![];
+                for a in args {
+                    let t = a.data_type()?;
+                    out.push(if crate::types::is_numeric(&t) { cast_to(a, &DataType::Int64)? } else { cast_to(a, &DataType::Utf8)? });
+                }
+                out
+            }
+            Sha2 => each(args, &[DataType::Utf8, DataType::Int32])?,
+            Bin => each(args, &[DataType::Int64])?,
+            Conv => each(args, &[DataType::Utf8, DataType::Int32, DataType::Int32])?,
+            UnixDate => each(args, &[DataType::Date32])?,
+            DateFromUnixDate => each(args, &[DataType::Int32])?,
+            UnixSeconds | UnixMillis | UnixMicros => args.into_iter().map(to_ts).collect::<Result<_>>()?,
+            TimestampSeconds => {
+                let mut out = vec![];
+                for a in args {
+                    numeric(&a)?;
+                    let t = a.data_type()?;
+                    out.push(if crate::types::is_integral(&t) || t == DataType::Null { cast_to(a, &DataType::Int64)? } else { cast_to(a, &DataType::Float64)? });
+                }
+                out
+            }
+            TimestampMillis | TimestampMicros => {
+                for a in &args {
+                    let t = a.data_type()?;
+                    if !crate::types::is_integral(&t) && t != DataType::Null {
+                        return Err(type_error(b, a, "INTEGRAL", &t));
+                    }
+                }
+                each(args, &[DataType::Int64])?
+            }
+            MakeDate => each(args, &[DataType::Int32])?,
+            MakeTimestamp => each(args, &[DataType::Int32, DataType::Int32, DataType::Int32, DataType::Int32, DataType::Int32, DataType::Decimal128(16, 6)])?,
+            MonthsBetween => {
+                let mut it = args.into_iter();
+                let mut out = vec![];
+                for a in it.by_ref().take(2) {
+                    out.push(to_ts(a)?);
+                }
+                for a in it {
+                    out.push(cast_to(a, &DataType::Boolean)?);
+                }
+                out
+            }
+            Elt => each(args, &[DataType::Int32, DataType::Utf8])?,
+            WidthBucket => {
+                args.iter().take(3).try_for_each(numeric)?;
+                each(args, &[DataType::Float64, DataType::Float64, DataType::Float64, DataType::Int64])?
+            }
+            Bround => {
+                let mut it = args.into_iter();
+                let x = it.next().ok_or_else(|| KilnError::internal("bround arity"))?;
+                numeric(&x)?;
+                let t = x.data_type()?;
+                let x = match t {
+                    DataType::Decimal128(..) | DataType::Int64 | DataType::Int32 => x,
+                    DataType::Int16 | DataType::Int8 => cast_to(x, &DataType::Int32)?,
+                    _ => cast_to(x, &DataType::Float64)?,
+                };
+                let d = it.next().ok_or_else(|| KilnError::internal("bround arity"))?;
+                if constant_int(&d).is_none() {
+                    return Err(KilnError::analysis(
+                        "DATATYPE_MISMATCH.NON_FOLDABLE_INPUT",
+                        format!("Cannot resolve \"bround({x}, {d})\": the scale {d} must be an integer literal."),
+                    ));
+                }
+                vec![x, d]
+            }
+            FormatNumber => {
+                numeric(&args[0])?;
+                let mut it = args.into_iter();
+                let x = it.next().ok_or_else(|| KilnError::internal("format_number arity"))?;
+                let x = if matches!(x.data_type()?, DataType::Decimal128(..)) { x } else { cast_to(x, &DataType::Float64)? };
+                let d = it.next().ok_or_else(|| KilnError::internal("format_number arity"))?;
+                vec![x, cast_to(d, &DataType::Int32)?]
+            }
+            FormatString => {
+                let mut it = args.into_iter();
+                let f = it.next().ok_or_else(|| KilnError::internal("format_string arity"))?;
+                std::iter::once(cast_to(f, &DataType::Utf8)).chain(it.map(Ok)).collect::<Result<_>>()?
+            }
+            Md5 | Sha1 | Crc32 | Unhex | Base64 | Unbase64 | LuhnCheck | Soundex => each(args, &[DataType::Utf8])?,
+            TimestampAdd | TimestampDiff => {
+                let mut it = args.into_iter();
+                let unit = it.next().ok_or_else(|| KilnError::internal("timestampadd arity"))?;
+                let unit_name = match &unit {
+                    Expr::Literal(ScalarValue::Utf8(u)) => u.clone(),
+                    other => return Err(KilnError::analysis("INVALID_PARAMETER_VALUE.DATETIME_UNIT", format!("The value of parameter(s) `unit` in `{}` is invalid: expects a unit name such as DAY, got {other}.", self.name()))),
+                };
+                let units: &[&str] = &["MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY", "DAYOFYEAR", "WEEK", "MONTH", "QUARTER", "YEAR"];
+                if !units.contains(&unit_name.as_str()) || (*self == TimestampDiff && unit_name == "DAYOFYEAR") {
+                    return Err(KilnError::analysis(
+                        "INVALID_PARAMETER_VALUE.DATETIME_UNIT",
+                        format!("The value of parameter(s) `unit` in `{}` is invalid: expects one of the units without quotes YEAR, QUARTER, MONTH, WEEK, DAY, DAYOFYEAR, HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND, but got the string literal '{unit_name}'.", self.name()),
+                    ));
+                }
+                let mut out = vec![unit];
+                for (i, a) in it.enumerate() {
+                    out.push(if *self == TimestampAdd && i == 0 { cast_to(a, &DataType::Int64)? } else { to_ts(a)? });
+                }
+                out
+            }
+        })
+    }
+
+    /// The result type over the (coerced) arguments.
+    pub fn return_type(&self, exprs: &[Expr], args: &[DataType]) -> DataType {
+        match self {
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => args.first().cloned().unwrap_or(DataType::Null),
+            Crc32 | XxHash64 | UnixSeconds | UnixMillis | UnixMicros | WidthBucket | TimestampDiff => DataType::Int64,
+            TimestampAdd => args.get(2).cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
+            Hash | UnixDate => DataType::Int32,
+            DateFromUnixDate | MakeDate => DataType::Date32,
+            TimestampSeconds | TimestampMillis | TimestampMicros | MakeTimestamp => crate::types::timestamp_type(false),
+            MonthsBetween => DataType::Float64,
+            LuhnCheck => DataType::Boolean,
+            Bround => match args.first() {
+                Some(DataType::Decimal128(p, s)) => {
+                    let d = exprs.get(1).and_then(constant_int).unwrap_or(0);
+                    let integral = *p as i32 - *s as i32 + 1;
+                    let (p, s) = if d < 0 { crate::types::bounded_decimal(integral.max(1 - d), 0) } else {
+                        let s = d.min(*s as i32);
+                        crate::types::bounded_decimal(integral + s, s)
+                    };
+                    DataType::Decimal128(p, s)
+                }
+                Some(t) => t.clone(),
+                None => DataType::Null,
+            },
+            _ => DataType::Utf8,
+        }
+    }
+
+    /// Evaluates over argument arrays of `rows` rows (none of type NULL when null-intolerant).
+    pub fn eval(&self, args: &[ArrayRef], rows: usize, result: &DataType) -> Result<ArrayRef> {
+        let arg = |i: usize| args.get(i).ok_or_else(|| KilnError::internal(format!("{} lacks argument {i}", self.name())));
+        let strs = |i: usize| -> Result<StringArray> { Ok(arg(i)?.as_string::<i32>().clone()) };
+        let map_str = |f: &dyn Fn(&str) -> Option<String>| -> Result<ArrayRef> { Ok(Arc::new(strs(0)?.iter().map(|s| s.and_then(f)).collect::<StringArray>())) };
+        let i64s = |i: usize| -> Result<Int64Array> { Ok(arg(i)?.as_primitive::<Int64Type>().clone()) };
+        let i32s = |i: usize| -> Result<Int32Array> { Ok(arg(i)?.as_primitive::<Int32Type>().clone()) };
+        let micros = |i: usize| -> Result<Vec<Option<i64>>> { Ok(arg(i)?.as_primitive::<TimestampMicrosecondType>().iter().collect()) };
+        let to_ts = |v: Vec<Option<i64>>| -> ArrayRef { Arc::new(TimestampMicrosecondArray::from(v).with_data_type(result.clone())) };
+        Ok(match self {
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => return Err(KilnError::internal(format!("{} evaluated over values", self.name()))),
+            Md5 => {
+                use md5::Digest;
+                map_str(&|s| Some(hex_lower(&md5::Md5::digest(s.as_bytes()))))?
+            }
+            Sha1 => {
+                use sha1::Digest;
+                map_str(&|s| Some(hex_lower(&sha1::Sha1::digest(s.as_bytes()))))?
+            }
+            Sha2 => {
+                use sha2::Digest;
+                let (s, n) = (strs(0)?, i32s(1)?);
+                Arc::new(s.iter().zip(n.iter()).map(|(s, n)| {
+                    let b = s?.as_bytes();
+                    Some(match n? {
+                        0 | 256 => hex_lower(&sha2::Sha256::digest(b)),
+                        224 => hex_lower(&sha2::Sha224::digest(b)),
+                        384 => hex_lower(&sha2::Sha384::digest(b)),
+                        512 => hex_lower(&sha2::Sha512::digest(b)),
+                        _ => return None,
+                    })
+                }).collect::<StringArray>())
+            }
+            Crc32 => Arc::new(strs(0)?.iter().map(|s| s.map(|s| crc32fast::hash(s.as_bytes()) as i64)).collect::<Int64Array>()),
+            Hash => Arc::new(Int32Array::from(crate::exec::interpreted::exchange::spark_hash(args, rows)?)),
+            XxHash64 => {
+                let mut h = vec![42u64; rows];
+                for a in args {
+                    crate::stats::column::xxhash64_fold(a, &mut h).ok_or_else(|| KilnError::unsupported(format!("xxhash64 of a {} value", a.data_type())))?;
+                }
+                Arc::new(h.into_iter().map(|h| h as i64).collect::<Int64Array>())
+            }
+            Hex => match arg(0)?.data_type() {
+                DataType::Int64 => Arc::new(i64s(0)?.iter().map(|v| v.map(|v| format!("{:X}", v as u64))).collect::<StringArray>()),
+                _ => map_str(&|s| Some(s.bytes().map(|b| format!("{b:02X}")).collect()))?,
+            },
+            Unhex => map_str(&unhex)?,
+            Base64 => map_str(&|s| Some(base64_encode(s.as_bytes())))?,
+            Unbase64 => map_str(&|s| base64_decode(s).map(|b| String::from_utf8_lossy(&b).into_owned()))?,
+            Bin => Arc::new(i64s(0)?.iter().map(|v| v.map(|v| format!("{:b}", v as u64))).collect::<StringArray>()),
+            Conv => {
+                let (s, from, to) = (strs(0)?, i32s(1)?, i32s(2)?);
+                let mut out = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    out.push(if s.is_null(i) || from.is_null(i) || to.is_null(i) { None } else { conv(s.value(i), from.value(i), to.value(i))? });
+                }
+                Arc::new(StringArray::from(out))
+            }
+            UnixDate => Arc::new(arg(0)?.as_primitive::<Date32Type>().reinterpret_cast::<Int32Type>()),
+            DateFromUnixDate => Arc::new(i32s(0)?.reinterpret_cast::<Date32Type>()),
+            UnixSeconds => Arc::new(micros(0)?.into_iter().map(|v| v.map(|v| v.div_euclid(1_000_000))).collect::<Int64Array>()),
+            UnixMillis => Arc::new(micros(0)?.into_iter().map(|v| v.map(|v| v.div_euclid(1_000))).collect::<Int64Array>()),
+            UnixMicros => Arc::new(micros(0)?.into_iter().map(|v| v).collect::<Int64Array>()),
+            TimestampSeconds | TimestampMillis | TimestampMicros => {
+                let scale = match self {
+                    TimestampSeconds => 1_000_000,
+                    TimestampMillis => 1_000,
+                    _ => 1,
+                };
+                match arg(0)?.data_type() {
+                    DataType::Float64 => {
+                        // Spark: NaN and infinities are NULL; the product is truncated to a long.
+                        let v = arg(0)?.as_primitive::<Float64Type>().iter().map(|x| x.filter(|x| x.is_finite()).map(|x| (x * 1e6) as i64)).collect();
+                        to_ts(v)
+                    }
+                    _ => {
+                        let mut v = Vec::with_capacity(rows);
+                        for x in i64s(0)?.iter() {
+                            v.push(match x {
+                                None => None,
+                                Some(x) => Some(x.checked_mul(scale).ok_or_else(|| KilnError::exec("[ARITHMETIC_OVERFLOW] long overflow. SQLSTATE: 22003"))?),
+                            });
+                        }
+                        to_ts(v)
+                    }
+                }
+            }
+            MakeDate => {
+                let (y, m, d) = (i32s(0)?, i32s(1)?, i32s(2)?);
+                let mut out = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    if y.is_null(i) || m.is_null(i) || d.is_null(i) {
+                        out.push(None);
+                        continue;
+                    }
+                    let us = civil_micros(y.value(i), m.value(i), d.value(i), 0, 0, 0)?;
+                    out.push(Some((us / MICROS_PER_DAY) as i32));
+                }
+                Arc::new(Date32Array::from(out))
+            }
+            MakeTimestamp => {
+                let f: Vec<Int32Array> = (0..5).map(i32s).collect::<Result<_>>()?;
+                let sec = arg(5)?.as_primitive::<Decimal128Type>();
+                let mut out = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    if f.iter().any(|a| a.is_null(i)) || sec.is_null(i) {
+                        out.push(None);
+                        continue;
+                    }
+                    let s = sec.value(i);
+                    // Seconds are decimal(16, 6); 60 is the next minute when it has no fraction.
+                    if !(0..=60_000_000).contains(&s) || (s > 59_999_999 && s != 60_000_000) {
+                        return Err(KilnError::exec(format!(
+                            "[DATETIME_FIELD_OUT_OF_BOUNDS] Invalid value for SecondOfMinute (valid values 0 - 59): {}. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22023",
+                            crate::types::format_decimal(s, 6)
+                        )));
+                    }
+                    let base = civil_micros(f[0].value(i), f[1].value(i), f[2].value(i), f[3].value(i), f[4].value(i), 0)?;
+                    out.push(Some(base + s as i64));
+                }
+                to_ts(out)
+            }
+            MonthsBetween => {
+                let (a, b) = (micros(0)?, micros(1)?);
+                let round: Vec<Option<bool>> = if args.len() > 2 { arg(2)?.as_boolean().iter().collect() } else { vec![Some(true); rows] };
+                let out: Float64Array = a.iter().zip(b).zip(round).map(|((a, b), r)| Some(months_between((*a)?, b?, r?))).collect();
+                Arc::new(out)
+            }
+            Elt => {
+                let n = i32s(0)?;
+                let values: Vec<StringArray> = (1..args.len()).map(strs).collect::<Result<_>>()?;
+                let mut out = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    if n.is_null(i) {
+                        out.push(None);
+                        continue;
+                    }
+                    let k = n.value(i);
+                    let Some(v) = usize::try_from(k).ok().filter(|k| *k >= 1).and_then(|k| values.get(k - 1)) else {
+                        return Err(KilnError::exec(format!(
+                            "[INVALID_ARRAY_INDEX] The index {k} is out of bounds. The array has {} elements. Use the SQL function `get()` to tolerate accessing element at invalid index and return NULL instead. SQLSTATE: 22003",
+                            values.len()
+                        )));
+                    };
+                    out.push(v.is_valid(i).then(|| v.value(i).to_string()));
+                }
+                Arc::new(StringArray::from(out))
+            }
+            LuhnCheck => Arc::new(strs(0)?.iter().map(|s| s.map(luhn)).collect::<BooleanArray>()),
+            Soundex => map_str(&|s| Some(soundex(s)))?,
+            WidthBucket => {
+                let f: Vec<Vec<Option<f64>>> = (0..3).map(|i| Ok(arg(i)?.as_primitive::<Float64Type>().iter().collect())).collect::<Result<_>>()?;
+                let n = i64s(3)?;
+                Arc::new((0..rows).map(|i| width_bucket(f[0][i]?, f[1][i]?, f[2][i]?, n.is_valid(i).then(|| n.value(i))?)).collect::<Int64Array>())
+            }
+            Bround => {
+                let d = match args.get(1).map(|a| a.as_primitive::<Int32Type>()) {
+                    Some(d) if d.is_valid(0) => d.value(0),
+                    _ => return Ok(arrow::array::new_null_array(result, rows)),
+                };
+                bround(arg(0)?, d, result)?
+            }
+            FormatNumber => {
+                let d = i32s(1)?;
+                let x = arg(0)?;
+                let text = |i: usize| -> Option<String> {
+                    match x.data_type() {
+                        DataType::Decimal128(_, s) => Some(crate::types::format_decimal(x.as_primitive::<Decimal128Type>().value(i), *s)),
+                        _ => {
+                            let v = x.as_primitive::<Float64Type>().value(i);
+                            v.is_finite().then(|| format!("{v:e}"))
+                        }
+                    }
+                };
+                Arc::new((0..rows).map(|i| {
+                    if x.is_null(i) || d.is_null(i) || d.value(i) < 0 {
+                        return None;
+                    }
+                    Some(match text(i) {
+                        Some(t) => format_number(&t, d.value(i)),
+                        // Java's DecimalFormat prints NaN and infinities with their own symbols.
+                        None => { let v = x.as_primitive::<Float64Type>().value(i); if v.is_nan() { "NaN".into() } else if v > 0.0 { "\u{221E}".into() } else { "-\u{221E}".into() } }
+                    })
+                }).collect::<StringArray>())
+            }
+            TimestampAdd | TimestampDiff => {
+                let unit = strs(0)?;
+                let (x, y) = (arg(1)?, micros(2)?);
+                let mut out = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    out.push(match (unit.is_valid(i).then(|| unit.value(i)), x.is_valid(i), y[i]) {
+                        (Some(u), true, Some(t)) if *self == TimestampAdd => Some(timestamp_add(u, x.as_primitive::<Int64Type>().value(i), t)?),
+                        (Some(u), true, Some(end)) => Some(timestamp_diff(u, x.as_primitive::<TimestampMicrosecondType>().value(i), end)),
+                        _ => None,
+                    });
+                }
+                match self {
+                    TimestampAdd => to_ts(out),
+                    _ => Arc::new(Int64Array::from(out)),
+                }
+            }
+            FormatString => {
+                let f = strs(0)?;
+                let mut out = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    out.push(if f.is_null(i) { None } else { Some(format_string(f.value(i), &args[1..], i)?) });
+                }
+                Arc::new(StringArray::from(out))
+            }
+        })
+    }
+}
+
+/// An integer literal (a folded scale argument).
+fn constant_int(e: &Expr) -> Option<i32> {
+    match e {
+        Expr::Literal(ScalarValue::Int32(v)) => Some(*v),
+        Expr::Literal(ScalarValue::Int64(v)) => i32::try_from(*v).ok(),
+        Expr::Cast { child, .. } => constant_int(child),
+        _ => None,
+    }
+}
+
+fn type_error(b: Builtin, e: &Expr, wanted: &str, t: &DataType) -> KilnError {
+    KilnError::analysis(
+        "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+        format!(
+            "Cannot resolve \"{}({e})\" due to data type mismatch: the parameter requires the \"{wanted}\" type, however \"{e}\" has the type \"{}\".",
+            b.name(),
+            crate::types::spark_type_name(t).to_uppercase()
+        ),
+    )
+}
+
+/// Spark's shorthands among these that are other expressions: the try_ arithmetic (the
+/// operation under a `MoreFn` that makes failing rows NULL), nullifzero, zeroifnull,
+/// equal_null. `Err(args)` when `name` is none of them.
+pub(crate) fn rewrite(name: &str, args: Vec<Expr>) -> Result<std::result::Result<Expr, Vec<Expr>>> {
+    let n = name.to_ascii_lowercase();
+    let (op, wanted) = match n.as_str() {
+        "try_add" => (Some((TryAdd, BinaryOp::Plus)), 2),
+        "try_subtract" => (Some((TrySubtract, BinaryOp::Minus)), 2),
+        "try_multiply" => (Some((TryMultiply, BinaryOp::Multiply)), 2),
+        "try_divide" => (Some((TryDivide, BinaryOp::Divide)), 2),
+        "try_mod" => (Some((TryMod, BinaryOp::Modulo)), 2),
+        "nullifzero" | "zeroifnull" => (None, 1),
+        "equal_null" => (None, 2),
+        _ => return Ok(Err(args)),
+    };
+    if args.len() != wanted {
+        return Err(KilnError::analysis("WRONG_NUM_ARGS", format!("The `{n}` requires {wanted} parameters but the actual number is {}.", args.len())));
+    }
+    let mut it = args.into_iter();
+    let (Some(a), b) = (it.next(), it.next()) else { return Err(KilnError::internal("rewrite arity")) };
+    let zero = Expr::Literal(ScalarValue::Int32(0));
+    Ok(Ok(match (op, b) {
+        (Some((f, op)), Some(b)) => Expr::Function { func: ScalarFunc::Builtin(Builtin::More(f)), args: vec![a.binary(op, b)] },
+        (None, Some(b)) => a.binary(BinaryOp::EqNullSafe, b),
+        (_, None) if n == "zeroifnull" => Expr::Function { func: ScalarFunc::Coalesce, args: vec![a, zero] },
+        _ => {
+            let null = Expr::Literal(ScalarValue::Null(DataType::Null));
+            Expr::CaseWhen { branches: vec![(a.clone().binary(BinaryOp::Eq, zero), null)], else_expr: Some(Box::new(a)) }
+        }
+    }))
+}
+
+fn hex_lower(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Spark's unhex: an odd count reads a leading 0; a non-hex character makes NULL.
+fn unhex(s: &str) -> Option<String> {
+    let digits: Vec<u8> = s.chars().map(|c| c.to_digit(16).map(|d| d as u8)).collect::<Option<_>>()?;
+    let padded: Vec<u8> = if digits.len() % 2 == 1 { std::iter::once(0).chain(digits).collect() } else { digits };
+    let bytes: Vec<u8> = padded.chunks(2).map(|p| p[0] * 16 + p[1]).collect();
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// RFC 4648 with padding, on one line (Spark 4's default, spark.sql.chunkBase64String.enabled off).
+fn base64_encode(b: &[u8]) -> String {
+    let mut out = String::with_capacity(b.len().div_ceil(3) * 4);
+    for c in b.chunks(3) {
+        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
+        for k in 0..4 {
+            out.push(if k <= c.len() { B64[(n >> (18 - 6 * k) & 63) as usize] as char } else { '=' });
+        }
+    }
+    out
+}
+
+/// Lenient as Spark's (commons-codec): characters outside the alphabet are skipped, decoding
+/// stops at padding.
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = vec![];
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in s.bytes() {
+        if c == b'=' {
+            break;
+        }
+        let Some(v) = B64.iter().position(|&x| x == c) else { continue };
+        acc = (acc << 6) | v as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+/// Spark's NumberConverter: the leading digits valid in `from` as an unsigned 64-bit value,
+/// written in `|to|` (signed when `to` < 0); NULL for a base outside 2..36 or empty input;
+/// ANSI: overflow is an error.
+fn conv(s: &str, from: i32, to: i32) -> Result<Option<String>> {
+    if !(2..=36).contains(&from) || !(2..=36).contains(&to.abs()) {
+        return Ok(None);
+    }
+    let s = s.trim();
+    if s.is_empty() {
+        return Ok(None);
+    }
+    let (mut negative, digits) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let mut v: u64 = 0;
+    for c in digits.chars() {
+        let Some(d) = c.to_digit(from as u32) else { break };
+        v = v.checked_mul(from as u64).and_then(|v| v.checked_add(d as u64)).ok_or_else(|| {
+            KilnError::exec("[ARITHMETIC_OVERFLOW] Overflow in function conv(). If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22003")
+        })?;
+    }
+    let mut v = v as i64;
+    if negative && to > 0 {
+        v = if v < 0 { -1 } else { -v };
+    }
+    if to < 0 && v < 0 {
+        v = -v;
+        negative = true;
+    }
+    let mut u = v as u64;
+    let base = to.unsigned_abs() as u64;
+    let mut out = vec![];
+    loop {
+        out.push(std::char::from_digit((u % base) as u32, base as u32).unwrap_or('0').to_ascii_uppercase());
+        u /= base;
+        if u == 0 {
+            break;
+        }
+    }
+    if negative && to < 0 {
+        out.push('-');
+    }
+    Ok(Some(out.into_iter().rev().collect()))
+}
+
+/// Microseconds of a wall-clock time, or Spark's ANSI error naming the bad field.
+fn civil_micros(y: i32, m: i32, d: i32, hh: i32, mm: i32, ss: i32) -> Result<i64> {
+    let bad = |field: &str, range: &str, v: i32| {
+        KilnError::exec(format!(
+            "[DATETIME_FIELD_OUT_OF_BOUNDS] Invalid value for {field} (valid values {range}): {v}. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22023"
+        ))
+    };
+    let checks = [("Year", "-999999999 - 999999999", y, -999_999_999, 999_999_999), ("MonthOfYear", "1 - 12", m, 1, 12), ("DayOfMonth", "1 - 28/31", d, 1, 31), ("HourOfDay", "0 - 23", hh, 0, 23), ("MinuteOfHour", "0 - 59", mm, 0, 59), ("SecondOfMinute", "0 - 59", ss, 0, 59)];
+    for (field, range, v, lo, hi) in checks {
+        if v < lo || v > hi {
+            return Err(bad(field, range, v));
+        }
+    }
+    from_civil(y as i64, m as u32, d as u32, hh as u32, mm as u32, ss as u32, 0).ok_or_else(|| {
+        KilnError::exec(format!("[DATETIME_FIELD_OUT_OF_BOUNDS] Invalid date '{} {d}'. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22023", month_name(m)))
+    })
+}
+
+fn month_name(m: i32) -> &'static str {
+    ["JANUARY", "FEBRUARY", "MARCH", "APRIL", "MAY", "JUNE", "JULY", "AUGUST", "SEPTEMBER", "OCTOBER", "NOVEMBER", "DECEMBER"].get(m as usize - 1).copied().unwrap_or("")
+}
+
+/// Spark's DateTimeUtils.monthsBetween (UTC): whole months when the days of month match or
+/// both are month ends, else the difference in seconds over 31-day months; rounded to 8
+/// digits when asked.
+fn months_between(a: i64, b: i64, round: bool) -> f64 {
+    let (x, y) = (civil(a), civil(b));
+    let last = |c: &crate::types::timestamp::Civil| from_civil(c.year, c.month, c.day + 1, 0, 0, 0, 0).is_none();
+    let months = (x.year - y.year) * 12 + x.month as i64 - y.month as i64;
+    if x.day == y.day || (last(&x) && last(&y)) {
+        return months as f64;
+    }
+    let sec = |c: &crate::types::timestamp::Civil| (c.hour * 3600 + c.minute * 60 + c.second) as i64;
+    let diff = (x.day as i64 - y.day as i64) * 86_400 + sec(&x) - sec(&y);
+    let v = months as f64 + diff as f64 / 2_678_400.0;
+    if round { (v * 1e8).round() / 1e8 } else { v }
+}
+
+/// Spark's DateTimeUtils.timestampAdd (UTC): months keep the day of month, clamped to the
+/// month's end; ANSI: overflow is an error.
+fn timestamp_add(unit: &str, n: i64, t: i64) -> Result<i64> {
+    let overflow = || KilnError::exec("[DATETIME_OVERFLOW] Datetime operation overflow. SQLSTATE: 22008");
+    let micros = |per: i64| n.checked_mul(per).and_then(|d| t.checked_add(d)).ok_or_else(overflow);
+    let months = |per: i64| -> Result<i64> {
+        let m = n.checked_mul(per).ok_or_else(overflow)?;
+        let c = civil(t);
+        let total = c.year * 12 + c.month as i64 - 1 + m;
+        let (y, mo) = (total.div_euclid(12), total.rem_euclid(12) as u32 + 1);
+        let day = (1..=c.day).rev().find(|d| from_civil(y, mo, *d, 0, 0, 0, 0).is_some()).unwrap_or(1);
+        from_civil(y, mo, day, c.hour, c.minute, c.second, c.micros).ok_or_else(overflow)
+    };
+    match unit {
+        "MICROSECOND" => micros(1),
+        "MILLISECOND" => micros(1_000),
+        "SECOND" => micros(1_000_000),
+        "MINUTE" => micros(60_000_000),
+        "HOUR" => micros(3_600_000_000),
+        "DAY" | "DAYOFYEAR" => micros(MICROS_PER_DAY),
+        "WEEK" => micros(7 * MICROS_PER_DAY),
+        "MONTH" => months(1),
+        "QUARTER" => months(3),
+        _ => months(12),
+    }
+}
+
+/// Spark's DateTimeUtils.timestampDiff: Java's ChronoUnit.between on the UTC wall clock, whole
+/// units truncated toward zero (a month counts once its day and time of day are reached).
+fn timestamp_diff(unit: &str, start: i64, end: i64) -> i64 {
+    let d = end - start;
+    let months = || {
+        let (a, b) = (civil(start), civil(end));
+        let pack = |c: &crate::types::timestamp::Civil| (c.year * 12 + c.month as i64) * 32 + c.day as i64;
+        let tod = |c: &crate::types::timestamp::Civil| (c.hour as i64 * 3600 + c.minute as i64 * 60 + c.second as i64) * 1_000_000 + c.micros as i64;
+        // LocalDateTime.until: the end date moves a day back (forward) when its time of day is
+        // before (after) the start's.
+        let shift = if b.days > a.days && tod(&b) < tod(&a) { -1 } else if b.days < a.days && tod(&b) > tod(&a) { 1 } else { 0 };
+        let b = civil((b.days + shift) * MICROS_PER_DAY);
+        (pack(&b) - pack(&a)) / 32
+    };
+    match unit {
+        "MICROSECOND" => d,
+        "MILLISECOND" => d / 1_000,
+        "SECOND" => d / 1_000_000,
+        "MINUTE" => d / 60_000_000,
+        "HOUR" => d / 3_600_000_000,
+        "DAY" => d / MICROS_PER_DAY,
+        "WEEK" => d / (7 * MICROS_PER_DAY),
+        "MONTH" => months(),
+        "QUARTER" => months() / 3,
+        _ => months() / 12,
+    }
+}
+
+fn luhn(s: &str) -> bool {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let sum: u32 = s.bytes().rev().enumerate().map(|(i, b)| {
+        let d = (b - b'0') as u32;
+        if i % 2 == 1 { if d * 2 > 9 { d * 2 - 9 } else { d * 2 } } else { d }
+    }).sum();
+    sum % 10 == 0
+}
+
+/// Spark's UTF8String.soundex: unchanged unless it starts with an ASCII letter; H and W do not
+/// separate equal codes, other non-coded letters do.
+fn soundex(s: &str) -> String {
+    const CODES: &[u8; 26] = b"01230127022455012623017202";
+    let b = s.as_bytes();
+    let Some(first) = b.first().map(|c| c.to_ascii_uppercase()).filter(|c| c.is_ascii_uppercase()) else { return s.to_string() };
+    let mut out = vec![first, b'0', b'0', b'0'];
+    let mut n = 1;
+    let mut last = CODES[(first - b'A') as usize];
+    for c in &b[1..] {
+        let c = c.to_ascii_uppercase();
+        if !c.is_ascii_uppercase() {
+            last = b'0';
+            continue;
+        }
+        let code = CODES[(c - b'A') as usize];
+        if code == b'7' {
+            continue;
+        }
+        if code != b'0' && code != last {
+            out[n] = code;
+            n += 1;
+            if n > 3 {
+                break;
+            }
+        }
+        last = code;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Spark's WidthBucket.computeBucketNumber.
+fn width_bucket(v: f64, min: f64, max: f64, n: i64) -> Option<i64> {
+    if n <= 0 || n == i64::MAX || v.is_nan() || min == max || !min.is_finite() || !max.is_finite() {
+        return None;
+    }
+    let (lo, hi) = (min.min(max), min.max(max));
+    Some(if min < max {
+        if v < lo { 0 } else if v >= hi { n + 1 } else { (n as f64 * (v - lo) / (hi - lo)) as i64 + 1 }
+    } else if v > hi {
+        0
+    } else if v <= lo {
+        n + 1
+    } else {
+        (n as f64 * (hi - v) / (hi - lo)) as i64 + 1
+    })
+}
+
+/// Divides by 10^k rounding HALF_EVEN.
+fn half_even(v: i128, k: u32) -> i128 {
+    let Some(m) = 10i128.checked_pow(k) else { return 0 };
+    let (q, r) = (v / m, v % m);
+    let twice = r.abs() * 2;
+    if twice > m || (twice == m && q % 2 != 0) { q + v.signum() } else { q }
+}
+
+/// bround: HALF_EVEN rounding to `d` digits (doubles through their shortest decimal form).
+fn bround(a: &ArrayRef, d: i32, result: &DataType) -> Result<ArrayRef> {
+    Ok(match (a.data_type(), result) {
+        (DataType::Decimal128(_, s), DataType::Decimal128(rp, rs)) => {
+            let (s, rs) = (*s as i32, *rs as i32);
+            let out = a.as_primitive::<Decimal128Type>().iter().map(|v| {
+                let v = v?;
+                let r = if d < s { half_even(v, (s - d) as u32) } else { v };
+                // Back to the result scale (d < 0: scale 0, a multiple of 10^-d).
+                let at = d.min(s);
+                Some(if at < rs { r * 10i128.pow((rs - at) as u32) } else { r / 10i128.pow((at - rs) as u32) })
+            });
+            Arc::new(out.collect::<arrow::array::Decimal128Array>().with_precision_and_scale(*rp, rs as i8)?)
+        }
+        (DataType::Float64, _) => Arc::new(a.as_primitive::<Float64Type>().iter().map(|x| x.map(|x| bround_double(x, d))).collect::<Float64Array>()),
+        (DataType::Int32, _) => Arc::new(a.as_primitive::<Int32Type>().iter().map(|x| x.map(|x| bround_integral(x as i128, d) as i32)).collect::<Int32Array>()),
+        (DataType::Int64, _) => Arc::new(a.as_primitive::<Int64Type>().iter().map(|x| x.map(|x| bround_integral(x as i128, d) as i64)).collect::<Int64Array>()),
+        (other, _) => return Err(KilnError::internal(format!("bround of {other}"))),
+    })
+}
+
+fn bround_integral(x: i128, d: i32) -> i128 {
+    if d >= 0 { x } else { half_even(x, d.unsigned_abs()).saturating_mul(10i128.checked_pow(d.unsigned_abs()).unwrap_or(0)) }
+}
+
+/// A double's shortest decimal digits as (unscaled, scale): 2.5 is (25, 1).
+fn shortest(x: f64) -> Option<(i128, i32)> {
+    let t = format!("{x:e}");
+    let (mantissa, exp) = t.split_once('e')?;
+    let exp: i32 = exp.parse().ok()?;
+    let frac = mantissa.split_once('.').map_or(0, |(_, f)| f.len() as i32);
+    let digits: i128 = mantissa.replace('.', "").parse().ok()?;
+    Some((digits, frac - exp))
+}
+
+fn bround_double(x: f64, d: i32) -> f64 {
+    let Some((v, s)) = shortest(x).filter(|_| x.is_finite()) else { return x };
+    if s <= d {
+        return x;
+    }
+    let r = half_even(v, (s - d) as u32);
+    format!("{r}e{}", -d).parse().unwrap_or(x)
+}
+
+/// Java's DecimalFormat("#,###,###,##0.00..."): HALF_EVEN to `d` decimals, grouped by three.
+/// `text` is a plain or scientific decimal.
+fn format_number(text: &str, d: i32) -> String {
+    let (v, s) = match text.split_once('e') {
+        Some(_) => text.parse::<f64>().ok().and_then(shortest).unwrap_or((0, 0)),
+        None => {
+            let frac = text.split_once('.').map_or(0, |(_, f)| f.len() as i32);
+            (text.replace('.', "").parse().unwrap_or(0), frac)
+        }
+    };
+    let r = if s > d { half_even(v, (s - d) as u32) } else { v * 10i128.pow((d - s) as u32) };
+    // DecimalFormat keeps the sign of a negative value that rounds to zero ("-0").
+    format!("{}{}", if v < 0 { "-" } else { "" }, unsigned_fixed(r, d as usize, true))
+}
+
+/// |r|·10^-p with `p` decimals; the integer part grouped by thousands when asked.
+fn unsigned_fixed(r: i128, p: usize, grouped: bool) -> String {
+    let digits = r.unsigned_abs().to_string();
+    let digits = if digits.len() <= p { format!("{}{digits}", "0".repeat(p + 1 - digits.len())) } else { digits };
+    let (int, frac) = digits.split_at(digits.len() - p);
+    let int = if grouped { group_thousands(int) } else { int.to_string() };
+    if p == 0 { int } else { format!("{int}.{frac}") }
+}
+
+fn group_thousands(int: &str) -> String {
+    let mut g = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            g.push(',');
+        }
+        g.push(c);
+    }
+    g
+}
+
+/// Java's Formatter for the common conversions: %s %d %f %e %x %o %c %b %% %n with flags
+/// `-+0 ,(`, a width and a precision; NULL arguments print "null".
+fn format_string(fmt: &str, args: &[ArrayRef], row: usize) -> Result<String> {
+    let bad = |msg: String| KilnError::exec(format!("[FORMAT_STRING] format_string('{fmt}'): {msg}"));
+    let mut out = String::new();
+    let mut chars = fmt.chars().peekable();
+    let mut next_arg = 0usize;
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let mut spec = String::new();
+        while let Some(&c) = chars.peek() {
+            if c.is_ascii_digit() || "-+ 0,(.$#".contains(c) {
+                spec.push(c);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        let conv = chars.next().ok_or_else(|| bad("the format ends inside a conversion".into()))?;
+        if conv == '%' {
+            out.push('%');
+            continue;
+        }
+        if conv == 'n' {
+            out.push('\n');
+            continue;
+        }
+        // An explicit argument index: `%2$s`.
+        let (index, spec) = match spec.split_once('$') {
+            Some((i, rest)) => (Some(i.parse::<usize>().map_err(|_| bad(format!("bad argument index in %{spec}{conv}")))?), rest.to_string()),
+            None => (None, spec),
+        };
+        let k = match index {
+            Some(i) if i >= 1 => i - 1,
+            Some(_) => return Err(bad("argument index 0".into())),
+            None => {
+                next_arg += 1;
+                next_arg - 1
+            }
+        };
+        let a = args.get(k).ok_or_else(|| bad(format!("missing an argument for %{spec}{conv}")))?;
+        let flags: String = spec.chars().take_while(|c| "-+ 0,(#".contains(*c)).collect();
+        let rest = &spec[flags.len()..];
+        let (width, precision) = match rest.split_once('.') {
+            Some((w, p)) => (w.parse::<usize>().ok(), p.parse::<usize>().ok()),
+            None => (rest.parse::<usize>().ok(), None),
+        };
+        let value = if a.data_type() == &DataType::Null || a.is_null(row) { None } else { Some(ScalarValue::try_from_array(a.as_ref(), row)?) };
+        let number = |v: &ScalarValue| -> Option<f64> {
+            match v {
+                ScalarValue::Int32(x) => Some(*x as f64),
+                ScalarValue::Int64(x) => Some(*x as f64),
+                ScalarValue::Float64(x) => Some(*x),
+                ScalarValue::Decimal(u, _, s) => Some(*u as f64 / 10f64.powi(*s as i32)),
+                _ => None,
+            }
+        };
+        let integer = |v: &ScalarValue| -> Option<i128> {
+            match v {
+                ScalarValue::Int32(x) => Some(*x as i128),
+                ScalarValue::Int64(x) => Some(*x as i128),
+                _ => None,
+            }
+        };
+        let mismatch = |v: &ScalarValue| bad(format!("%{conv} != {}", crate::types::spark_type_name(&v.data_type())));
+        let signed = |neg: bool, body: String| -> String {
+            if neg { if flags.contains('(') { format!("({body})") } else { format!("-{body}") } } else if flags.contains('+') { format!("+{body}") } else if flags.contains(' ') { format!(" {body}") } else { body }
+        };
+        let text = match (conv, &value) {
+            (_, None) if "sSbB".contains(conv) => if conv == 'b' || conv == 'B' { "false".to_string() } else { "null".to_string() },
+            (_, None) => "null".to_string(),
+            ('s' | 'S', Some(v)) => {
+                let s = match v {
+                    ScalarValue::Utf8(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let s = match precision { Some(p) => s.chars().take(p).collect(), None => s };
+                if conv == 'S' { s.to_uppercase() } else { s }
+            }
+            ('b' | 'B', Some(v)) => match v {
+                ScalarValue::Boolean(b) => b.to_string(),
+                _ => "true".to_string(),
+            },
+            ('d', Some(v)) => {
+                let x = integer(v).ok_or_else(|| mismatch(v))?;
+                let digits = x.unsigned_abs().to_string();
+                signed(x < 0, if flags.contains(',') { group_thousands(&digits) } else { digits })
+            }
+            ('x' | 'X' | 'o', Some(v)) => {
+                let s = match v {
+                    ScalarValue::Int32(x) => if conv == 'o' { format!("{:o}", *x as u32) } else { format!("{:x}", *x as u32) },
+                    ScalarValue::Int64(x) => if conv == 'o' { format!("{:o}", *x as u64) } else { format!("{:x}", *x as u64) },
+                    other => return Err(mismatch(other)),
+                };
+                if conv == 'X' { s.to_uppercase() } else { s }
+            }
+            ('c', Some(v)) => match v {
+                ScalarValue::Int32(x) => char::from_u32(*x as u32).map(String::from).unwrap_or_default(),
+                ScalarValue::Utf8(s) if s.chars().count() == 1 => s.clone(),
+                other => return Err(mismatch(other)),
+            },
+            ('f' | 'e' | 'E', Some(v)) => {
+                if integer(v).is_some() {
+                    return Err(mismatch(v));
+                }
+                let x = number(v).ok_or_else(|| mismatch(v))?;
+                let p = precision.unwrap_or(6);
+                if !x.is_finite() {
+                    if x.is_nan() { "NaN".into() } else { signed(x < 0.0, "Infinity".into()) }
+                } else if conv == 'f' {
+                    // Java rounds HALF_UP on the decimal value.
+                    let (u, s) = match v {
+                        ScalarValue::Decimal(u, _, s) => (*u, *s as i32),
+                        _ => shortest(x).unwrap_or((0, 0)),
+                    };
+                    signed(x < 0.0, unsigned_fixed(half_up(u, s, p as i32), p, flags.contains(',')))
+                } else {
+                    let s = format!("{:.p$e}", x.abs());
+                    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+                    let e: i32 = e.parse().unwrap_or(0);
+                    let s = format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+                    signed(x < 0.0, if conv == 'E' { s.to_uppercase() } else { s })
+                }
+            }
+            (other, _) => return Err(bad(format!("the conversion %{other} is not supported"))),
+        };
+        let width = width.unwrap_or(0);
+        let len = text.chars().count();
+        if len >= width {
+            out.push_str(&text);
+        } else if flags.contains('-') {
+            out.push_str(&text);
+            out.push_str(&" ".repeat(width - len));
+        } else if flags.contains('0') && value.is_some() && "dfxXoeE".contains(conv) {
+            let (sign, body) = if text.starts_with(['-', '+', ' ']) { text.split_at(1) } else { ("", text.as_str()) };
+            out.push_str(sign);
+            out.push_str(&"0".repeat(width - len));
+            out.push_str(body);
+        } else {
+            out.push_str(&" ".repeat(width - len));
+            out.push_str(&text);
+        }
+    }
+    Ok(out)
+}
+
+/// unscaled·10^-scale as an unscaled value at scale `p`, rounded HALF_UP.
+fn half_up(u: i128, scale: i32, p: i32) -> i128 {
+    if scale > p {
+        let m = 10i128.pow((scale - p) as u32);
+        let (q, rem) = (u / m, u % m);
+        if rem.abs() * 2 >= m { q + u.signum() } else { q }
+    } else {
+        u * 10i128.pow((p - scale) as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conv_matches_spark() {
+        assert_eq!(conv("100", 2, 10).ok().flatten().as_deref(), Some("4"));
+        assert_eq!(conv("-10", 16, -10).ok().flatten().as_deref(), Some("-16"));
+        assert_eq!(conv("-10", 10, 16).ok().flatten().as_deref(), Some("FFFFFFFFFFFFFFF6"));
+        assert_eq!(conv("10a", 10, 16).ok().flatten().as_deref(), Some("A"));
+        assert_eq!(conv("1", 1, 10).ok().flatten(), None);
+    }
+
+    #[test]
+    fn soundex_and_luhn() {
+        assert_eq!(soundex("Miller"), "M460");
+        assert_eq!(soundex("Ashcraft"), "A261");
+        assert_eq!(soundex("Tymczak"), "T522");
+        assert_eq!(soundex("1abc"), "1abc");
+        assert!(luhn("79927398713"));
+        assert!(!luhn("79927398714"));
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(format_number("12332.123456", 4), "12,332.1235");
+        assert_eq!(format_number("-0.5", 0), "-0");
+        assert_eq!(bround_double(2.5, 0), 2.0);
+        assert_eq!(bround_double(3.5, 0), 4.0);
+        assert_eq!(bround_double(-0.125, 2), -0.12);
+        assert_eq!(bround_integral(25, -1), 20);
+        assert_eq!(base64_encode(b"Spark SQL"), "U3BhcmsgU1FM");
+        assert_eq!(base64_decode("U3BhcmsgU1FM"), Some(b"Spark SQL".to_vec()));
+    }
+}

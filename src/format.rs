@@ -73,7 +73,8 @@ fn java_from_exp(rust: &str, plain: bool) -> String {
 
 /// The value at `row` as Spark's `CAST(x AS STRING)` prints it; `None` for NULL.
 pub fn format_value(array: &dyn Array, row: usize) -> Option<String> {
-    if array.is_null(row) {
+    // A NULL-typed array has no validity bitmap, yet every value is NULL.
+    if array.is_null(row) || array.data_type() == &DataType::Null {
         return None;
     }
     Some(match array.data_type() {
@@ -330,6 +331,13 @@ mod tests {
 
     use arrow::array::{ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array, StringArray};
     use arrow::datatypes::Field;
+
+    #[test]
+    fn a_null_typed_column_prints_null() {
+        let nulls = arrow::array::new_null_array(&DataType::Null, 2);
+        assert_eq!(format_value(nulls.as_ref(), 1), None);
+        assert_eq!(format_value(&Int32Array::from(vec![Some(1), None]), 1), None);
+    }
 
     #[test]
     fn doubles_print_like_java() {

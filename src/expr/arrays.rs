@@ -31,6 +31,14 @@ pub enum ArrayFn {
     Max,
     /// array_min(a).
     Min,
+    /// element_at(a, i): 1-based, negative from the end; out of bounds an error (ANSI).
+    ElementAt,
+    /// try_element_at(a, i): element_at with NULL out of bounds.
+    TryElementAt,
+    /// get(a, i): 0-based, NULL out of bounds.
+    Get,
+    /// a[i]: 0-based, an error out of bounds (ANSI).
+    GetItem,
 }
 
 fn lists(a: &ArrayRef) -> Result<&ListArray> {
@@ -117,6 +125,7 @@ pub fn eval(f: ArrayFn, args: &[ArrayRef], rows: usize, result: &DataType) -> Re
             })?
         }
         ArrayFn::Max | ArrayFn::Min => extremum(l, f == ArrayFn::Max)?,
+        ArrayFn::ElementAt | ArrayFn::TryElementAt | ArrayFn::Get | ArrayFn::GetItem => element(f, l, arg(1)?)?,
         ArrayFn::Contains => {
             let v = arg(1)?;
             let v = if v.data_type() == l.values().data_type() { v.clone() } else { cast(v, l.values().data_type())? };
@@ -160,4 +169,57 @@ pub fn eval(f: ArrayFn, args: &[ArrayRef], rows: usize, result: &DataType) -> Re
             Arc::new(out)
         }
     })
+}
+
+/// One element of each row's array (`f` says how the index counts and what out of bounds is).
+fn element(f: ArrayFn, l: &ListArray, index: &ArrayRef) -> Result<ArrayRef> {
+    let index = cast(index, &DataType::Int32)?;
+    let index = index.as_primitive::<arrow::datatypes::Int32Type>();
+    let offsets = l.value_offsets();
+    let mut picks: Vec<Option<u32>> = Vec::with_capacity(l.len());
+    for i in 0..l.len() {
+        if l.is_null(i) || index.is_null(i) {
+            picks.push(None);
+            continue;
+        }
+        let (start, len, k) = (offsets[i] as i64, (offsets[i + 1] - offsets[i]) as i64, index.value(i) as i64);
+        let at = match f {
+            ArrayFn::Get | ArrayFn::GetItem => (0..len).contains(&k).then_some(k),
+            _ if k == 0 => {
+                return Err(KilnError::exec("[INVALID_INDEX_OF_ZERO] The index 0 is invalid. An index shall be either < 0 or > 0 (the first element has index 1). SQLSTATE: 22003"));
+            }
+            _ if k > 0 => (k <= len).then_some(k - 1),
+            _ => (-k <= len).then_some(len + k),
+        };
+        match (at, f) {
+            (Some(at), _) => picks.push(u32::try_from(start + at).ok()),
+            (None, ArrayFn::ElementAt) => {
+                return Err(KilnError::exec(format!(
+                    "[INVALID_ARRAY_INDEX_IN_ELEMENT_AT] The index {k} is out of bounds. The array has {len} elements. Use `try_element_at` to tolerate accessing element at invalid index and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22003"
+                )));
+            }
+            (None, ArrayFn::GetItem) => {
+                return Err(KilnError::exec(format!(
+                    "[INVALID_ARRAY_INDEX] The index {k} is out of bounds. The array has {len} elements. Use the SQL function `get()` to tolerate accessing element at invalid index and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22003"
+                )));
+            }
+            (None, _) => picks.push(None),
+        }
+    }
+    Ok(arrow::compute::take(l.values().as_ref(), &arrow::array::UInt32Array::from(picks), None)?)
+}
+
+/// `array(a, b, ...)`: one array per row of the arguments' values (already of one type).
+pub fn make_array(args: &[ArrayRef], rows: usize, result: &DataType) -> Result<ArrayRef> {
+    let DataType::List(field) = result else { return Err(KilnError::internal(format!("array() of type {result}"))) };
+    let k = args.len();
+    let values = if k == 0 {
+        arrow::array::new_empty_array(field.data_type())
+    } else {
+        let refs: Vec<&dyn Array> = args.iter().map(|a| a.as_ref()).collect();
+        let order: Vec<(usize, usize)> = (0..rows).flat_map(|r| (0..k).map(move |c| (c, r))).collect();
+        arrow::compute::interleave(&refs, &order)?
+    };
+    let offsets = OffsetBuffer::from_lengths(std::iter::repeat_n(k, rows));
+    Ok(Arc::new(ListArray::try_new(field.clone(), offsets, values, None)?))
 }

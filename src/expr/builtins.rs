@@ -26,6 +26,10 @@ pub enum Builtin {
     StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl, Cot, E, Factorial, TypeOf,
     Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp, FromUnixtime, DateTrunc,
     Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin,
+    /// `array(a, b, ...)`; element_at (1-based, from the end when negative), try_element_at, get (0-based, NULL out of bounds).
+    MakeArray, ElementAt, TryElementAt, Get,
+    /// `a[i]` (0-based; an error out of bounds under ANSI); made by the parser.
+    GetItem,
     /// `timestamp ± interval` (args: timestamp, microseconds, months); made by the analyzer, not callable.
     TimeAdd,
     /// `TRY_CAST(x AS t)` (args: x, a NULL of type t): NULL where the cast fails; made by the parser.
@@ -43,7 +47,8 @@ const ALL: &[Builtin] = &[
     Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate, RLike, RegexpReplace, RegexpExtract,
     RegexpCount, RegexpSubstr, RegexpInstr, StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl,
     Cot, E, Factorial, TypeOf, ShiftLeft, ShiftRight, ShiftRightUnsigned, BitCount, Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp,
-    FromUnixtime, DateTrunc, Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin,
+    FromUnixtime, DateTrunc, Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin, MakeArray, ElementAt,
+    TryElementAt, Get,
 ];
 
 impl Builtin {
@@ -70,6 +75,7 @@ impl Builtin {
             FromUnixtime => "from_unixtime", DateTrunc => "date_trunc", TimeAdd => "timeadd", TryCast => "try_cast",
             Size => "size", SortArray => "sort_array", ArraySort => "array_sort", ArrayContains => "array_contains",
             ArrayJoin => "array_join", ArrayDistinct => "array_distinct", ArrayMax => "array_max", ArrayMin => "array_min",
+            MakeArray => "array", ElementAt => "element_at", TryElementAt => "try_element_at", Get => "get", GetItem => "get_item",
             More(m) => m.name(),
         }
     }
@@ -128,6 +134,8 @@ impl Builtin {
             SortArray => (1, 2),
             ArrayContains => (2, 2),
             ArrayJoin => (2, 3),
+            MakeArray => (0, usize::MAX),
+            ElementAt | TryElementAt | Get | GetItem => (2, 2),
             More(m) => m.arity(),
             _ => (1, 1),
         }
@@ -138,7 +146,7 @@ impl Builtin {
         if let More(m) = self {
             return m.null_intolerant();
         }
-        !matches!(self, Greatest | Least | ConcatWs | CurrentDate | Pi | E | CurrentTimestamp | UnixTimestamp | Nanvl | TypeOf | TryCast)
+        !matches!(self, Greatest | Least | ConcatWs | CurrentDate | Pi | E | CurrentTimestamp | UnixTimestamp | Nanvl | TypeOf | TryCast | MakeArray)
     }
 
     /// Whether the result may be NULL, given which arguments may be.
@@ -152,7 +160,8 @@ impl Builtin {
             Nanvl => args.first().copied().unwrap_or(false) || args.get(1).copied().unwrap_or(false),
             DateTrunc => true,
             // A NULL element can be the answer.
-            ArrayContains | ArrayMax | ArrayMin => true,
+            ArrayContains | ArrayMax | ArrayMin | ElementAt | TryElementAt | Get | GetItem => true,
+            MakeArray => false,
             More(m) => m.nullable(args),
             _ => args.iter().any(|n| *n),
         }
@@ -296,6 +305,32 @@ impl Builtin {
             CurrentTimestamp | TimeAdd | TypeOf | TryCast => args,
             Factorial | Space => args.into_iter().map(|a| cast_to(a, &DataType::Int32)).collect::<Result<_>>()?,
             Pi | CurrentDate => args,
+            MakeArray => {
+                let mut t = DataType::Null;
+                for a in &args {
+                    let at = a.data_type()?;
+                    t = wider_type(&t, &at).ok_or_else(|| {
+                        KilnError::analysis(
+                            "DATATYPE_MISMATCH.DATA_DIFF_TYPES",
+                            format!("Cannot resolve \"array({})\" due to data type mismatch: Input to `array` should all be the same type, but it's ({}).", args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "), args.iter().map(|a| a.data_type().map(|t| crate::types::spark_type_name(&t)).unwrap_or_default()).collect::<Vec<_>>().join(", ")),
+                        )
+                    })?;
+                }
+                args.into_iter().map(|a| cast_to(a, &t)).collect::<Result<_>>()?
+            }
+            ElementAt | TryElementAt | Get | GetItem => {
+                let mut it = args.into_iter();
+                let (a, i) = (it.next().ok_or_else(|| KilnError::internal("element_at arity"))?, it.next().ok_or_else(|| KilnError::internal("element_at arity"))?);
+                match a.data_type()? {
+                    DataType::List(_) | DataType::Null => {}
+                    t => return Err(self.type_error(&a, "ARRAY", &t)),
+                }
+                let i = match i.data_type()? {
+                    DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Null => cast_to(i, &DataType::Int32)?,
+                    t => return Err(self.type_error(&i, "INT", &t)),
+                };
+                vec![a, i]
+            }
             Size | SortArray | ArraySort | ArrayContains | ArrayJoin | ArrayDistinct | ArrayMax | ArrayMin => {
                 let mut it = args.into_iter();
                 let a = it.next().ok_or_else(|| KilnError::internal("array function arity"))?;
@@ -383,7 +418,8 @@ impl Builtin {
             Size => DataType::Int32,
             ArrayContains => DataType::Boolean,
             SortArray | ArraySort | ArrayDistinct => args.first().cloned().unwrap_or(DataType::Null),
-            ArrayMax | ArrayMin => match args.first() {
+            MakeArray => crate::types::list_type(args.first().cloned().unwrap_or(DataType::Null)),
+            ArrayMax | ArrayMin | ElementAt | TryElementAt | Get | GetItem => match args.first() {
                 Some(DataType::List(f)) => f.data_type().clone(),
                 _ => DataType::Null,
             },
@@ -428,6 +464,11 @@ impl Builtin {
             ArrayDistinct => array(super::arrays::ArrayFn::Distinct)?,
             ArrayMax => array(super::arrays::ArrayFn::Max)?,
             ArrayMin => array(super::arrays::ArrayFn::Min)?,
+            MakeArray => super::arrays::make_array(args, rows, result)?,
+            ElementAt => array(super::arrays::ArrayFn::ElementAt)?,
+            TryElementAt => array(super::arrays::ArrayFn::TryElementAt)?,
+            Get => array(super::arrays::ArrayFn::Get)?,
+            GetItem => array(super::arrays::ArrayFn::GetItem)?,
             RegexpReplace => regexp(super::regexp::RegexpFn::Replace)?,
             RegexpExtract => regexp(super::regexp::RegexpFn::Extract)?,
             RegexpCount => regexp(super::regexp::RegexpFn::Count)?,

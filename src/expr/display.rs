@@ -221,6 +221,13 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             }
             write!(f, ")")
         }
+        // `a[i]`, as Spark prints GetArrayItem.
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::GetItem), args } if args.len() == 2 => {
+            write_expr(f, &args[0], style)?;
+            write!(f, "[")?;
+            write_expr(f, &args[1], style)?;
+            write!(f, "]")
+        }
         Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::BitNot), args } if args.len() == 1 => {
             write!(f, "~")?;
             write_expr(f, &args[0], style)

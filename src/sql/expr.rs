@@ -182,6 +182,17 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
         ast::Expr::IsUnknown(x) => Expr::IsNull(boxed(sub(x)?)),
         ast::Expr::IsNotUnknown(x) => Expr::IsNotNull(boxed(sub(x)?)),
         ast::Expr::Subquery(q) => Expr::ScalarSubquery { plan: subquery(q)?, id: ExprId::next() },
+        // `a[i]`, `a[i][j]`: Spark's GetArrayItem, 0-based.
+        ast::Expr::CompoundFieldAccess { root, access_chain } if access_chain.iter().all(|a| matches!(a, ast::AccessExpr::Subscript(ast::Subscript::Index { .. }))) => {
+            let mut out = sub(root)?;
+            for a in access_chain {
+                if let ast::AccessExpr::Subscript(ast::Subscript::Index { index }) = a {
+                    let func = crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::GetItem);
+                    out = Expr::Function { func, args: vec![out, sub(index)?] };
+                }
+            }
+            out
+        }
         ast::Expr::Exists { subquery: q, negated } => {
             let e = Expr::Exists { plan: subquery(q)?, id: ExprId::next() };
             if *negated {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use arrow::array::{new_null_array, Array, ArrayRef, AsArray, BooleanArray, Int32Array, ListArray, StringArray};
-use arrow::buffer::OffsetBuffer;
+use arrow::buffer::{NullBuffer, OffsetBuffer};
 use arrow::compute::{cast, SortOptions};
 use arrow::datatypes::DataType;
 use arrow::row::{RowConverter, SortField};
@@ -39,6 +39,12 @@ pub enum ArrayFn {
     Get,
     /// a[i]: 0-based, an error out of bounds (ANSI).
     GetItem,
+    /// array_position(a, v): the 1-based position of the first v, 0 when absent.
+    Position,
+    /// array_remove(a, v): a without the elements equal to v.
+    Remove,
+    /// slice(a, start, length): start 1-based or negative from the end.
+    Slice,
 }
 
 fn lists(a: &ArrayRef) -> Result<&ListArray> {
@@ -126,6 +132,50 @@ pub fn eval(f: ArrayFn, args: &[ArrayRef], rows: usize, result: &DataType) -> Re
         }
         ArrayFn::Max | ArrayFn::Min => extremum(l, f == ArrayFn::Max)?,
         ArrayFn::ElementAt | ArrayFn::TryElementAt | ArrayFn::Get | ArrayFn::GetItem => element(f, l, arg(1)?)?,
+        ArrayFn::Position | ArrayFn::Remove => {
+            let v = arg(1)?;
+            let v = if v.data_type() == l.values().data_type() { v.clone() } else { cast(v, l.values().data_type())? };
+            let conv = RowConverter::new(vec![SortField::new(l.values().data_type().clone())])?;
+            let (items, wanted) = (conv.convert_columns(std::slice::from_ref(l.values()))?, conv.convert_columns(&[v.clone()])?);
+            let equal = |k: usize, i: usize| !l.values().is_null(k) && items.row(k) == wanted.row(i);
+            if f == ArrayFn::Position {
+                Arc::new(
+                    (0..l.len())
+                        .map(|i| (l.is_valid(i) && v.is_valid(i)).then(|| (offsets[i] as usize..offsets[i + 1] as usize).position(|k| equal(k, i)).map_or(0, |p| p as i64 + 1)))
+                        .collect::<arrow::array::Int64Array>(),
+                )
+            } else {
+                let kept = reorder(l, |i, items| if v.is_valid(i) { items.iter().copied().filter(|k| !equal(*k, i)).collect() } else { vec![] })?;
+                with_nulls(kept, v.logical_nulls())?
+            }
+        }
+        ArrayFn::Slice => {
+            let (start, length) = (cast(arg(1)?, &DataType::Int32)?, cast(arg(2)?, &DataType::Int32)?);
+            let (start, length) = (start.as_primitive::<arrow::datatypes::Int32Type>(), length.as_primitive::<arrow::datatypes::Int32Type>());
+            for i in 0..l.len() {
+                if l.is_null(i) || start.is_null(i) || length.is_null(i) {
+                    continue;
+                }
+                if start.value(i) == 0 {
+                    return Err(KilnError::exec("[INVALID_PARAMETER_VALUE.START] The value of parameter(s) `start` in `slice` is invalid: Expects a positive or a negative value for `start`, but got 0. SQLSTATE: 22023"));
+                }
+                if length.value(i) < 0 {
+                    return Err(KilnError::exec(format!("[INVALID_PARAMETER_VALUE.LENGTH] The value of parameter(s) `length` in `slice` is invalid: Expects `length` greater than or equal to 0, but got {}. SQLSTATE: 22023", length.value(i))));
+                }
+            }
+            let kept = reorder(l, |i, items| {
+                if start.is_null(i) || length.is_null(i) {
+                    return vec![];
+                }
+                let (n, s) = (items.len() as i64, start.value(i) as i64);
+                let from = if s > 0 { s - 1 } else { n + s };
+                if from < 0 || from >= n {
+                    return vec![];
+                }
+                items[from as usize..(from + length.value(i) as i64).min(n) as usize].to_vec()
+            })?;
+            with_nulls(kept, NullBuffer::union(start.nulls(), length.nulls()))?
+        }
         ArrayFn::Contains => {
             let v = arg(1)?;
             let v = if v.data_type() == l.values().data_type() { v.clone() } else { cast(v, l.values().data_type())? };
@@ -222,4 +272,31 @@ pub fn make_array(args: &[ArrayRef], rows: usize, result: &DataType) -> Result<A
     };
     let offsets = OffsetBuffer::from_lengths(std::iter::repeat_n(k, rows));
     Ok(Arc::new(ListArray::try_new(field.clone(), offsets, values, None)?))
+}
+
+/// `a` with the rows NULL where `nulls` says so as well.
+fn with_nulls(a: ArrayRef, nulls: Option<NullBuffer>) -> Result<ArrayRef> {
+    let l = lists(&a)?;
+    let DataType::List(field) = l.data_type() else { return Err(KilnError::internal("with_nulls of a non-list")) };
+    let nulls = NullBuffer::union(l.nulls(), nulls.as_ref());
+    Ok(Arc::new(ListArray::try_new(field.clone(), l.offsets().clone(), l.values().clone(), nulls)?))
+}
+
+/// `array_repeat(v, n)`: n copies of v per row (none for n <= 0; NULL when n is).
+pub fn array_repeat(args: &[ArrayRef], result: &DataType) -> Result<ArrayRef> {
+    let DataType::List(field) = result else { return Err(KilnError::internal(format!("array_repeat of type {result}"))) };
+    let (v, n) = match args {
+        [v, n] => (v, cast(n, &DataType::Int32)?),
+        _ => return Err(KilnError::internal("array_repeat arity")),
+    };
+    let n = n.as_primitive::<arrow::datatypes::Int32Type>();
+    let counts: Vec<usize> = (0..n.len()).map(|i| if n.is_valid(i) { n.value(i).max(0) as usize } else { 0 }).collect();
+    let total: usize = counts.iter().sum();
+    if total > i32::MAX as usize {
+        return Err(KilnError::exec(format!("array_repeat: {total} elements, over the limit of {} for the arrays of one batch", i32::MAX)));
+    }
+    let idx: Vec<u32> = counts.iter().enumerate().flat_map(|(i, c)| std::iter::repeat_n(i as u32, *c)).collect();
+    let values = arrow::compute::take(v.as_ref(), &arrow::array::UInt32Array::from(idx), None)?;
+    let values = if values.data_type() == field.data_type() { values } else { cast(&values, field.data_type())? };
+    Ok(Arc::new(ListArray::try_new(field.clone(), OffsetBuffer::from_lengths(counts), values, n.nulls().cloned())?))
 }

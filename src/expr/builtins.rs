@@ -27,7 +27,7 @@ pub enum Builtin {
     Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp, FromUnixtime, DateTrunc,
     Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin,
     /// `array(a, b, ...)`; element_at (1-based, from the end when negative), try_element_at, get (0-based, NULL out of bounds).
-    MakeArray, ElementAt, TryElementAt, Get,
+    MakeArray, ElementAt, TryElementAt, Get, ArrayPosition, ArrayRemove, Slice, ArrayRepeat,
     /// `a[i]` (0-based; an error out of bounds under ANSI); made by the parser.
     GetItem,
     /// `timestamp ± interval` (args: timestamp, microseconds, months); made by the analyzer, not callable.
@@ -48,7 +48,7 @@ const ALL: &[Builtin] = &[
     RegexpCount, RegexpSubstr, RegexpInstr, StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl,
     Cot, E, Factorial, TypeOf, ShiftLeft, ShiftRight, ShiftRightUnsigned, BitCount, Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp,
     FromUnixtime, DateTrunc, Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin, MakeArray, ElementAt,
-    TryElementAt, Get,
+    TryElementAt, Get, ArrayPosition, ArrayRemove, Slice, ArrayRepeat,
 ];
 
 impl Builtin {
@@ -76,6 +76,7 @@ impl Builtin {
             Size => "size", SortArray => "sort_array", ArraySort => "array_sort", ArrayContains => "array_contains",
             ArrayJoin => "array_join", ArrayDistinct => "array_distinct", ArrayMax => "array_max", ArrayMin => "array_min",
             MakeArray => "array", ElementAt => "element_at", TryElementAt => "try_element_at", Get => "get", GetItem => "get_item",
+            ArrayPosition => "array_position", ArrayRemove => "array_remove", Slice => "slice", ArrayRepeat => "array_repeat",
             More(m) => m.name(),
         }
     }
@@ -135,7 +136,8 @@ impl Builtin {
             ArrayContains => (2, 2),
             ArrayJoin => (2, 3),
             MakeArray => (0, usize::MAX),
-            ElementAt | TryElementAt | Get | GetItem => (2, 2),
+            ElementAt | TryElementAt | Get | GetItem | ArrayPosition | ArrayRemove | ArrayRepeat => (2, 2),
+            Slice => (3, 3),
             More(m) => m.arity(),
             _ => (1, 1),
         }
@@ -146,7 +148,7 @@ impl Builtin {
         if let More(m) = self {
             return m.null_intolerant();
         }
-        !matches!(self, Greatest | Least | ConcatWs | CurrentDate | Pi | E | CurrentTimestamp | UnixTimestamp | Nanvl | TypeOf | TryCast | MakeArray)
+        !matches!(self, Greatest | Least | ConcatWs | CurrentDate | Pi | E | CurrentTimestamp | UnixTimestamp | Nanvl | TypeOf | TryCast | MakeArray | ArrayRepeat)
     }
 
     /// Whether the result may be NULL, given which arguments may be.
@@ -162,6 +164,7 @@ impl Builtin {
             // A NULL element can be the answer.
             ArrayContains | ArrayMax | ArrayMin | ElementAt | TryElementAt | Get | GetItem => true,
             MakeArray => false,
+            ArrayRepeat => args.get(1).copied().unwrap_or(true),
             More(m) => m.nullable(args),
             _ => args.iter().any(|n| *n),
         }
@@ -331,7 +334,13 @@ impl Builtin {
                 };
                 vec![a, i]
             }
-            Size | SortArray | ArraySort | ArrayContains | ArrayJoin | ArrayDistinct | ArrayMax | ArrayMin => {
+            ArrayRepeat => {
+                let mut it = args.into_iter();
+                let v = it.next().ok_or_else(|| KilnError::internal("array_repeat arity"))?;
+                let n = it.next().ok_or_else(|| KilnError::internal("array_repeat arity"))?;
+                vec![v, cast_to(n, &DataType::Int32)?]
+            }
+            Size | SortArray | ArraySort | ArrayContains | ArrayJoin | ArrayDistinct | ArrayMax | ArrayMin | ArrayPosition | ArrayRemove | Slice => {
                 let mut it = args.into_iter();
                 let a = it.next().ok_or_else(|| KilnError::internal("array function arity"))?;
                 let element = match a.data_type()? {
@@ -341,7 +350,8 @@ impl Builtin {
                 };
                 let rest: Vec<Expr> = match self {
                     SortArray => it.map(|x| cast_to(x, &DataType::Boolean)).collect::<Result<_>>()?,
-                    ArrayContains => it.map(|x| if element == DataType::Null { Ok(x) } else { cast_to(x, &element) }).collect::<Result<_>>()?,
+                    ArrayContains | ArrayPosition | ArrayRemove => it.map(|x| if element == DataType::Null { Ok(x) } else { cast_to(x, &element) }).collect::<Result<_>>()?,
+                    Slice => it.map(|x| cast_to(x, &DataType::Int32)).collect::<Result<_>>()?,
                     ArrayJoin => it.map(|x| cast_to(x, &DataType::Utf8)).collect::<Result<_>>()?,
                     _ => it.collect(),
                 };
@@ -418,7 +428,9 @@ impl Builtin {
             Size => DataType::Int32,
             ArrayContains => DataType::Boolean,
             SortArray | ArraySort | ArrayDistinct => args.first().cloned().unwrap_or(DataType::Null),
-            MakeArray => crate::types::list_type(args.first().cloned().unwrap_or(DataType::Null)),
+            MakeArray | ArrayRepeat => crate::types::list_type(args.first().cloned().unwrap_or(DataType::Null)),
+            ArrayPosition => DataType::Int64,
+            ArrayRemove | Slice => args.first().cloned().unwrap_or(DataType::Null),
             ArrayMax | ArrayMin | ElementAt | TryElementAt | Get | GetItem => match args.first() {
                 Some(DataType::List(f)) => f.data_type().clone(),
                 _ => DataType::Null,
@@ -469,6 +481,10 @@ impl Builtin {
             TryElementAt => array(super::arrays::ArrayFn::TryElementAt)?,
             Get => array(super::arrays::ArrayFn::Get)?,
             GetItem => array(super::arrays::ArrayFn::GetItem)?,
+            ArrayPosition => array(super::arrays::ArrayFn::Position)?,
+            ArrayRemove => array(super::arrays::ArrayFn::Remove)?,
+            Slice => array(super::arrays::ArrayFn::Slice)?,
+            ArrayRepeat => super::arrays::array_repeat(args, result)?,
             RegexpReplace => regexp(super::regexp::RegexpFn::Replace)?,
             RegexpExtract => regexp(super::regexp::RegexpFn::Extract)?,
             RegexpCount => regexp(super::regexp::RegexpFn::Count)?,

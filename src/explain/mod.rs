@@ -84,7 +84,7 @@ pub fn adaptive_string(final_plan: &PhysicalPlan, initial: &PhysicalPlan, config
 }
 
 /// A plan's operators without their WholeStageCodegen wrappers.
-fn without_stages(plan: &PhysicalPlan) -> PhysicalPlan {
+pub(crate) fn without_stages(plan: &PhysicalPlan) -> PhysicalPlan {
     match plan {
         PhysicalPlan::WholeStageCodegen { child, .. } => without_stages(child),
         other => other.with_new_children(other.children().into_iter().map(|c| std::sync::Arc::new(without_stages(c))).collect()),

@@ -295,15 +295,38 @@ impl PhysicalPlan {
                     None => p.node_string(config),
                 };
                 let notes: Vec<String> = [wrappers.get(&(p as *const PhysicalPlan)).and_then(|w| note(w)), note(p)].into_iter().flatten().collect();
-                if notes.is_empty() {
-                    line
-                } else {
-                    format!("{line} [{}]", notes.join("; "))
-                }
+                let line = if notes.is_empty() { line } else { format!("{line} [{}]", notes.join("; ")) };
+                with_subqueries(line, p, config)
             },
             &|p: &PhysicalPlan| p.tree_children().into_iter().map(|c| skip_stage(c)).collect(),
         )
     }
+}
+
+/// Spark's inner children: the subqueries an operator hosts hang below its line, before its
+/// children, each `Subquery scalar-subquery#N, [id=#M]` over its own plan (under an
+/// `AdaptiveSparkPlan` when it runs adaptively, its final plan once it ran).
+fn with_subqueries(line: String, p: &PhysicalPlan, config: &Config) -> String {
+    let subqueries = p.subqueries();
+    let carry = if p.tree_children().is_empty() { "   " } else { ":  " };
+    let mut text = line;
+    for (i, s) in subqueries.iter().enumerate() {
+        let (first, rest) = if i + 1 == subqueries.len() { ("+- ", "   ") } else { (":- ", ":  ") };
+        let plan = match s.final_plan.get() {
+            Some(final_plan) => super::adaptive_string(final_plan, &s.plan, config),
+            None if crate::physical::adaptive::is_adaptive(&s.plan, config) => {
+                let tree = super::without_stages(&s.plan).tree_string(config);
+                let indented: String = tree.lines().enumerate().map(|(i, l)| format!("{}{l}\n", if i == 0 { "+- " } else { "   " })).collect();
+                format!("AdaptiveSparkPlan isFinalPlan=false\n{indented}")
+            }
+            None => s.plan.tree_string(config),
+        };
+        let block = format!("{}\n{}", Expr::ScalarSubqueryExec(s.clone()), plan.lines().enumerate().map(|(i, l)| format!("{}{l}\n", if i == 0 { "+- " } else { "   " })).collect::<String>());
+        for (j, l) in block.lines().enumerate() {
+            text.push_str(&format!("\n{carry}{}{l}", if j == 0 { first } else { rest }));
+        }
+    }
+    text
 }
 
 /// The operator under any WholeStageCodegen wrappers.

@@ -144,6 +144,7 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             Style::Name => write!(f, "outer({})", a.name),
         },
         Expr::ScalarSubquery { plan, id } => write!(f, "scalar-subquery#{} [{}]", id.0, outer_list(plan)),
+        Expr::ScalarSubqueryExec(s) => write!(f, "Subquery scalar-subquery#{}, [id=#{}]", s.id.0, s.plan_id),
         Expr::Exists { plan, id } => write!(f, "exists#{} [{}]", id.0, outer_list(plan)),
         Expr::InSubquery { child, plan, id } => {
             write_expr(f, child, style)?;

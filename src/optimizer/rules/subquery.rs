@@ -1,7 +1,7 @@
 //! Subquery expressions become joins: `RewritePredicateSubquery` (IN / EXISTS and their
 //! negations in a WHERE conjunct -> LeftSemi / LeftAnti joins) and
-//! `RewriteCorrelatedScalarSubquery` (a scalar subquery -> a LeftOuter join with a one-row or
-//! per-key aggregate). Correlated predicates (those reading `outer(..)` columns) are pulled out
+//! `RewriteCorrelatedScalarSubquery` (a correlated scalar subquery -> a LeftOuter join with a
+//! per-key aggregate; an uncorrelated one stays an expression, planned by `PlanSubqueries`). Correlated predicates (those reading `outer(..)` columns) are pulled out
 //! of the subquery into the join condition (Catalyst's `PullupCorrelatedPredicates`).
 //!
 //! ```text
@@ -309,7 +309,7 @@ impl Rule for RewriteCorrelatedScalarSubquery {
             let child = match p.as_ref() {
                 LogicalPlan::Filter { child, .. } | LogicalPlan::Project { child, .. } => child,
                 _ => {
-                    if p.expressions().iter().any(|e| e.exists(&|x| matches!(x, Expr::ScalarSubquery { .. }))) {
+                    if p.expressions().iter().any(|e| e.exists(&|x| matches!(x, Expr::ScalarSubquery { plan, .. } if correlated(plan)))) {
                         return Err(KilnError::unsupported(format!("scalar subquery in `{}` (only in WHERE, HAVING or a SELECT list)", p.node_string())));
                     }
                     return Ok(p);
@@ -318,8 +318,9 @@ impl Rule for RewriteCorrelatedScalarSubquery {
             let mut subqueries: Vec<(ExprId, SubqueryPlan)> = vec![];
             for e in p.expressions() {
                 e.visit(&mut |x| {
+                    // An uncorrelated one stays an expression: it runs once, before the query.
                     if let Expr::ScalarSubquery { plan, id } = x {
-                        if !subqueries.iter().any(|(i, _)| i == id) {
+                        if correlated(plan) && !subqueries.iter().any(|(i, _)| i == id) {
                             subqueries.push((*id, plan.clone()));
                         }
                     }
@@ -371,6 +372,10 @@ impl Rule for RewriteCorrelatedScalarSubquery {
             })
         })
     }
+}
+
+fn correlated(plan: &SubqueryPlan) -> bool {
+    !plan.outer_references().is_empty()
 }
 
 /// Whether `p` is an aggregate without GROUP BY (under Projects, and a HAVING Filter when

@@ -307,26 +307,22 @@ impl PhysicalPlan {
 /// children, each `Subquery scalar-subquery#N, [id=#M]` over its own plan (under an
 /// `AdaptiveSparkPlan` when it runs adaptively, its final plan once it ran).
 fn with_subqueries(line: String, p: &PhysicalPlan, config: &Config) -> String {
-    let subqueries = p.subqueries();
-    let carry = if p.tree_children().is_empty() { "   " } else { ":  " };
-    let mut text = line;
-    for (i, s) in subqueries.iter().enumerate() {
-        let (first, rest) = if i + 1 == subqueries.len() { ("+- ", "   ") } else { (":- ", ":  ") };
-        let plan = match s.final_plan.get() {
-            Some(final_plan) => super::adaptive_string(final_plan, &s.plan, config),
-            None if crate::physical::adaptive::is_adaptive(&s.plan, config) => {
-                let tree = super::without_stages(&s.plan).tree_string(config);
-                let indented: String = tree.lines().enumerate().map(|(i, l)| format!("{}{l}\n", if i == 0 { "+- " } else { "   " })).collect();
-                format!("AdaptiveSparkPlan isFinalPlan=false\n{indented}")
-            }
-            None => s.plan.tree_string(config),
-        };
-        let block = format!("{}\n{}", Expr::ScalarSubqueryExec(s.clone()), plan.lines().enumerate().map(|(i, l)| format!("{}{l}\n", if i == 0 { "+- " } else { "   " })).collect::<String>());
-        for (j, l) in block.lines().enumerate() {
-            text.push_str(&format!("\n{carry}{}{l}", if j == 0 { first } else { rest }));
-        }
-    }
-    text
+    let indent = |tree: String| tree.lines().enumerate().map(|(i, l)| format!("{}{l}\n", if i == 0 { "+- " } else { "   " })).collect::<String>();
+    let inner: Vec<String> = p
+        .subqueries()
+        .iter()
+        .map(|s| {
+            let plan = match s.final_plan.get() {
+                Some(final_plan) => super::adaptive_string(final_plan, &s.plan, config),
+                None if crate::physical::adaptive::is_adaptive(&s.plan, config) => {
+                    format!("AdaptiveSparkPlan isFinalPlan=false\n{}", indent(super::without_stages(&s.plan).tree_string(config)))
+                }
+                None => s.plan.tree_string(config),
+            };
+            format!("{}\n{}", Expr::ScalarSubqueryExec(s.clone()), indent(plan))
+        })
+        .collect();
+    super::with_inner_children(line, !p.tree_children().is_empty(), &inner)
 }
 
 /// The operator under any WholeStageCodegen wrappers.

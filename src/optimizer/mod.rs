@@ -144,21 +144,9 @@ pub fn optimize_with(plan: &Arc<LogicalPlan>, config: &Config, extra: Vec<Batch>
 /// Spark's `OptimizeSubqueries`: the plan of each scalar subquery left in the plan (the
 /// uncorrelated ones; the correlated became joins) is optimized as a query of its own.
 fn optimize_subqueries(plan: &Arc<LogicalPlan>, config: &Config) -> Result<Arc<LogicalPlan>> {
-    let is_subquery = |e: &Expr| e.exists(&|x| matches!(x, Expr::ScalarSubquery { .. }));
-    plan.transform_up(&mut |p| {
-        if !p.expressions().into_iter().any(is_subquery) {
-            return Ok(p);
-        }
-        let node = p.map_expressions(|e| {
-            e.transform_up(&mut |x| match x {
-                Expr::ScalarSubquery { plan, id } => {
-                    let inner = run_batches(&plan.0, &default_batches(config), config)?;
-                    Ok::<_, KilnError>(Expr::ScalarSubquery { plan: SubqueryPlan(optimize_subqueries(&inner.plan, config)?), id })
-                }
-                other => Ok(other),
-            })
-        })?;
-        Ok(Arc::new(node))
+    plan.transform_scalar_subqueries(&mut |plan, id| {
+        let inner = run_batches(&plan.0, &default_batches(config), config)?;
+        Ok::<_, KilnError>(Expr::ScalarSubquery { plan: SubqueryPlan(optimize_subqueries(&inner.plan, config)?), id })
     })
 }
 

@@ -48,35 +48,23 @@ fn plan_subqueries(
     strategies: &[Arc<dyn crate::extensions::PlannerStrategy>],
     warnings: &std::cell::RefCell<Vec<String>>,
 ) -> Result<Arc<LogicalPlan>> {
-    let is_subquery = |e: &Expr| e.exists(&|x| matches!(x, Expr::ScalarSubquery { .. }));
-    plan.transform_up(&mut |p| {
-        if !p.expressions().into_iter().any(is_subquery) {
-            return Ok(p);
+    plan.transform_scalar_subqueries(&mut |plan, id| {
+        if !plan.outer_references().is_empty() {
+            return Err(KilnError::internal(format!("correlated scalar-subquery#{} reached the physical planner", id.0)));
         }
-        let node = p.map_expressions(|e| {
-            e.transform_up(&mut |x| match x {
-                Expr::ScalarSubquery { plan, id } => {
-                    if !plan.outer_references().is_empty() {
-                        return Err(KilnError::internal(format!("correlated scalar-subquery#{} reached the physical planner", id.0)));
-                    }
-                    let data_type = plan.0.output().first().map(|a| a.data_type.clone()).ok_or_else(|| KilnError::internal("scalar subquery without a column"))?;
-                    let (physical, more) = plan_physical_with_strategies(&plan.0, config, strategies)?;
-                    warnings.borrow_mut().extend(more);
-                    let physical = super::ensure_requirements(&physical, config.shuffle_partitions);
-                    let physical = if config.whole_stage_codegen { crate::codegen::collapse_codegen_stages(&physical) } else { physical };
-                    Ok(Expr::ScalarSubqueryExec(Arc::new(crate::expr::ScalarSubqueryExec {
-                        id,
-                        plan_id: super::next_plan_id(),
-                        data_type,
-                        plan: physical,
-                        value: Default::default(),
-                        final_plan: Default::default(),
-                    })))
-                }
-                other => Ok(other),
-            })
-        })?;
-        Ok(Arc::new(node))
+        let data_type = plan.0.output().first().map(|a| a.data_type.clone()).ok_or_else(|| KilnError::internal("scalar subquery without a column"))?;
+        let (physical, more) = plan_physical_with_strategies(&plan.0, config, strategies)?;
+        warnings.borrow_mut().extend(more);
+        let physical = super::ensure_requirements(&physical, config.shuffle_partitions);
+        let physical = if config.whole_stage_codegen { crate::codegen::collapse_codegen_stages(&physical) } else { physical };
+        Ok(Expr::ScalarSubqueryExec(Arc::new(crate::expr::ScalarSubqueryExec {
+            id,
+            plan_id: super::next_plan_id(),
+            data_type,
+            plan: physical,
+            value: Default::default(),
+            final_plan: Default::default(),
+        })))
     })
 }
 

@@ -263,7 +263,11 @@ fn pull_out_subqueries(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
             Ok(Arc::new(LogicalPlan::Project { list: post, child: agg }))
         }
         LogicalPlan::Filter { .. } | LogicalPlan::Project { .. } => Ok(p),
-        other if other.expressions().iter().any(|e| e.contains_subquery()) => {
+        // An uncorrelated scalar subquery is a constant wherever it is (a join condition too).
+        other if other.expressions().iter().any(|e| e.exists(&|x| match x {
+            Expr::ScalarSubquery { plan, .. } => correlated(plan),
+            x => matches!(x, Expr::Exists { .. } | Expr::InSubquery { .. }),
+        })) => {
             Err(KilnError::unsupported(format!("a subquery in `{}` (kiln plans them in WHERE, HAVING, SELECT, ORDER BY and aggregates)", other.node_string())))
         }
         _ => Ok(p),

@@ -720,3 +720,10 @@ fn semi_joins_pushed_down_give_the_rows_they_gave_above() {
         assert_eq!(text(&on), text(&off), "{q}");
     }
 }
+
+#[test]
+fn subquery_columns_are_named_as_spark_names_them() {
+    let df = shop().sql("SELECT (SELECT max(amount) FROM orders), EXISTS (SELECT 1), 1 IN (SELECT 1), (SELECT 1) + 1").unwrap();
+    let names: Vec<String> = df.schema().fields().iter().map(|f| f.name().clone()).collect();
+    assert_eq!(names, ["scalarsubquery()", "exists()", "(1 IN (listquery()))", "(scalarsubquery() + 1)"]);
+}

@@ -477,3 +477,30 @@ fn final_plans_match_spark() {
     assert!(compared >= 20, "only {compared} final plans compared");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// TPC-H Q11, Q15 and Q22 keep their uncorrelated scalar subquery an expression, as Spark plans
+/// them: `scalar-subquery#n []` in the optimized plan, `Subquery scalar-subquery#n, [id=#n]`
+/// in the physical Filter with the subquery's plan below it, FORMATTED's Subqueries section,
+/// and once run, the subquery's own final adaptive plan. No join answers the subquery.
+#[test]
+fn scalar_subquery_queries_plan_the_subquery_as_spark() {
+    for name in ["tpch_q11", "tpch_q15", "tpch_q22"] {
+        let sql = std::fs::read_to_string(root().join("queries").join(format!("{name}.sql"))).expect("query file");
+        let extended = common::mask_ids(&kiln_explain(&sql, kiln::ExplainMode::Extended));
+        let (optimized, physical) = extended.split_once("== Physical Plan ==").expect("a physical plan");
+        assert!(optimized.contains("scalar-subquery#n []"), "{name}:\n{optimized}");
+        assert!(!physical.contains("BroadcastNestedLoopJoin") && !physical.contains("CartesianProduct"), "{name}:\n{physical}");
+        assert!(physical.contains("> Subquery scalar-subquery#n, [id=#n])") || physical.contains("= Subquery scalar-subquery#n, [id=#n])"), "{name}:\n{physical}");
+        assert!(physical.contains(":  +- Subquery scalar-subquery#n, [id=#n]\n"), "{name}:\n{physical}");
+        assert!(physical.contains("+- AdaptiveSparkPlan isFinalPlan=false\n"), "{name}:\n{physical}");
+        let formatted = common::mask_ids(&kiln_explain(&sql, kiln::ExplainMode::Formatted));
+        assert!(formatted.contains("\n===== Subqueries =====\n\nSubquery:1 Hosting operator id = "), "{name}:\n{formatted}");
+        assert!(formatted.contains(" Hosting Expression = Subquery scalar-subquery#n, [id=#n]\nAdaptiveSparkPlan ("), "{name}:\n{formatted}");
+        let session = session_for("tpch", &confs(&sql), true);
+        let df = session.sql(&sql).expect("plans");
+        df.collect().expect("runs");
+        let ran = common::mask_ids(&df.explain_string(kiln::ExplainMode::Simple).expect("explains"));
+        assert!(ran.contains("+- Subquery scalar-subquery#n, [id=#n]\n"), "{name}:\n{ran}");
+        assert!(ran.matches("AdaptiveSparkPlan isFinalPlan=true").count() >= 2, "{name}: the subquery's final plan\n{ran}");
+    }
+}

@@ -676,6 +676,7 @@ impl<'a, 'b> Tx<'a, 'b> {
                 self.load_column(idx)
             }
             Expr::Literal(v) => self.literal(v),
+            Expr::ScalarSubqueryExec(sq) => self.literal(&super::spec::subquery_constant(sq)),
             Expr::Alias { child, .. } => self.emit(child),
             Expr::Not(c) => {
                 let (v, n) = self.emit(c)?;

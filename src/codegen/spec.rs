@@ -280,7 +280,8 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
     };
     let type_ok = supported_type(&t) || t == DataType::Null;
     let own = match e {
-        Expr::Attribute(_) | Expr::Literal(_) | Expr::Alias { .. } => None,
+        // Runs before the stage: generated code reads its value as a constant.
+        Expr::Attribute(_) | Expr::Literal(_) | Expr::Alias { .. } | Expr::ScalarSubqueryExec(_) => None,
         Expr::Binary { op, left, right } => {
             let lt = left.data_type().ok();
             let dec = |t: &Option<DataType>| matches!(t, Some(DataType::Decimal128(..)));
@@ -563,6 +564,8 @@ impl StageSpec {
                     nullable: a.nullable,
                     qualifier: vec![],
                 })),
+                // Code is generated for the subquery's value: the same value, the same code.
+                Expr::ScalarSubqueryExec(s) => Ok(Expr::Literal(subquery_constant(s))),
                 _ => Ok(x),
             });
             match r {
@@ -740,4 +743,10 @@ fn merge_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec,
         }
     }
     Ok(AggSpec { func: a.func, arg: None, arg_type, buffer: a.buffer.clone(), merge })
+}
+
+/// The constant generated code reads for a planned scalar subquery: its value, or NULL when
+/// it has not run yet (EXPLAIN CODEGEN before the query runs; execution runs it first).
+pub(crate) fn subquery_constant(s: &crate::expr::ScalarSubqueryExec) -> ScalarValue {
+    crate::expr::eval::subquery_value(s).unwrap_or_else(|_| ScalarValue::Null(s.data_type.clone()))
 }

@@ -169,7 +169,7 @@ impl ParquetTable {
             .into_iter()
             .filter(|c| {
                 let refs = c.references();
-                c.deterministic() && !refs.is_empty() && refs.is_subset(&partition_ids)
+                c.deterministic() && !c.contains_subquery() && !refs.is_empty() && refs.is_subset(&partition_ids)
             })
             .cloned()
             .collect()

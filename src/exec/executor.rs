@@ -89,10 +89,42 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, me
 
 /// Runs `plan` and returns its partitions, counting what each operator did in `ops`.
 pub fn execute_with(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics, ops: &PlanMetrics) -> Result<Partitions> {
+    run_subqueries(plan, config, cache, metrics, ops)?;
     let outputs = Outputs::of(plan);
     let mut exec = Executor::new(config, &outputs, cache, metrics, ops);
     exec.prepare(plan)?;
     exec.drain_all(plan)
+}
+
+/// Spark's `waitForSubqueries`: runs, once each, the scalar subqueries `plan` reads (those of
+/// finished query stages ran with them) as queries of their own (adaptively when they have an
+/// exchange), and stores their values, which the stage's operators then read as constants.
+fn run_subqueries(plan: &PhysicalPlan, config: &Config, cache: &StageCache, metrics: &CodegenMetrics, ops: &PlanMetrics) -> Result<()> {
+    for s in plan.subqueries() {
+        if s.value.get().is_some() {
+            continue;
+        }
+        let (batches, final_plan) = collect_measured(&s.plan, config, cache, metrics, ops)?;
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        if rows > 1 {
+            return Err(KilnError::exec(format!(
+                "[SCALAR_SUBQUERY_TOO_MANY_ROWS] More than one row returned by a subquery used as an expression (scalar-subquery#{}, {rows} rows). SQLSTATE: 21000",
+                s.id.0
+            )));
+        }
+        let value = match batches.iter().find(|b| b.num_rows() > 0).and_then(|b| b.columns().first()) {
+            Some(a) => a.slice(0, 1),
+            None => arrow::array::new_null_array(&s.data_type, 1),
+        };
+        let _ = s.value.set(value);
+        if let Some(f) = final_plan {
+            let _ = s.final_plan.set(f);
+        }
+    }
+    for c in plan.children() {
+        run_subqueries(c, config, cache, metrics, ops)?;
+    }
+    Ok(())
 }
 
 /// Runs `plan` and hands its batches to `sink` one at a time, partition after partition, each
@@ -116,6 +148,7 @@ pub fn for_each_batch(
         }
         return Ok(());
     }
+    run_subqueries(plan, config, cache, metrics, &ops)?;
     let outputs = Outputs::of(plan);
     let mut exec = Executor::new(config, &outputs, cache, metrics, &ops);
     exec.prepare(plan)?;

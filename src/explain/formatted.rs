@@ -24,15 +24,39 @@
 
 use std::collections::HashMap;
 use std::fmt::Display;
+use std::sync::Arc;
 
 use super::physical::{file_index_paths, mark_stages, read_schema, skip_stage};
 use crate::catalog::TableSource;
 use crate::config::Config;
-use crate::expr::{Attribute, Expr, ExprId};
+use crate::expr::{Attribute, Expr, ExprId, ScalarSubqueryExec};
 use crate::physical::{AggregateExpr, AggregateMode, BuildSide, HashJoinKind, PhysicalPlan};
 
 /// The text of `EXPLAIN FORMATTED` for a physical plan.
 pub fn formatted_string(plan: &PhysicalPlan, config: &Config) -> String {
+    let (text, mut next, mut pending) = render(plan, config, 1);
+    let mut out = format!("== Physical Plan ==\n{text}");
+    if pending.is_empty() {
+        return out;
+    }
+    // Spark's `===== Subqueries =====`: each subquery plan (nested ones too, in the order
+    // found) with the operator and expression hosting it; the ids continue.
+    out.push_str("\n===== Subqueries =====\n\n");
+    let mut i = 0;
+    while i < pending.len() {
+        let (host, s) = pending[i].clone();
+        let (text, after, more) = render(&s.plan, config, next);
+        next = after;
+        pending.extend(more);
+        i += 1;
+        out.push_str(&format!("Subquery:{i} Hosting operator id = {host} Hosting Expression = {}\n{text}\n", Expr::ScalarSubqueryExec(s.clone())));
+    }
+    out
+}
+
+/// The outline and detail blocks of one plan numbered from `first`; the next free id; the
+/// subqueries its operators host, with the hosting operator's id.
+fn render(plan: &PhysicalPlan, config: &Config, first: usize) -> (String, usize, Vec<(usize, Arc<ScalarSubqueryExec>)>) {
     let adaptive = crate::physical::adaptive::is_adaptive(plan, config);
     let mut stages = HashMap::new();
     if !adaptive {
@@ -41,7 +65,7 @@ pub fn formatted_string(plan: &PhysicalPlan, config: &Config) -> String {
     let root = skip_stage(plan);
     let mut ids: HashMap<*const PhysicalPlan, usize> = HashMap::new();
     let mut order: Vec<&PhysicalPlan> = vec![];
-    number(root, &mut ids, &mut order);
+    number(root, &mut ids, &mut order, first - 1);
     let key = |p: &PhysicalPlan| p as *const PhysicalPlan;
     let outline = super::draw_tree(
         root,
@@ -60,25 +84,28 @@ pub fn formatted_string(plan: &PhysicalPlan, config: &Config) -> String {
             lines.join("\n")
         })
         .collect();
+    let subqueries = order.iter().flat_map(|p| p.subqueries().into_iter().map(|s| (ids[&key(p)], s))).collect();
     let mut outline = outline;
+    let mut next = first + order.len();
     if adaptive {
         // The AdaptiveSparkPlan root wraps the whole outline one level down.
-        let id = order.len() + 1;
+        let id = next;
+        next += 1;
         let indented: String = outline.lines().enumerate().map(|(i, l)| if i == 0 { format!("+- {l}\n") } else { format!("   {l}\n") }).collect();
         outline = format!("AdaptiveSparkPlan ({id})\n{indented}");
         blocks.push(format!("({id}) AdaptiveSparkPlan\n{}\nArguments: isFinalPlan=false", field("Output", &root.output())));
     }
     let body: String = blocks.iter().map(|b| format!("\n{b}\n")).collect();
-    format!("== Physical Plan ==\n{outline}\n{body}")
+    (format!("{outline}\n{body}"), next, subqueries)
 }
 
 /// Post-order ids, skipping the WholeStageCodegen wrappers (Spark skips them and InputAdapters).
-fn number<'a>(p: &'a PhysicalPlan, ids: &mut HashMap<*const PhysicalPlan, usize>, order: &mut Vec<&'a PhysicalPlan>) {
+fn number<'a>(p: &'a PhysicalPlan, ids: &mut HashMap<*const PhysicalPlan, usize>, order: &mut Vec<&'a PhysicalPlan>, offset: usize) {
     for c in p.children() {
-        number(skip_stage(c), ids, order);
+        number(skip_stage(c), ids, order, offset);
     }
     order.push(p);
-    ids.insert(p as *const PhysicalPlan, order.len());
+    ids.insert(p as *const PhysicalPlan, offset + order.len());
 }
 
 fn side(b: &BuildSide) -> &'static str {

@@ -5,7 +5,7 @@ mod formatted;
 pub mod graph;
 mod physical;
 mod tree;
-pub use tree::draw_tree;
+pub use tree::{draw_tree, with_inner_children};
 
 use crate::config::Config;
 use crate::error::Result;
@@ -84,7 +84,7 @@ pub fn adaptive_string(final_plan: &PhysicalPlan, initial: &PhysicalPlan, config
 }
 
 /// A plan's operators without their WholeStageCodegen wrappers.
-fn without_stages(plan: &PhysicalPlan) -> PhysicalPlan {
+pub(crate) fn without_stages(plan: &PhysicalPlan) -> PhysicalPlan {
     match plan {
         PhysicalPlan::WholeStageCodegen { child, .. } => without_stages(child),
         other => other.with_new_children(other.children().into_iter().map(|c| std::sync::Arc::new(without_stages(c))).collect()),
@@ -156,11 +156,15 @@ fn codegen_stages(plan: &PhysicalPlan, config: &Config, only: Option<usize>) -> 
     out
 }
 
-fn collect_stages<'a>(p: &'a PhysicalPlan, out: &mut Vec<&'a PhysicalPlan>) {
+fn collect_stages(p: &PhysicalPlan, out: &mut Vec<PhysicalPlan>) {
+    // A subquery's stages too (those of its final plan once it ran adaptively).
+    for s in p.subqueries() {
+        collect_stages(s.final_plan.get().unwrap_or(&s.plan), out);
+    }
     for c in p.tree_children() {
         collect_stages(c, out);
     }
     if matches!(p, PhysicalPlan::WholeStageCodegen { .. }) {
-        out.push(p);
+        out.push(p.clone());
     }
 }

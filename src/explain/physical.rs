@@ -295,15 +295,34 @@ impl PhysicalPlan {
                     None => p.node_string(config),
                 };
                 let notes: Vec<String> = [wrappers.get(&(p as *const PhysicalPlan)).and_then(|w| note(w)), note(p)].into_iter().flatten().collect();
-                if notes.is_empty() {
-                    line
-                } else {
-                    format!("{line} [{}]", notes.join("; "))
-                }
+                let line = if notes.is_empty() { line } else { format!("{line} [{}]", notes.join("; ")) };
+                with_subqueries(line, p, config)
             },
             &|p: &PhysicalPlan| p.tree_children().into_iter().map(|c| skip_stage(c)).collect(),
         )
     }
+}
+
+/// Spark's inner children: the subqueries an operator hosts hang below its line, before its
+/// children, each `Subquery scalar-subquery#N, [id=#M]` over its own plan (under an
+/// `AdaptiveSparkPlan` when it runs adaptively, its final plan once it ran).
+fn with_subqueries(line: String, p: &PhysicalPlan, config: &Config) -> String {
+    let indent = |tree: String| tree.lines().enumerate().map(|(i, l)| format!("{}{l}\n", if i == 0 { "+- " } else { "   " })).collect::<String>();
+    let inner: Vec<String> = p
+        .subqueries()
+        .iter()
+        .map(|s| {
+            let plan = match s.final_plan.get() {
+                Some(final_plan) => super::adaptive_string(final_plan, &s.plan, config),
+                None if crate::physical::adaptive::is_adaptive(&s.plan, config) => {
+                    format!("AdaptiveSparkPlan isFinalPlan=false\n{}", indent(super::without_stages(&s.plan).tree_string(config)))
+                }
+                None => s.plan.tree_string(config),
+            };
+            format!("{}\n{}", Expr::ScalarSubqueryExec(s.clone()), indent(plan))
+        })
+        .collect();
+    super::with_inner_children(line, !p.tree_children().is_empty(), &inner)
 }
 
 /// The operator under any WholeStageCodegen wrappers.

@@ -27,6 +27,20 @@ fn draw<T: ?Sized>(node: &T, line: &dyn Fn(&T) -> String, children: &dyn Fn(&T) 
     }
 }
 
+/// Spark's inner children (subquery plans) below a node's `line`, before its children: each
+/// drawn tree one level in, `:  ` carried down when the node has children, `   ` when not.
+pub fn with_inner_children(line: String, has_children: bool, inner: &[String]) -> String {
+    let carry = if has_children { ":  " } else { "   " };
+    let mut text = line;
+    for (i, tree) in inner.iter().enumerate() {
+        let (first, rest) = if i + 1 == inner.len() { ("+- ", "   ") } else { (":- ", ":  ") };
+        for (j, l) in tree.lines().enumerate() {
+            text.push_str(&format!("\n{carry}{}{l}", if j == 0 { first } else { rest }));
+        }
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -38,5 +52,12 @@ mod tests {
         let t = N("Join", vec![N("A", vec![N("A1", vec![])]), N("B", vec![N("B1", vec![])])]);
         let s = draw_tree(&t, &|n: &N| n.0.to_string(), &|n: &N| n.1.iter().collect());
         assert_eq!(s, "Join\n:- A\n:  +- A1\n+- B\n   +- B1\n");
+    }
+
+    #[test]
+    fn inner_children_hang_before_the_children() {
+        let text = with_inner_children("Filter".into(), true, &["S1\n+- A".into(), "S2".into()]);
+        assert_eq!(text, "Filter\n:  :- S1\n:  :  +- A\n:  +- S2");
+        assert_eq!(with_inner_children("Leaf".into(), false, &["S".into()]), "Leaf\n   +- S");
     }
 }

@@ -51,6 +51,10 @@ fn outer_list(plan: &super::SubqueryPlan) -> String {
     plan.outer_references().iter().map(|a| a.to_string()).collect::<Vec<_>>().join(" && ")
 }
 
+fn outer_names(plan: &super::SubqueryPlan) -> String {
+    plan.outer_references().iter().map(|a| a.name.clone()).collect::<Vec<_>>().join(", ")
+}
+
 fn write_list(f: &mut dyn fmt::Write, items: &[Expr], style: Style, sep: &str) -> fmt::Result {
     for (i, a) in items.iter().enumerate() {
         if i > 0 {
@@ -143,7 +147,16 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             Style::Plan => write!(f, "outer({a})"),
             Style::Name => write!(f, "outer({})", a.name),
         },
+        // Column names are Spark's `sql`: `scalarsubquery(outer columns)`, `exists()`, `(x IN (listquery()))`.
+        Expr::ScalarSubquery { plan, .. } if style == Style::Name => write!(f, "scalarsubquery({})", outer_names(plan)),
+        Expr::Exists { plan, .. } if style == Style::Name => write!(f, "exists({})", outer_names(plan)),
+        Expr::InSubquery { child, plan, .. } if style == Style::Name => {
+            write!(f, "(")?;
+            write_expr(f, child, style)?;
+            write!(f, " IN (listquery({})))", outer_names(plan))
+        }
         Expr::ScalarSubquery { plan, id } => write!(f, "scalar-subquery#{} [{}]", id.0, outer_list(plan)),
+        Expr::ScalarSubqueryExec(s) => write!(f, "Subquery scalar-subquery#{}, [id=#{}]", s.id.0, s.plan_id),
         Expr::Exists { plan, id } => write!(f, "exists#{} [{}]", id.0, outer_list(plan)),
         Expr::InSubquery { child, plan, id } => {
             write_expr(f, child, style)?;

@@ -353,6 +353,32 @@ fn collect_outer_references(plan: &crate::plan::LogicalPlan, out: &mut Vec<Attri
     }
 }
 
+/// An uncorrelated scalar subquery planned for execution (Spark's `ScalarSubquery` exec
+/// expression over a `SubqueryExec`), printed `Subquery scalar-subquery#id, [id=#plan_id]`.
+/// It runs once, before the first stage that hosts it; the executor then stores its value,
+/// which evaluation and generated code read as a literal.
+#[derive(Debug)]
+pub struct ScalarSubqueryExec {
+    /// The id of the logical subquery (`scalar-subquery#id`).
+    pub id: ExprId,
+    /// Spark's plan id (`[id=#plan_id]`).
+    pub plan_id: u64,
+    /// The value's type (the subquery's one column).
+    pub data_type: arrow::datatypes::DataType,
+    /// The subquery's physical plan, prepared as a query of its own.
+    pub plan: std::sync::Arc<crate::physical::PhysicalPlan>,
+    /// The value once the subquery ran (one row; NULL when it returned none).
+    pub value: std::sync::OnceLock<arrow::array::ArrayRef>,
+    /// The plan an adaptive run of the subquery executed.
+    pub final_plan: std::sync::OnceLock<std::sync::Arc<crate::physical::PhysicalPlan>>,
+}
+
+impl PartialEq for ScalarSubqueryExec {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id && self.plan_id == other.plan_id
+    }
+}
+
 /// An expression tree node.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
@@ -465,6 +491,8 @@ pub enum Expr {
         /// The id Spark prints after `scalar-subquery#`.
         id: ExprId,
     },
+    /// A planned uncorrelated scalar subquery (physical plans only).
+    ScalarSubqueryExec(std::sync::Arc<ScalarSubqueryExec>),
     /// `EXISTS (SELECT ...)` (`NOT EXISTS` is `Not(Exists)`), printed `exists#id [outer references]`.
     Exists {
         /// The subquery's plan.
@@ -537,6 +565,7 @@ impl Expr {
             | Expr::Literal(_)
             | Expr::OuterReference(_)
             | Expr::ScalarSubquery { .. }
+            | Expr::ScalarSubqueryExec(_)
             | Expr::Exists { .. } => vec![],
             Expr::InSet { child, .. } | Expr::InSubquery { child, .. } => vec![child],
             Expr::UnresolvedFunction { args, .. }
@@ -577,6 +606,7 @@ impl Expr {
             | Expr::Literal(_)
             | Expr::OuterReference(_)
             | Expr::ScalarSubquery { .. }
+            | Expr::ScalarSubqueryExec(_)
             | Expr::Exists { .. }) => e,
             Expr::InSet { child, values, negated } => Expr::InSet { child: b(child, &mut f)?, values, negated },
             Expr::InSubquery { child, plan, id } => Expr::InSubquery { child: b(child, &mut f)?, plan, id },
@@ -669,7 +699,7 @@ impl Expr {
 
     /// True when the tree holds a subquery expression.
     pub fn contains_subquery(&self) -> bool {
-        self.exists(&|e| matches!(e, Expr::ScalarSubquery { .. } | Expr::Exists { .. } | Expr::InSubquery { .. }))
+        self.exists(&|e| matches!(e, Expr::ScalarSubquery { .. } | Expr::ScalarSubqueryExec(_) | Expr::Exists { .. } | Expr::InSubquery { .. }))
     }
 
     /// The attributes this expression reads, in first-seen order, without duplicates.
@@ -704,6 +734,7 @@ impl Expr {
             | Expr::Aggregate { .. }
             | Expr::OuterReference(_)
             | Expr::ScalarSubquery { .. }
+            | Expr::ScalarSubqueryExec(_)
             | Expr::Exists { .. }
             | Expr::InSubquery { .. }
             | Expr::ScalarUdf { .. }

@@ -50,6 +50,7 @@ impl Expr {
                 Some(a) => a.data_type.clone(),
                 None => return Err(KilnError::internal("scalar subquery without a column")),
             },
+            Expr::ScalarSubqueryExec(s) => s.data_type.clone(),
             Expr::Cast { to, .. } => to.clone(),
             Expr::ScalarUdf { udf, .. } => udf.return_type().clone(),
             Expr::CaseWhen { branches, else_expr } => {
@@ -138,7 +139,7 @@ impl Expr {
             Expr::Attribute(a) | Expr::OuterReference(a) => a.nullable,
             Expr::Literal(v) => v.is_null(),
             Expr::InSet { child, values, .. } => child.nullable() || values.iter().any(|v| v.is_null()),
-            Expr::ScalarSubquery { .. } | Expr::InSubquery { .. } | Expr::ScalarUdf { .. } => true,
+            Expr::ScalarSubquery { .. } | Expr::ScalarSubqueryExec(_) | Expr::InSubquery { .. } | Expr::ScalarUdf { .. } => true,
             Expr::Exists { .. } => false,
             Expr::IsNull(_) | Expr::IsNotNull(_) => false,
             Expr::Aggregate { func: AggFunc::Count, .. } => false,

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::error::{KilnError, Result};
 use crate::plan::LogicalPlan;
+use crate::expr::{Expr, SubqueryPlan};
 
 pub use batches::{default_batches, NON_EXCLUDABLE_RULES};
 
@@ -120,7 +121,8 @@ impl Optimized {
 
 /// Runs the default batches over an analyzed plan; prints the plan change log when asked.
 pub fn optimize(plan: &Arc<LogicalPlan>, config: &Config) -> Result<Optimized> {
-    let optimized = run_batches(plan, &default_batches(config), config)?;
+    let mut optimized = run_batches(plan, &default_batches(config), config)?;
+    optimized.plan = optimize_subqueries(&optimized.plan, config)?;
     if config.plan_change_log_enabled() {
         eprint!("{}", log::plan_change_log(&optimized, config));
     }
@@ -131,11 +133,21 @@ pub fn optimize(plan: &Arc<LogicalPlan>, config: &Config) -> Result<Optimized> {
 pub fn optimize_with(plan: &Arc<LogicalPlan>, config: &Config, extra: Vec<Batch>) -> Result<Optimized> {
     let mut batches = default_batches(config);
     batches.extend(extra);
-    let optimized = run_batches(plan, &batches, config)?;
+    let mut optimized = run_batches(plan, &batches, config)?;
+    optimized.plan = optimize_subqueries(&optimized.plan, config)?;
     if config.plan_change_log_enabled() {
         eprint!("{}", log::plan_change_log(&optimized, config));
     }
     Ok(optimized)
+}
+
+/// Spark's `OptimizeSubqueries`: the plan of each scalar subquery left in the plan (the
+/// uncorrelated ones; the correlated became joins) is optimized as a query of its own.
+fn optimize_subqueries(plan: &Arc<LogicalPlan>, config: &Config) -> Result<Arc<LogicalPlan>> {
+    plan.transform_scalar_subqueries(&mut |plan, id| {
+        let inner = run_batches(&plan.0, &default_batches(config), config)?;
+        Ok::<_, KilnError>(Expr::ScalarSubquery { plan: SubqueryPlan(optimize_subqueries(&inner.plan, config)?), id })
+    })
 }
 
 /// `spark.sql.optimizer.excludedRules` and `spark.sql.planChangeLog.rules` name rules by class;

@@ -212,10 +212,13 @@ pub fn read_partitioning(spec: &ShuffleReadSpec, child: &Partitioning) -> Partit
     }
 }
 
-/// Whether `plan` runs adaptively: AQE is on and there is an exchange to cut it at.
+/// Whether `plan` runs adaptively: AQE is on and there is an exchange to cut it at or a
+/// subquery (Spark's `InsertAdaptiveSparkPlan`).
 pub fn is_adaptive(plan: &PhysicalPlan, config: &Config) -> bool {
     fn has_exchange(p: &PhysicalPlan) -> bool {
-        matches!(p, PhysicalPlan::Exchange { .. } | PhysicalPlan::BroadcastExchange { .. }) || p.children().into_iter().any(|c| has_exchange(c))
+        matches!(p, PhysicalPlan::Exchange { .. } | PhysicalPlan::BroadcastExchange { .. })
+            || !p.subqueries().is_empty()
+            || p.children().into_iter().any(|c| has_exchange(c))
     }
     config.adaptive_enabled && has_exchange(plan)
 }

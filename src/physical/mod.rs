@@ -11,7 +11,7 @@ use arrow::record_batch::RecordBatch;
 use crate::catalog::Table;
 use crate::datasource::pushed_filter::PushedFilter;
 use self::metrics::ScanMetrics;
-use crate::expr::{AggFunc, Attribute, Expr, ExprId, SortOrder};
+use crate::expr::{AggFunc, Attribute, Expr, ExprId, ScalarSubqueryExec, SortOrder};
 use crate::plan::JoinType;
 
 /// Physical planning with a session's injected strategies (see `crate::extensions`).
@@ -368,6 +368,41 @@ pub enum HashJoinKind {
 }
 
 impl PhysicalPlan {
+    /// The planned scalar subqueries this operator's own expressions read, in order (Spark
+    /// prints them below the operator, before its children).
+    pub fn subqueries(&self) -> Vec<Arc<ScalarSubqueryExec>> {
+        let orders = |o: &[SortOrder]| o.iter().map(|s| s.expr.clone()).collect::<Vec<_>>();
+        let exprs: Vec<Expr> = match self {
+            PhysicalPlan::Filter { condition, .. } => vec![condition.clone()],
+            PhysicalPlan::Project { list, .. } => list.clone(),
+            PhysicalPlan::HashAggregate { grouping, aggregates, result, .. } => {
+                grouping.iter().chain(aggregates.iter().flat_map(|a| a.args.iter())).chain(result).cloned().collect()
+            }
+            PhysicalPlan::HashJoin { condition, left_keys, right_keys, .. } | PhysicalPlan::SortMergeJoin { condition, left_keys, right_keys, .. } => {
+                left_keys.iter().chain(right_keys).chain(condition).cloned().collect()
+            }
+            PhysicalPlan::CartesianProduct { condition, .. } | PhysicalPlan::NestedLoopJoin { condition, .. } => condition.iter().cloned().collect(),
+            PhysicalPlan::Sort { order, .. } => orders(order),
+            PhysicalPlan::TakeOrderedAndProject { order, list, .. } => orders(order).into_iter().chain(list.iter().cloned()).collect(),
+            PhysicalPlan::Expand { projections, .. } => projections.iter().flatten().cloned().collect(),
+            PhysicalPlan::Window { window_exprs, partition_by, order_by, .. } => {
+                window_exprs.iter().chain(partition_by).cloned().chain(orders(order_by)).collect()
+            }
+            _ => vec![],
+        };
+        let mut out: Vec<Arc<ScalarSubqueryExec>> = vec![];
+        for e in &exprs {
+            e.visit(&mut |x| {
+                if let Expr::ScalarSubqueryExec(s) = x {
+                    if !out.iter().any(|o| o.id == s.id) {
+                        out.push(s.clone());
+                    }
+                }
+            });
+        }
+        out
+    }
+
     /// The direct children.
     pub fn children(&self) -> Vec<&Arc<PhysicalPlan>> {
         match self {

@@ -34,8 +34,38 @@ pub fn plan_physical_with_strategies(
     strategies: &[Arc<dyn crate::extensions::PlannerStrategy>],
 ) -> Result<(Arc<PhysicalPlan>, Vec<String>)> {
     let planner = Planner { config, warnings: Default::default(), strategies };
+    let plan = &plan_subqueries(plan, config, strategies, &planner.warnings)?;
     let physical = planner.plan(plan, true)?;
     Ok((physical, planner.warnings.into_inner()))
+}
+
+/// Spark's `PlanSubqueries`: each uncorrelated scalar subquery left in the optimized plan is
+/// planned as a query of its own (requirements met, codegen stages formed) and becomes a
+/// `ScalarSubqueryExec`, which the executor runs once before the stage that hosts it.
+fn plan_subqueries(
+    plan: &Arc<LogicalPlan>,
+    config: &Config,
+    strategies: &[Arc<dyn crate::extensions::PlannerStrategy>],
+    warnings: &std::cell::RefCell<Vec<String>>,
+) -> Result<Arc<LogicalPlan>> {
+    plan.transform_scalar_subqueries(&mut |plan, id| {
+        if !plan.outer_references().is_empty() {
+            return Err(KilnError::internal(format!("correlated scalar-subquery#{} reached the physical planner", id.0)));
+        }
+        let data_type = plan.0.output().first().map(|a| a.data_type.clone()).ok_or_else(|| KilnError::internal("scalar subquery without a column"))?;
+        let (physical, more) = plan_physical_with_strategies(&plan.0, config, strategies)?;
+        warnings.borrow_mut().extend(more);
+        let physical = super::ensure_requirements(&physical, config.shuffle_partitions);
+        let physical = if config.whole_stage_codegen { crate::codegen::collapse_codegen_stages(&physical) } else { physical };
+        Ok(Expr::ScalarSubqueryExec(Arc::new(crate::expr::ScalarSubqueryExec {
+            id,
+            plan_id: super::next_plan_id(),
+            data_type,
+            plan: physical,
+            value: Default::default(),
+            final_plan: Default::default(),
+        })))
+    })
 }
 
 struct Planner<'a> {
@@ -191,10 +221,10 @@ impl Planner<'_> {
             (TableSource::Parquet(t), Some(c)) => t.partition_filters(output, c),
             _ => vec![],
         };
-        // Non-deterministic conjuncts (rand()) are never handed to the source.
+        // Non-deterministic conjuncts (rand()) and subqueries are never handed to the source.
         let data_filters: Vec<Expr> = conjuncts
             .iter()
-            .filter(|c| c.deterministic() && c.references().is_disjoint(&partition_ids))
+            .filter(|c| c.deterministic() && !c.contains_subquery() && c.references().is_disjoint(&partition_ids))
             .map(|c| (*c).clone())
             .collect();
         let scan = Arc::new(self.plan_scan_columns(rel, &needed, partition_filters.clone(), data_filters)?);

@@ -91,7 +91,25 @@ impl LogicalPlan {
 
 /// Spark's tree string of a logical plan.
 pub fn tree_string(plan: &LogicalPlan) -> String {
-    crate::explain::draw_tree(plan, &|p: &LogicalPlan| p.node_string(), &|p: &LogicalPlan| {
+    crate::explain::draw_tree(plan, &|p: &LogicalPlan| with_subquery_plans(p), &|p: &LogicalPlan| {
         p.children().into_iter().map(|c| c.as_ref()).collect()
     })
+}
+
+/// The node's line with the plans of the subquery expressions it holds below it, as Spark
+/// prints them (inner children, before the children).
+fn with_subquery_plans(p: &LogicalPlan) -> String {
+    let mut seen = vec![];
+    let mut inner = vec![];
+    for e in p.expressions() {
+        e.visit(&mut |x| {
+            if let Expr::ScalarSubquery { plan, id } | Expr::Exists { plan, id } | Expr::InSubquery { plan, id, .. } = x {
+                if !seen.contains(id) {
+                    seen.push(*id);
+                    inner.push(tree_string(&plan.0));
+                }
+            }
+        });
+    }
+    crate::explain::with_inner_children(p.node_string(), !p.children().is_empty(), &inner)
 }

@@ -562,6 +562,26 @@ impl LogicalPlan {
         })
     }
 
+    /// Replaces, bottom-up, every scalar subquery expression (its plan and id) by what `f` makes of it.
+    pub fn transform_scalar_subqueries<E>(
+        self: &Arc<Self>,
+        f: &mut impl FnMut(crate::expr::SubqueryPlan, crate::expr::ExprId) -> Result<Expr, E>,
+    ) -> Result<Arc<LogicalPlan>, E> {
+        let is_subquery = |e: &Expr| e.exists(&|x| matches!(x, Expr::ScalarSubquery { .. }));
+        self.transform_up(&mut |p| {
+            if !p.expressions().into_iter().any(is_subquery) {
+                return Ok(p);
+            }
+            let node = p.map_expressions(|e| {
+                e.transform_up(&mut |x| match x {
+                    Expr::ScalarSubquery { plan, id } => f(plan, id),
+                    other => Ok(other),
+                })
+            })?;
+            Ok(Arc::new(node))
+        })
+    }
+
     /// Rewrites bottom-up: children first, then `f` on the rebuilt node.
     pub fn transform_up<E>(self: &Arc<Self>, f: &mut impl FnMut(Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>, E>) -> Result<Arc<LogicalPlan>, E> {
         let children = self.children();

@@ -62,6 +62,7 @@ pub fn evaluate(expr: &Expr, batch: &RecordBatch, input: &[Attribute]) -> Result
             batch.columns().get(i).cloned().ok_or_else(|| KilnError::internal(format!("batch lacks column {i} for {a}")))
         }
         Expr::Literal(v) => v.to_array(rows),
+        Expr::ScalarSubqueryExec(s) => Ok(take(subquery_array(s)?.as_ref(), &UInt32Array::from(vec![0u32; rows]), None)?),
         Expr::Alias { child, .. } => evaluate(child, batch, input),
         Expr::Binary { op: op @ (BinaryOp::And | BinaryOp::Or), left, right } => {
             Ok(Arc::new(logic(*op, left, right, batch, input)?))
@@ -107,6 +108,20 @@ pub fn evaluate(expr: &Expr, batch: &RecordBatch, input: &[Attribute]) -> Result
 /// Evaluates a boolean expression; NULL rows stay NULL (filters treat them as false).
 pub fn evaluate_predicate(expr: &Expr, batch: &RecordBatch, input: &[Attribute]) -> Result<BooleanArray> {
     to_boolean(&evaluate(expr, batch, input)?)
+}
+
+/// The value of a planned scalar subquery, which the executor ran before the hosting stage.
+fn subquery_array(s: &crate::expr::ScalarSubqueryExec) -> Result<&ArrayRef> {
+    s.value.get().ok_or_else(|| KilnError::internal(format!("scalar-subquery#{} evaluated before it ran", s.id.0)))
+}
+
+/// [`subquery_array`] as a scalar (generated code reads it as a constant).
+pub fn subquery_value(s: &crate::expr::ScalarSubqueryExec) -> Result<ScalarValue> {
+    let a = subquery_array(s)?;
+    if a.data_type() == &DataType::Null {
+        return Ok(ScalarValue::Null(s.data_type.clone()));
+    }
+    ScalarValue::try_from_array(a.as_ref(), 0)
 }
 
 /// Evaluates a foldable expression (no column references) to a single value.

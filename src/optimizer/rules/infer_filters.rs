@@ -147,13 +147,21 @@ fn infer(plan: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan>> {
     }
 }
 
+/// Catalyst's `hasCorrelatedSubquery`: an uncorrelated scalar subquery is a value like any other.
+fn correlated_subquery(e: &Expr) -> bool {
+    e.exists(&|x| match x {
+        Expr::ScalarSubquery { plan, .. } => !plan.outer_references().is_empty(),
+        other => matches!(other, Expr::Exists { .. } | Expr::InSubquery { .. }),
+    })
+}
+
 /// The deterministic predicates known to hold for every row of `plan`'s output (Catalyst's
 /// `constraints`, without the alias bookkeeping).
 fn constraints(plan: &LogicalPlan) -> Vec<Expr> {
     let all = match plan {
         LogicalPlan::Filter { condition, child } => {
             let mut v = constraints(child);
-            v.extend(condition.split_conjunction().into_iter().filter(|c| c.deterministic() && !c.contains_subquery()).cloned());
+            v.extend(condition.split_conjunction().into_iter().filter(|c| c.deterministic() && !correlated_subquery(c)).cloned());
             v
         }
         LogicalPlan::Project { child, .. }

@@ -83,7 +83,9 @@ pub(crate) fn reads_only(e: &Expr, ids: &std::collections::BTreeSet<ExprId>) -> 
 pub(crate) fn null_intolerant(e: &Expr) -> bool {
     use crate::expr::ScalarFunc;
     match e {
-        Expr::Attribute(_) | Expr::Literal(_) => true,
+        Expr::Attribute(_) | Expr::Literal(_) | Expr::ScalarSubqueryExec(_) => true,
+        // An uncorrelated scalar subquery is a constant.
+        Expr::ScalarSubquery { plan, .. } => plan.outer_references().is_empty(),
         // Three-valued AND and OR are not: `false AND NULL` is false, `true OR NULL` true.
         Expr::Binary { op: crate::expr::BinaryOp::And | crate::expr::BinaryOp::Or | crate::expr::BinaryOp::EqNullSafe, .. } => false,
         Expr::Binary { left, right, .. } => null_intolerant(left) && null_intolerant(right),

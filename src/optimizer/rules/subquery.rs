@@ -1,7 +1,7 @@
 //! Subquery expressions become joins: `RewritePredicateSubquery` (IN / EXISTS and their
 //! negations in a WHERE conjunct -> LeftSemi / LeftAnti joins) and
-//! `RewriteCorrelatedScalarSubquery` (a scalar subquery -> a LeftOuter join with a one-row or
-//! per-key aggregate). Correlated predicates (those reading `outer(..)` columns) are pulled out
+//! `RewriteCorrelatedScalarSubquery` (a correlated scalar subquery -> a LeftOuter join with a
+//! per-key aggregate; an uncorrelated one stays an expression, planned by `PlanSubqueries`). Correlated predicates (those reading `outer(..)` columns) are pulled out
 //! of the subquery into the join condition (Catalyst's `PullupCorrelatedPredicates`).
 //!
 //! ```text
@@ -263,7 +263,11 @@ fn pull_out_subqueries(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
             Ok(Arc::new(LogicalPlan::Project { list: post, child: agg }))
         }
         LogicalPlan::Filter { .. } | LogicalPlan::Project { .. } => Ok(p),
-        other if other.expressions().iter().any(|e| e.contains_subquery()) => {
+        // An uncorrelated scalar subquery is a constant wherever it is (a join condition too).
+        other if other.expressions().iter().any(|e| e.exists(&|x| match x {
+            Expr::ScalarSubquery { plan, .. } => correlated(plan),
+            x => matches!(x, Expr::Exists { .. } | Expr::InSubquery { .. }),
+        })) => {
             Err(KilnError::unsupported(format!("a subquery in `{}` (kiln plans them in WHERE, HAVING, SELECT, ORDER BY and aggregates)", other.node_string())))
         }
         _ => Ok(p),
@@ -309,7 +313,7 @@ impl Rule for RewriteCorrelatedScalarSubquery {
             let child = match p.as_ref() {
                 LogicalPlan::Filter { child, .. } | LogicalPlan::Project { child, .. } => child,
                 _ => {
-                    if p.expressions().iter().any(|e| e.exists(&|x| matches!(x, Expr::ScalarSubquery { .. }))) {
+                    if p.expressions().iter().any(|e| e.exists(&|x| matches!(x, Expr::ScalarSubquery { plan, .. } if correlated(plan)))) {
                         return Err(KilnError::unsupported(format!("scalar subquery in `{}` (only in WHERE, HAVING or a SELECT list)", p.node_string())));
                     }
                     return Ok(p);
@@ -318,8 +322,9 @@ impl Rule for RewriteCorrelatedScalarSubquery {
             let mut subqueries: Vec<(ExprId, SubqueryPlan)> = vec![];
             for e in p.expressions() {
                 e.visit(&mut |x| {
+                    // An uncorrelated one stays an expression: it runs once, before the query.
                     if let Expr::ScalarSubquery { plan, id } = x {
-                        if !subqueries.iter().any(|(i, _)| i == id) {
+                        if correlated(plan) && !subqueries.iter().any(|(i, _)| i == id) {
                             subqueries.push((*id, plan.clone()));
                         }
                     }
@@ -371,6 +376,10 @@ impl Rule for RewriteCorrelatedScalarSubquery {
             })
         })
     }
+}
+
+fn correlated(plan: &SubqueryPlan) -> bool {
+    !plan.outer_references().is_empty()
 }
 
 /// Whether `p` is an aggregate without GROUP BY (under Projects, and a HAVING Filter when

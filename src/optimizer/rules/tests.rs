@@ -469,12 +469,25 @@ fn not_in_is_a_null_aware_anti_join_unless_both_sides_are_non_nullable() {
 }
 
 #[test]
-fn uncorrelated_scalar_subquery_is_a_join_with_its_one_row() {
-    let sql = "SELECT order_id FROM orders WHERE amount > (SELECT avg(amount) FROM orders)";
+fn uncorrelated_scalar_subquery_stays_an_expression_over_its_optimized_plan() {
+    let sql = "SELECT order_id FROM orders WHERE amount > (SELECT avg(amount) FROM orders WHERE status = 'paid')";
     let plan = optimized(sql);
-    assert!(plan.contains("Aggregate [avg(amount#n) AS avg(amount)#n]"), "{plan}");
-    assert!(plan.contains("Join Inner, (cast(amount#n as decimal(14,6)) > avg(amount)#n)"), "{plan}");
+    // Spark's optimized plan: no join; the subquery's plan (optimized too) hangs below the Filter.
+    assert!(!plan.contains("Join"), "{plan}");
+    assert!(plan.contains("+- Filter (isnotnull(amount#n) AND (cast(amount#n as decimal(14,6)) > scalar-subquery#n []))
+"), "{plan}");
+    assert!(plan.contains(":  +- Aggregate [avg(amount#n) AS avg(amount)#n]
+"), "{plan}");
+    assert!(plan.contains(":        +- Filter (isnotnull(status#n) AND (status#n = paid))
+"), "{plan}");
     assert_eq!(rows(&shop(), sql), 2);
+    // Nested and several: each stays an expression; a correlated one next to them is a join.
+    let nested = "SELECT order_id, (SELECT max(amount) FROM orders WHERE amount < (SELECT max(amount) FROM orders)) AS m, \
+                  (SELECT count(*) FROM orders i WHERE i.customer_id = o.customer_id) AS c FROM orders o";
+    let plan = optimized(nested);
+    assert_eq!(plan.matches("scalar-subquery#").count(), 2, "{plan}");
+    assert_eq!(plan.matches("Join LeftOuter").count(), 1, "{plan}");
+    assert_eq!(rows(&shop(), nested), 6);
 }
 
 #[test]
@@ -706,4 +719,11 @@ fn semi_joins_pushed_down_give_the_rows_they_gave_above() {
         let text = |b: &[arrow::record_batch::RecordBatch]| arrow::util::pretty::pretty_format_batches(b).map(|t| t.to_string()).expect("prints");
         assert_eq!(text(&on), text(&off), "{q}");
     }
+}
+
+#[test]
+fn subquery_columns_are_named_as_spark_names_them() {
+    let df = shop().sql("SELECT (SELECT max(amount) FROM orders), EXISTS (SELECT 1), 1 IN (SELECT 1), (SELECT 1) + 1").unwrap();
+    let names: Vec<String> = df.schema().fields().iter().map(|f| f.name().clone()).collect();
+    assert_eq!(names, ["scalarsubquery()", "exists()", "(1 IN (listquery()))", "(scalarsubquery() + 1)"]);
 }

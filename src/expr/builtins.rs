@@ -212,14 +212,17 @@ impl Builtin {
                 };
                 std::iter::once(x).chain(scale).collect()
             }
-            Greatest | Least => {
+            // The arguments widened to one type.
+            Greatest | Least | MakeArray => {
                 let mut t = DataType::Null;
                 for a in &args {
                     let at = a.data_type()?;
                     t = wider_type(&t, &at).ok_or_else(|| {
+                        let list = |f: &dyn Fn(&Expr) -> String| args.iter().map(f).collect::<Vec<_>>().join(", ");
+                        let types = list(&|a| a.data_type().map(|t| crate::types::spark_type_name(&t)).unwrap_or_default());
                         KilnError::analysis(
                             "DATATYPE_MISMATCH.DATA_DIFF_TYPES",
-                            format!("Cannot resolve \"{}({})\" due to data type mismatch: Input to `{}` should all be the same type.", self.name(), args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "), self.name()),
+                            format!("Cannot resolve \"{}({})\" due to data type mismatch: Input to `{}` should all be the same type, but it's ({types}).", self.name(), list(&|a| a.to_string()), self.name()),
                         )
                     })?;
                 }
@@ -308,19 +311,6 @@ impl Builtin {
             CurrentTimestamp | TimeAdd | TypeOf | TryCast => args,
             Factorial | Space => args.into_iter().map(|a| cast_to(a, &DataType::Int32)).collect::<Result<_>>()?,
             Pi | CurrentDate => args,
-            MakeArray => {
-                let mut t = DataType::Null;
-                for a in &args {
-                    let at = a.data_type()?;
-                    t = wider_type(&t, &at).ok_or_else(|| {
-                        KilnError::analysis(
-                            "DATATYPE_MISMATCH.DATA_DIFF_TYPES",
-                            format!("Cannot resolve \"array({})\" due to data type mismatch: Input to `array` should all be the same type, but it's ({}).", args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "), args.iter().map(|a| a.data_type().map(|t| crate::types::spark_type_name(&t)).unwrap_or_default()).collect::<Vec<_>>().join(", ")),
-                        )
-                    })?;
-                }
-                args.into_iter().map(|a| cast_to(a, &t)).collect::<Result<_>>()?
-            }
             ElementAt | TryElementAt | Get | GetItem => {
                 let mut it = args.into_iter();
                 let (a, i) = (it.next().ok_or_else(|| KilnError::internal("element_at arity"))?, it.next().ok_or_else(|| KilnError::internal("element_at arity"))?);

@@ -133,10 +133,7 @@ pub fn eval(f: ArrayFn, args: &[ArrayRef], rows: usize, result: &DataType) -> Re
         ArrayFn::Max | ArrayFn::Min => extremum(l, f == ArrayFn::Max)?,
         ArrayFn::ElementAt | ArrayFn::TryElementAt | ArrayFn::Get | ArrayFn::GetItem => element(f, l, arg(1)?)?,
         ArrayFn::Position | ArrayFn::Remove => {
-            let v = arg(1)?;
-            let v = if v.data_type() == l.values().data_type() { v.clone() } else { cast(v, l.values().data_type())? };
-            let conv = RowConverter::new(vec![SortField::new(l.values().data_type().clone())])?;
-            let (items, wanted) = (conv.convert_columns(std::slice::from_ref(l.values()))?, conv.convert_columns(&[v.clone()])?);
+            let (v, items, wanted) = elements_and_values(l, arg(1)?)?;
             let equal = |k: usize, i: usize| !l.values().is_null(k) && items.row(k) == wanted.row(i);
             if f == ArrayFn::Position {
                 Arc::new(
@@ -177,10 +174,7 @@ pub fn eval(f: ArrayFn, args: &[ArrayRef], rows: usize, result: &DataType) -> Re
             with_nulls(kept, NullBuffer::union(start.nulls(), length.nulls()))?
         }
         ArrayFn::Contains => {
-            let v = arg(1)?;
-            let v = if v.data_type() == l.values().data_type() { v.clone() } else { cast(v, l.values().data_type())? };
-            let conv = RowConverter::new(vec![SortField::new(l.values().data_type().clone())])?;
-            let (items, wanted) = (conv.convert_columns(std::slice::from_ref(l.values()))?, conv.convert_columns(&[v.clone()])?);
+            let (v, items, wanted) = elements_and_values(l, arg(1)?)?;
             let out: BooleanArray = (0..l.len())
                 .map(|i| {
                     if l.is_null(i) || v.is_null(i) {
@@ -221,6 +215,20 @@ pub fn eval(f: ArrayFn, args: &[ArrayRef], rows: usize, result: &DataType) -> Re
     })
 }
 
+/// For comparing each row's elements with that row's value `v`: `v` in the element type, and
+/// the elements and the values as rows that compare equal when the values are.
+fn elements_and_values(l: &ListArray, v: &ArrayRef) -> Result<(ArrayRef, arrow::row::Rows, arrow::row::Rows)> {
+    let v = if v.data_type() == l.values().data_type() { v.clone() } else { cast(v, l.values().data_type())? };
+    let conv = RowConverter::new(vec![SortField::new(l.values().data_type().clone())])?;
+    let (items, wanted) = (conv.convert_columns(std::slice::from_ref(l.values()))?, conv.convert_columns(std::slice::from_ref(&v))?);
+    Ok((v, items, wanted))
+}
+
+/// Spark's error for an index of 0 where indices count from 1 (element_at, split_part).
+pub(crate) fn index_of_zero() -> KilnError {
+    KilnError::exec("[INVALID_INDEX_OF_ZERO] The index 0 is invalid. An index shall be either < 0 or > 0 (the first element has index 1). SQLSTATE: 22003")
+}
+
 /// One element of each row's array (`f` says how the index counts and what out of bounds is).
 fn element(f: ArrayFn, l: &ListArray, index: &ArrayRef) -> Result<ArrayRef> {
     let index = cast(index, &DataType::Int32)?;
@@ -235,9 +243,7 @@ fn element(f: ArrayFn, l: &ListArray, index: &ArrayRef) -> Result<ArrayRef> {
         let (start, len, k) = (offsets[i] as i64, (offsets[i + 1] - offsets[i]) as i64, index.value(i) as i64);
         let at = match f {
             ArrayFn::Get | ArrayFn::GetItem => (0..len).contains(&k).then_some(k),
-            _ if k == 0 => {
-                return Err(KilnError::exec("[INVALID_INDEX_OF_ZERO] The index 0 is invalid. An index shall be either < 0 or > 0 (the first element has index 1). SQLSTATE: 22003"));
-            }
+            _ if k == 0 => return Err(index_of_zero()),
             _ if k > 0 => (k <= len).then_some(k - 1),
             _ => (-k <= len).then_some(len + k),
         };

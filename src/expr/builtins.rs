@@ -733,7 +733,7 @@ impl Builtin {
                     }
                     let k = n.value(i);
                     if k == 0 {
-                        return Err(KilnError::exec("[INVALID_INDEX_OF_ZERO] The index 0 is invalid. An index shall be either < 0 or > 0 (the first element has index 1). SQLSTATE: 22003"));
+                        return Err(super::arrays::index_of_zero());
                     }
                     let parts: Vec<&str> = if d.value(i).is_empty() { vec![s.value(i)] } else { s.value(i).split(d.value(i)).collect() };
                     let idx = if k > 0 { (k - 1) as i64 } else { parts.len() as i64 + k as i64 };
@@ -848,15 +848,13 @@ fn pad_string(function: &str, s: &str, len: i32, pad: &str, left: bool) -> Resul
 /// (`ByteArrayMethods.MAX_ROUNDED_ARRAY_LENGTH`), checked before the bytes are allocated.
 const MAX_STRING_BYTES: usize = i32::MAX as usize - 15;
 
-fn string_too_large(function: &str, bytes: usize, of: &str) -> KilnError {
-    KilnError::exec(format!(
-        "{function}: the result would be {bytes} bytes, over the limit of {MAX_STRING_BYTES} bytes for {of}; use a smaller count or length"
-    ))
+fn string_too_large(function: &str, bytes: usize, limit: usize, of: &str) -> KilnError {
+    KilnError::exec(format!("{function}: the result would be {bytes} bytes, over the limit of {limit} bytes for {of}; use a smaller count or length"))
 }
 
 fn check_string_bytes(function: &str, bytes: usize) -> Result<()> {
     if bytes > MAX_STRING_BYTES {
-        return Err(string_too_large(function, bytes, "one string"));
+        return Err(string_too_large(function, bytes, MAX_STRING_BYTES, "one string"));
     }
     Ok(())
 }
@@ -868,17 +866,21 @@ fn repeated(function: &str, s: &str, n: i32) -> Result<String> {
     Ok(s.repeat(n))
 }
 
-/// A string column from values that may grow without bound (repeat, lpad, ...): an error, not
-/// a panic, once the column would pass arrow's 32-bit offsets.
-fn sized_strings(function: &str, values: impl Iterator<Item = Result<Option<String>>>) -> Result<ArrayRef> {
+/// A string column from values that may grow without bound (repeat, lpad, format_string, ...):
+/// an error, not a panic, once the column would pass arrow's 32-bit offsets.
+pub(crate) fn sized_strings(function: &str, values: impl Iterator<Item = Result<Option<String>>>) -> Result<ArrayRef> {
+    strings_within(function, values, i32::MAX as usize)
+}
+
+fn strings_within(function: &str, values: impl Iterator<Item = Result<Option<String>>>, limit: usize) -> Result<ArrayRef> {
     let mut out = arrow::array::StringBuilder::new();
     let mut total = 0usize;
     for v in values {
         match v? {
             Some(v) => {
                 total += v.len();
-                if total > i32::MAX as usize {
-                    return Err(string_too_large(function, total, "one column of a batch"));
+                if total > limit {
+                    return Err(string_too_large(function, total, limit, "one column of a batch"));
                 }
                 out.append_value(v);
             }
@@ -998,5 +1000,19 @@ fn substring_index(s: &str, delim: &str, n: i32) -> String {
             Some((at, _)) => s[at + delim.len()..].to_string(),
             None => s.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_string_column_past_its_limit_is_an_error_naming_the_function() {
+        let values = || ["abcd", "efgh", "ij"].into_iter().map(|v| Ok(Some(v.to_string())));
+        let err = strings_within("format_string", values(), 9).unwrap_err().to_string();
+        assert!(err.contains("format_string: the result would be 10 bytes, over the limit of 9 bytes for one column of a batch"), "{err}");
+        let ok = strings_within("format_string", values().chain([Ok(None)]), 10).unwrap();
+        assert_eq!((ok.len(), ok.null_count()), (4, 1));
     }
 }

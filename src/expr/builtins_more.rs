@@ -10,6 +10,7 @@ use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Date32Array, Float64A
 use arrow::datatypes::{DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type, TimestampMicrosecondType};
 
 use super::{BinaryOp, Builtin, Expr, ScalarFunc};
+use super::builtins::sized_strings;
 use crate::error::{KilnError, Result};
 use crate::types::timestamp::{civil, from_civil, MICROS_PER_DAY};
 use crate::types::ScalarValue;
@@ -446,16 +447,16 @@ impl MoreFn {
                         }
                     }
                 };
-                Arc::new((0..rows).map(|i| {
+                sized_strings("format_number", (0..rows).map(|i| {
                     if x.is_null(i) || d.is_null(i) || d.value(i) < 0 {
-                        return None;
+                        return Ok(None);
                     }
-                    Some(match text(i) {
+                    Ok(Some(match text(i) {
                         Some(t) => format_number(&t, d.value(i)),
                         // Java's DecimalFormat prints NaN and infinities with their own symbols.
                         None => { let v = x.as_primitive::<Float64Type>().value(i); if v.is_nan() { "NaN".into() } else if v > 0.0 { "\u{221E}".into() } else { "-\u{221E}".into() } }
-                    })
-                }).collect::<StringArray>())
+                    }))
+                }))?
             }
             TimestampAdd | TimestampDiff => {
                 let unit = strs(0)?;
@@ -475,11 +476,7 @@ impl MoreFn {
             }
             FormatString => {
                 let f = strs(0)?;
-                let mut out = Vec::with_capacity(rows);
-                for i in 0..rows {
-                    out.push(if f.is_null(i) { None } else { Some(format_string(f.value(i), &args[1..], i)?) });
-                }
-                Arc::new(StringArray::from(out))
+                sized_strings("format_string", (0..rows).map(|i| if f.is_null(i) { Ok(None) } else { format_string(f.value(i), &args[1..], i).map(Some) }))?
             }
         })
     }

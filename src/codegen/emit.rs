@@ -82,13 +82,13 @@ type Emitted = (Value, Option<Value>);
 /// object). Present only in stages with such a pattern.
 #[derive(Clone, Default)]
 pub struct Helpers {
-    /// `kiln_find(haystack, haystack_len, needle, needle_len) -> index or -1`.
+    /// `kiln_find(haystack, haystack_len, searcher) -> index or -1`.
     pub find: Option<FuncRef>,
     /// `kiln_hash_bytes(bytes, len) -> word` and `kiln_bytes_eq(a, b, len) -> 0/1`, for string
     /// join keys.
     pub hash_bytes: Option<FuncRef>,
     pub bytes_eq: Option<FuncRef>,
-    /// The needles' data object, and each needle's offset in it.
+    /// The needles' data object (a searcher pointer per needle), and each needle's offset in it.
     pub needles: Option<(GlobalValue, Vec<(Vec<u8>, usize)>)>,
     /// The group table's helpers: `kiln_group_grow`, `kiln_group_insert`, `kiln_bytes_equal`.
     pub group: Option<[FuncRef; 3]>,
@@ -131,20 +131,21 @@ pub fn value_bytes_ok(bytes: *const u8, len: i64) -> bool {
 }
 
 /// The substring search the generated code calls per value for a LIKE pattern's middle
-/// pieces: the index of the first `needle` in `haystack`, or -1. Never panics (a panic would
+/// pieces: the index of the searcher's needle in `haystack`, or -1. Never panics (a panic would
 /// abort the process across the `extern "C"` boundary).
 ///
 /// # Safety
-/// `haystack` and `needle` must point at that many readable bytes.
-pub unsafe extern "C" fn kiln_find(haystack: *const u8, haystack_len: i64, needle: *const u8, needle_len: i64) -> i64 {
-    debug_assert!(value_bytes_ok(haystack, haystack_len) && value_bytes_ok(needle, needle_len), "kiln_find({haystack:?}, {haystack_len}, {needle:?}, {needle_len})");
-    let (Ok(h), Ok(n)) = (usize::try_from(haystack_len), usize::try_from(needle_len)) else { return -1 };
-    if haystack.is_null() || needle.is_null() {
+/// `haystack` must point at that many readable bytes and `finder` at a live searcher (the
+/// stage's needle table holds them for as long as its code lives).
+pub unsafe extern "C" fn kiln_find(haystack: *const u8, haystack_len: i64, finder: *const memchr::memmem::Finder<'static>) -> i64 {
+    debug_assert!(value_bytes_ok(haystack, haystack_len), "kiln_find({haystack:?}, {haystack_len})");
+    let Ok(h) = usize::try_from(haystack_len) else { return -1 };
+    if haystack.is_null() || finder.is_null() {
         return -1;
     }
-    // SAFETY: the caller passes a value's bytes and a needle of the stated lengths.
-    let (hay, needle) = unsafe { (std::slice::from_raw_parts(haystack, h), std::slice::from_raw_parts(needle, n)) };
-    memchr::memmem::find(hay, needle).map_or(-1, |i| i as i64)
+    // SAFETY: the caller passes a value's bytes of the stated length and one of its stage's searchers.
+    let (hay, finder) = unsafe { (std::slice::from_raw_parts(haystack, h), &*finder) };
+    finder.find(hay).map_or(-1, |i| i as i64)
 }
 
 /// `kiln_hash_bytes`: a string join key's word, as `JoinTable` hashes it. Never panics.
@@ -587,10 +588,9 @@ impl<'a, 'b> Tx<'a, 'b> {
             };
             let at = offsets.iter().find(|(n, _)| n.as_slice() == piece).map(|(_, o)| *o).ok_or("a LIKE piece without a needle")?;
             let base = self.b.ins().symbol_value(types::I64, *gv);
-            let needle = self.b.ins().iadd_imm_s(base, at as i64);
+            let finder = self.b.ins().load(types::I64, flags(), base, at as i32);
             let room = self.b.ins().isub(limit, pos);
-            let n = self.b.ins().iconst(types::I64, piece.len() as i64);
-            let call = self.b.ins().call(find, &[pos, room, needle, n]);
+            let call = self.b.ins().call(find, &[pos, room, finder]);
             let index = self.b.inst_results(call)[0];
             let missing = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, index, 0);
             let found = self.b.create_block();
@@ -1349,7 +1349,11 @@ fn enter(b: &mut FunctionBuilder, layout: &SlotLayout, helpers: &Helpers) -> ([V
 
 /// The filter function: `fn(slots, n, sel_out) -> count` (-1: run interpreted).
 pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool, helpers: &Helpers) -> Result<(), String> {
-    let ([_, n, sel_out], cols, fail) = enter(b, layout, helpers);
+    let ([slots, n, sel_out], cols, fail) = enter(b, layout, helpers);
+    let bloom = match (spec.bloom_join(), layout.tables.first()) {
+        (Some(j), Some(t)) => Some((j, (0..j.table_words()).map(|w| slot(b, slots, t + w)).collect::<Vec<_>>())),
+        _ => None,
+    };
     let count = b.declare_var(types::I64);
     let zero = b.ins().iconst(types::I64, 0);
     b.def_var(count, zero);
@@ -1359,7 +1363,15 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
         let mut tx = Tx { b: &mut *b, input: columns, sides: vec![], cols: cols.clone(), row, build_rows: vec![], fail, loaded: vec![], no_nulls, helpers };
         note(tx.b, helpers, || "Filter: load the columns the conditions read".into());
         tx.preload(&condition_columns)?;
-        let pass = tx.conjunction(&spec.conditions, next, "Filter")?;
+        let mut pass = tx.conjunction(&spec.conditions, next, "Filter")?;
+        if let Some((j, words)) = &bloom {
+            note(tx.b, helpers, || format!("BroadcastHashJoin {:?} #0: the row's Bloom bit in the build side's table (no bit: no match)", j.join_type));
+            let bit = super::join::bloom_pass(&mut tx, j, words)?;
+            pass = Some(match pass {
+                Some(p) => tx.b.ins().band(p, bit),
+                None => bit,
+            });
+        }
         // Branch-free append: write the row, advance the count by the pass bit.
         note(b, helpers, || "Filter: append the row to the selection vector, advance by its pass bit".into());
         let c = b.use_var(count);
@@ -1432,7 +1444,7 @@ fn build_rows_fn(
     let rows_out: Vec<Value> = layout.rows_out.iter().map(|k| slot(b, slots, *k)).collect();
     let build_sel: Vec<Value> = layout.build_sel.iter().map(|k| slot(b, slots, *k)).collect();
     let resume = layout.resume.map(|[s, c, st]| [slot(b, slots, s), slot(b, slots, c), slot(b, slots, st)]);
-    let filtered = !spec.conditions.is_empty();
+    let filtered = spec.has_filter();
     let used = used_columns(spec);
     let columns = spec.columns();
     let sides: Vec<usize> = spec.joins.iter().map(|j| j.offset).collect();

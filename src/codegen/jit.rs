@@ -49,6 +49,8 @@ pub struct CompiledStage {
     pub code_size: usize,
     /// How long compiling the stage took.
     pub compile_time: Duration,
+    /// The LIKE searchers the code's needle table points at: built once, not per row.
+    _finders: Vec<Box<memchr::memmem::Finder<'static>>>,
 }
 
 // The functions only read the slots they are given; the module is immutable once finalized.
@@ -88,6 +90,8 @@ fn new_module() -> Result<JITModule, String> {
 #[derive(Default)]
 struct ModuleHelpers {
     find: Option<(FuncId, DataId, Vec<(Vec<u8>, usize)>)>,
+    /// The searchers the needle table's words point at (each boxed: its address is fixed).
+    finders: Vec<Box<memchr::memmem::Finder<'static>>>,
     strings: Option<(FuncId, FuncId)>,
     /// The group table's helpers, when generated code groups rows.
     group: Option<[FuncId; 3]>,
@@ -116,11 +120,15 @@ fn declare_helpers(module: &mut JITModule, spec: &StageSpec) -> Result<ModuleHel
     if needles.is_empty() {
         return Ok(h);
     }
-    let find = import(module, "kiln_find", 4)?;
+    let find = import(module, "kiln_find", 3)?;
+    // The table holds a pointer to each needle's searcher: building memmem's searcher per
+    // value would cost more than the search of a short string.
     let (mut bytes, mut offsets) = (vec![], vec![]);
     for n in needles {
-        offsets.push((n.clone(), bytes.len()));
-        bytes.extend(n);
+        let finder = Box::new(memchr::memmem::Finder::new(&n).into_owned());
+        offsets.push((n, bytes.len()));
+        bytes.extend((std::ptr::from_ref::<memchr::memmem::Finder<'static>>(&finder) as u64).to_le_bytes());
+        h.finders.push(finder);
     }
     let data = module.declare_data("like_needles", Linkage::Local, false, false).map_err(|e| e.to_string())?;
     let mut description = DataDescription::new();
@@ -232,11 +240,12 @@ fn compile(spec: &StageSpec, text: bool) -> Result<CompiledStage, String> {
     let start = Instant::now();
     let layout = layout(spec);
     let mut module = new_module()?;
-    let h = declare_helpers(&mut module, spec)?;
+    let mut h = declare_helpers(&mut module, spec)?;
+    let finders = std::mem::take(&mut h.finders);
     let h = &h;
-    let filter = if spec.conditions.is_empty() { None } else { Some(define(&mut module, "filter", 0, spec, &layout, build_filter, false, h, text)?) };
+    let filter = if !spec.has_filter() { None } else { Some(define(&mut module, "filter", 0, spec, &layout, build_filter, false, h, text)?) };
     let sink = define(&mut module, "sink", 1, spec, &layout, build_sink, false, h, text)?;
-    let filter_nn = if spec.conditions.is_empty() {
+    let filter_nn = if !spec.has_filter() {
         None
     } else {
         Some(define(&mut module, "filter (no NULLs)", 2, spec, &layout, build_filter, true, h, text)?)
@@ -280,6 +289,7 @@ fn compile(spec: &StageSpec, text: bool) -> Result<CompiledStage, String> {
         disassembly,
         code_size,
         compile_time: start.elapsed(),
+        _finders: finders,
     })
 }
 

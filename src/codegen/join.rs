@@ -148,15 +148,15 @@ fn word(tx: &mut Tx, v: Value, t: &DataType) -> Value {
     }
 }
 
-/// Hashes the stream keys of join `j` and probes its table: the first build row with equal
-/// keys, or `END` (also for a NULL key), whether more rows have that key (non-zero), and
-/// whether a stream key is NULL (None: none can be).
-fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<(Value, Value, Option<Value>), String> {
-    let (slots, mask) = (words[0], words[1]);
+/// A stream key's word, and a string's start and length.
+type KeyWord = (Value, Option<(Value, Value)>);
+
+/// The row hash of join `j`'s stream keys, as `JoinTable` hashes them, whether a key is NULL
+/// (None: none can be), and each key's word.
+fn hash_keys(tx: &mut Tx, j: &JoinSpec) -> Result<(Value, Option<Value>, Vec<KeyWord>), String> {
     let mut h: Option<Value> = None;
     let mut null: Option<Value> = None;
-    // Per key: its word, and a string's start and length.
-    let mut keys: Vec<(Value, Option<(Value, Value)>)> = vec![];
+    let mut keys: Vec<KeyWord> = vec![];
     for key in &j.stream_keys {
         let t = key.data_type().map_err(|e| e.to_string())?;
         let (w, string) = if t == DataType::Utf8 {
@@ -181,7 +181,36 @@ fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<(Value, Value, Op
         });
         keys.push((w, string));
     }
-    let h = finish(tx, h.ok_or("a join without keys")?);
+    Ok((finish(tx, h.ok_or("a join without keys")?), null, keys))
+}
+
+/// The pass bit of the stage filter's Bloom test for join `j` (an inner or semi join, the
+/// stage's first): 0 when no build row can have the row's keys, or a key is NULL. No branches.
+pub fn bloom_pass(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<Value, String> {
+    let (h, null, _) = hash_keys(tx, j)?;
+    let (bits, mask) = (words[3], words[4]);
+    let tag = tx.b.ins().ushr_imm_u(h, 32);
+    let bit = tx.b.ins().band(tag, mask);
+    let word = tx.b.ins().ushr_imm_u(bit, 6);
+    let off = tx.b.ins().ishl_imm_u(word, 3);
+    let addr = tx.b.ins().iadd(bits, off);
+    let w = tx.b.ins().load(types::I64, flags(), addr, 0);
+    // Cranelift's shift amounts are taken modulo 64: `bit & 63`.
+    let shifted = tx.b.ins().ushr(w, bit);
+    let one = tx.b.ins().band_imm_u(shifted, 1);
+    let pass = tx.b.ins().ireduce(types::I8, one);
+    Ok(match null {
+        Some(n) => tx.b.ins().band_not(pass, n),
+        None => pass,
+    })
+}
+
+/// Hashes the stream keys of join `j` and probes its table: the first build row with equal
+/// keys, or `END` (also for a NULL key), whether more rows have that key (non-zero), and
+/// whether a stream key is NULL (None: none can be).
+fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<(Value, Value, Option<Value>), String> {
+    let (slots, mask) = (words[0], words[1]);
+    let (h, null, keys) = hash_keys(tx, j)?;
     let result = tx.b.create_block();
     let head = tx.b.append_block_param(result, types::I64);
     let multi = tx.b.append_block_param(result, types::I64);

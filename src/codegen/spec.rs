@@ -540,6 +540,17 @@ impl StageSpec {
         self.joins.iter().flat_map(|j| j.condition.iter().chain(&j.filters))
     }
 
+    /// The stage's first join when it drops the stream rows without a match (inner, semi):
+    /// the filter then tests each row against its table's Bloom bits.
+    pub fn bloom_join(&self) -> Option<&JoinSpec> {
+        self.joins.first().filter(|j| matches!(j.join_type, StageJoinType::Inner | StageJoinType::Semi))
+    }
+
+    /// True when the stage compiles a filter: it has conditions, or a join its filter tests.
+    pub fn has_filter(&self) -> bool {
+        !self.conditions.is_empty() || self.bloom_join().is_some()
+    }
+
     /// True when generated code groups the rows (a keyed aggregate whose keys it computes).
     pub fn groups_in_code(&self) -> bool {
         matches!(self.sink, StageSink::Aggregate { keys_in_code: true, .. })

@@ -13,6 +13,11 @@
 //!   booleans, decimals up to 18 digits, doubles as normalized bits), or Arrow-style offsets,
 //!   bytes and a 4-byte prefix per row for strings (other types as their arrow row encoding).
 //!
+//! - `bloom`: one bit per hash (its tag bits) over 16 bits per build row, for build sides up
+//!   to `BLOOM_ROWS` rows (else one all-ones word): generated code tests a stream row's bit
+//!   in the stage's filter, without branches, so rows whose key no build row has leave the
+//!   stage before the probe loop's unpredictable branches.
+//!
 //! Rows with a NULL key are never inserted: NULL never matches.
 
 use std::borrow::Cow;
@@ -196,6 +201,19 @@ pub struct JoinTable {
     rows: usize,
     /// Some build row has a NULL key (a null-aware anti join then keeps no row).
     null_keys: bool,
+    /// The Bloom bits (see the module notes) and the mask of a bit's index.
+    bloom: Vec<u64>,
+    bloom_mask: u64,
+}
+
+/// The largest build side that gets a Bloom filter (2 MiB of bits at this size: beyond, its
+/// test would miss the caches as the probe does).
+pub const BLOOM_ROWS: usize = 1 << 20;
+
+/// The Bloom bit of a row hash: its index, from the tag bits (the slot comes from the low ones).
+#[inline]
+pub fn bloom_bit(h: u64, mask: u64) -> u64 {
+    (h >> 32) & mask
 }
 
 impl JoinTable {
@@ -214,7 +232,19 @@ impl JoinTable {
         let capacity = (rows * 2).next_power_of_two().max(16);
         let valid = valid_rows(keys);
         let null_keys = valid.as_ref().is_some_and(|v| v.null_count() > 0);
-        let mut t = JoinTable { slots: vec![0; capacity * width], mask: capacity as u64 - 1, width, next: vec![END; rows], keys: data, types, rows, null_keys };
+        let bits = if rows <= BLOOM_ROWS { (rows * 16).next_power_of_two().max(64) } else { 64 };
+        let mut t = JoinTable {
+            slots: vec![0; capacity * width],
+            mask: capacity as u64 - 1,
+            width,
+            next: vec![END; rows],
+            keys: data,
+            types,
+            rows,
+            null_keys,
+            bloom: vec![if rows <= BLOOM_ROWS { 0 } else { u64::MAX }; bits / 64],
+            bloom_mask: bits as u64 - 1,
+        };
         t.fill_prefixes();
         let h = hashes(&t.keys, rows);
         // Inserted last row first, each prepended to its key's chain: chains run in build order.
@@ -223,6 +253,8 @@ impl JoinTable {
                 continue;
             }
             let h = h[row];
+            let bit = bloom_bit(h, t.bloom_mask);
+            t.bloom[(bit >> 6) as usize] |= 1 << (bit & 63);
             let mut i = h & t.mask;
             loop {
                 let at = i as usize * width;
@@ -273,7 +305,7 @@ impl JoinTable {
                 KeyData::Bytes { offsets, data, prefix } => offsets.len() * 4 + data.len() + prefix.len() * 4,
             })
             .sum();
-        (self.slots.len() * 8 + self.next.len() * 4 + keys) as u64
+        (self.slots.len() * 8 + self.next.len() * 4 + self.bloom.len() * 8 + keys) as u64
     }
 
     /// Build rows, those with a NULL key included.
@@ -338,11 +370,12 @@ impl JoinTable {
         Ok(heads)
     }
 
-    /// The pointers generated code reads: slots, mask, next, then per key column three words
+    /// The pointers generated code reads: slots, mask, next, the Bloom bits and their index
+    /// mask, then per key column three words
     /// (an integer key's values and two zeros; a string key's offsets, bytes and prefixes).
     /// They stay valid while the table lives.
     pub fn pointers(&self) -> Vec<u64> {
-        let mut p = vec![self.slots.as_ptr() as u64, self.mask, self.next.as_ptr() as u64];
+        let mut p = vec![self.slots.as_ptr() as u64, self.mask, self.next.as_ptr() as u64, self.bloom.as_ptr() as u64, self.bloom_mask];
         for k in &self.keys {
             match k {
                 KeyData::Int(v) => p.extend([v.as_ptr() as u64, 0, 0]),
@@ -354,5 +387,5 @@ impl JoinTable {
 }
 
 /// Words `JoinTable::pointers` gives before the key columns', and per key column.
-pub const TABLE_WORDS: usize = 3;
+pub const TABLE_WORDS: usize = 5;
 pub const KEY_WORDS: usize = 3;

@@ -389,3 +389,30 @@ impl JoinTable {
 /// Words `JoinTable::pointers` gives before the key columns', and per key column.
 pub const TABLE_WORDS: usize = 5;
 pub const KEY_WORDS: usize = 3;
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::Int64Array;
+
+    use super::*;
+
+    fn bit_set(t: &JoinTable, h: u64) -> bool {
+        let bit = bloom_bit(h, t.bloom_mask);
+        t.bloom[(bit >> 6) as usize] >> (bit & 63) & 1 == 1
+    }
+
+    #[test]
+    fn every_build_key_has_its_bloom_bit_and_few_others_do() {
+        let keys: ArrayRef = Arc::new(Int64Array::from_iter_values((0..1000).map(|k| k * 7)));
+        let t = JoinTable::build(&[keys.clone()]).expect("build");
+        let h = hashes(&[key_data(&keys).expect("keys")], 1000);
+        assert!(h.iter().all(|h| bit_set(&t, *h)), "a build key without its bit: its rows would be filtered out");
+        let others: ArrayRef = Arc::new(Int64Array::from_iter_values((0..10_000).map(|k| k * 7 + 3)));
+        let h = hashes(&[key_data(&others).expect("keys")], 10_000);
+        let passing = h.iter().filter(|h| bit_set(&t, **h)).count();
+        // 16 bits a row: about 6 % of absent keys pass.
+        assert!(passing < 1_500, "{passing} of 10000 absent keys pass the Bloom test");
+    }
+}

@@ -8,7 +8,7 @@ use arrow::array::{
     new_null_array, Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array, PrimitiveArray,
     UInt32Array,
 };
-use arrow::buffer::{NullBuffer, ScalarBuffer};
+use arrow::buffer::{BooleanBuffer, MutableBuffer, NullBuffer, ScalarBuffer};
 use arrow::compute::{concat_batches, take};
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
@@ -124,7 +124,9 @@ struct Rows {
 /// columns at their join's build rows.
 fn gather(spec: &StageSpec, batch: &RecordBatch, builds: &[&BuildTable], rows: &Rows, attrs: &[Attribute]) -> Result<Vec<ArrayRef>> {
     let columns = spec.columns();
-    let stream_ix = rows.stream.as_ref().map(|v| UInt32Array::from(v.clone()));
+    // Every row in order (a filter that passed all): the columns as they are, not a copy.
+    let identity = |v: &Vec<u32>| v.len() == batch.num_rows() && v.iter().enumerate().all(|(i, r)| *r as usize == i);
+    let stream_ix = rows.stream.as_ref().filter(|v| !identity(v)).map(|v| UInt32Array::from(v.clone()));
     let build_ix: Vec<UInt32Array> = rows.builds.iter().map(|v| UInt32Array::from(v.clone())).collect();
     attrs
         .iter()
@@ -352,16 +354,16 @@ pub fn output_batch(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBa
         })
         .collect();
     let schema = schema_of(output);
-    // Output buffers: u128 backing keeps decimals aligned.
-    let mut buffers: Vec<Option<(Vec<u128>, Vec<u8>)>> = vec![];
-    let alloc = |slots: &mut [u64], cap: usize, buffers: &mut Vec<Option<(Vec<u128>, Vec<u8>)>>| -> Result<()> {
+    // Output buffers: arrow's (64-byte aligned), so the values become the array's without a
+    // copy; generated code writes every row it counts, so they need no zeroing.
+    let mut buffers: Vec<Option<(MutableBuffer, Vec<u8>)>> = vec![];
+    let alloc = |slots: &mut [u64], cap: usize, buffers: &mut Vec<Option<(MutableBuffer, Vec<u8>)>>| -> Result<()> {
         buffers.clear();
         for (c, out) in columns.iter().zip(&compiled.layout.outputs) {
             match (c, out) {
                 (OutputColumn::Computed(e), Some([v, ok])) => {
                     let t = e.data_type()?;
-                    let words = (cap * out_width(&t)).div_ceil(16).max(1);
-                    let mut values = vec![0u128; words];
+                    let mut values = MutableBuffer::with_capacity(cap.max(1) * out_width(&t));
                     let mut valid = vec![0u8; cap.max(1)];
                     slots[*v] = values.as_mut_ptr() as u64;
                     slots[*ok] = valid.as_mut_ptr() as u64;
@@ -372,13 +374,13 @@ pub fn output_batch(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBa
         }
         Ok(())
     };
-    let assemble = |buffers: Vec<Option<(Vec<u128>, Vec<u8>)>>, rows: &Rows| -> Result<RecordBatch> {
+    let assemble = |buffers: Vec<Option<(MutableBuffer, Vec<u8>)>>, rows: &Rows| -> Result<RecordBatch> {
         let count = rows.count;
         let mut gathered = gather(spec, batch, builds, rows, &copied)?.into_iter();
         let mut arrays = vec![];
         for ((c, buf), attr) in columns.iter().zip(buffers).zip(output) {
             let array: ArrayRef = match (c, buf) {
-                (OutputColumn::Computed(_), Some((values, valid))) => to_array(&attr.data_type, &values, &valid[..count], count)?,
+                (OutputColumn::Computed(_), Some((values, valid))) => to_array(&attr.data_type, values, valid.get(..count).ok_or_else(|| KilnError::internal("generated output past its buffer"))?, count)?,
                 (OutputColumn::Copied(_), _) => gathered.next().ok_or_else(|| KilnError::internal("copied column out of range"))?,
                 _ => return Err(KilnError::internal("output column without a buffer")),
             };
@@ -428,31 +430,32 @@ fn read<const N: usize>(b: &[u8], at: usize) -> Result<[u8; N]> {
     b.get(at..at + N).and_then(|s| s.try_into().ok()).ok_or_else(|| KilnError::internal("read past a generated buffer"))
 }
 
-fn nulls(valid: Vec<bool>) -> Option<NullBuffer> {
-    if valid.iter().all(|v| *v) {
-        None
-    } else {
-        Some(NullBuffer::from(valid))
-    }
+/// Arrow's validity of one byte per row written by generated code (None: no NULL).
+fn nulls(valid: &[u8]) -> Option<NullBuffer> {
+    valid.contains(&0).then(|| NullBuffer::new(BooleanBuffer::collect_bool(valid.len(), |i| valid[i] != 0)))
 }
 
-/// An Arrow array from a buffer written by generated code (values of `out_width` bytes).
-fn to_array(t: &DataType, values: &[u128], valid: &[u8], count: usize) -> Result<ArrayRef> {
-    let b = bytes(values);
-    let nulls = nulls(valid.iter().map(|v| *v != 0).collect());
-    let w = out_width(t);
+/// An Arrow array from a buffer generated code wrote (`count` values of `out_width` bytes),
+/// taking the buffer as the array's values.
+fn to_array(t: &DataType, mut values: MutableBuffer, valid: &[u8], count: usize) -> Result<ArrayRef> {
+    let nulls = nulls(valid);
+    let len = count * out_width(t);
+    if len > values.capacity() {
+        return Err(KilnError::internal("generated output past its buffer"));
+    }
+    // SAFETY: generated code wrote each of the `count` rows' bytes, within the capacity.
+    unsafe { values.set_len(len) };
+    let buffer: arrow::buffer::Buffer = values.into();
     Ok(match t {
         DataType::Boolean => {
-            let vals: Vec<bool> = (0..count).map(|i| b.get(i).is_some_and(|v| *v != 0)).collect();
-            Arc::new(BooleanArray::new(vals.into(), nulls))
+            let b = buffer.as_slice();
+            Arc::new(BooleanArray::new(BooleanBuffer::collect_bool(count, |i| b[i] != 0), nulls))
         }
-        DataType::Int32 => Arc::new(Int32Array::new(collect(count, |i| read::<4>(b, i * w).map(i32::from_le_bytes))?, nulls)),
-        DataType::Date32 => Arc::new(Date32Array::new(collect(count, |i| read::<4>(b, i * w).map(i32::from_le_bytes))?, nulls)),
-        DataType::Int64 => Arc::new(Int64Array::new(collect(count, |i| read::<8>(b, i * w).map(i64::from_le_bytes))?, nulls)),
-        DataType::Float64 => Arc::new(Float64Array::new(collect(count, |i| read::<8>(b, i * w).map(f64::from_le_bytes))?, nulls)),
-        DataType::Decimal128(p, s) => Arc::new(
-            Decimal128Array::new(collect(count, |i| read::<16>(b, i * w).map(i128::from_le_bytes))?, nulls).with_precision_and_scale(*p, *s)?,
-        ),
+        DataType::Int32 => Arc::new(Int32Array::new(ScalarBuffer::new(buffer, 0, count), nulls)),
+        DataType::Date32 => Arc::new(Date32Array::new(ScalarBuffer::new(buffer, 0, count), nulls)),
+        DataType::Int64 => Arc::new(Int64Array::new(ScalarBuffer::new(buffer, 0, count), nulls)),
+        DataType::Float64 => Arc::new(Float64Array::new(ScalarBuffer::new(buffer, 0, count), nulls)),
+        DataType::Decimal128(p, s) => Arc::new(Decimal128Array::new(ScalarBuffer::new(buffer, 0, count), nulls).with_precision_and_scale(*p, *s)?),
         other => return Err(KilnError::internal(format!("generated output of type {other}"))),
     })
 }
@@ -566,9 +569,8 @@ pub fn aggregate_partition(
         let crate::physical::PhysicalPlan::HashAggregate { grouping, aggregates, result, .. } = node.as_ref() else {
             return Err(KilnError::internal("a final aggregate stage without its HashAggregate"));
         };
-        let mut agg = crate::exec::interpreted::HashAggregator::new(crate::physical::AggregateMode::Final, grouping, aggregates, result, output)?;
-        agg.push(&merged)?;
-        return agg.finish().map(Some);
+        let agg = crate::exec::interpreted::HashAggregator::new(crate::physical::AggregateMode::Final, grouping, aggregates, result, output)?;
+        return agg.finish_distinct(&merged).map(Some);
     }
     Ok(Some(vec![merged]))
 }
@@ -589,7 +591,7 @@ fn attributes_of(exprs: &[crate::expr::Expr]) -> Vec<Attribute> {
 fn state_arrays(a: &AggSpec, b: &[u8], base: usize, stride: usize, groups: usize) -> Result<Option<Vec<ArrayRef>>> {
     let value_at = |g: usize| base + g * stride;
     let aux = |g: usize| read::<8>(b, value_at(g) + 16).map(i64::from_le_bytes);
-    let seen: Vec<bool> = (0..groups).map(|g| aux(g).map(|v| v != 0)).collect::<Result<_>>()?;
+    let seen: Vec<u8> = (0..groups).map(|g| aux(g).map(|v| u8::from(v != 0))).collect::<Result<_>>()?;
     let i64s = |off: usize| collect(groups, |g| read::<8>(b, value_at(g) + off).map(i64::from_le_bytes));
     let f64s = || collect(groups, |g| read::<8>(b, value_at(g)).map(f64::from_le_bytes));
     let i128s = || collect(groups, |g| read::<16>(b, value_at(g)).map(i128::from_le_bytes));
@@ -605,11 +607,11 @@ fn state_arrays(a: &AggSpec, b: &[u8], base: usize, stride: usize, groups: usize
     let counts = || -> Result<ArrayRef> { Ok(Arc::new(Int64Array::new(i64s(16)?, None))) };
     Ok(Some(match (a.func, &a.arg_type) {
         (AggFunc::Count, _) => vec![counts()?],
-        (AggFunc::Sum, DataType::Int32 | DataType::Int64) => vec![Arc::new(Int64Array::new(i64s(0)?, nulls(seen)))],
-        (AggFunc::Sum, DataType::Float64) => vec![Arc::new(Float64Array::new(f64s()?, nulls(seen)))],
+        (AggFunc::Sum, DataType::Int32 | DataType::Int64) => vec![Arc::new(Int64Array::new(i64s(0)?, nulls(&seen)))],
+        (AggFunc::Sum, DataType::Float64) => vec![Arc::new(Float64Array::new(f64s()?, nulls(&seen)))],
         (AggFunc::Sum, DataType::Decimal128(..)) => {
             let Some(sums) = decimal(i128s()?, buffer_type(0)?, None)? else { return Ok(None) };
-            let empty: BooleanArray = seen.iter().map(|s| Some(!s)).collect();
+            let empty: BooleanArray = seen.iter().map(|s| Some(*s == 0)).collect();
             vec![sums, Arc::new(empty)]
         }
         (AggFunc::Avg, DataType::Decimal128(..)) => {
@@ -618,7 +620,7 @@ fn state_arrays(a: &AggSpec, b: &[u8], base: usize, stride: usize, groups: usize
         }
         (AggFunc::Avg, _) => vec![Arc::new(Float64Array::new(f64s()?, None)), counts()?],
         (AggFunc::Min | AggFunc::Max, t) => {
-            let n = nulls(seen);
+            let n = nulls(&seen);
             let array: ArrayRef = match t {
                 DataType::Int32 => Arc::new(Int32Array::new(collect(groups, |g| read::<4>(b, value_at(g)).map(i32::from_le_bytes))?, n)),
                 DataType::Date32 => Arc::new(Date32Array::new(collect(groups, |g| read::<4>(b, value_at(g)).map(i32::from_le_bytes))?, n)),

@@ -464,7 +464,9 @@ impl StageSpec {
                         for e in list {
                             let x = substitute(e.unalias(), &env);
                             match &x {
-                                Expr::Attribute(a) if !supported_type(&a.data_type) => {
+                                // A column as it is: gathered by arrow's `take` (or passed on
+                                // whole when every row stays), not copied value by value.
+                                Expr::Attribute(a) => {
                                     let i = column_index(&all_columns, a.id).ok_or("a column not in the stage input")?;
                                     columns.push(OutputColumn::Copied(i));
                                 }
@@ -510,11 +512,9 @@ impl StageSpec {
             // its input alone passes the columns through.
             None => {
                 let output = top.output();
-                let pass_through = conditions.is_empty() && joins.is_empty();
                 let columns = output
                     .iter()
                     .map(|a| match column_index(&all_columns, a.id) {
-                        Some(_) if supported_type(&a.data_type) && !pass_through => Ok(OutputColumn::Computed(a.expr())),
                         Some(i) => Ok(OutputColumn::Copied(i)),
                         None => Err(format!("output column {a} not in the stage input")),
                     })

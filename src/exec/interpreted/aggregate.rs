@@ -178,14 +178,34 @@ impl<'a> HashAggregator<'a> {
         self.grouper.as_ref().map_or(0, Grouper::memory_size) + groups * 16 * self.aggs.len() as u64
     }
 
+    /// The output of a new aggregate over `batch`, whose rows each hold one group's keys, no
+    /// two the same (buffers generated code merged): each row is its own group, so the keys
+    /// are not hashed again.
+    pub fn finish_distinct(mut self, batch: &RecordBatch) -> Result<Vec<RecordBatch>> {
+        let rows = batch.num_rows();
+        let keys = match self.grouper {
+            Some(_) => Some(evaluate_all(&self.key_exprs, batch, self.input)?),
+            None if rows == 1 => None,
+            None => return Err(KilnError::internal(format!("{rows} merged rows of an aggregate without keys"))),
+        };
+        self.gids = (0..rows as u32).collect();
+        for agg in &mut self.aggs {
+            agg.acc.resize(rows);
+            agg.consume(self.mode, batch, self.input, &self.gids)?;
+        }
+        self.finish_groups(keys, rows)
+    }
+
     /// The aggregate's output: one batch of every group.
-    pub fn finish(mut self) -> Result<Vec<RecordBatch>> {
+    pub fn finish(self) -> Result<Vec<RecordBatch>> {
         // Without grouping keys there is always exactly one group, even over no rows.
         let groups = self.grouper.as_ref().map_or(1, Grouper::num_groups);
-        let mut columns = match &self.grouper {
-            Some(g) => g.keys()?,
-            None => vec![],
-        };
+        let keys = self.grouper.as_ref().map(Grouper::keys).transpose()?;
+        self.finish_groups(keys, groups)
+    }
+
+    fn finish_groups(mut self, keys: Option<Vec<ArrayRef>>, groups: usize) -> Result<Vec<RecordBatch>> {
+        let mut columns = keys.unwrap_or_default();
         for agg in &mut self.aggs {
             agg.acc.resize(groups);
         }

@@ -1359,20 +1359,8 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
     b.def_var(count, zero);
     let condition_columns = columns_of(spec, spec.conditions.iter());
     let columns = spec.columns();
-    row_loop(b, helpers, n, &mut |b, row, next| {
-        let mut tx = Tx { b: &mut *b, input: columns, sides: vec![], cols: cols.clone(), row, build_rows: vec![], fail, loaded: vec![], no_nulls, helpers };
-        note(tx.b, helpers, || "Filter: load the columns the conditions read".into());
-        tx.preload(&condition_columns)?;
-        let mut pass = tx.conjunction(&spec.conditions, next, "Filter")?;
-        if let Some((j, words)) = &bloom {
-            note(tx.b, helpers, || format!("BroadcastHashJoin {:?} #0: the row's Bloom bit in the build side's table (no bit: no match)", j.join_type));
-            let bit = super::join::bloom_pass(&mut tx, j, words)?;
-            pass = Some(match pass {
-                Some(p) => tx.b.ins().band(p, bit),
-                None => bit,
-            });
-        }
-        // Branch-free append: write the row, advance the count by the pass bit.
+    // Branch-free append: write the row, advance the count by its pass bit.
+    let append = |b: &mut FunctionBuilder, row: Value, pass: Option<Value>| {
         note(b, helpers, || "Filter: append the row to the selection vector, advance by its pass bit".into());
         let c = b.use_var(count);
         let off = b.ins().ishl_imm_u(c, 2);
@@ -1385,8 +1373,44 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
         };
         let c1 = b.ins().iadd(c, step);
         b.def_var(count, c1);
-        Ok(())
-    })?;
+    };
+    // The join's test runs in a pass of its own over the rows the conditions kept (compacting
+    // the selection in place), so a selective condition spares it the other rows.
+    let join_test = |b: &mut FunctionBuilder, row: Value| -> Result<Option<Value>, String> {
+        let Some((j, words)) = &bloom else { return Ok(None) };
+        let mut tx = Tx { b: &mut *b, input: columns, sides: vec![], cols: cols.clone(), row, build_rows: vec![], fail, loaded: vec![], no_nulls, helpers };
+        note(tx.b, helpers, || format!("BroadcastHashJoin {:?} #0: the row's Bloom bit and home slot in the build side's table (no bit or an empty slot: no match)", j.join_type));
+        super::join::prefilter_pass(&mut tx, j, words).map(Some)
+    };
+    if spec.conditions.is_empty() {
+        row_loop(b, helpers, n, &mut |b, row, _| {
+            let pass = join_test(b, row)?;
+            append(b, row, pass);
+            Ok(())
+        })?;
+    } else {
+        row_loop(b, helpers, n, &mut |b, row, next| {
+            let mut tx = Tx { b: &mut *b, input: columns, sides: vec![], cols: cols.clone(), row, build_rows: vec![], fail, loaded: vec![], no_nulls, helpers };
+            note(tx.b, helpers, || "Filter: load the columns the conditions read".into());
+            tx.preload(&condition_columns)?;
+            let pass = tx.conjunction(&spec.conditions, next, "Filter")?;
+            append(b, row, pass);
+            Ok(())
+        })?;
+        if bloom.is_some() {
+            let kept = b.use_var(count);
+            b.def_var(count, zero);
+            row_loop(b, helpers, kept, &mut |b, i, _| {
+                let off = b.ins().ishl_imm_u(i, 2);
+                let addr = b.ins().iadd(sel_out, off);
+                let r32 = b.ins().load(types::I32, flags(), addr, 0);
+                let row = b.ins().uextend(types::I64, r32);
+                let pass = join_test(b, row)?;
+                append(b, row, pass);
+                Ok(())
+            })?;
+        }
+    }
     let c = b.use_var(count);
     b.ins().return_(&[c]);
     b.seal_all_blocks();

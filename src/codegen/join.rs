@@ -184,13 +184,15 @@ fn hash_keys(tx: &mut Tx, j: &JoinSpec) -> Result<(Value, Option<Value>, Vec<Key
     Ok((finish(tx, h.ok_or("a join without keys")?), null, keys))
 }
 
-/// The pass bit of the stage filter's Bloom test for join `j` (an inner or semi join, the
-/// stage's first): 0 when no build row can have the row's keys, or a key is NULL. No branches.
-pub fn bloom_pass(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<Value, String> {
+/// The pass bit of the stage filter's test for join `j` (an inner or semi join, the stage's
+/// first): 0 when no build row can have the row's keys — its Bloom bit is clear or its home
+/// slot is empty — or a key is NULL. No branches: the filter's loop issues every row's slot
+/// load at once, so the sink's probe finds the slots in the cache.
+pub fn prefilter_pass(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<Value, String> {
     let (h, null, _) = hash_keys(tx, j)?;
-    let (bits, mask) = (words[3], words[4]);
+    let (slots, mask, bits, bit_mask) = (words[0], words[1], words[3], words[4]);
     let tag = tx.b.ins().ushr_imm_u(h, 32);
-    let bit = tx.b.ins().band(tag, mask);
+    let bit = tx.b.ins().band(tag, bit_mask);
     let word = tx.b.ins().ushr_imm_u(bit, 6);
     let off = tx.b.ins().ishl_imm_u(word, 3);
     let addr = tx.b.ins().iadd(bits, off);
@@ -198,11 +200,21 @@ pub fn bloom_pass(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<Value, S
     // Cranelift's shift amounts are taken modulo 64: `bit & 63`.
     let shifted = tx.b.ins().ushr(w, bit);
     let one = tx.b.ins().band_imm_u(shifted, 1);
-    let pass = tx.b.ins().ireduce(types::I8, one);
+    let in_bloom = tx.b.ins().ireduce(types::I8, one);
+    let i = tx.b.ins().band(h, mask);
+    let off = tx.b.ins().ishl_imm_u(i, if inline_key(&key_types(j)?) { 4 } else { 3 });
+    let addr = tx.b.ins().iadd(slots, off);
+    let s = tx.b.ins().load(types::I64, flags(), addr, 0);
+    let occupied = tx.b.ins().icmp_imm_s(IntCC::NotEqual, s, 0);
+    let pass = tx.b.ins().band(in_bloom, occupied);
     Ok(match null {
         Some(n) => tx.b.ins().band_not(pass, n),
         None => pass,
     })
+}
+
+fn key_types(j: &JoinSpec) -> Result<Vec<DataType>, String> {
+    j.stream_keys.iter().map(|k| k.data_type().map_err(|e| e.to_string())).collect()
 }
 
 /// Hashes the stream keys of join `j` and probes its table: the first build row with equal
@@ -230,7 +242,7 @@ fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<(Value, Value, Op
     // Linear probing: an empty slot ends the search; a tag match compares the keys.
     tx.b.switch_to_block(probe_loop);
     // One integer-like key sits beside its slot (16-byte slots).
-    let inline = inline_key(&j.stream_keys.iter().map(|k| k.data_type()).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?);
+    let inline = inline_key(&key_types(j)?);
     let off = tx.b.ins().ishl_imm_u(i_param, if inline { 4 } else { 3 });
     let addr = tx.b.ins().iadd(slots, off);
     let s = tx.b.ins().load(types::I64, flags(), addr, 0);

@@ -51,12 +51,10 @@ impl LogicalPlan {
             }
             // Spark's argString: generator, unrequiredChildIndex and qualifier when there are any,
             // outer, the generated columns (their names before analysis).
-            LogicalPlan::Generate { generator, unrequired, outer, qualifier, names, generator_output, child } => {
+            LogicalPlan::Generate { generator, unrequired, outer, qualifier, names, generator_output, .. } => {
                 let mut parts = vec![generator.to_string()];
-                let child_out = child.output();
-                let positions: Vec<String> = child_out.iter().enumerate().filter(|(_, a)| unrequired.contains(&a.id)).map(|(i, _)| i.to_string()).collect();
-                if !positions.is_empty() {
-                    parts.push(format!("[{}]", positions.join(", ")));
+                if !unrequired.is_empty() {
+                    parts.push(format!("[{}]", unrequired.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")));
                 }
                 parts.push(outer.to_string());
                 parts.extend(qualifier.clone());

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 
 use crate::catalog::Table;
-use crate::expr::{Attribute, Expr, ExprId, Generator, SortOrder};
+use crate::expr::{Attribute, Expr, Generator, SortOrder};
 
 pub use display::tree_string;
 
@@ -341,9 +341,10 @@ pub enum LogicalPlan {
     Generate {
         /// The generator call.
         generator: Generator,
-        /// Child columns only the generator reads, left out of the output (Spark's
-        /// `unrequiredChildIndex`, set by column pruning; printed as their positions).
-        unrequired: Vec<ExprId>,
+        /// Positions in the child's output of the columns only the generator reads, left out
+        /// of the output (Spark's `unrequiredChildIndex`, set by column pruning). Positions, as
+        /// Spark's, stay right when a rule renames the child's columns (RemoveRedundantAliases).
+        unrequired: Vec<usize>,
         /// `LATERAL VIEW OUTER` / `explode_outer`: a row that makes no rows is kept once.
         outer: bool,
         /// The name of a LATERAL VIEW, which qualifies the generated columns.
@@ -408,7 +409,7 @@ impl LogicalPlan {
             LogicalPlan::Expand { output, .. } => output.clone(),
             LogicalPlan::Window { window_exprs, child, .. } => [child.output(), named_outputs(window_exprs)].concat(),
             LogicalPlan::Generate { unrequired, child, .. } => {
-                let kept = child.output().into_iter().filter(|a| !unrequired.contains(&a.id));
+                let kept = child.output().into_iter().enumerate().filter(|(i, _)| !unrequired.contains(i)).map(|(_, a)| a);
                 kept.chain(self.qualified_generator_output()).collect()
             }
             LogicalPlan::Join { left, right, join_type, .. } => join_type.output(left.output(), right.output()),

@@ -56,7 +56,7 @@ fn renumber_plan(plan: &Arc<LogicalPlan>, ids: &mut std::collections::HashMap<Ex
             },
             LogicalPlan::Generate { generator, unrequired, outer, qualifier, names, generator_output, child } => LogicalPlan::Generate {
                 generator: Generator { func: generator.func, args: generator.args.iter().map(|e| renumber_expr(e.clone(), ids)).collect::<Result<_>>()? },
-                unrequired: unrequired.iter().map(|id| renumber(ids, *id)).collect(),
+                unrequired: unrequired.clone(),
                 outer: *outer,
                 qualifier: qualifier.clone(),
                 names: names.clone(),

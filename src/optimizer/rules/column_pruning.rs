@@ -128,7 +128,7 @@ fn prune(plan: &Arc<LogicalPlan>, needed: Option<&BTreeSet<ExprId>>) -> Arc<Logi
             let mut child_needed: BTreeSet<ExprId> = needed.difference(&produced).copied().collect();
             child_needed.extend(refs(&generator.args.iter().collect::<Vec<_>>()));
             let new_child = narrow(child, &child_needed);
-            let new_unrequired: Vec<ExprId> = new_child.output().iter().filter(|a| !needed.contains(&a.id)).map(|a| a.id).collect();
+            let new_unrequired: Vec<usize> = new_child.output().iter().enumerate().filter(|(_, a)| !needed.contains(&a.id)).map(|(i, _)| i).collect();
             if &new_unrequired == unrequired {
                 return rebuilt(vec![new_child]);
             }

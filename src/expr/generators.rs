@@ -229,6 +229,13 @@ impl Generator {
             }
             GeneratorFunc::Stack => {
                 let n = stack_rows(&self.args)?;
+                // The rows of a batch are made at once: a bound instead of running out of memory.
+                if rows.saturating_mul(n) > MAX_STACK_ROWS {
+                    return Err(KilnError::unsupported(format!(
+                        "stack({n}, ...) over {rows} rows makes {} rows at once; at most {MAX_STACK_ROWS}",
+                        rows.saturating_mul(n)
+                    )));
+                }
                 let values = args.get(1..).unwrap_or_default();
                 let parent: Vec<u32> = (0..rows as u32).flat_map(|i| std::iter::repeat_n(i, n)).collect();
                 let cols = types
@@ -249,10 +256,63 @@ impl Generator {
     }
 }
 
+/// The most rows stack makes of one input batch.
+const MAX_STACK_ROWS: usize = 1 << 26;
+
 /// stack's `n`, a literal after analysis.
 fn stack_rows(args: &[Expr]) -> Result<usize> {
     match args.first() {
         Some(Expr::Literal(ScalarValue::Int32(n))) if *n >= 1 => Ok(*n as usize),
         other => Err(KilnError::internal(format!("stack's row count {other:?}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{Array, ArrayRef, AsArray, Int32Array, ListArray};
+    use arrow::datatypes::{DataType, Int32Type};
+
+    use super::*;
+    use crate::expr::Attribute;
+
+    fn lists() -> ArrayRef {
+        // [1, 2], NULL, [], [3]; then sliced past the first row, as a filtered batch may be.
+        let a = ListArray::from_iter_primitive::<Int32Type, _, _>(vec![Some(vec![Some(0)]), Some(vec![Some(1), Some(2)]), None, Some(vec![]), Some(vec![Some(3)])]);
+        Arc::new(a.slice(1, 4))
+    }
+
+    fn explode(func: GeneratorFunc) -> Generator {
+        let a = Attribute::new("a", crate::types::list_type(DataType::Int32), true);
+        Generator { func, args: vec![a.expr()] }
+    }
+
+    fn ints(a: &ArrayRef) -> Vec<Option<i32>> {
+        a.as_primitive::<Int32Type>().iter().collect()
+    }
+
+    #[test]
+    fn explode_drops_null_and_empty_arrays_and_outer_keeps_them_once() {
+        let g = explode(GeneratorFunc::PosExplode);
+        let (parent, cols) = g.generate(&[lists()], 4, false, &[DataType::Int32, DataType::Int32]).unwrap();
+        assert_eq!(parent.values().to_vec(), [0, 0, 3]);
+        assert_eq!((ints(&cols[0]), ints(&cols[1])), (vec![Some(0), Some(1), Some(0)], vec![Some(1), Some(2), Some(3)]));
+        let (parent, cols) = g.generate(&[lists()], 4, true, &[DataType::Int32, DataType::Int32]).unwrap();
+        assert_eq!(parent.values().to_vec(), [0, 0, 1, 2, 3]);
+        assert_eq!(ints(&cols[1]), [Some(1), Some(2), None, None, Some(3)]);
+        assert_eq!(cols[0].null_count(), 2);
+    }
+
+    #[test]
+    fn stack_fills_rows_in_order_and_pads_the_last() {
+        let n = Expr::Literal(ScalarValue::Int32(2));
+        let g = Generator { func: GeneratorFunc::Stack, args: vec![n, Expr::Literal(ScalarValue::Int32(0)), Expr::Literal(ScalarValue::Int32(0)), Expr::Literal(ScalarValue::Int32(0))] };
+        assert_eq!(g.element_schema().unwrap().len(), 2);
+        let v = |x: i32| Arc::new(Int32Array::from(vec![x, x + 10])) as ArrayRef;
+        let (parent, cols) = g.generate(&[v(0), v(1), v(2), v(3)], 2, false, &[DataType::Int32, DataType::Int32]).unwrap();
+        assert_eq!(parent.values().to_vec(), [0, 0, 1, 1]);
+        assert_eq!(ints(&cols[0]), [Some(1), Some(3), Some(11), Some(13)]);
+        assert_eq!(ints(&cols[1]), [Some(2), None, Some(12), None]);
     }
 }

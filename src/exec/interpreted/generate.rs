@@ -30,3 +30,28 @@ pub fn generate(generator: &Generator, outer: bool, keep: &[Attribute], input: &
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::interpreted::test_util::{attr, batch, col_i64, rows};
+    use crate::expr::{Builtin, Expr, GeneratorFunc, ScalarFunc};
+    use arrow::datatypes::DataType;
+
+    #[test]
+    fn one_batch_in_makes_batches_of_at_most_the_chunk_size_with_the_kept_columns_repeated() {
+        let (k, n) = (attr("k", DataType::Int64), attr("n", DataType::Int32));
+        let input = vec![k.clone(), n.clone()];
+        let b = batch(&input, vec![crate::exec::interpreted::test_util::ints(&[Some(1), Some(2)]), std::sync::Arc::new(arrow::array::Int32Array::from(vec![3, 4]))]);
+        // explode(array_repeat(k, n)): k repeated n times.
+        let repeat = Expr::Function { func: ScalarFunc::Builtin(Builtin::ArrayRepeat), args: vec![k.expr(), n.expr()] };
+        let g = Generator { func: GeneratorFunc::Explode, args: vec![repeat] };
+        let col = attr("col", DataType::Int64);
+        let schema = crate::exec::interpreted::schema_of(&[k.clone(), col]);
+        let out = generate(&g, false, std::slice::from_ref(&k), &input, &schema, &b, 3).unwrap();
+        assert_eq!(out.iter().map(|b| b.num_rows()).collect::<Vec<_>>(), [3, 3, 1]);
+        assert_eq!(rows(&out), 7);
+        assert_eq!(col_i64(&out, 0), col_i64(&out, 1));
+        assert_eq!(col_i64(&out, 0), [1, 1, 1, 2, 2, 2, 2].map(Some));
+    }
+}

@@ -362,6 +362,10 @@ unary_functions!(
     rtrim: "`rtrim(c)`: spaces removed from the end.",
     isnull: "`isnull(c)`, as `c IS NULL`.",
     isnotnull: "`isnotnull(c)`, as `c IS NOT NULL`.",
+    explode: "`explode(c)`, a generator: a row per element of the array, column `col` (one generator per `select`).",
+    explode_outer: "`explode_outer(c)`: `explode`, keeping a row whose array is NULL or empty once, with a NULL.",
+    posexplode: "`posexplode(c)`, a generator: a row per element and its position from 0, columns `pos, col`.",
+    posexplode_outer: "`posexplode_outer(c)`: `posexplode`, keeping a row whose array is NULL or empty once, with NULLs.",
 );
 
 /// `coalesce(a, b, ...)`: the first non-NULL argument.

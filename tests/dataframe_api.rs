@@ -316,6 +316,20 @@ mod transformations {
     }
 
     #[test]
+    fn explode_in_a_select_is_a_generate() {
+        let t = session().table("t").unwrap();
+        let arrays = t.select([col("k"), call_function("array", [col("v"), col("v") * 10]).alias("a")]).unwrap();
+        let exploded = arrays.select([col("k"), explode(col("a")).alias("x")]).unwrap();
+        assert_eq!(exploded.columns(), ["k", "x"]);
+        assert!(exploded.optimized_plan().tree_string().starts_with("Generate explode("), "{}", exploded.optimized_plan().tree_string());
+        let x = exploded.select([col("x").cast("bigint")]).unwrap();
+        assert_eq!(ints(&x), [1, 10, 2, 20, 3, 30, 4, 40]);
+        let positions = arrays.select([posexplode_outer(col("a"))]).unwrap();
+        assert_eq!(positions.columns(), ["pos", "col"]);
+        assert_eq!(positions.count().unwrap(), 8);
+    }
+
+    #[test]
     fn columns_and_transformations() {
         let s = session();
         let t = s.table("t").unwrap();

@@ -7,6 +7,7 @@
 //! unknown names with suggestions, ambiguous names, non-boolean filters, missing aggregation).
 
 mod coercion;
+mod generators;
 mod hints;
 mod resolve;
 mod window;

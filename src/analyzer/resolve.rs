@@ -32,7 +32,13 @@ impl Resolver<'_> {
         self.resolve_node(node).map(Arc::new)
     }
 
-    fn resolve_node(&self, node: LogicalPlan) -> Result<LogicalPlan> {
+    pub(super) fn resolve_node(&self, node: LogicalPlan) -> Result<LogicalPlan> {
+        // Only a select list may call a generator.
+        let generator_host = matches!(node, LogicalPlan::Project { .. } | LogicalPlan::Generate { .. })
+            || matches!(&node, LogicalPlan::Aggregate { grouping, .. } if !grouping.iter().any(super::generators::contains_generator));
+        if !generator_host && node.expressions().into_iter().any(super::generators::contains_generator) {
+            return Err(super::generators::outside_select(&node.node_string()));
+        }
         match node {
             LogicalPlan::UnresolvedRelation { name } => {
                 let table_name = name.last().cloned().unwrap_or_default();
@@ -47,6 +53,9 @@ impl Resolver<'_> {
                 Ok(LogicalPlan::SubqueryAlias { alias, child: Arc::new(LogicalPlan::Relation { table, output }) })
             }
             LogicalPlan::Project { list, child } => {
+                if let Some(plan) = self.extract_generator(&list, &child)? {
+                    return Ok(plan);
+                }
                 let input = child.output();
                 let list = self.resolve_select_list(list, &input)?;
                 if list.iter().any(|e| e.contains_window()) {
@@ -83,6 +92,9 @@ impl Resolver<'_> {
                 Ok(LogicalPlan::Filter { condition, child })
             }
             LogicalPlan::Aggregate { grouping, aggregates, child } => {
+                if let Some(plan) = self.extract_generator_over_aggregate(&grouping, &aggregates, &child)? {
+                    return Ok(plan);
+                }
                 let input = child.output();
                 let aggregates = self.resolve_select_list(aggregates, &input)?;
                 let grouping = grouping
@@ -125,6 +137,9 @@ impl Resolver<'_> {
                 Ok(LogicalPlan::Join { left, right, join_type, condition, using, hint })
             }
             LogicalPlan::Sort { order, global, child } => self.resolve_sort(order, global, child),
+            LogicalPlan::Generate { generator, outer, qualifier, names, generator_output, child, .. } if generator_output.is_empty() => {
+                self.resolve_generator(generator.func, outer, generator.args, qualifier, names, child)
+            }
             LogicalPlan::Union { children } => resolve_union(children),
             LogicalPlan::SetOperation { kind, all, left, right } => {
                 let op = match kind {
@@ -276,7 +291,7 @@ impl Resolver<'_> {
     }
 
     /// Resolves a select list: expands `*`, resolves names and functions, names every item.
-    fn resolve_select_list(&self, list: Vec<Expr>, input: &[Attribute]) -> Result<Vec<Expr>> {
+    pub(super) fn resolve_select_list(&self, list: Vec<Expr>, input: &[Attribute]) -> Result<Vec<Expr>> {
         let mut out = vec![];
         for e in list {
             match e {
@@ -352,6 +367,7 @@ impl Resolver<'_> {
                 Some(udf) => resolve_udf(udf, args),
                 None => Err(KilnError::internal(format!("UDF `{name}` vanished"))),
             },
+            ref e @ Expr::UnresolvedFunction { .. } if super::generators::generator_call(e).is_some() => Err(super::generators::outside_select(&e.to_string())),
             Expr::UnresolvedFunction { name, args, distinct } => resolve_function(&name, args, distinct, self.catalog.udf_names()),
             Expr::UnresolvedStar(_) => Err(KilnError::analysis("INVALID_USAGE_OF_STAR", "`*` is only allowed in a select list or count(*).")),
             e @ Expr::WindowExpression { .. } => super::window::resolve_window_expression(e),

@@ -51,6 +51,15 @@ pub fn fuses(plan: &PhysicalPlan) -> bool {
     }
 }
 
+/// Why an operator Spark compiles into its codegen stage runs between kiln's stages,
+/// interpreted (`EXPLAIN CODEGEN` lists it); None for other operators.
+pub fn outside_stage_reason(plan: &PhysicalPlan) -> Option<String> {
+    match plan {
+        PhysicalPlan::Generate { generator, .. } => Some(format!("generated code lacks generators ({}): the Generate cuts the stage and runs interpreted", generator.func.name())),
+        _ => None,
+    }
+}
+
 /// The side of a hash join that streams through a stage (the other side is built).
 pub fn stream_child(plan: &PhysicalPlan) -> Option<&Arc<PhysicalPlan>> {
     match plan {

@@ -267,6 +267,7 @@ impl<'a> Executor<'a> {
             PhysicalPlan::Filter { child, .. }
             | PhysicalPlan::Project { child, .. }
             | PhysicalPlan::Expand { child, .. }
+            | PhysicalPlan::Generate { child, .. }
             | PhysicalPlan::Window { child, .. }
             | PhysicalPlan::HashAggregate { child, .. }
             | PhysicalPlan::Sort { child, .. }
@@ -583,6 +584,17 @@ impl<'a> Executor<'a> {
                 Box::new(self.stream(child, i)?.flat_map(move |b| -> Vec<Result<RecordBatch>> {
                     match b {
                         Ok(b) => projections.iter().map(|p| interpreted::project(p, input, &schema, &b)).collect(),
+                        Err(e) => vec![Err(e)],
+                    }
+                }))
+            }
+            PhysicalPlan::Generate { generator, required_child_output, outer, child, .. } => {
+                let input = self.attrs(child);
+                let schema = schema_of(self.attrs(plan));
+                let chunk = config.batch_size;
+                Box::new(self.stream(child, i)?.flat_map(move |b| {
+                    match b.and_then(|b| interpreted::generate(generator, *outer, required_child_output, input, &schema, &b, chunk)) {
+                        Ok(batches) => batches.into_iter().map(Ok).collect::<Vec<_>>(),
                         Err(e) => vec![Err(e)],
                     }
                 }))

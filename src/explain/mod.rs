@@ -122,6 +122,13 @@ fn codegen_stages(plan: &PhysicalPlan, config: &Config, only: Option<usize>) -> 
     // In stage id order, as Spark lists them.
     stages.sort_by_key(|s| stage_id(s).unwrap_or(0));
     let mut out = if only.is_none() { format!("Found {} WholeStageCodegen subtrees.\n", stages.len()) } else { String::new() };
+    if only.is_none() {
+        let mut outside = vec![];
+        collect_outside_stages(plan, &mut outside);
+        for (node, reason) in outside {
+            out.push_str(&format!("Outside the stages: {} ({reason})\n", node.node_string(config)));
+        }
+    }
     for (i, stage) in stages.iter().enumerate() {
         let PhysicalPlan::WholeStageCodegen { fallback, child, id } = stage else { continue };
         if only.is_some_and(|o| o != *id) {
@@ -154,6 +161,16 @@ fn codegen_stages(plan: &PhysicalPlan, config: &Config, only: Option<usize>) -> 
         }
     }
     out
+}
+
+/// The operators between stages that Spark would compile, with why kiln does not.
+fn collect_outside_stages(p: &PhysicalPlan, out: &mut Vec<(PhysicalPlan, String)>) {
+    for c in p.tree_children() {
+        collect_outside_stages(c, out);
+    }
+    if let Some(reason) = crate::codegen::outside_stage_reason(p) {
+        out.push((p.clone(), reason));
+    }
 }
 
 fn collect_stages(p: &PhysicalPlan, out: &mut Vec<PhysicalPlan>) {

@@ -224,6 +224,12 @@ impl PhysicalPlan {
                 let cols: Vec<String> = output.iter().map(|a| a.to_string()).collect();
                 format!("Expand [{}], [{}]", rows.join(", "), cols.join(", "))
             }
+            // Spark's GenerateExec: generator, requiredChildOutput (left out when empty), outer, output.
+            PhysicalPlan::Generate { generator, required_child_output, outer, generator_output, .. } => {
+                let attrs = |v: &[crate::expr::Attribute]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
+                let kept = if required_child_output.is_empty() { String::new() } else { format!("[{}], ", attrs(required_child_output)) };
+                format!("Generate {generator}, {kept}{outer}, [{}]", attrs(generator_output))
+            }
             PhysicalPlan::Window { window_exprs, partition_by, order_by, .. } => {
                 let keys = order_by.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", ");
                 format!("Window [{}], [{}], [{keys}]", list(window_exprs, ", "), list(partition_by, ", "))

@@ -94,6 +94,11 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
                 Style::Name => write!(f, " AS {name}"),
             }
         }
+        // Spark prints the Scala list of names.
+        Expr::MultiAlias { child, names } => {
+            write_expr(f, child, style)?;
+            write!(f, " AS List({})", names.join(", "))
+        }
         Expr::Binary { op, left, right } => {
             write!(f, "(")?;
             write_expr(f, left, style)?;

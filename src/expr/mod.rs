@@ -9,10 +9,12 @@ mod builtins;
 mod builtins_more;
 mod aggregates;
 mod arrays;
+mod generators;
 mod regexp;
 mod datetime;
 pub use aggregates::{AggBuiltin, AggKind, WITHIN_GROUP_MARKER};
 pub use builtins::Builtin;
+pub use generators::{Generator, GeneratorFunc};
 pub use builtins_more::MoreFn;
 pub(crate) use builtins_more::rewrite as rewrite_more;
 pub use typing::aggregate_result_type;
@@ -528,6 +530,14 @@ pub enum Expr {
         /// `IGNORE NULLS` (lag, lead, first_value, last_value, nth_value).
         ignore_nulls: bool,
     },
+    /// `generator AS (a, b)` before analysis (Spark's `MultiAlias`): names for the columns of
+    /// a generator in a select list, printed `'posexplode('a) AS List(p, x)`.
+    MultiAlias {
+        /// The aliased generator call.
+        child: Box<Expr>,
+        /// The names, one per generated column.
+        names: Vec<String>,
+    },
     /// A call of a user-defined scalar function, printed `name(args)` as Spark prints a
     /// Scala UDF. Opaque to the optimizer: never folded, never pushed into a scan.
     ScalarUdf {
@@ -578,6 +588,7 @@ impl Expr {
                 .chain(spec.order_by.iter().map(|o| &o.expr))
                 .collect(),
             Expr::Alias { child, .. }
+            | Expr::MultiAlias { child, .. }
             | Expr::Not(child)
             | Expr::Negative(child)
             | Expr::IsNull(child)
@@ -630,6 +641,7 @@ impl Expr {
                 Expr::Aggregate { func, args: args.into_iter().map(&mut f).collect::<Result<_, E>>()?, distinct }
             }
             Expr::Alias { child, name, id } => Expr::Alias { child: b(child, &mut f)?, name, id },
+            Expr::MultiAlias { child, names } => Expr::MultiAlias { child: b(child, &mut f)?, names },
             Expr::Not(c) => Expr::Not(b(c, &mut f)?),
             Expr::Negative(c) => Expr::Negative(b(c, &mut f)?),
             Expr::IsNull(c) => Expr::IsNull(b(c, &mut f)?),
@@ -768,7 +780,7 @@ impl Expr {
     /// True once no unresolved node remains.
     pub fn resolved(&self) -> bool {
         !self.exists(&|e| match e {
-            Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. } => true,
+            Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. } | Expr::MultiAlias { .. } => true,
             Expr::ScalarSubquery { plan, .. } | Expr::Exists { plan, .. } | Expr::InSubquery { plan, .. } => !plan.0.resolved(),
             _ => false,
         })
@@ -787,7 +799,7 @@ impl Expr {
     /// Strips a top-level alias.
     pub fn unalias(&self) -> &Expr {
         match self {
-            Expr::Alias { child, .. } => child,
+            Expr::Alias { child, .. } | Expr::MultiAlias { child, .. } => child,
             e => e,
         }
     }

@@ -127,7 +127,7 @@ impl Expr {
                 };
                 aggregate_result_type(*func, &input)
             }
-            Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. } => {
+            Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. } | Expr::MultiAlias { .. } => {
                 return Err(KilnError::internal(format!("type of unresolved expression {self}")))
             }
         })

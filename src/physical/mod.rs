@@ -11,7 +11,7 @@ use arrow::record_batch::RecordBatch;
 use crate::catalog::Table;
 use crate::datasource::pushed_filter::PushedFilter;
 use self::metrics::ScanMetrics;
-use crate::expr::{AggFunc, Attribute, Expr, ExprId, ScalarSubqueryExec, SortOrder};
+use crate::expr::{AggFunc, Attribute, Expr, ExprId, Generator, ScalarSubqueryExec, SortOrder};
 use crate::plan::JoinType;
 
 /// Physical planning with a session's injected strategies (see `crate::extensions`).
@@ -297,6 +297,21 @@ pub enum PhysicalPlan {
         /// The input operator.
         child: Arc<PhysicalPlan>,
     },
+    /// A generator's rows joined to the row each came from (Spark's `GenerateExec`), streamed:
+    /// each input batch becomes batches of at most the batch size. Interpreted, outside the
+    /// codegen stages (Spark compiles it into its stage; see `codegen::outside_stage_reason`).
+    Generate {
+        /// The generator call.
+        generator: Generator,
+        /// The child's columns passed through, before the generated ones.
+        required_child_output: Vec<Attribute>,
+        /// A row the generator makes no rows of is kept once, with NULLs.
+        outer: bool,
+        /// The generated columns.
+        generator_output: Vec<Attribute>,
+        /// The input operator.
+        child: Arc<PhysicalPlan>,
+    },
     /// Window functions over each partition (Spark's `WindowExec`): the child arrives clustered
     /// on the partition keys and sorted by them and the order keys; a per-partition breaker.
     Window {
@@ -385,6 +400,7 @@ impl PhysicalPlan {
             PhysicalPlan::Sort { order, .. } => orders(order),
             PhysicalPlan::TakeOrderedAndProject { order, list, .. } => orders(order).into_iter().chain(list.iter().cloned()).collect(),
             PhysicalPlan::Expand { projections, .. } => projections.iter().flatten().cloned().collect(),
+            PhysicalPlan::Generate { generator, .. } => generator.args.clone(),
             PhysicalPlan::Window { window_exprs, partition_by, order_by, .. } => {
                 window_exprs.iter().chain(partition_by).cloned().chain(orders(order_by)).collect()
             }
@@ -423,6 +439,7 @@ impl PhysicalPlan {
             | PhysicalPlan::LocalLimit { child, .. }
             | PhysicalPlan::GlobalLimit { child, .. }
             | PhysicalPlan::Expand { child, .. }
+            | PhysicalPlan::Generate { child, .. }
             | PhysicalPlan::Window { child, .. }
             | PhysicalPlan::ShuffleRead { child, .. }
             | PhysicalPlan::WholeStageCodegen { child, .. } => vec![child],
@@ -460,6 +477,7 @@ impl PhysicalPlan {
             | PhysicalPlan::LocalLimit { child, .. }
             | PhysicalPlan::GlobalLimit { child, .. }
             | PhysicalPlan::Expand { child, .. }
+            | PhysicalPlan::Generate { child, .. }
             | PhysicalPlan::Window { child, .. }
             | PhysicalPlan::ShuffleRead { child, .. }
             | PhysicalPlan::WholeStageCodegen { child, .. } => *child = next(),
@@ -503,6 +521,7 @@ impl PhysicalPlan {
             },
             PhysicalPlan::CartesianProduct { left, right, .. } => [left.output(), right.output()].concat(),
             PhysicalPlan::Window { window_exprs, child, .. } => [child.output(), crate::plan::named_outputs(window_exprs)].concat(),
+            PhysicalPlan::Generate { required_child_output, generator_output, .. } => [required_child_output.clone(), generator_output.clone()].concat(),
             PhysicalPlan::HashJoin { left, right, join_type, .. }
             | PhysicalPlan::SortMergeJoin { left, right, join_type, .. }
             | PhysicalPlan::NestedLoopJoin { left, right, join_type, .. } => join_type.output(left.output(), right.output()),

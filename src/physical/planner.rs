@@ -172,6 +172,11 @@ impl Planner<'_> {
             LogicalPlan::Expand { projections, output, child } => {
                 PhysicalPlan::Expand { projections: projections.clone(), output: output.clone(), child: self.plan(child, false)? }
             }
+            LogicalPlan::Generate { generator, outer, child, .. } => {
+                let generated = plan.qualified_generator_output();
+                let required_child_output = plan.output()[..plan.output().len() - generated.len()].to_vec();
+                PhysicalPlan::Generate { generator: generator.clone(), required_child_output, outer: *outer, generator_output: generated, child: self.plan(child, false)? }
+            }
             LogicalPlan::Window { window_exprs, partition_by, order_by, child } => PhysicalPlan::Window {
                 window_exprs: window_exprs.clone(),
                 partition_by: partition_by.clone(),

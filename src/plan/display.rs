@@ -49,6 +49,21 @@ impl LogicalPlan {
                 let cols: Vec<String> = output.iter().map(|a| a.to_string()).collect();
                 format!("Expand [{}], [{}]", rows.join(", "), cols.join(", "))
             }
+            // Spark's argString: generator, unrequiredChildIndex and qualifier when there are any,
+            // outer, the generated columns (their names before analysis).
+            LogicalPlan::Generate { generator, unrequired, outer, qualifier, names, generator_output, .. } => {
+                let mut parts = vec![generator.to_string()];
+                if !unrequired.is_empty() {
+                    parts.push(format!("[{}]", unrequired.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")));
+                }
+                parts.push(outer.to_string());
+                parts.extend(qualifier.clone());
+                let cols: Vec<String> = if generator_output.is_empty() { names.iter().map(|n| format!("'{n}")).collect() } else { generator_output.iter().map(|a| a.to_string()).collect() };
+                if !cols.is_empty() {
+                    parts.push(format!("[{}]", cols.join(", ")));
+                }
+                format!("Generate {}", parts.join(", "))
+            }
             LogicalPlan::Join { join_type, condition, using, hint, .. } => {
                 // Spark's argString leaves out a missing condition and an empty hint.
                 let hint = Some(hint.to_string()).filter(|h| !h.is_empty()).map(|h| format!(", {h}")).unwrap_or_default();

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 
 use crate::catalog::Table;
-use crate::expr::{Attribute, Expr, SortOrder};
+use crate::expr::{Attribute, Expr, Generator, SortOrder};
 
 pub use display::tree_string;
 
@@ -334,6 +334,28 @@ pub enum LogicalPlan {
         /// The input.
         child: Arc<LogicalPlan>,
     },
+    /// A generator's rows joined to the row each came from (Spark's `Generate`), printed
+    /// `Generate explode(a#1), [0], false, [col#5]`: every input row once per row the generator
+    /// makes of it (a row that makes none is dropped, or kept once with NULLs when `outer`),
+    /// with the child's columns it keeps, then the generated ones.
+    Generate {
+        /// The generator call.
+        generator: Generator,
+        /// Positions in the child's output of the columns only the generator reads, left out
+        /// of the output (Spark's `unrequiredChildIndex`, set by column pruning). Positions, as
+        /// Spark's, stay right when a rule renames the child's columns (RemoveRedundantAliases).
+        unrequired: Vec<usize>,
+        /// `LATERAL VIEW OUTER` / `explode_outer`: a row that makes no rows is kept once.
+        outer: bool,
+        /// The name of a LATERAL VIEW, which qualifies the generated columns.
+        qualifier: Option<String>,
+        /// The names written for the generated columns (`AS x`, `AS (p, x)`); empty: Spark's.
+        names: Vec<String>,
+        /// The generated columns; empty until the analyzer resolves the generator.
+        generator_output: Vec<Attribute>,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
     /// Window functions over the child's rows, printed `Window [exprs], [partition keys], [order]`
     /// (Spark's `Window`): every input column, then one per window expression. All the
     /// expressions share the partitioning and order; their frames may differ.
@@ -386,6 +408,10 @@ impl LogicalPlan {
             LogicalPlan::Aggregate { aggregates, .. } | LogicalPlan::GroupingSets { aggregates, .. } => named_outputs(aggregates),
             LogicalPlan::Expand { output, .. } => output.clone(),
             LogicalPlan::Window { window_exprs, child, .. } => [child.output(), named_outputs(window_exprs)].concat(),
+            LogicalPlan::Generate { unrequired, child, .. } => {
+                let kept = child.output().into_iter().enumerate().filter(|(i, _)| !unrequired.contains(i)).map(|(_, a)| a);
+                kept.chain(self.qualified_generator_output()).collect()
+            }
             LogicalPlan::Join { left, right, join_type, .. } => join_type.output(left.output(), right.output()),
             // Spark: an Intersect's column is nullable only when both inputs' are.
             LogicalPlan::SetOperation { kind, left, right, .. } => {
@@ -434,6 +460,7 @@ impl LogicalPlan {
             | LogicalPlan::Aggregate { child, .. }
             | LogicalPlan::GroupingSets { child, .. }
             | LogicalPlan::Expand { child, .. }
+            | LogicalPlan::Generate { child, .. }
             | LogicalPlan::Window { child, .. }
             | LogicalPlan::Sort { child, .. }
             | LogicalPlan::GlobalLimit { child, .. }
@@ -482,6 +509,15 @@ impl LogicalPlan {
                 LogicalPlan::Expand { projections: projections.clone(), output: output.clone(), child: next() }
             }
             LogicalPlan::Sort { order, global, .. } => LogicalPlan::Sort { order: order.clone(), global: *global, child: next() },
+            LogicalPlan::Generate { generator, unrequired, outer, qualifier, names, generator_output, .. } => LogicalPlan::Generate {
+                generator: generator.clone(),
+                unrequired: unrequired.clone(),
+                outer: *outer,
+                qualifier: qualifier.clone(),
+                names: names.clone(),
+                generator_output: generator_output.clone(),
+                child: next(),
+            },
             LogicalPlan::Window { window_exprs, partition_by, order_by, .. } => LogicalPlan::Window {
                 window_exprs: window_exprs.clone(),
                 partition_by: partition_by.clone(),
@@ -505,6 +541,7 @@ impl LogicalPlan {
             LogicalPlan::Join { condition, .. } => condition.iter().collect(),
             LogicalPlan::GroupingSets { exprs, aggregates, .. } => exprs.iter().chain(aggregates.iter()).collect(),
             LogicalPlan::Expand { projections, .. } => projections.iter().flatten().collect(),
+            LogicalPlan::Generate { generator, .. } => generator.args.iter().collect(),
             LogicalPlan::Sort { order, .. } => order.iter().map(|o| &o.expr).collect(),
             LogicalPlan::Window { window_exprs, partition_by, order_by, .. } => {
                 window_exprs.iter().chain(partition_by.iter()).chain(order_by.iter().map(|o| &o.expr)).collect()
@@ -539,6 +576,15 @@ impl LogicalPlan {
                     .map(|p| p.iter().cloned().map(&mut f).collect::<Result<Vec<_>, E>>())
                     .collect::<Result<_, E>>()?,
                 output: output.clone(),
+                child: child.clone(),
+            },
+            LogicalPlan::Generate { generator, unrequired, outer, qualifier, names, generator_output, child } => LogicalPlan::Generate {
+                generator: Generator { func: generator.func, args: generator.args.iter().cloned().map(&mut f).collect::<Result<_, E>>()? },
+                unrequired: unrequired.clone(),
+                outer: *outer,
+                qualifier: qualifier.clone(),
+                names: names.clone(),
+                generator_output: generator_output.clone(),
                 child: child.clone(),
             },
             LogicalPlan::Sort { order, global, child } => LogicalPlan::Sort {
@@ -617,8 +663,19 @@ impl LogicalPlan {
     pub fn resolved(&self) -> bool {
         !matches!(self, LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. })
             && !matches!(self, LogicalPlan::Join { using, .. } if !using.is_empty())
+            && !matches!(self, LogicalPlan::Generate { generator_output, .. } if generator_output.is_empty())
             && self.expressions().iter().all(|e| e.resolved())
             && self.children().iter().all(|c| c.resolved())
+    }
+
+    /// A Generate's generated columns as its output has them: qualified by the LATERAL VIEW's
+    /// name, nullable when it is outer (Spark's `qualifiedGeneratorOutput`); empty for other nodes.
+    pub fn qualified_generator_output(&self) -> Vec<Attribute> {
+        let LogicalPlan::Generate { outer, qualifier, generator_output, .. } = self else { return vec![] };
+        generator_output
+            .iter()
+            .map(|a| Attribute { nullable: a.nullable || *outer, qualifier: qualifier.iter().cloned().collect(), ..a.clone() })
+            .collect()
     }
 
     /// Spark's tree string of this plan.

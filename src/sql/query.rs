@@ -17,7 +17,7 @@ use super::hints::{key as hint_key, SelectHints};
 use super::expr::{convert_expr, object_name, object_name_parts, start_span};
 use super::{parse_error, unsupported};
 use crate::error::Result;
-use crate::expr::{Attribute, Expr, ExprId, SortOrder, SubqueryPlan};
+use crate::expr::{Attribute, Expr, ExprId, Generator, GeneratorFunc, SortOrder, SubqueryPlan};
 use crate::plan::{GroupingSetsKind, JoinType, LogicalPlan, SetOperationKind};
 use crate::types::{spark_type_name, wider_type, ScalarValue};
 
@@ -52,6 +52,15 @@ fn renumber_plan(plan: &Arc<LogicalPlan>, ids: &mut std::collections::HashMap<Ex
             LogicalPlan::Expand { projections, output, child } => LogicalPlan::Expand {
                 projections: projections.iter().map(|l| l.iter().map(|e| renumber_expr(e.clone(), ids)).collect::<Result<Vec<_>>>()).collect::<Result<Vec<_>>>()?,
                 output: output.iter().map(|a| Attribute { id: renumber(ids, a.id), ..a.clone() }).collect(),
+                child: child.clone(),
+            },
+            LogicalPlan::Generate { generator, unrequired, outer, qualifier, names, generator_output, child } => LogicalPlan::Generate {
+                generator: Generator { func: generator.func, args: generator.args.iter().map(|e| renumber_expr(e.clone(), ids)).collect::<Result<_>>()? },
+                unrequired: unrequired.clone(),
+                outer: *outer,
+                qualifier: qualifier.clone(),
+                names: names.clone(),
+                generator_output: generator_output.iter().map(|a| Attribute { id: renumber(ids, a.id), ..a.clone() }).collect(),
                 child: child.clone(),
             },
             other => other.map_expressions(|e| renumber_expr(e, ids))?,
@@ -224,6 +233,12 @@ impl<'a> QueryPlanner<'a> {
 
     fn plan_select_body(&mut self, s: &ast::Select) -> Result<LogicalPlan> {
         let mut plan = self.plan_from(&s.from)?;
+        // Spark's withGenerate: each LATERAL VIEW a Generate over what comes before it.
+        for view in &s.lateral_views {
+            let qualifier = object_name_parts(&view.lateral_view_name)?.join(".").to_lowercase();
+            let names = view.lateral_col_alias.iter().map(|i| i.value.clone()).collect();
+            plan = generate_node(convert_expr(&view.lateral_view)?, view.outer, Some(qualifier), names, plan)?;
+        }
         if let Some(w) = &s.selection {
             plan = LogicalPlan::Filter { condition: convert_expr(w)?, child: Arc::new(plan) };
         }
@@ -298,6 +313,15 @@ impl<'a> QueryPlanner<'a> {
     fn plan_from(&mut self, from: &[ast::TableWithJoins]) -> Result<LogicalPlan> {
         let mut plan: Option<LogicalPlan> = None;
         for twj in from {
+            // `FROM t, LATERAL explode(t.a) [AS g(x)]`: a Generate over the items before it.
+            if let (Some(left), TableFactor::Function { lateral: true, name, args, alias, .. }, true) = (&plan, &twj.relation, twj.joins.is_empty()) {
+                let span = name.span();
+                let call = Expr::UnresolvedFunction { name: object_name_parts(name)?.join("."), args: function_args(args, span)?, distinct: false };
+                let qualifier = alias.as_ref().map(|a| a.name.value.clone());
+                let names = alias.iter().flat_map(|a| a.columns.iter().map(|c| c.name.value.clone())).collect();
+                plan = Some(generate_node(call, false, qualifier, names, left.clone())?);
+                continue;
+            }
             let right = self.plan_table_with_joins(twj)?;
             plan = Some(match plan {
                 None => right,
@@ -349,6 +373,19 @@ impl<'a> QueryPlanner<'a> {
                     let parts = object_name_parts(name)?;
                     if parts.len() == 1 && parts[0].eq_ignore_ascii_case("range") {
                         return with_alias(range_relation(&args.args, span)?, alias.as_ref());
+                    }
+                    // A generator as a table (Spark's table-valued explode, stack, ...): over the
+                    // one empty row; `AS t(a, b)` names its columns.
+                    if let [name] = parts.as_slice() {
+                        if GeneratorFunc::from_name(name).is_some() {
+                            let call = Expr::UnresolvedFunction { name: name.clone(), args: function_args(&args.args, span)?, distinct: false };
+                            let names = alias.iter().flat_map(|a| a.columns.iter().map(|c| c.name.value.clone())).collect();
+                            let plan = generate_node(call, false, None, names, LogicalPlan::OneRowRelation)?;
+                            return Ok(match alias {
+                                Some(a) => LogicalPlan::SubqueryAlias { alias: a.name.value.clone(), child: Arc::new(plan) },
+                                None => plan,
+                            });
+                        }
                     }
                     return Err(unsupported(format!("table-valued function {name}(...)"), span));
                 }
@@ -497,7 +534,6 @@ fn reject_select_clauses(s: &ast::Select) -> Result<()> {
         (s.into.is_some(), "SELECT INTO"),
         (s.exclude.is_some(), "SELECT * EXCLUDE"),
         (s.select_modifiers.is_some(), "SELECT modifiers"),
-        (!s.lateral_views.is_empty(), "LATERAL VIEW"),
         (s.prewhere.is_some(), "PREWHERE"),
         (!s.connect_by.is_empty(), "CONNECT BY"),
         (!s.cluster_by.is_empty(), "CLUSTER BY"),
@@ -524,7 +560,9 @@ fn select_item(item: &SelectItem) -> Result<Expr> {
             plain_wildcard(opts)?;
             Ok(Expr::UnresolvedStar(Some(object_name(name)?)))
         }
-        SelectItem::ExprWithAliases { expr, .. } => Err(unsupported("multi-column alias AS (a, b)", start_span(expr))),
+        SelectItem::ExprWithAliases { expr, aliases } => {
+            Ok(Expr::MultiAlias { child: Box::new(convert_expr(expr)?), names: aliases.iter().map(|a| a.value.clone()).collect() })
+        }
         SelectItem::QualifiedWildcard(_, opts) => Err(unsupported("wildcard on an expression", opts.wildcard_token.0.span)),
     }
 }
@@ -593,6 +631,35 @@ fn constant_count(e: &ast::Expr, clause: &str) -> Result<usize> {
         _ => return Err(err("DATA_TYPE")),
     };
     usize::try_from(v).map_err(|_| parse_error(format!("[INVALID_LIMIT_LIKE_EXPRESSION.IS_NEGATIVE] The {clause} like expression \"{x}\" is invalid. The expression must be equal to or greater than 0, but got {v}."), start_span(e)))
+}
+
+/// An unresolved Generate of the generator call `call` over `child` (LATERAL VIEW, a FROM item).
+fn generate_node(call: Expr, outer: bool, qualifier: Option<String>, names: Vec<String>, child: LogicalPlan) -> Result<LogicalPlan> {
+    let generator = match &call {
+        Expr::UnresolvedFunction { name, args, .. } => GeneratorFunc::from_name(name).map(|(func, o)| (Generator { func, args: args.clone() }, o)),
+        _ => None,
+    };
+    let Some((generator, outer_form)) = generator else {
+        let name = match &call {
+            Expr::UnresolvedFunction { name, .. } => name.clone(),
+            other => crate::expr::sql_name(other),
+        };
+        return Err(crate::error::KilnError::analysis(
+            "UNSUPPORTED_GENERATOR.NOT_GENERATOR",
+            format!("The generator is not supported: `{name}` is expected to be a generator. However, it is not a generator."),
+        ));
+    };
+    Ok(LogicalPlan::Generate { generator, unrequired: vec![], outer: outer || outer_form, qualifier, names, generator_output: vec![], child: Arc::new(child) })
+}
+
+/// The positional arguments of a table function.
+fn function_args(args: &[ast::FunctionArg], span: Span) -> Result<Vec<Expr>> {
+    args.iter()
+        .map(|a| match a {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => convert_expr(e),
+            _ => Err(unsupported("named or * arguments of a table function", span)),
+        })
+        .collect()
 }
 
 /// Spark's table-valued `range(end)`, `range(start, end[, step[, partitions]])`: one bigint

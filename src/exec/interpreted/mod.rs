@@ -5,6 +5,7 @@
 
 pub mod aggregate;
 pub mod exchange;
+pub mod generate;
 pub mod join;
 pub mod sort;
 pub mod window;
@@ -17,6 +18,7 @@ pub(crate) mod join_table;
 
 pub use aggregate::{hash_aggregate, HashAggregator};
 pub use exchange::{hash_partition, range_partition};
+pub use generate::generate;
 pub use join::{hash_join, nested_loop_join, sort_merge_join};
 pub use sort::{limit, sort};
 pub use window::window;

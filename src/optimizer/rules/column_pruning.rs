@@ -121,6 +121,20 @@ fn prune(plan: &Arc<LogicalPlan>, needed: Option<&BTreeSet<ExprId>>) -> Arc<Logi
             child_needed.extend(refs(&window_exprs.iter().chain(partition_by).chain(order_by.iter().map(|o| &o.expr)).collect::<Vec<_>>()));
             rebuilt(vec![narrow(child, &child_needed)])
         }
+        // A Generate passes through the child's columns read above; the generator's own inputs
+        // that nothing above reads are left out of its output (Spark's unrequiredChildIndex).
+        LogicalPlan::Generate { generator, unrequired, generator_output, child, .. } => {
+            let produced: BTreeSet<ExprId> = generator_output.iter().map(|a| a.id).collect();
+            let mut child_needed: BTreeSet<ExprId> = needed.difference(&produced).copied().collect();
+            child_needed.extend(refs(&generator.args.iter().collect::<Vec<_>>()));
+            let new_child = narrow(child, &child_needed);
+            let new_unrequired: Vec<usize> = new_child.output().iter().enumerate().filter(|(_, a)| !needed.contains(&a.id)).map(|(i, _)| i).collect();
+            if &new_unrequired == unrequired {
+                return rebuilt(vec![new_child]);
+            }
+            let LogicalPlan::Generate { generator, outer, qualifier, names, generator_output, .. } = plan.as_ref().clone() else { return plan.clone() };
+            Arc::new(LogicalPlan::Generate { generator, unrequired: new_unrequired, outer, qualifier, names, generator_output, child: new_child })
+        }
         // Distinct needs every column of its child; aliases and leaves are left alone.
         _ => plan.clone(),
     }

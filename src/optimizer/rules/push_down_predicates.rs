@@ -8,7 +8,8 @@
 //!    +- Relation orders[...]
 //! ```
 //! A Filter over a Union goes into every input, each reading its own columns in the union's
-//! place.
+//! place; conjuncts of a Filter over a Generate that read none of the generated columns go
+//! below it.
 //!
 //! Where a predicate must NOT move: it is non-deterministic (rand()); it would cross a Limit
 //! (the Limit picks rows before the filter sees them: `Filter` over `GlobalLimit` stays);
@@ -95,6 +96,14 @@ fn push_filter(condition: &Expr, child: &Arc<LogicalPlan>) -> Option<Arc<Logical
                 child: filter(pushed, grandchild.clone()),
             });
             Some(filter(Expr::conjunction(stay.into_iter().cloned()), agg))
+        }
+        // Conjuncts over the child's columns filter its rows before they are generated from.
+        LogicalPlan::Generate { generator, child: grandchild, .. } if generator.args.iter().all(|a| a.deterministic()) => {
+            let (push, stay): (Vec<&Expr>, Vec<&Expr>) =
+                condition.split_conjunction().into_iter().partition(|c| c.deterministic() && references_within(c, grandchild));
+            let pushed = Expr::conjunction(push.into_iter().cloned())?;
+            let generate = Arc::new(child.with_new_children(vec![filter(Some(pushed), grandchild.clone())]));
+            Some(filter(Expr::conjunction(stay.into_iter().cloned()), generate))
         }
         LogicalPlan::Union { children } => {
             let (push, stay): (Vec<&Expr>, Vec<&Expr>) = condition.split_conjunction().into_iter().partition(|c| c.deterministic());

@@ -219,8 +219,19 @@ fn unsupported_statements_and_clauses_are_named() {
     assert!(err("SELECT 1 UNION BY NAME SELECT 2").contains("unsupported SQL: set operation UNION BY NAME"), "{}", err("SELECT 1 UNION BY NAME SELECT 2"));
     assert!(err("SELECT * FROM t FETCH FIRST 1 ROWS ONLY").contains("unsupported SQL: FETCH"));
     assert!(err("SELECT * FROM a JOIN b USING (k) AS j").contains("USING (...) AS alias"));
-    assert!(err("SELECT * FROM t LATERAL VIEW explode(a) x AS y").contains("LATERAL VIEW"));
+    assert!(err("SELECT * FROM t CLUSTER BY a").contains("CLUSTER BY"));
     assert!(err("SELECT a FROM t GROUP BY a, CUBE(a)").contains("GROUP BY CUBE"));
+}
+
+#[test]
+fn lateral_views_are_generates_over_the_from_clause() {
+    let Statement::Query(plan) = statement("SELECT * FROM t LATERAL VIEW OUTER explode(a) X AS y LATERAL VIEW posexplode(b) z AS p, v WHERE y > 0") else {
+        panic!("not a query")
+    };
+    let text = plan.tree_string();
+    // Spark's withGenerate: each view over the one before it, its name lower-cased.
+    assert!(text.contains("+- 'Generate 'posexplode('b), false, z, ['p, 'v]\n      +- 'Generate 'explode('a), true, x, ['y]"), "{text}");
+    assert!(err("SELECT * FROM t LATERAL VIEW upper(a) x AS y").contains("UNSUPPORTED_GENERATOR.NOT_GENERATOR"));
 }
 
 #[test]

@@ -251,8 +251,11 @@ macro_rules! literal_from {
     };
 }
 literal_from!(bool, v => ScalarValue::Boolean(v));
+literal_from!(i8, v => ScalarValue::Int8(v));
+literal_from!(i16, v => ScalarValue::Int16(v));
 literal_from!(i32, v => ScalarValue::Int32(v));
 literal_from!(i64, v => ScalarValue::Int64(v));
+literal_from!(f32, v => ScalarValue::Float32(v));
 literal_from!(f64, v => ScalarValue::Float64(v));
 literal_from!(&str, v => ScalarValue::Utf8(v.to_string()));
 literal_from!(String, v => ScalarValue::Utf8(v));

@@ -530,8 +530,11 @@ impl Session {
                 Expr::Cast { child: Box::new(value), to: f.data_type().clone() }.alias(f.name().clone())
             })
             .collect();
-        let cast = self.plan(LogicalPlan::Project { list, child: source.analyzed_plan().clone() })?;
-        let new_batches = cast.collect()?;
+        let project = |list: Vec<Expr>| self.plan(LogicalPlan::Project { list, child: source.analyzed_plan().clone() });
+        let new_batches = match project(list.clone())?.collect() {
+            Err(KilnError::Execution(m)) if m.starts_with("[CAST_OVERFLOW]") => return Err(self.insert_overflow(&list, &project).unwrap_or(KilnError::Execution(m))),
+            other => other?,
+        };
         let existing = match &table.source {
             TableSource::Memory(existing) if !overwrite => existing.clone(),
             TableSource::Memory(_) => vec![],
@@ -555,6 +558,26 @@ impl Session {
             })?);
         }
         self.register_memory(&table.name, table.schema.clone(), all)
+    }
+}
+
+impl Session {
+    /// Spark's store assignment names the column a value overflows: CAST_OVERFLOW_IN_TABLE_INSERT
+    /// for the first column of `list` (the insert's casts) whose cast alone fails so.
+    fn insert_overflow(&self, list: &[Expr], project: &dyn Fn(Vec<Expr>) -> Result<DataFrame>) -> Option<KilnError> {
+        list.iter().find_map(|e| {
+            let Expr::Alias { child, name, .. } = e else { return None };
+            let Expr::Cast { child: value, to } = child.as_ref() else { return None };
+            match project(vec![e.clone()]).and_then(|df| df.collect()) {
+                Err(KilnError::Execution(m)) if m.starts_with("[CAST_OVERFLOW]") => Some(KilnError::exec(format!(
+                    "[CAST_OVERFLOW_IN_TABLE_INSERT] Fail to assign a value of \"{}\" type to the \"{}\" type column or variable `{name}` due to an overflow. \
+                     Use `try_cast` on the input value to tolerate overflow and return NULL instead.",
+                    crate::types::spark_type_name(&value.data_type().ok()?).to_uppercase(),
+                    crate::types::spark_type_name(to).to_uppercase()
+                ))),
+                _ => None,
+            }
+        })
     }
 }
 

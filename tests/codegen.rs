@@ -12,7 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array, StringArray};
+use arrow::array::{
+    ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, StringArray,
+};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
 use kiln::{ExplainMode, Session};
@@ -43,6 +45,21 @@ fn types_table() -> RecordBatch {
     RecordBatch::try_new(Arc::new(schema), columns).expect("batch")
 }
 
+/// tinyint, smallint and float columns: generated code loads them widened.
+fn narrow_table() -> RecordBatch {
+    let schema = Schema::new(vec![
+        Field::new("y", DataType::Int8, true),
+        Field::new("s", DataType::Int16, true),
+        Field::new("r", DataType::Float32, true),
+    ]);
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int8Array::from(vec![Some(1), None, Some(-128)])),
+        Arc::new(Int16Array::from(vec![Some(300), Some(-2), None])),
+        Arc::new(Float32Array::from(vec![Some(0.1), Some(f32::NAN), None])),
+    ];
+    RecordBatch::try_new(Arc::new(schema), columns).expect("batch")
+}
+
 fn session(settings: &[(String, String)]) -> Session {
     let mut b = Session::builder().config("spark.sql.shuffle.partitions", "4");
     for (k, v) in settings {
@@ -50,6 +67,7 @@ fn session(settings: &[(String, String)]) -> Session {
     }
     let s = b.build().expect("settings");
     s.register_batches("t", vec![types_table()]).expect("t");
+    s.register_batches("n", vec![narrow_table()]).expect("n");
     s.register_batches("orders", vec![kiln::datasource::demo::shop_orders()]).expect("orders");
     s.register_batches("customers", vec![kiln::datasource::demo::shop_customers()]).expect("customers");
     s

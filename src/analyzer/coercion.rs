@@ -40,11 +40,14 @@ fn cast(e: Expr, to: &DataType) -> Result<Expr> {
 /// The decimal type a value of `e`'s type takes in decimal arithmetic; integer literals use
 /// their own digit count, as Spark's `DecimalPrecision` does for literals.
 fn decimal_view(e: &Expr) -> Result<Option<(u8, i8)>> {
-    if let Expr::Literal(ScalarValue::Int32(v)) = e {
-        let digits = v.unsigned_abs().to_string().len() as u8;
-        return Ok(Some((digits.max(1), 0)));
-    }
-    if let Expr::Literal(ScalarValue::Int64(v)) = e {
+    let literal = match e {
+        Expr::Literal(ScalarValue::Int8(v)) => Some(*v as i64),
+        Expr::Literal(ScalarValue::Int16(v)) => Some(*v as i64),
+        Expr::Literal(ScalarValue::Int32(v)) => Some(*v as i64),
+        Expr::Literal(ScalarValue::Int64(v)) => Some(*v),
+        _ => None,
+    };
+    if let Some(v) = literal {
         let digits = v.unsigned_abs().to_string().len() as u8;
         return Ok(Some((digits.max(1), 0)));
     }
@@ -228,12 +231,13 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
             if !numeric(&lt) || !numeric(&rt) {
                 return Err(mismatch(&original, &lt, &rt));
             }
-            let any_decimal = matches!(lt, DataType::Decimal128(..)) || matches!(rt, DataType::Decimal128(..));
-            let any_float = matches!(lt, DataType::Float64 | DataType::Float32) || matches!(rt, DataType::Float64 | DataType::Float32);
-            if any_float || (op == BinaryOp::Divide && !any_decimal) {
-                return Ok(rebuild(cast(left, &DataType::Float64)?, cast(right, &DataType::Float64)?));
+            let t = wider_type(&lt, &rt).ok_or_else(|| mismatch(&original, &lt, &rt))?;
+            // Spark's Divide is over doubles unless the operands meet in a decimal (float / float is double too).
+            let t = if op == BinaryOp::Divide && !matches!(t, DataType::Decimal128(..)) { DataType::Float64 } else { t };
+            if matches!(t, DataType::Float32 | DataType::Float64) {
+                return Ok(rebuild(cast(left, &t)?, cast(right, &t)?));
             }
-            if any_decimal {
+            if matches!(t, DataType::Decimal128(..)) {
                 let to_dec = |e: Expr| -> Result<Expr> {
                     match (e.data_type()?, decimal_view(&e)?) {
                         (DataType::Decimal128(..), _) => Ok(e),
@@ -244,7 +248,6 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
                 };
                 return Ok(rebuild(to_dec(left)?, to_dec(right)?));
             }
-            let t = wider_type(&lt, &rt).ok_or_else(|| mismatch(&original, &lt, &rt))?;
             let t = if t == DataType::Null { DataType::Int32 } else { t };
             Ok(rebuild(cast(left, &t)?, cast(right, &t)?))
         }

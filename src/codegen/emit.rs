@@ -53,8 +53,9 @@ pub const ACC_BYTES: usize = 32;
 pub fn repr(t: &DataType) -> Type {
     match t {
         DataType::Boolean | DataType::Null => types::I8,
-        DataType::Int32 | DataType::Date32 => types::I32,
-        DataType::Float64 => types::F64,
+        // Loaded widened (`spec::widened_on_load`).
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Date32 => types::I32,
+        DataType::Float32 | DataType::Float64 => types::F64,
         DataType::Decimal128(p, _) if *p <= 18 => types::I64,
         DataType::Decimal128(..) => types::I128,
         _ => types::I64,
@@ -318,6 +319,20 @@ impl<'a, 'b> Tx<'a, 'b> {
         let row = self.row_of(idx);
         let t = attr.data_type.clone();
         let v = match &t {
+            // Loaded widened (`spec::widened_on_load`): only widening casts read the value.
+            DataType::Int8 | DataType::Int16 | DataType::Float32 => {
+                let width = if t == DataType::Int8 { 1 } else if t == DataType::Int16 { 2 } else { 4 };
+                let off = self.b.ins().imul_imm_s(row, width);
+                let addr = self.b.ins().iadd(values, off);
+                match t {
+                    DataType::Int8 => self.b.ins().sload8(types::I32, flags(), addr, 0),
+                    DataType::Int16 => self.b.ins().sload16(types::I32, flags(), addr, 0),
+                    _ => {
+                        let f = self.b.ins().load(types::F32, flags(), addr, 0);
+                        self.b.ins().fpromote(types::F64, f)
+                    }
+                }
+            }
             // Only NULL tests read such a column (the stage checked): no value to load.
             t if !super::spec::supported_type(t) => self.b.ins().iconst(types::I8, 0),
             // Strings are read by `string_predicate` from their offsets and bytes.
@@ -431,6 +446,9 @@ impl<'a, 'b> Tx<'a, 'b> {
                 (z, Some(n))
             }
             ScalarValue::Boolean(x) => (self.b.ins().iconst(types::I8, *x as i64), None),
+            ScalarValue::Int8(x) => (self.b.ins().iconst(types::I32, *x as i64), None),
+            ScalarValue::Int16(x) => (self.b.ins().iconst(types::I32, *x as i64), None),
+            ScalarValue::Float32(x) => (self.b.ins().f64const(*x as f64), None),
             ScalarValue::Int32(x) => (self.b.ins().iconst(types::I32, *x as i64), None),
             ScalarValue::Date32(x) => (self.b.ins().iconst(types::I32, *x as i64), None),
             ScalarValue::Int64(x) => (self.b.ins().iconst(types::I64, *x), None),
@@ -761,8 +779,12 @@ impl<'a, 'b> Tx<'a, 'b> {
         let (v, n) = self.emit(child)?;
         match (&from, to) {
             (f, t) if f == t => Ok((v, n)),
-            (DataType::Int32, DataType::Int64) => Ok((self.b.ins().sextend(types::I64, v), n)),
-            (DataType::Int32 | DataType::Int64, DataType::Float64) => Ok((self.b.ins().fcvt_from_sint(types::F64, v), n)),
+            // Columns loaded widened: a tinyint or smallint is already an int, a float a double.
+            (DataType::Int8 | DataType::Int16, DataType::Int32) | (DataType::Float32, DataType::Float64) => Ok((v, n)),
+            (DataType::Int8 | DataType::Int16 | DataType::Int32, DataType::Int64) => Ok((self.b.ins().sextend(types::I64, v), n)),
+            (DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64, DataType::Float64) => {
+                Ok((self.b.ins().fcvt_from_sint(types::F64, v), n))
+            }
             (DataType::Decimal128(_, s1), DataType::Decimal128(p, s)) if s < s1 && self.b.func.dfg.value_type(v) == types::I64 => {
                 // Fewer fraction digits: divide, rounding HALF_UP (away from zero on a tie).
                 let f = pow10((*s1 - *s) as u32).ok_or("decimal scale")? as i64;
@@ -921,6 +943,7 @@ impl<'a, 'b> Tx<'a, 'b> {
 
     fn compare(&mut self, op: BinaryOp, left: &Expr, right: &Expr) -> Result<Emitted, String> {
         let (l, r, null, t) = self.operands(left, right)?;
+        let t = super::spec::widened_on_load(&t).unwrap_or(t);
         let v = match &t {
             DataType::Float64 => {
                 // Spark orders NaN above every number and equal to itself.

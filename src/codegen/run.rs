@@ -208,6 +208,9 @@ fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, 
                 let b = array.as_boolean().values();
                 (b.values().as_ptr() as u64, b.offset() as u64)
             }
+            DataType::Int8 => (array.as_primitive::<arrow::datatypes::Int8Type>().values().as_ptr() as u64, 0),
+            DataType::Int16 => (array.as_primitive::<arrow::datatypes::Int16Type>().values().as_ptr() as u64, 0),
+            DataType::Float32 => (array.as_primitive::<arrow::datatypes::Float32Type>().values().as_ptr() as u64, 0),
             DataType::Int32 => (array.as_primitive::<Int32Type>().values().as_ptr() as u64, 0),
             DataType::Date32 => (array.as_primitive::<Date32Type>().values().as_ptr() as u64, 0),
             DataType::Int64 => (array.as_primitive::<Int64Type>().values().as_ptr() as u64, 0),

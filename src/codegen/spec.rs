@@ -8,7 +8,7 @@ use arrow::datatypes::DataType;
 
 use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId, ScalarFunc};
 use crate::physical::{AggregateExpr, AggregateMode, PhysicalPlan};
-use crate::types::ScalarValue;
+use crate::types::{spark_type_name, ScalarValue};
 
 /// One aggregate of a partial HashAggregate stage.
 #[derive(Debug, Clone)]
@@ -255,9 +255,45 @@ pub fn supported_type(t: &DataType) -> bool {
         || matches!(t, DataType::Decimal128(p, _) if *p <= 38)
 }
 
+/// The register type a column of `t` is loaded as, for the types generated code reads only
+/// widened: tinyint and smallint as int, float as double. Only a cast of such a column to a
+/// wider type or a comparison with another such column or literal compiles (`cast(a as int) > 0`,
+/// `c > 1.0F`); arithmetic at the narrow width, whose overflow Spark checks at that width, runs
+/// interpreted.
+pub fn widened_on_load(t: &DataType) -> Option<DataType> {
+    match t {
+        DataType::Int8 | DataType::Int16 => Some(DataType::Int32),
+        DataType::Float32 => Some(DataType::Float64),
+        _ => None,
+    }
+}
+
+/// True for a cast of a widened-on-load column to a type its loaded value converts to exactly.
+fn widening_cast(e: &Expr) -> bool {
+    let Expr::Cast { child, to } = e else { return false };
+    let Expr::Attribute(a) = child.as_ref() else { return false };
+    match widened_on_load(&a.data_type) {
+        Some(DataType::Int32) => matches!(to, DataType::Int32 | DataType::Int64 | DataType::Float64),
+        Some(DataType::Float64) => *to == DataType::Float64,
+        _ => false,
+    }
+}
+
+/// True for a comparison of widened-on-load columns and literals: comparing the widened values
+/// gives the narrow comparison's answer (NaN included).
+fn widened_comparison(e: &Expr) -> bool {
+    let Expr::Binary { op, left, right } = e else { return false };
+    let widened = |x: &Expr| match x {
+        Expr::Attribute(a) => widened_on_load(&a.data_type).is_some(),
+        Expr::Literal(v) => widened_on_load(&v.data_type()).is_some(),
+        _ => false,
+    };
+    op.is_comparison() && widened(left) && widened(right)
+}
+
 /// Why generated code cannot evaluate `e`, or None when it can.
 pub fn unsupported_reason(e: &Expr) -> Option<String> {
-    if string_predicate(e).is_some() {
+    if string_predicate(e).is_some() || widening_cast(e) || widened_comparison(e) {
         return None;
     }
     // A NULL test reads only the validity bitmap, whatever the column's type.
@@ -314,7 +350,7 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
                 // Exact as the interpreter's when the scale divides exactly as a double.
                 (Some(DataType::Decimal128(_, s)), DataType::Float64) if (0..=22).contains(s) => None,
                 (Some(DataType::Null), _) => None,
-                (f, t) => Some(format!("cast from {} to {t}", f.map(|f| f.to_string()).unwrap_or_default())),
+                (f, t) => Some(format!("cast from {} to {}", f.map(|f| spark_type_name(f)).unwrap_or_default(), spark_type_name(t))),
             }
         }
         Expr::InList { list, .. } => list.iter().all(|l| matches!(l, Expr::Literal(_))).then_some(()).map_or(Some("IN with non-literal values".into()), |_| None),

@@ -247,7 +247,8 @@ impl Builtin {
                     }
                     t = wider_type(&t, &at).unwrap_or(DataType::Int64);
                 }
-                let t = if t == DataType::Int64 { t } else { DataType::Int32 };
+                // Spark's bitwise operators keep their (widened) integral type: `1Y & 3Y` is tinyint.
+                let t = if t == DataType::Null { DataType::Int32 } else { t };
                 args.into_iter().map(|a| cast_to(a, &t)).collect::<Result<_>>()?
             }
             Month | Day | Quarter | DayOfWeek | DayOfYear | WeekOfYear | LastDay => {
@@ -598,9 +599,11 @@ impl Builtin {
                         let (a, b) = (arg(0)?.as_primitive::<Int64Type>(), arg(1)?.as_primitive::<Int64Type>());
                         Arc::new(a.iter().zip(b.iter()).map(|(x, y)| Some(bit(op, x?, y?))).collect::<Int64Array>())
                     }
+                    // tinyint and smallint in i32: their bits stay in range.
                     _ => {
                         let (a, b) = (ints(0)?, ints(1)?);
-                        Arc::new(a.iter().zip(b.iter()).map(|(x, y)| Some(bit(op, x? as i64, y? as i64) as i32)).collect::<Int32Array>())
+                        let out: ArrayRef = Arc::new(a.iter().zip(b.iter()).map(|(x, y)| Some(bit(op, x? as i64, y? as i64) as i32)).collect::<Int32Array>());
+                        cast(&out, result)?
                     }
                 }
             }
@@ -632,7 +635,10 @@ impl Builtin {
             BitCount => Arc::new(arg(0)?.as_primitive::<Int64Type>().iter().map(|x| x.map(|x| x.count_ones() as i32)).collect::<Int32Array>()),
             BitNot => match result {
                 DataType::Int64 => Arc::new(arg(0)?.as_primitive::<Int64Type>().iter().map(|x| x.map(|x| !x)).collect::<Int64Array>()),
-                _ => Arc::new(ints(0)?.iter().map(|x| x.map(|x| !x)).collect::<Int32Array>()),
+                _ => {
+                    let out: ArrayRef = Arc::new(ints(0)?.iter().map(|x| x.map(|x| !x)).collect::<Int32Array>());
+                    cast(&out, result)?
+                }
             },
             ConcatWs => {
                 let sep = strs(0)?;

@@ -812,10 +812,32 @@ fn value_literal(v: &Value, span: Span) -> Result<ScalarValue> {
 }
 
 /// A numeric literal with Spark's types: int if it fits, else bigint, else decimal(p,0);
-/// `1.50` is decimal(3,2); `1e3` is double; `10L` is bigint.
+/// `1.50` is decimal(3,2); `1e3` is double; `10L` is bigint; `1Y` tinyint, `1S` smallint, `1.5F` float.
 fn number(text: &str, long: bool, negative: bool, span: Span) -> Result<ScalarValue> {
     let signed = if negative { format!("-{text}") } else { text.to_string() };
     let bad = || parse_error(format!("invalid numeric literal {signed}"), span);
+    // Spark's parser checks a suffixed literal against its type's range (INVALID_NUMERIC_LITERAL_RANGE).
+    let out_of_range = |body: &str, ty: &str, min: &dyn std::fmt::Display, max: &dyn std::fmt::Display| {
+        parse_error(
+            format!(
+                "[INVALID_NUMERIC_LITERAL_RANGE] Numeric literal {body} is outside the valid range for {ty} with minimum value of {min} and maximum value of {max}. Please adjust the value accordingly."
+            ),
+            span,
+        )
+    };
+    if let Some(body) = signed.strip_suffix('Y') {
+        let v: i128 = body.parse().map_err(|_| bad())?;
+        return i8::try_from(v).map(ScalarValue::Int8).map_err(|_| out_of_range(body, "tinyint", &i8::MIN, &i8::MAX));
+    }
+    if let Some(body) = signed.strip_suffix('S') {
+        let v: i128 = body.parse().map_err(|_| bad())?;
+        return i16::try_from(v).map(ScalarValue::Int16).map_err(|_| out_of_range(body, "smallint", &i16::MIN, &i16::MAX));
+    }
+    if let Some(body) = signed.strip_suffix('F') {
+        let v: f32 = body.parse().map_err(|_| bad())?;
+        let max = "3.4028234663852886E+38";
+        return if v.is_finite() { Ok(ScalarValue::Float32(v)) } else { Err(out_of_range(body, "float", &format!("-{max}"), &max)) };
+    }
     if long {
         return signed.parse().map(ScalarValue::Int64).map_err(|_| parse_error(format!("bigint literal {signed} is out of range"), span));
     }

@@ -200,8 +200,8 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
 }
 
 /// Spark's typed numeric literals, `1.5D` `2F` `10L` `1Y` `3S` `1.5BD`: the tokenizer reads
-/// a number and a word; they become one number token of that type (tinyint and smallint
-/// literals are ints in kiln).
+/// a number and a word; they become one number token of that type (`Y`, `S` and `F` stay on
+/// the number's text, which `expr::number` reads).
 fn literal_suffixes(tokens: Vec<sqlparser::tokenizer::TokenWithSpan>) -> Vec<sqlparser::tokenizer::TokenWithSpan> {
     let mut out: Vec<sqlparser::tokenizer::TokenWithSpan> = Vec::with_capacity(tokens.len());
     let mut it = tokens.into_iter().peekable();
@@ -212,10 +212,11 @@ fn literal_suffixes(tokens: Vec<sqlparser::tokenizer::TokenWithSpan>) -> Vec<sql
                 _ => None,
             };
             let replaced = match suffix.as_deref() {
-                Some("D" | "F") if n.contains(['e', 'E']) => Some(Token::Number(n.clone(), false)),
-                Some("D" | "F") => Some(Token::Number(format!("{n}E0"), false)),
+                Some("D") if n.contains(['e', 'E']) => Some(Token::Number(n.clone(), false)),
+                Some("D") => Some(Token::Number(format!("{n}E0"), false)),
+                Some("F") => Some(Token::Number(format!("{n}F"), false)),
                 Some("L") if !n.contains(['.', 'e', 'E']) => Some(Token::Number(n.clone(), true)),
-                Some("Y" | "S") if !n.contains(['.', 'e', 'E']) => Some(Token::Number(n.clone(), false)),
+                Some(s @ ("Y" | "S")) if !n.contains(['.', 'e', 'E']) => Some(Token::Number(format!("{n}{s}"), false)),
                 Some("BD") if !n.contains(['.', 'e', 'E']) => Some(Token::Number(format!("{n}."), false)),
                 Some("BD") if !n.contains(['e', 'E']) => Some(Token::Number(n.clone(), false)),
                 _ => None,

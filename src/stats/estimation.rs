@@ -250,8 +250,11 @@ fn update_count_stats(orig: &ColumnStat, old_rows: u128, new_rows: u128, updated
 fn literal_double(v: &ScalarValue) -> Option<f64> {
     match v {
         ScalarValue::Boolean(b) => Some(*b as u8 as f64),
+        ScalarValue::Int8(x) => Some(*x as f64),
+        ScalarValue::Int16(x) => Some(*x as f64),
         ScalarValue::Int32(x) => Some(*x as f64),
         ScalarValue::Int64(x) => Some(*x as f64),
+        ScalarValue::Float32(x) => Some(*x as f64),
         ScalarValue::Float64(x) => Some(*x),
         ScalarValue::Decimal(u, _, s) => Some(*u as f64 / 10f64.powi(*s as i32)),
         ScalarValue::Date32(d) => Some(*d as f64),

@@ -132,7 +132,9 @@ pub fn decimal_result(op: DecimalOp, (p1, s1): (u8, i8), (p2, s2): (u8, i8)) -> 
     }
 }
 
-/// The wider of two types for comparison and arithmetic (Spark's `findWiderTypeForTwo`), if any.
+/// The wider of two types for comparison and arithmetic (Spark's `findWiderTypeForTwo`), if any:
+/// tinyint < smallint < int < bigint < float < double; an integral type and a decimal meet in a
+/// decimal, a decimal and a float or double in double. The one place numeric widening is decided.
 pub fn wider_type(a: &DataType, b: &DataType) -> Option<DataType> {
     use DataType::*;
     if a == b {
@@ -141,7 +143,8 @@ pub fn wider_type(a: &DataType, b: &DataType) -> Option<DataType> {
     match (a, b) {
         (Null, t) | (t, Null) => Some(t.clone()),
         (Float64, t) | (t, Float64) if is_numeric(t) => Some(Float64),
-        (Float32, t) | (t, Float32) if is_numeric(t) => Some(Float64),
+        (Float32, Decimal128(..)) | (Decimal128(..), Float32) => Some(Float64),
+        (Float32, t) | (t, Float32) if is_numeric(t) => Some(Float32),
         (Decimal128(_, _), _) | (_, Decimal128(_, _)) if is_numeric(a) && is_numeric(b) => {
             let (p1, s1) = decimal_for_integral(a)?;
             let (p2, s2) = decimal_for_integral(b)?;

@@ -4,8 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use arrow::array::{
-    new_null_array, Array, ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array, Int64Array,
-    StringArray,
+    new_null_array, Array, ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array, Int16Array, Int32Array,
+    Int64Array, Int8Array, StringArray,
 };
 use arrow::datatypes::DataType;
 
@@ -18,10 +18,16 @@ pub enum ScalarValue {
     Null(DataType),
     /// A `boolean`.
     Boolean(bool),
+    /// A `tinyint` (`1Y`).
+    Int8(i8),
+    /// A `smallint` (`1S`).
+    Int16(i16),
     /// An `int`.
     Int32(i32),
     /// A `bigint`.
     Int64(i64),
+    /// A `float` (`1.5F`).
+    Float32(f32),
     /// A `double`.
     Float64(f64),
     /// Unscaled value, precision, scale.
@@ -48,6 +54,9 @@ impl PartialEq for ScalarValue {
         use ScalarValue::*;
         match (self, other) {
             (Float64(a), Float64(b)) => a.to_bits() == b.to_bits(),
+            (Float32(a), Float32(b)) => a.to_bits() == b.to_bits(),
+            (Int8(a), Int8(b)) => a == b,
+            (Int16(a), Int16(b)) => a == b,
             (Null(a), Null(b)) => a == b,
             (Boolean(a), Boolean(b)) => a == b,
             (Int32(a), Int32(b)) => a == b,
@@ -61,7 +70,7 @@ impl PartialEq for ScalarValue {
             (Timestamp(a, x), Timestamp(b, y)) => (a, x) == (b, y),
             // Every variant named: a new one must say how it compares.
             (
-                Null(_) | Boolean(_) | Int32(_) | Int64(_) | Float64(_) | Decimal(..) | Utf8(_) | Date32(_) | IntervalDays(_) | IntervalMicros(_)
+                Null(_) | Boolean(_) | Int8(_) | Int16(_) | Int32(_) | Int64(_) | Float32(_) | Float64(_) | Decimal(..) | Utf8(_) | Date32(_) | IntervalDays(_) | IntervalMicros(_)
                 | IntervalMonths(_) | Timestamp(..),
                 _,
             ) => false,
@@ -75,8 +84,11 @@ impl ScalarValue {
         match self {
             ScalarValue::Null(t) => t.clone(),
             ScalarValue::Boolean(_) => DataType::Boolean,
+            ScalarValue::Int8(_) => DataType::Int8,
+            ScalarValue::Int16(_) => DataType::Int16,
             ScalarValue::Int32(_) => DataType::Int32,
             ScalarValue::Int64(_) => DataType::Int64,
+            ScalarValue::Float32(_) => DataType::Float32,
             ScalarValue::Float64(_) => DataType::Float64,
             ScalarValue::Decimal(_, p, s) => DataType::Decimal128(*p, *s),
             ScalarValue::Utf8(_) => DataType::Utf8,
@@ -98,8 +110,11 @@ impl ScalarValue {
         Ok(match self {
             ScalarValue::Null(t) => new_null_array(t, len),
             ScalarValue::Boolean(v) => Arc::new(BooleanArray::from(vec![*v; len])),
+            ScalarValue::Int8(v) => Arc::new(Int8Array::from_value(*v, len)),
+            ScalarValue::Int16(v) => Arc::new(Int16Array::from_value(*v, len)),
             ScalarValue::Int32(v) => Arc::new(Int32Array::from_value(*v, len)),
             ScalarValue::Int64(v) => Arc::new(Int64Array::from_value(*v, len)),
+            ScalarValue::Float32(v) => Arc::new(Float32Array::from_value(*v, len)),
             ScalarValue::Float64(v) => Arc::new(Float64Array::from_value(*v, len)),
             ScalarValue::Decimal(v, p, s) => {
                 Arc::new(Decimal128Array::from_value(*v, len).with_precision_and_scale(*p, *s)?)
@@ -122,8 +137,11 @@ impl ScalarValue {
         use arrow::datatypes::*;
         Ok(match array.data_type() {
             DataType::Boolean => ScalarValue::Boolean(array.as_boolean().value(row)),
+            DataType::Int8 => ScalarValue::Int8(array.as_primitive::<Int8Type>().value(row)),
+            DataType::Int16 => ScalarValue::Int16(array.as_primitive::<Int16Type>().value(row)),
             DataType::Int32 => ScalarValue::Int32(array.as_primitive::<Int32Type>().value(row)),
             DataType::Int64 => ScalarValue::Int64(array.as_primitive::<Int64Type>().value(row)),
+            DataType::Float32 => ScalarValue::Float32(array.as_primitive::<Float32Type>().value(row)),
             DataType::Float64 => ScalarValue::Float64(array.as_primitive::<Float64Type>().value(row)),
             DataType::Decimal128(p, s) => ScalarValue::Decimal(array.as_primitive::<Decimal128Type>().value(row), *p, *s),
             DataType::Utf8 => ScalarValue::Utf8(array.as_string::<i32>().value(row).to_string()),
@@ -211,8 +229,11 @@ impl fmt::Display for ScalarValue {
         match self {
             ScalarValue::Null(_) => write!(f, "null"),
             ScalarValue::Boolean(b) => write!(f, "{b}"),
+            ScalarValue::Int8(v) => write!(f, "{v}"),
+            ScalarValue::Int16(v) => write!(f, "{v}"),
             ScalarValue::Int32(v) => write!(f, "{v}"),
             ScalarValue::Int64(v) => write!(f, "{v}"),
+            ScalarValue::Float32(v) => write!(f, "{}", crate::format::java_float(*v)),
             ScalarValue::Float64(v) => write!(f, "{}", crate::format::java_double(*v)),
             ScalarValue::Decimal(v, _, s) => write!(f, "{}", format_decimal(*v, *s)),
             ScalarValue::Utf8(s) => write!(f, "{s}"),

@@ -4,11 +4,11 @@
 use arrow::array::{new_null_array, Array, ArrayRef, AsArray, Decimal128Array, PrimitiveArray};
 use arrow::buffer::NullBuffer;
 use arrow::compute::kernels::numeric;
-use arrow::datatypes::{i256, ArrowPrimitiveType, DataType, Float64Type};
+use arrow::datatypes::{i256, ArrowPrimitiveType, DataType, Float32Type, Float64Type, Int32Type};
 use std::sync::Arc;
 
 use super::decimal::{divide, fit, format_i256, pow10_i128, rescale};
-use super::errors::{decimal_out_of_range, divide_by_zero, from_arrow};
+use super::errors::{arithmetic_overflow, decimal_out_of_range, divide_by_zero, from_arrow};
 use crate::error::{KilnError, Result};
 use crate::expr::BinaryOp;
 use crate::types::format_decimal;
@@ -25,7 +25,7 @@ pub(super) fn binary(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType
         (DataType::Decimal128(_, _), DataType::Decimal128(_, _)) => {
             decimal(op, l.as_primitive(), r.as_primitive(), result).map(|a| Arc::new(a) as ArrayRef)
         }
-        (DataType::Float64, DataType::Float64) => float(op, l, r),
+        (DataType::Float64, DataType::Float64) | (DataType::Float32, DataType::Float32) => float(op, l, r),
         (a, b) if a == b && a.is_integer() => integer(op, l, r),
         (a, b) => Err(KilnError::internal(format!("arithmetic {} on {a} and {b}", op.symbol()))),
     }
@@ -51,7 +51,35 @@ fn integer(op: BinaryOp, l: &ArrayRef, r: &ArrayRef) -> Result<ArrayRef> {
         BinaryOp::Modulo => (numeric::rem(l, r), "try_mod"),
         _ => return Err(KilnError::internal(format!("integer operands for {}", op.symbol()))),
     };
-    res.map_err(|e| from_arrow(e, l.data_type(), Some(try_fn)))
+    res.map_err(|e| match (e, l.data_type()) {
+        (arrow::error::ArrowError::ArithmeticOverflow(_), DataType::Int8 | DataType::Int16) => narrow_overflow(op, l, r, try_fn),
+        (e, dt) => from_arrow(e, dt, Some(try_fn)),
+    })
+}
+
+/// Spark's error for tinyint and smallint `+ - *`, naming the first row whose exact result
+/// leaves the type: BINARY_ARITHMETIC_OVERFLOW (its values print as smallints, as Spark's do).
+fn narrow_overflow(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, try_fn: &str) -> KilnError {
+    let wide = |a: &ArrayRef| arrow::compute::cast(a, &DataType::Int32).map(|w| w.as_primitive::<Int32Type>().clone());
+    let (Ok(lw), Ok(rw)) = (wide(l), wide(r)) else {
+        return arithmetic_overflow(l.data_type(), Some(try_fn));
+    };
+    let (min, max) = if l.data_type() == &DataType::Int8 { (i8::MIN as i32, i8::MAX as i32) } else { (i16::MIN as i32, i16::MAX as i32) };
+    let exact = |a: i32, b: i32| match op {
+        BinaryOp::Plus => a + b,
+        BinaryOp::Minus => a - b,
+        _ => a * b,
+    };
+    let row = (0..lw.len()).find(|&i| lw.is_valid(i) && rw.is_valid(i) && !(min..=max).contains(&exact(lw.value(i), rw.value(i))));
+    match row {
+        Some(i) => KilnError::exec(format!(
+            "[BINARY_ARITHMETIC_OVERFLOW] {}S {} {}S caused overflow. Use `{try_fn}` to ignore overflow problem and return NULL.",
+            lw.value(i),
+            op.symbol(),
+            rw.value(i)
+        )),
+        None => arithmetic_overflow(l.data_type(), Some(try_fn)),
+    }
 }
 
 fn float(op: BinaryOp, l: &ArrayRef, r: &ArrayRef) -> Result<ArrayRef> {
@@ -61,8 +89,16 @@ fn float(op: BinaryOp, l: &ArrayRef, r: &ArrayRef) -> Result<ArrayRef> {
         BinaryOp::Multiply => numeric::mul(l, r),
         // Spark's ANSI mode rejects a zero divisor even for doubles (arrow would give Inf/NaN).
         BinaryOp::Divide | BinaryOp::Modulo => {
-            let (lp, rp) = (l.as_primitive::<Float64Type>(), r.as_primitive::<Float64Type>());
-            let zero = (0..rp.len()).any(|i| rp.value(i) == 0.0 && rp.is_valid(i) && lp.is_valid(i));
+            let zero = match r.data_type() {
+                DataType::Float32 => {
+                    let rp = r.as_primitive::<Float32Type>();
+                    (0..rp.len()).any(|i| rp.value(i) == 0.0 && rp.is_valid(i) && l.is_valid(i))
+                }
+                _ => {
+                    let rp = r.as_primitive::<Float64Type>();
+                    (0..rp.len()).any(|i| rp.value(i) == 0.0 && rp.is_valid(i) && l.is_valid(i))
+                }
+            };
             if zero {
                 return Err(divide_by_zero());
             }

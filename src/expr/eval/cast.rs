@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow::array::{new_null_array, Array, ArrayRef, AsArray, BooleanArray, PrimitiveArray, StringArray};
 use arrow::compute::{cast_with_options, CastOptions};
 use arrow::datatypes::{
-    i256, ArrowPrimitiveType, DataType, Date32Type, Decimal128Type, Float64Type, Int32Type, Int64Type, TimestampMicrosecondType,
+    i256, ArrowPrimitiveType, DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int64Type, TimestampMicrosecondType,
 };
 
 use super::decimal::{fit, rescale, Digits};
@@ -43,40 +43,47 @@ pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
         (Decimal128(_, _), Boolean) => Ok(Arc::new(BooleanArray::from_unary(a.as_primitive::<Decimal128Type>(), |v| v != 0))),
         (Boolean, Decimal128(p, s)) => integral_to_decimal(&arrow_cast(a, &Int64)?, *p, *s),
         (Int8 | Int16 | Int32 | Int64, Decimal128(p, s)) => integral_to_decimal(&arrow_cast(a, &Int64)?, *p, *s),
-        (Int8 | Int16 | Int32 | Int64, Int32) => {
+        // Narrowing between integral types: the value must fit (the error names it in its own type).
+        (Int8 | Int16 | Int32 | Int64, Int8 | Int16 | Int32) => {
+            let (lo, hi) = integral_range(to);
             let wide = arrow_cast(a, &Int64)?;
-            let out: PrimitiveArray<Int32Type> = wide
-                .as_primitive::<Int64Type>()
-                .try_unary(|v| i32::try_from(v).map_err(|_| cast_overflow(&sql_value(&ScalarValue::Int64(v)), from, to)))?;
-            Ok(Arc::new(out))
-        }
-        (Float64, Int32) => {
-            let out: PrimitiveArray<Int32Type> = a.as_primitive::<Float64Type>().try_unary(|x| {
-                // Spark's check: floor/ceil within range, then truncate toward zero. NaN fails.
-                if x.floor() <= i32::MAX as f64 && x.ceil() >= i32::MIN as f64 {
-                    Ok(x as i32)
+            let checked: PrimitiveArray<Int64Type> = wide.as_primitive::<Int64Type>().try_unary(|v| {
+                if (lo..=hi).contains(&v) {
+                    Ok(v)
                 } else {
-                    Err(cast_overflow(&sql_value(&ScalarValue::Float64(x)), from, to))
+                    Err(cast_overflow(&sql_value(&integral_scalar(from, v)), from, to))
                 }
             })?;
-            Ok(Arc::new(out))
+            arrow_cast(&(Arc::new(checked) as ArrayRef), to)
         }
-        (Float64, Int64) => {
-            let out: PrimitiveArray<Int64Type> = a.as_primitive::<Float64Type>().try_unary(|x| {
+        (Float32 | Float64, Int8 | Int16 | Int32 | Int64) => {
+            let (lo, hi) = integral_range(to);
+            let wide = arrow_cast(a, &Float64)?;
+            let checked: PrimitiveArray<Int64Type> = wide.as_primitive::<Float64Type>().try_unary(|x| {
+                // Spark's check: floor/ceil within range, then truncate toward zero. NaN fails.
                 // i64::MAX as f64 is 2^63, which Spark lets through and saturates, as `as` does.
-                if x.floor() <= i64::MAX as f64 && x.ceil() >= i64::MIN as f64 {
+                if x.floor() <= hi as f64 && x.ceil() >= lo as f64 {
                     Ok(x as i64)
                 } else {
-                    Err(cast_overflow(&sql_value(&ScalarValue::Float64(x)), from, to))
+                    let value = if from == &Float32 { ScalarValue::Float32(x as f32) } else { ScalarValue::Float64(x) };
+                    Err(cast_overflow(&sql_value(&value), from, to))
                 }
             })?;
-            Ok(Arc::new(out))
+            arrow_cast(&(Arc::new(checked) as ArrayRef), to)
         }
-        (Float64, Decimal128(p, s)) => float_to_decimal(a.as_primitive::<Float64Type>(), *p, *s),
-        (Decimal128(_, s), Int32 | Int64) => decimal_to_integral(a.as_primitive::<Decimal128Type>(), *s, to),
+        // A float goes through its exact double value, as Spark's `Decimal(f.toDouble)`.
+        (Float32 | Float64, Decimal128(p, s)) => float_to_decimal(arrow_cast(a, &Float64)?.as_primitive::<Float64Type>(), *p, *s),
+        (Decimal128(_, s), Int8 | Int16 | Int32 | Int64) => decimal_to_integral(a.as_primitive::<Decimal128Type>(), *s, to),
         (Decimal128(_, s), Float64) => {
             let s = *s;
             let out: PrimitiveArray<Float64Type> = a.as_primitive::<Decimal128Type>().unary(|v| decimal_to_f64(v, s));
+            Ok(Arc::new(out))
+        }
+        // Java's BigDecimal.floatValue: the float nearest the exact value (not through a double).
+        (Decimal128(_, s), Float32) => {
+            let s = *s;
+            let out: PrimitiveArray<Float32Type> =
+                a.as_primitive::<Decimal128Type>().unary(|v| format!("{v}e{}", -(s as i32)).parse().unwrap_or(f32::NAN));
             Ok(Arc::new(out))
         }
         (Decimal128(_, s1), Decimal128(p, s)) => {
@@ -90,6 +97,26 @@ pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
         }
         // Widening, bool <-> numbers, numbers -> bool (x != 0, NaN is true as in Spark).
         _ => arrow_cast(a, to),
+    }
+}
+
+/// The values an integral type holds.
+fn integral_range(t: &DataType) -> (i64, i64) {
+    match t {
+        DataType::Int8 => (i8::MIN as i64, i8::MAX as i64),
+        DataType::Int16 => (i16::MIN as i64, i16::MAX as i64),
+        DataType::Int32 => (i32::MIN as i64, i32::MAX as i64),
+        _ => (i64::MIN, i64::MAX),
+    }
+}
+
+/// `v` (known to fit) as a value of integral type `t`, for error messages.
+fn integral_scalar(t: &DataType, v: i64) -> ScalarValue {
+    match t {
+        DataType::Int8 => ScalarValue::Int8(v as i8),
+        DataType::Int16 => ScalarValue::Int16(v as i16),
+        DataType::Int32 => ScalarValue::Int32(v as i32),
+        _ => ScalarValue::Int64(v),
     }
 }
 
@@ -156,6 +183,7 @@ fn map_to_string<T: ArrowPrimitiveType>(a: &ArrayRef, f: impl Fn(T::Native) -> S
 fn to_string(a: &ArrayRef) -> Result<ArrayRef> {
     Ok(match a.data_type() {
         DataType::Float64 => map_to_string::<Float64Type>(a, java_double),
+        DataType::Float32 => map_to_string::<Float32Type>(a, crate::format::java_float),
         DataType::Decimal128(_, s) => {
             let s = *s;
             map_to_string::<Decimal128Type>(a, |v| format_decimal(v, s))
@@ -193,11 +221,15 @@ fn from_string(s: &StringArray, to: &DataType) -> Result<ArrayRef> {
             }
             Arc::new(BooleanArray::from(out))
         }
-        DataType::Int32 => Arc::new(parse_each::<Int32Type>(s, |t| {
-            parse_integral(t).and_then(|v| i32::try_from(v).ok()).ok_or_else(|| cast_invalid_input(t, to))
-        })?),
+        // Out of the type's range is malformed too (Spark's `toByteExact` and kin).
+        DataType::Int8 | DataType::Int16 | DataType::Int32 => {
+            let (lo, hi) = integral_range(to);
+            let wide = parse_each::<Int64Type>(s, |t| parse_integral(t).filter(|v| (lo..=hi).contains(v)).ok_or_else(|| cast_invalid_input(t, to)))?;
+            arrow_cast(&(Arc::new(wide) as ArrayRef), to)?
+        }
         DataType::Int64 => Arc::new(parse_each::<Int64Type>(s, |t| parse_integral(t).ok_or_else(|| cast_invalid_input(t, to)))?),
-        DataType::Float64 => Arc::new(parse_each::<Float64Type>(s, |t| parse_double(t).ok_or_else(|| cast_invalid_input(t, to)))?),
+        DataType::Float64 => Arc::new(parse_each::<Float64Type>(s, |t| parse_float(t).ok_or_else(|| cast_invalid_input(t, to)))?),
+        DataType::Float32 => Arc::new(parse_each::<Float32Type>(s, |t| parse_float(t).ok_or_else(|| cast_invalid_input(t, to)))?),
         DataType::Decimal128(p, sc) => {
             let (p, sc) = (*p, *sc);
             let out = parse_each::<Decimal128Type>(s, |t| {
@@ -248,8 +280,9 @@ fn parse_integral(text: &str) -> Option<i64> {
     i64::try_from(if negative { -v } else { v }).ok()
 }
 
-/// Java's `Double.parseDouble` plus Spark's special literals (`inf`, `-infinity`, `nan`, any case).
-fn parse_double(text: &str) -> Option<f64> {
+/// Java's `Double.parseDouble` / `Float.parseFloat` plus Spark's special literals (`inf`,
+/// `-infinity`, `nan`, any case); a float is parsed as one (no double rounding on the way).
+fn parse_float<F: std::str::FromStr>(text: &str) -> Option<F> {
     let t = trim(text);
     // Java accepts a trailing type suffix: 1.5d, 2f.
     let t = match t.strip_suffix(['d', 'D', 'f', 'F']) {
@@ -257,7 +290,7 @@ fn parse_double(text: &str) -> Option<f64> {
         _ => t,
     };
     // Rust's parser also accepts inf/infinity/nan case-insensitively, with a sign.
-    t.parse::<f64>().ok()
+    t.parse::<F>().ok()
 }
 
 fn integral_to_decimal(wide: &ArrayRef, p: u8, s: i8) -> Result<ArrayRef> {
@@ -310,14 +343,11 @@ fn decimal_to_integral(a: &PrimitiveArray<Decimal128Type>, s: i8, to: &DataType)
         _ => (38, s),
     };
     let overflow = |v: i128| cast_overflow(&sql_value(&ScalarValue::Decimal(v, p, sc)), from, to);
-    Ok(match to {
-        DataType::Int32 => Arc::new(
-            a.try_unary::<_, Int32Type, _>(|v| truncate(v).and_then(|t| i32::try_from(t).ok()).ok_or_else(|| overflow(v)))?,
-        ),
-        _ => Arc::new(
-            a.try_unary::<_, Int64Type, _>(|v| truncate(v).and_then(|t| i64::try_from(t).ok()).ok_or_else(|| overflow(v)))?,
-        ),
-    })
+    let (lo, hi) = integral_range(to);
+    let wide = a.try_unary::<_, Int64Type, _>(|v| {
+        truncate(v).and_then(|t| i64::try_from(t).ok()).filter(|t| (lo..=hi).contains(t)).ok_or_else(|| overflow(v))
+    })?;
+    arrow_cast(&(Arc::new(wide) as ArrayRef), to)
 }
 
 /// The double nearest to `v / 10^s` (Java's BigDecimal.doubleValue).

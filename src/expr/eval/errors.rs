@@ -60,7 +60,12 @@ pub(super) fn sql_type(dt: &DataType) -> String {
 pub(super) fn sql_value(v: &ScalarValue) -> String {
     match v {
         ScalarValue::Null(_) => "NULL".into(),
+        ScalarValue::Int8(x) => format!("{x}Y"),
+        ScalarValue::Int16(x) => format!("{x}S"),
         ScalarValue::Int64(x) => format!("{x}L"),
+        // A float has no suffix; NaN and the infinities are quoted for doubles too.
+        ScalarValue::Float32(x) => format!("CAST('{}' AS FLOAT)", crate::format::java_float(*x)),
+        ScalarValue::Float64(x) if !x.is_finite() => format!("CAST('{}' AS DOUBLE)", crate::format::java_double(*x)),
         ScalarValue::Float64(x) => format!("{}D", crate::format::java_double(*x)),
         ScalarValue::Decimal(x, _, s) => format!("{}BD", format_decimal(*x, *s)),
         ScalarValue::Utf8(x) => quote(x),

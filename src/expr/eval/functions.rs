@@ -147,12 +147,11 @@ fn substring(s: &ArrayRef, pos: &ArrayRef, len: Option<&ArrayRef>) -> Result<Arr
 fn abs(a: &ArrayRef) -> Result<ArrayRef> {
     let dt = a.data_type().clone();
     Ok(match &dt {
-        DataType::Int32 => Arc::new(
-            a.as_primitive::<Int32Type>().try_unary::<_, Int32Type, _>(|v| v.checked_abs().ok_or_else(|| arithmetic_overflow(&dt, None)))?,
-        ),
-        DataType::Int64 => Arc::new(
-            a.as_primitive::<Int64Type>().try_unary::<_, Int64Type, _>(|v| v.checked_abs().ok_or_else(|| arithmetic_overflow(&dt, None)))?,
-        ),
+        DataType::Int8 => checked_abs::<arrow::datatypes::Int8Type>(a, &dt)?,
+        DataType::Int16 => checked_abs::<arrow::datatypes::Int16Type>(a, &dt)?,
+        DataType::Int32 => checked_abs::<Int32Type>(a, &dt)?,
+        DataType::Int64 => checked_abs::<Int64Type>(a, &dt)?,
+        DataType::Float32 => Arc::new(a.as_primitive::<arrow::datatypes::Float32Type>().unary::<_, arrow::datatypes::Float32Type>(f32::abs)),
         DataType::Float64 => Arc::new(a.as_primitive::<Float64Type>().unary::<_, Float64Type>(f64::abs)),
         DataType::Decimal128(p, s) => Arc::new(
             a.as_primitive::<Decimal128Type>().unary::<_, Decimal128Type>(i128::abs).with_precision_and_scale(*p, *s)?,
@@ -160,6 +159,19 @@ fn abs(a: &ArrayRef) -> Result<ArrayRef> {
         DataType::Null => a.clone(),
         other => return Err(KilnError::internal(format!("abs of {other}"))),
     })
+}
+
+/// abs() of an integral array: the smallest value has no absolute value in its type (ANSI: an error).
+fn checked_abs<T: arrow::datatypes::ArrowPrimitiveType>(a: &ArrayRef, dt: &DataType) -> Result<ArrayRef> {
+    use arrow::datatypes::ArrowNativeTypeOp;
+    let out = a.as_primitive::<T>().try_unary::<_, T, _>(|v| {
+        if v.is_lt(T::Native::ZERO) {
+            v.neg_checked().map_err(|_| arithmetic_overflow(dt, None))
+        } else {
+            Ok(v)
+        }
+    })?;
+    Ok(Arc::new(out))
 }
 
 /// The scale argument of round(), which Spark requires to be foldable.
@@ -188,6 +200,16 @@ fn round(a: &ArrayRef, d: i32, result: &DataType) -> Result<ArrayRef> {
             Arc::new(out.with_precision_and_scale(rp, rs)?)
         }
         (DataType::Float64, _) => Arc::new(a.as_primitive::<Float64Type>().unary::<_, Float64Type>(|x| round_double(x, d))),
+        // Spark rounds a float through its double value (`BigDecimal(f.toDouble)`).
+        (DataType::Float32, _) => {
+            Arc::new(a.as_primitive::<arrow::datatypes::Float32Type>().unary::<_, arrow::datatypes::Float32Type>(|x| round_double(x as f64, d) as f32))
+        }
+        (DataType::Int8, _) => {
+            Arc::new(a.as_primitive::<arrow::datatypes::Int8Type>().unary::<_, arrow::datatypes::Int8Type>(|x| round_integral(x as i128, d) as i8))
+        }
+        (DataType::Int16, _) => {
+            Arc::new(a.as_primitive::<arrow::datatypes::Int16Type>().unary::<_, arrow::datatypes::Int16Type>(|x| round_integral(x as i128, d) as i16))
+        }
         (DataType::Int32, _) => Arc::new(a.as_primitive::<Int32Type>().unary::<_, Int32Type>(|x| round_integral(x as i128, d) as i32)),
         (DataType::Int64, _) => Arc::new(a.as_primitive::<Int64Type>().unary::<_, Int64Type>(|x| round_integral(x as i128, d) as i64)),
         (DataType::Null, _) => a.clone(),

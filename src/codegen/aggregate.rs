@@ -168,7 +168,7 @@ pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, Stri
     let found = tx.b.create_block();
     let gid = tx.b.append_block_param(found, types::I64);
     // Counts a group just added, growing the table when it is full.
-    let added = |tx: &mut Tx, g: Value| {
+    let added = |tx: &mut Tx, g: Value, found: cranelift_codegen::ir::Block| {
         let g1 = tx.b.ins().iadd_imm_s(g, 1);
         tx.b.ins().store(flags(), g1, header, off::GROUPS);
         let at = tx.b.ins().load(types::I64, flags(), header, off::GROW_AT);
@@ -202,9 +202,20 @@ pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, Stri
             let at = tx.b.ins().iadd(rows, at);
             let z = tx.b.ins().iconst(types::I64, 0);
             tx.b.ins().store(flags(), z, at, 0);
-            added(tx, g);
+            added(tx, g, found);
             tx.b.switch_to_block(valid);
         }
+        // A row with the key of the row before (clustered data) takes its group without a
+        // probe. Cranelift starts the variables at 0 (no key seen yet) on entry.
+        let (last_key, last_gid, seen) = (tx.b.declare_var(types::I64), tx.b.declare_var(types::I64), tx.b.declare_var(types::I8));
+        let (lk, lg, sn) = (tx.b.use_var(last_key), tx.b.use_var(last_gid), tx.b.use_var(seen));
+        let same_key = tx.b.ins().icmp(IntCC::Equal, lk, k);
+        let reuse = tx.b.ins().band(same_key, sn);
+        let lookup = tx.b.create_block();
+        let remember = tx.b.create_block();
+        let new_gid = tx.b.append_block_param(remember, types::I64);
+        tx.b.ins().brif(reuse, found, &[BlockArg::Value(lg)], lookup, &[]);
+        tx.b.switch_to_block(lookup);
         // group_table::hash_int
         let s = tx.b.ins().ushr_imm_u(k, 33);
         let x = tx.b.ins().bxor(k, s);
@@ -234,7 +245,7 @@ pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, Stri
         let w = tx.b.ins().load(types::I64, flags(), wat, 0);
         let same = tx.b.ins().icmp(IntCC::Equal, w, k);
         let g = tx.b.ins().uextend(types::I64, g32);
-        tx.b.ins().brif(same, found, &[BlockArg::Value(g)], next, &[]);
+        tx.b.ins().brif(same, remember, &[BlockArg::Value(g)], next, &[]);
         tx.b.switch_to_block(next);
         let i1 = tx.b.ins().iadd_imm_s(i, 1);
         let i1 = tx.b.ins().band(i1, mask);
@@ -248,7 +259,13 @@ pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, Stri
         let rat = tx.b.ins().ishl_imm_u(g, 3);
         let rat = tx.b.ins().iadd(rows, rat);
         tx.b.ins().store(flags(), k, rat, 0);
-        added(tx, g);
+        added(tx, g, remember);
+        tx.b.switch_to_block(remember);
+        tx.b.def_var(last_key, k);
+        tx.b.def_var(last_gid, new_gid);
+        let one = tx.b.ins().iconst(types::I8, 1);
+        tx.b.def_var(seen, one);
+        tx.b.ins().jump(found, &[BlockArg::Value(new_gid)]);
         tx.b.switch_to_block(found);
         return Ok(gid);
     }

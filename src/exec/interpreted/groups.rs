@@ -171,7 +171,19 @@ impl Grouper {
         match &mut self.table {
             Table::Shared(t) if t.is_int() => {
                 ids.reserve(selection.map_or(n, |s| s.len()));
-                for_each_int(keys[0].as_ref(), selection, |_, v| ids.push(t.find_int(v, insert)))?;
+                // Rows with the key of the row before (clustered data) reuse its group.
+                let mut last: Option<(i64, u32)> = None;
+                for_each_int(keys[0].as_ref(), selection, |_, v| {
+                    let id = match (v, last) {
+                        (Some(k), Some((l, g))) if k == l => g,
+                        _ => {
+                            let g = t.find_int(v, insert);
+                            last = v.filter(|_| g != super::group_table::EMPTY).map(|k| (k, g));
+                            g
+                        }
+                    };
+                    ids.push(id);
+                })?;
             }
             Table::Shared(t) => {
                 t.encode(keys, selection, &mut self.cand, &mut self.hashes)?;

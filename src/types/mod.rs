@@ -158,6 +158,11 @@ pub fn wider_type(a: &DataType, b: &DataType) -> Option<DataType> {
         // A date widens to a timestamp; TIMESTAMP wins over TIMESTAMP_NTZ (Spark's order).
         (t @ Timestamp(..), s) | (s, t @ Timestamp(..)) if is_string(s) || s == &Date32 => Some(t.clone()),
         (Timestamp(..), Timestamp(..)) => Some(timestamp_type(false)),
+        // Arrays widen by their elements (Spark's findWiderTypeForTwo on ArrayType).
+        (List(x), List(y)) => {
+            let t = wider_type(x.data_type(), y.data_type())?;
+            Some(List(std::sync::Arc::new(x.as_ref().clone().with_data_type(t).with_nullable(x.is_nullable() || y.is_nullable()))))
+        }
         _ => None,
     }
 }

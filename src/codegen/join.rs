@@ -202,8 +202,7 @@ pub fn prefilter_pass(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<Valu
     let one = tx.b.ins().band_imm_u(shifted, 1);
     let in_bloom = tx.b.ins().ireduce(types::I8, one);
     let i = tx.b.ins().band(h, mask);
-    let off = tx.b.ins().ishl_imm_u(i, if inline_key(&key_types(j)?) { 4 } else { 3 });
-    let addr = tx.b.ins().iadd(slots, off);
+    let addr = slot_address(tx, slots, i, inline_key(&key_types(j)?));
     let s = tx.b.ins().load(types::I64, flags(), addr, 0);
     let occupied = tx.b.ins().icmp_imm_s(IntCC::NotEqual, s, 0);
     let pass = tx.b.ins().band(in_bloom, occupied);
@@ -215,6 +214,13 @@ pub fn prefilter_pass(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<Valu
 
 fn key_types(j: &JoinSpec) -> Result<Vec<DataType>, String> {
     j.stream_keys.iter().map(|k| k.data_type().map_err(|e| e.to_string())).collect()
+}
+
+/// The address of slot `i` of a join table: one integer-like key sits beside its slot
+/// (16-byte slots, `inline`), else slots are 8 bytes.
+fn slot_address(tx: &mut Tx, slots: Value, i: Value, inline: bool) -> Value {
+    let off = tx.b.ins().ishl_imm_u(i, if inline { 4 } else { 3 });
+    tx.b.ins().iadd(slots, off)
 }
 
 /// Hashes the stream keys of join `j` and probes its table: the first build row with equal
@@ -241,10 +247,8 @@ fn probe(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<(Value, Value, Op
     }
     // Linear probing: an empty slot ends the search; a tag match compares the keys.
     tx.b.switch_to_block(probe_loop);
-    // One integer-like key sits beside its slot (16-byte slots).
     let inline = inline_key(&key_types(j)?);
-    let off = tx.b.ins().ishl_imm_u(i_param, if inline { 4 } else { 3 });
-    let addr = tx.b.ins().iadd(slots, off);
+    let addr = slot_address(tx, slots, i_param, inline);
     let s = tx.b.ins().load(types::I64, flags(), addr, 0);
     let tagged = tx.b.create_block();
     let next_slot = tx.b.create_block();

@@ -232,7 +232,8 @@ impl JoinTable {
         let capacity = (rows * 2).next_power_of_two().max(16);
         let valid = valid_rows(keys);
         let null_keys = valid.as_ref().is_some_and(|v| v.null_count() > 0);
-        let bits = if rows <= BLOOM_ROWS { (rows * 16).next_power_of_two().max(64) } else { 64 };
+        let bloom_on = rows <= BLOOM_ROWS;
+        let bits = if bloom_on { (rows * 16).next_power_of_two().max(64) } else { 64 };
         let mut t = JoinTable {
             slots: vec![0; capacity * width],
             mask: capacity as u64 - 1,
@@ -242,7 +243,7 @@ impl JoinTable {
             types,
             rows,
             null_keys,
-            bloom: vec![if rows <= BLOOM_ROWS { 0 } else { u64::MAX }; bits / 64],
+            bloom: vec![if bloom_on { 0 } else { u64::MAX }; bits / 64],
             bloom_mask: bits as u64 - 1,
         };
         t.fill_prefixes();

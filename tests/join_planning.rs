@@ -227,3 +227,35 @@ fn dataframe_hints_pick_strategies_and_agree() {
     assert!(df.warnings().iter().any(|w| w.to_lowercase().contains("broadcast")), "{:?}", df.warnings());
     assert!(l.hint("no_such_hint").expect("hint").warnings().iter().any(|w| w.contains("Unrecognized hint")));
 }
+
+/// A chain of broadcast inner joins whose later join's key is an earlier build side's column:
+/// the earlier table keeps only the build rows the later one matches, in both modes, with the
+/// same rows out.
+#[test]
+fn an_inner_join_chain_keeps_only_the_build_rows_a_later_join_matches() {
+    // d's ck: dk % 10, NULL where dk % 7 = 3; c keeps ck 1 and 2; f's dk: id % 50.
+    let kept_d: Vec<i64> = (0..50).filter(|dk| dk % 7 != 3 && [1, 2].contains(&(dk % 10))).collect();
+    let expected_rows = (1..=1000i64).filter(|id| kept_d.contains(&(id % 50))).count() as i64;
+    for aqe in ["true", "false"] {
+        for codegen in ["true", "false"] {
+            let s = session(&[("spark.sql.adaptive.enabled", aqe), ("spark.sql.codegen.wholeStage", codegen)]);
+            for ddl in [
+                "CREATE TABLE f AS SELECT id, CAST(id % 50 AS INT) AS dk FROM range(1, 1001)",
+                "CREATE TABLE d AS SELECT CAST(id AS INT) AS dk, CASE WHEN id % 7 = 3 THEN NULL ELSE CAST(id % 10 AS INT) END AS ck FROM range(0, 50)",
+                "CREATE TABLE c AS SELECT CAST(id AS INT) AS ck, CASE WHEN id IN (1, 2) THEN 'x' ELSE 'y' END AS label FROM range(0, 10)",
+            ] {
+                s.sql(ddl).and_then(|df| df.collect()).unwrap_or_else(|e| panic!("{ddl}: {e}"));
+            }
+            let sql = "SELECT count(*) FROM f JOIN d ON f.dk = d.dk JOIN c ON d.ck = c.ck WHERE c.label = 'x'";
+            let df = s.sql(sql).expect("plans");
+            let plan = df.physical_plan().tree_string(&s.config().expect("config"));
+            assert_eq!(plan.matches("BroadcastHashJoin").count(), 2, "{plan}");
+            let (batches, metrics) = df.collect_with_metrics().expect("runs");
+            let n = batches[0].column(0).as_any().downcast_ref::<arrow::array::Int64Array>().expect("count").value(0);
+            assert_eq!(n, expected_rows, "aqe {aqe}, codegen {codegen}");
+            let build_rows: u64 = metrics.operators.iter().map(|(_, m)| m.build_rows).sum();
+            assert_eq!(build_rows, kept_d.len() as u64 + 2, "aqe {aqe}, codegen {codegen}: d's table keeps the rows c matches\n{}", metrics.plan);
+            assert_eq!(metrics.codegen.stages_fell_back, 0);
+        }
+    }
+}

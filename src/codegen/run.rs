@@ -36,7 +36,7 @@ pub struct BuildTable {
     /// `rows`, then for an outer join one row of NULLs: what null-extended rows read.
     batch: RecordBatch,
     /// Owns what `words` points at.
-    _table: JoinTable,
+    table: JoinTable,
     /// The table's words for generated code (`JoinTable::pointers`), then the NULL row's index.
     words: Vec<u64>,
     /// An all-valid bitmap for build columns without NULLs, made once.
@@ -49,10 +49,15 @@ impl BuildTable {
         &self.rows
     }
 
+    /// The hash table of the rows.
+    pub fn table(&self) -> &JoinTable {
+        &self.table
+    }
+
     /// Bytes the table holds: its rows (and their null-extended copy) and the hash table.
     pub fn memory_size(&self) -> u64 {
         let copy = if self.batch.num_rows() == self.rows.num_rows() { 0 } else { batch_bytes(&self.batch) };
-        batch_bytes(&self.rows) + copy + self._table.memory_size() + self.words.len() as u64 * 8 + self.all_valid.len() as u64
+        batch_bytes(&self.rows) + copy + self.table.memory_size() + self.words.len() as u64 * 8 + self.all_valid.len() as u64
     }
 
     /// Hashes the build side by its keys; rows with a NULL key never match and are left out.
@@ -79,7 +84,7 @@ impl BuildTable {
             });
         }
         let all_valid = vec![0xFFu8; batch.num_rows() / 8 + 2];
-        Ok(BuildTable { rows, batch, _table: table, words, all_valid })
+        Ok(BuildTable { rows, batch, table, words, all_valid })
     }
 }
 

@@ -582,6 +582,22 @@ impl StageSpec {
         self.joins.first().filter(|j| matches!(j.join_type, StageJoinType::Inner | StageJoinType::Semi))
     }
 
+    /// The later joins whose tables join `k`'s build rows must match (`interpreted::join::rows_matching`):
+    /// broadcast inner or semi joins whose stream keys read only `k`'s build columns, when `k`
+    /// is a broadcast inner join (its build columns are then a real row's, never NULL-extended).
+    pub fn matching_joins(&self, k: usize) -> Vec<usize> {
+        let Some(j) = self.joins.get(k).filter(|j| j.broadcast && j.join_type == StageJoinType::Inner) else { return vec![] };
+        let own: std::collections::BTreeSet<ExprId> = j.build.iter().map(|a| a.id).collect();
+        (k + 1..self.joins.len())
+            .filter(|m| {
+                let later = &self.joins[*m];
+                later.broadcast
+                    && matches!(later.join_type, StageJoinType::Inner | StageJoinType::Semi)
+                    && later.stream_keys.iter().all(|e| e.deterministic() && !e.references().is_empty() && e.references().is_subset(&own))
+            })
+            .collect()
+    }
+
     /// True when the stage compiles a filter: it has conditions, or a join its filter tests.
     pub fn has_filter(&self) -> bool {
         !self.conditions.is_empty() || self.bloom_join().is_some()

@@ -229,13 +229,16 @@ struct Executor<'a> {
     memory: Arc<MemoryPool>,
     /// What the run's shared breaker states hold (broadcasts, join tables), until it ends.
     held: Vec<Reservation>,
+    /// Per broadcast inner hash join: the joins above it in its pipeline whose tables its build
+    /// rows must match, with their stream keys (over its build columns).
+    matching: HashMap<usize, Vec<(usize, Vec<crate::expr::Expr>)>>,
 }
 
 impl<'a> Executor<'a> {
     fn new(config: &'a Config, outputs: &'a Outputs, cache: &'a StageCache, metrics: &'a CodegenMetrics, ops: &'a PlanMetrics) -> Executor<'a> {
         let control = config.control.as_deref();
         let memory = control.map_or_else(|| Arc::new(MemoryPool::new(config.memory_limit)), |c| c.memory().clone());
-        Executor { config, outputs, states: HashMap::new(), cache, metrics, ops, control, memory, held: vec![] }
+        Executor { config, outputs, states: HashMap::new(), cache, metrics, ops, control, memory, held: vec![], matching: HashMap::new() }
     }
 
     /// An empty reservation of the query's memory, for what `plan` holds.
@@ -254,6 +257,29 @@ impl<'a> Executor<'a> {
 
     fn state(&self, p: &Arc<PhysicalPlan>) -> Result<&State<'a>> {
         self.states.get(&key(p)).ok_or_else(|| KilnError::internal(format!("{} ran before its input", p.node_string(self.config))))
+    }
+
+    /// The broadcast inner hash joins of the pipeline below `plan` (through Projects, Filters
+    /// and broadcast hash joins' stream sides), each with its build side.
+    fn inner_joins_below(&self, plan: &'a Arc<PhysicalPlan>) -> Vec<(&'a Arc<PhysicalPlan>, &'a Arc<PhysicalPlan>)> {
+        let mut out = vec![];
+        let mut at = plan;
+        loop {
+            match at.as_ref() {
+                PhysicalPlan::Project { child, .. } | PhysicalPlan::Filter { child, .. } => at = child,
+                PhysicalPlan::HashJoin { kind: HashJoinKind::Broadcast, join_type, build_side, left, right, .. } => {
+                    let (build, stream) = match build_side {
+                        BuildSide::BuildRight => (right, left),
+                        BuildSide::BuildLeft => (left, right),
+                    };
+                    if *join_type == JoinType::Inner {
+                        out.push((at, build));
+                    }
+                    at = stream;
+                }
+                _ => return out,
+            }
+        }
     }
 
     /// The number of partitions `stream` produces for `plan`.
@@ -326,19 +352,26 @@ impl<'a> Executor<'a> {
             PhysicalPlan::WholeStageCodegen { fallback, child, .. } => {
                 if let Some(stage) = self.compile(fallback.is_some(), child)? {
                     self.prepare(&stage.spec.input_plan)?;
-                    let mut builds = vec![];
-                    for j in stage.spec.joins() {
+                    let joins = stage.spec.joins();
+                    let mut builds: Vec<Option<BuildTable>> = joins.iter().map(|_| None).collect();
+                    // Last join first: a join's build rows keep only those the later joins'
+                    // tables match (`StageSpec::matching_joins`).
+                    for (k, j) in joins.iter().enumerate().rev() {
                         self.prepare(&j.build_plan)?;
                         // A broadcast side is one partition: its table is built once.
-                        builds.push(if j.broadcast {
+                        if j.broadcast {
                             let held = self.reserve(&j.build_plan);
-                            let table = BuildTable::new(j, self.drain_reserved(&j.build_plan, &held)?.concat())?;
+                            let mut rows = self.drain_reserved(&j.build_plan, &held)?.concat();
+                            for m in stage.spec.matching_joins(k) {
+                                if let Some(later) = &builds[m] {
+                                    rows = interpreted::join::rows_matching(rows, &j.build, &joins[m].stream_keys, later.table())?;
+                                }
+                            }
+                            let table = BuildTable::new(j, rows)?;
                             held.resize(table.memory_size())?;
                             self.held.push(held);
-                            Some(table)
-                        } else {
-                            None
-                        });
+                            builds[k] = Some(table);
+                        }
                     }
                     let m = self.ops.of(plan);
                     m.set_compiled(true, stage.compiled_micros);
@@ -364,20 +397,36 @@ impl<'a> Executor<'a> {
                 self.states.insert(key(plan), State::Partitions(vec![all]));
                 if let Some(c) = self.control { c.stage_done() }
             }
-            PhysicalPlan::HashJoin { kind: HashJoinKind::Broadcast, left_keys, right_keys, build_side, left, right, .. } if !left_keys.is_empty() => {
-                self.prepare(left)?;
-                self.prepare(right)?;
-                let (keys, build) = match build_side {
-                    BuildSide::BuildRight => (right_keys, right),
-                    BuildSide::BuildLeft => (left_keys, left),
+            PhysicalPlan::HashJoin { kind: HashJoinKind::Broadcast, left_keys, right_keys, build_side, join_type, null_aware, left, right, .. } if !left_keys.is_empty() => {
+                let (keys, build, stream, stream_keys) = match build_side {
+                    BuildSide::BuildRight => (right_keys, right, left, left_keys),
+                    BuildSide::BuildLeft => (left_keys, left, right, right_keys),
                 };
+                // The build side first: the inner joins below in the pipeline keep only the
+                // build rows this table matches (as a compiled stage's `matching_joins`).
+                self.prepare(build)?;
                 let held = self.reserve(plan);
-                let rows = self.drain_reserved(build, &held)?.concat();
+                let mut rows = self.drain_reserved(build, &held)?.concat();
+                for (later, keys) in self.matching.remove(&key(plan)).unwrap_or_default() {
+                    if let Some(State::JoinTable(t)) = self.states.get(&later) {
+                        rows = interpreted::join::rows_matching(rows, self.attrs(build), &keys, t.join_table())?;
+                    }
+                }
                 self.ops.of(plan).add_build_rows(rows.iter().map(|b| b.num_rows() as u64).sum());
                 let table = HashTable::build(keys, (self.attrs(build), rows))?;
                 held.resize(table.memory_size())?;
                 self.held.push(held);
                 self.states.insert(key(plan), State::JoinTable(table));
+                if !null_aware && matches!((join_type, build_side), (JoinType::Inner, _) | (JoinType::LeftSemi, BuildSide::BuildRight)) {
+                    let refs: Vec<_> = stream_keys.iter().map(|e| e.references()).collect();
+                    for below in self.inner_joins_below(stream) {
+                        let own: std::collections::BTreeSet<_> = self.attrs(below.1).iter().map(|a| a.id).collect();
+                        if stream_keys.iter().zip(&refs).all(|(e, r)| e.deterministic() && !r.is_empty() && r.is_subset(&own)) {
+                            self.matching.entry(key(below.0)).or_default().push((key(plan), stream_keys.clone()));
+                        }
+                    }
+                }
+                self.prepare(stream)?;
             }
             PhysicalPlan::CartesianProduct { left, right, .. } => {
                 self.prepare(left)?;

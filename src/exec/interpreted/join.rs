@@ -96,6 +96,38 @@ impl<'a> HashTable<'a> {
     }
 }
 
+impl HashTable<'_> {
+    /// The hash table itself (the layout generated code probes).
+    pub fn join_table(&self) -> &JoinTable {
+        &self.table
+    }
+}
+
+/// `keys` evaluated over `batch`, as `table`'s key types.
+fn probe_keys(keys: &[Expr], batch: &RecordBatch, attrs: &[Attribute], table: &JoinTable) -> Result<Vec<ArrayRef>> {
+    // The analyzer makes key types equal; cast defensively so the key words agree.
+    evaluate_all(keys, batch, attrs)?
+        .iter()
+        .zip(table.key_types())
+        .map(|(k, t)| if k.data_type() == t { Ok(k.clone()) } else { Ok(cast(k, t)?) })
+        .collect()
+}
+
+/// The rows of a build side that a later inner (or semi) join of the same pipeline keeps:
+/// those whose `keys` (that join's stream keys, read from these rows' columns `attrs`) find a
+/// match in its `table`. That join drops every other row, so leaving them out of this join's
+/// table changes no result, and spares this join's probe and the rows carried between.
+pub fn rows_matching(batches: Vec<RecordBatch>, attrs: &[Attribute], keys: &[Expr], table: &JoinTable) -> Result<Vec<RecordBatch>> {
+    batches
+        .into_iter()
+        .map(|b| {
+            let heads = table.probe(&probe_keys(keys, &b, attrs, table)?)?;
+            let keep: arrow::array::BooleanArray = heads.iter().map(|h| Some(*h != END)).collect();
+            Ok(arrow::compute::filter_record_batch(&b, &keep)?)
+        })
+        .collect()
+}
+
 /// Probes `table` with one partition of the stream side: the rows of `hash_join` for it.
 /// A `null_aware` anti join (`x NOT IN (subquery)`, one key) keeps every row when the build
 /// side is empty, no row when a build key is NULL, and otherwise the rows whose key is not
@@ -110,12 +142,7 @@ pub fn probe_hash_table(
     probe: (&[Attribute], Vec<RecordBatch>),
 ) -> Result<Vec<RecordBatch>> {
     let probe = Side::new(probe)?;
-    // The analyzer makes key types equal; cast defensively so the key words agree.
-    let probe_keys = evaluate_all(probe_keys, &probe.batch, probe.attrs)?
-        .iter()
-        .zip(table.table.key_types())
-        .map(|(p, t)| if p.data_type() == t { Ok(p.clone()) } else { Ok(cast(p, t)?) })
-        .collect::<Result<Vec<_>>>()?;
+    let probe_keys = self::probe_keys(probe_keys, &probe.batch, probe.attrs, &table.table)?;
     // Probe: every (probe row, build row) pair with equal non-NULL keys.
     let heads = table.table.probe(&probe_keys)?;
     let first_only = matches!(join_type, JoinType::LeftSemi | JoinType::LeftAnti)

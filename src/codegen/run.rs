@@ -170,9 +170,13 @@ fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, 
     // Validity for columns without a bitmap: all-valid bits for the batch's rows, then
     // all-NULL bits for any side's rows (a NULL-typed column has no bitmap, yet only NULLs).
     let ones = batch.num_rows() / 8 + 2;
-    let most_rows = builds.iter().map(|t| t.batch.num_rows()).fold(batch.num_rows(), usize::max);
     let mut all_valid = vec![0xFFu8; ones];
-    all_valid.resize(ones + most_rows / 8 + 2, 0);
+    // The all-NULL bits only when a NULL-typed column reads them: sized for the largest side,
+    // they would cost a build table's rows per batch.
+    if spec.columns().iter().any(|a| a.data_type == DataType::Null) {
+        let most_rows = builds.iter().map(|t| t.batch.num_rows()).fold(batch.num_rows(), usize::max);
+        all_valid.resize(ones + most_rows / 8 + 2, 0);
+    }
     let mut no_nulls = true;
     if builds.len() != spec.joins().len() {
         return Err(KilnError::internal("a compiled stage without one build table per join"));

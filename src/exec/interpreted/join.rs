@@ -207,46 +207,34 @@ pub fn sort_merge_join(
         .collect::<Result<Vec<_>>>()?;
     let (lsorted, rsorted) = MergeKeys::of(&lkeys, &rkeys)?;
     let (lvalid, rvalid) = (keys_valid(&lkeys), keys_valid(&rkeys));
-    for (keys, valid, side) in [(&lsorted, &lvalid, "left"), (&rsorted, &rvalid, "right")] {
-        if !keys.is_sorted(valid) {
-            return Err(KilnError::internal(format!("sort-merge join: the {side} input is not sorted by its keys")));
-        }
-    }
     // A semi or anti join needs one match per left row, not every pair: without a condition
     // the first pair is it; with one, the pairs are tried a few per row at a time.
     let existence = matches!(join_type, JoinType::LeftSemi | JoinType::LeftAnti);
     let one_match = condition.is_none() && existence;
     let mut runs: Vec<(u32, u32, u32)> = vec![];
     let (mut li, mut ri) = (vec![], vec![]);
-    let (mut l, mut r) = (0, 0);
-    while l < lsorted.len() && r < rsorted.len() {
-        if !is_valid(&lvalid, l) {
-            l += 1;
-            continue;
+    let on_match = |ls: std::ops::Range<usize>, rs: std::ops::Range<usize>| {
+        if existence && !one_match {
+            runs.extend(ls.map(|a| (a as u32, rs.start as u32, rs.end as u32)));
+            return;
         }
-        if !is_valid(&rvalid, r) {
-            r += 1;
-            continue;
-        }
-        match lsorted.cmp(l, &rsorted, r) {
-            std::cmp::Ordering::Less => l += 1,
-            std::cmp::Ordering::Greater => r += 1,
-            std::cmp::Ordering::Equal => {
-                let (l_end, r_end) = (lsorted.run_end(l), rsorted.run_end(r));
-                if existence && !one_match {
-                    runs.extend((l..l_end).map(|a| (a as u32, r as u32, r_end as u32)));
-                    (l, r) = (l_end, r_end);
-                    continue;
-                }
-                for a in l..l_end {
-                    for b in r..if one_match { r + 1 } else { r_end } {
-                        li.push(a as u32);
-                        ri.push(b as u32);
-                    }
-                }
-                (l, r) = (l_end, r_end);
+        let rs = if one_match { rs.start..rs.start + 1 } else { rs };
+        for a in ls {
+            for b in rs.clone() {
+                li.push(a as u32);
+                ri.push(b as u32);
             }
         }
+    };
+    // Each key kind merges in a loop of its own, its comparisons inlined.
+    match (&lsorted, &rsorted) {
+        (MergeKeys::Int(a), MergeKeys::Int(b)) => merge_runs(a, b, (&lvalid, &rvalid), on_match)?,
+        (MergeKeys::Int2(a), MergeKeys::Int2(b)) => merge_runs(a, b, (&lvalid, &rvalid), on_match)?,
+        (MergeKeys::Rows(a), MergeKeys::Rows(b)) => {
+            let (a, b): (Vec<_>, Vec<_>) = (a.iter().collect(), b.iter().collect());
+            merge_runs(&a, &b, (&lvalid, &rvalid), on_match)?
+        }
+        _ => return Err(KilnError::internal("sort-merge join keys of two kinds")),
     }
     let (li, ri) = match condition {
         Some(c) if existence => first_matches(c, &left, &right, runs)?,
@@ -316,42 +304,54 @@ impl MergeKeys {
         let converter = RowConverter::new(left.iter().map(|k| SortField::new(k.data_type().clone())).collect())?;
         Ok((MergeKeys::Rows(converter.convert_columns(left)?), MergeKeys::Rows(converter.convert_columns(right)?)))
     }
+}
 
-    fn len(&self) -> usize {
-        match self {
-            MergeKeys::Int(v) => v.len(),
-            MergeKeys::Int2(v) => v.len(),
-            MergeKeys::Rows(r) => r.num_rows(),
+/// Merges two sides' keys, each ascending where valid (a NULL key's value is arbitrary and
+/// never matches): `on_match` gets each pair of runs of equal keys.
+fn merge_runs<K: Ord>(l: &[K], r: &[K], (lvalid, rvalid): (&Option<NullBuffer>, &Option<NullBuffer>), mut on_match: impl FnMut(std::ops::Range<usize>, std::ops::Range<usize>)) -> Result<()> {
+    for (keys, valid, side) in [(l, lvalid, "left"), (r, rvalid, "right")] {
+        if !is_sorted(keys, valid) {
+            return Err(KilnError::internal(format!("sort-merge join: the {side} input is not sorted by its keys")));
         }
     }
-
-    fn cmp(&self, i: usize, other: &MergeKeys, j: usize) -> std::cmp::Ordering {
-        match (self, other) {
-            (MergeKeys::Int(a), MergeKeys::Int(b)) => a[i].cmp(&b[j]),
-            (MergeKeys::Int2(a), MergeKeys::Int2(b)) => a[i].cmp(&b[j]),
-            (MergeKeys::Rows(a), MergeKeys::Rows(b)) => a.row(i).cmp(&b.row(j)),
-            // `of` makes both sides the same kind.
-            _ => std::cmp::Ordering::Less,
+    // One past the last row equal to row `start`.
+    let run_end = |keys: &[K], start: usize| (start + 1..keys.len()).find(|&i| keys[i] != keys[start]).unwrap_or(keys.len());
+    let (mut a, mut b) = (0, 0);
+    while a < l.len() && b < r.len() {
+        if !is_valid(lvalid, a) {
+            a += 1;
+            continue;
         }
-    }
-
-    /// One past the last row equal to row `start`.
-    fn run_end(&self, start: usize) -> usize {
-        let n = self.len();
-        (start + 1..n).find(|&i| self.cmp(i, self, start) != std::cmp::Ordering::Equal).unwrap_or(n)
-    }
-
-    /// Whether the rows with valid keys are in order (a NULL key's value is arbitrary).
-    fn is_sorted(&self, valid: &Option<NullBuffer>) -> bool {
-        let mut last = None;
-        for i in (0..self.len()).filter(|&i| is_valid(valid, i)) {
-            if last.is_some_and(|p| self.cmp(p, self, i) == std::cmp::Ordering::Greater) {
-                return false;
+        if !is_valid(rvalid, b) {
+            b += 1;
+            continue;
+        }
+        match l[a].cmp(&r[b]) {
+            std::cmp::Ordering::Less => a += 1,
+            std::cmp::Ordering::Greater => b += 1,
+            std::cmp::Ordering::Equal => {
+                let (a_end, b_end) = (run_end(l, a), run_end(r, b));
+                on_match(a..a_end, b..b_end);
+                (a, b) = (a_end, b_end);
             }
-            last = Some(i);
         }
-        true
     }
+    Ok(())
+}
+
+/// Whether the keys of valid rows are in order.
+fn is_sorted<K: Ord>(keys: &[K], valid: &Option<NullBuffer>) -> bool {
+    let mut last: Option<&K> = None;
+    for (i, k) in keys.iter().enumerate() {
+        if !is_valid(valid, i) {
+            continue;
+        }
+        if last.is_some_and(|p| p > k) {
+            return false;
+        }
+        last = Some(k);
+    }
+    true
 }
 
 /// A join without equi-keys: every (left, right) pair is tested against `condition` (none =

@@ -1,5 +1,6 @@
 //! Sort (full or top-k) and limit over one partition.
 
+use arrow::array::{Array, ArrayRef, ArrowPrimitiveType, AsArray, PrimitiveArray, UInt32Array};
 use arrow::compute::{lexsort_to_indices, take_record_batch, SortColumn, SortOptions};
 use arrow::record_batch::RecordBatch;
 
@@ -24,8 +25,63 @@ pub fn sort(order: &[SortOrder], input: &[Attribute], batches: Vec<RecordBatch>,
         .iter()
         .map(|o| Ok(SortColumn { values: evaluate(&o.expr, &batch, input)?, options: Some(sort_options(o)) }))
         .collect::<Result<Vec<_>>>()?;
-    let indices = lexsort_to_indices(&columns, limit)?;
+    let packed = match (&columns[..], limit) {
+        ([c], None) => packed_sort_indices(&c.values, sort_options(&order[0])),
+        _ => None,
+    };
+    let indices = match packed {
+        Some(ix) => ix,
+        None => lexsort_to_indices(&columns, limit)?,
+    };
     Ok(vec![take_record_batch(&batch, &indices)?])
+}
+
+/// The sorting permutation of one integer-like key: each row's rank (the key less the
+/// smallest, or the largest less the key descending; NULLs before or after every value) above
+/// its row index in one u64, so a sort of plain integers orders the rows (ties in input order)
+/// without a comparator per pair. None when rank and index need more than 64 bits.
+fn packed_sort_indices(values: &ArrayRef, o: SortOptions) -> Option<UInt32Array> {
+    use arrow::datatypes::{DataType, Date32Type, Int16Type, Int32Type, Int64Type, Int8Type};
+    fn packed<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, o: SortOptions) -> Option<UInt32Array>
+    where
+        T::Native: Into<i64>,
+    {
+        let n = a.len();
+        if n < 2 || n > u32::MAX as usize {
+            return None;
+        }
+        let value = |i: usize| -> Option<i64> { a.is_valid(i).then(|| a.value(i).into()) };
+        let (min, max) = (0..n).filter_map(value).fold(None, |acc: Option<(i64, i64)>, v| Some(acc.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v)))))?;
+        // Ranks 1..=range for values, 0 or range + 1 for NULLs.
+        let range = (max as i128 - min as i128 + 1) as u128;
+        let index_bits = 64 - ((n - 1) as u64).leading_zeros();
+        let rank_bits = 128 - (range + 1).leading_zeros();
+        if index_bits + rank_bits > 64 {
+            return None;
+        }
+        let null_rank = if o.nulls_first { 0 } else { range as u64 + 1 };
+        let mut keys: Vec<u64> = (0..n)
+            .map(|i| {
+                let rank = match value(i) {
+                    Some(v) if o.descending => (max - v) as u64 + 1,
+                    Some(v) => (v - min) as u64 + 1,
+                    None => null_rank,
+                };
+                (rank << index_bits) | i as u64
+            })
+            .collect();
+        keys.sort_unstable();
+        let mask = (1u64 << index_bits) - 1;
+        Some(keys.into_iter().map(|k| (k & mask) as u32).collect::<Vec<u32>>().into())
+    }
+    match values.data_type() {
+        DataType::Int64 => packed(values.as_primitive::<Int64Type>(), o),
+        DataType::Int32 => packed(values.as_primitive::<Int32Type>(), o),
+        DataType::Date32 => packed(values.as_primitive::<Date32Type>(), o),
+        DataType::Int16 => packed(values.as_primitive::<Int16Type>(), o),
+        DataType::Int8 => packed(values.as_primitive::<Int8Type>(), o),
+        _ => None,
+    }
 }
 
 /// The first `n` rows of `batches`.
@@ -73,6 +129,28 @@ mod tests {
         let top = run(vec![order(&k, false, true)], Some(2));
         assert_eq!(col_i64(&top, 0), vec![None, Some(3)]);
         assert_eq!(rows(&sort(&[order(&k, true, true)], &input, vec![], Some(3)).unwrap()), 0);
+    }
+
+    #[test]
+    fn one_integer_key_sorts_packed_as_arrow_sorts() {
+        // Extremes, negatives, duplicates and NULLs; arrow's lexsort is the oracle.
+        let mut vals: Vec<Option<i64>> = (0..300i64).map(|i| if i % 17 == 0 { None } else { Some((i * 7919) % 101 - 50) }).collect();
+        vals.extend([Some(i32::MIN as i64), Some(i32::MAX as i64)]);
+        let a: ArrayRef = std::sync::Arc::new(arrow::array::Int64Array::from(vals.clone()));
+        for (descending, nulls_first) in [(false, true), (false, false), (true, true), (true, false)] {
+            let o = SortOptions { descending, nulls_first };
+            let packed = packed_sort_indices(&a, o).expect("fits 64 bits");
+            let arrow_sorted = lexsort_to_indices(&[SortColumn { values: a.clone(), options: Some(o) }], None).unwrap();
+            let keys = |ix: &UInt32Array| ix.values().iter().map(|i| vals[*i as usize]).collect::<Vec<_>>();
+            assert_eq!(keys(&packed), keys(&arrow_sorted), "{o:?}");
+            // Ties keep their input order.
+            assert!(packed.values().windows(2).all(|w| vals[w[0] as usize] != vals[w[1] as usize] || w[0] < w[1]), "{o:?}");
+        }
+        // i64's whole range needs 64 bits of rank: arrow sorts it.
+        let wide: ArrayRef = std::sync::Arc::new(arrow::array::Int64Array::from(vec![i64::MIN, 0, i64::MAX]));
+        assert!(packed_sort_indices(&wide, SortOptions::default()).is_none());
+        let dates: ArrayRef = std::sync::Arc::new(arrow::array::Date32Array::from(vec![Some(3), None, Some(-1)]));
+        assert_eq!(packed_sort_indices(&dates, SortOptions { descending: false, nulls_first: true }).expect("packs").values().to_vec(), vec![1, 2, 0]);
     }
 
     #[test]

@@ -16,6 +16,9 @@ macro_rules! outln {
     };
 }
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod bench;
 mod demo;
 mod progress;

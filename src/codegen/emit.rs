@@ -489,6 +489,10 @@ impl<'a, 'b> Tx<'a, 'b> {
     /// A string column against literals, byte by byte; nothing is read past a value's end.
     fn string_predicate(&mut self, p: &StringPredicate) -> Result<Emitted, String> {
         let (begin, stop, len, null) = self.string_value(&p.column)?;
+        let (stop, len) = match p.prefix_chars {
+            Some(n) => self.first_chars(begin, len, n),
+            None => (stop, len),
+        };
         let mut any = self.b.ins().iconst(types::I8, 0);
         for (bytes, kind) in &p.alternatives {
             let n = bytes.len() as i64;
@@ -514,6 +518,37 @@ impl<'a, 'b> Tx<'a, 'b> {
         }
         let v = if p.negated { self.b.ins().bxor_imm_u(any, 1) } else { any };
         Ok((v, null))
+    }
+
+    /// The end and byte length of a value's first `n` characters (all of it when shorter): one
+    /// step a character, by the UTF-8 lead byte's length, reading no byte past the value.
+    fn first_chars(&mut self, begin: Value, len: Value, n: u32) -> (Value, Value) {
+        note(self.b, self.helpers, || format!("substring(_, 1, {n}): the bytes of the first {n} characters"));
+        let mut pos = self.b.ins().iconst(types::I64, 0);
+        for _ in 0..n {
+            let inside = self.b.ins().icmp(IntCC::SignedLessThan, pos, len);
+            let step_block = self.b.create_block();
+            let merge = self.b.create_block();
+            let next = self.b.append_block_param(merge, types::I64);
+            self.b.ins().brif(inside, step_block, &[], merge, &[BlockArg::Value(pos)]);
+            self.b.switch_to_block(step_block);
+            let at = self.b.ins().iadd(begin, pos);
+            let lead = self.b.ins().uload8(types::I32, flags(), at, 0);
+            let mut width = self.b.ins().iconst(types::I64, 1);
+            for bound in [0xC0, 0xE0, 0xF0] {
+                let more = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, lead, bound);
+                let more = self.b.ins().uextend(types::I64, more);
+                width = self.b.ins().iadd(width, more);
+            }
+            let stepped = self.b.ins().iadd(pos, width);
+            self.b.ins().jump(merge, &[BlockArg::Value(stepped)]);
+            self.b.switch_to_block(merge);
+            pos = next;
+        }
+        // A malformed last character cannot reach past the value.
+        let past = self.b.ins().icmp(IntCC::SignedGreaterThan, pos, len);
+        let cut = self.b.ins().select(past, len, pos);
+        (self.b.ins().iadd(begin, cut), cut)
     }
 
     /// `f()` (an i8) where `cond` holds, else 0: `f` may read what `cond` proves in bounds.

@@ -170,6 +170,9 @@ pub enum StringMatch {
 pub struct StringPredicate {
     /// The string column tested.
     pub column: Attribute,
+    /// The predicate tests the value's first this many characters, not the whole value
+    /// (`substring(col, 1, n)`).
+    pub prefix_chars: Option<u32>,
     /// Alternatives (OR-ed), each bytes and how they match.
     pub alternatives: Vec<(Vec<u8>, StringMatch)>,
     /// Whether the result is negated (`<>`, `NOT IN`, `NOT LIKE`).
@@ -193,21 +196,38 @@ fn string_column(e: &Expr) -> Option<&Attribute> {
     }
 }
 
+/// Longest `substring(col, 1, n)` prefix generated code cuts (one unrolled step a character).
+pub const MAX_PREFIX_CHARS: i32 = 16;
+
+/// A string column, or the first characters of one (`substring(col, 1, n)`, also from
+/// position 0, which Spark reads as 1): the column and the character count.
+fn string_operand(e: &Expr) -> Option<(&Attribute, Option<u32>)> {
+    if let Expr::Function { func: ScalarFunc::Substring, args } = e {
+        return match args.as_slice() {
+            [c, Expr::Literal(ScalarValue::Int32(0 | 1)), Expr::Literal(ScalarValue::Int32(n))] if (0..=MAX_PREFIX_CHARS).contains(n) => {
+                Some((string_column(c)?, Some(*n as u32)))
+            }
+            _ => None,
+        };
+    }
+    Some((string_column(e)?, None))
+}
+
 /// Recognizes the string predicates generated code handles.
 pub fn string_predicate(e: &Expr) -> Option<StringPredicate> {
     match e {
         Expr::Binary { op: op @ (BinaryOp::Eq | BinaryOp::NotEq), left, right } => {
-            let (col, lit) = match (string_column(left), string_literal(right)) {
+            let ((col, prefix_chars), lit) = match (string_operand(left), string_literal(right)) {
                 (Some(c), Some(l)) => (c, l),
-                _ => (string_column(right)?, string_literal(left)?),
+                _ => (string_operand(right)?, string_literal(left)?),
             };
-            Some(StringPredicate { column: col.clone(), alternatives: vec![(lit.as_bytes().to_vec(), StringMatch::Exact)], negated: *op == BinaryOp::NotEq })
+            Some(StringPredicate { column: col.clone(), prefix_chars, alternatives: vec![(lit.as_bytes().to_vec(), StringMatch::Exact)], negated: *op == BinaryOp::NotEq })
         }
         // Spark's UTF8String order is the bytes' order.
         Expr::Binary { op: op @ (BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq), left, right } => {
-            let (col, lit, op) = match (string_column(left), string_literal(right)) {
+            let ((col, prefix_chars), lit, op) = match (string_operand(left), string_literal(right)) {
                 (Some(c), Some(l)) => (c, l, *op),
-                _ => (string_column(right)?, string_literal(left)?, op.flip()),
+                _ => (string_operand(right)?, string_literal(left)?, op.flip()),
             };
             let (kind, negated) = match op {
                 BinaryOp::Lt => (StringMatch::Less, false),
@@ -215,22 +235,22 @@ pub fn string_predicate(e: &Expr) -> Option<StringPredicate> {
                 BinaryOp::Gt => (StringMatch::Greater, false),
                 _ => (StringMatch::Greater, true),
             };
-            Some(StringPredicate { column: col.clone(), alternatives: vec![(lit.as_bytes().to_vec(), kind)], negated })
+            Some(StringPredicate { column: col.clone(), prefix_chars, alternatives: vec![(lit.as_bytes().to_vec(), kind)], negated })
         }
         Expr::InList { child, list, negated } => {
-            let col = string_column(child)?;
+            let (col, prefix_chars) = string_operand(child)?;
             let alternatives = list.iter().map(|l| string_literal(l).map(|s| (s.as_bytes().to_vec(), StringMatch::Exact))).collect::<Option<Vec<_>>>()?;
-            Some(StringPredicate { column: col.clone(), alternatives, negated: *negated })
+            Some(StringPredicate { column: col.clone(), prefix_chars, alternatives, negated: *negated })
         }
         Expr::Like { child, pattern, negated } => {
-            let col = string_column(child)?;
+            let (col, prefix_chars) = string_operand(child)?;
             let p = string_literal(pattern)?;
             if p.contains(['_', '\\']) {
                 return None;
             }
             let inner = p.trim_start_matches('%').trim_end_matches('%');
             if inner.contains('%') {
-                return Some(StringPredicate { column: col.clone(), alternatives: vec![(p.as_bytes().to_vec(), StringMatch::Pattern)], negated: *negated });
+                return Some(StringPredicate { column: col.clone(), prefix_chars, alternatives: vec![(p.as_bytes().to_vec(), StringMatch::Pattern)], negated: *negated });
             }
             let (starts, ends) = (p.starts_with('%'), p.ends_with('%') && p.len() > 1);
             let kind = match (starts, ends) {
@@ -241,9 +261,9 @@ pub fn string_predicate(e: &Expr) -> Option<StringPredicate> {
                 (true, true) => StringMatch::Pattern,
             };
             if kind == StringMatch::Pattern {
-                return Some(StringPredicate { column: col.clone(), alternatives: vec![(p.as_bytes().to_vec(), kind)], negated: *negated });
+                return Some(StringPredicate { column: col.clone(), prefix_chars, alternatives: vec![(p.as_bytes().to_vec(), kind)], negated: *negated });
             }
-            Some(StringPredicate { column: col.clone(), alternatives: vec![(inner.as_bytes().to_vec(), kind)], negated: *negated })
+            Some(StringPredicate { column: col.clone(), prefix_chars, alternatives: vec![(inner.as_bytes().to_vec(), kind)], negated: *negated })
         }
         _ => None,
     }

@@ -1,8 +1,8 @@
 //! More of Spark's scalar built-ins (issue 12): the try_ arithmetic, digests and hashes, hex /
 //! base64 / bin / conv, and date, number and string helpers. Each is one `MoreFn`, reached
 //! through `Builtin::More` (name, arity, casts, type and evaluation as the other builtins).
-//! kiln has no BINARY type: functions that take BINARY in Spark read a string's UTF-8 bytes,
-//! and unhex / unbase64 return the bytes as a string (invalid UTF-8 replaced).
+//! Functions that take BINARY in Spark read bytes (a string argument is cast to its UTF-8
+//! bytes); unhex / unbase64 return BINARY.
 
 use std::sync::Arc;
 
@@ -27,6 +27,13 @@ pub enum MoreFn {
     MakeDate, MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString,
     /// (unit, n, timestamp) and (unit, start, end); the parser makes the unit a string.
     TimestampAdd, TimestampDiff,
+    /// make_ym_interval(years, months), make_dt_interval(days, hours, mins, secs).
+    MakeYmInterval, MakeDtInterval,
+    /// mask(s[, upperChar, lowerChar, digitChar, otherChar]): each a one-character literal or NULL (keep).
+    Mask,
+    /// (field, interval): `extract(field FROM i)` of an interval; made by the analyzer from
+    /// year / month / day / hour / minute / second over an interval.
+    ExtractInterval,
 }
 
 use MoreFn::*;
@@ -35,6 +42,7 @@ const ALL: &[MoreFn] = &[
     TryAdd, TrySubtract, TryMultiply, TryDivide, TryMod, Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
     UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros, MakeDate,
     MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString, TimestampAdd, TimestampDiff,
+    MakeYmInterval, MakeDtInterval, Mask,
 ];
 
 impl MoreFn {
@@ -50,6 +58,7 @@ impl MoreFn {
             MonthsBetween => "months_between", Elt => "elt", LuhnCheck => "luhn_check", Soundex => "soundex", WidthBucket => "width_bucket",
             Bround => "bround", FormatNumber => "format_number", FormatString => "format_string",
             TimestampAdd => "timestampadd", TimestampDiff => "timestampdiff",
+            MakeYmInterval => "make_ym_interval", MakeDtInterval => "make_dt_interval", ExtractInterval => "extract", Mask => "mask",
         }
     }
 
@@ -84,20 +93,24 @@ impl MoreFn {
             Elt => (2, usize::MAX),
             WidthBucket => (4, 4),
             FormatString => (1, usize::MAX),
+            MakeYmInterval => (0, 2),
+            MakeDtInterval => (0, 4),
+            ExtractInterval => (2, 2),
+            Mask => (1, 5),
             _ => (1, 1),
         }
     }
 
     /// NULL whenever an argument is NULL.
     pub fn null_intolerant(&self) -> bool {
-        !matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | Hash | XxHash64 | Elt | FormatString)
+        !matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | Hash | XxHash64 | Elt | FormatString | Mask)
     }
 
     /// Whether the result may be NULL, given which arguments may be.
     pub fn nullable(&self, args: &[bool]) -> bool {
         match self {
             Hash | XxHash64 => false,
-            FormatString => args.first().copied().unwrap_or(false),
+            FormatString | Mask => args.first().copied().unwrap_or(false),
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | Sha2 | Unhex | Unbase64 | Conv | TimestampSeconds | WidthBucket | Elt
             | FormatNumber => true,
             _ => args.iter().any(|n| *n),
@@ -127,7 +140,45 @@ impl MoreFn {
             }
         };
         Ok(match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => args,
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | ExtractInterval => args,
+            Mask => {
+                let names = ["input", "upperChar", "lowerChar", "digitChar", "otherChar"];
+                let shown = args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
+                let mut out = vec![];
+                for (i, a) in args.into_iter().enumerate() {
+                    if i == 0 {
+                        out.push(cast_to(a, &DataType::Utf8)?);
+                        continue;
+                    }
+                    // Spark's Mask: each replacement a foldable string of one character, or NULL.
+                    match &a {
+                        Expr::Literal(ScalarValue::Null(_)) => out.push(Expr::Literal(ScalarValue::Null(DataType::Utf8))),
+                        Expr::Literal(ScalarValue::Utf8(c)) if c.chars().count() == 1 => out.push(a),
+                        Expr::Literal(ScalarValue::Utf8(_)) => {
+                            return Err(KilnError::analysis(
+                                "DATATYPE_MISMATCH.INPUT_SIZE_NOT_ONE",
+                                format!("Cannot resolve \"mask({shown})\" due to data type mismatch: Length of `{}` should be 1.", names[i]),
+                            ))
+                        }
+                        other => {
+                            return Err(KilnError::analysis(
+                                "DATATYPE_MISMATCH.NON_FOLDABLE_INPUT",
+                                format!("Cannot resolve \"mask({shown})\" due to data type mismatch: the input `{}` should be a foldable \"STRING\" expression; however, got {other}.", names[i]),
+                            ))
+                        }
+                    }
+                }
+                out
+            }
+            // Spark's implicit casts: any number (or string) to int.
+            MakeYmInterval => {
+                args.iter().try_for_each(numeric)?;
+                each(args, &[DataType::Int32])?
+            }
+            MakeDtInterval => {
+                args.iter().try_for_each(numeric)?;
+                each(args, &[DataType::Int32, DataType::Int32, DataType::Int32, DataType::Decimal128(18, 6)])?
+            }
             Hash | XxHash64 => {
                 for a in &args {
                     let t = a.data_type()?;
@@ -143,11 +194,13 @@ impl MoreFn {
                 let mut out = vec![];
                 for a in args {
                     let t = a.data_type()?;
-                    out.push(if crate::types::is_numeric(&t) { cast_to(a, &DataType::Int64)? } else { cast_to(a, &DataType::Utf8)? });
+                    out.push(if crate::types::is_numeric(&t) { cast_to(a, &DataType::Int64)? } else { cast_to(a, &DataType::Binary)? });
                 }
                 out
             }
-            Sha2 => each(args, &[DataType::Utf8, DataType::Int32])?,
+            // Spark's digests and base64 read bytes: a string is cast to its UTF-8 bytes.
+            Sha2 => each(args, &[DataType::Binary, DataType::Int32])?,
+            Md5 | Sha1 | Crc32 | Base64 => each(args, &[DataType::Binary])?,
             Bin => each(args, &[DataType::Int64])?,
             Conv => each(args, &[DataType::Utf8, DataType::Int32, DataType::Int32])?,
             UnixDate => each(args, &[DataType::Date32])?,
@@ -221,7 +274,7 @@ impl MoreFn {
                 let f = it.next().ok_or_else(|| KilnError::internal("format_string arity"))?;
                 std::iter::once(cast_to(f, &DataType::Utf8)).chain(it.map(Ok)).collect::<Result<_>>()?
             }
-            Md5 | Sha1 | Crc32 | Unhex | Base64 | Unbase64 | LuhnCheck | Soundex => each(args, &[DataType::Utf8])?,
+            Unhex | Unbase64 | LuhnCheck | Soundex => each(args, &[DataType::Utf8])?,
             TimestampAdd | TimestampDiff => {
                 let mut it = args.into_iter();
                 let unit = it.next().ok_or_else(|| KilnError::internal("timestampadd arity"))?;
@@ -251,11 +304,23 @@ impl MoreFn {
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => args.first().cloned().unwrap_or(DataType::Null),
             Crc32 | XxHash64 | UnixSeconds | UnixMillis | UnixMicros | WidthBucket | TimestampDiff => DataType::Int64,
             TimestampAdd => args.get(2).cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
+            MakeYmInterval => crate::types::interval::YEAR_MONTH,
+            MakeDtInterval => crate::types::interval::DAY_TIME,
+            // Spark's ExtractIntervalMonths / Hours / Minutes are bytes, seconds decimal(8,6).
+            ExtractInterval => match exprs.first() {
+                Some(Expr::Literal(ScalarValue::Utf8(f))) => match f.as_str() {
+                    "MONTH" | "HOUR" | "MINUTE" => DataType::Int8,
+                    "SECOND" => DataType::Decimal128(8, 6),
+                    _ => DataType::Int32,
+                },
+                _ => DataType::Int32,
+            },
             Hash | UnixDate => DataType::Int32,
             DateFromUnixDate | MakeDate => DataType::Date32,
             TimestampSeconds | TimestampMillis | TimestampMicros | MakeTimestamp => crate::types::timestamp_type(false),
             MonthsBetween => DataType::Float64,
             LuhnCheck => DataType::Boolean,
+            Unhex | Unbase64 => DataType::Binary,
             Bround => match args.first() {
                 Some(DataType::Decimal128(p, s)) => {
                     let d = exprs.get(1).and_then(constant_int).unwrap_or(0);
@@ -278,6 +343,8 @@ impl MoreFn {
         let arg = |i: usize| args.get(i).ok_or_else(|| KilnError::internal(format!("{} lacks argument {i}", self.name())));
         let strs = |i: usize| -> Result<StringArray> { Ok(arg(i)?.as_string::<i32>().clone()) };
         let map_str = |f: &dyn Fn(&str) -> Option<String>| -> Result<ArrayRef> { Ok(Arc::new(strs(0)?.iter().map(|s| s.and_then(f)).collect::<StringArray>())) };
+        let bytes = |i: usize| -> Result<arrow::array::BinaryArray> { Ok(arg(i)?.as_binary::<i32>().clone()) };
+        let map_bytes = |f: &dyn Fn(&[u8]) -> Option<String>| -> Result<ArrayRef> { Ok(Arc::new(bytes(0)?.iter().map(|s| s.and_then(f)).collect::<StringArray>())) };
         let i64s = |i: usize| -> Result<Int64Array> { Ok(arg(i)?.as_primitive::<Int64Type>().clone()) };
         let i32s = |i: usize| -> Result<Int32Array> { Ok(arg(i)?.as_primitive::<Int32Type>().clone()) };
         let micros = |i: usize| -> Result<Vec<Option<i64>>> { Ok(arg(i)?.as_primitive::<TimestampMicrosecondType>().iter().collect()) };
@@ -286,17 +353,17 @@ impl MoreFn {
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => return Err(KilnError::internal(format!("{} evaluated over values", self.name()))),
             Md5 => {
                 use md5::Digest;
-                map_str(&|s| Some(hex_lower(&md5::Md5::digest(s.as_bytes()))))?
+                map_bytes(&|s| Some(hex_lower(&md5::Md5::digest(s))))?
             }
             Sha1 => {
                 use sha1::Digest;
-                map_str(&|s| Some(hex_lower(&sha1::Sha1::digest(s.as_bytes()))))?
+                map_bytes(&|s| Some(hex_lower(&sha1::Sha1::digest(s))))?
             }
             Sha2 => {
                 use sha2::Digest;
-                let (s, n) = (strs(0)?, i32s(1)?);
+                let (s, n) = (bytes(0)?, i32s(1)?);
                 Arc::new(s.iter().zip(n.iter()).map(|(s, n)| {
-                    let b = s?.as_bytes();
+                    let b = s?;
                     Some(match n? {
                         0 | 256 => hex_lower(&sha2::Sha256::digest(b)),
                         224 => hex_lower(&sha2::Sha224::digest(b)),
@@ -306,7 +373,7 @@ impl MoreFn {
                     })
                 }).collect::<StringArray>())
             }
-            Crc32 => Arc::new(strs(0)?.iter().map(|s| s.map(|s| crc32fast::hash(s.as_bytes()) as i64)).collect::<Int64Array>()),
+            Crc32 => Arc::new(bytes(0)?.iter().map(|s| s.map(|s| crc32fast::hash(s) as i64)).collect::<Int64Array>()),
             Hash => Arc::new(Int32Array::from(crate::exec::interpreted::exchange::spark_hash(args, rows)?)),
             XxHash64 => {
                 let mut h = vec![42u64; rows];
@@ -317,11 +384,11 @@ impl MoreFn {
             }
             Hex => match arg(0)?.data_type() {
                 DataType::Int64 => Arc::new(i64s(0)?.iter().map(|v| v.map(|v| format!("{:X}", v as u64))).collect::<StringArray>()),
-                _ => map_str(&|s| Some(s.bytes().map(|b| format!("{b:02X}")).collect()))?,
+                _ => map_bytes(&|s| Some(s.iter().map(|b| format!("{b:02X}")).collect()))?,
             },
-            Unhex => map_str(&unhex)?,
-            Base64 => map_str(&|s| Some(base64_encode(s.as_bytes())))?,
-            Unbase64 => map_str(&|s| base64_decode(s).map(|b| String::from_utf8_lossy(&b).into_owned()))?,
+            Unhex => Arc::new(strs(0)?.iter().map(|s| s.and_then(unhex_bytes)).collect::<arrow::array::BinaryArray>()),
+            Base64 => map_bytes(&|s| Some(base64_encode(s)))?,
+            Unbase64 => Arc::new(strs(0)?.iter().map(|s| s.and_then(base64_decode)).collect::<arrow::array::BinaryArray>()),
             Bin => Arc::new(i64s(0)?.iter().map(|v| v.map(|v| format!("{:b}", v as u64))).collect::<StringArray>()),
             Conv => {
                 let (s, from, to) = (strs(0)?, i32s(1)?, i32s(2)?);
@@ -474,6 +541,48 @@ impl MoreFn {
                     _ => Arc::new(Int64Array::from(out)),
                 }
             }
+            MakeYmInterval => {
+                let (y, m) = (if args.is_empty() { Int32Array::from(vec![0; rows]) } else { i32s(0)? }, if args.len() < 2 { Int32Array::from(vec![0; rows]) } else { i32s(1)? });
+                let overflow = || KilnError::exec("[ARITHMETIC_OVERFLOW] integer overflow. Use 'try_add' to tolerate overflow and return NULL instead. SQLSTATE: 22003");
+                let mut out = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    out.push(if y.is_null(i) || m.is_null(i) { None } else { Some(y.value(i).checked_mul(12).and_then(|v| v.checked_add(m.value(i))).ok_or_else(overflow)?) });
+                }
+                crate::expr::eval::interval::year_month_array(Int32Array::from(out))
+            }
+            MakeDtInterval => {
+                let ints: Vec<Int32Array> = (0..3).map(|i| if i < args.len() { i32s(i) } else { Ok(Int32Array::from(vec![0; rows])) }).collect::<Result<_>>()?;
+                let secs: Vec<Option<i128>> = if args.len() > 3 { arg(3)?.as_primitive::<Decimal128Type>().iter().collect() } else { vec![Some(0); rows] };
+                let overflow = || KilnError::exec("[ARITHMETIC_OVERFLOW] long overflow. Use 'try_add' to tolerate overflow and return NULL instead. SQLSTATE: 22003");
+                let mut out = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    if ints.iter().any(|a| a.is_null(i)) || secs[i].is_none() {
+                        out.push(None);
+                        continue;
+                    }
+                    let parts = [(ints[0].value(i) as i128, MICROS_PER_DAY as i128), (ints[1].value(i) as i128, 3_600_000_000), (ints[2].value(i) as i128, 60_000_000)];
+                    let us = parts.iter().map(|(v, u)| v * u).sum::<i128>() + secs[i].unwrap_or(0);
+                    out.push(Some(i64::try_from(us).map_err(|_| overflow())?));
+                }
+                crate::expr::eval::interval::day_time_array(Int64Array::from(out), result)?
+            }
+            ExtractInterval => crate::expr::eval::interval::extract(arg(0)?, arg(1)?, result)?,
+            Mask => {
+                // The replacement of each class (None: keep the character); defaults X x n.
+                let char_at = |i: usize, default: Option<char>| -> Option<char> {
+                    match args.get(i) {
+                        None => default,
+                        Some(a) if a.is_null(0) || a.data_type() == &DataType::Null => None,
+                        Some(a) => a.as_string::<i32>().value(0).chars().next(),
+                    }
+                };
+                let (up, low, dig, other) = (char_at(1, Some('X')), char_at(2, Some('x')), char_at(3, Some('n')), char_at(4, None));
+                let input = if arg(0)?.data_type() == &DataType::Null { StringArray::new_null(rows) } else { strs(0)? };
+                Arc::new(input.iter().map(|s| s.map(|s| s.chars().map(|c| {
+                    let r = if c.is_uppercase() { up } else if c.is_lowercase() { low } else if c.is_ascii_digit() { dig } else { other };
+                    r.unwrap_or(c)
+                }).collect::<String>())).collect::<StringArray>())
+            }
             FormatString => {
                 let f = strs(0)?;
                 sized_strings("format_string", (0..rows).map(|i| if f.is_null(i) { Ok(None) } else { format_string(f.value(i), &args[1..], i).map(Some) }))?
@@ -539,12 +648,11 @@ fn hex_lower(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Spark's unhex: an odd count reads a leading 0; a non-hex character makes NULL.
-fn unhex(s: &str) -> Option<String> {
+/// Spark's unhex (and `X'...'` literals): an odd count reads a leading 0; None for a non-hex character.
+pub(crate) fn unhex_bytes(s: &str) -> Option<Vec<u8>> {
     let digits: Vec<u8> = s.chars().map(|c| c.to_digit(16).map(|d| d as u8)).collect::<Option<_>>()?;
     let padded: Vec<u8> = if digits.len() % 2 == 1 { std::iter::once(0).chain(digits).collect() } else { digits };
-    let bytes: Vec<u8> = padded.chunks(2).map(|p| p[0] * 16 + p[1]).collect();
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    Some(padded.chunks(2).map(|p| p[0] * 16 + p[1]).collect())
 }
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -9,7 +9,7 @@ use arrow::datatypes::{DataType, Date32Type, Decimal128Type, Float64Type, Int64T
 
 use crate::error::{KilnError, Result};
 use crate::expr::BinaryOp;
-use crate::types::interval::{format_day_time, format_year_month, is_day_time, is_interval, is_year_month, parse_interval, DAY, DAY_TIME};
+use crate::types::interval::{format_day_time, format_year_month, is_day_time, is_interval, is_year_month, parse_interval, DAY};
 use crate::types::timestamp::MICROS_PER_DAY;
 
 /// `[INTERVAL_ARITHMETIC_OVERFLOW]`; `try_fn` names the tolerant function where Spark suggests one.

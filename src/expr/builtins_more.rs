@@ -183,7 +183,7 @@ impl MoreFn {
                 for a in &args {
                     let t = a.data_type()?;
                     let ok = crate::types::is_numeric(&t) || crate::types::is_string(&t) || crate::types::is_timestamp(&t)
-                        || matches!(t, DataType::Boolean | DataType::Date32 | DataType::Null);
+                        || matches!(t, DataType::Boolean | DataType::Date32 | DataType::Null | DataType::Binary);
                     if !ok {
                         return Err(KilnError::unsupported(format!("{}(...) of a {} value", self.name(), crate::types::spark_type_name(&t))));
                     }

@@ -31,6 +31,8 @@ pub enum MoreFn {
     MakeYmInterval, MakeDtInterval,
     /// mask(s[, upperChar, lowerChar, digitChar, otherChar]): each a one-character literal or NULL (keep).
     Mask,
+    /// to_number / try_to_number(s, fmt) and to_char / to_varchar(x, fmt) with Spark's number formats.
+    ToNumber, TryToNumber, ToChar,
     /// (field, interval): `extract(field FROM i)` of an interval; made by the analyzer from
     /// year / month / day / hour / minute / second over an interval.
     ExtractInterval,
@@ -42,7 +44,7 @@ const ALL: &[MoreFn] = &[
     TryAdd, TrySubtract, TryMultiply, TryDivide, TryMod, Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
     UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros, MakeDate,
     MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString, TimestampAdd, TimestampDiff,
-    MakeYmInterval, MakeDtInterval, Mask,
+    MakeYmInterval, MakeDtInterval, Mask, ToNumber, TryToNumber, ToChar,
 ];
 
 impl MoreFn {
@@ -59,6 +61,7 @@ impl MoreFn {
             Bround => "bround", FormatNumber => "format_number", FormatString => "format_string",
             TimestampAdd => "timestampadd", TimestampDiff => "timestampdiff",
             MakeYmInterval => "make_ym_interval", MakeDtInterval => "make_dt_interval", ExtractInterval => "extract", Mask => "mask",
+            ToNumber => "to_number", TryToNumber => "try_to_number", ToChar => "to_char",
         }
     }
 
@@ -67,6 +70,7 @@ impl MoreFn {
         match n {
             "sha" => Some(Sha1),
             "printf" => Some(FormatString),
+            "to_varchar" => Some(ToChar),
             _ => ALL.iter().copied().find(|f| f.name() == n),
         }
     }
@@ -85,7 +89,7 @@ impl MoreFn {
     pub fn arity(&self) -> (usize, usize) {
         match self {
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => (1, 1),
-            Sha2 | Bround | FormatNumber => (2, 2),
+            Sha2 | Bround | FormatNumber | ToNumber | TryToNumber | ToChar => (2, 2),
             Hash | XxHash64 => (1, usize::MAX),
             Conv | MakeDate | TimestampAdd | TimestampDiff => (3, 3),
             MakeTimestamp => (6, 6),
@@ -112,7 +116,7 @@ impl MoreFn {
             Hash | XxHash64 => false,
             FormatString | Mask => args.first().copied().unwrap_or(false),
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | Sha2 | Unhex | Unbase64 | Conv | TimestampSeconds | WidthBucket | Elt
-            | FormatNumber => true,
+            | FormatNumber | TryToNumber => true,
             _ => args.iter().any(|n| *n),
         }
     }
@@ -169,6 +173,40 @@ impl MoreFn {
                     }
                 }
                 out
+            }
+            // The format: a foldable, valid number format (checked here, as Spark's checkInputDataTypes).
+            ToNumber | TryToNumber | ToChar => {
+                let mut it = args.into_iter();
+                let (x, f) = (it.next().ok_or_else(|| KilnError::internal("to_number arity"))?, it.next().ok_or_else(|| KilnError::internal("to_number arity"))?);
+                match &f {
+                    Expr::Literal(ScalarValue::Utf8(text)) => {
+                        super::number_format::NumberFormat::new(text)?;
+                    }
+                    Expr::Literal(ScalarValue::Null(_)) => {}
+                    other => {
+                        return Err(KilnError::analysis(
+                            "DATATYPE_MISMATCH.NON_FOLDABLE_INPUT",
+                            format!("Cannot resolve \"{}({x}, {other})\" due to data type mismatch: the input `format` should be a foldable \"STRING\" expression; however, got {other}.", self.name()),
+                        ))
+                    }
+                }
+                let f = cast_to(f, &DataType::Utf8)?;
+                let t = x.data_type()?;
+                let x = match self {
+                    ToChar => match &t {
+                        DataType::Decimal128(..) => x,
+                        DataType::Null => cast_to(x, &DataType::Decimal128(10, 0))?,
+                        t if crate::types::is_integral(t) => {
+                            let (p, s) = crate::types::decimal_for_integral(t).unwrap_or((20, 0));
+                            cast_to(x, &DataType::Decimal128(p, s))?
+                        }
+                        // Spark's implicit cast of a double to a decimal: DecimalType.forType(DoubleType).
+                        DataType::Float32 | DataType::Float64 => cast_to(x, &DataType::Decimal128(30, 15))?,
+                        other => return Err(type_error(b, &x, "DECIMAL", other)),
+                    },
+                    _ => cast_to(x, &DataType::Utf8)?,
+                };
+                vec![x, f]
             }
             // Spark's implicit casts: any number (or string) to int.
             MakeYmInterval => {
@@ -305,6 +343,16 @@ impl MoreFn {
             Crc32 | XxHash64 | UnixSeconds | UnixMillis | UnixMicros | WidthBucket | TimestampDiff => DataType::Int64,
             TimestampAdd => args.get(2).cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
             MakeYmInterval => crate::types::interval::YEAR_MONTH,
+            ToNumber | TryToNumber => match exprs.get(1) {
+                Some(Expr::Literal(ScalarValue::Utf8(f))) => match super::number_format::NumberFormat::new(f) {
+                    Ok(f) => {
+                        let (p, s) = f.precision_scale();
+                        DataType::Decimal128(p.clamp(1, 38) as u8, s.min(38) as i8)
+                    }
+                    Err(_) => DataType::Decimal128(38, 0),
+                },
+                _ => DataType::Decimal128(38, 0),
+            },
             MakeDtInterval => crate::types::interval::DAY_TIME,
             // Spark's ExtractIntervalMonths / Hours / Minutes are bytes, seconds decimal(8,6).
             ExtractInterval => match exprs.first() {
@@ -567,6 +615,43 @@ impl MoreFn {
                 crate::expr::eval::interval::day_time_array(Int64Array::from(out), result)?
             }
             ExtractInterval => crate::expr::eval::interval::extract(arg(0)?, arg(1)?, result)?,
+            ToNumber | TryToNumber | ToChar => {
+                let f = strs(1)?;
+                if f.is_null(0) {
+                    return Ok(arrow::array::new_null_array(result, rows));
+                }
+                let fmt = super::number_format::NumberFormat::new(f.value(0))?;
+                let mismatch = |input: &str, ty: &str| {
+                    KilnError::exec(format!(
+                        "[INVALID_FORMAT.MISMATCH_INPUT] The format is invalid: '{}'. The input {ty} '{input}' does not match the format. SQLSTATE: 42601",
+                        f.value(0)
+                    ))
+                };
+                if *self == ToChar {
+                    let x = arg(0)?;
+                    let DataType::Decimal128(_, scale) = x.data_type() else { return Err(KilnError::internal("to_char of a non-decimal")) };
+                    let d = x.as_primitive::<Decimal128Type>();
+                    Arc::new(d.iter().map(|v| v.map(|v| fmt.format(v, *scale))).collect::<StringArray>())
+                } else {
+                    let (p, _) = fmt.precision_scale();
+                    if p > 38 {
+                        return Err(KilnError::unsupported(format!("{} with a format of {p} digits (a decimal holds at most 38)", self.name())));
+                    }
+                    let s = strs(0)?;
+                    let mut out = Vec::with_capacity(rows);
+                    for v in s.iter() {
+                        out.push(match v {
+                            None => None,
+                            Some(text) => match fmt.parse(text) {
+                                Some(x) => Some(x),
+                                None if *self == TryToNumber => None,
+                                None => return Err(mismatch(text, "\"STRING\"")),
+                            },
+                        });
+                    }
+                    Arc::new(arrow::array::Decimal128Array::from(out).with_data_type(result.clone()))
+                }
+            }
             Mask => {
                 // The replacement of each class (None: keep the character); defaults X x n.
                 let char_at = |i: usize, default: Option<char>| -> Option<char> {

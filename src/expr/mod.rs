@@ -7,6 +7,7 @@ mod typing;
 mod window;
 mod builtins;
 mod builtins_more;
+mod number_format;
 mod aggregates;
 mod arrays;
 mod generators;

@@ -305,7 +305,9 @@ impl MoreFn {
                 let x = it.next().ok_or_else(|| KilnError::internal("format_number arity"))?;
                 let x = if matches!(x.data_type()?, DataType::Decimal128(..)) { x } else { cast_to(x, &DataType::Float64)? };
                 let d = it.next().ok_or_else(|| KilnError::internal("format_number arity"))?;
-                vec![x, cast_to(d, &DataType::Int32)?]
+                // An int of decimal places, or a DecimalFormat pattern.
+                let d = if crate::types::is_string(&d.data_type()?) { cast_to(d, &DataType::Utf8)? } else { cast_to(d, &DataType::Int32)? };
+                vec![x, d]
             }
             FormatString => {
                 let mut it = args.into_iter();
@@ -551,8 +553,27 @@ impl MoreFn {
                 bround(arg(0)?, d, result)?
             }
             FormatNumber => {
-                let d = i32s(1)?;
                 let x = arg(0)?;
+                // One pattern per row: from the int of decimal places, or the pattern string.
+                let patterns: Vec<Option<DecimalPattern>> = match arg(1)?.data_type() {
+                    DataType::Utf8 => {
+                        let mut cache: Option<(String, DecimalPattern)> = None;
+                        let mut out = Vec::with_capacity(rows);
+                        for p in strs(1)?.iter() {
+                            out.push(match p {
+                                None => None,
+                                Some(p) => {
+                                    if cache.as_ref().is_none_or(|(t, _)| t != p) {
+                                        cache = Some((p.to_string(), DecimalPattern::new(p)?));
+                                    }
+                                    cache.as_ref().map(|(_, d)| d.clone())
+                                }
+                            });
+                        }
+                        out
+                    }
+                    _ => i32s(1)?.iter().map(|d| d.filter(|d| *d >= 0).map(|d| DecimalPattern::fixed(d as usize))).collect(),
+                };
                 let text = |i: usize| -> Option<String> {
                     match x.data_type() {
                         DataType::Decimal128(_, s) => Some(crate::types::format_decimal(x.as_primitive::<Decimal128Type>().value(i), *s)),
@@ -563,11 +584,11 @@ impl MoreFn {
                     }
                 };
                 sized_strings("format_number", (0..rows).map(|i| {
-                    if x.is_null(i) || d.is_null(i) || d.value(i) < 0 {
+                    let Some(pattern) = patterns[i].as_ref().filter(|_| x.is_valid(i)) else {
                         return Ok(None);
-                    }
+                    };
                     Ok(Some(match text(i) {
-                        Some(t) => format_number(&t, d.value(i)),
+                        Some(t) => pattern.format(&t),
                         // Java's DecimalFormat prints NaN and infinities with their own symbols.
                         None => { let v = x.as_primitive::<Float64Type>().value(i); if v.is_nan() { "NaN".into() } else if v > 0.0 { "\u{221E}".into() } else { "-\u{221E}".into() } }
                     }))
@@ -1027,17 +1048,82 @@ fn bround_double(x: f64, d: i32) -> f64 {
 
 /// Java's DecimalFormat("#,###,###,##0.00..."): HALF_EVEN to `d` decimals, grouped by three.
 /// `text` is a plain or scientific decimal.
-fn format_number(text: &str, d: i32) -> String {
-    let (v, s) = match text.split_once('e') {
-        Some(_) => text.parse::<f64>().ok().and_then(shortest).unwrap_or((0, 0)),
-        None => {
-            let frac = text.split_once('.').map_or(0, |(_, f)| f.len() as i32);
-            (text.replace('.', "").parse().unwrap_or(0), frac)
+/// A java.text.DecimalFormat pattern (Locale.US) as format_number reads it: literal prefix and
+/// suffix around `#`/`0` integer digits with `,` grouping, then `.` and `0`/`#` fraction digits.
+#[derive(Debug, Clone, PartialEq)]
+struct DecimalPattern {
+    prefix: String,
+    suffix: String,
+    min_int: usize,
+    grouping: Option<usize>,
+    min_frac: usize,
+    max_frac: usize,
+    point_always: bool,
+}
+
+/// Spark's pattern for format_number(x, d): `#,###,###,###,###,###,##0` and d zeros after the point.
+const DEFAULT_NUMBER_PATTERN: &str = "#,###,###,###,###,###,##0";
+
+impl DecimalPattern {
+    fn new(pattern: &str) -> Result<DecimalPattern> {
+        let pattern = if pattern.is_empty() { DEFAULT_NUMBER_PATTERN } else { pattern };
+        let unsupported = || KilnError::unsupported(format!("the format_number pattern '{pattern}' (kiln reads # 0 , . and literal text around them)"));
+        let is_num = |c: char| matches!(c, '#' | '0' | ',' | '.');
+        let first = pattern.find(is_num).ok_or_else(unsupported)?;
+        let last = pattern.rfind(is_num).ok_or_else(unsupported)?;
+        let (prefix, body, suffix) = (&pattern[..first], &pattern[first..=last], &pattern[last + 1..]);
+        let special = |t: &str| t.chars().any(|c| matches!(c, '#' | '0' | ',' | '.' | '%' | '\u{2030}' | '\u{a4}' | '\'' | ';' | 'E' | '-'));
+        if special(prefix) || special(suffix) || !body.chars().all(is_num) || body.matches('.').count() > 1 {
+            return Err(unsupported());
         }
-    };
-    let r = if s > d { half_even(v, (s - d) as u32) } else { v * 10i128.pow((d - s) as u32) };
-    // DecimalFormat keeps the sign of a negative value that rounds to zero ("-0").
-    format!("{}{}", if v < 0 { "-" } else { "" }, unsigned_fixed(r, d as usize, true))
+        let (int, frac) = body.split_once('.').map_or((body, None), |(i, f)| (i, Some(f)));
+        let frac = frac.unwrap_or("");
+        if frac.contains(',') {
+            return Err(unsupported());
+        }
+        let grouping = int.rfind(',').map(|k| int[k + 1..].chars().filter(|c| *c != ',').count()).filter(|g| *g > 0);
+        Ok(DecimalPattern {
+            prefix: prefix.to_string(),
+            suffix: suffix.to_string(),
+            min_int: int.matches('0').count(),
+            grouping,
+            min_frac: frac.matches('0').count(),
+            max_frac: frac.len(),
+            point_always: body.ends_with('.'),
+        })
+    }
+
+    fn fixed(d: usize) -> DecimalPattern {
+        DecimalPattern { prefix: String::new(), suffix: String::new(), min_int: 1, grouping: Some(3), min_frac: d, max_frac: d, point_always: false }
+    }
+
+    /// The number written as plain or `e` text (a double's shortest digits), rounded HALF_EVEN.
+    fn format(&self, text: &str) -> String {
+        let (v, s) = match text.split_once('e') {
+            Some(_) => text.parse::<f64>().ok().and_then(shortest).unwrap_or((0, 0)),
+            None => {
+                let frac = text.split_once('.').map_or(0, |(_, f)| f.len() as i32);
+                (text.replace('.', "").parse().unwrap_or(0), frac)
+            }
+        };
+        let d = self.max_frac as i32;
+        let r = if s > d { half_even(v, (s - d) as u32) } else { v * 10i128.pow((d - s) as u32) };
+        let fixed = unsigned_fixed(r, self.max_frac, false);
+        let (int, frac) = fixed.split_once('.').unwrap_or((fixed.as_str(), ""));
+        let frac = frac.trim_end_matches('0');
+        let frac = if frac.len() < self.min_frac { &fixed[fixed.len() - self.max_frac..][..self.min_frac] } else { frac };
+        let int = int.trim_start_matches('0');
+        let int = format!("{}{int}", "0".repeat(self.min_int.saturating_sub(int.len())));
+        let int = match self.grouping {
+            Some(g) => group_digits(&int, g),
+            None => int,
+        };
+        // DecimalFormat writes a zero when no digit would show, and keeps the sign of a
+        // negative value that rounds to zero ("-0").
+        let int = if int.is_empty() && frac.is_empty() { "0".to_string() } else { int };
+        let point = if !frac.is_empty() || self.point_always { "." } else { "" };
+        format!("{}{}{int}{point}{frac}{}", if v < 0 { "-" } else { "" }, self.prefix, self.suffix)
+    }
 }
 
 /// |r|·10^-p with `p` decimals; the integer part grouped by thousands when asked.
@@ -1050,9 +1136,14 @@ fn unsigned_fixed(r: i128, p: usize, grouped: bool) -> String {
 }
 
 fn group_thousands(int: &str) -> String {
+    group_digits(int, 3)
+}
+
+/// `int` with a `,` before every `size` digits from the right.
+fn group_digits(int: &str, size: usize) -> String {
     let mut g = String::new();
     for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
+        if i > 0 && (int.len() - i) % size == 0 {
             g.push(',');
         }
         g.push(c);
@@ -1245,8 +1336,15 @@ mod tests {
 
     #[test]
     fn numbers() {
-        assert_eq!(format_number("12332.123456", 4), "12,332.1235");
-        assert_eq!(format_number("-0.5", 0), "-0");
+        assert_eq!(DecimalPattern::fixed(4).format("12332.123456"), "12,332.1235");
+        assert_eq!(DecimalPattern::fixed(0).format("-0.5"), "-0");
+        let p = |t: &str| DecimalPattern::new(t).expect("a pattern kiln reads");
+        assert_eq!(p("##################.###").format("12332.123456"), "12332.123");
+        assert_eq!(p("#.##").format("0.5"), ".5");
+        assert_eq!(p("#.##").format("0"), "0");
+        assert_eq!(p("$#,##0.00 USD").format("1234.5"), "$1,234.50 USD");
+        assert_eq!(p("").format("1234567.891"), "1,234,568");
+        assert!(DecimalPattern::new("0.00%").is_err());
         assert_eq!(bround_double(2.5, 0), 2.0);
         assert_eq!(bround_double(3.5, 0), 4.0);
         assert_eq!(bround_double(-0.125, 2), -0.12);

@@ -97,6 +97,18 @@ pub fn format_value(array: &dyn Array, row: usize) -> Option<String> {
         DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, _) => {
             crate::types::format_timestamp(array.as_primitive::<arrow::datatypes::TimestampMicrosecondType>().value(row))
         }
+        // CAST(binary AS STRING): the bytes read as UTF-8 (what the spark-sql CLI prints).
+        DataType::Binary => String::from_utf8_lossy(array.as_binary::<i32>().value(row)).into_owned(),
+        DataType::Interval(arrow::datatypes::IntervalUnit::YearMonth) => {
+            crate::types::interval::format_year_month(array.as_primitive::<arrow::datatypes::IntervalYearMonthType>().value(row))
+        }
+        DataType::Interval(arrow::datatypes::IntervalUnit::DayTime) => {
+            let days = array.as_primitive::<arrow::datatypes::IntervalDayTimeType>().value(row).days as i64;
+            crate::types::interval::format_day_time(days * crate::types::timestamp::MICROS_PER_DAY, true)
+        }
+        DataType::Duration(arrow::datatypes::TimeUnit::Microsecond) => {
+            crate::types::interval::format_day_time(array.as_primitive::<arrow::datatypes::DurationMicrosecondType>().value(row), false)
+        }
         // Spark's `[1, 2]`: elements as they cast to strings, NULL as `null`.
         DataType::List(_) => {
             let l = array.as_list::<i32>();

@@ -5,6 +5,7 @@ use arrow::datatypes::DataType;
 
 use crate::error::{KilnError, Result};
 use crate::expr::{AggFunc, BinaryOp, Expr, ScalarFunc};
+use crate::types::interval::{is_interval, is_year_month};
 use crate::types::{decimal_for_integral, is_integral, is_numeric, is_string, spark_type_name, wider_type, ScalarValue};
 
 /// Applies the coercion rules bottom-up to a resolved expression.
@@ -113,7 +114,10 @@ fn coerce_node(e: Expr) -> Result<Expr> {
                         let t = a.data_type()?;
                         if is_string(&t) {
                             cast(a, &DataType::Float64)
-                        } else if is_numeric(&t) || t == DataType::Null {
+                        } else if func == AggFunc::Avg && t == crate::types::interval::DAY {
+                            // Spark's Average of intervals is of the widest type of the family.
+                            cast(a, &crate::types::interval::DAY_TIME)
+                        } else if is_numeric(&t) || t == DataType::Null || is_interval(&t) {
                             Ok(a)
                         } else {
                             Err(KilnError::analysis(
@@ -159,6 +163,10 @@ fn can_cast(from: &DataType, to: &DataType) -> bool {
         // Spark: timestamps cast to and from strings, dates, each other and numbers.
         (Timestamp(..), t) | (t, Timestamp(..)) => is_string(t) || matches!(t, Date32 | Timestamp(..)) || is_numeric(t),
         (Date32, t) | (t, Date32) => is_string(t) || *t == Date32,
+        // Intervals cast to and from strings and within their family.
+        (f, t) if is_interval(f) || is_interval(t) => is_string(f) || is_string(t) || crate::types::interval::wider_interval(f, t).is_some(),
+        // Binary casts to and from strings only (numbers to binary are not kiln's).
+        (Binary, t) | (t, Binary) => is_string(t),
         (f, t) => ok(f) && ok(t),
     }
 }
@@ -213,6 +221,9 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
                 let days = i32::try_from(days).map_err(|_| KilnError::exec("[ARITHMETIC_OVERFLOW] interval overflow"))?;
                 return Ok(Expr::Function { func: ScalarFunc::DateAdd, args: vec![left, Expr::Literal(ScalarValue::Int32(days))] });
             }
+            if let Some(e) = interval_binary(op, left.clone(), right.clone(), &lt, &rt, &original)? {
+                return Ok(e);
+            }
             if lt == DataType::Date32 && is_integral(&rt) && matches!(op, BinaryOp::Plus | BinaryOp::Minus) {
                 let func = if op == BinaryOp::Plus { ScalarFunc::DateAdd } else { ScalarFunc::DateSub };
                 return Ok(Expr::Function { func, args: vec![left, cast(right, &DataType::Int32)?] });
@@ -254,8 +265,42 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
     }
 }
 
+/// year / month / day / hour / minute / second (and so EXTRACT) of an interval: Spark's
+/// ExtractInterval* of a field the interval's type has, else INVALID_EXTRACT_FIELD.
+fn interval_extract(func: ScalarFunc, args: &[Expr]) -> Result<Option<Expr>> {
+    use crate::expr::{Builtin, MoreFn};
+    let [arg] = args else { return Ok(None) };
+    let t = arg.data_type()?;
+    if !is_interval(&t) {
+        return Ok(None);
+    }
+    let field = match func {
+        ScalarFunc::Year => "YEAR",
+        ScalarFunc::Builtin(Builtin::Month) => "MONTH",
+        ScalarFunc::Builtin(Builtin::Day) => "DAY",
+        ScalarFunc::Builtin(Builtin::Hour) => "HOUR",
+        ScalarFunc::Builtin(Builtin::Minute) => "MINUTE",
+        ScalarFunc::Builtin(Builtin::Second) => "SECOND",
+        _ => return Ok(None),
+    };
+    if is_year_month(&t) != matches!(field, "YEAR" | "MONTH") {
+        return Err(KilnError::analysis(
+            "INVALID_EXTRACT_FIELD",
+            format!("Cannot extract {field} from {arg} (of type \"{}\").", spark_type_name(&t).to_uppercase()),
+        ));
+    }
+    Ok(Some(Expr::Function {
+        func: ScalarFunc::Builtin(Builtin::More(MoreFn::ExtractInterval)),
+        args: vec![Expr::Literal(ScalarValue::Utf8(field.into())), arg.clone()],
+    }))
+}
+
 fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
+    if let Some(e) = interval_extract(func, &args)? {
+        return Ok(e);
+    }
     let args = match func {
+        ScalarFunc::Length if args.len() == 1 && args[0].data_type()? == DataType::Binary => args,
         ScalarFunc::Lower
         | ScalarFunc::Upper
         | ScalarFunc::Length
@@ -338,9 +383,59 @@ fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
     Ok(Expr::Function { func, args })
 }
 
+/// Arithmetic where an operand is an interval value (a column, or a literal not folded by
+/// [`interval_operand`]), and `date - date` / `ts - ts`, as Spark's ResolveBinaryArithmetic:
+/// interval ± interval of one family (widened), date ± year-month or day interval, timestamp ±
+/// interval (TimeAdd), interval * / number (the interval first). None for other operands.
+fn interval_binary(op: BinaryOp, left: Expr, right: Expr, lt: &DataType, rt: &DataType, original: &Expr) -> Result<Option<Expr>> {
+    use crate::types::interval::{DAY, DAY_TIME};
+    let rebuild = |l: Expr, r: Expr| Expr::Binary { op, left: Box::new(l), right: Box::new(r) };
+    let (ivl, ivr) = (is_interval(lt), is_interval(rt));
+    let temporal = |t: &DataType| matches!(t, DataType::Date32 | DataType::Timestamp(..));
+    let numeric = |t: &DataType| is_numeric(t) || *t == DataType::Null;
+    let plus_minus = matches!(op, BinaryOp::Plus | BinaryOp::Minus);
+    Ok(Some(match (lt, rt) {
+        _ if plus_minus && ivl && ivr => {
+            let t = crate::types::interval::wider_interval(lt, rt).ok_or_else(|| mismatch(original, lt, rt))?;
+            rebuild(cast(left, &t)?, cast(right, &t)?)
+        }
+        (v, _) if plus_minus && ivr && (temporal(v) || is_string(v) || *v == DataType::Null) => {
+            let iv = if op == BinaryOp::Minus { Expr::Negative(Box::new(right)) } else { right };
+            match v {
+                // Spark's DateAddYMInterval and DateAdd of the interval's days keep a date.
+                DataType::Date32 if *rt != DAY_TIME => Expr::Binary { op: BinaryOp::Plus, left: Box::new(left), right: Box::new(iv) },
+                _ => {
+                    let ts = if matches!(v, DataType::Timestamp(..)) { left } else { cast(left, &crate::types::timestamp_type(false))? };
+                    let (us, months) = if is_year_month(rt) {
+                        (Expr::Literal(ScalarValue::Int64(0)), iv)
+                    } else {
+                        (iv, Expr::Literal(ScalarValue::Int32(0)))
+                    };
+                    Expr::Function { func: ScalarFunc::Builtin(crate::expr::Builtin::TimeAdd), args: vec![ts, us, months] }
+                }
+            }
+        }
+        (_, v) if op == BinaryOp::Plus && ivl && (temporal(v) || is_string(v)) => return interval_binary(op, right, left, rt, lt, original),
+        (DataType::Date32, DataType::Date32) if op == BinaryOp::Minus => rebuild(left, right),
+        (a, b) if op == BinaryOp::Minus && temporal(a) && temporal(b) => {
+            let t = crate::types::timestamp_type(false);
+            rebuild(cast(left, &t)?, cast(right, &t)?)
+        }
+        (_, n) if matches!(op, BinaryOp::Multiply | BinaryOp::Divide) && ivl && numeric(n) && !ivr => {
+            // Spark's MultiplyDTInterval / DivideYMInterval are of the widest type of the family.
+            let l = if *lt == DAY { cast(left, &DAY_TIME)? } else { left };
+            rebuild(l, right)
+        }
+        (n, _) if op == BinaryOp::Multiply && ivr && numeric(n) && !ivl => return interval_binary(op, right, left, rt, lt, original),
+        _ if ivl || ivr => return Err(mismatch(original, lt, rt)),
+        _ => return Ok(None),
+    }))
+}
+
 /// `v ± INTERVAL ...` or `INTERVAL ... + v`: the value, the interval and whether it is subtracted.
 fn interval_operand<'a>(left: &'a Expr, right: &'a Expr, op: BinaryOp) -> Option<(&'a Expr, &'a ScalarValue, bool)> {
-    let is_iv = |e: &Expr| matches!(e, Expr::Literal(ScalarValue::IntervalMicros(_) | ScalarValue::IntervalMonths(_) | ScalarValue::IntervalDays(_)));
+    let is_iv = |e: &Expr| matches!(e, Expr::Literal(ScalarValue::IntervalMicros(_) | ScalarValue::IntervalMonths(_) | ScalarValue::IntervalDays(_)))
+        || e.data_type().is_ok_and(|t| is_interval(&t));
     match (op, left, right) {
         (BinaryOp::Plus | BinaryOp::Minus, v, Expr::Literal(iv)) if is_iv(right) && !is_iv(v) => {
             // A date plus whole days stays date_add.

@@ -145,6 +145,14 @@ pub fn write_table_as(
     if format != WriteFormat::Parquet && mode == SaveMode::Append {
         return Err(KilnError::unsupported(format!("appending to a {} table (kiln appends to Parquet tables)", format.name())));
     }
+    // Spark stores no interval values in files.
+    if let Some(f) = schema.fields().iter().find(|f| crate::types::interval::is_interval(f.data_type())) {
+        let source = format.name();
+        return Err(KilnError::analysis(
+            "UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE",
+            format!("The {source} datasource doesn't support the column `{}` of the type \"{}\".", f.name(), crate::types::spark_type_name(f.data_type()).to_uppercase()),
+        ));
+    }
     let keys = partition_columns(&schema, partition_by, path)?;
     let exists = holds_data(path)?;
     match (mode, exists) {

@@ -55,6 +55,8 @@ pub enum AggKind {
     ApproxCountDistinct,
     /// try_sum(x): sum's result type, NULL instead of an overflow error.
     TrySum,
+    /// try_avg(x): avg's result type, NULL where the sum overflows (Spark's TryAverage).
+    TryAvg,
 }
 
 /// A built-in aggregate and the name it was called by (Spark prints the alias: `stddev(x)`).
@@ -107,6 +109,7 @@ const NAMES: &[(&str, AggKind)] = &[
     ("string_agg", AggKind::ListAgg),
     ("approx_count_distinct", AggKind::ApproxCountDistinct),
     ("try_sum", AggKind::TrySum),
+    ("try_avg", AggKind::TryAvg),
 ];
 
 /// How the parser marks `listagg(...) WITHIN GROUP (ORDER BY ...)` in the function name: the
@@ -115,6 +118,14 @@ pub const WITHIN_GROUP_MARKER: &str = "#within_group:";
 
 /// Spark's default relative standard deviation of approx_count_distinct.
 pub const DEFAULT_RELATIVE_SD: f64 = 0.05;
+
+/// The sum try_avg keeps (Spark's Average's sumDataType).
+pub(crate) fn try_avg_sum_type(input: &DataType) -> DataType {
+    match input {
+        DataType::Decimal128(..) => super::aggregate_result_type(super::AggFunc::Sum, input),
+        _ => DataType::Float64,
+    }
+}
 
 fn mismatch(name: &str, e: &Expr, ordinal: usize, wanted: &str, t: &DataType) -> KilnError {
     KilnError::analysis(
@@ -298,7 +309,7 @@ impl AggBuiltin {
                 // The order keys were appended by the parser with their directions in `param`.
                 out.extend(it.map(|(k, _)| k));
             }
-            AggKind::TrySum => {
+            AggKind::TrySum | AggKind::TryAvg => {
                 for (i, (a, t)) in args.into_iter().zip(&types).enumerate() {
                     match t {
                         t if is_numeric(t) => out.push(a),
@@ -320,6 +331,7 @@ impl AggBuiltin {
             AggKind::CollectList | AggKind::CollectSet => crate::types::list_type(args.first().cloned().unwrap_or(DataType::Null)),
             AggKind::ListAgg => DataType::Utf8,
             AggKind::TrySum => super::aggregate_result_type(super::AggFunc::Sum, args.first().unwrap_or(&DataType::Int64)),
+            AggKind::TryAvg => super::aggregate_result_type(super::AggFunc::Avg, args.first().unwrap_or(&DataType::Int64)),
             AggKind::First { .. } | AggKind::Last { .. } | AggKind::MaxBy | AggKind::MinBy | AggKind::SingleValue | AggKind::PercentileApprox => {
                 args.first().cloned().unwrap_or(DataType::Null)
             }
@@ -358,6 +370,8 @@ impl AggBuiltin {
             AggKind::BoolAnd | AggKind::BoolOr => vec![("agg", DataType::Boolean, true)],
             AggKind::CountIf => vec![("count", DataType::Int64, false)],
             AggKind::TrySum => vec![("sum", self.return_type(args), true), ("isEmpty", DataType::Boolean, false)],
+            // Spark's Average buffer: a double sum, or decimal(p+10,s) for decimals.
+            AggKind::TryAvg => vec![("sum", try_avg_sum_type(&arg(0)), true), ("count", DataType::Int64, false)],
             AggKind::SingleValue => vec![("value", arg(0), true), ("count", DataType::Int64, false)],
             AggKind::MaxBy | AggKind::MinBy => vec![("valueWithExtremumOrdering", arg(0), true), ("extremumOrdering", arg(1), true)],
             AggKind::Percentile | AggKind::PercentileDisc | AggKind::PercentileApprox => {

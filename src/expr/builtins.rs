@@ -22,7 +22,7 @@ pub enum Builtin {
     ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right,
     Month, Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate,
     BitAnd, BitOr, BitXor, BitNot, ShiftLeft, ShiftRight, ShiftRightUnsigned, BitCount,
-    RLike, RegexpReplace, RegexpExtract, RegexpCount, RegexpSubstr, RegexpInstr,
+    RLike, RegexpReplace, RegexpExtract, RegexpExtractAll, RegexpCount, RegexpSubstr, RegexpInstr,
     StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl, Cot, E, Factorial, TypeOf,
     Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp, FromUnixtime, DateTrunc,
     Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin,
@@ -44,7 +44,7 @@ use Builtin::*;
 const ALL: &[Builtin] = &[
     Sqrt, Cbrt, Exp, Ln, Log10, Log2, Log, Power, Sin, Cos, Tan, Asin, Acos, Atan, Atan2, Degrees, Radians, Signum, Ceil, Floor, Pi, Greatest,
     Least, ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right, Month,
-    Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate, RLike, RegexpReplace, RegexpExtract,
+    Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate, RLike, RegexpReplace, RegexpExtract, RegexpExtractAll,
     RegexpCount, RegexpSubstr, RegexpInstr, StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl,
     Cot, E, Factorial, TypeOf, ShiftLeft, ShiftRight, ShiftRightUnsigned, BitCount, Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp,
     FromUnixtime, DateTrunc, Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin, MakeArray, ElementAt,
@@ -65,7 +65,7 @@ impl Builtin {
             WeekOfYear => "weekofyear", LastDay => "last_day", AddMonths => "add_months", Trunc => "trunc", CurrentDate => "current_date",
             BitAnd => "&", BitOr => "|", BitXor => "^", BitNot => "~", ShiftLeft => "shiftleft", ShiftRight => "shiftright",
             ShiftRightUnsigned => "shiftrightunsigned", BitCount => "bit_count",
-            RLike => "rlike", RegexpReplace => "regexp_replace", RegexpExtract => "regexp_extract", RegexpCount => "regexp_count",
+            RLike => "rlike", RegexpReplace => "regexp_replace", RegexpExtract => "regexp_extract", RegexpExtractAll => "regexp_extract_all", RegexpCount => "regexp_count",
             RegexpSubstr => "regexp_substr", RegexpInstr => "regexp_instr",
             StartsWith => "startswith", EndsWith => "endswith", Contains => "contains", OctetLength => "octet_length",
             BitLength => "bit_length", SubstringIndex => "substring_index", FindInSet => "find_in_set", Space => "space", Nanvl => "nanvl",
@@ -130,7 +130,7 @@ impl Builtin {
             Locate => (2, 3),
             Translate | SplitPart => (3, 3),
             RLike | RegexpCount | RegexpSubstr => (2, 2),
-            RegexpExtract | RegexpInstr => (2, 3),
+            RegexpExtract | RegexpExtractAll | RegexpInstr => (2, 3),
             RegexpReplace => (3, 4),
             SortArray => (1, 2),
             ArrayContains => (2, 2),
@@ -277,7 +277,7 @@ impl Builtin {
                 .enumerate()
                 .map(|(i, a)| cast_to(a, if i == 2 { &DataType::Int32 } else { &DataType::Utf8 }))
                 .collect::<Result<_>>()?,
-            SplitPart | RegexpExtract | RegexpInstr | SubstringIndex => args
+            SplitPart | RegexpExtract | RegexpExtractAll | RegexpInstr | SubstringIndex => args
                 .into_iter()
                 .enumerate()
                 .map(|(i, a)| cast_to(a, if i == 2 { &DataType::Int32 } else { &DataType::Utf8 }))
@@ -310,6 +310,10 @@ impl Builtin {
                     .collect::<Result<_>>()?
             }
             CurrentTimestamp | TimeAdd | TypeOf | TryCast => args,
+            // Bytes count as they are; anything else as a string's UTF-8 bytes.
+            OctetLength | BitLength => {
+                args.into_iter().map(|a| if a.data_type()? == DataType::Binary { Ok(a) } else { cast_to(a, &DataType::Utf8) }).collect::<Result<_>>()?
+            }
             Factorial | Space => args.into_iter().map(|a| cast_to(a, &DataType::Int32)).collect::<Result<_>>()?,
             Pi | CurrentDate => args,
             ElementAt | TryElementAt | Get | GetItem => {
@@ -410,6 +414,7 @@ impl Builtin {
             Greatest | Least | BitAnd | BitOr | BitXor | BitNot | ShiftLeft | ShiftRight | ShiftRightUnsigned => args.first().cloned().unwrap_or(DataType::Null),
             RLike => DataType::Boolean,
             RegexpCount | RegexpInstr => DataType::Int32,
+            RegexpExtractAll => crate::types::list_type(DataType::Utf8),
             Instr | Locate | Ascii | Levenshtein | Month | Day | Quarter | DayOfWeek | DayOfYear | WeekOfYear => DataType::Int32,
             LastDay | AddMonths | Trunc | CurrentDate | ToDate => DataType::Date32,
             Hour | Minute | Second => DataType::Int32,
@@ -478,6 +483,7 @@ impl Builtin {
             ArrayRepeat => super::arrays::array_repeat(args, result)?,
             RegexpReplace => regexp(super::regexp::RegexpFn::Replace)?,
             RegexpExtract => regexp(super::regexp::RegexpFn::Extract)?,
+            RegexpExtractAll => regexp(super::regexp::RegexpFn::ExtractAll)?,
             RegexpCount => regexp(super::regexp::RegexpFn::Count)?,
             RegexpSubstr => regexp(super::regexp::RegexpFn::Substr)?,
             RegexpInstr => regexp(super::regexp::RegexpFn::Instr)?,
@@ -527,7 +533,10 @@ impl Builtin {
             }
             OctetLength | BitLength => {
                 let bits = if *self == BitLength { 8 } else { 1 };
-                Arc::new(strs(0)?.iter().map(|s| s.map(|s| s.len() as i32 * bits)).collect::<Int32Array>())
+                match arg(0)?.data_type() {
+                    DataType::Binary => Arc::new(arg(0)?.as_binary::<i32>().iter().map(|s| s.map(|s| s.len() as i32 * bits)).collect::<Int32Array>()),
+                    _ => Arc::new(strs(0)?.iter().map(|s| s.map(|s| s.len() as i32 * bits)).collect::<Int32Array>()),
+                }
             }
             Space => sized_strings("space", ints(0)?.iter().map(|n| n.map(|n| repeated("space", " ", n)).transpose()))?,
             SubstringIndex => {
@@ -969,7 +978,7 @@ fn last_day(days: i32) -> Option<i32> {
 }
 
 /// Spark's add_months: same day of month, clamped to the month's last day.
-fn add_months(days: i32, months: i64) -> Option<i32> {
+pub(crate) fn add_months(days: i32, months: i64) -> Option<i32> {
     let (y, m, d) = ymd(days)?;
     let total = y * 12 + (m - 1) + months;
     let (ny, nm) = (total.div_euclid(12), total.rem_euclid(12) + 1);

@@ -1,8 +1,8 @@
 //! More of Spark's scalar built-ins (issue 12): the try_ arithmetic, digests and hashes, hex /
 //! base64 / bin / conv, and date, number and string helpers. Each is one `MoreFn`, reached
 //! through `Builtin::More` (name, arity, casts, type and evaluation as the other builtins).
-//! kiln has no BINARY type: functions that take BINARY in Spark read a string's UTF-8 bytes,
-//! and unhex / unbase64 return the bytes as a string (invalid UTF-8 replaced).
+//! Functions that take BINARY in Spark read bytes (a string argument is cast to its UTF-8
+//! bytes); unhex / unbase64 return BINARY.
 
 use std::sync::Arc;
 
@@ -27,6 +27,15 @@ pub enum MoreFn {
     MakeDate, MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString,
     /// (unit, n, timestamp) and (unit, start, end); the parser makes the unit a string.
     TimestampAdd, TimestampDiff,
+    /// make_ym_interval(years, months), make_dt_interval(days, hours, mins, secs).
+    MakeYmInterval, MakeDtInterval,
+    /// mask(s[, upperChar, lowerChar, digitChar, otherChar]): each a one-character literal or NULL (keep).
+    Mask,
+    /// to_number / try_to_number(s, fmt) and to_char / to_varchar(x, fmt) with Spark's number formats.
+    ToNumber, TryToNumber, ToChar,
+    /// (field, interval): `extract(field FROM i)` of an interval; made by the analyzer from
+    /// year / month / day / hour / minute / second over an interval.
+    ExtractInterval,
 }
 
 use MoreFn::*;
@@ -35,6 +44,7 @@ const ALL: &[MoreFn] = &[
     TryAdd, TrySubtract, TryMultiply, TryDivide, TryMod, Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
     UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros, MakeDate,
     MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString, TimestampAdd, TimestampDiff,
+    MakeYmInterval, MakeDtInterval, Mask, ToNumber, TryToNumber, ToChar,
 ];
 
 impl MoreFn {
@@ -50,6 +60,8 @@ impl MoreFn {
             MonthsBetween => "months_between", Elt => "elt", LuhnCheck => "luhn_check", Soundex => "soundex", WidthBucket => "width_bucket",
             Bround => "bround", FormatNumber => "format_number", FormatString => "format_string",
             TimestampAdd => "timestampadd", TimestampDiff => "timestampdiff",
+            MakeYmInterval => "make_ym_interval", MakeDtInterval => "make_dt_interval", ExtractInterval => "extract", Mask => "mask",
+            ToNumber => "to_number", TryToNumber => "try_to_number", ToChar => "to_char",
         }
     }
 
@@ -58,6 +70,7 @@ impl MoreFn {
         match n {
             "sha" => Some(Sha1),
             "printf" => Some(FormatString),
+            "to_varchar" => Some(ToChar),
             _ => ALL.iter().copied().find(|f| f.name() == n),
         }
     }
@@ -76,7 +89,7 @@ impl MoreFn {
     pub fn arity(&self) -> (usize, usize) {
         match self {
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => (1, 1),
-            Sha2 | Bround | FormatNumber => (2, 2),
+            Sha2 | Bround | FormatNumber | ToNumber | TryToNumber | ToChar => (2, 2),
             Hash | XxHash64 => (1, usize::MAX),
             Conv | MakeDate | TimestampAdd | TimestampDiff => (3, 3),
             MakeTimestamp => (6, 6),
@@ -84,22 +97,26 @@ impl MoreFn {
             Elt => (2, usize::MAX),
             WidthBucket => (4, 4),
             FormatString => (1, usize::MAX),
+            MakeYmInterval => (0, 2),
+            MakeDtInterval => (0, 4),
+            ExtractInterval => (2, 2),
+            Mask => (1, 5),
             _ => (1, 1),
         }
     }
 
     /// NULL whenever an argument is NULL.
     pub fn null_intolerant(&self) -> bool {
-        !matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | Hash | XxHash64 | Elt | FormatString)
+        !matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | Hash | XxHash64 | Elt | FormatString | Mask)
     }
 
     /// Whether the result may be NULL, given which arguments may be.
     pub fn nullable(&self, args: &[bool]) -> bool {
         match self {
             Hash | XxHash64 => false,
-            FormatString => args.first().copied().unwrap_or(false),
+            FormatString | Mask => args.first().copied().unwrap_or(false),
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | Sha2 | Unhex | Unbase64 | Conv | TimestampSeconds | WidthBucket | Elt
-            | FormatNumber => true,
+            | FormatNumber | TryToNumber => true,
             _ => args.iter().any(|n| *n),
         }
     }
@@ -127,12 +144,84 @@ impl MoreFn {
             }
         };
         Ok(match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => args,
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | ExtractInterval => args,
+            Mask => {
+                let names = ["input", "upperChar", "lowerChar", "digitChar", "otherChar"];
+                let shown = args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
+                let mut out = vec![];
+                for (i, a) in args.into_iter().enumerate() {
+                    if i == 0 {
+                        out.push(cast_to(a, &DataType::Utf8)?);
+                        continue;
+                    }
+                    // Spark's Mask: each replacement a foldable string of one character, or NULL.
+                    match &a {
+                        Expr::Literal(ScalarValue::Null(_)) => out.push(Expr::Literal(ScalarValue::Null(DataType::Utf8))),
+                        Expr::Literal(ScalarValue::Utf8(c)) if c.chars().count() == 1 => out.push(a),
+                        Expr::Literal(ScalarValue::Utf8(_)) => {
+                            return Err(KilnError::analysis(
+                                "DATATYPE_MISMATCH.INPUT_SIZE_NOT_ONE",
+                                format!("Cannot resolve \"mask({shown})\" due to data type mismatch: Length of `{}` should be 1.", names[i]),
+                            ))
+                        }
+                        other => {
+                            return Err(KilnError::analysis(
+                                "DATATYPE_MISMATCH.NON_FOLDABLE_INPUT",
+                                format!("Cannot resolve \"mask({shown})\" due to data type mismatch: the input `{}` should be a foldable \"STRING\" expression; however, got {other}.", names[i]),
+                            ))
+                        }
+                    }
+                }
+                out
+            }
+            // The format: a foldable, valid number format (checked here, as Spark's checkInputDataTypes).
+            ToNumber | TryToNumber | ToChar => {
+                let mut it = args.into_iter();
+                let (x, f) = (it.next().ok_or_else(|| KilnError::internal("to_number arity"))?, it.next().ok_or_else(|| KilnError::internal("to_number arity"))?);
+                match &f {
+                    Expr::Literal(ScalarValue::Utf8(text)) => {
+                        super::number_format::NumberFormat::new(text)?;
+                    }
+                    Expr::Literal(ScalarValue::Null(_)) => {}
+                    other => {
+                        return Err(KilnError::analysis(
+                            "DATATYPE_MISMATCH.NON_FOLDABLE_INPUT",
+                            format!("Cannot resolve \"{}({x}, {other})\" due to data type mismatch: the input `format` should be a foldable \"STRING\" expression; however, got {other}.", self.name()),
+                        ))
+                    }
+                }
+                let f = cast_to(f, &DataType::Utf8)?;
+                let t = x.data_type()?;
+                let x = match self {
+                    ToChar => match &t {
+                        DataType::Decimal128(..) => x,
+                        DataType::Null => cast_to(x, &DataType::Decimal128(10, 0))?,
+                        t if crate::types::is_integral(t) => {
+                            let (p, s) = crate::types::decimal_for_integral(t).unwrap_or((20, 0));
+                            cast_to(x, &DataType::Decimal128(p, s))?
+                        }
+                        // Spark's implicit cast of a double to a decimal: DecimalType.forType(DoubleType).
+                        DataType::Float32 | DataType::Float64 => cast_to(x, &DataType::Decimal128(30, 15))?,
+                        other => return Err(type_error(b, &x, "DECIMAL", other)),
+                    },
+                    _ => cast_to(x, &DataType::Utf8)?,
+                };
+                vec![x, f]
+            }
+            // Spark's implicit casts: any number (or string) to int.
+            MakeYmInterval => {
+                args.iter().try_for_each(numeric)?;
+                each(args, &[DataType::Int32])?
+            }
+            MakeDtInterval => {
+                args.iter().try_for_each(numeric)?;
+                each(args, &[DataType::Int32, DataType::Int32, DataType::Int32, DataType::Decimal128(18, 6)])?
+            }
             Hash | XxHash64 => {
                 for a in &args {
                     let t = a.data_type()?;
                     let ok = crate::types::is_numeric(&t) || crate::types::is_string(&t) || crate::types::is_timestamp(&t)
-                        || matches!(t, DataType::Boolean | DataType::Date32 | DataType::Null);
+                        || matches!(t, DataType::Boolean | DataType::Date32 | DataType::Null | DataType::Binary);
                     if !ok {
                         return Err(KilnError::unsupported(format!("{}(...) of a {} value", self.name(), crate::types::spark_type_name(&t))));
                     }
@@ -143,11 +232,13 @@ impl MoreFn {
                 let mut out = vec![];
                 for a in args {
                     let t = a.data_type()?;
-                    out.push(if crate::types::is_numeric(&t) { cast_to(a, &DataType::Int64)? } else { cast_to(a, &DataType::Utf8)? });
+                    out.push(if crate::types::is_numeric(&t) { cast_to(a, &DataType::Int64)? } else { cast_to(a, &DataType::Binary)? });
                 }
                 out
             }
-            Sha2 => each(args, &[DataType::Utf8, DataType::Int32])?,
+            // Spark's digests and base64 read bytes: a string is cast to its UTF-8 bytes.
+            Sha2 => each(args, &[DataType::Binary, DataType::Int32])?,
+            Md5 | Sha1 | Crc32 | Base64 => each(args, &[DataType::Binary])?,
             Bin => each(args, &[DataType::Int64])?,
             Conv => each(args, &[DataType::Utf8, DataType::Int32, DataType::Int32])?,
             UnixDate => each(args, &[DataType::Date32])?,
@@ -214,14 +305,16 @@ impl MoreFn {
                 let x = it.next().ok_or_else(|| KilnError::internal("format_number arity"))?;
                 let x = if matches!(x.data_type()?, DataType::Decimal128(..)) { x } else { cast_to(x, &DataType::Float64)? };
                 let d = it.next().ok_or_else(|| KilnError::internal("format_number arity"))?;
-                vec![x, cast_to(d, &DataType::Int32)?]
+                // An int of decimal places, or a DecimalFormat pattern.
+                let d = if crate::types::is_string(&d.data_type()?) { cast_to(d, &DataType::Utf8)? } else { cast_to(d, &DataType::Int32)? };
+                vec![x, d]
             }
             FormatString => {
                 let mut it = args.into_iter();
                 let f = it.next().ok_or_else(|| KilnError::internal("format_string arity"))?;
                 std::iter::once(cast_to(f, &DataType::Utf8)).chain(it.map(Ok)).collect::<Result<_>>()?
             }
-            Md5 | Sha1 | Crc32 | Unhex | Base64 | Unbase64 | LuhnCheck | Soundex => each(args, &[DataType::Utf8])?,
+            Unhex | Unbase64 | LuhnCheck | Soundex => each(args, &[DataType::Utf8])?,
             TimestampAdd | TimestampDiff => {
                 let mut it = args.into_iter();
                 let unit = it.next().ok_or_else(|| KilnError::internal("timestampadd arity"))?;
@@ -251,11 +344,33 @@ impl MoreFn {
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => args.first().cloned().unwrap_or(DataType::Null),
             Crc32 | XxHash64 | UnixSeconds | UnixMillis | UnixMicros | WidthBucket | TimestampDiff => DataType::Int64,
             TimestampAdd => args.get(2).cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
+            MakeYmInterval => crate::types::interval::YEAR_MONTH,
+            ToNumber | TryToNumber => match exprs.get(1) {
+                Some(Expr::Literal(ScalarValue::Utf8(f))) => match super::number_format::NumberFormat::new(f) {
+                    Ok(f) => {
+                        let (p, s) = f.precision_scale();
+                        DataType::Decimal128(p.clamp(1, 38) as u8, s.min(38) as i8)
+                    }
+                    Err(_) => DataType::Decimal128(38, 0),
+                },
+                _ => DataType::Decimal128(38, 0),
+            },
+            MakeDtInterval => crate::types::interval::DAY_TIME,
+            // Spark's ExtractIntervalMonths / Hours / Minutes are bytes, seconds decimal(8,6).
+            ExtractInterval => match exprs.first() {
+                Some(Expr::Literal(ScalarValue::Utf8(f))) => match f.as_str() {
+                    "MONTH" | "HOUR" | "MINUTE" => DataType::Int8,
+                    "SECOND" => DataType::Decimal128(8, 6),
+                    _ => DataType::Int32,
+                },
+                _ => DataType::Int32,
+            },
             Hash | UnixDate => DataType::Int32,
             DateFromUnixDate | MakeDate => DataType::Date32,
             TimestampSeconds | TimestampMillis | TimestampMicros | MakeTimestamp => crate::types::timestamp_type(false),
             MonthsBetween => DataType::Float64,
             LuhnCheck => DataType::Boolean,
+            Unhex | Unbase64 => DataType::Binary,
             Bround => match args.first() {
                 Some(DataType::Decimal128(p, s)) => {
                     let d = exprs.get(1).and_then(constant_int).unwrap_or(0);
@@ -278,6 +393,8 @@ impl MoreFn {
         let arg = |i: usize| args.get(i).ok_or_else(|| KilnError::internal(format!("{} lacks argument {i}", self.name())));
         let strs = |i: usize| -> Result<StringArray> { Ok(arg(i)?.as_string::<i32>().clone()) };
         let map_str = |f: &dyn Fn(&str) -> Option<String>| -> Result<ArrayRef> { Ok(Arc::new(strs(0)?.iter().map(|s| s.and_then(f)).collect::<StringArray>())) };
+        let bytes = |i: usize| -> Result<arrow::array::BinaryArray> { Ok(arg(i)?.as_binary::<i32>().clone()) };
+        let map_bytes = |f: &dyn Fn(&[u8]) -> Option<String>| -> Result<ArrayRef> { Ok(Arc::new(bytes(0)?.iter().map(|s| s.and_then(f)).collect::<StringArray>())) };
         let i64s = |i: usize| -> Result<Int64Array> { Ok(arg(i)?.as_primitive::<Int64Type>().clone()) };
         let i32s = |i: usize| -> Result<Int32Array> { Ok(arg(i)?.as_primitive::<Int32Type>().clone()) };
         let micros = |i: usize| -> Result<Vec<Option<i64>>> { Ok(arg(i)?.as_primitive::<TimestampMicrosecondType>().iter().collect()) };
@@ -286,17 +403,17 @@ impl MoreFn {
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => return Err(KilnError::internal(format!("{} evaluated over values", self.name()))),
             Md5 => {
                 use md5::Digest;
-                map_str(&|s| Some(hex_lower(&md5::Md5::digest(s.as_bytes()))))?
+                map_bytes(&|s| Some(hex_lower(&md5::Md5::digest(s))))?
             }
             Sha1 => {
                 use sha1::Digest;
-                map_str(&|s| Some(hex_lower(&sha1::Sha1::digest(s.as_bytes()))))?
+                map_bytes(&|s| Some(hex_lower(&sha1::Sha1::digest(s))))?
             }
             Sha2 => {
                 use sha2::Digest;
-                let (s, n) = (strs(0)?, i32s(1)?);
+                let (s, n) = (bytes(0)?, i32s(1)?);
                 Arc::new(s.iter().zip(n.iter()).map(|(s, n)| {
-                    let b = s?.as_bytes();
+                    let b = s?;
                     Some(match n? {
                         0 | 256 => hex_lower(&sha2::Sha256::digest(b)),
                         224 => hex_lower(&sha2::Sha224::digest(b)),
@@ -306,7 +423,7 @@ impl MoreFn {
                     })
                 }).collect::<StringArray>())
             }
-            Crc32 => Arc::new(strs(0)?.iter().map(|s| s.map(|s| crc32fast::hash(s.as_bytes()) as i64)).collect::<Int64Array>()),
+            Crc32 => Arc::new(bytes(0)?.iter().map(|s| s.map(|s| crc32fast::hash(s) as i64)).collect::<Int64Array>()),
             Hash => Arc::new(Int32Array::from(crate::exec::interpreted::exchange::spark_hash(args, rows)?)),
             XxHash64 => {
                 let mut h = vec![42u64; rows];
@@ -317,11 +434,11 @@ impl MoreFn {
             }
             Hex => match arg(0)?.data_type() {
                 DataType::Int64 => Arc::new(i64s(0)?.iter().map(|v| v.map(|v| format!("{:X}", v as u64))).collect::<StringArray>()),
-                _ => map_str(&|s| Some(s.bytes().map(|b| format!("{b:02X}")).collect()))?,
+                _ => map_bytes(&|s| Some(s.iter().map(|b| format!("{b:02X}")).collect()))?,
             },
-            Unhex => map_str(&unhex)?,
-            Base64 => map_str(&|s| Some(base64_encode(s.as_bytes())))?,
-            Unbase64 => map_str(&|s| base64_decode(s).map(|b| String::from_utf8_lossy(&b).into_owned()))?,
+            Unhex => Arc::new(strs(0)?.iter().map(|s| s.and_then(unhex_bytes)).collect::<arrow::array::BinaryArray>()),
+            Base64 => map_bytes(&|s| Some(base64_encode(s)))?,
+            Unbase64 => Arc::new(strs(0)?.iter().map(|s| s.and_then(base64_decode)).collect::<arrow::array::BinaryArray>()),
             Bin => Arc::new(i64s(0)?.iter().map(|v| v.map(|v| format!("{:b}", v as u64))).collect::<StringArray>()),
             Conv => {
                 let (s, from, to) = (strs(0)?, i32s(1)?, i32s(2)?);
@@ -436,8 +553,27 @@ impl MoreFn {
                 bround(arg(0)?, d, result)?
             }
             FormatNumber => {
-                let d = i32s(1)?;
                 let x = arg(0)?;
+                // One pattern per row: from the int of decimal places, or the pattern string.
+                let patterns: Vec<Option<DecimalPattern>> = match arg(1)?.data_type() {
+                    DataType::Utf8 => {
+                        let mut cache: Option<(String, DecimalPattern)> = None;
+                        let mut out = Vec::with_capacity(rows);
+                        for p in strs(1)?.iter() {
+                            out.push(match p {
+                                None => None,
+                                Some(p) => {
+                                    if cache.as_ref().is_none_or(|(t, _)| t != p) {
+                                        cache = Some((p.to_string(), DecimalPattern::new(p)?));
+                                    }
+                                    cache.as_ref().map(|(_, d)| d.clone())
+                                }
+                            });
+                        }
+                        out
+                    }
+                    _ => i32s(1)?.iter().map(|d| d.filter(|d| *d >= 0).map(|d| DecimalPattern::fixed(d as usize))).collect(),
+                };
                 let text = |i: usize| -> Option<String> {
                     match x.data_type() {
                         DataType::Decimal128(_, s) => Some(crate::types::format_decimal(x.as_primitive::<Decimal128Type>().value(i), *s)),
@@ -448,11 +584,11 @@ impl MoreFn {
                     }
                 };
                 sized_strings("format_number", (0..rows).map(|i| {
-                    if x.is_null(i) || d.is_null(i) || d.value(i) < 0 {
+                    let Some(pattern) = patterns[i].as_ref().filter(|_| x.is_valid(i)) else {
                         return Ok(None);
-                    }
+                    };
                     Ok(Some(match text(i) {
-                        Some(t) => format_number(&t, d.value(i)),
+                        Some(t) => pattern.format(&t),
                         // Java's DecimalFormat prints NaN and infinities with their own symbols.
                         None => { let v = x.as_primitive::<Float64Type>().value(i); if v.is_nan() { "NaN".into() } else if v > 0.0 { "\u{221E}".into() } else { "-\u{221E}".into() } }
                     }))
@@ -473,6 +609,85 @@ impl MoreFn {
                     TimestampAdd => to_ts(out),
                     _ => Arc::new(Int64Array::from(out)),
                 }
+            }
+            MakeYmInterval => {
+                let (y, m) = (if args.is_empty() { Int32Array::from(vec![0; rows]) } else { i32s(0)? }, if args.len() < 2 { Int32Array::from(vec![0; rows]) } else { i32s(1)? });
+                let overflow = || KilnError::exec("[ARITHMETIC_OVERFLOW] integer overflow. Use 'try_add' to tolerate overflow and return NULL instead. SQLSTATE: 22003");
+                let mut out = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    out.push(if y.is_null(i) || m.is_null(i) { None } else { Some(y.value(i).checked_mul(12).and_then(|v| v.checked_add(m.value(i))).ok_or_else(overflow)?) });
+                }
+                crate::expr::eval::interval::year_month_array(Int32Array::from(out))
+            }
+            MakeDtInterval => {
+                let ints: Vec<Int32Array> = (0..3).map(|i| if i < args.len() { i32s(i) } else { Ok(Int32Array::from(vec![0; rows])) }).collect::<Result<_>>()?;
+                let secs: Vec<Option<i128>> = if args.len() > 3 { arg(3)?.as_primitive::<Decimal128Type>().iter().collect() } else { vec![Some(0); rows] };
+                let overflow = || KilnError::exec("[ARITHMETIC_OVERFLOW] long overflow. Use 'try_add' to tolerate overflow and return NULL instead. SQLSTATE: 22003");
+                let mut out = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    if ints.iter().any(|a| a.is_null(i)) || secs[i].is_none() {
+                        out.push(None);
+                        continue;
+                    }
+                    let parts = [(ints[0].value(i) as i128, MICROS_PER_DAY as i128), (ints[1].value(i) as i128, 3_600_000_000), (ints[2].value(i) as i128, 60_000_000)];
+                    let us = parts.iter().map(|(v, u)| v * u).sum::<i128>() + secs[i].unwrap_or(0);
+                    out.push(Some(i64::try_from(us).map_err(|_| overflow())?));
+                }
+                crate::expr::eval::interval::day_time_array(Int64Array::from(out), result)?
+            }
+            ExtractInterval => crate::expr::eval::interval::extract(arg(0)?, arg(1)?, result)?,
+            ToNumber | TryToNumber | ToChar => {
+                let f = strs(1)?;
+                if f.is_null(0) {
+                    return Ok(arrow::array::new_null_array(result, rows));
+                }
+                let fmt = super::number_format::NumberFormat::new(f.value(0))?;
+                let mismatch = |input: &str, ty: &str| {
+                    KilnError::exec(format!(
+                        "[INVALID_FORMAT.MISMATCH_INPUT] The format is invalid: '{}'. The input {ty} '{input}' does not match the format. SQLSTATE: 42601",
+                        f.value(0)
+                    ))
+                };
+                if *self == ToChar {
+                    let x = arg(0)?;
+                    let DataType::Decimal128(_, scale) = x.data_type() else { return Err(KilnError::internal("to_char of a non-decimal")) };
+                    let d = x.as_primitive::<Decimal128Type>();
+                    Arc::new(d.iter().map(|v| v.map(|v| fmt.format(v, *scale))).collect::<StringArray>())
+                } else {
+                    let (p, _) = fmt.precision_scale();
+                    if p > 38 {
+                        return Err(KilnError::unsupported(format!("{} with a format of {p} digits (a decimal holds at most 38)", self.name())));
+                    }
+                    let s = strs(0)?;
+                    let mut out = Vec::with_capacity(rows);
+                    for v in s.iter() {
+                        out.push(match v {
+                            None => None,
+                            Some(text) => match fmt.parse(text) {
+                                Some(x) => Some(x),
+                                None if *self == TryToNumber => None,
+                                None => return Err(mismatch(text, "\"STRING\"")),
+                            },
+                        });
+                    }
+                    Arc::new(arrow::array::Decimal128Array::from(out).with_data_type(result.clone()))
+                }
+            }
+            Mask => {
+                // The replacement of each class (None: keep the character); defaults X x n.
+                let char_at = |i: usize, default: Option<char>| -> Option<char> {
+                    match args.get(i) {
+                        None => default,
+                        Some(a) if a.is_null(0) || a.data_type() == &DataType::Null => None,
+                        Some(a) => a.as_string::<i32>().value(0).chars().next(),
+                    }
+                };
+                let (up, low, dig, other) = (char_at(1, Some('X')), char_at(2, Some('x')), char_at(3, Some('n')), char_at(4, None));
+                let input = if arg(0)?.data_type() == &DataType::Null { StringArray::new_null(rows) } else { strs(0)? };
+                Arc::new(input.iter().map(|s| s.map(|s| s.chars().map(|c| {
+                    let r = if c.is_uppercase() { up } else if c.is_lowercase() { low } else if c.is_ascii_digit() { dig } else { other };
+                    r.unwrap_or(c)
+                }).collect::<String>())).collect::<StringArray>())
             }
             FormatString => {
                 let f = strs(0)?;
@@ -539,12 +754,11 @@ fn hex_lower(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Spark's unhex: an odd count reads a leading 0; a non-hex character makes NULL.
-fn unhex(s: &str) -> Option<String> {
+/// Spark's unhex (and `X'...'` literals): an odd count reads a leading 0; None for a non-hex character.
+pub(crate) fn unhex_bytes(s: &str) -> Option<Vec<u8>> {
     let digits: Vec<u8> = s.chars().map(|c| c.to_digit(16).map(|d| d as u8)).collect::<Option<_>>()?;
     let padded: Vec<u8> = if digits.len() % 2 == 1 { std::iter::once(0).chain(digits).collect() } else { digits };
-    let bytes: Vec<u8> = padded.chunks(2).map(|p| p[0] * 16 + p[1]).collect();
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    Some(padded.chunks(2).map(|p| p[0] * 16 + p[1]).collect())
 }
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -834,17 +1048,82 @@ fn bround_double(x: f64, d: i32) -> f64 {
 
 /// Java's DecimalFormat("#,###,###,##0.00..."): HALF_EVEN to `d` decimals, grouped by three.
 /// `text` is a plain or scientific decimal.
-fn format_number(text: &str, d: i32) -> String {
-    let (v, s) = match text.split_once('e') {
-        Some(_) => text.parse::<f64>().ok().and_then(shortest).unwrap_or((0, 0)),
-        None => {
-            let frac = text.split_once('.').map_or(0, |(_, f)| f.len() as i32);
-            (text.replace('.', "").parse().unwrap_or(0), frac)
+/// A java.text.DecimalFormat pattern (Locale.US) as format_number reads it: literal prefix and
+/// suffix around `#`/`0` integer digits with `,` grouping, then `.` and `0`/`#` fraction digits.
+#[derive(Debug, Clone, PartialEq)]
+struct DecimalPattern {
+    prefix: String,
+    suffix: String,
+    min_int: usize,
+    grouping: Option<usize>,
+    min_frac: usize,
+    max_frac: usize,
+    point_always: bool,
+}
+
+/// Spark's pattern for format_number(x, d): `#,###,###,###,###,###,##0` and d zeros after the point.
+const DEFAULT_NUMBER_PATTERN: &str = "#,###,###,###,###,###,##0";
+
+impl DecimalPattern {
+    fn new(pattern: &str) -> Result<DecimalPattern> {
+        let pattern = if pattern.is_empty() { DEFAULT_NUMBER_PATTERN } else { pattern };
+        let unsupported = || KilnError::unsupported(format!("the format_number pattern '{pattern}' (kiln reads # 0 , . and literal text around them)"));
+        let is_num = |c: char| matches!(c, '#' | '0' | ',' | '.');
+        let first = pattern.find(is_num).ok_or_else(unsupported)?;
+        let last = pattern.rfind(is_num).ok_or_else(unsupported)?;
+        let (prefix, body, suffix) = (&pattern[..first], &pattern[first..=last], &pattern[last + 1..]);
+        let special = |t: &str| t.chars().any(|c| matches!(c, '#' | '0' | ',' | '.' | '%' | '\u{2030}' | '\u{a4}' | '\'' | ';' | 'E' | '-'));
+        if special(prefix) || special(suffix) || !body.chars().all(is_num) || body.matches('.').count() > 1 {
+            return Err(unsupported());
         }
-    };
-    let r = if s > d { half_even(v, (s - d) as u32) } else { v * 10i128.pow((d - s) as u32) };
-    // DecimalFormat keeps the sign of a negative value that rounds to zero ("-0").
-    format!("{}{}", if v < 0 { "-" } else { "" }, unsigned_fixed(r, d as usize, true))
+        let (int, frac) = body.split_once('.').map_or((body, None), |(i, f)| (i, Some(f)));
+        let frac = frac.unwrap_or("");
+        if frac.contains(',') {
+            return Err(unsupported());
+        }
+        let grouping = int.rfind(',').map(|k| int[k + 1..].chars().filter(|c| *c != ',').count()).filter(|g| *g > 0);
+        Ok(DecimalPattern {
+            prefix: prefix.to_string(),
+            suffix: suffix.to_string(),
+            min_int: int.matches('0').count(),
+            grouping,
+            min_frac: frac.matches('0').count(),
+            max_frac: frac.len(),
+            point_always: body.ends_with('.'),
+        })
+    }
+
+    fn fixed(d: usize) -> DecimalPattern {
+        DecimalPattern { prefix: String::new(), suffix: String::new(), min_int: 1, grouping: Some(3), min_frac: d, max_frac: d, point_always: false }
+    }
+
+    /// The number written as plain or `e` text (a double's shortest digits), rounded HALF_EVEN.
+    fn format(&self, text: &str) -> String {
+        let (v, s) = match text.split_once('e') {
+            Some(_) => text.parse::<f64>().ok().and_then(shortest).unwrap_or((0, 0)),
+            None => {
+                let frac = text.split_once('.').map_or(0, |(_, f)| f.len() as i32);
+                (text.replace('.', "").parse().unwrap_or(0), frac)
+            }
+        };
+        let d = self.max_frac as i32;
+        let r = if s > d { half_even(v, (s - d) as u32) } else { v * 10i128.pow((d - s) as u32) };
+        let fixed = unsigned_fixed(r, self.max_frac, false);
+        let (int, frac) = fixed.split_once('.').unwrap_or((fixed.as_str(), ""));
+        let frac = frac.trim_end_matches('0');
+        let frac = if frac.len() < self.min_frac { &fixed[fixed.len() - self.max_frac..][..self.min_frac] } else { frac };
+        let int = int.trim_start_matches('0');
+        let int = format!("{}{int}", "0".repeat(self.min_int.saturating_sub(int.len())));
+        let int = match self.grouping {
+            Some(g) => group_digits(&int, g),
+            None => int,
+        };
+        // DecimalFormat writes a zero when no digit would show, and keeps the sign of a
+        // negative value that rounds to zero ("-0").
+        let int = if int.is_empty() && frac.is_empty() { "0".to_string() } else { int };
+        let point = if !frac.is_empty() || self.point_always { "." } else { "" };
+        format!("{}{}{int}{point}{frac}{}", if v < 0 { "-" } else { "" }, self.prefix, self.suffix)
+    }
 }
 
 /// |r|·10^-p with `p` decimals; the integer part grouped by thousands when asked.
@@ -857,9 +1136,14 @@ fn unsigned_fixed(r: i128, p: usize, grouped: bool) -> String {
 }
 
 fn group_thousands(int: &str) -> String {
+    group_digits(int, 3)
+}
+
+/// `int` with a `,` before every `size` digits from the right.
+fn group_digits(int: &str, size: usize) -> String {
     let mut g = String::new();
     for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
+        if i > 0 && (int.len() - i) % size == 0 {
             g.push(',');
         }
         g.push(c);
@@ -1052,8 +1336,15 @@ mod tests {
 
     #[test]
     fn numbers() {
-        assert_eq!(format_number("12332.123456", 4), "12,332.1235");
-        assert_eq!(format_number("-0.5", 0), "-0");
+        assert_eq!(DecimalPattern::fixed(4).format("12332.123456"), "12,332.1235");
+        assert_eq!(DecimalPattern::fixed(0).format("-0.5"), "-0");
+        let p = |t: &str| DecimalPattern::new(t).expect("a pattern kiln reads");
+        assert_eq!(p("##################.###").format("12332.123456"), "12332.123");
+        assert_eq!(p("#.##").format("0.5"), ".5");
+        assert_eq!(p("#.##").format("0"), "0");
+        assert_eq!(p("$#,##0.00 USD").format("1234.5"), "$1,234.50 USD");
+        assert_eq!(p("").format("1234567.891"), "1,234,568");
+        assert!(DecimalPattern::new("0.00%").is_err());
         assert_eq!(bround_double(2.5, 0), 2.0);
         assert_eq!(bround_double(3.5, 0), 4.0);
         assert_eq!(bround_double(-0.125, 2), -0.12);

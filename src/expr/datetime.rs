@@ -139,9 +139,16 @@ pub(super) fn eval(b: Builtin, args: &[ArrayRef], rows: usize, result: &DataType
         }
         Builtin::TimeAdd => {
             let ts = micros(arg(0)?)?;
-            let us = cast(arg(1)?, &DataType::Int64)?;
-            let months = cast(arg(2)?, &DataType::Int32)?;
-            let (us, months) = (us.as_primitive::<Int64Type>(), months.as_primitive::<Int32Type>());
+            // The interval parts are literals, or interval columns (`t + i`).
+            let us = match arg(1)? {
+                a if crate::types::interval::is_day_time(a.data_type()) => crate::expr::eval::interval::micros(a)?,
+                a => cast(a, &DataType::Int64)?.as_primitive::<Int64Type>().clone(),
+            };
+            let months = match arg(2)? {
+                a if crate::types::interval::is_year_month(a.data_type()) => crate::expr::eval::interval::months(a)?,
+                a => cast(a, &DataType::Int32)?.as_primitive::<Int32Type>().clone(),
+            };
+            let (us, months) = (&us, &months);
             let mut out = Vec::with_capacity(rows);
             for i in 0..rows {
                 if ts.is_null(i) || us.is_null(i) || months.is_null(i) {

@@ -230,6 +230,11 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             match (&args[1], &args[2]) {
                 (Expr::Literal(ScalarValue::Int64(0)), Expr::Literal(ScalarValue::Int32(m))) => write!(f, " + {}", ScalarValue::IntervalMonths(*m))?,
                 (Expr::Literal(ScalarValue::Int64(us)), Expr::Literal(ScalarValue::Int32(0))) => write!(f, " + {}", ScalarValue::IntervalMicros(*us))?,
+                // An interval value (`t + i`): the one part that is not a zero literal.
+                (Expr::Literal(ScalarValue::Int64(0)), iv) | (iv, Expr::Literal(ScalarValue::Int32(0))) if !matches!(iv, Expr::Literal(_)) => {
+                    write!(f, " + ")?;
+                    write_expr(f, iv, style)?;
+                }
                 (a, b) => {
                     write!(f, ", ")?;
                     write_expr(f, a, style)?;

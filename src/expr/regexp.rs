@@ -20,6 +20,7 @@ pub(super) enum RegexpFn {
     Like,
     Replace,
     Extract,
+    ExtractAll,
     Count,
     Substr,
     Instr,
@@ -31,6 +32,7 @@ impl RegexpFn {
             RegexpFn::Like => "rlike",
             RegexpFn::Replace => "regexp_replace",
             RegexpFn::Extract => "regexp_extract",
+            RegexpFn::ExtractAll => "regexp_extract_all",
             RegexpFn::Count => "regexp_count",
             RegexpFn::Substr => "regexp_substr",
             RegexpFn::Instr => "regexp_instr",
@@ -162,6 +164,35 @@ pub(super) fn eval(f: RegexpFn, args: &[ArrayRef], rows: usize) -> Result<ArrayR
         RegexpFn::Substr => {
             let v = each!(i, pats.get(p.value(i))?.find(s.value(i)).map(|m| m.as_str().to_string()));
             Arc::new(StringArray::from(v))
+        }
+        // Every match's group as an array (a group that took no part is the empty string).
+        RegexpFn::ExtractAll => {
+            let idx = ints(2)?;
+            let mut b = arrow::array::ListBuilder::new(arrow::array::StringBuilder::new());
+            for i in 0..rows {
+                if s.is_null(i) || p.is_null(i) || idx.as_ref().is_some_and(|a| a.is_null(i)) {
+                    b.append(false);
+                    continue;
+                }
+                let k = idx.as_ref().map_or(1, |a| a.value(i));
+                let re = pats.get(p.value(i))?;
+                let groups = re.captures_len() - 1;
+                if k < 0 || k as usize > groups {
+                    return Err(invalid(f, "REGEX_GROUP_INDEX", format!("Expects group index between 0 and {groups}, but got {k}")));
+                }
+                for c in re.captures_iter(s.value(i)) {
+                    b.values().append_value(c.get(k as usize).map_or("", |m| m.as_str()));
+                }
+                b.append(true);
+            }
+            let list = b.finish();
+            // kiln's one list type for strings (its element field is nullable "item").
+            Arc::new(arrow::array::ListArray::new(
+                Arc::new(arrow::datatypes::Field::new("item", DataType::Utf8, true)),
+                list.offsets().clone(),
+                list.values().clone(),
+                list.nulls().cloned(),
+            ))
         }
         RegexpFn::Extract | RegexpFn::Instr => {
             let idx = ints(2)?;

@@ -34,6 +34,9 @@ impl Expr {
                         let (p, s) = decimal_result(dop, (*p1, *s1), (*p2, *s2));
                         DataType::Decimal128(p, s)
                     }
+                    // Spark's SubtractDates (ANSI: an `interval day`) and SubtractTimestamps.
+                    (DataType::Date32, DataType::Date32) if *op == BinaryOp::Minus => crate::types::interval::DAY,
+                    (DataType::Timestamp(..), DataType::Timestamp(..)) if *op == BinaryOp::Minus => crate::types::interval::DAY_TIME,
                     _ => l,
                 }
             }
@@ -177,9 +180,11 @@ pub fn aggregate_result_type(func: AggFunc, input: &DataType) -> DataType {
                 DataType::Decimal128(p, s)
             }
             DataType::Float32 | DataType::Float64 => DataType::Float64,
+            t if crate::types::interval::is_interval(t) => t.clone(),
             _ => DataType::Int64,
         },
         AggFunc::Avg => match input {
+            t if crate::types::interval::is_interval(t) => t.clone(),
             DataType::Decimal128(p, s) => {
                 let (p, s) = bounded_decimal(*p as i32 + 4, *s as i32 + 4);
                 DataType::Decimal128(p, s)

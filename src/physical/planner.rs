@@ -458,6 +458,7 @@ fn aggregate_expr(func: AggFunc, args: Vec<Expr>, distinct: bool, call: &Expr) -
     // Spark's Average keeps a double sum for non-decimal input, a decimal(p+10,s) sum otherwise.
     let sum_type = match (func, &input) {
         (AggFunc::Avg, DataType::Decimal128(..)) => aggregate_result_type(AggFunc::Sum, &input),
+        (AggFunc::Avg, t) if crate::types::interval::is_interval(t) => t.clone(),
         (AggFunc::Avg, _) => DataType::Float64,
         _ => result_type.clone(),
     };

@@ -82,6 +82,10 @@ impl Dialect for KilnDialect {
     fn require_interval_qualifier(&self) -> bool {
         SPARK.require_interval_qualifier()
     }
+    // `CAST(s AS INTERVAL YEAR TO MONTH)`: Spark's ANSI interval types name their fields.
+    fn supports_interval_options(&self) -> bool {
+        true
+    }
     fn supports_bang_not_operator(&self) -> bool {
         SPARK.supports_bang_not_operator()
     }

@@ -403,8 +403,8 @@ fn balanced(op: BinaryOp, mut v: Vec<Expr>) -> Option<Expr> {
     Some(balanced(op, v)?.binary(op, balanced(op, right)?))
 }
 
-/// `DATE 'd' ± INTERVAL 'n' YEAR|MONTH`, folded to a date literal: kiln's only interval value
-/// is a day count.
+/// `DATE 'd' ± INTERVAL 'n' YEAR|MONTH`, folded to a date literal (the TPC-H plans print the
+/// folded date).
 fn fold_month_interval(e: &ast::Expr, left: Expr, op: BinaryOp, months: i64) -> Result<Expr> {
     match left {
         Expr::Literal(ScalarValue::Date32(days)) => {
@@ -807,6 +807,10 @@ fn value_literal(v: &Value, span: Span) -> Result<ScalarValue> {
         Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => ScalarValue::Utf8(s.clone()),
         Value::Boolean(b) => ScalarValue::Boolean(*b),
         Value::Null => ScalarValue::Null(DataType::Null),
+        // `X'0A1B'`: bytes; an odd count of digits has a leading 0 (Spark's Hex.unhex).
+        Value::HexStringLiteral(h) => ScalarValue::Binary(crate::expr::unhex_bytes(h).ok_or_else(|| {
+            parse_error(format!("[INVALID_TYPED_LITERAL] The value of the typed literal \"X\" is invalid: '{h}'."), span)
+        })?),
         other => return Err(unsupported(format!("literal {other}"), span)),
     })
 }
@@ -916,6 +920,16 @@ pub(crate) fn sql_data_type(dt: &ast::DataType, span: Span) -> Result<DataType> 
             DataType::Utf8
         }
         T::Date => DataType::Date32,
+        T::Interval { fields, .. } => {
+            use ast::IntervalFields as F;
+            match fields {
+                Some(F::Year | F::Month | F::YearToMonth) => crate::types::interval::YEAR_MONTH,
+                Some(F::Day) => crate::types::interval::DAY,
+                Some(_) => crate::types::interval::DAY_TIME,
+                None => return Err(unsupported("the calendar INTERVAL type (kiln has Spark's ANSI YEAR TO MONTH and DAY TO SECOND intervals)", span)),
+            }
+        }
+        T::Binary(_) | T::Varbinary(_) | T::Bytea | T::Blob(_) => DataType::Binary,
         T::Timestamp(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithTimeZone) => crate::types::timestamp_type(false),
         T::Timestamp(_, ast::TimezoneInfo::WithoutTimeZone) | T::TimestampNtz(_) => crate::types::timestamp_type(true),
         T::Custom(name, args) if args.is_empty() => match object_name(name)?.to_ascii_lowercase().as_str() {

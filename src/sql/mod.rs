@@ -10,8 +10,8 @@
 //! - a select list with an aggregate and no GROUP BY is an `Aggregate` with no grouping
 //!   (Spark keeps a `Project` until analysis);
 //! - `x BETWEEN lo AND hi` is `(x >= lo) AND (x <= hi)` (Spark prints `'between(x, lo, hi)`);
-//! - `date_literal ± INTERVAL 'n' YEAR|MONTH` is folded into a date literal, since kiln's
-//!   only interval value is a day count;
+//! - `date_literal ± INTERVAL 'n' YEAR|MONTH` is folded into a date literal (as the TPC-H
+//!   reference plans print it);
 //! - `WITH` queries are inlined: each reference becomes `SubqueryAlias name` over the CTE's plan;
 //! - `(subquery) AS t(a, b)` renames the subquery's select list in place;
 //! - hints (`/*+ BROADCAST(c) */`) are read from the comment after `SELECT` (see `hints`);

@@ -1,6 +1,7 @@
 //! Data types (Arrow's), scalar values, and Spark's type rules: simple names, decimal
 //! precision/scale of arithmetic and aggregates, implicit widening.
 
+pub mod interval;
 mod scalar;
 pub mod timestamp;
 pub use scalar::{format_date, format_decimal, parse_date, ScalarValue};
@@ -27,7 +28,7 @@ pub fn spark_type_name(dt: &DataType) -> String {
         DataType::Decimal128(p, s) => format!("decimal({p},{s})"),
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "string".into(),
         DataType::Date32 => "date".into(),
-        DataType::Interval(arrow::datatypes::IntervalUnit::YearMonth) => "interval month".into(),
+        DataType::Interval(arrow::datatypes::IntervalUnit::YearMonth) => "interval year to month".into(),
         DataType::Interval(_) => "interval day".into(),
         DataType::Duration(_) => "interval day to second".into(),
         DataType::Timestamp(_, None) => "timestamp_ntz".into(),
@@ -158,6 +159,7 @@ pub fn wider_type(a: &DataType, b: &DataType) -> Option<DataType> {
         // A date widens to a timestamp; TIMESTAMP wins over TIMESTAMP_NTZ (Spark's order).
         (t @ Timestamp(..), s) | (s, t @ Timestamp(..)) if is_string(s) || s == &Date32 => Some(t.clone()),
         (Timestamp(..), Timestamp(..)) => Some(timestamp_type(false)),
+        _ if interval::is_interval(a) && interval::is_interval(b) => interval::wider_interval(a, b),
         // Arrays widen by their elements (Spark's findWiderTypeForTwo on ArrayType).
         (List(x), List(y)) => {
             let t = wider_type(x.data_type(), y.data_type())?;

@@ -44,6 +44,8 @@ pub enum ScalarValue {
     IntervalMonths(i32),
     /// Microseconds since 1970-01-01 UTC; true for `TIMESTAMP_NTZ`.
     Timestamp(i64, bool),
+    /// A `binary` (`X'0A1B'`).
+    Binary(Vec<u8>),
 }
 
 /// Equality of literals as trees: doubles by their bits, so a `NaN` literal equals itself (a
@@ -68,10 +70,11 @@ impl PartialEq for ScalarValue {
             (IntervalMicros(a), IntervalMicros(b)) => a == b,
             (IntervalMonths(a), IntervalMonths(b)) => a == b,
             (Timestamp(a, x), Timestamp(b, y)) => (a, x) == (b, y),
+            (Binary(a), Binary(b)) => a == b,
             // Every variant named: a new one must say how it compares.
             (
                 Null(_) | Boolean(_) | Int8(_) | Int16(_) | Int32(_) | Int64(_) | Float32(_) | Float64(_) | Decimal(..) | Utf8(_) | Date32(_) | IntervalDays(_) | IntervalMicros(_)
-                | IntervalMonths(_) | Timestamp(..),
+                | IntervalMonths(_) | Timestamp(..) | Binary(_),
                 _,
             ) => false,
         }
@@ -97,6 +100,7 @@ impl ScalarValue {
             ScalarValue::IntervalMicros(_) => DataType::Duration(arrow::datatypes::TimeUnit::Microsecond),
             ScalarValue::IntervalMonths(_) => DataType::Interval(arrow::datatypes::IntervalUnit::YearMonth),
             ScalarValue::Timestamp(_, ntz) => super::timestamp_type(*ntz),
+            ScalarValue::Binary(_) => DataType::Binary,
         }
     }
 
@@ -122,9 +126,13 @@ impl ScalarValue {
             ScalarValue::Utf8(v) => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(v.as_str(), len))),
             ScalarValue::Date32(v) => Arc::new(Date32Array::from_value(*v, len)),
             ScalarValue::Timestamp(v, ntz) => Arc::new(arrow::array::TimestampMicrosecondArray::from_value(*v, len).with_data_type(super::timestamp_type(*ntz))),
-            ScalarValue::IntervalDays(_) | ScalarValue::IntervalMicros(_) | ScalarValue::IntervalMonths(_) => {
-                return Err(KilnError::unsupported("an INTERVAL value outside date and timestamp arithmetic"))
+            ScalarValue::IntervalDays(d) => {
+                let d = i32::try_from(*d).map_err(|_| KilnError::exec(format!("[ARITHMETIC_OVERFLOW] INTERVAL '{d}' DAY is out of range. SQLSTATE: 22003")))?;
+                Arc::new(arrow::array::IntervalDayTimeArray::from_value(arrow::datatypes::IntervalDayTime::new(d, 0), len))
             }
+            ScalarValue::IntervalMicros(v) => Arc::new(arrow::array::DurationMicrosecondArray::from_value(*v, len)),
+            ScalarValue::IntervalMonths(v) => Arc::new(arrow::array::IntervalYearMonthArray::from_value(*v, len)),
+            ScalarValue::Binary(v) => Arc::new(arrow::array::BinaryArray::from_iter_values(std::iter::repeat_n(v.as_slice(), len))),
         })
     }
 
@@ -147,6 +155,10 @@ impl ScalarValue {
             DataType::Utf8 => ScalarValue::Utf8(array.as_string::<i32>().value(row).to_string()),
             DataType::Date32 => ScalarValue::Date32(array.as_primitive::<Date32Type>().value(row)),
             DataType::Timestamp(TimeUnit::Microsecond, tz) => ScalarValue::Timestamp(array.as_primitive::<TimestampMicrosecondType>().value(row), tz.is_none()),
+            DataType::Interval(IntervalUnit::YearMonth) => ScalarValue::IntervalMonths(array.as_primitive::<IntervalYearMonthType>().value(row)),
+            DataType::Interval(IntervalUnit::DayTime) => ScalarValue::IntervalDays(array.as_primitive::<IntervalDayTimeType>().value(row).days as i64),
+            DataType::Duration(TimeUnit::Microsecond) => ScalarValue::IntervalMicros(array.as_primitive::<DurationMicrosecondType>().value(row)),
+            DataType::Binary => ScalarValue::Binary(array.as_binary::<i32>().value(row).to_vec()),
             other => return Err(KilnError::unsupported(format!("values of type {other}"))),
         })
     }
@@ -239,8 +251,10 @@ impl fmt::Display for ScalarValue {
             ScalarValue::Utf8(s) => write!(f, "{s}"),
             ScalarValue::Date32(d) => write!(f, "{}", format_date(*d)),
             ScalarValue::IntervalDays(d) => write!(f, "INTERVAL '{d}' DAY"),
-            ScalarValue::IntervalMicros(us) => write!(f, "{}", format_day_time(*us)),
-            ScalarValue::IntervalMonths(m) => write!(f, "INTERVAL '{}-{}' YEAR TO MONTH", m / 12, (m % 12).abs()),
+            ScalarValue::IntervalMicros(us) => write!(f, "{}", super::interval::format_day_time(*us, false)),
+            ScalarValue::IntervalMonths(m) => write!(f, "{}", super::interval::format_year_month(*m)),
+            // Spark's Literal.toString of bytes.
+            ScalarValue::Binary(b) => write!(f, "0x{}", b.iter().map(|x| format!("{x:02X}")).collect::<String>()),
             ScalarValue::Timestamp(v, ntz) => write!(f, "{}{}", if *ntz { "TIMESTAMP_NTZ " } else { "TIMESTAMP " }, format!("'{}'", super::format_timestamp(*v))),
         }
     }
@@ -268,14 +282,4 @@ mod tests {
         assert_eq!(format_decimal(0, 6), "0.000000");
         assert_eq!(format_decimal(12, 0), "12");
     }
-}
-
-/// A day-time interval as Spark prints it: `INTERVAL '0 02:00:00' DAY TO SECOND`.
-fn format_day_time(us: i64) -> String {
-    let sign = if us < 0 { "-" } else { "" };
-    let a = us.unsigned_abs();
-    let (d, rest) = (a / 86_400_000_000, a % 86_400_000_000);
-    let (h, m, s, f) = (rest / 3_600_000_000, rest / 60_000_000 % 60, rest / 1_000_000 % 60, rest % 1_000_000);
-    let frac = if f == 0 { String::new() } else { format!(".{:06}", f).trim_end_matches('0').to_string() };
-    format!("INTERVAL '{sign}{d} {h:02}:{m:02}:{s:02}{frac}' DAY TO SECOND")
 }

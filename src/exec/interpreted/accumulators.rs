@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, AsArray, BooleanArray, PrimitiveArray, StringArray,
+    Array, ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, AsArray, BooleanArray, Int32Array, Int64Array, PrimitiveArray, StringArray,
 };
 use arrow::buffer::NullBuffer;
 use arrow::compute::cast;
@@ -26,6 +26,9 @@ pub(super) fn new_accumulator(func: AggFunc, args: &[DataType]) -> Result<Box<dy
         (AggFunc::Udaf(udaf), _) => udaf.accumulator(),
         (AggFunc::Builtin(b), _) => super::stat_accumulators::builtin_accumulator(b, args)?,
         (AggFunc::Count, _) => Box::new(Count::default()),
+        (f @ (AggFunc::Sum | AggFunc::Avg), t) if crate::types::interval::is_interval(t) => {
+            Box::new(IntervalSumAvg { dt: t.clone(), avg: matches!(f, AggFunc::Avg), sums: vec![], counts: vec![] })
+        }
         (AggFunc::Sum, DataType::Decimal128(p, s)) => Box::new(SumDecimal { p: *p, s: *s, ..Default::default() }),
         (AggFunc::Sum, DataType::Float64) => Box::new(SumF64::default()),
         (AggFunc::Sum, _) => Box::new(SumI64::default()),
@@ -295,6 +298,88 @@ impl Accumulator for SumDecimal {
     }
 }
 
+/// sum / avg of intervals (months or microseconds) in the interval's type; avg is the sum over
+/// the count rounded HALF_UP (Spark's DivideYMInterval / DivideDTInterval); overflow is an
+/// error. Buffer: [sum interval] (sum) or [sum interval, count bigint] (avg).
+struct IntervalSumAvg {
+    dt: DataType,
+    avg: bool,
+    sums: Vec<i64>,
+    counts: Vec<i64>,
+}
+
+impl IntervalSumAvg {
+    fn values(&self, a: &ArrayRef) -> Result<Int64Array> {
+        use crate::expr::eval::interval::{micros, months};
+        if crate::types::interval::is_year_month(a.data_type()) {
+            Ok(months(a)?.unary(|m| m as i64))
+        } else {
+            micros(a)
+        }
+    }
+    fn add(&mut self, gids: &[u32], a: &ArrayRef, counts: Option<&Int64Array>) -> Result<()> {
+        let v = self.values(a)?;
+        for (i, g) in gids.iter().enumerate() {
+            if v.is_null(i) {
+                continue;
+            }
+            let g = *g as usize;
+            self.sums[g] = self.sums[g].checked_add(v.value(i)).ok_or_else(|| crate::expr::eval::interval::interval_overflow(Some("try_add")))?;
+            self.counts[g] += counts.map_or(1, |c| c.value(i));
+        }
+        Ok(())
+    }
+    fn array(&self, values: Vec<Option<i64>>) -> Result<ArrayRef> {
+        use crate::expr::eval::interval::{day_time_array, interval_overflow, year_month_array};
+        if crate::types::interval::is_year_month(&self.dt) {
+            let m = values.into_iter().map(|v| v.map(|v| i32::try_from(v).map_err(|_| interval_overflow(Some("try_add")))).transpose()).collect::<Result<Int32Array>>()?;
+            Ok(year_month_array(m))
+        } else {
+            day_time_array(values.into_iter().collect(), &self.dt)
+        }
+    }
+}
+
+impl Accumulator for IntervalSumAvg {
+    fn resize(&mut self, groups: usize) {
+        self.sums.resize(groups, 0);
+        self.counts.resize(groups, 0);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        self.add(gids, arg(args, 0)?, None)
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let counts = if self.avg { Some(cast_to(arg(state, 1)?, &DataType::Int64)?) } else { None };
+        self.add(gids, arg(state, 0)?, counts.as_ref().map(|c| c.as_primitive::<Int64Type>()))
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        let sums = self.sums.iter().zip(&self.counts).map(|(s, c)| (*c > 0).then_some(*s)).collect();
+        let mut out = vec![self.array(sums)?];
+        if self.avg {
+            out.push(primitive::<Int64Type>(self.counts.clone(), None, &DataType::Int64));
+        }
+        self.sums.clear();
+        self.counts.clear();
+        Ok(out)
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        let values = self
+            .sums
+            .iter()
+            .zip(&self.counts)
+            .map(|(s, c)| match (*c > 0, self.avg) {
+                (false, _) => None,
+                (true, false) => Some(*s),
+                (true, true) => div_half_up(*s as i128, *c, 0).and_then(|v| i64::try_from(v).ok()),
+            })
+            .collect();
+        let out = self.array(values)?;
+        self.sums.clear();
+        self.counts.clear();
+        Ok(out)
+    }
+}
+
 /// avg of non-decimals as double. Buffer: [sum double, count bigint].
 #[derive(Default)]
 struct AvgF64 {
@@ -550,6 +635,10 @@ pub(super) fn min_max<const MIN: bool>(dt: &DataType) -> Result<Box<dyn Accumula
         DataType::Date32 => p::<Date32Type, MIN>(dt),
         DataType::Date64 => p::<Date64Type, MIN>(dt),
         DataType::Timestamp(TimeUnit::Microsecond, _) => p::<TimestampMicrosecondType, MIN>(dt),
+        // Intervals: an `interval day` holds whole days, so its (days, 0) pairs order as days.
+        DataType::Interval(IntervalUnit::YearMonth) => p::<IntervalYearMonthType, MIN>(dt),
+        DataType::Interval(IntervalUnit::DayTime) => p::<IntervalDayTimeType, MIN>(dt),
+        DataType::Duration(TimeUnit::Microsecond) => p::<DurationMicrosecondType, MIN>(dt),
         DataType::Utf8 => Box::new(MinMaxStr::<MIN>::default()),
         DataType::LargeUtf8 | DataType::Utf8View => {
             Box::new(Casting { inner: Box::new(MinMaxStr::<MIN>::default()), via: DataType::Utf8, out: dt.clone() })

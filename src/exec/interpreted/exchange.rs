@@ -112,6 +112,20 @@ fn hash_column(arr: &dyn Array, hashes: &mut [i32]) -> Result<()> {
             let a = arrow::compute::cast(arr, &DataType::Utf8)?;
             hash_column(a.as_ref(), hashes)?;
         }
+        DataType::Binary => {
+            let a = arr.as_binary::<i32>();
+            for (i, h) in hashes.iter_mut().enumerate() {
+                if a.is_valid(i) {
+                    *h = hash_bytes(a.value(i), *h);
+                }
+            }
+        }
+        // Spark hashes a year-month interval as its int of months, a day-time one as its long of microseconds.
+        DataType::Interval(IntervalUnit::YearMonth) => each::<IntervalYearMonthType>(arr, hashes, hash_int),
+        DataType::Interval(IntervalUnit::DayTime) => {
+            each::<IntervalDayTimeType>(arr, hashes, |v, h| hash_long(v.days as i64 * crate::types::timestamp::MICROS_PER_DAY, h))
+        }
+        DataType::Duration(TimeUnit::Microsecond) => each::<DurationMicrosecondType>(arr, hashes, hash_long),
         other => return Err(KilnError::unsupported(format!("hash partitioning on a key of type {other}"))),
     }
     Ok(())

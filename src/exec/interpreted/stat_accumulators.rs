@@ -33,6 +33,10 @@ pub(super) fn builtin_accumulator(b: AggBuiltin, args: &[DataType]) -> Result<Bo
         AggKind::BoolOr => min_max::<false>(&DataType::Boolean)?,
         AggKind::CountIf => Box::new(CountIf { counts: vec![] }),
         AggKind::TrySum => Box::new(TrySum::new(b.return_type(args))),
+        AggKind::TryAvg => {
+            let sum = crate::expr::try_avg_sum_type(&arg(0)?);
+            Box::new(TryAvg { sum: TrySum::new(sum), counts: vec![], result: b.return_type(args) })
+        }
         AggKind::SingleValue => Box::new(SingleValue { codec: RowCodec::new(arg(0)?)?, vals: vec![], counts: vec![] }),
         AggKind::MaxBy | AggKind::MinBy => Box::new(ExtremumBy::new(b.kind == AggKind::MaxBy, arg(0)?, arg(1)?)?),
         AggKind::Percentile | AggKind::PercentileDisc => {
@@ -440,6 +444,70 @@ impl Accumulator for TrySum {
     }
     fn evaluate(&mut self) -> Result<ArrayRef> {
         self.sums()
+    }
+}
+
+/// try_avg(x): a try_sum and a count; NULL for a group whose sum overflowed, else the sum over
+/// the count as avg computes it (double, or decimal(p+4,s+4) rounded HALF_UP). Buffer [sum,
+/// count]: a NULL sum with a count above 0 is a partial sum that overflowed.
+struct TryAvg {
+    sum: TrySum,
+    counts: Vec<i64>,
+    result: DataType,
+}
+
+impl Accumulator for TryAvg {
+    fn resize(&mut self, groups: usize) {
+        self.sum.resize(groups);
+        self.counts.resize(groups, 0);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = input(args, 0)?.clone();
+        for (i, g) in gids.iter().enumerate() {
+            if a.is_valid(i) {
+                self.counts[*g as usize] += 1;
+            }
+        }
+        self.sum.add(gids, &a, |_| true)
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let (sums, counts) = (input(state, 0)?.clone(), cast(input(state, 1)?, &DataType::Int64)?);
+        let counts = counts.as_primitive::<Int64Type>();
+        for (i, g) in gids.iter().enumerate() {
+            let c = if counts.is_valid(i) { counts.value(i) } else { 0 };
+            if c > 0 && sums.is_null(i) {
+                self.sum.overflow[*g as usize] = true;
+            }
+            self.counts[*g as usize] += c;
+        }
+        self.sum.add(gids, &sums, |i| counts.is_valid(i) && counts.value(i) > 0)
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        Ok(vec![self.sum.sums()?, Arc::new(Int64Array::from(std::mem::take(&mut self.counts)))])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        let sums = self.sum.sums()?;
+        let counts = std::mem::take(&mut self.counts);
+        Ok(match (&self.result, sums.data_type()) {
+            (DataType::Decimal128(p, rs), DataType::Decimal128(_, s)) => {
+                let bound = 10i128.pow(*p as u32);
+                let k = (*rs - *s) as u32;
+                let d = sums.as_primitive::<arrow::datatypes::Decimal128Type>();
+                let out: arrow::array::Decimal128Array = (0..d.len())
+                    .map(|i| {
+                        if d.is_null(i) || counts[i] == 0 {
+                            return None;
+                        }
+                        super::accumulators::div_half_up(d.value(i), counts[i], k).filter(|v| v.unsigned_abs() < bound.unsigned_abs())
+                    })
+                    .collect();
+                Arc::new(out.with_data_type(self.result.clone()))
+            }
+            _ => {
+                let d = sums.as_primitive::<Float64Type>();
+                Arc::new((0..d.len()).map(|i| (d.is_valid(i) && counts[i] > 0).then(|| d.value(i) / counts[i] as f64)).collect::<Float64Array>())
+            }
+        })
     }
 }
 

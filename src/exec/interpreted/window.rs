@@ -408,6 +408,8 @@ impl Ctx<'_> {
                 vec![Arc::new(Int64Array::from(out))]
             }
             AggFunc::Min | AggFunc::Max => return self.min_max(func == AggFunc::Min, &arg, &bounds),
+            // Intervals: each frame through the GROUP BY accumulator (exact, overflow checked).
+            AggFunc::Sum | AggFunc::Avg if crate::types::interval::is_interval(&arg_type) => return self.frame_by_frame(func, args, &bounds),
             AggFunc::Sum | AggFunc::Avg => match &arg_type {
                 DataType::Decimal128(_, s) => {
                     let a = arg.as_primitive::<Decimal128Type>();

@@ -21,6 +21,9 @@ pub(super) fn binary(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType
     if l.data_type() == &DataType::Null || r.data_type() == &DataType::Null {
         return Ok(new_null_array(result, l.len()));
     }
+    if let Some(done) = super::interval::binary(op, l, r, result) {
+        return done;
+    }
     match (l.data_type(), r.data_type()) {
         (DataType::Decimal128(_, _), DataType::Decimal128(_, _)) => {
             decimal(op, l.as_primitive(), r.as_primitive(), result).map(|a| Arc::new(a) as ArrayRef)
@@ -33,6 +36,9 @@ pub(super) fn binary(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType
 
 /// `-x`; integer overflow (`-MIN`) is an error.
 pub(super) fn negate(a: &ArrayRef) -> Result<ArrayRef> {
+    if let Some(done) = super::interval::negate(a) {
+        return done;
+    }
     match a.data_type() {
         DataType::Null => Ok(a.clone()),
         dt => numeric::neg(a).map_err(|e| from_arrow(e, dt, None)),

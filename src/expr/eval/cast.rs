@@ -35,8 +35,16 @@ pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     if from == to {
         return Ok(a.clone());
     }
+    if from != &Null {
+        if let Some(done) = super::interval::cast(a, to) {
+            return done;
+        }
+    }
     match (from, to) {
         (Null, _) => Ok(new_null_array(to, a.len())),
+        // Spark: a string's UTF-8 bytes; bytes read back as UTF-8 (invalid sequences replaced).
+        (Binary, Utf8) => Ok(Arc::new(a.as_binary::<i32>().iter().map(|b| b.map(|b| String::from_utf8_lossy(b).into_owned())).collect::<StringArray>())),
+        (Utf8 | LargeUtf8 | Utf8View, Binary) => Ok(Arc::new(strings(a)?.iter().map(|s| s.map(str::as_bytes)).collect::<arrow::array::BinaryArray>())),
         (Timestamp(..), _) | (_, Timestamp(..)) if !matches!(from, Utf8 | LargeUtf8 | Utf8View) && to != &Utf8 => timestamp_cast(a, to),
         (_, Utf8) => to_string(a),
         (Utf8 | LargeUtf8 | Utf8View, _) => from_string(&strings(a)?, to),

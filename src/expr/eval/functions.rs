@@ -30,6 +30,10 @@ pub(super) fn call(func: ScalarFunc, args: &[Expr], result: &DataType, batch: &R
     match func {
         ScalarFunc::Lower => map_strings(arg(0)?, |s| s.to_lowercase()),
         ScalarFunc::Upper => map_strings(arg(0)?, |s| s.to_uppercase()),
+        // Spark's length of bytes is their count.
+        ScalarFunc::Length if arg(0)?.data_type() == &DataType::Binary => {
+            Ok(Arc::new(arg(0)?.as_binary::<i32>().iter().map(|v| v.map(|v| v.len() as i32)).collect::<Int32Array>()))
+        }
         ScalarFunc::Length => {
             let s = strings(arg(0)?)?;
             Ok(Arc::new(s.iter().map(|v| v.map(|v| v.chars().count() as i32)).collect::<Int32Array>()))

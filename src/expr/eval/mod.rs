@@ -10,6 +10,7 @@ mod decimal;
 mod errors;
 mod filter;
 mod functions;
+pub(crate) mod interval;
 mod project;
 pub mod random;
 #[cfg(test)]

@@ -149,7 +149,12 @@ fn casts_map_spark_type_names_to_arrow() {
     assert_eq!(shown("a::int"), "cast('a as int)");
     assert_eq!(to("timestamp"), crate::types::timestamp_type(false));
     assert_eq!(to("timestamp_ntz"), crate::types::timestamp_type(true));
-    assert!(err("SELECT CAST(a AS BINARY) FROM t").contains("unsupported SQL: data type BINARY"));
+    assert_eq!(to("binary"), DataType::Binary);
+    assert_eq!(to("interval year to month"), crate::types::interval::YEAR_MONTH);
+    assert_eq!(to("interval day"), crate::types::interval::DAY);
+    assert_eq!(to("interval hour to second"), crate::types::interval::DAY_TIME);
+    assert!(err("SELECT CAST(a AS INTERVAL) FROM t").contains("calendar INTERVAL type"));
+    assert!(err("SELECT CAST(a AS GEOMETRY) FROM t").contains("unsupported SQL: data type GEOMETRY"));
     assert!(err("SELECT CAST(a AS DECIMAL(50, 2)) FROM t").contains("invalid type DECIMAL(50,2)"));
     assert_eq!(crate::sql::parse_data_type("decimal(5,1)").unwrap(), DataType::Decimal128(5, 1));
     assert!(crate::sql::parse_data_type("int x").is_err());

@@ -110,7 +110,7 @@ fn create_table_and_drop() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(err("CREATE TABLE t (a BINARY)").contains("unsupported SQL: data type BINARY"));
+    assert!(err("CREATE TABLE t (a GEOMETRY)").contains("unsupported SQL: data type GEOMETRY"));
     assert!(err("CREATE TABLE t USING csv AS SELECT 1").contains("needs LOCATION or OPTIONS (path '...')"));
     assert!(err("CREATE TABLE t USING orc AS SELECT 1").contains("data source format orc"));
     assert!(err("CREATE TABLE t USING json LOCATION 'x' PARTITIONED BY (a) AS SELECT 1 a").contains("PARTITIONED BY"));
@@ -122,7 +122,7 @@ fn create_table_and_drop() {
     assert!(err("CREATE TABLE t USING parquet STORED AS orc").contains("STORED"));
     assert!(err("CREATE TABLE t USING parquet").contains("needs a column list"));
     assert!(err("CREATE OR REPLACE TABLE IF NOT EXISTS t (a INT)").contains("cannot have IF NOT EXISTS"));
-    assert!(err("CREATE TABLE t (a BINARY)").contains("unsupported SQL: data type BINARY"));
+    assert!(err("CREATE TABLE t (a GEOMETRY)").contains("unsupported SQL: data type GEOMETRY"));
     assert!(matches!(statement("DROP TABLE t"), Statement::DropTable { if_exists: false, .. }));
     match statement("DROP VIEW IF EXISTS v") {
         Statement::DropTable { name, if_exists } => assert_eq!((name.as_str(), if_exists), ("v", true)),

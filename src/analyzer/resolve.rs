@@ -136,6 +136,16 @@ impl Resolver<'_> {
                 };
                 Ok(LogicalPlan::Join { left, right, join_type, condition, using, hint })
             }
+            // The subquery sees the left side's columns (then the enclosing queries') as outer.
+            LogicalPlan::LateralJoin { left, right, id, join_type, condition } => {
+                let right = self.resolve_subquery(&right, &left.output())?;
+                let input = [left.output(), right.0.output()].concat();
+                let condition = match condition {
+                    Some(c) => Some(require_boolean(coerce_expr(self.resolve_expr(c, &input)?)?, "JOIN ... ON")?),
+                    None => None,
+                };
+                Ok(LogicalPlan::LateralJoin { left, right, id, join_type, condition })
+            }
             LogicalPlan::Sort { order, global, child } => self.resolve_sort(order, global, child),
             LogicalPlan::Generate { generator, outer, qualifier, names, generator_output, child, .. } if generator_output.is_empty() => {
                 self.resolve_generator(generator.func, outer, generator.args, qualifier, names, child)
@@ -1059,6 +1069,11 @@ fn read_copies(e: Expr, grouping: &[Expr], copies: &[Attribute]) -> Expr {
 fn name_expr(e: Expr) -> Expr {
     match e {
         Expr::Attribute(_) | Expr::Alias { .. } => e,
+        // Spark's OuterReference is a NamedExpression: the item is named as the column.
+        Expr::OuterReference(ref a) => {
+            let name = a.name.clone();
+            e.alias(name)
+        }
         other => {
             let name = crate::expr::sql_name(&other);
             other.alias(name)

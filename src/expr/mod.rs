@@ -328,6 +328,9 @@ impl SubqueryPlan {
 
 fn collect_defined(plan: &crate::plan::LogicalPlan, out: &mut BTreeSet<ExprId>) {
     out.extend(plan.output().iter().map(|a| a.id));
+    if let crate::plan::LogicalPlan::LateralJoin { right, .. } = plan {
+        collect_defined(&right.0, out);
+    }
     for e in plan.expressions() {
         e.visit(&mut |x| {
             if let Expr::ScalarSubquery { plan, .. } | Expr::Exists { plan, .. } | Expr::InSubquery { plan, .. } = x {
@@ -341,6 +344,10 @@ fn collect_defined(plan: &crate::plan::LogicalPlan, out: &mut BTreeSet<ExprId>) 
 }
 
 fn collect_outer_references(plan: &crate::plan::LogicalPlan, out: &mut Vec<Attribute>) {
+    // (Its references to the lateral join's left side are defined here: `outer_references` drops them.)
+    if let crate::plan::LogicalPlan::LateralJoin { right, .. } = plan {
+        collect_outer_references(&right.0, out);
+    }
     for e in plan.expressions() {
         e.visit(&mut |x| match x {
             Expr::OuterReference(a) if !out.iter().any(|o| o.id == a.id) => out.push(a.clone()),

@@ -254,6 +254,22 @@ pub enum LogicalPlan {
         /// Strategy hints folded in from `ResolvedHint`s over the inputs (`EliminateResolvedHint`).
         hint: JoinHint,
     },
+    /// `left [INNER | LEFT OUTER] JOIN LATERAL (subquery) [ON condition]` (Spark's `LateralJoin`),
+    /// printed `LateralJoin lateral-subquery#id [outer references], Inner`: the subquery runs per
+    /// row of `left` and may read its columns (`OuterReference`s). It is not a child: it resolves
+    /// with `left`'s columns as its outer scope, and `RewriteLateralSubquery` makes it a Join.
+    LateralJoin {
+        /// The input whose rows the subquery reads.
+        left: Arc<LogicalPlan>,
+        /// The lateral subquery.
+        right: crate::expr::SubqueryPlan,
+        /// The id Spark prints after `lateral-subquery#`.
+        id: crate::expr::ExprId,
+        /// Inner (also for a comma or CROSS JOIN) or LeftOuter.
+        join_type: JoinType,
+        /// The `ON` condition, over both sides' columns.
+        condition: Option<Expr>,
+    },
     /// A hint comment (`/*+ BROADCAST(c) */`) or `DataFrame::hint` as written, printed
     /// `'UnresolvedHint BROADCAST, ['c]`; the analyzer resolves it.
     UnresolvedHint {
@@ -413,6 +429,7 @@ impl LogicalPlan {
                 kept.chain(self.qualified_generator_output()).collect()
             }
             LogicalPlan::Join { left, right, join_type, .. } => join_type.output(left.output(), right.output()),
+            LogicalPlan::LateralJoin { left, right, join_type, .. } => join_type.output(left.output(), right.0.output()),
             // Spark: an Intersect's column is nullable only when both inputs' are.
             LogicalPlan::SetOperation { kind, left, right, .. } => {
                 let mut out = left.output();
@@ -453,6 +470,7 @@ impl LogicalPlan {
             LogicalPlan::Join { left, right, .. } | LogicalPlan::SetOperation { left, right, .. } => vec![left, right],
             LogicalPlan::Union { children } => children.iter().collect(),
             LogicalPlan::SubqueryAlias { child, .. }
+            | LogicalPlan::LateralJoin { left: child, .. }
             | LogicalPlan::UnresolvedHint { child, .. }
             | LogicalPlan::ResolvedHint { child, .. }
             | LogicalPlan::Project { child, .. }
@@ -487,6 +505,9 @@ impl LogicalPlan {
                 let left = next();
                 let right = next();
                 LogicalPlan::SetOperation { kind: *kind, all: *all, left, right }
+            }
+            LogicalPlan::LateralJoin { right, id, join_type, condition, .. } => {
+                LogicalPlan::LateralJoin { left: next(), right: right.clone(), id: *id, join_type: *join_type, condition: condition.clone() }
             }
             LogicalPlan::UnresolvedHint { name, params, .. } => {
                 LogicalPlan::UnresolvedHint { name: name.clone(), params: params.clone(), child: next() }
@@ -538,7 +559,7 @@ impl LogicalPlan {
             LogicalPlan::Project { list, .. } => list.iter().collect(),
             LogicalPlan::Filter { condition, .. } => vec![condition],
             LogicalPlan::Aggregate { grouping, aggregates, .. } => grouping.iter().chain(aggregates.iter()).collect(),
-            LogicalPlan::Join { condition, .. } => condition.iter().collect(),
+            LogicalPlan::Join { condition, .. } | LogicalPlan::LateralJoin { condition, .. } => condition.iter().collect(),
             LogicalPlan::GroupingSets { exprs, aggregates, .. } => exprs.iter().chain(aggregates.iter()).collect(),
             LogicalPlan::Expand { projections, .. } => projections.iter().flatten().collect(),
             LogicalPlan::Generate { generator, .. } => generator.args.iter().collect(),
@@ -569,6 +590,13 @@ impl LogicalPlan {
                 condition: condition.clone().map(&mut f).transpose()?,
                 using: using.clone(),
                 hint: *hint,
+            },
+            LogicalPlan::LateralJoin { left, right, id, join_type, condition } => LogicalPlan::LateralJoin {
+                left: left.clone(),
+                right: right.clone(),
+                id: *id,
+                join_type: *join_type,
+                condition: condition.clone().map(&mut f).transpose()?,
             },
             LogicalPlan::Expand { projections, output, child } => LogicalPlan::Expand {
                 projections: projections
@@ -664,6 +692,7 @@ impl LogicalPlan {
         !matches!(self, LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. })
             && !matches!(self, LogicalPlan::Join { using, .. } if !using.is_empty())
             && !matches!(self, LogicalPlan::Generate { generator_output, .. } if generator_output.is_empty())
+            && !matches!(self, LogicalPlan::LateralJoin { right, .. } if !right.0.resolved())
             && self.expressions().iter().all(|e| e.resolved())
             && self.children().iter().all(|c| c.resolved())
     }

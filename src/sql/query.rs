@@ -63,6 +63,13 @@ fn renumber_plan(plan: &Arc<LogicalPlan>, ids: &mut std::collections::HashMap<Ex
                 generator_output: generator_output.iter().map(|a| Attribute { id: renumber(ids, a.id), ..a.clone() }).collect(),
                 child: child.clone(),
             },
+            LogicalPlan::LateralJoin { left, right, id, join_type, condition } => LogicalPlan::LateralJoin {
+                left: left.clone(),
+                right: SubqueryPlan(renumber_plan(&right.0, ids)?),
+                id: renumber(ids, *id),
+                join_type: *join_type,
+                condition: condition.clone().map(|e| renumber_expr(e, ids)).transpose()?,
+            },
             other => other.map_expressions(|e| renumber_expr(e, ids))?,
         };
         Ok(Arc::new(node))
@@ -322,6 +329,13 @@ impl<'a> QueryPlanner<'a> {
                 plan = Some(generate_node(call, false, qualifier, names, left.clone())?);
                 continue;
             }
+            // `FROM t, LATERAL (SELECT ...)`: a LateralJoin over the items before it (Spark's
+            // visitFromClause; a first item's LATERAL means nothing).
+            if let (Some(left), TableFactor::Derived { lateral: true, .. }) = (&plan, &twj.relation) {
+                let right = self.plan_factor(&twj.relation)?;
+                plan = Some(self.plan_joins(lateral_join(left.clone(), right, JoinType::Inner, None), &twj.joins)?);
+                continue;
+            }
             let right = self.plan_table_with_joins(twj)?;
             plan = Some(match plan {
                 None => right,
@@ -332,11 +346,20 @@ impl<'a> QueryPlanner<'a> {
     }
 
     fn plan_table_with_joins(&mut self, twj: &ast::TableWithJoins) -> Result<LogicalPlan> {
-        let mut plan = self.plan_factor(&twj.relation)?;
-        for j in &twj.joins {
+        let plan = self.plan_factor(&twj.relation)?;
+        self.plan_joins(plan, &twj.joins)
+    }
+
+    /// `plan JOIN x ON ... JOIN y ...`, left-deep.
+    fn plan_joins(&mut self, mut plan: LogicalPlan, joins: &[ast::Join]) -> Result<LogicalPlan> {
+        for j in joins {
             let span = factor_span(&j.relation);
             let right = self.plan_factor(&j.relation)?;
             let (join_type, constraint) = join_kind(&j.join_operator, span)?;
+            if matches!(j.relation, TableFactor::Derived { lateral: true, .. }) {
+                plan = lateral_join_with(plan, right, join_type, constraint, span)?;
+                continue;
+            }
             let (condition, using) = match constraint {
                 JoinConstraint::On(e) => (Some(convert_expr(e)?), vec![]),
                 JoinConstraint::Using(names) => {
@@ -409,10 +432,8 @@ impl<'a> QueryPlanner<'a> {
                 };
                 with_alias(base, alias.as_ref())
             }
-            TableFactor::Derived { lateral, subquery, alias, sample } => {
-                if *lateral {
-                    return Err(unsupported("LATERAL subquery", span));
-                }
+            // (LATERAL is the caller's: a LateralJoin over what comes before.)
+            TableFactor::Derived { lateral: _, subquery, alias, sample } => {
                 if sample.is_some() {
                     return Err(unsupported("TABLESAMPLE", span));
                 }
@@ -499,6 +520,35 @@ fn factor_span(factor: &TableFactor) -> Span {
 
 fn join(left: LogicalPlan, right: LogicalPlan, join_type: JoinType, condition: Option<Expr>, using: Vec<String>) -> LogicalPlan {
     LogicalPlan::Join { left: Arc::new(left), right: Arc::new(right), join_type, condition, using, hint: Default::default() }
+}
+
+fn lateral_join(left: LogicalPlan, right: LogicalPlan, join_type: JoinType, condition: Option<Expr>) -> LogicalPlan {
+    LogicalPlan::LateralJoin { left: Arc::new(left), right: SubqueryPlan(Arc::new(right)), id: ExprId::next(), join_type, condition }
+}
+
+/// `left [INNER | LEFT | CROSS] JOIN LATERAL (subquery) [ON c]`, as Spark's AstBuilder checks it.
+fn lateral_join_with(left: LogicalPlan, right: LogicalPlan, join_type: JoinType, constraint: &JoinConstraint, span: Span) -> Result<LogicalPlan> {
+    let syntax = |what: &str, text: &str| parse_error(format!("[INVALID_SQL_SYNTAX.{what}] Invalid SQL syntax: {text}."), span);
+    let condition = match constraint {
+        JoinConstraint::On(e) => Some(convert_expr(e)?),
+        JoinConstraint::None => None,
+        JoinConstraint::Natural => return Err(syntax("LATERAL_NATURAL_JOIN", "NATURAL join with LATERAL correlation is not allowed")),
+        JoinConstraint::Using(_) | JoinConstraint::UsingAlias(..) => return Err(syntax("LATERAL_JOIN_USING", "JOIN USING with LATERAL correlation is not allowed")),
+    };
+    let join_type = match join_type {
+        JoinType::Inner | JoinType::Cross => JoinType::Inner,
+        JoinType::LeftOuter => JoinType::LeftOuter,
+        other => {
+            let name = match other {
+                JoinType::RightOuter => "RIGHT OUTER",
+                JoinType::FullOuter => "FULL OUTER",
+                JoinType::LeftSemi => "LEFT SEMI",
+                _ => "LEFT ANTI",
+            };
+            return Err(parse_error(format!("[INVALID_LATERAL_JOIN_TYPE] The {name} JOIN with LATERAL correlation is not allowed because an OUTER subquery cannot correlate to its join partner. Remove the LATERAL correlation or use an INNER JOIN, or LEFT OUTER JOIN instead."), span));
+        }
+    };
+    Ok(lateral_join(left, right, join_type, condition))
 }
 
 fn with_alias(plan: LogicalPlan, alias: Option<&ast::TableAlias>) -> Result<LogicalPlan> {

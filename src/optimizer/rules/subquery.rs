@@ -408,16 +408,15 @@ fn rewrite_lateral(left: &Arc<LogicalPlan>, right: &SubqueryPlan, join_type: Joi
     let columns = sub.output();
     if let LogicalPlan::Project { list, child } = sub.as_ref() {
         if !list.iter().any(Expr::contains_subquery) {
-            let defs = || list.iter().map(|e| strip_outer(e.unalias())).collect::<Vec<_>>();
+            // The left side's columns; references further out stay outer.
+            let local: BTreeSet<ExprId> = left.output().iter().map(|a| a.id).collect();
+            let defs = list.iter().map(|e| strip_outer_of(e.unalias(), &local)).collect::<Result<Vec<_>>>()?;
             // Over the one empty row: each outer row gets the list's values.
             if matches!(child.as_ref(), LogicalPlan::OneRowRelation) {
-                return lateral_columns(left.clone(), left, &columns, defs(), join_type, condition);
+                return lateral_columns(left.clone(), left, &columns, defs, join_type, condition);
             }
-            if join_type == JoinType::Inner && list.iter().any(is_correlated) {
-                let (c, preds) = pull_up_all(child, left)?;
-                check_correlation(&preds, left, &c)?;
-                let joined = Arc::new(LogicalPlan::Join { left: left.clone(), right: c, join_type: JoinType::Inner, condition: Expr::conjunction(preds), using: vec![], hint: Default::default() });
-                return lateral_columns(joined, left, &columns, defs(), join_type, condition);
+            if list.iter().any(is_correlated) {
+                return lateral_select_list(left, child, &columns, defs, join_type, condition);
             }
         }
     }
@@ -451,6 +450,48 @@ fn rewrite_lateral(left: &Arc<LogicalPlan>, right: &SubqueryPlan, join_type: Joi
     Ok(Arc::new(LogicalPlan::Project { list: output.iter().map(|a| a.expr()).collect(), child: joined }))
 }
 
+/// A lateral subquery `SELECT <defs> FROM child ...` whose select list reads the left side:
+/// the join is with `child`, the condition reads the defs, a Project above computes them (NULL
+/// where a left outer join found no row, which a marker column tells).
+fn lateral_select_list(left: &Arc<LogicalPlan>, child: &Arc<LogicalPlan>, columns: &[Attribute], defs: Vec<Expr>, join_type: JoinType, condition: Option<&Expr>) -> Result<Arc<LogicalPlan>> {
+    let (mut c, preds) = pull_up_all(child, left)?;
+    check_correlation(&preds, left, &c)?;
+    let substituted = condition.map(|e| substitute_columns(e, columns, &defs)).transpose()?;
+    let mut defs = defs;
+    if join_type == JoinType::LeftOuter {
+        let matched = Expr::lit(ScalarValue::Boolean(true)).alias("matched");
+        let mut marker = named_output(&matched).ok_or_else(|| KilnError::internal("alias without an output"))?;
+        marker.nullable = true;
+        let list = c.output().iter().map(|a| a.expr()).chain([matched]).collect();
+        c = Arc::new(LogicalPlan::Project { list, child: c });
+        let found = Expr::IsNotNull(Box::new(marker.expr()));
+        defs = defs.into_iter().map(|d| Expr::CaseWhen { branches: vec![(found.clone(), d)], else_expr: None }).collect();
+    }
+    let condition = Expr::conjunction(preds.into_iter().chain(substituted));
+    let joined = Arc::new(LogicalPlan::Join { left: left.clone(), right: c, join_type, condition, using: vec![], hint: Default::default() });
+    lateral_columns(joined, left, columns, defs, JoinType::Inner, None)
+}
+
+/// `e` reading the lateral subquery's `columns` as the expressions `defs`.
+fn substitute_columns(e: &Expr, columns: &[Attribute], defs: &[Expr]) -> Result<Expr> {
+    e.clone().transform_up(&mut |x| {
+        Ok::<_, KilnError>(match &x {
+            Expr::Attribute(a) => columns.iter().position(|col| col.id == a.id).map(|i| defs[i].clone()).unwrap_or(x),
+            _ => x,
+        })
+    })
+}
+
+/// `e` with its outer references to the columns `local` as plain columns.
+fn strip_outer_of(e: &Expr, local: &BTreeSet<ExprId>) -> Result<Expr> {
+    e.clone().transform_up(&mut |x| {
+        Ok::<_, KilnError>(match x {
+            Expr::OuterReference(a) if local.contains(&a.id) => Expr::Attribute(a),
+            other => other,
+        })
+    })
+}
+
 /// A lateral join's rows when its subquery's `columns` are `defs`, expressions over `input`
 /// (which has `left`'s columns): `left`'s columns and the defs under the columns' ids; the
 /// join condition filters (inner) or NULLs the defs where it does not hold (left outer).
@@ -462,12 +503,7 @@ fn lateral_columns(input: Arc<LogicalPlan>, left: &LogicalPlan, columns: &[Attri
     let mut list: Vec<Expr> = left.output().iter().map(|a| a.expr()).collect();
     match (condition, join_type) {
         (Some(c), JoinType::LeftOuter) => {
-            let c = c.clone().transform_up(&mut |x| {
-                Ok::<_, KilnError>(match &x {
-                    Expr::Attribute(a) => columns.iter().position(|col| col.id == a.id).map(|i| defs[i].clone()).unwrap_or(x),
-                    _ => x,
-                })
-            })?;
+            let c = substitute_columns(c, columns, &defs)?;
             list.extend(defs.into_iter().zip(columns).map(|(d, a)| named(Expr::CaseWhen { branches: vec![(c.clone(), d)], else_expr: None }, a)));
             Ok(Arc::new(LogicalPlan::Project { list, child: input }))
         }

@@ -349,25 +349,39 @@ impl Resolver<'_> {
                 Ok(Expr::ScalarSubquery { plan, id })
             }
             Expr::Exists { plan, id } => Ok(Expr::Exists { plan: self.resolve_subquery(&plan, input)?, id }),
-            Expr::InSubquery { child, plan, id } => {
+            Expr::InSubquery { values, plan, id } => {
                 let plan = self.resolve_subquery(&plan, input)?;
                 let out = plan.0.output();
-                let [col] = out.as_slice() else {
+                if out.len() != values.len() {
+                    let names = |v: Vec<String>| v.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
+                    let left = names(values.iter().map(crate::expr::sql_name).collect());
+                    let right = names(out.iter().map(|a| a.name.clone()).collect());
                     return Err(KilnError::analysis(
                         "DATATYPE_MISMATCH.IN_SUBQUERY_LENGTH_MISMATCH",
-                        format!("The number of columns in the left hand side of an IN subquery (1) does not match the number of columns in the output of subquery ({}).", out.len()),
+                        format!("The number of columns in the left hand side of an IN subquery does not match the number of columns in the output of subquery. Left hand side columns(length: {}): [{left}], right hand side columns(length: {}): [{right}].", values.len(), out.len()),
                     ));
-                };
-                // Both sides take their common type, as `x = col` would.
-                match coerce_expr(child.as_ref().clone().binary(BinaryOp::Eq, col.expr()))? {
-                    Expr::Binary { left, right, .. } if matches!(right.as_ref(), Expr::Attribute(_)) => Ok(Expr::InSubquery { child: left, plan, id }),
-                    Expr::Binary { left, right, .. } => {
-                        let list = vec![right.as_ref().clone().alias(col.name.clone())];
-                        let plan = crate::expr::SubqueryPlan(Arc::new(LogicalPlan::Project { list, child: plan.0.clone() }));
-                        Ok(Expr::InSubquery { child: left, plan, id })
-                    }
-                    _ => Err(KilnError::internal("coercion of IN subquery")),
                 }
+                // Each pair takes its common type, as `x = col` would.
+                let mut lefts = vec![];
+                let mut rights = vec![];
+                for (v, col) in values.into_iter().zip(&out) {
+                    match coerce_expr(v.binary(BinaryOp::Eq, col.expr()))? {
+                        Expr::Binary { left, right, .. } => {
+                            lefts.push(*left);
+                            rights.push(match *right {
+                                r @ Expr::Attribute(_) => r,
+                                r => r.alias(col.name.clone()),
+                            });
+                        }
+                        _ => return Err(KilnError::internal("coercion of IN subquery")),
+                    }
+                }
+                let plan = if rights.iter().all(|r| matches!(r, Expr::Attribute(_))) {
+                    plan
+                } else {
+                    crate::expr::SubqueryPlan(Arc::new(LogicalPlan::Project { list: rights, child: plan.0.clone() }))
+                };
+                Ok(Expr::InSubquery { values: lefts, plan, id })
             }
             Expr::UnresolvedFunction { name, args, distinct } if self.catalog.udaf(&name).is_some() => match self.catalog.udaf(&name) {
                 Some(udaf) => resolve_udaf(udaf, args, distinct),

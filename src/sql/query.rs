@@ -87,8 +87,8 @@ fn renumber_expr(e: Expr, ids: &mut std::collections::HashMap<ExprId, ExprId>) -
             Expr::Attribute(a) => Expr::Attribute(Attribute { id: renumber(ids, a.id), ..a }),
             Expr::ScalarSubquery { plan, id } => Expr::ScalarSubquery { plan: SubqueryPlan(renumber_plan(&plan.0, ids)?), id: renumber(ids, id) },
             Expr::Exists { plan, id } => Expr::Exists { plan: SubqueryPlan(renumber_plan(&plan.0, ids)?), id: renumber(ids, id) },
-            Expr::InSubquery { child, plan, id } => {
-                Expr::InSubquery { child, plan: SubqueryPlan(renumber_plan(&plan.0, ids)?), id: renumber(ids, id) }
+            Expr::InSubquery { values, plan, id } => {
+                Expr::InSubquery { values, plan: SubqueryPlan(renumber_plan(&plan.0, ids)?), id: renumber(ids, id) }
             }
             other => other,
         })

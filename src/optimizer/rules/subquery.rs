@@ -86,7 +86,7 @@ impl Rule for RewritePredicateSubquery {
                 };
                 let (plan, value) = match inner {
                     Expr::Exists { plan, .. } => (plan, None),
-                    Expr::InSubquery { child, plan, .. } => (plan, Some(child.as_ref())),
+                    Expr::InSubquery { values, plan, .. } => (plan, Some(values.as_slice())),
                     _ => {
                         nested.push(c.clone());
                         continue;
@@ -94,10 +94,10 @@ impl Rule for RewritePredicateSubquery {
                 };
                 let (sub, preds) = decorrelate(plan, &cur)?;
                 let mut conds = vec![];
-                if let Some(v) = value {
-                    let col = sub.output().first().cloned().ok_or_else(|| KilnError::internal("IN subquery without a column"))?;
-                    let eq = v.clone().binary(BinaryOp::Eq, col.expr());
-                    conds.push(if negated { eq.clone().binary(BinaryOp::Or, Expr::IsNull(Box::new(eq))) } else { eq });
+                if let Some(values) = value {
+                    // NOT IN is null-aware per column (Spark's `(a = x OR isnull(a = x)) AND ...`).
+                    let eqs = in_conditions(values, &sub)?;
+                    conds.extend(if negated { eqs.into_iter().map(null_aware).collect() } else { eqs });
                 }
                 conds.extend(preds);
                 check_correlation(&conds, &cur, &sub)?;
@@ -128,21 +128,19 @@ fn existence_columns(e: Expr, cur: &mut Arc<LogicalPlan>) -> Result<Expr> {
             let (sub, preds) = decorrelate(&plan, cur)?;
             existence_marker(cur, &sub, preds)
         }
-        Expr::InSubquery { child, plan, .. } => {
+        Expr::InSubquery { values, plan, .. } => {
             let (sub, preds) = decorrelate(&plan, cur)?;
-            let col = sub.output().first().cloned().ok_or_else(|| KilnError::internal("IN subquery without a column"))?;
-            let eq = child.as_ref().clone().binary(BinaryOp::Eq, col.expr());
-            let matched = existence_marker(cur, &sub, [vec![eq.clone()], preds.clone()].concat())?;
-            if !child.nullable() && !col.nullable {
+            let eqs = in_conditions(&values, &sub)?;
+            let matched = existence_marker(cur, &sub, [eqs.clone(), preds.clone()].concat())?;
+            if !values.iter().any(Expr::nullable) && !sub.output().iter().any(|c| c.nullable) {
                 return Ok(matched);
             }
             // The second lookup reads a second instance of the subquery.
             let (sub, ids) = crate::sql::fresh_instance(&sub)?;
             let renamed = |e: Expr| with_ids(e, &ids);
-            let eq = renamed(eq)?;
-            let unknown = eq.clone().binary(BinaryOp::Or, Expr::IsNull(Box::new(eq)));
+            let unknown = eqs.into_iter().map(|eq| renamed(eq).map(null_aware)).collect::<Result<Vec<_>>>()?;
             let preds = preds.into_iter().map(renamed).collect::<Result<Vec<_>>>()?;
-            let maybe = existence_marker(cur, &sub, [vec![unknown], preds].concat())?;
+            let maybe = existence_marker(cur, &sub, [unknown, preds].concat())?;
             Ok(Expr::CaseWhen {
                 branches: vec![(matched, Expr::lit(ScalarValue::Boolean(true))), (maybe, Expr::lit(ScalarValue::Null(arrow::datatypes::DataType::Boolean)))],
                 else_expr: Some(Box::new(Expr::lit(ScalarValue::Boolean(false)))),
@@ -150,6 +148,20 @@ fn existence_columns(e: Expr, cur: &mut Arc<LogicalPlan>) -> Result<Expr> {
         }
         other => Ok(other),
     })
+}
+
+/// `value = column` for each value of an IN subquery and the column of `sub` it meets.
+fn in_conditions(values: &[Expr], sub: &LogicalPlan) -> Result<Vec<Expr>> {
+    let cols = sub.output();
+    if cols.len() < values.len() {
+        return Err(KilnError::internal("IN subquery with fewer columns than values"));
+    }
+    Ok(values.iter().zip(cols).map(|(v, c)| v.clone().binary(BinaryOp::Eq, c.expr())).collect())
+}
+
+/// `eq OR isnull(eq)`: a comparison NOT IN counts as a match when it is unknown.
+fn null_aware(eq: Expr) -> Expr {
+    eq.clone().binary(BinaryOp::Or, Expr::IsNull(Box::new(eq)))
 }
 
 /// Joins `cur` with one marker row per outer row that some row of `sub` matches on `conds`,
@@ -288,7 +300,9 @@ fn one_row_subqueries(condition: Expr) -> Result<Expr> {
     condition.transform_up(&mut |e| {
         Ok(match e {
             Expr::Exists { plan, .. } if one_row(&plan.0) => Expr::lit(ScalarValue::Boolean(true)),
-            Expr::InSubquery { child, plan, id } if one_row(&plan.0) => child.binary(BinaryOp::Eq, Expr::ScalarSubquery { plan, id }),
+            Expr::InSubquery { mut values, plan, id } if values.len() == 1 && one_row(&plan.0) => {
+                values.remove(0).binary(BinaryOp::Eq, Expr::ScalarSubquery { plan, id })
+            }
             other => other,
         })
     })

@@ -146,6 +146,18 @@ impl Resolver<'_> {
                 };
                 Ok(LogicalPlan::LateralJoin { left, right, id, join_type, condition })
             }
+            // Spark's ResolvePivot: grouped by the columns neither the aggregates nor the FOR columns read.
+            LogicalPlan::Pivot { aggregates, child } => {
+                let input = child.output();
+                let mut read = std::collections::BTreeSet::new();
+                for e in &aggregates {
+                    read.extend(self.resolve_expr(e.clone(), &input)?.references());
+                }
+                let grouping: Vec<Expr> = input.iter().filter(|a| !read.contains(&a.id)).map(|a| a.expr()).collect();
+                let list = grouping.iter().cloned().chain(aggregates).collect();
+                self.resolve_node(LogicalPlan::Aggregate { grouping, aggregates: list, child })
+            }
+            LogicalPlan::Unpivot { columns, names, value_names, name_column, child, .. } => resolve_unpivot(self, columns, names, value_names, name_column, child),
             LogicalPlan::Sort { order, global, child } => self.resolve_sort(order, global, child),
             LogicalPlan::Generate { generator, outer, qualifier, names, generator_output, child, .. } if generator_output.is_empty() => {
                 self.resolve_generator(generator.func, outer, generator.args, qualifier, names, child)
@@ -736,6 +748,43 @@ fn sort_with_windows(order: Vec<SortOrder>, global: bool, child: Arc<LogicalPlan
 
 /// `UNION`: every input has as many columns as the first; each column takes the wider type of
 /// its inputs (Spark's `WidenSetOperationTypes`), cast in a Project over the inputs that differ.
+/// Spark's ResolveUnpivot: an Expand with one projection per IN item: the other columns (the
+/// ids), the item's name, its columns cast to each value column's common type.
+fn resolve_unpivot(r: &Resolver, columns: Vec<Vec<Expr>>, names: Vec<String>, value_names: Vec<String>, name_column: String, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {
+    let input = child.output();
+    let cols = columns.into_iter().map(|c| c.into_iter().map(|e| r.resolve_expr(e, &input)).collect::<Result<Vec<_>>>()).collect::<Result<Vec<_>>>()?;
+    let used: std::collections::BTreeSet<ExprId> = cols.iter().flatten().flat_map(|e| e.references()).collect();
+    let ids: Vec<Attribute> = input.iter().filter(|a| !used.contains(&a.id)).cloned().collect();
+    let mut values = vec![];
+    for (j, n) in value_names.iter().enumerate() {
+        let mut ty: Option<DataType> = None;
+        for c in &cols {
+            let t = c[j].data_type()?;
+            ty = Some(match ty {
+                None => t,
+                Some(prev) => crate::types::wider_type(&prev, &t).ok_or_else(|| {
+                    let list = cols.iter().map(|c| format!("{} {}", crate::expr::sql_name(&c[j]), crate::types::spark_type_name(&c[j].data_type().unwrap_or(DataType::Null)))).collect::<Vec<_>>().join(", ");
+                    KilnError::analysis("UNPIVOT_VALUE_DATA_TYPE_MISMATCH", format!("Unpivot value columns must share a least common type, some types do not: [{list}]."))
+                })?,
+            });
+        }
+        let ty = ty.ok_or_else(|| KilnError::analysis("UNPIVOT_REQUIRES_VALUE_COLUMNS", "At least one value column needs to be specified for UNPIVOT, all columns specified as ids."))?;
+        values.push(Attribute::new(n.clone(), ty, cols.iter().any(|c| c[j].nullable())));
+    }
+    let name = Attribute::new(name_column, DataType::Utf8, false);
+    let mut projections = vec![];
+    for (c, item) in cols.into_iter().zip(names) {
+        let mut p: Vec<Expr> = ids.iter().map(|a| a.expr()).collect();
+        p.push(Expr::lit(ScalarValue::Utf8(item)));
+        for (e, v) in c.into_iter().zip(&values) {
+            p.push(if e.data_type()? == v.data_type { e } else { Expr::Cast { child: Box::new(e), to: v.data_type.clone() } });
+        }
+        projections.push(p);
+    }
+    let output = ids.into_iter().chain([name]).chain(values).collect();
+    Ok(LogicalPlan::Expand { projections, output, child })
+}
+
 fn resolve_union(children: Vec<Arc<LogicalPlan>>) -> Result<LogicalPlan> {
     resolve_set_inputs(children, "UNION")
 }

@@ -270,6 +270,33 @@ pub enum LogicalPlan {
         /// The `ON` condition, over both sides' columns.
         condition: Option<Expr>,
     },
+    /// `child PIVOT (agg FOR col IN (v1, v2 AS b))` before analysis, printed `'Pivot [aggregates]`:
+    /// `aggregates` are the output columns, one per value and aggregate, each already reading only
+    /// its value's rows (`sum(CASE WHEN (k <=> 'a') THEN v END) AS a`). The analyzer makes it an
+    /// Aggregate grouped by the child's columns none of them reads (Spark's ResolvePivot).
+    Pivot {
+        /// The pivoted aggregates, aliased with Spark's output names.
+        aggregates: Vec<Expr>,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
+    /// `child UNPIVOT [INCLUDE | EXCLUDE NULLS] (v FOR name IN (c1, c2 AS x))` before analysis,
+    /// printed `'Unpivot ...`; the analyzer makes it an Expand of the other columns, the name
+    /// and the values (under a Filter of the rows with a value unless INCLUDE NULLS).
+    Unpivot {
+        /// Per IN item, its columns (one per value column).
+        columns: Vec<Vec<Expr>>,
+        /// Per IN item, the value of the name column (its alias, or its columns' names).
+        names: Vec<String>,
+        /// The value columns' names.
+        value_names: Vec<String>,
+        /// The name column's name.
+        name_column: String,
+        /// INCLUDE NULLS: rows whose values are all NULL stay.
+        include_nulls: bool,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
     /// A hint comment (`/*+ BROADCAST(c) */`) or `DataFrame::hint` as written, printed
     /// `'UnresolvedHint BROADCAST, ['c]`; the analyzer resolves it.
     UnresolvedHint {
@@ -409,7 +436,7 @@ impl LogicalPlan {
     /// The columns this node produces.
     pub fn output(&self) -> Vec<Attribute> {
         match self {
-            LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::OneRowRelation => vec![],
+            LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::OneRowRelation | LogicalPlan::Pivot { .. } | LogicalPlan::Unpivot { .. } => vec![],
             LogicalPlan::SubqueryAlias { alias, child } => child
                 .output()
                 .into_iter()
@@ -471,6 +498,8 @@ impl LogicalPlan {
             LogicalPlan::Union { children } => children.iter().collect(),
             LogicalPlan::SubqueryAlias { child, .. }
             | LogicalPlan::LateralJoin { left: child, .. }
+            | LogicalPlan::Pivot { child, .. }
+            | LogicalPlan::Unpivot { child, .. }
             | LogicalPlan::UnresolvedHint { child, .. }
             | LogicalPlan::ResolvedHint { child, .. }
             | LogicalPlan::Project { child, .. }
@@ -509,6 +538,15 @@ impl LogicalPlan {
             LogicalPlan::LateralJoin { right, id, join_type, condition, .. } => {
                 LogicalPlan::LateralJoin { left: next(), right: right.clone(), id: *id, join_type: *join_type, condition: condition.clone() }
             }
+            LogicalPlan::Pivot { aggregates, .. } => LogicalPlan::Pivot { aggregates: aggregates.clone(), child: next() },
+            LogicalPlan::Unpivot { columns, names, value_names, name_column, include_nulls, .. } => LogicalPlan::Unpivot {
+                columns: columns.clone(),
+                names: names.clone(),
+                value_names: value_names.clone(),
+                name_column: name_column.clone(),
+                include_nulls: *include_nulls,
+                child: next(),
+            },
             LogicalPlan::UnresolvedHint { name, params, .. } => {
                 LogicalPlan::UnresolvedHint { name: name.clone(), params: params.clone(), child: next() }
             }
@@ -689,7 +727,7 @@ impl LogicalPlan {
 
     /// True once this node and all below it are resolved.
     pub fn resolved(&self) -> bool {
-        !matches!(self, LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. })
+        !matches!(self, LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. } | LogicalPlan::Pivot { .. } | LogicalPlan::Unpivot { .. })
             && !matches!(self, LogicalPlan::Join { using, .. } if !using.is_empty())
             && !matches!(self, LogicalPlan::Generate { generator_output, .. } if generator_output.is_empty())
             && !matches!(self, LogicalPlan::LateralJoin { right, .. } if !right.0.resolved())

@@ -723,6 +723,12 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
 /// that skip NULL inputs (those listed), whose value arguments (all, or only the first; the
 /// others are settings such as a percentage or a delimiter) become NULL outside the filter.
 fn filtered_aggregate(f: &ast::Function, filter: &ast::Expr, d: usize, span: Span) -> Result<Expr> {
+    let condition = lower(filter, d)?;
+    aggregate_where(f, condition, d, span)
+}
+
+/// The aggregate call `f` over only the rows where `condition` holds (FILTER, PIVOT).
+pub(crate) fn aggregate_where(f: &ast::Function, condition: Expr, d: usize, span: Span) -> Result<Expr> {
     const EVERY_ARGUMENT: &[&str] = &["count", "sum", "avg", "mean", "min", "max", "corr", "covar_samp", "covar_pop", "max_by", "min_by"];
     const FIRST_ARGUMENT: &[&str] = &[
         "count_if", "bool_and", "bool_or", "every", "any", "some", "stddev", "stddev_samp", "stddev_pop", "std", "variance", "var_samp",
@@ -740,7 +746,6 @@ fn filtered_aggregate(f: &ast::Function, filter: &ast::Expr, d: usize, span: Spa
     };
     let mut plain = f.clone();
     plain.filter = None;
-    let condition = lower(filter, d)?;
     match function(&plain, d)? {
         Expr::UnresolvedFunction { name, args, distinct } => {
             let only = |(i, a): (usize, Expr)| {

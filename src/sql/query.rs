@@ -454,8 +454,22 @@ impl<'a> QueryPlanner<'a> {
                 with_alias(plan, alias.as_ref())
             }
             TableFactor::UNNEST { .. } => Err(unsupported("UNNEST in FROM", span)),
-            TableFactor::Pivot { .. } => Err(unsupported("PIVOT", span)),
-            TableFactor::Unpivot { .. } => Err(unsupported("UNPIVOT", span)),
+            TableFactor::Pivot { table, aggregate_functions, value_column, value_source, default_on_null, alias } => {
+                if default_on_null.is_some() {
+                    return Err(unsupported("PIVOT ... DEFAULT ON NULL", span));
+                }
+                let ast::PivotValueSource::List(values) = value_source else {
+                    return Err(unsupported("PIVOT ... IN (ANY) or IN (subquery) (Spark takes a list of literals)", span));
+                };
+                let child = self.plan_factor(table)?;
+                let aggregates = pivot_aggregates(aggregate_functions, value_column, values, span)?;
+                with_alias(LogicalPlan::Pivot { aggregates, child: Arc::new(child) }, alias.as_ref())
+            }
+            TableFactor::Unpivot { table, value, null_inclusion, name, columns, alias } => {
+                let child = self.plan_factor(table)?;
+                let plan = unpivot(child, value, null_inclusion, name, columns, span)?;
+                with_alias(plan, alias.as_ref())
+            }
             TableFactor::TableFunction { .. } | TableFactor::Function { .. } => Err(unsupported("table function in FROM", span)),
             _ => Err(unsupported("this FROM item", span)),
         }
@@ -549,6 +563,118 @@ fn lateral_join_with(left: LogicalPlan, right: LogicalPlan, join_type: JoinType,
         }
     };
     Ok(lateral_join(left, right, join_type, condition))
+}
+
+/// PIVOT's output columns (Spark's ResolvePivot, with `agg(if(col <=> value, x, null))`): per
+/// value, per aggregate, the aggregate over the rows of that value, named by the value's alias
+/// or text, with `_<aggregate's alias or text>` when there are several aggregates.
+fn pivot_aggregates(aggregates: &[ast::ExprWithAlias], columns: &[ast::Expr], values: &[ast::ExprWithAlias], span: Span) -> Result<Vec<Expr>> {
+    let columns = columns.iter().map(convert_expr).collect::<Result<Vec<_>>>()?;
+    let mut out = vec![];
+    for v in values {
+        let items: Vec<Expr> = match &v.expr {
+            ast::Expr::Tuple(items) if columns.len() > 1 && items.len() == columns.len() => items.iter().map(convert_expr).collect::<Result<_>>()?,
+            e if columns.len() == 1 && !matches!(e, ast::Expr::Tuple(_)) => vec![convert_expr(e)?],
+            e => {
+                return Err(crate::error::KilnError::analysis(
+                    "PIVOT_VALUE_DATA_TYPE_MISMATCH",
+                    format!("Invalid pivot value '{e}': value data type does not match pivot column data type (the FOR clause has {} column(s)).", columns.len()),
+                ))
+            }
+        };
+        if let Some(bad) = items.iter().find(|e| !e.foldable()) {
+            return Err(crate::error::KilnError::analysis("NON_LITERAL_PIVOT_VALUES", format!("Literal expressions required for pivot values, found \"{}\".", crate::expr::sql_name(bad))));
+        }
+        let text = |e: &Expr| match e {
+            Expr::Literal(v) => v.to_string(),
+            other => crate::expr::sql_name(other),
+        };
+        let value_name = match (&v.alias, items.as_slice()) {
+            (Some(a), _) => a.value.clone(),
+            (None, [one]) => text(one),
+            // Spark casts a struct of values to a string.
+            (None, many) => format!("{{{}}}", many.iter().map(text).collect::<Vec<_>>().join(", ")),
+        };
+        let condition = columns
+            .iter()
+            .zip(&items)
+            .map(|(c, i)| c.clone().binary(crate::expr::BinaryOp::EqNullSafe, i.clone()))
+            .reduce(|a, b| a.and(b))
+            .ok_or_else(|| unsupported("PIVOT without a FOR column", span))?;
+        for agg in aggregates {
+            let ast::Expr::Function(f) = &agg.expr else {
+                return Err(crate::error::KilnError::analysis("_LEGACY_ERROR_TEMP_1006", format!("Aggregate expression required for pivot, but '{}' did not appear in any aggregate function.", agg.expr)));
+            };
+            let e = super::expr::aggregate_where(f, condition.clone(), 0, span).map_err(|_| {
+                crate::error::KilnError::analysis("_LEGACY_ERROR_TEMP_1006", format!("Aggregate expression required for pivot, but '{}' did not appear in any aggregate function.", agg.expr))
+            })?;
+            let name = if aggregates.len() == 1 {
+                value_name.clone()
+            } else {
+                let suffix = match &agg.alias {
+                    Some(a) => a.value.clone(),
+                    None => {
+                        // Spark's toPrettySQL: lower-case names, `count(*)` is `count(1)`.
+                        let text = f.to_string();
+                        let open = text.find('(').unwrap_or(text.len());
+                        format!("{}{}", text[..open].to_lowercase(), &text[open..]).replace("(*)", "(1)")
+                    }
+                };
+                format!("{value_name}_{suffix}")
+            };
+            out.push(e.alias(name));
+        }
+    }
+    Ok(out)
+}
+
+/// UNPIVOT as Spark's AstBuilder writes it: the node, under `Filter isnotnull(coalesce(values))`
+/// unless INCLUDE NULLS. An item's name is its alias, or its columns' names joined by `_`.
+fn unpivot(child: LogicalPlan, value: &ast::Expr, nulls: &Option<ast::NullInclusion>, name: &ast::Ident, columns: &[ast::ExprWithAlias], span: Span) -> Result<LogicalPlan> {
+    let ident = |e: &ast::Expr| match e {
+        ast::Expr::Identifier(i) => Ok(i.value.clone()),
+        other => Err(parse_error(format!("UNPIVOT takes value column names, got {other}"), span)),
+    };
+    let value_names: Vec<String> = match value {
+        ast::Expr::Tuple(items) => items.iter().map(ident).collect::<Result<_>>()?,
+        ast::Expr::Nested(inner) => vec![ident(inner)?],
+        other => vec![ident(other)?],
+    };
+    let mut items = vec![];
+    let mut names = vec![];
+    for c in columns {
+        let cols: Vec<Expr> = match &c.expr {
+            ast::Expr::Tuple(items) => items.iter().map(convert_expr).collect::<Result<_>>()?,
+            ast::Expr::Nested(inner) => vec![convert_expr(inner)?],
+            other => vec![convert_expr(other)?],
+        };
+        if cols.len() != value_names.len() {
+            return Err(crate::error::KilnError::analysis(
+                "UNPIVOT_VALUE_SIZE_MISMATCH",
+                format!("All unpivot value columns must have the same size as there are value column names ({}).", value_names.len()),
+            ));
+        }
+        if let Some(bad) = cols.iter().find(|e| !matches!(e, Expr::UnresolvedAttribute(_))) {
+            return Err(parse_error(format!("UNPIVOT ... IN takes columns, got {bad}"), span));
+        }
+        let written = |e: &Expr| match e {
+            Expr::UnresolvedAttribute(parts) => parts.last().cloned().unwrap_or_default(),
+            other => crate::expr::sql_name(other),
+        };
+        names.push(match &c.alias {
+            Some(a) => a.value.clone(),
+            None => cols.iter().map(written).collect::<Vec<_>>().join("_"),
+        });
+        items.push(cols);
+    }
+    let include_nulls = matches!(nulls, Some(ast::NullInclusion::IncludeNulls));
+    let plan = LogicalPlan::Unpivot { columns: items, names, value_names: value_names.clone(), name_column: name.value.clone(), include_nulls, child: Arc::new(child) };
+    if include_nulls {
+        return Ok(plan);
+    }
+    let values = value_names.iter().map(|n| Expr::UnresolvedAttribute(vec![n.clone()])).collect();
+    let any = Expr::IsNotNull(Box::new(Expr::UnresolvedFunction { name: "coalesce".into(), args: values, distinct: false }));
+    Ok(LogicalPlan::Filter { condition: any, child: Arc::new(plan) })
 }
 
 fn with_alias(plan: LogicalPlan, alias: Option<&ast::TableAlias>) -> Result<LogicalPlan> {

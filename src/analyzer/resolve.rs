@@ -147,8 +147,9 @@ impl Resolver<'_> {
                 Ok(LogicalPlan::LateralJoin { left, right, id, join_type, condition })
             }
             // Spark's ResolvePivot: grouped by the columns neither the aggregates nor the FOR columns read.
-            LogicalPlan::Pivot { aggregates, child } => {
+            LogicalPlan::Pivot { columns, aggregates, child } => {
                 let input = child.output();
+                let aggregates = pivot_values_as(&columns, aggregates, &self.resolve_select_list(columns.clone(), &input)?)?;
                 let mut read = std::collections::BTreeSet::new();
                 for e in &aggregates {
                     read.extend(self.resolve_expr(e.clone(), &input)?.references());
@@ -750,6 +751,35 @@ fn sort_with_windows(order: Vec<SortOrder>, global: bool, child: Arc<LogicalPlan
 /// its inputs (Spark's `WidenSetOperationTypes`), cast in a Project over the inputs that differ.
 /// Spark's ResolveUnpivot: an Expand with one projection per IN item: the other columns (the
 /// ids), the item's name, its columns cast to each value column's common type.
+/// Spark casts each pivot value to its FOR column's type (PIVOT_VALUE_DATA_TYPE_MISMATCH when
+/// it cannot): the `column <=> value` conditions the parser wrote compare with the cast value.
+fn pivot_values_as(columns: &[Expr], aggregates: Vec<Expr>, resolved: &[Expr]) -> Result<Vec<Expr>> {
+    let types = resolved.iter().map(|c| c.data_type()).collect::<Result<Vec<_>>>()?;
+    aggregates
+        .into_iter()
+        .map(|a| {
+            a.transform_up(&mut |x| match x {
+                Expr::Binary { op: BinaryOp::EqNullSafe, left, right } if matches!(right.as_ref(), Expr::Literal(_)) => {
+                    let Some(i) = columns.iter().position(|c| c == left.as_ref()) else { return Ok(Expr::Binary { op: BinaryOp::EqNullSafe, left, right }) };
+                    let cast = Expr::Cast { child: right.clone(), to: types[i].clone() };
+                    // A value the cast rejects (ANSI) fails as the cast does, as in Spark.
+                    let value = crate::expr::eval::evaluate_scalar(&cast).map_err(|e| {
+                        if e.to_string().contains("CAST_INVALID_INPUT") {
+                            return e;
+                        }
+                        KilnError::analysis(
+                            "PIVOT_VALUE_DATA_TYPE_MISMATCH",
+                            format!("Invalid pivot value '{right}': value data type {} does not match pivot column data type {}.", crate::types::spark_type_name(&right.data_type().unwrap_or(DataType::Null)), crate::types::spark_type_name(&types[i])),
+                        )
+                    })?;
+                    Ok(Expr::Binary { op: BinaryOp::EqNullSafe, left, right: Box::new(Expr::lit(value)) })
+                }
+                other => Ok(other),
+            })
+        })
+        .collect()
+}
+
 fn resolve_unpivot(r: &Resolver, columns: Vec<Vec<Expr>>, names: Vec<String>, value_names: Vec<String>, name_column: String, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {
     let input = child.output();
     let cols = columns.into_iter().map(|c| c.into_iter().map(|e| r.resolve_expr(e, &input)).collect::<Result<Vec<_>>>()).collect::<Result<Vec<_>>>()?;

@@ -275,6 +275,8 @@ pub enum LogicalPlan {
     /// its value's rows (`sum(CASE WHEN (k <=> 'a') THEN v END) AS a`). The analyzer makes it an
     /// Aggregate grouped by the child's columns none of them reads (Spark's ResolvePivot).
     Pivot {
+        /// The FOR columns; the analyzer casts the values compared with them to their types.
+        columns: Vec<Expr>,
         /// The pivoted aggregates, aliased with Spark's output names.
         aggregates: Vec<Expr>,
         /// The input.
@@ -538,7 +540,7 @@ impl LogicalPlan {
             LogicalPlan::LateralJoin { right, id, join_type, condition, .. } => {
                 LogicalPlan::LateralJoin { left: next(), right: right.clone(), id: *id, join_type: *join_type, condition: condition.clone() }
             }
-            LogicalPlan::Pivot { aggregates, .. } => LogicalPlan::Pivot { aggregates: aggregates.clone(), child: next() },
+            LogicalPlan::Pivot { columns, aggregates, .. } => LogicalPlan::Pivot { columns: columns.clone(), aggregates: aggregates.clone(), child: next() },
             LogicalPlan::Unpivot { columns, names, value_names, name_column, include_nulls, .. } => LogicalPlan::Unpivot {
                 columns: columns.clone(),
                 names: names.clone(),

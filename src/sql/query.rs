@@ -463,7 +463,8 @@ impl<'a> QueryPlanner<'a> {
                 };
                 let child = self.plan_factor(table)?;
                 let aggregates = pivot_aggregates(aggregate_functions, value_column, values, span)?;
-                with_alias(LogicalPlan::Pivot { aggregates, child: Arc::new(child) }, alias.as_ref())
+                let columns = value_column.iter().map(convert_expr).collect::<Result<Vec<_>>>()?;
+                with_alias(LogicalPlan::Pivot { columns, aggregates, child: Arc::new(child) }, alias.as_ref())
             }
             TableFactor::Unpivot { table, value, null_inclusion, name, columns, alias } => {
                 let child = self.plan_factor(table)?;

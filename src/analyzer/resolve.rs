@@ -761,17 +761,19 @@ fn pivot_values_as(columns: &[Expr], aggregates: Vec<Expr>, resolved: &[Expr]) -
             a.transform_up(&mut |x| match x {
                 Expr::Binary { op: BinaryOp::EqNullSafe, left, right } if matches!(right.as_ref(), Expr::Literal(_)) => {
                     let Some(i) = columns.iter().position(|c| c == left.as_ref()) else { return Ok(Expr::Binary { op: BinaryOp::EqNullSafe, left, right }) };
-                    let cast = Expr::Cast { child: right.clone(), to: types[i].clone() };
-                    // A value the cast rejects (ANSI) fails as the cast does, as in Spark.
-                    let value = crate::expr::eval::evaluate_scalar(&cast).map_err(|e| {
-                        if e.to_string().contains("CAST_INVALID_INPUT") {
-                            return e;
-                        }
+                    let from = right.data_type()?;
+                    let mismatch = || {
                         KilnError::analysis(
                             "PIVOT_VALUE_DATA_TYPE_MISMATCH",
-                            format!("Invalid pivot value '{right}': value data type {} does not match pivot column data type {}.", crate::types::spark_type_name(&right.data_type().unwrap_or(DataType::Null)), crate::types::spark_type_name(&types[i])),
+                            format!("Invalid pivot value '{right}': value data type {} does not match pivot column data type {}.", crate::types::spark_type_name(&from), crate::types::spark_type_name(&types[i])),
                         )
-                    })?;
+                    };
+                    if from != DataType::Null && !super::coercion::can_cast(&from, &types[i]) {
+                        return Err(mismatch());
+                    }
+                    // A value the cast rejects (ANSI) fails as the cast does, as in Spark.
+                    let cast = Expr::Cast { child: right.clone(), to: types[i].clone() };
+                    let value = crate::expr::eval::evaluate_scalar(&cast).map_err(|e| if e.to_string().contains("CAST_INVALID_INPUT") { e } else { mismatch() })?;
                     Ok(Expr::Binary { op: BinaryOp::EqNullSafe, left, right: Box::new(Expr::lit(value)) })
                 }
                 other => Ok(other),

@@ -153,7 +153,7 @@ fn cast_error(name: &str, child: &Expr, from: &DataType, to: &DataType) -> KilnE
     )
 }
 
-fn can_cast(from: &DataType, to: &DataType) -> bool {
+pub(super) fn can_cast(from: &DataType, to: &DataType) -> bool {
     use DataType::*;
     let ok = |t: &DataType| is_numeric(t) || is_string(t) || *t == Boolean || *t == Date32 || *t == Null;
     match (from, to) {

@@ -136,6 +136,29 @@ impl Resolver<'_> {
                 };
                 Ok(LogicalPlan::Join { left, right, join_type, condition, using, hint })
             }
+            // The subquery sees the left side's columns (then the enclosing queries') as outer.
+            LogicalPlan::LateralJoin { left, right, id, join_type, condition } => {
+                let right = self.resolve_subquery(&right, &left.output())?;
+                let input = [left.output(), right.0.output()].concat();
+                let condition = match condition {
+                    Some(c) => Some(require_boolean(coerce_expr(self.resolve_expr(c, &input)?)?, "JOIN ... ON")?),
+                    None => None,
+                };
+                Ok(LogicalPlan::LateralJoin { left, right, id, join_type, condition })
+            }
+            // Spark's ResolvePivot: grouped by the columns neither the aggregates nor the FOR columns read.
+            LogicalPlan::Pivot { columns, aggregates, child } => {
+                let input = child.output();
+                let aggregates = pivot_values_as(&columns, aggregates, &self.resolve_select_list(columns.clone(), &input)?)?;
+                let mut read = std::collections::BTreeSet::new();
+                for e in &aggregates {
+                    read.extend(self.resolve_expr(e.clone(), &input)?.references());
+                }
+                let grouping: Vec<Expr> = input.iter().filter(|a| !read.contains(&a.id)).map(|a| a.expr()).collect();
+                let list = grouping.iter().cloned().chain(aggregates).collect();
+                self.resolve_node(LogicalPlan::Aggregate { grouping, aggregates: list, child })
+            }
+            LogicalPlan::Unpivot { columns, names, value_names, name_column, child, .. } => resolve_unpivot(self, columns, names, value_names, name_column, child),
             LogicalPlan::Sort { order, global, child } => self.resolve_sort(order, global, child),
             LogicalPlan::Generate { generator, outer, qualifier, names, generator_output, child, .. } if generator_output.is_empty() => {
                 self.resolve_generator(generator.func, outer, generator.args, qualifier, names, child)
@@ -339,25 +362,39 @@ impl Resolver<'_> {
                 Ok(Expr::ScalarSubquery { plan, id })
             }
             Expr::Exists { plan, id } => Ok(Expr::Exists { plan: self.resolve_subquery(&plan, input)?, id }),
-            Expr::InSubquery { child, plan, id } => {
+            Expr::InSubquery { values, plan, id } => {
                 let plan = self.resolve_subquery(&plan, input)?;
                 let out = plan.0.output();
-                let [col] = out.as_slice() else {
+                if out.len() != values.len() {
+                    let names = |v: Vec<String>| v.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
+                    let left = names(values.iter().map(crate::expr::sql_name).collect());
+                    let right = names(out.iter().map(|a| a.name.clone()).collect());
                     return Err(KilnError::analysis(
                         "DATATYPE_MISMATCH.IN_SUBQUERY_LENGTH_MISMATCH",
-                        format!("The number of columns in the left hand side of an IN subquery (1) does not match the number of columns in the output of subquery ({}).", out.len()),
+                        format!("The number of columns in the left hand side of an IN subquery does not match the number of columns in the output of subquery. Left hand side columns(length: {}): [{left}], right hand side columns(length: {}): [{right}].", values.len(), out.len()),
                     ));
-                };
-                // Both sides take their common type, as `x = col` would.
-                match coerce_expr(child.as_ref().clone().binary(BinaryOp::Eq, col.expr()))? {
-                    Expr::Binary { left, right, .. } if matches!(right.as_ref(), Expr::Attribute(_)) => Ok(Expr::InSubquery { child: left, plan, id }),
-                    Expr::Binary { left, right, .. } => {
-                        let list = vec![right.as_ref().clone().alias(col.name.clone())];
-                        let plan = crate::expr::SubqueryPlan(Arc::new(LogicalPlan::Project { list, child: plan.0.clone() }));
-                        Ok(Expr::InSubquery { child: left, plan, id })
-                    }
-                    _ => Err(KilnError::internal("coercion of IN subquery")),
                 }
+                // Each pair takes its common type, as `x = col` would.
+                let mut lefts = vec![];
+                let mut rights = vec![];
+                for (v, col) in values.into_iter().zip(&out) {
+                    match coerce_expr(v.binary(BinaryOp::Eq, col.expr()))? {
+                        Expr::Binary { left, right, .. } => {
+                            lefts.push(*left);
+                            rights.push(match *right {
+                                r @ Expr::Attribute(_) => r,
+                                r => r.alias(col.name.clone()),
+                            });
+                        }
+                        _ => return Err(KilnError::internal("coercion of IN subquery")),
+                    }
+                }
+                let plan = if rights.iter().all(|r| matches!(r, Expr::Attribute(_))) {
+                    plan
+                } else {
+                    crate::expr::SubqueryPlan(Arc::new(LogicalPlan::Project { list: rights, child: plan.0.clone() }))
+                };
+                Ok(Expr::InSubquery { values: lefts, plan, id })
             }
             Expr::UnresolvedFunction { name, args, distinct } if self.catalog.udaf(&name).is_some() => match self.catalog.udaf(&name) {
                 Some(udaf) => resolve_udaf(udaf, args, distinct),
@@ -712,6 +749,74 @@ fn sort_with_windows(order: Vec<SortOrder>, global: bool, child: Arc<LogicalPlan
 
 /// `UNION`: every input has as many columns as the first; each column takes the wider type of
 /// its inputs (Spark's `WidenSetOperationTypes`), cast in a Project over the inputs that differ.
+/// Spark's ResolveUnpivot: an Expand with one projection per IN item: the other columns (the
+/// ids), the item's name, its columns cast to each value column's common type.
+/// Spark casts each pivot value to its FOR column's type (PIVOT_VALUE_DATA_TYPE_MISMATCH when
+/// it cannot): the `column <=> value` conditions the parser wrote compare with the cast value.
+fn pivot_values_as(columns: &[Expr], aggregates: Vec<Expr>, resolved: &[Expr]) -> Result<Vec<Expr>> {
+    let types = resolved.iter().map(|c| c.data_type()).collect::<Result<Vec<_>>>()?;
+    aggregates
+        .into_iter()
+        .map(|a| {
+            a.transform_up(&mut |x| match x {
+                Expr::Binary { op: BinaryOp::EqNullSafe, left, right } if matches!(right.as_ref(), Expr::Literal(_)) => {
+                    let Some(i) = columns.iter().position(|c| c == left.as_ref()) else { return Ok(Expr::Binary { op: BinaryOp::EqNullSafe, left, right }) };
+                    let from = right.data_type()?;
+                    let mismatch = || {
+                        KilnError::analysis(
+                            "PIVOT_VALUE_DATA_TYPE_MISMATCH",
+                            format!("Invalid pivot value '{right}': value data type {} does not match pivot column data type {}.", crate::types::spark_type_name(&from), crate::types::spark_type_name(&types[i])),
+                        )
+                    };
+                    if from != DataType::Null && !super::coercion::can_cast(&from, &types[i]) {
+                        return Err(mismatch());
+                    }
+                    // A value the cast rejects (ANSI) fails as the cast does, as in Spark.
+                    let cast = Expr::Cast { child: right.clone(), to: types[i].clone() };
+                    let value = crate::expr::eval::evaluate_scalar(&cast).map_err(|e| if e.to_string().contains("CAST_INVALID_INPUT") { e } else { mismatch() })?;
+                    Ok(Expr::Binary { op: BinaryOp::EqNullSafe, left, right: Box::new(Expr::lit(value)) })
+                }
+                other => Ok(other),
+            })
+        })
+        .collect()
+}
+
+fn resolve_unpivot(r: &Resolver, columns: Vec<Vec<Expr>>, names: Vec<String>, value_names: Vec<String>, name_column: String, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {
+    let input = child.output();
+    let cols = columns.into_iter().map(|c| c.into_iter().map(|e| r.resolve_expr(e, &input)).collect::<Result<Vec<_>>>()).collect::<Result<Vec<_>>>()?;
+    let used: std::collections::BTreeSet<ExprId> = cols.iter().flatten().flat_map(|e| e.references()).collect();
+    let ids: Vec<Attribute> = input.iter().filter(|a| !used.contains(&a.id)).cloned().collect();
+    let mut values = vec![];
+    for (j, n) in value_names.iter().enumerate() {
+        let mut ty: Option<DataType> = None;
+        for c in &cols {
+            let t = c[j].data_type()?;
+            ty = Some(match ty {
+                None => t,
+                Some(prev) => crate::types::wider_type(&prev, &t).ok_or_else(|| {
+                    let list = cols.iter().map(|c| format!("{} {}", crate::expr::sql_name(&c[j]), crate::types::spark_type_name(&c[j].data_type().unwrap_or(DataType::Null)))).collect::<Vec<_>>().join(", ");
+                    KilnError::analysis("UNPIVOT_VALUE_DATA_TYPE_MISMATCH", format!("Unpivot value columns must share a least common type, some types do not: [{list}]."))
+                })?,
+            });
+        }
+        let ty = ty.ok_or_else(|| KilnError::analysis("UNPIVOT_REQUIRES_VALUE_COLUMNS", "At least one value column needs to be specified for UNPIVOT, all columns specified as ids."))?;
+        values.push(Attribute::new(n.clone(), ty, cols.iter().any(|c| c[j].nullable())));
+    }
+    let name = Attribute::new(name_column, DataType::Utf8, false);
+    let mut projections = vec![];
+    for (c, item) in cols.into_iter().zip(names) {
+        let mut p: Vec<Expr> = ids.iter().map(|a| a.expr()).collect();
+        p.push(Expr::lit(ScalarValue::Utf8(item)));
+        for (e, v) in c.into_iter().zip(&values) {
+            p.push(if e.data_type()? == v.data_type { e } else { Expr::Cast { child: Box::new(e), to: v.data_type.clone() } });
+        }
+        projections.push(p);
+    }
+    let output = ids.into_iter().chain([name]).chain(values).collect();
+    Ok(LogicalPlan::Expand { projections, output, child })
+}
+
 fn resolve_union(children: Vec<Arc<LogicalPlan>>) -> Result<LogicalPlan> {
     resolve_set_inputs(children, "UNION")
 }
@@ -1059,6 +1164,11 @@ fn read_copies(e: Expr, grouping: &[Expr], copies: &[Attribute]) -> Expr {
 fn name_expr(e: Expr) -> Expr {
     match e {
         Expr::Attribute(_) | Expr::Alias { .. } => e,
+        // Spark's OuterReference is a NamedExpression: the item is named as the column.
+        Expr::OuterReference(ref a) => {
+            let name = a.name.clone();
+            e.alias(name)
+        }
         other => {
             let name = crate::expr::sql_name(&other);
             other.alias(name)

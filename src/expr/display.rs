@@ -51,6 +51,32 @@ fn outer_list(plan: &super::SubqueryPlan) -> String {
     plan.outer_references().iter().map(|a| a.to_string()).collect::<Vec<_>>().join(" && ")
 }
 
+/// An IN subquery's left side: its value, or Spark's `named_struct(name, value, ...)` of a row
+/// value (`_0`, `_1`, ... for a value without a name); `sql` quotes the names.
+fn write_in_values(f: &mut dyn fmt::Write, values: &[Expr], style: Style) -> fmt::Result {
+    if let [v] = values {
+        return write_expr(f, v, style);
+    }
+    write!(f, "named_struct(")?;
+    for (i, v) in values.iter().enumerate() {
+        let name = match v {
+            Expr::Attribute(a) | Expr::OuterReference(a) => a.name.clone(),
+            Expr::UnresolvedAttribute(parts) => parts.last().cloned().unwrap_or_default(),
+            Expr::Alias { name, .. } => name.clone(),
+            _ => format!("_{i}"),
+        };
+        if i > 0 {
+            write!(f, ", ")?;
+        }
+        match style {
+            Style::Name => write!(f, "'{name}', ")?,
+            _ => write!(f, "{name}, ")?,
+        }
+        write_expr(f, v, style)?;
+    }
+    write!(f, ")")
+}
+
 fn outer_names(plan: &super::SubqueryPlan) -> String {
     plan.outer_references().iter().map(|a| a.name.clone()).collect::<Vec<_>>().join(", ")
 }
@@ -155,16 +181,16 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
         // Column names are Spark's `sql`: `scalarsubquery(outer columns)`, `exists()`, `(x IN (listquery()))`.
         Expr::ScalarSubquery { plan, .. } if style == Style::Name => write!(f, "scalarsubquery({})", outer_names(plan)),
         Expr::Exists { plan, .. } if style == Style::Name => write!(f, "exists({})", outer_names(plan)),
-        Expr::InSubquery { child, plan, .. } if style == Style::Name => {
+        Expr::InSubquery { values, plan, .. } if style == Style::Name => {
             write!(f, "(")?;
-            write_expr(f, child, style)?;
+            write_in_values(f, values, style)?;
             write!(f, " IN (listquery({})))", outer_names(plan))
         }
         Expr::ScalarSubquery { plan, id } => write!(f, "scalar-subquery#{} [{}]", id.0, outer_list(plan)),
         Expr::ScalarSubqueryExec(s) => write!(f, "Subquery scalar-subquery#{}, [id=#{}]", s.id.0, s.plan_id),
         Expr::Exists { plan, id } => write!(f, "exists#{} [{}]", id.0, outer_list(plan)),
-        Expr::InSubquery { child, plan, id } => {
-            write_expr(f, child, style)?;
+        Expr::InSubquery { values, plan, id } => {
+            write_in_values(f, values, style)?;
             write!(f, " IN (list#{} [{}])", id.0, outer_list(plan))
         }
         Expr::Like { child, pattern, negated } => {

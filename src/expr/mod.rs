@@ -331,6 +331,9 @@ impl SubqueryPlan {
 
 fn collect_defined(plan: &crate::plan::LogicalPlan, out: &mut BTreeSet<ExprId>) {
     out.extend(plan.output().iter().map(|a| a.id));
+    if let crate::plan::LogicalPlan::LateralJoin { right, .. } = plan {
+        collect_defined(&right.0, out);
+    }
     for e in plan.expressions() {
         e.visit(&mut |x| {
             if let Expr::ScalarSubquery { plan, .. } | Expr::Exists { plan, .. } | Expr::InSubquery { plan, .. } = x {
@@ -344,6 +347,10 @@ fn collect_defined(plan: &crate::plan::LogicalPlan, out: &mut BTreeSet<ExprId>) 
 }
 
 fn collect_outer_references(plan: &crate::plan::LogicalPlan, out: &mut Vec<Attribute>) {
+    // (Its references to the lateral join's left side are defined here: `outer_references` drops them.)
+    if let crate::plan::LogicalPlan::LateralJoin { right, .. } = plan {
+        collect_outer_references(&right.0, out);
+    }
     for e in plan.expressions() {
         e.visit(&mut |x| match x {
             Expr::OuterReference(a) if !out.iter().any(|o| o.id == a.id) => out.push(a.clone()),
@@ -505,11 +512,12 @@ pub enum Expr {
         /// The id Spark prints after `exists#`.
         id: ExprId,
     },
-    /// `child IN (SELECT ...)` (`NOT IN` is `Not(InSubquery)`), printed `child IN (list#id [outer references])`.
+    /// `child IN (SELECT ...)` or `(a, b) IN (SELECT x, y ...)` (`NOT IN` is `Not(InSubquery)`),
+    /// printed `child IN (list#id [outer references])`, a row value as `named_struct(a, a#1, b, b#2)`.
     InSubquery {
-        /// The value looked up.
-        child: Box<Expr>,
-        /// The subquery's plan; it has one column.
+        /// The values looked up: one, or a row value's (Spark's `values`).
+        values: Vec<Expr>,
+        /// The subquery's plan; it has one column per value.
         plan: SubqueryPlan,
         /// The id Spark prints after `list#`.
         id: ExprId,
@@ -580,7 +588,8 @@ impl Expr {
             | Expr::ScalarSubquery { .. }
             | Expr::ScalarSubqueryExec(_)
             | Expr::Exists { .. } => vec![],
-            Expr::InSet { child, .. } | Expr::InSubquery { child, .. } => vec![child],
+            Expr::InSet { child, .. } => vec![child],
+            Expr::InSubquery { values, .. } => values.iter().collect(),
             Expr::UnresolvedFunction { args, .. }
             | Expr::Function { args, .. }
             | Expr::Aggregate { args, .. }
@@ -623,7 +632,7 @@ impl Expr {
             | Expr::ScalarSubqueryExec(_)
             | Expr::Exists { .. }) => e,
             Expr::InSet { child, values, negated } => Expr::InSet { child: b(child, &mut f)?, values, negated },
-            Expr::InSubquery { child, plan, id } => Expr::InSubquery { child: b(child, &mut f)?, plan, id },
+            Expr::InSubquery { values, plan, id } => Expr::InSubquery { values: values.into_iter().map(&mut f).collect::<Result<_, E>>()?, plan, id },
             Expr::UnresolvedFunction { name, args, distinct } => {
                 Expr::UnresolvedFunction { name, args: args.into_iter().map(&mut f).collect::<Result<_, E>>()?, distinct }
             }

@@ -8,7 +8,7 @@ use crate::config::Config;
 /// (`ResolvedHint`, `SubqueryAlias`, `Distinct`, subquery expressions). `spark.sql.optimizer.excludedRules`
 /// ignores them with a warning, as Spark's `nonExcludableRules`.
 pub const NON_EXCLUDABLE_RULES: &[&str] =
-    &["EliminateResolvedHint", "EliminateSubqueryAliases", "ReplaceIntersectWithSemiJoin", "ReplaceExceptWithAntiJoin", "RewriteExceptAll", "RewriteIntersectAll", "ReplaceDistinctWithAggregate", "RewritePredicateSubquery", "RewriteCorrelatedScalarSubquery"];
+    &["EliminateResolvedHint", "EliminateSubqueryAliases", "ReplaceIntersectWithSemiJoin", "ReplaceExceptWithAntiJoin", "RewriteExceptAll", "RewriteIntersectAll", "ReplaceDistinctWithAggregate", "RewritePredicateSubquery", "RewriteCorrelatedScalarSubquery", "RewriteLateralSubquery"];
 
 /// Catalyst's batches, trimmed to the rules kiln has.
 pub fn default_batches(config: &Config) -> Vec<Batch> {
@@ -63,7 +63,8 @@ pub fn default_batches(config: &Config) -> Vec<Batch> {
         Batch {
             name: "RewriteSubquery",
             strategy: Strategy::Once,
-            rules: vec![Box::new(RewritePredicateSubquery), Box::new(RewriteCorrelatedScalarSubquery)],
+            // Lateral joins first: the other two copy outer plans (domain joins), which must hold none.
+            rules: vec![Box::new(RewriteLateralSubquery), Box::new(RewritePredicateSubquery), Box::new(RewriteCorrelatedScalarSubquery)],
         },
         // The parser builds binary unions; one flat Union is what the rules below look through.
         Batch { name: "Union", strategy: Strategy::Once, rules: vec![Box::new(CombineUnions)] },

@@ -55,7 +55,11 @@ fn check_node(plan: &LogicalPlan, defined: &mut HashMap<ExprId, String>) -> std:
         }
         _ => {}
     }
-    let available: BTreeSet<ExprId> = plan.children().iter().flat_map(|c| c.output()).map(|a| a.id).collect();
+    let mut available: BTreeSet<ExprId> = plan.children().iter().flat_map(|c| c.output()).map(|a| a.id).collect();
+    // A lateral join's condition also reads its subquery's columns.
+    if let LogicalPlan::LateralJoin { right, .. } = plan {
+        available.extend(right.0.output().iter().map(|a| a.id));
+    }
     for e in plan.expressions() {
         if let Some(missing) = e.references().into_iter().find(|id| !available.contains(id)) {
             return Err(format!("`{}` reads #{} ({e}), which its children do not produce", plan.node_string(), missing.0));

@@ -78,6 +78,17 @@ impl LogicalPlan {
                     }
                 }
             }
+            // Spark's argString: the subquery expression, the join type, the condition if any.
+            LogicalPlan::LateralJoin { right, id, join_type, condition, .. } => {
+                let outer = right.outer_references().iter().map(|a| a.to_string()).collect::<Vec<_>>().join(" && ");
+                let cond = condition.as_ref().map(|c| format!(", {c}")).unwrap_or_default();
+                format!("LateralJoin lateral-subquery#{} [{outer}], {}{cond}", id.0, join_type.name())
+            }
+            LogicalPlan::Pivot { aggregates, .. } => format!("Pivot [{}]", list(aggregates, ", ")),
+            LogicalPlan::Unpivot { columns, names, value_names, name_column, .. } => {
+                let cols: Vec<String> = columns.iter().map(|c| format!("[{}]", list(c, ", "))).collect();
+                format!("Unpivot [{}], [{}], {name_column}, [{}]", cols.join(", "), names.join(", "), value_names.join(", "))
+            }
             LogicalPlan::UnresolvedHint { name, params, .. } => {
                 format!("UnresolvedHint {name}, [{}]", params.iter().map(|p| format!("'{p}")).collect::<Vec<_>>().join(", "))
             }
@@ -116,6 +127,9 @@ pub fn tree_string(plan: &LogicalPlan) -> String {
 fn with_subquery_plans(p: &LogicalPlan) -> String {
     let mut seen = vec![];
     let mut inner = vec![];
+    if let LogicalPlan::LateralJoin { right, .. } = p {
+        inner.push(tree_string(&right.0));
+    }
     for e in p.expressions() {
         e.visit(&mut |x| {
             if let Expr::ScalarSubquery { plan, id } | Expr::Exists { plan, id } | Expr::InSubquery { plan, id, .. } = x {

@@ -254,6 +254,51 @@ pub enum LogicalPlan {
         /// Strategy hints folded in from `ResolvedHint`s over the inputs (`EliminateResolvedHint`).
         hint: JoinHint,
     },
+    /// `left [INNER | LEFT OUTER] JOIN LATERAL (subquery) [ON condition]` (Spark's `LateralJoin`),
+    /// printed `LateralJoin lateral-subquery#id [outer references], Inner`: the subquery runs per
+    /// row of `left` and may read its columns (`OuterReference`s). It is not a child: it resolves
+    /// with `left`'s columns as its outer scope, and `RewriteLateralSubquery` makes it a Join.
+    LateralJoin {
+        /// The input whose rows the subquery reads.
+        left: Arc<LogicalPlan>,
+        /// The lateral subquery.
+        right: crate::expr::SubqueryPlan,
+        /// The id Spark prints after `lateral-subquery#`.
+        id: crate::expr::ExprId,
+        /// Inner (also for a comma or CROSS JOIN) or LeftOuter.
+        join_type: JoinType,
+        /// The `ON` condition, over both sides' columns.
+        condition: Option<Expr>,
+    },
+    /// `child PIVOT (agg FOR col IN (v1, v2 AS b))` before analysis, printed `'Pivot [aggregates]`:
+    /// `aggregates` are the output columns, one per value and aggregate, each already reading only
+    /// its value's rows (`sum(CASE WHEN (k <=> 'a') THEN v END) AS a`). The analyzer makes it an
+    /// Aggregate grouped by the child's columns none of them reads (Spark's ResolvePivot).
+    Pivot {
+        /// The FOR columns; the analyzer casts the values compared with them to their types.
+        columns: Vec<Expr>,
+        /// The pivoted aggregates, aliased with Spark's output names.
+        aggregates: Vec<Expr>,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
+    /// `child UNPIVOT [INCLUDE | EXCLUDE NULLS] (v FOR name IN (c1, c2 AS x))` before analysis,
+    /// printed `'Unpivot ...`; the analyzer makes it an Expand of the other columns, the name
+    /// and the values (under a Filter of the rows with a value unless INCLUDE NULLS).
+    Unpivot {
+        /// Per IN item, its columns (one per value column).
+        columns: Vec<Vec<Expr>>,
+        /// Per IN item, the value of the name column (its alias, or its columns' names).
+        names: Vec<String>,
+        /// The value columns' names.
+        value_names: Vec<String>,
+        /// The name column's name.
+        name_column: String,
+        /// INCLUDE NULLS: rows whose values are all NULL stay.
+        include_nulls: bool,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
     /// A hint comment (`/*+ BROADCAST(c) */`) or `DataFrame::hint` as written, printed
     /// `'UnresolvedHint BROADCAST, ['c]`; the analyzer resolves it.
     UnresolvedHint {
@@ -393,7 +438,7 @@ impl LogicalPlan {
     /// The columns this node produces.
     pub fn output(&self) -> Vec<Attribute> {
         match self {
-            LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::OneRowRelation => vec![],
+            LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::OneRowRelation | LogicalPlan::Pivot { .. } | LogicalPlan::Unpivot { .. } => vec![],
             LogicalPlan::SubqueryAlias { alias, child } => child
                 .output()
                 .into_iter()
@@ -413,6 +458,7 @@ impl LogicalPlan {
                 kept.chain(self.qualified_generator_output()).collect()
             }
             LogicalPlan::Join { left, right, join_type, .. } => join_type.output(left.output(), right.output()),
+            LogicalPlan::LateralJoin { left, right, join_type, .. } => join_type.output(left.output(), right.0.output()),
             // Spark: an Intersect's column is nullable only when both inputs' are.
             LogicalPlan::SetOperation { kind, left, right, .. } => {
                 let mut out = left.output();
@@ -453,6 +499,9 @@ impl LogicalPlan {
             LogicalPlan::Join { left, right, .. } | LogicalPlan::SetOperation { left, right, .. } => vec![left, right],
             LogicalPlan::Union { children } => children.iter().collect(),
             LogicalPlan::SubqueryAlias { child, .. }
+            | LogicalPlan::LateralJoin { left: child, .. }
+            | LogicalPlan::Pivot { child, .. }
+            | LogicalPlan::Unpivot { child, .. }
             | LogicalPlan::UnresolvedHint { child, .. }
             | LogicalPlan::ResolvedHint { child, .. }
             | LogicalPlan::Project { child, .. }
@@ -488,6 +537,18 @@ impl LogicalPlan {
                 let right = next();
                 LogicalPlan::SetOperation { kind: *kind, all: *all, left, right }
             }
+            LogicalPlan::LateralJoin { right, id, join_type, condition, .. } => {
+                LogicalPlan::LateralJoin { left: next(), right: right.clone(), id: *id, join_type: *join_type, condition: condition.clone() }
+            }
+            LogicalPlan::Pivot { columns, aggregates, .. } => LogicalPlan::Pivot { columns: columns.clone(), aggregates: aggregates.clone(), child: next() },
+            LogicalPlan::Unpivot { columns, names, value_names, name_column, include_nulls, .. } => LogicalPlan::Unpivot {
+                columns: columns.clone(),
+                names: names.clone(),
+                value_names: value_names.clone(),
+                name_column: name_column.clone(),
+                include_nulls: *include_nulls,
+                child: next(),
+            },
             LogicalPlan::UnresolvedHint { name, params, .. } => {
                 LogicalPlan::UnresolvedHint { name: name.clone(), params: params.clone(), child: next() }
             }
@@ -538,7 +599,7 @@ impl LogicalPlan {
             LogicalPlan::Project { list, .. } => list.iter().collect(),
             LogicalPlan::Filter { condition, .. } => vec![condition],
             LogicalPlan::Aggregate { grouping, aggregates, .. } => grouping.iter().chain(aggregates.iter()).collect(),
-            LogicalPlan::Join { condition, .. } => condition.iter().collect(),
+            LogicalPlan::Join { condition, .. } | LogicalPlan::LateralJoin { condition, .. } => condition.iter().collect(),
             LogicalPlan::GroupingSets { exprs, aggregates, .. } => exprs.iter().chain(aggregates.iter()).collect(),
             LogicalPlan::Expand { projections, .. } => projections.iter().flatten().collect(),
             LogicalPlan::Generate { generator, .. } => generator.args.iter().collect(),
@@ -569,6 +630,13 @@ impl LogicalPlan {
                 condition: condition.clone().map(&mut f).transpose()?,
                 using: using.clone(),
                 hint: *hint,
+            },
+            LogicalPlan::LateralJoin { left, right, id, join_type, condition } => LogicalPlan::LateralJoin {
+                left: left.clone(),
+                right: right.clone(),
+                id: *id,
+                join_type: *join_type,
+                condition: condition.clone().map(&mut f).transpose()?,
             },
             LogicalPlan::Expand { projections, output, child } => LogicalPlan::Expand {
                 projections: projections
@@ -661,9 +729,10 @@ impl LogicalPlan {
 
     /// True once this node and all below it are resolved.
     pub fn resolved(&self) -> bool {
-        !matches!(self, LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. })
+        !matches!(self, LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. } | LogicalPlan::Pivot { .. } | LogicalPlan::Unpivot { .. })
             && !matches!(self, LogicalPlan::Join { using, .. } if !using.is_empty())
             && !matches!(self, LogicalPlan::Generate { generator_output, .. } if generator_output.is_empty())
+            && !matches!(self, LogicalPlan::LateralJoin { right, .. } if !right.0.resolved())
             && self.expressions().iter().all(|e| e.resolved())
             && self.children().iter().all(|c| c.resolved())
     }

@@ -71,13 +71,19 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
             }
         }
         ast::Expr::In { expr, target, negated, .. } => match target {
+            InTarget::List(list) if matches!(expr.as_ref(), ast::Expr::Tuple(_)) => row_in_list(expr, list, *negated, &sub)?,
             InTarget::List(list) => Expr::InList {
                 child: boxed(sub(expr)?),
                 list: list.iter().map(sub).collect::<Result<_>>()?,
                 negated: *negated,
             },
             InTarget::Subquery(q) => {
-                let e = Expr::InSubquery { child: boxed(sub(expr)?), plan: subquery(q)?, id: ExprId::next() };
+                // `(a, b) IN (SELECT x, y ...)`: a row value's items are the values (Spark's AstBuilder).
+                let values = match expr.as_ref() {
+                    ast::Expr::Tuple(items) => items.iter().map(sub).collect::<Result<Vec<_>>>()?,
+                    other => vec![sub(other)?],
+                };
+                let e = Expr::InSubquery { values, plan: subquery(q)?, id: ExprId::next() };
                 if *negated {
                     Expr::Not(boxed(e))
                 } else {
@@ -242,6 +248,44 @@ pub(crate) fn start_span(e: &ast::Expr) -> Span {
 }
 
 /// A name for an expression kiln does not support (without printing it: see `start_span`).
+/// `(a, b) IN ((1, 2), (3, 4))`: Spark compares the row values as structs, whose fields are
+/// equal when both are NULL, so it is `(a <=> 1 AND b <=> 2) OR (a <=> 3 AND b <=> 4)` (never
+/// NULL). Every row in the list must have as many items as the left side.
+fn row_in_list(expr: &ast::Expr, list: &[ast::Expr], negated: bool, sub: &dyn Fn(&ast::Expr) -> Result<Expr>) -> Result<Expr> {
+    fn items(e: &ast::Expr) -> Option<Vec<&ast::Expr>> {
+        match e {
+            ast::Expr::Tuple(items) => Some(items.iter().collect()),
+            _ => None,
+        }
+    }
+    let left = items(expr).unwrap_or_default();
+    let left_values = left.iter().map(|e| sub(e)).collect::<Result<Vec<_>>>()?;
+    let mut any: Option<Expr> = None;
+    for row in list {
+        let Some(right) = items(row).filter(|r| r.len() == left.len()) else {
+            return Err(crate::error::KilnError::analysis(
+                "DATATYPE_MISMATCH.DATA_DIFF_TYPES",
+                format!("Cannot resolve \"({expr} IN ({}))\" due to data type mismatch: Input to `in` should all be the same type, but the row value has {} items and `{row}` does not.", list.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", "), left.len()),
+            ));
+        };
+        let mut all: Option<Expr> = None;
+        for (l, r) in left_values.iter().zip(right) {
+            let eq = null_safe_eq(l.clone(), sub(r)?);
+            all = Some(match all {
+                None => eq,
+                Some(a) => a.and(eq),
+            });
+        }
+        let Some(all) = all else { continue };
+        any = Some(match any {
+            None => all,
+            Some(a) => a.binary(BinaryOp::Or, all),
+        });
+    }
+    let any = any.unwrap_or(lit(ScalarValue::Boolean(false)));
+    Ok(if negated { Expr::Not(Box::new(any)) } else { any })
+}
+
 fn construct_name(e: &ast::Expr) -> &'static str {
     match e {
         ast::Expr::Trim { .. } => "TRIM(...)",
@@ -679,6 +723,12 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
 /// that skip NULL inputs (those listed), whose value arguments (all, or only the first; the
 /// others are settings such as a percentage or a delimiter) become NULL outside the filter.
 fn filtered_aggregate(f: &ast::Function, filter: &ast::Expr, d: usize, span: Span) -> Result<Expr> {
+    let condition = lower(filter, d)?;
+    aggregate_where(f, condition, d, span)
+}
+
+/// The aggregate call `f` over only the rows where `condition` holds (FILTER, PIVOT).
+pub(crate) fn aggregate_where(f: &ast::Function, condition: Expr, d: usize, span: Span) -> Result<Expr> {
     const EVERY_ARGUMENT: &[&str] = &["count", "sum", "avg", "mean", "min", "max", "corr", "covar_samp", "covar_pop", "max_by", "min_by"];
     const FIRST_ARGUMENT: &[&str] = &[
         "count_if", "bool_and", "bool_or", "every", "any", "some", "stddev", "stddev_samp", "stddev_pop", "std", "variance", "var_samp",
@@ -696,7 +746,6 @@ fn filtered_aggregate(f: &ast::Function, filter: &ast::Expr, d: usize, span: Spa
     };
     let mut plain = f.clone();
     plain.filter = None;
-    let condition = lower(filter, d)?;
     match function(&plain, d)? {
         Expr::UnresolvedFunction { name, args, distinct } => {
             let only = |(i, a): (usize, Expr)| {

@@ -63,6 +63,13 @@ fn renumber_plan(plan: &Arc<LogicalPlan>, ids: &mut std::collections::HashMap<Ex
                 generator_output: generator_output.iter().map(|a| Attribute { id: renumber(ids, a.id), ..a.clone() }).collect(),
                 child: child.clone(),
             },
+            LogicalPlan::LateralJoin { left, right, id, join_type, condition } => LogicalPlan::LateralJoin {
+                left: left.clone(),
+                right: SubqueryPlan(renumber_plan(&right.0, ids)?),
+                id: renumber(ids, *id),
+                join_type: *join_type,
+                condition: condition.clone().map(|e| renumber_expr(e, ids)).transpose()?,
+            },
             other => other.map_expressions(|e| renumber_expr(e, ids))?,
         };
         Ok(Arc::new(node))
@@ -80,8 +87,8 @@ fn renumber_expr(e: Expr, ids: &mut std::collections::HashMap<ExprId, ExprId>) -
             Expr::Attribute(a) => Expr::Attribute(Attribute { id: renumber(ids, a.id), ..a }),
             Expr::ScalarSubquery { plan, id } => Expr::ScalarSubquery { plan: SubqueryPlan(renumber_plan(&plan.0, ids)?), id: renumber(ids, id) },
             Expr::Exists { plan, id } => Expr::Exists { plan: SubqueryPlan(renumber_plan(&plan.0, ids)?), id: renumber(ids, id) },
-            Expr::InSubquery { child, plan, id } => {
-                Expr::InSubquery { child, plan: SubqueryPlan(renumber_plan(&plan.0, ids)?), id: renumber(ids, id) }
+            Expr::InSubquery { values, plan, id } => {
+                Expr::InSubquery { values, plan: SubqueryPlan(renumber_plan(&plan.0, ids)?), id: renumber(ids, id) }
             }
             other => other,
         })
@@ -322,6 +329,13 @@ impl<'a> QueryPlanner<'a> {
                 plan = Some(generate_node(call, false, qualifier, names, left.clone())?);
                 continue;
             }
+            // `FROM t, LATERAL (SELECT ...)`: a LateralJoin over the items before it (Spark's
+            // visitFromClause; a first item's LATERAL means nothing).
+            if let (Some(left), TableFactor::Derived { lateral: true, .. }) = (&plan, &twj.relation) {
+                let right = self.plan_factor(&twj.relation)?;
+                plan = Some(self.plan_joins(lateral_join(left.clone(), right, JoinType::Inner, None), &twj.joins)?);
+                continue;
+            }
             let right = self.plan_table_with_joins(twj)?;
             plan = Some(match plan {
                 None => right,
@@ -332,11 +346,20 @@ impl<'a> QueryPlanner<'a> {
     }
 
     fn plan_table_with_joins(&mut self, twj: &ast::TableWithJoins) -> Result<LogicalPlan> {
-        let mut plan = self.plan_factor(&twj.relation)?;
-        for j in &twj.joins {
+        let plan = self.plan_factor(&twj.relation)?;
+        self.plan_joins(plan, &twj.joins)
+    }
+
+    /// `plan JOIN x ON ... JOIN y ...`, left-deep.
+    fn plan_joins(&mut self, mut plan: LogicalPlan, joins: &[ast::Join]) -> Result<LogicalPlan> {
+        for j in joins {
             let span = factor_span(&j.relation);
             let right = self.plan_factor(&j.relation)?;
             let (join_type, constraint) = join_kind(&j.join_operator, span)?;
+            if matches!(j.relation, TableFactor::Derived { lateral: true, .. }) {
+                plan = lateral_join_with(plan, right, join_type, constraint, span)?;
+                continue;
+            }
             let (condition, using) = match constraint {
                 JoinConstraint::On(e) => (Some(convert_expr(e)?), vec![]),
                 JoinConstraint::Using(names) => {
@@ -409,10 +432,8 @@ impl<'a> QueryPlanner<'a> {
                 };
                 with_alias(base, alias.as_ref())
             }
-            TableFactor::Derived { lateral, subquery, alias, sample } => {
-                if *lateral {
-                    return Err(unsupported("LATERAL subquery", span));
-                }
+            // (LATERAL is the caller's: a LateralJoin over what comes before.)
+            TableFactor::Derived { lateral: _, subquery, alias, sample } => {
                 if sample.is_some() {
                     return Err(unsupported("TABLESAMPLE", span));
                 }
@@ -433,8 +454,23 @@ impl<'a> QueryPlanner<'a> {
                 with_alias(plan, alias.as_ref())
             }
             TableFactor::UNNEST { .. } => Err(unsupported("UNNEST in FROM", span)),
-            TableFactor::Pivot { .. } => Err(unsupported("PIVOT", span)),
-            TableFactor::Unpivot { .. } => Err(unsupported("UNPIVOT", span)),
+            TableFactor::Pivot { table, aggregate_functions, value_column, value_source, default_on_null, alias } => {
+                if default_on_null.is_some() {
+                    return Err(unsupported("PIVOT ... DEFAULT ON NULL", span));
+                }
+                let ast::PivotValueSource::List(values) = value_source else {
+                    return Err(unsupported("PIVOT ... IN (ANY) or IN (subquery) (Spark takes a list of literals)", span));
+                };
+                let child = self.plan_factor(table)?;
+                let aggregates = pivot_aggregates(aggregate_functions, value_column, values, span)?;
+                let columns = value_column.iter().map(convert_expr).collect::<Result<Vec<_>>>()?;
+                with_alias(LogicalPlan::Pivot { columns, aggregates, child: Arc::new(child) }, alias.as_ref())
+            }
+            TableFactor::Unpivot { table, value, null_inclusion, name, columns, alias } => {
+                let child = self.plan_factor(table)?;
+                let plan = unpivot(child, value, null_inclusion, name, columns, span)?;
+                with_alias(plan, alias.as_ref())
+            }
             TableFactor::TableFunction { .. } | TableFactor::Function { .. } => Err(unsupported("table function in FROM", span)),
             _ => Err(unsupported("this FROM item", span)),
         }
@@ -499,6 +535,147 @@ fn factor_span(factor: &TableFactor) -> Span {
 
 fn join(left: LogicalPlan, right: LogicalPlan, join_type: JoinType, condition: Option<Expr>, using: Vec<String>) -> LogicalPlan {
     LogicalPlan::Join { left: Arc::new(left), right: Arc::new(right), join_type, condition, using, hint: Default::default() }
+}
+
+fn lateral_join(left: LogicalPlan, right: LogicalPlan, join_type: JoinType, condition: Option<Expr>) -> LogicalPlan {
+    LogicalPlan::LateralJoin { left: Arc::new(left), right: SubqueryPlan(Arc::new(right)), id: ExprId::next(), join_type, condition }
+}
+
+/// `left [INNER | LEFT | CROSS] JOIN LATERAL (subquery) [ON c]`, as Spark's AstBuilder checks it.
+fn lateral_join_with(left: LogicalPlan, right: LogicalPlan, join_type: JoinType, constraint: &JoinConstraint, span: Span) -> Result<LogicalPlan> {
+    let syntax = |what: &str, text: &str| parse_error(format!("[INVALID_SQL_SYNTAX.{what}] Invalid SQL syntax: {text}."), span);
+    let condition = match constraint {
+        JoinConstraint::On(e) => Some(convert_expr(e)?),
+        JoinConstraint::None => None,
+        JoinConstraint::Natural => return Err(syntax("LATERAL_NATURAL_JOIN", "NATURAL join with LATERAL correlation is not allowed")),
+        JoinConstraint::Using(_) | JoinConstraint::UsingAlias(..) => return Err(syntax("LATERAL_JOIN_USING", "JOIN USING with LATERAL correlation is not allowed")),
+    };
+    let join_type = match join_type {
+        JoinType::Inner | JoinType::Cross => JoinType::Inner,
+        JoinType::LeftOuter => JoinType::LeftOuter,
+        other => {
+            let name = match other {
+                JoinType::RightOuter => "RIGHT OUTER",
+                JoinType::FullOuter => "FULL OUTER",
+                JoinType::LeftSemi => "LEFT SEMI",
+                _ => "LEFT ANTI",
+            };
+            return Err(parse_error(format!("[INVALID_LATERAL_JOIN_TYPE] The {name} JOIN with LATERAL correlation is not allowed because an OUTER subquery cannot correlate to its join partner. Remove the LATERAL correlation or use an INNER JOIN, or LEFT OUTER JOIN instead."), span));
+        }
+    };
+    Ok(lateral_join(left, right, join_type, condition))
+}
+
+/// PIVOT's output columns (Spark's ResolvePivot, with `agg(if(col <=> value, x, null))`): per
+/// value, per aggregate, the aggregate over the rows of that value, named by the value's alias
+/// or text, with `_<aggregate's alias or text>` when there are several aggregates.
+fn pivot_aggregates(aggregates: &[ast::ExprWithAlias], columns: &[ast::Expr], values: &[ast::ExprWithAlias], span: Span) -> Result<Vec<Expr>> {
+    let columns = columns.iter().map(convert_expr).collect::<Result<Vec<_>>>()?;
+    let mut out = vec![];
+    for v in values {
+        let items: Vec<Expr> = match &v.expr {
+            ast::Expr::Tuple(items) if columns.len() > 1 && items.len() == columns.len() => items.iter().map(convert_expr).collect::<Result<_>>()?,
+            e if columns.len() == 1 && !matches!(e, ast::Expr::Tuple(_)) => vec![convert_expr(e)?],
+            e => {
+                return Err(crate::error::KilnError::analysis(
+                    "PIVOT_VALUE_DATA_TYPE_MISMATCH",
+                    format!("Invalid pivot value '{e}': value data type does not match pivot column data type (the FOR clause has {} column(s)).", columns.len()),
+                ))
+            }
+        };
+        if let Some(bad) = items.iter().find(|e| !e.foldable()) {
+            return Err(crate::error::KilnError::analysis("NON_LITERAL_PIVOT_VALUES", format!("Literal expressions required for pivot values, found \"{}\".", crate::expr::sql_name(bad))));
+        }
+        let text = |e: &Expr| match e {
+            Expr::Literal(v) => v.to_string(),
+            other => crate::expr::sql_name(other),
+        };
+        let value_name = match (&v.alias, items.as_slice()) {
+            (Some(a), _) => a.value.clone(),
+            (None, [one]) => text(one),
+            // Spark casts a struct of values to a string.
+            (None, many) => format!("{{{}}}", many.iter().map(text).collect::<Vec<_>>().join(", ")),
+        };
+        let condition = columns
+            .iter()
+            .zip(&items)
+            .map(|(c, i)| c.clone().binary(crate::expr::BinaryOp::EqNullSafe, i.clone()))
+            .reduce(|a, b| a.and(b))
+            .ok_or_else(|| unsupported("PIVOT without a FOR column", span))?;
+        for agg in aggregates {
+            let ast::Expr::Function(f) = &agg.expr else {
+                return Err(crate::error::KilnError::analysis("_LEGACY_ERROR_TEMP_1006", format!("Aggregate expression required for pivot, but '{}' did not appear in any aggregate function.", agg.expr)));
+            };
+            let e = super::expr::aggregate_where(f, condition.clone(), 0, span).map_err(|_| {
+                crate::error::KilnError::analysis("_LEGACY_ERROR_TEMP_1006", format!("Aggregate expression required for pivot, but '{}' did not appear in any aggregate function.", agg.expr))
+            })?;
+            let name = if aggregates.len() == 1 {
+                value_name.clone()
+            } else {
+                let suffix = match &agg.alias {
+                    Some(a) => a.value.clone(),
+                    None => {
+                        // Spark's toPrettySQL: lower-case names, `count(*)` is `count(1)`.
+                        let text = f.to_string();
+                        let open = text.find('(').unwrap_or(text.len());
+                        format!("{}{}", text[..open].to_lowercase(), &text[open..]).replace("(*)", "(1)")
+                    }
+                };
+                format!("{value_name}_{suffix}")
+            };
+            out.push(e.alias(name));
+        }
+    }
+    Ok(out)
+}
+
+/// UNPIVOT as Spark's AstBuilder writes it: the node, under `Filter isnotnull(coalesce(values))`
+/// unless INCLUDE NULLS. An item's name is its alias, or its columns' names joined by `_`.
+fn unpivot(child: LogicalPlan, value: &ast::Expr, nulls: &Option<ast::NullInclusion>, name: &ast::Ident, columns: &[ast::ExprWithAlias], span: Span) -> Result<LogicalPlan> {
+    let ident = |e: &ast::Expr| match e {
+        ast::Expr::Identifier(i) => Ok(i.value.clone()),
+        other => Err(parse_error(format!("UNPIVOT takes value column names, got {other}"), span)),
+    };
+    let value_names: Vec<String> = match value {
+        ast::Expr::Tuple(items) => items.iter().map(ident).collect::<Result<_>>()?,
+        ast::Expr::Nested(inner) => vec![ident(inner)?],
+        other => vec![ident(other)?],
+    };
+    let mut items = vec![];
+    let mut names = vec![];
+    for c in columns {
+        let cols: Vec<Expr> = match &c.expr {
+            ast::Expr::Tuple(items) => items.iter().map(convert_expr).collect::<Result<_>>()?,
+            ast::Expr::Nested(inner) => vec![convert_expr(inner)?],
+            other => vec![convert_expr(other)?],
+        };
+        if cols.len() != value_names.len() {
+            return Err(crate::error::KilnError::analysis(
+                "UNPIVOT_VALUE_SIZE_MISMATCH",
+                format!("All unpivot value columns must have the same size as there are value column names ({}).", value_names.len()),
+            ));
+        }
+        if let Some(bad) = cols.iter().find(|e| !matches!(e, Expr::UnresolvedAttribute(_))) {
+            return Err(parse_error(format!("UNPIVOT ... IN takes columns, got {bad}"), span));
+        }
+        let written = |e: &Expr| match e {
+            Expr::UnresolvedAttribute(parts) => parts.last().cloned().unwrap_or_default(),
+            other => crate::expr::sql_name(other),
+        };
+        names.push(match &c.alias {
+            Some(a) => a.value.clone(),
+            None => cols.iter().map(written).collect::<Vec<_>>().join("_"),
+        });
+        items.push(cols);
+    }
+    let include_nulls = matches!(nulls, Some(ast::NullInclusion::IncludeNulls));
+    let plan = LogicalPlan::Unpivot { columns: items, names, value_names: value_names.clone(), name_column: name.value.clone(), include_nulls, child: Arc::new(child) };
+    if include_nulls {
+        return Ok(plan);
+    }
+    let values = value_names.iter().map(|n| Expr::UnresolvedAttribute(vec![n.clone()])).collect();
+    let any = Expr::IsNotNull(Box::new(Expr::UnresolvedFunction { name: "coalesce".into(), args: values, distinct: false }));
+    Ok(LogicalPlan::Filter { condition: any, child: Arc::new(plan) })
 }
 
 fn with_alias(plan: LogicalPlan, alias: Option<&ast::TableAlias>) -> Result<LogicalPlan> {

@@ -37,7 +37,7 @@ pub use reorder_join::ReorderJoin;
 pub use semi_joins::{PushDownLeftSemiAntiJoin, PushLeftSemiLeftAntiThroughJoin};
 pub use set_operations::{ReplaceExceptWithAntiJoin, ReplaceIntersectWithSemiJoin, RewriteExceptAll, RewriteIntersectAll};
 pub use sorts::EliminateSorts;
-pub use subquery::{RewriteCorrelatedScalarSubquery, RewritePredicateSubquery};
+pub use subquery::{RewriteCorrelatedScalarSubquery, RewriteLateralSubquery, RewritePredicateSubquery};
 pub use unions::{CombineUnions, PushProjectionThroughUnion};
 
 use std::collections::HashMap;

@@ -86,7 +86,7 @@ impl Rule for RewritePredicateSubquery {
                 };
                 let (plan, value) = match inner {
                     Expr::Exists { plan, .. } => (plan, None),
-                    Expr::InSubquery { child, plan, .. } => (plan, Some(child.as_ref())),
+                    Expr::InSubquery { values, plan, .. } => (plan, Some(values.as_slice())),
                     _ => {
                         nested.push(c.clone());
                         continue;
@@ -94,10 +94,10 @@ impl Rule for RewritePredicateSubquery {
                 };
                 let (sub, preds) = decorrelate(plan, &cur)?;
                 let mut conds = vec![];
-                if let Some(v) = value {
-                    let col = sub.output().first().cloned().ok_or_else(|| KilnError::internal("IN subquery without a column"))?;
-                    let eq = v.clone().binary(BinaryOp::Eq, col.expr());
-                    conds.push(if negated { eq.clone().binary(BinaryOp::Or, Expr::IsNull(Box::new(eq))) } else { eq });
+                if let Some(values) = value {
+                    // NOT IN is null-aware per column (Spark's `(a = x OR isnull(a = x)) AND ...`).
+                    let eqs = in_conditions(values, &sub)?;
+                    conds.extend(if negated { eqs.into_iter().map(null_aware).collect() } else { eqs });
                 }
                 conds.extend(preds);
                 check_correlation(&conds, &cur, &sub)?;
@@ -128,28 +128,19 @@ fn existence_columns(e: Expr, cur: &mut Arc<LogicalPlan>) -> Result<Expr> {
             let (sub, preds) = decorrelate(&plan, cur)?;
             existence_marker(cur, &sub, preds)
         }
-        Expr::InSubquery { child, plan, .. } => {
+        Expr::InSubquery { values, plan, .. } => {
             let (sub, preds) = decorrelate(&plan, cur)?;
-            let col = sub.output().first().cloned().ok_or_else(|| KilnError::internal("IN subquery without a column"))?;
-            let eq = child.as_ref().clone().binary(BinaryOp::Eq, col.expr());
-            let matched = existence_marker(cur, &sub, [vec![eq.clone()], preds.clone()].concat())?;
-            if !child.nullable() && !col.nullable {
+            let eqs = in_conditions(&values, &sub)?;
+            let matched = existence_marker(cur, &sub, [eqs.clone(), preds.clone()].concat())?;
+            if !values.iter().any(Expr::nullable) && !sub.output().iter().any(|c| c.nullable) {
                 return Ok(matched);
             }
             // The second lookup reads a second instance of the subquery.
             let (sub, ids) = crate::sql::fresh_instance(&sub)?;
-            let renamed = |e: Expr| {
-                e.transform_up(&mut |x| {
-                    Ok::<_, KilnError>(match x {
-                        Expr::Attribute(a) => Expr::Attribute(Attribute { id: ids.get(&a.id).copied().unwrap_or(a.id), ..a }),
-                        other => other,
-                    })
-                })
-            };
-            let eq = renamed(eq)?;
-            let unknown = eq.clone().binary(BinaryOp::Or, Expr::IsNull(Box::new(eq)));
+            let renamed = |e: Expr| with_ids(e, &ids);
+            let unknown = eqs.into_iter().map(|eq| renamed(eq).map(null_aware)).collect::<Result<Vec<_>>>()?;
             let preds = preds.into_iter().map(renamed).collect::<Result<Vec<_>>>()?;
-            let maybe = existence_marker(cur, &sub, [vec![unknown], preds].concat())?;
+            let maybe = existence_marker(cur, &sub, [unknown, preds].concat())?;
             Ok(Expr::CaseWhen {
                 branches: vec![(matched, Expr::lit(ScalarValue::Boolean(true))), (maybe, Expr::lit(ScalarValue::Null(arrow::datatypes::DataType::Boolean)))],
                 else_expr: Some(Box::new(Expr::lit(ScalarValue::Boolean(false)))),
@@ -157,6 +148,20 @@ fn existence_columns(e: Expr, cur: &mut Arc<LogicalPlan>) -> Result<Expr> {
         }
         other => Ok(other),
     })
+}
+
+/// `value = column` for each value of an IN subquery and the column of `sub` it meets.
+fn in_conditions(values: &[Expr], sub: &LogicalPlan) -> Result<Vec<Expr>> {
+    let cols = sub.output();
+    if cols.len() < values.len() {
+        return Err(KilnError::internal("IN subquery with fewer columns than values"));
+    }
+    Ok(values.iter().zip(cols).map(|(v, c)| v.clone().binary(BinaryOp::Eq, c.expr())).collect())
+}
+
+/// `eq OR isnull(eq)`: a comparison NOT IN counts as a match when it is unknown.
+fn null_aware(eq: Expr) -> Expr {
+    eq.clone().binary(BinaryOp::Or, Expr::IsNull(Box::new(eq)))
 }
 
 /// Joins `cur` with one marker row per outer row that some row of `sub` matches on `conds`,
@@ -295,7 +300,9 @@ fn one_row_subqueries(condition: Expr) -> Result<Expr> {
     condition.transform_up(&mut |e| {
         Ok(match e {
             Expr::Exists { plan, .. } if one_row(&plan.0) => Expr::lit(ScalarValue::Boolean(true)),
-            Expr::InSubquery { child, plan, id } if one_row(&plan.0) => child.binary(BinaryOp::Eq, Expr::ScalarSubquery { plan, id }),
+            Expr::InSubquery { mut values, plan, id } if values.len() == 1 && one_row(&plan.0) => {
+                values.remove(0).binary(BinaryOp::Eq, Expr::ScalarSubquery { plan, id })
+            }
             other => other,
         })
     })
@@ -378,6 +385,163 @@ impl Rule for RewriteCorrelatedScalarSubquery {
     }
 }
 
+/// `LateralJoin`s become Joins, as Spark's `OptimizeOneRowRelationSubquery` and
+/// `RewriteLateralSubquery` over `DecorrelateInnerQuery`'s result plan them:
+///
+/// ```text
+/// LateralJoin lateral-subquery#7 [a#1], Inner        Project [a#1, k#2, (a#1 + 1) AS b#5]
+/// :  +- Project [(outer(a#1) + 1) AS b#5]       =>   +- Relation t[a#1,k#2]
+/// :     +- OneRowRelation
+/// +- Relation t[a#1,k#2]
+///
+/// LateralJoin lateral-subquery#7 [k#2], Inner        Join Inner, (k#4 = k#2)
+/// :  +- Project [v#3]                           =>   :- Relation t[a#1,k#2]
+/// :     +- Filter (k#4 = outer(k#2))                 +- Project [v#3, k#4]
+/// :        +- Relation u[v#3,k#4]                       +- Relation u[v#3,k#4]
+/// +- Relation t[a#1,k#2]
+/// ```
+/// A subquery that is an aggregate without GROUP BY gives every outer row one row, also an
+/// outer row no input row matches (`max` NULL, `count` 0: `count_bug`): a LeftOuter join. An
+/// outer column in the subquery's select list above a FROM is computed over the inner join.
+pub struct RewriteLateralSubquery;
+
+impl Rule for RewriteLateralSubquery {
+    fn name(&self) -> &'static str {
+        "RewriteLateralSubquery"
+    }
+    fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        plan.transform_up(&mut |p| match p.as_ref() {
+            LogicalPlan::LateralJoin { left, right, join_type, condition, .. } => rewrite_lateral(left, right, *join_type, condition.as_ref()),
+            _ => Ok(p),
+        })
+    }
+}
+
+fn rewrite_lateral(left: &Arc<LogicalPlan>, right: &SubqueryPlan, join_type: JoinType, condition: Option<&Expr>) -> Result<Arc<LogicalPlan>> {
+    let sub = prepare(right)?;
+    let columns = sub.output();
+    if let LogicalPlan::Project { list, child } = sub.as_ref() {
+        if !list.iter().any(Expr::contains_subquery) {
+            // The left side's columns; references further out stay outer.
+            let local: BTreeSet<ExprId> = left.output().iter().map(|a| a.id).collect();
+            let defs = list.iter().map(|e| strip_outer_of(e.unalias(), &local)).collect::<Result<Vec<_>>>()?;
+            // Over the one empty row: each outer row gets the list's values.
+            if matches!(child.as_ref(), LogicalPlan::OneRowRelation) {
+                return lateral_columns(left.clone(), left, &columns, defs, join_type, condition);
+            }
+            if list.iter().any(is_correlated) {
+                return lateral_select_list(left, child, &columns, defs, join_type, condition);
+            }
+        }
+    }
+    let (dec, preds) = pull_up_all(&sub, left)?;
+    check_correlation(&preds, left, &dec)?;
+    if !preds.is_empty() && global_aggregate(&sub, true) {
+        if !global_aggregate(&sub, false) {
+            return Err(KilnError::unsupported("a correlated LATERAL subquery with an aggregate and HAVING"));
+        }
+        // One row per outer row: a LeftOuter join, with the values over no rows where they are not NULL.
+        let (dec, values, preds) = match count_bug_columns(&dec, &columns)? {
+            None => (dec, columns.iter().map(|a| a.expr()).collect(), preds),
+            // The plan above reads the columns' ids: the join's copy of the subquery gets new ones.
+            Some((fixed, values)) => {
+                let (fixed, ids) = crate::sql::fresh_instance(&fixed)?;
+                let values = values.into_iter().map(|v| with_ids(v, &ids)).collect::<Result<Vec<_>>>()?;
+                let preds = preds.into_iter().map(|v| with_ids(v, &ids)).collect::<Result<Vec<_>>>()?;
+                (fixed, values, preds)
+            }
+        };
+        let joined = Arc::new(LogicalPlan::Join { left: left.clone(), right: dec, join_type: JoinType::LeftOuter, condition: Expr::conjunction(preds), using: vec![], hint: Default::default() });
+        return lateral_columns(joined, left, &columns, values, join_type, condition);
+    }
+    let condition = Expr::conjunction(preds.into_iter().chain(condition.cloned()));
+    let joined = Arc::new(LogicalPlan::Join { left: left.clone(), right: dec, join_type, condition, using: vec![], hint: Default::default() });
+    // The pulled-up predicates' columns leave with a Project.
+    let output: Vec<Attribute> = left.output().into_iter().chain(columns).collect();
+    if joined.output().iter().map(|a| a.id).eq(output.iter().map(|a| a.id)) {
+        return Ok(joined);
+    }
+    Ok(Arc::new(LogicalPlan::Project { list: output.iter().map(|a| a.expr()).collect(), child: joined }))
+}
+
+/// A lateral subquery `SELECT <defs> FROM child ...` whose select list reads the left side:
+/// the join is with `child`, the condition reads the defs, a Project above computes them (NULL
+/// where a left outer join found no row, which a marker column tells).
+fn lateral_select_list(left: &Arc<LogicalPlan>, child: &Arc<LogicalPlan>, columns: &[Attribute], defs: Vec<Expr>, join_type: JoinType, condition: Option<&Expr>) -> Result<Arc<LogicalPlan>> {
+    let (mut c, preds) = pull_up_all(child, left)?;
+    check_correlation(&preds, left, &c)?;
+    let substituted = condition.map(|e| substitute_columns(e, columns, &defs)).transpose()?;
+    let mut defs = defs;
+    if join_type == JoinType::LeftOuter {
+        let matched = Expr::lit(ScalarValue::Boolean(true)).alias("matched");
+        let mut marker = named_output(&matched).ok_or_else(|| KilnError::internal("alias without an output"))?;
+        marker.nullable = true;
+        let list = c.output().iter().map(|a| a.expr()).chain([matched]).collect();
+        c = Arc::new(LogicalPlan::Project { list, child: c });
+        let found = Expr::IsNotNull(Box::new(marker.expr()));
+        defs = defs.into_iter().map(|d| Expr::CaseWhen { branches: vec![(found.clone(), d)], else_expr: None }).collect();
+    }
+    let condition = Expr::conjunction(preds.into_iter().chain(substituted));
+    let joined = Arc::new(LogicalPlan::Join { left: left.clone(), right: c, join_type, condition, using: vec![], hint: Default::default() });
+    lateral_columns(joined, left, columns, defs, JoinType::Inner, None)
+}
+
+/// `e` reading the lateral subquery's `columns` as the expressions `defs`.
+fn substitute_columns(e: &Expr, columns: &[Attribute], defs: &[Expr]) -> Result<Expr> {
+    e.clone().transform_up(&mut |x| {
+        Ok::<_, KilnError>(match &x {
+            Expr::Attribute(a) => columns.iter().position(|col| col.id == a.id).map(|i| defs[i].clone()).unwrap_or(x),
+            _ => x,
+        })
+    })
+}
+
+/// `e` with its outer references to the columns `local` as plain columns.
+fn strip_outer_of(e: &Expr, local: &BTreeSet<ExprId>) -> Result<Expr> {
+    e.clone().transform_up(&mut |x| {
+        Ok::<_, KilnError>(match x {
+            Expr::OuterReference(a) if local.contains(&a.id) => Expr::Attribute(a),
+            other => other,
+        })
+    })
+}
+
+/// A lateral join's rows when its subquery's `columns` are `defs`, expressions over `input`
+/// (which has `left`'s columns): `left`'s columns and the defs under the columns' ids; the
+/// join condition filters (inner) or NULLs the defs where it does not hold (left outer).
+fn lateral_columns(input: Arc<LogicalPlan>, left: &LogicalPlan, columns: &[Attribute], defs: Vec<Expr>, join_type: JoinType, condition: Option<&Expr>) -> Result<Arc<LogicalPlan>> {
+    let named = |d: Expr, a: &Attribute| match &d {
+        Expr::Attribute(b) if b.id == a.id => d,
+        _ => Expr::Alias { child: Box::new(d), name: a.name.clone(), id: a.id },
+    };
+    let mut list: Vec<Expr> = left.output().iter().map(|a| a.expr()).collect();
+    match (condition, join_type) {
+        (Some(c), JoinType::LeftOuter) => {
+            let c = substitute_columns(c, columns, &defs)?;
+            list.extend(defs.into_iter().zip(columns).map(|(d, a)| named(Expr::CaseWhen { branches: vec![(c.clone(), d)], else_expr: None }, a)));
+            Ok(Arc::new(LogicalPlan::Project { list, child: input }))
+        }
+        (c, _) => {
+            list.extend(defs.into_iter().zip(columns).map(|(d, a)| named(d, a)));
+            let project = Arc::new(LogicalPlan::Project { list, child: input });
+            Ok(match c {
+                Some(c) => Arc::new(LogicalPlan::Filter { condition: c.clone(), child: project }),
+                None => project,
+            })
+        }
+    }
+}
+
+/// `e` with the attribute ids `ids` maps replaced (a second instance of a plan).
+fn with_ids(e: Expr, ids: &std::collections::HashMap<ExprId, ExprId>) -> Result<Expr> {
+    e.transform_up(&mut |x| {
+        Ok::<_, KilnError>(match x {
+            Expr::Attribute(a) => Expr::Attribute(Attribute { id: ids.get(&a.id).copied().unwrap_or(a.id), ..a }),
+            other => other,
+        })
+    })
+}
+
 fn correlated(plan: &SubqueryPlan) -> bool {
     !plan.outer_references().is_empty()
 }
@@ -421,6 +585,12 @@ fn is_aggregated(sub: &LogicalPlan) -> bool {
 /// a HAVING moves into the value (`WHEN havingCondition THEN value`, else NULL).
 /// None when the value over no rows is NULL (the outer join is right as it is).
 fn count_bug(sub: &Arc<LogicalPlan>, value: &Attribute) -> Result<Option<(Arc<LogicalPlan>, Expr)>> {
+    Ok(count_bug_columns(sub, std::slice::from_ref(value))?.and_then(|(sub, mut values)| values.pop().map(|v| (sub, v))))
+}
+
+/// `count_bug` for the first `values.len()` columns of `sub` (a lateral subquery's columns):
+/// the fixed subquery and each column's value (unchanged where it is NULL over no rows).
+fn count_bug_columns(sub: &Arc<LogicalPlan>, values: &[Attribute]) -> Result<Option<(Arc<LogicalPlan>, Vec<Expr>)>> {
     let (list, having, agg) = match sub.as_ref() {
         LogicalPlan::Aggregate { .. } => (None, None, sub),
         LogicalPlan::Project { list, child } => match child.as_ref() {
@@ -463,11 +633,18 @@ fn count_bug(sub: &Arc<LogicalPlan>, value: &Attribute) -> Result<Option<(Arc<Lo
         });
         e.ok().and_then(|e| evaluate_scalar(&e).ok())
     };
-    let result = match list {
-        Some(list) => list.first().and_then(on_empty),
-        None => Some(value.expr()).as_ref().and_then(on_empty),
-    };
-    let Some(result) = result.filter(|v| !matches!(v, ScalarValue::Null(_))) else { return Ok(None) };
+    let results: Vec<Option<ScalarValue>> = values
+        .iter()
+        .enumerate()
+        .map(|(i, value)| match list {
+            Some(list) => list.get(i).and_then(on_empty),
+            None => on_empty(&value.expr()),
+        })
+        .map(|r| r.filter(|v| !matches!(v, ScalarValue::Null(_))))
+        .collect();
+    if results.iter().all(Option::is_none) {
+        return Ok(None);
+    }
     if let Some(h) = having {
         if on_empty(h) != Some(ScalarValue::Boolean(true)) {
             // No rows fail the HAVING: the subquery is empty, NULL is right.
@@ -495,19 +672,27 @@ fn count_bug(sub: &Arc<LogicalPlan>, value: &Attribute) -> Result<Option<(Arc<Lo
             Arc::new(LogicalPlan::Project { list, child: new_agg })
         }
     };
-    let mut result = Expr::lit(result);
-    if result.data_type()? != value.data_type {
-        result = Expr::Cast { child: Box::new(result), to: value.data_type.clone() };
-    }
-    let mut branches = vec![(Expr::IsNull(Box::new(at.expr())), result)];
-    let else_expr = match hv {
-        Some(hv) => {
-            branches.push((hv.expr(), value.expr()));
-            None
+    let mut out = vec![];
+    for (value, result) in values.iter().zip(results) {
+        let Some(result) = result else {
+            out.push(value.expr());
+            continue;
+        };
+        let mut result = Expr::lit(result);
+        if result.data_type()? != value.data_type {
+            result = Expr::Cast { child: Box::new(result), to: value.data_type.clone() };
         }
-        None => Some(Box::new(value.expr())),
-    };
-    Ok(Some((new_sub, Expr::CaseWhen { branches, else_expr })))
+        let mut branches = vec![(Expr::IsNull(Box::new(at.expr())), result)];
+        let else_expr = match &hv {
+            Some(hv) => {
+                branches.push((hv.expr(), value.expr()));
+                None
+            }
+            None => Some(Box::new(value.expr())),
+        };
+        out.push(Expr::CaseWhen { branches, else_expr });
+    }
+    Ok(Some((new_sub, out)))
 }
 
 fn not_aggregated() -> KilnError {
@@ -532,8 +717,14 @@ fn check_correlation(conds: &[Expr], left: &LogicalPlan, right: &LogicalPlan) ->
 /// The subquery's plan, cleaned like the main plan (aliases, DISTINCT, nested subqueries) with
 /// its correlated predicates pulled out, and those predicates over plain columns.
 fn decorrelate(plan: &SubqueryPlan, outer: &Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
+    pull_up_all(&prepare(plan)?, outer)
+}
+
+/// The subquery's plan cleaned like the main plan (aliases, DISTINCT, nested subqueries).
+fn prepare(plan: &SubqueryPlan) -> Result<Arc<LogicalPlan>> {
     let mut p = plan.0.clone();
-    let rules: [&dyn Rule; 8] = [
+    let rules: [&dyn Rule; 9] = [
+        &RewriteLateralSubquery,
         &EliminateSubqueryAliases,
         &ReplaceIntersectWithSemiJoin,
         &ReplaceExceptWithAntiJoin,
@@ -546,7 +737,12 @@ fn decorrelate(plan: &SubqueryPlan, outer: &Arc<LogicalPlan>) -> Result<(Arc<Log
     for rule in rules {
         p = rule.apply(&p)?;
     }
-    let (p, preds) = pull_up(&p, outer)?;
+    Ok(p)
+}
+
+/// `pull_up`, which must leave no outer reference behind.
+fn pull_up_all(p: &Arc<LogicalPlan>, outer: &Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
+    let (p, preds) = pull_up(p, outer)?;
     if has_outer(&p) {
         return Err(KilnError::unsupported(format!(
             "a correlated subquery whose outer references are not in WHERE conditions kiln can pull up:\n{}",

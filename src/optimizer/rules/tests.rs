@@ -727,3 +727,26 @@ fn subquery_columns_are_named_as_spark_names_them() {
     let names: Vec<String> = df.schema().fields().iter().map(|f| f.name().clone()).collect();
     assert_eq!(names, ["scalarsubquery()", "exists()", "(1 IN (listquery()))", "(scalarsubquery() + 1)"]);
 }
+
+#[test]
+fn lateral_select_list_without_from_becomes_a_project_of_the_left_side() {
+    let plan = optimized("SELECT c.name, l.n FROM customers c, LATERAL (SELECT c.customer_id + 1 AS n) l");
+    assert!(!plan.contains("Join"), "{plan}");
+    assert!(plan.contains("(customer_id#n + 1) AS n#n"), "{plan}");
+}
+
+#[test]
+fn lateral_global_aggregate_keeps_every_outer_row_with_its_count() {
+    let plan = optimized("SELECT c.name, l.n FROM customers c JOIN LATERAL (SELECT count(*) AS n FROM orders o WHERE o.customer_id = c.customer_id) l ON true");
+    assert!(plan.contains("Join LeftOuter, (customer_id#n = customer_id#n)"), "{plan}");
+    assert!(plan.contains("CASE WHEN isnull(alwaysTrue#n) THEN 0 ELSE n#nL END AS n#nL"), "{plan}");
+}
+
+#[test]
+fn row_value_not_in_is_null_aware_per_column() {
+    let plan = optimized("SELECT name FROM customers WHERE (customer_id, country) NOT IN (SELECT customer_id, status FROM orders)");
+    assert!(
+        plan.contains("Join LeftAnti, (((customer_id#n = customer_id#n) OR isnull((customer_id#n = customer_id#n))) AND ((country#n = status#n) OR isnull((country#n = status#n))))"),
+        "{plan}"
+    );
+}

@@ -607,13 +607,12 @@ impl StageSpec {
     /// is a broadcast inner join (its build columns are then a real row's, never NULL-extended).
     pub fn matching_joins(&self, k: usize) -> Vec<usize> {
         let Some(j) = self.joins.get(k).filter(|j| j.broadcast && j.join_type == StageJoinType::Inner) else { return vec![] };
-        let own: std::collections::BTreeSet<ExprId> = j.build.iter().map(|a| a.id).collect();
         (k + 1..self.joins.len())
             .filter(|m| {
                 let later = &self.joins[*m];
                 later.broadcast
                     && matches!(later.join_type, StageJoinType::Inner | StageJoinType::Semi)
-                    && later.stream_keys.iter().all(|e| e.deterministic() && !e.references().is_empty() && e.references().is_subset(&own))
+                    && crate::exec::interpreted::join::keys_read_only(&later.stream_keys, &j.build)
             })
             .collect()
     }

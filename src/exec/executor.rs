@@ -418,11 +418,9 @@ impl<'a> Executor<'a> {
                 self.held.push(held);
                 self.states.insert(key(plan), State::JoinTable(table));
                 if !null_aware && matches!((join_type, build_side), (JoinType::Inner, _) | (JoinType::LeftSemi, BuildSide::BuildRight)) {
-                    let refs: Vec<_> = stream_keys.iter().map(|e| e.references()).collect();
-                    for below in self.inner_joins_below(stream) {
-                        let own: std::collections::BTreeSet<_> = self.attrs(below.1).iter().map(|a| a.id).collect();
-                        if stream_keys.iter().zip(&refs).all(|(e, r)| e.deterministic() && !r.is_empty() && r.is_subset(&own)) {
-                            self.matching.entry(key(below.0)).or_default().push((key(plan), stream_keys.clone()));
+                    for (below, below_build) in self.inner_joins_below(stream) {
+                        if interpreted::join::keys_read_only(stream_keys, self.attrs(below_build)) {
+                            self.matching.entry(key(below)).or_default().push((key(plan), stream_keys.clone()));
                         }
                     }
                 }

@@ -1107,8 +1107,10 @@ impl DecimalPattern {
             }
         };
         let d = self.max_frac as i32;
-        let r = if s > d { half_even(v, (s - d) as u32) } else { v * 10i128.pow((d - s) as u32) };
-        let fixed = unsigned_fixed(r, self.max_frac, false);
+        // Rounding shortens the digits; scaling up appends zeros to their text (1e300, or a
+        // 38-digit decimal with decimals added, is past any i128).
+        let (r, s) = if s > d { (half_even(v, (s - d) as u32), d) } else { (v, s) };
+        let fixed = fixed_text(r.unsigned_abs().to_string() + &"0".repeat((d - s) as usize), self.max_frac, false);
         let (int, frac) = fixed.split_once('.').unwrap_or((fixed.as_str(), ""));
         let frac = frac.trim_end_matches('0');
         let frac = if frac.len() < self.min_frac { &fixed[fixed.len() - self.max_frac..][..self.min_frac] } else { frac };
@@ -1128,7 +1130,11 @@ impl DecimalPattern {
 
 /// |r|·10^-p with `p` decimals; the integer part grouped by thousands when asked.
 fn unsigned_fixed(r: i128, p: usize, grouped: bool) -> String {
-    let digits = r.unsigned_abs().to_string();
+    fixed_text(r.unsigned_abs().to_string(), p, grouped)
+}
+
+/// The digits of an unsigned integer, read with `p` decimals, as `unsigned_fixed` writes them.
+fn fixed_text(digits: String, p: usize, grouped: bool) -> String {
     let digits = if digits.len() <= p { format!("{}{digits}", "0".repeat(p + 1 - digits.len())) } else { digits };
     let (int, frac) = digits.split_at(digits.len() - p);
     let int = if grouped { group_thousands(int) } else { int.to_string() };
@@ -1338,6 +1344,9 @@ mod tests {
     fn numbers() {
         assert_eq!(DecimalPattern::fixed(4).format("12332.123456"), "12,332.1235");
         assert_eq!(DecimalPattern::fixed(0).format("-0.5"), "-0");
+        // Past i128 once scaled: the zeros are appended to the digits' text.
+        assert_eq!(DecimalPattern::fixed(4).format("12345678901234567890123456789012345678"), "12,345,678,901,234,567,890,123,456,789,012,345,678.0000");
+        assert_eq!(DecimalPattern::fixed(2).format("1e300"), format!("1{}.00", ",000".repeat(100)));
         let p = |t: &str| DecimalPattern::new(t).expect("a pattern kiln reads");
         assert_eq!(p("##################.###").format("12332.123456"), "12332.123");
         assert_eq!(p("#.##").format("0.5"), ".5");

@@ -247,7 +247,6 @@ pub(crate) fn start_span(e: &ast::Expr) -> Span {
     Span::empty()
 }
 
-/// A name for an expression kiln does not support (without printing it: see `start_span`).
 /// `(a, b) IN ((1, 2), (3, 4))`: Spark compares the row values as structs, whose fields are
 /// equal when both are NULL, so it is `(a <=> 1 AND b <=> 2) OR (a <=> 3 AND b <=> 4)` (never
 /// NULL). Every row in the list must have as many items as the left side.
@@ -286,6 +285,7 @@ fn row_in_list(expr: &ast::Expr, list: &[ast::Expr], negated: bool, sub: &dyn Fn
     Ok(if negated { Expr::Not(Box::new(any)) } else { any })
 }
 
+/// A name for an expression kiln does not support (without printing it: see `start_span`).
 fn construct_name(e: &ast::Expr) -> &'static str {
     match e {
         ast::Expr::Trim { .. } => "TRIM(...)",
@@ -567,11 +567,13 @@ fn interval(iv: &ast::Interval) -> Result<Interval> {
     }
     let n: i64 = text.parse().map_err(|_| parse_error(format!("invalid INTERVAL value '{text}'"), span))?;
     let overflow = || parse_error(format!("INTERVAL '{text}' {field} is out of range"), span);
+    // Spark's day-time intervals are microseconds in a long: 106751991 days at most.
+    let days = |d: Option<i64>| d.filter(|d| d.checked_mul(crate::types::timestamp::MICROS_PER_DAY).is_some()).map(Interval::Days).ok_or_else(overflow);
     Ok(match field {
         DateTimeField::Year | DateTimeField::Years => Interval::Months(n.checked_mul(12).ok_or_else(overflow)?),
         DateTimeField::Month | DateTimeField::Months => Interval::Months(n),
-        DateTimeField::Week(None) | DateTimeField::Weeks => Interval::Days(n.checked_mul(7).ok_or_else(overflow)?),
-        DateTimeField::Day | DateTimeField::Days => Interval::Days(n),
+        DateTimeField::Week(None) | DateTimeField::Weeks => days(n.checked_mul(7))?,
+        DateTimeField::Day | DateTimeField::Days => days(Some(n))?,
         DateTimeField::Hour | DateTimeField::Hours => Interval::Micros(n.checked_mul(3_600_000_000).ok_or_else(overflow)?),
         DateTimeField::Minute | DateTimeField::Minutes => Interval::Micros(n.checked_mul(60_000_000).ok_or_else(overflow)?),
         other => return Err(unsupported(format!("INTERVAL unit {other} (kiln supports YEAR, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND)"), span)),

@@ -33,6 +33,10 @@ pub fn sort(order: &[SortOrder], input: &[Attribute], batches: Vec<RecordBatch>,
         Some(ix) => ix,
         None => lexsort_to_indices(&columns, limit)?,
     };
+    // Rows already in order (a shuffle of a table stored by its key) are not copied again.
+    if indices.len() == batch.num_rows() && indices.values().iter().enumerate().all(|(i, &ix)| ix as usize == i) {
+        return Ok(vec![batch]);
+    }
     Ok(vec![take_record_batch(&batch, &indices)?])
 }
 
@@ -70,7 +74,10 @@ fn packed_sort_indices(values: &ArrayRef, o: SortOptions) -> Option<UInt32Array>
                 (rank << index_bits) | i as u64
             })
             .collect();
-        keys.sort_unstable();
+        // A stable sort (driftsort) merges the sorted runs it finds: a shuffle's partition of
+        // a table stored in key order is a few such runs, one per input partition. The keys
+        // are distinct (the row index is in them), so stable and unstable orders are equal.
+        keys.sort();
         let mask = (1u64 << index_bits) - 1;
         Some(keys.into_iter().map(|k| (k & mask) as u32).collect::<Vec<u32>>().into())
     }

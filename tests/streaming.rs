@@ -128,3 +128,36 @@ fn a_limit_stops_reading_once_it_has_its_rows() {
     }
 }
 
+
+/// A partial aggregate under an exchange over many input partitions keeps one table per task,
+/// not one per partition: each group leaves a task once. The decimal sum overflows the
+/// generated code's 64-bit accumulator, so compiled tasks also rerun interpreted, their whole
+/// input again.
+#[test]
+fn a_partial_aggregate_over_many_partitions_keeps_one_table_per_task() {
+    let sql = "SELECT id % 7 AS g, sum(CAST(900000000000000000 AS DECIMAL(18,0)) + CAST(c AS DECIMAL(18,0))) AS s, count(*) AS n \
+               FROM (SELECT id, count(*) AS c FROM range(0, 1000) GROUP BY id) GROUP BY id % 7 ORDER BY g";
+    for codegen in ["true", "false"] {
+        let s = Session::builder()
+            .config("spark.sql.codegen.wholeStage", codegen)
+            .config("spark.sql.adaptive.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "200")
+            .build()
+            .expect("a session");
+        let df = s.sql(sql).expect("plans");
+        let (batches, metrics) = df.collect_with_metrics().expect("runs");
+        let out = kiln::format::result_csv(&batches[0].schema(), &batches);
+        let mut expected = String::from("g,s,n\n");
+        for g in 0..7i64 {
+            let n = (0..1000).filter(|id| id % 7 == g).count() as i128;
+            expected += &format!("{g},{},{n}\n", n * 900_000_000_000_000_000 + n);
+        }
+        assert_eq!(out, expected, "codegen {codegen}");
+        // The operator under the exchange by g: the partial aggregate (or its stage).
+        let below = metrics.operators.iter().position(|(line, _)| line.starts_with("Exchange hashpartitioning((id % 7)")).map(|e| e + 1);
+        let Some((_, partial)) = below.and_then(|b| metrics.operators.get(b)) else { panic!("no exchange by g in\n{}", metrics.plan) };
+        let tasks = partial.partition_nanos.len() as u64;
+        assert!(tasks < 200, "codegen {codegen}: the partial aggregate ran as {tasks} tasks\n{}", metrics.plan);
+        assert_eq!(partial.rows, 7 * tasks, "codegen {codegen}: one row per group and task\n{}", metrics.plan);
+    }
+}

@@ -79,6 +79,11 @@ pub struct Config {
     pub max_metadata_string_length: usize,
     /// `kiln.batchSize`: rows per batch read from Parquet.
     pub batch_size: usize,
+    /// `kiln.aggregate.partialRunRows`: input rows a partial aggregate under an exchange groups
+    /// in one table across its input partitions (one task per thread pair, not per partition)
+    /// before it emits the table and starts another; 0: one table per input partition, as
+    /// Spark's tasks. Default 1048576.
+    pub partial_run_rows: usize,
     /// `kiln.codegen.dump`: what EXPLAIN CODEGEN prints per stage: the annotated IR (`ir`, the
     /// default), the native code (`asm`) or both. `kiln.codegen.disassembly=true` is `both`.
     pub codegen_dump: CodegenDump,
@@ -148,6 +153,7 @@ impl Default for Config {
             adaptive_skew_threshold_bytes: 256 << 20,
             max_metadata_string_length: 100,
             batch_size: 8192,
+            partial_run_rows: 1 << 20,
             codegen_dump: CodegenDump::Ir,
             parquet_filter_pushdown: true,
             warehouse_dir: "spark-warehouse".into(),
@@ -201,6 +207,7 @@ pub const KEYS: &[&str] = &[
     "spark.sql.statistics.histogram.numBins",
     "spark.sql.statistics.ndv.maxError",
     "kiln.batchSize",
+    "kiln.aggregate.partialRunRows",
     "kiln.optimizer.strict",
     "kiln.codegen.disassembly",
     "kiln.codegen.dump",
@@ -409,6 +416,7 @@ impl Config {
                 let n: usize = parse(key, value, "a positive integer")?;
                 self.batch_size = n.max(1);
             }
+            "kiln.aggregate.partialRunRows" => self.partial_run_rows = parse(key, value, "a number of rows (0: one table per partition)")?,
             "kiln.codegen.disassembly" => self.codegen_dump = if parse_bool(key, value)? { CodegenDump::Both } else { CodegenDump::Ir },
             "kiln.codegen.dump" => {
                 self.codegen_dump = match value.trim().to_ascii_lowercase().as_str() {
@@ -466,6 +474,7 @@ impl Config {
             "spark.sql.statistics.histogram.numBins" => self.histogram_num_bins.to_string(),
             "spark.sql.statistics.ndv.maxError" => self.ndv_max_error.to_string(),
             "kiln.batchSize" => self.batch_size.to_string(),
+            "kiln.aggregate.partialRunRows" => self.partial_run_rows.to_string(),
             "kiln.query.timeout" => format!("{}ms", self.query_timeout.as_millis()),
             "kiln.files.allowedRoots" => self.files_allowed_roots.join(","),
             "kiln.memory.limit" => self.memory_limit.to_string(),

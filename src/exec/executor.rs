@@ -44,10 +44,6 @@ pub type BatchStream<'a> = Box<dyn Iterator<Item = Result<RecordBatch>> + 'a>;
 /// Input batches an exchange splits at once (times the batch size).
 const EXCHANGE_CHUNK_BATCHES: usize = 16;
 
-/// Input rows after which a merged partial aggregate task emits its table and starts another,
-/// at the next partition boundary: its table holds at most about this many groups.
-const MERGED_RUN_ROWS: usize = 1 << 20;
-
 /// One side of a join partition, drained when the join first runs, what it holds taken from
 /// the join's reservation.
 type Drain<'a> = Box<dyn FnOnce(&Reservation) -> Result<Vec<RecordBatch>> + 'a>;
@@ -341,10 +337,10 @@ impl<'a> Executor<'a> {
     }
 
     /// One run of an aggregate task's input: `parts` of `input` from `cursor` on, one after
-    /// another, ending at a partition boundary once it has `MERGED_RUN_ROWS` rows (so a merged
-    /// partial table stays bounded). `cursor` moves past each partition begun.
+    /// another, ending at a partition boundary once it has `kiln.aggregate.partialRunRows` rows
+    /// (so a merged partial table stays bounded). `cursor` moves past each partition begun.
     fn run_stream<'c>(&'c self, input: &'c Arc<PhysicalPlan>, parts: &'c [usize], cursor: &'c Cell<usize>) -> impl Iterator<Item = Result<RecordBatch>> + 'c {
-        let mut rows = 0;
+        let (mut rows, mut begun) = (0, false);
         let mut current: Option<BatchStream<'c>> = None;
         std::iter::from_fn(move || loop {
             if let Some(s) = &mut current {
@@ -356,10 +352,12 @@ impl<'a> Executor<'a> {
                     None => current = None,
                 }
             }
+            // A run takes at least one partition, so every run moves the cursor.
             let p = cursor.get();
-            if p >= parts.len() || rows >= MERGED_RUN_ROWS {
+            if p >= parts.len() || (begun && rows >= self.config.partial_run_rows) {
                 return None;
             }
+            begun = true;
             cursor.set(p + 1);
             match self.stream(input, parts[p]) {
                 Ok(s) => current = Some(s),
@@ -386,7 +384,7 @@ impl<'a> Executor<'a> {
             }
             _ => child,
         };
-        if !matches!(aggregate.as_ref(), PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, .. }) {
+        if self.config.partial_run_rows == 0 || !matches!(aggregate.as_ref(), PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, .. }) {
             return;
         }
         // Enough tasks for work stealing to even out unequal partitions.
@@ -1257,7 +1255,15 @@ mod tests {
         // 64 partitions of a first aggregate, each split again 64 ways: thousands of slivers of
         // a row or two unless the exchange merges them.
         for mode in ["true", "false"] {
-            let s = crate::Session::builder().config("spark.sql.adaptive.enabled", "false").config("spark.sql.shuffle.partitions", "64").config("spark.sql.codegen.wholeStage", mode).build().expect("session");
+            // One partial table per input partition (`kiln.aggregate.partialRunRows` 0), as
+            // Spark's tasks: merged tasks would leave few slivers to merge.
+            let s = crate::Session::builder()
+                .config("spark.sql.adaptive.enabled", "false")
+                .config("spark.sql.shuffle.partitions", "64")
+                .config("spark.sql.codegen.wholeStage", mode)
+                .config("kiln.aggregate.partialRunRows", "0")
+                .build()
+                .expect("session");
             let df = s.sql("SELECT k % 64 AS m, count(*) AS c FROM (SELECT id % 5000 AS k, count(*) AS n FROM range(0, 20000) GROUP BY id % 5000) GROUP BY k % 64").expect("plans");
             let (batches, metrics) = df.collect_with_metrics().expect("runs");
             assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 64);

@@ -30,7 +30,67 @@ pub fn analyze(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<Arc<Logical
 pub fn analyze_with_warnings(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<(Arc<LogicalPlan>, Vec<String>)> {
     let resolver = resolve::Resolver { catalog, outer: vec![], warnings: Default::default() };
     let plan = resolver.resolve(plan)?;
+    check_map_keys(&plan)?;
     let mut warnings = resolver.warnings.into_inner();
     hints::unused_hints(&plan, false, &mut warnings);
     Ok((plan, warnings))
+}
+
+/// Spark's checks on map values as keys: a map cannot be sorted (INVALID_ORDERING_TYPE) nor
+/// made distinct (SET_OPERATION_ON_MAP_TYPE); kiln does not group by one yet (Spark 4 groups by
+/// the map's sorted entries).
+fn check_map_keys(plan: &LogicalPlan) -> Result<()> {
+    use crate::error::KilnError;
+    use crate::types::{is_orderable, spark_type_name};
+    let upper = |t: &arrow::datatypes::DataType| spark_type_name(t).to_uppercase();
+    match plan {
+        LogicalPlan::Sort { order, .. } => {
+            for o in order {
+                let t = o.expr.data_type()?;
+                if !is_orderable(&t) {
+                    return Err(KilnError::analysis(
+                        "DATATYPE_MISMATCH.INVALID_ORDERING_TYPE",
+                        format!(
+                            "Cannot resolve \"{} {} {}\" due to data type mismatch: The `sortorder` does not support ordering on type \"{}\".",
+                            crate::expr::sql_name(&o.expr),
+                            if o.ascending { "ASC" } else { "DESC" },
+                            if o.nulls_first { "NULLS FIRST" } else { "NULLS LAST" },
+                            upper(&t)
+                        ),
+                    ));
+                }
+            }
+        }
+        LogicalPlan::Distinct { child } => {
+            for a in child.output() {
+                if !is_orderable(&a.data_type) {
+                    return Err(KilnError::analysis(
+                        "UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE",
+                        format!(
+                            "The feature is not supported: Cannot have MAP type columns in a set operation (INTERSECT, EXCEPT, etc.), but the type of column `{}` is \"{}\".",
+                            a.name,
+                            upper(&a.data_type)
+                        ),
+                    ));
+                }
+            }
+        }
+        LogicalPlan::Aggregate { grouping, .. } => {
+            for g in grouping {
+                let t = g.data_type()?;
+                if !is_orderable(&t) {
+                    return Err(KilnError::unsupported(format!(
+                        "GROUP BY {} of type \"{}\": grouping by map values is not supported yet",
+                        crate::expr::sql_name(g),
+                        upper(&t)
+                    )));
+                }
+            }
+        }
+        _ => {}
+    }
+    for c in plan.children() {
+        check_map_keys(c)?;
+    }
+    Ok(())
 }

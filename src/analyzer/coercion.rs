@@ -60,8 +60,8 @@ fn mismatch(e: &Expr, l: &DataType, r: &DataType) -> KilnError {
         "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES",
         format!(
             "Cannot resolve \"{e}\" due to data type mismatch: the left and right operands of the binary operator have incompatible types (\"{}\" and \"{}\").",
-            spark_type_name(l).to_uppercase(),
-            spark_type_name(r).to_uppercase()
+            crate::types::sql_type_name(l),
+            crate::types::sql_type_name(r)
         ),
     )
 }
@@ -232,7 +232,7 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
                             "Cannot resolve \"{}\" due to data type mismatch: The `{}` does not support ordering on type \"{}\".",
                             crate::expr::sql_name(&original),
                             op.symbol(),
-                            crate::types::spark_type_name(t).to_uppercase()
+                            crate::types::sql_type_name(t)
                         ),
                     ));
                 }
@@ -321,7 +321,7 @@ fn interval_extract(func: ScalarFunc, args: &[Expr]) -> Result<Option<Expr>> {
     if is_year_month(&t) != matches!(field, "YEAR" | "MONTH") {
         return Err(KilnError::analysis(
             "INVALID_EXTRACT_FIELD",
-            format!("Cannot extract {field} from {arg} (of type \"{}\").", spark_type_name(&t).to_uppercase()),
+            format!("Cannot extract {field} from {arg} (of type \"{}\").", crate::types::sql_type_name(&t)),
         ));
     }
     Ok(Some(Expr::Function {
@@ -527,7 +527,7 @@ fn interval_arithmetic(value: Expr, iv: ScalarValue, negate: bool, original: &Ex
         other => {
             return Err(KilnError::analysis(
                 "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
-                format!("Cannot resolve \"{original}\" due to data type mismatch: an interval is added to a date or a timestamp, not to \"{}\".", spark_type_name(other).to_uppercase()),
+                format!("Cannot resolve \"{original}\" due to data type mismatch: an interval is added to a date or a timestamp, not to \"{}\".", crate::types::sql_type_name(other)),
             ))
         }
     };

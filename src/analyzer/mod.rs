@@ -41,8 +41,8 @@ pub fn analyze_with_warnings(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Resu
 /// the map's sorted entries).
 fn check_map_keys(plan: &LogicalPlan) -> Result<()> {
     use crate::error::KilnError;
-    use crate::types::{is_orderable, spark_type_name};
-    let upper = |t: &arrow::datatypes::DataType| spark_type_name(t).to_uppercase();
+    use crate::types::is_orderable;
+    let upper = |t: &arrow::datatypes::DataType| crate::types::sql_type_name(t);
     match plan {
         LogicalPlan::Sort { order, .. } => {
             for o in order {

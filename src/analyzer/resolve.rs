@@ -867,8 +867,8 @@ fn resolve_set_inputs(children: Vec<Arc<LogicalPlan>>, op: &str) -> Result<Logic
                         op,
                         ordinal(c + 1),
                         ordinal(i + 1),
-                        crate::types::spark_type_name(next).to_uppercase(),
-                        crate::types::spark_type_name(&t).to_uppercase()
+                        crate::types::sql_type_name(next),
+                        crate::types::sql_type_name(&t)
                     ),
                 )
             })?;
@@ -956,7 +956,7 @@ fn get_field(e: Expr, name: &str) -> Result<Expr> {
     if !matches!(t, DataType::Struct(_)) {
         return Err(KilnError::analysis(
             "INVALID_EXTRACT_BASE_FIELD_TYPE",
-            format!("Can't extract a value from \"{}\". Need a complex type [STRUCT, ARRAY, MAP] but got \"{}\".", crate::expr::sql_name(&e), crate::types::spark_type_name(&t).to_uppercase()),
+            format!("Can't extract a value from \"{}\". Need a complex type [STRUCT, ARRAY, MAP] but got \"{}\".", crate::expr::sql_name(&e), crate::types::sql_type_name(&t)),
         ));
     }
     let field = struct_field(&e, name)?;

@@ -384,7 +384,7 @@ impl Builtin {
             format!(
                 "Cannot resolve \"{}({e})\" due to data type mismatch: the parameter requires the \"{wanted}\" type, however \"{e}\" has the type \"{}\".",
                 self.name(),
-                crate::types::spark_type_name(t).to_uppercase()
+                crate::types::sql_type_name(t)
             ),
         )
     }

@@ -10,7 +10,7 @@ use arrow::datatypes::DataType;
 
 use super::Expr;
 use crate::error::{KilnError, Result};
-use crate::types::{spark_type_name, ScalarValue};
+use crate::types::ScalarValue;
 
 /// Which generator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,7 +76,7 @@ fn quoted(e: &Expr) -> String {
 }
 
 fn type_upper(t: &DataType) -> String {
-    format!("\"{}\"", spark_type_name(t).to_uppercase())
+    format!("\"{}\"", crate::types::sql_type_name(t))
 }
 
 impl Generator {

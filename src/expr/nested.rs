@@ -17,7 +17,7 @@ use arrow::row::{RowConverter, SortField};
 
 use super::{Builtin, Expr};
 use crate::error::{KilnError, Result};
-use crate::types::{list_type, map_key_value, map_type, spark_type_name, struct_type, wider_type, ScalarValue};
+use crate::types::{list_type, map_key_value, map_type, struct_type, wider_type, ScalarValue};
 
 /// The functions of this file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -140,7 +140,7 @@ impl NestedFn {
             format!(
                 "Cannot resolve \"{call}\" due to data type mismatch: the parameter requires the \"{wanted}\" type, however \"{}\" has the type \"{}\".",
                 super::sql_name(e),
-                spark_type_name(t).to_uppercase()
+                crate::types::sql_type_name(t)
             ),
         )
     }
@@ -192,13 +192,13 @@ impl NestedFn {
                     let t = a.data_type()?;
                     let (acc, what) = if i % 2 == 0 { (&mut kt, "keys") } else { (&mut vt, "values") };
                     *acc = wider_type(acc, &t).ok_or_else(|| {
-                        let list = args.iter().skip(i % 2).step_by(2).map(|a| a.data_type().map(|t| spark_type_name(&t)).unwrap_or_default()).collect::<Vec<_>>();
+                        let list = args.iter().skip(i % 2).step_by(2).map(|a| a.data_type().map(|t| crate::types::sql_type_name(&t)).unwrap_or_default()).collect::<Vec<_>>();
                         KilnError::analysis(
                             "DATATYPE_MISMATCH.MAP_FUNCTION_DIFF_TYPES",
                             format!(
                                 "Cannot resolve \"map({})\" due to data type mismatch: Input to `map` should all be the same type as {what}, but it's [{}].",
                                 args.iter().map(super::sql_name).collect::<Vec<_>>().join(", "),
-                                list.iter().map(|t| format!("\"{}\"", t.to_uppercase())).collect::<Vec<_>>().join(", ")
+                                list.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(", ")
                             ),
                         )
                     })?;
@@ -248,8 +248,8 @@ impl NestedFn {
                             super::sql_name(&m),
                             super::sql_name(&k),
                             self.name(),
-                            spark_type_name(&m.data_type()?).to_uppercase(),
-                            spark_type_name(&given).to_uppercase()
+                            crate::types::sql_type_name(&m.data_type()?),
+                            crate::types::sql_type_name(&given)
                         ),
                     ));
                 };
@@ -264,7 +264,7 @@ impl NestedFn {
             MapConcat => {
                 let types = args.iter().map(|a| a.data_type()).collect::<Result<Vec<_>>>()?;
                 let call = || format!("map_concat({})", args.iter().map(super::sql_name).collect::<Vec<_>>().join(", "));
-                let listed = || types.iter().map(|t| format!("\"{}\"", spark_type_name(t).to_uppercase())).collect::<Vec<_>>();
+                let listed = || types.iter().map(|t| format!("\"{}\"", crate::types::sql_type_name(t))).collect::<Vec<_>>();
                 if types.iter().any(|t| !matches!(t, DataType::Map(..))) {
                     return Err(KilnError::analysis(
                         "DATATYPE_MISMATCH.MAP_CONCAT_DIFF_TYPES",
@@ -508,7 +508,7 @@ fn check_key_type(t: &DataType) -> Result<()> {
     if !crate::types::is_orderable(t) {
         return Err(KilnError::analysis(
             "DATATYPE_MISMATCH.INVALID_MAP_KEY_TYPE",
-            format!("The input of function `map` contains the key type \"{}\", which is invalid as a map key.", spark_type_name(t).to_uppercase()),
+            format!("The input of function `map` contains the key type \"{}\", which is invalid as a map key.", crate::types::sql_type_name(t)),
         ));
     }
     Ok(())

@@ -47,6 +47,23 @@ pub fn spark_type_name(dt: &DataType) -> String {
     }
 }
 
+/// Spark's `DataType.sql` (what its error messages quote): `INT`, `DECIMAL(10,2)`,
+/// `ARRAY<INT>`, `STRUCT<a: INT, b: STRING>`, `MAP<STRING, INT>`.
+pub fn sql_type_name(dt: &DataType) -> String {
+    match dt {
+        DataType::List(f) | DataType::LargeList(f) => format!("ARRAY<{}>", sql_type_name(f.data_type())),
+        DataType::Struct(fields) => {
+            let fields: Vec<String> = fields.iter().map(|f| format!("{}: {}", f.name(), sql_type_name(f.data_type()))).collect();
+            format!("STRUCT<{}>", fields.join(", "))
+        }
+        DataType::Map(..) => match map_key_value(dt) {
+            Some((k, v)) => format!("MAP<{}, {}>", sql_type_name(k.data_type()), sql_type_name(v.data_type())),
+            None => "MAP".into(),
+        },
+        other => spark_type_name(other).to_uppercase(),
+    }
+}
+
 /// The array type kiln makes for elements of type `element` (always the same field, so arrays
 /// of one element type made anywhere have one arrow type).
 pub fn list_type(element: DataType) -> DataType {

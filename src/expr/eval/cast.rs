@@ -164,7 +164,7 @@ fn timestamp_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
         _ => {
             return Err(KilnError::analysis(
                 "DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
-                format!("cannot cast \"{}\" to \"{}\".", crate::types::spark_type_name(from).to_uppercase(), crate::types::spark_type_name(to).to_uppercase()),
+                format!("cannot cast \"{}\" to \"{}\".", crate::types::sql_type_name(from), crate::types::sql_type_name(to)),
             ))
         }
     })

@@ -203,7 +203,7 @@ impl NestedFn {
                         )
                     })?;
                 }
-                check_key_type(&kt)?;
+                check_key_type(&format!("map({})", args.iter().map(super::sql_name).collect::<Vec<_>>().join(", ")), &kt)?;
                 args.into_iter().enumerate().map(|(i, a)| cast_to(a, if i % 2 == 0 { &kt } else { &vt })).collect::<Result<_>>()?
             }
             MapFromArrays => {
@@ -214,7 +214,7 @@ impl NestedFn {
                     }
                 }
                 if let Some(DataType::List(f)) = args.first().map(|a| a.data_type()).transpose()? {
-                    check_key_type(f.data_type())?;
+                    check_key_type(&format!("map_from_arrays({})", args.iter().map(super::sql_name).collect::<Vec<_>>().join(", ")), f.data_type())?;
                 }
                 args
             }
@@ -504,11 +504,11 @@ fn field_of(a: &ArrayRef) -> Result<String> {
 }
 
 /// Spark rejects map keys that are (or hold) maps.
-fn check_key_type(t: &DataType) -> Result<()> {
+fn check_key_type(call: &str, t: &DataType) -> Result<()> {
     if !crate::types::is_orderable(t) {
         return Err(KilnError::analysis(
             "DATATYPE_MISMATCH.INVALID_MAP_KEY_TYPE",
-            format!("The input of function `map` contains the key type \"{}\", which is invalid as a map key.", crate::types::sql_type_name(t)),
+            format!("Cannot resolve \"{call}\" due to data type mismatch: The key of map cannot be/contain \"{}\".", crate::types::sql_type_name(t)),
         ));
     }
     Ok(())

@@ -336,8 +336,9 @@ fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
     }
     // size / element_at / `x[i]` of a map, `s['a']` of a struct: the map and struct functions.
     if let (ScalarFunc::Builtin(b), Some(first)) = (func, args.first()) {
-        if let Some(n) = crate::expr::NestedFn::for_nested_argument(b, &first.data_type()?) {
-            let args = if n == crate::expr::NestedFn::GetField { struct_field_by_subscript(args)? } else { args };
+        let by_name = matches!(args.get(1), Some(Expr::Literal(ScalarValue::Utf8(_))));
+        if let Some(n) = crate::expr::NestedFn::for_nested_argument(b, &first.data_type()?, by_name) {
+            let args = if matches!(n, crate::expr::NestedFn::GetField | crate::expr::NestedFn::ArrayStructField) { struct_field_by_subscript(args)? } else { args };
             return coerce_function(ScalarFunc::Builtin(crate::expr::Builtin::Nested(n)), args);
         }
     }
@@ -435,7 +436,11 @@ fn struct_field_by_subscript(args: Vec<Expr>) -> Result<Vec<Expr>> {
             format!("Field name should be a non-null string literal, but it's {key}."),
         ));
     };
-    let field = super::resolve::struct_field(&s, name)?;
+    let t = match s.data_type()? {
+        DataType::List(f) => f.data_type().clone(),
+        t => t,
+    };
+    let field = super::resolve::struct_field(&t, name)?;
     Ok(vec![s, Expr::Literal(ScalarValue::Utf8(field))])
 }
 

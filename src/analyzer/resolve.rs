@@ -953,22 +953,26 @@ fn get_field(e: Expr, name: &str) -> Result<Expr> {
         let func = crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::GetItem);
         return Ok(Expr::Function { func, args: vec![e, Expr::Literal(ScalarValue::Utf8(name.to_string()))] });
     }
+    // `xs.a` over an array of structs: the array of each element's field (GetArrayStructFields).
+    if matches!(&t, DataType::List(f) if matches!(f.data_type(), DataType::Struct(_))) {
+        let func = crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::GetItem);
+        return Ok(Expr::Function { func, args: vec![e, Expr::Literal(ScalarValue::Utf8(name.to_string()))] });
+    }
     if !matches!(t, DataType::Struct(_)) {
         return Err(KilnError::analysis(
             "INVALID_EXTRACT_BASE_FIELD_TYPE",
             format!("Can't extract a value from \"{}\". Need a complex type [STRUCT, ARRAY, MAP] but got \"{}\".", crate::expr::sql_name(&e), crate::types::sql_type_name(&t)),
         ));
     }
-    let field = struct_field(&e, name)?;
+    let field = struct_field(&e.data_type()?, name)?;
     let func = crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::Nested(crate::expr::NestedFn::GetField));
     Ok(Expr::Function { func, args: vec![e, Expr::Literal(ScalarValue::Utf8(field))] })
 }
 
 /// The name of `s`'s field `name` (matched case-insensitively, as Spark's default resolver),
 /// or FIELD_NOT_FOUND listing the fields.
-pub(super) fn struct_field(s: &Expr, name: &str) -> Result<String> {
-    let t = s.data_type()?;
-    let DataType::Struct(fields) = &t else { return Err(KilnError::internal(format!("a field of {t}"))) };
+pub(super) fn struct_field(t: &DataType, name: &str) -> Result<String> {
+    let DataType::Struct(fields) = t else { return Err(KilnError::internal(format!("a field of {t}"))) };
     let matches: Vec<&String> = fields.iter().map(|f| f.name()).filter(|n| n.eq_ignore_ascii_case(name)).collect();
     match matches.as_slice() {
         [one] => Ok((*one).clone()),

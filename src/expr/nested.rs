@@ -31,6 +31,9 @@ pub enum NestedFn {
     /// `(s, 'name')`: one field of a struct (Spark's GetStructField, printed `s#1.name`);
     /// made by the analyzer from `s.name` and `s['name']`.
     GetField,
+    /// `(xs, 'name')`: the array of one field of each struct of an array (Spark's
+    /// GetArrayStructFields, printed `xs#1.name`); made by the analyzer from `xs.name`.
+    ArrayStructField,
     /// `map(k1, v1, ...)`.
     CreateMap,
     /// `map_from_arrays(keys, values)`.
@@ -70,6 +73,7 @@ impl NestedFn {
             NamedStruct => "named_struct",
             Struct => "struct",
             GetField => "get_field",
+            ArrayStructField => "get_array_struct_fields",
             CreateMap => "map",
             MapFromArrays => "map_from_arrays",
             MapFromEntries => "map_from_entries",
@@ -115,15 +119,16 @@ impl NestedFn {
     pub fn nullable(&self, args: &[bool]) -> bool {
         match self {
             NamedStruct | Struct | CreateMap => false,
-            GetField | GetMapValue | MapElementAt | MapTryElementAt | MapFromEntries => true,
+            GetField | ArrayStructField | GetMapValue | MapElementAt | MapTryElementAt | MapFromEntries => true,
             _ => args.iter().any(|n| *n),
         }
     }
 
     /// The array or map function Spark calls when `b` is applied to a map or struct: size,
     /// element_at, try_element_at and `x[i]` over maps, `s['a']` over structs.
-    pub fn for_nested_argument(b: Builtin, first: &DataType) -> Option<NestedFn> {
+    pub fn for_nested_argument(b: Builtin, first: &DataType, by_name: bool) -> Option<NestedFn> {
         match (b, first) {
+            (Builtin::GetItem, DataType::List(f)) if by_name && matches!(f.data_type(), DataType::Struct(_)) => Some(ArrayStructField),
             (Builtin::Size, DataType::Map(..)) => Some(MapSize),
             (Builtin::ElementAt, DataType::Map(..)) => Some(MapElementAt),
             (Builtin::TryElementAt, DataType::Map(..)) => Some(MapTryElementAt),
@@ -182,7 +187,7 @@ impl NestedFn {
                 }
                 args
             }
-            GetField => args,
+            GetField | ArrayStructField => args,
             CreateMap => {
                 if args.len() % 2 != 0 {
                     return Err(self.wrong_args("2n (n > 0)", args.len()));
@@ -311,6 +316,16 @@ impl NestedFn {
                     _ => DataType::Null,
                 }
             }
+            ArrayStructField => {
+                let name = field_name(exprs)?;
+                match &first {
+                    DataType::List(f) => match f.data_type() {
+                        DataType::Struct(fields) => list_type(fields.iter().find(|f| *f.name() == name).map(|f| f.data_type().clone()).ok_or_else(|| KilnError::internal(format!("no field {name} in {first}")))?),
+                        _ => list_type(DataType::Null),
+                    },
+                    _ => list_type(DataType::Null),
+                }
+            }
             CreateMap => map_type(args.first().cloned().unwrap_or(DataType::Null), args.get(1).cloned().unwrap_or(DataType::Null)),
             MapFromArrays => {
                 let element = |t: Option<&DataType>| match t {
@@ -358,6 +373,15 @@ impl NestedFn {
                 let name = field_of(arg(1)?)?;
                 let column = s.column_by_name(&name).ok_or_else(|| KilnError::internal(format!("no field {name}")))?;
                 with_nulls(column, s.nulls())?
+            }
+            ArrayStructField => {
+                let l = arg(0)?.as_list_opt::<i32>().ok_or_else(|| KilnError::internal("struct fields of a non-array"))?;
+                let s = l.values().as_struct_opt().ok_or_else(|| KilnError::internal("struct fields of an array of non-structs"))?;
+                let name = field_of(arg(1)?)?;
+                let column = s.column_by_name(&name).ok_or_else(|| KilnError::internal(format!("no field {name}")))?;
+                let DataType::List(field) = result else { return Err(KilnError::internal(format!("struct fields of type {result}"))) };
+                let values = fit(&with_nulls(column, s.nulls())?, field.data_type())?;
+                Arc::new(ListArray::try_new(field.clone(), l.offsets().clone(), values, l.nulls().cloned())?)
             }
             CreateMap => {
                 let k = args.len() / 2;

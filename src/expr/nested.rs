@@ -60,6 +60,9 @@ pub enum NestedFn {
     MapConcat,
     /// `size(m)` / `cardinality(m)` over a map: NULL for a NULL map (ANSI).
     MapSize,
+    /// `map_sort(m)`: the entries ordered by key (Spark 4's MapSort, which the analyzer puts
+    /// around a map grouping key so that equal maps group together).
+    MapSort,
 }
 
 use NestedFn::*;
@@ -87,6 +90,7 @@ impl NestedFn {
             MapContainsKey => "map_contains_key",
             MapConcat => "map_concat",
             MapSize => "size",
+            MapSort => "map_sort",
         }
     }
 
@@ -104,7 +108,7 @@ impl NestedFn {
     pub fn arity(&self) -> (usize, usize) {
         match self {
             NamedStruct | Struct | CreateMap | MapConcat => (0, usize::MAX),
-            MapFromEntries | MapKeys | MapValues | MapEntries | MapSize => (1, 1),
+            MapFromEntries | MapKeys | MapValues | MapEntries | MapSize | MapSort => (1, 1),
             StrToMap => (1, 3),
             _ => (2, 2),
         }
@@ -260,7 +264,7 @@ impl NestedFn {
                 };
                 vec![m, k]
             }
-            MapKeys | MapValues | MapEntries | MapSize => {
+            MapKeys | MapValues | MapEntries | MapSize | MapSort => {
                 for a in &args {
                     map_arg(a)?;
                 }
@@ -352,6 +356,7 @@ impl NestedFn {
             MapContainsKey => DataType::Boolean,
             MapConcat => args.iter().find(|t| **t != DataType::Null).cloned().unwrap_or_else(|| map_type(DataType::Null, DataType::Null)),
             MapSize => DataType::Int32,
+            MapSort => first,
         })
     }
 
@@ -463,6 +468,23 @@ impl NestedFn {
                     }
                 };
                 Arc::new(ListArray::try_new(field.clone(), m.offsets().clone(), values, m.nulls().cloned())?)
+            }
+            MapSort => {
+                let Some(m) = arg(0)?.as_map_opt() else { return Ok(new_null_array(result, rows)) };
+                let keys = m.keys();
+                let conv = RowConverter::new(vec![SortField::new(keys.data_type().clone())])?;
+                let order = conv.convert_columns(std::slice::from_ref(keys))?;
+                let o = m.value_offsets();
+                let mut idx: Vec<u32> = Vec::with_capacity(keys.len());
+                for i in 0..rows {
+                    let mut entries: Vec<usize> = (o[i] as usize..o[i + 1] as usize).collect();
+                    entries.sort_by(|a, b| order.row(*a).cmp(&order.row(*b)));
+                    idx.extend(entries.into_iter().map(|k| k as u32));
+                }
+                let entries = arrow::compute::take(m.entries(), &UInt32Array::from(idx), None)?;
+                let DataType::Map(field, sorted) = result else { return Err(KilnError::internal(format!("map_sort of type {result}"))) };
+                let entries = entries.as_struct_opt().ok_or_else(|| KilnError::internal("map entries"))?.clone();
+                Arc::new(MapArray::try_new(field.clone(), m.offsets().clone(), entries, m.nulls().cloned(), *sorted)?)
             }
             MapSize => {
                 let Some(m) = arg(0)?.as_map_opt() else { return Ok(new_null_array(result, rows)) };

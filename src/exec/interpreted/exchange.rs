@@ -149,6 +149,21 @@ fn hash_column(arr: &dyn Array, hashes: &mut [i32]) -> Result<()> {
                 }
             }
         }
+        // A map hashes each entry's key, then its value (Spark's Murmur3Hash of a MapType).
+        DataType::Map(..) => {
+            let m = arr.as_map();
+            let offsets = m.value_offsets();
+            for (i, h) in hashes.iter_mut().enumerate() {
+                if m.is_valid(i) {
+                    for k in offsets[i] as usize..offsets[i + 1] as usize {
+                        let mut one = [*h];
+                        hash_column(m.keys().slice(k, 1).as_ref(), &mut one)?;
+                        hash_column(m.values().slice(k, 1).as_ref(), &mut one)?;
+                        *h = one[0];
+                    }
+                }
+            }
+        }
         other => return Err(KilnError::unsupported(format!("hash partitioning on a key of type {other}"))),
     }
     Ok(())

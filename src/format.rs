@@ -116,6 +116,25 @@ pub fn format_value(array: &dyn Array, row: usize) -> Option<String> {
             let parts: Vec<String> = (0..items.len()).map(|k| format_value(items.as_ref(), k).unwrap_or_else(|| "null".into())).collect();
             format!("[{}]", parts.join(", "))
         }
+        // Spark's `{1, a}`: the fields' values, NULL as `null`.
+        DataType::Struct(_) => {
+            let s = array.as_struct();
+            let parts: Vec<String> = s.columns().iter().map(|c| format_value(c.as_ref(), row).unwrap_or_else(|| "null".into())).collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+        // Spark's `{a -> 1, b -> null}`.
+        DataType::Map(..) => {
+            let m = array.as_map();
+            let (keys, values) = (m.keys(), m.values());
+            let offsets = m.value_offsets();
+            let parts: Vec<String> = (offsets[row] as usize..offsets[row + 1] as usize)
+                .map(|k| {
+                    let key = format_value(keys.as_ref(), k).unwrap_or_else(|| "null".into());
+                    format!("{key} -> {}", format_value(values.as_ref(), k).unwrap_or_else(|| "null".into()))
+                })
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
         // Types kiln does not produce itself: arrow's own rendering.
         _ => {
             let options = FormatOptions::default();

@@ -572,8 +572,8 @@ impl Session {
                 Err(KilnError::Execution(m)) if m.starts_with("[CAST_OVERFLOW]") => Some(KilnError::exec(format!(
                     "[CAST_OVERFLOW_IN_TABLE_INSERT] Fail to assign a value of \"{}\" type to the \"{}\" type column or variable `{name}` due to an overflow. \
                      Use `try_cast` on the input value to tolerate overflow and return NULL instead.",
-                    crate::types::spark_type_name(&value.data_type().ok()?).to_uppercase(),
-                    crate::types::spark_type_name(to).to_uppercase()
+                    crate::types::sql_type_name(&value.data_type().ok()?),
+                    crate::types::sql_type_name(to)
                 ))),
                 _ => None,
             }

@@ -60,8 +60,8 @@ fn mismatch(e: &Expr, l: &DataType, r: &DataType) -> KilnError {
         "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES",
         format!(
             "Cannot resolve \"{e}\" due to data type mismatch: the left and right operands of the binary operator have incompatible types (\"{}\" and \"{}\").",
-            spark_type_name(l).to_uppercase(),
-            spark_type_name(r).to_uppercase()
+            crate::types::sql_type_name(l),
+            crate::types::sql_type_name(r)
         ),
     )
 }
@@ -159,7 +159,17 @@ pub(super) fn can_cast(from: &DataType, to: &DataType) -> bool {
     match (from, to) {
         (Null, _) => true,
         // An array prints as `[a, b]`.
-        (List(_), t) => is_string(t),
+        (List(_), t) if is_string(t) => true,
+        (List(f), List(t)) => can_cast(f.data_type(), t.data_type()),
+        // Structs cast field by field (by position, as Spark), maps by key and value; both
+        // print as strings (`{1, a}`, `{a -> 1}`).
+        (Struct(_) | Map(..), t) if is_string(t) => true,
+        (Struct(f), Struct(t)) => f.len() == t.len() && f.iter().zip(t.iter()).all(|(f, t)| can_cast(f.data_type(), t.data_type())),
+        (Map(..), Map(..)) => match (crate::types::map_key_value(from), crate::types::map_key_value(to)) {
+            (Some((fk, fv)), Some((tk, tv))) => can_cast(fk.data_type(), tk.data_type()) && can_cast(fv.data_type(), tv.data_type()),
+            _ => false,
+        },
+        (List(_) | Struct(_) | Map(..), _) | (_, List(_) | Struct(_) | Map(..)) => false,
         // Spark: timestamps cast to and from strings, dates, each other and numbers.
         (Timestamp(..), t) | (t, Timestamp(..)) => is_string(t) || matches!(t, Date32 | Timestamp(..)) || is_numeric(t),
         (Date32, t) | (t, Date32) => is_string(t) || *t == Date32,
@@ -192,6 +202,16 @@ fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
     }
 }
 
+/// Two structs of as many fields, widened position by position under the left's names.
+fn positional_struct_type(a: &DataType, b: &DataType) -> Option<DataType> {
+    let (DataType::Struct(x), DataType::Struct(y)) = (a, b) else { return None };
+    if x.len() != y.len() {
+        return None;
+    }
+    let fields = x.iter().zip(y.iter()).map(|(f, g)| Some((f.name().clone(), common_type(f.data_type(), g.data_type()).or_else(|| positional_struct_type(f.data_type(), g.data_type()))?))).collect::<Option<Vec<_>>>()?;
+    Some(crate::types::struct_type(fields))
+}
+
 fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
     let (lt, rt) = (left.data_type()?, right.data_type()?);
     let rebuild = |l: Expr, r: Expr| Expr::Binary { op, left: Box::new(l), right: Box::new(r) };
@@ -203,7 +223,22 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
             Ok(rebuild(l, r))
         }
         _ if op.is_comparison() => {
-            let t = common_type(&lt, &rt).ok_or_else(|| mismatch(&original, &lt, &rt))?;
+            // Maps have no order and no equality in Spark.
+            for t in [&lt, &rt] {
+                if !crate::types::is_orderable(t) {
+                    return Err(KilnError::analysis(
+                        "DATATYPE_MISMATCH.INVALID_ORDERING_TYPE",
+                        format!(
+                            "Cannot resolve \"{}\" due to data type mismatch: The `{}` does not support ordering on type \"{}\".",
+                            crate::expr::sql_name(&original),
+                            op.symbol(),
+                            crate::types::sql_type_name(t)
+                        ),
+                    ));
+                }
+            }
+            // Structs compare field by field whatever their names (the left's names kept).
+            let t = common_type(&lt, &rt).or_else(|| positional_struct_type(&lt, &rt)).ok_or_else(|| mismatch(&original, &lt, &rt))?;
             Ok(rebuild(cast(left, &t)?, cast(right, &t)?))
         }
         _ if interval_operand(&left, &right, op).is_some() => {
@@ -286,7 +321,7 @@ fn interval_extract(func: ScalarFunc, args: &[Expr]) -> Result<Option<Expr>> {
     if is_year_month(&t) != matches!(field, "YEAR" | "MONTH") {
         return Err(KilnError::analysis(
             "INVALID_EXTRACT_FIELD",
-            format!("Cannot extract {field} from {arg} (of type \"{}\").", spark_type_name(&t).to_uppercase()),
+            format!("Cannot extract {field} from {arg} (of type \"{}\").", crate::types::sql_type_name(&t)),
         ));
     }
     Ok(Some(Expr::Function {
@@ -298,6 +333,14 @@ fn interval_extract(func: ScalarFunc, args: &[Expr]) -> Result<Option<Expr>> {
 fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
     if let Some(e) = interval_extract(func, &args)? {
         return Ok(e);
+    }
+    // size / element_at / `x[i]` of a map, `s['a']` of a struct: the map and struct functions.
+    if let (ScalarFunc::Builtin(b), Some(first)) = (func, args.first()) {
+        let by_name = matches!(args.get(1), Some(Expr::Literal(ScalarValue::Utf8(_))));
+        if let Some(n) = crate::expr::NestedFn::for_nested_argument(b, &first.data_type()?, by_name) {
+            let args = if matches!(n, crate::expr::NestedFn::GetField | crate::expr::NestedFn::ArrayStructField) { struct_field_by_subscript(args)? } else { args };
+            return coerce_function(ScalarFunc::Builtin(crate::expr::Builtin::Nested(n)), args);
+        }
     }
     let args = match func {
         ScalarFunc::Length if args.len() == 1 && args[0].data_type()? == DataType::Binary => args,
@@ -381,6 +424,24 @@ fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
         }
     }
     Ok(Expr::Function { func, args })
+}
+
+/// `s['a']`: the subscript must be a string literal naming a field (case-insensitively).
+fn struct_field_by_subscript(args: Vec<Expr>) -> Result<Vec<Expr>> {
+    let mut it = args.into_iter();
+    let (Some(s), Some(key)) = (it.next(), it.next()) else { return Err(KilnError::internal("struct subscript arity")) };
+    let Expr::Literal(ScalarValue::Utf8(name)) = &key else {
+        return Err(KilnError::analysis(
+            "INVALID_EXTRACT_FIELD_TYPE",
+            format!("Field name should be a non-null string literal, but it's {key}."),
+        ));
+    };
+    let t = match s.data_type()? {
+        DataType::List(f) => f.data_type().clone(),
+        t => t,
+    };
+    let field = super::resolve::struct_field(&t, name)?;
+    Ok(vec![s, Expr::Literal(ScalarValue::Utf8(field))])
 }
 
 /// Arithmetic where an operand is an interval value (a column, or a literal not folded by
@@ -471,7 +532,7 @@ fn interval_arithmetic(value: Expr, iv: ScalarValue, negate: bool, original: &Ex
         other => {
             return Err(KilnError::analysis(
                 "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
-                format!("Cannot resolve \"{original}\" due to data type mismatch: an interval is added to a date or a timestamp, not to \"{}\".", spark_type_name(other).to_uppercase()),
+                format!("Cannot resolve \"{original}\" due to data type mismatch: an interval is added to a date or a timestamp, not to \"{}\".", crate::types::sql_type_name(other)),
             ))
         }
     };

@@ -30,7 +30,117 @@ pub fn analyze(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<Arc<Logical
 pub fn analyze_with_warnings(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<(Arc<LogicalPlan>, Vec<String>)> {
     let resolver = resolve::Resolver { catalog, outer: vec![], warnings: Default::default() };
     let plan = resolver.resolve(plan)?;
+    let plan = sort_map_grouping_keys(&plan)?;
+    check_map_keys(&plan)?;
     let mut warnings = resolver.warnings.into_inner();
     hints::unused_hints(&plan, false, &mut warnings);
     Ok((plan, warnings))
+}
+
+/// Spark 4's `InsertMapSortInGroupingExpressions`: a map grouping key is grouped by its entries
+/// sorted by key (`map_sort(m)`), in the grouping list and wherever the output list reads it,
+/// so maps with the same entries in another order make one group.
+fn sort_map_grouping_keys(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+    use crate::expr::{Attribute, Builtin, Expr, ExprId, NestedFn, ScalarFunc};
+    // A bare map column in the output list becomes `map_sort(m) AS m` with a new id; the plan
+    // above reads that id instead.
+    let mut renamed: std::collections::HashMap<ExprId, Attribute> = std::collections::HashMap::new();
+    plan.transform_up(&mut |node| {
+        let node = if renamed.is_empty() {
+            node
+        } else {
+            Arc::new(node.map_expressions(|e| {
+                e.transform_up(&mut |x| {
+                    Ok::<_, crate::error::KilnError>(match x {
+                        Expr::Attribute(a) if renamed.contains_key(&a.id) => Expr::Attribute(renamed[&a.id].clone()),
+                        other => other,
+                    })
+                })
+            })?)
+        };
+        let LogicalPlan::Aggregate { grouping, aggregates, child } = node.as_ref() else { return Ok(node) };
+        let mut maps = vec![];
+        for g in grouping {
+            if matches!(g.data_type()?, arrow::datatypes::DataType::Map(..)) {
+                maps.push(g.clone());
+            }
+        }
+        if maps.is_empty() {
+            return Ok(node);
+        }
+        let sorted = |e: Expr| Expr::Function { func: ScalarFunc::Builtin(Builtin::Nested(NestedFn::MapSort)), args: vec![e] };
+        let grouping = grouping.iter().map(|g| if maps.contains(g) { sorted(g.clone()) } else { g.clone() }).collect();
+        let mut aggregates_out = Vec::with_capacity(aggregates.len());
+        for a in aggregates {
+            aggregates_out.push(match a {
+                Expr::Attribute(attr) if maps.contains(a) => {
+                    let id = ExprId::next();
+                    renamed.insert(attr.id, Attribute { id, ..attr.clone() });
+                    Expr::Alias { child: Box::new(sorted(a.clone())), name: attr.name.clone(), id }
+                }
+                // Bottom-up, so a wrapped key is not visited again.
+                _ => a.clone().transform_up(&mut |e| Ok::<_, crate::error::KilnError>(if maps.contains(&e) { sorted(e) } else { e }))?,
+            });
+        }
+        Ok(Arc::new(LogicalPlan::Aggregate { grouping, aggregates: aggregates_out, child: child.clone() }))
+    })
+}
+
+/// Spark's checks on map values as keys: a map cannot be sorted (INVALID_ORDERING_TYPE) nor
+/// made distinct (SET_OPERATION_ON_MAP_TYPE); kiln does not group by one yet (Spark 4 groups by
+/// the map's sorted entries).
+fn check_map_keys(plan: &LogicalPlan) -> Result<()> {
+    use crate::error::KilnError;
+    use crate::types::is_orderable;
+    let upper = |t: &arrow::datatypes::DataType| crate::types::sql_type_name(t);
+    match plan {
+        LogicalPlan::Sort { order, .. } => {
+            for o in order {
+                let t = o.expr.data_type()?;
+                if !is_orderable(&t) {
+                    return Err(KilnError::analysis(
+                        "DATATYPE_MISMATCH.INVALID_ORDERING_TYPE",
+                        format!(
+                            "Cannot resolve \"{} {} {}\" due to data type mismatch: The `sortorder` does not support ordering on type \"{}\".",
+                            crate::expr::sql_name(&o.expr),
+                            if o.ascending { "ASC" } else { "DESC" },
+                            if o.nulls_first { "NULLS FIRST" } else { "NULLS LAST" },
+                            upper(&t)
+                        ),
+                    ));
+                }
+            }
+        }
+        LogicalPlan::Distinct { child } => {
+            for a in child.output() {
+                if !is_orderable(&a.data_type) {
+                    return Err(KilnError::analysis(
+                        "UNSUPPORTED_FEATURE.SET_OPERATION_ON_MAP_TYPE",
+                        format!(
+                            "The feature is not supported: Cannot have MAP type columns in a set operation (INTERSECT, EXCEPT, etc.), but the type of column `{}` is \"{}\".",
+                            a.name,
+                            upper(&a.data_type)
+                        ),
+                    ));
+                }
+            }
+        }
+        LogicalPlan::Aggregate { grouping, .. } => {
+            for g in grouping {
+                let t = g.data_type()?;
+                if !is_orderable(&t) && !matches!(t, arrow::datatypes::DataType::Map(..)) {
+                    return Err(KilnError::unsupported(format!(
+                        "GROUP BY {} of type \"{}\": grouping by a struct or array holding a map is not supported yet",
+                        crate::expr::sql_name(g),
+                        upper(&t)
+                    )));
+                }
+            }
+        }
+        _ => {}
+    }
+    for c in plan.children() {
+        check_map_keys(c)?;
+    }
+    Ok(())
 }

@@ -324,6 +324,18 @@ impl Resolver<'_> {
                         .filter(|a| qualifier.as_ref().is_none_or(|q| qualifier_matches(a, q)))
                         .map(|a| a.expr())
                         .collect();
+                    // `s.*`: the fields of a struct column, each named by its field.
+                    if let (true, Some(q)) = (cols.is_empty(), &qualifier) {
+                        let parts: Vec<String> = q.split('.').map(str::to_string).collect();
+                        if let Ok(s) = resolve_column(&parts, input) {
+                            if let DataType::Struct(fields) = s.data_type()? {
+                                for f in fields.iter() {
+                                    out.push(get_field(s.clone(), f.name())?.alias(f.name().clone()));
+                                }
+                                continue;
+                            }
+                        }
+                    }
                     if cols.is_empty() {
                         if let Some(q) = qualifier {
                             return Err(KilnError::analysis(
@@ -335,8 +347,16 @@ impl Resolver<'_> {
                     out.extend(cols);
                 }
                 other => {
+                    // `s.a` is named `a` (Spark's alias of a resolved nested field).
+                    let field_name = match &other {
+                        Expr::UnresolvedAttribute(parts) if parts.len() > 1 => parts.last().cloned(),
+                        _ => None,
+                    };
                     let resolved = coerce_expr(self.resolve_expr(other, input)?)?;
-                    out.push(name_expr(resolved));
+                    match field_name {
+                        Some(name) if !matches!(resolved, Expr::Attribute(_) | Expr::OuterReference(_)) => out.push(resolved.alias(name)),
+                        _ => out.push(name_expr(resolved)),
+                    }
                 }
             }
         }
@@ -346,10 +366,13 @@ impl Resolver<'_> {
     /// Resolves names and functions in `e` against `input`.
     pub fn resolve_expr(&self, e: Expr, input: &[Attribute]) -> Result<Expr> {
         e.transform_up(&mut |e| match e {
-            Expr::UnresolvedAttribute(parts) => match resolve_attribute(&parts, input) {
-                Ok(a) => Ok(Expr::Attribute(a)),
+            Expr::UnresolvedAttribute(parts) => match resolve_column(&parts, input) {
+                Ok(e) => Ok(e),
                 Err(err) if self.outer.is_empty() || !err.to_string().contains("UNRESOLVED_COLUMN") => Err(err),
-                Err(err) => resolve_attribute(&parts, &self.outer).map(Expr::OuterReference).map_err(|_| err),
+                Err(err) => match resolve_attribute(&parts, &self.outer) {
+                    Ok(a) => Ok(Expr::OuterReference(a)),
+                    Err(_) => Err(err),
+                },
             },
             Expr::ScalarSubquery { plan, id } => {
                 let plan = self.resolve_subquery(&plan, input)?;
@@ -844,8 +867,8 @@ fn resolve_set_inputs(children: Vec<Arc<LogicalPlan>>, op: &str) -> Result<Logic
                         op,
                         ordinal(c + 1),
                         ordinal(i + 1),
-                        crate::types::spark_type_name(next).to_uppercase(),
-                        crate::types::spark_type_name(&t).to_uppercase()
+                        crate::types::sql_type_name(next),
+                        crate::types::sql_type_name(&t)
                     ),
                 )
             })?;
@@ -895,6 +918,75 @@ fn column_list(input: &[Attribute]) -> String {
 }
 
 /// Finds the attribute `parts` names (`col` or `qualifier.col`), case-insensitively.
+/// A column reference `a.b.c` by Spark's rules: the longest prefix that names a column
+/// (qualified by its table: `t.s`, else bare: `s`) is the column, and the rest are fields of
+/// its struct value, matched case-insensitively (`s.a`, `t.s.a.b`).
+pub(super) fn resolve_column(parts: &[String], input: &[Attribute]) -> Result<Expr> {
+    let first_error = match resolve_attribute(parts, input) {
+        Ok(a) => return Ok(Expr::Attribute(a)),
+        Err(e) => e,
+    };
+    if parts.len() < 2 || first_error.to_string().contains("AMBIGUOUS_REFERENCE") {
+        return Err(first_error);
+    }
+    // Qualified (`t.s.a`), then bare (`s.a`): the first that names exactly one column.
+    for column_len in (1..parts.len()).rev() {
+        let head = &parts[..column_len];
+        if head.len() > 2 {
+            continue;
+        }
+        let Ok(a) = resolve_attribute(head, input) else { continue };
+        let mut e = Expr::Attribute(a);
+        for name in &parts[column_len..] {
+            e = get_field(e, name)?;
+        }
+        return Ok(e);
+    }
+    Err(first_error)
+}
+
+/// `e.name`: the field of a struct value (Spark's ExtractValue over a struct).
+fn get_field(e: Expr, name: &str) -> Result<Expr> {
+    let t = e.data_type()?;
+    // `m.k`: the map's value for the key `k` (Spark's ExtractValue over a map).
+    if matches!(t, DataType::Map(..)) {
+        let func = crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::GetItem);
+        return Ok(Expr::Function { func, args: vec![e, Expr::Literal(ScalarValue::Utf8(name.to_string()))] });
+    }
+    // `xs.a` over an array of structs: the array of each element's field (GetArrayStructFields).
+    if matches!(&t, DataType::List(f) if matches!(f.data_type(), DataType::Struct(_))) {
+        let func = crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::GetItem);
+        return Ok(Expr::Function { func, args: vec![e, Expr::Literal(ScalarValue::Utf8(name.to_string()))] });
+    }
+    if !matches!(t, DataType::Struct(_)) {
+        return Err(KilnError::analysis(
+            "INVALID_EXTRACT_BASE_FIELD_TYPE",
+            format!("Can't extract a value from \"{}\". Need a complex type [STRUCT, ARRAY, MAP] but got \"{}\".", crate::expr::sql_name(&e), crate::types::sql_type_name(&t)),
+        ));
+    }
+    let field = struct_field(&e.data_type()?, name)?;
+    let func = crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::Nested(crate::expr::NestedFn::GetField));
+    Ok(Expr::Function { func, args: vec![e, Expr::Literal(ScalarValue::Utf8(field))] })
+}
+
+/// The name of `s`'s field `name` (matched case-insensitively, as Spark's default resolver),
+/// or FIELD_NOT_FOUND listing the fields.
+pub(super) fn struct_field(t: &DataType, name: &str) -> Result<String> {
+    let DataType::Struct(fields) = t else { return Err(KilnError::internal(format!("a field of {t}"))) };
+    let matches: Vec<&String> = fields.iter().map(|f| f.name()).filter(|n| n.eq_ignore_ascii_case(name)).collect();
+    match matches.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(KilnError::analysis(
+            "FIELD_NOT_FOUND",
+            format!("No such struct field `{name}` in {}.", fields.iter().map(|f| format!("`{}`", f.name())).collect::<Vec<_>>().join(", ")),
+        )),
+        many => Err(KilnError::analysis(
+            "AMBIGUOUS_REFERENCE_TO_FIELDS",
+            format!("Ambiguous reference to the field `{name}`. It appears {} times in the schema.", many.len()),
+        )),
+    }
+}
+
 pub(super) fn resolve_attribute(parts: &[String], input: &[Attribute]) -> Result<Attribute> {
     let (qualifier, name) = match parts {
         [name] => (None, name),

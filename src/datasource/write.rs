@@ -150,7 +150,7 @@ pub fn write_table_as(
         let source = format.name();
         return Err(KilnError::analysis(
             "UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE",
-            format!("The {source} datasource doesn't support the column `{}` of the type \"{}\".", f.name(), crate::types::spark_type_name(f.data_type()).to_uppercase()),
+            format!("The {source} datasource doesn't support the column `{}` of the type \"{}\".", f.name(), crate::types::sql_type_name(f.data_type())),
         ));
     }
     let keys = partition_columns(&schema, partition_by, path)?;

@@ -7,7 +7,7 @@ use arrow::datatypes::DataType;
 
 use super::Expr;
 use crate::error::{KilnError, Result};
-use crate::types::{is_numeric, is_string, spark_type_name, ScalarValue};
+use crate::types::{is_numeric, is_string, ScalarValue};
 
 /// Which aggregate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -133,7 +133,7 @@ fn mismatch(name: &str, e: &Expr, ordinal: usize, wanted: &str, t: &DataType) ->
         format!(
             "Cannot resolve \"{name}({e})\" due to data type mismatch: the {} parameter requires the {wanted} type, however \"{e}\" has the type \"{}\".",
             ["first", "second", "third"].get(ordinal).unwrap_or(&"next"),
-            spark_type_name(t).to_uppercase()
+            crate::types::sql_type_name(t)
         ),
     )
 }

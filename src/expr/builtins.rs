@@ -36,6 +36,8 @@ pub enum Builtin {
     TryCast,
     /// The functions of builtins_more.rs.
     More(super::builtins_more::MoreFn),
+    /// The struct and map functions of nested.rs.
+    Nested(super::nested::NestedFn),
 }
 
 use Builtin::*;
@@ -78,6 +80,7 @@ impl Builtin {
             MakeArray => "array", ElementAt => "element_at", TryElementAt => "try_element_at", Get => "get", GetItem => "get_item",
             ArrayPosition => "array_position", ArrayRemove => "array_remove", Slice => "slice", ArrayRepeat => "array_repeat",
             More(m) => m.name(),
+            Nested(n) => n.name(),
         }
     }
 
@@ -103,11 +106,12 @@ impl Builtin {
             _ => None,
         };
         alias.or_else(|| ALL.iter().copied().find(|b| b.name() == n)).or_else(|| super::builtins_more::MoreFn::from_name(&n).map(More))
+            .or_else(|| super::nested::NestedFn::from_name(&n).map(Nested))
     }
 
     /// Names for "did you mean" suggestions.
     pub fn names() -> impl Iterator<Item = &'static str> {
-        ALL.iter().map(|b| b.name()).chain(super::builtins_more::MoreFn::names())
+        ALL.iter().map(|b| b.name()).chain(super::builtins_more::MoreFn::names()).chain(super::nested::NestedFn::names())
     }
 
     /// The fewest and most arguments.
@@ -139,6 +143,7 @@ impl Builtin {
             ElementAt | TryElementAt | Get | GetItem | ArrayPosition | ArrayRemove | ArrayRepeat => (2, 2),
             Slice => (3, 3),
             More(m) => m.arity(),
+            Nested(n) => n.arity(),
             _ => (1, 1),
         }
     }
@@ -147,6 +152,9 @@ impl Builtin {
     pub fn null_intolerant(&self) -> bool {
         if let More(m) = self {
             return m.null_intolerant();
+        }
+        if let Nested(n) = self {
+            return n.null_intolerant();
         }
         !matches!(self, Greatest | Least | ConcatWs | CurrentDate | Pi | E | CurrentTimestamp | UnixTimestamp | Nanvl | TypeOf | TryCast | MakeArray | ArrayRepeat)
     }
@@ -166,6 +174,7 @@ impl Builtin {
             MakeArray => false,
             ArrayRepeat => args.get(1).copied().unwrap_or(true),
             More(m) => m.nullable(args),
+            Nested(n) => n.nullable(args),
             _ => args.iter().any(|n| *n),
         }
     }
@@ -353,6 +362,7 @@ impl Builtin {
                 std::iter::once(a).chain(rest).collect()
             }
             More(m) => m.coerce(*self, args)?,
+            Nested(n) => n.coerce(args)?,
             _ => args.into_iter().map(|a| cast_to(a, &DataType::Utf8)).collect::<Result<_>>()?,
         })
     }
@@ -374,7 +384,7 @@ impl Builtin {
             format!(
                 "Cannot resolve \"{}({e})\" due to data type mismatch: the parameter requires the \"{wanted}\" type, however \"{e}\" has the type \"{}\".",
                 self.name(),
-                crate::types::spark_type_name(t).to_uppercase()
+                crate::types::sql_type_name(t)
             ),
         )
     }
@@ -384,6 +394,9 @@ impl Builtin {
         let args = exprs.iter().map(|a| a.data_type()).collect::<Result<Vec<_>>>()?;
         if let More(m) = self {
             return Ok(m.return_type(exprs, &args));
+        }
+        if let Nested(n) = self {
+            return n.return_type(exprs, &args);
         }
         // ceil/floor(decimal, d): scale min(s, d) (0 when d < 0), digits for the carry.
         if let (Ceil | Floor, [DataType::Decimal128(p, s), _], Some(Expr::Literal(crate::types::ScalarValue::Int32(d)))) = (self, args.as_slice(), exprs.get(1)) {
@@ -463,6 +476,7 @@ impl Builtin {
                 super::datetime::eval(*self, args, rows, result)?
             }
             More(m) => m.eval(args, rows, result)?,
+            Nested(n) => n.eval(args, rows, result)?,
             RLike => regexp(super::regexp::RegexpFn::Like)?,
             Size => array(super::arrays::ArrayFn::Size)?,
             SortArray => array(super::arrays::ArrayFn::SortArray)?,

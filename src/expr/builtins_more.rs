@@ -713,7 +713,7 @@ fn type_error(b: Builtin, e: &Expr, wanted: &str, t: &DataType) -> KilnError {
         format!(
             "Cannot resolve \"{}({e})\" due to data type mismatch: the parameter requires the \"{wanted}\" type, however \"{e}\" has the type \"{}\".",
             b.name(),
-            crate::types::spark_type_name(t).to_uppercase()
+            crate::types::sql_type_name(t)
         ),
     )
 }

@@ -270,6 +270,24 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             }
             write!(f, ")")
         }
+        // `s#1.a` (GetStructField), `m#2[k]` (GetMapValue), and `struct(a, 1)` as a column name.
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::Nested(n)), args } if args.len() == 2 && matches!(n, crate::expr::NestedFn::GetField | crate::expr::NestedFn::ArrayStructField | crate::expr::NestedFn::GetMapValue) => {
+            write_expr(f, &args[0], style)?;
+            if *n != crate::expr::NestedFn::GetMapValue {
+                write!(f, ".")?;
+                write_expr(f, &args[1], style)
+            } else {
+                write!(f, "[")?;
+                write_expr(f, &args[1], style)?;
+                write!(f, "]")
+            }
+        }
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::Nested(crate::expr::NestedFn::Struct)), args } if style == Style::Name => {
+            write!(f, "struct(")?;
+            let values: Vec<Expr> = args.iter().skip(1).step_by(2).cloned().collect();
+            write_list(f, &values, style, ", ")?;
+            write!(f, ")")
+        }
         // `a[i]`, as Spark prints GetArrayItem.
         Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::GetItem), args } if args.len() == 2 => {
             write_expr(f, &args[0], style)?;

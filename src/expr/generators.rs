@@ -10,7 +10,7 @@ use arrow::datatypes::DataType;
 
 use super::Expr;
 use crate::error::{KilnError, Result};
-use crate::types::{spark_type_name, ScalarValue};
+use crate::types::ScalarValue;
 
 /// Which generator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -19,6 +19,9 @@ pub enum GeneratorFunc {
     Explode,
     /// `posexplode(array)`: a row per element and its 0-based position, columns `pos, col`.
     PosExplode,
+    /// `inline(array<struct>)`: a row per element, a column per field (a NULL element gives
+    /// a row of NULLs).
+    Inline,
     /// `stack(n, v1, ..., vk)`: n rows of ceil(k / n) columns `col0, col1, ...`, filled row by
     /// row, the last padded with NULLs.
     Stack,
@@ -31,6 +34,7 @@ impl GeneratorFunc {
             GeneratorFunc::Explode => "explode",
             GeneratorFunc::PosExplode => "posexplode",
             GeneratorFunc::Stack => "stack",
+            GeneratorFunc::Inline => "inline",
         }
     }
 
@@ -42,6 +46,8 @@ impl GeneratorFunc {
             "posexplode" => (GeneratorFunc::PosExplode, false),
             "posexplode_outer" => (GeneratorFunc::PosExplode, true),
             "stack" => (GeneratorFunc::Stack, false),
+            "inline" => (GeneratorFunc::Inline, false),
+            "inline_outer" => (GeneratorFunc::Inline, true),
             _ => return None,
         })
     }
@@ -70,7 +76,7 @@ fn quoted(e: &Expr) -> String {
 }
 
 fn type_upper(t: &DataType) -> String {
-    format!("\"{}\"", spark_type_name(t).to_uppercase())
+    format!("\"{}\"", crate::types::sql_type_name(t))
 }
 
 impl Generator {
@@ -92,7 +98,7 @@ impl Generator {
                     ));
                 };
                 let t = a.data_type()?;
-                if !matches!(t, DataType::List(_)) {
+                if !matches!(t, DataType::List(_) | DataType::Map(..)) {
                     return Err(KilnError::analysis(
                         "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
                         format!(
@@ -106,6 +112,27 @@ impl Generator {
                 Ok(self)
             }
             GeneratorFunc::Stack => self.checked_stack(),
+            GeneratorFunc::Inline => {
+                let [a] = self.args.as_slice() else {
+                    return Err(KilnError::analysis(
+                        "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
+                        format!("The `inline` requires 1 parameters but the actual number is {}.", self.args.len()),
+                    ));
+                };
+                let t = a.data_type()?;
+                if !matches!(&t, DataType::List(f) if matches!(f.data_type(), DataType::Struct(_))) {
+                    return Err(KilnError::analysis(
+                        "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+                        format!(
+                            "Cannot resolve \"{}\" due to data type mismatch: The first parameter requires the \"ARRAY<STRUCT>\" type, however {} has the type {}.",
+                            call(),
+                            quoted(a),
+                            type_upper(&t)
+                        ),
+                    ));
+                }
+                Ok(self)
+            }
         }
     }
 
@@ -182,7 +209,20 @@ impl Generator {
                 other => Err(KilnError::internal(format!("{} of {other:?}", self.func.name()))),
             }
         };
+        // Over a map: `key, value` (Spark's names).
+        let first = self.args.first().map(|a| a.data_type()).transpose()?;
+        if let Some((k, v)) = first.as_ref().and_then(crate::types::map_key_value) {
+            let mut cols = vec![("key".to_string(), k.data_type().clone(), true), ("value".to_string(), v.data_type().clone(), true)];
+            if self.func == GeneratorFunc::PosExplode {
+                cols.insert(0, ("pos".to_string(), DataType::Int32, false));
+            }
+            return Ok(cols);
+        }
         Ok(match self.func {
+            GeneratorFunc::Inline => match element()? {
+                (DataType::Struct(fields), _) => fields.iter().map(|f| (f.name().clone(), f.data_type().clone(), true)).collect(),
+                (other, _) => return Err(KilnError::internal(format!("inline of {other}"))),
+            },
             GeneratorFunc::Explode => {
                 let (t, nullable) = element()?;
                 vec![("col".to_string(), t, nullable)]
@@ -203,12 +243,22 @@ impl Generator {
     /// none is kept once with NULLs when `outer`.
     pub fn generate(&self, args: &[ArrayRef], rows: usize, outer: bool, types: &[DataType]) -> Result<(UInt32Array, Vec<ArrayRef>)> {
         match self.func {
-            GeneratorFunc::Explode | GeneratorFunc::PosExplode => {
-                let list = args.first().and_then(|a| a.as_list_opt::<i32>()).ok_or_else(|| KilnError::internal("explode of a non-array"))?;
-                let offsets = list.value_offsets();
+            GeneratorFunc::Explode | GeneratorFunc::PosExplode | GeneratorFunc::Inline => {
+                let arg = args.first().ok_or_else(|| KilnError::internal("explode without an argument"))?;
+                if arg.data_type() == &DataType::Null {
+                    let parent: Vec<u32> = if outer { (0..rows as u32).collect() } else { vec![] };
+                    return Ok((UInt32Array::from(parent.clone()), types.iter().map(|t| new_null_array(t, parent.len())).collect()));
+                }
+                // A map is a list of (key, value) entries.
+                let (offsets, validity, values): (&[i32], Option<&arrow::buffer::NullBuffer>, ArrayRef) = match (arg.as_list_opt::<i32>(), arg.as_map_opt()) {
+                    (Some(l), _) => (l.value_offsets(), l.nulls(), l.values().clone()),
+                    (None, Some(m)) => (m.value_offsets(), m.nulls(), std::sync::Arc::new(m.entries().clone())),
+                    _ => return Err(KilnError::internal("explode of a non-array")),
+                };
+                let is_valid = |i: usize| validity.is_none_or(|v| v.is_valid(i));
                 let (mut parent, mut element, mut pos) = (vec![], vec![], vec![]);
                 for i in 0..rows {
-                    let (start, end) = if list.is_valid(i) { (offsets[i] as u32, offsets[i + 1] as u32) } else { (0, 0) };
+                    let (start, end) = if is_valid(i) { (offsets[i] as u32, offsets[i + 1] as u32) } else { (0, 0) };
                     if start == end && outer {
                         parent.push(i as u32);
                         element.push(None);
@@ -220,11 +270,29 @@ impl Generator {
                         pos.push(Some((k - start) as i32));
                     }
                 }
-                let col = arrow::compute::take(list.values().as_ref(), &UInt32Array::from(element), None)?;
-                let cols = match self.func {
-                    GeneratorFunc::PosExplode => vec![std::sync::Arc::new(Int32Array::from(pos)) as ArrayRef, col],
+                let col = arrow::compute::take(values.as_ref(), &UInt32Array::from(element), None)?;
+                // Map entries and inline's structs give a column per field (a NULL struct's
+                // fields read as NULL).
+                let mut cols = match (self.func, col.as_struct_opt()) {
+                    (GeneratorFunc::Inline, Some(s)) | (GeneratorFunc::Explode | GeneratorFunc::PosExplode, Some(s)) if arg.as_map_opt().is_some() || self.func == GeneratorFunc::Inline => s
+                        .columns()
+                        .iter()
+                        .map(|c| {
+                            let merged = arrow::buffer::NullBuffer::union(c.nulls(), s.nulls());
+                            Ok(arrow::array::make_array(c.to_data().into_builder().nulls(merged).build()?))
+                        })
+                        .collect::<Result<Vec<ArrayRef>>>()?,
                     _ => vec![col],
                 };
+                if self.func == GeneratorFunc::PosExplode {
+                    cols.insert(0, std::sync::Arc::new(Int32Array::from(pos)) as ArrayRef);
+                }
+                // The columns in the types the plan gives them (a map key's nullability).
+                let cols = cols
+                    .into_iter()
+                    .zip(types)
+                    .map(|(c, t)| if c.data_type() == t { Ok(c) } else { super::eval::cast_array(&c, t) })
+                    .collect::<Result<Vec<_>>>()?;
                 Ok((UInt32Array::from(parent), cols))
             }
             GeneratorFunc::Stack => {

@@ -11,6 +11,7 @@ mod number_format;
 mod aggregates;
 mod arrays;
 mod generators;
+mod nested;
 mod regexp;
 mod datetime;
 pub use aggregates::{AggBuiltin, AggKind, WITHIN_GROUP_MARKER};
@@ -18,6 +19,7 @@ pub(crate) use aggregates::try_avg_sum_type;
 pub use builtins::Builtin;
 pub use generators::{Generator, GeneratorFunc};
 pub use builtins_more::MoreFn;
+pub use nested::NestedFn;
 pub(crate) use builtins_more::unhex_bytes;
 pub(crate) use builtins_more::rewrite as rewrite_more;
 pub use typing::aggregate_result_type;
@@ -29,6 +31,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use arrow::datatypes::DataType;
 
 use crate::types::ScalarValue;
+
+/// The name the parser gives `struct(...)` calls (Spark's CreateStruct): name and value
+/// arguments alternate, as named_struct's.
+pub const STRUCT_FUNCTION: &str = "struct";
 
 /// A unique id for an attribute or alias, printed `name#id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -188,16 +188,38 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
         ast::Expr::IsUnknown(x) => Expr::IsNull(boxed(sub(x)?)),
         ast::Expr::IsNotUnknown(x) => Expr::IsNotNull(boxed(sub(x)?)),
         ast::Expr::Subquery(q) => Expr::ScalarSubquery { plan: subquery(q)?, id: ExprId::next() },
-        // `a[i]`, `a[i][j]`: Spark's GetArrayItem, 0-based.
-        ast::Expr::CompoundFieldAccess { root, access_chain } if access_chain.iter().all(|a| matches!(a, ast::AccessExpr::Subscript(ast::Subscript::Index { .. }))) => {
+        // `a[i]`, `a[i][j]` (Spark's GetArrayItem, 0-based), `m[k]`, `s['f']`, and `.f` after
+        // either (`a[0].f`, `named_struct(...).f`): the analyzer reads each by its base's type.
+        ast::Expr::CompoundFieldAccess { root, access_chain }
+            if access_chain.iter().all(|a| matches!(a, ast::AccessExpr::Subscript(ast::Subscript::Index { .. }) | ast::AccessExpr::Dot(ast::Expr::Identifier(_)))) =>
+        {
             let mut out = sub(root)?;
+            let func = crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::GetItem);
             for a in access_chain {
-                if let ast::AccessExpr::Subscript(ast::Subscript::Index { index }) = a {
-                    let func = crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::GetItem);
-                    out = Expr::Function { func, args: vec![out, sub(index)?] };
-                }
+                let key = match a {
+                    ast::AccessExpr::Subscript(ast::Subscript::Index { index }) => sub(index)?,
+                    ast::AccessExpr::Dot(ast::Expr::Identifier(i)) => lit(ScalarValue::Utf8(i.value.clone())),
+                    _ => return Err(unsupported(construct_name(e), start_span(e))),
+                };
+                out = Expr::Function { func, args: vec![out, key] };
             }
             out
+        }
+        // `struct(a, b AS x, 1)`: Spark's CreateStruct, fields named by the column (or alias),
+        // else `col1`, `col2`, ... by position.
+        ast::Expr::Struct { values, fields } if fields.is_empty() => {
+            let mut args = Vec::with_capacity(values.len() * 2);
+            for (i, v) in values.iter().enumerate() {
+                let (name, value) = match v {
+                    ast::Expr::Named { expr, name } => (name.value.clone(), sub(expr)?),
+                    ast::Expr::Identifier(id) => (id.value.clone(), sub(v)?),
+                    ast::Expr::CompoundIdentifier(ids) => (ids.last().map(|i| i.value.clone()).unwrap_or_default(), sub(v)?),
+                    other => (format!("col{}", i + 1), sub(other)?),
+                };
+                args.push(lit(ScalarValue::Utf8(name)));
+                args.push(value);
+            }
+            Expr::UnresolvedFunction { name: crate::expr::STRUCT_FUNCTION.into(), args, distinct: false }
         }
         ast::Expr::Exists { subquery: q, negated } => {
             let e = Expr::Exists { plan: subquery(q)?, id: ExprId::next() };
@@ -991,6 +1013,19 @@ pub(crate) fn sql_data_type(dt: &ast::DataType, span: Span) -> Result<DataType> 
             "long" => DataType::Int64,
             _ => return Err(unsupported(format!("data type {dt}"), span)),
         },
+        // Nested types: `ARRAY<T>`, `STRUCT<a: T, b T>`, `MAP<K, V>`.
+        T::Array(ast::ArrayElemTypeDef::AngleBracket(t) | ast::ArrayElemTypeDef::Parenthesis(t) | ast::ArrayElemTypeDef::SquareBracket(t, _)) => {
+            crate::types::list_type(sql_data_type(t, span)?)
+        }
+        T::Struct(fields, _) => {
+            let mut out = Vec::with_capacity(fields.len());
+            for (i, f) in fields.iter().enumerate() {
+                let name = f.field_name.as_ref().map(|n| n.value.clone()).unwrap_or_else(|| format!("col{}", i + 1));
+                out.push((name, sql_data_type(&f.field_type, span)?));
+            }
+            crate::types::struct_type(out)
+        }
+        T::Map(k, v, _) => crate::types::map_type(sql_data_type(k, span)?, sql_data_type(v, span)?),
         other => return Err(unsupported(format!("data type {other}"), span)),
     })
 }

@@ -34,8 +34,33 @@ pub fn spark_type_name(dt: &DataType) -> String {
         DataType::Timestamp(_, None) => "timestamp_ntz".into(),
         DataType::Timestamp(_, Some(_)) => "timestamp".into(),
         DataType::Binary => "binary".into(),
-        DataType::List(f) => format!("array<{}>", spark_type_name(f.data_type())),
+        DataType::List(f) | DataType::LargeList(f) => format!("array<{}>", spark_type_name(f.data_type())),
+        DataType::Struct(fields) => {
+            let fields: Vec<String> = fields.iter().map(|f| format!("{}:{}", f.name(), spark_type_name(f.data_type()))).collect();
+            format!("struct<{}>", fields.join(","))
+        }
+        DataType::Map(..) => match map_key_value(dt) {
+            Some((k, v)) => format!("map<{},{}>", spark_type_name(k.data_type()), spark_type_name(v.data_type())),
+            None => "map".into(),
+        },
         other => format!("{other}").to_lowercase(),
+    }
+}
+
+/// Spark's `DataType.sql` (what its error messages quote): `INT`, `DECIMAL(10,2)`,
+/// `ARRAY<INT>`, `STRUCT<a: INT, b: STRING>`, `MAP<STRING, INT>`.
+pub fn sql_type_name(dt: &DataType) -> String {
+    match dt {
+        DataType::List(f) | DataType::LargeList(f) => format!("ARRAY<{}>", sql_type_name(f.data_type())),
+        DataType::Struct(fields) => {
+            let fields: Vec<String> = fields.iter().map(|f| format!("{}: {}", f.name(), sql_type_name(f.data_type()))).collect();
+            format!("STRUCT<{}>", fields.join(", "))
+        }
+        DataType::Map(..) => match map_key_value(dt) {
+            Some((k, v)) => format!("MAP<{}, {}>", sql_type_name(k.data_type()), sql_type_name(v.data_type())),
+            None => "MAP".into(),
+        },
+        other => spark_type_name(other).to_uppercase(),
     }
 }
 
@@ -43,6 +68,44 @@ pub fn spark_type_name(dt: &DataType) -> String {
 /// of one element type made anywhere have one arrow type).
 pub fn list_type(element: DataType) -> DataType {
     DataType::List(std::sync::Arc::new(arrow::datatypes::Field::new("item", element, true)))
+}
+
+/// The struct type kiln makes for fields `(name, type)`: every field nullable, so structs of
+/// one shape made anywhere have one arrow type (Spark's field nullability is not part of what
+/// it prints or compares).
+pub fn struct_type(fields: impl IntoIterator<Item = (String, DataType)>) -> DataType {
+    DataType::Struct(fields.into_iter().map(|(n, t)| arrow::datatypes::Field::new(n, t, true)).collect())
+}
+
+/// The map type kiln makes (arrow's layout: entries of a non-NULL `key` and a `value`).
+pub fn map_type(key: DataType, value: DataType) -> DataType {
+    let entries = DataType::Struct(arrow::datatypes::Fields::from(vec![
+        arrow::datatypes::Field::new("key", key, false),
+        arrow::datatypes::Field::new("value", value, true),
+    ]));
+    DataType::Map(std::sync::Arc::new(arrow::datatypes::Field::new("entries", entries, false)), false)
+}
+
+/// The key and value fields of a map type (whatever its entries are named, as a Parquet
+/// file's `key_value` entries are).
+pub fn map_key_value(dt: &DataType) -> Option<(&arrow::datatypes::FieldRef, &arrow::datatypes::FieldRef)> {
+    match dt {
+        DataType::Map(entries, _) => match entries.data_type() {
+            DataType::Struct(f) if f.len() == 2 => Some((&f[0], &f[1])),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// True for types Spark can order and group by: not maps, nor structs or arrays holding one.
+pub fn is_orderable(dt: &DataType) -> bool {
+    match dt {
+        DataType::Map(..) => false,
+        DataType::Struct(f) => f.iter().all(|f| is_orderable(f.data_type())),
+        DataType::List(f) | DataType::LargeList(f) => is_orderable(f.data_type()),
+        _ => true,
+    }
 }
 
 /// True for the numeric types: integral, floating point and decimal.
@@ -164,6 +227,22 @@ pub fn wider_type(a: &DataType, b: &DataType) -> Option<DataType> {
         (List(x), List(y)) => {
             let t = wider_type(x.data_type(), y.data_type())?;
             Some(List(std::sync::Arc::new(x.as_ref().clone().with_data_type(t).with_nullable(x.is_nullable() || y.is_nullable()))))
+        }
+        // Structs of as many fields widen field by field (names must agree, in any case, as
+        // Spark's default case-insensitive resolution compares them); maps by key and value.
+        (Struct(x), Struct(y)) if x.len() == y.len() => {
+            let mut fields = Vec::with_capacity(x.len());
+            for (fx, fy) in x.iter().zip(y.iter()) {
+                if !fx.name().eq_ignore_ascii_case(fy.name()) {
+                    return None;
+                }
+                fields.push((fx.name().clone(), wider_type(fx.data_type(), fy.data_type())?));
+            }
+            Some(struct_type(fields))
+        }
+        (Map(..), Map(..)) => {
+            let ((kx, vx), (ky, vy)) = (map_key_value(a)?, map_key_value(b)?);
+            Some(map_type(wider_type(kx.data_type(), ky.data_type())?, wider_type(vx.data_type(), vy.data_type())?))
         }
         _ => None,
     }

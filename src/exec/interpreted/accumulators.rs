@@ -587,6 +587,61 @@ impl<const MIN: bool> Accumulator for MinMaxStr<MIN> {
     }
 }
 
+/// min/max over structs and arrays, in Spark's order of them (field by field, element by
+/// element, a NULL inside first): each group keeps its best value and that value's row bytes.
+struct MinMaxNested<const MIN: bool> {
+    dt: DataType,
+    best: Vec<Option<(Vec<u8>, ArrayRef)>>,
+}
+
+impl<const MIN: bool> Accumulator for MinMaxNested<MIN> {
+    fn resize(&mut self, groups: usize) {
+        self.best.resize(groups, None);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = arg(args, 0)?;
+        let conv = arrow::row::RowConverter::new(vec![arrow::row::SortField::new(a.data_type().clone())])?;
+        let rows = conv.convert_columns(std::slice::from_ref(a))?;
+        for (i, g) in gids.iter().enumerate() {
+            if a.is_null(i) {
+                continue;
+            }
+            let v = rows.row(i);
+            let slot = &mut self.best[*g as usize];
+            let better = match slot {
+                Some((cur, _)) => (MIN && v.as_ref() < cur.as_slice()) || (!MIN && v.as_ref() > cur.as_slice()),
+                None => true,
+            };
+            if better {
+                *slot = Some((v.as_ref().to_vec(), a.slice(i, 1)));
+            }
+        }
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        self.update(gids, state)
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        Ok(vec![self.evaluate()?])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        let best = std::mem::take(&mut self.best);
+        let null = arrow::array::new_null_array(&self.dt, 1);
+        let mut sources: Vec<&dyn Array> = vec![null.as_ref()];
+        let mut order = Vec::with_capacity(best.len());
+        for b in &best {
+            match b {
+                Some((_, v)) => {
+                    sources.push(v.as_ref());
+                    order.push((sources.len() - 1, 0));
+                }
+                None => order.push((0, 0)),
+            }
+        }
+        Ok(arrow::compute::interleave(&sources, &order)?)
+    }
+}
+
 /// Runs an accumulator over inputs cast to `via`, casting its outputs back to `out`.
 struct Casting {
     inner: Box<dyn Accumulator>,
@@ -644,6 +699,7 @@ pub(super) fn min_max<const MIN: bool>(dt: &DataType) -> Result<Box<dyn Accumula
             Box::new(Casting { inner: Box::new(MinMaxStr::<MIN>::default()), via: DataType::Utf8, out: dt.clone() })
         }
         DataType::Boolean => Box::new(Casting { inner: p::<Int8Type, MIN>(&DataType::Int8), via: DataType::Int8, out: dt.clone() }),
+        DataType::Struct(_) | DataType::List(_) => Box::new(MinMaxNested::<MIN> { dt: dt.clone(), best: vec![] }),
         other => return Err(KilnError::unsupported(format!("{} over {other}", if MIN { "min" } else { "max" }))),
     })
 }

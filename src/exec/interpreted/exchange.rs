@@ -126,6 +126,44 @@ fn hash_column(arr: &dyn Array, hashes: &mut [i32]) -> Result<()> {
             each::<IntervalDayTimeType>(arr, hashes, |v, h| hash_long(v.days as i64 * crate::types::timestamp::MICROS_PER_DAY, h))
         }
         DataType::Duration(TimeUnit::Microsecond) => each::<DurationMicrosecondType>(arr, hashes, hash_long),
+        // A struct hashes its fields in order, an array its elements (Spark's Murmur3Hash); a
+        // NULL struct or array leaves the hash unchanged, as does a NULL field or element.
+        DataType::Struct(_) => {
+            let s = arr.as_struct();
+            for c in s.columns() {
+                let merged = arrow::buffer::NullBuffer::union(c.nulls(), s.nulls());
+                let c = arrow::array::make_array(c.to_data().into_builder().nulls(merged).build()?);
+                hash_column(c.as_ref(), hashes)?;
+            }
+        }
+        DataType::List(_) => {
+            let l = arr.as_list::<i32>();
+            let offsets = l.value_offsets();
+            for (i, h) in hashes.iter_mut().enumerate() {
+                if l.is_valid(i) {
+                    for k in offsets[i] as usize..offsets[i + 1] as usize {
+                        let mut one = [*h];
+                        hash_column(l.values().slice(k, 1).as_ref(), &mut one)?;
+                        *h = one[0];
+                    }
+                }
+            }
+        }
+        // A map hashes each entry's key, then its value (Spark's Murmur3Hash of a MapType).
+        DataType::Map(..) => {
+            let m = arr.as_map();
+            let offsets = m.value_offsets();
+            for (i, h) in hashes.iter_mut().enumerate() {
+                if m.is_valid(i) {
+                    for k in offsets[i] as usize..offsets[i + 1] as usize {
+                        let mut one = [*h];
+                        hash_column(m.keys().slice(k, 1).as_ref(), &mut one)?;
+                        hash_column(m.values().slice(k, 1).as_ref(), &mut one)?;
+                        *h = one[0];
+                    }
+                }
+            }
+        }
         other => return Err(KilnError::unsupported(format!("hash partitioning on a key of type {other}"))),
     }
     Ok(())

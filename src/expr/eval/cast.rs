@@ -42,6 +42,7 @@ pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     }
     match (from, to) {
         (Null, _) => Ok(new_null_array(to, a.len())),
+        (List(_) | Struct(_) | Map(..), List(_) | Struct(_) | Map(..)) => nested_cast(a, to),
         // Spark: a string's UTF-8 bytes; bytes read back as UTF-8 (invalid sequences replaced).
         (Binary, Utf8) => Ok(Arc::new(a.as_binary::<i32>().iter().map(|b| b.map(|b| String::from_utf8_lossy(b).into_owned())).collect::<StringArray>())),
         (Utf8 | LargeUtf8 | Utf8View, Binary) => Ok(Arc::new(strings(a)?.iter().map(|s| s.map(str::as_bytes)).collect::<arrow::array::BinaryArray>())),
@@ -163,7 +164,7 @@ fn timestamp_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
         _ => {
             return Err(KilnError::analysis(
                 "DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
-                format!("cannot cast \"{}\" to \"{}\".", crate::types::spark_type_name(from).to_uppercase(), crate::types::spark_type_name(to).to_uppercase()),
+                format!("cannot cast \"{}\" to \"{}\".", crate::types::sql_type_name(from), crate::types::sql_type_name(to)),
             ))
         }
     })
@@ -188,6 +189,34 @@ fn map_to_string<T: ArrowPrimitiveType>(a: &ArrayRef, f: impl Fn(T::Native) -> S
     Arc::new(a.as_primitive::<T>().iter().map(|v| v.map(&f)).collect::<StringArray>())
 }
 
+/// Arrays element by element, structs field by field (by position) and maps key and value
+/// by value, each with this module's (ANSI) casts; the shape and NULLs are kept.
+fn nested_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    use DataType::*;
+    let mismatch = || KilnError::internal(format!("cast from {} to {to}", a.data_type()));
+    Ok(match (a.data_type(), to) {
+        (List(_), List(f)) => {
+            let l = a.as_list::<i32>();
+            let values = cast(l.values(), f.data_type())?;
+            Arc::new(arrow::array::ListArray::try_new(f.clone(), l.offsets().clone(), values, l.nulls().cloned())?)
+        }
+        (Struct(from), Struct(fields)) if from.len() == fields.len() => {
+            let s = a.as_struct();
+            let columns = s.columns().iter().zip(fields.iter()).map(|(c, f)| cast(c, f.data_type())).collect::<Result<Vec<_>>>()?;
+            Arc::new(arrow::array::StructArray::try_new(fields.clone(), columns, s.nulls().cloned())?)
+        }
+        (Map(..), Map(entries, sorted)) => {
+            let m = a.as_map();
+            let Struct(fields) = entries.data_type() else { return Err(mismatch()) };
+            let (Some(kf), Some(vf)) = (fields.first(), fields.get(1)) else { return Err(mismatch()) };
+            let (keys, values) = (cast(m.keys(), kf.data_type())?, cast(m.values(), vf.data_type())?);
+            let entries_array = arrow::array::StructArray::try_new(fields.clone(), vec![keys, values], None)?;
+            Arc::new(arrow::array::MapArray::try_new(entries.clone(), m.offsets().clone(), entries_array, m.nulls().cloned(), *sorted)?)
+        }
+        _ => return Err(mismatch()),
+    })
+}
+
 fn to_string(a: &ArrayRef) -> Result<ArrayRef> {
     Ok(match a.data_type() {
         DataType::Float64 => map_to_string::<Float64Type>(a, java_double),
@@ -198,7 +227,9 @@ fn to_string(a: &ArrayRef) -> Result<ArrayRef> {
         }
         DataType::Date32 => map_to_string::<Date32Type>(a, format_date),
         DataType::Timestamp(..) => map_to_string::<TimestampMicrosecondType>(a, format_timestamp),
-        DataType::List(_) => Arc::new((0..a.len()).map(|i| crate::format::format_value(a.as_ref(), i)).collect::<StringArray>()),
+        DataType::List(_) | DataType::Struct(_) | DataType::Map(..) => {
+            Arc::new((0..a.len()).map(|i| crate::format::format_value(a.as_ref(), i)).collect::<StringArray>())
+        }
         // booleans ("true"/"false") and integers print as Spark does.
         _ => arrow_cast(a, &DataType::Utf8)?,
     })

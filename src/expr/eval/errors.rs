@@ -4,7 +4,7 @@ use arrow::datatypes::DataType;
 use arrow::error::ArrowError;
 
 use crate::error::KilnError;
-use crate::types::{format_date, format_decimal, spark_type_name, ScalarValue};
+use crate::types::{format_date, format_decimal, ScalarValue};
 
 /// `[ARITHMETIC_OVERFLOW]` for an integral result of type `dt`; `try_fn` names the tolerant variant.
 pub(super) fn arithmetic_overflow(dt: &DataType, try_fn: Option<&str>) -> KilnError {
@@ -53,7 +53,7 @@ pub(super) fn cast_overflow(value: &str, from: &DataType, to: &DataType) -> Kiln
 
 /// Spark's `toSQLType`: `"INT"`, `"DECIMAL(10,2)"`.
 pub(super) fn sql_type(dt: &DataType) -> String {
-    format!("\"{}\"", spark_type_name(dt).to_uppercase())
+    format!("\"{}\"", crate::types::sql_type_name(dt))
 }
 
 /// Spark's `toSQLValue`: a value as SQL literal text (`5L`, `1.5D`, `12.30BD`, `'abc'`).

@@ -45,6 +45,11 @@ pub(crate) fn make_batch(schema: SchemaRef, columns: Vec<ArrayRef>, rows: usize)
     Ok(RecordBatch::try_new_with_options(schema, columns, &RecordBatchOptions::new().with_row_count(Some(rows)))?)
 }
 
+/// `a` cast to `to` with Spark's (ANSI) casts.
+pub(crate) fn cast_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    cast::cast(a, to)
+}
+
 /// Evaluates each expression over `batch`.
 pub(crate) fn evaluate_all(exprs: &[Expr], batch: &RecordBatch, input: &[Attribute]) -> Result<Vec<ArrayRef>> {
     exprs.iter().map(|e| evaluate(e, batch, input)).collect()
@@ -254,6 +259,9 @@ fn comparable(l: &ArrayRef, r: &ArrayRef) -> Result<(ArrayRef, ArrayRef)> {
 
 /// `l op r` for a comparison operator (`<=>` treats NULLs as equal values).
 fn compare(op: BinaryOp, l: &ArrayRef, r: &ArrayRef) -> Result<BooleanArray> {
+    if matches!(l.data_type(), DataType::Struct(_) | DataType::List(_)) || matches!(r.data_type(), DataType::Struct(_) | DataType::List(_)) {
+        return compare_nested(op, l, r);
+    }
     let (l, r) = comparable(l, r)?;
     Ok(match op {
         BinaryOp::Eq => cmp::eq(&l, &r)?,
@@ -265,6 +273,38 @@ fn compare(op: BinaryOp, l: &ArrayRef, r: &ArrayRef) -> Result<BooleanArray> {
         BinaryOp::EqNullSafe => cmp::not_distinct(&l, &r)?,
         other => return Err(KilnError::internal(format!("{} is not a comparison", other.symbol()))),
     })
+}
+
+/// Structs and arrays compare as Spark orders them: field by field (element by element), a
+/// NULL inside before any value and equal to another NULL; a NULL value itself gives NULL
+/// (`<=>`: equal only to NULL).
+fn compare_nested(op: BinaryOp, l: &ArrayRef, r: &ArrayRef) -> Result<BooleanArray> {
+    use arrow::row::{RowConverter, SortField};
+    let t = if l.data_type() == &DataType::Null { r.data_type().clone() } else { l.data_type().clone() };
+    let l = if l.data_type() == &DataType::Null { new_null_array(&t, l.len()) } else { l.clone() };
+    let r = if r.data_type() == &DataType::Null { new_null_array(&t, r.len()) } else if r.data_type() != &t { cast::cast(r, &t)? } else { r.clone() };
+    let conv = RowConverter::new(vec![SortField::new(t)])?;
+    let (lr, rr) = (conv.convert_columns(std::slice::from_ref(&l))?, conv.convert_columns(std::slice::from_ref(&r))?);
+    Ok((0..l.len())
+        .map(|i| {
+            let (ln, rn) = (l.is_null(i), r.is_null(i));
+            if op == BinaryOp::EqNullSafe {
+                return Some(if ln || rn { ln && rn } else { lr.row(i) == rr.row(i) });
+            }
+            if ln || rn {
+                return None;
+            }
+            let ord = lr.row(i).cmp(&rr.row(i));
+            Some(match op {
+                BinaryOp::Eq => ord.is_eq(),
+                BinaryOp::NotEq => ord.is_ne(),
+                BinaryOp::Lt => ord.is_lt(),
+                BinaryOp::LtEq => ord.is_le(),
+                BinaryOp::Gt => ord.is_gt(),
+                _ => ord.is_ge(),
+            })
+        })
+        .collect())
 }
 
 /// `x IN (a, b, ...)` = `x = a OR x = b OR ...` in three-valued logic: NULL when nothing

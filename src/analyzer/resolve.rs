@@ -158,6 +158,24 @@ impl Resolver<'_> {
                 let list = grouping.iter().cloned().chain(aggregates).collect();
                 self.resolve_node(LogicalPlan::Aggregate { grouping, aggregates: list, child })
             }
+            // Spark's ResolveSubqueryColumnAliases: the child's columns renamed by position.
+            LogicalPlan::UnresolvedSubqueryColumnAliases { names, child } => {
+                let output = child.output();
+                if output.len() != names.len() {
+                    return Err(KilnError::analysis(
+                        "ASSIGNMENT_ARITY_MISMATCH",
+                        format!(
+                            "The number of columns or variables assigned or aliased: {} does not match the number of source expressions: {} (column aliases ({}) for a relation of columns ({})).",
+                            output.len(),
+                            names.len(),
+                            names.join(", "),
+                            output.iter().map(|a| a.name.clone()).collect::<Vec<_>>().join(", ")
+                        ),
+                    ));
+                }
+                let list = output.iter().zip(names).map(|(a, n)| a.expr().alias(n)).collect();
+                Ok(LogicalPlan::Project { list, child })
+            }
             LogicalPlan::Unpivot { columns, names, value_names, name_column, child, .. } => resolve_unpivot(self, columns, names, value_names, name_column, child),
             LogicalPlan::Sort { order, global, child } => self.resolve_sort(order, global, child),
             LogicalPlan::Generate { generator, outer, qualifier, names, generator_output, child, .. } if generator_output.is_empty() => {

@@ -989,8 +989,8 @@ fn resolve_within_group(name: &str, code: &str, mut args: Vec<Expr>, distinct: b
     };
     if args.is_empty() || args.len() > 2 {
         return Err(KilnError::analysis(
-            "WRONG_NUM_ARGS",
-            format!("The `{}` requires [1, 2] parameters but the actual number is {}.", name.to_lowercase(), args.len()),
+            "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
+            format!("The `{}` requires [1, 2] parameters but the actual number is {}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.", name.to_lowercase(), args.len()),
         ));
     }
     // Spark: with DISTINCT, the order must be the aggregated value itself.
@@ -1016,8 +1016,8 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
     };
     let arity_error = |expected: &str| {
         KilnError::analysis(
-            "WRONG_NUM_ARGS",
-            format!("The `{}` requires {expected} parameters but the actual number is {}.", name.to_lowercase(), args.len()),
+            "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
+            format!("The `{}` requires {expected} parameters but the actual number is {}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.", name.to_lowercase(), args.len()),
         )
     };
     if let Some((base, code)) = name.split_once(crate::expr::WITHIN_GROUP_MARKER) {

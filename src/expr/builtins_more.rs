@@ -734,7 +734,7 @@ pub(crate) fn rewrite(name: &str, args: Vec<Expr>) -> Result<std::result::Result
         _ => return Ok(Err(args)),
     };
     if args.len() != wanted {
-        return Err(KilnError::analysis("WRONG_NUM_ARGS", format!("The `{n}` requires {wanted} parameters but the actual number is {}.", args.len())));
+        return Err(KilnError::analysis("WRONG_NUM_ARGS.WITHOUT_SUGGESTION", format!("The `{n}` requires {wanted} parameters but the actual number is {}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.", args.len())));
     }
     let mut it = args.into_iter();
     let (Some(a), b) = (it.next(), it.next()) else { return Err(KilnError::internal("rewrite arity")) };

@@ -552,6 +552,16 @@ impl Resolver<'_> {
     /// (they are added to it and projected away above the Sort).
     fn resolve_sort(&self, order: Vec<SortOrder>, global: bool, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {
         let output = child.output();
+        // Spark's ResolveOrderByAll: `ORDER BY ALL` (one key named ALL that no column is) sorts by
+        // every column of the select list, left to right, in that key's direction.
+        let order = match order.as_slice() {
+            [o] if matches!(&o.expr, Expr::UnresolvedAttribute(n) if n.len() == 1 && n[0].eq_ignore_ascii_case("all"))
+                && !output.iter().any(|a| a.name.eq_ignore_ascii_case("all")) =>
+            {
+                output.iter().map(|a| SortOrder { expr: a.expr(), ..o.clone() }).collect()
+            }
+            _ => order,
+        };
         // ORDER BY 2: the second select-list column (Spark's orderByOrdinal).
         let order = order
             .into_iter()

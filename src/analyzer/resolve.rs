@@ -1033,6 +1033,21 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
     if let Some((base, code)) = name.split_once(crate::expr::WITHIN_GROUP_MARKER) {
         return resolve_within_group(base, code, args, distinct);
     }
+    // Spark's RegrCount, RegrAvgX, RegrAvgY (replaced aggregates): count(*), avg(x) or avg(y) over
+    // the rows where neither y nor x is NULL.
+    if let Some(i) = ["regr_count", "regr_avgx", "regr_avgy"].iter().position(|n| name.eq_ignore_ascii_case(n)) {
+        if args.len() != 2 {
+            return Err(arity_error("2"));
+        }
+        let both = Expr::IsNotNull(Box::new(args[0].clone())).and(Expr::IsNotNull(Box::new(args[1].clone())));
+        let value = match i {
+            0 => Expr::Literal(ScalarValue::Int32(1)),
+            1 => args[1].clone(),
+            _ => args[0].clone(),
+        };
+        let only_both = Expr::CaseWhen { branches: vec![(both, value)], else_expr: None };
+        return resolve_function(if i == 0 { "count" } else { "avg" }, vec![coerce_expr(only_both)?], distinct, std::iter::empty());
+    }
     if let Some(AggFunc::Builtin(b)) = AggFunc::from_name(name) {
         let (min, max) = b.arity();
         if args.len() < min || args.len() > max {

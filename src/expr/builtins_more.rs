@@ -753,6 +753,7 @@ pub(crate) fn rewrite(name: &str, args: Vec<Expr>) -> Result<std::result::Result
         "try_multiply" => (Some((TryMultiply, BinaryOp::Multiply)), 2),
         "try_divide" => (Some((TryDivide, BinaryOp::Divide)), 2),
         "try_mod" => (Some((TryMod, BinaryOp::Modulo)), 2),
+        "mod" => (None, 2),
         "nullifzero" | "zeroifnull" => (None, 1),
         "equal_null" => (None, 2),
         _ => return Ok(Err(args)),
@@ -765,6 +766,7 @@ pub(crate) fn rewrite(name: &str, args: Vec<Expr>) -> Result<std::result::Result
     let zero = Expr::Literal(ScalarValue::Int32(0));
     Ok(Ok(match (op, b) {
         (Some((f, op)), Some(b)) => Expr::Function { func: ScalarFunc::Builtin(Builtin::More(f)), args: vec![a.binary(op, b)] },
+        (None, Some(b)) if n == "mod" => a.binary(BinaryOp::Modulo, b),
         (None, Some(b)) => a.binary(BinaryOp::EqNullSafe, b),
         (_, None) if n == "zeroifnull" => Expr::Function { func: ScalarFunc::Coalesce, args: vec![a, zero] },
         _ => {

@@ -298,7 +298,6 @@ fn construct_name(e: &ast::Expr) -> &'static str {
     match e {
         ast::Expr::Trim { .. } => "TRIM(...)",
         ast::Expr::Position { .. } => "POSITION(... IN ...)",
-        ast::Expr::Overlay { .. } => "OVERLAY(...)",
         ast::Expr::Ceil { .. } | ast::Expr::Floor { .. } => "CEIL/FLOOR(... TO ...)",
         ast::Expr::Collate { .. } => "COLLATE",
         ast::Expr::AtTimeZone { .. } => "AT TIME ZONE",

@@ -498,11 +498,12 @@ impl Builtin {
             Cbrt => math1(|x| Some(x.cbrt()))?,
             Exp => math1(|x| Some(x.exp()))?,
             // Spark's logarithms are NULL at and below zero.
-            Ln => math1(|x| (x > 0.0).then(|| x.ln()))?,
-            Log10 => math1(|x| (x > 0.0).then(|| x.log10()))?,
-            Log2 => math1(|x| (x > 0.0).then(|| x.log2()))?,
-            Log if args.len() == 1 => math1(|x| (x > 0.0).then(|| x.ln()))?,
-            Log => math2(|b, x| (b > 0.0 && x > 0.0).then(|| x.ln() / b.ln()))?,
+            // Spark: NULL at or below 0; NaN stays NaN (`NaN <= 0` is false).
+            Ln => math1(|x| (!(x <= 0.0)).then(|| x.ln()))?,
+            Log10 => math1(|x| (!(x <= 0.0)).then(|| x.log10()))?,
+            Log2 => math1(|x| (!(x <= 0.0)).then(|| x.log2()))?,
+            Log if args.len() == 1 => math1(|x| (!(x <= 0.0)).then(|| x.ln()))?,
+            Log => math2(|b, x| (!(b <= 0.0 || x <= 0.0)).then(|| x.ln() / b.ln()))?,
             Power => math2(|x, y| Some(x.powf(y)))?,
             Atan2 => math2(|y, x| Some(y.atan2(x)))?,
             Sin => math1(|x| Some(x.sin()))?,

@@ -115,6 +115,9 @@ pub struct Config {
     pub histogram_num_bins: usize,
     /// `spark.sql.statistics.ndv.maxError`: HyperLogLog++'s relative standard deviation.
     pub ndv_max_error: f64,
+    /// Keys outside `spark.` and `kiln.` set by `SET key=value`: kept and read back as Spark keeps
+    /// user settings, never read by kiln.
+    pub user_settings: std::collections::BTreeMap<String, String>,
     /// Not a setting: the control (cancel flag, progress) of the run this copy of the config
     /// belongs to, set by `DataFrame::collect_with_control`.
     pub control: Option<std::sync::Arc<crate::exec::control::QueryControl>>,
@@ -123,6 +126,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
+            user_settings: Default::default(),
             shuffle_partitions: 200,
             query_timeout: std::time::Duration::ZERO,
             files_allowed_roots: vec![],
@@ -426,6 +430,11 @@ impl Config {
                     _ => return Err(KilnError::Config(format!("`{key}` must be ir, asm or both, got `{value}`"))),
                 }
             }
+            // Spark keeps any other key for the session; a `spark.` or `kiln.` key kiln does not know
+            // is a typo (or a setting kiln does not apply), so it stays an error.
+            _ if !key.starts_with("spark.") && !key.starts_with("kiln.") => {
+                self.user_settings.insert(key.to_string(), value.to_string());
+            }
             _ => {
                 let hint = closest_match(key, KEYS.iter().copied()).map(|k| format!(" Did you mean `{k}`?")).unwrap_or_default();
                 return Err(KilnError::Config(format!("unknown setting `{key}`.{hint}")));
@@ -480,7 +489,7 @@ impl Config {
             "kiln.memory.limit" => self.memory_limit.to_string(),
             "kiln.codegen.disassembly" => self.codegen_dump.asm().to_string(),
             "kiln.codegen.dump" => format!("{:?}", self.codegen_dump).to_lowercase(),
-            _ => return None,
+            _ => return self.user_settings.get(key).cloned(),
         })
     }
 }

@@ -298,10 +298,12 @@ impl Session {
                 self.local_result(vec![("key", vec![Some(key)]), ("value", vec![Some(value)])])
             }
             Statement::SetConfig { key, value: None } => {
-                let value = self.config()?.get(&key);
+                let mut value = self.config()?.get(&key);
                 if value.is_none() {
                     // Reuse set's error: it names the key and suggests the closest one.
                     self.config()?.set(&key, "")?;
+                    // A user key never set reads as Spark prints it.
+                    value = Some("<undefined>".to_string());
                 }
                 self.local_result(vec![("key", vec![Some(key)]), ("value", vec![value])])
             }

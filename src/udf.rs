@@ -66,7 +66,7 @@ impl Signature {
 }
 
 fn arity(name: &str, wanted: usize, given: usize) -> KilnError {
-    KilnError::analysis("WRONG_NUM_ARGS", format!("The `{name}` requires {wanted} parameters but the actual number is {given}."))
+    KilnError::analysis("WRONG_NUM_ARGS.WITHOUT_SUGGESTION", format!("The `{name}` requires {wanted} parameters but the actual number is {given}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix."))
 }
 
 /// The body of a scalar UDF: the argument columns of a batch in, the result column out

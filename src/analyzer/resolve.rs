@@ -158,6 +158,24 @@ impl Resolver<'_> {
                 let list = grouping.iter().cloned().chain(aggregates).collect();
                 self.resolve_node(LogicalPlan::Aggregate { grouping, aggregates: list, child })
             }
+            // Spark's ResolveSubqueryColumnAliases: the child's columns renamed by position.
+            LogicalPlan::UnresolvedSubqueryColumnAliases { names, child } => {
+                let output = child.output();
+                if output.len() != names.len() {
+                    return Err(KilnError::analysis(
+                        "ASSIGNMENT_ARITY_MISMATCH",
+                        format!(
+                            "The number of columns or variables assigned or aliased: {} does not match the number of source expressions: {} (column aliases ({}) for a relation of columns ({})).",
+                            output.len(),
+                            names.len(),
+                            names.join(", "),
+                            output.iter().map(|a| a.name.clone()).collect::<Vec<_>>().join(", ")
+                        ),
+                    ));
+                }
+                let list = output.iter().zip(names).map(|(a, n)| a.expr().alias(n)).collect();
+                Ok(LogicalPlan::Project { list, child })
+            }
             LogicalPlan::Unpivot { columns, names, value_names, name_column, child, .. } => resolve_unpivot(self, columns, names, value_names, name_column, child),
             LogicalPlan::Sort { order, global, child } => self.resolve_sort(order, global, child),
             LogicalPlan::Generate { generator, outer, qualifier, names, generator_output, child, .. } if generator_output.is_empty() => {
@@ -557,6 +575,16 @@ impl Resolver<'_> {
     /// (they are added to it and projected away above the Sort).
     fn resolve_sort(&self, order: Vec<SortOrder>, global: bool, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {
         let output = child.output();
+        // Spark's ResolveOrderByAll: `ORDER BY ALL` (one key named ALL that no column is) sorts by
+        // every column of the select list, left to right, in that key's direction.
+        let order = match order.as_slice() {
+            [o] if matches!(&o.expr, Expr::UnresolvedAttribute(n) if n.len() == 1 && n[0].eq_ignore_ascii_case("all"))
+                && !output.iter().any(|a| a.name.eq_ignore_ascii_case("all")) =>
+            {
+                output.iter().map(|a| SortOrder { expr: a.expr(), ..o.clone() }).collect()
+            }
+            _ => order,
+        };
         // ORDER BY 2: the second select-list column (Spark's orderByOrdinal).
         let order = order
             .into_iter()
@@ -1063,8 +1091,8 @@ fn resolve_within_group(name: &str, code: &str, mut args: Vec<Expr>, distinct: b
     };
     if args.is_empty() || args.len() > 2 {
         return Err(KilnError::analysis(
-            "WRONG_NUM_ARGS",
-            format!("The `{}` requires [1, 2] parameters but the actual number is {}.", name.to_lowercase(), args.len()),
+            "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
+            format!("The `{}` requires [1, 2] parameters but the actual number is {}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.", name.to_lowercase(), args.len()),
         ));
     }
     // Spark: with DISTINCT, the order must be the aggregated value itself.
@@ -1090,12 +1118,27 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
     };
     let arity_error = |expected: &str| {
         KilnError::analysis(
-            "WRONG_NUM_ARGS",
-            format!("The `{}` requires {expected} parameters but the actual number is {}.", name.to_lowercase(), args.len()),
+            "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
+            format!("The `{}` requires {expected} parameters but the actual number is {}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.", name.to_lowercase(), args.len()),
         )
     };
     if let Some((base, code)) = name.split_once(crate::expr::WITHIN_GROUP_MARKER) {
         return resolve_within_group(base, code, args, distinct);
+    }
+    // Spark's RegrCount, RegrAvgX, RegrAvgY (replaced aggregates): count(*), avg(x) or avg(y) over
+    // the rows where neither y nor x is NULL.
+    if let Some(i) = ["regr_count", "regr_avgx", "regr_avgy"].iter().position(|n| name.eq_ignore_ascii_case(n)) {
+        if args.len() != 2 {
+            return Err(arity_error("2"));
+        }
+        let both = Expr::IsNotNull(Box::new(args[0].clone())).and(Expr::IsNotNull(Box::new(args[1].clone())));
+        let value = match i {
+            0 => Expr::Literal(ScalarValue::Int32(1)),
+            1 => args[1].clone(),
+            _ => args[0].clone(),
+        };
+        let only_both = Expr::CaseWhen { branches: vec![(both, value)], else_expr: None };
+        return resolve_function(if i == 0 { "count" } else { "avg" }, vec![coerce_expr(only_both)?], distinct, std::iter::empty());
     }
     if let Some(AggFunc::Builtin(b)) = AggFunc::from_name(name) {
         let (min, max) = b.arity();

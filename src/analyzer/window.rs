@@ -59,7 +59,7 @@ pub(super) fn resolve_window_expression(e: Expr) -> Result<Expr> {
                 ));
             }
             let wrong_args = |expected: &str| {
-                window_error("WRONG_NUM_ARGS", format!("The `{name}` requires {expected} parameters but the actual number is {}.", args.len()))
+                window_error("WRONG_NUM_ARGS.WITHOUT_SUGGESTION", format!("The `{name}` requires {expected} parameters but the actual number is {}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.", args.len()))
             };
             let (args, fixed) = match func {
                 WindowFunc::RowNumber | WindowFunc::CumeDist => {

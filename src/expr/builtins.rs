@@ -18,6 +18,7 @@ use crate::types::{format_date, parse_date, wider_type};
 #[allow(missing_docs)]
 pub enum Builtin {
     Sqrt, Cbrt, Exp, Ln, Log10, Log2, Log, Power, Sin, Cos, Tan, Asin, Acos, Atan, Atan2, Degrees, Radians, Signum, Ceil, Floor, Pi,
+    Sinh, Cosh, Tanh, Asinh, Acosh, Atanh,
     Greatest, Least,
     ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right,
     Month, Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate,
@@ -44,7 +45,8 @@ use Builtin::*;
 
 /// Every builtin, for name look-up and suggestions.
 const ALL: &[Builtin] = &[
-    Sqrt, Cbrt, Exp, Ln, Log10, Log2, Log, Power, Sin, Cos, Tan, Asin, Acos, Atan, Atan2, Degrees, Radians, Signum, Ceil, Floor, Pi, Greatest,
+    Sqrt, Cbrt, Exp, Ln, Log10, Log2, Log, Power, Sin, Cos, Tan, Asin, Acos, Atan, Atan2, Degrees, Radians, Signum, Ceil, Floor, Pi,
+    Sinh, Cosh, Tanh, Asinh, Acosh, Atanh, Greatest,
     Least, ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right, Month,
     Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate, RLike, RegexpReplace, RegexpExtract, RegexpExtractAll,
     RegexpCount, RegexpSubstr, RegexpInstr, StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl,
@@ -60,6 +62,7 @@ impl Builtin {
             Sqrt => "sqrt", Cbrt => "cbrt", Exp => "exp", Ln => "ln", Log10 => "log10", Log2 => "log2", Log => "log", Power => "power",
             Sin => "sin", Cos => "cos", Tan => "tan", Asin => "asin", Acos => "acos", Atan => "atan", Atan2 => "atan2",
             Degrees => "degrees", Radians => "radians", Signum => "signum", Ceil => "ceil", Floor => "floor", Pi => "pi",
+            Sinh => "sinh", Cosh => "cosh", Tanh => "tanh", Asinh => "asinh", Acosh => "acosh", Atanh => "atanh",
             Greatest => "greatest", Least => "least", ConcatWs => "concat_ws", Lpad => "lpad", Rpad => "rpad", Repeat => "repeat",
             Reverse => "reverse", Initcap => "initcap", Instr => "instr", Locate => "locate", Ascii => "ascii", Chr => "chr",
             Translate => "translate", SplitPart => "split_part", Levenshtein => "levenshtein", Left => "left", Right => "right",
@@ -180,7 +183,11 @@ impl Builtin {
     }
 
     fn is_math(&self) -> bool {
-        matches!(self, Sqrt | Cbrt | Exp | Ln | Log10 | Log2 | Log | Power | Sin | Cos | Tan | Asin | Acos | Atan | Atan2 | Degrees | Radians | Signum | Cot | Nanvl)
+        matches!(
+            self,
+            Sqrt | Cbrt | Exp | Ln | Log10 | Log2 | Log | Power | Sin | Cos | Tan | Asin | Acos | Atan | Atan2 | Degrees | Radians | Signum | Cot | Nanvl
+                | Sinh | Cosh | Tanh | Asinh | Acosh | Atanh
+        )
     }
 
     /// The arguments with Spark's implicit casts.
@@ -505,11 +512,12 @@ impl Builtin {
             Cbrt => math1(|x| Some(x.cbrt()))?,
             Exp => math1(|x| Some(x.exp()))?,
             // Spark's logarithms are NULL at and below zero.
-            Ln => math1(|x| (x > 0.0).then(|| x.ln()))?,
-            Log10 => math1(|x| (x > 0.0).then(|| x.log10()))?,
-            Log2 => math1(|x| (x > 0.0).then(|| x.log2()))?,
-            Log if args.len() == 1 => math1(|x| (x > 0.0).then(|| x.ln()))?,
-            Log => math2(|b, x| (b > 0.0 && x > 0.0).then(|| x.ln() / b.ln()))?,
+            // Spark: NULL at or below 0; NaN stays NaN (`NaN <= 0` is false).
+            Ln => math1(|x| (!(x <= 0.0)).then(|| x.ln()))?,
+            Log10 => math1(|x| (!(x <= 0.0)).then(|| x.log10()))?,
+            Log2 => math1(|x| (!(x <= 0.0)).then(|| x.log2()))?,
+            Log if args.len() == 1 => math1(|x| (!(x <= 0.0)).then(|| x.ln()))?,
+            Log => math2(|b, x| (!(b <= 0.0 || x <= 0.0)).then(|| x.ln() / b.ln()))?,
             Power => math2(|x, y| Some(x.powf(y)))?,
             Atan2 => math2(|y, x| Some(y.atan2(x)))?,
             Sin => math1(|x| Some(x.sin()))?,
@@ -525,6 +533,12 @@ impl Builtin {
             E => Arc::new(Float64Array::from(vec![std::f64::consts::E; rows])),
             TryCast => super::eval::try_cast(arg(0)?, result)?,
             Cot => math1(|x| Some(1.0 / x.tan()))?,
+            Sinh => math1(|x| Some(x.sinh()))?,
+            Cosh => math1(|x| Some(x.cosh()))?,
+            Tanh => math1(|x| Some(x.tanh()))?,
+            Asinh => math1(|x| Some(x.asinh()))?,
+            Acosh => math1(|x| Some(x.acosh()))?,
+            Atanh => math1(|x| Some(x.atanh()))?,
             // The first value unless it is NaN (a NULL first value is NULL).
             Nanvl => {
                 let (a, b) = (f64s(0)?, f64s(1)?);

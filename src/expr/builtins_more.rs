@@ -33,6 +33,9 @@ pub enum MoreFn {
     Mask,
     /// to_number / try_to_number(s, fmt) and to_char / to_varchar(x, fmt) with Spark's number formats.
     ToNumber, TryToNumber, ToChar,
+    /// overlay(s, replace, pos[, len]): `s` with `len` characters from `pos` (1-based; by default
+    /// the replacement's length) replaced by `replace`, as Spark's Overlay.
+    Overlay,
     /// (field, interval): `extract(field FROM i)` of an interval; made by the analyzer from
     /// year / month / day / hour / minute / second over an interval.
     ExtractInterval,
@@ -44,7 +47,7 @@ const ALL: &[MoreFn] = &[
     TryAdd, TrySubtract, TryMultiply, TryDivide, TryMod, Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
     UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros, MakeDate,
     MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString, TimestampAdd, TimestampDiff,
-    MakeYmInterval, MakeDtInterval, Mask, ToNumber, TryToNumber, ToChar,
+    MakeYmInterval, MakeDtInterval, Mask, ToNumber, TryToNumber, ToChar, Overlay,
 ];
 
 impl MoreFn {
@@ -61,7 +64,7 @@ impl MoreFn {
             Bround => "bround", FormatNumber => "format_number", FormatString => "format_string",
             TimestampAdd => "timestampadd", TimestampDiff => "timestampdiff",
             MakeYmInterval => "make_ym_interval", MakeDtInterval => "make_dt_interval", ExtractInterval => "extract", Mask => "mask",
-            ToNumber => "to_number", TryToNumber => "try_to_number", ToChar => "to_char",
+            ToNumber => "to_number", TryToNumber => "try_to_number", ToChar => "to_char", Overlay => "overlay",
         }
     }
 
@@ -101,6 +104,7 @@ impl MoreFn {
             MakeDtInterval => (0, 4),
             ExtractInterval => (2, 2),
             Mask => (1, 5),
+            Overlay => (3, 4),
             _ => (1, 1),
         }
     }
@@ -315,6 +319,14 @@ impl MoreFn {
                 std::iter::once(cast_to(f, &DataType::Utf8)).chain(it.map(Ok)).collect::<Result<_>>()?
             }
             Unhex | Unbase64 | LuhnCheck | Soundex => each(args, &[DataType::Utf8])?,
+            // The length defaults to -1: the replacement's length.
+            Overlay => {
+                let mut args = args;
+                if args.len() == 3 {
+                    args.push(Expr::lit(ScalarValue::Int32(-1)));
+                }
+                each(args, &[DataType::Utf8, DataType::Utf8, DataType::Int32, DataType::Int32])?
+            }
             TimestampAdd | TimestampDiff => {
                 let mut it = args.into_iter();
                 let unit = it.next().ok_or_else(|| KilnError::internal("timestampadd arity"))?;
@@ -539,6 +551,18 @@ impl MoreFn {
                 Arc::new(StringArray::from(out))
             }
             LuhnCheck => Arc::new(strs(0)?.iter().map(|s| s.map(luhn)).collect::<BooleanArray>()),
+            Overlay => {
+                let (s, r, p, n) = (strs(0)?, strs(1)?, i32s(2)?, i32s(3)?);
+                let out: StringArray = (0..rows)
+                    .map(|i| {
+                        if s.is_null(i) || r.is_null(i) || p.is_null(i) || n.is_null(i) {
+                            return None;
+                        }
+                        Some(overlay(s.value(i), r.value(i), p.value(i), n.value(i)))
+                    })
+                    .collect();
+                Arc::new(out)
+            }
             Soundex => map_str(&|s| Some(soundex(s)))?,
             WidthBucket => {
                 let f: Vec<Vec<Option<f64>>> = (0..3).map(|i| Ok(arg(i)?.as_primitive::<Float64Type>().iter().collect())).collect::<Result<_>>()?;
@@ -729,18 +753,20 @@ pub(crate) fn rewrite(name: &str, args: Vec<Expr>) -> Result<std::result::Result
         "try_multiply" => (Some((TryMultiply, BinaryOp::Multiply)), 2),
         "try_divide" => (Some((TryDivide, BinaryOp::Divide)), 2),
         "try_mod" => (Some((TryMod, BinaryOp::Modulo)), 2),
+        "mod" => (None, 2),
         "nullifzero" | "zeroifnull" => (None, 1),
         "equal_null" => (None, 2),
         _ => return Ok(Err(args)),
     };
     if args.len() != wanted {
-        return Err(KilnError::analysis("WRONG_NUM_ARGS", format!("The `{n}` requires {wanted} parameters but the actual number is {}.", args.len())));
+        return Err(KilnError::analysis("WRONG_NUM_ARGS.WITHOUT_SUGGESTION", format!("The `{n}` requires {wanted} parameters but the actual number is {}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.", args.len())));
     }
     let mut it = args.into_iter();
     let (Some(a), b) = (it.next(), it.next()) else { return Err(KilnError::internal("rewrite arity")) };
     let zero = Expr::Literal(ScalarValue::Int32(0));
     Ok(Ok(match (op, b) {
         (Some((f, op)), Some(b)) => Expr::Function { func: ScalarFunc::Builtin(Builtin::More(f)), args: vec![a.binary(op, b)] },
+        (None, Some(b)) if n == "mod" => a.binary(BinaryOp::Modulo, b),
         (None, Some(b)) => a.binary(BinaryOp::EqNullSafe, b),
         (_, None) if n == "zeroifnull" => Expr::Function { func: ScalarFunc::Coalesce, args: vec![a, zero] },
         _ => {
@@ -933,6 +959,15 @@ fn timestamp_diff(unit: &str, start: i64, end: i64) -> i64 {
         "QUARTER" => months() / 3,
         _ => months() / 12,
     }
+}
+
+/// Spark's `Overlay.calculate`: the characters before `pos`, the replacement, then the rest from
+/// `pos + len` (`len` < 0: the replacement's length), each cut as `substring` cuts.
+fn overlay(s: &str, replace: &str, pos: i32, len: i32) -> String {
+    let len = if len >= 0 { len } else { i32::try_from(replace.chars().count()).unwrap_or(i32::MAX) };
+    let head = super::eval::substring_sql(s, 1, pos.saturating_sub(1));
+    let tail = super::eval::substring_sql(s, pos.saturating_add(len), i32::MAX);
+    format!("{head}{replace}{tail}")
 }
 
 fn luhn(s: &str) -> bool {

@@ -183,7 +183,7 @@ impl Planner<'_> {
                 order_by: order_by.clone(),
                 child: self.plan(child, false)?,
             },
-            LogicalPlan::SetOperation { .. } | LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. } | LogicalPlan::LateralJoin { .. } | LogicalPlan::Pivot { .. } | LogicalPlan::Unpivot { .. } => {
+            LogicalPlan::SetOperation { .. } | LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. } | LogicalPlan::LateralJoin { .. } | LogicalPlan::Pivot { .. } | LogicalPlan::Unpivot { .. } | LogicalPlan::UnresolvedSubqueryColumnAliases { .. } => {
                 return Err(KilnError::internal(format!("{} reached the physical planner", plan.node_string())))
             }
         };

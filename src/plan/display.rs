@@ -84,6 +84,7 @@ impl LogicalPlan {
                 let cond = condition.as_ref().map(|c| format!(", {c}")).unwrap_or_default();
                 format!("LateralJoin lateral-subquery#{} [{outer}], {}{cond}", id.0, join_type.name())
             }
+            LogicalPlan::UnresolvedSubqueryColumnAliases { names, .. } => format!("UnresolvedSubqueryColumnAliases [{}]", names.join(", ")),
             LogicalPlan::Pivot { aggregates, .. } => format!("Pivot [{}]", list(aggregates, ", ")),
             LogicalPlan::Unpivot { columns, names, value_names, name_column, .. } => {
                 let cols: Vec<String> = columns.iter().map(|c| format!("[{}]", list(c, ", "))).collect();

@@ -192,6 +192,15 @@ pub enum LogicalPlan {
         /// The name's parts, as written (`db.t` is `["db", "t"]`).
         name: Vec<String>,
     },
+    /// `t AS x(a, b)`, `(query) x(a, b)`, `WITH x(a, b) AS (...)` before analysis: the child's
+    /// columns renamed by position, printed `'UnresolvedSubqueryColumnAliases [a, b]`; the analyzer
+    /// makes it a Project of `col AS a, ...` (Spark's ResolveSubqueryColumnAliases).
+    UnresolvedSubqueryColumnAliases {
+        /// The new names, one per column of the child.
+        names: Vec<String>,
+        /// The renamed plan.
+        child: Arc<LogicalPlan>,
+    },
     /// `child AS alias`: gives the child's columns a qualifier.
     SubqueryAlias {
         /// The alias (or a table's qualified name); its last part qualifies the columns.
@@ -438,7 +447,11 @@ impl LogicalPlan {
     /// The columns this node produces.
     pub fn output(&self) -> Vec<Attribute> {
         match self {
-            LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::OneRowRelation | LogicalPlan::Pivot { .. } | LogicalPlan::Unpivot { .. } => vec![],
+            LogicalPlan::UnresolvedRelation { .. }
+            | LogicalPlan::OneRowRelation
+            | LogicalPlan::Pivot { .. }
+            | LogicalPlan::Unpivot { .. }
+            | LogicalPlan::UnresolvedSubqueryColumnAliases { .. } => vec![],
             LogicalPlan::SubqueryAlias { alias, child } => child
                 .output()
                 .into_iter()
@@ -502,6 +515,7 @@ impl LogicalPlan {
             | LogicalPlan::LateralJoin { left: child, .. }
             | LogicalPlan::Pivot { child, .. }
             | LogicalPlan::Unpivot { child, .. }
+            | LogicalPlan::UnresolvedSubqueryColumnAliases { child, .. }
             | LogicalPlan::UnresolvedHint { child, .. }
             | LogicalPlan::ResolvedHint { child, .. }
             | LogicalPlan::Project { child, .. }
@@ -549,6 +563,9 @@ impl LogicalPlan {
                 include_nulls: *include_nulls,
                 child: next(),
             },
+            LogicalPlan::UnresolvedSubqueryColumnAliases { names, .. } => {
+                LogicalPlan::UnresolvedSubqueryColumnAliases { names: names.clone(), child: next() }
+            }
             LogicalPlan::UnresolvedHint { name, params, .. } => {
                 LogicalPlan::UnresolvedHint { name: name.clone(), params: params.clone(), child: next() }
             }
@@ -729,7 +746,7 @@ impl LogicalPlan {
 
     /// True once this node and all below it are resolved.
     pub fn resolved(&self) -> bool {
-        !matches!(self, LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. } | LogicalPlan::Pivot { .. } | LogicalPlan::Unpivot { .. })
+        !matches!(self, LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. } | LogicalPlan::Pivot { .. } | LogicalPlan::Unpivot { .. } | LogicalPlan::UnresolvedSubqueryColumnAliases { .. })
             && !matches!(self, LogicalPlan::Join { using, .. } if !using.is_empty())
             && !matches!(self, LogicalPlan::Generate { generator_output, .. } if generator_output.is_empty())
             && !matches!(self, LogicalPlan::LateralJoin { right, .. } if !right.0.resolved())

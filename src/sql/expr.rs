@@ -176,6 +176,14 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
             }
             Expr::UnresolvedFunction { name: name.into(), args, distinct: false }
         }
+        // `OVERLAY(s PLACING r FROM p [FOR n])` is overlay(s, r, p[, n]).
+        ast::Expr::Overlay { expr, overlay_what, overlay_from, overlay_for } => {
+            let mut args = vec![sub(expr)?, sub(overlay_what)?, sub(overlay_from)?];
+            if let Some(n) = overlay_for {
+                args.push(sub(n)?);
+            }
+            Expr::UnresolvedFunction { name: "overlay".into(), args, distinct: false }
+        }
         ast::Expr::Position { expr, r#in } => Expr::UnresolvedFunction { name: "locate".into(), args: vec![sub(expr)?, sub(r#in)?], distinct: false },
         // Spark's ILIKE is LIKE of the lower-cased value and pattern.
         ast::Expr::ILike { negated, any: false, expr, pattern, escape_char: None } => {
@@ -312,7 +320,6 @@ fn construct_name(e: &ast::Expr) -> &'static str {
     match e {
         ast::Expr::Trim { .. } => "TRIM(...)",
         ast::Expr::Position { .. } => "POSITION(... IN ...)",
-        ast::Expr::Overlay { .. } => "OVERLAY(...)",
         ast::Expr::Ceil { .. } | ast::Expr::Floor { .. } => "CEIL/FLOOR(... TO ...)",
         ast::Expr::Collate { .. } => "COLLATE",
         ast::Expr::AtTimeZone { .. } => "AT TIME ZONE",

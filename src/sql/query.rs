@@ -155,13 +155,10 @@ impl<'a> QueryPlanner<'a> {
         }
         for cte in &with.cte_tables {
             let span = cte.alias.name.span;
-            if !cte.alias.columns.is_empty() {
-                return Err(unsupported(format!("column list on WITH {}(...)", cte.alias.name.value), span));
-            }
             if cte.materialized.is_some() || cte.from.is_some() {
                 return Err(unsupported("MATERIALIZED common table expression", span));
             }
-            let plan = self.plan_query(&cte.query)?;
+            let plan = column_aliases(self.plan_query(&cte.query)?, &cte.alias.columns);
             self.ctes.push((cte.alias.name.value.clone(), plan));
         }
         Ok(())
@@ -443,7 +440,10 @@ impl<'a> QueryPlanner<'a> {
                     SetExpr::Values(v) if subquery.with.is_none() && subquery.order_by.is_none() && subquery.limit_clause.is_none() => {
                         values_relation(v, &columns, span)?
                     }
-                    _ if !columns.is_empty() => rename_outputs(self.plan_query(subquery)?, &columns, span)?,
+                    _ if !columns.is_empty() => {
+                        let plan = self.plan_query(subquery)?;
+                        rename_outputs(&plan, &columns).unwrap_or_else(|| column_aliases(plan, &alias.iter().flat_map(|a| a.columns.clone()).collect::<Vec<_>>()))
+                    }
                     _ => self.plan_query(subquery)?,
                 };
                 let name = alias.as_ref().map(|a| a.name.value.clone()).unwrap_or_else(|| AUTO_SUBQUERY_ALIAS.to_string());
@@ -483,26 +483,37 @@ impl<'a> QueryPlanner<'a> {
     }
 }
 
-/// `(query) AS t(a, b)`: renames the query's select list in place. Spark keeps an
-/// `UnresolvedSubqueryColumnAliases` node, which kiln does not have.
-fn rename_outputs(plan: LogicalPlan, names: &[String], span: Span) -> Result<LogicalPlan> {
-    let rename = |list: Vec<Expr>| -> Result<Vec<Expr>> {
+/// `(query) AS t(a, b)`: renames the query's select list in place, when it has one of as many
+/// named columns (no `*`); None otherwise, for an `UnresolvedSubqueryColumnAliases` to rename
+/// the columns once they are resolved.
+fn rename_outputs(plan: &LogicalPlan, names: &[String]) -> Option<LogicalPlan> {
+    let rename = |list: &[Expr]| -> Option<Vec<Expr>> {
         if list.len() != names.len() || list.iter().any(|e| matches!(e, Expr::UnresolvedStar(_))) {
-            return Err(unsupported(format!("{} column aliases for a subquery with {} columns or a *", names.len(), list.len()), span));
+            return None;
         }
-        Ok(list.into_iter().zip(names).map(|(e, n)| e.unalias().clone().alias(n.clone())).collect())
+        Some(list.iter().zip(names).map(|(e, n)| e.unalias().clone().alias(n.clone())).collect())
     };
-    let under = |child: Arc<LogicalPlan>| rename_outputs(child.as_ref().clone(), names, span).map(Arc::new);
-    Ok(match plan {
-        LogicalPlan::Project { list, child } => LogicalPlan::Project { list: rename(list)?, child },
+    let under = |child: &Arc<LogicalPlan>| rename_outputs(child, names).map(Arc::new);
+    Some(match plan {
+        LogicalPlan::Project { list, child } => LogicalPlan::Project { list: rename(list)?, child: child.clone() },
         LogicalPlan::Aggregate { grouping, aggregates, child } => {
-            LogicalPlan::Aggregate { grouping, aggregates: rename(aggregates)?, child }
+            LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates: rename(aggregates)?, child: child.clone() }
         }
         LogicalPlan::Distinct { child } => LogicalPlan::Distinct { child: under(child)? },
-        LogicalPlan::GlobalLimit { limit, child } => LogicalPlan::GlobalLimit { limit, child: under(child)? },
-        LogicalPlan::LocalLimit { limit, child } => LogicalPlan::LocalLimit { limit, child: under(child)? },
-        _ => return Err(unsupported("column aliases on a FROM subquery with ORDER BY or HAVING", span)),
+        LogicalPlan::GlobalLimit { limit, child } => LogicalPlan::GlobalLimit { limit: *limit, child: under(child)? },
+        LogicalPlan::LocalLimit { limit, child } => LogicalPlan::LocalLimit { limit: *limit, child: under(child)? },
+        _ => return None,
     })
+}
+
+/// `plan` with its columns renamed by position to `columns` (none: `plan` as it is); the
+/// analyzer checks the count.
+fn column_aliases(plan: LogicalPlan, columns: &[ast::TableAliasColumnDef]) -> LogicalPlan {
+    if columns.is_empty() {
+        return plan;
+    }
+    let names = columns.iter().map(|c| c.name.value.clone()).collect();
+    LogicalPlan::UnresolvedSubqueryColumnAliases { names, child: Arc::new(plan) }
 }
 
 /// Where a query starts (its first SELECT), cheaply.
@@ -680,9 +691,7 @@ fn unpivot(child: LogicalPlan, value: &ast::Expr, nulls: &Option<ast::NullInclus
 
 fn with_alias(plan: LogicalPlan, alias: Option<&ast::TableAlias>) -> Result<LogicalPlan> {
     let Some(alias) = alias else { return Ok(plan) };
-    if !alias.columns.is_empty() {
-        return Err(unsupported(format!("column aliases on table alias {}(...)", alias.name.value), alias.name.span));
-    }
+    let plan = column_aliases(plan, &alias.columns);
     Ok(LogicalPlan::SubqueryAlias { alias: alias.name.value.clone(), child: Arc::new(plan) })
 }
 

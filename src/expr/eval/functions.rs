@@ -108,7 +108,7 @@ fn ints(a: &ArrayRef) -> Result<Int32Array> {
 }
 
 /// Spark's `UTF8String.substringSQL`: 1-based; 0 acts as 1; negative counts from the end.
-fn substring_sql(s: &str, pos: i32, len: i32) -> &str {
+pub(crate) fn substring_sql(s: &str, pos: i32, len: i32) -> &str {
     let ascii = s.is_ascii();
     let chars = if ascii { s.len() } else { s.chars().count() } as i64;
     let (pos, len) = (pos as i64, len as i64);

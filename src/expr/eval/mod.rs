@@ -31,6 +31,7 @@ use crate::types::{is_string, ScalarValue};
 
 
 pub(crate) use cast::try_cast;
+pub(crate) use functions::substring_sql;
 pub use filter::filter;
 pub use project::project;
 

@@ -343,6 +343,12 @@ impl Rule for RewriteCorrelatedScalarSubquery {
             let mut cur = child.clone();
             let mut values: Vec<(ExprId, Expr)> = vec![];
             for (id, plan) in subqueries {
+                // Spark's OptimizeOneRowRelationSubquery: `(SELECT outer.a + 1)` is that
+                // expression of the outer row, no join.
+                if let Some(v) = one_row_value(&plan, &cur)? {
+                    values.push((id, v));
+                    continue;
+                }
                 let (mut sub, preds) = decorrelate(&single_row(plan)?, &cur)?;
                 let mut value = sub.output().first().cloned().ok_or_else(|| KilnError::internal("scalar subquery without a column"))?;
                 // Read above the outer join, which NULL-extends it.
@@ -383,6 +389,25 @@ impl Rule for RewriteCorrelatedScalarSubquery {
             })
         })
     }
+}
+
+/// The value of a scalar subquery that is one expression over no FROM (`Project [e] <-
+/// OneRowRelation`), as an expression of `outer`'s row; None for any other subquery.
+fn one_row_value(plan: &SubqueryPlan, outer: &Arc<LogicalPlan>) -> Result<Option<Expr>> {
+    let sub = prepare(plan)?;
+    let LogicalPlan::Project { list, child } = sub.as_ref() else { return Ok(None) };
+    let [e] = list.as_slice() else { return Ok(None) };
+    // (An uncorrelated scalar subquery inside stays an expression, run once.)
+    let nested = |x: &Expr| match x {
+        Expr::ScalarSubquery { plan, .. } => correlated(plan),
+        Expr::Exists { .. } | Expr::InSubquery { .. } => true,
+        _ => false,
+    };
+    if e.exists(&nested) || !matches!(child.as_ref(), LogicalPlan::OneRowRelation) {
+        return Ok(None);
+    }
+    let local: BTreeSet<ExprId> = outer.output().iter().map(|a| a.id).collect();
+    Ok(Some(strip_outer_of(e.unalias(), &local)?))
 }
 
 /// `LateralJoin`s become Joins, as Spark's `OptimizeOneRowRelationSubquery` and

@@ -240,10 +240,14 @@ impl Resolver<'_> {
             })
             .collect();
         let gid = Attribute::new("spark_grouping_id", DataType::Int64, false);
+        // Duplicate grouping sets each give their rows, told apart by their position, as
+        // Spark's `_gen_grouping_pos`.
+        let pos = sets.iter().enumerate().any(|(i, s)| sets[..i].contains(s)).then(|| Attribute::new("_gen_grouping_pos", DataType::Int32, false));
         let n = grouping.len();
         let projections: Vec<Vec<Expr>> = sets
             .iter()
-            .map(|set| {
+            .enumerate()
+            .map(|(at, set)| {
                 let mut row: Vec<Expr> = input.iter().map(|a| a.expr()).collect();
                 let mut id = 0i64;
                 for (i, a) in aliased.iter().enumerate() {
@@ -255,11 +259,14 @@ impl Resolver<'_> {
                     }
                 }
                 row.push(Expr::lit(ScalarValue::Int64(id)));
+                if pos.is_some() {
+                    row.push(Expr::lit(ScalarValue::Int32(at as i32)));
+                }
                 row
             })
             .collect();
         let project = LogicalPlan::Project { list: input.iter().map(|a| a.expr()).chain(aliases).collect(), child };
-        let output = input.iter().cloned().chain(copies.iter().cloned()).chain([gid.clone()]).collect();
+        let output = input.iter().cloned().chain(copies.iter().cloned()).chain([gid.clone()]).chain(pos.clone()).collect();
         let expand = LogicalPlan::Expand { projections, output, child: Arc::new(project) };
         // grouping_id() and grouping(k) stand in as attributes named like the calls while the
         // select list resolves, so the items they are part of get Spark's names.
@@ -282,7 +289,7 @@ impl Resolver<'_> {
                 }
             })
             .collect();
-        let new_grouping: Vec<Expr> = copies.iter().chain([&gid]).map(|a| a.expr()).collect();
+        let new_grouping: Vec<Expr> = copies.iter().chain([&gid]).chain(pos.as_ref()).map(|a| a.expr()).collect();
         let aggregates = check_aggregate_output(aggregates, &new_grouping)?;
         Ok(LogicalPlan::Aggregate { grouping: new_grouping, aggregates, child: Arc::new(expand) })
     }

@@ -889,8 +889,10 @@ impl Accumulator for ApproxCountDistinct {
         let hashes = spark_xxhash64(a).ok_or_else(|| {
             KilnError::analysis("UNSUPPORTED_FEATURE", format!("approx_count_distinct over {}", crate::types::spark_type_name(a.data_type())))
         })?;
-        for (g, h) in gids.iter().zip(hashes) {
-            if let Some(h) = h {
+        // NULLs are skipped, also a NULL-typed argument's (Arrow counts no nulls in it).
+        let nulls = a.logical_nulls();
+        for (i, (g, h)) in gids.iter().zip(hashes).enumerate() {
+            if let (Some(h), true) = (h, nulls.as_ref().is_none_or(|n| n.is_valid(i))) {
                 self.sketches[*g as usize].add_hash(h);
             }
         }

@@ -223,7 +223,8 @@ pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, Stri
         let s = tx.b.ins().ushr_imm_u(x, 29);
         let h = tx.b.ins().bxor(x, s);
         let mask = tx.b.ins().load(types::I64, flags(), header, off::MASK);
-        let slots = tx.b.ins().load(types::I64, flags(), header, off::SLOTS);
+        let gids = tx.b.ins().load(types::I64, flags(), header, off::SLOT_GIDS);
+        let words = tx.b.ins().load(types::I64, flags(), header, off::SLOT_WORDS);
         let i0 = tx.b.ins().band(h, mask);
         let probe = tx.b.create_block();
         let i = tx.b.append_block_param(probe, types::I64);
@@ -232,14 +233,16 @@ pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, Stri
         let insert_block = tx.b.create_block();
         tx.b.ins().jump(probe, &[BlockArg::Value(i0)]);
         tx.b.switch_to_block(probe);
-        // The slot's address, computed here to dominate the insert block too.
-        let at = tx.b.ins().ishl_imm_u(i, off::SLOT_SHIFT);
-        let at = tx.b.ins().iadd(slots, at);
-        let g32 = tx.b.ins().load(types::I32, flags(), at, off::SLOT_GID);
+        let at = tx.b.ins().ishl_imm_u(i, 2);
+        let at = tx.b.ins().iadd(gids, at);
+        let g32 = tx.b.ins().load(types::I32, flags(), at, 0);
+        // The slot's word address, computed here to dominate the insert block too.
+        let wat = tx.b.ins().ishl_imm_u(i, 3);
+        let wat = tx.b.ins().iadd(words, wat);
         let empty = tx.b.ins().icmp_imm_s(IntCC::Equal, g32, -1);
         tx.b.ins().brif(empty, insert_block, &[], compare, &[]);
         tx.b.switch_to_block(compare);
-        let w = tx.b.ins().load(types::I64, flags(), at, off::SLOT_WORD);
+        let w = tx.b.ins().load(types::I64, flags(), wat, 0);
         let same = tx.b.ins().icmp(IntCC::Equal, w, k);
         let g = tx.b.ins().uextend(types::I64, g32);
         tx.b.ins().brif(same, remember, &[BlockArg::Value(g)], next, &[]);
@@ -250,8 +253,8 @@ pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, Stri
         tx.b.switch_to_block(insert_block);
         let g = tx.b.ins().load(types::I64, flags(), header, off::GROUPS);
         let g32 = tx.b.ins().ireduce(types::I32, g);
-        tx.b.ins().store(flags(), g32, at, off::SLOT_GID);
-        tx.b.ins().store(flags(), k, at, off::SLOT_WORD);
+        tx.b.ins().store(flags(), g32, at, 0);
+        tx.b.ins().store(flags(), k, wat, 0);
         let rows = tx.b.ins().load(types::I64, flags(), header, off::ROWS);
         let rat = tx.b.ins().ishl_imm_u(g, 3);
         let rat = tx.b.ins().iadd(rows, rat);
@@ -327,7 +330,8 @@ pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, Stri
     let h = hash_finish(tx, h);
     let row_words = 1 + parts.iter().map(|p| p.words.len()).sum::<usize>();
     let mask = tx.b.ins().load(types::I64, flags(), header, off::MASK);
-    let slots = tx.b.ins().load(types::I64, flags(), header, off::SLOTS);
+    let gids = tx.b.ins().load(types::I64, flags(), header, off::SLOT_GIDS);
+    let words = tx.b.ins().load(types::I64, flags(), header, off::SLOT_WORDS);
     let rows = tx.b.ins().load(types::I64, flags(), header, off::ROWS);
     let i0 = tx.b.ins().band(h, mask);
     let probe = tx.b.create_block();
@@ -337,13 +341,15 @@ pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, Stri
     let insert_block = tx.b.create_block();
     tx.b.ins().jump(probe, &[BlockArg::Value(i0)]);
     tx.b.switch_to_block(probe);
-    let at = tx.b.ins().ishl_imm_u(i, off::SLOT_SHIFT);
-    let at = tx.b.ins().iadd(slots, at);
-    let g32 = tx.b.ins().load(types::I32, flags(), at, off::SLOT_GID);
+    let at = tx.b.ins().ishl_imm_u(i, 2);
+    let at = tx.b.ins().iadd(gids, at);
+    let g32 = tx.b.ins().load(types::I32, flags(), at, 0);
     let empty = tx.b.ins().icmp_imm_s(IntCC::Equal, g32, -1);
     tx.b.ins().brif(empty, insert_block, &[], compare, &[]);
     tx.b.switch_to_block(compare);
-    let w = tx.b.ins().load(types::I64, flags(), at, off::SLOT_WORD);
+    let wat = tx.b.ins().ishl_imm_u(i, 3);
+    let wat = tx.b.ins().iadd(words, wat);
+    let w = tx.b.ins().load(types::I64, flags(), wat, 0);
     let same_hash = tx.b.ins().icmp(IntCC::Equal, w, h);
     let g = tx.b.ins().uextend(types::I64, g32);
     let rows_ok = tx.b.create_block();

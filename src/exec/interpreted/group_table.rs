@@ -1,6 +1,6 @@
 //! The group-by hash table both execution modes share: open addressing (linear probing) over
-//! one flat array of 16-byte slots — a word (the key itself, or the key's hash) and a group id,
-//! side by side so a probe touches one cache line — and one fixed-width key row per group. Generated code probes and inserts through the `#[repr(C)]`
+//! flat arrays — a group id and a word (the key itself, or the key's hash) per slot — and one
+//! fixed-width key row per group. Generated code probes and inserts through the `#[repr(C)]`
 //! [`Header`] (see `codegen/aggregate.rs`), calling Rust only to grow the table or, on the
 //! general path, to insert a new group; the interpreter's `Grouper` runs the same table from
 //! Rust over whole columns.
@@ -31,47 +31,15 @@ pub const NO_NULL_GROUP: u64 = u64::MAX;
 /// Byte offsets of the header fields generated code reads and writes.
 pub mod offsets {
     pub const MASK: i32 = 0;
-    pub const SLOTS: i32 = 8;
-    pub const GROUPS: i32 = 16;
-    pub const GROW_AT: i32 = 24;
-    pub const ROWS: i32 = 32;
-    pub const PAYLOAD: i32 = 40;
-    pub const NULL_GID: i32 = 48;
-    pub const SCRATCH: i32 = 56;
-    /// Within a slot: its word, then its group id.
-    pub const SLOT_WORD: i32 = 0;
-    pub const SLOT_GID: i32 = 8;
-    /// log2 of a slot's size.
-    pub const SLOT_SHIFT: i64 = 4;
+    pub const SLOT_GIDS: i32 = 8;
+    pub const SLOT_WORDS: i32 = 16;
+    pub const GROUPS: i32 = 24;
+    pub const GROW_AT: i32 = 32;
+    pub const ROWS: i32 = 40;
+    pub const PAYLOAD: i32 = 48;
+    pub const NULL_GID: i32 = 56;
+    pub const SCRATCH: i32 = 64;
 }
-
-/// One slot: the key (int layout) or the row's hash (general layout), and the group id
-/// (`EMPTY` for none). 16 bytes, so a probe reads one cache line.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct Slot {
-    pub word: u64,
-    pub gid: u32,
-    _pad: u32,
-}
-
-const EMPTY_SLOT: Slot = Slot { word: 0, gid: EMPTY, _pad: 0 };
-
-// Generated code addresses the header and the slots by these offsets.
-const _: () = {
-    use std::mem::{offset_of, size_of};
-    assert!(offset_of!(Header, mask) == offsets::MASK as usize);
-    assert!(offset_of!(Header, slots) == offsets::SLOTS as usize);
-    assert!(offset_of!(Header, groups) == offsets::GROUPS as usize);
-    assert!(offset_of!(Header, grow_at) == offsets::GROW_AT as usize);
-    assert!(offset_of!(Header, rows) == offsets::ROWS as usize);
-    assert!(offset_of!(Header, payload) == offsets::PAYLOAD as usize);
-    assert!(offset_of!(Header, null_gid) == offsets::NULL_GID as usize);
-    assert!(offset_of!(Header, scratch) == offsets::SCRATCH as usize);
-    assert!(offset_of!(Slot, word) == offsets::SLOT_WORD as usize);
-    assert!(offset_of!(Slot, gid) == offsets::SLOT_GID as usize);
-    assert!(size_of::<Slot>() == 1 << offsets::SLOT_SHIFT);
-};
 
 /// What generated code sees of a table. Pointers stay valid until the next growth, which only
 /// `grow` / `insert_scratch` do.
@@ -79,7 +47,8 @@ const _: () = {
 pub struct Header {
     /// Slots - 1 (a power of two minus one).
     pub mask: u64,
-    pub slots: *mut Slot,
+    pub slot_gids: *mut u32,
+    pub slot_words: *mut u64,
     /// Groups so far.
     pub groups: u64,
     /// The group count at which the table must grow (slots half full or rows full).
@@ -225,7 +194,8 @@ pub struct GroupTable {
     strings: Vec<usize>,
     row_words: usize,
     stride: usize,
-    slots: Vec<Slot>,
+    slot_gids: Vec<u32>,
+    slot_words: Vec<u64>,
     rows: Vec<u64>,
     payload: Vec<u128>,
     /// Groups the rows and payload have room for.
@@ -261,7 +231,8 @@ impl GroupTable {
         let null = std::ptr::null_mut();
         let header = Header {
             mask: 0,
-            slots: null as *mut Slot,
+            slot_gids: null as *mut u32,
+            slot_words: null as *mut u64,
             groups: 0,
             grow_at: 0,
             rows: null as *mut u64,
@@ -279,7 +250,8 @@ impl GroupTable {
             strings,
             row_words,
             stride: stride.div_ceil(16) * 16,
-            slots: vec![EMPTY_SLOT; 256],
+            slot_gids: vec![EMPTY; 256],
+            slot_words: vec![0; 256],
             rows: vec![0; 64 * row_words],
             payload: vec![0; 64 * stride.div_ceil(16)],
             capacity: 64,
@@ -293,12 +265,13 @@ impl GroupTable {
     /// Points the header at the vectors and recomputes when to grow.
     fn sync(&mut self) {
         let h = &mut self.header;
-        h.mask = self.slots.len() as u64 - 1;
-        h.slots = self.slots.as_mut_ptr();
+        h.mask = self.slot_gids.len() as u64 - 1;
+        h.slot_gids = self.slot_gids.as_mut_ptr();
+        h.slot_words = self.slot_words.as_mut_ptr();
         h.rows = self.rows.as_mut_ptr();
         h.payload = self.payload.as_mut_ptr() as *mut u8;
         h.scratch = self.scratch.as_mut_ptr();
-        h.grow_at = (self.slots.len() as u64 / 2).min(self.capacity as u64);
+        h.grow_at = (self.slot_gids.len() as u64 / 2).min(self.capacity as u64);
     }
 
     /// The header generated code reads.
@@ -317,9 +290,9 @@ impl GroupTable {
     /// Bytes the table holds (slots, rows, payload, string arena): its share of the query's
     /// memory budget.
     pub fn memory_size(&self) -> u64 {
-        let words = self.rows.capacity() + self.scratch.capacity();
+        let words = self.slot_words.capacity() + self.rows.capacity() + self.scratch.capacity();
         let arena: usize = self.arena.iter().map(Vec::capacity).sum();
-        (self.slots.capacity() * std::mem::size_of::<Slot>() + words * 8 + self.payload.capacity() * 16 + arena) as u64
+        (self.slot_gids.capacity() * 4 + words * 8 + self.payload.capacity() * 16 + arena) as u64
     }
 
     /// The payload bytes of every group (`stride` bytes each).
@@ -338,19 +311,25 @@ impl GroupTable {
             self.rows.resize(self.capacity * self.row_words, 0);
             self.payload.resize(self.capacity * (self.stride / 16), 0);
         }
-        if (groups + 1) * 2 > self.slots.len() {
-            let n = self.slots.len() * 2;
+        if (groups + 1) * 2 > self.slot_gids.len() {
+            let n = self.slot_gids.len() * 2;
             let mask = n - 1;
-            let mut slots = vec![EMPTY_SLOT; n];
-            for s in self.slots.iter().filter(|s| s.gid != EMPTY) {
-                let h = if self.int { hash_int(s.word) } else { s.word };
+            let mut gids = vec![EMPTY; n];
+            let mut words = vec![0u64; n];
+            for (g, w) in self.slot_gids.iter().zip(&self.slot_words) {
+                if *g == EMPTY {
+                    continue;
+                }
+                let h = if self.int { hash_int(*w) } else { *w };
                 let mut i = h as usize & mask;
-                while slots[i].gid != EMPTY {
+                while gids[i] != EMPTY {
                     i = (i + 1) & mask;
                 }
-                slots[i] = *s;
+                gids[i] = *g;
+                words[i] = *w;
             }
-            self.slots = slots;
+            self.slot_gids = gids;
+            self.slot_words = words;
         }
         self.sync();
     }
@@ -392,7 +371,8 @@ impl GroupTable {
                 }
             }
         }
-        self.slots[slot] = Slot { word: hash, gid: g as u32, _pad: 0 };
+        self.slot_gids[slot] = g as u32;
+        self.slot_words[slot] = hash;
         self.header.groups += 1;
         if self.header.groups >= self.header.grow_at {
             self.grow();
@@ -443,24 +423,25 @@ impl GroupTable {
             return self.header.null_gid as u32;
         };
         let k = k as u64;
-        let mask = self.slots.len() - 1;
+        let mask = self.slot_gids.len() - 1;
         let mut i = hash_int(k) as usize & mask;
         loop {
-            let Slot { word, gid: g, .. } = self.slots[i];
+            let g = self.slot_gids[i];
             if g == EMPTY {
                 if !insert {
                     return EMPTY;
                 }
                 let g = self.num_groups();
                 self.rows[g] = k;
-                self.slots[i] = Slot { word: k, gid: g as u32, _pad: 0 };
+                self.slot_gids[i] = g as u32;
+                self.slot_words[i] = k;
                 self.header.groups += 1;
                 if self.header.groups >= self.header.grow_at {
                     self.grow();
                 }
                 return g as u32;
             }
-            if word == k {
+            if self.slot_words[i] == k {
                 return g;
             }
             i = (i + 1) & mask;
@@ -476,10 +457,10 @@ impl GroupTable {
         let w = self.row_words;
         for (r, &h) in hashes.iter().enumerate() {
             let row = &cand[r * w..(r + 1) * w];
-            let mask = self.slots.len() - 1;
+            let mask = self.slot_gids.len() - 1;
             let mut i = h as usize & mask;
             let id = loop {
-                let Slot { word, gid: g, .. } = self.slots[i];
+                let g = self.slot_gids[i];
                 if g == EMPTY {
                     if !insert {
                         break EMPTY;
@@ -488,7 +469,7 @@ impl GroupTable {
                     break unsafe { self.insert_row(row.as_ptr(), h, i) };
                 }
                 // SAFETY: as the caller promises for `cand`.
-                if word == h && unsafe { self.row_equals(g as usize, row) } {
+                if self.slot_words[i] == h && unsafe { self.row_equals(g as usize, row) } {
                     break g;
                 }
                 i = (i + 1) & mask;
@@ -714,7 +695,7 @@ pub unsafe extern "C" fn kiln_group_insert(header: *mut Header, hash: u64, slot:
     }
     // SAFETY: the header is the table's first field (repr(C)).
     let table = unsafe { &mut *(header as *mut GroupTable) };
-    if table.slots.get(slot as usize).is_none_or(|s| s.gid != EMPTY) {
+    if slot as usize >= table.slot_gids.len() || table.slot_gids[slot as usize] != EMPTY {
         return -1;
     }
     // The scratch row is moved out while the table takes it in (not copied: this runs per new

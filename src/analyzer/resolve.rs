@@ -503,7 +503,7 @@ impl Resolver<'_> {
         let LogicalPlan::Aggregate { grouping, aggregates, child } = agg.as_ref() else {
             return Err(KilnError::internal("HAVING without an Aggregate"));
         };
-        let (condition, extra) = self.resolve_against_aggregate(condition, &agg.output(), grouping, aggregates, child)?;
+        let (condition, extra) = self.resolve_against_aggregate(true, condition, &agg.output(), grouping, aggregates, child)?;
         let condition = require_boolean(coerce_expr(condition)?, "HAVING")?;
         if extra.is_empty() {
             return Ok(LogicalPlan::Filter { condition, child: agg });
@@ -516,9 +516,11 @@ impl Resolver<'_> {
 
     /// Resolves `e` where an Aggregate's output is visible: names of the output, then grouping
     /// expressions and aggregate functions over the Aggregate's input (Spark's
-    /// ResolveAggregateFunctions). Returns the expression and any hidden outputs added.
+    /// ResolveAggregateFunctions). Returns the expression and any hidden outputs added. In
+    /// `having`, a grouping column's name wins over a select-list alias of the same name.
     fn resolve_against_aggregate(
         &self,
+        having: bool,
         e: Expr,
         agg_output: &[Attribute],
         grouping: &[Expr],
@@ -543,21 +545,28 @@ impl Resolver<'_> {
                 }
             }
             match e {
-            Expr::UnresolvedAttribute(parts) => match resolve_attribute(&parts, agg_output) {
-                Ok(a) => Ok::<Expr, KilnError>(Expr::Attribute(a)),
-                Err(err) => {
+            Expr::UnresolvedAttribute(parts) => {
+                // HAVING: a grouping column's name is that column even where a select-list
+                // alias has the name too (`SELECT a + 1 AS a ... GROUP BY a HAVING a = 42`), as
+                // Spark resolves HAVING against the aggregate's input first (resolveColWithAgg).
+                let grouped = resolve_attribute(&parts, &input)
+                    .ok()
+                    .filter(|a| having && grouping.iter().any(|g| matches!(g, Expr::Attribute(b) if b.id == a.id)));
+                let a = match (grouped, resolve_attribute(&parts, agg_output)) {
+                    (None, Ok(a)) => return Ok::<Expr, KilnError>(Expr::Attribute(a)),
+                    (Some(a), _) => a,
                     // A grouping column the select list did not name.
-                    let a = resolve_attribute(&parts, &input).map_err(|_| err)?;
-                    let existing = aggregates.iter().chain(extra.iter()).find(|x| matches!(x.unalias(), Expr::Attribute(b) if b.id == a.id));
-                    match existing.and_then(named_output) {
-                        Some(out) => Ok(Expr::Attribute(out)),
-                        None => {
-                            extra.push(Expr::Attribute(a.clone()));
-                            Ok(Expr::Attribute(a))
-                        }
+                    (None, Err(err)) => resolve_attribute(&parts, &input).map_err(|_| err)?,
+                };
+                let existing = aggregates.iter().chain(extra.iter()).find(|x| matches!(x.unalias(), Expr::Attribute(b) if b.id == a.id));
+                match existing.and_then(named_output) {
+                    Some(out) => Ok(Expr::Attribute(out)),
+                    None => {
+                        extra.push(Expr::Attribute(a.clone()));
+                        Ok(Expr::Attribute(a))
                     }
                 }
-            },
+            }
             Expr::UnresolvedFunction { ref name, .. } if AggFunc::from_name(name).is_some() => {
                 let agg = coerce_expr(self.resolve_expr(e, &input)?)?;
                 let existing = aggregates.iter().chain(extra.iter()).find(|x| x.unalias() == &agg);
@@ -705,7 +714,7 @@ impl Resolver<'_> {
         let mut new_order = vec![];
         for o in order {
             let known: Vec<Expr> = aggregates.iter().chain(all_extra.iter()).cloned().collect();
-            let (expr, extra) = self.resolve_against_aggregate(o.expr.clone(), output, grouping, &known, below)?;
+            let (expr, extra) = self.resolve_against_aggregate(false, o.expr.clone(), output, grouping, &known, below)?;
             all_extra.extend(extra);
             new_order.push(SortOrder { expr: coerce_expr(expr)?, ..o });
         }

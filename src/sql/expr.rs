@@ -631,20 +631,8 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
     let name = object_name(&f.name)?;
     if let Some(over) = &f.over {
         let spec = match over {
-            ast::WindowType::WindowSpec(spec) => match &spec.window_name {
-                // `OVER (w ORDER BY ...)`: the named window's clauses, then the ones written here.
-                Some(w) => {
-                    let base = named_window(w, span)?;
-                    ast::WindowSpec {
-                        window_name: None,
-                        partition_by: if spec.partition_by.is_empty() { base.partition_by } else { spec.partition_by.clone() },
-                        order_by: if spec.order_by.is_empty() { base.order_by } else { spec.order_by.clone() },
-                        window_frame: spec.window_frame.clone().or(base.window_frame),
-                    }
-                }
-                None => spec.clone(),
-            },
-            ast::WindowType::NamedWindow(w) => named_window(w, span)?,
+            ast::WindowType::WindowSpec(spec) => with_base_window(spec, span, 0)?,
+            ast::WindowType::NamedWindow(w) => named_window(w, span, 0)?,
         };
         let spec = &spec;
         let mut ignore_nulls = matches!(f.null_treatment, Some(ast::NullTreatment::IgnoreNulls));
@@ -797,13 +785,29 @@ thread_local! {
     pub(crate) static NAMED_WINDOWS: std::cell::RefCell<Vec<(String, ast::NamedWindowExpr)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// Named windows a definition may go through (`w2 AS (w1)`), so a cycle ends in an error.
+const NAMED_WINDOW_DEPTH: usize = 32;
+
+/// `spec` with the clauses of the window it names (`(w ORDER BY ...)`, also in a `WINDOW`
+/// definition): the clauses written in it, then the named window's.
+fn with_base_window(spec: &ast::WindowSpec, span: Span, depth: usize) -> Result<ast::WindowSpec> {
+    let Some(w) = &spec.window_name else { return Ok(spec.clone()) };
+    let base = named_window(w, span, depth + 1)?;
+    Ok(ast::WindowSpec {
+        window_name: None,
+        partition_by: if spec.partition_by.is_empty() { base.partition_by } else { spec.partition_by.clone() },
+        order_by: if spec.order_by.is_empty() { base.order_by } else { spec.order_by.clone() },
+        window_frame: spec.window_frame.clone().or(base.window_frame),
+    })
+}
+
 /// The window a name in `OVER w` stands for (a definition may name another).
-fn named_window(name: &ast::Ident, span: Span) -> Result<ast::WindowSpec> {
+fn named_window(name: &ast::Ident, span: Span, depth: usize) -> Result<ast::WindowSpec> {
     let mut current = name.value.clone();
-    for _ in 0..32 {
+    for _ in depth..NAMED_WINDOW_DEPTH {
         let found = NAMED_WINDOWS.with(|w| w.borrow().iter().find(|(n, _)| n.eq_ignore_ascii_case(&current)).map(|(_, e)| e.clone()));
         match found {
-            Some(ast::NamedWindowExpr::WindowSpec(spec)) => return Ok(spec),
+            Some(ast::NamedWindowExpr::WindowSpec(spec)) => return with_base_window(&spec, span, depth + 1),
             Some(ast::NamedWindowExpr::NamedWindow(next)) => current = next.value.clone(),
             None => break,
         }

@@ -945,15 +945,15 @@ impl<'a> Executor<'a> {
                     return Err(KilnError::internal("an aggregate stage not topped by a HashAggregate"));
                 };
                 let parts = self.task_parts(top, &spec.input_plan, i);
+                // An input that cannot be read twice is kept (it was held upstream anyway) in
+                // case the interpreter must run it again.
+                let keep = !self.replayable(&spec.input_plan);
                 let cursor = Cell::new(0);
                 let mut out = vec![];
                 // One run unless the task is merged (see `run_stream`).
                 while cursor.get() < parts.len() {
                     let start = cursor.get();
                     let mut run = self.run_stream(&spec.input_plan, &parts, &cursor);
-                    // An input that cannot be read twice is kept (it was held upstream anyway)
-                    // in case the interpreter must run it again.
-                    let keep = !self.replayable(&spec.input_plan);
                     let kept = RefCell::new(vec![]);
                     let kept_held = self.reserve(top);
                     let mut recorded = run.by_ref().map(|b| {

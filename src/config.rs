@@ -28,6 +28,9 @@ pub struct Config {
     /// `spark.sql.optimizer.inSetConversionThreshold`: an IN list of literals longer than this
     /// becomes an `INSET` lookup (`OptimizeIn`).
     pub optimizer_in_set_conversion_threshold: usize,
+    /// `spark.sql.optimizer.runtime.bloomFilter.*` and `spark.sql.optimizer.runtimeFilter.number.threshold`:
+    /// when and how `InjectRuntimeFilter` plants Bloom filters.
+    pub runtime_filter: RuntimeFilterConfig,
     /// `spark.sql.constraintPropagation.enabled`: `InferFiltersFromConstraints` runs.
     pub constraint_propagation_enabled: bool,
     /// `spark.sql.planChangeLog.level`: `OFF` (kiln's default), or `INFO` / `WARN` (print every
@@ -140,6 +143,7 @@ impl Default for Config {
             optimizer_excluded_rules: vec![],
             optimizer_in_set_conversion_threshold: 10,
             constraint_propagation_enabled: true,
+            runtime_filter: RuntimeFilterConfig::default(),
             plan_change_log_level: "OFF".into(),
             plan_change_log_rules: vec![],
             plan_change_log_batches: vec![],
@@ -173,6 +177,45 @@ impl Default for Config {
     }
 }
 
+/// `InjectRuntimeFilter`'s settings, Spark's defaults except where noted.
+#[derive(Debug, Clone)]
+pub struct RuntimeFilterConfig {
+    /// `...bloomFilter.enabled`.
+    pub enabled: bool,
+    /// `...bloomFilter.applicationSideScanSizeThreshold`: the largest scan of the filtered side
+    /// must be at least this big. Spark's 10GB weighs a filter against a cluster job that
+    /// builds it; kiln builds it in-process from a small filtered scan, so 64MB (TPC-H SF1's
+    /// lineitem and orders get filters, its dimension tables do not).
+    pub application_side_threshold: i64,
+    /// `...bloomFilter.creationSideThreshold`: the side the filter is built from is at most this big.
+    pub creation_side_threshold: i64,
+    /// `...bloomFilter.expectedNumItems`: the filter's items when the creation side's rows are unknown.
+    pub expected_items: u64,
+    /// `...bloomFilter.numBits`: its bits then.
+    pub num_bits: u64,
+    /// `...bloomFilter.maxNumItems`.
+    pub max_items: u64,
+    /// `...bloomFilter.maxNumBits`.
+    pub max_bits: u64,
+    /// `spark.sql.optimizer.runtimeFilter.number.threshold`: filters planted per query at most.
+    pub max_filters: usize,
+}
+
+impl Default for RuntimeFilterConfig {
+    fn default() -> Self {
+        RuntimeFilterConfig {
+            enabled: true,
+            application_side_threshold: 64 << 20,
+            creation_side_threshold: 10 << 20,
+            expected_items: 1_000_000,
+            num_bits: 8_388_608,
+            max_items: 4_000_000,
+            max_bits: 67_108_864,
+            max_filters: 10,
+        }
+    }
+}
+
 /// Every key `Config` understands.
 pub const KEYS: &[&str] = &[
     "spark.sql.shuffle.partitions",
@@ -185,6 +228,14 @@ pub const KEYS: &[&str] = &[
     "spark.sql.optimizer.excludedRules",
     "spark.sql.optimizer.inSetConversionThreshold",
     "spark.sql.constraintPropagation.enabled",
+    "spark.sql.optimizer.runtime.bloomFilter.enabled",
+    "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold",
+    "spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold",
+    "spark.sql.optimizer.runtime.bloomFilter.expectedNumItems",
+    "spark.sql.optimizer.runtime.bloomFilter.numBits",
+    "spark.sql.optimizer.runtime.bloomFilter.maxNumItems",
+    "spark.sql.optimizer.runtime.bloomFilter.maxNumBits",
+    "spark.sql.optimizer.runtimeFilter.number.threshold",
     "spark.sql.planChangeLog.level",
     "spark.sql.planChangeLog.rules",
     "spark.sql.planChangeLog.batches",
@@ -339,6 +390,16 @@ impl Config {
                 self.optimizer_in_set_conversion_threshold = parse(key, value, "a non-negative integer")?
             }
             "spark.sql.constraintPropagation.enabled" => self.constraint_propagation_enabled = parse_bool(key, value)?,
+            "spark.sql.optimizer.runtime.bloomFilter.enabled" => self.runtime_filter.enabled = parse_bool(key, value)?,
+            "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold" => {
+                self.runtime_filter.application_side_threshold = positive_bytes(key, value)?
+            }
+            "spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold" => self.runtime_filter.creation_side_threshold = positive_bytes(key, value)?,
+            "spark.sql.optimizer.runtime.bloomFilter.expectedNumItems" => self.runtime_filter.expected_items = parse(key, value, "a positive integer")?,
+            "spark.sql.optimizer.runtime.bloomFilter.numBits" => self.runtime_filter.num_bits = parse(key, value, "a positive integer")?,
+            "spark.sql.optimizer.runtime.bloomFilter.maxNumItems" => self.runtime_filter.max_items = parse(key, value, "a positive integer")?,
+            "spark.sql.optimizer.runtime.bloomFilter.maxNumBits" => self.runtime_filter.max_bits = parse(key, value, "a positive integer")?,
+            "spark.sql.optimizer.runtimeFilter.number.threshold" => self.runtime_filter.max_filters = parse(key, value, "a non-negative integer")?,
             "spark.sql.planChangeLog.level" => {
                 let level = value.trim().to_ascii_uppercase();
                 if !["OFF", "TRACE", "DEBUG", "INFO", "WARN", "ERROR"].contains(&level.as_str()) {
@@ -456,6 +517,14 @@ impl Config {
             "spark.sql.optimizer.excludedRules" => self.optimizer_excluded_rules.join(","),
             "spark.sql.optimizer.inSetConversionThreshold" => self.optimizer_in_set_conversion_threshold.to_string(),
             "spark.sql.constraintPropagation.enabled" => self.constraint_propagation_enabled.to_string(),
+            "spark.sql.optimizer.runtime.bloomFilter.enabled" => self.runtime_filter.enabled.to_string(),
+            "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold" => self.runtime_filter.application_side_threshold.to_string(),
+            "spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold" => self.runtime_filter.creation_side_threshold.to_string(),
+            "spark.sql.optimizer.runtime.bloomFilter.expectedNumItems" => self.runtime_filter.expected_items.to_string(),
+            "spark.sql.optimizer.runtime.bloomFilter.numBits" => self.runtime_filter.num_bits.to_string(),
+            "spark.sql.optimizer.runtime.bloomFilter.maxNumItems" => self.runtime_filter.max_items.to_string(),
+            "spark.sql.optimizer.runtime.bloomFilter.maxNumBits" => self.runtime_filter.max_bits.to_string(),
+            "spark.sql.optimizer.runtimeFilter.number.threshold" => self.runtime_filter.max_filters.to_string(),
             "spark.sql.planChangeLog.level" => self.plan_change_log_level.clone(),
             "spark.sql.planChangeLog.rules" => self.plan_change_log_rules.join(","),
             "spark.sql.planChangeLog.batches" => self.plan_change_log_batches.join(","),

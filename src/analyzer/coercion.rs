@@ -397,7 +397,7 @@ fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
             }
             out
         }
-        ScalarFunc::Rand => args,
+        ScalarFunc::Rand | ScalarFunc::MightContain => args,
         // TRY_CAST tolerates values that fail at run time, not a cast Spark does not have.
         ScalarFunc::Builtin(crate::expr::Builtin::TryCast) => {
             if let [child, target] = args.as_slice() {

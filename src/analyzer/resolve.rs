@@ -1266,7 +1266,7 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         | ScalarFunc::LTrim
         | ScalarFunc::RTrim => (1, 1),
         ScalarFunc::Replace => (2, 3),
-        ScalarFunc::DateDiff => (2, 2),
+        ScalarFunc::DateDiff | ScalarFunc::MightContain => (2, 2),
         ScalarFunc::Substring => (2, 3),
         ScalarFunc::Round => (1, 2),
         ScalarFunc::Concat | ScalarFunc::Coalesce => (1, usize::MAX),

@@ -778,8 +778,80 @@ impl<'a, 'b> Tx<'a, 'b> {
                 [x] => self.abs(x),
                 _ => Err(format!("expression {e}")),
             },
+            Expr::Function { func: ScalarFunc::MightContain, args } => self.might_contain(args),
             other => Err(format!("expression {other}")),
         }
+    }
+
+    /// might_contain(filter, xxhash64(key)) (`expr/bloom.rs`): Spark's XXH64 of the key, then
+    /// the three bits of its word in the filter, which is read in place (the executor ran the
+    /// subquery that built it before compiling the stage; a NULL filter keeps no row).
+    fn might_contain(&mut self, args: &[Expr]) -> Result<Emitted, String> {
+        let key = super::spec::bloom_probe(args).ok_or("might_contain of a key generated code cannot hash")?;
+        let filter = crate::expr::bloom::filter_bytes(&args[0]).map_err(|e| e.to_string())?;
+        let Some(filter) = filter else { return self.literal(&ScalarValue::Null(DataType::Boolean)) };
+        let bytes = arrow::array::AsArray::as_binary::<i32>(filter.as_ref()).value(0);
+        let words = (bytes.len() / 8) as i64;
+        if words == 0 || words & (words - 1) != 0 {
+            return Err(format!("a Bloom filter of {} bytes", bytes.len()));
+        }
+        let int = key.data_type().map_err(|e| e.to_string())? != DataType::Int64;
+        let (v, null) = self.emit(key)?;
+        let h = self.xxhash64(v, int);
+        let hi = self.b.ins().ushr_imm_u(h, 32);
+        let idx = self.b.ins().band_imm_u(hi, words - 1);
+        let off = self.b.ins().ishl_imm_u(idx, 3);
+        let base = self.b.ins().iconst(types::I64, bytes.as_ptr() as i64);
+        let addr = self.b.ins().iadd(base, off);
+        let word = self.b.ins().load(types::I64, MemFlagsData::new().with_notrap(), addr, 0);
+        let one = self.b.ins().iconst(types::I64, 1);
+        let mut mask = None;
+        for shift in [0, 6, 12] {
+            let s = if shift == 0 { h } else { self.b.ins().ushr_imm_u(h, shift) };
+            let s = self.b.ins().band_imm_u(s, 63);
+            let bit = self.b.ins().ishl(one, s);
+            mask = Some(match mask {
+                None => bit,
+                Some(m) => self.b.ins().bor(m, bit),
+            });
+        }
+        let mask = mask.ok_or("no bits")?;
+        let hit = self.b.ins().band(word, mask);
+        Ok((self.b.ins().icmp(IntCC::Equal, hit, mask), null))
+    }
+
+    /// Spark's xxhash64 (seed 42) of a bigint, or of an int's 4 bytes (`int`), as
+    /// `stats::column`'s `xxh64_long_seeded` / `xxh64_int_seeded`.
+    fn xxhash64(&mut self, v: Value, int: bool) -> Value {
+        const P1: i64 = 0x9E37_79B1_85EB_CA87u64 as i64;
+        const P2: i64 = 0xC2B2_AE3D_27D4_EB4Fu64 as i64;
+        const P3: i64 = 0x1656_67B1_9E37_79F9u64 as i64;
+        const P4: i64 = 0x85EB_CA77_C2B2_AE63u64 as i64;
+        const P5: i64 = 0x27D4_EB2F_1656_67C5u64 as i64;
+        let h = if int {
+            let x = self.b.ins().uextend(types::I64, v);
+            let k = self.b.ins().imul_imm_s(x, P1);
+            let h = self.b.ins().bxor_imm_u(k, 42i64.wrapping_add(P5).wrapping_add(4));
+            let h = self.b.ins().rotl_imm_u(h, 23);
+            let h = self.b.ins().imul_imm_s(h, P2);
+            self.b.ins().iadd_imm_s(h, P3)
+        } else {
+            let k = self.b.ins().imul_imm_s(v, P2);
+            let k = self.b.ins().rotl_imm_u(k, 31);
+            let k = self.b.ins().imul_imm_s(k, P1);
+            let h = self.b.ins().bxor_imm_u(k, 42i64.wrapping_add(P5).wrapping_add(8));
+            let h = self.b.ins().rotl_imm_u(h, 27);
+            let h = self.b.ins().imul_imm_s(h, P1);
+            self.b.ins().iadd_imm_s(h, P4)
+        };
+        let s = self.b.ins().ushr_imm_u(h, 33);
+        let h = self.b.ins().bxor(h, s);
+        let h = self.b.ins().imul_imm_s(h, P2);
+        let s = self.b.ins().ushr_imm_u(h, 29);
+        let h = self.b.ins().bxor(h, s);
+        let h = self.b.ins().imul_imm_s(h, P3);
+        let s = self.b.ins().ushr_imm_u(h, 32);
+        self.b.ins().bxor(h, s)
     }
 
     /// abs(): the argument's type; abs of the smallest int or bigint overflows (ANSI).

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use arrow::array::AsArray;
 use arrow::datatypes::DataType;
 
 use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId, ScalarFunc};
@@ -330,6 +331,13 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
             }
         }
     }
+    // The runtime filter's probe: xxhash64 and the filter's word test are emitted inline.
+    if let Expr::Function { func: ScalarFunc::MightContain, args } = e {
+        return match bloom_probe(args) {
+            Some(key) => unsupported_reason(key),
+            None => Some("might_contain of a key that is not an integer, a bigint or a date".into()),
+        };
+    }
     let t = match e.data_type() {
         Ok(t) => t,
         Err(err) => return Some(err.to_string()),
@@ -646,6 +654,11 @@ impl StageSpec {
                     nullable: a.nullable,
                     qualifier: vec![],
                 })),
+                // A Bloom filter is read in place: its address and size make the code.
+                Expr::ScalarSubqueryExec(s) if s.data_type == DataType::Binary => {
+                    let at = crate::expr::bloom::filter_bytes(&x).ok().flatten().map(|a| { let v = a.as_binary::<i32>().value(0); (v.as_ptr() as usize, v.len()) });
+                    Ok(Expr::Literal(ScalarValue::Utf8(format!("filter at {at:?}"))))
+                }
                 // Code is generated for the subquery's value: the same value, the same code.
                 Expr::ScalarSubqueryExec(s) => Ok(Expr::Literal(subquery_constant(s))),
                 _ => Ok(x),
@@ -825,6 +838,15 @@ fn merge_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec,
         }
     }
     Ok(AggSpec { func: a.func, arg: None, arg_type, buffer: a.buffer.clone(), merge })
+}
+
+/// might_contain(filter, xxhash64(key))'s key, when generated code can hash it (an integer,
+/// a bigint or a date) and the filter is a planned subquery or a constant.
+pub(crate) fn bloom_probe(args: &[Expr]) -> Option<&Expr> {
+    let [filter, Expr::Function { func: ScalarFunc::Builtin(crate::expr::Builtin::More(crate::expr::MoreFn::XxHash64)), args: keys }] = args else { return None };
+    let [key] = keys.as_slice() else { return None };
+    let hashable = matches!(key.data_type().ok()?, DataType::Int32 | DataType::Int64 | DataType::Date32);
+    (hashable && matches!(filter, Expr::ScalarSubqueryExec(_) | Expr::Literal(_))).then_some(key)
 }
 
 /// The constant generated code reads for a planned scalar subquery: its value, or NULL when

@@ -196,7 +196,7 @@ fn details(p: &PhysicalPlan, config: &Config) -> Vec<String> {
         PhysicalPlan::Project { list, .. } => vec![field("Output", list), input(p)],
         PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, .. } => {
             let prefix = if *mode == AggregateMode::Partial { "partial_" } else { "" };
-            let call = |a: &AggregateExpr| format!("{}({}{})", a.func.name(), if a.distinct { "distinct " } else { "" }, join(&a.args));
+            let call = |a: &AggregateExpr| format!("{}({}{}{})", a.func.name(), if a.distinct { "distinct " } else { "" }, join(&a.args), a.func.extra_arguments());
             let functions: Vec<String> = aggregates.iter().map(|a| format!("{prefix}{}", call(a))).collect();
             // Spark names an aggregate's result after the call with its ids: `sum(amount#179)#188`.
             let named: HashMap<ExprId, Attribute> =

@@ -143,7 +143,7 @@ impl PhysicalPlan {
                 let prefix = if *mode == AggregateMode::Partial { "partial_" } else { "" };
                 let funcs: Vec<String> = aggregates
                     .iter()
-                    .map(|a| format!("{prefix}{}({}{})", a.func.name(), if a.distinct { "distinct " } else { "" }, list(&a.args, ", ")))
+                    .map(|a| format!("{prefix}{}({}{}{})", a.func.name(), if a.distinct { "distinct " } else { "" }, list(&a.args, ", "), a.func.extra_arguments()))
                     .collect();
                 let output = self.output().iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
                 let keys: Vec<String> = grouping.iter().map(|g| g.to_string()).collect();

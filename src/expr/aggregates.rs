@@ -57,6 +57,10 @@ pub enum AggKind {
     TrySum,
     /// try_avg(x): avg's result type, NULL where the sum overflows (Spark's TryAverage).
     TryAvg,
+    /// bloom_filter_agg(xxhash64(key), estimatedNumItems, numBits): the runtime filter's
+    /// Bloom filter (`expr/bloom.rs`) over the hashes; planted by `InjectRuntimeFilter`, not
+    /// callable by name. `param`: the items (high half) and bits (low half).
+    BloomFilter,
 }
 
 /// A built-in aggregate and the name it was called by (Spark prints the alias: `stddev(x)`).
@@ -142,6 +146,17 @@ impl AggBuiltin {
     /// `single_value(x)`, which the scalar subquery rewrite plans.
     pub fn single_value() -> AggBuiltin {
         AggBuiltin { kind: AggKind::SingleValue, name: "single_value", param: 0 }
+    }
+
+    /// `bloom_filter_agg` sized for `items` items in `bits` bits (both capped as Spark's).
+    pub fn bloom_filter(items: u64, bits: u64) -> AggBuiltin {
+        let bits = bits.clamp(1, super::bloom::MAX_NUM_BITS);
+        AggBuiltin { kind: AggKind::BloomFilter, name: "bloom_filter_agg", param: items.min(u32::MAX as u64) << 32 | bits }
+    }
+
+    /// A Bloom filter's (estimated items, bits).
+    pub fn bloom_size(&self) -> (u64, u64) {
+        (self.param >> 32, self.param & u32::MAX as u64)
     }
 
     /// Looks an aggregate up by name (any case).
@@ -330,6 +345,7 @@ impl AggBuiltin {
             AggKind::CountIf | AggKind::ApproxCountDistinct => DataType::Int64,
             AggKind::CollectList | AggKind::CollectSet => crate::types::list_type(args.first().cloned().unwrap_or(DataType::Null)),
             AggKind::ListAgg => DataType::Utf8,
+            AggKind::BloomFilter => DataType::Binary,
             AggKind::TrySum => super::aggregate_result_type(super::AggFunc::Sum, args.first().unwrap_or(&DataType::Int64)),
             AggKind::TryAvg => super::aggregate_result_type(super::AggFunc::Avg, args.first().unwrap_or(&DataType::Int64)),
             AggKind::First { .. } | AggKind::Last { .. } | AggKind::MaxBy | AggKind::MinBy | AggKind::SingleValue | AggKind::PercentileApprox => {
@@ -363,6 +379,7 @@ impl AggBuiltin {
             ],
             // HyperLogLog++ registers, one byte each (Spark packs them into longs `MS[i]`).
             AggKind::ApproxCountDistinct => vec![("MS", DataType::Binary, false)],
+            AggKind::BloomFilter => vec![("bloomFilter", DataType::Binary, true)],
             AggKind::CovarPop | AggKind::CovarSamp => vec![d("n"), d("xAvg"), d("yAvg"), d("ck")],
             AggKind::Corr => vec![d("n"), d("xAvg"), d("yAvg"), d("ck"), d("xMk"), d("yMk")],
             AggKind::First { .. } => vec![("first", arg(0), true), ("valueSet", DataType::Boolean, false)],

@@ -299,6 +299,14 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             write!(f, "~")?;
             write_expr(f, &args[0], style)
         }
+        // Spark prints the hash functions' seed: `xxhash64(a#1, 42)`.
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(b @ crate::expr::Builtin::More(crate::expr::MoreFn::Hash | crate::expr::MoreFn::XxHash64)), args }
+            if style == Style::Plan =>
+        {
+            write!(f, "{}(", b.name())?;
+            write_list(f, args, style, ", ")?;
+            write!(f, ", 42)")
+        }
         Expr::Function { func, args } => {
             write!(f, "{}(", func.name())?;
             write_list(f, args, style, ", ")?;
@@ -319,7 +327,7 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
                 &args[..]
             };
             write_list(f, shown, style, ", ")?;
-            write!(f, ")")?;
+            write!(f, "{})", func.extra_arguments())?;
             if let crate::expr::AggFunc::Builtin(b) = func {
                 write!(f, "{}", b.suffix())?;
                 // listagg's order keys: `WITHIN GROUP (ORDER BY k DESC NULLS LAST)`.

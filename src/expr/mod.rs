@@ -3,6 +3,7 @@
 
 mod display;
 pub mod eval;
+pub mod bloom;
 mod typing;
 mod window;
 mod builtins;
@@ -188,6 +189,9 @@ pub enum ScalarFunc {
     Replace,
     /// datediff(end, start): days from start to end.
     DateDiff,
+    /// might_contain(bloom filter, xxhash64(key)): the runtime filter `InjectRuntimeFilter`
+    /// plants (`expr/bloom.rs`); not callable by name, as in Spark.
+    MightContain,
     /// One of the other built-ins (math, string, date, bitwise; `expr/builtins.rs`).
     Builtin(Builtin),
 }
@@ -213,6 +217,7 @@ impl ScalarFunc {
             ScalarFunc::RTrim => "rtrim",
             ScalarFunc::Replace => "replace",
             ScalarFunc::DateDiff => "datediff",
+            ScalarFunc::MightContain => "might_contain",
             ScalarFunc::Builtin(b) => b.name(),
         }
     }
@@ -282,6 +287,17 @@ impl std::hash::Hash for crate::udf::AggregateUdf {
 }
 
 impl AggFunc {
+    /// What Spark prints after the arguments: BloomFilterAggregate's size and buffer offsets.
+    pub fn extra_arguments(&self) -> String {
+        match self {
+            AggFunc::Builtin(b) if b.kind == AggKind::BloomFilter => {
+                let (items, bits) = b.bloom_size();
+                format!(", {items}, {bits}, 0, 0")
+            }
+            _ => String::new(),
+        }
+    }
+
     /// Spark's lower-case name.
     pub fn name(&self) -> &'static str {
         match self {

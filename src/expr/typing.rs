@@ -112,6 +112,7 @@ impl Expr {
                     ScalarFunc::DateAdd | ScalarFunc::DateSub => DataType::Date32,
                     ScalarFunc::Builtin(b) => b.return_type(args)?,
                     ScalarFunc::Rand => DataType::Float64,
+                    ScalarFunc::MightContain => DataType::Boolean,
                 }
             }
             Expr::WindowExpression { function, .. } => function.data_type()?,

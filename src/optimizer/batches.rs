@@ -91,5 +91,8 @@ pub fn default_batches(config: &Config) -> Vec<Batch> {
         },
         // Filters folded to false above are empty relations now; collapse what sits on them.
         Batch { name: "LocalRelation", strategy: fixed, rules: local_relation() },
+        // Runtime Bloom filters go on top of a join's side; the next batch moves them to its scan.
+        Batch { name: "InjectRuntimeFilter", strategy: Strategy::Once, rules: vec![Box::new(InjectRuntimeFilter::new(config))] },
+        Batch { name: "Pushdown Filters from PartitionPruning", strategy: fixed, rules: vec![Box::new(PushDownPredicates)] },
     ]
 }

@@ -335,8 +335,9 @@ fn xxh64_int_seeded(v: i32, seed: u64) -> u64 {
     fmix(h.rotate_left(23).wrapping_mul(P2).wrapping_add(P3))
 }
 
+/// Spark's `xxhash64(v)` of a bigint (seed 42).
 #[cfg(test)]
-fn xxh64_long(v: i64) -> u64 {
+pub(crate) fn xxh64_long(v: i64) -> u64 {
     xxh64_long_seeded(v, HLL_SEED)
 }
 

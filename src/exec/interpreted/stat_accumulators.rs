@@ -26,6 +26,7 @@ pub(super) fn builtin_accumulator(b: AggBuiltin, args: &[DataType]) -> Result<Bo
         AggKind::CollectList | AggKind::CollectSet => Box::new(Collect::new(b.kind == AggKind::CollectSet, arg(0)?)?),
         AggKind::ListAgg => Box::new(ListAgg::new(b, args.get(2..).unwrap_or(&[]))?),
         AggKind::ApproxCountDistinct => Box::new(ApproxCountDistinct { rsd: b.fraction(), sketches: vec![] }),
+        AggKind::BloomFilter => Box::new(BloomFilterAgg { words: crate::expr::bloom::words_for(b.bloom_size().1), filters: vec![] }),
         AggKind::CovarPop | AggKind::CovarSamp | AggKind::Corr => Box::new(Covariance { kind: b.kind, s: vec![] }),
         AggKind::First { ignore_nulls } => Box::new(FirstLast::new(false, ignore_nulls, arg(0)?)?),
         AggKind::Last { ignore_nulls } => Box::new(FirstLast::new(true, ignore_nulls, arg(0)?)?),
@@ -913,5 +914,48 @@ impl Accumulator for ApproxCountDistinct {
     }
     fn evaluate(&mut self) -> Result<ArrayRef> {
         Ok(Arc::new(Int64Array::from(std::mem::take(&mut self.sketches).iter().map(|s| s.query() as i64).collect::<Vec<_>>())))
+    }
+}
+
+/// bloom_filter_agg: per group a Bloom filter (`expr/bloom.rs`) over the non-NULL bigint
+/// hashes, NULL over no rows (as Spark's). Buffer [bloomFilter: its bytes].
+struct BloomFilterAgg {
+    words: usize,
+    /// Per group: the words, empty until a value arrives.
+    filters: Vec<Vec<u64>>,
+}
+
+impl Accumulator for BloomFilterAgg {
+    fn resize(&mut self, groups: usize) {
+        self.filters.resize_with(groups, Vec::new);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let hashes = input(args, 0)?.as_primitive_opt::<Int64Type>().ok_or_else(|| KilnError::internal("bloom_filter_agg of a value that is not a bigint hash"))?;
+        for (g, h) in gids.iter().zip(hashes.iter()) {
+            if let Some(h) = h {
+                let f = &mut self.filters[*g as usize];
+                if f.is_empty() {
+                    f.resize(self.words, 0);
+                }
+                crate::expr::bloom::insert(f, h as u64);
+            }
+        }
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let bytes = input(state, 0)?.as_binary_opt::<i32>().ok_or_else(|| KilnError::internal("Bloom filter buffer is not binary"))?;
+        for (i, g) in gids.iter().enumerate() {
+            if bytes.is_valid(i) {
+                crate::expr::bloom::merge(&mut self.filters[*g as usize], bytes.value(i))?;
+            }
+        }
+        Ok(())
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        self.evaluate().map(|a| vec![a])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        let filters = std::mem::take(&mut self.filters);
+        Ok(Arc::new(filters.iter().map(|f| (!f.is_empty()).then(|| crate::expr::bloom::serialize(f))).collect::<arrow::array::BinaryArray>()))
     }
 }

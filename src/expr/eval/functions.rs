@@ -22,6 +22,7 @@ pub(super) fn call(func: ScalarFunc, args: &[Expr], result: &DataType, batch: &R
     match func {
         ScalarFunc::Coalesce => return coalesce(args, result, batch, input),
         ScalarFunc::Rand => return rand(args, batch.num_rows()),
+        ScalarFunc::MightContain => return crate::expr::bloom::might_contain(args, batch, input),
         ScalarFunc::Builtin(crate::expr::Builtin::More(m)) if m.is_try() => return try_eval(args, result, batch, input),
         _ => {}
     }
@@ -55,7 +56,7 @@ pub(super) fn call(func: ScalarFunc, args: &[Expr], result: &DataType, batch: &R
         ScalarFunc::Replace => replace(arg(0)?, arg(1)?, values.get(2)),
         ScalarFunc::DateDiff => date_diff(arg(0)?, arg(1)?),
         ScalarFunc::Builtin(b) => b.eval(&values, batch.num_rows(), result),
-        ScalarFunc::Coalesce | ScalarFunc::Rand => Err(KilnError::internal("handled above")),
+        ScalarFunc::Coalesce | ScalarFunc::Rand | ScalarFunc::MightContain => Err(KilnError::internal("handled above")),
     }
 }
 

@@ -118,7 +118,7 @@ pub fn evaluate_predicate(expr: &Expr, batch: &RecordBatch, input: &[Attribute])
 }
 
 /// The value of a planned scalar subquery, which the executor ran before the hosting stage.
-fn subquery_array(s: &crate::expr::ScalarSubqueryExec) -> Result<&ArrayRef> {
+pub(crate) fn subquery_array(s: &crate::expr::ScalarSubqueryExec) -> Result<&ArrayRef> {
     s.value.get().ok_or_else(|| KilnError::internal(format!("scalar-subquery#{} evaluated before it ran", s.id.0)))
 }
 

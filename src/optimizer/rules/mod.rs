@@ -6,6 +6,7 @@ mod constant_folding;
 mod cost_based_join_reorder;
 mod finish_analysis;
 mod infer_filters;
+mod inject_runtime_filter;
 mod joins;
 mod limits;
 mod local_relation;
@@ -27,6 +28,7 @@ pub use constant_folding::{
 pub use cost_based_join_reorder::CostBasedJoinReorder;
 pub use finish_analysis::{EliminateResolvedHint, EliminateSubqueryAliases, ReplaceDistinctWithAggregate};
 pub use infer_filters::InferFiltersFromConstraints;
+pub use inject_runtime_filter::InjectRuntimeFilter;
 pub use joins::EliminateOuterJoin;
 pub use limits::LimitPushDown;
 pub use local_relation::{ConvertToLocalRelation, PropagateEmptyRelation};

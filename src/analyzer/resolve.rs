@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::catalog::Catalog;
 use crate::error::{closest_match, KilnError, Result};
-use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId, ScalarFunc, SortOrder};
+use crate::expr::{AggFunc, AggKind, Attribute, BinaryOp, Expr, ExprId, ScalarFunc, SortOrder};
 use crate::plan::{grouping_sets, named_output, GroupingSetsKind, JoinType, LogicalPlan};
 use crate::types::ScalarValue;
 use arrow::datatypes::DataType;
@@ -1105,6 +1105,27 @@ fn resolve_within_group(name: &str, code: &str, mut args: Vec<Expr>, distinct: b
     let Some(AggFunc::Builtin(b)) = AggFunc::from_name(name) else {
         return Err(KilnError::internal(format!("WITHIN GROUP on {name}")));
     };
+    if b.kind == AggKind::Mode {
+        // mode() WITHIN GROUP (ORDER BY x [DESC]): ties go to the lowest (highest) value.
+        let orderings = |wanted: usize, got: usize| {
+            KilnError::analysis(
+                "INVALID_WITHIN_GROUP_EXPRESSION.WRONG_NUM_ORDERINGS",
+                format!("Invalid function `mode` with WITHIN GROUP. The function requires {wanted} orderings in WITHIN GROUP but got {got}."),
+            )
+        };
+        if !args.is_empty() {
+            return Err(orderings(0, keys.len()));
+        }
+        let (Some(key), [(desc, _)]) = (keys.into_iter().next(), directions.as_slice()) else {
+            return Err(orderings(1, directions.len()));
+        };
+        if distinct {
+            return Err(mode_distinct());
+        }
+        let (mut b, args) = b.resolve(vec![key])?;
+        b.param = if *desc { 2 } else { 1 };
+        return Ok(Expr::Aggregate { func: AggFunc::Builtin(b), args, distinct });
+    }
     if args.is_empty() || args.len() > 2 {
         return Err(KilnError::analysis(
             "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
@@ -1124,6 +1145,13 @@ fn resolve_within_group(name: &str, code: &str, mut args: Vec<Expr>, distinct: b
     let (b, mut args) = b.with_order_directions(&directions)?.resolve(args)?;
     args.extend(keys);
     Ok(Expr::Aggregate { func: AggFunc::Builtin(b), args, distinct })
+}
+
+fn mode_distinct() -> KilnError {
+    KilnError::analysis(
+        "INVALID_WITHIN_GROUP_EXPRESSION.DISTINCT_UNSUPPORTED",
+        "Invalid function `mode` with WITHIN GROUP. The function does not support DISTINCT with WITHIN GROUP.",
+    )
 }
 
 fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: impl Iterator<Item = &'a str>) -> Result<Expr> {
@@ -1160,6 +1188,9 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         let (min, max) = b.arity();
         if args.len() < min || args.len() > max {
             return Err(arity_error(&if min == max { min.to_string() } else { format!("[{}]", (min..=max).map(|n| n.to_string()).collect::<Vec<_>>().join(", ")) }));
+        }
+        if distinct && b.kind == AggKind::Mode {
+            return Err(mode_distinct());
         }
         let (b, args) = b.resolve(args)?;
         return Ok(Expr::Aggregate { func: AggFunc::Builtin(b), args, distinct });

@@ -712,7 +712,7 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
         // first(x) IGNORE NULLS is Spark's first(x, true).
         args.push(Expr::Literal(crate::types::ScalarValue::Boolean(true)));
     }
-    if !f.within_group.is_empty() && matches!(lname.as_str(), "listagg" | "string_agg") {
+    if !f.within_group.is_empty() && matches!(lname.as_str(), "listagg" | "string_agg" | "mode") {
         // The keys follow the arguments; their directions ride on the name (the analyzer reads them).
         let orders = f.within_group.iter().map(sort_order).collect::<Result<Vec<_>>>()?;
         let code: String = orders.iter().map(|o| format!("{}{}", if o.ascending { 'A' } else { 'D' }, if o.nulls_first { 'F' } else { 'L' })).collect();
@@ -748,17 +748,20 @@ fn filtered_aggregate(f: &ast::Function, filter: &ast::Expr, d: usize, span: Spa
 
 /// The aggregate call `f` over only the rows where `condition` holds (FILTER, PIVOT).
 pub(crate) fn aggregate_where(f: &ast::Function, condition: Expr, d: usize, span: Span) -> Result<Expr> {
-    const EVERY_ARGUMENT: &[&str] = &["count", "sum", "avg", "mean", "min", "max", "corr", "covar_samp", "covar_pop", "max_by", "min_by"];
+    const EVERY_ARGUMENT: &[&str] = &[
+        "count", "sum", "avg", "mean", "min", "max", "corr", "covar_samp", "covar_pop", "max_by", "min_by", "regr_count", "regr_avgx",
+        "regr_avgy", "regr_sxx", "regr_syy", "regr_sxy", "regr_slope", "regr_intercept", "regr_r2",
+    ];
     const FIRST_ARGUMENT: &[&str] = &[
         "count_if", "bool_and", "bool_or", "every", "any", "some", "stddev", "stddev_samp", "stddev_pop", "std", "variance", "var_samp",
         "var_pop", "skewness", "kurtosis", "collect_list", "collect_set", "array_agg", "approx_count_distinct", "percentile",
-        "percentile_approx", "approx_percentile", "median", "listagg", "string_agg",
+        "percentile_approx", "approx_percentile", "median", "listagg", "string_agg", "mode", "bit_and", "bit_or", "bit_xor",
     ];
     let name = f.name.to_string();
     let lname = name.to_ascii_lowercase();
     let wrapped = if EVERY_ARGUMENT.contains(&lname.as_str()) {
         usize::MAX
-    } else if FIRST_ARGUMENT.contains(&lname.as_str()) && f.within_group.is_empty() || matches!(lname.as_str(), "listagg" | "string_agg") {
+    } else if FIRST_ARGUMENT.contains(&lname.as_str()) && f.within_group.is_empty() || matches!(lname.as_str(), "listagg" | "string_agg" | "mode") {
         1
     } else {
         return Err(unsupported(format!("{name}(...) FILTER (WHERE ...) (FILTER is planned for aggregates that skip NULLs)"), span));

@@ -1292,10 +1292,8 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         | ScalarFunc::Upper
         | ScalarFunc::Length
         | ScalarFunc::Abs
-        | ScalarFunc::Year
-        | ScalarFunc::Trim
-        | ScalarFunc::LTrim
-        | ScalarFunc::RTrim => (1, 1),
+        | ScalarFunc::Year => (1, 1),
+        ScalarFunc::Trim | ScalarFunc::LTrim | ScalarFunc::RTrim => (1, 2),
         ScalarFunc::Replace => (2, 3),
         ScalarFunc::DateDiff => (2, 2),
         ScalarFunc::Substring => (2, 3),
@@ -1308,6 +1306,12 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
     if args.len() < min || args.len() > max {
         let expected = if min == max { min.to_string() } else if max == usize::MAX { format!("at least {min}") } else { format!("{min} to {max}") };
         return Err(arity_error(&expected));
+    }
+    let mut args = args;
+    // Spark's trim(trimStr, str) (and TRIM(BOTH trimStr FROM str)) but btrim(str, trimStr):
+    // kiln's Trim takes the string first.
+    if matches!(func, ScalarFunc::Trim | ScalarFunc::LTrim | ScalarFunc::RTrim) && args.len() == 2 && !name.eq_ignore_ascii_case("btrim") {
+        args.swap(0, 1);
     }
     if func == ScalarFunc::Rand && args.is_empty() {
         // Spark's ResolveRandomSeed: each rand() its own seed, so two are never one expression.

@@ -231,7 +231,7 @@ impl ScalarFunc {
             "date_sub" => ScalarFunc::DateSub,
             "year" => ScalarFunc::Year,
             "rand" | "random" => ScalarFunc::Rand,
-            "trim" => ScalarFunc::Trim,
+            "trim" | "btrim" => ScalarFunc::Trim,
             "ltrim" => ScalarFunc::LTrim,
             "rtrim" => ScalarFunc::RTrim,
             "replace" => ScalarFunc::Replace,
@@ -242,7 +242,7 @@ impl ScalarFunc {
     /// Names of every scalar function, for "did you mean" suggestions.
     pub const NAMES: &'static [&'static str] =
         &[
-        "lower", "upper", "substring", "length", "abs", "round", "concat", "coalesce", "date_add", "date_sub", "year", "rand", "trim",
+        "lower", "upper", "substring", "length", "abs", "round", "concat", "coalesce", "date_add", "date_sub", "year", "rand", "trim", "btrim",
         "ltrim", "rtrim", "replace", "datediff", "isnull", "isnotnull", "nvl", "ifnull", "nullif", "if",
     ];
 }

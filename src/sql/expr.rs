@@ -96,10 +96,8 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
             if *any {
                 return Err(unsupported("LIKE ANY", start_span(e)));
             }
-            if escape_char.is_some() {
-                return Err(unsupported("LIKE ... ESCAPE", start_span(e)));
-            }
-            Expr::Like { child: boxed(sub(expr)?), pattern: boxed(sub(pattern)?), negated: *negated }
+            let pattern = like_escape(sub(pattern)?, escape_char.as_deref())?;
+            Expr::Like { child: boxed(sub(expr)?), pattern: boxed(pattern), negated: *negated }
         }
         // `s RLIKE p` / `s REGEXP p`: the function rlike(s, p).
         ast::Expr::RLike { negated, expr, pattern, .. } => {
@@ -157,13 +155,21 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
             let name = if *shorthand { "substr" } else { "substring" };
             Expr::UnresolvedFunction { name: name.into(), args, distinct: false }
         }
-        ast::Expr::Trim { expr, trim_where, trim_what: None, trim_characters: None } => {
+        // TRIM([BOTH | LEADING | TRAILING] [chars] FROM s) and trim(chars, s): Spark's
+        // trim/ltrim/rtrim, the characters first.
+        ast::Expr::Trim { expr, trim_where, trim_what, trim_characters } => {
             let name = match trim_where {
                 Some(ast::TrimWhereField::Leading) => "ltrim",
                 Some(ast::TrimWhereField::Trailing) => "rtrim",
                 _ => "trim",
             };
-            Expr::UnresolvedFunction { name: name.into(), args: vec![sub(expr)?], distinct: false }
+            let args = match (trim_what, trim_characters.as_deref()) {
+                (None, None) => vec![sub(expr)?],
+                (Some(what), None) => vec![sub(what)?, sub(expr)?],
+                (None, Some([s])) => vec![sub(expr)?, sub(s)?],
+                _ => return Err(unsupported("TRIM with several character arguments", start_span(e))),
+            };
+            Expr::UnresolvedFunction { name: name.into(), args, distinct: false }
         }
         ast::Expr::Function(f) => function(f, d)?,
         ast::Expr::Ceil { expr, field } | ast::Expr::Floor { expr, field } => {
@@ -186,12 +192,13 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
         }
         ast::Expr::Position { expr, r#in } => Expr::UnresolvedFunction { name: "locate".into(), args: vec![sub(expr)?, sub(r#in)?], distinct: false },
         // Spark's ILIKE is LIKE of the lower-cased value and pattern.
-        ast::Expr::ILike { negated, any: false, expr, pattern, escape_char: None } => {
+        ast::Expr::ILike { negated, any: false, expr, pattern, escape_char } => {
             let lower = |x: Expr| match x {
                 Expr::Literal(ScalarValue::Utf8(s)) => lit(ScalarValue::Utf8(s.to_lowercase())),
                 other => Expr::UnresolvedFunction { name: "lower".into(), args: vec![other], distinct: false },
             };
-            Expr::Like { child: boxed(lower(sub(expr)?)), pattern: boxed(lower(sub(pattern)?)), negated: *negated }
+            let pattern = like_escape(lower(sub(pattern)?), escape_char.as_deref())?;
+            Expr::Like { child: boxed(lower(sub(expr)?)), pattern: boxed(pattern), negated: *negated }
         }
         ast::Expr::IsUnknown(x) => Expr::IsNull(boxed(sub(x)?)),
         ast::Expr::IsNotUnknown(x) => Expr::IsNotNull(boxed(sub(x)?)),
@@ -736,6 +743,27 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
         args = vec![order.expr, p];
     }
     Ok(Expr::UnresolvedFunction { name, args, distinct })
+}
+
+/// The pattern of `LIKE pattern ESCAPE 'c'`: rewritten to kiln's `\\` escape by like_escape
+/// (folded when the pattern is a literal). Spark takes a one-character string literal.
+fn like_escape(pattern: Expr, escape: Option<&ast::Expr>) -> Result<Expr> {
+    let Some(escape) = escape else { return Ok(pattern) };
+    let c = match escape {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(c) | ast::Value::DoubleQuotedString(c) => c.clone(),
+            _ => return Err(crate::error::KilnError::analysis("PARSE_SYNTAX_ERROR", format!("Syntax error at or near '{escape}': ESCAPE takes a one-character string."))),
+        },
+        _ => return Err(crate::error::KilnError::analysis("PARSE_SYNTAX_ERROR", format!("Syntax error at or near '{escape}': ESCAPE takes a one-character string."))),
+    };
+    if c.chars().count() != 1 {
+        return Err(crate::error::KilnError::analysis("INVALID_ESC", format!("Found an invalid escape string: {c}. The escape string must contain only one character.")));
+    }
+    if c == "\\" {
+        return Ok(pattern);
+    }
+    let func = crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::More(crate::expr::MoreFn::LikeEscape));
+    Ok(Expr::Function { func, args: vec![pattern, lit(ScalarValue::Utf8(c))] })
 }
 
 /// `agg(x) FILTER (WHERE c)` as `agg(CASE WHEN c THEN x END)`: the same rows for aggregates

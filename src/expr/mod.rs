@@ -13,6 +13,7 @@ mod arrays;
 mod generators;
 mod nested;
 mod regexp;
+mod strict_math;
 mod datetime;
 pub use aggregates::{AggBuiltin, AggKind, WITHIN_GROUP_MARKER};
 pub(crate) use aggregates::try_avg_sum_type;

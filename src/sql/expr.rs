@@ -139,6 +139,19 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
             if format.is_some() {
                 return Err(unsupported("CAST ... FORMAT", start_span(e)));
             }
+            // Spark has no unsigned types: `10::tinyint unsigned` is `10::tinyint AS unsigned`.
+            use ast::DataType as T;
+            let signed = match data_type {
+                T::TinyIntUnsigned(w) if *kind == CastKind::DoubleColon => Some(T::TinyInt(*w)),
+                T::SmallIntUnsigned(w) if *kind == CastKind::DoubleColon => Some(T::SmallInt(*w)),
+                T::IntUnsigned(w) if *kind == CastKind::DoubleColon => Some(T::Int(*w)),
+                T::IntegerUnsigned(w) if *kind == CastKind::DoubleColon => Some(T::Integer(*w)),
+                T::BigIntUnsigned(w) if *kind == CastKind::DoubleColon => Some(T::BigInt(*w)),
+                _ => None,
+            };
+            if let Some(t) = signed {
+                return Ok(Expr::Cast { child: boxed(sub(expr)?), to: sql_data_type(&t, start_span(e))? }.alias("unsigned"));
+            }
             Expr::Cast { child: boxed(sub(expr)?), to: sql_data_type(data_type, start_span(e))? }
         }
         ast::Expr::Extract { field, expr, .. } => {

@@ -72,6 +72,7 @@ fn coerce_node(e: Expr) -> Result<Expr> {
     }
     match e {
         Expr::Binary { op, left, right } => coerce_binary(op, *left, *right),
+        Expr::Negative(c) if c.data_type()? == DataType::Null => Ok(Expr::Negative(Box::new(cast(*c, &DataType::Float64)?))),
         Expr::InList { child, list, negated } => {
             let mut t = child.data_type()?;
             for item in &list {
@@ -294,7 +295,8 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
                 };
                 return Ok(rebuild(to_dec(left)?, to_dec(right)?));
             }
-            let t = if t == DataType::Null { DataType::Int32 } else { t };
+            // NULL op NULL: Spark's implicit cast of NULL to a NumericType input is DOUBLE.
+            let t = if t == DataType::Null { DataType::Float64 } else { t };
             Ok(rebuild(cast(left, &t)?, cast(right, &t)?))
         }
     }
@@ -410,6 +412,13 @@ fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
         }
         ScalarFunc::Builtin(b) => b.coerce(args)?,
     };
+    // abs(NULL), round(NULL): Spark casts a NULL to a numeric input's default, DOUBLE.
+    let mut args = args;
+    if let (ScalarFunc::Abs | ScalarFunc::Round, Some(first)) = (func, args.first_mut()) {
+        if first.data_type()? == DataType::Null {
+            *first = cast(std::mem::replace(first, Expr::Literal(ScalarValue::Null(DataType::Null))), &DataType::Float64)?;
+        }
+    }
     for a in &args {
         let t = a.data_type()?;
         let ok = match func {

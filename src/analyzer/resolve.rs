@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::catalog::Catalog;
 use crate::error::{closest_match, KilnError, Result};
-use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId, ScalarFunc, SortOrder};
+use crate::expr::{AggFunc, AggKind, Attribute, BinaryOp, Expr, ExprId, ScalarFunc, SortOrder};
 use crate::plan::{grouping_sets, named_output, GroupingSetsKind, JoinType, LogicalPlan};
 use crate::types::ScalarValue;
 use arrow::datatypes::DataType;
@@ -888,6 +888,19 @@ fn resolve_union(children: Vec<Arc<LogicalPlan>>) -> Result<LogicalPlan> {
     resolve_set_inputs(children, "UNION")
 }
 
+/// The common type of two set-operation columns: the wider type, or Spark's ANSI string
+/// promotion (a string with an integral is BIGINT, with a fractional DOUBLE, with a boolean
+/// BOOLEAN).
+fn set_column_type(a: &DataType, b: &DataType) -> Option<DataType> {
+    use crate::types::{is_integral, is_numeric, is_string};
+    crate::types::wider_type(a, b).or_else(|| match (a, b) {
+        (s, t) | (t, s) if is_string(s) && is_integral(t) => Some(DataType::Int64),
+        (s, t) | (t, s) if is_string(s) && is_numeric(t) => Some(DataType::Float64),
+        (s, DataType::Boolean) | (DataType::Boolean, s) if is_string(s) => Some(DataType::Boolean),
+        _ => None,
+    })
+}
+
 /// The inputs of `op` (UNION, EXCEPT, INTERSECT) checked and cast to common column types, as a Union.
 fn resolve_set_inputs(children: Vec<Arc<LogicalPlan>>, op: &str) -> Result<LogicalPlan> {
     let outputs: Vec<Vec<Attribute>> = children.iter().map(|c| c.output()).collect();
@@ -903,7 +916,7 @@ fn resolve_set_inputs(children: Vec<Arc<LogicalPlan>>, op: &str) -> Result<Logic
         let mut t = outputs[0][c].data_type.clone();
         for (i, o) in outputs.iter().enumerate().skip(1) {
             let next = &o[c].data_type;
-            t = crate::types::wider_type(&t, next).ok_or_else(|| {
+            t = set_column_type(&t, next).ok_or_else(|| {
                 KilnError::analysis(
                     "INCOMPATIBLE_COLUMN_TYPE",
                     format!(
@@ -1105,6 +1118,27 @@ fn resolve_within_group(name: &str, code: &str, mut args: Vec<Expr>, distinct: b
     let Some(AggFunc::Builtin(b)) = AggFunc::from_name(name) else {
         return Err(KilnError::internal(format!("WITHIN GROUP on {name}")));
     };
+    if b.kind == AggKind::Mode {
+        // mode() WITHIN GROUP (ORDER BY x [DESC]): ties go to the lowest (highest) value.
+        let orderings = |wanted: usize, got: usize| {
+            KilnError::analysis(
+                "INVALID_WITHIN_GROUP_EXPRESSION.WRONG_NUM_ORDERINGS",
+                format!("Invalid function `mode` with WITHIN GROUP. The function requires {wanted} orderings in WITHIN GROUP but got {got}."),
+            )
+        };
+        if !args.is_empty() {
+            return Err(orderings(0, keys.len()));
+        }
+        let (Some(key), [(desc, _)]) = (keys.into_iter().next(), directions.as_slice()) else {
+            return Err(orderings(1, directions.len()));
+        };
+        if distinct {
+            return Err(mode_distinct());
+        }
+        let (mut b, args) = b.resolve(vec![key])?;
+        b.param = if *desc { 2 } else { 1 };
+        return Ok(Expr::Aggregate { func: AggFunc::Builtin(b), args, distinct });
+    }
     if args.is_empty() || args.len() > 2 {
         return Err(KilnError::analysis(
             "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
@@ -1124,6 +1158,13 @@ fn resolve_within_group(name: &str, code: &str, mut args: Vec<Expr>, distinct: b
     let (b, mut args) = b.with_order_directions(&directions)?.resolve(args)?;
     args.extend(keys);
     Ok(Expr::Aggregate { func: AggFunc::Builtin(b), args, distinct })
+}
+
+fn mode_distinct() -> KilnError {
+    KilnError::analysis(
+        "INVALID_WITHIN_GROUP_EXPRESSION.DISTINCT_UNSUPPORTED",
+        "Invalid function `mode` with WITHIN GROUP. The function does not support DISTINCT with WITHIN GROUP.",
+    )
 }
 
 fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: impl Iterator<Item = &'a str>) -> Result<Expr> {
@@ -1160,6 +1201,9 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         let (min, max) = b.arity();
         if args.len() < min || args.len() > max {
             return Err(arity_error(&if min == max { min.to_string() } else { format!("[{}]", (min..=max).map(|n| n.to_string()).collect::<Vec<_>>().join(", ")) }));
+        }
+        if distinct && b.kind == AggKind::Mode {
+            return Err(mode_distinct());
         }
         let (b, args) = b.resolve(args)?;
         return Ok(Expr::Aggregate { func: AggFunc::Builtin(b), args, distinct });
@@ -1261,10 +1305,8 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         | ScalarFunc::Upper
         | ScalarFunc::Length
         | ScalarFunc::Abs
-        | ScalarFunc::Year
-        | ScalarFunc::Trim
-        | ScalarFunc::LTrim
-        | ScalarFunc::RTrim => (1, 1),
+        | ScalarFunc::Year => (1, 1),
+        ScalarFunc::Trim | ScalarFunc::LTrim | ScalarFunc::RTrim => (1, 2),
         ScalarFunc::Replace => (2, 3),
         ScalarFunc::DateDiff | ScalarFunc::MightContain => (2, 2),
         ScalarFunc::Substring => (2, 3),
@@ -1277,6 +1319,12 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
     if args.len() < min || args.len() > max {
         let expected = if min == max { min.to_string() } else if max == usize::MAX { format!("at least {min}") } else { format!("{min} to {max}") };
         return Err(arity_error(&expected));
+    }
+    let mut args = args;
+    // Spark's trim(trimStr, str) (and TRIM(BOTH trimStr FROM str)) but btrim(str, trimStr):
+    // kiln's Trim takes the string first.
+    if matches!(func, ScalarFunc::Trim | ScalarFunc::LTrim | ScalarFunc::RTrim) && args.len() == 2 && !name.eq_ignore_ascii_case("btrim") {
+        args.swap(0, 1);
     }
     if func == ScalarFunc::Rand && args.is_empty() {
         // Spark's ResolveRandomSeed: each rand() its own seed, so two are never one expression.

@@ -20,6 +20,21 @@ pub enum AggKind {
     Corr,
     CovarPop,
     CovarSamp,
+    /// regr_sxx(y, x) / regr_syy / regr_sxy / regr_slope / regr_intercept / regr_r2: Spark's
+    /// linear regression aggregates over the pairs where neither is NULL (corr's buffer).
+    RegrSxx,
+    RegrSyy,
+    RegrSxy,
+    RegrSlope,
+    RegrIntercept,
+    RegrR2,
+    /// mode(x[, deterministic]) / mode() WITHIN GROUP (ORDER BY x [DESC]): the most frequent
+    /// non-NULL value; ties (`param`): 0 any, 1 the lowest, 2 the highest.
+    Mode,
+    /// bit_and / bit_or / bit_xor(x) over an integral x, in x's type.
+    BitAnd,
+    BitOr,
+    BitXor,
     /// first(x[, ignoreNulls]) / first_value / any_value.
     First { ignore_nulls: bool },
     /// last(x[, ignoreNulls]) / last_value.
@@ -63,6 +78,13 @@ pub enum AggKind {
     BloomFilter,
 }
 
+impl AggKind {
+    /// regr_sxx ... regr_r2 (regr_count/avgx/avgy are rewritten to count and avg).
+    pub fn is_regression(self) -> bool {
+        matches!(self, AggKind::RegrSxx | AggKind::RegrSyy | AggKind::RegrSxy | AggKind::RegrSlope | AggKind::RegrIntercept | AggKind::RegrR2)
+    }
+}
+
 /// A built-in aggregate and the name it was called by (Spark prints the alias: `stddev(x)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AggBuiltin {
@@ -85,6 +107,16 @@ const NAMES: &[(&str, AggKind)] = &[
     ("corr", AggKind::Corr),
     ("covar_pop", AggKind::CovarPop),
     ("covar_samp", AggKind::CovarSamp),
+    ("regr_sxx", AggKind::RegrSxx),
+    ("regr_syy", AggKind::RegrSyy),
+    ("regr_sxy", AggKind::RegrSxy),
+    ("regr_slope", AggKind::RegrSlope),
+    ("regr_intercept", AggKind::RegrIntercept),
+    ("regr_r2", AggKind::RegrR2),
+    ("mode", AggKind::Mode),
+    ("bit_and", AggKind::BitAnd),
+    ("bit_or", AggKind::BitOr),
+    ("bit_xor", AggKind::BitXor),
     ("first", AggKind::First { ignore_nulls: false }),
     ("first_value", AggKind::First { ignore_nulls: false }),
     ("any_value", AggKind::First { ignore_nulls: false }),
@@ -174,10 +206,11 @@ impl AggBuiltin {
     pub fn arity(&self) -> (usize, usize) {
         match self.kind {
             AggKind::Corr | AggKind::CovarPop | AggKind::CovarSamp | AggKind::MaxBy | AggKind::MinBy | AggKind::PercentileDisc => (2, 2),
+            k if k.is_regression() => (2, 2),
             AggKind::First { .. } | AggKind::Last { .. } => (1, 2),
             AggKind::Percentile if self.name == "median" => (1, 1),
             AggKind::Percentile => (2, 2),
-            AggKind::ApproxCountDistinct | AggKind::ListAgg => (1, 2),
+            AggKind::ApproxCountDistinct | AggKind::ListAgg | AggKind::Mode => (1, 2),
             AggKind::PercentileApprox => (2, 3),
             _ => (1, 1),
         }
@@ -196,7 +229,7 @@ impl AggBuiltin {
                 | AggKind::CovarSamp
                 | AggKind::Skewness
                 | AggKind::Kurtosis
-        )
+        ) || self.kind.is_regression()
     }
 
     /// Checks and casts the arguments (Spark's input types: doubles for the moments, a boolean
@@ -324,6 +357,25 @@ impl AggBuiltin {
                 // The order keys were appended by the parser with their directions in `param`.
                 out.extend(it.map(|(k, _)| k));
             }
+            AggKind::Mode => {
+                let mut it = args.into_iter();
+                out.push(it.next().ok_or_else(|| KilnError::internal("mode without an argument"))?);
+                if let Some(flag) = it.next() {
+                    self.param = match mode_flag(&flag)? {
+                        true => 1,
+                        false => 0,
+                    };
+                }
+            }
+            AggKind::BitAnd | AggKind::BitOr | AggKind::BitXor => {
+                for (i, (a, t)) in args.into_iter().zip(&types).enumerate() {
+                    match t {
+                        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => out.push(a),
+                        DataType::Null => out.push(Expr::Cast { child: Box::new(a), to: DataType::Int32 }),
+                        _ => return Err(mismatch(name, &a, i, "\"INTEGRAL\"", t)),
+                    }
+                }
+            }
             AggKind::TrySum | AggKind::TryAvg => {
                 for (i, (a, t)) in args.into_iter().zip(&types).enumerate() {
                     match t {
@@ -348,9 +400,16 @@ impl AggBuiltin {
             AggKind::BloomFilter => DataType::Binary,
             AggKind::TrySum => super::aggregate_result_type(super::AggFunc::Sum, args.first().unwrap_or(&DataType::Int64)),
             AggKind::TryAvg => super::aggregate_result_type(super::AggFunc::Avg, args.first().unwrap_or(&DataType::Int64)),
-            AggKind::First { .. } | AggKind::Last { .. } | AggKind::MaxBy | AggKind::MinBy | AggKind::SingleValue | AggKind::PercentileApprox => {
-                args.first().cloned().unwrap_or(DataType::Null)
-            }
+            AggKind::First { .. }
+            | AggKind::Last { .. }
+            | AggKind::MaxBy
+            | AggKind::MinBy
+            | AggKind::SingleValue
+            | AggKind::PercentileApprox
+            | AggKind::Mode
+            | AggKind::BitAnd
+            | AggKind::BitOr
+            | AggKind::BitXor => args.first().cloned().unwrap_or(DataType::Null),
             _ => DataType::Float64,
         }
     }
@@ -381,7 +440,13 @@ impl AggBuiltin {
             AggKind::ApproxCountDistinct => vec![("MS", DataType::Binary, false)],
             AggKind::BloomFilter => vec![("bloomFilter", DataType::Binary, true)],
             AggKind::CovarPop | AggKind::CovarSamp => vec![d("n"), d("xAvg"), d("yAvg"), d("ck")],
-            AggKind::Corr => vec![d("n"), d("xAvg"), d("yAvg"), d("ck"), d("xMk"), d("yMk")],
+            AggKind::Corr
+            | AggKind::RegrSxx
+            | AggKind::RegrSyy
+            | AggKind::RegrSxy
+            | AggKind::RegrSlope
+            | AggKind::RegrIntercept
+            | AggKind::RegrR2 => vec![d("n"), d("xAvg"), d("yAvg"), d("ck"), d("xMk"), d("yMk")],
             AggKind::First { .. } => vec![("first", arg(0), true), ("valueSet", DataType::Boolean, false)],
             AggKind::Last { .. } => vec![("last", arg(0), true), ("valueSet", DataType::Boolean, false)],
             AggKind::BoolAnd | AggKind::BoolOr => vec![("agg", DataType::Boolean, true)],
@@ -390,6 +455,9 @@ impl AggBuiltin {
             // Spark's Average buffer: a double sum, or decimal(p+10,s) for decimals.
             AggKind::TryAvg => vec![("sum", try_avg_sum_type(&arg(0)), true), ("count", DataType::Int64, false)],
             AggKind::SingleValue => vec![("value", arg(0), true), ("count", DataType::Int64, false)],
+            // The distinct values and their counts.
+            AggKind::Mode => vec![("buf", crate::types::list_type(arg(0)), false), ("counts", crate::types::list_type(DataType::Int64), false)],
+            AggKind::BitAnd | AggKind::BitOr | AggKind::BitXor => vec![("value", arg(0), true)],
             AggKind::MaxBy | AggKind::MinBy => vec![("valueWithExtremumOrdering", arg(0), true), ("extremumOrdering", arg(1), true)],
             AggKind::Percentile | AggKind::PercentileDisc | AggKind::PercentileApprox => {
                 vec![("buf", DataType::List(std::sync::Arc::new(arrow::datatypes::Field::new("item", DataType::Float64, false))), false)]
@@ -464,6 +532,27 @@ fn relative_sd(name: &str, e: &Expr) -> Result<f64> {
             "DATATYPE_MISMATCH.NON_FOLDABLE_INPUT",
             format!("Cannot resolve \"{name}\" due to data type mismatch: the input `relativeSD` should be a foldable \"DOUBLE\" expression; however, got {e}."),
         )),
+    }
+}
+
+/// mode's `deterministic`: a constant, non-NULL boolean.
+fn mode_flag(e: &Expr) -> Result<bool> {
+    if !e.foldable() {
+        return Err(KilnError::analysis(
+            "NON_FOLDABLE_ARGUMENT",
+            "The function `mode` requires the parameter `deterministic` to be a foldable expression of the type \"BOOLEAN\", but the actual argument is a non-foldable.",
+        ));
+    }
+    let t = e.data_type()?;
+    if t != DataType::Boolean && t != DataType::Null {
+        return Err(KilnError::analysis(
+            "UNEXPECTED_INPUT_TYPE",
+            format!("Parameter second of function `mode` requires the \"BOOLEAN\" type, however \"{e}\" has the type \"{}\".", crate::types::sql_type_name(&t)),
+        ));
+    }
+    match super::eval::evaluate_scalar(e)? {
+        ScalarValue::Boolean(b) => Ok(b),
+        _ => Err(KilnError::analysis("DATATYPE_MISMATCH.UNEXPECTED_NULL", format!("Cannot resolve \"{e}\" due to data type mismatch: The `deterministic` must not be null."))),
     }
 }
 

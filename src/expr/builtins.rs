@@ -41,6 +41,7 @@ pub enum Builtin {
     Nested(super::nested::NestedFn),
 }
 
+use super::strict_math as sm;
 use Builtin::*;
 
 /// Every builtin, for name look-up and suggestions.
@@ -510,14 +511,15 @@ impl Builtin {
             RegexpInstr => regexp(super::regexp::RegexpFn::Instr)?,
             Sqrt => math1(|x| Some(x.sqrt()))?,
             Cbrt => math1(|x| Some(x.cbrt()))?,
-            Exp => math1(|x| Some(x.exp()))?,
+            // Spark's StrictMath (fdlibm) for exp, the logarithms and the hyperbolics.
+            Exp => math1(|x| Some(sm::exp(x)))?,
             // Spark's logarithms are NULL at and below zero.
             // Spark: NULL at or below 0; NaN stays NaN (`NaN <= 0` is false).
-            Ln => math1(|x| (!(x <= 0.0)).then(|| x.ln()))?,
-            Log10 => math1(|x| (!(x <= 0.0)).then(|| x.log10()))?,
-            Log2 => math1(|x| (!(x <= 0.0)).then(|| x.log2()))?,
-            Log if args.len() == 1 => math1(|x| (!(x <= 0.0)).then(|| x.ln()))?,
-            Log => math2(|b, x| (!(b <= 0.0 || x <= 0.0)).then(|| x.ln() / b.ln()))?,
+            Ln => math1(|x| (!(x <= 0.0)).then(|| sm::log(x)))?,
+            Log10 => math1(|x| (!(x <= 0.0)).then(|| sm::log10(x)))?,
+            Log2 => math1(|x| (!(x <= 0.0)).then(|| sm::log(x) / sm::log(2.0)))?,
+            Log if args.len() == 1 => math1(|x| (!(x <= 0.0)).then(|| sm::log(x)))?,
+            Log => math2(|b, x| (!(b <= 0.0 || x <= 0.0)).then(|| sm::log(x) / sm::log(b)))?,
             Power => math2(|x, y| Some(x.powf(y)))?,
             Atan2 => math2(|y, x| Some(y.atan2(x)))?,
             Sin => math1(|x| Some(x.sin()))?,
@@ -533,12 +535,13 @@ impl Builtin {
             E => Arc::new(Float64Array::from(vec![std::f64::consts::E; rows])),
             TryCast => super::eval::try_cast(arg(0)?, result)?,
             Cot => math1(|x| Some(1.0 / x.tan()))?,
-            Sinh => math1(|x| Some(x.sinh()))?,
-            Cosh => math1(|x| Some(x.cosh()))?,
-            Tanh => math1(|x| Some(x.tanh()))?,
+            Sinh => math1(|x| Some(sm::sinh(x)))?,
+            Cosh => math1(|x| Some(sm::cosh(x)))?,
+            Tanh => math1(|x| Some(sm::tanh(x)))?,
             Asinh => math1(|x| Some(x.asinh()))?,
             Acosh => math1(|x| Some(x.acosh()))?,
-            Atanh => math1(|x| Some(x.atanh()))?,
+            // Spark's formula (SPARK-28519).
+            Atanh => math1(|x| Some(0.5 * (sm::log1p(x) - sm::log1p(-x))))?,
             // The first value unless it is NaN (a NULL first value is NULL).
             Nanvl => {
                 let (a, b) = (f64s(0)?, f64s(1)?);

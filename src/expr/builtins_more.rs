@@ -39,6 +39,13 @@ pub enum MoreFn {
     /// (field, interval): `extract(field FROM i)` of an interval; made by the analyzer from
     /// year / month / day / hour / minute / second over an interval.
     ExtractInterval,
+    /// url_encode / url_decode / try_url_decode: Java's URLEncoder / URLDecoder in UTF-8.
+    UrlEncode, UrlDecode, TryUrlDecode,
+    /// isnan(x): never NULL (NULL is false).
+    IsNan,
+    /// (pattern, escape): `pattern` of `LIKE pattern ESCAPE 'c'` rewritten with kiln's `\`
+    /// escape; made by the parser, not callable by name.
+    LikeEscape,
 }
 
 use MoreFn::*;
@@ -47,7 +54,7 @@ const ALL: &[MoreFn] = &[
     TryAdd, TrySubtract, TryMultiply, TryDivide, TryMod, Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
     UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros, MakeDate,
     MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString, TimestampAdd, TimestampDiff,
-    MakeYmInterval, MakeDtInterval, Mask, ToNumber, TryToNumber, ToChar, Overlay,
+    MakeYmInterval, MakeDtInterval, Mask, ToNumber, TryToNumber, ToChar, Overlay, UrlEncode, UrlDecode, TryUrlDecode, IsNan,
 ];
 
 impl MoreFn {
@@ -65,6 +72,7 @@ impl MoreFn {
             TimestampAdd => "timestampadd", TimestampDiff => "timestampdiff",
             MakeYmInterval => "make_ym_interval", MakeDtInterval => "make_dt_interval", ExtractInterval => "extract", Mask => "mask",
             ToNumber => "to_number", TryToNumber => "try_to_number", ToChar => "to_char", Overlay => "overlay",
+            UrlEncode => "url_encode", UrlDecode => "url_decode", TryUrlDecode => "try_url_decode", IsNan => "isnan", LikeEscape => "like_escape",
         }
     }
 
@@ -102,7 +110,7 @@ impl MoreFn {
             FormatString => (1, usize::MAX),
             MakeYmInterval => (0, 2),
             MakeDtInterval => (0, 4),
-            ExtractInterval => (2, 2),
+            ExtractInterval | LikeEscape => (2, 2),
             Mask => (1, 5),
             Overlay => (3, 4),
             _ => (1, 1),
@@ -111,16 +119,16 @@ impl MoreFn {
 
     /// NULL whenever an argument is NULL.
     pub fn null_intolerant(&self) -> bool {
-        !matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | Hash | XxHash64 | Elt | FormatString | Mask)
+        !matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | Hash | XxHash64 | Elt | FormatString | Mask | IsNan)
     }
 
     /// Whether the result may be NULL, given which arguments may be.
     pub fn nullable(&self, args: &[bool]) -> bool {
         match self {
-            Hash | XxHash64 => false,
+            Hash | XxHash64 | IsNan => false,
             FormatString | Mask => args.first().copied().unwrap_or(false),
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | Sha2 | Unhex | Unbase64 | Conv | TimestampSeconds | WidthBucket | Elt
-            | FormatNumber | TryToNumber => true,
+            | FormatNumber | TryToNumber | TryUrlDecode => true,
             _ => args.iter().any(|n| *n),
         }
     }
@@ -318,7 +326,11 @@ impl MoreFn {
                 let f = it.next().ok_or_else(|| KilnError::internal("format_string arity"))?;
                 std::iter::once(cast_to(f, &DataType::Utf8)).chain(it.map(Ok)).collect::<Result<_>>()?
             }
-            Unhex | Unbase64 | LuhnCheck | Soundex => each(args, &[DataType::Utf8])?,
+            Unhex | Unbase64 | LuhnCheck | Soundex | UrlEncode | UrlDecode | TryUrlDecode | LikeEscape => each(args, &[DataType::Utf8])?,
+            IsNan => {
+                args.iter().try_for_each(numeric)?;
+                each(args, &[DataType::Float64])?
+            }
             // The length defaults to -1: the replacement's length.
             Overlay => {
                 let mut args = args;
@@ -381,7 +393,7 @@ impl MoreFn {
             DateFromUnixDate | MakeDate => DataType::Date32,
             TimestampSeconds | TimestampMillis | TimestampMicros | MakeTimestamp => crate::types::timestamp_type(false),
             MonthsBetween => DataType::Float64,
-            LuhnCheck => DataType::Boolean,
+            LuhnCheck | IsNan => DataType::Boolean,
             Unhex | Unbase64 => DataType::Binary,
             Bround => match args.first() {
                 Some(DataType::Decimal128(p, s)) => {
@@ -713,12 +725,118 @@ impl MoreFn {
                     r.unwrap_or(c)
                 }).collect::<String>())).collect::<StringArray>())
             }
+            UrlEncode => map_str(&|s| Some(url_encode(s)))?,
+            UrlDecode | TryUrlDecode => {
+                let mut out = Vec::with_capacity(rows);
+                for s in strs(0)?.iter() {
+                    out.push(match s.map(|s| (s, url_decode(s))) {
+                        None => None,
+                        Some((_, Some(d))) => Some(d),
+                        Some(_) if *self == TryUrlDecode => None,
+                        Some((s, None)) => {
+                            return Err(KilnError::exec(format!(
+                                "[CANNOT_DECODE_URL] The provided URL cannot be decoded: {s}. Please ensure that the URL is properly formatted and try again. SQLSTATE: 22546"
+                            )))
+                        }
+                    });
+                }
+                Arc::new(StringArray::from(out))
+            }
+            IsNan => {
+                let x = arg(0)?;
+                let x = if x.data_type() == &DataType::Null { Arc::new(Float64Array::new_null(rows)) as ArrayRef } else { x.clone() };
+                Arc::new(x.as_primitive::<Float64Type>().iter().map(|v| Some(v.is_some_and(f64::is_nan))).collect::<BooleanArray>())
+            }
+            LikeEscape => {
+                let (p, e) = (strs(0)?, strs(1)?);
+                let mut out = Vec::with_capacity(rows);
+                for (p, e) in p.iter().zip(e.iter()) {
+                    out.push(match (p, e.and_then(|e| e.chars().next())) {
+                        (Some(p), Some(e)) => Some(like_with_backslash(p, e)?),
+                        _ => None,
+                    });
+                }
+                Arc::new(StringArray::from(out))
+            }
             FormatString => {
                 let f = strs(0)?;
                 sized_strings("format_string", (0..rows).map(|i| if f.is_null(i) { Ok(None) } else { format_string(f.value(i), &args[1..], i).map(Some) }))?
             }
         })
     }
+}
+
+/// Java's URLEncoder.encode(s, "UTF-8"): letters, digits and `.-*_` kept, space as `+`, every
+/// other byte `%XX`.
+fn url_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'.' | b'-' | b'*' | b'_' => out.push(b as char),
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// Java's URLDecoder.decode(s, "UTF-8"): `+` is a space, `%XX` a byte (bad UTF-8 becomes
+/// U+FFFD); None where a `%` is not followed by two hex digits.
+fn url_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = b.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok()).and_then(|h| u8::from_str_radix(h, 16).ok())?;
+                out.push(hex);
+                i += 2;
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// A LIKE pattern with escape character `esc` rewritten with `\\` as the escape (Spark's
+/// StringUtils.escapeLikeRegex rules: the escape precedes `_`, `%` or itself).
+fn like_with_backslash(p: &str, esc: char) -> Result<String> {
+    let mut out = String::with_capacity(p.len());
+    let mut chars = p.chars();
+    while let Some(c) = chars.next() {
+        if c == esc {
+            match chars.next() {
+                Some(n @ ('_' | '%')) => {
+                    out.push('\\');
+                    out.push(n);
+                }
+                Some(n) if n == esc => {
+                    if n == '\\' {
+                        out.push('\\');
+                    }
+                    out.push(n);
+                }
+                Some(n) => {
+                    return Err(KilnError::exec(format!(
+                        "[INVALID_FORMAT.ESC_IN_THE_MIDDLE] The format is invalid: '{p}'. The escape character is not allowed to precede '{n}'. SQLSTATE: 42601"
+                    )))
+                }
+                None => {
+                    return Err(KilnError::exec(format!(
+                        "[INVALID_FORMAT.ESC_AT_THE_END] The format is invalid: '{p}'. The escape character is not allowed to end with. SQLSTATE: 42601"
+                    )))
+                }
+            }
+        } else if c == '\\' {
+            out.push_str("\\\\");
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
 }
 
 /// An integer literal (a folded scale argument).
@@ -1192,8 +1310,8 @@ fn group_digits(int: &str, size: usize) -> String {
     g
 }
 
-/// Java's Formatter for the common conversions: %s %d %f %e %x %o %c %b %% %n with flags
-/// `-+0 ,(`, a width and a precision; NULL arguments print "null".
+/// Java's Formatter for the common conversions: %s %d %f %e %g %x %o %c %b %% %n with flags
+/// `-+0 ,(#`, a width and a precision; NULL arguments print "null".
 fn format_string(fmt: &str, args: &[ArrayRef], row: usize) -> Result<String> {
     let bad = |msg: String| KilnError::exec(format!("[FORMAT_STRING] format_string('{fmt}'): {msg}"));
     let mut out = String::new();
@@ -1247,9 +1365,27 @@ fn format_string(fmt: &str, args: &[ArrayRef], row: usize) -> Result<String> {
             match v {
                 ScalarValue::Int32(x) => Some(*x as f64),
                 ScalarValue::Int64(x) => Some(*x as f64),
+                // Java's Formatter widens a float to a double.
+                ScalarValue::Float32(x) => Some(*x as f64),
                 ScalarValue::Float64(x) => Some(*x),
                 ScalarValue::Decimal(u, _, s) => Some(*u as f64 / 10f64.powi(*s as i32)),
                 _ => None,
+            }
+        };
+        // The decimal digits Java rounds (a double's shortest repr, a decimal's own) and the
+        // exponent of the first: x = d.ddd * 10^exp.
+        let sig_digits = |v: &ScalarValue, x: f64| -> (String, i32) {
+            match v {
+                ScalarValue::Decimal(u, _, s) if *u != 0 => {
+                    let d = u.unsigned_abs().to_string();
+                    let exp = d.len() as i32 - 1 - *s as i32;
+                    (d.trim_end_matches('0').to_string(), exp)
+                }
+                _ => {
+                    let t = format!("{:e}", x.abs());
+                    let (m, e) = t.split_once('e').unwrap_or((&t, "0"));
+                    (m.replace('.', ""), e.parse().unwrap_or(0))
+                }
             }
         };
         let integer = |v: &ScalarValue| -> Option<i128> {
@@ -1259,7 +1395,11 @@ fn format_string(fmt: &str, args: &[ArrayRef], row: usize) -> Result<String> {
                 _ => None,
             }
         };
-        let mismatch = |v: &ScalarValue| bad(format!("%{conv} != {}", crate::types::spark_type_name(&v.data_type())));
+        // Java's IllegalFormatConversionException names the class Spark passes.
+        let mismatch = |v: &ScalarValue| match v {
+            ScalarValue::Decimal(..) => bad(format!("{conv} != org.apache.spark.sql.types.Decimal")),
+            _ => bad(format!("%{conv} != {}", crate::types::spark_type_name(&v.data_type()))),
+        };
         let signed = |neg: bool, body: String| -> String {
             if neg { if flags.contains('(') { format!("({body})") } else { format!("-{body}") } } else if flags.contains('+') { format!("+{body}") } else if flags.contains(' ') { format!(" {body}") } else { body }
         };
@@ -1289,6 +1429,12 @@ fn format_string(fmt: &str, args: &[ArrayRef], row: usize) -> Result<String> {
                     ScalarValue::Int64(x) => if conv == 'o' { format!("{:o}", *x as u64) } else { format!("{:x}", *x as u64) },
                     other => return Err(mismatch(other)),
                 };
+                // `#`: Java's radix prefix.
+                let s = match (flags.contains('#'), conv) {
+                    (true, 'o') => format!("0{s}"),
+                    (true, _) => format!("0x{s}"),
+                    _ => s,
+                };
                 if conv == 'X' { s.to_uppercase() } else { s }
             }
             ('c', Some(v)) => match v {
@@ -1296,8 +1442,9 @@ fn format_string(fmt: &str, args: &[ArrayRef], row: usize) -> Result<String> {
                 ScalarValue::Utf8(s) if s.chars().count() == 1 => s.clone(),
                 other => return Err(mismatch(other)),
             },
-            ('f' | 'e' | 'E', Some(v)) => {
-                if integer(v).is_some() {
+            ('f' | 'e' | 'E' | 'g' | 'G', Some(v)) => {
+                // Spark hands a decimal over as its own Decimal class, which Java's %f rejects.
+                if integer(v).is_some() || matches!(v, ScalarValue::Decimal(..)) {
                     return Err(mismatch(v));
                 }
                 let x = number(v).ok_or_else(|| mismatch(v))?;
@@ -1311,12 +1458,29 @@ fn format_string(fmt: &str, args: &[ArrayRef], row: usize) -> Result<String> {
                         _ => shortest(x).unwrap_or((0, 0)),
                     };
                     signed(x < 0.0, unsigned_fixed(half_up(u, s, p as i32), p, flags.contains(',')))
-                } else {
-                    let s = format!("{:.p$e}", x.abs());
-                    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-                    let e: i32 = e.parse().unwrap_or(0);
-                    let s = format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+                } else if conv == 'e' || conv == 'E' {
+                    let (d, e) = if x == 0.0 { (String::new(), 0) } else { round_significant(sig_digits(v, x), p + 1) };
+                    let s = scientific(&d, e, p);
                     signed(x < 0.0, if conv == 'E' { s.to_uppercase() } else { s })
+                } else {
+                    // %g: `p` significant digits (0 reads 1), scientific unless 1e-4 <= |x| < 10^p.
+                    let p = match precision {
+                        None => 6,
+                        Some(0) => 1,
+                        Some(p) => p,
+                    };
+                    let s = if x == 0.0 {
+                        unsigned_fixed(0, p - 1, flags.contains(','))
+                    } else {
+                        let (d, e) = round_significant(sig_digits(v, x), p);
+                        if e < -4 || e >= p as i32 {
+                            scientific(&d, e, p - 1)
+                        } else {
+                            // d * 10^(e - p + 1): the digits at scale p - 1 - e.
+                            fixed_text(d, (p as i32 - 1 - e) as usize, flags.contains(','))
+                        }
+                    };
+                    signed(x < 0.0, if conv == 'G' { s.to_uppercase() } else { s })
                 }
             }
             (other, _) => return Err(bad(format!("the conversion %{other} is not supported"))),
@@ -1328,7 +1492,7 @@ fn format_string(fmt: &str, args: &[ArrayRef], row: usize) -> Result<String> {
         } else if flags.contains('-') {
             out.push_str(&text);
             out.push_str(&" ".repeat(width - len));
-        } else if flags.contains('0') && value.is_some() && "dfxXoeE".contains(conv) {
+        } else if flags.contains('0') && value.is_some() && "dfxXoeEgG".contains(conv) {
             let (sign, body) = if text.starts_with(['-', '+', ' ']) { text.split_at(1) } else { ("", text.as_str()) };
             out.push_str(sign);
             out.push_str(&"0".repeat(width - len));
@@ -1339,6 +1503,45 @@ fn format_string(fmt: &str, args: &[ArrayRef], row: usize) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// Decimal digits (x = d.ddd * 10^exp) rounded HALF_UP to `n` significant digits (padded with
+/// zeros), as Java's FormattedFloatingDecimal; a carry moves the exponent.
+fn round_significant((digits, exp): (String, i32), n: usize) -> (String, i32) {
+    let mut d: Vec<u8> = digits.bytes().map(|b| b - b'0').collect();
+    let mut exp = exp;
+    if d.len() > n {
+        let up = d[n] >= 5;
+        d.truncate(n);
+        if up {
+            let mut i = n;
+            loop {
+                if i == 0 {
+                    d.insert(0, 1);
+                    d.truncate(n.max(1));
+                    exp += 1;
+                    break;
+                }
+                i -= 1;
+                if d[i] == 9 {
+                    d[i] = 0;
+                } else {
+                    d[i] += 1;
+                    break;
+                }
+            }
+        }
+    }
+    d.resize(n.max(1), 0);
+    (d.into_iter().map(|b| (b + b'0') as char).collect(), exp)
+}
+
+/// `d.ddd` with `p` decimals (from `digits`, padded) and Java's `e+XX` exponent.
+fn scientific(digits: &str, exp: i32, p: usize) -> String {
+    let digits = format!("{digits:0<width$}", width = p + 1);
+    let (first, rest) = digits.split_at(1);
+    let mantissa = if p == 0 { first.to_string() } else { format!("{first}.{}", &rest[..p]) };
+    format!("{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
 }
 
 /// unscaled·10^-scale as an unscaled value at scale `p`, rounded HALF_UP.

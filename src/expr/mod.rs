@@ -14,6 +14,7 @@ mod arrays;
 mod generators;
 mod nested;
 mod regexp;
+mod strict_math;
 mod datetime;
 pub use aggregates::{AggBuiltin, AggKind, WITHIN_GROUP_MARKER};
 pub(crate) use aggregates::try_avg_sum_type;
@@ -236,7 +237,7 @@ impl ScalarFunc {
             "date_sub" => ScalarFunc::DateSub,
             "year" => ScalarFunc::Year,
             "rand" | "random" => ScalarFunc::Rand,
-            "trim" => ScalarFunc::Trim,
+            "trim" | "btrim" => ScalarFunc::Trim,
             "ltrim" => ScalarFunc::LTrim,
             "rtrim" => ScalarFunc::RTrim,
             "replace" => ScalarFunc::Replace,
@@ -247,7 +248,7 @@ impl ScalarFunc {
     /// Names of every scalar function, for "did you mean" suggestions.
     pub const NAMES: &'static [&'static str] =
         &[
-        "lower", "upper", "substring", "length", "abs", "round", "concat", "coalesce", "date_add", "date_sub", "year", "rand", "trim",
+        "lower", "upper", "substring", "length", "abs", "round", "concat", "coalesce", "date_add", "date_sub", "year", "rand", "trim", "btrim",
         "ltrim", "rtrim", "replace", "datediff", "isnull", "isnotnull", "nvl", "ifnull", "nullif", "if",
     ];
 }

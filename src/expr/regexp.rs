@@ -177,7 +177,8 @@ pub(super) fn eval(f: RegexpFn, args: &[ArrayRef], rows: usize) -> Result<ArrayR
                 let k = idx.as_ref().map_or(1, |a| a.value(i));
                 let re = pats.get(p.value(i))?;
                 let groups = re.captures_len() - 1;
-                if k < 0 || k as usize > groups {
+                // Spark checks the index on a match only: no match is an empty array.
+                if (k < 0 || k as usize > groups) && re.is_match(s.value(i)) {
                     return Err(invalid(f, "REGEX_GROUP_INDEX", format!("Expects group index between 0 and {groups}, but got {k}")));
                 }
                 for c in re.captures_iter(s.value(i)) {
@@ -206,11 +207,13 @@ pub(super) fn eval(f: RegexpFn, args: &[ArrayRef], rows: usize) -> Result<ArrayR
                 let k = idx.as_ref().map_or(if f == RegexpFn::Extract { 1 } else { 0 }, |a| a.value(i));
                 let re = pats.get(p.value(i))?;
                 let groups = re.captures_len() - 1;
-                if k < 0 || k as usize > groups {
+                let text = s.value(i);
+                let captures = re.captures(text);
+                // Spark checks the index on a match only: no match is '' (or 0).
+                if (k < 0 || k as usize > groups) && captures.is_some() {
                     return Err(invalid(f, "REGEX_GROUP_INDEX", format!("Expects group index between 0 and {groups}, but got {k}")));
                 }
-                let text = s.value(i);
-                let m = re.captures(text).and_then(|c| c.get(k as usize));
+                let m = captures.and_then(|c| c.get(k as usize));
                 found.push(Some(m.map(|m| (text[..m.start()].chars().count(), m.as_str().to_string()))));
             }
             if f == RegexpFn::Extract {

@@ -25,6 +25,10 @@ impl Dialect for KilnDialect {
     fn supports_string_literal_backslash_escape(&self) -> bool {
         true
     }
+    // Spark's trim(trimStr, str) function form.
+    fn supports_comma_separated_trim(&self) -> bool {
+        true
+    }
     fn ignores_wildcard_escapes(&self) -> bool {
         true
     }

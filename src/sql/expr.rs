@@ -96,10 +96,8 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
             if *any {
                 return Err(unsupported("LIKE ANY", start_span(e)));
             }
-            if escape_char.is_some() {
-                return Err(unsupported("LIKE ... ESCAPE", start_span(e)));
-            }
-            Expr::Like { child: boxed(sub(expr)?), pattern: boxed(sub(pattern)?), negated: *negated }
+            let pattern = like_escape(sub(pattern)?, escape_char.as_deref())?;
+            Expr::Like { child: boxed(sub(expr)?), pattern: boxed(pattern), negated: *negated }
         }
         // `s RLIKE p` / `s REGEXP p`: the function rlike(s, p).
         ast::Expr::RLike { negated, expr, pattern, .. } => {
@@ -141,6 +139,19 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
             if format.is_some() {
                 return Err(unsupported("CAST ... FORMAT", start_span(e)));
             }
+            // Spark has no unsigned types: `10::tinyint unsigned` is `10::tinyint AS unsigned`.
+            use ast::DataType as T;
+            let signed = match data_type {
+                T::TinyIntUnsigned(w) if *kind == CastKind::DoubleColon => Some(T::TinyInt(*w)),
+                T::SmallIntUnsigned(w) if *kind == CastKind::DoubleColon => Some(T::SmallInt(*w)),
+                T::IntUnsigned(w) if *kind == CastKind::DoubleColon => Some(T::Int(*w)),
+                T::IntegerUnsigned(w) if *kind == CastKind::DoubleColon => Some(T::Integer(*w)),
+                T::BigIntUnsigned(w) if *kind == CastKind::DoubleColon => Some(T::BigInt(*w)),
+                _ => None,
+            };
+            if let Some(t) = signed {
+                return Ok(Expr::Cast { child: boxed(sub(expr)?), to: sql_data_type(&t, start_span(e))? }.alias("unsigned"));
+            }
             Expr::Cast { child: boxed(sub(expr)?), to: sql_data_type(data_type, start_span(e))? }
         }
         ast::Expr::Extract { field, expr, .. } => {
@@ -157,13 +168,21 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
             let name = if *shorthand { "substr" } else { "substring" };
             Expr::UnresolvedFunction { name: name.into(), args, distinct: false }
         }
-        ast::Expr::Trim { expr, trim_where, trim_what: None, trim_characters: None } => {
+        // TRIM([BOTH | LEADING | TRAILING] [chars] FROM s) and trim(chars, s): Spark's
+        // trim/ltrim/rtrim, the characters first.
+        ast::Expr::Trim { expr, trim_where, trim_what, trim_characters } => {
             let name = match trim_where {
                 Some(ast::TrimWhereField::Leading) => "ltrim",
                 Some(ast::TrimWhereField::Trailing) => "rtrim",
                 _ => "trim",
             };
-            Expr::UnresolvedFunction { name: name.into(), args: vec![sub(expr)?], distinct: false }
+            let args = match (trim_what, trim_characters.as_deref()) {
+                (None, None) => vec![sub(expr)?],
+                (Some(what), None) => vec![sub(what)?, sub(expr)?],
+                (None, Some([s])) => vec![sub(expr)?, sub(s)?],
+                _ => return Err(unsupported("TRIM with several character arguments", start_span(e))),
+            };
+            Expr::UnresolvedFunction { name: name.into(), args, distinct: false }
         }
         ast::Expr::Function(f) => function(f, d)?,
         ast::Expr::Ceil { expr, field } | ast::Expr::Floor { expr, field } => {
@@ -186,12 +205,13 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
         }
         ast::Expr::Position { expr, r#in } => Expr::UnresolvedFunction { name: "locate".into(), args: vec![sub(expr)?, sub(r#in)?], distinct: false },
         // Spark's ILIKE is LIKE of the lower-cased value and pattern.
-        ast::Expr::ILike { negated, any: false, expr, pattern, escape_char: None } => {
+        ast::Expr::ILike { negated, any: false, expr, pattern, escape_char } => {
             let lower = |x: Expr| match x {
                 Expr::Literal(ScalarValue::Utf8(s)) => lit(ScalarValue::Utf8(s.to_lowercase())),
                 other => Expr::UnresolvedFunction { name: "lower".into(), args: vec![other], distinct: false },
             };
-            Expr::Like { child: boxed(lower(sub(expr)?)), pattern: boxed(lower(sub(pattern)?)), negated: *negated }
+            let pattern = like_escape(lower(sub(pattern)?), escape_char.as_deref())?;
+            Expr::Like { child: boxed(lower(sub(expr)?)), pattern: boxed(pattern), negated: *negated }
         }
         ast::Expr::IsUnknown(x) => Expr::IsNull(boxed(sub(x)?)),
         ast::Expr::IsNotUnknown(x) => Expr::IsNotNull(boxed(sub(x)?)),
@@ -712,7 +732,7 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
         // first(x) IGNORE NULLS is Spark's first(x, true).
         args.push(Expr::Literal(crate::types::ScalarValue::Boolean(true)));
     }
-    if !f.within_group.is_empty() && matches!(lname.as_str(), "listagg" | "string_agg") {
+    if !f.within_group.is_empty() && matches!(lname.as_str(), "listagg" | "string_agg" | "mode") {
         // The keys follow the arguments; their directions ride on the name (the analyzer reads them).
         let orders = f.within_group.iter().map(sort_order).collect::<Result<Vec<_>>>()?;
         let code: String = orders.iter().map(|o| format!("{}{}", if o.ascending { 'A' } else { 'D' }, if o.nulls_first { 'F' } else { 'L' })).collect();
@@ -738,6 +758,27 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
     Ok(Expr::UnresolvedFunction { name, args, distinct })
 }
 
+/// The pattern of `LIKE pattern ESCAPE 'c'`: rewritten to kiln's `\\` escape by like_escape
+/// (folded when the pattern is a literal). Spark takes a one-character string literal.
+fn like_escape(pattern: Expr, escape: Option<&ast::Expr>) -> Result<Expr> {
+    let Some(escape) = escape else { return Ok(pattern) };
+    let c = match escape {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(c) | ast::Value::DoubleQuotedString(c) => c.clone(),
+            _ => return Err(crate::error::KilnError::analysis("PARSE_SYNTAX_ERROR", format!("Syntax error at or near '{escape}': ESCAPE takes a one-character string."))),
+        },
+        _ => return Err(crate::error::KilnError::analysis("PARSE_SYNTAX_ERROR", format!("Syntax error at or near '{escape}': ESCAPE takes a one-character string."))),
+    };
+    if c.chars().count() != 1 {
+        return Err(crate::error::KilnError::analysis("INVALID_ESC", format!("Found an invalid escape string: {c}. The escape string must contain only one character.")));
+    }
+    if c == "\\" {
+        return Ok(pattern);
+    }
+    let func = crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::More(crate::expr::MoreFn::LikeEscape));
+    Ok(Expr::Function { func, args: vec![pattern, lit(ScalarValue::Utf8(c))] })
+}
+
 /// `agg(x) FILTER (WHERE c)` as `agg(CASE WHEN c THEN x END)`: the same rows for aggregates
 /// that skip NULL inputs (those listed), whose value arguments (all, or only the first; the
 /// others are settings such as a percentage or a delimiter) become NULL outside the filter.
@@ -748,17 +789,20 @@ fn filtered_aggregate(f: &ast::Function, filter: &ast::Expr, d: usize, span: Spa
 
 /// The aggregate call `f` over only the rows where `condition` holds (FILTER, PIVOT).
 pub(crate) fn aggregate_where(f: &ast::Function, condition: Expr, d: usize, span: Span) -> Result<Expr> {
-    const EVERY_ARGUMENT: &[&str] = &["count", "sum", "avg", "mean", "min", "max", "corr", "covar_samp", "covar_pop", "max_by", "min_by"];
+    const EVERY_ARGUMENT: &[&str] = &[
+        "count", "sum", "avg", "mean", "min", "max", "corr", "covar_samp", "covar_pop", "max_by", "min_by", "regr_count", "regr_avgx",
+        "regr_avgy", "regr_sxx", "regr_syy", "regr_sxy", "regr_slope", "regr_intercept", "regr_r2",
+    ];
     const FIRST_ARGUMENT: &[&str] = &[
         "count_if", "bool_and", "bool_or", "every", "any", "some", "stddev", "stddev_samp", "stddev_pop", "std", "variance", "var_samp",
         "var_pop", "skewness", "kurtosis", "collect_list", "collect_set", "array_agg", "approx_count_distinct", "percentile",
-        "percentile_approx", "approx_percentile", "median", "listagg", "string_agg",
+        "percentile_approx", "approx_percentile", "median", "listagg", "string_agg", "mode", "bit_and", "bit_or", "bit_xor",
     ];
     let name = f.name.to_string();
     let lname = name.to_ascii_lowercase();
     let wrapped = if EVERY_ARGUMENT.contains(&lname.as_str()) {
         usize::MAX
-    } else if FIRST_ARGUMENT.contains(&lname.as_str()) && f.within_group.is_empty() || matches!(lname.as_str(), "listagg" | "string_agg") {
+    } else if FIRST_ARGUMENT.contains(&lname.as_str()) && f.within_group.is_empty() || matches!(lname.as_str(), "listagg" | "string_agg" | "mode") {
         1
     } else {
         return Err(unsupported(format!("{name}(...) FILTER (WHERE ...) (FILTER is planned for aggregates that skip NULLs)"), span));

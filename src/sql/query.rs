@@ -737,7 +737,14 @@ fn reject_select_clauses(s: &ast::Select) -> Result<()> {
 fn select_item(item: &SelectItem) -> Result<Expr> {
     match item {
         SelectItem::UnnamedExpr(e) => convert_expr(e),
-        SelectItem::ExprWithAlias { expr, alias } => Ok(convert_expr(expr)?.alias(alias.value.clone())),
+        SelectItem::ExprWithAlias { expr, alias } => match convert_expr(expr)? {
+            // `x::int unsigned AS a`: Spark reads `unsigned` as an alias already.
+            Expr::Alias { name, .. } if name == "unsigned" && matches!(expr, ast::Expr::Cast { .. }) => Err(crate::error::KilnError::analysis(
+                "PARSE_SYNTAX_ERROR",
+                format!("Syntax error at or near '{}': Spark has no unsigned types, `{expr}` is a cast with the alias `unsigned`.", alias.value),
+            )),
+            e => Ok(e.alias(alias.value.clone())),
+        },
         SelectItem::Wildcard(opts) => {
             plain_wildcard(opts)?;
             Ok(Expr::UnresolvedStar(None))

@@ -675,6 +675,29 @@ impl Accumulator for Casting {
     }
 }
 
+/// min(NULL) / max(NULL): NULL for every group, of type void.
+struct AllNull {
+    groups: usize,
+}
+
+impl Accumulator for AllNull {
+    fn resize(&mut self, groups: usize) {
+        self.groups = groups;
+    }
+    fn update(&mut self, _: &[u32], _: &[ArrayRef]) -> Result<()> {
+        Ok(())
+    }
+    fn merge(&mut self, _: &[u32], _: &[ArrayRef]) -> Result<()> {
+        Ok(())
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        Ok(vec![self.evaluate()?])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        Ok(arrow::array::new_null_array(&DataType::Null, std::mem::take(&mut self.groups)))
+    }
+}
+
 pub(super) fn min_max<const MIN: bool>(dt: &DataType) -> Result<Box<dyn Accumulator>> {
     fn p<T: ArrowPrimitiveType + 'static, const MIN: bool>(dt: &DataType) -> Box<dyn Accumulator> {
         Box::new(MinMax::<T, MIN> { dt: dt.clone(), vals: vec![], seen: vec![] })
@@ -699,6 +722,7 @@ pub(super) fn min_max<const MIN: bool>(dt: &DataType) -> Result<Box<dyn Accumula
             Box::new(Casting { inner: Box::new(MinMaxStr::<MIN>::default()), via: DataType::Utf8, out: dt.clone() })
         }
         DataType::Boolean => Box::new(Casting { inner: p::<Int8Type, MIN>(&DataType::Int8), via: DataType::Int8, out: dt.clone() }),
+        DataType::Null => Box::new(AllNull { groups: 0 }),
         DataType::Struct(_) | DataType::List(_) => Box::new(MinMaxNested::<MIN> { dt: dt.clone(), best: vec![] }),
         other => return Err(KilnError::unsupported(format!("{} over {other}", if MIN { "min" } else { "max" }))),
     })

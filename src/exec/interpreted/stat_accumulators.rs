@@ -27,12 +27,22 @@ pub(super) fn builtin_accumulator(b: AggBuiltin, args: &[DataType]) -> Result<Bo
         AggKind::ListAgg => Box::new(ListAgg::new(b, args.get(2..).unwrap_or(&[]))?),
         AggKind::ApproxCountDistinct => Box::new(ApproxCountDistinct { rsd: b.fraction(), sketches: vec![] }),
         AggKind::BloomFilter => Box::new(BloomFilterAgg { words: crate::expr::bloom::words_for(b.bloom_size().1), filters: vec![] }),
-        AggKind::CovarPop | AggKind::CovarSamp | AggKind::Corr => Box::new(Covariance { kind: b.kind, s: vec![] }),
+        AggKind::CovarPop
+        | AggKind::CovarSamp
+        | AggKind::Corr
+        | AggKind::RegrSxx
+        | AggKind::RegrSyy
+        | AggKind::RegrSxy
+        | AggKind::RegrSlope
+        | AggKind::RegrIntercept
+        | AggKind::RegrR2 => Box::new(Covariance { kind: b.kind, s: vec![] }),
         AggKind::First { ignore_nulls } => Box::new(FirstLast::new(false, ignore_nulls, arg(0)?)?),
         AggKind::Last { ignore_nulls } => Box::new(FirstLast::new(true, ignore_nulls, arg(0)?)?),
         AggKind::BoolAnd => min_max::<true>(&DataType::Boolean)?,
         AggKind::BoolOr => min_max::<false>(&DataType::Boolean)?,
         AggKind::CountIf => Box::new(CountIf { counts: vec![] }),
+        AggKind::Mode => Box::new(Mode { ties: b.param, element: arg(0)?, codec: RowCodec::new(arg(0)?)?, counts: vec![] }),
+        AggKind::BitAnd | AggKind::BitOr | AggKind::BitXor => Box::new(BitAgg { kind: b.kind, result: arg(0)?, values: vec![] }),
         AggKind::TrySum => Box::new(TrySum::new(b.return_type(args))),
         AggKind::TryAvg => {
             let sum = crate::expr::try_avg_sum_type(&arg(0)?);
@@ -159,7 +169,9 @@ impl Accumulator for Moments {
     }
 }
 
-/// covar_pop/covar_samp (buffer [n, xAvg, yAvg, ck]) and corr (plus [xMk, yMk]).
+/// covar_pop/covar_samp (buffer [n, xAvg, yAvg, ck]), corr and the regr_ aggregates (plus
+/// [xMk, yMk]). For regr(y, x) "x" here is y, the first argument, but for regr_slope and
+/// regr_intercept.
 struct Covariance {
     kind: AggKind,
     /// Per group: n, xAvg, yAvg, ck, xMk, yMk.
@@ -168,7 +180,7 @@ struct Covariance {
 
 impl Covariance {
     fn width(&self) -> usize {
-        if self.kind == AggKind::Corr {
+        if self.kind == AggKind::Corr || self.kind.is_regression() {
             6
         } else {
             4
@@ -181,8 +193,14 @@ impl Accumulator for Covariance {
         self.s.resize(groups, [0.0; 6]);
     }
     fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
-        let (x, y) = (doubles(input(args, 0)?)?, doubles(input(args, 1)?)?);
+        // Spark's regr_slope/intercept(y, x) accumulate covar_pop(x, y) (x first: the same
+        // sums in another rounding) and var_pop(x).
+        let swap = matches!(self.kind, AggKind::RegrSlope | AggKind::RegrIntercept) as usize;
+        let (x, y) = (doubles(input(args, swap)?)?, doubles(input(args, 1 - swap)?)?);
         let (x, y) = (x.as_primitive::<Float64Type>(), y.as_primitive::<Float64Type>());
+        // Spark's regr_sxx/syy/slope/intercept take the second moments from CentralMomentAgg
+        // (delta * (delta - delta / n)), corr and regr_r2 from PearsonCorrelation.
+        let central = self.kind.is_regression() && self.kind != AggKind::RegrR2;
         for (i, g) in gids.iter().enumerate() {
             if x.is_null(i) || y.is_null(i) {
                 continue;
@@ -195,15 +213,20 @@ impl Accumulator for Covariance {
             *xa += dx / *n;
             *ya += dy / *n;
             *ck += dx * (yv - *ya);
-            *xm += dx * (xv - *xa);
-            *ym += dy * (yv - *ya);
+            if central {
+                *xm += dx * (dx - dx / *n);
+                *ym += dy * (dy - dy / *n);
+            } else {
+                *xm += dx * (xv - *xa);
+                *ym += dy * (yv - *ya);
+            }
         }
         Ok(())
     }
     fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
         let cols = (0..self.width()).map(|i| doubles(input(state, i)?)).collect::<Result<Vec<_>>>()?;
         let cols: Vec<&Float64Array> = cols.iter().map(|c| c.as_primitive::<Float64Type>()).collect();
-        let corr = self.kind == AggKind::Corr;
+        let corr = self.kind == AggKind::Corr || self.kind.is_regression();
         for (i, g) in gids.iter().enumerate() {
             let [n, xa, ya, ck, xm, ym] = &mut self.s[*g as usize];
             let (n1, n2) = (*n, cols[0].value(i));
@@ -228,8 +251,20 @@ impl Accumulator for Covariance {
     }
     fn evaluate(&mut self) -> Result<ArrayRef> {
         let kind = self.kind;
-        Ok(f64_results(self.s.iter().map(|&[n, _, _, ck, xm, ym]| match kind {
+        Ok(f64_results(self.s.iter().map(|&[n, xa, ya, ck, xm, ym]| match kind {
             AggKind::CovarPop if n > 0.0 => Some(ck / n),
+            AggKind::RegrSxx if n > 0.0 => Some(ym),
+            AggKind::RegrSyy if n > 0.0 => Some(xm),
+            AggKind::RegrSxy if n > 0.0 => Some(ck),
+            // Swapped: x is the second argument here.
+            AggKind::RegrSlope if xm != 0.0 => Some(ck / xm),
+            AggKind::RegrIntercept if xm != 0.0 => Some(ya - ck / xm * xa),
+            // Spark: no spread in x is NULL, none in y (all on the line) is 1.
+            AggKind::RegrR2 if ym != 0.0 && xm == 0.0 => Some(1.0),
+            AggKind::RegrR2 if ym != 0.0 => {
+                let r = ck / (xm * ym).sqrt();
+                Some(r * r)
+            }
             AggKind::CovarSamp if n > 1.0 => Some(ck / (n - 1.0)),
             // A zero variance divides by zero: NULL, as Spark's divide-by-zero result.
             AggKind::Corr if n > 1.0 && xm * ym != 0.0 => Some(ck / (xm * ym).sqrt()),
@@ -957,5 +992,137 @@ impl Accumulator for BloomFilterAgg {
     fn evaluate(&mut self) -> Result<ArrayRef> {
         let filters = std::mem::take(&mut self.filters);
         Ok(Arc::new(filters.iter().map(|f| (!f.is_empty()).then(|| crate::expr::bloom::serialize(f))).collect::<arrow::array::BinaryArray>()))
+    }
+}
+
+/// mode: per group each distinct non-NULL value (arrow row format, floats with -0.0 as 0.0 and
+/// one NaN, as Spark normalizes them) and its count. Buffer [buf: array, counts: array<bigint>].
+struct Mode {
+    ties: u64,
+    element: DataType,
+    codec: RowCodec,
+    counts: Vec<std::collections::HashMap<OwnedRow, i64>>,
+}
+
+impl Mode {
+    fn add(&mut self, gids: &[u32], values: &ArrayRef, count: impl Fn(usize) -> i64) -> Result<()> {
+        let values = normalize_floats(values)?;
+        let rows = self.codec.rows(&values)?;
+        let nulls = values.logical_nulls();
+        for (i, g) in gids.iter().enumerate() {
+            if nulls.as_ref().is_none_or(|n| n.is_valid(i)) {
+                *self.counts[*g as usize].entry(rows.row(i).owned()).or_insert(0) += count(i);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// -0.0 as 0.0 and every NaN as one NaN, so equal doubles are equal rows.
+fn normalize_floats(a: &ArrayRef) -> Result<ArrayRef> {
+    let norm = |v: f64| if v.is_nan() { f64::NAN } else { v + 0.0 };
+    Ok(match a.data_type() {
+        DataType::Float64 => Arc::new(a.as_primitive::<Float64Type>().unary::<_, Float64Type>(norm)),
+        DataType::Float32 => {
+            Arc::new(a.as_primitive::<arrow::datatypes::Float32Type>().unary::<_, arrow::datatypes::Float32Type>(|v| norm(v as f64) as f32))
+        }
+        _ => a.clone(),
+    })
+}
+
+impl Accumulator for Mode {
+    fn resize(&mut self, groups: usize) {
+        self.counts.resize_with(groups, Default::default);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = input(args, 0)?.clone();
+        self.add(gids, &a, |_| 1)
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let (lists, counts) = (input(state, 0)?, input(state, 1)?);
+        let list = |a: &ArrayRef| a.as_list_opt::<i32>().cloned().ok_or_else(|| KilnError::internal("mode buffer is not a list"));
+        let (lists, counts) = (list(lists)?, list(counts)?);
+        // One row per item: its group and count.
+        let mut item_gids = Vec::with_capacity(lists.values().len());
+        let offsets = lists.value_offsets();
+        for i in 0..lists.len() {
+            let n = if lists.is_valid(i) { (offsets[i + 1] - offsets[i]) as usize } else { 0 };
+            item_gids.extend(std::iter::repeat_n(gids[i], n));
+        }
+        let start = offsets.first().copied().unwrap_or(0) as usize;
+        let items = lists.values().slice(start, item_gids.len());
+        let c = counts.values().as_primitive_opt::<Int64Type>().ok_or_else(|| KilnError::internal("mode counts are not bigints"))?.clone();
+        let c_start = counts.value_offsets().first().copied().unwrap_or(0) as usize;
+        self.add(&item_gids, &items, |k| c.value(c_start + k))
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        let groups = std::mem::take(&mut self.counts);
+        let lengths: Vec<usize> = groups.iter().map(|m| m.len()).collect();
+        let mut items = self.codec.conv.convert_rows(groups.iter().flat_map(|m| m.keys().map(|r| r.row())))?;
+        let items = items.pop().ok_or_else(|| KilnError::internal("row conversion without a column"))?;
+        let counts: ArrayRef = Arc::new(Int64Array::from_iter_values(groups.iter().flat_map(|m| m.values().copied())));
+        Ok(vec![list_array(&self.element, lengths.iter().copied(), items)?, list_array(&DataType::Int64, lengths.into_iter(), counts)?])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        let ties = self.ties;
+        let best: Vec<Option<OwnedRow>> = std::mem::take(&mut self.counts)
+            .into_iter()
+            .map(|m| {
+                // Row bytes sort as the values (ascending); ties: the lowest unless asked for the highest.
+                m.into_iter()
+                    .max_by(|(ra, ca), (rb, cb)| ca.cmp(cb).then_with(|| if ties == 2 { ra.cmp(rb) } else { rb.cmp(ra) }))
+                    .map(|(r, _)| r)
+            })
+            .collect();
+        self.codec.array(&best)
+    }
+}
+
+/// bit_and / bit_or / bit_xor: per group the value so far (as a bigint), NULL before the first
+/// non-NULL input. Buffer [value] in the input's type.
+struct BitAgg {
+    kind: AggKind,
+    result: DataType,
+    values: Vec<Option<i64>>,
+}
+
+impl BitAgg {
+    fn add(&mut self, gids: &[u32], a: &ArrayRef) -> Result<()> {
+        let a = cast(a, &DataType::Int64)?;
+        let a = a.as_primitive::<Int64Type>();
+        for (i, g) in gids.iter().enumerate() {
+            if a.is_null(i) {
+                continue;
+            }
+            let v = a.value(i);
+            let slot = &mut self.values[*g as usize];
+            *slot = Some(match (*slot, self.kind) {
+                (None, _) => v,
+                (Some(s), AggKind::BitAnd) => s & v,
+                (Some(s), AggKind::BitOr) => s | v,
+                (Some(s), _) => s ^ v,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Accumulator for BitAgg {
+    fn resize(&mut self, groups: usize) {
+        self.values.resize(groups, None);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        self.add(gids, input(args, 0)?)
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        self.add(gids, input(state, 0)?)
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        Ok(vec![self.evaluate()?])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        let values: ArrayRef = Arc::new(std::mem::take(&mut self.values).into_iter().collect::<Int64Array>());
+        // Narrowing back is exact: every value came from the input's type.
+        Ok(cast(&values, &self.result)?)
     }
 }

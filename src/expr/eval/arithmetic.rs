@@ -8,7 +8,7 @@ use arrow::datatypes::{i256, ArrowPrimitiveType, DataType, Float32Type, Float64T
 use std::sync::Arc;
 
 use super::decimal::{divide, fit, format_i256, pow10_i128, rescale};
-use super::errors::{arithmetic_overflow, decimal_out_of_range, divide_by_zero, from_arrow};
+use super::errors::{arithmetic_overflow, decimal_out_of_range, divide_by_zero, from_arrow, remainder_by_zero};
 use crate::error::{KilnError, Result};
 use crate::expr::BinaryOp;
 use crate::types::format_decimal;
@@ -59,6 +59,7 @@ fn integer(op: BinaryOp, l: &ArrayRef, r: &ArrayRef) -> Result<ArrayRef> {
     };
     res.map_err(|e| match (e, l.data_type()) {
         (arrow::error::ArrowError::ArithmeticOverflow(_), DataType::Int8 | DataType::Int16) => narrow_overflow(op, l, r, try_fn),
+        (arrow::error::ArrowError::DivideByZero, _) if op == BinaryOp::Modulo => remainder_by_zero(),
         (e, dt) => from_arrow(e, dt, Some(try_fn)),
     })
 }
@@ -106,7 +107,7 @@ fn float(op: BinaryOp, l: &ArrayRef, r: &ArrayRef) -> Result<ArrayRef> {
                 }
             };
             if zero {
-                return Err(divide_by_zero());
+                return Err(if op == BinaryOp::Modulo { remainder_by_zero() } else { divide_by_zero() });
             }
             if op == BinaryOp::Divide {
                 numeric::div(l, r)
@@ -202,7 +203,7 @@ fn decimal(op: BinaryOp, l: &Decimal128Array, r: &Decimal128Array, result: &Data
         })?,
         BinaryOp::Modulo => try_binary(l, r, |a, b| {
             if b == 0 {
-                return Err(divide_by_zero());
+                return Err(remainder_by_zero());
             }
             // Java's BigDecimal.remainder: the sign follows the dividend, as i256's.
             finish(up(a, s1)?.wrapping_rem(up(b, s2)?), common)

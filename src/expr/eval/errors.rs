@@ -16,6 +16,13 @@ pub(super) fn arithmetic_overflow(dt: &DataType, try_fn: Option<&str>) -> KilnEr
     KilnError::exec(format!("[ARITHMETIC_OVERFLOW] {what}.{alternative}"))
 }
 
+/// `[REMAINDER_BY_ZERO]`: `%`, mod and pmod.
+pub(super) fn remainder_by_zero() -> KilnError {
+    KilnError::exec(
+        "[REMAINDER_BY_ZERO] Remainder by zero. Use `try_mod` to tolerate divisor being 0 and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22012",
+    )
+}
+
 /// `[DIVIDE_BY_ZERO]`.
 pub(super) fn divide_by_zero() -> KilnError {
     KilnError::exec(format!(

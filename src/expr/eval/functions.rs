@@ -50,6 +50,7 @@ pub(super) fn call(func: ScalarFunc, args: &[Expr], result: &DataType, batch: &R
             _ => Ok(date_part(arg(0)?, DatePart::Year)?),
         },
         // Spark's trim functions remove spaces only, not other whitespace.
+        ScalarFunc::Trim | ScalarFunc::LTrim | ScalarFunc::RTrim if values.len() == 2 => trim_chars(func, arg(0)?, arg(1)?),
         ScalarFunc::Trim => map_strings(arg(0)?, |s| s.trim_matches(' ').to_string()),
         ScalarFunc::LTrim => map_strings(arg(0)?, |s| s.trim_start_matches(' ').to_string()),
         ScalarFunc::RTrim => map_strings(arg(0)?, |s| s.trim_end_matches(' ').to_string()),
@@ -96,6 +97,25 @@ fn date_diff(end: &ArrayRef, start: &ArrayRef) -> Result<ArrayRef> {
     let (end, start) = (end.as_primitive::<Date32Type>(), start.as_primitive::<Date32Type>());
     let out: Int32Array = end.iter().zip(start.iter()).map(|(e, s)| e?.checked_sub(s?)).collect();
     Ok(Arc::new(out))
+}
+
+/// trim / ltrim / rtrim of the characters of `chars` (any order, any count) from `s`.
+fn trim_chars(func: ScalarFunc, s: &ArrayRef, chars: &ArrayRef) -> Result<ArrayRef> {
+    let (s, chars) = (strings(s)?, strings(chars)?);
+    Ok(Arc::new(
+        s.iter()
+            .zip(chars.iter())
+            .map(|(s, c)| {
+                let (s, c) = (s?, c?);
+                let set = |x: char| c.contains(x);
+                Some(match func {
+                    ScalarFunc::LTrim => s.trim_start_matches(set),
+                    ScalarFunc::RTrim => s.trim_end_matches(set),
+                    _ => s.trim_matches(set),
+                })
+            })
+            .collect::<StringArray>(),
+    ))
 }
 
 fn map_strings(a: &ArrayRef, f: impl Fn(&str) -> String) -> Result<ArrayRef> {

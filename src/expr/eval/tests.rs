@@ -97,7 +97,7 @@ fn decimal_divide_and_remainder() {
     ));
     // -7.5 % 2 = -1.5 (sign of the dividend)
     assert_eq!(scalar(&bin(dec(-75, 2, 1), BinaryOp::Modulo, dec(2, 1, 0))), ScalarValue::Decimal(-15, 2, 1));
-    assert!(error(&bin(dec(75, 2, 1), BinaryOp::Modulo, dec(0, 1, 0))).starts_with("[DIVIDE_BY_ZERO]"));
+    assert!(error(&bin(dec(75, 2, 1), BinaryOp::Modulo, dec(0, 1, 0))).starts_with("[REMAINDER_BY_ZERO]"));
     assert_eq!(scalar(&bin(null(DataType::Decimal128(2, 1)), BinaryOp::Divide, dec(0, 1, 0))), ScalarValue::Null(DataType::Decimal128(7, 6)));
 }
 
@@ -117,7 +117,7 @@ fn integer_overflow_and_division_by_zero_are_errors() {
     assert!(error(&bin(int(1 << 20), BinaryOp::Multiply, int(1 << 12))).starts_with("[ARITHMETIC_OVERFLOW]"));
     assert!(error(&Expr::Negative(Box::new(int(i32::MIN)))).starts_with("[ARITHMETIC_OVERFLOW]"));
     assert!(error(&func(ScalarFunc::Abs, vec![long(i64::MIN)])).starts_with("[ARITHMETIC_OVERFLOW]"));
-    assert!(error(&bin(int(7), BinaryOp::Modulo, int(0))).starts_with("[DIVIDE_BY_ZERO]"));
+    assert!(error(&bin(int(7), BinaryOp::Modulo, int(0))).starts_with("[REMAINDER_BY_ZERO]"));
     assert!(error(&bin(dbl(1.0), BinaryOp::Divide, dbl(0.0))).starts_with("[DIVIDE_BY_ZERO]"));
     assert!(error(&bin(dbl(1.0), BinaryOp::Divide, dbl(-0.0))).starts_with("[DIVIDE_BY_ZERO]"));
     assert_eq!(scalar(&bin(int(-7), BinaryOp::Modulo, int(3))), ScalarValue::Int32(-1));

@@ -26,6 +26,12 @@ pub(super) struct Resolver<'a> {
 
 impl Resolver<'_> {
     pub fn resolve(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        if let LogicalPlan::UnionLoop { id, anchor, recursion, limit, output } = plan.as_ref() {
+            if !output.is_empty() {
+                return Ok(plan.clone());
+            }
+            return self.resolve_union_loop(*id, anchor, recursion, *limit).map(Arc::new);
+        }
         // HAVING and ORDER BY may look below their child, so they resolve before recursing fully.
         let children = plan.children().into_iter().map(|c| self.resolve(c)).collect::<Result<Vec<_>>>()?;
         let node = plan.with_new_children(children);
@@ -198,6 +204,45 @@ impl Resolver<'_> {
             }
             other => Ok(other),
         }
+    }
+
+    /// Spark's UnionLoop resolution: the anchor first; its columns (under new ids, nullable: a
+    /// later step may hold NULLs) are what the recursion's `UnionLoopRef`s read; the recursion
+    /// must give the anchor's column types exactly.
+    fn resolve_union_loop(&self, id: ExprId, anchor: &Arc<LogicalPlan>, recursion: &Arc<LogicalPlan>, limit: Option<usize>) -> Result<LogicalPlan> {
+        let anchor = self.resolve(anchor)?;
+        let fresh = |a: &Attribute| Attribute { id: ExprId::next(), nullable: true, qualifier: vec![], ..a.clone() };
+        // Each reference its own ids: `FROM t a JOIN t b` reads two instances.
+        let recursion = recursion.transform_up_with_subqueries::<KilnError>(&mut |n| {
+            Ok(match n.as_ref() {
+                LogicalPlan::UnionLoopRef { id: r, output } if *r == id && output.is_empty() => {
+                    Arc::new(LogicalPlan::UnionLoopRef { id, output: anchor.output().iter().map(fresh).collect() })
+                }
+                _ => n,
+            })
+        })?;
+        let recursion = self.resolve(&recursion)?;
+        let (a, r) = (anchor.output(), recursion.output());
+        if a.len() != r.len() {
+            return Err(KilnError::analysis(
+                "NUM_COLUMNS_MISMATCH",
+                format!("UNION can only be performed on inputs with the same number of columns, but the first input has {} columns and the second input has {} columns (recursive CTE).", a.len(), r.len()),
+            ));
+        }
+        if let Some((x, y)) = a.iter().zip(&r).find(|(x, y)| x.data_type != y.data_type) {
+            return Err(KilnError::analysis(
+                "CANNOT_MERGE_INCOMPATIBLE_DATA_TYPE",
+                format!(
+                    "Failed to merge incompatible data types \"{}\" and \"{}\" (column `{}` of a recursive CTE: its recursive part must give the anchor's type; cast it). Please check the data types of the columns being merged and ensure that they are compatible. If necessary, consider casting the columns to compatible data types before attempting the merge.",
+                    crate::types::sql_type_name(&x.data_type),
+                    crate::types::sql_type_name(&y.data_type),
+                    x.name
+                ),
+            ));
+        }
+        check_recursive_references(id, &recursion)?;
+        let output = a.iter().zip(&r).map(|(x, y)| Attribute { nullable: x.nullable || y.nullable, ..fresh(x) }).collect();
+        Ok(LogicalPlan::UnionLoop { id, anchor, recursion, output, limit })
     }
 
     /// Window expressions over a GROUP BY (or a global aggregate): the Aggregate computes what
@@ -882,6 +927,29 @@ fn resolve_unpivot(r: &Resolver, columns: Vec<Vec<Expr>>, names: Vec<String>, va
     }
     let output = ids.into_iter().chain([name]).chain(values).collect();
     Ok(LogicalPlan::Expand { projections, output, child })
+}
+
+/// Spark's INVALID_RECURSIVE_REFERENCE.PLACE: a step's rows may not feed an aggregate, a window,
+/// a sort, or the side of an outer, semi or anti join whose rows a join keeps or tests whole.
+fn check_recursive_references(id: ExprId, recursion: &Arc<LogicalPlan>) -> Result<()> {
+    let reads = |p: &Arc<LogicalPlan>| p.exists_with_subqueries(&|n| matches!(n, LogicalPlan::UnionLoopRef { id: r, .. } if *r == id));
+    let misplaced = recursion.exists_with_subqueries(&|n| match n {
+        LogicalPlan::Aggregate { child, .. } | LogicalPlan::Window { child, .. } | LogicalPlan::Sort { child, .. } => reads(child),
+        LogicalPlan::Join { left, right, join_type, .. } => match join_type {
+            JoinType::LeftOuter | JoinType::LeftSemi | JoinType::LeftAnti => reads(right),
+            JoinType::RightOuter => reads(left),
+            JoinType::FullOuter => reads(left) || reads(right),
+            _ => false,
+        },
+        _ => false,
+    });
+    if misplaced {
+        return Err(KilnError::analysis(
+            "INVALID_RECURSIVE_REFERENCE.PLACE",
+            "Invalid recursive reference found inside WITH RECURSIVE clause. Recursive references cannot be used on the right side of left outer/semi/anti joins, on the left side of right outer joins, in full outer joins, in aggregates, window functions or sorts.",
+        ));
+    }
+    Ok(())
 }
 
 fn resolve_union(children: Vec<Arc<LogicalPlan>>) -> Result<LogicalPlan> {

@@ -150,16 +150,23 @@ impl<'a> QueryPlanner<'a> {
     /// Plans each CTE in order (a later one may read an earlier one) and brings it into scope.
     fn with_clause(&mut self, q: &ast::Query) -> Result<()> {
         let Some(with) = &q.with else { return Ok(()) };
-        if with.recursive {
-            return Err(unsupported("WITH RECURSIVE", query_span(q)));
-        }
         for cte in &with.cte_tables {
             let span = cte.alias.name.span;
             if cte.materialized.is_some() || cte.from.is_some() {
                 return Err(unsupported("MATERIALIZED common table expression", span));
             }
-            let plan = column_aliases(self.plan_query(&cte.query)?, &cte.alias.columns);
-            self.ctes.push((cte.alias.name.value.clone(), plan));
+            let name = cte.alias.name.value.clone();
+            let plan = if with.recursive {
+                // While its body is planned, the name reads the previous step of the loop.
+                let id = ExprId::next();
+                self.ctes.push((name.clone(), column_aliases(LogicalPlan::UnionLoopRef { id, output: vec![] }, &cte.alias.columns)));
+                let body = self.plan_query(&cte.query);
+                self.ctes.pop();
+                recursive_cte(id, body?, &name)?
+            } else {
+                self.plan_query(&cte.query)?
+            };
+            self.ctes.push((name, column_aliases(plan, &cte.alias.columns)));
         }
         Ok(())
     }
@@ -480,6 +487,34 @@ impl<'a> QueryPlanner<'a> {
     fn cte(&self, parts: &[String]) -> Option<(String, LogicalPlan)> {
         let [name] = parts else { return None };
         self.ctes.iter().rev().find(|(n, _)| n.eq_ignore_ascii_case(name)).cloned()
+    }
+}
+
+/// The body of a CTE in `WITH RECURSIVE`: as written when it does not read itself, else a
+/// UnionLoop of `anchor UNION ALL recursion` (Spark's rule: two children, only the second
+/// reading the CTE).
+fn recursive_cte(id: ExprId, body: LogicalPlan, name: &str) -> Result<LogicalPlan> {
+    let reads = |p: &Arc<LogicalPlan>| p.exists_with_subqueries(&|n| matches!(n, LogicalPlan::UnionLoopRef { id: r, .. } if *r == id));
+    let body = Arc::new(body);
+    if !reads(&body) {
+        return Ok(body.as_ref().clone());
+    }
+    match body.as_ref() {
+        LogicalPlan::Union { children } if children.len() == 2 && !reads(&children[0]) => Ok(LogicalPlan::UnionLoop {
+            id,
+            anchor: children[0].clone(),
+            recursion: children[1].clone(),
+            output: vec![],
+            limit: None,
+        }),
+        LogicalPlan::Distinct { child } if matches!(child.as_ref(), LogicalPlan::Union { .. }) => Err(crate::error::KilnError::analysis(
+            "UNION_NOT_SUPPORTED_IN_RECURSIVE_CTE",
+            format!("The UNION operator is not yet supported within recursive common table expressions (WITH clauses that refer to themselves, directly or indirectly). Please use UNION ALL instead (in `{name}`)."),
+        )),
+        _ => Err(crate::error::KilnError::analysis(
+            "INVALID_RECURSIVE_CTE",
+            format!("Invalid recursive definition found. Recursive queries must contain an UNION or an UNION ALL statement with 2 children. The first child needs to be the anchor term without any recursive references. Any top level inner CTE must not contain self references (in `{name}`)."),
+        )),
     }
 }
 

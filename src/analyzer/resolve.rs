@@ -416,6 +416,24 @@ impl Resolver<'_> {
                     }
                     out.extend(cols);
                 }
+                // Spark's `* EXCEPT (a, b)`: the names resolve against what the star gives.
+                Expr::UnresolvedStarExcept { qualifier, except } => {
+                    let expanded = self.resolve_select_list(vec![Expr::UnresolvedStar(qualifier)], input)?;
+                    let given = crate::plan::named_outputs(&expanded);
+                    let mut dropped: Vec<ExprId> = vec![];
+                    for parts in &except {
+                        let id = resolve_attribute(parts, &given)?.id;
+                        if dropped.contains(&id) {
+                            let names: Vec<String> = except.iter().map(|p| p.join(".")).collect();
+                            return Err(KilnError::analysis(
+                                "EXCEPT_OVERLAPPING_COLUMNS",
+                                format!("Columns in an EXCEPT list must be distinct and non-overlapping, but got ({}).", names.join(", ")),
+                            ));
+                        }
+                        dropped.push(id);
+                    }
+                    out.extend(expanded.into_iter().filter(|e| crate::plan::named_output(e).is_none_or(|a| !dropped.contains(&a.id))));
+                }
                 other => {
                     // `s.a` is named `a` (Spark's alias of a resolved nested field).
                     let field_name = match &other {

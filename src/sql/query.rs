@@ -773,14 +773,8 @@ fn select_item(item: &SelectItem) -> Result<Expr> {
     match item {
         SelectItem::UnnamedExpr(e) => convert_expr(e),
         SelectItem::ExprWithAlias { expr, alias } => Ok(convert_expr(expr)?.alias(alias.value.clone())),
-        SelectItem::Wildcard(opts) => {
-            plain_wildcard(opts)?;
-            Ok(Expr::UnresolvedStar(None))
-        }
-        SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(name), opts) => {
-            plain_wildcard(opts)?;
-            Ok(Expr::UnresolvedStar(Some(object_name(name)?)))
-        }
+        SelectItem::Wildcard(opts) => star(None, opts),
+        SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(name), opts) => star(Some(object_name(name)?), opts),
         SelectItem::ExprWithAliases { expr, aliases } => {
             Ok(Expr::MultiAlias { child: Box::new(convert_expr(expr)?), names: aliases.iter().map(|a| a.value.clone()).collect() })
         }
@@ -788,17 +782,18 @@ fn select_item(item: &SelectItem) -> Result<Expr> {
     }
 }
 
-fn plain_wildcard(opts: &WildcardAdditionalOptions) -> Result<()> {
-    let plain = opts.opt_ilike.is_none()
-        && opts.opt_exclude.is_none()
-        && opts.opt_except.is_none()
-        && opts.opt_replace.is_none()
-        && opts.opt_rename.is_none()
-        && opts.opt_alias.is_none();
-    if plain {
-        Ok(())
-    } else {
-        Err(unsupported("SELECT * with EXCEPT / EXCLUDE / REPLACE / RENAME / ILIKE / AS (only a plain * is supported)", opts.wildcard_token.0.span))
+/// `*` / `t.*`, with Spark's `EXCEPT (a, b)`; the other modifiers (EXCLUDE, REPLACE, ...) are not Spark's.
+fn star(qualifier: Option<String>, opts: &WildcardAdditionalOptions) -> Result<Expr> {
+    let other = opts.opt_ilike.is_some() || opts.opt_exclude.is_some() || opts.opt_replace.is_some() || opts.opt_rename.is_some() || opts.opt_alias.is_some();
+    if other {
+        return Err(parse_error("[PARSE_SYNTAX_ERROR] Syntax error: Spark's SELECT * takes only EXCEPT (col, ...), not EXCLUDE / REPLACE / RENAME / ILIKE / AS", opts.wildcard_token.0.span));
+    }
+    match &opts.opt_except {
+        None => Ok(Expr::UnresolvedStar(qualifier)),
+        Some(e) => {
+            let except = std::iter::once(&e.first_element).chain(&e.additional_elements).map(|i| vec![i.value.clone()]).collect();
+            Ok(Expr::UnresolvedStarExcept { qualifier, except })
+        }
     }
 }
 

@@ -253,7 +253,15 @@ impl<'a> QueryPlanner<'a> {
         if let Some(w) = &s.selection {
             plan = LogicalPlan::Filter { condition: convert_expr(w)?, child: Arc::new(plan) };
         }
-        let list = s.projection.iter().map(select_item).collect::<Result<Vec<_>>>()?;
+        let mut list = s.projection.iter().map(select_item).collect::<Result<Vec<_>>>()?;
+        // `FROM t` alone: every column.
+        if s.flavor == ast::SelectFlavor::FromFirstNoSelect {
+            list = vec![Expr::UnresolvedStar(None)];
+        }
+        let qualify = match &s.qualify {
+            Some(q) => Some(qualify_windows(convert_expr(q)?, &mut list, s.select_token.0.span)?),
+            None => None,
+        };
         // ROLLUP / CUBE / GROUPING SETS: the construct and its elements (indices into `grouping`).
         let mut analytics = None;
         let mut group_all = false;
@@ -306,6 +314,13 @@ impl<'a> QueryPlanner<'a> {
         };
         if let Some(condition) = having {
             plan = LogicalPlan::Filter { condition, child: Arc::new(plan) };
+        }
+        if let Some((condition, hidden)) = qualify {
+            plan = LogicalPlan::Filter { condition, child: Arc::new(plan) };
+            if !hidden.is_empty() {
+                let except = hidden.into_iter().map(|h| vec![h]).collect();
+                plan = LogicalPlan::Project { list: vec![Expr::UnresolvedStarExcept { qualifier: None, except }], child: Arc::new(plan) };
+            }
         }
         match &s.distinct {
             None | Some(Distinct::All) => {}
@@ -760,13 +775,36 @@ fn reject_select_clauses(s: &ast::Select) -> Result<()> {
         (!s.cluster_by.is_empty(), "CLUSTER BY"),
         (!s.distribute_by.is_empty(), "DISTRIBUTE BY"),
         (!s.sort_by.is_empty(), "SORT BY"),
-        (s.qualify.is_some(), "QUALIFY"),
         (s.value_table_mode.is_some(), "SELECT AS VALUE/STRUCT"),
     ];
     match found.iter().find(|(present, _)| *present) {
         Some((_, what)) => Err(unsupported(*what, s.select_token.0.span)),
         None => Ok(()),
     }
+}
+
+/// QUALIFY (filters a SELECT's rows after its window functions, before DISTINCT): the window
+/// calls of the condition join the select list under hidden names, which the condition then
+/// reads and a `* EXCEPT (...)` over the Filter drops. Spark's QUALIFY_REQUIRES_WINDOW_FUNCTION
+/// when neither the condition nor the select list has a window function.
+fn qualify_windows(condition: Expr, list: &mut Vec<Expr>, span: Span) -> Result<(Expr, Vec<String>)> {
+    let mut hidden = vec![];
+    let condition = condition.transform_down::<crate::error::KilnError>(&mut |e| {
+        if !matches!(e, Expr::WindowExpression { .. }) {
+            return Ok(e);
+        }
+        let name = format!("__qualify_{}", hidden.len());
+        list.push(e.alias(name.clone()));
+        hidden.push(name.clone());
+        Ok(Expr::UnresolvedAttribute(vec![name]))
+    })?;
+    if hidden.is_empty() && !list.iter().any(Expr::contains_window) {
+        return Err(crate::error::KilnError::analysis(
+            "QUALIFY_REQUIRES_WINDOW_FUNCTION",
+            format!("The QUALIFY clause requires at least one window function in the current SELECT list or the QUALIFY condition (QUALIFY {condition}){}.", super::at(span.start)),
+        ));
+    }
+    Ok((condition, hidden))
 }
 
 fn select_item(item: &SelectItem) -> Result<Expr> {

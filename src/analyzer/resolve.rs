@@ -22,6 +22,9 @@ pub(super) struct Resolver<'a> {
     pub outer: Vec<Attribute>,
     /// Hints that could not be applied (Spark logs these as warnings).
     pub warnings: std::cell::RefCell<Vec<String>>,
+    /// Per USING / NATURAL join's Project (by its output ids): the key columns its output
+    /// leaves out, which a qualified name may still read (Spark's `qualifiedAccessOnly`).
+    pub using_hidden: std::cell::RefCell<Vec<(Vec<ExprId>, Vec<Attribute>)>>,
 }
 
 impl Resolver<'_> {
@@ -63,7 +66,10 @@ impl Resolver<'_> {
                     return Ok(plan);
                 }
                 let input = child.output();
-                let list = self.resolve_select_list(list, &input)?;
+                let (list, child) = match self.resolve_select_list(list.clone(), &input) {
+                    Ok(l) => (l, child),
+                    Err(e) => self.resolve_select_list_with_hidden(list, &child, e)?,
+                };
                 if list.iter().any(|e| e.contains_window()) {
                     if list.iter().any(|e| e.contains_aggregate()) {
                         return self.window_over_aggregate(vec![], list, child);
@@ -81,7 +87,21 @@ impl Resolver<'_> {
                 if let LogicalPlan::Aggregate { .. } = child.as_ref() {
                     return self.resolve_having(condition, child);
                 }
-                let condition = self.resolve_expr(condition, &child.output())?;
+                let (condition, child, exposed) = match self.resolve_expr(condition.clone(), &child.output()) {
+                    Ok(c) => (c, child, None),
+                    // WHERE t2.a over `t1 JOIN t2 USING (a)`: the hidden key, projected away above.
+                    Err(e) => {
+                        let hidden = self.hidden_columns(&child);
+                        let c = self.resolve_expr(condition, &[child.output(), hidden.clone()].concat()).map_err(|_| e)?;
+                        let used: Vec<ExprId> = c.references().into_iter().filter(|id| hidden.iter().any(|h| h.id == *id)).collect();
+                        let output = child.output();
+                        (c, self.expose(&child, &used), Some(output))
+                    }
+                };
+                if let Some(output) = exposed {
+                    let filter = self.resolve_node(LogicalPlan::Filter { condition, child })?;
+                    return Ok(LogicalPlan::Project { list: output.iter().map(|a| a.expr()).collect(), child: Arc::new(filter) });
+                }
                 if condition.contains_window() {
                     return Err(KilnError::analysis(
                         "_LEGACY_ERROR_TEMP_1034",
@@ -243,6 +263,84 @@ impl Resolver<'_> {
         check_recursive_references(id, &recursion)?;
         let output = a.iter().zip(&r).map(|(x, y)| Attribute { nullable: x.nullable || y.nullable, ..fresh(x) }).collect();
         Ok(LogicalPlan::UnionLoop { id, anchor, recursion, output, limit })
+    }
+
+    /// The hidden USING / NATURAL join keys `plan` can still give (through Filter, Sort and
+    /// joins above the join's Project).
+    fn hidden_columns(&self, plan: &LogicalPlan) -> Vec<Attribute> {
+        match plan {
+            LogicalPlan::Project { .. } => {
+                let ids = named_outputs_ids(&plan.expressions().into_iter().cloned().collect::<Vec<_>>());
+                self.using_hidden.borrow().iter().find(|(shown, _)| *shown == ids).map(|(_, h)| h.clone()).unwrap_or_default()
+            }
+            LogicalPlan::Filter { child, .. } | LogicalPlan::Sort { child, .. } => self.hidden_columns(child),
+            LogicalPlan::Join { left, right, join_type, .. } => {
+                let (l, r) = join_type.preserved_sides();
+                let nullable = |v: Vec<Attribute>, yes: bool| v.into_iter().map(|a| Attribute { nullable: a.nullable || yes, ..a }).collect::<Vec<_>>();
+                let mut out = nullable(self.hidden_columns(left), r);
+                if !matches!(join_type, JoinType::LeftSemi | JoinType::LeftAnti) {
+                    out.extend(nullable(self.hidden_columns(right), l));
+                }
+                out
+            }
+            _ => vec![],
+        }
+    }
+
+    /// `plan` with the hidden join keys `ids` added to the output of the join Projects that hide them.
+    fn expose(&self, plan: &Arc<LogicalPlan>, ids: &[ExprId]) -> Arc<LogicalPlan> {
+        match plan.as_ref() {
+            LogicalPlan::Project { list, child } => {
+                let hidden = self.hidden_columns(plan);
+                let wanted: Vec<&Attribute> = hidden.iter().filter(|a| ids.contains(&a.id)).collect();
+                if wanted.is_empty() {
+                    return plan.clone();
+                }
+                let list: Vec<Expr> = list.iter().cloned().chain(wanted.into_iter().map(|a| a.expr())).collect();
+                let shown = named_outputs_ids(&list);
+                self.using_hidden.borrow_mut().push((shown, hidden));
+                Arc::new(LogicalPlan::Project { list, child: child.clone() })
+            }
+            LogicalPlan::Filter { .. } | LogicalPlan::Sort { .. } | LogicalPlan::Join { .. } => {
+                let children = plan.children().into_iter().map(|c| self.expose(c, ids)).collect();
+                Arc::new(plan.with_new_children(children))
+            }
+            _ => plan.clone(),
+        }
+    }
+
+    /// A select list resolved with the hidden join keys below `child` readable by qualified
+    /// names (`SELECT t2.a FROM t1 JOIN t2 USING (a)`), after it failed without them; the
+    /// child exposing the keys it reads.
+    fn resolve_select_list_with_hidden(&self, list: Vec<Expr>, child: &Arc<LogicalPlan>, err: KilnError) -> Result<(Vec<Expr>, Arc<LogicalPlan>)> {
+        let hidden = self.hidden_columns(child);
+        if hidden.is_empty() {
+            return Err(err);
+        }
+        let visible = child.output();
+        // A bare `*` stays the visible columns.
+        let list: Vec<Expr> = list
+            .into_iter()
+            .flat_map(|e| match e {
+                Expr::UnresolvedStar(None) => visible.iter().map(|a| a.expr()).collect(),
+                other => vec![other],
+            })
+            .collect();
+        // Item by item: a name the visible columns give (the USING key `a`) stays theirs.
+        let wide = [visible.clone(), hidden.clone()].concat();
+        let mut resolved = vec![];
+        for e in list {
+            match self.resolve_select_list(vec![e.clone()], &visible) {
+                Ok(r) => resolved.extend(r),
+                Err(_) => match self.resolve_select_list(vec![e], &wide) {
+                    Ok(r) => resolved.extend(r),
+                    Err(_) => return Err(err),
+                },
+            }
+        }
+        let list = resolved;
+        let used: Vec<ExprId> = list.iter().flat_map(|e| e.references()).filter(|id| hidden.iter().any(|h| h.id == *id)).collect();
+        Ok((list, self.expose(child, &used)))
     }
 
     /// Window expressions over a GROUP BY (or a global aggregate): the Aggregate computes what
@@ -525,7 +623,7 @@ impl Resolver<'_> {
 
     /// A subquery's plan, resolved with `input` (then the enclosing queries) as its outer scope.
     fn resolve_subquery(&self, plan: &crate::expr::SubqueryPlan, input: &[Attribute]) -> Result<crate::expr::SubqueryPlan> {
-        let inner = Resolver { catalog: self.catalog, outer: [input, &self.outer].concat(), warnings: Default::default() };
+        let inner = Resolver { catalog: self.catalog, outer: [input, &self.outer].concat(), warnings: Default::default(), using_hidden: Default::default() };
         let resolved = inner.resolve(&plan.0)?;
         self.warnings.borrow_mut().extend(inner.warnings.into_inner());
         Ok(crate::expr::SubqueryPlan(resolved))
@@ -717,13 +815,23 @@ impl Resolver<'_> {
                 Ok(LogicalPlan::Project { list: list.clone(), child: Arc::new(sorted) })
             }
             LogicalPlan::Project { list, child: below } => {
-                let below_out = below.output();
+                let mut below_out = below.output();
+                let hidden = self.hidden_columns(below);
                 let mut list = list.clone();
                 let mut new_order = vec![];
                 for o in order {
                     let expr = match self.resolve_expr(o.expr.clone(), &output) {
                         Ok(e) => e,
-                        Err(_) => self.resolve_expr(o.expr.clone(), &below_out)?,
+                        Err(_) => match self.resolve_expr(o.expr.clone(), &below_out) {
+                            Ok(e) => e,
+                            // ORDER BY t2.a over `t1 JOIN t2 USING (a)`: a hidden key.
+                            Err(e) if !hidden.is_empty() => {
+                                let x = self.resolve_expr(o.expr.clone(), &[below_out.clone(), hidden.clone()].concat()).map_err(|_| e)?;
+                                below_out.extend(hidden.iter().filter(|h| x.references().contains(&h.id)).cloned());
+                                x
+                            }
+                            Err(e) => return Err(e),
+                        },
                     };
                     let outer = expr.references().into_iter().filter_map(|id| below_out.iter().find(|a| a.id == id).cloned());
                     for a in expr.attributes().into_iter().chain(outer) {
@@ -733,7 +841,8 @@ impl Resolver<'_> {
                     }
                     new_order.push(SortOrder { expr: coerce_expr(expr)?, ..o });
                 }
-                let project = LogicalPlan::Project { list, child: below.clone() };
+                let exposed: Vec<ExprId> = hidden.iter().filter(|h| below_out.iter().any(|a| a.id == h.id)).map(|h| h.id).collect();
+                let project = LogicalPlan::Project { list, child: self.expose(below, &exposed) };
                 if new_order.iter().any(|o| o.expr.contains_window()) {
                     return sort_with_windows(new_order, global, Arc::new(project), &output);
                 }
@@ -834,18 +943,26 @@ impl Resolver<'_> {
             });
         }
         let join = LogicalPlan::Join { left, right, join_type, condition: cond, using: vec![], hint: Default::default() };
+        let joined = join.output();
+        // As the join outputs them: an outer join's null-supplying side is nullable.
+        let out = |a: &Attribute| joined.iter().find(|j| j.id == a.id).unwrap_or(a).expr();
         let mut list: Vec<Expr> = keys
             .iter()
             .map(|(l, r)| match join_type {
-                JoinType::RightOuter => r.expr(),
-                JoinType::FullOuter => Expr::Function { func: ScalarFunc::Coalesce, args: vec![l.expr(), r.expr()] }.alias(l.name.clone()),
-                _ => l.expr(),
+                JoinType::RightOuter => out(r),
+                JoinType::FullOuter => Expr::Function { func: ScalarFunc::Coalesce, args: vec![out(l), out(r)] }.alias(l.name.clone()),
+                _ => out(l),
             })
             .collect();
         let is_key = |a: &Attribute| keys.iter().any(|(l, r)| l.id == a.id || r.id == a.id);
-        list.extend(lo.iter().filter(|a| !is_key(a)).map(|a| a.expr()));
+        list.extend(lo.iter().filter(|a| !is_key(a)).map(out));
         if !matches!(join_type, JoinType::LeftSemi | JoinType::LeftAnti) {
-            list.extend(ro.iter().filter(|a| !is_key(a)).map(|a| a.expr()));
+            list.extend(ro.iter().filter(|a| !is_key(a)).map(out));
+        }
+        let shown: Vec<ExprId> = named_outputs_ids(&list);
+        let hidden: Vec<Attribute> = joined.into_iter().filter(|a| is_key(a) && !shown.contains(&a.id)).collect();
+        if !hidden.is_empty() {
+            self.using_hidden.borrow_mut().push((shown, hidden));
         }
         Ok(LogicalPlan::Project { list, child: Arc::new(join) })
     }
@@ -1442,4 +1559,9 @@ fn check_aggregate_output(aggregates: Vec<Expr>, grouping: &[Expr]) -> Result<Ve
         check(e.unalias(), grouping)?;
     }
     Ok(aggregates)
+}
+
+/// The ids of the columns a select list gives.
+fn named_outputs_ids(list: &[Expr]) -> Vec<ExprId> {
+    crate::plan::named_outputs(list).iter().map(|a| a.id).collect()
 }

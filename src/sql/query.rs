@@ -924,10 +924,15 @@ fn range_relation(args: &[ast::FunctionArg], span: Span) -> Result<LogicalPlan> 
         let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a else {
             return Err(unsupported("named arguments of range(...)", span));
         };
-        match convert_expr(e)? {
-            Expr::Literal(ScalarValue::Int32(v)) => nums.push(v as i64),
-            Expr::Literal(ScalarValue::Int64(v)) => nums.push(v),
-            other => return Err(parse_error(format!("range(...) takes integer literals, got {other}"), span)),
+        // Constant expressions fold here (`range(10 * 1024)`), as Spark evaluates them.
+        let x = convert_expr(e)?;
+        let value = if x.resolved() && x.foldable() { Some(crate::expr::eval::evaluate_scalar(&crate::analyzer::coerce_expr(x.clone())?)?) } else { None };
+        match value {
+            Some(ScalarValue::Int8(v)) => nums.push(v as i64),
+            Some(ScalarValue::Int16(v)) => nums.push(v as i64),
+            Some(ScalarValue::Int32(v)) => nums.push(v as i64),
+            Some(ScalarValue::Int64(v)) => nums.push(v),
+            _ => return Err(parse_error(format!("range(...) takes constant integers, got {x}"), span)),
         }
     }
     let (start, end, step) = match nums.as_slice() {

@@ -355,10 +355,14 @@ impl<'a> QueryPlanner<'a> {
                 plan = Some(self.plan_joins(lateral_join(left.clone(), right, JoinType::Inner, None), &twj.joins)?);
                 continue;
             }
-            let right = self.plan_table_with_joins(twj)?;
+            // Spark's visitFromClause: an item's joins apply over the items before it too
+            // (`FROM t1 JOIN t2 ON .., t3 JOIN t4 ON t1.i = t4.l` reads t1 in the last ON).
             plan = Some(match plan {
-                None => right,
-                Some(left) => join(left, right, JoinType::Inner, None, vec![]),
+                None => self.plan_table_with_joins(twj)?,
+                Some(left) => {
+                    let right = self.plan_factor(&twj.relation)?;
+                    self.plan_joins(join(left, right, JoinType::Inner, None, vec![]), &twj.joins)?
+                }
             });
         }
         Ok(plan.unwrap_or(LogicalPlan::OneRowRelation))
@@ -932,7 +936,7 @@ fn range_relation(args: &[ast::FunctionArg], span: Span) -> Result<LogicalPlan> 
             Some(ScalarValue::Int16(v)) => nums.push(v as i64),
             Some(ScalarValue::Int32(v)) => nums.push(v as i64),
             Some(ScalarValue::Int64(v)) => nums.push(v),
-            _ => return Err(parse_error(format!("range(...) takes constant integers, got {x}"), span)),
+            _ => return Err(parse_error(format!("[NON_FOLDABLE_ARGUMENT] The function `range` requires its arguments to be foldable expressions of an integer type, but got {x}"), span)),
         }
     }
     let (start, end, step) = match nums.as_slice() {

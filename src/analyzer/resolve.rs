@@ -22,7 +22,7 @@ pub(super) struct Resolver<'a> {
     pub outer: Vec<Attribute>,
     /// Hints that could not be applied (Spark logs these as warnings).
     pub warnings: std::cell::RefCell<Vec<String>>,
-    /// Per USING / NATURAL join's Project (by its output ids): the key columns its output
+    /// Per USING / NATURAL join's Project (by `using_key`): the key columns its output
     /// leaves out, which a qualified name may still read (Spark's `qualifiedAccessOnly`).
     pub using_hidden: std::cell::RefCell<Vec<(Vec<ExprId>, Vec<Attribute>)>>,
 }
@@ -99,8 +99,12 @@ impl Resolver<'_> {
                     }
                 };
                 if let Some(output) = exposed {
-                    let filter = self.resolve_node(LogicalPlan::Filter { condition, child })?;
-                    return Ok(LogicalPlan::Project { list: output.iter().map(|a| a.expr()).collect(), child: Arc::new(filter) });
+                    let hidden = self.hidden_columns(&child);
+                    let filter = Arc::new(self.resolve_node(LogicalPlan::Filter { condition, child })?);
+                    let list: Vec<Expr> = output.iter().map(|a| a.expr()).collect();
+                    // The keys stay readable above, as over the join's own Project.
+                    self.using_hidden.borrow_mut().push((using_key(&list, &filter), hidden));
+                    return Ok(LogicalPlan::Project { list, child: filter });
                 }
                 if condition.contains_window() {
                     return Err(KilnError::analysis(
@@ -269,9 +273,16 @@ impl Resolver<'_> {
     /// joins above the join's Project).
     fn hidden_columns(&self, plan: &LogicalPlan) -> Vec<Attribute> {
         match plan {
-            LogicalPlan::Project { .. } => {
-                let ids = named_outputs_ids(&plan.expressions().into_iter().cloned().collect::<Vec<_>>());
-                self.using_hidden.borrow().iter().find(|(shown, _)| *shown == ids).map(|(_, h)| h.clone()).unwrap_or_default()
+            // A USING join's Project: its own hidden keys, and those of USING joins below it.
+            LogicalPlan::Project { list, child } => {
+                let key = using_key(list, child);
+                let Some(mut out) = self.using_hidden.borrow().iter().find(|(k, _)| *k == key).map(|(_, h)| h.clone()) else { return vec![] };
+                for a in self.hidden_columns(child) {
+                    if !out.iter().any(|o| o.id == a.id) {
+                        out.push(a);
+                    }
+                }
+                out
             }
             LogicalPlan::Filter { child, .. } | LogicalPlan::Sort { child, .. } => self.hidden_columns(child),
             LogicalPlan::Join { left, right, join_type, .. } => {
@@ -291,15 +302,18 @@ impl Resolver<'_> {
     fn expose(&self, plan: &Arc<LogicalPlan>, ids: &[ExprId]) -> Arc<LogicalPlan> {
         match plan.as_ref() {
             LogicalPlan::Project { list, child } => {
+                let key = using_key(list, child);
+                let Some(own) = self.using_hidden.borrow().iter().find(|(k, _)| *k == key).map(|(_, h)| h.clone()) else { return plan.clone() };
                 let hidden = self.hidden_columns(plan);
-                let wanted: Vec<&Attribute> = hidden.iter().filter(|a| ids.contains(&a.id)).collect();
+                let shown = named_outputs_ids(list);
+                let wanted: Vec<&Attribute> = hidden.iter().filter(|a| ids.contains(&a.id) && !shown.contains(&a.id)).collect();
                 if wanted.is_empty() {
                     return plan.clone();
                 }
+                let child = self.expose(child, ids);
                 let list: Vec<Expr> = list.iter().cloned().chain(wanted.into_iter().map(|a| a.expr())).collect();
-                let shown = named_outputs_ids(&list);
-                self.using_hidden.borrow_mut().push((shown, hidden));
-                Arc::new(LogicalPlan::Project { list, child: child.clone() })
+                self.using_hidden.borrow_mut().push((using_key(&list, &child), own));
+                Arc::new(LogicalPlan::Project { list, child })
             }
             LogicalPlan::Filter { .. } | LogicalPlan::Sort { .. } | LogicalPlan::Join { .. } => {
                 let children = plan.children().into_iter().map(|c| self.expose(c, ids)).collect();
@@ -962,7 +976,7 @@ impl Resolver<'_> {
         let shown: Vec<ExprId> = named_outputs_ids(&list);
         let hidden: Vec<Attribute> = joined.into_iter().filter(|a| is_key(a) && !shown.contains(&a.id)).collect();
         if !hidden.is_empty() {
-            self.using_hidden.borrow_mut().push((shown, hidden));
+            self.using_hidden.borrow_mut().push((using_key(&list, &join), hidden));
         }
         Ok(LogicalPlan::Project { list, child: Arc::new(join) })
     }
@@ -1559,6 +1573,11 @@ fn check_aggregate_output(aggregates: Vec<Expr>, grouping: &[Expr]) -> Result<Ve
         check(e.unalias(), grouping)?;
     }
     Ok(aggregates)
+}
+
+/// What identifies a USING join's Project in `Resolver::using_hidden`: its columns' ids, then its input's.
+fn using_key(list: &[Expr], child: &LogicalPlan) -> Vec<ExprId> {
+    named_outputs_ids(list).into_iter().chain(child.output().iter().map(|a| a.id)).collect()
 }
 
 /// The ids of the columns a select list gives.

@@ -68,7 +68,10 @@ impl Resolver<'_> {
                 let input = child.output();
                 let (list, child) = match self.resolve_select_list(list.clone(), &input) {
                     Ok(l) => (l, child),
-                    Err(e) => self.resolve_select_list_with_hidden(list, &child, e)?,
+                    Err(e) => match self.resolve_select_list_with_hidden(list.clone(), &child, e) {
+                        Ok(x) => x,
+                        Err(e) => return self.resolve_lateral_aliases(list, child, e),
+                    },
                 };
                 if list.iter().any(|e| e.contains_window()) {
                     if list.iter().any(|e| e.contains_aggregate()) {
@@ -355,6 +358,59 @@ impl Resolver<'_> {
         let list = resolved;
         let used: Vec<ExprId> = list.iter().flat_map(|e| e.references()).filter(|id| hidden.iter().any(|h| h.id == *id)).collect();
         Ok((list, self.expose(child, &used)))
+    }
+
+    /// Spark's lateral column aliases (`SELECT 1 AS a, a * 2`): a name no input column has may be
+    /// an alias given earlier in the select list. As Spark's ResolveLateralColumnAliasReference:
+    /// the aliases read compute in a Project below, the list reads them above. `err` (the failure
+    /// without them) when that does not resolve the list either; not over aggregates or windows.
+    fn resolve_lateral_aliases(&self, list: Vec<Expr>, child: Arc<LogicalPlan>, err: KilnError) -> Result<LogicalPlan> {
+        let input = child.output();
+        let mut resolved: Vec<Expr> = vec![];
+        let mut earlier: Vec<Attribute> = vec![];
+        let mut read: Vec<ExprId> = vec![];
+        for e in list {
+            let items = match self.resolve_select_list(vec![e.clone()], &input) {
+                Ok(r) => r,
+                Err(_) => match self.resolve_select_list(vec![e], &[input.clone(), earlier.clone()].concat()) {
+                    Ok(r) => r,
+                    Err(_) => return Err(err),
+                },
+            };
+            for x in &items {
+                read.extend(x.references().into_iter().filter(|id| earlier.iter().any(|a| a.id == *id)));
+                if let (Expr::Alias { .. }, Some(a)) = (x, named_output(x)) {
+                    earlier.push(a);
+                }
+            }
+            resolved.extend(items);
+        }
+        if read.is_empty() || resolved.iter().any(|e| e.contains_aggregate() || e.contains_window()) {
+            return Err(err);
+        }
+        let is_read = |e: &Expr| matches!(e, Expr::Alias { id, .. } if read.contains(id));
+        // An alias that reads another is computed a level above it (`1 AS a, a + 1 AS b, b * 2`).
+        let mut levels: Vec<(ExprId, usize)> = vec![];
+        for e in resolved.iter().filter(|e| is_read(e)) {
+            let below = e.references().iter().filter_map(|r| levels.iter().find(|(id, _)| id == r).map(|(_, l)| *l)).max().unwrap_or(0);
+            if let Some(a) = named_output(e) {
+                levels.push((a.id, below + 1));
+            }
+        }
+        let mut plan = child;
+        for level in 1..=levels.iter().map(|(_, l)| *l).max().unwrap_or(0) {
+            let here = resolved.iter().filter(|e| named_output(e).is_some_and(|a| levels.contains(&(a.id, level)))).cloned();
+            let list = plan.output().iter().map(|a| a.expr()).chain(here).collect();
+            plan = Arc::new(LogicalPlan::Project { list, child: plan });
+        }
+        let upper: Vec<Expr> = resolved
+            .into_iter()
+            .map(|e| match named_output(&e) {
+                Some(a) if is_read(&e) => a.expr(),
+                _ => e,
+            })
+            .collect();
+        Ok(LogicalPlan::Project { list: upper, child: plan })
     }
 
     /// Window expressions over a GROUP BY (or a global aggregate): the Aggregate computes what

@@ -104,6 +104,10 @@ pub struct Config {
     /// `kiln.memory.limit`: the bytes a query's breakers may hold at once (`4g`, `512m`); more
     /// fails the query with an error naming the operator. Default: 60 % of the machine's memory.
     pub memory_limit: u64,
+    /// `spark.sql.cteRecursionLevelLimit`: the most steps a recursive CTE runs; -1: no limit.
+    pub cte_recursion_level_limit: i64,
+    /// `spark.sql.cteRecursionRowLimit`: the most rows a recursive CTE makes; -1: no limit.
+    pub cte_recursion_row_limit: i64,
     /// `spark.sql.cbo.enabled`: estimate row counts from collected statistics (off, as in Spark).
     pub cbo_enabled: bool,
     /// `spark.sql.cbo.joinReorder.enabled`: the DP join reorder (needs `cbo_enabled` too).
@@ -165,6 +169,8 @@ impl Default for Config {
             codegen_dump: CodegenDump::Ir,
             parquet_filter_pushdown: true,
             warehouse_dir: "spark-warehouse".into(),
+            cte_recursion_level_limit: 100,
+            cte_recursion_row_limit: 1_000_000,
             cbo_enabled: false,
             cbo_join_reorder_enabled: false,
             cbo_join_reorder_dp_threshold: 12,
@@ -254,6 +260,8 @@ pub const KEYS: &[&str] = &[
     "spark.sql.session.timeZone",
     "spark.sql.parquet.filterPushdown",
     "spark.sql.warehouse.dir",
+    "spark.sql.cteRecursionLevelLimit",
+    "spark.sql.cteRecursionRowLimit",
     "spark.sql.cbo.enabled",
     "spark.sql.cbo.joinReorder.enabled",
     "spark.sql.cbo.joinReorder.dp.threshold",
@@ -445,6 +453,8 @@ impl Config {
             "kiln.query.timeout" => self.query_timeout = parse_duration(key, value)?,
             "kiln.memory.limit" => self.memory_limit = positive_bytes(key, value)? as u64,
             "kiln.files.allowedRoots" => self.files_allowed_roots = value.split(',').map(str::trim).filter(|r| !r.is_empty()).map(String::from).collect(),
+            "spark.sql.cteRecursionLevelLimit" => self.cte_recursion_level_limit = parse(key, value, "an integer (-1: no limit)")?,
+            "spark.sql.cteRecursionRowLimit" => self.cte_recursion_row_limit = parse(key, value, "an integer (-1: no limit)")?,
             "spark.sql.cbo.enabled" => self.cbo_enabled = parse_bool(key, value)?,
             "spark.sql.cbo.joinReorder.enabled" => self.cbo_join_reorder_enabled = parse_bool(key, value)?,
             "spark.sql.cbo.joinReorder.dp.threshold" => {
@@ -544,6 +554,8 @@ impl Config {
             "spark.sql.session.timeZone" => "Etc/UTC".to_string(),
             "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown.to_string(),
             "spark.sql.warehouse.dir" => self.warehouse_dir.clone(),
+            "spark.sql.cteRecursionLevelLimit" => self.cte_recursion_level_limit.to_string(),
+            "spark.sql.cteRecursionRowLimit" => self.cte_recursion_row_limit.to_string(),
             "spark.sql.cbo.enabled" => self.cbo_enabled.to_string(),
             "spark.sql.cbo.joinReorder.enabled" => self.cbo_join_reorder_enabled.to_string(),
             "spark.sql.cbo.joinReorder.dp.threshold" => self.cbo_join_reorder_dp_threshold.to_string(),

@@ -307,7 +307,10 @@ impl Session {
                 }
                 self.local_result(vec![("key", vec![Some(key)]), ("value", vec![value])])
             }
-            Statement::CreateTempView { name, source, replace } => {
+            Statement::CreateTempView { name, source, replace, if_not_exists, columns } => {
+                if if_not_exists && self.catalog()?.contains(&name) {
+                    return self.local_result(vec![]);
+                }
                 if !replace && self.catalog()?.contains(&name) {
                     return Err(KilnError::analysis("TEMP_TABLE_OR_VIEW_ALREADY_EXISTS", format!("Cannot create the temporary view `{name}` because it already exists. Use CREATE OR REPLACE.")));
                 }
@@ -317,8 +320,8 @@ impl Session {
                     ViewSource::Query(plan) => {
                         // Materialized at creation: a view over session tables keeps its rows.
                         let df = self.plan(plan)?;
-                        let batches = df.collect()?;
-                        self.register_memory(&name, df.schema(), batches)?;
+                        let (schema, batches) = view_columns(&name, &columns, df.schema(), df.collect()?)?;
+                        self.register_memory(&name, schema, batches)?;
                     }
                 }
                 self.local_result(vec![])
@@ -608,4 +611,29 @@ fn delete_managed(name: &str, folder: &Path) -> Result<()> {
 /// Options as owned pairs.
 fn owned(options: &[(&str, &str)]) -> Vec<(String, String)> {
     options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+/// `CREATE VIEW v(a, b) AS query`: the query's columns renamed by position (Spark's
+/// CREATE_VIEW_COLUMN_ARITY_MISMATCH for another count); no names: as they are.
+fn view_columns(name: &str, columns: &[String], schema: arrow::datatypes::SchemaRef, batches: Vec<RecordBatch>) -> Result<(arrow::datatypes::SchemaRef, Vec<RecordBatch>)> {
+    if columns.is_empty() {
+        return Ok((schema, batches));
+    }
+    let data: Vec<String> = schema.fields().iter().map(|f| format!("`{}`", f.name())).collect();
+    if columns.len() != data.len() {
+        let (class, reason) = if columns.len() < data.len() {
+            ("CREATE_VIEW_COLUMN_ARITY_MISMATCH.TOO_MANY_DATA_COLUMNS", "too many")
+        } else {
+            ("CREATE_VIEW_COLUMN_ARITY_MISMATCH.NOT_ENOUGH_DATA_COLUMNS", "not enough")
+        };
+        let view: Vec<String> = columns.iter().map(|c| format!("`{c}`")).collect();
+        return Err(KilnError::analysis(
+            class,
+            format!("Cannot create view `{name}`, the reason is {reason} data columns: View columns: {}. Data columns: {}.", view.join(", "), data.join(", ")),
+        ));
+    }
+    let fields: Vec<arrow::datatypes::Field> = schema.fields().iter().zip(columns).map(|(f, c)| f.as_ref().clone().with_name(c)).collect();
+    let renamed = Arc::new(arrow::datatypes::Schema::new(fields));
+    let batches = batches.into_iter().map(|b| Ok(RecordBatch::try_new(renamed.clone(), b.columns().to_vec())?)).collect::<Result<Vec<_>>>()?;
+    Ok((renamed, batches))
 }

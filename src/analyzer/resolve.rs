@@ -22,10 +22,19 @@ pub(super) struct Resolver<'a> {
     pub outer: Vec<Attribute>,
     /// Hints that could not be applied (Spark logs these as warnings).
     pub warnings: std::cell::RefCell<Vec<String>>,
+    /// Per USING / NATURAL join's Project (by `using_key`): the key columns its output
+    /// leaves out, which a qualified name may still read (Spark's `qualifiedAccessOnly`).
+    pub using_hidden: std::cell::RefCell<Vec<(Vec<ExprId>, Vec<Attribute>)>>,
 }
 
 impl Resolver<'_> {
     pub fn resolve(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        if let LogicalPlan::UnionLoop { id, anchor, recursion, limit, output } = plan.as_ref() {
+            if !output.is_empty() {
+                return Ok(plan.clone());
+            }
+            return self.resolve_union_loop(*id, anchor, recursion, *limit).map(Arc::new);
+        }
         // HAVING and ORDER BY may look below their child, so they resolve before recursing fully.
         let children = plan.children().into_iter().map(|c| self.resolve(c)).collect::<Result<Vec<_>>>()?;
         let node = plan.with_new_children(children);
@@ -57,7 +66,13 @@ impl Resolver<'_> {
                     return Ok(plan);
                 }
                 let input = child.output();
-                let list = self.resolve_select_list(list, &input)?;
+                let (list, child) = match self.resolve_select_list(list.clone(), &input) {
+                    Ok(l) => (l, child),
+                    Err(e) => match self.resolve_select_list_with_hidden(list.clone(), &child, e) {
+                        Ok(x) => x,
+                        Err(e) => return self.resolve_lateral_aliases(list, child, e),
+                    },
+                };
                 if list.iter().any(|e| e.contains_window()) {
                     if list.iter().any(|e| e.contains_aggregate()) {
                         return self.window_over_aggregate(vec![], list, child);
@@ -75,7 +90,25 @@ impl Resolver<'_> {
                 if let LogicalPlan::Aggregate { .. } = child.as_ref() {
                     return self.resolve_having(condition, child);
                 }
-                let condition = self.resolve_expr(condition, &child.output())?;
+                let (condition, child, exposed) = match self.resolve_expr(condition.clone(), &child.output()) {
+                    Ok(c) => (c, child, None),
+                    // WHERE t2.a over `t1 JOIN t2 USING (a)`: the hidden key, projected away above.
+                    Err(e) => {
+                        let hidden = self.hidden_columns(&child);
+                        let c = self.resolve_expr(condition, &[child.output(), hidden.clone()].concat()).map_err(|_| e)?;
+                        let used: Vec<ExprId> = c.references().into_iter().filter(|id| hidden.iter().any(|h| h.id == *id)).collect();
+                        let output = child.output();
+                        (c, self.expose(&child, &used), Some(output))
+                    }
+                };
+                if let Some(output) = exposed {
+                    let hidden = self.hidden_columns(&child);
+                    let filter = Arc::new(self.resolve_node(LogicalPlan::Filter { condition, child })?);
+                    let list: Vec<Expr> = output.iter().map(|a| a.expr()).collect();
+                    // The keys stay readable above, as over the join's own Project.
+                    self.using_hidden.borrow_mut().push((using_key(&list, &filter), hidden));
+                    return Ok(LogicalPlan::Project { list, child: filter });
+                }
                 if condition.contains_window() {
                     return Err(KilnError::analysis(
                         "_LEGACY_ERROR_TEMP_1034",
@@ -198,6 +231,186 @@ impl Resolver<'_> {
             }
             other => Ok(other),
         }
+    }
+
+    /// Spark's UnionLoop resolution: the anchor first; its columns (under new ids, nullable: a
+    /// later step may hold NULLs) are what the recursion's `UnionLoopRef`s read; the recursion
+    /// must give the anchor's column types exactly.
+    fn resolve_union_loop(&self, id: ExprId, anchor: &Arc<LogicalPlan>, recursion: &Arc<LogicalPlan>, limit: Option<usize>) -> Result<LogicalPlan> {
+        let anchor = self.resolve(anchor)?;
+        let fresh = |a: &Attribute| Attribute { id: ExprId::next(), nullable: true, qualifier: vec![], ..a.clone() };
+        // Each reference its own ids: `FROM t a JOIN t b` reads two instances.
+        let recursion = recursion.transform_up_with_subqueries::<KilnError>(&mut |n| {
+            Ok(match n.as_ref() {
+                LogicalPlan::UnionLoopRef { id: r, output } if *r == id && output.is_empty() => {
+                    Arc::new(LogicalPlan::UnionLoopRef { id, output: anchor.output().iter().map(fresh).collect() })
+                }
+                _ => n,
+            })
+        })?;
+        let recursion = self.resolve(&recursion)?;
+        let (a, r) = (anchor.output(), recursion.output());
+        if a.len() != r.len() {
+            return Err(KilnError::analysis(
+                "NUM_COLUMNS_MISMATCH",
+                format!("UNION can only be performed on inputs with the same number of columns, but the first input has {} columns and the second input has {} columns (recursive CTE).", a.len(), r.len()),
+            ));
+        }
+        if let Some((x, y)) = a.iter().zip(&r).find(|(x, y)| x.data_type != y.data_type) {
+            return Err(KilnError::analysis(
+                "CANNOT_MERGE_INCOMPATIBLE_DATA_TYPE",
+                format!(
+                    "Failed to merge incompatible data types \"{}\" and \"{}\" (column `{}` of a recursive CTE: its recursive part must give the anchor's type; cast it). Please check the data types of the columns being merged and ensure that they are compatible. If necessary, consider casting the columns to compatible data types before attempting the merge.",
+                    crate::types::sql_type_name(&x.data_type),
+                    crate::types::sql_type_name(&y.data_type),
+                    x.name
+                ),
+            ));
+        }
+        check_recursive_references(id, &recursion)?;
+        let output = a.iter().zip(&r).map(|(x, y)| Attribute { nullable: x.nullable || y.nullable, ..fresh(x) }).collect();
+        Ok(LogicalPlan::UnionLoop { id, anchor, recursion, output, limit })
+    }
+
+    /// The hidden USING / NATURAL join keys `plan` can still give (through Filter, Sort and
+    /// joins above the join's Project).
+    fn hidden_columns(&self, plan: &LogicalPlan) -> Vec<Attribute> {
+        match plan {
+            // A USING join's Project: its own hidden keys, and those of USING joins below it.
+            LogicalPlan::Project { list, child } => {
+                let key = using_key(list, child);
+                let Some(mut out) = self.using_hidden.borrow().iter().find(|(k, _)| *k == key).map(|(_, h)| h.clone()) else { return vec![] };
+                for a in self.hidden_columns(child) {
+                    if !out.iter().any(|o| o.id == a.id) {
+                        out.push(a);
+                    }
+                }
+                out
+            }
+            LogicalPlan::Filter { child, .. } | LogicalPlan::Sort { child, .. } => self.hidden_columns(child),
+            LogicalPlan::Join { left, right, join_type, .. } => {
+                let (l, r) = join_type.preserved_sides();
+                let nullable = |v: Vec<Attribute>, yes: bool| v.into_iter().map(|a| Attribute { nullable: a.nullable || yes, ..a }).collect::<Vec<_>>();
+                let mut out = nullable(self.hidden_columns(left), r);
+                if !matches!(join_type, JoinType::LeftSemi | JoinType::LeftAnti) {
+                    out.extend(nullable(self.hidden_columns(right), l));
+                }
+                out
+            }
+            _ => vec![],
+        }
+    }
+
+    /// `plan` with the hidden join keys `ids` added to the output of the join Projects that hide them.
+    fn expose(&self, plan: &Arc<LogicalPlan>, ids: &[ExprId]) -> Arc<LogicalPlan> {
+        match plan.as_ref() {
+            LogicalPlan::Project { list, child } => {
+                let key = using_key(list, child);
+                let Some(own) = self.using_hidden.borrow().iter().find(|(k, _)| *k == key).map(|(_, h)| h.clone()) else { return plan.clone() };
+                let hidden = self.hidden_columns(plan);
+                let shown = named_outputs_ids(list);
+                let wanted: Vec<&Attribute> = hidden.iter().filter(|a| ids.contains(&a.id) && !shown.contains(&a.id)).collect();
+                if wanted.is_empty() {
+                    return plan.clone();
+                }
+                let child = self.expose(child, ids);
+                let list: Vec<Expr> = list.iter().cloned().chain(wanted.into_iter().map(|a| a.expr())).collect();
+                self.using_hidden.borrow_mut().push((using_key(&list, &child), own));
+                Arc::new(LogicalPlan::Project { list, child })
+            }
+            LogicalPlan::Filter { .. } | LogicalPlan::Sort { .. } | LogicalPlan::Join { .. } => {
+                let children = plan.children().into_iter().map(|c| self.expose(c, ids)).collect();
+                Arc::new(plan.with_new_children(children))
+            }
+            _ => plan.clone(),
+        }
+    }
+
+    /// A select list resolved with the hidden join keys below `child` readable by qualified
+    /// names (`SELECT t2.a FROM t1 JOIN t2 USING (a)`), after it failed without them; the
+    /// child exposing the keys it reads.
+    fn resolve_select_list_with_hidden(&self, list: Vec<Expr>, child: &Arc<LogicalPlan>, err: KilnError) -> Result<(Vec<Expr>, Arc<LogicalPlan>)> {
+        let hidden = self.hidden_columns(child);
+        if hidden.is_empty() {
+            return Err(err);
+        }
+        let visible = child.output();
+        // A bare `*` stays the visible columns.
+        let list: Vec<Expr> = list
+            .into_iter()
+            .flat_map(|e| match e {
+                Expr::UnresolvedStar(None) => visible.iter().map(|a| a.expr()).collect(),
+                other => vec![other],
+            })
+            .collect();
+        // Item by item: a name the visible columns give (the USING key `a`) stays theirs.
+        let wide = [visible.clone(), hidden.clone()].concat();
+        let mut resolved = vec![];
+        for e in list {
+            match self.resolve_select_list(vec![e.clone()], &visible) {
+                Ok(r) => resolved.extend(r),
+                Err(_) => match self.resolve_select_list(vec![e], &wide) {
+                    Ok(r) => resolved.extend(r),
+                    Err(_) => return Err(err),
+                },
+            }
+        }
+        let list = resolved;
+        let used: Vec<ExprId> = list.iter().flat_map(|e| e.references()).filter(|id| hidden.iter().any(|h| h.id == *id)).collect();
+        Ok((list, self.expose(child, &used)))
+    }
+
+    /// Spark's lateral column aliases (`SELECT 1 AS a, a * 2`): a name no input column has may be
+    /// an alias given earlier in the select list. As Spark's ResolveLateralColumnAliasReference:
+    /// the aliases read compute in a Project below, the list reads them above. `err` (the failure
+    /// without them) when that does not resolve the list either; not over aggregates or windows.
+    fn resolve_lateral_aliases(&self, list: Vec<Expr>, child: Arc<LogicalPlan>, err: KilnError) -> Result<LogicalPlan> {
+        let input = child.output();
+        let mut resolved: Vec<Expr> = vec![];
+        let mut earlier: Vec<Attribute> = vec![];
+        let mut read: Vec<ExprId> = vec![];
+        for e in list {
+            let items = match self.resolve_select_list(vec![e.clone()], &input) {
+                Ok(r) => r,
+                Err(_) => match self.resolve_select_list(vec![e], &[input.clone(), earlier.clone()].concat()) {
+                    Ok(r) => r,
+                    Err(_) => return Err(err),
+                },
+            };
+            for x in &items {
+                read.extend(x.references().into_iter().filter(|id| earlier.iter().any(|a| a.id == *id)));
+                if let (Expr::Alias { .. }, Some(a)) = (x, named_output(x)) {
+                    earlier.push(a);
+                }
+            }
+            resolved.extend(items);
+        }
+        if read.is_empty() || resolved.iter().any(|e| e.contains_aggregate() || e.contains_window()) {
+            return Err(err);
+        }
+        let is_read = |e: &Expr| matches!(e, Expr::Alias { id, .. } if read.contains(id));
+        // An alias that reads another is computed a level above it (`1 AS a, a + 1 AS b, b * 2`).
+        let mut levels: Vec<(ExprId, usize)> = vec![];
+        for e in resolved.iter().filter(|e| is_read(e)) {
+            let below = e.references().iter().filter_map(|r| levels.iter().find(|(id, _)| id == r).map(|(_, l)| *l)).max().unwrap_or(0);
+            if let Some(a) = named_output(e) {
+                levels.push((a.id, below + 1));
+            }
+        }
+        let mut plan = child;
+        for level in 1..=levels.iter().map(|(_, l)| *l).max().unwrap_or(0) {
+            let here = resolved.iter().filter(|e| named_output(e).is_some_and(|a| levels.contains(&(a.id, level)))).cloned();
+            let list = plan.output().iter().map(|a| a.expr()).chain(here).collect();
+            plan = Arc::new(LogicalPlan::Project { list, child: plan });
+        }
+        let upper: Vec<Expr> = resolved
+            .into_iter()
+            .map(|e| match named_output(&e) {
+                Some(a) if is_read(&e) => a.expr(),
+                _ => e,
+            })
+            .collect();
+        Ok(LogicalPlan::Project { list: upper, child: plan })
     }
 
     /// Window expressions over a GROUP BY (or a global aggregate): the Aggregate computes what
@@ -371,6 +584,24 @@ impl Resolver<'_> {
                     }
                     out.extend(cols);
                 }
+                // Spark's `* EXCEPT (a, b)`: the names resolve against what the star gives.
+                Expr::UnresolvedStarExcept { qualifier, except } => {
+                    let expanded = self.resolve_select_list(vec![Expr::UnresolvedStar(qualifier)], input)?;
+                    let given = crate::plan::named_outputs(&expanded);
+                    let mut dropped: Vec<ExprId> = vec![];
+                    for parts in &except {
+                        let id = resolve_attribute(parts, &given)?.id;
+                        if dropped.contains(&id) {
+                            let names: Vec<String> = except.iter().map(|p| p.join(".")).collect();
+                            return Err(KilnError::analysis(
+                                "EXCEPT_OVERLAPPING_COLUMNS",
+                                format!("Columns in an EXCEPT list must be distinct and non-overlapping, but got ({}).", names.join(", ")),
+                            ));
+                        }
+                        dropped.push(id);
+                    }
+                    out.extend(expanded.into_iter().filter(|e| crate::plan::named_output(e).is_none_or(|a| !dropped.contains(&a.id))));
+                }
                 other => {
                     // `s.a` is named `a` (Spark's alias of a resolved nested field).
                     let field_name = match &other {
@@ -462,7 +693,7 @@ impl Resolver<'_> {
 
     /// A subquery's plan, resolved with `input` (then the enclosing queries) as its outer scope.
     fn resolve_subquery(&self, plan: &crate::expr::SubqueryPlan, input: &[Attribute]) -> Result<crate::expr::SubqueryPlan> {
-        let inner = Resolver { catalog: self.catalog, outer: [input, &self.outer].concat(), warnings: Default::default() };
+        let inner = Resolver { catalog: self.catalog, outer: [input, &self.outer].concat(), warnings: Default::default(), using_hidden: Default::default() };
         let resolved = inner.resolve(&plan.0)?;
         self.warnings.borrow_mut().extend(inner.warnings.into_inner());
         Ok(crate::expr::SubqueryPlan(resolved))
@@ -654,13 +885,23 @@ impl Resolver<'_> {
                 Ok(LogicalPlan::Project { list: list.clone(), child: Arc::new(sorted) })
             }
             LogicalPlan::Project { list, child: below } => {
-                let below_out = below.output();
+                let mut below_out = below.output();
+                let hidden = self.hidden_columns(below);
                 let mut list = list.clone();
                 let mut new_order = vec![];
                 for o in order {
                     let expr = match self.resolve_expr(o.expr.clone(), &output) {
                         Ok(e) => e,
-                        Err(_) => self.resolve_expr(o.expr.clone(), &below_out)?,
+                        Err(_) => match self.resolve_expr(o.expr.clone(), &below_out) {
+                            Ok(e) => e,
+                            // ORDER BY t2.a over `t1 JOIN t2 USING (a)`: a hidden key.
+                            Err(e) if !hidden.is_empty() => {
+                                let x = self.resolve_expr(o.expr.clone(), &[below_out.clone(), hidden.clone()].concat()).map_err(|_| e)?;
+                                below_out.extend(hidden.iter().filter(|h| x.references().contains(&h.id)).cloned());
+                                x
+                            }
+                            Err(e) => return Err(e),
+                        },
                     };
                     let outer = expr.references().into_iter().filter_map(|id| below_out.iter().find(|a| a.id == id).cloned());
                     for a in expr.attributes().into_iter().chain(outer) {
@@ -670,7 +911,8 @@ impl Resolver<'_> {
                     }
                     new_order.push(SortOrder { expr: coerce_expr(expr)?, ..o });
                 }
-                let project = LogicalPlan::Project { list, child: below.clone() };
+                let exposed: Vec<ExprId> = hidden.iter().filter(|h| below_out.iter().any(|a| a.id == h.id)).map(|h| h.id).collect();
+                let project = LogicalPlan::Project { list, child: self.expose(below, &exposed) };
                 if new_order.iter().any(|o| o.expr.contains_window()) {
                     return sort_with_windows(new_order, global, Arc::new(project), &output);
                 }
@@ -771,18 +1013,26 @@ impl Resolver<'_> {
             });
         }
         let join = LogicalPlan::Join { left, right, join_type, condition: cond, using: vec![], hint: Default::default() };
+        let joined = join.output();
+        // As the join outputs them: an outer join's null-supplying side is nullable.
+        let out = |a: &Attribute| joined.iter().find(|j| j.id == a.id).unwrap_or(a).expr();
         let mut list: Vec<Expr> = keys
             .iter()
             .map(|(l, r)| match join_type {
-                JoinType::RightOuter => r.expr(),
-                JoinType::FullOuter => Expr::Function { func: ScalarFunc::Coalesce, args: vec![l.expr(), r.expr()] }.alias(l.name.clone()),
-                _ => l.expr(),
+                JoinType::RightOuter => out(r),
+                JoinType::FullOuter => Expr::Function { func: ScalarFunc::Coalesce, args: vec![out(l), out(r)] }.alias(l.name.clone()),
+                _ => out(l),
             })
             .collect();
         let is_key = |a: &Attribute| keys.iter().any(|(l, r)| l.id == a.id || r.id == a.id);
-        list.extend(lo.iter().filter(|a| !is_key(a)).map(|a| a.expr()));
+        list.extend(lo.iter().filter(|a| !is_key(a)).map(out));
         if !matches!(join_type, JoinType::LeftSemi | JoinType::LeftAnti) {
-            list.extend(ro.iter().filter(|a| !is_key(a)).map(|a| a.expr()));
+            list.extend(ro.iter().filter(|a| !is_key(a)).map(out));
+        }
+        let shown: Vec<ExprId> = named_outputs_ids(&list);
+        let hidden: Vec<Attribute> = joined.into_iter().filter(|a| is_key(a) && !shown.contains(&a.id)).collect();
+        if !hidden.is_empty() {
+            self.using_hidden.borrow_mut().push((using_key(&list, &join), hidden));
         }
         Ok(LogicalPlan::Project { list, child: Arc::new(join) })
     }
@@ -882,6 +1132,29 @@ fn resolve_unpivot(r: &Resolver, columns: Vec<Vec<Expr>>, names: Vec<String>, va
     }
     let output = ids.into_iter().chain([name]).chain(values).collect();
     Ok(LogicalPlan::Expand { projections, output, child })
+}
+
+/// Spark's INVALID_RECURSIVE_REFERENCE.PLACE: a step's rows may not feed an aggregate, a window,
+/// a sort, or the side of an outer, semi or anti join whose rows a join keeps or tests whole.
+fn check_recursive_references(id: ExprId, recursion: &Arc<LogicalPlan>) -> Result<()> {
+    let reads = |p: &Arc<LogicalPlan>| p.exists_with_subqueries(&|n| matches!(n, LogicalPlan::UnionLoopRef { id: r, .. } if *r == id));
+    let misplaced = recursion.exists_with_subqueries(&|n| match n {
+        LogicalPlan::Aggregate { child, .. } | LogicalPlan::Window { child, .. } | LogicalPlan::Sort { child, .. } => reads(child),
+        LogicalPlan::Join { left, right, join_type, .. } => match join_type {
+            JoinType::LeftOuter | JoinType::LeftSemi | JoinType::LeftAnti => reads(right),
+            JoinType::RightOuter => reads(left),
+            JoinType::FullOuter => reads(left) || reads(right),
+            _ => false,
+        },
+        _ => false,
+    });
+    if misplaced {
+        return Err(KilnError::analysis(
+            "INVALID_RECURSIVE_REFERENCE.PLACE",
+            "Invalid recursive reference found inside WITH RECURSIVE clause. Recursive references cannot be used on the right side of left outer/semi/anti joins, on the left side of right outer joins, in full outer joins, in aggregates, window functions or sorts.",
+        ));
+    }
+    Ok(())
 }
 
 fn resolve_union(children: Vec<Arc<LogicalPlan>>) -> Result<LogicalPlan> {
@@ -1404,4 +1677,14 @@ fn check_aggregate_output(aggregates: Vec<Expr>, grouping: &[Expr]) -> Result<Ve
         check(e.unalias(), grouping)?;
     }
     Ok(aggregates)
+}
+
+/// What identifies a USING join's Project in `Resolver::using_hidden`: its columns' ids, then its input's.
+fn using_key(list: &[Expr], child: &LogicalPlan) -> Vec<ExprId> {
+    named_outputs_ids(list).into_iter().chain(child.output().iter().map(|a| a.id)).collect()
+}
+
+/// The ids of the columns a select list gives.
+fn named_outputs_ids(list: &[Expr]) -> Vec<ExprId> {
+    crate::plan::named_outputs(list).iter().map(|a| a.id).collect()
 }

@@ -394,7 +394,7 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
         Expr::WindowFunction { .. } | Expr::WindowExpression { .. } => Some("a window function inside an expression".into()),
         // A UDF is Rust called over arrays: its stage runs interpreted (and is counted so).
         Expr::ScalarUdf { udf, .. } => Some(format!("user-defined function {}", udf.name())),
-        Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. } | Expr::MultiAlias { .. } => Some("an unresolved expression".into()),
+        Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedStarExcept { .. } | Expr::UnresolvedFunction { .. } | Expr::MultiAlias { .. } => Some("an unresolved expression".into()),
     };
     if let Some(r) = own {
         return Some(r);

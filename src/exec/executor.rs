@@ -101,6 +101,7 @@ pub fn execute_with(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCach
 /// finished query stages ran with them) as queries of their own (adaptively when they have an
 /// exchange), and stores their values, which the stage's operators then read as constants.
 fn run_subqueries(plan: &PhysicalPlan, config: &Config, cache: &StageCache, metrics: &CodegenMetrics, ops: &PlanMetrics) -> Result<()> {
+    super::union_loop::run(plan, config, cache, metrics, ops)?;
     for s in plan.subqueries() {
         if s.value.get().is_some() {
             continue;
@@ -692,6 +693,10 @@ impl<'a> Executor<'a> {
                 }))
             }
             PhysicalPlan::LocalTableScan { data, .. } => Box::new(data.clone().into_iter().filter(move |_| i == 0).map(Ok)),
+            PhysicalPlan::UnionLoop { rows, .. } => {
+                let rows = rows.get().ok_or_else(|| KilnError::internal("UnionLoop read before its loop ran"))?;
+                Box::new(rows.clone().into_iter().filter(move |_| i == 0).map(Ok))
+            }
             PhysicalPlan::Filter { condition, child } => {
                 let input = self.attrs(child);
                 let mut rand = RandState::new(i);

@@ -5,6 +5,7 @@ pub mod control;
 pub mod executor;
 pub mod interpreted;
 pub mod memory;
+mod union_loop;
 /// Run-time metrics live on the physical operators they count.
 pub use crate::physical::metrics;
 

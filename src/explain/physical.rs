@@ -137,6 +137,9 @@ impl PhysicalPlan {
                     format!("LocalTableScan [{cols}]")
                 }
             }
+            PhysicalPlan::UnionLoop { id, output, .. } => {
+                format!("UnionLoop {}, [{}]", id.0, output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "))
+            }
             PhysicalPlan::Filter { condition, .. } => format!("Filter {condition}"),
             PhysicalPlan::Project { list: l, .. } => format!("Project [{}]", list(l, ", ")),
             PhysicalPlan::HashAggregate { mode, grouping, aggregates, .. } => {

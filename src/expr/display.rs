@@ -96,6 +96,10 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
         Expr::UnresolvedAttribute(parts) => write!(f, "'{}", parts.join(".")),
         Expr::UnresolvedStar(None) => write!(f, "*"),
         Expr::UnresolvedStar(Some(q)) => write!(f, "{q}.*"),
+        Expr::UnresolvedStarExcept { qualifier, except } => {
+            let names: Vec<String> = except.iter().map(|p| p.join(".")).collect();
+            write!(f, "{}* EXCEPT ({})", qualifier.as_ref().map(|q| format!("{q}.")).unwrap_or_default(), names.join(", "))
+        }
         Expr::UnresolvedFunction { name, args, distinct } => {
             write!(f, "'{name}(")?;
             if *distinct {

@@ -421,6 +421,13 @@ pub enum Expr {
     UnresolvedAttribute(Vec<String>),
     /// `*` or `t.*` before analysis.
     UnresolvedStar(Option<String>),
+    /// `* EXCEPT (a, b)` or `t.* EXCEPT (a)` before analysis: the star's columns but those named.
+    UnresolvedStarExcept {
+        /// `t` of `t.*`.
+        qualifier: Option<String>,
+        /// The names left out, each as its parts (`t.a` is `["t", "a"]`).
+        except: Vec<Vec<String>>,
+    },
     /// A function call before analysis, printed `'sum('amount)`.
     UnresolvedFunction {
         /// The function name as written.
@@ -605,6 +612,7 @@ impl Expr {
         match self {
             Expr::UnresolvedAttribute(_)
             | Expr::UnresolvedStar(_)
+            | Expr::UnresolvedStarExcept { .. }
             | Expr::Attribute(_)
             | Expr::Literal(_)
             | Expr::OuterReference(_)
@@ -648,6 +656,7 @@ impl Expr {
         Ok(match self {
             e @ (Expr::UnresolvedAttribute(_)
             | Expr::UnresolvedStar(_)
+            | Expr::UnresolvedStarExcept { .. }
             | Expr::Attribute(_)
             | Expr::Literal(_)
             | Expr::OuterReference(_)
@@ -777,6 +786,7 @@ impl Expr {
             Expr::Attribute(_)
             | Expr::UnresolvedAttribute(_)
             | Expr::UnresolvedStar(_)
+            | Expr::UnresolvedStarExcept { .. }
             | Expr::UnresolvedFunction { .. }
             | Expr::Aggregate { .. }
             | Expr::OuterReference(_)
@@ -815,7 +825,7 @@ impl Expr {
     /// True once no unresolved node remains.
     pub fn resolved(&self) -> bool {
         !self.exists(&|e| match e {
-            Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. } | Expr::MultiAlias { .. } => true,
+            Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedStarExcept { .. } | Expr::UnresolvedFunction { .. } | Expr::MultiAlias { .. } => true,
             Expr::ScalarSubquery { plan, .. } | Expr::Exists { plan, .. } | Expr::InSubquery { plan, .. } => !plan.0.resolved(),
             _ => false,
         })

@@ -131,7 +131,7 @@ impl Expr {
                 };
                 aggregate_result_type(*func, &input)
             }
-            Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. } | Expr::MultiAlias { .. } => {
+            Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedStarExcept { .. } | Expr::UnresolvedFunction { .. } | Expr::MultiAlias { .. } => {
                 return Err(KilnError::internal(format!("type of unresolved expression {self}")))
             }
         })

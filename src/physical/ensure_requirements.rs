@@ -116,7 +116,7 @@ pub fn output_partitioning(plan: &PhysicalPlan) -> Partitioning {
     match plan {
         PhysicalPlan::FileScan { table, selected_files, .. } => Partitioning::Unknown(table.source.scan_units(selected_files).len().max(1)),
         PhysicalPlan::InMemoryScan { table, .. } => Partitioning::Unknown(scan_partitions(&table.source)),
-        PhysicalPlan::LocalTableScan { .. } => Partitioning::Unknown(1),
+        PhysicalPlan::LocalTableScan { .. } | PhysicalPlan::UnionLoop { .. } => Partitioning::Unknown(1),
         PhysicalPlan::Exchange { partitioning, .. } => partitioning.clone(),
         PhysicalPlan::BroadcastExchange { .. } => Partitioning::SinglePartition,
         PhysicalPlan::QueryStage { kind, output, .. } => match kind {

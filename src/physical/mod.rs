@@ -129,6 +129,23 @@ pub enum PhysicalPlan {
         /// The rows themselves.
         data: Vec<RecordBatch>,
     },
+    /// A recursive CTE's rows (Spark's `UnionLoopExec`), printed `UnionLoop id, [cols]`: before
+    /// the stage reading it runs, the anchor runs as a query of its own, then the recursion,
+    /// planned anew over the previous step's rows, step after step until one yields no row.
+    UnionLoop {
+        /// The logical loop's id, which its `UnionLoopRef`s carry.
+        id: ExprId,
+        /// The loop's columns.
+        output: Vec<Attribute>,
+        /// The optimized anchor.
+        anchor: Arc<crate::plan::LogicalPlan>,
+        /// The optimized recursion, reading the previous step through `UnionLoopRef`s.
+        recursion: Arc<crate::plan::LogicalPlan>,
+        /// Stop once this many rows are produced (a LIMIT pushed into the loop).
+        limit: Option<usize>,
+        /// The rows, once the loop ran.
+        rows: Arc<std::sync::OnceLock<Vec<RecordBatch>>>,
+    },
     /// Keeps the rows for which `condition` is true.
     Filter {
         /// The predicate; rows where it is false or NULL are dropped.
@@ -422,7 +439,11 @@ impl PhysicalPlan {
     /// The direct children.
     pub fn children(&self) -> Vec<&Arc<PhysicalPlan>> {
         match self {
-            PhysicalPlan::FileScan { .. } | PhysicalPlan::InMemoryScan { .. } | PhysicalPlan::LocalTableScan { .. } | PhysicalPlan::QueryStage { .. } => vec![],
+            PhysicalPlan::FileScan { .. }
+            | PhysicalPlan::InMemoryScan { .. }
+            | PhysicalPlan::LocalTableScan { .. }
+            | PhysicalPlan::UnionLoop { .. }
+            | PhysicalPlan::QueryStage { .. } => vec![],
             PhysicalPlan::HashJoin { left, right, .. }
             | PhysicalPlan::SortMergeJoin { left, right, .. }
             | PhysicalPlan::CartesianProduct { left, right, .. }
@@ -457,6 +478,7 @@ impl PhysicalPlan {
             PhysicalPlan::FileScan { .. }
             | PhysicalPlan::InMemoryScan { .. }
             | PhysicalPlan::LocalTableScan { .. }
+            | PhysicalPlan::UnionLoop { .. }
             | PhysicalPlan::QueryStage { .. }
             | PhysicalPlan::Union { .. } => {}
             PhysicalPlan::HashJoin { left, right, .. }
@@ -509,6 +531,7 @@ impl PhysicalPlan {
             PhysicalPlan::FileScan { output, .. }
             | PhysicalPlan::InMemoryScan { output, .. }
             | PhysicalPlan::LocalTableScan { output, .. }
+            | PhysicalPlan::UnionLoop { output, .. }
             | PhysicalPlan::Expand { output, .. } => output.clone(),
             PhysicalPlan::Project { list, .. } | PhysicalPlan::TakeOrderedAndProject { list, .. } => crate::plan::named_outputs(list),
             PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, .. } => match mode {
@@ -582,3 +605,4 @@ mod planner;
 pub use ensure_requirements::{ensure_requirements, next_plan_id, output_ordering, output_partitioning, required_child_distribution, required_child_ordering};
 pub use null_aware::eliminate_null_aware_anti_joins;
 pub use planner::{estimate_size, plan_physical, plan_physical_with_warnings};
+pub(crate) use planner::plan_standalone;

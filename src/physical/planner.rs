@@ -55,8 +55,7 @@ fn plan_subqueries(
         let data_type = plan.0.output().first().map(|a| a.data_type.clone()).ok_or_else(|| KilnError::internal("scalar subquery without a column"))?;
         let (physical, more) = plan_physical_with_strategies(&plan.0, config, strategies)?;
         warnings.borrow_mut().extend(more);
-        let physical = super::ensure_requirements(&physical, config.shuffle_partitions);
-        let physical = if config.whole_stage_codegen { crate::codegen::collapse_codegen_stages(&physical) } else { physical };
+        let physical = prepare_standalone(&physical, config);
         Ok(Expr::ScalarSubqueryExec(Arc::new(crate::expr::ScalarSubqueryExec {
             id,
             plan_id: super::next_plan_id(),
@@ -66,6 +65,22 @@ fn plan_subqueries(
             final_plan: Default::default(),
         })))
     })
+}
+
+/// A physical plan run as a query of its own (a subquery, a step of a recursive CTE):
+/// requirements met, codegen stages formed.
+fn prepare_standalone(physical: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan> {
+    let physical = super::ensure_requirements(physical, config.shuffle_partitions);
+    if config.whole_stage_codegen {
+        crate::codegen::collapse_codegen_stages(&physical)
+    } else {
+        physical
+    }
+}
+
+/// An optimized logical plan planned to run as a query of its own.
+pub(crate) fn plan_standalone(plan: &Arc<LogicalPlan>, config: &Config) -> Result<Arc<PhysicalPlan>> {
+    Ok(prepare_standalone(&plan_physical(plan, config)?, config))
 }
 
 struct Planner<'a> {
@@ -157,6 +172,14 @@ impl Planner<'_> {
             }
             LogicalPlan::LocalLimit { limit, child } => PhysicalPlan::LocalLimit { limit: *limit, child: self.plan(child, false)? },
             LogicalPlan::LocalRelation { output, data } => PhysicalPlan::LocalTableScan { output: output.clone(), data: data.clone() },
+            LogicalPlan::UnionLoop { id, anchor, recursion, output, limit } => PhysicalPlan::UnionLoop {
+                id: *id,
+                output: output.clone(),
+                anchor: anchor.clone(),
+                recursion: recursion.clone(),
+                limit: *limit,
+                rows: Default::default(),
+            },
             LogicalPlan::OneRowRelation => {
                 let batch = RecordBatch::try_new_with_options(
                     Arc::new(arrow::datatypes::Schema::empty()),
@@ -183,7 +206,7 @@ impl Planner<'_> {
                 order_by: order_by.clone(),
                 child: self.plan(child, false)?,
             },
-            LogicalPlan::SetOperation { .. } | LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. } | LogicalPlan::LateralJoin { .. } | LogicalPlan::Pivot { .. } | LogicalPlan::Unpivot { .. } | LogicalPlan::UnresolvedSubqueryColumnAliases { .. } => {
+            LogicalPlan::SetOperation { .. } | LogicalPlan::Distinct { .. } | LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnionLoopRef { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. } | LogicalPlan::LateralJoin { .. } | LogicalPlan::Pivot { .. } | LogicalPlan::Unpivot { .. } | LogicalPlan::UnresolvedSubqueryColumnAliases { .. } => {
                 return Err(KilnError::internal(format!("{} reached the physical planner", plan.node_string())))
             }
         };

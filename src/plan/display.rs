@@ -111,6 +111,14 @@ impl LogicalPlan {
             LogicalPlan::Distinct { .. } => "Distinct".to_string(),
             // Spark prints `byName, allowMissingCol`; kiln's unions are by position.
             LogicalPlan::Union { .. } => "Union false, false".to_string(),
+            LogicalPlan::UnionLoop { id, limit, .. } => match limit {
+                Some(n) => format!("UnionLoop {}, {n}", id.0),
+                None => format!("UnionLoop {}", id.0),
+            },
+            LogicalPlan::UnionLoopRef { id, output } => {
+                let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
+                format!("UnionLoopRef {}, [{cols}], false", id.0)
+            },
         };
         format!("{mark}{body}")
     }

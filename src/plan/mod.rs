@@ -441,12 +441,36 @@ pub enum LogicalPlan {
         /// The inputs, matched by column position.
         children: Vec<Arc<LogicalPlan>>,
     },
+    /// A recursive CTE, `anchor UNION ALL recursion` (Spark's `UnionLoop`), printed
+    /// `UnionLoop id`: the anchor's rows, then the recursion's over the rows of the step before
+    /// (read through `UnionLoopRef id`), step after step until a step yields no row.
+    UnionLoop {
+        /// Ties the loop to its references.
+        id: crate::expr::ExprId,
+        /// The non-recursive part; its columns give the loop's names and types.
+        anchor: Arc<LogicalPlan>,
+        /// The recursive part, reading the previous step through `UnionLoopRef`s.
+        recursion: Arc<LogicalPlan>,
+        /// The loop's columns (new ids, as Spark's); empty until analysis.
+        output: Vec<Attribute>,
+        /// Stop once this many rows are produced (a LIMIT pushed into the loop, as Spark's).
+        limit: Option<usize>,
+    },
+    /// The recursion's read of the previous step's rows (Spark's `UnionLoopRef`), printed
+    /// `UnionLoopRef id, [cols], false`.
+    UnionLoopRef {
+        /// The loop it reads.
+        id: crate::expr::ExprId,
+        /// The anchor's columns under new ids; empty until analysis.
+        output: Vec<Attribute>,
+    },
 }
 
 impl LogicalPlan {
     /// The columns this node produces.
     pub fn output(&self) -> Vec<Attribute> {
         match self {
+            LogicalPlan::UnionLoop { output, .. } | LogicalPlan::UnionLoopRef { output, .. } => output.clone(),
             LogicalPlan::UnresolvedRelation { .. }
             | LogicalPlan::OneRowRelation
             | LogicalPlan::Pivot { .. }
@@ -508,8 +532,10 @@ impl LogicalPlan {
             LogicalPlan::UnresolvedRelation { .. }
             | LogicalPlan::Relation { .. }
             | LogicalPlan::LocalRelation { .. }
+            | LogicalPlan::UnionLoopRef { .. }
             | LogicalPlan::OneRowRelation => vec![],
             LogicalPlan::Join { left, right, .. } | LogicalPlan::SetOperation { left, right, .. } => vec![left, right],
+            LogicalPlan::UnionLoop { anchor, recursion, .. } => vec![anchor, recursion],
             LogicalPlan::Union { children } => children.iter().collect(),
             LogicalPlan::SubqueryAlias { child, .. }
             | LogicalPlan::LateralJoin { left: child, .. }
@@ -540,7 +566,12 @@ impl LogicalPlan {
             LogicalPlan::UnresolvedRelation { .. }
             | LogicalPlan::Relation { .. }
             | LogicalPlan::LocalRelation { .. }
+            | LogicalPlan::UnionLoopRef { .. }
             | LogicalPlan::OneRowRelation => self.clone(),
+            LogicalPlan::UnionLoop { id, output, limit, .. } => {
+                let anchor = next();
+                LogicalPlan::UnionLoop { id: *id, anchor, recursion: next(), output: output.clone(), limit: *limit }
+            }
             LogicalPlan::Join { join_type, condition, using, hint, .. } => {
                 let left = next();
                 let right = next();
@@ -713,6 +744,45 @@ impl LogicalPlan {
         })
     }
 
+    /// Rewrites bottom-up, as `transform_up`, also inside the plans of subquery expressions and
+    /// lateral subqueries (each rewritten before the node holding it).
+    pub fn transform_up_with_subqueries<E>(self: &Arc<Self>, f: &mut dyn FnMut(Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>, E>) -> Result<Arc<LogicalPlan>, E> {
+        use crate::expr::SubqueryPlan;
+        self.transform_up(&mut |node| {
+            let mut node = if node.expressions().iter().any(|e| e.contains_subquery()) {
+                Arc::new(node.map_expressions(|e| {
+                    e.transform_up(&mut |x| {
+                        Ok(match x {
+                            Expr::ScalarSubquery { plan, id } => Expr::ScalarSubquery { plan: SubqueryPlan(plan.0.transform_up_with_subqueries(f)?), id },
+                            Expr::Exists { plan, id } => Expr::Exists { plan: SubqueryPlan(plan.0.transform_up_with_subqueries(f)?), id },
+                            Expr::InSubquery { values, plan, id } => {
+                                Expr::InSubquery { values, plan: SubqueryPlan(plan.0.transform_up_with_subqueries(f)?), id }
+                            }
+                            other => other,
+                        })
+                    })
+                })?)
+            } else {
+                node
+            };
+            if let LogicalPlan::LateralJoin { left, right, id, join_type, condition } = node.as_ref() {
+                let right = SubqueryPlan(right.0.transform_up_with_subqueries(f)?);
+                node = Arc::new(LogicalPlan::LateralJoin { left: left.clone(), right, id: *id, join_type: *join_type, condition: condition.clone() });
+            }
+            f(node)
+        })
+    }
+
+    /// True when `pred` holds for a node of this plan or of a subquery plan within it.
+    pub fn exists_with_subqueries(self: &Arc<Self>, pred: &dyn Fn(&LogicalPlan) -> bool) -> bool {
+        let mut found = false;
+        let _ = self.transform_up_with_subqueries::<()>(&mut |n| {
+            found |= pred(&n);
+            Ok(n)
+        });
+        found
+    }
+
     /// Rewrites bottom-up: children first, then `f` on the rebuilt node.
     pub fn transform_up<E>(self: &Arc<Self>, f: &mut impl FnMut(Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>, E>) -> Result<Arc<LogicalPlan>, E> {
         let children = self.children();
@@ -748,6 +818,7 @@ impl LogicalPlan {
     pub fn resolved(&self) -> bool {
         !matches!(self, LogicalPlan::UnresolvedRelation { .. } | LogicalPlan::UnresolvedHint { .. } | LogicalPlan::GroupingSets { .. } | LogicalPlan::Pivot { .. } | LogicalPlan::Unpivot { .. } | LogicalPlan::UnresolvedSubqueryColumnAliases { .. })
             && !matches!(self, LogicalPlan::Join { using, .. } if !using.is_empty())
+            && !matches!(self, LogicalPlan::UnionLoop { output, .. } | LogicalPlan::UnionLoopRef { output, .. } if output.is_empty())
             && !matches!(self, LogicalPlan::Generate { generator_output, .. } if generator_output.is_empty())
             && !matches!(self, LogicalPlan::LateralJoin { right, .. } if !right.0.resolved())
             && self.expressions().iter().all(|e| e.resolved())

@@ -108,6 +108,14 @@ impl Dialect for KilnDialect {
     fn supports_bitwise_shift_operators(&self) -> bool {
         true
     }
+    // Spark's `FROM t SELECT ...` and `FROM t` alone (all columns).
+    fn supports_from_first_select(&self) -> bool {
+        true
+    }
+    // Spark has no `SELECT TOP n`: `(subquery) top` is an alias.
+    fn is_column_alias(&self, kw: &sqlparser::keywords::Keyword, parser: &mut Parser) -> bool {
+        *kw == sqlparser::keywords::Keyword::TOP || SPARK.is_column_alias(kw, parser)
+    }
     // Spark's shifts bind between `+`/`-` (30) and `&` (23); sqlparser puts them with `^` (22).
     fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
         match parser.peek_token_ref().token {

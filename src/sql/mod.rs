@@ -58,7 +58,7 @@ pub enum Statement {
         value: Option<String>,
     },
     /// `CREATE [OR REPLACE] TEMP[ORARY] VIEW name USING parquet OPTIONS (path '...')`
-    /// or `... VIEW name AS query`.
+    /// or `CREATE [OR REPLACE] [TEMP[ORARY]] VIEW [IF NOT EXISTS] name [(a, b)] AS query`.
     CreateTempView {
         /// The view's name.
         name: String,
@@ -66,6 +66,10 @@ pub enum Statement {
         source: ViewSource,
         /// `OR REPLACE`: an existing view of that name is replaced rather than an error.
         replace: bool,
+        /// `IF NOT EXISTS` (not with TEMPORARY or OR REPLACE): an existing view stays.
+        if_not_exists: bool,
+        /// `VIEW v(a, b)`: the query's columns renamed by position; empty: as the query names them.
+        columns: Vec<String>,
     },
     /// `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] name [(col type [NOT NULL], ...)]
     /// [USING parquet [PARTITIONED BY (col, ...)] [LOCATION 'path']] [AS query]`.

@@ -150,16 +150,23 @@ impl<'a> QueryPlanner<'a> {
     /// Plans each CTE in order (a later one may read an earlier one) and brings it into scope.
     fn with_clause(&mut self, q: &ast::Query) -> Result<()> {
         let Some(with) = &q.with else { return Ok(()) };
-        if with.recursive {
-            return Err(unsupported("WITH RECURSIVE", query_span(q)));
-        }
         for cte in &with.cte_tables {
             let span = cte.alias.name.span;
             if cte.materialized.is_some() || cte.from.is_some() {
                 return Err(unsupported("MATERIALIZED common table expression", span));
             }
-            let plan = column_aliases(self.plan_query(&cte.query)?, &cte.alias.columns);
-            self.ctes.push((cte.alias.name.value.clone(), plan));
+            let name = cte.alias.name.value.clone();
+            let plan = if with.recursive {
+                // While its body is planned, the name reads the previous step of the loop.
+                let id = ExprId::next();
+                self.ctes.push((name.clone(), column_aliases(LogicalPlan::UnionLoopRef { id, output: vec![] }, &cte.alias.columns)));
+                let body = self.plan_query(&cte.query);
+                self.ctes.pop();
+                recursive_cte(id, body?, &name)?
+            } else {
+                self.plan_query(&cte.query)?
+            };
+            self.ctes.push((name, column_aliases(plan, &cte.alias.columns)));
         }
         Ok(())
     }
@@ -246,7 +253,15 @@ impl<'a> QueryPlanner<'a> {
         if let Some(w) = &s.selection {
             plan = LogicalPlan::Filter { condition: convert_expr(w)?, child: Arc::new(plan) };
         }
-        let list = s.projection.iter().map(select_item).collect::<Result<Vec<_>>>()?;
+        let mut list = s.projection.iter().map(select_item).collect::<Result<Vec<_>>>()?;
+        // `FROM t` alone: every column.
+        if s.flavor == ast::SelectFlavor::FromFirstNoSelect {
+            list = vec![Expr::UnresolvedStar(None)];
+        }
+        let qualify = match &s.qualify {
+            Some(q) => Some(qualify_windows(convert_expr(q)?, &mut list, s.select_token.0.span)?),
+            None => None,
+        };
         // ROLLUP / CUBE / GROUPING SETS: the construct and its elements (indices into `grouping`).
         let mut analytics = None;
         let mut group_all = false;
@@ -300,6 +315,13 @@ impl<'a> QueryPlanner<'a> {
         if let Some(condition) = having {
             plan = LogicalPlan::Filter { condition, child: Arc::new(plan) };
         }
+        if let Some((condition, hidden)) = qualify {
+            plan = LogicalPlan::Filter { condition, child: Arc::new(plan) };
+            if !hidden.is_empty() {
+                let except = hidden.into_iter().map(|h| vec![h]).collect();
+                plan = LogicalPlan::Project { list: vec![Expr::UnresolvedStarExcept { qualifier: None, except }], child: Arc::new(plan) };
+            }
+        }
         match &s.distinct {
             None | Some(Distinct::All) => {}
             Some(Distinct::Distinct) => plan = LogicalPlan::Distinct { child: Arc::new(plan) },
@@ -333,10 +355,14 @@ impl<'a> QueryPlanner<'a> {
                 plan = Some(self.plan_joins(lateral_join(left.clone(), right, JoinType::Inner, None), &twj.joins)?);
                 continue;
             }
-            let right = self.plan_table_with_joins(twj)?;
+            // Spark's visitFromClause: an item's joins apply over the items before it too
+            // (`FROM t1 JOIN t2 ON .., t3 JOIN t4 ON t1.i = t4.l` reads t1 in the last ON).
             plan = Some(match plan {
-                None => right,
-                Some(left) => join(left, right, JoinType::Inner, None, vec![]),
+                None => self.plan_table_with_joins(twj)?,
+                Some(left) => {
+                    let right = self.plan_factor(&twj.relation)?;
+                    self.plan_joins(join(left, right, JoinType::Inner, None, vec![]), &twj.joins)?
+                }
             });
         }
         Ok(plan.unwrap_or(LogicalPlan::OneRowRelation))
@@ -480,6 +506,34 @@ impl<'a> QueryPlanner<'a> {
     fn cte(&self, parts: &[String]) -> Option<(String, LogicalPlan)> {
         let [name] = parts else { return None };
         self.ctes.iter().rev().find(|(n, _)| n.eq_ignore_ascii_case(name)).cloned()
+    }
+}
+
+/// The body of a CTE in `WITH RECURSIVE`: as written when it does not read itself, else a
+/// UnionLoop of `anchor UNION ALL recursion` (Spark's rule: two children, only the second
+/// reading the CTE).
+fn recursive_cte(id: ExprId, body: LogicalPlan, name: &str) -> Result<LogicalPlan> {
+    let reads = |p: &Arc<LogicalPlan>| p.exists_with_subqueries(&|n| matches!(n, LogicalPlan::UnionLoopRef { id: r, .. } if *r == id));
+    let body = Arc::new(body);
+    if !reads(&body) {
+        return Ok(body.as_ref().clone());
+    }
+    match body.as_ref() {
+        LogicalPlan::Union { children } if children.len() == 2 && !reads(&children[0]) => Ok(LogicalPlan::UnionLoop {
+            id,
+            anchor: children[0].clone(),
+            recursion: children[1].clone(),
+            output: vec![],
+            limit: None,
+        }),
+        LogicalPlan::Distinct { child } if matches!(child.as_ref(), LogicalPlan::Union { .. }) => Err(crate::error::KilnError::analysis(
+            "UNION_NOT_SUPPORTED_IN_RECURSIVE_CTE",
+            format!("The UNION operator is not yet supported within recursive common table expressions (WITH clauses that refer to themselves, directly or indirectly). Please use UNION ALL instead (in `{name}`)."),
+        )),
+        _ => Err(crate::error::KilnError::analysis(
+            "INVALID_RECURSIVE_CTE",
+            format!("Invalid recursive definition found. Recursive queries must contain an UNION or an UNION ALL statement with 2 children. The first child needs to be the anchor term without any recursive references. Any top level inner CTE must not contain self references (in `{name}`)."),
+        )),
     }
 }
 
@@ -725,13 +779,36 @@ fn reject_select_clauses(s: &ast::Select) -> Result<()> {
         (!s.cluster_by.is_empty(), "CLUSTER BY"),
         (!s.distribute_by.is_empty(), "DISTRIBUTE BY"),
         (!s.sort_by.is_empty(), "SORT BY"),
-        (s.qualify.is_some(), "QUALIFY"),
         (s.value_table_mode.is_some(), "SELECT AS VALUE/STRUCT"),
     ];
     match found.iter().find(|(present, _)| *present) {
         Some((_, what)) => Err(unsupported(*what, s.select_token.0.span)),
         None => Ok(()),
     }
+}
+
+/// QUALIFY (filters a SELECT's rows after its window functions, before DISTINCT): the window
+/// calls of the condition join the select list under hidden names, which the condition then
+/// reads and a `* EXCEPT (...)` over the Filter drops. Spark's QUALIFY_REQUIRES_WINDOW_FUNCTION
+/// when neither the condition nor the select list has a window function.
+fn qualify_windows(condition: Expr, list: &mut Vec<Expr>, span: Span) -> Result<(Expr, Vec<String>)> {
+    let mut hidden = vec![];
+    let condition = condition.transform_down::<crate::error::KilnError>(&mut |e| {
+        if !matches!(e, Expr::WindowExpression { .. }) {
+            return Ok(e);
+        }
+        let name = format!("__qualify_{}", hidden.len());
+        list.push(e.alias(name.clone()));
+        hidden.push(name.clone());
+        Ok(Expr::UnresolvedAttribute(vec![name]))
+    })?;
+    if hidden.is_empty() && !list.iter().any(Expr::contains_window) {
+        return Err(crate::error::KilnError::analysis(
+            "QUALIFY_REQUIRES_WINDOW_FUNCTION",
+            format!("The QUALIFY clause requires at least one window function in the current SELECT list or the QUALIFY condition (QUALIFY {condition}){}.", super::at(span.start)),
+        ));
+    }
+    Ok((condition, hidden))
 }
 
 fn select_item(item: &SelectItem) -> Result<Expr> {
@@ -745,14 +822,8 @@ fn select_item(item: &SelectItem) -> Result<Expr> {
             )),
             e => Ok(e.alias(alias.value.clone())),
         },
-        SelectItem::Wildcard(opts) => {
-            plain_wildcard(opts)?;
-            Ok(Expr::UnresolvedStar(None))
-        }
-        SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(name), opts) => {
-            plain_wildcard(opts)?;
-            Ok(Expr::UnresolvedStar(Some(object_name(name)?)))
-        }
+        SelectItem::Wildcard(opts) => star(None, opts),
+        SelectItem::QualifiedWildcard(SelectItemQualifiedWildcardKind::ObjectName(name), opts) => star(Some(object_name(name)?), opts),
         SelectItem::ExprWithAliases { expr, aliases } => {
             Ok(Expr::MultiAlias { child: Box::new(convert_expr(expr)?), names: aliases.iter().map(|a| a.value.clone()).collect() })
         }
@@ -760,17 +831,18 @@ fn select_item(item: &SelectItem) -> Result<Expr> {
     }
 }
 
-fn plain_wildcard(opts: &WildcardAdditionalOptions) -> Result<()> {
-    let plain = opts.opt_ilike.is_none()
-        && opts.opt_exclude.is_none()
-        && opts.opt_except.is_none()
-        && opts.opt_replace.is_none()
-        && opts.opt_rename.is_none()
-        && opts.opt_alias.is_none();
-    if plain {
-        Ok(())
-    } else {
-        Err(unsupported("SELECT * with EXCEPT / EXCLUDE / REPLACE / RENAME / ILIKE / AS (only a plain * is supported)", opts.wildcard_token.0.span))
+/// `*` / `t.*`, with Spark's `EXCEPT (a, b)`; the other modifiers (EXCLUDE, REPLACE, ...) are not Spark's.
+fn star(qualifier: Option<String>, opts: &WildcardAdditionalOptions) -> Result<Expr> {
+    let other = opts.opt_ilike.is_some() || opts.opt_exclude.is_some() || opts.opt_replace.is_some() || opts.opt_rename.is_some() || opts.opt_alias.is_some();
+    if other {
+        return Err(parse_error("[PARSE_SYNTAX_ERROR] Syntax error: Spark's SELECT * takes only EXCEPT (col, ...), not EXCLUDE / REPLACE / RENAME / ILIKE / AS", opts.wildcard_token.0.span));
+    }
+    match &opts.opt_except {
+        None => Ok(Expr::UnresolvedStar(qualifier)),
+        Some(e) => {
+            let except = std::iter::once(&e.first_element).chain(&e.additional_elements).map(|i| vec![i.value.clone()]).collect();
+            Ok(Expr::UnresolvedStarExcept { qualifier, except })
+        }
     }
 }
 
@@ -863,10 +935,15 @@ fn range_relation(args: &[ast::FunctionArg], span: Span) -> Result<LogicalPlan> 
         let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a else {
             return Err(unsupported("named arguments of range(...)", span));
         };
-        match convert_expr(e)? {
-            Expr::Literal(ScalarValue::Int32(v)) => nums.push(v as i64),
-            Expr::Literal(ScalarValue::Int64(v)) => nums.push(v),
-            other => return Err(parse_error(format!("range(...) takes integer literals, got {other}"), span)),
+        // Constant expressions fold here (`range(10 * 1024)`), as Spark evaluates them.
+        let x = convert_expr(e)?;
+        let value = if x.resolved() && x.foldable() { Some(crate::expr::eval::evaluate_scalar(&crate::analyzer::coerce_expr(x.clone())?)?) } else { None };
+        match value {
+            Some(ScalarValue::Int8(v)) => nums.push(v as i64),
+            Some(ScalarValue::Int16(v)) => nums.push(v as i64),
+            Some(ScalarValue::Int32(v)) => nums.push(v as i64),
+            Some(ScalarValue::Int64(v)) => nums.push(v),
+            _ => return Err(parse_error(format!("[NON_FOLDABLE_ARGUMENT] The function `range` requires its arguments to be foldable expressions of an integer type, but got {x}"), span)),
         }
     }
     let (start, end, step) = match nums.as_slice() {

@@ -217,7 +217,7 @@ fn view_using_rest(mut c: Cursor, name: String, replace: bool) -> Result<Stateme
         Some(format) => ViewSource::Files { format, path, options },
         None => ViewSource::Parquet { path },
     };
-    Ok(Statement::CreateTempView { name, source, replace })
+    Ok(Statement::CreateTempView { name, source, replace, if_not_exists: false, columns: vec![] })
 }
 
 /// `(key 'value', 'key' = 'value', ...)` after OPTIONS, keys as written.
@@ -278,11 +278,22 @@ fn convert_statement(s: &ast::Statement, lead: &str, span: Span, hints: &SelectH
 
 fn create_view(v: &ast::CreateView, span: Span, hints: &SelectHints) -> Result<Statement> {
     // kiln has no metastore: a `CREATE VIEW` lives in the session, as a temporary view does.
-    if v.materialized || v.or_alter || v.if_not_exists || !v.columns.is_empty() || v.to.is_some() {
-        return Err(unsupported("CREATE VIEW with MATERIALIZED / IF NOT EXISTS / a column list", span));
+    if v.materialized || v.or_alter || v.to.is_some() {
+        return Err(unsupported("CREATE MATERIALIZED VIEW / OR ALTER / TO", span));
+    }
+    let name = object_name(&v.name)?;
+    if v.if_not_exists && v.or_replace {
+        return Err(crate::error::KilnError::analysis(
+            "CREATE_VIEW_WITH_IF_NOT_EXISTS_AND_REPLACE",
+            format!("CREATE VIEW {name} with both IF NOT EXISTS and REPLACE is not allowed."),
+        ));
+    }
+    if v.if_not_exists && v.temporary {
+        return Err(parse_error(format!("It is not allowed to define a TEMPORARY view with IF NOT EXISTS (view {name})."), span));
     }
     let plan = QueryPlanner::with_hints(hints).plan_query(&v.query)?;
-    Ok(Statement::CreateTempView { name: object_name(&v.name)?, source: ViewSource::Query(plan), replace: v.or_replace })
+    let columns = v.columns.iter().map(|c| c.name.value.clone()).collect();
+    Ok(Statement::CreateTempView { name, source: ViewSource::Query(plan), replace: v.or_replace, if_not_exists: v.if_not_exists, columns })
 }
 
 /// `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] name [(col type [NOT NULL], ...)]` then, in any

@@ -106,7 +106,7 @@ pub fn evaluate(expr: &Expr, batch: &RecordBatch, input: &[Attribute]) -> Result
         Expr::WindowFunction { .. } | Expr::WindowExpression { .. } => {
             Err(KilnError::internal(format!("window function {expr} evaluated as a scalar expression")))
         }
-        Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedFunction { .. } | Expr::MultiAlias { .. } => {
+        Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedStarExcept { .. } | Expr::UnresolvedFunction { .. } | Expr::MultiAlias { .. } => {
             Err(KilnError::internal(format!("evaluating unresolved {expr}")))
         }
     }

@@ -1,7 +1,7 @@
 //! `LimitPushDown`: a `LocalLimit` is copied below a Union into every input, and below a Join
 //! into the side whose every row reaches the output (the preserved side of an outer join;
 //! both sides of a cross join without a condition). A Project between the limit and the join
-//! does not stop it.
+//! does not stop it. A recursive CTE's loop takes the limit as its own (it stops early).
 //!
 //! ```text
 //! LocalLimit 10                        LocalLimit 10
@@ -82,6 +82,16 @@ fn through_join(limit: usize, join: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan
     Some(Arc::new(LogicalPlan::Join { left: new_left, right: new_right, join_type: *join_type, condition: condition.clone(), using: using.clone(), hint: *hint }))
 }
 
+/// A recursive CTE's loop that stops once it has `limit` rows (Spark pushes the limit into
+/// UnionLoop, so `SELECT * FROM t LIMIT 5` ends even when the recursion would not).
+fn into_loop(limit: usize, lp: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan>> {
+    let LogicalPlan::UnionLoop { id, anchor, recursion, output, limit: old } = lp.as_ref() else { return None };
+    if old.is_some_and(|o| o <= limit) {
+        return None;
+    }
+    Some(Arc::new(LogicalPlan::UnionLoop { id: *id, anchor: anchor.clone(), recursion: recursion.clone(), output: output.clone(), limit: Some(limit) }))
+}
+
 fn push(plan: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan>> {
     let LogicalPlan::LocalLimit { limit, child } = plan.as_ref() else { return None };
     let new_child = match child.as_ref() {
@@ -95,6 +105,10 @@ fn push(plan: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan>> {
         LogicalPlan::Join { .. } => through_join(*limit, child)?,
         LogicalPlan::Project { list, child: join } if matches!(join.as_ref(), LogicalPlan::Join { .. }) => {
             Arc::new(LogicalPlan::Project { list: list.clone(), child: through_join(*limit, join)? })
+        }
+        LogicalPlan::UnionLoop { .. } => into_loop(*limit, child)?,
+        LogicalPlan::Project { list, child: lp } if matches!(lp.as_ref(), LogicalPlan::UnionLoop { .. }) => {
+            Arc::new(LogicalPlan::Project { list: list.clone(), child: into_loop(*limit, lp)? })
         }
         _ => return None,
     };

@@ -338,6 +338,20 @@ fn limit_goes_into_every_input_of_a_union() {
 }
 
 #[test]
+fn limit_goes_into_a_recursive_cte_loop_through_its_project() {
+    // Without it the loop never ends (RECURSION_LEVEL_LIMIT_EXCEEDED); Spark stops at 5 rows.
+    let sql = "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SELECT n FROM t LIMIT 5";
+    let plan = optimized(sql);
+    let lines: Vec<&str> = plan.lines().collect();
+    let at = line_of(&plan, "UnionLoop ");
+    assert!(lines[at].ends_with(", 5") && lines[at - 2].ends_with("LocalLimit 5"), "{plan}");
+    assert_eq!(rows(&shop(), sql), 5);
+    // A sort between them keeps the loop unlimited (the first rows are not the smallest).
+    let sorted = optimized("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 9) SELECT n FROM t ORDER BY n LIMIT 5");
+    assert!(!sorted.lines().nth(line_of(&sorted, "UnionLoop ")).unwrap_or_default().contains(','), "{sorted}");
+}
+
+#[test]
 fn limit_stays_above_an_inner_join_with_a_condition() {
     let plan = optimized("SELECT c.name, o.order_id FROM customers c JOIN orders o ON o.customer_id = c.customer_id LIMIT 2");
     assert_eq!(plan.matches("LocalLimit").count(), 1, "{plan}");

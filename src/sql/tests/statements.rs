@@ -62,7 +62,7 @@ fn explain_modes() {
 #[test]
 fn temp_views() {
     match statement("CREATE OR REPLACE TEMPORARY VIEW orders USING parquet OPTIONS (path '/data/orders')") {
-        Statement::CreateTempView { name, source: ViewSource::Parquet { path }, replace } => {
+        Statement::CreateTempView { name, source: ViewSource::Parquet { path }, replace, .. } => {
             assert_eq!((name.as_str(), path.as_str(), replace), ("orders", "/data/orders", true));
         }
         other => panic!("{other:?}"),
@@ -72,7 +72,7 @@ fn temp_views() {
         other => panic!("{other:?}"),
     }
     match statement("CREATE TEMPORARY VIEW paid AS SELECT * FROM orders WHERE status = 'paid'") {
-        Statement::CreateTempView { name, source: ViewSource::Query(q), replace: false } => {
+        Statement::CreateTempView { name, source: ViewSource::Query(q), replace: false, .. } => {
             assert_eq!(name, "paid");
             assert!(q.tree_string().starts_with("'Project [*]"));
         }
@@ -90,7 +90,9 @@ fn temp_views() {
     assert!(err("CREATE TEMP VIEW v USING parquet").contains("needs OPTIONS (path '...')"));
     assert!(err("CREATE TEMP VIEW v USING parquet OPTIONS (mergeSchema 'true')").contains("parquet option mergeSchema"));
     assert!(matches!(statement("CREATE VIEW v AS SELECT 1"), Statement::CreateTempView { .. }));
-    assert!(err("CREATE VIEW IF NOT EXISTS v AS SELECT 1").contains("IF NOT EXISTS"));
+    assert!(matches!(statement("CREATE VIEW IF NOT EXISTS v(a) AS SELECT 1"), Statement::CreateTempView { if_not_exists: true, .. }));
+    assert!(err("CREATE OR REPLACE VIEW IF NOT EXISTS v AS SELECT 1").contains("CREATE_VIEW_WITH_IF_NOT_EXISTS_AND_REPLACE"));
+    assert!(err("CREATE TEMP VIEW IF NOT EXISTS v AS SELECT 1").contains("TEMPORARY view with IF NOT EXISTS"));
 }
 
 #[test]

@@ -28,8 +28,9 @@
 //! (`pull_out_subqueries`); a scalar subquery without an aggregate reads `single_value`.
 //! Outer references below an operator a predicate cannot cross (a Limit, a Window, a Union,
 //! an outer join) take the general route, `decorrelate::push_domain`.
-//! Not supported (a clear error instead): correlation to a query two levels out; subqueries
-//! in GROUP BY or join conditions.
+//! IN / EXISTS in a join condition become marker columns of one side
+//! (`join_condition_subqueries`). Not supported (a clear error instead): correlation to a
+//! query two levels out; correlated subqueries, IN or EXISTS in GROUP BY.
 //! These rules run before the operator optimizations, which do not look into subqueries.
 
 use std::collections::BTreeSet;
@@ -221,8 +222,10 @@ fn pull_out_subqueries(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
             Ok(Arc::new(LogicalPlan::Project { list: p.output().iter().map(|a| a.expr()).collect(), child: sort }))
         }
         LogicalPlan::Aggregate { grouping, aggregates, child } if aggregates.iter().chain(grouping).any(|e| e.contains_subquery()) => {
-            if grouping.iter().any(|e| e.contains_subquery()) {
-                return Err(KilnError::unsupported("a subquery in GROUP BY"));
+            // An uncorrelated scalar subquery is a constant there; a correlated one or IN /
+            // EXISTS would need a join below the aggregate.
+            if grouping.iter().any(|e| e.exists(&is_planned_subquery)) {
+                return Err(KilnError::unsupported("a correlated subquery, IN or EXISTS in GROUP BY"));
             }
             let mut pre = vec![];
             let mut aggs = vec![];
@@ -270,6 +273,9 @@ fn pull_out_subqueries(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
             let agg = Arc::new(LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates: inner, child });
             Ok(Arc::new(LogicalPlan::Project { list: post, child: agg }))
         }
+        LogicalPlan::Join { left, right, join_type, condition: Some(condition), using, hint } if condition.exists(&is_planned_subquery) => {
+            join_condition_subqueries(left, right, *join_type, condition, using, *hint)
+        }
         LogicalPlan::Filter { .. } | LogicalPlan::Project { .. } => Ok(p),
         // An uncorrelated scalar subquery is a constant wherever it is (a join condition too).
         other if other.expressions().iter().any(|e| e.exists(&|x| match x {
@@ -280,6 +286,68 @@ fn pull_out_subqueries(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
         }
         _ => Ok(p),
     })
+}
+
+/// A subquery expression the rewrites here turn into a join (an uncorrelated scalar subquery
+/// stays an expression).
+fn is_planned_subquery(x: &Expr) -> bool {
+    match x {
+        Expr::ScalarSubquery { plan, .. } => correlated(plan),
+        x => matches!(x, Expr::Exists { .. } | Expr::InSubquery { .. }),
+    }
+}
+
+/// Subqueries in a join condition: each one, reading the columns of one side only, becomes a
+/// column of a Project over that side (a marker join, Spark's ExistenceJoin below the join),
+/// which the condition reads, so outer joins keep their meaning. As in Spark, a subquery
+/// reading both sides is UNSUPPORTED_CORRELATED_EXPRESSION_IN_JOIN_CONDITION and a correlated
+/// scalar subquery there UNSUPPORTED_CORRELATED_SCALAR_SUBQUERY.
+fn join_condition_subqueries(left: &Arc<LogicalPlan>, right: &Arc<LogicalPlan>, join_type: JoinType, condition: &Expr, using: &[String], hint: crate::plan::JoinHint) -> Result<Arc<LogicalPlan>> {
+    let output = join_type.output(left.output(), right.output());
+    let ids = |p: &LogicalPlan| p.output().iter().map(|a| a.id).collect::<BTreeSet<ExprId>>();
+    let (left_ids, right_ids) = (ids(left), ids(right));
+    let (mut lx, mut rx, mut conds) = (vec![], vec![], vec![]);
+    for c in condition.split_conjunction() {
+        let (mut l, mut r, mut both) = (vec![], vec![], false);
+        let lifted = c.clone().transform_down(&mut |x| {
+            if !is_planned_subquery(&x) {
+                return Ok(x);
+            }
+            if let Expr::ScalarSubquery { .. } = x {
+                return Err(KilnError::analysis(
+                    "UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY.UNSUPPORTED_CORRELATED_SCALAR_SUBQUERY",
+                    format!("Correlated scalar subqueries can only be used in filters, aggregations, projections, and UPDATE/MERGE/DELETE commands: {x}."),
+                ));
+            }
+            let refs = x.references();
+            let side = if refs.is_subset(&left_ids) { &mut l } else if refs.is_subset(&right_ids) { &mut r } else {
+                both = true;
+                return Ok(x);
+            };
+            let a = x.alias("_subquery");
+            let attr = named_output(&a).ok_or_else(|| KilnError::internal("alias without an output"))?;
+            side.push(a);
+            Ok::<_, KilnError>(attr.expr())
+        })?;
+        if both {
+            return Err(KilnError::analysis(
+                "UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY.UNSUPPORTED_CORRELATED_EXPRESSION_IN_JOIN_CONDITION",
+                format!("Unsupported subquery expression: Correlated subqueries in the join predicate cannot reference both join inputs:\n{c}"),
+            ));
+        }
+        lx.extend(l);
+        rx.extend(r);
+        conds.push(lifted);
+    }
+    let with = |side: &Arc<LogicalPlan>, extra: Vec<Expr>| -> Arc<LogicalPlan> {
+        if extra.is_empty() {
+            return side.clone();
+        }
+        Arc::new(LogicalPlan::Project { list: side.output().iter().map(|a| a.expr()).chain(extra).collect(), child: side.clone() })
+    };
+    let join_type = if join_type == JoinType::Cross && !conds.is_empty() { JoinType::Inner } else { join_type };
+    let join = Arc::new(LogicalPlan::Join { left: with(left, lx), right: with(right, rx), join_type, condition: Expr::conjunction(conds), using: using.to_vec(), hint });
+    Ok(Arc::new(LogicalPlan::Project { list: output.iter().map(|a| a.expr()).collect(), child: join }))
 }
 
 /// Replaces each subquery expression in `e` by a column that `extra` computes.

@@ -7,6 +7,7 @@ use std::any::TypeId;
 use sqlparser::ast::{BinaryOperator, Expr};
 use sqlparser::tokenizer::Token;
 use sqlparser::dialect::{Dialect, SparkSqlDialect};
+use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 
 /// The dialect kiln parses with.
@@ -30,6 +31,10 @@ impl Dialect for KilnDialect {
     }
     fn is_delimited_identifier_start(&self, ch: char) -> bool {
         SPARK.is_delimited_identifier_start(ch)
+    }
+    // Spark has no TOP clause: `(subquery) top` names a column.
+    fn is_column_alias(&self, kw: &Keyword, parser: &mut Parser) -> bool {
+        *kw == Keyword::TOP || SPARK.is_column_alias(kw, parser)
     }
     fn supports_string_literal_column_alias(&self, explicit: bool) -> bool {
         SPARK.supports_string_literal_column_alias(explicit)

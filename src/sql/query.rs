@@ -333,11 +333,14 @@ impl<'a> QueryPlanner<'a> {
                 plan = Some(self.plan_joins(lateral_join(left.clone(), right, JoinType::Inner, None), &twj.joins)?);
                 continue;
             }
-            let right = self.plan_table_with_joins(twj)?;
-            plan = Some(match plan {
+            // As Spark's visitFromClause: an item's JOINs apply to the cross join of it with the
+            // items before it (`FROM a, b JOIN c ON a.x = c.x`).
+            let right = self.plan_factor(&twj.relation)?;
+            let base = match plan {
                 None => right,
                 Some(left) => join(left, right, JoinType::Inner, None, vec![]),
-            });
+            };
+            plan = Some(self.plan_joins(base, &twj.joins)?);
         }
         Ok(plan.unwrap_or(LogicalPlan::OneRowRelation))
     }

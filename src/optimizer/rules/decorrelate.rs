@@ -24,6 +24,7 @@
 
 use std::sync::Arc;
 
+use super::subquery::has_outer;
 use crate::error::{KilnError, Result};
 use crate::expr::{Attribute, BinaryOp, Expr, ScalarFunc, SortOrder, WindowFrame, WindowFunc, WindowSpec};
 use crate::plan::{named_output, named_outputs, JoinType, LogicalPlan};
@@ -96,12 +97,6 @@ fn visit_outer(plan: &LogicalPlan, f: &mut impl FnMut(&Attribute)) {
     for c in plan.children() {
         visit_outer(c, f);
     }
-}
-
-fn has_outer(plan: &LogicalPlan) -> bool {
-    let mut found = false;
-    visit_outer(plan, &mut |_| found = true);
-    found
 }
 
 /// `e` reading the domain columns `d` for the outer references.

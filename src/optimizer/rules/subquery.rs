@@ -860,7 +860,7 @@ fn is_correlated(e: &Expr) -> bool {
     e.exists(&|x| matches!(x, Expr::OuterReference(_)))
 }
 
-fn has_outer(plan: &LogicalPlan) -> bool {
+pub(super) fn has_outer(plan: &LogicalPlan) -> bool {
     plan.expressions().iter().any(|e| is_correlated(e)) || plan.children().iter().any(|c| has_outer(c))
 }
 

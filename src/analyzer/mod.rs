@@ -28,7 +28,7 @@ pub fn analyze(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<Arc<Logical
 /// Resolves `plan` against `catalog`; also returns what the analyzer warned about (hints it
 /// could not apply: an unknown hint name, a relation named in a hint that is not there).
 pub fn analyze_with_warnings(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<(Arc<LogicalPlan>, Vec<String>)> {
-    let resolver = resolve::Resolver { catalog, outer: vec![], warnings: Default::default(), using_hidden: Default::default() };
+    let resolver = resolve::Resolver { catalog, outer: vec![], warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: false };
     let plan = resolver.resolve(plan)?;
     let plan = sort_map_grouping_keys(&plan)?;
     check_map_keys(&plan)?;

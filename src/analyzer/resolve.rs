@@ -25,6 +25,9 @@ pub(super) struct Resolver<'a> {
     /// Per USING / NATURAL join's Project (by `using_key`): the key columns its output
     /// leaves out, which a qualified name may still read (Spark's `qualifiedAccessOnly`).
     pub using_hidden: std::cell::RefCell<Vec<(Vec<ExprId>, Vec<Attribute>)>>,
+    /// Resolving a subquery of a HAVING condition: an aggregate of outer columns only is the
+    /// enclosing query's (Spark's outer aggregate).
+    pub outer_aggregates: bool,
 }
 
 impl Resolver<'_> {
@@ -115,7 +118,8 @@ impl Resolver<'_> {
                         format!("It is not allowed to use window functions inside WHERE clause: {condition}."),
                     ));
                 }
-                if condition.contains_aggregate() {
+                // (An aggregate of outer columns only belongs to the enclosing query's HAVING.)
+                if condition.exists(&|e| matches!(e, Expr::Aggregate { .. }) && !outer_aggregate(e)) || (condition.exists(&outer_aggregate) && !self.outer_aggregates) {
                     return Err(KilnError::analysis(
                         "INVALID_WHERE_CONDITION",
                         format!("The WHERE condition {condition} contains aggregate functions; use HAVING instead."),
@@ -693,7 +697,7 @@ impl Resolver<'_> {
 
     /// A subquery's plan, resolved with `input` (then the enclosing queries) as its outer scope.
     fn resolve_subquery(&self, plan: &crate::expr::SubqueryPlan, input: &[Attribute]) -> Result<crate::expr::SubqueryPlan> {
-        let inner = Resolver { catalog: self.catalog, outer: [input, &self.outer].concat(), warnings: Default::default(), using_hidden: Default::default() };
+        let inner = Resolver { catalog: self.catalog, outer: [input, &self.outer].concat(), warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: false };
         let resolved = inner.resolve(&plan.0)?;
         self.warnings.borrow_mut().extend(inner.warnings.into_inner());
         Ok(crate::expr::SubqueryPlan(resolved))
@@ -814,8 +818,87 @@ impl Resolver<'_> {
             other => Ok(other),
             }
         })?;
+        // HAVING: an EXISTS or scalar subquery sees the aggregate's input too; its aggregates
+        // of outer columns only are this aggregate's (Spark's outer aggregates), read as outer
+        // references to hidden outputs.
+        let mut held: Vec<(ExprId, Expr)> = vec![];
+        let resolved = if having {
+            let scope = [agg_output, &input].concat();
+            resolved.transform_down(&mut |x| match x {
+                Expr::Exists { plan, id } => {
+                    let plan = self.resolve_having_subquery(&plan, &scope, &input, aggregates, &mut extra)?;
+                    Ok(self.hold(Expr::Exists { plan, id }, DataType::Boolean, &mut held))
+                }
+                Expr::ScalarSubquery { plan, id } => {
+                    let plan = self.resolve_having_subquery(&plan, &scope, &input, aggregates, &mut extra)?;
+                    let out = plan.0.output();
+                    let [col] = out.as_slice() else {
+                        return Err(KilnError::analysis(
+                            "INVALID_SUBQUERY_EXPRESSION.SCALAR_SUBQUERY_RETURN_MORE_THAN_ONE_OUTPUT_COLUMN",
+                            format!("Scalar subquery must return only one column, but got {}.", out.len()),
+                        ));
+                    };
+                    let dt = col.data_type.clone();
+                    Ok(self.hold(Expr::ScalarSubquery { plan, id }, dt, &mut held))
+                }
+                other => Ok::<_, KilnError>(other),
+            })?
+        } else {
+            resolved
+        };
         let resolved = self.resolve_expr(resolved, agg_output)?;
+        let resolved = resolved.transform_up(&mut |x| {
+            Ok::<_, KilnError>(match &x {
+                Expr::Attribute(a) => held.iter().find(|(id, _)| *id == a.id).map(|(_, e)| e.clone()).unwrap_or(x),
+                _ => x,
+            })
+        })?;
         Ok((resolved, check_aggregate_output(extra, grouping)?))
+    }
+
+    /// A placeholder column for a resolved subquery expression, put back after the rest resolves.
+    fn hold(&self, e: Expr, data_type: DataType, held: &mut Vec<(ExprId, Expr)>) -> Expr {
+        let a = Attribute::new("_subquery", data_type, true);
+        held.push((a.id, e));
+        Expr::Attribute(a)
+    }
+
+    /// A HAVING subquery resolved over `scope`; each aggregate of outer columns of `input` only
+    /// becomes an outer reference to an output of the aggregate (an existing one or one added
+    /// to `extra`).
+    fn resolve_having_subquery(&self, plan: &crate::expr::SubqueryPlan, scope: &[Attribute], input: &[Attribute], aggregates: &[Expr], extra: &mut Vec<Expr>) -> Result<crate::expr::SubqueryPlan> {
+        let inner = Resolver { catalog: self.catalog, outer: [scope, &self.outer].concat(), warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: true };
+        let resolved = inner.resolve(&plan.0)?;
+        self.warnings.borrow_mut().extend(inner.warnings.into_inner());
+        let ids: std::collections::BTreeSet<ExprId> = input.iter().map(|a| a.id).collect();
+        let hoisted = resolved.transform_up(&mut |node| {
+            let node = node.map_expressions(|e| {
+                e.transform_up(&mut |x| {
+                    if !outer_aggregate(&x) || !x.exists(&|y| matches!(y, Expr::OuterReference(a) if ids.contains(&a.id))) {
+                        return Ok::<_, KilnError>(x);
+                    }
+                    let agg = x.transform_up(&mut |y| {
+                        Ok::<_, KilnError>(match y {
+                            Expr::OuterReference(a) => Expr::Attribute(a),
+                            other => other,
+                        })
+                    })?;
+                    let existing = aggregates.iter().chain(extra.iter()).find(|e| e.unalias() == &agg).and_then(named_output);
+                    let out = match existing {
+                        Some(out) => out,
+                        None => {
+                            let alias = agg.clone().alias(crate::expr::sql_name(&agg));
+                            let out = named_output(&alias).ok_or_else(|| KilnError::internal("unnamed outer aggregate"))?;
+                            extra.push(alias);
+                            out
+                        }
+                    };
+                    Ok(Expr::OuterReference(out))
+                })
+            })?;
+            Ok::<_, KilnError>(Arc::new(node))
+        })?;
+        Ok(crate::expr::SubqueryPlan(hoisted))
     }
 
     /// ORDER BY: over the child's output, or over columns a Project/Aggregate below hides
@@ -1649,6 +1732,12 @@ fn name_expr(e: Expr) -> Expr {
 }
 
 /// Every non-aggregate part of an Aggregate's output must be a grouping expression.
+/// An aggregate function reading outer columns only (`min(outer(i))`).
+fn outer_aggregate(e: &Expr) -> bool {
+    matches!(e, Expr::Aggregate { args, .. }
+        if args.iter().any(|a| a.exists(&|y| matches!(y, Expr::OuterReference(_)))) && !args.iter().any(|a| a.exists(&|y| matches!(y, Expr::Attribute(_)))))
+}
+
 fn check_aggregate_output(aggregates: Vec<Expr>, grouping: &[Expr]) -> Result<Vec<Expr>> {
     fn check(e: &Expr, grouping: &[Expr]) -> Result<()> {
         if let Expr::Aggregate { func, args, .. } = e {

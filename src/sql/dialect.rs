@@ -7,6 +7,7 @@ use std::any::TypeId;
 use sqlparser::ast::{BinaryOperator, Expr};
 use sqlparser::tokenizer::Token;
 use sqlparser::dialect::{Dialect, SparkSqlDialect};
+use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 
 /// The dialect kiln parses with.
@@ -34,6 +35,10 @@ impl Dialect for KilnDialect {
     }
     fn is_delimited_identifier_start(&self, ch: char) -> bool {
         SPARK.is_delimited_identifier_start(ch)
+    }
+    // Spark has no TOP clause: `(subquery) top` names a column.
+    fn is_column_alias(&self, kw: &Keyword, parser: &mut Parser) -> bool {
+        *kw == Keyword::TOP || SPARK.is_column_alias(kw, parser)
     }
     fn supports_string_literal_column_alias(&self, explicit: bool) -> bool {
         SPARK.supports_string_literal_column_alias(explicit)
@@ -111,10 +116,6 @@ impl Dialect for KilnDialect {
     // Spark's `FROM t SELECT ...` and `FROM t` alone (all columns).
     fn supports_from_first_select(&self) -> bool {
         true
-    }
-    // Spark has no `SELECT TOP n`: `(subquery) top` is an alias.
-    fn is_column_alias(&self, kw: &sqlparser::keywords::Keyword, parser: &mut Parser) -> bool {
-        *kw == sqlparser::keywords::Keyword::TOP || SPARK.is_column_alias(kw, parser)
     }
     // Spark's shifts bind between `+`/`-` (30) and `&` (23); sqlparser puts them with `^` (22).
     fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {

@@ -4,6 +4,7 @@ mod aliases;
 mod column_pruning;
 mod constant_folding;
 mod cost_based_join_reorder;
+mod decorrelate;
 mod finish_analysis;
 mod infer_filters;
 mod inject_runtime_filter;

@@ -26,8 +26,11 @@
 //! EXISTS / IN below OR / NOT / CASE or in a SELECT list are marker columns of a left outer
 //! join (`existence_columns`); subqueries in ORDER BY and aggregates move into Projects first
 //! (`pull_out_subqueries`); a scalar subquery without an aggregate reads `single_value`.
-//! Not supported (a clear error instead): correlation below a Limit, a Window or an outer
-//! join, or to a query two levels out; subqueries in GROUP BY or join conditions.
+//! Outer references below an operator a predicate cannot cross (a Limit, a Window, a Union,
+//! an outer join) take the general route, `decorrelate::push_domain`.
+//! IN / EXISTS in a join condition become marker columns of one side
+//! (`join_condition_subqueries`). Not supported (a clear error instead): correlation to a
+//! query two levels out; correlated subqueries, IN or EXISTS in GROUP BY.
 //! These rules run before the operator optimizations, which do not look into subqueries.
 
 use std::collections::BTreeSet;
@@ -35,6 +38,7 @@ use std::sync::Arc;
 
 use super::finish_analysis::{EliminateSubqueryAliases, ReplaceDistinctWithAggregate};
 use super::set_operations::{ReplaceExceptWithAntiJoin, ReplaceIntersectWithSemiJoin, RewriteExceptAll, RewriteIntersectAll};
+use super::decorrelate::{push_domain, Domain};
 use super::limits::max_rows;
 use crate::error::{KilnError, Result};
 use crate::expr::eval::evaluate_scalar;
@@ -218,8 +222,10 @@ fn pull_out_subqueries(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
             Ok(Arc::new(LogicalPlan::Project { list: p.output().iter().map(|a| a.expr()).collect(), child: sort }))
         }
         LogicalPlan::Aggregate { grouping, aggregates, child } if aggregates.iter().chain(grouping).any(|e| e.contains_subquery()) => {
-            if grouping.iter().any(|e| e.contains_subquery()) {
-                return Err(KilnError::unsupported("a subquery in GROUP BY"));
+            // An uncorrelated scalar subquery is a constant there; a correlated one or IN /
+            // EXISTS would need a join below the aggregate.
+            if grouping.iter().any(|e| e.exists(&is_planned_subquery)) {
+                return Err(KilnError::unsupported("a correlated subquery, IN or EXISTS in GROUP BY"));
             }
             let mut pre = vec![];
             let mut aggs = vec![];
@@ -267,6 +273,9 @@ fn pull_out_subqueries(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
             let agg = Arc::new(LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates: inner, child });
             Ok(Arc::new(LogicalPlan::Project { list: post, child: agg }))
         }
+        LogicalPlan::Join { left, right, join_type, condition: Some(condition), using, hint } if condition.exists(&is_planned_subquery) => {
+            join_condition_subqueries(left, right, *join_type, condition, using, *hint)
+        }
         LogicalPlan::Filter { .. } | LogicalPlan::Project { .. } => Ok(p),
         // An uncorrelated scalar subquery is a constant wherever it is (a join condition too).
         other if other.expressions().iter().any(|e| e.exists(&|x| match x {
@@ -277,6 +286,68 @@ fn pull_out_subqueries(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
         }
         _ => Ok(p),
     })
+}
+
+/// A subquery expression the rewrites here turn into a join (an uncorrelated scalar subquery
+/// stays an expression).
+fn is_planned_subquery(x: &Expr) -> bool {
+    match x {
+        Expr::ScalarSubquery { plan, .. } => correlated(plan),
+        x => matches!(x, Expr::Exists { .. } | Expr::InSubquery { .. }),
+    }
+}
+
+/// Subqueries in a join condition: each one, reading the columns of one side only, becomes a
+/// column of a Project over that side (a marker join, Spark's ExistenceJoin below the join),
+/// which the condition reads, so outer joins keep their meaning. As in Spark, a subquery
+/// reading both sides is UNSUPPORTED_CORRELATED_EXPRESSION_IN_JOIN_CONDITION and a correlated
+/// scalar subquery there UNSUPPORTED_CORRELATED_SCALAR_SUBQUERY.
+fn join_condition_subqueries(left: &Arc<LogicalPlan>, right: &Arc<LogicalPlan>, join_type: JoinType, condition: &Expr, using: &[String], hint: crate::plan::JoinHint) -> Result<Arc<LogicalPlan>> {
+    let output = join_type.output(left.output(), right.output());
+    let ids = |p: &LogicalPlan| p.output().iter().map(|a| a.id).collect::<BTreeSet<ExprId>>();
+    let (left_ids, right_ids) = (ids(left), ids(right));
+    let (mut lx, mut rx, mut conds) = (vec![], vec![], vec![]);
+    for c in condition.split_conjunction() {
+        let (mut l, mut r, mut both) = (vec![], vec![], false);
+        let lifted = c.clone().transform_down(&mut |x| {
+            if !is_planned_subquery(&x) {
+                return Ok(x);
+            }
+            if let Expr::ScalarSubquery { .. } = x {
+                return Err(KilnError::analysis(
+                    "UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY.UNSUPPORTED_CORRELATED_SCALAR_SUBQUERY",
+                    format!("Correlated scalar subqueries can only be used in filters, aggregations, projections, and UPDATE/MERGE/DELETE commands: {x}."),
+                ));
+            }
+            let refs = x.references();
+            let side = if refs.is_subset(&left_ids) { &mut l } else if refs.is_subset(&right_ids) { &mut r } else {
+                both = true;
+                return Ok(x);
+            };
+            let a = x.alias("_subquery");
+            let attr = named_output(&a).ok_or_else(|| KilnError::internal("alias without an output"))?;
+            side.push(a);
+            Ok::<_, KilnError>(attr.expr())
+        })?;
+        if both {
+            return Err(KilnError::analysis(
+                "UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY.UNSUPPORTED_CORRELATED_EXPRESSION_IN_JOIN_CONDITION",
+                format!("Unsupported subquery expression: Correlated subqueries in the join predicate cannot reference both join inputs:\n{c}"),
+            ));
+        }
+        lx.extend(l);
+        rx.extend(r);
+        conds.push(lifted);
+    }
+    let with = |side: &Arc<LogicalPlan>, extra: Vec<Expr>| -> Arc<LogicalPlan> {
+        if extra.is_empty() {
+            return side.clone();
+        }
+        Arc::new(LogicalPlan::Project { list: side.output().iter().map(|a| a.expr()).chain(extra).collect(), child: side.clone() })
+    };
+    let join_type = if join_type == JoinType::Cross && !conds.is_empty() { JoinType::Inner } else { join_type };
+    let join = Arc::new(LogicalPlan::Join { left: with(left, lx), right: with(right, rx), join_type, condition: Expr::conjunction(conds), using: using.to_vec(), hint });
+    Ok(Arc::new(LogicalPlan::Project { list: output.iter().map(|a| a.expr()).collect(), child: join }))
 }
 
 /// Replaces each subquery expression in `e` by a column that `extra` computes.
@@ -361,10 +432,9 @@ impl Rule for RewriteCorrelatedScalarSubquery {
                         ));
                     }
                 } else if let Some((fixed, v)) = count_bug(&sub, &value)? {
+                    // (`single_row` made sure the subquery has at most one row per outer row.)
                     sub = fixed;
                     value_expr = v;
-                } else if !is_aggregated(&sub) {
-                    return Err(not_aggregated());
                 }
                 check_correlation(&preds, &cur, &sub)?;
                 cur = Arc::new(LogicalPlan::Join { left: cur, right: sub, join_type: JoinType::LeftOuter, condition: Expr::conjunction(preds), using: vec![], hint: Default::default() });
@@ -594,15 +664,6 @@ fn single_row(plan: SubqueryPlan) -> Result<SubqueryPlan> {
     Ok(SubqueryPlan(Arc::new(LogicalPlan::Aggregate { grouping: vec![], aggregates: vec![value], child: p.clone() })))
 }
 
-/// Whether the subquery ends in an aggregate (under a Project or a HAVING Filter).
-fn is_aggregated(sub: &LogicalPlan) -> bool {
-    match sub {
-        LogicalPlan::Aggregate { .. } => true,
-        LogicalPlan::Project { child, .. } | LogicalPlan::Filter { child, .. } => is_aggregated(child),
-        _ => false,
-    }
-}
-
 /// Spark's count bug (`RewriteCorrelatedScalarSubquery`): an outer row that no group matches
 /// gets NULL from the outer join, but the subquery's value over no rows may not be NULL
 /// (`count(*)` is 0, `count(*) + 1` is 1). Then the aggregate outputs `true AS alwaysTrue`,
@@ -615,7 +676,7 @@ fn count_bug(sub: &Arc<LogicalPlan>, value: &Attribute) -> Result<Option<(Arc<Lo
 
 /// `count_bug` for the first `values.len()` columns of `sub` (a lateral subquery's columns):
 /// the fixed subquery and each column's value (unchanged where it is NULL over no rows).
-fn count_bug_columns(sub: &Arc<LogicalPlan>, values: &[Attribute]) -> Result<Option<(Arc<LogicalPlan>, Vec<Expr>)>> {
+pub(super) fn count_bug_columns(sub: &Arc<LogicalPlan>, values: &[Attribute]) -> Result<Option<(Arc<LogicalPlan>, Vec<Expr>)>> {
     let (list, having, agg) = match sub.as_ref() {
         LogicalPlan::Aggregate { .. } => (None, None, sub),
         LogicalPlan::Project { list, child } => match child.as_ref() {
@@ -720,13 +781,6 @@ fn count_bug_columns(sub: &Arc<LogicalPlan>, values: &[Attribute]) -> Result<Opt
     Ok(Some((new_sub, out)))
 }
 
-fn not_aggregated() -> KilnError {
-    KilnError::analysis(
-        "UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY.MUST_AGGREGATE_CORRELATED_SCALAR_SUBQUERY",
-        "Correlated scalar subqueries must be aggregated to return at most one row.",
-    )
-}
-
 /// Every column a join condition reads must come from one of its two sides (a subquery
 /// correlated to a query two levels out would not).
 fn check_correlation(conds: &[Expr], left: &LogicalPlan, right: &LogicalPlan) -> Result<()> {
@@ -748,6 +802,7 @@ fn decorrelate(plan: &SubqueryPlan, outer: &Arc<LogicalPlan>) -> Result<(Arc<Log
 /// The subquery's plan cleaned like the main plan (aliases, DISTINCT, nested subqueries).
 fn prepare(plan: &SubqueryPlan) -> Result<Arc<LogicalPlan>> {
     let mut p = plan.0.clone();
+    check_mixed_aggregates(&p)?;
     let rules: [&dyn Rule; 9] = [
         &RewriteLateralSubquery,
         &EliminateSubqueryAliases,
@@ -765,9 +820,33 @@ fn prepare(plan: &SubqueryPlan) -> Result<Arc<LogicalPlan>> {
     Ok(p)
 }
 
+/// Spark's CheckAnalysis: an aggregate function of the subquery may not read both outer and
+/// local columns (`sum(v + outer.i)`).
+fn check_mixed_aggregates(plan: &LogicalPlan) -> Result<()> {
+    for e in plan.expressions() {
+        let mut mixed = None;
+        e.visit(&mut |x| {
+            if let Expr::Aggregate { args, .. } = x {
+                let outer = args.iter().any(is_correlated);
+                let local = args.iter().any(|a| a.exists(&|y| matches!(y, Expr::Attribute(_))));
+                if outer && local && mixed.is_none() {
+                    mixed = Some(x.to_string());
+                }
+            }
+        });
+        if let Some(f) = mixed {
+            return Err(KilnError::analysis(
+                "UNSUPPORTED_SUBQUERY_EXPRESSION_CATEGORY.AGGREGATE_FUNCTION_MIXED_OUTER_LOCAL_REFERENCES",
+                format!("Found an aggregate function in a correlated predicate that has both outer and local references, which is not supported: {f}."),
+            ));
+        }
+    }
+    plan.children().into_iter().try_for_each(|c| check_mixed_aggregates(c))
+}
+
 /// `pull_up`, which must leave no outer reference behind.
 fn pull_up_all(p: &Arc<LogicalPlan>, outer: &Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
-    let (p, preds) = pull_up(p, outer)?;
+    let (p, preds) = pull_up(p, outer, &mut BTreeSet::new())?;
     if has_outer(&p) {
         return Err(KilnError::unsupported(format!(
             "a correlated subquery whose outer references are not in WHERE conditions kiln can pull up:\n{}",
@@ -781,7 +860,7 @@ fn is_correlated(e: &Expr) -> bool {
     e.exists(&|x| matches!(x, Expr::OuterReference(_)))
 }
 
-fn has_outer(plan: &LogicalPlan) -> bool {
+pub(super) fn has_outer(plan: &LogicalPlan) -> bool {
     plan.expressions().iter().any(|e| is_correlated(e)) || plan.children().iter().any(|c| has_outer(c))
 }
 
@@ -797,14 +876,16 @@ fn strip_outer(e: &Expr) -> Expr {
 }
 
 /// Pulls correlated Filter conjuncts up to the top of `plan`, widening the Projects and
-/// Aggregates in between so the columns those conjuncts read stay available.
-fn pull_up(plan: &Arc<LogicalPlan>, outer: &Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
+/// Aggregates in between so the columns those conjuncts read stay available. Below an
+/// operator they cannot cross, the domain goes down instead (`push_domain`); its columns
+/// join `domains`.
+fn pull_up(plan: &Arc<LogicalPlan>, outer: &Arc<LogicalPlan>, domains: &mut BTreeSet<ExprId>) -> Result<(Arc<LogicalPlan>, Vec<Expr>)> {
     if !has_outer(plan) {
         return Ok((plan.clone(), vec![]));
     }
     match plan.as_ref() {
         LogicalPlan::Filter { condition, child } => {
-            let (c, mut preds) = pull_up(child, outer)?;
+            let (c, mut preds) = pull_up(child, outer, domains)?;
             let (correlated, local): (Vec<&Expr>, Vec<&Expr>) = condition.split_conjunction().into_iter().partition(|e| is_correlated(e));
             preds.extend(correlated.into_iter().map(strip_outer));
             let node = match Expr::conjunction(local.into_iter().cloned()) {
@@ -814,7 +895,7 @@ fn pull_up(plan: &Arc<LogicalPlan>, outer: &Arc<LogicalPlan>) -> Result<(Arc<Log
             Ok((node, preds))
         }
         LogicalPlan::Project { list, child } if !list.iter().any(is_correlated) => {
-            let (c, preds) = pull_up(child, outer)?;
+            let (c, preds) = pull_up(child, outer, domains)?;
             let mut list = list.clone();
             let below: BTreeSet<ExprId> = c.output().iter().map(|a| a.id).collect();
             for a in preds.iter().flat_map(|p| p.attributes()) {
@@ -825,7 +906,7 @@ fn pull_up(plan: &Arc<LogicalPlan>, outer: &Arc<LogicalPlan>) -> Result<(Arc<Log
             Ok((Arc::new(LogicalPlan::Project { list, child: c }), preds))
         }
         LogicalPlan::Aggregate { grouping, aggregates, child } if !grouping.iter().chain(aggregates).any(is_correlated) => {
-            let (c, preds) = pull_up(child, outer)?;
+            let (c, preds) = pull_up(child, outer, domains)?;
             let below: BTreeSet<ExprId> = c.output().iter().map(|a| a.id).collect();
             let mut grouping = grouping.clone();
             let mut aggregates = aggregates.clone();
@@ -833,7 +914,7 @@ fn pull_up(plan: &Arc<LogicalPlan>, outer: &Arc<LogicalPlan>) -> Result<(Arc<Log
             // single_value fails on a group of two rows: only the groups some outer row reads
             // (the domain's) may be formed.
             let single = aggregates.iter().any(|e| e.exists(&|x| matches!(x, Expr::Aggregate { func: AggFunc::Builtin(b), .. } if b.kind == AggKind::SingleValue)));
-            if let Some(keys) = keys.filter(|_| !single) {
+            if let Some(keys) = keys.filter(|k| !single || k.iter().all(|a| domains.contains(&a.id))) {
                 // `inner = f(outer)` is answered per group: the inner side becomes a key.
                 for a in keys {
                     if !grouping.iter().any(|g| matches!(g, Expr::Attribute(b) if b.id == a.id)) {
@@ -863,23 +944,29 @@ fn pull_up(plan: &Arc<LogicalPlan>, outer: &Arc<LogicalPlan>) -> Result<(Arc<Log
             Ok((Arc::new(LogicalPlan::Aggregate { grouping, aggregates, child: joined }), outer_preds))
         }
         LogicalPlan::Sort { order, global, child } => {
-            let (c, preds) = pull_up(child, outer)?;
+            let (c, preds) = pull_up(child, outer, domains)?;
             Ok((Arc::new(LogicalPlan::Sort { order: order.clone(), global: *global, child: c }), preds))
         }
         LogicalPlan::Join { left, right, join_type: JoinType::Inner | JoinType::Cross, condition, using, hint } if !condition.as_ref().is_some_and(is_correlated) => {
-            let (l, mut preds) = pull_up(left, outer)?;
-            let (r, more) = pull_up(right, outer)?;
+            let (l, mut preds) = pull_up(left, outer, domains)?;
+            let (r, more) = pull_up(right, outer, domains)?;
             preds.extend(more);
             let join_type = if condition.is_some() { JoinType::Inner } else { JoinType::Cross };
             Ok((Arc::new(LogicalPlan::Join { left: l, right: r, join_type, condition: condition.clone(), using: using.clone(), hint: *hint }), preds))
         }
-        other => Err(KilnError::unsupported(format!("a correlated subquery with outer references below `{}`", other.node_string()))),
+        // DecorrelateInnerQuery's general case: the subquery per distinct outer value.
+        _ => {
+            let dom = Domain::of(plan, outer)?;
+            let (p, d) = push_domain(plan, &dom)?;
+            domains.extend(d.iter().map(|a| a.id));
+            Ok((p, dom.join_conditions(&d)))
+        }
     }
 }
 
-/// `inner = f(outer)` (either way round): the inner column, which can become a grouping key.
+/// `inner = f(outer)` or `<=>` (either way round): the inner column, which can become a grouping key.
 fn equality_key(p: &Expr, below: &BTreeSet<ExprId>) -> Option<Attribute> {
-    let Expr::Binary { op: BinaryOp::Eq, left, right } = p else { return None };
+    let Expr::Binary { op: BinaryOp::Eq | BinaryOp::EqNullSafe, left, right } = p else { return None };
     for (a, b) in [(left, right), (right, left)] {
         if let Expr::Attribute(a) = a.as_ref() {
             if below.contains(&a.id) && b.references().is_disjoint(below) && !b.references().is_empty() {
@@ -905,18 +992,11 @@ fn domain_join(preds: &[Expr], below: &BTreeSet<ExprId>, outer: &Arc<LogicalPlan
         }
         outer_attrs.push(a);
     }
-    // A second instance of the outer plan: its ids must not clash with the first's.
-    let (copy, ids) = crate::sql::fresh_instance(outer)?;
-    let copied = |a: &Attribute| Attribute { id: ids.get(&a.id).copied().unwrap_or(a.id), ..a.clone() };
-    let domain = Arc::new(LogicalPlan::Aggregate {
-        grouping: outer_attrs.iter().map(|a| copied(a).expr()).collect(),
-        aggregates: outer_attrs.iter().map(|a| copied(a).expr().alias(a.name.clone())).collect(),
-        child: copy,
-    });
-    let domain_attrs = domain.output();
+    let dom = Domain::new(outer_attrs, outer)?;
+    let (domain, domain_attrs) = dom.instance()?;
     let to_domain = |e: &Expr| -> Result<Expr> {
         e.clone().transform_up(&mut |x| match &x {
-            Expr::Attribute(a) => match outer_attrs.iter().position(|o| o.id == a.id) {
+            Expr::Attribute(a) => match dom.outer.iter().position(|o| o.id == a.id) {
                 Some(i) => Ok(domain_attrs[i].expr()),
                 None => Ok(x),
             },
@@ -924,6 +1004,5 @@ fn domain_join(preds: &[Expr], below: &BTreeSet<ExprId>, outer: &Arc<LogicalPlan
         })
     };
     let inner = preds.iter().map(to_domain).collect::<Result<Vec<_>>>()?;
-    let joins = outer_attrs.iter().zip(&domain_attrs).map(|(o, d)| o.expr().binary(BinaryOp::EqNullSafe, d.expr())).collect();
-    Ok((domain, inner, joins))
+    Ok((domain, inner, dom.join_conditions(&domain_attrs)))
 }

@@ -88,8 +88,10 @@ impl Dialect for KilnDialect {
     fn supports_values_as_table_factor(&self) -> bool {
         SPARK.supports_values_as_table_factor()
     }
+    // `INTERVAL '1 day'` (units inside the string) is Spark's too; the value is a literal, so
+    // parsing it as a prefix expression loses nothing.
     fn require_interval_qualifier(&self) -> bool {
-        SPARK.require_interval_qualifier()
+        false
     }
     // `CAST(s AS INTERVAL YEAR TO MONTH)`: Spark's ANSI interval types name their fields.
     fn supports_interval_options(&self) -> bool {

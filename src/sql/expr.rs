@@ -589,7 +589,7 @@ fn interval(iv: &ast::Interval) -> Result<Interval> {
         _ => return Err(unsupported("INTERVAL of a non-literal value", span)),
     };
     let Some(field) = &iv.leading_field else {
-        return Err(unsupported("INTERVAL without a unit", span));
+        return units_in_text(&text).map_err(|why| parse_error(format!("[INVALID_TYPED_LITERAL] The value of the typed literal \"INTERVAL\" is invalid: '{text}' ({why})"), span));
     };
     // `INTERVAL '1-2' YEAR TO MONTH`, `INTERVAL '1 02:03:04.5' DAY TO SECOND`, ...
     if let Some(last) = &iv.last_field {
@@ -627,6 +627,58 @@ fn interval(iv: &ast::Interval) -> Result<Interval> {
         DateTimeField::Minute | DateTimeField::Minutes => Interval::Micros(n.checked_mul(60_000_000).ok_or_else(overflow)?),
         other => return Err(unsupported(format!("INTERVAL unit {other} (kiln supports YEAR, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND)"), span)),
     })
+}
+
+/// `INTERVAL '1 year 2 months'`, `INTERVAL '3 days 4 hours'`: Spark's stringToInterval, then as
+/// its typeConstructor an INTERVAL YEAR TO MONTH when only years or months were named, DAY when
+/// only days or weeks, else DAY TO SECOND;
+/// both kinds at once is an error (no calendar intervals with ANSI on).
+fn units_in_text(text: &str) -> std::result::Result<Interval, String> {
+    let lower = text.to_ascii_lowercase();
+    let mut words = lower.split_whitespace().peekable();
+    if words.peek() == Some(&"interval") {
+        words.next();
+    }
+    let (mut months, mut micros, mut any, mut days_only) = (0i64, 0i64, false, true);
+    while let Some(number) = words.next() {
+        let unit = words.next().ok_or_else(|| format!("no unit after {number}"))?;
+        let unit = unit.strip_suffix('s').unwrap_or(unit);
+        let overflow = || format!("{number} {unit} is out of range");
+        let us_per = match unit {
+            "year" | "month" => {
+                let n: i64 = number.parse().map_err(|_| format!("{number} is not an integer"))?;
+                let n = if unit == "year" { n.checked_mul(12).ok_or_else(overflow)? } else { n };
+                months = months.checked_add(n).ok_or_else(overflow)?;
+                any = true;
+                continue;
+            }
+            "week" => 7 * 86_400_000_000,
+            "day" => 86_400_000_000,
+            "hour" => 3_600_000_000,
+            "minute" => 60_000_000,
+            "second" => {
+                let us = day_time_text(number, &DateTimeField::Second).ok_or_else(|| format!("{number} is not a number of seconds"))?;
+                micros = micros.checked_add(us).ok_or_else(overflow)?;
+                (any, days_only) = (true, false);
+                continue;
+            }
+            "millisecond" => 1_000,
+            "microsecond" => 1,
+            other => return Err(format!("unknown unit {other}")),
+        };
+        days_only &= us_per % 86_400_000_000 == 0;
+        let n: i64 = number.parse().map_err(|_| format!("{number} is not an integer"))?;
+        micros = n.checked_mul(us_per).and_then(|us| micros.checked_add(us)).ok_or_else(overflow)?;
+        any = true;
+    }
+    match (any, months != 0, micros != 0) {
+        (false, _, _) => Err("no value".into()),
+        (_, true, true) => Err("cannot mix year-month and day-time fields".into()),
+        (_, true, false) => Ok(Interval::Months(months)),
+        // Only days and weeks named: INTERVAL DAY, so a date plus it stays a date.
+        _ if days_only => Ok(Interval::Days(micros / 86_400_000_000)),
+        _ => Ok(Interval::Micros(micros)),
+    }
 }
 
 /// The function Spark's `EXTRACT(field FROM x)` means.

@@ -224,3 +224,44 @@ fn a_join_both_of_whose_sides_ran_converts_only_with_a_cache_sized_build_side() 
         assert_eq!(rows, vec!["600000".to_string()]);
     }
 }
+
+/// Whether some `Exchange` in `plan` reads `table`'s scan directly (through Filters and
+/// Projects only): a shuffle of the whole table.
+fn shuffles_scan_of(plan: &str, table: &str) -> bool {
+    let lines: Vec<&str> = plan.lines().collect();
+    lines.iter().enumerate().any(|(i, l)| {
+        l.contains("Exchange hashpartitioning")
+            && lines[i + 1..].iter().find(|n| !n.contains(" Filter ") && !n.contains(" Project ") && !n.contains("ShuffleQueryStage")).is_some_and(|n| n.contains(&format!(".{table}[")))
+    })
+}
+
+#[test]
+fn the_smaller_side_runs_first_so_a_join_converted_to_broadcast_never_shuffles_the_large_table() {
+    // TPC-H Q18's shape: the IN-subquery's semi join leaves a few orders, so the join with
+    // lineitem becomes a broadcast join. Run first (its inputs are smaller in memory than
+    // lineitem's decoded columns, though lineitem's compressed file share is not), the semi
+    // join's side decides that before lineitem's shuffle would start, and lineitem streams
+    // unshuffled into the broadcast join.
+    let sql = "SELECT c_name, o_orderkey, sum(l_quantity) FROM customer, orders, lineitem
+        WHERE o_orderkey IN (SELECT l_orderkey FROM lineitem GROUP BY l_orderkey HAVING sum(l_quantity) > 300)
+        AND c_custkey = o_custkey AND o_orderkey = l_orderkey GROUP BY c_name, o_orderkey";
+    for codegen in ["true", "false"] {
+        let s = session(&[("spark.sql.autoBroadcastJoinThreshold", "1KB"), ("spark.sql.codegen.wholeStage", codegen)]);
+        for t in ["customer", "orders", "lineitem"] {
+            s.register_parquet(t, tpch_dir().join(format!("{t}.parquet"))).expect("registers");
+        }
+        let initial = s.sql(sql).and_then(|df| df.explain_string(ExplainMode::Simple)).expect("explains");
+        assert!(shuffles_scan_of(&initial, "lineitem"), "planned with lineitem shuffled for a sort-merge join:\n{initial}");
+        let (rows, plan) = run(&s, sql);
+        let plan = plan.expect("ran adaptively");
+        let fin = final_part(&plan);
+        assert!(fin.contains("BroadcastHashJoin [o_orderkey"), "converted:\n{plan}");
+        assert!(!shuffles_scan_of(fin, "lineitem"), "lineitem was shuffled:\n{plan}");
+        assert!(!rows.is_empty());
+        let off = session(&[("spark.sql.codegen.wholeStage", codegen), ("spark.sql.adaptive.enabled", "false")]);
+        for t in ["customer", "orders", "lineitem"] {
+            off.register_parquet(t, tpch_dir().join(format!("{t}.parquet"))).expect("registers");
+        }
+        assert_eq!(rows, run(&off, sql).0, "codegen {codegen}");
+    }
+}

@@ -465,17 +465,14 @@ pub fn skew_join_reads(join_type: JoinType, left: &[u64], right: &[u64], config:
     Some((ShuffleReadSpec { parts: l, local: false }, ShuffleReadSpec { parts: r, local: false }))
 }
 
-/// Estimated bytes a subtree produces, to run the smaller of two ready stages first: finished
-/// stages their real size, scans their data, everything else the sum of its inputs.
+/// Estimated bytes a subtree produces in memory, to run the smaller of two ready stages first:
+/// finished stages their real size, scans their decoded columns, a semi or anti join its left
+/// side, everything else the sum of its inputs.
 pub fn estimated_bytes(plan: &PhysicalPlan) -> u64 {
     match plan {
         PhysicalPlan::QueryStage { output, .. } => output.total_bytes(),
         PhysicalPlan::FileScan { table, output, selected_files, .. } => match &table.source {
-            TableSource::Parquet(t) => {
-                let files: u64 = selected_files.iter().filter_map(|f| t.files.get(*f)).map(|f| f.size).sum();
-                let width = t.data_schema.fields().len().max(1) as u64;
-                files.saturating_mul(output.len().min(width as usize) as u64) / width
-            }
+            TableSource::Parquet(t) => selected_files.iter().filter_map(|f| t.files.get(*f)).map(|f| decoded_bytes(f, output)).fold(0u64, u64::saturating_add),
             TableSource::Memory(batches) => batches.iter().map(|b| b.get_array_memory_size() as u64).sum(),
             TableSource::Text(t) => {
                 let width = t.schema.fields().len().max(1) as u64;
@@ -490,8 +487,29 @@ pub fn estimated_bytes(plan: &PhysicalPlan) -> u64 {
             TableSource::Parquet(_) | TableSource::Text(_) => 0,
         },
         PhysicalPlan::LocalTableScan { data, .. } => data.iter().map(|b| b.get_array_memory_size() as u64).sum(),
+        PhysicalPlan::SortMergeJoin { join_type: JoinType::LeftSemi | JoinType::LeftAnti, left, .. }
+        | PhysicalPlan::HashJoin { join_type: JoinType::LeftSemi | JoinType::LeftAnti, left, .. } => estimated_bytes(left),
         other => other.children().into_iter().map(|c| estimated_bytes(c)).fold(0u64, u64::saturating_add),
     }
+}
+
+/// What `columns` of a Parquet file take decoded: rows times the width of a fixed-width type,
+/// the uncompressed column chunks of others (compressed file bytes would rank a scan of a
+/// well-compressed table below a smaller stage already in memory).
+fn decoded_bytes(file: &crate::datasource::parquet::ParquetFile, columns: &[crate::expr::Attribute]) -> u64 {
+    let meta = file.metadata.metadata();
+    let rows = meta.file_metadata().num_rows().max(0) as u64;
+    let schema = meta.file_metadata().schema_descr();
+    columns
+        .iter()
+        .map(|a| match a.data_type.primitive_width() {
+            Some(w) => rows.saturating_mul(w as u64),
+            None => (0..schema.num_columns())
+                .filter(|i| schema.column(*i).path().parts().first().is_some_and(|p| p.eq_ignore_ascii_case(&a.name)))
+                .flat_map(|i| meta.row_groups().iter().map(move |g| g.column(i).uncompressed_size().max(0) as u64))
+                .fold(0u64, u64::saturating_add),
+        })
+        .fold(0u64, u64::saturating_add)
 }
 
 #[cfg(test)]

@@ -236,10 +236,11 @@ impl Accumulator for Covariance {
             let (dxn, dyn_) = if nn == 0.0 { (0.0, 0.0) } else { (dx / nn, dy / nn) };
             *xa += dxn * n2;
             *ya += dyn_ * n2;
-            *ck += cols[3].value(i) + dx * dyn_ * n1 * n2;
+            // Spark's order of the sums: (left + right) + cross term; rounding differs otherwise.
+            *ck = *ck + cols[3].value(i) + dx * dyn_ * n1 * n2;
             if corr {
-                *xm += cols[4].value(i) + dx * dxn * n1 * n2;
-                *ym += cols[5].value(i) + dy * dyn_ * n1 * n2;
+                *xm = *xm + cols[4].value(i) + dx * dxn * n1 * n2;
+                *ym = *ym + cols[5].value(i) + dy * dyn_ * n1 * n2;
             }
             *n = nn;
         }

@@ -372,6 +372,11 @@ impl<'a, 'b> Tx<'a, 'b> {
         }
     }
 
+    /// The current stream row's index in its batch.
+    pub(super) fn row(&self) -> Value {
+        self.row
+    }
+
     /// The join whose build side column `idx` is (None: a stream column).
     fn side_of(&self, idx: usize) -> Option<usize> {
         self.sides.iter().rposition(|s| *s <= idx)

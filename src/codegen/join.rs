@@ -27,7 +27,9 @@ pub fn probe_joins(
     let words = &tables[k];
     let done = tx.b.create_block();
     let keys = j.stream_keys.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ");
-    note(tx.b, tx.helpers, || format!("BroadcastHashJoin {:?} #{k}: hash [{keys}], probe the build side's table", j.join_type));
+    if !j.merge {
+        note(tx.b, tx.helpers, || format!("BroadcastHashJoin {:?} #{k}: hash [{keys}], probe the build side's table", j.join_type));
+    }
     // A null-aware anti join's state word (after the NULL row's index): a NULL build key
     // drops every row.
     let null_aware = (j.join_type == StageJoinType::NullAwareAnti).then(|| words[words.len() - 1]);
@@ -38,7 +40,21 @@ pub fn probe_joins(
         tx.b.ins().brif(none, done, &[], go, &[]);
         tx.b.switch_to_block(go);
     }
-    let (head, multi, stream_null) = probe(tx, j, words)?;
+    // A merge join's matches are the rows `from[row]..to[row]`; a hash join's, a chain.
+    let (head, multi, stream_null, range_end) = if j.merge {
+        note(tx.b, tx.helpers, || format!("SortMergeJoin {:?} #{k}: the stream row's range of equal-keyed right rows", j.join_type));
+        let row = tx.row();
+        let off = tx.b.ins().ishl_imm_u(row, 2);
+        let at = tx.b.ins().iadd(words[0], off);
+        let from = tx.b.ins().uload32(flags(), at, 0);
+        let at = tx.b.ins().iadd(words[1], off);
+        let to = tx.b.ins().uload32(flags(), at, 0);
+        let none = tx.b.ins().iconst(types::I64, 0);
+        (from, none, None, Some(to))
+    } else {
+        let (head, multi, stream_null) = probe(tx, j, words)?;
+        (head, multi, stream_null, None)
+    };
     let b_var = tx.b.declare_var(types::I64);
     tx.b.def_var(b_var, head);
     let found = tx.b.declare_var(types::I8);
@@ -51,13 +67,16 @@ pub fn probe_joins(
     tx.b.ins().jump(header, &[]);
     tx.b.switch_to_block(header);
     let b = tx.b.use_var(b_var);
-    let end = tx.b.ins().icmp_imm_s(IntCC::Equal, b, END as i64);
+    let end = match range_end {
+        Some(to) => tx.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, b, to),
+        None => tx.b.ins().icmp_imm_s(IntCC::Equal, b, END as i64),
+    };
     tx.b.ins().brif(end, after, &[], body, &[]);
     // One matching build row.
     tx.b.switch_to_block(body);
     note(tx.b, tx.helpers, || format!("BroadcastHashJoin #{k}: one matching build row"));
     tx.enter_side(k, Some(b), used)?;
-    tx.require(&j.condition, advance, "BroadcastHashJoin condition")?;
+    tx.require(&j.condition, advance, if j.merge { "SortMergeJoin condition" } else { "BroadcastHashJoin condition" })?;
     let yes = tx.b.ins().iconst(types::I8, 1);
     tx.b.def_var(found, yes);
     match j.join_type {
@@ -73,14 +92,22 @@ pub fn probe_joins(
     }
     // A unique key's chain ends at its first row: no `next` to read.
     tx.b.switch_to_block(advance);
-    note(tx.b, tx.helpers, || format!("BroadcastHashJoin #{k}: next build row of the chain"));
-    let chained = tx.b.create_block();
-    tx.b.ins().brif(multi, chained, &[], after, &[]);
-    tx.b.switch_to_block(chained);
-    let b = tx.b.use_var(b_var);
-    let next = load_index(tx.b, words[2], b);
-    tx.b.def_var(b_var, next);
-    tx.b.ins().jump(header, &[]);
+    if range_end.is_some() {
+        note(tx.b, tx.helpers, || format!("SortMergeJoin #{k}: next right row of the range"));
+        let b = tx.b.use_var(b_var);
+        let next = tx.b.ins().iadd_imm_s(b, 1);
+        tx.b.def_var(b_var, next);
+        tx.b.ins().jump(header, &[]);
+    } else {
+        note(tx.b, tx.helpers, || format!("BroadcastHashJoin #{k}: next build row of the chain"));
+        let chained = tx.b.create_block();
+        tx.b.ins().brif(multi, chained, &[], after, &[]);
+        tx.b.switch_to_block(chained);
+        let b = tx.b.use_var(b_var);
+        let next = load_index(tx.b, words[2], b);
+        tx.b.def_var(b_var, next);
+        tx.b.ins().jump(header, &[]);
+    }
     // After the chain: the stream row alone, by the join type.
     tx.b.switch_to_block(after);
     note(tx.b, tx.helpers, || format!("BroadcastHashJoin #{k}: after the matches (outer, semi, anti rows)"));

@@ -16,6 +16,11 @@
 //! keyed aggregate over joins runs the same loop as a *probe* function that writes the joined
 //! rows' indices, which the grouper then hashes.
 //!
+//! A sort-merge join (inner, left outer, left semi, left anti) fuses the same way with its left
+//! side streaming: per stream batch, Rust merges the sorted keys against the right partition's
+//! into each row's range of equal-keyed right rows (`run::MergeSide`), and the generated code
+//! walks that range in place of a hash chain, testing the join condition inline.
+//!
 //! Anything generated code does not support leaves the stage interpreted, with the reason
 //! recorded and shown by `EXPLAIN CODEGEN`. A batch that the generated code cannot finish (an
 //! overflow, a division by zero, a decimal too wide for the fast path) makes the whole
@@ -47,6 +52,8 @@ pub fn fuses(plan: &PhysicalPlan) -> bool {
         | PhysicalPlan::HashAggregate { mode: AggregateMode::Partial | AggregateMode::Final, .. }
         | PhysicalPlan::Sort { .. } => true,
         PhysicalPlan::HashJoin { join_type, build_side, .. } => spec::stage_join_type(*join_type, *build_side).is_some(),
+        // Its left side streams in key order; the right partition is the "build" side.
+        PhysicalPlan::SortMergeJoin { join_type, .. } => spec::stage_join_type(*join_type, crate::physical::BuildSide::BuildRight).is_some(),
         _ => false,
     }
 }
@@ -65,6 +72,7 @@ pub fn stream_child(plan: &PhysicalPlan) -> Option<&Arc<PhysicalPlan>> {
     match plan {
         PhysicalPlan::HashJoin { build_side: crate::physical::BuildSide::BuildRight, left, .. } => Some(left),
         PhysicalPlan::HashJoin { build_side: crate::physical::BuildSide::BuildLeft, right, .. } => Some(right),
+        PhysicalPlan::SortMergeJoin { left, .. } => Some(left),
         _ => None,
     }
 }

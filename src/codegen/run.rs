@@ -20,7 +20,7 @@ use super::spec::{AggSpec, JoinSpec, OutputColumn, StageJoinType, StageSink, Sta
 use crate::error::{KilnError, Result};
 use crate::exec::interpreted::group_table::GroupTable;
 use crate::exec::interpreted::groups::Grouper;
-use crate::exec::interpreted::join_table::JoinTable;
+use crate::exec::interpreted::join_table::{JoinTable, KEY_WORDS, TABLE_WORDS};
 use crate::exec::interpreted::{evaluate_all, make_batch, schema_of};
 use crate::expr::{AggFunc, Attribute};
 use crate::physical::adaptive::batch_bytes;
@@ -35,8 +35,10 @@ pub struct BuildTable {
     rows: RecordBatch,
     /// `rows`, then for an outer join one row of NULLs: what null-extended rows read.
     batch: RecordBatch,
-    /// Owns what `words` points at.
-    table: JoinTable,
+    /// Owns what `words` points at (a hash join's).
+    table: Option<JoinTable>,
+    /// A sort-merge join's right keys, merged with each stream batch's.
+    merge: Option<MergeSide>,
     /// The table's words for generated code (`JoinTable::pointers`), then the NULL row's index.
     words: Vec<u64>,
     /// An all-valid bitmap for build columns without NULLs, made once.
@@ -49,15 +51,16 @@ impl BuildTable {
         &self.rows
     }
 
-    /// The hash table of the rows.
-    pub fn table(&self) -> &JoinTable {
-        &self.table
+    /// The hash table of the rows (None for a sort-merge join's side).
+    pub fn table(&self) -> Option<&JoinTable> {
+        self.table.as_ref()
     }
 
     /// Bytes the table holds: its rows (and their null-extended copy) and the hash table.
     pub fn memory_size(&self) -> u64 {
         let copy = if self.batch.num_rows() == self.rows.num_rows() { 0 } else { batch_bytes(&self.batch) };
-        batch_bytes(&self.rows) + copy + self.table.memory_size() + self.words.len() as u64 * 8 + self.all_valid.len() as u64
+        let index = self.table.as_ref().map_or(0, |t| t.memory_size()) + self.merge.as_ref().map_or(0, |m| m.memory_size());
+        batch_bytes(&self.rows) + copy + index + self.words.len() as u64 * 8 + self.all_valid.len() as u64
     }
 
     /// Hashes the build side by its keys; rows with a NULL key never match and are left out.
@@ -65,16 +68,20 @@ impl BuildTable {
         let schema = schema_of(&join.build);
         let rows = if batches.is_empty() { RecordBatch::new_empty(schema.clone()) } else { concat_batches(&schema, &batches)? };
         let keys = evaluate_all(&join.build_keys, &rows, &join.build)?;
-        let table = JoinTable::build(&keys)?;
+        let (table, merge) = if join.merge { (None, Some(MergeSide::new(&keys)?)) } else { (Some(JoinTable::build(&keys)?), None) };
         let batch = if join.join_type == StageJoinType::Outer {
             let nulls = RecordBatch::try_new(schema.clone(), schema.fields().iter().map(|f| new_null_array(f.data_type(), 1)).collect())?;
             concat_batches(&schema, &[rows.clone(), nulls])?
         } else {
             rows.clone()
         };
-        let mut words = table.pointers();
+        // A merge join's first two words, its ranges, are filled per stream batch.
+        let mut words = match &table {
+            Some(t) => t.pointers(),
+            None => vec![0; TABLE_WORDS + KEY_WORDS * join.stream_keys.len()],
+        };
         words.push(rows.num_rows() as u64);
-        if join.join_type == StageJoinType::NullAwareAnti {
+        if let (StageJoinType::NullAwareAnti, Some(table)) = (join.join_type, &table) {
             words.push(if table.has_null_key() {
                 super::spec::NULL_AWARE_NULL_KEY
             } else if table.rows() == 0 {
@@ -84,7 +91,106 @@ impl BuildTable {
             });
         }
         let all_valid = vec![0xFFu8; batch.num_rows() / 8 + 2];
-        Ok(BuildTable { rows, batch, table, words, all_valid })
+        Ok(BuildTable { rows, batch, table, merge, words, all_valid })
+    }
+}
+
+/// A sort-merge join's right partition for the merge: each row's keys as (valid, value)
+/// pairs, which order as the Sort below left them (ascending, NULLs first); a NULL never
+/// equals a stream key, whose NULL gives an empty range.
+struct MergeSide {
+    keys: MergeKeyValues,
+}
+
+type KeyValue = (bool, i64);
+
+enum MergeKeyValues {
+    One(Vec<KeyValue>),
+    Two(Vec<(KeyValue, KeyValue)>),
+}
+
+/// Integer-like key columns as (valid, value) per row (a NULL's value 0).
+fn int_keys(keys: &[ArrayRef]) -> Result<Vec<Vec<KeyValue>>> {
+    keys.iter()
+        .map(|k| {
+            let v = arrow::compute::cast(k, &DataType::Int64)?;
+            let v = v.as_primitive::<Int64Type>();
+            Ok(match v.nulls() {
+                Some(n) => v.values().iter().zip(n.iter()).map(|(x, ok)| (ok, if ok { *x } else { 0 })).collect(),
+                None => v.values().iter().map(|x| (true, *x)).collect(),
+            })
+        })
+        .collect()
+}
+
+/// `partition_point` searching from the front in doubling steps: a merge's next key is
+/// usually a few rows on, found in a few comparisons rather than log(rows).
+fn gallop<K>(keys: &[K], before: impl Fn(&K) -> bool) -> usize {
+    let mut step = 1;
+    while step <= keys.len() && before(&keys[step - 1]) {
+        step *= 2;
+    }
+    let from = step / 2;
+    let to = step.min(keys.len());
+    from + keys[from..to].partition_point(before)
+}
+
+/// For each stream key its range `[lower, upper)` among sorted `keys`; a key below the last
+/// one searches from the start, so the answer holds for any order.
+fn ranges_of<K: Ord + Copy>(keys: &[K], stream: impl Iterator<Item = Option<K>>, from: &mut Vec<u32>, to: &mut Vec<u32>) {
+    let mut last: Option<(K, usize, usize)> = None;
+    for k in stream {
+        let (lo, hi) = match (k, last) {
+            (None, _) => (0, 0),
+            (Some(k), Some((p, lo, hi))) if k == p => (lo, hi),
+            (Some(k), prev) => {
+                let start = prev.filter(|(p, ..)| *p < k).map_or(0, |(_, _, hi)| hi);
+                let lo = start + gallop(&keys[start..], |x| *x < k);
+                let hi = lo + gallop(&keys[lo..], |x| *x <= k);
+                last = Some((k, lo, hi));
+                (lo, hi)
+            }
+        };
+        from.push(lo as u32);
+        to.push(hi as u32);
+    }
+}
+
+impl MergeSide {
+    fn new(keys: &[ArrayRef]) -> Result<MergeSide> {
+        let keys = match int_keys(keys)?.as_mut_slice() {
+            [a] => MergeKeyValues::One(std::mem::take(a)),
+            [a, b] => MergeKeyValues::Two(a.iter().copied().zip(b.iter().copied()).collect()),
+            _ => return Err(KilnError::internal("a compiled sort-merge join with other than one or two keys")),
+        };
+        let sorted = match &keys {
+            MergeKeyValues::One(k) => k.is_sorted(),
+            MergeKeyValues::Two(k) => k.is_sorted(),
+        };
+        if !sorted {
+            return Err(KilnError::internal("sort-merge join: the right input is not sorted by its keys"));
+        }
+        Ok(MergeSide { keys })
+    }
+
+    fn memory_size(&self) -> u64 {
+        (match &self.keys {
+            MergeKeyValues::One(k) => k.len() * std::mem::size_of::<KeyValue>(),
+            MergeKeyValues::Two(k) => k.len() * 2 * std::mem::size_of::<KeyValue>(),
+        }) as u64
+    }
+
+    /// Each stream row's range of right rows with equal keys (empty for a NULL key).
+    fn ranges(&self, stream_keys: &[ArrayRef]) -> Result<(Vec<u32>, Vec<u32>)> {
+        let values = int_keys(stream_keys)?;
+        let rows = values.first().map_or(0, |v| v.len());
+        let (mut from, mut to) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
+        match (&self.keys, values.as_slice()) {
+            (MergeKeyValues::One(k), [a]) => ranges_of(k, a.iter().map(|v| v.0.then_some(*v)), &mut from, &mut to),
+            (MergeKeyValues::Two(k), [a, b]) => ranges_of(k, a.iter().zip(b).map(|(x, y)| (x.0 && y.0).then_some((*x, *y))), &mut from, &mut to),
+            _ => return Err(KilnError::internal("a sort-merge join's sides have different key counts")),
+        }
+        Ok((from, to))
     }
 }
 
@@ -165,7 +271,7 @@ fn side_of(spec: &StageSpec, i: usize) -> Option<usize> {
 /// This is the boundary where generated code gets its buffers: each column must have the type
 /// the stage was compiled for (the code reads values of that width) and the row count the code
 /// loops over, else the batch is an error before any generated code runs.
-fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, builds: &[&BuildTable]) -> Result<(Vec<u64>, Vec<u8>, bool)> {
+fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, builds: &[&BuildTable]) -> Result<(Vec<u64>, SlotBuffers, bool)> {
     let mut slots = vec![0u64; compiled.layout.len];
     // Validity for columns without a bitmap: all-valid bits for the batch's rows, then
     // all-NULL bits for any side's rows (a NULL-typed column has no bitmap, yet only NULLs).
@@ -184,9 +290,16 @@ fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, 
     if compiled.layout.tables.len() != builds.len() || compiled.layout.columns.len() != spec.columns().len() {
         return Err(KilnError::internal("a compiled stage whose slot layout does not match its plan"));
     }
-    for (t, first) in builds.iter().zip(&compiled.layout.tables) {
+    let mut ranges = vec![];
+    for ((t, first), j) in builds.iter().zip(&compiled.layout.tables).zip(spec.joins()) {
         let dest = slots.get_mut(*first..*first + t.words.len()).ok_or_else(|| KilnError::internal("a join table's words past the slot array"))?;
         dest.copy_from_slice(&t.words);
+        if let Some(m) = &t.merge {
+            let (from, to) = m.ranges(&evaluate_all(&j.stream_keys, batch, &spec.input)?)?;
+            dest[0] = from.as_ptr() as u64;
+            dest[1] = to.as_ptr() as u64;
+            ranges.push((from, to));
+        }
     }
     for (i, cols) in compiled.layout.columns.iter().enumerate() {
         let Some([values, validity, voff, boff]) = *cols else { continue };
@@ -258,7 +371,14 @@ fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, 
             }
         }
     }
-    Ok((slots, all_valid, no_nulls))
+    Ok((slots, SlotBuffers { _all_valid: all_valid, _ranges: ranges }, no_nulls))
+}
+
+/// What a batch's slots point into besides the batch and the build sides: kept alive while the
+/// generated code runs.
+struct SlotBuffers {
+    _all_valid: Vec<u8>,
+    _ranges: Vec<(Vec<u32>, Vec<u32>)>,
 }
 
 /// Calls `f` (a sink or probe, the variant for the batch's NULLs) over `rows`: its status
@@ -648,4 +768,42 @@ fn state_arrays(a: &AggSpec, b: &[u8], base: usize, stride: usize, groups: usize
         }
         (f, t) => return Err(KilnError::internal(format!("generated {} over {t}", f.name()))),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gallop_finds_the_partition_point_at_every_distance() {
+        let keys: Vec<i64> = (0..100).map(|k| k / 3).collect();
+        for k in -1..40 {
+            assert_eq!(gallop(&keys, |x| *x < k), keys.partition_point(|x| *x < k), "key {k}");
+            assert_eq!(gallop(&keys, |x| *x <= k), keys.partition_point(|x| *x <= k), "key {k}");
+        }
+        assert_eq!(gallop::<i64>(&[], |_| true), 0);
+    }
+
+    #[test]
+    fn merge_ranges_skip_null_keys_on_both_sides_in_any_stream_order() {
+        // Right side sorted NULLs first per key, as the Sort under a sort-merge join leaves it.
+        let a: ArrayRef = Arc::new(Int64Array::from(vec![None, Some(1), Some(1), Some(2), Some(2), Some(2)]));
+        let b: ArrayRef = Arc::new(Int32Array::from(vec![Some(5), None, Some(7), None, Some(7), Some(7)]));
+        let side = MergeSide::new(&[a, b]).expect("sorted");
+        let sa: ArrayRef = Arc::new(Int64Array::from(vec![Some(2), Some(1), None, Some(2), Some(3), Some(1)]));
+        let sb: ArrayRef = Arc::new(Int32Array::from(vec![Some(7), Some(7), Some(7), None, Some(7), Some(5)]));
+        let (from, to) = side.ranges(&[sa, sb]).expect("ranges");
+        let ranges: Vec<(u32, u32)> = from.into_iter().zip(to).collect();
+        // (2,7) -> rows 4..6; (1,7) -> row 2 (searched again from the start: the stream is not
+        // sorted); NULL keys and absent keys match nothing.
+        assert_eq!(ranges[0], (4, 6));
+        assert_eq!(ranges[1], (2, 3));
+        assert!(ranges[2].0 == ranges[2].1 && ranges[3].0 == ranges[3].1 && ranges[4].0 == ranges[4].1 && ranges[5].0 == ranges[5].1);
+    }
+
+    #[test]
+    fn an_unsorted_right_side_is_an_error_not_a_wrong_answer() {
+        let a: ArrayRef = Arc::new(Int64Array::from(vec![3, 1, 2]));
+        assert!(MergeSide::new(&[a]).is_err());
+    }
 }

@@ -126,6 +126,9 @@ pub struct JoinSpec {
     /// True when the build side is broadcast to every stream partition (else partition i
     /// joins partition i).
     pub broadcast: bool,
+    /// A sort-merge join: both sides sorted by the keys, each stream row's matches a range of
+    /// build rows (merged per batch), not a hash chain.
+    pub merge: bool,
 }
 
 impl JoinSpec {
@@ -440,6 +443,51 @@ impl StageSpec {
             match node.as_ref() {
                 // Only at the top (see `stage_chain`): it sorts what the rest produces.
                 PhysicalPlan::Sort { order, .. } => sort = Some(order.clone()),
+                PhysicalPlan::SortMergeJoin { left_keys, right_keys, join_type, condition, right, .. } => {
+                    let join_type = stage_join_type(*join_type, crate::physical::BuildSide::BuildRight).ok_or("a join type generated code does not run")?;
+                    let mut build = right.output();
+                    if join_type == StageJoinType::Outer {
+                        build.iter_mut().for_each(|a| a.nullable = true);
+                    }
+                    for a in &build {
+                        env.insert(a.id, a.expr());
+                    }
+                    // The merge reads the keys of the stream batch as it arrives: over the input.
+                    let stream_keys: Vec<Expr> = left_keys.iter().map(|k| substitute(k, &env)).collect();
+                    // Integers and dates compare as their i64 values, in the Sort's order.
+                    let integer = |t: DataType| matches!(t, DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Date32);
+                    let int_keys = stream_keys.iter().chain(right_keys).all(|k| k.data_type().is_ok_and(integer));
+                    if !int_keys || !(1..=2).contains(&stream_keys.len()) {
+                        return Err("a sort-merge join on keys other than one or two integers or dates".into());
+                    }
+                    if !crate::exec::interpreted::join::keys_read_only(&stream_keys, &input) {
+                        return Err("a sort-merge join whose keys read a joined column".into());
+                    }
+                    let mut extra = vec![];
+                    if let Some(c) = condition {
+                        for c in c.split_conjunction() {
+                            let c = substitute(c, &env);
+                            if let Some(r) = unsupported_reason(&c) {
+                                return Err(format!("{r} in {c}"));
+                            }
+                            extra.push(c);
+                        }
+                    }
+                    let offset = all_columns.len();
+                    all_columns.extend(build.iter().cloned());
+                    joins.push(JoinSpec {
+                        join_type,
+                        condition: extra,
+                        filters: vec![],
+                        offset,
+                        build_plan: right.clone(),
+                        build,
+                        stream_keys,
+                        build_keys: right_keys.clone(),
+                        broadcast: false,
+                        merge: true,
+                    });
+                }
                 PhysicalPlan::HashJoin { kind, left_keys, right_keys, build_side, condition, null_aware, left, right, join_type } => {
                     let (stream_keys, build_keys, build_plan) = match build_side {
                         crate::physical::BuildSide::BuildRight => (left_keys, right_keys, right),
@@ -494,6 +542,7 @@ impl StageSpec {
                         stream_keys,
                         build_keys: build_keys.clone(),
                         broadcast: *kind == crate::physical::HashJoinKind::Broadcast,
+                        merge: false,
                     });
                 }
                 PhysicalPlan::Filter { condition, .. } => {
@@ -607,7 +656,7 @@ impl StageSpec {
     /// The stage's first join when it drops the stream rows without a match (inner, semi):
     /// the filter then tests each row against its table's Bloom bits.
     pub fn bloom_join(&self) -> Option<&JoinSpec> {
-        self.joins.first().filter(|j| matches!(j.join_type, StageJoinType::Inner | StageJoinType::Semi))
+        self.joins.first().filter(|j| !j.merge && matches!(j.join_type, StageJoinType::Inner | StageJoinType::Semi))
     }
 
     /// The later joins whose tables join `k`'s build rows must match (`interpreted::join::rows_matching`):
@@ -674,12 +723,13 @@ impl StageSpec {
         for j in &self.joins {
             let keys = |ks: &[Expr]| ks.iter().map(norm).collect::<Vec<_>>();
             key.push_str(&format!(
-                "join {:?} at {} keys {:?} = {:?} broadcast {} on {:?} then {:?};",
+                "join {:?} at {} keys {:?} = {:?} broadcast {} merge {} on {:?} then {:?};",
                 j.join_type,
                 j.offset,
                 keys(&j.stream_keys),
                 keys(&j.build_keys),
                 j.broadcast,
+                j.merge,
                 keys(&j.condition),
                 keys(&j.filters),
             ));
@@ -737,9 +787,15 @@ pub fn stage_chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPlan>>, A
                 }
                 stream
             }
+            // Its left side is sorted (a Sort stage, or another join's ordered output).
+            PhysicalPlan::SortMergeJoin { left, .. } => return Some((chain, left.clone())),
             _ => return None,
         };
-        let joinable = super::fuses(&child) && matches!(child.as_ref(), PhysicalPlan::HashJoin { .. });
+        // A sort-merge join's right side is per partition, so an aggregate over it could not
+        // keep one table across a task's partitions (`merge_partial_aggregate`): under an
+        // aggregate the join is a stage of its own, whose rows the aggregate's stage reads.
+        let merge_under_aggregate = matches!(child.as_ref(), PhysicalPlan::SortMergeJoin { .. }) && matches!(top.as_ref(), PhysicalPlan::HashAggregate { .. });
+        let joinable = super::fuses(&child) && matches!(child.as_ref(), PhysicalPlan::HashJoin { .. } | PhysicalPlan::SortMergeJoin { .. }) && !merge_under_aggregate;
         if matches!(child.as_ref(), PhysicalPlan::Filter { .. } | PhysicalPlan::Project { .. }) || joinable {
             chain.push(child.clone());
             cur = child;

@@ -441,8 +441,8 @@ impl<'a> Executor<'a> {
                             let held = self.reserve(&j.build_plan);
                             let mut rows = self.drain_reserved(&j.build_plan, &held)?.concat();
                             for m in stage.spec.matching_joins(k) {
-                                if let Some(later) = &builds[m] {
-                                    rows = interpreted::join::rows_matching(rows, &j.build, &joins[m].stream_keys, later.table())?;
+                                if let Some(table) = builds[m].as_ref().and_then(|b| b.table()) {
+                                    rows = interpreted::join::rows_matching(rows, &j.build, &joins[m].stream_keys, table)?;
                                 }
                             }
                             let table = BuildTable::new(j, rows)?;
@@ -1048,6 +1048,16 @@ impl<'a> Executor<'a> {
                     BuildSide::BuildLeft => (build, self.interpret_chain(right, input, batches, below)?),
                 };
                 interpreted::hash_join(*join_type, *null_aware, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l), (ro, r))
+            }
+            // The stream rows of a batch are a sorted run of the left partition: merged with the
+            // whole right partition they give that run's output.
+            PhysicalPlan::SortMergeJoin { left_keys, right_keys, join_type, condition, left, right } => {
+                let (below, build) = match builds.split_last() {
+                    Some((last, below)) => (below, last.clone()),
+                    None => return Err(KilnError::internal("a sort-merge join in a compiled stage without its right side")),
+                };
+                let l = self.interpret_chain(left, input, batches, below)?;
+                interpreted::sort_merge_join(*join_type, left_keys, right_keys, condition.as_ref(), (self.attrs(left), l), (self.attrs(right), build))
             }
             PhysicalPlan::Sort { order, child, .. } => {
                 let rows = self.interpret_chain(child, input, batches, builds)?;

@@ -1514,7 +1514,7 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
     let join_test = |b: &mut FunctionBuilder, row: Value| -> Result<Option<Value>, String> {
         let Some((j, words)) = &bloom else { return Ok(None) };
         let mut tx = Tx { b: &mut *b, input: columns, sides: vec![], cols: cols.clone(), row, build_rows: vec![], fail, loaded: vec![], no_nulls, helpers };
-        note(tx.b, helpers, || format!("BroadcastHashJoin {:?} #0: the row's Bloom bit and home slot in the build side's table (no bit or an empty slot: no match)", j.join_type));
+        note(tx.b, helpers, || format!("BroadcastHashJoin {:?} #0: the row's Bloom bit in the build side's table (no bit: no match)", j.join_type));
         super::join::prefilter_pass(&mut tx, j, words).map(Some)
     };
     if spec.conditions.is_empty() {

@@ -212,12 +212,13 @@ fn hash_keys(tx: &mut Tx, j: &JoinSpec) -> Result<(Value, Option<Value>, Vec<Key
 }
 
 /// The pass bit of the stage filter's test for join `j` (an inner or semi join, the stage's
-/// first): 0 when no build row can have the row's keys — its Bloom bit is clear or its home
-/// slot is empty — or a key is NULL. No branches: the filter's loop issues every row's slot
-/// load at once, so the sink's probe finds the slots in the cache.
+/// first): 0 when no build row can have the row's keys — its Bloom bit is clear — or a key is
+/// NULL. No branches. The home slot is not read here: on a large build side that load misses
+/// the cache for every row, most of which the Bloom bit already drops (TPC-H Q3 ran 1.5x
+/// faster without it).
 pub fn prefilter_pass(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<Value, String> {
     let (h, null, _) = hash_keys(tx, j)?;
-    let (slots, mask, bits, bit_mask) = (words[0], words[1], words[3], words[4]);
+    let (bits, bit_mask) = (words[3], words[4]);
     let tag = tx.b.ins().ushr_imm_u(h, 32);
     let bit = tx.b.ins().band(tag, bit_mask);
     let word = tx.b.ins().ushr_imm_u(bit, 6);
@@ -228,11 +229,7 @@ pub fn prefilter_pass(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<Valu
     let shifted = tx.b.ins().ushr(w, bit);
     let one = tx.b.ins().band_imm_u(shifted, 1);
     let in_bloom = tx.b.ins().ireduce(types::I8, one);
-    let i = tx.b.ins().band(h, mask);
-    let addr = slot_address(tx, slots, i, inline_key(&key_types(j)?));
-    let s = tx.b.ins().load(types::I64, flags(), addr, 0);
-    let occupied = tx.b.ins().icmp_imm_s(IntCC::NotEqual, s, 0);
-    let pass = tx.b.ins().band(in_bloom, occupied);
+    let pass = in_bloom;
     Ok(match null {
         Some(n) => tx.b.ins().band_not(pass, n),
         None => pass,

@@ -445,13 +445,7 @@ impl StageSpec {
                 PhysicalPlan::Sort { order, .. } => sort = Some(order.clone()),
                 PhysicalPlan::SortMergeJoin { left_keys, right_keys, join_type, condition, right, .. } => {
                     let join_type = stage_join_type(*join_type, crate::physical::BuildSide::BuildRight).ok_or("a join type generated code does not run")?;
-                    let mut build = right.output();
-                    if join_type == StageJoinType::Outer {
-                        build.iter_mut().for_each(|a| a.nullable = true);
-                    }
-                    for a in &build {
-                        env.insert(a.id, a.expr());
-                    }
+                    let build = build_columns(right, join_type, &mut env);
                     // The merge reads the keys of the stream batch as it arrives: over the input.
                     let stream_keys: Vec<Expr> = left_keys.iter().map(|k| substitute(k, &env)).collect();
                     // Integers and dates compare as their i64 values, in the Sort's order.
@@ -463,16 +457,7 @@ impl StageSpec {
                     if !crate::exec::interpreted::join::keys_read_only(&stream_keys, &input) {
                         return Err("a sort-merge join whose keys read a joined column".into());
                     }
-                    let mut extra = vec![];
-                    if let Some(c) = condition {
-                        for c in c.split_conjunction() {
-                            let c = substitute(c, &env);
-                            if let Some(r) = unsupported_reason(&c) {
-                                return Err(format!("{r} in {c}"));
-                            }
-                            extra.push(c);
-                        }
-                    }
+                    let extra = join_condition(condition.as_ref(), &env)?;
                     let offset = all_columns.len();
                     all_columns.extend(build.iter().cloned());
                     joins.push(JoinSpec {
@@ -497,14 +482,7 @@ impl StageSpec {
                         StageJoinType::Anti if *null_aware => StageJoinType::NullAwareAnti,
                         t => t,
                     };
-                    let mut build = build_plan.output();
-                    // Null-extended rows read NULL from the build columns.
-                    if join_type == StageJoinType::Outer {
-                        build.iter_mut().for_each(|a| a.nullable = true);
-                    }
-                    for a in &build {
-                        env.insert(a.id, a.expr());
-                    }
+                    let build = build_columns(build_plan, join_type, &mut env);
                     let stream_keys: Vec<Expr> = stream_keys.iter().map(|k| substitute(k, &env)).collect();
                     for (s, b) in stream_keys.iter().zip(build_keys) {
                         let (st, bt) = (s.data_type().map_err(|e| e.to_string())?, b.data_type().map_err(|e| e.to_string())?);
@@ -520,16 +498,7 @@ impl StageSpec {
                             }
                         }
                     }
-                    let mut extra = vec![];
-                    if let Some(c) = condition {
-                        for c in c.split_conjunction() {
-                            let c = substitute(c, &env);
-                            if let Some(r) = unsupported_reason(&c) {
-                                return Err(format!("{r} in {c}"));
-                            }
-                            extra.push(c);
-                        }
-                    }
+                    let extra = join_condition(condition.as_ref(), &env)?;
                     let offset = all_columns.len();
                     all_columns.extend(build.iter().cloned());
                     joins.push(JoinSpec {
@@ -817,6 +786,32 @@ pub fn stage_join_type(t: crate::plan::JoinType, build: crate::physical::BuildSi
         (LeftAnti, BuildRight) => StageJoinType::Anti,
         _ => return None,
     })
+}
+
+/// A join's build side columns, which expressions above the join may read (nullable when
+/// null-extended rows read NULL from them).
+fn build_columns(build_plan: &Arc<PhysicalPlan>, join_type: StageJoinType, env: &mut HashMap<ExprId, Expr>) -> Vec<Attribute> {
+    let mut build = build_plan.output();
+    if join_type == StageJoinType::Outer {
+        build.iter_mut().for_each(|a| a.nullable = true);
+    }
+    for a in &build {
+        env.insert(a.id, a.expr());
+    }
+    build
+}
+
+/// A join's extra condition as conjuncts over the stage input and the build sides.
+fn join_condition(condition: Option<&Expr>, env: &HashMap<ExprId, Expr>) -> Result<Vec<Expr>, String> {
+    let mut extra = vec![];
+    for c in condition.map(|c| c.split_conjunction()).unwrap_or_default() {
+        let c = substitute(c, env);
+        if let Some(r) = unsupported_reason(&c) {
+            return Err(format!("{r} in {c}"));
+        }
+        extra.push(c);
+    }
+    Ok(extra)
 }
 
 /// Position of a column among the stream input then the build sides' columns.

@@ -203,3 +203,51 @@ fn compiled_and_interpreted_agree_on_group_keys() {
     assert_eq!(compiled, keys.len() * 2, "every grouped aggregate compiles");
     assert!(errors * 4 < keys.len() * 2, "{errors} cases failed in both modes");
 }
+
+/// Sort-merge joins (broadcasts off) of every type a stage runs, on int, date and two-column
+/// keys, with NULL keys on both sides, an empty right side and conditions over both sides:
+/// compiled (the merge join inside its stage) equals the interpreter's merge.
+#[test]
+fn compiled_and_interpreted_agree_on_sort_merge_joins() {
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(1).build_global();
+    let mut rng = Rng(0x5e_4e_7e);
+    let session = join_tables(&mut rng, 300, 20);
+    session.set_conf("spark.sql.autoBroadcastJoinThreshold", "-1").expect("setting");
+    session.set_conf("spark.sql.adaptive.enabled", "false").expect("setting");
+    let (mut merges, mut compiled) = (0, 0);
+    for case in 0..80 {
+        let kind = *rng.pick(&["JOIN", "LEFT JOIN", "LEFT SEMI JOIN", "LEFT ANTI JOIN"]);
+        let build = *rng.pick(&["u", "w", "e"]);
+        let on = *rng.pick(&["t.i = x.i", "t.dt = x.dt", "t.i = x.i AND t.dt = x.dt", "t.l = x.l"]);
+        let cond = *rng.pick(&["", " AND t.l <> x.l", " AND t.d < x.d", " AND (x.f > t.f OR t.b)"]);
+        let keeps = matches!(kind, "JOIN" | "LEFT JOIN");
+        let cols = if keeps { "t.k, t.i, x.i AS xi, x.d AS xd, t.d + x.d AS s" } else { "t.k, t.i, t.d" };
+        let sql = if case % 3 == 2 {
+            format!("SELECT t.b, count(*), sum(t.l) FROM t {kind} {build} x ON {on}{cond} GROUP BY t.b")
+        } else {
+            format!("SELECT {cols} FROM t {kind} {build} x ON {on}{cond} WHERE t.i > -80 OR t.i IS NULL")
+        };
+        let plan = agree_and_plan(&session, case, &sql);
+        let (planned, fused) = merge_joins(plan.physical_plan());
+        if fused < planned {
+            let mut r = vec![];
+            fallbacks(plan.physical_plan(), &mut r);
+            eprintln!("case {case}: {fused} of {planned} merge joins compiled ({r:?}): {sql}");
+        }
+        merges += planned;
+        compiled += fused;
+    }
+    assert!(merges >= 80, "only {merges} sort-merge joins planned");
+    assert!(compiled * 10 >= merges * 9, "only {compiled} of {merges} sort-merge joins ran in a compiled stage");
+}
+
+/// Sort-merge joins in the plan, and those run by a compiled stage.
+fn merge_joins(plan: &kiln::physical::PhysicalPlan) -> (usize, usize) {
+    use kiln::physical::PhysicalPlan;
+    let own = usize::from(matches!(plan, PhysicalPlan::SortMergeJoin { .. }));
+    let fused = match plan {
+        PhysicalPlan::WholeStageCodegen { fallback: None, child, .. } => kiln::codegen::StageSpec::from_plan(child).map_or(0, |s| s.joins().iter().filter(|j| j.merge).count()),
+        _ => 0,
+    };
+    plan.children().iter().map(|c| merge_joins(c)).fold((own, fused), |(a, b), (c, d)| (a + c, b + d))
+}

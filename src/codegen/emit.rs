@@ -803,58 +803,53 @@ impl<'a, 'b> Tx<'a, 'b> {
         let int = key.data_type().map_err(|e| e.to_string())? != DataType::Int64;
         let (v, null) = self.emit(key)?;
         let h = self.xxhash64(v, int);
-        let hi = self.b.ins().ushr_imm_u(h, 32);
+        // bloom::word_index and bloom::bit_mask.
+        let hi = self.b.ins().ushr_imm_u(h, i64::from(crate::expr::bloom::WORD_SHIFT));
         let idx = self.b.ins().band_imm_u(hi, words - 1);
         let off = self.b.ins().ishl_imm_u(idx, 3);
         let base = self.b.ins().iconst(types::I64, bytes.as_ptr() as i64);
         let addr = self.b.ins().iadd(base, off);
         let word = self.b.ins().load(types::I64, MemFlagsData::new().with_notrap(), addr, 0);
         let one = self.b.ins().iconst(types::I64, 1);
-        let mut mask = None;
-        for shift in [0, 6, 12] {
-            let s = if shift == 0 { h } else { self.b.ins().ushr_imm_u(h, shift) };
+        let mut mask = self.b.ins().iconst(types::I64, 0);
+        for shift in crate::expr::bloom::BIT_SHIFTS {
+            let s = self.b.ins().ushr_imm_u(h, i64::from(shift));
             let s = self.b.ins().band_imm_u(s, 63);
             let bit = self.b.ins().ishl(one, s);
-            mask = Some(match mask {
-                None => bit,
-                Some(m) => self.b.ins().bor(m, bit),
-            });
+            mask = self.b.ins().bor(mask, bit);
         }
-        let mask = mask.ok_or("no bits")?;
         let hit = self.b.ins().band(word, mask);
         Ok((self.b.ins().icmp(IntCC::Equal, hit, mask), null))
     }
 
     /// Spark's xxhash64 (seed 42) of a bigint, or of an int's 4 bytes (`int`), as
-    /// `stats::column`'s `xxh64_long_seeded` / `xxh64_int_seeded`.
+    /// `stats::column`'s `xxh64_long_seeded` / `xxh64_int_seeded`, with its constants.
     fn xxhash64(&mut self, v: Value, int: bool) -> Value {
-        const P1: i64 = 0x9E37_79B1_85EB_CA87u64 as i64;
-        const P2: i64 = 0xC2B2_AE3D_27D4_EB4Fu64 as i64;
-        const P3: i64 = 0x1656_67B1_9E37_79F9u64 as i64;
-        const P4: i64 = 0x85EB_CA77_C2B2_AE63u64 as i64;
-        const P5: i64 = 0x27D4_EB2F_1656_67C5u64 as i64;
+        use crate::stats::column as xxh;
+        let (p1, p2, p3, p4, p5) = (xxh::P1 as i64, xxh::P2 as i64, xxh::P3 as i64, xxh::P4 as i64, xxh::P5 as i64);
+        let seed = xxh::HLL_SEED as i64;
         let h = if int {
             let x = self.b.ins().uextend(types::I64, v);
-            let k = self.b.ins().imul_imm_s(x, P1);
-            let h = self.b.ins().bxor_imm_u(k, 42i64.wrapping_add(P5).wrapping_add(4));
+            let k = self.b.ins().imul_imm_s(x, p1);
+            let h = self.b.ins().bxor_imm_u(k, seed.wrapping_add(p5).wrapping_add(4));
             let h = self.b.ins().rotl_imm_u(h, 23);
-            let h = self.b.ins().imul_imm_s(h, P2);
-            self.b.ins().iadd_imm_s(h, P3)
+            let h = self.b.ins().imul_imm_s(h, p2);
+            self.b.ins().iadd_imm_s(h, p3)
         } else {
-            let k = self.b.ins().imul_imm_s(v, P2);
+            let k = self.b.ins().imul_imm_s(v, p2);
             let k = self.b.ins().rotl_imm_u(k, 31);
-            let k = self.b.ins().imul_imm_s(k, P1);
-            let h = self.b.ins().bxor_imm_u(k, 42i64.wrapping_add(P5).wrapping_add(8));
+            let k = self.b.ins().imul_imm_s(k, p1);
+            let h = self.b.ins().bxor_imm_u(k, seed.wrapping_add(p5).wrapping_add(8));
             let h = self.b.ins().rotl_imm_u(h, 27);
-            let h = self.b.ins().imul_imm_s(h, P1);
-            self.b.ins().iadd_imm_s(h, P4)
+            let h = self.b.ins().imul_imm_s(h, p1);
+            self.b.ins().iadd_imm_s(h, p4)
         };
         let s = self.b.ins().ushr_imm_u(h, 33);
         let h = self.b.ins().bxor(h, s);
-        let h = self.b.ins().imul_imm_s(h, P2);
+        let h = self.b.ins().imul_imm_s(h, p2);
         let s = self.b.ins().ushr_imm_u(h, 29);
         let h = self.b.ins().bxor(h, s);
-        let h = self.b.ins().imul_imm_s(h, P3);
+        let h = self.b.ins().imul_imm_s(h, p3);
         let s = self.b.ins().ushr_imm_u(h, 32);
         self.b.ins().bxor(h, s)
     }

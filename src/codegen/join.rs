@@ -27,8 +27,9 @@ pub fn probe_joins(
     let words = &tables[k];
     let done = tx.b.create_block();
     let keys = j.stream_keys.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ");
+    let op = if j.merge { "SortMergeJoin" } else { "BroadcastHashJoin" };
     if !j.merge {
-        note(tx.b, tx.helpers, || format!("BroadcastHashJoin {:?} #{k}: hash [{keys}], probe the build side's table", j.join_type));
+        note(tx.b, tx.helpers, || format!("{op} {:?} #{k}: hash [{keys}], probe the build side's table", j.join_type));
     }
     // A null-aware anti join's state word (after the NULL row's index): a NULL build key
     // drops every row.
@@ -42,7 +43,7 @@ pub fn probe_joins(
     }
     // A merge join's matches are the rows `from[row]..to[row]`; a hash join's, a chain.
     let (head, multi, stream_null, range_end) = if j.merge {
-        note(tx.b, tx.helpers, || format!("SortMergeJoin {:?} #{k}: the stream row's range of equal-keyed right rows", j.join_type));
+        note(tx.b, tx.helpers, || format!("{op} {:?} #{k}: the stream row's range of equal-keyed right rows", j.join_type));
         let row = tx.row();
         let off = tx.b.ins().ishl_imm_u(row, 2);
         let at = tx.b.ins().iadd(words[0], off);
@@ -74,9 +75,9 @@ pub fn probe_joins(
     tx.b.ins().brif(end, after, &[], body, &[]);
     // One matching build row.
     tx.b.switch_to_block(body);
-    note(tx.b, tx.helpers, || format!("BroadcastHashJoin #{k}: one matching build row"));
+    note(tx.b, tx.helpers, || format!("{op} #{k}: one matching build row"));
     tx.enter_side(k, Some(b), used)?;
-    tx.require(&j.condition, advance, if j.merge { "SortMergeJoin condition" } else { "BroadcastHashJoin condition" })?;
+    tx.require(&j.condition, advance, &format!("{op} condition"))?;
     let yes = tx.b.ins().iconst(types::I8, 1);
     tx.b.def_var(found, yes);
     match j.join_type {
@@ -93,7 +94,7 @@ pub fn probe_joins(
     // A unique key's chain ends at its first row: no `next` to read.
     tx.b.switch_to_block(advance);
     if range_end.is_some() {
-        note(tx.b, tx.helpers, || format!("SortMergeJoin #{k}: next right row of the range"));
+        note(tx.b, tx.helpers, || format!("{op} #{k}: next right row of the range"));
         let b = tx.b.use_var(b_var);
         let next = tx.b.ins().iadd_imm_s(b, 1);
         tx.b.def_var(b_var, next);
@@ -110,7 +111,7 @@ pub fn probe_joins(
     }
     // After the chain: the stream row alone, by the join type.
     tx.b.switch_to_block(after);
-    note(tx.b, tx.helpers, || format!("BroadcastHashJoin #{k}: after the matches (outer, semi, anti rows)"));
+    note(tx.b, tx.helpers, || format!("{op} #{k}: after the matches (outer, semi, anti rows)"));
     let f = tx.b.use_var(found);
     let alone = tx.b.create_block();
     match j.join_type {
@@ -229,10 +230,9 @@ pub fn prefilter_pass(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<Valu
     let shifted = tx.b.ins().ushr(w, bit);
     let one = tx.b.ins().band_imm_u(shifted, 1);
     let in_bloom = tx.b.ins().ireduce(types::I8, one);
-    let pass = in_bloom;
     Ok(match null {
-        Some(n) => tx.b.ins().band_not(pass, n),
-        None => pass,
+        Some(n) => tx.b.ins().band_not(in_bloom, n),
+        None => in_bloom,
     })
 }
 

@@ -63,7 +63,8 @@ impl BuildTable {
         batch_bytes(&self.rows) + copy + index + self.words.len() as u64 * 8 + self.all_valid.len() as u64
     }
 
-    /// Hashes the build side by its keys; rows with a NULL key never match and are left out.
+    /// Hashes the build side by its keys, leaving out rows with a NULL key (they never match);
+    /// a sort-merge join's side keeps its keys in order for the merge instead.
     pub fn new(join: &JoinSpec, batches: Vec<RecordBatch>) -> Result<BuildTable> {
         let schema = schema_of(&join.build);
         let rows = if batches.is_empty() { RecordBatch::new_empty(schema.clone()) } else { concat_batches(&schema, &batches)? };

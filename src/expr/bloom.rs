@@ -15,7 +15,6 @@ use arrow::record_batch::RecordBatch;
 
 use super::{Attribute, Expr};
 use crate::error::{KilnError, Result};
-use crate::types::ScalarValue;
 
 /// Spark's `spark.sql.optimizer.runtime.bloomFilter.maxNumBits` default: the largest filter.
 pub const MAX_NUM_BITS: u64 = 67_108_864;
@@ -25,16 +24,22 @@ pub fn words_for(num_bits: u64) -> usize {
     (num_bits.clamp(64, MAX_NUM_BITS) / 64).next_power_of_two() as usize
 }
 
+/// The word an item's hash sets bits in: its high half, masked to the word count. Generated
+/// code tests the same word and bits (`codegen/emit.rs`).
+pub const WORD_SHIFT: u32 = 32;
+/// The hash's shifts whose low six bits each pick one of the item's three bits in its word.
+pub const BIT_SHIFTS: [u32; 3] = [0, 6, 12];
+
 /// The word an item's hash sets bits in.
 #[inline]
 pub fn word_index(h: u64, words: usize) -> usize {
-    (h >> 32) as usize & (words - 1)
+    (h >> WORD_SHIFT) as usize & (words - 1)
 }
 
 /// The three bits an item's hash sets in its word.
 #[inline]
 pub fn bit_mask(h: u64) -> u64 {
-    1u64 << (h & 63) | 1u64 << ((h >> 6) & 63) | 1u64 << ((h >> 12) & 63)
+    BIT_SHIFTS.iter().fold(0, |m, s| m | 1u64 << ((h >> s) & 63))
 }
 
 /// Adds an item (its xxhash64) to a filter.
@@ -96,11 +101,6 @@ pub(crate) fn might_contain(args: &[Expr], batch: &RecordBatch, input: &[Attribu
     let hashes = super::eval::evaluate(value, batch, input)?;
     let hashes = hashes.as_primitive_opt::<Int64Type>().ok_or_else(|| KilnError::internal("might_contain of a value that is not a bigint hash"))?;
     Ok(Arc::new(hashes.iter().map(|h| h.map(|h| may_contain(bytes, h as u64))).collect::<BooleanArray>()))
-}
-
-/// The NULL filter's literal (typed BINARY).
-pub fn null_filter() -> ScalarValue {
-    ScalarValue::Null(DataType::Binary)
 }
 
 #[cfg(test)]

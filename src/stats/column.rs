@@ -307,12 +307,13 @@ fn equi_height(sorted: &[f64], bins: usize) -> Histogram {
 
 // ---- XXH64 (Spark's `XXH64`, seed 42 in HyperLogLogPlusPlus) ----
 
-const P1: u64 = 0x9E37_79B1_85EB_CA87;
-const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
-const P3: u64 = 0x1656_67B1_9E37_79F9;
-const P4: u64 = 0x85EB_CA77_C2B2_AE63;
-const P5: u64 = 0x27D4_EB2F_1656_67C5;
-const HLL_SEED: u64 = 42;
+// Also emitted as IR by `codegen/emit.rs` (the runtime filter's xxhash64).
+pub(crate) const P1: u64 = 0x9E37_79B1_85EB_CA87;
+pub(crate) const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
+pub(crate) const P3: u64 = 0x1656_67B1_9E37_79F9;
+pub(crate) const P4: u64 = 0x85EB_CA77_C2B2_AE63;
+pub(crate) const P5: u64 = 0x27D4_EB2F_1656_67C5;
+pub(crate) const HLL_SEED: u64 = 42;
 
 fn fmix(mut h: u64) -> u64 {
     h ^= h >> 33;

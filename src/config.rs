@@ -87,6 +87,10 @@ pub struct Config {
     /// before it emits the table and starts another; 0: one table per input partition, as
     /// Spark's tasks. Default 1048576.
     pub partial_run_rows: usize,
+    /// `kiln.aggregate.partialFlushGroups`: groups past which a partial aggregate whose rows
+    /// fold at least two to a group emits its groups and starts again in the same table, kept
+    /// the size of the caches; 0: never. Default 16384.
+    pub partial_flush_groups: usize,
     /// `kiln.codegen.dump`: what EXPLAIN CODEGEN prints per stage: the annotated IR (`ir`, the
     /// default), the native code (`asm`) or both. `kiln.codegen.disassembly=true` is `both`.
     pub codegen_dump: CodegenDump,
@@ -166,6 +170,7 @@ impl Default for Config {
             max_metadata_string_length: 100,
             batch_size: 8192,
             partial_run_rows: 1 << 20,
+            partial_flush_groups: 1 << 14,
             codegen_dump: CodegenDump::Ir,
             parquet_filter_pushdown: true,
             warehouse_dir: "spark-warehouse".into(),
@@ -271,6 +276,7 @@ pub const KEYS: &[&str] = &[
     "spark.sql.statistics.ndv.maxError",
     "kiln.batchSize",
     "kiln.aggregate.partialRunRows",
+    "kiln.aggregate.partialFlushGroups",
     "kiln.optimizer.strict",
     "kiln.codegen.disassembly",
     "kiln.codegen.dump",
@@ -492,6 +498,7 @@ impl Config {
                 self.batch_size = n.max(1);
             }
             "kiln.aggregate.partialRunRows" => self.partial_run_rows = parse(key, value, "a number of rows (0: one table per partition)")?,
+            "kiln.aggregate.partialFlushGroups" => self.partial_flush_groups = parse(key, value, "a number of groups (0: never)")?,
             "kiln.codegen.disassembly" => self.codegen_dump = if parse_bool(key, value)? { CodegenDump::Both } else { CodegenDump::Ir },
             "kiln.codegen.dump" => {
                 self.codegen_dump = match value.trim().to_ascii_lowercase().as_str() {
@@ -565,6 +572,7 @@ impl Config {
             "spark.sql.statistics.ndv.maxError" => self.ndv_max_error.to_string(),
             "kiln.batchSize" => self.batch_size.to_string(),
             "kiln.aggregate.partialRunRows" => self.partial_run_rows.to_string(),
+            "kiln.aggregate.partialFlushGroups" => self.partial_flush_groups.to_string(),
             "kiln.query.timeout" => format!("{}ms", self.query_timeout.as_millis()),
             "kiln.files.allowedRoots" => self.files_allowed_roots.join(","),
             "kiln.memory.limit" => self.memory_limit.to_string(),

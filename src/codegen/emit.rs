@@ -1598,7 +1598,8 @@ fn build_rows_fn(
     let rows_out: Vec<Value> = layout.rows_out.iter().map(|k| slot(b, slots, *k)).collect();
     let build_sel: Vec<Value> = layout.build_sel.iter().map(|k| slot(b, slots, *k)).collect();
     let resume = layout.resume.map(|[s, c, st]| [slot(b, slots, s), slot(b, slots, c), slot(b, slots, st)]);
-    let filtered = spec.has_filter();
+    // The no-NULLs variant has no selection when its filter cannot drop a row (see `select`).
+    let filtered = if no_nulls { spec.has_filter_without_nulls() } else { spec.has_filter() };
     let used = used_columns(spec);
     let columns = spec.columns();
     let sides: Vec<usize> = spec.joins.iter().map(|j| j.offset).collect();

@@ -245,7 +245,7 @@ fn compile(spec: &StageSpec, text: bool) -> Result<CompiledStage, String> {
     let h = &h;
     let filter = if !spec.has_filter() { None } else { Some(define(&mut module, "filter", 0, spec, &layout, build_filter, false, h, text)?) };
     let sink = define(&mut module, "sink", 1, spec, &layout, build_sink, false, h, text)?;
-    let filter_nn = if !spec.has_filter() {
+    let filter_nn = if !spec.has_filter_without_nulls() {
         None
     } else {
         Some(define(&mut module, "filter (no NULLs)", 2, spec, &layout, build_filter, true, h, text)?)

@@ -611,6 +611,7 @@ pub fn aggregate_partition(
     compiled: &CompiledStage,
     batches: impl Iterator<Item = Result<RecordBatch>>,
     builds: &[&BuildTable],
+    flush_groups: usize,
     hold: &dyn Fn(u64) -> Result<()>,
 ) -> Result<Option<Vec<RecordBatch>>> {
     let StageSink::Aggregate { keys, keys_in_code, aggregates, output, finish } = &spec.sink else {
@@ -625,6 +626,7 @@ pub fn aggregate_partition(
     let mut groups = 1;
     let mut acc: Vec<u128> = vec![0; stride.div_ceil(16).max(1)];
     let mut gids: Vec<u32> = vec![];
+    let (mut rows_in, mut emitted, mut emitted_bytes) = (0usize, vec![], 0u64);
     // Columns the grouping keys read, gathered per batch when keys see joined rows.
     let key_columns = attributes_of(keys);
     for batch in merged {
@@ -680,22 +682,26 @@ pub fn aggregate_partition(
         if call_sink(compiled, &mut slots, &rows, no_nulls).is_none() {
             return Ok(None);
         }
-        let keys_bytes = table.as_ref().map(|t| t.memory_size()).or(grouper.as_ref().map(Grouper::memory_size)).unwrap_or(0);
-        hold(keys_bytes + acc.capacity() as u64 * 16)?;
-    }
-    // Without keys there is one group even over no rows; with keys, only the groups seen.
-    let (groups, mut columns, b) = match (&table, &grouper) {
-        (Some(t), _) => (t.num_groups(), t.keys()?, t.payload()),
-        (None, Some(g)) => (g.num_groups(), g.keys()?, bytes(&acc)),
-        (None, None) => (groups, vec![], bytes(&acc)),
-    };
-    for (i, a) in aggregates.iter().enumerate() {
-        match state_arrays(a, b, i * ACC_BYTES, stride, groups)? {
-            Some(arrays) => columns.extend(arrays),
-            None => return Ok(None),
+        rows_in += rows.count;
+        // A partial aggregate whose rows fold well emits its groups and starts again.
+        let held_groups = table.as_ref().map(|t| t.num_groups()).or(grouper.as_ref().map(Grouper::num_groups)).unwrap_or(0);
+        if finish.is_none() && crate::exec::interpreted::partial_flush_due(held_groups, rows_in, flush_groups) {
+            let Some(b) = groups_batch(table.as_deref(), grouper.as_ref(), &acc, groups, aggregates, output)? else { return Ok(None) };
+            emitted_bytes += batch_bytes(&b);
+            emitted.push(b);
+            if let Some(t) = &mut table {
+                t.clear();
+            }
+            if let Some(g) = &mut grouper {
+                g.clear()?;
+            }
+            acc.fill(0);
+            rows_in = 0;
         }
+        let keys_bytes = table.as_ref().map(|t| t.memory_size()).or(grouper.as_ref().map(Grouper::memory_size)).unwrap_or(0);
+        hold(keys_bytes + acc.capacity() as u64 * 16 + emitted_bytes)?;
     }
-    let merged = make_batch(schema_of(output), columns, groups)?;
+    let Some(merged) = groups_batch(table.as_deref(), grouper.as_ref(), &acc, groups, aggregates, output)? else { return Ok(None) };
     // A final aggregate: the interpreter finishes the merged buffers (one row per group) into
     // the results, so they are exactly its own.
     if let Some(node) = finish {
@@ -705,7 +711,34 @@ pub fn aggregate_partition(
         let agg = crate::exec::interpreted::HashAggregator::new(crate::physical::AggregateMode::Final, grouping, aggregates, result, output)?;
         return agg.finish_distinct(&merged).map(Some);
     }
-    Ok(Some(vec![merged]))
+    emitted.push(merged);
+    Ok(Some(emitted))
+}
+
+/// The groups an aggregate stage holds as one batch of `output` (keys, then each aggregate's
+/// buffer columns); None when a decimal sum exceeds its precision (the interpreter reports it).
+fn groups_batch(
+    table: Option<&GroupTable>,
+    grouper: Option<&Grouper>,
+    acc: &[u128],
+    groups: usize,
+    aggregates: &[AggSpec],
+    output: &[Attribute],
+) -> Result<Option<RecordBatch>> {
+    // Without keys there is one group even over no rows; with keys, only the groups seen.
+    let (groups, mut columns, b) = match (table, grouper) {
+        (Some(t), _) => (t.num_groups(), t.keys()?, t.payload()),
+        (None, Some(g)) => (g.num_groups(), g.keys()?, bytes(acc)),
+        (None, None) => (groups, vec![], bytes(acc)),
+    };
+    let stride = ACC_BYTES * aggregates.len();
+    for (i, a) in aggregates.iter().enumerate() {
+        match state_arrays(a, b, i * ACC_BYTES, stride, groups)? {
+            Some(arrays) => columns.extend(arrays),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(make_batch(schema_of(output), columns, groups)?))
 }
 
 /// The distinct columns `exprs` read, in order of first use.

@@ -648,6 +648,12 @@ impl StageSpec {
         !self.conditions.is_empty() || self.bloom_join().is_some()
     }
 
+    /// Whether the filter can drop a row of a batch without NULLs: not when its conditions
+    /// only test columns for NULL (Spark's inferred `isnotnull(..)`), true of every such row.
+    pub fn has_filter_without_nulls(&self) -> bool {
+        self.bloom_join().is_some() || self.conditions.iter().any(|c| !matches!(c, Expr::IsNotNull(a) if matches!(a.as_ref(), Expr::Attribute(_))))
+    }
+
     /// True when generated code groups the rows (a keyed aggregate whose keys it computes).
     pub fn groups_in_code(&self) -> bool {
         matches!(self.sink, StageSink::Aggregate { keys_in_code: true, .. })

@@ -738,7 +738,7 @@ impl<'a> Executor<'a> {
                     let mut out = vec![];
                     // One run unless the task is merged (see `run_stream`).
                     while cursor.get() < parts.len() {
-                        let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, input)?;
+                        let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, input)?.flushing_at(config.partial_flush_groups);
                         for b in self.run_stream(child, &parts, &cursor) {
                             agg.push(&b?)?;
                             held.resize(agg.memory_size())?;
@@ -786,7 +786,14 @@ impl<'a> Executor<'a> {
                 let (lo, ro) = (self.attrs(left), self.attrs(right));
                 let (l, r) = self.join_inputs(false, BuildSide::BuildRight, left, right, i)?;
                 let held = self.reserve(plan);
-                deferred(move || interpreted::sort_merge_join(*join_type, left_keys, right_keys, condition.as_ref(), (lo, l(&held)?), (ro, r(&held)?)))
+                deferred(move || {
+                    let l = l(&held)?;
+                    // As Spark's merge join, which pulls the buffered side only for streamed
+                    // rows: an empty left partition leaves the right one unsorted and unread
+                    // when no right row outlives the join.
+                    let r = if !join_type.preserved_sides().1 && l.iter().all(|b| b.num_rows() == 0) { vec![] } else { r(&held)? };
+                    interpreted::sort_merge_join(*join_type, left_keys, right_keys, condition.as_ref(), (lo, l), (ro, r))
+                })
             }
             PhysicalPlan::CartesianProduct { condition, left, right } => {
                 let (lo, ro) = (self.attrs(left), self.attrs(right));
@@ -894,6 +901,16 @@ impl<'a> Executor<'a> {
     /// interpreted. Errors and results are thus always the interpreter's.
     fn stage_stream<'s>(&'s self, stage: &'s Stage, top: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
         let spec = &stage.spec;
+        // The stream side first, when a join's side is this partition's own: no stream row
+        // leaves the join nothing to keep, so that side is never run (its Sort never sorts), as
+        // Spark's merge join pulls its buffered side only for streamed rows.
+        let mut first_input = None;
+        if matches!(spec.sink, StageSink::Output { .. }) && stage.builds.iter().any(Option::is_none) {
+            let mut input = self.stream(&spec.input_plan, i)?;
+            let first = input.by_ref().find(|b| b.as_ref().map_or(true, |b| b.num_rows() > 0));
+            let Some(first) = first else { return Ok(Box::new(std::iter::empty())) };
+            first_input = Some(Box::new(std::iter::once(first).chain(input)) as BatchStream<'s>);
+        }
         // A shuffled join's table is this partition's own; a broadcast's is shared.
         let held = self.reserve(top);
         let tables: Vec<Table<'s>> = spec
@@ -914,7 +931,10 @@ impl<'a> Executor<'a> {
         }).sum())?;
         match &spec.sink {
             StageSink::Output { .. } => {
-                let input = self.stream(&spec.input_plan, i)?;
+                let input = match first_input {
+                    Some(input) => input,
+                    None => self.stream(&spec.input_plan, i)?,
+                };
                 // A Sort topping the stage sorts what the operators below it produce.
                 let below = match (top.as_ref(), &spec.sort) {
                     (PhysicalPlan::Sort { child, .. }, Some(_)) => child,
@@ -969,7 +989,7 @@ impl<'a> Executor<'a> {
                         b
                     });
                     let groups = self.reserve(top);
-                    if let Some(o) = crate::codegen::aggregate_partition(spec, &stage.compiled, &mut recorded, &builds, &|bytes| groups.resize(bytes))? {
+                    if let Some(o) = crate::codegen::aggregate_partition(spec, &stage.compiled, &mut recorded, &builds, self.config.partial_flush_groups, &|bytes| groups.resize(bytes))? {
                         out.extend(o);
                         continue;
                     }
@@ -978,7 +998,7 @@ impl<'a> Executor<'a> {
                     // then the rest (or, replayable, all of it again).
                     self.metrics.partition_reinterpreted();
                     let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
-                    let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, self.attrs(child))?;
+                    let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, self.attrs(child))?.flushing_at(self.config.partial_flush_groups);
                     let again: Box<dyn Iterator<Item = Result<RecordBatch>>> = if keep {
                         Box::new(kept.take().into_iter().map(Ok).chain(run))
                     } else {

@@ -111,6 +111,18 @@ pub fn hash_aggregate(
     agg.finish()
 }
 
+/// Whether a partial aggregate holding `groups` groups made from `rows` rows (since it last
+/// emitted) emits them now (`kiln.aggregate.partialFlushGroups`, `limit`, 0: never): it has
+/// `limit` groups and its rows fold at least two to a group (clustered keys, such as TPC-H's
+/// lineitem by order, whose groups do not come back). A table that size stays in the caches,
+/// where one of every group in the partition grows and misses them on each new key. Rows that
+/// barely fold keep the table growing: emitted, their keys would come back and leave through
+/// the exchange as many rows as came in. The final aggregate merges whatever the partial
+/// ones emit, so results do not change.
+pub fn partial_flush_due(groups: usize, rows: usize, limit: usize) -> bool {
+    limit > 0 && groups >= limit && rows >= 2 * groups
+}
+
 /// A hash aggregate fed one batch at a time: only its groups' keys and buffers are held.
 pub struct HashAggregator<'a> {
     mode: AggregateMode,
@@ -121,6 +133,10 @@ pub struct HashAggregator<'a> {
     grouper: Option<Grouper>,
     aggs: Vec<AggState<'a>>,
     gids: Vec<u32>,
+    /// A partial aggregate: rows since it last emitted its groups, and what it emitted.
+    rows_in: usize,
+    emitted: Vec<RecordBatch>,
+    flush_groups: usize,
 }
 
 impl<'a> HashAggregator<'a> {
@@ -145,7 +161,13 @@ impl<'a> HashAggregator<'a> {
             Some(Grouper::new(&key_exprs.iter().map(|e| e.data_type()).collect::<Result<Vec<_>>>()?)?)
         };
         let aggs = aggregates.iter().map(|a| AggState::new(a, mode, input)).collect::<Result<Vec<_>>>()?;
-        Ok(HashAggregator { mode, result, input, group_attrs, key_exprs, grouper, aggs, gids: Vec::new() })
+        Ok(HashAggregator { mode, result, input, group_attrs, key_exprs, grouper, aggs, gids: Vec::new(), rows_in: 0, emitted: vec![], flush_groups: 0 })
+    }
+
+    /// A partial aggregate that emits its groups past `groups` of them (`partial_flush_due`).
+    pub fn flushing_at(mut self, groups: usize) -> Self {
+        self.flush_groups = groups;
+        self
     }
 
     /// Adds one batch of input rows.
@@ -168,6 +190,30 @@ impl<'a> HashAggregator<'a> {
             agg.acc.resize(groups);
             agg.consume(self.mode, batch, self.input, &self.gids)?;
         }
+        self.rows_in += batch.num_rows();
+        // A DISTINCT buffer counts each value once per group: emitted twice, it would count twice.
+        let distinct = self.aggs.iter().any(|a| a.seen.is_some());
+        if self.mode == AggregateMode::Partial && !distinct && self.grouper.is_some() && partial_flush_due(groups, self.rows_in, self.flush_groups) {
+            self.emit_groups()?;
+        }
+        Ok(())
+    }
+
+    /// Emits the groups so far as one output batch and starts again with none.
+    fn emit_groups(&mut self) -> Result<()> {
+        let Some(grouper) = &mut self.grouper else { return Ok(()) };
+        let groups = grouper.num_groups();
+        let mut columns = grouper.keys()?;
+        grouper.clear()?;
+        let mut attrs = self.group_attrs.clone();
+        for agg in &mut self.aggs {
+            agg.acc.resize(groups);
+            columns.extend(agg.acc.state()?);
+            attrs.extend(agg.expr.buffer.iter().cloned());
+            *agg = AggState::new(agg.expr, self.mode, self.input)?;
+        }
+        self.emitted.push(make_batch(schema_of(&attrs), columns, groups)?);
+        self.rows_in = 0;
         Ok(())
     }
 
@@ -175,7 +221,8 @@ impl<'a> HashAggregator<'a> {
     /// estimate: 16 bytes each).
     pub fn memory_size(&self) -> u64 {
         let groups = self.grouper.as_ref().map_or(1, Grouper::num_groups) as u64;
-        self.grouper.as_ref().map_or(0, Grouper::memory_size) + groups * 16 * self.aggs.len() as u64
+        let emitted: u64 = self.emitted.iter().map(crate::physical::adaptive::batch_bytes).sum();
+        self.grouper.as_ref().map_or(0, Grouper::memory_size) + groups * 16 * self.aggs.len() as u64 + emitted
     }
 
     /// The output of a new aggregate over `batch`, whose rows each hold one group's keys, no
@@ -215,7 +262,9 @@ impl<'a> HashAggregator<'a> {
                 columns.extend(agg.acc.state()?);
                 attrs.extend(agg.expr.buffer.iter().cloned());
             }
-            return Ok(vec![make_batch(schema_of(&attrs), columns, groups)?]);
+            let mut out = std::mem::take(&mut self.emitted);
+            out.push(make_batch(schema_of(&attrs), columns, groups)?);
+            return Ok(out);
         }
         for agg in &mut self.aggs {
             columns.push(agg.acc.evaluate()?);

@@ -334,6 +334,18 @@ impl GroupTable {
         self.sync();
     }
 
+    /// Forgets every group, keeping the memory: a partial aggregate that emitted its groups
+    /// (`PARTIAL_FLUSH_GROUPS`) starts again in the same cache-sized table.
+    pub fn clear(&mut self) {
+        let used = self.num_groups() * self.stride / 16;
+        self.payload[..used].fill(0);
+        self.slot_gids.fill(EMPTY);
+        self.arena.clear();
+        self.header.groups = 0;
+        self.header.null_gid = NO_NULL_GROUP;
+        self.sync();
+    }
+
     /// Copies string bytes into the arena: their address there (stable for the table's life).
     fn intern(&mut self, bytes: &[u8]) -> u64 {
         let fits = self.arena.last().is_some_and(|c| c.capacity() - c.len() >= bytes.len());

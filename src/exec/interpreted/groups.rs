@@ -149,6 +149,15 @@ impl Grouper {
         }
     }
 
+    /// Forgets every group (ids start again at 0), keeping the shared table's memory.
+    pub fn clear(&mut self) -> Result<()> {
+        match &mut self.table {
+            Table::Shared(t) => t.clear(),
+            Table::Rows { .. } => *self = Grouper::new(&self.types)?,
+        }
+        Ok(())
+    }
+
     /// Assigns a group id to every row of `keys` (one array per key), new ids to new tuples.
     pub fn push(&mut self, keys: Vec<ArrayRef>, ids: &mut Vec<u32>) -> Result<()> {
         self.push_selected(keys, None, ids)

@@ -16,7 +16,7 @@ pub(crate) mod group_table;
 pub(crate) mod groups;
 pub(crate) mod join_table;
 
-pub use aggregate::{hash_aggregate, HashAggregator};
+pub use aggregate::{hash_aggregate, partial_flush_due, HashAggregator};
 pub use exchange::{hash_partition, range_partition};
 pub use generate::generate;
 pub use join::{hash_join, nested_loop_join, sort_merge_join};

@@ -226,3 +226,49 @@ fn aggregates_over_computed_arguments() {
     let out = run(AggregateMode::Complete, &[k.expr()], &[agg(AggFunc::Sum, doubled, false)], &input, vec![b]);
     assert_eq!(col_i64(&out, 1), vec![Some(8), Some(4)]);
 }
+
+#[test]
+fn a_partial_aggregate_past_its_flush_groups_emits_them_and_the_final_one_merges_them() {
+    assert!(partial_flush_due(4, 8, 4) && !partial_flush_due(4, 7, 4) && !partial_flush_due(3, 8, 4) && !partial_flush_due(4, 8, 0));
+    let (k, s, v) = (attr("k", DataType::Int64), attr("s", DataType::Utf8), attr("v", DataType::Int64));
+    let input = [k.clone(), s.clone(), v.clone()];
+    // Clustered keys, NULL keys among them: each batch's keys fold two to a group.
+    let keys: Vec<Option<i64>> = (0..48).map(|i| if i % 16 < 2 { None } else { Some(i / 2) }).collect();
+    let names: Vec<Option<String>> = keys.iter().map(|k| k.map(|k| format!("name {}", k % 5))).collect();
+    let values: Vec<Option<i64>> = (0..48).map(Some).collect();
+    let batches: Vec<RecordBatch> = (0..6)
+        .map(|b| {
+            let r = b * 8..b * 8 + 8;
+            let names: Vec<Option<&str>> = names[r.clone()].iter().map(|n| n.as_deref()).collect();
+            batch(&input, vec![ints(&keys[r.clone()]), strs(&names), ints(&values[r])])
+        })
+        .collect();
+    for grouping in [vec![k.expr()], vec![k.expr(), s.expr()]] {
+        let aggs = [agg(AggFunc::Sum, v.expr(), false), agg(AggFunc::Count, one(), false)];
+        let partial = |flush: usize| {
+            let mut a = HashAggregator::new(AggregateMode::Partial, &grouping, &aggs, &[], &input).unwrap().flushing_at(flush);
+            for b in &batches {
+                a.push(b).unwrap();
+            }
+            a.finish().unwrap()
+        };
+        let (flushed, whole) = (partial(4), partial(0));
+        assert!(flushed.len() > 2, "a partial aggregate past 4 groups emits them");
+        assert_eq!(whole.len(), 1);
+        let rows = |bs: &[RecordBatch]| bs.iter().map(RecordBatch::num_rows).sum::<usize>();
+        assert!(rows(&flushed) >= rows(&whole));
+        let mut mid = named_outputs(&grouping);
+        mid.extend(aggs.iter().flat_map(|a| a.buffer.clone()));
+        let sorted = |out: Vec<RecordBatch>| {
+            let mut rows: Vec<(Option<i64>, Option<i64>, Option<i64>)> = {
+                let n = grouping.len();
+                col_i64(&out, 0).into_iter().zip(col_i64(&out, n)).zip(col_i64(&out, n + 1)).map(|((a, b), c)| (a, b, c)).collect()
+            };
+            rows.sort();
+            rows
+        };
+        let merged = sorted(run(AggregateMode::Final, &grouping, &aggs, &mid, flushed));
+        assert_eq!(merged, sorted(run(AggregateMode::Final, &grouping, &aggs, &mid, whole)));
+        assert_eq!(merged.iter().map(|r| r.2.unwrap()).sum::<i64>(), 48);
+    }
+}

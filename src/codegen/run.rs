@@ -96,34 +96,28 @@ impl BuildTable {
     }
 }
 
-/// A sort-merge join's right partition for the merge: each row's keys as (valid, value)
-/// pairs, which order as the Sort below left them (ascending, NULLs first); a NULL never
-/// equals a stream key, whose NULL gives an empty range.
+/// A sort-merge join's right partition for the merge, ordered as the Sort below left it
+/// (ascending, NULLs first); a NULL never equals a stream key, whose NULL gives an empty range.
 struct MergeSide {
     keys: MergeKeyValues,
-    /// Each row's end of its run of equal keys.
-    run_end: Vec<u32>,
+    /// Each row's end of its run of equal keys (of the valid ones, for one key), made when a
+    /// stream batch first needs them: a few stream rows against many right rows search.
+    run_end: std::sync::OnceLock<Vec<u32>>,
 }
 
 type KeyValue = (bool, i64);
 
 enum MergeKeyValues {
-    One(Vec<KeyValue>),
+    /// One key: the right side's longs after its leading NULLs (read in place from the column,
+    /// a cast to long being free for a long), and how many NULLs lead.
+    One { nulls: usize, values: ScalarBuffer<i64> },
+    /// Two keys as (valid, value) pairs per row (a NULL's value 0).
     Two(Vec<(KeyValue, KeyValue)>),
 }
 
-/// Integer-like key columns as (valid, value) per row (a NULL's value 0).
-fn int_keys(keys: &[ArrayRef]) -> Result<Vec<Vec<KeyValue>>> {
-    keys.iter()
-        .map(|k| {
-            let v = arrow::compute::cast(k, &DataType::Int64)?;
-            let v = v.as_primitive::<Int64Type>();
-            Ok(match v.nulls() {
-                Some(n) => v.values().iter().zip(n.iter()).map(|(x, ok)| (ok, if ok { *x } else { 0 })).collect(),
-                None => v.values().iter().map(|x| (true, *x)).collect(),
-            })
-        })
-        .collect()
+/// Integer-like key columns as longs.
+fn longs(keys: &[ArrayRef]) -> Result<Vec<PrimitiveArray<Int64Type>>> {
+    keys.iter().map(|k| Ok(arrow::compute::cast(k, &DataType::Int64)?.as_primitive::<Int64Type>().clone())).collect()
 }
 
 /// `partition_point` searching from the front in doubling steps: a merge's next key is
@@ -138,12 +132,19 @@ fn gallop<K>(keys: &[K], before: impl Fn(&K) -> bool) -> usize {
     from + keys[from..to].partition_point(before)
 }
 
-/// For each stream key its range `[lower, upper)` among sorted `keys`, whose every row's run of
-/// equal keys ends at `run_end`: from the previous key's range on, whole runs are stepped over
-/// (the next key is most often a run or two on: one mispredicted branch where two searches per
-/// key take several); past a few runs, or for a key below the last one, a search takes over, so
-/// the answer holds for any order.
-fn ranges_of<K: Ord + Copy>(keys: &[K], run_end: &[u32], stream: impl Iterator<Item = Option<K>>, from: &mut Vec<u32>, to: &mut Vec<u32>) {
+/// For each stream key its range `[lower, upper)` among sorted `keys` (offset by `base`). With
+/// `run_end` (each row's end of its run of equal keys), whole runs are stepped over from the
+/// previous key's range on (the next key is most often a run or two on: one mispredicted branch
+/// where two searches per key take several); past a few runs, without run ends, or for a key
+/// below the last one, a search takes over, so the answer holds for any order.
+fn ranges_of<K: Ord + Copy>(
+    keys: &[K],
+    base: usize,
+    run_end: Option<&[u32]>,
+    stream: impl Iterator<Item = Option<K>>,
+    from: &mut Vec<u32>,
+    to: &mut Vec<u32>,
+) {
     const RUNS: usize = 4;
     let n = keys.len();
     let mut last: Option<(K, usize, usize)> = None;
@@ -153,21 +154,27 @@ fn ranges_of<K: Ord + Copy>(keys: &[K], run_end: &[u32], stream: impl Iterator<I
             (Some(k), Some((p, lo, hi))) if k == p => (lo, hi),
             (Some(k), prev) => {
                 let mut lo = prev.filter(|(p, ..)| *p < k).map_or(0, |(_, _, hi)| hi);
-                let mut runs = 0;
-                while lo < n && keys[lo] < k && runs < RUNS {
-                    lo = run_end[lo] as usize;
-                    runs += 1;
+                if let Some(ends) = run_end {
+                    let mut runs = 0;
+                    while lo < n && keys[lo] < k && runs < RUNS {
+                        lo = ends[lo] as usize;
+                        runs += 1;
+                    }
                 }
                 if lo < n && keys[lo] < k {
                     lo += gallop(&keys[lo..], |x| *x < k);
                 }
-                let hi = if lo < n && keys[lo] == k { run_end[lo] as usize } else { lo };
+                let hi = match run_end {
+                    Some(ends) if lo < n && keys[lo] == k => ends[lo] as usize,
+                    Some(_) => lo,
+                    None => lo + gallop(&keys[lo..], |x| *x <= k),
+                };
                 last = Some((k, lo, hi));
                 (lo, hi)
             }
         };
-        from.push(lo as u32);
-        to.push(hi as u32);
+        from.push((base + lo) as u32);
+        to.push((base + hi) as u32);
     }
 }
 
@@ -186,45 +193,63 @@ fn run_ends<K: PartialEq>(keys: &[K]) -> Vec<u32> {
 
 impl MergeSide {
     fn new(keys: &[ArrayRef]) -> Result<MergeSide> {
-        let keys = match int_keys(keys)?.as_mut_slice() {
-            [a] => MergeKeyValues::One(std::mem::take(a)),
-            [a, b] => MergeKeyValues::Two(a.iter().copied().zip(b.iter().copied()).collect()),
+        let unsorted = || KilnError::internal("sort-merge join: the right input is not sorted by its keys");
+        let keys = match longs(keys)?.as_slice() {
+            [a] => {
+                let nulls = a.null_count();
+                if (0..nulls).any(|i| a.is_valid(i)) || !a.values()[nulls..].is_sorted() {
+                    return Err(unsorted());
+                }
+                MergeKeyValues::One { nulls, values: a.values().slice(nulls, a.len() - nulls) }
+            }
+            [a, b] => {
+                let pair = |x: &PrimitiveArray<Int64Type>, i: usize| (x.is_valid(i), if x.is_valid(i) { x.value(i) } else { 0 });
+                let k: Vec<(KeyValue, KeyValue)> = (0..a.len()).map(|i| (pair(a, i), pair(b, i))).collect();
+                if !k.is_sorted() {
+                    return Err(unsorted());
+                }
+                MergeKeyValues::Two(k)
+            }
             _ => return Err(KilnError::internal("a compiled sort-merge join with other than one or two keys")),
         };
-        let sorted = match &keys {
-            MergeKeyValues::One(k) => k.is_sorted(),
-            MergeKeyValues::Two(k) => k.is_sorted(),
-        };
-        if !sorted {
-            return Err(KilnError::internal("sort-merge join: the right input is not sorted by its keys"));
+        Ok(MergeSide { keys, run_end: std::sync::OnceLock::new() })
+    }
+
+    fn rows(&self) -> usize {
+        match &self.keys {
+            MergeKeyValues::One { nulls, values } => nulls + values.len(),
+            MergeKeyValues::Two(k) => k.len(),
         }
-        let run_end = match &keys {
-            MergeKeyValues::One(k) => run_ends(k),
-            MergeKeyValues::Two(k) => run_ends(k),
-        };
-        Ok(MergeSide { keys, run_end })
     }
 
     fn memory_size(&self) -> u64 {
-        (match &self.keys {
-            MergeKeyValues::One(k) => k.len() * std::mem::size_of::<KeyValue>(),
+        let keys = match &self.keys {
+            MergeKeyValues::One { .. } => 0,
             MergeKeyValues::Two(k) => k.len() * 2 * std::mem::size_of::<KeyValue>(),
-        } + self.run_end.len() * 4) as u64
+        };
+        (keys + self.run_end.get().map_or(0, |e| e.len() * 4)) as u64
     }
 
     /// Each stream row's range of right rows with equal keys (empty for a NULL key).
     fn ranges(&self, stream_keys: &[ArrayRef]) -> Result<(Vec<u32>, Vec<u32>)> {
-        // Read in place (a cast to long is free for a long): the keys are not copied per batch.
-        let longs = stream_keys.iter().map(|k| arrow::compute::cast(k, &DataType::Int64)).collect::<std::result::Result<Vec<_>, _>>()?;
-        let longs: Vec<&PrimitiveArray<Int64Type>> = longs.iter().map(|k| k.as_primitive::<Int64Type>()).collect();
+        let longs = longs(stream_keys)?;
         let rows = longs.first().map_or(0, |v| v.len());
         let (mut from, mut to) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
+        // Run ends pay when the stream has rows for a good share of the right side's keys.
+        let dense = rows * 16 >= self.rows();
         let valid = |a: &PrimitiveArray<Int64Type>, i: usize| a.nulls().is_none_or(|n| n.is_valid(i));
         match (&self.keys, longs.as_slice()) {
-            (MergeKeyValues::One(k), [a]) if a.null_count() == 0 => ranges_of(k, &self.run_end, a.values().iter().map(|v| Some((true, *v))), &mut from, &mut to),
-            (MergeKeyValues::One(k), [a]) => ranges_of(k, &self.run_end, (0..rows).map(|i| valid(a, i).then(|| (true, a.value(i)))), &mut from, &mut to),
+            (MergeKeyValues::One { nulls, values }, [a]) => {
+                let ends = dense.then(|| self.run_end.get_or_init(|| run_ends(values)).as_slice());
+                if a.null_count() == 0 {
+                    ranges_of(values, *nulls, ends, a.values().iter().map(|v| Some(*v)), &mut from, &mut to)
+                } else {
+                    ranges_of(values, *nulls, ends, (0..rows).map(|i| valid(a, i).then(|| a.value(i))), &mut from, &mut to)
+                }
+            }
             (MergeKeyValues::Two(k), [a, b]) => {
-                ranges_of(k, &self.run_end, (0..rows).map(|i| (valid(a, i) && valid(b, i)).then(|| ((true, a.value(i)), (true, b.value(i))))), &mut from, &mut to)
+                let ends = dense.then(|| self.run_end.get_or_init(|| run_ends(k)).as_slice());
+                ranges_of(k, 0, ends, (0..rows).map(|i| (valid(a, i) && valid(b, i)).then(|| ((true, a.value(i)), (true, b.value(i))))), &mut from, &mut to)
             }
             _ => return Err(KilnError::internal("a sort-merge join's sides have different key counts")),
         }

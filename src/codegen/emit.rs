@@ -13,7 +13,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, Block, BlockArg, FuncRef, GlobalValue, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
-use super::spec::{string_predicate, AggSpec, OutputColumn, StageJoinType, StageSink, StageSpec, StringMatch, StringPredicate};
+use super::spec::{is_column_null_test, string_predicate, AggSpec, OutputColumn, StageJoinType, StageSink, StageSpec, StringMatch, StringPredicate};
 use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ScalarFunc};
 use crate::types::ScalarValue;
 
@@ -1073,20 +1073,7 @@ impl<'a, 'b> Tx<'a, 'b> {
                 }
             }
             _ => {
-                let signed = t != DataType::Boolean;
-                let cc = match (op, signed) {
-                    (BinaryOp::Eq | BinaryOp::EqNullSafe, _) => IntCC::Equal,
-                    (BinaryOp::NotEq, _) => IntCC::NotEqual,
-                    (BinaryOp::Lt, true) => IntCC::SignedLessThan,
-                    (BinaryOp::LtEq, true) => IntCC::SignedLessThanOrEqual,
-                    (BinaryOp::Gt, true) => IntCC::SignedGreaterThan,
-                    (BinaryOp::GtEq, true) => IntCC::SignedGreaterThanOrEqual,
-                    (BinaryOp::Lt, false) => IntCC::UnsignedLessThan,
-                    (BinaryOp::LtEq, false) => IntCC::UnsignedLessThanOrEqual,
-                    (BinaryOp::Gt, false) => IntCC::UnsignedGreaterThan,
-                    (BinaryOp::GtEq, false) => IntCC::UnsignedGreaterThanOrEqual,
-                    _ => return Err(format!("comparison {}", op.symbol())),
-                };
+                let cc = int_cc(op, t != DataType::Boolean).ok_or_else(|| format!("comparison {}", op.symbol()))?;
                 self.b.ins().icmp(cc, l, r)
             }
         };
@@ -1561,6 +1548,24 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
     Ok(())
 }
 
+/// The integer condition code of comparison `op` (`<=>` compares as `=`), None for other
+/// operators.
+fn int_cc(op: BinaryOp, signed: bool) -> Option<IntCC> {
+    Some(match (op, signed) {
+        (BinaryOp::Eq | BinaryOp::EqNullSafe, _) => IntCC::Equal,
+        (BinaryOp::NotEq, _) => IntCC::NotEqual,
+        (BinaryOp::Lt, true) => IntCC::SignedLessThan,
+        (BinaryOp::LtEq, true) => IntCC::SignedLessThanOrEqual,
+        (BinaryOp::Gt, true) => IntCC::SignedGreaterThan,
+        (BinaryOp::GtEq, true) => IntCC::SignedGreaterThanOrEqual,
+        (BinaryOp::Lt, false) => IntCC::UnsignedLessThan,
+        (BinaryOp::LtEq, false) => IntCC::UnsignedLessThanOrEqual,
+        (BinaryOp::Gt, false) => IntCC::UnsignedGreaterThan,
+        (BinaryOp::GtEq, false) => IntCC::UnsignedGreaterThanOrEqual,
+        _ => return None,
+    })
+}
+
 /// A filter condition tested on four rows at once: an integer column of the stream input
 /// compared with a constant (`column cc value`).
 struct LaneTest {
@@ -1577,28 +1582,21 @@ fn lane_tests(spec: &StageSpec) -> (Vec<LaneTest>, Vec<Expr>) {
     let columns = spec.columns();
     let (mut tests, mut rest) = (vec![], vec![]);
     for c in &spec.conditions {
-        if matches!(c, Expr::IsNotNull(a) if matches!(a.as_ref(), Expr::Attribute(_))) {
+        if is_column_null_test(c) {
             continue;
         }
+        // `column op constant`, or `constant op column` as `column flip(op) constant`.
         let operands = match c {
             Expr::Binary { op, left, right } => match (left.as_ref(), right.as_ref()) {
-                (Expr::Attribute(a), Expr::Literal(v)) => Some((op, a, v, false)),
-                (Expr::Literal(v), Expr::Attribute(a)) => Some((op, a, v, true)),
+                (Expr::Attribute(a), Expr::Literal(v)) => Some((*op, a, v)),
+                (Expr::Literal(v), Expr::Attribute(a)) => Some((op.flip(), a, v)),
                 _ => None,
             },
             _ => None,
         };
         let test = match operands {
-            Some((op, a, v, mirrored)) => {
-                let cc = match (op, mirrored) {
-                    (BinaryOp::Eq, _) => Some(IntCC::Equal),
-                    (BinaryOp::NotEq, _) => Some(IntCC::NotEqual),
-                    (BinaryOp::Lt, false) | (BinaryOp::Gt, true) => Some(IntCC::SignedLessThan),
-                    (BinaryOp::LtEq, false) | (BinaryOp::GtEq, true) => Some(IntCC::SignedLessThanOrEqual),
-                    (BinaryOp::Gt, false) | (BinaryOp::Lt, true) => Some(IntCC::SignedGreaterThan),
-                    (BinaryOp::GtEq, false) | (BinaryOp::LtEq, true) => Some(IntCC::SignedGreaterThanOrEqual),
-                    _ => None,
-                };
+            Some((op, a, v)) => {
+                let cc = if op == BinaryOp::EqNullSafe { None } else { int_cc(op, true) };
                 let column = columns.iter().position(|x| x.id == a.id).filter(|i| *i < spec.input.len());
                 let value = match (&a.data_type, v) {
                     (DataType::Int32, ScalarValue::Int32(x)) | (DataType::Date32, ScalarValue::Date32(x)) => Some((false, i64::from(*x))),
@@ -1627,7 +1625,7 @@ fn numeric_comparison(e: &Expr) -> bool {
             && x.data_type().is_ok_and(|t| matches!(t, DataType::Int32 | DataType::Int64 | DataType::Date32 | DataType::Float64 | DataType::Decimal128(..)))
     };
     match e {
-        Expr::Binary { op: BinaryOp::Eq | BinaryOp::NotEq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq, left, right } => numeric(left) && numeric(right),
+        Expr::Binary { op, left, right } if op.is_comparison() && *op != BinaryOp::EqNullSafe => numeric(left) && numeric(right),
         _ => false,
     }
 }

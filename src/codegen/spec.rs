@@ -273,6 +273,11 @@ pub fn string_predicate(e: &Expr) -> Option<StringPredicate> {
     }
 }
 
+/// `isnotnull(column)`: true of every row of a batch whose columns have no NULLs.
+pub fn is_column_null_test(e: &Expr) -> bool {
+    matches!(e, Expr::IsNotNull(a) if matches!(a.as_ref(), Expr::Attribute(_)))
+}
+
 /// Types generated code holds in registers.
 pub fn supported_type(t: &DataType) -> bool {
     matches!(t, DataType::Boolean | DataType::Int32 | DataType::Int64 | DataType::Date32 | DataType::Float64)
@@ -651,7 +656,7 @@ impl StageSpec {
     /// Whether the filter can drop a row of a batch without NULLs: not when its conditions
     /// only test columns for NULL (Spark's inferred `isnotnull(..)`), true of every such row.
     pub fn has_filter_without_nulls(&self) -> bool {
-        self.bloom_join().is_some() || self.conditions.iter().any(|c| !matches!(c, Expr::IsNotNull(a) if matches!(a.as_ref(), Expr::Attribute(_))))
+        self.bloom_join().is_some() || self.conditions.iter().any(|c| !is_column_null_test(c))
     }
 
     /// True when generated code groups the rows (a keyed aggregate whose keys it computes).

@@ -203,18 +203,27 @@ impl<'a> HashAggregator<'a> {
     fn emit_groups(&mut self) -> Result<()> {
         let Some(grouper) = &mut self.grouper else { return Ok(()) };
         let groups = grouper.num_groups();
-        let mut columns = grouper.keys()?;
+        let keys = grouper.keys()?;
         grouper.clear()?;
+        let batch = self.partial_batch(keys, groups)?;
+        self.emitted.push(batch);
+        for agg in &mut self.aggs {
+            *agg = AggState::new(agg.expr, self.mode, self.input)?;
+        }
+        self.rows_in = 0;
+        Ok(())
+    }
+
+    /// A partial aggregate's output for `groups` groups: their keys, then every aggregate's
+    /// buffer columns.
+    fn partial_batch(&mut self, mut columns: Vec<ArrayRef>, groups: usize) -> Result<RecordBatch> {
         let mut attrs = self.group_attrs.clone();
         for agg in &mut self.aggs {
             agg.acc.resize(groups);
             columns.extend(agg.acc.state()?);
             attrs.extend(agg.expr.buffer.iter().cloned());
-            *agg = AggState::new(agg.expr, self.mode, self.input)?;
         }
-        self.emitted.push(make_batch(schema_of(&attrs), columns, groups)?);
-        self.rows_in = 0;
-        Ok(())
+        make_batch(schema_of(&attrs), columns, groups)
     }
 
     /// Bytes its groups hold: the key table, and a buffer per group and aggregate (an
@@ -253,19 +262,16 @@ impl<'a> HashAggregator<'a> {
 
     fn finish_groups(mut self, keys: Option<Vec<ArrayRef>>, groups: usize) -> Result<Vec<RecordBatch>> {
         let mut columns = keys.unwrap_or_default();
+        if self.mode == AggregateMode::Partial {
+            let last = self.partial_batch(columns, groups)?;
+            let mut out = std::mem::take(&mut self.emitted);
+            out.push(last);
+            return Ok(out);
+        }
         for agg in &mut self.aggs {
             agg.acc.resize(groups);
         }
         let mut attrs = self.group_attrs;
-        if self.mode == AggregateMode::Partial {
-            for agg in &mut self.aggs {
-                columns.extend(agg.acc.state()?);
-                attrs.extend(agg.expr.buffer.iter().cloned());
-            }
-            let mut out = std::mem::take(&mut self.emitted);
-            out.push(make_batch(schema_of(&attrs), columns, groups)?);
-            return Ok(out);
-        }
         for agg in &mut self.aggs {
             columns.push(agg.acc.evaluate()?);
             attrs.push(agg.expr.result.clone());

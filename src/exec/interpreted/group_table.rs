@@ -335,7 +335,7 @@ impl GroupTable {
     }
 
     /// Forgets every group, keeping the memory: a partial aggregate that emitted its groups
-    /// (`PARTIAL_FLUSH_GROUPS`) starts again in the same cache-sized table.
+    /// (`kiln.aggregate.partialFlushGroups`) starts again in the same cache-sized table.
     pub fn clear(&mut self) {
         let used = self.num_groups() * self.stride / 16;
         self.payload[..used].fill(0);

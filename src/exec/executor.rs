@@ -41,9 +41,6 @@ pub type Partitions = Vec<Vec<RecordBatch>>;
 /// One partition of an operator's output, produced as it is pulled.
 pub type BatchStream<'a> = Box<dyn Iterator<Item = Result<RecordBatch>> + 'a>;
 
-/// Input batches an exchange splits at once (times the batch size).
-const EXCHANGE_CHUNK_BATCHES: usize = 16;
-
 /// One side of a join partition, drained when the join first runs, what it holds taken from
 /// the join's reservation.
 type Drain<'a> = Box<dyn FnOnce(&Reservation) -> Result<Vec<RecordBatch>> + 'a>;
@@ -580,27 +577,15 @@ impl<'a> Executor<'a> {
         let parts = match partitioning {
             Partitioning::SinglePartition | Partitioning::Unknown(1) => vec![self.drain_reserved(child, held)?.concat()],
             Partitioning::Hash(keys, n) => {
-                // Rows are split in chunks of many batches: one split of a small batch into
-                // n partitions leaves n slivers that cost more to merge than to make.
-                let chunk_rows = self.config.batch_size.max(1) * EXCHANGE_CHUNK_BATCHES;
+                let batch_size = self.config.batch_size.max(1);
                 let split = self.run_partitions(child, |s| {
-                    let mut local: Partitions = vec![vec![]; *n];
-                    let mut chunk = vec![];
-                    let mut rows = 0;
-                    let mut s = s.peekable();
-                    while let Some(b) = s.next() {
+                    let mut parts = interpreted::HashPartitioner::new(keys, input, *n, batch_size)?;
+                    for b in s {
                         let b = b?;
-                        rows += b.num_rows();
-                        chunk.push(b);
-                        if rows >= chunk_rows || s.peek().is_none() {
-                            for (slot, part) in local.iter_mut().zip(interpreted::hash_partition(keys, input, std::mem::take(&mut chunk), *n)?) {
-                                held.grow(part.iter().map(batch_bytes).sum())?;
-                                slot.extend(part);
-                            }
-                            rows = 0;
-                        }
+                        held.grow(batch_bytes(&b))?;
+                        parts.push(&b)?;
                     }
-                    Ok(local)
+                    parts.finish()
                 })?;
                 let mut out: Partitions = vec![vec![]; *n];
                 for s in split {
@@ -611,7 +596,6 @@ impl<'a> Executor<'a> {
                 // Many input partitions leave each output partition many slivers (200 x 200
                 // of a few rows each after a sort-merge join): merged here, once, they do not
                 // cost every reader a per-batch overhead.
-                let batch_size = self.config.batch_size.max(1);
                 out.into_par_iter().map(|part| merge_slivers(part, batch_size)).collect::<Result<_>>()?
             }
             Partitioning::Range(order, n) => interpreted::range_partition(order, input, self.drain_reserved(child, held)?.concat(), *n)?,

@@ -1,8 +1,11 @@
 //! Exchange: splits one partition's rows into `n` output partitions, by Spark's Murmur3 hash
 //! of the keys (`hashpartitioning`) or by sorted ranges (`rangepartitioning`).
 
-use arrow::array::{Array, ArrowPrimitiveType, AsArray, UInt32Array};
+use arrow::array::{Array, ArrayRef, ArrowPrimitiveType, AsArray, GenericByteArray, OffsetSizeTrait, PrimitiveArray, UInt32Array};
+use arrow::array::NullBufferBuilder;
+use arrow::buffer::OffsetBuffer;
 use arrow::compute::take_record_batch;
+use arrow::datatypes::ByteArrayType;
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 use arrow::row::{RowConverter, SortField};
@@ -181,34 +184,266 @@ pub(crate) fn spark_hash(columns: &[std::sync::Arc<dyn Array>], rows: usize) -> 
 /// Splits rows into `n` partitions by `pmod(murmur3(keys), n)`: equal keys, NULLs included,
 /// land in the same partition, exactly as Spark's `hashpartitioning`.
 pub fn hash_partition(keys: &[Expr], input: &[Attribute], batches: Vec<RecordBatch>, n: usize) -> Result<Vec<Vec<RecordBatch>>> {
-    if n == 0 {
-        return Err(KilnError::internal("hash partitioning into 0 partitions"));
+    let mut parts = HashPartitioner::new(keys, input, n, usize::MAX)?;
+    for b in &batches {
+        parts.push(b)?;
     }
-    if n == 1 {
-        return Ok(vec![batches]);
+    parts.finish()
+}
+
+/// A hash exchange's writer for one input partition: each row is copied once, as it arrives,
+/// into its output partition's chunk of column buffers (no batch concatenated, no gather of
+/// the whole). A chunk is handed on as a batch when the next rows would take it past
+/// `batch_size` (it holds more only when one input batch gives it more at once), so its
+/// buffers do not grow, and copy themselves, past a batch.
+pub struct HashPartitioner<'a> {
+    keys: &'a [Expr],
+    input: &'a [Attribute],
+    n: usize,
+    batch_size: usize,
+    schema: Option<SchemaRef>,
+    columns: Vec<Box<dyn ColumnParts>>,
+    chunk_rows: Vec<usize>,
+    out: Vec<Vec<RecordBatch>>,
+    pids: Vec<u32>,
+    starts: Vec<usize>,
+    next: Vec<usize>,
+    order: Vec<u32>,
+}
+
+impl<'a> HashPartitioner<'a> {
+    pub fn new(keys: &'a [Expr], input: &'a [Attribute], n: usize, batch_size: usize) -> Result<Self> {
+        if n == 0 {
+            return Err(KilnError::internal("hash partitioning into 0 partitions"));
+        }
+        Ok(HashPartitioner {
+            keys,
+            input,
+            n,
+            batch_size: batch_size.max(1),
+            schema: None,
+            columns: vec![],
+            chunk_rows: vec![0; n],
+            out: vec![vec![]; n],
+            pids: vec![],
+            starts: vec![],
+            next: vec![],
+            order: vec![],
+        })
     }
-    // One batch, its rows ordered by partition (a stable counting sort), taken once per
-    // column and sliced: columnar kernels instead of a row-by-row gather across batches.
-    let batch = concat(input, &batches)?;
-    drop(batches);
-    let rows = batch.num_rows();
-    let hashes = spark_hash(&evaluate_all(keys, &batch, input)?, rows)?;
-    let pids: Vec<usize> = hashes.iter().map(|h| h.rem_euclid(n as i32) as usize).collect();
-    let mut starts = vec![0usize; n + 1];
-    for p in &pids {
-        starts[p + 1] += 1;
+
+    /// Copies the batch's rows to their partitions.
+    pub fn push(&mut self, batch: &RecordBatch) -> Result<()> {
+        let rows = batch.num_rows();
+        if rows == 0 {
+            return Ok(());
+        }
+        if self.n == 1 {
+            self.out[0].push(batch.clone());
+            return Ok(());
+        }
+        match &self.schema {
+            None => {
+                self.columns = batch.columns().iter().map(|c| column_parts(c.data_type(), self.n)).collect();
+                self.schema = Some(batch.schema());
+            }
+            Some(s) if s.fields().len() != batch.num_columns() => return Err(KilnError::internal("an exchange's input batches differ in columns")),
+            Some(_) => {}
+        }
+        let hashes = spark_hash(&evaluate_all(self.keys, batch, self.input)?, rows)?;
+        // The batch's rows ordered by partition (a stable counting sort): each partition's
+        // rows are then gathered in one run from a batch that stays in the caches, and its
+        // chunk is written in order, not one row at a time across all partitions.
+        let n = self.n as i32;
+        self.pids.clear();
+        self.pids.extend(hashes.iter().map(|h| h.rem_euclid(n) as u32));
+        self.starts.clear();
+        self.starts.resize(self.n + 1, 0);
+        for p in &self.pids {
+            self.starts[*p as usize + 1] += 1;
+        }
+        for p in 0..self.n {
+            self.starts[p + 1] += self.starts[p];
+        }
+        self.next.clear();
+        self.next.extend_from_slice(&self.starts[..self.n]);
+        self.order.clear();
+        self.order.resize(rows, 0);
+        for (row, p) in self.pids.iter().enumerate() {
+            let at = &mut self.next[*p as usize];
+            self.order[*at] = row as u32;
+            *at += 1;
+        }
+        for p in 0..self.n {
+            let more = self.starts[p + 1] - self.starts[p];
+            if more == 0 {
+                continue;
+            }
+            if self.chunk_rows[p] > 0 && self.chunk_rows[p] + more > self.batch_size {
+                self.flush(p, more.max(self.batch_size))?;
+            }
+            self.chunk_rows[p] += more;
+        }
+        for (c, array) in self.columns.iter_mut().zip(batch.columns()) {
+            c.scatter(array, &self.order, &self.starts)?;
+        }
+        Ok(())
     }
-    for i in 0..n {
-        starts[i + 1] += starts[i];
+
+    /// Every output partition's batches.
+    pub fn finish(mut self) -> Result<Vec<Vec<RecordBatch>>> {
+        for p in 0..self.n {
+            if self.chunk_rows[p] > 0 {
+                self.flush(p, 0)?;
+            }
+        }
+        Ok(self.out)
     }
-    let mut next = starts.clone();
-    let mut order = vec![0u32; rows];
-    for (row, p) in pids.iter().enumerate() {
-        order[next[*p]] = row as u32;
-        next[*p] += 1;
+
+    /// Hands on partition `p`'s chunk as a batch; the next starts with room for `capacity` rows.
+    fn flush(&mut self, p: usize, capacity: usize) -> Result<()> {
+        let schema = self.schema.clone().ok_or_else(|| KilnError::internal("an exchange flushed before its first batch"))?;
+        let columns = self.columns.iter_mut().map(|c| c.finish(p, capacity)).collect::<Result<Vec<_>>>()?;
+        let options = arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(self.chunk_rows[p]));
+        self.out[p].push(RecordBatch::try_new_with_options(schema, columns, &options)?);
+        self.chunk_rows[p] = 0;
+        Ok(())
     }
-    let sorted = take_record_batch(&batch, &arrow::array::UInt32Array::from(order))?;
-    Ok((0..n).map(|i| if starts[i] == starts[i + 1] { vec![] } else { vec![sorted.slice(starts[i], starts[i + 1] - starts[i])] }).collect())
+}
+
+/// One column's chunk in every output partition of a [`HashPartitioner`].
+trait ColumnParts: Send {
+    /// Appends rows `order[starts[p]..starts[p + 1]]` of `array` to partition `p`'s chunk.
+    fn scatter(&mut self, array: &ArrayRef, order: &[u32], starts: &[usize]) -> Result<()>;
+    /// Partition `p`'s chunk as an array; the chunk starts again with room for `capacity` rows.
+    fn finish(&mut self, p: usize, capacity: usize) -> Result<ArrayRef>;
+}
+
+/// Partition `p`'s run of `order`, for each partition given rows.
+fn runs<'o>(order: &'o [u32], starts: &'o [usize]) -> impl Iterator<Item = (usize, &'o [u32])> + 'o {
+    starts.windows(2).enumerate().filter(|(_, w)| w[1] > w[0]).map(|(p, w)| (p, &order[w[0]..w[1]]))
+}
+
+/// Appends the validity of `rows` to a partition's NULL bits.
+fn append_validity(bits: &mut NullBufferBuilder, nulls: Option<&arrow::buffer::NullBuffer>, rows: &[u32]) {
+    match nulls.filter(|n| n.null_count() > 0) {
+        Some(n) => rows.iter().for_each(|r| bits.append(n.is_valid(*r as usize))),
+        None => bits.append_n_non_nulls(rows.len()),
+    }
+}
+
+fn column_parts(data_type: &DataType, n: usize) -> Box<dyn ColumnParts> {
+    fn fixed<T: ArrowPrimitiveType>(data_type: &DataType, n: usize) -> Box<dyn ColumnParts> {
+        Box::new(FixedParts::<T> { data_type: data_type.clone(), values: (0..n).map(|_| vec![]).collect(), nulls: (0..n).map(|_| NullBufferBuilder::new(0)).collect() })
+    }
+    fn bytes<T: ByteArrayType>(n: usize) -> Box<dyn ColumnParts> {
+        Box::new(ByteParts::<T> {
+            offsets: (0..n).map(|_| vec![T::Offset::default()]).collect(),
+            values: (0..n).map(|_| vec![]).collect(),
+            nulls: (0..n).map(|_| NullBufferBuilder::new(0)).collect(),
+        })
+    }
+    match data_type {
+        DataType::Int8 => fixed::<Int8Type>(data_type, n),
+        DataType::Int16 => fixed::<Int16Type>(data_type, n),
+        DataType::Int32 => fixed::<Int32Type>(data_type, n),
+        DataType::Int64 => fixed::<Int64Type>(data_type, n),
+        DataType::Float32 => fixed::<Float32Type>(data_type, n),
+        DataType::Float64 => fixed::<Float64Type>(data_type, n),
+        DataType::Date32 => fixed::<Date32Type>(data_type, n),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => fixed::<TimestampMicrosecondType>(data_type, n),
+        DataType::Decimal128(..) => fixed::<Decimal128Type>(data_type, n),
+        DataType::Utf8 => bytes::<Utf8Type>(n),
+        DataType::Binary => bytes::<BinaryType>(n),
+        // Other types (nested, views, booleans): rows remembered, gathered by arrow at a flush.
+        _ => Box::new(GatheredParts { arrays: vec![], rows: vec![vec![]; n] }),
+    }
+}
+
+struct FixedParts<T: ArrowPrimitiveType> {
+    data_type: DataType,
+    values: Vec<Vec<T::Native>>,
+    nulls: Vec<NullBufferBuilder>,
+}
+
+impl<T: ArrowPrimitiveType> ColumnParts for FixedParts<T> {
+    fn scatter(&mut self, array: &ArrayRef, order: &[u32], starts: &[usize]) -> Result<()> {
+        let a = array.as_primitive_opt::<T>().ok_or_else(|| KilnError::internal(format!("an exchange's {} column holds {}", self.data_type, array.data_type())))?;
+        let values = a.values();
+        for (p, rows) in runs(order, starts) {
+            self.values[p].extend(rows.iter().map(|r| values[*r as usize]));
+            append_validity(&mut self.nulls[p], a.nulls(), rows);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, p: usize, capacity: usize) -> Result<ArrayRef> {
+        let values = std::mem::replace(&mut self.values[p], Vec::with_capacity(capacity));
+        let array = PrimitiveArray::<T>::try_new(values.into(), self.nulls[p].finish())?.with_data_type(self.data_type.clone());
+        Ok(std::sync::Arc::new(array))
+    }
+}
+
+struct ByteParts<T: ByteArrayType> {
+    offsets: Vec<Vec<T::Offset>>,
+    values: Vec<Vec<u8>>,
+    nulls: Vec<NullBufferBuilder>,
+}
+
+impl<T: ByteArrayType> ColumnParts for ByteParts<T> {
+    fn scatter(&mut self, array: &ArrayRef, order: &[u32], starts: &[usize]) -> Result<()> {
+        let a = array.as_bytes_opt::<T>().ok_or_else(|| KilnError::internal(format!("an exchange's {} column holds {}", T::DATA_TYPE, array.data_type())))?;
+        let (offsets, bytes) = (a.value_offsets(), a.value_data());
+        for (p, rows) in runs(order, starts) {
+            let (data, ends) = (&mut self.values[p], &mut self.offsets[p]);
+            ends.reserve(rows.len());
+            for r in rows {
+                let r = *r as usize;
+                data.extend_from_slice(&bytes[offsets[r].as_usize()..offsets[r + 1].as_usize()]);
+                let end = T::Offset::from_usize(data.len()).ok_or_else(|| KilnError::unsupported(format!("a shuffle partition of {} values past {} bytes", T::DATA_TYPE, T::Offset::MAX_OFFSET)))?;
+                ends.push(end);
+            }
+            append_validity(&mut self.nulls[p], a.nulls(), rows);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, p: usize, capacity: usize) -> Result<ArrayRef> {
+        let mut next = Vec::with_capacity(capacity + 1);
+        next.push(T::Offset::default());
+        let offsets = OffsetBuffer::new(std::mem::replace(&mut self.offsets[p], next).into());
+        let values = std::mem::take(&mut self.values[p]);
+        // Whole values copied from arrays of this type: the bytes are as valid as theirs.
+        let array = unsafe { GenericByteArray::<T>::new_unchecked(offsets, values.into(), self.nulls[p].finish()) };
+        Ok(std::sync::Arc::new(array))
+    }
+}
+
+struct GatheredParts {
+    arrays: Vec<ArrayRef>,
+    rows: Vec<Vec<(usize, usize)>>,
+}
+
+impl ColumnParts for GatheredParts {
+    fn scatter(&mut self, array: &ArrayRef, order: &[u32], starts: &[usize]) -> Result<()> {
+        let a = self.arrays.len();
+        self.arrays.push(array.clone());
+        for (p, rows) in runs(order, starts) {
+            self.rows[p].extend(rows.iter().map(|r| (a, *r as usize)));
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, p: usize, capacity: usize) -> Result<ArrayRef> {
+        let rows = std::mem::replace(&mut self.rows[p], Vec::with_capacity(capacity));
+        let arrays: Vec<&dyn Array> = self.arrays.iter().map(|a| a.as_ref()).collect();
+        let array = arrow::compute::interleave(&arrays, &rows)?;
+        // Arrays no partition still reads are let go once every partition has been flushed.
+        if self.rows.iter().all(Vec::is_empty) {
+            self.arrays.clear();
+        }
+        Ok(array)
+    }
 }
 
 /// Splits rows into `n` sorted ranges of `order`: partition i holds rows after boundary i-1 and
@@ -280,6 +515,54 @@ mod tests {
             }
         }
         assert_eq!(total, 8);
+    }
+
+    #[test]
+    fn hash_partitioner_copies_each_row_to_its_partition_in_chunks() {
+        // Every type path: longs and decimals (fixed), strings (bytes), booleans (gathered),
+        // NULLs in each; input batches of several sizes, chunks of at most 7 rows.
+        let input = [attr("k", DataType::Int64), attr("s", DataType::Utf8), attr("d", DataType::Decimal128(20, 2)), attr("b", DataType::Boolean)];
+        let make = |from: i64, n: i64| {
+            let ks: Vec<Option<i64>> = (from..from + n).map(|i| (i % 5 != 0).then_some(i % 13)).collect();
+            let ss: Vec<Option<String>> = (from..from + n).map(|i| (i % 7 != 0).then(|| "x".repeat((i % 4) as usize) + &i.to_string())).collect();
+            let ds: Vec<Option<i128>> = (from..from + n).map(|i| (i % 3 != 0).then_some(i as i128 * 1_000_000_007)).collect();
+            let bs: Vec<Option<bool>> = (from..from + n).map(|i| (i % 6 != 0).then_some(i % 2 == 0)).collect();
+            let ss: Vec<Option<&str>> = ss.iter().map(|s| s.as_deref()).collect();
+            batch(&input, vec![ints(&ks), strs(&ss), decs(&ds, 20, 2), std::sync::Arc::new(arrow::array::BooleanArray::from(bs))])
+        };
+        let batches = vec![make(0, 40), make(40, 3), make(43, 0), make(43, 61)];
+        let keys = [input[0].expr(), input[1].expr()];
+        let n = 4;
+        let mut parts = HashPartitioner::new(&keys, &input, n, 7).unwrap();
+        for b in &batches {
+            parts.push(b).unwrap();
+        }
+        let parts = parts.finish().unwrap();
+        // Expected: each row in the partition of its own hash, in input order.
+        let all = concat(&input, &batches).unwrap();
+        let hashes = spark_hash(&evaluate_all(&keys, &all, &input).unwrap(), all.num_rows()).unwrap();
+        let schema = all.schema();
+        let pid = |r: usize| hashes[r].rem_euclid(n as i32) as usize;
+        for (p, got) in parts.iter().enumerate() {
+            // A chunk holds up to 7 rows, or more only when one input batch gave them at once.
+            let mut at = 0;
+            let most_at_once = batches
+                .iter()
+                .map(|b| {
+                    at += b.num_rows();
+                    (at - b.num_rows()..at).filter(|r| pid(*r) == p).count()
+                })
+                .max()
+                .unwrap();
+            assert!(got.iter().all(|b| b.num_rows() <= most_at_once.max(7) && b.num_rows() > 0), "partition {p}: a chunk past its size, or empty");
+            let rows: Vec<u32> = (0..all.num_rows() as u32).filter(|r| pid(*r as usize) == p).collect();
+            let expected = take_record_batch(&all, &UInt32Array::from(rows)).unwrap();
+            assert_eq!(arrow::compute::concat_batches(&schema, got).unwrap(), expected, "partition {p}");
+        }
+        // One partition: the batches as they are.
+        let mut one = HashPartitioner::new(&keys, &input, 1, 7).unwrap();
+        one.push(&batches[0]).unwrap();
+        assert_eq!(one.finish().unwrap(), vec![vec![batches[0].clone()]]);
     }
 
     #[test]

@@ -625,10 +625,6 @@ fn bytes(words: &[u128]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(words.as_ptr() as *const u8, std::mem::size_of_val(words)) }
 }
 
-fn read<const N: usize>(b: &[u8], at: usize) -> Result<[u8; N]> {
-    b.get(at..at + N).and_then(|s| s.try_into().ok()).ok_or_else(|| KilnError::internal("read past a generated buffer"))
-}
-
 /// Arrow's validity of one byte per row written by generated code (None: no NULL).
 fn nulls(valid: &[u8]) -> Option<NullBuffer> {
     valid.contains(&0).then(|| NullBuffer::new(BooleanBuffer::collect_bool(valid.len(), |i| valid[i] != 0)))
@@ -657,15 +653,6 @@ fn to_array(t: &DataType, mut values: MutableBuffer, valid: &[u8], count: usize)
         DataType::Decimal128(p, s) => Arc::new(Decimal128Array::new(ScalarBuffer::new(buffer, 0, count), nulls).with_precision_and_scale(*p, *s)?),
         other => return Err(KilnError::internal(format!("generated output of type {other}"))),
     })
-}
-
-fn collect<T: ArrowNativeType>(n: usize, f: impl Fn(usize) -> Result<T>) -> Result<ScalarBuffer<T>> {
-    // Sized up front: collecting through `Result` would grow the vector from empty.
-    let mut values = Vec::with_capacity(n);
-    for i in 0..n {
-        values.push(f(i)?);
-    }
-    Ok(values.into())
 }
 
 /// Runs an aggregate stage over one partition of its input, batch by batch: the partial
@@ -831,12 +818,25 @@ fn attributes_of(exprs: &[crate::expr::Expr]) -> Vec<Attribute> {
 /// The buffer columns of one aggregate, exactly as the interpreter's partial aggregate writes
 /// them; None when a decimal sum exceeds its precision (the interpreter reports it).
 fn state_arrays(a: &AggSpec, b: &[u8], base: usize, stride: usize, groups: usize) -> Result<Option<Vec<ArrayRef>>> {
-    let value_at = |g: usize| base + g * stride;
-    let aux = |g: usize| read::<8>(b, value_at(g) + 16).map(i64::from_le_bytes);
-    let seen: Vec<u8> = (0..groups).map(|g| aux(g).map(|v| u8::from(v != 0))).collect::<Result<_>>()?;
-    let i64s = |off: usize| collect(groups, |g| read::<8>(b, value_at(g) + off).map(i64::from_le_bytes));
-    let f64s = || collect(groups, |g| read::<8>(b, value_at(g)).map(f64::from_le_bytes));
-    let i128s = || collect(groups, |g| read::<16>(b, value_at(g)).map(i128::from_le_bytes));
+    // Every group's accumulator checked to lie in the buffer once, then read without a check
+    // per group (a flushing partial aggregate emits millions of groups).
+    let b = match groups {
+        0 => &[],
+        _ => b.get(base..base + (groups - 1) * stride + ACC_BYTES).ok_or_else(|| KilnError::internal("accumulators past the groups' buffer"))?,
+    };
+    fn values<T: ArrowNativeType, const N: usize>(b: &[u8], stride: usize, off: usize, f: impl Fn([u8; N]) -> T) -> Vec<T> {
+        b.chunks(stride)
+            .map(|acc| {
+                let mut w = [0u8; N];
+                w.copy_from_slice(&acc[off..off + N]);
+                f(w)
+            })
+            .collect()
+    }
+    let seen: Vec<u8> = values(b, stride, 16, |w| u8::from(i64::from_le_bytes(w) != 0));
+    let i64s = |off: usize| -> Result<ScalarBuffer<i64>> { Ok(values(b, stride, off, i64::from_le_bytes).into()) };
+    let f64s = || -> Result<ScalarBuffer<f64>> { Ok(values(b, stride, 0, f64::from_le_bytes).into()) };
+    let i128s = || -> Result<ScalarBuffer<i128>> { Ok(values(b, stride, 0, i128::from_le_bytes).into()) };
     let buffer_type = |i: usize| a.buffer.get(i).map(|x| x.data_type.clone()).ok_or_else(|| KilnError::internal("missing buffer attribute"));
     let decimal = |values: ScalarBuffer<i128>, t: DataType, nulls: Option<NullBuffer>| -> Result<Option<ArrayRef>> {
         let DataType::Decimal128(p, s) = t else { return Err(KilnError::internal("decimal buffer of another type")) };
@@ -853,7 +853,7 @@ fn state_arrays(a: &AggSpec, b: &[u8], base: usize, stride: usize, groups: usize
         (AggFunc::Sum, DataType::Float64) => vec![Arc::new(Float64Array::new(f64s()?, nulls(&seen)))],
         (AggFunc::Sum, DataType::Decimal128(..)) => {
             let Some(sums) = decimal(i128s()?, buffer_type(0)?, None)? else { return Ok(None) };
-            let empty: BooleanArray = seen.iter().map(|s| Some(*s == 0)).collect();
+            let empty = BooleanArray::new(BooleanBuffer::collect_bool(seen.len(), |g| seen[g] == 0), None);
             vec![sums, Arc::new(empty)]
         }
         (AggFunc::Avg, DataType::Decimal128(..)) => {
@@ -864,13 +864,13 @@ fn state_arrays(a: &AggSpec, b: &[u8], base: usize, stride: usize, groups: usize
         (AggFunc::Min | AggFunc::Max, t) => {
             let n = nulls(&seen);
             let array: ArrayRef = match t {
-                DataType::Int32 => Arc::new(Int32Array::new(collect(groups, |g| read::<4>(b, value_at(g)).map(i32::from_le_bytes))?, n)),
-                DataType::Date32 => Arc::new(Date32Array::new(collect(groups, |g| read::<4>(b, value_at(g)).map(i32::from_le_bytes))?, n)),
+                DataType::Int32 => Arc::new(Int32Array::new(values(b, stride, 0, i32::from_le_bytes).into(), n)),
+                DataType::Date32 => Arc::new(Date32Array::new(values(b, stride, 0, i32::from_le_bytes).into(), n)),
                 DataType::Int64 => Arc::new(Int64Array::new(i64s(0)?, n)),
                 DataType::Float64 => Arc::new(Float64Array::new(f64s()?, n)),
                 DataType::Decimal128(p, s) => {
-                    let values = if *p <= 18 { collect(groups, |g| read::<8>(b, value_at(g)).map(|x| i64::from_le_bytes(x) as i128))? } else { i128s()? };
-                    Arc::new(PrimitiveArray::<Decimal128Type>::new(values, n).with_precision_and_scale(*p, *s)?)
+                    let decimals = if *p <= 18 { values(b, stride, 0, |w| i64::from_le_bytes(w) as i128).into() } else { i128s()? };
+                    Arc::new(PrimitiveArray::<Decimal128Type>::new(decimals, n).with_precision_and_scale(*p, *s)?)
                 }
                 other => return Err(KilnError::internal(format!("generated min/max over {other}"))),
             };

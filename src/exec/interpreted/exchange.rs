@@ -319,6 +319,16 @@ trait ColumnParts: Send {
     fn finish(&mut self, p: usize, capacity: usize) -> Result<ArrayRef>;
 }
 
+/// A chunk's buffer as an array's: without the room it did not use when that is over a
+/// quarter (a partition's last chunk, or one that doubled past its rows), which the array
+/// would otherwise hold for as long as it lives.
+fn trimmed<T>(mut v: Vec<T>) -> Vec<T> {
+    if v.capacity() - v.len() > v.capacity() / 4 {
+        v.shrink_to_fit();
+    }
+    v
+}
+
 /// Partition `p`'s run of `order`, for each partition given rows.
 fn runs<'o>(order: &'o [u32], starts: &'o [usize]) -> impl Iterator<Item = (usize, &'o [u32])> + 'o {
     starts.windows(2).enumerate().filter(|(_, w)| w[1] > w[0]).map(|(p, w)| (p, &order[w[0]..w[1]]))
@@ -378,7 +388,7 @@ impl<T: ArrowPrimitiveType> ColumnParts for FixedParts<T> {
     }
 
     fn finish(&mut self, p: usize, capacity: usize) -> Result<ArrayRef> {
-        let values = std::mem::replace(&mut self.values[p], Vec::with_capacity(capacity));
+        let values = trimmed(std::mem::replace(&mut self.values[p], Vec::with_capacity(capacity)));
         let array = PrimitiveArray::<T>::try_new(values.into(), self.nulls[p].finish())?.with_data_type(self.data_type.clone());
         Ok(std::sync::Arc::new(array))
     }
@@ -411,8 +421,8 @@ impl<T: ByteArrayType> ColumnParts for ByteParts<T> {
     fn finish(&mut self, p: usize, capacity: usize) -> Result<ArrayRef> {
         let mut next = Vec::with_capacity(capacity + 1);
         next.push(T::Offset::default());
-        let offsets = OffsetBuffer::new(std::mem::replace(&mut self.offsets[p], next).into());
-        let values = std::mem::take(&mut self.values[p]);
+        let offsets = OffsetBuffer::new(trimmed(std::mem::replace(&mut self.offsets[p], next)).into());
+        let values = trimmed(std::mem::take(&mut self.values[p]));
         // Whole values copied from arrays of this type: the bytes are as valid as theirs.
         let array = unsafe { GenericByteArray::<T>::new_unchecked(offsets, values.into(), self.nulls[p].finish()) };
         Ok(std::sync::Arc::new(array))

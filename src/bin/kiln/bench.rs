@@ -79,11 +79,6 @@ struct Timing {
     codegen: kiln::exec::metrics::CodegenStats,
 }
 
-/// Times `sql` `runs` times after one cold run.
-fn time_query(session: &Session, sql: &str, runs: usize) -> Result<Timing, KilnError> {
-    Ok(time_in_turn(&[session.sql(sql)?], runs)?.remove(0))
-}
-
 /// Times each prepared query `runs` times after one cold run each, in turn (A B A B ...), so
 /// that drift in the machine's speed falls on all of them alike.
 fn time_in_turn(dfs: &[kiln::DataFrame], runs: usize) -> Result<Vec<Timing>, KilnError> {
@@ -278,51 +273,65 @@ pub fn run(session: &Session, queries: &[(String, String)], o: &BenchOptions) ->
     let mut rows = vec![];
     for (name, sql) in queries {
         let mut timings = vec![];
-        for (label, codegen) in &modes {
-            session.set_conf("spark.sql.codegen.wholeStage", codegen)?;
-            if o.explain {
+        if o.explain {
+            for (label, codegen) in &modes {
+                session.set_conf("spark.sql.codegen.wholeStage", codegen)?;
                 // Run once first: with adaptive execution, the plan that ran is the final one.
                 let df = session.sql(sql)?;
                 df.collect()?;
                 let plan = df.explain_string(kiln::ExplainMode::Simple)?;
                 eprintln!("-- {name} {label}\n{plan}");
             }
-            let timed: Vec<(String, Timing)> = if o.against.is_empty() {
-                vec![(label.to_string(), time_query(session, sql, o.runs)?)]
-            } else {
+        }
+        let timed: Vec<(String, Timing)> = if o.against.is_empty() {
+            // The modes timed in turn, run for run, as `--against` times its settings: a
+            // drift in the machine's speed falls on both alike, not on the ratio.
+            let dfs = modes
+                .iter()
+                .map(|(_, codegen)| {
+                    session.set_conf("spark.sql.codegen.wholeStage", codegen)?;
+                    session.sql(sql)
+                })
+                .collect::<Result<Vec<_>, KilnError>>()?;
+            modes.iter().map(|(label, _)| label.to_string()).zip(time_in_turn(&dfs, o.runs)?).collect()
+        } else {
+            let mut timed = vec![];
+            for (label, codegen) in &modes {
+                session.set_conf("spark.sql.codegen.wholeStage", codegen)?;
                 let [a, b] = time_in_turn(&prepare_against(session, sql, &o.against)?, o.runs)?.try_into().map_err(|_| KilnError::internal("two timings expected"))?;
-                vec![(label.to_string(), a), (format!("{label}{AGAINST}"), b)]
-            };
-            for (label, t) in timed {
-                let c = &t.codegen;
-                match o.format {
-                    BenchFormat::Csv => outln!(
-                        "kiln-{label},{name},{:.1},{},{:.1},{:.3},{},{},{}",
-                        t.median,
-                        t.rows,
-                        t.cold,
-                        c.compile_micros as f64 / 1000.0,
-                        c.stages_compiled,
-                        c.stages_interpreted,
-                        c.stages_fell_back
-                    ),
-                    BenchFormat::Json => outln!(
-                        "{{\"engine\":\"kiln-{label}\",\"query\":{},\"median_ms\":{:.3},\"min_ms\":{:.3},\"max_ms\":{:.3},\"cold_ms\":{:.3},\"rows\":{},\"compile_ms\":{:.3},\"stages_compiled\":{},\"stages_interpreted\":{},\"stages_fell_back\":{}}}",
-                        json_string(name),
-                        t.median,
-                        t.min,
-                        t.max,
-                        t.cold,
-                        t.rows,
-                        c.compile_micros as f64 / 1000.0,
-                        c.stages_compiled,
-                        c.stages_interpreted,
-                        c.stages_fell_back
-                    ),
-                    BenchFormat::Table => {}
-                }
-                timings.push((label, t));
+                timed.extend([(label.to_string(), a), (format!("{label}{AGAINST}"), b)]);
             }
+            timed
+        };
+        for (label, t) in timed {
+            let c = &t.codegen;
+            match o.format {
+                BenchFormat::Csv => outln!(
+                    "kiln-{label},{name},{:.1},{},{:.1},{:.3},{},{},{}",
+                    t.median,
+                    t.rows,
+                    t.cold,
+                    c.compile_micros as f64 / 1000.0,
+                    c.stages_compiled,
+                    c.stages_interpreted,
+                    c.stages_fell_back
+                ),
+                BenchFormat::Json => outln!(
+                    "{{\"engine\":\"kiln-{label}\",\"query\":{},\"median_ms\":{:.3},\"min_ms\":{:.3},\"max_ms\":{:.3},\"cold_ms\":{:.3},\"rows\":{},\"compile_ms\":{:.3},\"stages_compiled\":{},\"stages_interpreted\":{},\"stages_fell_back\":{}}}",
+                    json_string(name),
+                    t.median,
+                    t.min,
+                    t.max,
+                    t.cold,
+                    t.rows,
+                    c.compile_micros as f64 / 1000.0,
+                    c.stages_compiled,
+                    c.stages_interpreted,
+                    c.stages_fell_back
+                ),
+                BenchFormat::Table => {}
+            }
+            timings.push((label, t));
         }
         if o.format == BenchFormat::Table {
             outln!("{}", table_line(name, &timings));

@@ -153,3 +153,16 @@ fn an_empty_creation_side_keeps_no_row() {
         assert!(rows.is_empty(), "{rows:?}");
     }
 }
+
+#[test]
+fn explain_codegen_before_the_run_says_the_filtered_stage_compiles_when_it_runs() {
+    let s = session(&[ON[0], ("spark.sql.adaptive.enabled", "false")]);
+    let df = s.sql(&join_on("k")).expect("plans");
+    let text = df.explain_string(ExplainMode::Codegen).expect("explains");
+    let header = text.lines().find(|l| l.contains("Bloom filter scalar-subquery#")).unwrap_or_else(|| panic!("no stage reading the filter:\n{text}"));
+    assert!(header.starts_with("== Subtree ") && header.contains("(compiled when the query runs: "), "{header}");
+    assert!(!text.contains("bug in kiln"), "{text}");
+    // Run, the same stage compiles.
+    let (_, metrics) = df.collect_with_metrics().expect("runs");
+    assert_eq!((metrics.codegen.stages_fell_back, metrics.codegen.stages_compiled > 0), (0, true));
+}

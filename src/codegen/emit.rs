@@ -49,6 +49,9 @@ pub struct SlotLayout {
 /// Bytes of accumulator memory per aggregate: a 16-byte value, then an 8-byte count or flag.
 pub const ACC_BYTES: usize = 32;
 
+/// How a stage that can compile only once the query runs says so (EXPLAIN CODEGEN).
+pub const COMPILED_WHEN_RUN: &str = "compiled when the query runs";
+
 /// The register type of a SQL type.
 pub fn repr(t: &DataType) -> Type {
     match t {
@@ -793,6 +796,12 @@ impl<'a, 'b> Tx<'a, 'b> {
     /// subquery that built it before compiling the stage; a NULL filter keeps no row).
     fn might_contain(&mut self, args: &[Expr]) -> Result<Emitted, String> {
         let key = super::spec::bloom_probe(args).ok_or("might_contain of a key generated code cannot hash")?;
+        // EXPLAIN CODEGEN without running the query: the filter's bits are not there to read.
+        if let Some(Expr::ScalarSubqueryExec(s)) = args.first() {
+            if s.value.get().is_none() {
+                return Err(format!("{COMPILED_WHEN_RUN}: it reads the Bloom filter scalar-subquery#{} builds first (EXPLAIN with --analyze shows its code)", s.id.0));
+            }
+        }
         let filter = crate::expr::bloom::filter_bytes(&args[0]).map_err(|e| e.to_string())?;
         let Some(filter) = filter else { return self.literal(&ScalarValue::Null(DataType::Boolean)) };
         let bytes = arrow::array::AsArray::as_binary::<i32>(filter.as_ref()).value(0);

@@ -140,6 +140,7 @@ fn codegen_stages(plan: &PhysicalPlan, config: &Config, only: Option<usize>) -> 
         };
         let header = match &compiled {
             Ok(c) => format!("codeSize: {}; compileTime: {:.3} ms", c.code_size, c.compile_time.as_secs_f64() * 1000.0),
+            Err(reason) if reason.starts_with(crate::codegen::COMPILED_WHEN_RUN) => reason.clone(),
             Err(reason) => format!("interpreted: {reason}"),
         };
         out.push_str(&format!("== Subtree {} / {} ({header}) ==\n", i + 1, stages.len()));

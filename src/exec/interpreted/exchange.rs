@@ -191,6 +191,9 @@ pub fn hash_partition(keys: &[Expr], input: &[Attribute], batches: Vec<RecordBat
     parts.finish()
 }
 
+/// The most rows a partition's first chunk makes room for before its rows come.
+const FIRST_CHUNK_ROWS_MAX: usize = 1 << 16;
+
 /// A hash exchange's writer for one input partition: each row is copied once, as it arrives,
 /// into its output partition's chunk of column buffers (no batch concatenated, no gather of
 /// the whole). A chunk is handed on as a batch when the next rows would take it past
@@ -284,8 +287,9 @@ impl<'a> HashPartitioner<'a> {
             } else if self.chunk_rows[p] == 0 {
                 // A first chunk starts at an eighth of a batch, not at its first rows: fewer
                 // small buffers regrown and freed across 200 partitions.
+                let first = more.max((self.batch_size / 8).min(FIRST_CHUNK_ROWS_MAX));
                 for c in &mut self.columns {
-                    c.reserve(p, more.max(self.batch_size / 8));
+                    c.reserve(p, first);
                 }
             }
             self.chunk_rows[p] += more;

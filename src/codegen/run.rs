@@ -834,9 +834,9 @@ fn state_arrays(a: &AggSpec, b: &[u8], base: usize, stride: usize, groups: usize
             .collect()
     }
     let seen: Vec<u8> = values(b, stride, 16, |w| u8::from(i64::from_le_bytes(w) != 0));
-    let i64s = |off: usize| -> Result<ScalarBuffer<i64>> { Ok(values(b, stride, off, i64::from_le_bytes).into()) };
-    let f64s = || -> Result<ScalarBuffer<f64>> { Ok(values(b, stride, 0, f64::from_le_bytes).into()) };
-    let i128s = || -> Result<ScalarBuffer<i128>> { Ok(values(b, stride, 0, i128::from_le_bytes).into()) };
+    let i64s = |off: usize| -> ScalarBuffer<i64> { values(b, stride, off, i64::from_le_bytes).into() };
+    let f64s = || -> ScalarBuffer<f64> { values(b, stride, 0, f64::from_le_bytes).into() };
+    let i128s = || -> ScalarBuffer<i128> { values(b, stride, 0, i128::from_le_bytes).into() };
     let buffer_type = |i: usize| a.buffer.get(i).map(|x| x.data_type.clone()).ok_or_else(|| KilnError::internal("missing buffer attribute"));
     let decimal = |values: ScalarBuffer<i128>, t: DataType, nulls: Option<NullBuffer>| -> Result<Option<ArrayRef>> {
         let DataType::Decimal128(p, s) = t else { return Err(KilnError::internal("decimal buffer of another type")) };
@@ -846,30 +846,30 @@ fn state_arrays(a: &AggSpec, b: &[u8], base: usize, stride: usize, groups: usize
         }
         Ok(Some(Arc::new(Decimal128Array::new(values, nulls).with_precision_and_scale(p, s)?)))
     };
-    let counts = || -> Result<ArrayRef> { Ok(Arc::new(Int64Array::new(i64s(16)?, None))) };
+    let counts = || -> ArrayRef { Arc::new(Int64Array::new(i64s(16), None)) };
     Ok(Some(match (a.func, &a.arg_type) {
-        (AggFunc::Count, _) => vec![counts()?],
-        (AggFunc::Sum, DataType::Int32 | DataType::Int64) => vec![Arc::new(Int64Array::new(i64s(0)?, nulls(&seen)))],
-        (AggFunc::Sum, DataType::Float64) => vec![Arc::new(Float64Array::new(f64s()?, nulls(&seen)))],
+        (AggFunc::Count, _) => vec![counts()],
+        (AggFunc::Sum, DataType::Int32 | DataType::Int64) => vec![Arc::new(Int64Array::new(i64s(0), nulls(&seen)))],
+        (AggFunc::Sum, DataType::Float64) => vec![Arc::new(Float64Array::new(f64s(), nulls(&seen)))],
         (AggFunc::Sum, DataType::Decimal128(..)) => {
-            let Some(sums) = decimal(i128s()?, buffer_type(0)?, None)? else { return Ok(None) };
+            let Some(sums) = decimal(i128s(), buffer_type(0)?, None)? else { return Ok(None) };
             let empty = BooleanArray::new(BooleanBuffer::collect_bool(seen.len(), |g| seen[g] == 0), None);
             vec![sums, Arc::new(empty)]
         }
         (AggFunc::Avg, DataType::Decimal128(..)) => {
-            let Some(sums) = decimal(i128s()?, buffer_type(0)?, None)? else { return Ok(None) };
-            vec![sums, counts()?]
+            let Some(sums) = decimal(i128s(), buffer_type(0)?, None)? else { return Ok(None) };
+            vec![sums, counts()]
         }
-        (AggFunc::Avg, _) => vec![Arc::new(Float64Array::new(f64s()?, None)), counts()?],
+        (AggFunc::Avg, _) => vec![Arc::new(Float64Array::new(f64s(), None)), counts()],
         (AggFunc::Min | AggFunc::Max, t) => {
             let n = nulls(&seen);
             let array: ArrayRef = match t {
                 DataType::Int32 => Arc::new(Int32Array::new(values(b, stride, 0, i32::from_le_bytes).into(), n)),
                 DataType::Date32 => Arc::new(Date32Array::new(values(b, stride, 0, i32::from_le_bytes).into(), n)),
-                DataType::Int64 => Arc::new(Int64Array::new(i64s(0)?, n)),
-                DataType::Float64 => Arc::new(Float64Array::new(f64s()?, n)),
+                DataType::Int64 => Arc::new(Int64Array::new(i64s(0), n)),
+                DataType::Float64 => Arc::new(Float64Array::new(f64s(), n)),
                 DataType::Decimal128(p, s) => {
-                    let decimals = if *p <= 18 { values(b, stride, 0, |w| i64::from_le_bytes(w) as i128).into() } else { i128s()? };
+                    let decimals = if *p <= 18 { values(b, stride, 0, |w| i64::from_le_bytes(w) as i128).into() } else { i128s() };
                     Arc::new(PrimitiveArray::<Decimal128Type>::new(decimals, n).with_precision_and_scale(*p, *s)?)
                 }
                 other => return Err(KilnError::internal(format!("generated min/max over {other}"))),

@@ -181,22 +181,14 @@ pub(crate) fn spark_hash(columns: &[std::sync::Arc<dyn Array>], rows: usize) -> 
     Ok(hashes)
 }
 
-/// Splits rows into `n` partitions by `pmod(murmur3(keys), n)`: equal keys, NULLs included,
-/// land in the same partition, exactly as Spark's `hashpartitioning`.
-pub fn hash_partition(keys: &[Expr], input: &[Attribute], batches: Vec<RecordBatch>, n: usize) -> Result<Vec<Vec<RecordBatch>>> {
-    let mut parts = HashPartitioner::new(keys, input, n, usize::MAX)?;
-    for b in &batches {
-        parts.push(b)?;
-    }
-    parts.finish()
-}
-
-/// The most rows a partition's first chunk makes room for before its rows come.
+/// The most rows a partition's first chunk makes room for before its rows come (the batch
+/// size can be set to anything).
 const FIRST_CHUNK_ROWS_MAX: usize = 1 << 16;
 
-/// A hash exchange's writer for one input partition: each row is copied once, as it arrives,
-/// into its output partition's chunk of column buffers (no batch concatenated, no gather of
-/// the whole). A chunk is handed on as a batch when the next rows would take it past
+/// A hash exchange's writer for one input partition, splitting rows into `n` partitions by
+/// `pmod(murmur3(keys), n)`: equal keys, NULLs included, land in the same partition, exactly
+/// as Spark's `hashpartitioning`. Each row is copied once, as it arrives, into its output
+/// partition's chunk of column buffers (no batch concatenated, no gather of the whole). A chunk is handed on as a batch when the next rows would take it past
 /// `batch_size` (it holds more only when one input batch gives it more at once), so its
 /// buffers do not grow, and copy themselves, past a batch.
 pub struct HashPartitioner<'a> {
@@ -532,13 +524,19 @@ mod tests {
     }
 
     #[test]
-    fn hash_partition_keeps_equal_keys_together() {
+    fn hash_partitioner_keeps_equal_keys_together() {
         let (k, s) = (attr("k", DataType::Int64), attr("s", DataType::Utf8));
         let input = [k.clone(), s.clone()];
         let mk = |ks: &[Option<i64>], ss: &[Option<&str>]| batch(&input, vec![ints(ks), strs(ss)]);
         let b1 = mk(&[Some(1), None, Some(3), Some(1)], &[Some("a"), None, Some("c"), Some("a")]);
         let b2 = mk(&[Some(3), None, Some(1), Some(2)], &[Some("c"), None, Some("a"), Some("b")]);
-        let parts = hash_partition(&[k.expr(), s.expr()], &input, vec![b1, b2], 4).unwrap();
+        let keys = [k.expr(), s.expr()];
+        // No batch size to speak of: one chunk per partition, its first room still bounded.
+        let mut parts = HashPartitioner::new(&keys, &input, 4, usize::MAX).unwrap();
+        for b in [b1, b2] {
+            parts.push(&b).unwrap();
+        }
+        let parts = parts.finish().unwrap();
         assert_eq!(parts.len(), 4);
         let mut home: HashMap<Option<i64>, usize> = HashMap::new();
         let mut total = 0;

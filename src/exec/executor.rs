@@ -670,7 +670,10 @@ impl<'a> Executor<'a> {
                 let indices: Vec<usize> = output.iter().map(|a| table.schema.index_of(&a.name)).collect::<std::result::Result<_, _>>()?;
                 let schema = schema_of(output);
                 let (n, control) = (self.partitions(plan), self.control);
-                Box::new(batches.iter().skip(i).step_by(n).map(move |b| {
+                // Each task reads a contiguous run of batches, as a file's splits are read: a
+                // table stored in key order then leaves each shuffle partition in key order.
+                let range = batches.len() * i / n.max(1)..batches.len() * (i + 1) / n.max(1);
+                Box::new(batches.get(range).unwrap_or_default().iter().map(move |b| {
                     on_scan_batch(control, b)?;
                     let cols = indices.iter().map(|&c| b.column(c).clone()).collect();
                     interpreted::make_batch(schema.clone(), cols, b.num_rows())

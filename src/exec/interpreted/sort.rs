@@ -1,6 +1,6 @@
 //! Sort (full or top-k) and limit over one partition.
 
-use arrow::array::{Array, ArrayRef, ArrowPrimitiveType, AsArray, PrimitiveArray, UInt32Array};
+use arrow::array::{make_comparator, Array, ArrayRef, ArrowPrimitiveType, AsArray, PrimitiveArray, UInt32Array};
 use arrow::compute::{lexsort_to_indices, take_record_batch, SortColumn, SortOptions};
 use arrow::record_batch::RecordBatch;
 
@@ -16,6 +16,11 @@ pub(crate) fn sort_options(o: &SortOrder) -> SortOptions {
 
 /// Sorts all rows of a partition by `order`; with `limit`, only the first `limit` rows (top-k).
 pub fn sort(order: &[SortOrder], input: &[Attribute], batches: Vec<RecordBatch>, limit: Option<usize>) -> Result<Vec<RecordBatch>> {
+    // Rows already in order (a shuffle of a table stored by its key) are neither copied into
+    // one batch nor sorted.
+    if limit.is_none() && in_order(order, input, &batches)? {
+        return Ok(batches);
+    }
     let batch = concat(input, &batches)?;
     drop(batches);
     if order.is_empty() || batch.num_rows() == 0 {
@@ -33,11 +38,70 @@ pub fn sort(order: &[SortOrder], input: &[Attribute], batches: Vec<RecordBatch>,
         Some(ix) => ix,
         None => lexsort_to_indices(&columns, limit)?,
     };
-    // Rows already in order (a shuffle of a table stored by its key) are not copied again.
+    // Rows in order after all (a NaN or -0.0 among floats) are not copied again.
     if indices.len() == batch.num_rows() && indices.values().iter().enumerate().all(|(i, &ix)| ix as usize == i) {
         return Ok(vec![batch]);
     }
     Ok(vec![take_record_batch(&batch, &indices)?])
+}
+
+/// Whether the rows of `batches`, read in turn, are already in `order` (ties in any order):
+/// stops at the first row out of order.
+fn in_order(order: &[SortOrder], input: &[Attribute], batches: &[RecordBatch]) -> Result<bool> {
+    use std::cmp::Ordering;
+    // The keys of the last row of the batch before.
+    let mut last: Option<Vec<ArrayRef>> = None;
+    for b in batches.iter().filter(|b| b.num_rows() > 0) {
+        let keys = order.iter().map(|o| evaluate(&o.expr, b, input)).collect::<Result<Vec<_>>>()?;
+        let lex = |left: &[ArrayRef], i: usize, right: &[ArrayRef], j: usize| -> Result<Ordering> {
+            for ((l, r), o) in left.iter().zip(right).zip(order) {
+                match make_comparator(l.as_ref(), r.as_ref(), sort_options(o))?(i, j) {
+                    Ordering::Equal => continue,
+                    other => return Ok(other),
+                }
+            }
+            Ok(Ordering::Equal)
+        };
+        if let Some(last) = &last {
+            if lex(last, 0, &keys, 0)? == Ordering::Greater {
+                return Ok(false);
+            }
+        }
+        let sorted = match (&keys[..], &order[..]) {
+            ([k], [o]) if k.null_count() == 0 => match sorted_integers(k, o.ascending) {
+                Some(sorted) => sorted,
+                None => rows_in_order(&keys, order)?,
+            },
+            _ => rows_in_order(&keys, order)?,
+        };
+        if !sorted {
+            return Ok(false);
+        }
+        last = Some(keys.iter().map(|k| k.slice(b.num_rows() - 1, 1)).collect());
+    }
+    Ok(true)
+}
+
+/// Whether one batch's rows are in order by its sort keys `keys`, compared as arrow's sort does.
+fn rows_in_order(keys: &[ArrayRef], order: &[SortOrder]) -> Result<bool> {
+    use std::cmp::Ordering;
+    let compare = keys.iter().zip(order).map(|(k, o)| make_comparator(k.as_ref(), k.as_ref(), sort_options(o))).collect::<std::result::Result<Vec<_>, _>>()?;
+    let rows = keys.first().map_or(0, |k| k.len());
+    Ok((1..rows).all(|i| compare.iter().map(|c| c(i - 1, i)).find(|o| *o != Ordering::Equal) != Some(Ordering::Greater)))
+}
+
+/// Whether an integer-like key without NULLs is sorted; None for other types.
+fn sorted_integers(values: &ArrayRef, ascending: bool) -> Option<bool> {
+    use arrow::datatypes::{DataType, Date32Type, Int32Type, Int64Type};
+    fn sorted<T: Ord>(v: &[T], ascending: bool) -> bool {
+        if ascending { v.is_sorted() } else { v.is_sorted_by(|a, b| a >= b) }
+    }
+    match values.data_type() {
+        DataType::Int64 => Some(sorted(values.as_primitive::<Int64Type>().values(), ascending)),
+        DataType::Int32 => Some(sorted(values.as_primitive::<Int32Type>().values(), ascending)),
+        DataType::Date32 => Some(sorted(values.as_primitive::<Date32Type>().values(), ascending)),
+        _ => None,
+    }
 }
 
 /// The sorting permutation of one integer-like key: each row's rank (the key less the
@@ -158,6 +222,37 @@ mod tests {
         assert!(packed_sort_indices(&wide, SortOptions::default()).is_none());
         let dates: ArrayRef = std::sync::Arc::new(arrow::array::Date32Array::from(vec![Some(3), None, Some(-1)]));
         assert_eq!(packed_sort_indices(&dates, SortOptions { descending: false, nulls_first: true }).expect("packs").values().to_vec(), vec![1, 2, 0]);
+    }
+
+    #[test]
+    fn rows_already_in_order_are_handed_on_unsorted_and_uncopied() {
+        let (k, v) = (attr("k", DataType::Int64), attr("v", DataType::Utf8));
+        let input = [k.clone(), v.clone()];
+        let b = |ks: &[Option<i64>], vs: &[Option<&str>]| batch(&input, vec![ints(ks), strs(vs)]);
+        let asc = [order(&k, true, true), order(&v, true, true)];
+        // Ties on k ordered by v, NULLs first, across a batch boundary and an empty batch.
+        let sorted = vec![b(&[None, Some(1), Some(1)], &[Some("z"), None, Some("a")]), b(&[], &[]), b(&[Some(1), Some(5)], &[Some("a"), None])];
+        let out = sort(&asc, &input, sorted.clone(), None).unwrap();
+        assert_eq!(out.len(), 3, "handed on batch for batch");
+        assert!(out.iter().zip(&sorted).all(|(o, s)| o.column(0).to_data().ptr_eq(&s.column(0).to_data())), "not copied");
+        // Out of order only at the boundary (5 then 4), or only on the second key, or only by
+        // NULL placement: sorted as before.
+        let cases = [
+            (vec![b(&[Some(1), Some(5)], &[None, None]), b(&[Some(4), Some(6)], &[None, None])], asc.to_vec(), vec![Some(1), Some(4), Some(5), Some(6)]),
+            (vec![b(&[Some(1), Some(1)], &[Some("b"), Some("a")])], asc.to_vec(), vec![Some(1), Some(1)]),
+            (vec![b(&[Some(1), None], &[None, None])], vec![order(&k, true, true)], vec![None, Some(1)]),
+            (vec![b(&[Some(3), Some(1), Some(2)], &[None, None, None])], vec![order(&k, false, false)], vec![Some(3), Some(2), Some(1)]),
+        ];
+        for (batches, o, expected) in cases {
+            let out = sort(&o, &input, batches, None).unwrap();
+            assert_eq!(out.len(), 1, "{o:?}");
+            assert_eq!(col_i64(&out, 0), expected, "{o:?}");
+        }
+        let out = sort(&asc, &input, vec![b(&[Some(1), Some(1)], &[Some("b"), Some("a")])], None).unwrap();
+        assert_eq!(col_str(&out, 1), vec!["a", "b"]);
+        // Descending integers already in order, the fast path: handed on.
+        let desc = vec![b(&[Some(9), Some(9), Some(2)], &[None, None, None]), b(&[Some(2), Some(-4)], &[None, None])];
+        assert_eq!(sort(&[order(&k, false, false)], &input, desc, None).unwrap().len(), 2);
     }
 
     #[test]

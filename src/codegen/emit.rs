@@ -37,7 +37,7 @@ pub struct SlotLayout {
     /// Stages with joins: per emitted row, the stream row then each join's build row (u32
     /// arrays), for the columns copied as they are and for the probe's materialized rows.
     pub rows_out: Vec<usize>,
-    /// The indexed sink of a keyed aggregate over joins: per join, each row's build row.
+    /// The indexed sink of an aggregate over joins: per join, each row's build row.
     pub build_sel: Vec<usize>,
     /// Fused joins that emit rows: the stream position to start at, the output capacity, and
     /// where a full output leaves [resume position, rows written].
@@ -1330,10 +1330,11 @@ fn columns_of<'e>(spec: &StageSpec, exprs: impl Iterator<Item = &'e Expr>) -> Ve
     used
 }
 
-/// True for a keyed aggregate over joins: a probe function materializes the joined rows, the
-/// interpreter's `Grouper` gives their group ids, and the sink reads the rows by index.
+/// True for an aggregate over joins: a probe function materializes the joined rows, the
+/// interpreter's `Grouper` gives their group ids (when grouped), and the sink reads the rows by
+/// index.
 pub fn indexed_sink(spec: &StageSpec) -> bool {
-    !spec.joins.is_empty() && matches!(&spec.sink, StageSink::Aggregate { keys, .. } if !keys.is_empty())
+    !spec.joins.is_empty() && matches!(&spec.sink, StageSink::Aggregate { .. })
 }
 
 /// Assigns slots to the pointers the stage's functions read.

@@ -35,7 +35,7 @@ pub struct CompiledStage {
     pub filter_no_nulls: Option<FilterFn>,
     /// The sink for batches without NULLs in the columns it reads.
     pub sink_no_nulls: SinkFn,
-    /// A keyed aggregate over joins: the probe that materializes the joined rows' indices
+    /// An aggregate over joins: the probe that materializes the joined rows' indices
     /// (same signature as a sink), and its variant without NULLs.
     pub probe: Option<(SinkFn, SinkFn)>,
     /// Which slot holds which pointer for both functions.

@@ -12,9 +12,11 @@
 //!
 //! Broadcast hash joins fuse their probes (any number per stage, inner, stream-preserving
 //! outer, left semi and left anti): the sink hashes each stream key, probes the build side's
-//! `JoinTable` and walks the matches in IR (`join.rs`), consuming each joined row in place. A
-//! keyed aggregate over joins runs the same loop as a *probe* function that writes the joined
-//! rows' indices, which the grouper then hashes.
+//! `JoinTable` and walks the matches in IR (`join.rs`), consuming each joined row in place. An
+//! aggregate over joins runs the same loop as a *probe* function that writes the joined rows'
+//! indices, which the grouper then hashes (keyed) and the sink reads by index: the probe's
+//! cache misses overlap across rows, where a sink that probes, then reads, one row at a time
+//! would wait for each in turn.
 //!
 //! A sort-merge join (inner, left outer, left semi, left anti) fuses the same way with its left
 //! side streaming: per stream batch, Rust merges the sorted keys against the right partition's

@@ -207,6 +207,13 @@ pub(crate) fn spark_hash(columns: &[std::sync::Arc<dyn Array>], rows: usize) -> 
     Ok(hashes)
 }
 
+/// `pmod(hash, n)` by multiplication (a division per row would cost more than the hashing):
+/// `lift`, a multiple of `n`, makes any hash positive first, so the remainder is unsigned.
+#[inline]
+fn pmod(hash: i32, n: StrengthReducedU64, lift: i64) -> u32 {
+    ((hash as i64 + lift) as u64 % n) as u32
+}
+
 /// The most rows a partition's first chunk makes room for before its rows come (the batch
 /// size can be set to anything).
 const FIRST_CHUNK_ROWS_MAX: usize = 1 << 16;
@@ -281,25 +288,28 @@ impl<'a> HashPartitioner<'a> {
         // The batch's rows ordered by partition (a stable counting sort): each partition's
         // rows are then gathered in one run from a batch that stays in the caches, and its
         // chunk is written in order, not one row at a time across all partitions.
-        let mut pids = std::mem::take(&mut self.pids);
+        // Partition ids and their counts in one pass, then each row's place.
+        let (modulus, lift) = (self.modulus, self.lift);
+        let (pids, starts, next, order) = (&mut self.pids, &mut self.starts, &mut self.next, &mut self.order);
         pids.clear();
-        pids.extend(hashes.iter().map(|h| self.pmod(*h)));
-        self.pids = pids;
-        self.starts.clear();
-        self.starts.resize(self.n + 1, 0);
-        for p in &self.pids {
-            self.starts[*p as usize + 1] += 1;
-        }
+        starts.clear();
+        starts.resize(self.n + 1, 0);
+        let counts = &mut starts[1..];
+        pids.extend(hashes.iter().map(|h| {
+            let p = pmod(*h, modulus, lift);
+            counts[p as usize] += 1;
+            p
+        }));
         for p in 0..self.n {
-            self.starts[p + 1] += self.starts[p];
+            starts[p + 1] += starts[p];
         }
-        self.next.clear();
-        self.next.extend_from_slice(&self.starts[..self.n]);
-        self.order.clear();
-        self.order.resize(rows, 0);
-        for (row, p) in self.pids.iter().enumerate() {
-            let at = &mut self.next[*p as usize];
-            self.order[*at] = row as u32;
+        next.clear();
+        next.extend_from_slice(&starts[..self.n]);
+        order.clear();
+        order.resize(rows, 0);
+        for (row, p) in pids.iter().enumerate() {
+            let at = &mut next[*p as usize];
+            order[*at] = row as u32;
             *at += 1;
         }
         for p in 0..self.n {
@@ -325,11 +335,10 @@ impl<'a> HashPartitioner<'a> {
         Ok(())
     }
 
-    /// `pmod(hash, n)`, the hash's partition: by multiplication, as a division per row would
-    /// cost more than the hashing.
-    #[inline]
+    /// `pmod(hash, n)`, the hash's partition.
+    #[cfg(test)]
     fn pmod(&self, hash: i32) -> u32 {
-        ((hash as i64 + self.lift) as u64 % self.modulus) as u32
+        pmod(hash, self.modulus, self.lift)
     }
 
     /// Every output partition's batches.

@@ -5,7 +5,8 @@
 //! - `precise`: the whole `EXPLAIN CODEGEN` text (ids and timings normalized). A mismatch prints
 //!   a diff; `KILN_BLESS=1 cargo test --release --test codegen` rewrites the expectation.
 //! - `check`: `; check: text` (a later line contains text), `; nextln: text` (the very next
-//!   line does), `; not: text` (no line after the last match does).
+//!   line does), `; not: text` (no line between the matches around it does, or after the last
+//!   match when no check follows).
 //!
 //! Queries run over `t` (every type generated code handles, with NULLs) and the shop tables.
 
@@ -118,32 +119,35 @@ fn parse(path: &Path) -> Case {
 fn check(actual: &str, directives: &str) -> Result<(), String> {
     let lines: Vec<&str> = actual.lines().collect();
     let mut pos = 0usize;
-    let mut last: Option<usize> = None;
+    // `not:` texts waiting for the next match, which bounds their range (FileCheck's CHECK-NOT).
+    let mut nots: Vec<&str> = vec![];
+    let not_in = |nots: &mut Vec<&str>, range: &[&str], from: usize| -> Result<(), String> {
+        for want in nots.drain(..) {
+            if let Some(i) = range.iter().position(|l| l.contains(want)) {
+                return Err(format!("not: `{want}` found at line {}", from + i));
+            }
+        }
+        Ok(())
+    };
     for d in directives.lines().map(str::trim).filter(|l| l.starts_with("; ")) {
         if let Some(want) = d.strip_prefix("; check:").map(str::trim) {
             match lines[pos..].iter().position(|l| l.contains(want)) {
                 Some(i) => {
-                    last = Some(pos + i);
+                    not_in(&mut nots, &lines[pos..pos + i], pos)?;
                     pos += i + 1;
                 }
                 None => return Err(format!("check: `{want}` not found after line {pos}")),
             }
         } else if let Some(want) = d.strip_prefix("; nextln:").map(str::trim) {
             match lines.get(pos) {
-                Some(l) if l.contains(want) => {
-                    last = Some(pos);
-                    pos += 1;
-                }
+                Some(l) if l.contains(want) => pos += 1,
                 other => return Err(format!("nextln: `{want}` expected at line {pos}, found {other:?}")),
             }
         } else if let Some(want) = d.strip_prefix("; not:").map(str::trim) {
-            let from = last.map_or(0, |l| l + 1);
-            if let Some(i) = lines[from..].iter().position(|l| l.contains(want)) {
-                return Err(format!("not: `{want}` found at line {}", from + i));
-            }
+            nots.push(want);
         }
     }
-    Ok(())
+    not_in(&mut nots, &lines[pos..], pos)
 }
 
 fn cases(dir: &Path, out: &mut Vec<PathBuf>) {

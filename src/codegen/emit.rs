@@ -1508,7 +1508,9 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
         note(tx.b, helpers, || format!("BroadcastHashJoin {:?} #0: the row's Bloom bit in the build side's table (no bit: no match)", j.join_type));
         super::join::prefilter_pass(&mut tx, j, words).map(Some)
     };
-    if spec.conditions.is_empty() {
+    // Without NULLs, `isnotnull(column)` conditions hold for every row: no pass for them.
+    let trivial = spec.conditions.is_empty() || no_nulls && spec.conditions.iter().all(is_column_null_test);
+    if trivial {
         row_loop(b, helpers, n, &mut |b, row, _| {
             let pass = join_test(b, row)?;
             append(b, row, pass);
@@ -1774,7 +1776,11 @@ fn build_rows_fn(
     let resume = layout.resume.map(|[s, c, st]| [slot(b, slots, s), slot(b, slots, c), slot(b, slots, st)]);
     // The no-NULLs variant has no selection when its filter cannot drop a row (see `select`).
     let filtered = if no_nulls { spec.has_filter_without_nulls() } else { spec.has_filter() };
-    let used = used_columns(spec);
+    // A probe emits row indices only: it reads the columns its joins test, not the sink's.
+    let used = match consumer {
+        Consumer::Indices => columns_of(spec, spec.joins.iter().flat_map(|j| j.stream_keys.iter().chain(&j.condition).chain(&j.filters))),
+        Consumer::Sink => used_columns(spec),
+    };
     let columns = spec.columns();
     let sides: Vec<usize> = spec.joins.iter().map(|j| j.offset).collect();
     let counts = matches!(spec.sink, StageSink::Output { .. }) || consumer == Consumer::Indices;

@@ -232,6 +232,8 @@ pub struct HashPartitioner<'a> {
     schema: Option<SchemaRef>,
     columns: Vec<Box<dyn ColumnParts>>,
     chunk_rows: Vec<usize>,
+    /// Rows each partition's chunk has room for.
+    chunk_room: Vec<usize>,
     out: Vec<Vec<RecordBatch>>,
     pids: Vec<u32>,
     /// `n` for a remainder by multiplication, and the multiple of `n` that lifts any hash
@@ -256,6 +258,7 @@ impl<'a> HashPartitioner<'a> {
             schema: None,
             columns: vec![],
             chunk_rows: vec![0; n],
+            chunk_room: vec![0; n],
             out: vec![vec![]; n],
             pids: vec![],
             modulus: StrengthReducedU64::new(n as u64),
@@ -317,15 +320,27 @@ impl<'a> HashPartitioner<'a> {
             if more == 0 {
                 continue;
             }
-            if self.chunk_rows[p] > 0 && self.chunk_rows[p] + more > self.batch_size {
+            let rows = self.chunk_rows[p];
+            if rows > 0 && rows + more > self.batch_size {
                 self.flush(p, more.max(self.batch_size))?;
-            } else if self.chunk_rows[p] == 0 {
+                self.chunk_room[p] = more.max(self.batch_size);
+            } else if rows == 0 && self.chunk_room[p] < more {
                 // A first chunk starts at an eighth of a batch, not at its first rows: fewer
                 // small buffers regrown and freed across 200 partitions.
                 let first = more.max((self.batch_size / 8).min(FIRST_CHUNK_ROWS_MAX));
                 for c in &mut self.columns {
                     c.reserve(p, first);
                 }
+                self.chunk_room[p] = first;
+            } else if rows + more > self.chunk_room[p] {
+                // A chunk outgrowing its first room grows to a whole batch at once: one copy of
+                // its rows, not one per doubling (a partition given most of a batch per input
+                // task, as in a shuffle of lineitem, copied each row three times more).
+                let room = (rows + more).max(self.batch_size);
+                for c in &mut self.columns {
+                    c.reserve(p, room - rows);
+                }
+                self.chunk_room[p] = room;
             }
             self.chunk_rows[p] += more;
         }
@@ -364,7 +379,7 @@ impl<'a> HashPartitioner<'a> {
 
 /// One column's chunk in every output partition of a [`HashPartitioner`].
 trait ColumnParts: Send {
-    /// Room for `rows` rows in partition `p`'s chunk.
+    /// Room for exactly `rows` more rows in partition `p`'s chunk.
     fn reserve(&mut self, p: usize, rows: usize);
     /// Appends rows `order[starts[p]..starts[p + 1]]` of `array` to partition `p`'s chunk.
     fn scatter(&mut self, array: &ArrayRef, order: &[u32], starts: &[usize]) -> Result<()>;
@@ -431,7 +446,7 @@ struct FixedParts<T: ArrowPrimitiveType> {
 
 impl<T: ArrowPrimitiveType> ColumnParts for FixedParts<T> {
     fn reserve(&mut self, p: usize, rows: usize) {
-        self.values[p].reserve(rows);
+        self.values[p].reserve_exact(rows);
     }
 
     fn scatter(&mut self, array: &ArrayRef, order: &[u32], starts: &[usize]) -> Result<()> {
@@ -459,7 +474,7 @@ struct ByteParts<T: ByteArrayType> {
 
 impl<T: ByteArrayType> ColumnParts for ByteParts<T> {
     fn reserve(&mut self, p: usize, rows: usize) {
-        self.offsets[p].reserve(rows);
+        self.offsets[p].reserve_exact(rows);
     }
 
     fn scatter(&mut self, array: &ArrayRef, order: &[u32], starts: &[usize]) -> Result<()> {
@@ -497,7 +512,7 @@ struct GatheredParts {
 
 impl ColumnParts for GatheredParts {
     fn reserve(&mut self, p: usize, rows: usize) {
-        self.rows[p].reserve(rows);
+        self.rows[p].reserve_exact(rows);
     }
 
     fn scatter(&mut self, array: &ArrayRef, order: &[u32], starts: &[usize]) -> Result<()> {

@@ -1778,7 +1778,7 @@ fn build_rows_fn(
     let filtered = if no_nulls { spec.has_filter_without_nulls() } else { spec.has_filter() };
     // A probe emits row indices only: it reads the columns its joins test, not the sink's.
     let used = match consumer {
-        Consumer::Indices => columns_of(spec, spec.joins.iter().flat_map(|j| j.stream_keys.iter().chain(&j.condition).chain(&j.filters))),
+        Consumer::Indices => columns_of(spec, spec.joins.iter().flat_map(|j| &j.stream_keys).chain(spec.join_conditions())),
         Consumer::Sink => used_columns(spec),
     };
     let columns = spec.columns();

@@ -221,9 +221,10 @@ const FIRST_CHUNK_ROWS_MAX: usize = 1 << 16;
 /// A hash exchange's writer for one input partition, splitting rows into `n` partitions by
 /// `pmod(murmur3(keys), n)`: equal keys, NULLs included, land in the same partition, exactly
 /// as Spark's `hashpartitioning`. Each row is copied once, as it arrives, into its output
-/// partition's chunk of column buffers (no batch concatenated, no gather of the whole). A chunk is handed on as a batch when the next rows would take it past
-/// `batch_size` (it holds more only when one input batch gives it more at once), so its
-/// buffers do not grow, and copy themselves, past a batch.
+/// partition's chunk of column buffers (no batch concatenated, no gather of the whole). A
+/// chunk is handed on as a batch when the next rows would take it past `batch_size` (it holds
+/// more only when one input batch gives it more at once), so its buffers do not grow, and copy
+/// themselves, past a batch.
 pub struct HashPartitioner<'a> {
     keys: &'a [Expr],
     input: &'a [Attribute],
@@ -322,9 +323,10 @@ impl<'a> HashPartitioner<'a> {
             }
             let rows = self.chunk_rows[p];
             if rows > 0 && rows + more > self.batch_size {
-                self.flush(p, more.max(self.batch_size))?;
-                self.chunk_room[p] = more.max(self.batch_size);
-            } else if rows == 0 && self.chunk_room[p] < more {
+                let room = more.max(self.batch_size);
+                self.flush(p, room)?;
+                self.chunk_room[p] = room;
+            } else if rows == 0 {
                 // A first chunk starts at an eighth of a batch, not at its first rows: fewer
                 // small buffers regrown and freed across 200 partitions.
                 let first = more.max((self.batch_size / 8).min(FIRST_CHUNK_ROWS_MAX));

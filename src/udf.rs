@@ -179,6 +179,20 @@ pub trait Accumulator {
     fn state(&mut self) -> Result<Vec<ArrayRef>>;
     /// The final value per group.
     fn evaluate(&mut self) -> Result<ArrayRef>;
+    /// The final value of each row of `state`, each row one group's whole buffer (columns as
+    /// `state` produces them, no two rows the same group): what merging each row into a group
+    /// of its own, then evaluating, gives. The built-ins read the buffer as it is.
+    fn evaluate_state(&mut self, state: &[ArrayRef]) -> Result<ArrayRef> {
+        evaluate_by_merging(self, state)
+    }
+}
+
+/// [`Accumulator::evaluate_state`] by merging each row of `state` into a group of its own.
+pub fn evaluate_by_merging<A: Accumulator + ?Sized>(acc: &mut A, state: &[ArrayRef]) -> Result<ArrayRef> {
+    let rows = state.first().map_or(0, |a| a.len());
+    acc.resize(rows);
+    acc.merge(&(0..rows as u32).collect::<Vec<_>>(), state)?;
+    acc.evaluate()
 }
 
 /// Makes a fresh accumulator, one per aggregate and partition.

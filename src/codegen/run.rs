@@ -683,13 +683,14 @@ fn to_array(t: &DataType, mut values: MutableBuffer, valid: &[u8], count: usize)
 /// Runs an aggregate stage over one partition of its input, batch by batch: the partial
 /// aggregate's output, or None when the generated code gave up (the interpreter then runs the
 /// partition again). After each batch, `hold` is told the bytes the groups take (the memory
-/// budget), and may stop the run with its error.
+/// budget), and may stop the run with its error. `input_rows`: the rows to come, where known.
 pub fn aggregate_partition(
     spec: &StageSpec,
     compiled: &CompiledStage,
     batches: impl Iterator<Item = Result<RecordBatch>>,
     builds: &[&BuildTable],
     flush_groups: usize,
+    input_rows: Option<usize>,
     hold: &dyn Fn(u64) -> Result<()>,
 ) -> Result<Option<Vec<RecordBatch>>> {
     let StageSink::Aggregate { keys, keys_in_code, aggregates, output, finish } = &spec.sink else {
@@ -701,6 +702,11 @@ pub fn aggregate_partition(
     // Generated code groups the rows in the shared table, whose payload holds the accumulators.
     let mut table = if *keys_in_code { Some(GroupTable::new(&key_types, stride)?) } else { None };
     let mut grouper = if keys.is_empty() || table.is_some() { None } else { Some(Grouper::new(&key_types)?) };
+    if let (Some(_), Some(rows)) = (finish, input_rows) {
+        let groups = crate::exec::interpreted::final_groups_expected(rows);
+        table.iter_mut().for_each(|t| t.reserve_groups(groups));
+        grouper.iter_mut().for_each(|g| g.reserve_groups(groups));
+    }
     let mut groups = 1;
     let mut acc: Vec<u128> = vec![0; stride.div_ceil(16).max(1)];
     let mut gids: Vec<u32> = vec![];

@@ -334,6 +334,30 @@ impl<'a> Executor<'a> {
         }
     }
 
+    /// The rows partitions `parts` of `input` hold, where known before they are read: a
+    /// shuffle stage's output, read whole or coalesced (a final aggregate sizes its table by
+    /// them).
+    fn known_rows(&self, input: &Arc<PhysicalPlan>, parts: &[usize]) -> Option<usize> {
+        let rows = |output: &crate::physical::adaptive::StageOutput, p: usize| output.rows.get(p).copied().unwrap_or(0) as usize;
+        match input.as_ref() {
+            PhysicalPlan::QueryStage { output, kind: QueryStageKind::Shuffle, .. } => Some(parts.iter().map(|p| rows(output, *p)).sum()),
+            PhysicalPlan::ShuffleRead { spec, child } => {
+                let PhysicalPlan::QueryStage { output, .. } = child.as_ref() else { return None };
+                Some(
+                    parts
+                        .iter()
+                        .map(|p| match spec.parts.get(*p) {
+                            Some(ReadPart::Partitions(start, end)) => (*start..*end).map(|q| rows(output, q)).sum(),
+                            Some(ReadPart::Slice { partition, of, .. }) => rows(output, *partition).div_ceil((*of).max(1)),
+                            None => 0,
+                        })
+                        .sum(),
+                )
+            }
+            _ => None,
+        }
+    }
+
     /// One run of an aggregate task's input: `parts` of `input` from `cursor` on, one after
     /// another, ending at a partition boundary once it has `kiln.aggregate.partialRunRows` rows
     /// (so a merged partial table stays bounded). `cursor` moves past each partition begun.
@@ -724,8 +748,9 @@ impl<'a> Executor<'a> {
                     let cursor = Cell::new(0);
                     let mut out = vec![];
                     // One run unless the task is merged (see `run_stream`).
+                    let rows = self.known_rows(child, &parts);
                     while cursor.get() < parts.len() {
-                        let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, input)?.flushing_at(config.partial_flush_groups);
+                        let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, input)?.flushing_at(config.partial_flush_groups).expecting_rows(rows);
                         for b in self.run_stream(child, &parts, &cursor) {
                             agg.push(&b?)?;
                             held.resize(agg.memory_size())?;
@@ -976,7 +1001,8 @@ impl<'a> Executor<'a> {
                         b
                     });
                     let groups = self.reserve(top);
-                    if let Some(o) = crate::codegen::aggregate_partition(spec, &stage.compiled, &mut recorded, &builds, self.config.partial_flush_groups, &|bytes| groups.resize(bytes))? {
+                    let rows = self.known_rows(&spec.input_plan, &parts);
+                    if let Some(o) = crate::codegen::aggregate_partition(spec, &stage.compiled, &mut recorded, &builds, self.config.partial_flush_groups, rows, &|bytes| groups.resize(bytes))? {
                         out.extend(o);
                         continue;
                     }

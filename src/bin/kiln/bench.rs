@@ -59,6 +59,8 @@ pub struct BenchOptions {
     pub format: BenchFormat,
     /// Print each query's physical plan (per mode) to stderr before timing it: the plan that ran, after one run (with adaptive execution, the final plan).
     pub explain: bool,
+    /// Print each query's plan (per mode) to stderr with every operator's rows, time and memory, from a warm run.
+    pub metrics: bool,
     /// Write a bar chart of the medians here (SVG).
     pub plot: Option<PathBuf>,
     /// Peers' medians (`engine,query,median_ms,rows`) drawn beside kiln's.
@@ -281,6 +283,16 @@ pub fn run(session: &Session, queries: &[(String, String)], o: &BenchOptions) ->
                 df.collect()?;
                 let plan = df.explain_string(kiln::ExplainMode::Simple)?;
                 eprintln!("-- {name} {label}\n{plan}");
+            }
+        }
+        if o.metrics {
+            for (label, codegen) in &modes {
+                session.set_conf("spark.sql.codegen.wholeStage", codegen)?;
+                // The second run: stages compiled and tables warm, as in the timed runs.
+                let df = session.sql(sql)?;
+                df.collect()?;
+                let (_, metrics) = df.collect_with_metrics()?;
+                eprintln!("-- {name} {label}, a warm run\n{}", metrics.plan);
             }
         }
         let timed: Vec<(String, Timing)> = if o.against.is_empty() {

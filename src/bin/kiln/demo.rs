@@ -151,6 +151,7 @@ fn compiled_vs_interpreted() -> Result<(), KilnError> {
         mode: crate::bench::BenchMode::Both,
         format: crate::bench::BenchFormat::Table,
         explain: false,
+        metrics: false,
         plot: None,
         peers: None,
         against: vec![],

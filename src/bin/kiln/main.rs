@@ -183,6 +183,10 @@ struct BenchArgs {
     /// Print each query's physical plan (per mode) to stderr before timing it: the plan that ran, after one run (with adaptive execution, the final plan).
     #[arg(long)]
     explain: bool,
+    /// Print each query's plan (per mode) to stderr with every operator's rows, time and memory,
+    /// from a warm run (its second) before the timed ones.
+    #[arg(long)]
+    metrics: bool,
     /// Write a bar chart of the medians (compiled vs interpreted, with the ratio) as SVG.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
@@ -199,7 +203,7 @@ struct BenchArgs {
 impl BenchArgs {
     fn options(self) -> Result<bench::BenchOptions, KilnError> {
         let against = self.against.iter().map(|c| key_value(c, "--against")).collect::<Result<_, _>>()?;
-        Ok(bench::BenchOptions { runs: self.runs, mode: self.mode, format: self.format, explain: self.explain, plot: self.plot, peers: self.peers, against })
+        Ok(bench::BenchOptions { runs: self.runs, mode: self.mode, format: self.format, explain: self.explain, metrics: self.metrics, plot: self.plot, peers: self.peers, against })
     }
 }
 

@@ -155,6 +155,14 @@ impl Accumulator for Count {
     fn evaluate(&mut self) -> Result<ArrayRef> {
         Ok(primitive::<Int64Type>(std::mem::take(&mut self.counts), None, &DataType::Int64))
     }
+    fn evaluate_state(&mut self, state: &[ArrayRef]) -> Result<ArrayRef> {
+        // A NULL count (none in a buffer this writes) merges as 0.
+        let a = cast_to(arg(state, 0)?, &DataType::Int64)?;
+        Ok(match a.null_count() {
+            0 => a,
+            _ => Arc::new(a.as_primitive::<Int64Type>().iter().map(|v| Some(v.unwrap_or(0))).collect::<Int64Array>()),
+        })
+    }
 }
 
 /// sum of integers as bigint, ANSI overflow error. Buffer: [sum bigint], NULL until a value.
@@ -194,6 +202,10 @@ impl Accumulator for SumI64 {
     fn evaluate(&mut self) -> Result<ArrayRef> {
         Ok(primitive::<Int64Type>(std::mem::take(&mut self.sums), Some(&self.seen), &DataType::Int64))
     }
+    fn evaluate_state(&mut self, state: &[ArrayRef]) -> Result<ArrayRef> {
+        // The buffer is the sum, NULL until a value: the result as it is.
+        Ok(cast_to(arg(state, 0)?, &DataType::Int64)?)
+    }
 }
 
 /// sum of floating point as double. Buffer: [sum double], NULL until a value.
@@ -226,6 +238,12 @@ impl Accumulator for SumF64 {
     }
     fn evaluate(&mut self) -> Result<ArrayRef> {
         Ok(primitive::<Float64Type>(std::mem::take(&mut self.sums), Some(&self.seen), &DataType::Float64))
+    }
+    fn evaluate_state(&mut self, state: &[ArrayRef]) -> Result<ArrayRef> {
+        // The buffer is the sum, NULL until a value; merged into an empty sum (0.0 + v), -0.0
+        // comes out 0.0.
+        let a = cast_to(arg(state, 0)?, &DataType::Float64)?;
+        Ok(Arc::new(a.as_primitive::<Float64Type>().unary::<_, Float64Type>(|v| 0.0 + v)))
     }
 }
 
@@ -295,6 +313,29 @@ impl Accumulator for SumDecimal {
         check_precision(&self.sums, Some(&self.nonempty), self.p, self.s)?;
         let dt = DataType::Decimal128(self.p, self.s);
         Ok(primitive::<Decimal128Type>(std::mem::take(&mut self.sums), Some(&self.nonempty), &dt))
+    }
+    fn evaluate_state(&mut self, state: &[ArrayRef]) -> Result<ArrayRef> {
+        let sums = decimal_of_scale(arg(state, 0)?, self.s)?;
+        let sums = sums.as_primitive::<Decimal128Type>();
+        let empty = cast_to(arg(state, 1)?, &DataType::Boolean)?;
+        let empty = empty.as_boolean();
+        // Non-empty: isEmpty false (a NULL isEmpty merges as empty, as `merge` reads it).
+        let not_empty = !empty.values();
+        let nonempty = match empty.nulls() {
+            Some(valid) => &not_empty & valid.inner(),
+            None => not_empty,
+        };
+        // A NULL sum in a non-empty buffer means the partial sum overflowed.
+        if sums.nulls().is_some_and(|n| n.inner().iter().zip(nonempty.iter()).any(|(valid, ne)| !valid && ne)) {
+            return Err(decimal_overflow(None, self.p, self.s));
+        }
+        let flags: Vec<bool> = nonempty.iter().collect();
+        let values = match sums.nulls() {
+            Some(n) => sums.values().iter().zip(n.iter()).map(|(v, valid)| if valid { *v } else { 0 }).collect(),
+            None => sums.values().to_vec(),
+        };
+        check_precision(&values, Some(&flags), self.p, self.s)?;
+        Ok(primitive::<Decimal128Type>(values, Some(&flags), &DataType::Decimal128(self.p, self.s)))
     }
 }
 
@@ -543,6 +584,13 @@ impl<T: ArrowPrimitiveType, const MIN: bool> Accumulator for MinMax<T, MIN> {
     }
     fn evaluate(&mut self) -> Result<ArrayRef> {
         Ok(primitive::<T>(std::mem::take(&mut self.vals), Some(&self.seen), &self.dt))
+    }
+    fn evaluate_state(&mut self, state: &[ArrayRef]) -> Result<ArrayRef> {
+        // The buffer is the value, NULL until one.
+        match arg(state, 0)? {
+            a if a.data_type() == &self.dt => Ok(a.clone()),
+            _ => crate::udf::evaluate_by_merging(self, state),
+        }
     }
 }
 

@@ -123,6 +123,13 @@ pub fn partial_flush_due(groups: usize, rows: usize, limit: usize) -> bool {
     limit > 0 && groups >= limit && rows >= 2 * groups
 }
 
+/// Groups a final aggregate makes room for when `rows` input rows are to come: at most one
+/// per row, and no more than a cache-sized table (rows that fold well would leave a larger
+/// one empty), so it neither grows nor rehashes on the way.
+pub fn final_groups_expected(rows: usize) -> usize {
+    rows.min(1 << 16)
+}
+
 /// A hash aggregate fed one batch at a time: only its groups' keys and buffers are held.
 pub struct HashAggregator<'a> {
     mode: AggregateMode,
@@ -162,6 +169,14 @@ impl<'a> HashAggregator<'a> {
         };
         let aggs = aggregates.iter().map(|a| AggState::new(a, mode, input)).collect::<Result<Vec<_>>>()?;
         Ok(HashAggregator { mode, result, input, group_attrs, key_exprs, grouper, aggs, gids: Vec::new(), rows_in: 0, emitted: vec![], flush_groups: 0 })
+    }
+
+    /// A final aggregate told how many input rows are to come (see `final_groups_expected`).
+    pub fn expecting_rows(mut self, rows: Option<usize>) -> Self {
+        if let (AggregateMode::Final, Some(g), Some(rows)) = (self.mode, &mut self.grouper, rows) {
+            g.reserve_groups(final_groups_expected(rows));
+        }
+        self
     }
 
     /// A partial aggregate that emits its groups past `groups` of them (`partial_flush_due`).
@@ -244,6 +259,17 @@ impl<'a> HashAggregator<'a> {
             None if rows == 1 => None,
             None => return Err(KilnError::internal(format!("{rows} merged rows of an aggregate without keys"))),
         };
+        if self.mode == AggregateMode::Final {
+            // Each row is one group's whole buffer: its final value read from it, not merged.
+            let mut columns = keys.unwrap_or_default();
+            let mut attrs = std::mem::take(&mut self.group_attrs);
+            for agg in &mut self.aggs {
+                let state: Vec<ArrayRef> = agg.buffer_cols.iter().map(|i| batch.column(*i).clone()).collect();
+                columns.push(agg.acc.evaluate_state(&state)?);
+                attrs.push(agg.expr.result.clone());
+            }
+            return self.results(columns, &attrs, rows);
+        }
         self.gids = (0..rows as u32).collect();
         for agg in &mut self.aggs {
             agg.acc.resize(rows);
@@ -271,15 +297,20 @@ impl<'a> HashAggregator<'a> {
         for agg in &mut self.aggs {
             agg.acc.resize(groups);
         }
-        let mut attrs = self.group_attrs;
+        let mut attrs = std::mem::take(&mut self.group_attrs);
         for agg in &mut self.aggs {
             columns.push(agg.acc.evaluate()?);
             attrs.push(agg.expr.result.clone());
         }
+        self.results(columns, &attrs, groups)
+    }
+
+    /// The result expressions over the groups' keys and final values (`attrs`).
+    fn results(&self, columns: Vec<ArrayRef>, attrs: &[Attribute], groups: usize) -> Result<Vec<RecordBatch>> {
         // An internal batch: take types and nullability from the arrays themselves.
         let fields: Vec<Field> = attrs.iter().zip(&columns).map(|(a, c)| Field::new(&a.name, c.data_type().clone(), true)).collect();
         let grouped = make_batch(Arc::new(Schema::new(fields)), columns, groups)?;
-        let out = evaluate_all(self.result, &grouped, &attrs)?;
+        let out = evaluate_all(self.result, &grouped, attrs)?;
         Ok(vec![make_batch(schema_of(&named_outputs(self.result)), out, groups)?])
     }
 }

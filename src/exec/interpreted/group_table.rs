@@ -312,26 +312,45 @@ impl GroupTable {
             self.payload.resize(self.capacity * (self.stride / 16), 0);
         }
         if (groups + 1) * 2 > self.slot_gids.len() {
-            let n = self.slot_gids.len() * 2;
-            let mask = n - 1;
-            let mut gids = vec![EMPTY; n];
-            let mut words = vec![0u64; n];
-            for (g, w) in self.slot_gids.iter().zip(&self.slot_words) {
-                if *g == EMPTY {
-                    continue;
-                }
-                let h = if self.int { hash_int(*w) } else { *w };
-                let mut i = h as usize & mask;
-                while gids[i] != EMPTY {
-                    i = (i + 1) & mask;
-                }
-                gids[i] = *g;
-                words[i] = *w;
-            }
-            self.slot_gids = gids;
-            self.slot_words = words;
+            self.rehash(self.slot_gids.len() * 2);
         }
         self.sync();
+    }
+
+    /// Makes room for `groups` groups at once (a final aggregate whose input rows are known):
+    /// no growing, and no rehashing, until then.
+    pub fn reserve_groups(&mut self, groups: usize) {
+        if groups > self.capacity {
+            self.capacity = groups.next_power_of_two();
+            self.rows.resize(self.capacity * self.row_words, 0);
+            self.payload.resize(self.capacity * (self.stride / 16), 0);
+        }
+        let slots = (groups * 2).next_power_of_two();
+        if slots > self.slot_gids.len() {
+            self.rehash(slots);
+        }
+        self.sync();
+    }
+
+    /// Moves the slots to a table of `n` slots (a power of two).
+    fn rehash(&mut self, n: usize) {
+        let mask = n - 1;
+        let mut gids = vec![EMPTY; n];
+        let mut words = vec![0u64; n];
+        for (g, w) in self.slot_gids.iter().zip(&self.slot_words) {
+            if *g == EMPTY {
+                continue;
+            }
+            let h = if self.int { hash_int(*w) } else { *w };
+            let mut i = h as usize & mask;
+            while gids[i] != EMPTY {
+                i = (i + 1) & mask;
+            }
+            gids[i] = *g;
+            words[i] = *w;
+        }
+        self.slot_gids = gids;
+        self.slot_words = words;
     }
 
     /// Forgets every group, keeping the memory: a partial aggregate that emitted its groups

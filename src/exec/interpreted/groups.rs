@@ -149,6 +149,13 @@ impl Grouper {
         }
     }
 
+    /// Makes room for `groups` groups at once, where the table grows in place.
+    pub fn reserve_groups(&mut self, groups: usize) {
+        if let Table::Shared(t) = &mut self.table {
+            t.reserve_groups(groups);
+        }
+    }
+
     /// Forgets every group (ids start again at 0), keeping the shared table's memory.
     pub fn clear(&mut self) -> Result<()> {
         match &mut self.table {

@@ -16,7 +16,7 @@ pub(crate) mod group_table;
 pub(crate) mod groups;
 pub(crate) mod join_table;
 
-pub use aggregate::{hash_aggregate, partial_flush_due, HashAggregator};
+pub use aggregate::{hash_aggregate, final_groups_expected, partial_flush_due, HashAggregator};
 pub use exchange::{range_partition, HashPartitioner};
 pub use generate::generate;
 pub use join::{hash_join, nested_loop_join, sort_merge_join};

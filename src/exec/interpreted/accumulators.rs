@@ -790,6 +790,44 @@ mod tests {
         assert_eq!(div_half_up(i128::MAX / 2, 1, 4), None);
     }
 
+    /// A partial aggregate's buffers: `values` folded into groups `gids` (None: a NULL input).
+    fn partial_state(func: AggFunc, arg: ArrayRef, gids: &[u32], groups: usize) -> Vec<ArrayRef> {
+        let mut p = new_accumulator(func, &[arg.data_type().clone()]).unwrap();
+        p.resize(groups);
+        p.update(gids, &[arg]).unwrap();
+        p.state().unwrap()
+    }
+
+    #[test]
+    fn evaluate_state_equals_merging_each_buffer() {
+        use arrow::array::{Decimal128Array, Int64Array};
+        let dec: ArrayRef = Arc::new(Decimal128Array::from(vec![Some(150), None, Some(-25), Some(0)]).with_precision_and_scale(15, 2).unwrap());
+        let ints: ArrayRef = Arc::new(Int64Array::from(vec![Some(3), None, Some(-7), Some(1)]));
+        let floats: ArrayRef = Arc::new(Float64Array::from(vec![Some(-0.0), None, Some(f64::NAN), Some(2.5)]));
+        // Group 1 sees only a NULL, group 3 nothing: empty buffers beside full ones.
+        let gids = [0, 1, 2, 0];
+        for func in [AggFunc::Sum, AggFunc::Count, AggFunc::Min, AggFunc::Max, AggFunc::Avg] {
+            for arg in [&dec, &ints, &floats] {
+                let state = partial_state(func, arg.clone(), &gids, 4);
+                let t = arg.data_type().clone();
+                let read = new_accumulator(func, std::slice::from_ref(&t)).unwrap().evaluate_state(&state).unwrap();
+                let merged = crate::udf::evaluate_by_merging(new_accumulator(func, &[t]).unwrap().as_mut(), &state).unwrap();
+                assert_eq!(read.to_data(), merged.to_data(), "{func:?} over {}", arg.data_type());
+            }
+        }
+        // -0.0 alone sums to 0.0 once merged, as the interpreter's final sum gives it.
+        let state = partial_state(AggFunc::Sum, floats.clone(), &[0, 1, 2, 3], 4);
+        let read = new_accumulator(AggFunc::Sum, &[DataType::Float64]).unwrap().evaluate_state(&state).unwrap();
+        assert!(read.as_primitive::<Float64Type>().value(0).is_sign_positive());
+        // A NULL sum in a non-empty decimal buffer is an overflow, read or merged.
+        let overflowed: Vec<ArrayRef> = vec![
+            Arc::new(Decimal128Array::from(vec![None::<i128>]).with_precision_and_scale(25, 2).unwrap()),
+            Arc::new(BooleanArray::from(vec![false])),
+        ];
+        let err = new_accumulator(AggFunc::Sum, &[DataType::Decimal128(15, 2)]).unwrap().evaluate_state(&overflowed).unwrap_err();
+        assert!(err.to_string().contains("NUMERIC_VALUE_OUT_OF_RANGE"), "{err}");
+    }
+
     #[test]
     fn min_max_strings_and_floats() {
         let mut m = min_max::<true>(&DataType::Utf8).unwrap();

@@ -795,4 +795,19 @@ mod tests {
         assert_eq!(k.value(ids[1] as usize), 7919);
         let _ = Int32Array::from(vec![1]);
     }
+
+    #[test]
+    fn reserved_groups_fit_without_growing() {
+        let keys: Vec<Option<i64>> = (0..3000).map(|i| Some(i * 31)).chain([None]).collect();
+        let mut grown = GroupTable::new(&[DataType::Int64], 16).unwrap();
+        let mut reserved = GroupTable::new(&[DataType::Int64], 16).unwrap();
+        // Groups already held move with the reservation.
+        assert_eq!(reserved.find_int(Some(0), true), 0);
+        reserved.reserve_groups(keys.len());
+        let slots = reserved.header.slot_gids;
+        let ids: Vec<u32> = keys.iter().map(|k| reserved.find_int(*k, true)).collect();
+        assert_eq!(reserved.header.slot_gids, slots, "the table grew past its reservation");
+        assert_eq!(ids, keys.iter().map(|k| grown.find_int(*k, true)).collect::<Vec<_>>());
+        assert_eq!(reserved.payload().len(), keys.len() * 16);
+    }
 }

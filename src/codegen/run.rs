@@ -612,6 +612,10 @@ pub fn output_batch(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBa
         }
         make_batch(schema.clone(), arrays, count)
     };
+    if spec.joins().is_empty() && columns.iter().all(|c| matches!(c, OutputColumn::Copied(_))) {
+        // Nothing to compute: the selected rows' columns, without running the sink's loop.
+        return Ok(Some(assemble(columns.iter().map(|_| None).collect(), &rows)?));
+    }
     if spec.joins().is_empty() {
         alloc(&mut slots, count, &mut buffers)?;
         let Some(written) = call_sink(compiled, &mut slots, &rows, no_nulls) else { return Ok(None) };

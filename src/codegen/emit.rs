@@ -1477,9 +1477,9 @@ fn enter(b: &mut FunctionBuilder, layout: &SlotLayout, helpers: &Helpers) -> ([V
 /// The filter function: `fn(slots, n, sel_out) -> count` (-1: run interpreted).
 pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool, helpers: &Helpers) -> Result<(), String> {
     let ([slots, n, sel_out], cols, fail) = enter(b, layout, helpers);
-    let bloom = match (spec.bloom_join(), layout.tables.first()) {
-        (Some(j), Some(t)) => Some((j, (0..j.table_words()).map(|w| slot(b, slots, t + w)).collect::<Vec<_>>())),
-        _ => None,
+    let bloom = match spec.bloom_join().and_then(|(k, j)| Some((k, j, layout.tables.get(k)?))) {
+        Some((k, j, t)) => Some((k, j, (0..j.table_words()).map(|w| slot(b, slots, t + w)).collect::<Vec<_>>())),
+        None => None,
     };
     let count = b.declare_var(types::I64);
     let zero = b.ins().iconst(types::I64, 0);
@@ -1503,9 +1503,9 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
     // The join's test runs in a pass of its own over the rows the conditions kept (compacting
     // the selection in place), so a selective condition spares it the other rows.
     let join_test = |b: &mut FunctionBuilder, row: Value| -> Result<Option<Value>, String> {
-        let Some((j, words)) = &bloom else { return Ok(None) };
+        let Some((k, j, words)) = &bloom else { return Ok(None) };
         let mut tx = Tx { b: &mut *b, input: columns, sides: vec![], cols: cols.clone(), row, build_rows: vec![], fail, loaded: vec![], no_nulls, helpers };
-        note(tx.b, helpers, || format!("BroadcastHashJoin {:?} #0: the row's Bloom bit in the build side's table (no bit: no match)", j.join_type));
+        note(tx.b, helpers, || format!("BroadcastHashJoin {:?} #{k}: the row's Bloom bit in the build side's table (no bit: no match)", j.join_type));
         super::join::prefilter_pass(&mut tx, j, words).map(Some)
     };
     // Without NULLs, `isnotnull(column)` conditions hold for every row: no pass for them.

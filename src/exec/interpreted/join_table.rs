@@ -371,6 +371,42 @@ impl JoinTable {
         Ok(heads)
     }
 
+    /// Bytes of the slots.
+    pub fn slot_bytes(&self) -> usize {
+        self.slots.len() * 8
+    }
+
+    /// Asks the CPU to fetch the home slot of each of `rows` (of `keys`, the probe side's key
+    /// columns) into its caches, without waiting: the probe that follows finds them there, where
+    /// a probe a row at a time waits for each miss in turn.
+    pub fn prefetch_slots(&self, keys: &[ArrayRef], rows: &[u32]) -> Result<()> {
+        let data = keys.iter().map(key_data).collect::<Result<Vec<_>>>()?;
+        for at in self.home_slots(&data, rows) {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a prefetch reads nothing, and `at` lies in the slots (masked).
+            unsafe {
+                std::arch::x86_64::_mm_prefetch(self.slots.as_ptr().add(at) as *const i8, std::arch::x86_64::_MM_HINT_T0)
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = at;
+        }
+        Ok(())
+    }
+
+    /// Where in `slots` each of `rows`' probe starts; a row whose keys hash as the row
+    /// before's (keys in runs, as lineitem's by order) is left out.
+    fn home_slots<'d>(&'d self, data: &'d [KeyData], rows: &'d [u32]) -> impl Iterator<Item = usize> + 'd {
+        let mut last = None;
+        rows.iter().filter_map(move |r| {
+            let h = data.iter().fold(0, |h, k| mix(h, k.word(*r as usize)));
+            if last == Some(h) {
+                return None;
+            }
+            last = Some(h);
+            Some((finish(h) & self.mask) as usize * self.width)
+        })
+    }
+
     /// The pointers generated code reads: slots, mask, next, the Bloom bits and their index
     /// mask, then per key column three words
     /// (an integer key's values and two zeros; a string key's offsets, bytes and prefixes).
@@ -415,5 +451,19 @@ mod tests {
         let passing = h.iter().filter(|h| bit_set(&t, **h)).count();
         // 16 bits a row: about 6 % of absent keys pass.
         assert!(passing < 1_500, "{passing} of 10000 absent keys pass the Bloom test");
+    }
+
+    #[test]
+    fn prefetched_slots_are_where_probes_start() {
+        let keys: ArrayRef = Arc::new(Int64Array::from_iter_values((0..5000).map(|k| k * 13)));
+        let t = JoinTable::build(&[keys.clone()]).expect("build");
+        // Runs of equal keys, as a sorted stream side has them: one slot a run.
+        let stream: ArrayRef = Arc::new(Int64Array::from_iter_values([5, 5, 5, 26, 26, 7, 5]));
+        let data = [key_data(&stream).expect("keys")];
+        let h = hashes(&data, 7);
+        let rows: Vec<u32> = (0..7).collect();
+        let expected: Vec<usize> = [0, 3, 5, 6].iter().map(|r| (h[*r] & t.mask) as usize * t.width).collect();
+        assert_eq!(t.home_slots(&data, &rows).collect::<Vec<_>>(), expected);
+        t.prefetch_slots(&[stream], &[6, 0, 3]).expect("prefetch");
     }
 }

@@ -433,9 +433,10 @@ fn column_parts(data_type: &DataType, n: usize) -> Box<dyn ColumnParts> {
         DataType::Date32 => fixed::<Date32Type>(data_type, n),
         DataType::Timestamp(TimeUnit::Microsecond, _) => fixed::<TimestampMicrosecondType>(data_type, n),
         DataType::Decimal128(..) => fixed::<Decimal128Type>(data_type, n),
+        DataType::Boolean => Box::new(BoolParts { values: (0..n).map(|_| arrow::array::BooleanBufferBuilder::new(0)).collect(), nulls: (0..n).map(|_| NullBufferBuilder::new(0)).collect() }),
         DataType::Utf8 => bytes::<Utf8Type>(n),
         DataType::Binary => bytes::<BinaryType>(n),
-        // Other types (nested, views, booleans): rows remembered, gathered by arrow at a flush.
+        // Other types (nested, views): rows remembered, gathered by arrow at a flush.
         _ => Box::new(GatheredParts { arrays: vec![], rows: vec![vec![]; n] }),
     }
 }
@@ -465,6 +466,34 @@ impl<T: ArrowPrimitiveType> ColumnParts for FixedParts<T> {
         let values = trimmed(std::mem::replace(&mut self.values[p], Vec::with_capacity(capacity)));
         let array = PrimitiveArray::<T>::try_new(values.into(), self.nulls[p].finish())?.with_data_type(self.data_type.clone());
         Ok(std::sync::Arc::new(array))
+    }
+}
+
+/// Booleans (a partial sum's `isEmpty`): bits appended per partition.
+struct BoolParts {
+    values: Vec<arrow::array::BooleanBufferBuilder>,
+    nulls: Vec<NullBufferBuilder>,
+}
+
+impl ColumnParts for BoolParts {
+    fn reserve(&mut self, p: usize, rows: usize) {
+        self.values[p].reserve(rows);
+    }
+
+    fn scatter(&mut self, array: &ArrayRef, order: &[u32], starts: &[usize]) -> Result<()> {
+        let a = array.as_boolean_opt().ok_or_else(|| KilnError::internal(format!("an exchange's boolean column holds {}", array.data_type())))?;
+        let bits = a.values();
+        for (p, rows) in runs(order, starts) {
+            let out = &mut self.values[p];
+            rows.iter().for_each(|r| out.append(bits.value(*r as usize)));
+            append_validity(&mut self.nulls[p], a.nulls(), rows);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, p: usize, capacity: usize) -> Result<ArrayRef> {
+        let values = std::mem::replace(&mut self.values[p], arrow::array::BooleanBufferBuilder::new(capacity)).finish();
+        Ok(std::sync::Arc::new(arrow::array::BooleanArray::new(values, self.nulls[p].finish())))
     }
 }
 
@@ -634,16 +663,23 @@ mod tests {
 
     #[test]
     fn hash_partitioner_copies_each_row_to_its_partition_in_chunks() {
-        // Every type path: longs and decimals (fixed), strings (bytes), booleans (gathered),
-        // NULLs in each; input batches of several sizes, chunks of at most 7 rows.
-        let input = [attr("k", DataType::Int64), attr("s", DataType::Utf8), attr("d", DataType::Decimal128(20, 2)), attr("b", DataType::Boolean)];
+        // Every type path: longs and decimals (fixed), strings (bytes), booleans (bits), string
+        // views (gathered), NULLs in each; input batches of several sizes, chunks of at most 7 rows.
+        let input = [
+            attr("k", DataType::Int64),
+            attr("s", DataType::Utf8),
+            attr("d", DataType::Decimal128(20, 2)),
+            attr("b", DataType::Boolean),
+            attr("v", DataType::Utf8View),
+        ];
         let make = |from: i64, n: i64| {
             let ks: Vec<Option<i64>> = (from..from + n).map(|i| (i % 5 != 0).then_some(i % 13)).collect();
             let ss: Vec<Option<String>> = (from..from + n).map(|i| (i % 7 != 0).then(|| "x".repeat((i % 4) as usize) + &i.to_string())).collect();
             let ds: Vec<Option<i128>> = (from..from + n).map(|i| (i % 3 != 0).then_some(i as i128 * 1_000_000_007)).collect();
             let bs: Vec<Option<bool>> = (from..from + n).map(|i| (i % 6 != 0).then_some(i % 2 == 0)).collect();
             let ss: Vec<Option<&str>> = ss.iter().map(|s| s.as_deref()).collect();
-            batch(&input, vec![ints(&ks), strs(&ss), decs(&ds, 20, 2), std::sync::Arc::new(arrow::array::BooleanArray::from(bs))])
+            let views = arrow::compute::cast(&strs(&ss), &DataType::Utf8View).unwrap();
+            batch(&input, vec![ints(&ks), strs(&ss), decs(&ds, 20, 2), std::sync::Arc::new(arrow::array::BooleanArray::from(bs)), views])
         };
         let batches = vec![make(0, 40), make(40, 3), make(43, 0), make(43, 61)];
         let keys = [input[0].expr(), input[1].expr()];

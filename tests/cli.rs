@@ -267,4 +267,9 @@ fn bench_sql_times_a_users_query_in_both_modes() {
     let (ok, out, err) = kiln(&["bench", "sql", "--table", &o, "--runs", "1", "SELECT count(*) FROM orders"]);
     assert!(ok, "{err}");
     assert!(out.lines().nth(1).is_some_and(|l| l.starts_with("query ") && l.contains("speedup")), "{out}");
+    // --metrics: each mode's plan of a warm run, every operator with its rows.
+    let (ok, _, err) = kiln(&["bench", "sql", "--table", &o, "--runs", "1", "--metrics", "SELECT status, count(*) FROM orders GROUP BY status"]);
+    assert!(ok, "{err}");
+    assert!(err.contains("-- query interpreted, a warm run") && err.contains("-- query compiled, a warm run"), "{err}");
+    assert!(err.contains("*(") && err.lines().filter(|l| l.contains("HashAggregate") && l.contains("[rows: ")).count() >= 4, "{err}");
 }

@@ -1477,10 +1477,10 @@ fn enter(b: &mut FunctionBuilder, layout: &SlotLayout, helpers: &Helpers) -> ([V
 /// The filter function: `fn(slots, n, sel_out) -> count` (-1: run interpreted).
 pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool, helpers: &Helpers) -> Result<(), String> {
     let ([slots, n, sel_out], cols, fail) = enter(b, layout, helpers);
-    let bloom = match spec.bloom_join().and_then(|(k, j)| Some((k, j, layout.tables.get(k)?))) {
-        Some((k, j, t)) => Some((k, j, (0..j.table_words()).map(|w| slot(b, slots, t + w)).collect::<Vec<_>>())),
-        None => None,
-    };
+    let bloom = spec
+        .bloom_join()
+        .and_then(|(k, j)| Some((k, j, layout.tables.get(k)?)))
+        .map(|(k, j, t)| (k, j, (0..j.table_words()).map(|w| slot(b, slots, t + w)).collect::<Vec<_>>()));
     let count = b.declare_var(types::I64);
     let zero = b.ins().iconst(types::I64, 0);
     b.def_var(count, zero);

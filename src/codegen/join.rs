@@ -214,9 +214,9 @@ fn hash_keys(tx: &mut Tx, j: &JoinSpec) -> Result<(Value, Option<Value>, Vec<Key
 
 /// The pass bit of the stage filter's test for join `j` (an inner or semi join over the
 /// stage's input, `StageSpec::bloom_join`): 0 when no build row can have the row's keys —
-/// its Bloom bit is clear — or a key is NULL. No branches. The home slot is not read here: on a large build side that load misses
-/// the cache for every row, most of which the Bloom bit already drops (TPC-H Q3 ran 1.5x
-/// faster without it).
+/// its Bloom bit is clear — or a key is NULL. No branches. The home slot is not read here:
+/// on a large build side that load misses the cache for every row, most of which the Bloom
+/// bit already drops (TPC-H Q3 ran 1.5x faster without it).
 pub fn prefilter_pass(tx: &mut Tx, j: &JoinSpec, words: &[Value]) -> Result<Value, String> {
     let (h, null, _) = hash_keys(tx, j)?;
     let (bits, bit_mask) = (words[3], words[4]);

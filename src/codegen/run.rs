@@ -279,22 +279,11 @@ fn drops_every_row(spec: &StageSpec, builds: &[&BuildTable]) -> bool {
 /// probe, which takes a row at a time, does not wait for each row's miss in turn (TPC-H Q5's
 /// orders table, 8 MiB of slots: its probe 1.3x faster, one thread).
 fn prefetch_join_slots(spec: &StageSpec, batch: &RecordBatch, builds: &[&BuildTable], selected: Option<&[u32]>) -> Result<()> {
-    let mut all = vec![];
     for (k, j) in spec.joins_reached_by_all() {
         let Some(table) = builds.get(k).and_then(|t| t.table()).filter(|t| !j.merge && t.slot_bytes() >= WARM_BUILD_BYTES) else { continue };
-        if !spec.keys_read_input(j) {
-            continue;
+        if spec.keys_read_input(j) {
+            table.prefetch_slots(&evaluate_all(&j.stream_keys, batch, &spec.input)?, selected)?;
         }
-        let rows = match selected {
-            Some(s) => s,
-            None => {
-                if all.is_empty() {
-                    all = (0..batch.num_rows() as u32).collect();
-                }
-                &all
-            }
-        };
-        table.prefetch_slots(&evaluate_all(&j.stream_keys, batch, &spec.input)?, rows)?;
     }
     Ok(())
 }

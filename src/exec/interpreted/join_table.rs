@@ -377,11 +377,19 @@ impl JoinTable {
     }
 
     /// Asks the CPU to fetch the home slot of each of `rows` (of `keys`, the probe side's key
-    /// columns) into its caches, without waiting: the probe that follows finds them there, where
-    /// a probe a row at a time waits for each miss in turn.
-    pub fn prefetch_slots(&self, keys: &[ArrayRef], rows: &[u32]) -> Result<()> {
+    /// columns; None: every row) into its caches, without waiting: the probe that follows finds
+    /// them there, where a probe a row at a time waits for each miss in turn.
+    pub fn prefetch_slots(&self, keys: &[ArrayRef], rows: Option<&[u32]>) -> Result<()> {
         let data = keys.iter().map(key_data).collect::<Result<Vec<_>>>()?;
-        for at in self.home_slots(&data, rows) {
+        match rows {
+            Some(rows) => self.prefetch(self.home_slots(&data, rows.iter().map(|r| *r as usize))),
+            None => self.prefetch(self.home_slots(&data, 0..keys.first().map_or(0, |k| k.len()))),
+        }
+        Ok(())
+    }
+
+    fn prefetch(&self, slots: impl Iterator<Item = usize>) {
+        for at in slots {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: a prefetch reads nothing, and `at` lies in the slots (masked).
             unsafe {
@@ -390,15 +398,14 @@ impl JoinTable {
             #[cfg(not(target_arch = "x86_64"))]
             let _ = at;
         }
-        Ok(())
     }
 
     /// Where in `slots` each of `rows`' probe starts; a row whose keys hash as the row
     /// before's (keys in runs, as lineitem's by order) is left out.
-    fn home_slots<'d>(&'d self, data: &'d [KeyData], rows: &'d [u32]) -> impl Iterator<Item = usize> + 'd {
+    fn home_slots<'d>(&'d self, data: &'d [KeyData], rows: impl Iterator<Item = usize> + 'd) -> impl Iterator<Item = usize> + 'd {
         let mut last = None;
-        rows.iter().filter_map(move |r| {
-            let h = data.iter().fold(0, |h, k| mix(h, k.word(*r as usize)));
+        rows.filter_map(move |r| {
+            let h = data.iter().fold(0, |h, k| mix(h, k.word(r)));
             if last == Some(h) {
                 return None;
             }
@@ -461,9 +468,9 @@ mod tests {
         let stream: ArrayRef = Arc::new(Int64Array::from_iter_values([5, 5, 5, 26, 26, 7, 5]));
         let data = [key_data(&stream).expect("keys")];
         let h = hashes(&data, 7);
-        let rows: Vec<u32> = (0..7).collect();
         let expected: Vec<usize> = [0, 3, 5, 6].iter().map(|r| (h[*r] & t.mask) as usize * t.width).collect();
-        assert_eq!(t.home_slots(&data, &rows).collect::<Vec<_>>(), expected);
-        t.prefetch_slots(&[stream], &[6, 0, 3]).expect("prefetch");
+        assert_eq!(t.home_slots(&data, 0..7).collect::<Vec<_>>(), expected);
+        t.prefetch_slots(&[stream.clone()], Some(&[6, 0, 3])).expect("prefetch");
+        t.prefetch_slots(&[stream], None).expect("prefetch");
     }
 }

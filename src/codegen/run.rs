@@ -269,7 +269,7 @@ const WARM_BUILD_BYTES: usize = 1 << 20;
 /// need not run (TPC-H Q18's semi join with 57 order keys over 200 partitions).
 fn drops_every_row(spec: &StageSpec, builds: &[&BuildTable]) -> bool {
     spec.joins_reached_by_all().any(|(k, j)| {
-        matches!(j.join_type, StageJoinType::Inner | StageJoinType::Semi) && builds.get(k).is_some_and(|t| t.rows.num_rows() == 0)
+        j.join_type.drops_unmatched() && builds.get(k).is_some_and(|t| t.rows.num_rows() == 0)
     })
 }
 

@@ -103,6 +103,13 @@ pub enum StageJoinType {
     NullAwareAnti,
 }
 
+impl StageJoinType {
+    /// Whether a stream row without a matching build row leaves (inner, semi).
+    pub fn drops_unmatched(self) -> bool {
+        matches!(self, StageJoinType::Inner | StageJoinType::Semi)
+    }
+}
+
 /// A hash join inside a stage. The stage's input (or the join below) is its stream side; the
 /// build side is run separately, hashed once into a `JoinTable`, and probed by generated code.
 #[derive(Debug, Clone)]
@@ -633,7 +640,7 @@ impl StageSpec {
     /// before the probe pays for these joins only (TPC-H Q18's sort-merge semi join keeps 57
     /// of 1.5 million orders for the customer join after it).
     pub fn joins_reached_by_all(&self) -> impl Iterator<Item = (usize, &JoinSpec)> {
-        let first_dropping = self.joins.iter().position(|j| matches!(j.join_type, StageJoinType::Inner | StageJoinType::Semi));
+        let first_dropping = self.joins.iter().position(|j| j.join_type.drops_unmatched());
         self.joins.iter().enumerate().take(first_dropping.map_or(self.joins.len(), |k| k + 1))
     }
 
@@ -645,7 +652,7 @@ impl StageSpec {
     pub fn bloom_join(&self) -> Option<(usize, &JoinSpec)> {
         self.joins_reached_by_all()
             .last()
-            .filter(|(k, j)| !j.merge && matches!(j.join_type, StageJoinType::Inner | StageJoinType::Semi) && (*k == 0 || self.keys_read_input(j)))
+            .filter(|(k, j)| !j.merge && j.join_type.drops_unmatched() && (*k == 0 || self.keys_read_input(j)))
     }
 
     /// Whether join `j`'s stream keys read the stage's input columns only (not an earlier
@@ -663,7 +670,7 @@ impl StageSpec {
             .filter(|m| {
                 let later = &self.joins[*m];
                 later.broadcast
-                    && matches!(later.join_type, StageJoinType::Inner | StageJoinType::Semi)
+                    && later.join_type.drops_unmatched()
                     && crate::exec::interpreted::join::keys_read_only(&later.stream_keys, &j.build)
             })
             .collect()

@@ -129,6 +129,9 @@ pub struct Config {
     /// Keys outside `spark.` and `kiln.` set by `SET key=value`: kept and read back as Spark keeps
     /// user settings, never read by kiln.
     pub user_settings: std::collections::BTreeMap<String, String>,
+    /// Every key set (by the host or by SQL) with its value as given, in the order set: what a
+    /// bare `SET` lists, and what `RESET key` replays without that key.
+    pub explicit: Vec<(String, String)>,
     /// Not a setting: the control (cancel flag, progress) of the run this copy of the config
     /// belongs to, set by `DataFrame::collect_with_control`.
     pub control: Option<std::sync::Arc<crate::exec::control::QueryControl>>,
@@ -138,6 +141,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             user_settings: Default::default(),
+            explicit: vec![],
             shuffle_partitions: 200,
             query_timeout: std::time::Duration::ZERO,
             files_allowed_roots: vec![],
@@ -227,63 +231,138 @@ impl Default for RuntimeFilterConfig {
     }
 }
 
-/// Every key `Config` understands.
-pub const KEYS: &[&str] = &[
-    "spark.sql.shuffle.partitions",
-    "spark.sql.autoBroadcastJoinThreshold",
-    "spark.sql.join.preferSortMergeJoin",
-    "spark.sql.optimizeNullAwareAntiJoin",
-    "spark.sql.codegen.wholeStage",
-    "spark.sql.ansi.enabled",
-    "spark.sql.optimizer.maxIterations",
-    "spark.sql.optimizer.excludedRules",
-    "spark.sql.optimizer.inSetConversionThreshold",
-    "spark.sql.constraintPropagation.enabled",
-    "spark.sql.optimizer.runtime.bloomFilter.enabled",
-    "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold",
-    "spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold",
-    "spark.sql.optimizer.runtime.bloomFilter.expectedNumItems",
-    "spark.sql.optimizer.runtime.bloomFilter.numBits",
-    "spark.sql.optimizer.runtime.bloomFilter.maxNumItems",
-    "spark.sql.optimizer.runtime.bloomFilter.maxNumBits",
-    "spark.sql.optimizer.runtimeFilter.number.threshold",
-    "spark.sql.planChangeLog.level",
-    "spark.sql.planChangeLog.rules",
-    "spark.sql.planChangeLog.batches",
-    "spark.sql.adaptive.enabled",
-    "spark.sql.adaptive.autoBroadcastJoinThreshold",
-    "spark.sql.adaptive.coalescePartitions.enabled",
-    "spark.sql.adaptive.advisoryPartitionSizeInBytes",
-    "spark.sql.adaptive.coalescePartitions.minPartitionSize",
-    "spark.sql.adaptive.coalescePartitions.parallelismFirst",
-    "spark.sql.adaptive.coalescePartitions.minPartitionNum",
-    "spark.sql.adaptive.localShuffleReader.enabled",
-    "spark.sql.adaptive.skewJoin.enabled",
-    "spark.sql.adaptive.skewJoin.skewedPartitionFactor",
-    "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes",
-    "spark.sql.maxMetadataStringLength",
-    "spark.sql.session.timeZone",
-    "spark.sql.parquet.filterPushdown",
-    "spark.sql.warehouse.dir",
-    "spark.sql.cteRecursionLevelLimit",
-    "spark.sql.cteRecursionRowLimit",
-    "spark.sql.cbo.enabled",
-    "spark.sql.cbo.joinReorder.enabled",
-    "spark.sql.cbo.joinReorder.dp.threshold",
-    "spark.sql.cbo.joinReorder.card.weight",
-    "spark.sql.statistics.histogram.enabled",
-    "spark.sql.statistics.histogram.numBins",
-    "spark.sql.statistics.ndv.maxError",
-    "kiln.batchSize",
-    "kiln.aggregate.partialRunRows",
-    "kiln.aggregate.partialFlushGroups",
-    "kiln.optimizer.strict",
-    "kiln.codegen.disassembly",
-    "kiln.codegen.dump",
-    "kiln.query.timeout",
-    "kiln.files.allowedRoots",
-    "kiln.memory.limit",
+/// One setting kiln applies: its key, the version that introduced it (Spark's for `spark.*`,
+/// kiln's for `kiln.*`) and what it does, as `SET -v` lists them.
+pub struct Setting {
+    /// The key, as `SET` takes it.
+    pub key: &'static str,
+    /// The version that introduced it.
+    pub since: &'static str,
+    /// What it does.
+    pub meaning: &'static str,
+}
+
+/// Every key `Config` applies.
+pub const SETTINGS: &[Setting] = &[
+    Setting { key: "spark.sql.shuffle.partitions", since: "1.1.0", meaning: "The number of partitions of every hash or range shuffle (joins, aggregates, sorts)." },
+    Setting { key: "spark.sql.autoBroadcastJoinThreshold", since: "1.1.0", meaning: "The largest table, in bytes, a join broadcasts to every partition of the other side; -1 disables broadcasting." },
+    Setting { key: "spark.sql.join.preferSortMergeJoin", since: "2.0.0", meaning: "Plan shuffled equi-joins as sort-merge joins; when false, a side small enough per partition (and 3x smaller than the other) is hashed instead." },
+    Setting { key: "spark.sql.optimizeNullAwareAntiJoin", since: "3.1.0", meaning: "Plan a single-column NOT IN (subquery) as a null-aware broadcast hash join instead of a nested-loop join." },
+    Setting { key: "spark.sql.codegen.wholeStage", since: "2.0.0", meaning: "Compile fused stages of operators to native code (true) or interpret every operator (false)." },
+    Setting { key: "spark.sql.ansi.enabled", since: "3.0.0", meaning: "ANSI SQL semantics: invalid input fails instead of giving NULL. kiln runs with ANSI semantics only." },
+    Setting { key: "spark.sql.optimizer.maxIterations", since: "2.0.0", meaning: "The most iterations a fixed-point optimizer batch runs." },
+    Setting { key: "spark.sql.optimizer.excludedRules", since: "2.4.0", meaning: "Comma-separated optimizer rules to skip; rules needed for correctness still run (with a warning)." },
+    Setting { key: "spark.sql.optimizer.inSetConversionThreshold", since: "2.0.0", meaning: "An IN list of literals longer than this becomes an INSET lookup." },
+    Setting { key: "spark.sql.constraintPropagation.enabled", since: "2.2.0", meaning: "Infer filters from the constraints of a plan's inputs (InferFiltersFromConstraints)." },
+    Setting { key: "spark.sql.optimizer.runtime.bloomFilter.enabled", since: "3.3.0", meaning: "Plant Bloom filters built from one side of a join to filter the other side's scan." },
+    Setting { key: "spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold", since: "3.3.0", meaning: "The least size, in bytes, of the scan a runtime Bloom filter filters." },
+    Setting { key: "spark.sql.optimizer.runtime.bloomFilter.creationSideThreshold", since: "3.3.0", meaning: "The largest size, in bytes, of the side a runtime Bloom filter is built from." },
+    Setting { key: "spark.sql.optimizer.runtime.bloomFilter.expectedNumItems", since: "3.3.0", meaning: "The items a runtime Bloom filter expects when the building side's rows are unknown." },
+    Setting { key: "spark.sql.optimizer.runtime.bloomFilter.numBits", since: "3.3.0", meaning: "The bits of a runtime Bloom filter when the building side's rows are unknown." },
+    Setting { key: "spark.sql.optimizer.runtime.bloomFilter.maxNumItems", since: "3.3.0", meaning: "The most items a runtime Bloom filter is sized for." },
+    Setting { key: "spark.sql.optimizer.runtime.bloomFilter.maxNumBits", since: "3.3.0", meaning: "The most bits of a runtime Bloom filter." },
+    Setting { key: "spark.sql.optimizer.runtimeFilter.number.threshold", since: "3.3.0", meaning: "The most runtime filters planted in one query." },
+    Setting { key: "spark.sql.planChangeLog.level", since: "3.1.0", meaning: "OFF, or INFO / WARN / ERROR to print each effective optimizer rule's plan before and after to stderr." },
+    Setting { key: "spark.sql.planChangeLog.rules", since: "3.1.0", meaning: "Comma-separated rules the plan change log is limited to (empty: all)." },
+    Setting { key: "spark.sql.planChangeLog.batches", since: "3.1.0", meaning: "Comma-separated batches the plan change log is limited to (empty: all)." },
+    Setting { key: "spark.sql.adaptive.enabled", since: "1.6.0", meaning: "Run plans with shuffles stage by stage, re-planning the rest from each stage's real output." },
+    Setting { key: "spark.sql.adaptive.autoBroadcastJoinThreshold", since: "3.2.0", meaning: "The largest stage output, in bytes, a join broadcasts at run time; unset: spark.sql.autoBroadcastJoinThreshold; -1 disables." },
+    Setting { key: "spark.sql.adaptive.coalescePartitions.enabled", since: "3.0.0", meaning: "Merge small contiguous shuffle partitions at run time." },
+    Setting { key: "spark.sql.adaptive.advisoryPartitionSizeInBytes", since: "3.0.0", meaning: "The size, in bytes, coalesced and split shuffle partitions aim at." },
+    Setting { key: "spark.sql.adaptive.coalescePartitions.minPartitionSize", since: "3.2.0", meaning: "The least size, in bytes, a coalesced partition aims at." },
+    Setting { key: "spark.sql.adaptive.coalescePartitions.parallelismFirst", since: "3.2.0", meaning: "Aim at one partition per core before the advisory size when coalescing." },
+    Setting { key: "spark.sql.adaptive.coalescePartitions.minPartitionNum", since: "3.0.0", meaning: "With parallelism first, the fewest partitions coalescing aims at; unset: spark.sql.shuffle.partitions." },
+    Setting { key: "spark.sql.adaptive.localShuffleReader.enabled", since: "3.0.0", meaning: "A join turned into a broadcast at run time reads the other side's finished shuffle without its hash layout." },
+    Setting { key: "spark.sql.adaptive.skewJoin.enabled", since: "3.0.0", meaning: "Split skewed partitions of a sort-merge join at run time." },
+    Setting { key: "spark.sql.adaptive.skewJoin.skewedPartitionFactor", since: "3.0.0", meaning: "A partition is skewed when it is this many times the median partition's size ..." },
+    Setting { key: "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", since: "3.0.0", meaning: "... and larger than this many bytes." },
+    Setting { key: "spark.sql.maxMetadataStringLength", since: "3.1.0", meaning: "Scan descriptions in plans are cut at this many characters." },
+    Setting { key: "spark.sql.session.timeZone", since: "2.2.0", meaning: "The session time zone; kiln computes in UTC." },
+    Setting { key: "spark.sql.parquet.filterPushdown", since: "1.2.0", meaning: "Skip Parquet row groups and pages by their statistics." },
+    Setting { key: "spark.sql.warehouse.dir", since: "2.0.0", meaning: "The folder holding managed tables (CREATE TABLE .. USING parquet without LOCATION), one sub-folder per table; relative to the working directory." },
+    Setting { key: "spark.sql.cteRecursionLevelLimit", since: "4.1.0", meaning: "The most steps a recursive CTE runs; -1: no limit." },
+    Setting { key: "spark.sql.cteRecursionRowLimit", since: "4.1.0", meaning: "The most rows a recursive CTE makes; -1: no limit." },
+    Setting { key: "spark.sql.cbo.enabled", since: "2.2.0", meaning: "Estimate row counts from statistics collected by ANALYZE TABLE." },
+    Setting { key: "spark.sql.cbo.joinReorder.enabled", since: "2.2.0", meaning: "Reorder joins by dynamic programming over estimated costs (needs spark.sql.cbo.enabled)." },
+    Setting { key: "spark.sql.cbo.joinReorder.dp.threshold", since: "2.2.0", meaning: "The most joined items the dynamic-programming reorder considers." },
+    Setting { key: "spark.sql.cbo.joinReorder.card.weight", since: "2.2.0", meaning: "The weight of rows (against bytes) in a plan's estimated cost." },
+    Setting { key: "spark.sql.statistics.histogram.enabled", since: "2.3.0", meaning: "ANALYZE TABLE .. FOR COLUMNS builds equi-height histograms." },
+    Setting { key: "spark.sql.statistics.histogram.numBins", since: "2.3.0", meaning: "The bins of a column histogram." },
+    Setting { key: "spark.sql.statistics.ndv.maxError", since: "2.1.1", meaning: "The relative standard deviation of distinct-count estimates (HyperLogLog++)." },
+    Setting { key: "kiln.batchSize", since: "0.1.0", meaning: "Rows per batch read from files." },
+    Setting { key: "kiln.aggregate.partialRunRows", since: "0.1.0", meaning: "Input rows a partial aggregate under a shuffle groups in one table across its input partitions; 0: one table per partition." },
+    Setting { key: "kiln.aggregate.partialFlushGroups", since: "0.1.0", meaning: "Groups past which a partial aggregate that folds rows emits its groups and starts again; 0: never." },
+    Setting { key: "kiln.optimizer.strict", since: "0.1.0", meaning: "Check every optimizer rule's plan (resolved, unique expression ids, idempotent Once batches); violations are errors." },
+    Setting { key: "kiln.codegen.disassembly", since: "0.1.0", meaning: "EXPLAIN CODEGEN prints the native code as well as the IR (kiln.codegen.dump=both)." },
+    Setting { key: "kiln.codegen.dump", since: "0.1.0", meaning: "What EXPLAIN CODEGEN prints of each stage: ir, asm or both." },
+    Setting { key: "kiln.query.timeout", since: "0.1.0", meaning: "A query running longer is cancelled with an error naming this setting (30s, 500ms, 2m); 0: no limit." },
+    Setting { key: "kiln.files.allowedRoots", since: "0.1.0", meaning: "Comma-separated folders tables may be read from and written to; empty: anywhere." },
+    Setting { key: "kiln.memory.limit", since: "0.1.0", meaning: "The bytes a query's operators may hold at once (4g, 512m); more fails the query naming the operator." },
 ];
+
+/// Keys fixed for a session's life, set only by its host (`SessionBuilder::config`, or
+/// `Session::set_conf` before the first statement): Spark's static SQL settings (its
+/// `StaticSQLConf`), whether kiln applies them or not, and kiln's confinement of files.
+/// SQL `SET` and `RESET` of one fail with CANNOT_MODIFY_STATIC_CONFIG.
+pub const STATIC_KEYS: &[&str] = &[
+    "spark.python.sql.dataFrameDebugging.enabled",
+    "spark.sql.artifact.copyFromLocalToFs.allowDestLocal",
+    "spark.sql.avro.schemaUrlAllowedSchemes",
+    "spark.sql.broadcastExchange.maxThreadThreshold",
+    "spark.sql.cache.serializer",
+    "spark.sql.catalog.spark_catalog.defaultDatabase",
+    "spark.sql.catalogImplementation",
+    "spark.sql.codegen.cache.maxEntries",
+    "spark.sql.codegen.comments",
+    "spark.sql.debug",
+    "spark.sql.defaultUrlStreamHandlerFactory.enabled",
+    "spark.sql.event.truncate.length",
+    "spark.sql.extensions",
+    "spark.sql.extensions.test.loadFromCp",
+    "spark.sql.filesourceTableRelationCacheSize",
+    "spark.sql.globalTempDatabase",
+    "spark.sql.hive.metastore.barrierPrefixes",
+    "spark.sql.hive.metastore.jars",
+    "spark.sql.hive.metastore.jars.path",
+    "spark.sql.hive.metastore.sharedPrefixes",
+    "spark.sql.hive.metastore.version",
+    "spark.sql.hive.thriftServer.http.sniHostCheckEnabled",
+    "spark.sql.hive.thriftServer.singleSession",
+    "spark.sql.hive.version",
+    "spark.sql.kafka.disallowedOptions",
+    "spark.sql.legacy.hive.thriftServer.allowSettingSystemProperties",
+    "spark.sql.legacy.sessionInitWithConfigDefaults",
+    "spark.sql.metadataCacheTTLSeconds",
+    "spark.sql.queryExecutionListeners",
+    "spark.sql.reflect.allowList",
+    "spark.sql.restrictedMode.enabled",
+    "spark.sql.resultQueryStage.maxThreadThreshold",
+    "spark.sql.shuffleExchange.maxThreadThreshold",
+    "spark.sql.sources.disabledJdbcConnProviderList",
+    "spark.sql.sources.schemaStringLengthThreshold",
+    "spark.sql.streaming.streamingQueryListeners",
+    "spark.sql.streaming.ui.enabled",
+    "spark.sql.streaming.ui.enabledCustomMetricList",
+    "spark.sql.streaming.ui.retainedProgressUpdates",
+    "spark.sql.streaming.ui.retainedQueries",
+    "spark.sql.subquery.maxThreadThreshold",
+    "spark.sql.warehouse.dir",
+    "kiln.files.allowedRoots",
+];
+
+/// Limits whose host value is a ceiling: SQL `SET` may lower them for its own queries, never
+/// raise them past what the host set.
+pub const CEILING_KEYS: &[&str] = &["kiln.memory.limit", "kiln.query.timeout"];
+
+/// True for a key only the host sets ([`STATIC_KEYS`]).
+pub fn is_static(key: &str) -> bool {
+    STATIC_KEYS.contains(&key)
+}
+
+/// Spark's error for changing a static setting after the session started.
+pub fn cannot_modify_static(key: &str) -> KilnError {
+    KilnError::analysis("CANNOT_MODIFY_STATIC_CONFIG", format!("Cannot modify the value of the static Spark config: \"{key}\". SQLSTATE: 46110"))
+}
 
 /// What `EXPLAIN CODEGEN` prints of each compiled stage (`kiln.codegen.dump`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -379,8 +458,80 @@ impl Config {
         matches!(self.plan_change_log_level.as_str(), "INFO" | "WARN" | "ERROR")
     }
 
-    /// Sets one key; errors name the key and suggest the closest known one.
+    /// Sets one key; errors name the key and suggest the closest known one. This is the host's
+    /// setter (no static or ceiling checks); SQL goes through [`Config::set_from_sql`].
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        self.apply(key, value)?;
+        self.explicit.retain(|(k, _)| k != key);
+        self.explicit.push((key.to_string(), value.to_string()));
+        Ok(())
+    }
+
+    /// SQL `SET key=value` in a session whose host set `host`: a static key fails with Spark's
+    /// CANNOT_MODIFY_STATIC_CONFIG, a limit may be lowered but not raised past the host's value.
+    pub fn set_from_sql(&mut self, host: &Config, key: &str, value: &str) -> Result<()> {
+        if is_static(key) {
+            return Err(cannot_modify_static(key));
+        }
+        let mut next = self.clone();
+        next.set(key, value)?;
+        let raised = match key {
+            "kiln.memory.limit" => (next.memory_limit > host.memory_limit).then(|| host.memory_limit.to_string()),
+            "kiln.query.timeout" => {
+                let limit = host.query_timeout;
+                (!limit.is_zero() && (next.query_timeout.is_zero() || next.query_timeout > limit)).then(|| format!("{}ms", limit.as_millis()))
+            }
+            _ => None,
+        };
+        if let Some(ceiling) = raised {
+            return Err(KilnError::Config(format!(
+                "`{key}` is capped at {ceiling} by the host running this session: SET may lower it, not raise it (asked for `{value}`)"
+            )));
+        }
+        *self = next;
+        Ok(())
+    }
+
+    /// SQL `RESET key` (`None`: `RESET`): back to the host's value, or the default when the host
+    /// set none; a static key fails as for SET.
+    pub fn reset_from_sql(&mut self, host: &Config, key: Option<&str>) -> Result<()> {
+        if let Some(key) = key.filter(|k| is_static(k)) {
+            return Err(cannot_modify_static(key));
+        }
+        let mut next = host.clone();
+        if let Some(key) = key {
+            for (k, v) in &self.explicit {
+                if k != key && !host.explicit.iter().any(|(hk, hv)| hk == k && hv == v) {
+                    next.set(k, v)?;
+                }
+            }
+        }
+        next.control = self.control.clone();
+        *self = next;
+        Ok(())
+    }
+
+    /// `SET -v`: every key with its value, meaning and the Spark version that introduced it.
+    pub fn describe_all(&self) -> Vec<[String; 4]> {
+        let mut rows: Vec<[String; 4]> = SETTINGS
+            .iter()
+            .map(|s| {
+                let scope = if is_static(s.key) {
+                    " Static: set by the host when the session starts; SQL SET and RESET cannot change it."
+                } else if CEILING_KEYS.contains(&s.key) {
+                    " The host's value is a ceiling: SQL SET may lower it, not raise it."
+                } else {
+                    ""
+                };
+                let value = self.get(s.key).unwrap_or_else(|| "<undefined>".into());
+                [s.key.to_string(), value, format!("{}{scope}", s.meaning), s.since.to_string()]
+            })
+            .collect();
+        rows.sort();
+        rows
+    }
+
+    fn apply(&mut self, key: &str, value: &str) -> Result<()> {
         match key {
             "spark.sql.shuffle.partitions" => {
                 let n: usize = parse(key, value, "a positive integer")?;
@@ -514,7 +665,7 @@ impl Config {
                 self.user_settings.insert(key.to_string(), value.to_string());
             }
             _ => {
-                let hint = closest_match(key, KEYS.iter().copied()).map(|k| format!(" Did you mean `{k}`?")).unwrap_or_default();
+                let hint = closest_match(key, SETTINGS.iter().map(|s| s.key)).map(|k| format!(" Did you mean `{k}`?")).unwrap_or_default();
                 return Err(KilnError::Config(format!("unknown setting `{key}`.{hint}")));
             }
         }
@@ -600,5 +751,29 @@ mod tests {
         assert!(err.contains("spark.sql.shuffle.partitions"), "{err}");
         assert!(c.set("spark.sql.shuffle.partitions", "x").is_err());
         assert!(c.set("spark.sql.ansi.enabled", "false").is_err());
+    }
+
+    #[test]
+    fn sql_cannot_change_static_keys_nor_raise_the_hosts_limits() {
+        let mut host = Config::default();
+        host.set("spark.sql.warehouse.dir", "/wh").unwrap();
+        host.set("kiln.memory.limit", "1g").unwrap();
+        let mut c = host.clone();
+        let err = c.set_from_sql(&host, "spark.sql.warehouse.dir", "/tmp").unwrap_err().to_string();
+        assert_eq!(err, "[CANNOT_MODIFY_STATIC_CONFIG] Cannot modify the value of the static Spark config: \"spark.sql.warehouse.dir\". SQLSTATE: 46110");
+        assert!(c.set_from_sql(&host, "spark.sql.catalogImplementation", "hive").is_err(), "static though kiln does not apply it");
+        assert!(c.reset_from_sql(&host, Some("kiln.files.allowedRoots")).is_err());
+        assert!(c.set_from_sql(&host, "kiln.memory.limit", "2g").is_err());
+        assert_eq!(c.memory_limit, 1 << 30, "a refused SET changes nothing");
+        c.set_from_sql(&host, "kiln.memory.limit", "10m").unwrap();
+        c.set_from_sql(&host, "spark.sql.shuffle.partitions", "3").unwrap();
+        // Without a host timeout any timeout lowers "no limit".
+        c.set_from_sql(&host, "kiln.query.timeout", "2s").unwrap();
+        c.reset_from_sql(&host, Some("kiln.memory.limit")).unwrap();
+        assert_eq!((c.memory_limit, c.shuffle_partitions, c.query_timeout.as_secs()), (1 << 30, 3, 2));
+        c.reset_from_sql(&host, None).unwrap();
+        assert_eq!((c.shuffle_partitions, c.query_timeout.as_secs(), c.warehouse_dir.as_str()), (200, 0, "/wh"));
+        assert_eq!(c.explicit.len(), 2, "{:?}", c.explicit);
+        assert!(c.describe_all().iter().any(|[k, _, m, v]| k == "kiln.files.allowedRoots" && m.contains("Static") && v == "0.1.0"));
     }
 }

@@ -35,6 +35,10 @@ pub struct Session {
 #[derive(Default)]
 struct SessionState {
     config: RwLock<Config>,
+    /// The settings as the host set them: static keys, and the ceilings SQL may not raise.
+    host: RwLock<Config>,
+    /// The session ran its first statement: static keys are fixed from here on.
+    started: std::sync::atomic::AtomicBool,
     catalog: RwLock<Catalog>,
     /// The session's compiled stages, reused by every query it runs.
     stages: crate::codegen::StageCache,
@@ -93,9 +97,28 @@ impl Session {
     pub fn config(&self) -> Result<Config> {
         Ok(self.state.config.read().map_err(|_| poisoned())?.clone())
     }
-    /// Sets one setting (as SQL `SET key=value`).
+    /// Sets one setting as the host: any key, static ones (see [`crate::config::STATIC_KEYS`])
+    /// only before the session runs its first statement; a limit set here is a ceiling SQL `SET`
+    /// cannot raise.
     pub fn set_conf(&self, key: &str, value: &str) -> Result<()> {
-        self.state.config.write().map_err(|_| poisoned())?.set(key.trim(), value.trim())
+        let (key, value) = (key.trim(), value.trim());
+        if crate::config::is_static(key) && self.state.started.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(crate::config::cannot_modify_static(key));
+        }
+        let mut host = self.state.host.write().map_err(|_| poisoned())?;
+        host.set(key, value)?;
+        self.state.config.write().map_err(|_| poisoned())?.set(key, value)
+    }
+    /// Sets one setting as a query does (SQL `SET key=value`, a Spark Connect client's
+    /// `Config.set`): static keys fail, limits may only be lowered below the host's.
+    pub fn set_conf_from_query(&self, key: &str, value: &str) -> Result<()> {
+        let host = self.state.host.read().map_err(|_| poisoned())?;
+        self.state.config.write().map_err(|_| poisoned())?.set_from_sql(&host, key.trim(), value.trim())
+    }
+    /// SQL `RESET [key]`: back to the host's values.
+    fn reset_conf_from_query(&self, key: Option<&str>) -> Result<()> {
+        let host = self.state.host.read().map_err(|_| poisoned())?;
+        self.state.config.write().map_err(|_| poisoned())?.reset_from_sql(&host, key)
     }
     /// Registers a scalar UDF, callable from SQL by its name and from the DataFrame API with
     /// [`crate::functions::call_udf`]; one of the same name is replaced.
@@ -236,7 +259,10 @@ impl Session {
 
     /// Plans a query: analyze, optimize, plan physically, ensure requirements.
     pub fn plan(&self, parsed: LogicalPlan) -> Result<DataFrame> {
+        self.state.started.store(true, std::sync::atomic::Ordering::Relaxed);
         let config = self.config()?;
+        // Constant folding computes values now: they are capped as the query's would be.
+        crate::expr::builtins::set_result_limit(config.memory_limit);
         let parsed = Arc::new(parsed);
         let (analyzed, mut warnings) = crate::analyzer::analyze_with_warnings(&parsed, &self.catalog()?)?;
         let extensions = &self.state.extensions;
@@ -287,6 +313,7 @@ impl Session {
     }
 
     fn run_statement(&self, statement: Statement) -> Result<DataFrame> {
+        self.state.started.store(true, std::sync::atomic::Ordering::Relaxed);
         match statement {
             Statement::Query(plan) => self.plan(plan),
             Statement::Explain { mode, query } => {
@@ -294,7 +321,7 @@ impl Session {
                 self.local_result(vec![("plan", vec![Some(text)])])
             }
             Statement::SetConfig { key, value: Some(value) } => {
-                self.set_conf(&key, &value)?;
+                self.set_conf_from_query(&key, &value)?;
                 self.local_result(vec![("key", vec![Some(key)]), ("value", vec![Some(value)])])
             }
             Statement::SetConfig { key, value: None } => {
@@ -306,6 +333,26 @@ impl Session {
                     value = Some("<undefined>".to_string());
                 }
                 self.local_result(vec![("key", vec![Some(key)]), ("value", vec![value])])
+            }
+            Statement::ListConfig { verbose: false } => {
+                let mut set = self.config()?.explicit;
+                set.sort();
+                let (keys, values) = set.into_iter().map(|(k, v)| (Some(k), Some(v))).unzip();
+                self.local_result(vec![("key", keys), ("value", values)])
+            }
+            Statement::ListConfig { verbose: true } => {
+                let mut cols: [Vec<Option<String>>; 4] = Default::default();
+                for row in self.config()?.describe_all() {
+                    for (c, v) in cols.iter_mut().zip(row) {
+                        c.push(Some(v));
+                    }
+                }
+                let [k, v, m, since] = cols;
+                self.local_result(vec![("key", k), ("value", v), ("meaning", m), ("Since version", since)])
+            }
+            Statement::ResetConfig { key } => {
+                self.reset_conf_from_query(key.as_deref())?;
+                self.local_result(vec![])
             }
             Statement::CreateTempView { name, source, replace, if_not_exists, columns } => {
                 if if_not_exists && self.catalog()?.contains(&name) {
@@ -474,9 +521,7 @@ impl Session {
         };
         crate::datasource::check_allowed(&self.config()?.files_allowed_roots, &path)?;
         let mode = if replace { SaveMode::Overwrite } else { SaveMode::ErrorIfExists };
-        if replace {
-            crate::stats::column::remove(&path)?;
-        }
+        // A rewrite leaves the old statistics behind with the old files.
         write_table(&path, schema, batches.into_iter().map(Ok), &storage.partition_by, mode)?;
         self.register_stored(name, &path, kind)?;
         Ok(path)
@@ -549,8 +594,8 @@ impl Session {
             TableSource::Parquet(files) => {
                 let partition_by: Vec<String> = files.partition_values.schema().fields().iter().map(|f| f.name().clone()).collect();
                 let mode = if overwrite { SaveMode::Overwrite } else { SaveMode::Append };
-                // Spark drops a table's statistics when it is written (size auto-update off).
-                crate::stats::column::remove(&files.location)?;
+                // Spark drops a table's statistics when it is written (size auto-update off): the
+                // rewritten folder keeps only the data files.
                 write_table(&files.location, table.schema.clone(), new_batches.into_iter().map(Ok), &partition_by, mode)?;
                 return self.register_stored(&table.name, &files.location, table.kind);
             }
@@ -598,14 +643,10 @@ fn check_unique_columns(table: &str, schema: &Schema) -> Result<()> {
     }
 }
 
-/// Deletes a managed table's folder (DROP TABLE, or a replace that moved it).
+/// Deletes a managed table's files (DROP TABLE, or a replace that moved it): only what kiln
+/// wrote there.
 fn delete_managed(name: &str, folder: &Path) -> Result<()> {
-    match std::fs::remove_dir_all(folder) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(KilnError::io(folder.display().to_string(), format!("cannot delete the folder of the dropped table `{name}`: {e}")))
-        }
-        _ => Ok(()),
-    }
+    crate::datasource::owned::delete_table(folder).map_err(|e| KilnError::io(folder.display().to_string(), format!("cannot delete the files of the dropped table `{name}`: {e}")))
 }
 
 /// Options as owned pairs.

@@ -273,3 +273,46 @@ fn bench_sql_times_a_users_query_in_both_modes() {
     assert!(err.contains("-- query interpreted, a warm run") && err.contains("-- query compiled, a warm run"), "{err}");
     assert!(err.contains("*(") && err.lines().filter(|l| l.contains("HashAggregate") && l.contains("[rows: ")).count() >= 4, "{err}");
 }
+
+/// The two transcripts: a query can neither move the warehouse to delete a folder kiln
+/// did not write, nor lift the host's file confinement. Both end in errors; the folder and the
+/// file outside survive, and the file is never read.
+#[test]
+fn a_query_cannot_lift_the_hosts_bounds() {
+    let dir = tempfile::tempdir().expect("dir");
+    let victim = dir.path().join("victim");
+    std::fs::create_dir_all(victim.join("docs")).expect("dir");
+    std::fs::write(victim.join("docs/notes.txt"), "precious\n").expect("write");
+    let (ok, _, err) = kiln(&["sql", &format!("SET spark.sql.warehouse.dir={}; DROP TABLE docs", victim.display())]);
+    assert!(!ok && err.contains("[CANNOT_MODIFY_STATIC_CONFIG]") && err.contains("spark.sql.warehouse.dir"), "{err}");
+    // Even a host that points its warehouse there finds no table to drop.
+    let (ok, _, err) = kiln(&["sql", "--conf", &format!("spark.sql.warehouse.dir={}", victim.display()), "DROP TABLE docs"]);
+    assert!(!ok && err.contains("TABLE_OR_VIEW_NOT_FOUND"), "{err}");
+    assert_eq!(std::fs::read_to_string(victim.join("docs/notes.txt")).expect("the folder survives"), "precious\n");
+
+    let allowed = dir.path().join("ok");
+    std::fs::create_dir_all(&allowed).expect("dir");
+    let secret = dir.path().join("secret.csv");
+    std::fs::write(&secret, "user\nroot-secret\n").expect("write");
+    let roots = format!("kiln.files.allowedRoots={}", allowed.display());
+    let view = format!("CREATE TEMPORARY VIEW v USING csv OPTIONS (path '{}')", secret.display());
+    let (ok, _, err) = kiln(&["sql", "--conf", &roots, &view]);
+    assert!(!ok && err.contains("[PATH_NOT_ALLOWED]"), "{err}");
+    let (ok, out, err) = kiln(&["sql", "--conf", &roots, &format!("SET kiln.files.allowedRoots=/; {view}; SELECT * FROM v")]);
+    assert!(!ok && err.contains("[CANNOT_MODIFY_STATIC_CONFIG]") && err.contains("kiln.files.allowedRoots"), "{err}");
+    assert!(!out.contains("root-secret") && !err.contains("root-secret"), "the file was read: {out}{err}");
+}
+
+/// `SET` lists what was set, `SET -v` every key with its meaning, static keys marked.
+#[test]
+fn set_lists_the_settings() {
+    let (ok, out, err) = kiln(&["sql", "--format", "csv", "--conf", "spark.sql.shuffle.partitions=7", "SET spark.sql.cbo.enabled=true; SET"]);
+    assert!(ok, "{err}");
+    // The SET's own row, then the listing.
+    assert_eq!(out, "key,value\nspark.sql.cbo.enabled,true\nkey,value\nspark.sql.cbo.enabled,true\nspark.sql.shuffle.partitions,7\n");
+    let (ok, out, err) = kiln(&["sql", "--format", "jsonl", "SET -v"]);
+    assert!(ok, "{err}");
+    let warehouse = out.lines().find(|l| l.contains("\"key\":\"spark.sql.warehouse.dir\"")).expect("listed");
+    assert!(warehouse.contains("Static") && warehouse.contains("\"Since version\":\"2.0.0\""), "{warehouse}");
+    assert!(out.lines().any(|l| l.contains("\"key\":\"spark.sql.shuffle.partitions\"") && l.contains("\"value\":\"200\"")), "{out}");
+}

@@ -30,7 +30,8 @@ pub enum TableKind {
     /// `CREATE TABLE` without `USING` (in memory). Dropping it leaves any files alone.
     Session,
     /// `CREATE TABLE .. USING parquet` without LOCATION: a folder of the warehouse
-    /// (`spark.sql.warehouse.dir`), found again by later sessions; DROP deletes it.
+    /// (`spark.sql.warehouse.dir`) carrying kiln's marker, found again by later sessions; DROP
+    /// deletes the files kiln wrote there.
     Managed,
     /// `CREATE TABLE .. USING parquet LOCATION '..'`: the files stay when it is dropped.
     External,
@@ -146,7 +147,8 @@ impl Catalog {
     fn warehouse_table(&self, name: &str) -> Option<Result<Table>> {
         self.warehouse.as_ref()?;
         let path = self.managed_path(name).ok()?;
-        if !path.is_dir() {
+        // A folder kiln did not write is not a table.
+        if !crate::datasource::owned::is_table(&path) {
             return None;
         }
         Some(ParquetTable::open(&path).map(|t| {
@@ -168,7 +170,7 @@ impl Catalog {
         let Ok(entries) = std::fs::read_dir(dir) else { return vec![] };
         let mut names: Vec<String> = entries
             .filter_map(|e| e.ok())
-            .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
+            .filter(|e| crate::datasource::owned::is_table(&e.path()))
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| !is_hidden_name(n) && !self.tables.contains_key(n))
             .collect();
@@ -225,7 +227,7 @@ impl Catalog {
     /// True when a table of this name is registered or is a folder of the warehouse.
     pub fn contains(&self, name: &str) -> bool {
         self.tables.contains_key(&name.to_lowercase())
-            || (self.warehouse.is_some() && self.managed_path(name).is_ok_and(|p| p.is_dir()))
+            || (self.warehouse.is_some() && self.managed_path(name).is_ok_and(|p| crate::datasource::owned::is_table(&p)))
     }
     /// Names of all tables: registered ones, then the warehouse's others.
     pub fn table_names(&self) -> Vec<String> {

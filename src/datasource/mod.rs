@@ -2,8 +2,10 @@
 
 pub mod demo;
 pub mod partitions;
+pub mod owned;
 pub mod parquet;
 pub mod pushed_filter;
+pub mod range;
 pub mod text;
 pub mod tpch;
 pub mod write;

@@ -19,7 +19,7 @@ use arrow::array::{Array, ArrayRef, AsArray, UInt32Array};
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
-use super::parquet::is_hidden_name;
+use super::owned::Existing;
 use super::partitions::DEFAULT_PARTITION_NAME;
 use crate::error::{closest_match, KilnError, Result};
 
@@ -154,16 +154,23 @@ pub fn write_table_as(
         ));
     }
     let keys = partition_columns(&schema, partition_by, path)?;
-    let exists = holds_data(path)?;
-    match (mode, exists) {
-        (SaveMode::ErrorIfExists, true) => {
+    let (existing, foreign) = match super::owned::existing(path)? {
+        Existing::Table(files) => (Some(files), None),
+        Existing::Foreign(why) => (None, Some(why)),
+        Existing::Nothing | Existing::Empty => (None, None),
+    };
+    match (mode, &existing, foreign) {
+        (SaveMode::Ignore, _, Some(_)) | (SaveMode::Ignore, Some(_), _) => return Ok(WriteSummary::default()),
+        (SaveMode::ErrorIfExists, Some(_), _) => {
             return Err(KilnError::io(
                 path_str(path),
                 "[PATH_ALREADY_EXISTS] the path already exists. Use SaveMode::Overwrite (INSERT OVERWRITE, CREATE OR REPLACE) to replace it, or Append to add to it",
             ))
         }
-        (SaveMode::Ignore, true) => return Ok(WriteSummary::default()),
-        (SaveMode::Append, true) => check_appendable(path, &schema, &keys)?,
+        (_, _, Some(why)) => {
+            return Err(KilnError::io(path_str(path), format!("[PATH_ALREADY_EXISTS] the path already exists and kiln will not replace or add to it: {why}")))
+        }
+        (SaveMode::Append, Some(_), _) => check_appendable(path, &schema, &keys)?,
         _ => {}
     }
     let staging = Staging::new(path)?;
@@ -172,9 +179,12 @@ pub fn write_table_as(
         files.write(&batch?)?;
     }
     let (written, rows) = files.finish()?;
-    if mode == SaveMode::Append && exists {
-        link_existing_files(path, &staging.dir)?;
+    let mut owned = written.clone();
+    if let (SaveMode::Append, Some(old)) = (mode, &existing) {
+        link_existing_files(path, &staging.dir, old)?;
+        owned.extend(old.iter().cloned());
     }
+    super::owned::write_marker(&staging.dir, &owned)?;
     if std::env::var_os(ABORT_BEFORE_COMMIT_ENV).is_some() {
         std::process::abort();
     }
@@ -220,19 +230,6 @@ fn partition_columns(schema: &SchemaRef, partition_by: &[String], path: &Path) -
         return Err(KilnError::analysis("ALL_PARTITION_COLUMNS_NOT_ALLOWED", "Cannot use all columns for partition columns."));
     }
     Ok(keys)
-}
-
-/// True when `path` is a file, or a folder with something other than hidden entries in it.
-fn holds_data(path: &Path) -> Result<bool> {
-    match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(io_err(path, "cannot read the table's path", e)),
-        Ok(m) if m.is_file() => Ok(true),
-        Ok(_) => {
-            let entries = std::fs::read_dir(path).map_err(|e| io_err(path, "cannot list the table's folder", e))?;
-            Ok(entries.filter_map(|e| e.ok()).any(|e| !is_hidden_name(&e.file_name().to_string_lossy())))
-        }
-    }
 }
 
 /// An append must keep the table's columns, in order, and its partition columns.
@@ -315,8 +312,7 @@ impl Staging {
         }
         self.committed = true;
         if had_old {
-            let removed = if old.is_dir() { std::fs::remove_dir_all(&old) } else { std::fs::remove_file(&old) };
-            removed.map_err(|e| io_err(&old, "the new table is in place, but the old one could not be deleted", e))?;
+            super::owned::delete_replaced(&old)?;
         }
         Ok(())
     }
@@ -324,28 +320,24 @@ impl Staging {
 
 impl Drop for Staging {
     fn drop(&mut self) {
+        // The staging folder is kiln's own (created new, under a unique name); removing it
+        // unlinks a symbolic link found inside rather than following it.
         if !self.committed {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
 }
 
-/// Hard-links every file of the existing table into the staging folder at the same relative
-/// path (copying where links are not possible), so the commit keeps them.
-fn link_existing_files(table: &Path, staging: &Path) -> Result<()> {
-    let mut dirs = vec![PathBuf::new()];
-    while let Some(rel) = dirs.pop() {
-        let dir = table.join(&rel);
-        for entry in std::fs::read_dir(&dir).map_err(|e| io_err(&dir, "cannot list the table's folder", e))? {
-            let entry = entry.map_err(|e| io_err(&dir, "cannot list the table's folder", e))?;
-            let rel = rel.join(entry.file_name());
-            let (from, to) = (table.join(&rel), staging.join(&rel));
-            if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-                std::fs::create_dir_all(&to).map_err(|e| io_err(&to, "cannot create the folder", e))?;
-                dirs.push(rel);
-            } else if std::fs::hard_link(&from, &to).is_err() {
-                std::fs::copy(&from, &to).map_err(|e| io_err(&from, "cannot copy the existing file", e))?;
-            }
+/// Hard-links the existing table's files (as its marker lists them) into the staging folder at
+/// the same relative paths (copying where links are not possible), so the commit keeps them.
+fn link_existing_files(table: &Path, staging: &Path, files: &[PathBuf]) -> Result<()> {
+    for rel in files {
+        let (from, to) = (table.join(rel), staging.join(rel));
+        if let Some(dir) = to.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| io_err(dir, "cannot create the folder", e))?;
+        }
+        if std::fs::hard_link(&from, &to).is_err() {
+            std::fs::copy(&from, &to).map_err(|e| io_err(&from, "cannot copy the existing file", e))?;
         }
     }
     Ok(())

@@ -103,6 +103,7 @@ impl QueryControl {
 pub fn on_scan_batch(control: Option<&QueryControl>, batch: &arrow::record_batch::RecordBatch) -> Result<()> {
     if let Some(c) = control {
         c.check()?;
+        crate::expr::builtins::set_result_limit(c.memory().limit());
         c.scanned(batch.num_rows(), crate::physical::adaptive::batch_bytes(batch) as usize);
     }
     Ok(())

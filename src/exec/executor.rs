@@ -704,6 +704,14 @@ impl<'a> Executor<'a> {
                 }))
             }
             PhysicalPlan::LocalTableScan { data, .. } => Box::new(data.clone().into_iter().filter(move |_| i == 0).map(Ok)),
+            PhysicalPlan::Range { output, range } => {
+                let control = self.control;
+                Box::new(range.batches(i, schema_of(output), config.batch_size).map(move |b| {
+                    let b = b?;
+                    on_scan_batch(control, &b)?;
+                    Ok(b)
+                }))
+            }
             PhysicalPlan::UnionLoop { rows, .. } => {
                 let rows = rows.get().ok_or_else(|| KilnError::internal("UnionLoop read before its loop ran"))?;
                 Box::new(rows.clone().into_iter().filter(move |_| i == 0).map(Ok))

@@ -137,6 +137,7 @@ impl PhysicalPlan {
                     format!("LocalTableScan [{cols}]")
                 }
             }
+            PhysicalPlan::Range { range, .. } => range.physical_string(),
             PhysicalPlan::UnionLoop { id, output, .. } => {
                 format!("UnionLoop {}, [{}]", id.0, output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "))
             }

@@ -898,9 +898,29 @@ fn string_too_large(function: &str, bytes: usize, limit: usize, of: &str) -> Kil
     KilnError::exec(format!("{function}: the result would be {bytes} bytes, over the limit of {limit} bytes for {of}; use a smaller count or length"))
 }
 
+thread_local! {
+    /// The running query's `kiln.memory.limit` on this thread (set where it is planned and where
+    /// its scans yield batches): one string result may not take more.
+    static RESULT_LIMIT: std::cell::Cell<u64> = const { std::cell::Cell::new(u64::MAX) };
+}
+
+/// Caps the string results computed on this thread from now on at `limit` bytes.
+pub fn set_result_limit(limit: u64) {
+    RESULT_LIMIT.set(limit);
+}
+
 fn check_string_bytes(function: &str, bytes: usize) -> Result<()> {
     if bytes > MAX_STRING_BYTES {
         return Err(string_too_large(function, bytes, MAX_STRING_BYTES, "one string"));
+    }
+    // Refused before it is allocated: the size is known up front.
+    let limit = RESULT_LIMIT.get();
+    if bytes as u64 > limit {
+        return Err(KilnError::exec(format!(
+            "[UNABLE_TO_ACQUIRE_MEMORY] Unable to acquire {} of memory for one value of {function}: more than kiln.memory.limit ({}).",
+            crate::stats::bytes_to_string(bytes as u128),
+            crate::stats::bytes_to_string(limit as u128)
+        )));
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ pub mod eval;
 pub mod bloom;
 mod typing;
 mod window;
-mod builtins;
+pub(crate) mod builtins;
 mod builtins_more;
 mod number_format;
 mod aggregates;

@@ -41,7 +41,7 @@ fn check_node(plan: &LogicalPlan, defined: &mut HashMap<ExprId, String>) -> std:
         }
     };
     match plan {
-        LogicalPlan::Relation { output, .. } | LogicalPlan::LocalRelation { output, .. } => {
+        LogicalPlan::Relation { output, .. } | LogicalPlan::LocalRelation { output, .. } | LogicalPlan::Range { output, .. } => {
             for a in output {
                 define(a.id, a.to_string())?;
             }

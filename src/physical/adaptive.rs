@@ -487,6 +487,7 @@ pub fn estimated_bytes(plan: &PhysicalPlan) -> u64 {
             TableSource::Parquet(_) | TableSource::Text(_) => 0,
         },
         PhysicalPlan::LocalTableScan { data, .. } => data.iter().map(|b| b.get_array_memory_size() as u64).sum(),
+        PhysicalPlan::Range { range, .. } => u64::try_from(8 * range.count()).unwrap_or(u64::MAX),
         PhysicalPlan::SortMergeJoin { join_type: JoinType::LeftSemi | JoinType::LeftAnti, left, .. }
         | PhysicalPlan::HashJoin { join_type: JoinType::LeftSemi | JoinType::LeftAnti, left, .. } => estimated_bytes(left),
         other => other.children().into_iter().map(|c| estimated_bytes(c)).fold(0u64, u64::saturating_add),

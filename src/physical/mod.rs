@@ -129,6 +129,14 @@ pub enum PhysicalPlan {
         /// The rows themselves.
         data: Vec<RecordBatch>,
     },
+    /// Spark's `RangeExec`: the values of a `range(...)`, each partition generated a batch at a
+    /// time as it is read.
+    Range {
+        /// The `id` column.
+        output: Vec<Attribute>,
+        /// The range's arguments.
+        range: crate::datasource::range::RangeSpec,
+    },
     /// A recursive CTE's rows (Spark's `UnionLoopExec`), printed `UnionLoop id, [cols]`: before
     /// the stage reading it runs, the anchor runs as a query of its own, then the recursion,
     /// planned anew over the previous step's rows, step after step until one yields no row.
@@ -442,6 +450,7 @@ impl PhysicalPlan {
             PhysicalPlan::FileScan { .. }
             | PhysicalPlan::InMemoryScan { .. }
             | PhysicalPlan::LocalTableScan { .. }
+            | PhysicalPlan::Range { .. }
             | PhysicalPlan::UnionLoop { .. }
             | PhysicalPlan::QueryStage { .. } => vec![],
             PhysicalPlan::HashJoin { left, right, .. }
@@ -478,6 +487,7 @@ impl PhysicalPlan {
             PhysicalPlan::FileScan { .. }
             | PhysicalPlan::InMemoryScan { .. }
             | PhysicalPlan::LocalTableScan { .. }
+            | PhysicalPlan::Range { .. }
             | PhysicalPlan::UnionLoop { .. }
             | PhysicalPlan::QueryStage { .. }
             | PhysicalPlan::Union { .. } => {}
@@ -531,6 +541,7 @@ impl PhysicalPlan {
             PhysicalPlan::FileScan { output, .. }
             | PhysicalPlan::InMemoryScan { output, .. }
             | PhysicalPlan::LocalTableScan { output, .. }
+            | PhysicalPlan::Range { output, .. }
             | PhysicalPlan::UnionLoop { output, .. }
             | PhysicalPlan::Expand { output, .. } => output.clone(),
             PhysicalPlan::Project { list, .. } | PhysicalPlan::TakeOrderedAndProject { list, .. } => crate::plan::named_outputs(list),

@@ -172,6 +172,7 @@ impl Planner<'_> {
             }
             LogicalPlan::LocalLimit { limit, child } => PhysicalPlan::LocalLimit { limit: *limit, child: self.plan(child, false)? },
             LogicalPlan::LocalRelation { output, data } => PhysicalPlan::LocalTableScan { output: output.clone(), data: data.clone() },
+            LogicalPlan::Range { output, range } => PhysicalPlan::Range { output: output.clone(), range: *range },
             LogicalPlan::UnionLoop { id, anchor, recursion, output, limit } => PhysicalPlan::UnionLoop {
                 id: *id,
                 output: output.clone(),

@@ -26,6 +26,7 @@ impl LogicalPlan {
                     format!("LocalRelation [{cols}]")
                 }
             }
+            LogicalPlan::Range { range, .. } => range.logical_string(),
             LogicalPlan::OneRowRelation => "OneRowRelation".to_string(),
             LogicalPlan::Project { list: l, .. } => format!("Project [{}]", list(l, ", ")),
             LogicalPlan::Filter { condition, .. } => format!("Filter {condition}"),

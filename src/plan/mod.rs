@@ -222,6 +222,13 @@ pub enum LogicalPlan {
         /// The rows; no batches (or only empty ones) is an empty relation.
         data: Vec<RecordBatch>,
     },
+    /// Spark's table-valued `range(...)`: one bigint column `id`, generated as it is read.
+    Range {
+        /// The `id` column.
+        output: Vec<Attribute>,
+        /// The range's arguments.
+        range: crate::datasource::range::RangeSpec,
+    },
     /// The single empty row of a `SELECT` without `FROM`.
     OneRowRelation,
     /// The select list: computes `list` for each row of `child`, printed `Project [list]`.
@@ -485,7 +492,7 @@ impl LogicalPlan {
                     a
                 })
                 .collect(),
-            LogicalPlan::Relation { output, .. } | LogicalPlan::LocalRelation { output, .. } => output.clone(),
+            LogicalPlan::Relation { output, .. } | LogicalPlan::LocalRelation { output, .. } | LogicalPlan::Range { output, .. } => output.clone(),
             LogicalPlan::Project { list, .. } => named_outputs(list),
             LogicalPlan::Aggregate { aggregates, .. } | LogicalPlan::GroupingSets { aggregates, .. } => named_outputs(aggregates),
             LogicalPlan::Expand { output, .. } => output.clone(),
@@ -532,6 +539,7 @@ impl LogicalPlan {
             LogicalPlan::UnresolvedRelation { .. }
             | LogicalPlan::Relation { .. }
             | LogicalPlan::LocalRelation { .. }
+            | LogicalPlan::Range { .. }
             | LogicalPlan::UnionLoopRef { .. }
             | LogicalPlan::OneRowRelation => vec![],
             LogicalPlan::Join { left, right, .. } | LogicalPlan::SetOperation { left, right, .. } => vec![left, right],
@@ -566,6 +574,7 @@ impl LogicalPlan {
             LogicalPlan::UnresolvedRelation { .. }
             | LogicalPlan::Relation { .. }
             | LogicalPlan::LocalRelation { .. }
+            | LogicalPlan::Range { .. }
             | LogicalPlan::UnionLoopRef { .. }
             | LogicalPlan::OneRowRelation => self.clone(),
             LogicalPlan::UnionLoop { id, output, limit, .. } => {

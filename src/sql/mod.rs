@@ -57,6 +57,16 @@ pub enum Statement {
         /// The new value, as raw text; None for `SET key`.
         value: Option<String>,
     },
+    /// `SET` (the keys set) or `SET -v` (every key with its meaning).
+    ListConfig {
+        /// `-v`: every key kiln applies, with its meaning and version.
+        verbose: bool,
+    },
+    /// `RESET key` (back to the host's value), or `RESET` (every key).
+    ResetConfig {
+        /// The key; None for all.
+        key: Option<String>,
+    },
     /// `CREATE [OR REPLACE] TEMP[ORARY] VIEW name USING parquet OPTIONS (path '...')`
     /// or `CREATE [OR REPLACE] [TEMP[ORARY]] VIEW [IF NOT EXISTS] name [(a, b)] AS query`.
     CreateTempView {

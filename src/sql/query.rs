@@ -928,7 +928,7 @@ fn function_args(args: &[ast::FunctionArg], span: Span) -> Result<Vec<Expr>> {
 }
 
 /// Spark's table-valued `range(end)`, `range(start, end[, step[, partitions]])`: one bigint
-/// column `id`, as rows known at planning time.
+/// column `id`, generated as the query reads it.
 fn range_relation(args: &[ast::FunctionArg], span: Span) -> Result<LogicalPlan> {
     let mut nums = vec![];
     for a in args {
@@ -946,24 +946,23 @@ fn range_relation(args: &[ast::FunctionArg], span: Span) -> Result<LogicalPlan> 
             _ => return Err(parse_error(format!("[NON_FOLDABLE_ARGUMENT] The function `range` requires its arguments to be foldable expressions of an integer type, but got {x}"), span)),
         }
     }
-    let (start, end, step) = match nums.as_slice() {
-        [end] => (0, *end, 1),
-        [start, end] => (*start, *end, 1),
-        [start, end, step] | [start, end, step, _] => (*start, *end, *step),
+    let (start, end, step, splits) = match nums.as_slice() {
+        [end] => (0, *end, 1, None),
+        [start, end] => (*start, *end, 1, None),
+        [start, end, step] => (*start, *end, *step, None),
+        [start, end, step, splits] => (*start, *end, *step, Some(*splits)),
         _ => return Err(parse_error(format!("range(...) takes 1 to 4 arguments, got {}", nums.len()), span)),
     };
     if step == 0 {
         return Err(parse_error("[FAILED_FUNCTION_CALL] range(...): the step must not be 0", span));
     }
-    let count = if (step > 0 && start < end) || (step < 0 && start > end) { ((end as i128 - start as i128).abs() + step.unsigned_abs() as i128 - 1) / step.unsigned_abs() as i128 } else { 0 };
-    if count > 100_000_000 {
-        return Err(unsupported(format!("range(...) of {count} rows (at most 100,000,000)"), span));
-    }
-    let ids: Vec<i64> = (0..count as i64).map(|i| start + i * step).collect();
+    let splits = match splits.map(usize::try_from) {
+        Some(Ok(n)) if n > 0 => Some(n),
+        None => None,
+        Some(_) => return Err(parse_error("[FAILED_FUNCTION_CALL] range(...): the number of partitions must be positive", span)),
+    };
     let output = vec![Attribute::new("id", DataType::Int64, false)];
-    let schema = Schema::new(vec![Field::new("id", DataType::Int64, false)]);
-    let batch = RecordBatch::try_new(Arc::new(schema), vec![Arc::new(arrow::array::Int64Array::from(ids)) as ArrayRef])?;
-    Ok(LogicalPlan::LocalRelation { output, data: vec![batch] })
+    Ok(LogicalPlan::Range { output, range: crate::datasource::range::RangeSpec { start, end, step, splits } })
 }
 
 /// Inline rows (`VALUES (1, 'a'), (2, 'b')`) as a LocalRelation. Columns are named

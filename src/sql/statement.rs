@@ -20,6 +20,10 @@ pub(crate) fn parse_segment(text: &str, tokens: &[TokenWithSpan]) -> Result<Vec<
     if c.eat_keyword("SET") {
         return set_command(text, c.rest()).map(|s| vec![s]);
     }
+    if c.eat_keyword("RESET") {
+        let key = raw_text(text, c.rest());
+        return Ok(vec![Statement::ResetConfig { key: (!key.is_empty()).then_some(key) }]);
+    }
     if c.eat_keyword("EXPLAIN") {
         return explain(text, c).map(|s| vec![s]);
     }
@@ -110,7 +114,7 @@ fn word(t: &TokenWithSpan) -> Option<String> {
     }
 }
 
-/// `SET key = value` / `SET key`. Spark reads both sides as raw text (`spark.sql.x=10MB`),
+/// `SET key = value` / `SET key` / `SET` / `SET -v`. Spark reads both sides as raw text (`spark.sql.x=10MB`),
 /// so they are sliced from the source; a quoted value or backquoted key loses its quotes.
 fn set_command(text: &str, rest: &[TokenWithSpan]) -> Result<Statement> {
     let eq = rest.iter().position(|t| t.token == Token::Eq);
@@ -119,8 +123,8 @@ fn set_command(text: &str, rest: &[TokenWithSpan]) -> Result<Statement> {
         None => (rest, None),
     };
     let key = raw_text(text, key_tokens);
-    if key.is_empty() {
-        return Err(unsupported("SET without a key (listing every setting)", tokens_span(rest)));
+    if eq.is_none() && (key.is_empty() || key == "-v") {
+        return Ok(Statement::ListConfig { verbose: !key.is_empty() });
     }
     let value = value_tokens.map(|v| raw_text(text, v));
     Ok(Statement::SetConfig { key, value })

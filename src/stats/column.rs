@@ -563,16 +563,6 @@ pub fn load(folder: &Path) -> Option<TableStats> {
     deserialize(&std::fs::read_to_string(folder.join(STATS_FILE)).ok()?)
 }
 
-/// Removes a managed table's saved statistics (the table was written).
-pub fn remove(folder: &Path) -> Result<()> {
-    match std::fs::remove_file(folder.join(STATS_FILE)) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(KilnError::io(folder.display().to_string(), format!("cannot remove stale table statistics: {e}")))
-        }
-        _ => Ok(()),
-    }
-}
-
 /// A bound as DESCRIBE prints it (Spark's `CatalogColumnStat.toExternalString`).
 pub fn format_bound(v: f64, dt: &DataType) -> String {
     match dt {

@@ -145,7 +145,7 @@ fn compute(plan: &LogicalPlan, map: &mut Map<'_>) -> Estimate {
             let (l, r) = (visit(left, map), visit(right, map));
             join_estimate(plan, &l, &r)
         }
-        LogicalPlan::LocalRelation { .. } | LogicalPlan::OneRowRelation | LogicalPlan::UnresolvedRelation { .. } => {
+        LogicalPlan::LocalRelation { .. } | LogicalPlan::Range { .. } | LogicalPlan::OneRowRelation | LogicalPlan::UnresolvedRelation { .. } => {
             Estimate::size_only(super::compute(plan, &mut None))
         }
         other => {

@@ -170,6 +170,8 @@ fn compute(plan: &LogicalPlan, map: &mut StatsMap<'_>) -> Statistics {
         LogicalPlan::LocalRelation { output, data } => {
             Statistics::size(size_per_row(output) * data.iter().map(|b| b.num_rows() as u128).sum::<u128>())
         }
+        // Spark's Range: a bigint's 8 bytes a row.
+        LogicalPlan::Range { range, .. } => Statistics { size_in_bytes: 8 * range.count(), row_count: Some(range.count()) },
         LogicalPlan::OneRowRelation => Statistics::size(1),
         LogicalPlan::UnresolvedRelation { .. } => Statistics::size(DEFAULT_SIZE_IN_BYTES),
         // Spark's PruneFileSourcePartitions gives the relation under a partition filter a file

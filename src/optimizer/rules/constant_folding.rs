@@ -214,9 +214,14 @@ impl Rule for OptimizeIn {
     fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
         rewrite_expressions(plan, &|e| {
             let Expr::InList { child, list, negated } = e else { return None };
+            // Items bucketed by their debug text, so a long list dedups in linear time; equality
+            // within a bucket decides.
             let mut unique: Vec<Expr> = Vec::with_capacity(list.len());
+            let mut seen: std::collections::HashMap<String, Vec<usize>> = std::collections::HashMap::with_capacity(list.len());
             for item in list {
-                if !unique.contains(item) {
+                let bucket = seen.entry(format!("{item:?}")).or_default();
+                if !bucket.iter().any(|&i| unique[i] == *item) {
+                    bucket.push(unique.len());
                     unique.push(item.clone());
                 }
             }

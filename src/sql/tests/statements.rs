@@ -35,7 +35,13 @@ fn set_reads_key_and_value_as_raw_text() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(err("SET").contains("unsupported SQL: SET without a key"));
+    assert!(matches!(statement("SET"), Statement::ListConfig { verbose: false }));
+    assert!(matches!(statement("set -v"), Statement::ListConfig { verbose: true }));
+    assert!(matches!(statement("RESET"), Statement::ResetConfig { key: None }));
+    match statement("RESET spark.sql.shuffle.partitions") {
+        Statement::ResetConfig { key } => assert_eq!(key.as_deref(), Some("spark.sql.shuffle.partitions")),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

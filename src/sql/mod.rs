@@ -208,10 +208,13 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
         if segment.iter().all(|t| matches!(t.token, Token::Whitespace(_) | Token::EOF)) {
             continue;
         }
-        out.extend(statement::parse_segment(text, segment)?);
+        out.extend(stacker::grow(PARSE_STACK_BYTES, || statement::parse_segment(text, segment))?);
     }
     Ok(out)
 }
+
+/// The stack one statement is parsed on: reserved, and used only as deep as the input goes.
+const PARSE_STACK_BYTES: usize = 256 << 20;
 
 /// Spark's typed numeric literals, `1.5D` `2F` `10L` `1Y` `3S` `1.5BD`: the tokenizer reads
 /// a number and a word; they become one number token of that type (`Y`, `S` and `F` stay on

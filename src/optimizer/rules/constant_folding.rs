@@ -214,12 +214,12 @@ impl Rule for OptimizeIn {
     fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
         rewrite_expressions(plan, &|e| {
             let Expr::InList { child, list, negated } = e else { return None };
-            // Items bucketed by their debug text, so a long list dedups in linear time; equality
-            // within a bucket decides.
+            // Items bucketed by a hash of their debug text, so a long list dedups in linear
+            // time; equality within a bucket decides.
             let mut unique: Vec<Expr> = Vec::with_capacity(list.len());
-            let mut seen: std::collections::HashMap<String, Vec<usize>> = std::collections::HashMap::with_capacity(list.len());
+            let mut seen: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::with_capacity(list.len());
             for item in list {
-                let bucket = seen.entry(format!("{item:?}")).or_default();
+                let bucket = seen.entry(debug_hash(item)).or_default();
                 if !bucket.iter().any(|&i| unique[i] == *item) {
                     bucket.push(unique.len());
                     unique.push(item.clone());
@@ -236,6 +236,21 @@ impl Rule for OptimizeIn {
             (unique.len() < list.len()).then(|| Expr::InList { child: child.clone(), list: unique, negated: *negated })
         })
     }
+}
+
+/// A hash of `e`'s debug text, written straight into the hasher (no string per item).
+fn debug_hash(e: &Expr) -> u64 {
+    use std::hash::Hasher;
+    struct Writer(std::collections::hash_map::DefaultHasher);
+    impl std::fmt::Write for Writer {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0.write(s.as_bytes());
+            Ok(())
+        }
+    }
+    let mut w = Writer(Default::default());
+    let _ = std::fmt::Write::write_fmt(&mut w, format_args!("{e:?}"));
+    w.0.finish()
 }
 
 /// `ReplaceNullWithFalseInPredicate`: where a NULL can only mean "row not selected" — a Filter

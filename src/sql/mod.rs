@@ -278,17 +278,8 @@ fn inline_tables(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
                     || (creates && is_word(t, Keyword::AS))
             }
         };
-        if whole_query {
-            for (token, kw) in [("SELECT", Keyword::SELECT), ("*", Keyword::NoKeyword), ("FROM", Keyword::FROM)] {
-                let token = if kw == Keyword::NoKeyword { Token::Mul } else { Token::make_keyword(token) };
-                out.push(TokenWithSpan { token, span });
-                out.push(TokenWithSpan { token: Token::Whitespace(sqlparser::tokenizer::Whitespace::Space), span });
-            }
-        }
-        out.push(tokens[i].clone());
-        i += 1;
         // The rows: each an expression; a bare one gets parentheses.
-        let rest = &tokens[i..];
+        let rest = &tokens[i + 1..];
         let dialect = KilnDialect;
         let mut parser = Parser::new(&dialect).with_tokens_with_locations(rest.to_vec());
         let mut rows = vec![];
@@ -303,6 +294,17 @@ fn inline_tables(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
                 break;
             }
         }
+        // A table alias after the rows (`AS T(a, b)`, `T(col)`); without one the VALUES stays
+        // sqlparser's (Spark's LocalRelation, no Project).
+        let aliased = !rows.is_empty() && matches!(&parser.peek_token_ref().token, Token::Word(w) if w.keyword == Keyword::AS || w.keyword == Keyword::NoKeyword);
+        if whole_query && aliased {
+            for token in [Token::make_keyword("SELECT"), Token::Mul, Token::make_keyword("FROM")] {
+                out.push(TokenWithSpan { token, span });
+                out.push(TokenWithSpan { token: Token::Whitespace(sqlparser::tokenizer::Whitespace::Space), span });
+            }
+        }
+        out.push(tokens[i].clone());
+        i += 1;
         let bare = |(start, end): &(usize, usize)| {
             let first = rest[*start..*end].iter().find(significant);
             !matches!(first.map(|t| &t.token), Some(Token::LParen))

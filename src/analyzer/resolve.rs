@@ -441,7 +441,7 @@ impl Resolver<'_> {
     /// expressions outside aggregate functions read the Expand's copies.
     fn resolve_grouping_sets(&self, sets: &[Vec<usize>], exprs: Vec<Expr>, aggregates: Vec<Expr>, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {
         let input = child.output();
-        let grouping: Vec<Expr> = exprs.into_iter().map(|e| coerce_expr(self.resolve_expr(e, &input)?)).collect::<Result<_>>()?;
+        let grouping: Vec<Expr> = exprs.into_iter().map(|e| Ok(coerce_expr(self.resolve_expr(e, &input)?)?.unalias().clone())).collect::<Result<_>>()?;
         let aliases: Vec<Expr> = grouping.iter().map(|g| g.clone().alias(crate::expr::sql_name(g))).collect();
         let aliased: Vec<Attribute> = aliases.iter().filter_map(named_output).collect();
         let copies: Vec<Attribute> = aliased
@@ -612,11 +612,14 @@ impl Resolver<'_> {
                         Expr::UnresolvedAttribute(parts) if parts.len() > 1 => parts.last().cloned(),
                         _ => None,
                     };
-                    let resolved = coerce_expr(self.resolve_expr(other, input)?)?;
-                    match field_name {
-                        Some(name) if !matches!(resolved, Expr::Attribute(_) | Expr::OuterReference(_)) => out.push(resolved.alias(name)),
-                        _ => out.push(name_expr(resolved)),
-                    }
+                    // Named before coercion, as Spark's ResolveAliases runs before its type
+                    // coercion: `id % 3`, not `(id % cast(3 as bigint))`.
+                    let resolved = self.resolve_expr(other, input)?;
+                    let named = match field_name {
+                        Some(name) if !matches!(resolved, Expr::Attribute(_) | Expr::OuterReference(_)) => resolved.alias(name),
+                        _ => name_expr(resolved),
+                    };
+                    out.push(coerce_expr(named)?);
                 }
             }
         }
@@ -717,7 +720,9 @@ impl Resolver<'_> {
             };
         }
         match self.resolve_expr(g.clone(), input) {
-            Ok(e) => coerce_expr(e),
+            // Spark's CleanupAliases: a grouping expression is grouped by without its alias
+            // (`df.group_by([(col("id") % 3).alias("p")])`), the select list keeps the name.
+            Ok(e) => coerce_expr(e).map(|e| e.unalias().clone()),
             Err(err) => {
                 if let Expr::UnresolvedAttribute(parts) = &g {
                     if parts.len() == 1 {
@@ -1420,12 +1425,13 @@ pub(super) fn resolve_attribute(parts: &[String], input: &[Attribute]) -> Result
                 Some(s) => format!(" Did you mean `{s}`?"),
                 None => String::new(),
             };
-            Err(KilnError::analysis(
+            Err(KilnError::analysis_with(
                 "UNRESOLVED_COLUMN.WITH_SUGGESTION",
                 format!(
                     "A column, variable, or function parameter with name `{wanted}` cannot be resolved.{hint} Input columns: {}.",
                     column_list(input)
                 ),
+                &[("objectName", &format!("`{wanted}`"))],
             ))
         }
         many => Err(KilnError::analysis(

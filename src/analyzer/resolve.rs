@@ -612,14 +612,12 @@ impl Resolver<'_> {
                         Expr::UnresolvedAttribute(parts) if parts.len() > 1 => parts.last().cloned(),
                         _ => None,
                     };
-                    // Named before coercion, as Spark's ResolveAliases runs before its type
-                    // coercion: `id % 3`, not `(id % cast(3 as bigint))`.
                     let resolved = self.resolve_expr(other, input)?;
-                    let named = match field_name {
-                        Some(name) if !matches!(resolved, Expr::Attribute(_) | Expr::OuterReference(_)) => resolved.alias(name),
-                        _ => name_expr(resolved),
-                    };
-                    out.push(coerce_expr(named)?);
+                    let coerced = coerce_expr(resolved.clone())?;
+                    match field_name {
+                        Some(name) if !matches!(coerced, Expr::Attribute(_) | Expr::OuterReference(_)) => out.push(coerced.alias(name)),
+                        _ => out.push(name_coerced(&resolved, coerced)),
+                    }
                 }
             }
         }
@@ -1733,6 +1731,37 @@ fn name_expr(e: Expr) -> Expr {
         other => {
             let name = crate::expr::sql_name(&other);
             other.alias(name)
+        }
+    }
+}
+
+/// [`name_expr`] of a coerced select-list item, named without the casts coercion added
+/// (Spark names an item before its type coercion runs): `(id % 3)`, not
+/// `(id % cast(3 as bigint))`; a cast written in the query stays (`CAST(id AS STRING)`).
+fn name_coerced(resolved: &Expr, coerced: Expr) -> Expr {
+    if matches!(coerced, Expr::Attribute(_) | Expr::Alias { .. } | Expr::OuterReference(_)) {
+        return name_expr(coerced);
+    }
+    let name = crate::expr::sql_name(&without_added_casts(resolved, coerced.clone()));
+    coerced.alias(name)
+}
+
+/// `coerced` without the casts that are not in `resolved` at the same place; where the two
+/// trees part (coercion rewrote a call), the rest is kept as it is.
+fn without_added_casts(resolved: &Expr, coerced: Expr) -> Expr {
+    match coerced {
+        Expr::Cast { child, .. } if !matches!(resolved, Expr::Cast { .. }) => without_added_casts(resolved, *child),
+        coerced => {
+            let before = resolved.children();
+            if before.len() != coerced.children().len() {
+                return coerced;
+            }
+            let mut at = 0;
+            let mapped: std::result::Result<Expr, std::convert::Infallible> = coerced.map_children(|c| {
+                at += 1;
+                Ok(without_added_casts(before[at - 1], c))
+            });
+            mapped.unwrap_or_else(|never| match never {})
         }
     }
 }

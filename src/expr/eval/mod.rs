@@ -7,7 +7,7 @@
 mod arithmetic;
 mod cast;
 mod decimal;
-mod errors;
+pub(crate) mod errors;
 mod filter;
 mod functions;
 pub(crate) mod interval;

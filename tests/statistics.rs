@@ -35,6 +35,21 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The files below `dir`, relative to it.
+fn files_below(dir: &Path, rel: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(dir.join(rel)).unwrap() {
+        let e = e.unwrap();
+        let sub = rel.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            out.extend(files_below(dir, &sub));
+        } else {
+            out.push(sub);
+        }
+    }
+    out
+}
+
 /// A warehouse holding a reference data set's tables as managed tables (the files copied, so
 /// their sizes are the data set's), as Spark's captures had them.
 fn warehouse_of(dataset: &str) -> tempfile::TempDir {
@@ -48,6 +63,9 @@ fn warehouse_of(dataset: &str) -> tempfile::TempDir {
             std::fs::create_dir_all(dir.path().join(&name)).unwrap();
             std::fs::copy(&path, dir.path().join(&name).join("part-00000.parquet")).unwrap();
         }
+        // Marked as kiln's, as a table kiln wrote would be.
+        let table = dir.path().join(&name);
+        kiln::datasource::owned::write_marker(&table, &files_below(&table, Path::new(""))).unwrap();
     }
     dir
 }

@@ -48,7 +48,7 @@ fn ctas_partitioned_managed_table_prunes_and_outlives_the_session() {
     s.sql(&format!("CREATE TABLE orders USING parquet PARTITIONED BY (order_date) AS {ORDERS}")).unwrap();
     // One folder per date, partition column last.
     let table = dir.path().join("orders");
-    assert_eq!(entries(&table), ["order_date=2026-10-01", "order_date=2026-10-02", "order_date=2026-10-03", "order_date=2026-10-04"]);
+    assert_eq!(entries(&table), ["_kiln_table", "order_date=2026-10-01", "order_date=2026-10-02", "order_date=2026-10-03", "order_date=2026-10-04"]);
     assert_eq!(entries(dir.path()), ["orders"]);
     let names: Vec<String> = s.sql("SELECT * FROM orders").unwrap().schema().fields().iter().map(|f| f.name().clone()).collect();
     assert_eq!(names, ["id", "amount", "status", "order_date"]);
@@ -92,7 +92,7 @@ fn insert_into_and_overwrite_stored_tables() {
     // A partitioned table takes rows into new and existing folders.
     s.sql("CREATE TABLE p USING parquet PARTITIONED BY (tag) AS SELECT 1 AS id, 'a' AS tag").unwrap();
     s.sql("INSERT INTO p VALUES (2, 'a'), (3, 'b'), (4, NULL)").unwrap();
-    assert_eq!(entries(&dir.path().join("p")), ["tag=__HIVE_DEFAULT_PARTITION__", "tag=a", "tag=b"]);
+    assert_eq!(entries(&dir.path().join("p")), ["_kiln_table", "tag=__HIVE_DEFAULT_PARTITION__", "tag=a", "tag=b"]);
     assert_eq!(csv(&s, "SELECT tag, count(*) AS n FROM p GROUP BY tag ORDER BY tag"), "tag,n\nNULL,1\na,2\nb,1\n");
 
     // Files registered for the session only are read-only.

@@ -441,7 +441,7 @@ impl Resolver<'_> {
     /// expressions outside aggregate functions read the Expand's copies.
     fn resolve_grouping_sets(&self, sets: &[Vec<usize>], exprs: Vec<Expr>, aggregates: Vec<Expr>, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {
         let input = child.output();
-        let grouping: Vec<Expr> = exprs.into_iter().map(|e| coerce_expr(self.resolve_expr(e, &input)?)).collect::<Result<_>>()?;
+        let grouping: Vec<Expr> = exprs.into_iter().map(|e| Ok(coerce_expr(self.resolve_expr(e, &input)?)?.unalias().clone())).collect::<Result<_>>()?;
         let aliases: Vec<Expr> = grouping.iter().map(|g| g.clone().alias(crate::expr::sql_name(g))).collect();
         let aliased: Vec<Attribute> = aliases.iter().filter_map(named_output).collect();
         let copies: Vec<Attribute> = aliased
@@ -612,10 +612,11 @@ impl Resolver<'_> {
                         Expr::UnresolvedAttribute(parts) if parts.len() > 1 => parts.last().cloned(),
                         _ => None,
                     };
-                    let resolved = coerce_expr(self.resolve_expr(other, input)?)?;
+                    let resolved = self.resolve_expr(other, input)?;
+                    let coerced = coerce_expr(resolved.clone())?;
                     match field_name {
-                        Some(name) if !matches!(resolved, Expr::Attribute(_) | Expr::OuterReference(_)) => out.push(resolved.alias(name)),
-                        _ => out.push(name_expr(resolved)),
+                        Some(name) if !matches!(coerced, Expr::Attribute(_) | Expr::OuterReference(_)) => out.push(coerced.alias(name)),
+                        _ => out.push(name_coerced(&resolved, coerced)),
                     }
                 }
             }
@@ -717,7 +718,9 @@ impl Resolver<'_> {
             };
         }
         match self.resolve_expr(g.clone(), input) {
-            Ok(e) => coerce_expr(e),
+            // Spark's CleanupAliases: a grouping expression is grouped by without its alias
+            // (`df.group_by([(col("id") % 3).alias("p")])`), the select list keeps the name.
+            Ok(e) => coerce_expr(e).map(|e| e.unalias().clone()),
             Err(err) => {
                 if let Expr::UnresolvedAttribute(parts) = &g {
                     if parts.len() == 1 {
@@ -1420,12 +1423,13 @@ pub(super) fn resolve_attribute(parts: &[String], input: &[Attribute]) -> Result
                 Some(s) => format!(" Did you mean `{s}`?"),
                 None => String::new(),
             };
-            Err(KilnError::analysis(
+            Err(KilnError::analysis_with(
                 "UNRESOLVED_COLUMN.WITH_SUGGESTION",
                 format!(
                     "A column, variable, or function parameter with name `{wanted}` cannot be resolved.{hint} Input columns: {}.",
                     column_list(input)
                 ),
+                &[("objectName", &format!("`{wanted}`"))],
             ))
         }
         many => Err(KilnError::analysis(
@@ -1727,6 +1731,37 @@ fn name_expr(e: Expr) -> Expr {
         other => {
             let name = crate::expr::sql_name(&other);
             other.alias(name)
+        }
+    }
+}
+
+/// [`name_expr`] of a coerced select-list item, named without the casts coercion added
+/// (Spark names an item before its type coercion runs): `(id % 3)`, not
+/// `(id % cast(3 as bigint))`; a cast written in the query stays (`CAST(id AS STRING)`).
+fn name_coerced(resolved: &Expr, coerced: Expr) -> Expr {
+    if matches!(coerced, Expr::Attribute(_) | Expr::Alias { .. } | Expr::OuterReference(_)) {
+        return name_expr(coerced);
+    }
+    let name = crate::expr::sql_name(&without_added_casts(resolved, coerced.clone()));
+    coerced.alias(name)
+}
+
+/// `coerced` without the casts that are not in `resolved` at the same place; where the two
+/// trees part (coercion rewrote a call), the rest is kept as it is.
+fn without_added_casts(resolved: &Expr, coerced: Expr) -> Expr {
+    match coerced {
+        Expr::Cast { child, .. } if !matches!(resolved, Expr::Cast { .. }) => without_added_casts(resolved, *child),
+        coerced => {
+            let before = resolved.children();
+            if before.len() != coerced.children().len() {
+                return coerced;
+            }
+            let mut at = 0;
+            let mapped: std::result::Result<Expr, std::convert::Infallible> = coerced.map_children(|c| {
+                at += 1;
+                Ok(without_added_casts(before[at - 1], c))
+            });
+            mapped.unwrap_or_else(|never| match never {})
         }
     }
 }

@@ -154,6 +154,12 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             write_expr(f, c, style)?;
             write!(f, ")")
         }
+        // Spark names an explicit cast by its SQL (`CAST(id AS STRING)`).
+        Expr::Cast { child, to } if style == Style::Name => {
+            write!(f, "CAST(")?;
+            write_expr(f, child, style)?;
+            write!(f, " AS {})", crate::types::sql_type_name(to))
+        }
         Expr::Cast { child, to } => {
             write!(f, "cast(")?;
             write_expr(f, child, style)?;

@@ -24,6 +24,8 @@
 mod dialect;
 mod expr;
 mod hints;
+mod params;
+pub use params::SqlArgs;
 mod query;
 pub(crate) use query::fresh_instance;
 mod statement;
@@ -189,10 +191,24 @@ pub enum ViewSource {
 
 /// Parses one or more `;`-separated statements. Empty statements are skipped.
 pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
+    parse_sql_bound(text, None)
+}
+
+/// [`parse_sql`] with the values of the text's parameter markers (`:name` or `?`), bound as
+/// literals (see [`SqlArgs`]).
+pub fn parse_sql_with_args(text: &str, args: &SqlArgs) -> Result<Vec<Statement>> {
+    parse_sql_bound(text, Some(args))
+}
+
+fn parse_sql_bound(text: &str, args: Option<&SqlArgs>) -> Result<Vec<Statement>> {
     let tokens = Tokenizer::new(&KilnDialect, text)
         .tokenize_with_location()
         .map_err(|e| KilnError::Parse(e.to_string()))?;
     let tokens = literal_suffixes(tokens);
+    let tokens = match args {
+        Some(args) => params::bind(text, tokens, args)?,
+        None => tokens,
+    };
     let mut out = vec![];
     for segment in tokens.split(|t| t.token == Token::SemiColon) {
         if segment.iter().all(|t| matches!(t.token, Token::Whitespace(_) | Token::EOF)) {

@@ -495,8 +495,8 @@ mod tests {
 
     #[test]
     fn julian_days_rebase_as_spark_does() {
-        // Spark's RebaseDateTime: Julian 1582-10-04 (the day before the switch) is Gregorian 1582-10-14.
-        assert_eq!(julian_to_gregorian_days(FIRST_GREGORIAN_DAY - 1), FIRST_GREGORIAN_DAY - 1 + 10);
+        // Julian 1582-10-04, the day before the switch, is Gregorian 1582-10-04: ten days earlier.
+        assert_eq!(julian_to_gregorian_days(FIRST_GREGORIAN_DAY - 1), FIRST_GREGORIAN_DAY - 1 - 10);
         assert_eq!(julian_to_gregorian_days(0), 0);
         // Spark's switch days: from -141427 backwards the diff steps at each Julian-only leap day.
         for (switch, diff) in [(-171595, -10), (-208120, -9), (-682945, 1), (-719164, 2)] {

@@ -1078,7 +1078,7 @@ impl Resolver<'_> {
             let parts = vec![name.clone()];
             let side = |output: &[Attribute], which: &str| {
                 resolve_attribute(&parts, output).map_err(|e| match e {
-                    KilnError::Analysis(a) if a.class == "UNRESOLVED_COLUMN.WITH_SUGGESTION" => KilnError::analysis(
+                    KilnError::Analysis(a) if a.class.starts_with("UNRESOLVED_COLUMN.") => KilnError::analysis(
                         "UNRESOLVED_USING_COLUMN_FOR_JOIN",
                         format!("USING column `{name}` cannot be resolved on the {which} side of the join. The {which}-side columns: {}.", column_list(output)),
                     ),
@@ -1423,6 +1423,14 @@ pub(super) fn resolve_attribute(parts: &[String], input: &[Attribute]) -> Result
                 Some(s) => format!(" Did you mean `{s}`?"),
                 None => String::new(),
             };
+            // Spark suggests nothing when there is no input column (`SELECT 1a`).
+            if input.is_empty() {
+                return Err(KilnError::analysis_with(
+                    "UNRESOLVED_COLUMN.WITHOUT_SUGGESTION",
+                    format!("A column, variable, or function parameter with name `{wanted}` cannot be resolved."),
+                    &[("objectName", &format!("`{wanted}`"))],
+                ));
+            }
             Err(KilnError::analysis_with(
                 "UNRESOLVED_COLUMN.WITH_SUGGESTION",
                 format!(
@@ -1527,18 +1535,21 @@ fn mode_distinct() -> KilnError {
     )
 }
 
+/// Spark's WRONG_NUM_ARGS for `name` called with `actual` arguments.
+fn arity_error_of(name: &str, expected: &str, actual: usize) -> KilnError {
+    KilnError::analysis(
+        "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
+        format!("The `{}` requires {expected} parameters but the actual number is {actual}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.", name.to_lowercase()),
+    )
+}
+
 fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: impl Iterator<Item = &'a str>) -> Result<Expr> {
     // try_add and the other shorthands of builtins_more.rs.
     let args = match crate::expr::rewrite_more(name, args)? {
         Ok(e) => return Ok(e),
         Err(args) => args,
     };
-    let arity_error = |expected: &str| {
-        KilnError::analysis(
-            "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
-            format!("The `{}` requires {expected} parameters but the actual number is {}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.", name.to_lowercase(), args.len()),
-        )
-    };
+    let arity_error = |expected: &str| arity_error_of(name, expected, args.len());
     if let Some((base, code)) = name.split_once(crate::expr::WITHIN_GROUP_MARKER) {
         return resolve_within_group(base, code, args, distinct);
     }
@@ -1647,8 +1658,12 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             )),
         };
     }
+    if let Some(to) = crate::expr::cast_function_type(name) {
+        let [child] = <[Expr; 1]>::try_from(args).map_err(|args| arity_error_of(name, "1", args.len()))?;
+        return Ok(Expr::Cast { child: Box::new(child), to });
+    }
     let Some(func) = ScalarFunc::from_name(name) else {
-        let mut known: Vec<&'a str> = ScalarFunc::NAMES.iter().copied().chain(["count", "sum", "avg", "min", "max"]).collect();
+        let mut known: Vec<&'a str> = ScalarFunc::NAMES.iter().copied().chain(crate::expr::CAST_FUNCTIONS.iter().copied()).chain(["count", "sum", "avg", "min", "max"]).collect();
         for n in crate::expr::WindowFunc::NAMES.iter().copied().chain(crate::expr::Builtin::names()).chain(crate::expr::AggBuiltin::names()) {
             known.push(n);
         }

@@ -46,7 +46,7 @@ impl DataFrame {
     /// ```
     /// let s = kiln::Session::new();
     /// let df = s.sql("SELECT 1 AS id, array('a') AS tags").unwrap();
-    /// assert_eq!(df.schema_string(), "root\n |-- id: integer (nullable = false)\n |-- tags: array (nullable = false)\n |    |-- element: string (containsNull = false)\n");
+    /// assert_eq!(df.schema_string(), "root\n |-- id: integer (nullable = false)\n |-- tags: array (nullable = false)\n |    |-- element: string (containsNull = true)\n");
     /// ```
     pub fn schema_string(&self) -> String {
         let mut out = String::from("root\n");

@@ -249,6 +249,15 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
                     write!(f, ", ")?;
                     write_expr(f, right, style)?;
                 }
+                // try_to_timestamp(s, fmt) holds `to_timestamp(s, fmt)`.
+                Expr::Function { args, .. } => {
+                    for (i, a) in args.iter().enumerate() {
+                        if i > 0 {
+                            write!(f, ", ")?;
+                        }
+                        write_expr(f, a, style)?;
+                    }
+                }
                 other => write_expr(f, other, style)?,
             }
             write!(f, ")")

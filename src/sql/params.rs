@@ -157,7 +157,7 @@ fn literal_tokens(value: &ScalarValue, span: Span) -> Result<Vec<TokenWithSpan>>
     }
     let text = literal_text(value)?;
     let tokens = Tokenizer::new(&KilnDialect, &text).tokenize_with_location().map_err(|e| KilnError::internal(format!("parameter literal {text}: {e}")))?;
-    let mut tokens: Vec<TokenWithSpan> = super::literal_suffixes(tokens)
+    let mut tokens: Vec<TokenWithSpan> = super::literal_suffixes(tokens)?
         .into_iter()
         .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF))
         .map(|t| TokenWithSpan::new(t.token, span))

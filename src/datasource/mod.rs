@@ -5,6 +5,7 @@ pub mod partitions;
 pub mod owned;
 pub mod parquet;
 pub mod pushed_filter;
+pub mod spark_parquet;
 pub mod range;
 pub mod text;
 pub mod tpch;

@@ -11,8 +11,7 @@ use arrow::datatypes::Int64Type;
 use arrow::record_batch::RecordBatch;
 use kiln::catalog::TableSource;
 use kiln::expr::{AggFunc, Expr};
-use kiln::extensions::PlannerStrategy;
-use kiln::internals::physical::PhysicalPlan;
+use kiln::extensions::{PhysicalPlan, PlannerStrategy};
 use kiln::plan::LogicalPlan;
 use kiln::{ExplainMode, KilnError, Session};
 
@@ -45,7 +44,7 @@ impl PlannerStrategy for MetadataCount {
         let Some(files) = whole_parquet_scan(child).filter(|_| grouping.is_empty() && counts_rows) else { return Ok(None) };
         let rows: i64 = files.files.iter().map(|f| f.metadata.metadata().file_metadata().num_rows()).sum();
         let output = plan.output();
-        let schema = kiln::internals::exec::interpreted::schema_of(&output);
+        let schema = kiln::expr::eval::schema_of(&output);
         let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![rows]))]).map_err(KilnError::from)?;
         Ok(Some(Arc::new(PhysicalPlan::LocalTableScan { output, data: vec![batch] })))
     }

@@ -1,6 +1,7 @@
 //! DataFrame: a planned query. Planning (analysis, optimization, physical planning) happens
 //! when the DataFrame is made, so name and type errors surface at once; `collect()` runs it.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use arrow::datatypes::SchemaRef;
@@ -15,9 +16,11 @@ use crate::explain::{explain_string, ExplainMode, QueryPlans};
 use crate::physical::PhysicalPlan;
 use crate::plan::LogicalPlan;
 
+mod inspect;
 mod stream;
 mod transform;
 
+pub use inspect::NaFunctions;
 pub use stream::RecordBatchStream;
 pub use transform::GroupedData;
 
@@ -46,9 +49,18 @@ pub struct Plans {
     /// The plan adaptive execution ran last time this query ran (`isFinalPlan=true`); None
     /// before a run or when the plan did not run adaptively.
     pub final_plan: std::sync::Mutex<Option<Arc<PhysicalPlan>>>,
+    /// The analyzer's warnings alone, for planning the analyzed plan again.
+    pub(crate) analyzer_warnings: Vec<String>,
+    /// The query planned again with the settings of a later version ([`DataFrame::current`]).
+    pub(crate) replanned: std::sync::Mutex<Option<DataFrame>>,
 }
 
 /// A query planned by a session; `collect()` runs it.
+///
+/// Names and types are resolved when the DataFrame is made. Settings are read when it runs,
+/// as Spark reads its SQLConf: a DataFrame planned before [`crate::Session::set_conf`]
+/// changed a setting is optimized and planned again with the new settings when it is
+/// collected, streamed or explained ([`DataFrame::physical_plan`] is the plan made first).
 ///
 /// ```
 /// let session = kiln::Session::new();
@@ -59,8 +71,18 @@ pub struct Plans {
 pub struct DataFrame {
     pub(crate) plans: Arc<Plans>,
     pub(crate) config: Config,
+    /// The session's settings version the plans were made with.
+    pub(crate) conf_version: u64,
     /// The session that planned it, whose tables a derived DataFrame reads.
     pub(crate) session: crate::Session,
+}
+
+/// `DataFrame[id: bigint, name: string]`, as pyspark prints a DataFrame.
+impl std::fmt::Debug for DataFrame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let columns: Vec<String> = self.schema().fields().iter().map(|c| format!("{}: {}", c.name(), crate::types::spark_type_name(c.data_type()))).collect();
+        write!(f, "DataFrame[{}]", columns.join(", "))
+    }
 }
 
 impl DataFrame {
@@ -157,20 +179,20 @@ impl DataFrame {
         self.collect_counting(&crate::exec::metrics::CodegenMetrics::default())
     }
 
-    /// Runs the query under `control`: [`QueryControl::cancel`](crate::exec::control::QueryControl::cancel)
+    /// Runs the query under `control`: [`QueryControl::cancel`](crate::QueryControl::cancel)
     /// from another thread stops it with [`KilnError::Cancelled`](crate::KilnError::Cancelled),
     /// and its progress counts stages, rows and bytes as the query runs.
     ///
     /// ```
     /// let session = kiln::Session::new();
     /// let df = session.sql("SELECT 1 AS one").unwrap();
-    /// let control = kiln::exec::control::QueryControl::for_plan(df.physical_plan());
+    /// let control = kiln::QueryControl::for_plan(df.physical_plan());
     /// assert_eq!(df.collect_with_control(&control).unwrap()[0].num_rows(), 1);
     /// ```
     pub fn collect_with_control(&self, control: &std::sync::Arc<crate::exec::control::QueryControl>) -> Result<Vec<RecordBatch>> {
         let mut config = self.config.clone();
         config.control = Some(control.clone());
-        let df = DataFrame { plans: self.plans.clone(), config, session: self.session.clone() };
+        let df = DataFrame { plans: self.plans.clone(), config, conf_version: self.conf_version, session: self.session.clone() };
         let out = df.collect()?;
         control.stage_done();
         Ok(out)
@@ -180,7 +202,31 @@ impl DataFrame {
         self.collect_measured(codegen, &crate::exec::metrics::PlanMetrics::default())
     }
 
+    /// This DataFrame as it runs now: planned again when the session's settings changed since
+    /// it was planned (the run's control kept).
+    pub(crate) fn current(&self) -> Result<Cow<'_, DataFrame>> {
+        if self.session.conf_version() == self.conf_version {
+            return Ok(Cow::Borrowed(self));
+        }
+        let p = &self.plans;
+        let poisoned = || crate::KilnError::internal("a DataFrame's plan lock poisoned by a panic in another thread");
+        let mut replanned = p.replanned.lock().map_err(|_| poisoned())?;
+        let mut df = match replanned.as_ref() {
+            Some(df) if df.conf_version == self.session.conf_version() => df.clone(),
+            _ => {
+                let df = self.session.plan_analyzed(p.parsed.clone(), p.analyzed.clone(), p.analyzer_warnings.clone())?;
+                *replanned = Some(df.clone());
+                df
+            }
+        };
+        df.config.control = self.config.control.clone();
+        Ok(Cow::Owned(df))
+    }
+
     fn collect_measured(&self, codegen: &crate::exec::metrics::CodegenMetrics, ops: &crate::exec::metrics::PlanMetrics) -> Result<Vec<RecordBatch>> {
+        if let Cow::Owned(df) = self.current()? {
+            return df.collect_measured(codegen, ops);
+        }
         let schema = self.schema();
         // Every run has a control: `Session::interrupt_all` and `kiln.query.timeout` reach it.
         let mut config = self.config.clone();
@@ -210,6 +256,9 @@ impl DataFrame {
     /// the plan that ran did (rows, time per partition, memory held, build rows). Runs of one DataFrame on several threads at once share
     /// the counters, so only a single run's metrics are exact.
     pub fn collect_with_metrics(&self) -> Result<(Vec<RecordBatch>, QueryMetrics)> {
+        if let Cow::Owned(df) = self.current()? {
+            return df.collect_with_metrics();
+        }
         let mut scans = vec![];
         collect_scan_metrics(&self.plans.physical, &mut scans);
         scans.iter().for_each(|(_, m)| m.reset());
@@ -237,6 +286,9 @@ impl DataFrame {
     /// `== Final Plan ==` (query stages, shuffle reads, the join strategies that ran) above
     /// the `== Initial Plan ==`; EXPLAIN CODEGEN then lists the stages that ran.
     pub fn explain_string(&self, mode: ExplainMode) -> Result<String> {
+        if let Cow::Owned(df) = self.current()? {
+            return df.explain_string(mode);
+        }
         let p = &self.plans;
         let final_plan = self.final_plan();
         explain_string(
@@ -251,6 +303,9 @@ impl DataFrame {
     /// per operator, codegen stages coloured compiled or interpreted, and the initial plan
     /// beside the final one when adaptive execution changed it.
     pub fn plan_graph(&self, html: bool) -> Result<String> {
+        if let Cow::Owned(df) = self.current()? {
+            return df.plan_graph(html);
+        }
         let ops = crate::exec::metrics::PlanMetrics::default();
         self.collect_measured(&crate::exec::metrics::CodegenMetrics::default(), &ops)?;
         let adaptive = crate::exec::adaptive::is_adaptive(&self.plans.physical, &self.config);
@@ -265,6 +320,9 @@ impl DataFrame {
 
     /// The plan the last adaptive run of this query executed (`ResultQueryStage` at its root).
     pub fn final_plan(&self) -> Option<Arc<PhysicalPlan>> {
+        if let Ok(Cow::Owned(df)) = self.current() {
+            return df.final_plan();
+        }
         self.plans.final_plan.lock().ok().and_then(|p| p.clone())
     }
     /// Prints the EXPLAIN text of this query.

@@ -20,6 +20,9 @@
 
 use std::sync::Arc;
 
+/// The physical plan a [`PlannerStrategy`] returns: its operators, as EXPLAIN prints them.
+pub use crate::physical::PhysicalPlan;
+
 use crate::error::Result;
 use crate::optimizer::Rule;
 use crate::plan::LogicalPlan;

@@ -25,6 +25,12 @@
 
 #![warn(missing_docs)]
 
+/// The `arrow` crate kiln is built with (the version is in the README): batches a host hands to
+/// or gets from kiln are of these types, so a host needs no second `arrow` dependency.
+pub use arrow;
+/// The `parquet` crate kiln reads and writes Parquet files with.
+pub use parquet;
+
 pub mod catalog;
 pub mod config;
 pub mod dataframe;
@@ -61,7 +67,13 @@ pub mod sql;
 pub mod stats;
 
 /// The engine's internals, public for the command-line tool, the tests and the benches; they
-/// may change at any release.
+/// may change at any release and are not documented here (their source is). A host needs none
+/// of them: what an extension reads or returns is re-exported where it is used
+/// ([`extensions::PhysicalPlan`], [`QueryControl`]). The modules: `analyzer` (name
+/// resolution, type coercion), `physical` (physical planning, `EnsureRequirements`), `codegen`
+/// (whole-stage code generation with Cranelift), `exec` (running plans, compiled and
+/// interpreted), `explain` (EXPLAIN in every mode), `format` (result text), `sql` (the
+/// parser), `stats` (statistics, ANALYZE TABLE) and, with the `cli` feature, `slt`.
 pub mod internals {
     pub use crate::analyzer;
     pub use crate::codegen;
@@ -76,6 +88,7 @@ pub mod internals {
 }
 
 pub use config::Config;
+pub use exec::control::QueryControl;
 pub use dataframe::{DataFrame, GroupedData, RecordBatchStream};
 pub use datasource::write::{SaveMode, WriteSummary};
 pub use error::{KilnError, Result};
@@ -84,4 +97,5 @@ pub use extensions::Extensions;
 pub use functions::Column;
 pub use plan::JoinType;
 pub use session::{Session, SessionBuilder};
+pub use sql::SqlArgs;
 pub use udf::{Accumulator, AggregateUdf, ScalarUdf, Signature, Volatility};

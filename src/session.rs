@@ -42,6 +42,8 @@ struct SessionState {
     extensions: crate::extensions::Extensions,
     /// The controls of the queries running now, for [`Session::interrupt_all`].
     running: std::sync::Mutex<Vec<std::sync::Weak<crate::exec::control::QueryControl>>>,
+    /// Counts setting changes, so a DataFrame planned before one is planned again to run.
+    conf_version: std::sync::atomic::AtomicU64,
 }
 
 /// Builds a session with settings: `Session::builder().config("spark.sql.shuffle.partitions", "8").build()`.
@@ -95,7 +97,19 @@ impl Session {
     }
     /// Sets one setting (as SQL `SET key=value`).
     pub fn set_conf(&self, key: &str, value: &str) -> Result<()> {
-        self.state.config.write().map_err(|_| poisoned())?.set(key.trim(), value.trim())
+        let mut config = self.state.config.write().map_err(|_| poisoned())?;
+        config.set(key.trim(), value.trim())?;
+        self.state.conf_version.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+    /// The settings now and their version (read together, under the settings' lock).
+    fn versioned_config(&self) -> Result<(Config, u64)> {
+        let config = self.state.config.read().map_err(|_| poisoned())?;
+        Ok((config.clone(), self.state.conf_version.load(std::sync::atomic::Ordering::Relaxed)))
+    }
+    /// The version of the settings now: it changes with every [`Session::set_conf`].
+    pub(crate) fn conf_version(&self) -> u64 {
+        self.state.conf_version.load(std::sync::atomic::Ordering::Relaxed)
     }
     /// Registers a scalar UDF, callable from SQL by its name and from the DataFrame API with
     /// [`crate::functions::call_udf`]; one of the same name is replaced.
@@ -162,31 +176,87 @@ impl Session {
         let table = crate::datasource::text::TextTable::open(format, path, parsed, schema)?;
         self.register(Table { name: name.to_string(), database: "default".into(), schema: table.schema.clone(), source: TableSource::Text(table), kind, stats: None })
     }
-    /// Registers in-memory batches as a table; all batches must share one schema.
+    /// Registers in-memory batches as a table; all batches must share one schema. Columns are
+    /// converted now to the types kiln reads (dictionaries decoded, unsigned integers widened,
+    /// `UInt64` as `decimal(20,0)`, large and view strings as strings, timestamps of any unit
+    /// and zone as microseconds: see [`crate::types::host_arrow`]); a column Spark has no type
+    /// for is refused here with `UNSUPPORTED_ARROWTYPE`, naming it.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use kiln::arrow::array::{RecordBatch, UInt64Array};
+    /// let session = kiln::Session::new();
+    /// let batch = RecordBatch::try_from_iter([("n", Arc::new(UInt64Array::from(vec![u64::MAX, 1])) as _)]).unwrap();
+    /// session.register_batches("t", vec![batch]).unwrap();
+    /// let sum = session.sql("SELECT sum(n) AS s FROM t").unwrap();
+    /// assert_eq!(sum.schema().field(0).data_type(), &kiln::arrow::datatypes::DataType::Decimal128(30, 0));
+    /// ```
     pub fn register_batches(&self, name: &str, batches: Vec<RecordBatch>) -> Result<()> {
-        let Some(first) = batches.first() else {
-            return Err(KilnError::Config(format!("register_batches(`{name}`): no batches given, so no schema")));
-        };
-        let schema = first.schema();
-        if let Some(b) = batches.iter().find(|b| b.schema().fields() != schema.fields()) {
-            return Err(KilnError::Config(format!(
-                "register_batches(`{name}`): batches have different schemas: {:?} and {:?}",
-                schema.fields(),
-                b.schema().fields()
-            )));
-        }
+        let (schema, batches) = host_batches(&format!("register_batches(`{name}`)"), batches)?;
         self.register_memory(name, schema, batches)
     }
+    /// A DataFrame over in-memory batches, without naming a table (Spark's `createDataFrame`);
+    /// columns are converted as [`Session::register_batches`] does.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use kiln::arrow::array::{Int32Array, RecordBatch};
+    /// let session = kiln::Session::new();
+    /// let batch = RecordBatch::try_from_iter([("id", Arc::new(Int32Array::from(vec![1, 2, 3])) as _)]).unwrap();
+    /// assert_eq!(session.create_dataframe(vec![batch]).unwrap().count().unwrap(), 3);
+    /// ```
+    pub fn create_dataframe(&self, batches: Vec<RecordBatch>) -> Result<DataFrame> {
+        let (schema, batches) = host_batches("create_dataframe", batches)?;
+        self.read_table(Table { name: "LocalRelation".into(), database: "default".into(), schema: null_nullable(schema), source: TableSource::Memory(batches), kind: TableKind::Session, stats: None })
+    }
+    /// A DataFrame reading a Parquet file or folder (Spark's `spark.read.parquet(path)`),
+    /// without registering a table.
+    pub fn read_parquet(&self, path: impl AsRef<Path>) -> Result<DataFrame> {
+        crate::datasource::check_allowed(&self.config()?.files_allowed_roots, path.as_ref())?;
+        let table = crate::datasource::parquet::ParquetTable::open(path.as_ref())?;
+        self.read_table(Table { name: path.as_ref().display().to_string(), database: "default".into(), schema: table.schema(), source: TableSource::Parquet(table), kind: TableKind::Session, stats: None })
+    }
+    /// A DataFrame reading CSV files, with the options of [`Session::register_csv`] (Spark's
+    /// `spark.read.options(..).csv(path)`).
+    pub fn read_csv(&self, path: impl AsRef<Path>, options: &[(&str, &str)]) -> Result<DataFrame> {
+        self.read_text(TextFormat::Csv, path.as_ref(), options)
+    }
+    /// A DataFrame reading JSON Lines files, as [`Session::register_json`] (Spark's
+    /// `spark.read.json(path)`).
+    pub fn read_json(&self, path: impl AsRef<Path>, options: &[(&str, &str)]) -> Result<DataFrame> {
+        self.read_text(TextFormat::Json, path.as_ref(), options)
+    }
+    fn read_text(&self, format: TextFormat, path: &Path, options: &[(&str, &str)]) -> Result<DataFrame> {
+        crate::datasource::check_allowed(&self.config()?.files_allowed_roots, path)?;
+        let parsed = crate::datasource::text::TextOptions::parse(format, &owned(options))?;
+        let table = crate::datasource::text::TextTable::open(format, path, parsed, None)?;
+        self.read_table(Table { name: path.display().to_string(), database: "default".into(), schema: table.schema.clone(), source: TableSource::Text(table), kind: TableKind::Session, stats: None })
+    }
+    /// A DataFrame scanning `table`, which no name in the catalog reaches.
+    fn read_table(&self, table: Table) -> Result<DataFrame> {
+        let output = table.schema.fields().iter().map(|f| Attribute::new(f.name().clone(), f.data_type().clone(), f.is_nullable())).collect();
+        self.plan(LogicalPlan::Relation { table: Arc::new(table), output })
+    }
+    /// Removes a table or view registered in this session (`register_*`, a temporary view, an
+    /// external table's registration); files stay. True when there was one (Spark's
+    /// `spark.catalog.dropTempView`).
+    ///
+    /// ```
+    /// let session = kiln::Session::new();
+    /// session.sql("CREATE TEMP VIEW v AS SELECT 1 AS one").unwrap();
+    /// assert!(session.drop_temp_view("v").unwrap());
+    /// assert!(session.sql("SELECT * FROM v").is_err());
+    /// assert!(!session.drop_temp_view("v").unwrap());
+    /// ```
+    pub fn drop_temp_view(&self, name: &str) -> Result<bool> {
+        Ok(self.state.catalog.write().map_err(|_| poisoned())?.drop_table(name).is_some())
+    }
+    /// The same as [`Session::drop_temp_view`] (DataFusion's name for it).
+    pub fn deregister_table(&self, name: &str) -> Result<bool> {
+        self.drop_temp_view(name)
+    }
     pub(crate) fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
-        // A NULL-typed column is always nullable (Spark's NullType), whatever its field says:
-        // Arrow counts no nulls in a NullArray, and generated code trusts the nullability.
-        let schema = if schema.fields().iter().any(|f| f.data_type() == &arrow::datatypes::DataType::Null && !f.is_nullable()) {
-            Arc::new(arrow::datatypes::Schema::new(
-                schema.fields().iter().map(|f| f.as_ref().clone().with_nullable(f.is_nullable() || f.data_type() == &arrow::datatypes::DataType::Null)).collect::<Vec<_>>(),
-            ))
-        } else {
-            schema
-        };
+        let schema = null_nullable(schema);
         self.register(Table { name: name.to_string(), database: "default".into(), schema, source: TableSource::Memory(batches), kind: TableKind::Session, stats: None })
     }
 
@@ -220,12 +290,36 @@ impl Session {
     /// Runs one SQL statement. A query is planned now and run by `collect()`; other statements
     /// (SET, CREATE, INSERT, DROP) take effect now and return their (possibly empty) result.
     pub fn sql(&self, text: &str) -> Result<DataFrame> {
-        let mut statements = parse_sql(text)?;
+        self.run_one(parse_sql(text)?)
+    }
+
+    fn run_one(&self, mut statements: Vec<Statement>) -> Result<DataFrame> {
         match statements.len() {
             1 => self.run_statement(statements.remove(0)),
             0 => Err(KilnError::Parse("empty statement".into())),
             n => Err(KilnError::Parse(format!("expected one statement, found {n}; use sql_script for a ';'-separated script"))),
         }
+    }
+
+    /// Runs one SQL statement with parameters (Spark 3.4+'s `spark.sql(query, args)`): each
+    /// `:name` marker (named) or `?` marker (positional, in order) takes its value from `args`
+    /// as a typed literal, never as SQL text, so a value cannot change the query's shape.
+    /// A marker without a value is `UNBOUND_SQL_PARAMETER`; named and positional markers in
+    /// one query are `INVALID_QUERY_MIXED_QUERY_PARAMETERS`.
+    ///
+    /// ```
+    /// let session = kiln::Session::new();
+    /// session.sql("CREATE TABLE users (id INT, name STRING)").unwrap();
+    /// session.sql("INSERT INTO users VALUES (1, 'ann'), (2, 'bob')").unwrap();
+    /// let q = "SELECT id FROM users WHERE name = :name AND id >= :min_id";
+    /// let df = session.sql_with_args(q, [("name", kiln::types::ScalarValue::from("bob")), ("min_id", 1.into())]).unwrap();
+    /// assert_eq!(df.count().unwrap(), 1);
+    /// // A quoted input is one string value, not SQL:
+    /// let df = session.sql_with_args("SELECT id FROM users WHERE name = ?", ["x' OR '1'='1"]).unwrap();
+    /// assert_eq!(df.count().unwrap(), 0);
+    /// ```
+    pub fn sql_with_args(&self, text: &str, args: impl Into<crate::sql::SqlArgs>) -> Result<DataFrame> {
+        self.run_one(crate::sql::parse_sql_with_args(text, &args.into())?)
     }
 
     /// Runs a `;`-separated script, returning one DataFrame per statement. Statements run in
@@ -236,11 +330,18 @@ impl Session {
 
     /// Plans a query: analyze, optimize, plan physically, ensure requirements.
     pub fn plan(&self, parsed: LogicalPlan) -> Result<DataFrame> {
-        let config = self.config()?;
         let parsed = Arc::new(parsed);
-        let (analyzed, mut warnings) = crate::analyzer::analyze_with_warnings(&parsed, &self.catalog()?)?;
+        let (analyzed, warnings) = crate::analyzer::analyze_with_warnings(&parsed, &self.catalog()?)?;
+        let analyzed = self.state.extensions.analyze(analyzed)?;
+        self.plan_analyzed(parsed, analyzed, warnings)
+    }
+
+    /// Plans an analyzed query with the settings now: optimize, plan physically, ensure
+    /// requirements. `warnings` are the analyzer's.
+    pub(crate) fn plan_analyzed(&self, parsed: Arc<LogicalPlan>, analyzed: Arc<LogicalPlan>, analyzer_warnings: Vec<String>) -> Result<DataFrame> {
+        let (config, conf_version) = self.versioned_config()?;
         let extensions = &self.state.extensions;
-        let analyzed = extensions.analyze(analyzed)?;
+        let mut warnings = analyzer_warnings.clone();
         let optimized = crate::optimizer::optimize_with(&analyzed, &config, extensions.optimizer_batch().into_iter().collect())?;
         let (physical, planner_warnings) = crate::physical::plan_physical_with_strategies(&optimized.plan, &config, &extensions.planner_strategies)?;
         warnings.extend(planner_warnings);
@@ -258,8 +359,11 @@ impl Session {
                 optimizer_warnings: optimized.warnings,
                 hint_warnings: warnings,
                 final_plan: Default::default(),
+                analyzer_warnings,
+                replanned: Default::default(),
             }),
             config,
+            conf_version,
             session: self.clone(),
         })
     }
@@ -584,6 +688,33 @@ impl Session {
             }
         })
     }
+}
+
+/// A NULL-typed column is always nullable (Spark's NullType), whatever its field says: Arrow
+/// counts no nulls in a NullArray, and generated code trusts the nullability.
+fn null_nullable(schema: SchemaRef) -> SchemaRef {
+    if !schema.fields().iter().any(|f| f.data_type() == &arrow::datatypes::DataType::Null && !f.is_nullable()) {
+        return schema;
+    }
+    let fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone().with_nullable(f.is_nullable() || f.data_type() == &arrow::datatypes::DataType::Null)).collect();
+    Arc::new(Schema::new(fields))
+}
+
+/// A host's batches checked to share one schema and converted to the types kiln reads.
+fn host_batches(what: &str, batches: Vec<RecordBatch>) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let Some(first) = batches.first() else {
+        return Err(KilnError::Config(format!("{what}: no batches given, so no schema")));
+    };
+    let given = first.schema();
+    if let Some(b) = batches.iter().find(|b| b.schema().fields() != given.fields()) {
+        return Err(KilnError::Config(format!("{what}: batches have different schemas: {:?} and {:?}", given.fields(), b.schema().fields())));
+    }
+    let schema = crate::types::host_arrow::spark_schema(&given, what)?;
+    if schema.fields() == given.fields() {
+        return Ok((given, batches));
+    }
+    let converted = batches.iter().map(|b| crate::types::host_arrow::to_spark_batch(b, &schema)).collect::<Result<Vec<_>>>()?;
+    Ok((schema, converted))
 }
 
 /// Spark refuses a table with two columns of one name (case-insensitively).

@@ -72,7 +72,7 @@ fn coerce_node(e: Expr) -> Result<Expr> {
     }
     match e {
         Expr::Binary { op, left, right } => coerce_binary(op, *left, *right),
-        Expr::Negative(c) if c.data_type()? == DataType::Null => Ok(Expr::Negative(Box::new(cast(*c, &DataType::Float64)?))),
+        Expr::Negative(c) if c.data_type()? == DataType::Null || is_string(&c.data_type()?) => Ok(Expr::Negative(Box::new(cast(*c, &DataType::Float64)?))),
         Expr::InList { child, list, negated } => {
             let mut t = child.data_type()?;
             for item in &list {
@@ -148,6 +148,21 @@ fn coerce_node(e: Expr) -> Result<Expr> {
 
 /// Spark's error for a cast between types it cannot convert (`cast` or `try_cast`).
 fn cast_error(name: &str, child: &Expr, from: &DataType, to: &DataType) -> KilnError {
+    // Spark's Cast.typeCheckFailureMessage names the function that converts dates and numbers
+    // (TRY_CAST's message names none).
+    let function = match (from, to) {
+        _ if name != "cast" => None,
+        (DataType::Date32, t) if is_numeric(t) => Some("UNIX_DATE"),
+        (f, DataType::Date32) if is_numeric(f) => Some("DATE_FROM_UNIX_DATE"),
+        _ => None,
+    };
+    if let Some(function) = function {
+        let (f, t) = (spark_type_name(from), spark_type_name(to));
+        return KilnError::analysis(
+            "DATATYPE_MISMATCH.CAST_WITH_FUNC_SUGGESTION",
+            format!("Cannot resolve \"{name}({child} as {t})\": cannot cast \"{f}\" to \"{t}\". To convert values from \"{f}\" to \"{t}\", you can use the function `{function}` instead."),
+        );
+    }
     KilnError::analysis(
         "DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
         format!("Cannot resolve \"{name}({child} as {})\": cannot cast \"{}\" to \"{}\".", spark_type_name(to), spark_type_name(from), spark_type_name(to)),
@@ -266,7 +281,27 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
             }
             if op == BinaryOp::IntDivide {
                 let integral = |t: &DataType| is_integral(t) || *t == DataType::Null;
+                let decimal = |t: &DataType| matches!(t, DataType::Decimal128(..));
+                // Spark's IntegralDivide takes bigints or decimals (an integral side meeting a decimal is one).
+                if (decimal(&lt) || decimal(&rt)) && (integral(&lt) || decimal(&lt)) && (integral(&rt) || decimal(&rt)) {
+                    let to_dec = |e: Expr| -> Result<Expr> {
+                        match (e.data_type()?, decimal_view(&e)?) {
+                            (DataType::Decimal128(..), _) => Ok(e),
+                            (DataType::Null, _) => cast(e, &DataType::Decimal128(1, 0)),
+                            (_, Some((p, s))) => cast(e, &DataType::Decimal128(p, s)),
+                            (t, None) => Err(KilnError::internal(format!("no decimal view of {}", spark_type_name(&t)))),
+                        }
+                    };
+                    return Ok(rebuild(to_dec(left)?, to_dec(right)?));
+                }
                 if !integral(&lt) || !integral(&rt) {
+                    let wrong = [&lt, &rt].into_iter().find(|t| !integral(t) && !decimal(t) && !is_interval(t) && !is_numeric(t));
+                    if let Some(t) = wrong {
+                        return Err(KilnError::analysis(
+                            "DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE",
+                            format!("Cannot resolve \"{original}\" due to data type mismatch: the binary operator requires the input type (\"BIGINT\" or \"DECIMAL\" or \"INTERVAL YEAR TO MONTH\" or \"INTERVAL DAY TO SECOND\"), not \"{}\".", crate::types::sql_type_name(t)),
+                        ));
+                    }
                     return Err(mismatch(&original, &lt, &rt));
                 }
                 return Ok(rebuild(cast(left, &DataType::Int64)?, cast(right, &DataType::Int64)?));
@@ -465,6 +500,11 @@ fn interval_binary(op: BinaryOp, left: Expr, right: Expr, lt: &DataType, rt: &Da
     let numeric = |t: &DataType| is_numeric(t) || *t == DataType::Null;
     let plus_minus = matches!(op, BinaryOp::Plus | BinaryOp::Minus);
     Ok(Some(match (lt, rt) {
+        // Spark's IntegralDivide of two intervals of one family: a bigint.
+        _ if op == BinaryOp::IntDivide && ivl && ivr => {
+            let t = crate::types::interval::wider_interval(lt, rt).ok_or_else(|| mismatch(original, lt, rt))?;
+            rebuild(cast(left, &t)?, cast(right, &t)?)
+        }
         _ if plus_minus && ivl && ivr => {
             let t = crate::types::interval::wider_interval(lt, rt).ok_or_else(|| mismatch(original, lt, rt))?;
             rebuild(cast(left, &t)?, cast(right, &t)?)

@@ -441,7 +441,7 @@ impl Resolver<'_> {
     /// expressions outside aggregate functions read the Expand's copies.
     fn resolve_grouping_sets(&self, sets: &[Vec<usize>], exprs: Vec<Expr>, aggregates: Vec<Expr>, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {
         let input = child.output();
-        let grouping: Vec<Expr> = exprs.into_iter().map(|e| coerce_expr(self.resolve_expr(e, &input)?)).collect::<Result<_>>()?;
+        let grouping: Vec<Expr> = exprs.into_iter().map(|e| Ok(coerce_expr(self.resolve_expr(e, &input)?)?.unalias().clone())).collect::<Result<_>>()?;
         let aliases: Vec<Expr> = grouping.iter().map(|g| g.clone().alias(crate::expr::sql_name(g))).collect();
         let aliased: Vec<Attribute> = aliases.iter().filter_map(named_output).collect();
         let copies: Vec<Attribute> = aliased
@@ -612,10 +612,11 @@ impl Resolver<'_> {
                         Expr::UnresolvedAttribute(parts) if parts.len() > 1 => parts.last().cloned(),
                         _ => None,
                     };
-                    let resolved = coerce_expr(self.resolve_expr(other, input)?)?;
+                    let resolved = self.resolve_expr(other, input)?;
+                    let coerced = coerce_expr(resolved.clone())?;
                     match field_name {
-                        Some(name) if !matches!(resolved, Expr::Attribute(_) | Expr::OuterReference(_)) => out.push(resolved.alias(name)),
-                        _ => out.push(name_expr(resolved)),
+                        Some(name) if !matches!(coerced, Expr::Attribute(_) | Expr::OuterReference(_)) => out.push(coerced.alias(name)),
+                        _ => out.push(name_coerced(&resolved, coerced)),
                     }
                 }
             }
@@ -717,7 +718,9 @@ impl Resolver<'_> {
             };
         }
         match self.resolve_expr(g.clone(), input) {
-            Ok(e) => coerce_expr(e),
+            // Spark's CleanupAliases: a grouping expression is grouped by without its alias
+            // (`df.group_by([(col("id") % 3).alias("p")])`), the select list keeps the name.
+            Ok(e) => coerce_expr(e).map(|e| e.unalias().clone()),
             Err(err) => {
                 if let Expr::UnresolvedAttribute(parts) = &g {
                     if parts.len() == 1 {
@@ -1075,7 +1078,7 @@ impl Resolver<'_> {
             let parts = vec![name.clone()];
             let side = |output: &[Attribute], which: &str| {
                 resolve_attribute(&parts, output).map_err(|e| match e {
-                    KilnError::Analysis(a) if a.class == "UNRESOLVED_COLUMN.WITH_SUGGESTION" => KilnError::analysis(
+                    KilnError::Analysis(a) if a.class.starts_with("UNRESOLVED_COLUMN.") => KilnError::analysis(
                         "UNRESOLVED_USING_COLUMN_FOR_JOIN",
                         format!("USING column `{name}` cannot be resolved on the {which} side of the join. The {which}-side columns: {}.", column_list(output)),
                     ),
@@ -1420,12 +1423,21 @@ pub(super) fn resolve_attribute(parts: &[String], input: &[Attribute]) -> Result
                 Some(s) => format!(" Did you mean `{s}`?"),
                 None => String::new(),
             };
-            Err(KilnError::analysis(
+            // Spark suggests nothing when there is no input column (`SELECT 1a`).
+            if input.is_empty() {
+                return Err(KilnError::analysis_with(
+                    "UNRESOLVED_COLUMN.WITHOUT_SUGGESTION",
+                    format!("A column, variable, or function parameter with name `{wanted}` cannot be resolved."),
+                    &[("objectName", &format!("`{wanted}`"))],
+                ));
+            }
+            Err(KilnError::analysis_with(
                 "UNRESOLVED_COLUMN.WITH_SUGGESTION",
                 format!(
                     "A column, variable, or function parameter with name `{wanted}` cannot be resolved.{hint} Input columns: {}.",
                     column_list(input)
                 ),
+                &[("objectName", &format!("`{wanted}`"))],
             ))
         }
         many => Err(KilnError::analysis(
@@ -1523,18 +1535,21 @@ fn mode_distinct() -> KilnError {
     )
 }
 
+/// Spark's WRONG_NUM_ARGS for `name` called with `actual` arguments.
+fn arity_error_of(name: &str, expected: &str, actual: usize) -> KilnError {
+    KilnError::analysis(
+        "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
+        format!("The `{}` requires {expected} parameters but the actual number is {actual}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.", name.to_lowercase()),
+    )
+}
+
 fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: impl Iterator<Item = &'a str>) -> Result<Expr> {
     // try_add and the other shorthands of builtins_more.rs.
     let args = match crate::expr::rewrite_more(name, args)? {
         Ok(e) => return Ok(e),
         Err(args) => args,
     };
-    let arity_error = |expected: &str| {
-        KilnError::analysis(
-            "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
-            format!("The `{}` requires {expected} parameters but the actual number is {}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.", name.to_lowercase(), args.len()),
-        )
-    };
+    let arity_error = |expected: &str| arity_error_of(name, expected, args.len());
     if let Some((base, code)) = name.split_once(crate::expr::WITHIN_GROUP_MARKER) {
         return resolve_within_group(base, code, args, distinct);
     }
@@ -1643,8 +1658,12 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             )),
         };
     }
+    if let Some(to) = crate::expr::cast_function_type(name) {
+        let [child] = <[Expr; 1]>::try_from(args).map_err(|args| arity_error_of(name, "1", args.len()))?;
+        return Ok(Expr::Cast { child: Box::new(child), to });
+    }
     let Some(func) = ScalarFunc::from_name(name) else {
-        let mut known: Vec<&'a str> = ScalarFunc::NAMES.iter().copied().chain(["count", "sum", "avg", "min", "max"]).collect();
+        let mut known: Vec<&'a str> = ScalarFunc::NAMES.iter().copied().chain(crate::expr::CAST_FUNCTIONS.iter().copied()).chain(["count", "sum", "avg", "min", "max"]).collect();
         for n in crate::expr::WindowFunc::NAMES.iter().copied().chain(crate::expr::Builtin::names()).chain(crate::expr::AggBuiltin::names()) {
             known.push(n);
         }
@@ -1727,6 +1746,37 @@ fn name_expr(e: Expr) -> Expr {
         other => {
             let name = crate::expr::sql_name(&other);
             other.alias(name)
+        }
+    }
+}
+
+/// [`name_expr`] of a coerced select-list item, named without the casts coercion added
+/// (Spark names an item before its type coercion runs): `(id % 3)`, not
+/// `(id % cast(3 as bigint))`; a cast written in the query stays (`CAST(id AS STRING)`).
+fn name_coerced(resolved: &Expr, coerced: Expr) -> Expr {
+    if matches!(coerced, Expr::Attribute(_) | Expr::Alias { .. } | Expr::OuterReference(_)) {
+        return name_expr(coerced);
+    }
+    let name = crate::expr::sql_name(&without_added_casts(resolved, coerced.clone()));
+    coerced.alias(name)
+}
+
+/// `coerced` without the casts that are not in `resolved` at the same place; where the two
+/// trees part (coercion rewrote a call), the rest is kept as it is.
+fn without_added_casts(resolved: &Expr, coerced: Expr) -> Expr {
+    match coerced {
+        Expr::Cast { child, .. } if !matches!(resolved, Expr::Cast { .. }) => without_added_casts(resolved, *child),
+        coerced => {
+            let before = resolved.children();
+            if before.len() != coerced.children().len() {
+                return coerced;
+            }
+            let mut at = 0;
+            let mapped: std::result::Result<Expr, std::convert::Infallible> = coerced.map_children(|c| {
+                at += 1;
+                Ok(without_added_casts(before[at - 1], c))
+            });
+            mapped.unwrap_or_else(|never| match never {})
         }
     }
 }

@@ -217,9 +217,10 @@ impl Catalog {
             None if known.is_empty() => " No tables are registered.".to_string(),
             None => format!(" Known tables: {}.", known.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")),
         };
-        Err(KilnError::analysis(
+        Err(KilnError::analysis_with(
             "TABLE_OR_VIEW_NOT_FOUND",
             format!("The table or view `{name}` cannot be found.{hint}"),
+            &[("relationName", &format!("`{name}`"))],
         ))
     }
     /// True when a table of this name is registered or is a folder of the warehouse.

@@ -41,6 +41,9 @@ impl DataFrame {
     /// assert_eq!(rows, 2);
     /// ```
     pub fn execute_stream(&self) -> Result<RecordBatchStream> {
+        if let std::borrow::Cow::Owned(df) = self.current()? {
+            return df.execute_stream();
+        }
         let schema = self.schema();
         let (tx, rx) = sync_channel(2);
         let (plan, config, session, out_schema) = (self.plans.physical.clone(), self.config.clone(), self.session.clone(), schema.clone());

@@ -96,6 +96,18 @@ impl DataFrame {
         };
         self.derive(LogicalPlan::Project { list, child: self.parsed() })
     }
+    /// This DataFrame with each column of `columns` set as [`DataFrame::with_column`] sets
+    /// one, in order (Spark's `withColumns`).
+    ///
+    /// ```
+    /// use kiln::functions::*;
+    /// let s = kiln::Session::new();
+    /// let df = s.sql("SELECT 1 AS a").unwrap().with_columns([("b", col("a") + 1), ("a", lit(0))]).unwrap();
+    /// assert_eq!(df.columns(), vec!["a", "b"]);
+    /// ```
+    pub fn with_columns<'a>(&self, columns: impl IntoIterator<Item = (&'a str, Column)>) -> Result<DataFrame> {
+        columns.into_iter().try_fold(self.clone(), |df, (name, value)| df.with_column(name, value))
+    }
     /// This DataFrame with column `existing` renamed to `new`; a name that is not a column
     /// leaves it unchanged, as in Spark.
     pub fn with_column_renamed(&self, existing: &str, new: &str) -> Result<DataFrame> {
@@ -159,22 +171,55 @@ impl DataFrame {
         let local = LogicalPlan::LocalLimit { limit: n, child: self.parsed() };
         self.derive(LogicalPlan::GlobalLimit { limit: n, child: Arc::new(local) })
     }
-    /// Every row but the first `n` (OFFSET n): kiln has no offset operator yet.
+    /// Every row but the first `n` (SQL's OFFSET n, Spark's `df.offset(n)`); with no order
+    /// below it, which rows come first is the plan's.
+    ///
+    /// ```
+    /// let s = kiln::Session::new();
+    /// let df = s.sql("SELECT * FROM VALUES (1), (2), (3) AS t(id) ORDER BY id").unwrap();
+    /// assert_eq!(df.offset(2).unwrap().count().unwrap(), 1);
+    /// ```
     pub fn offset(&self, n: usize) -> Result<DataFrame> {
-        Err(KilnError::unsupported(format!("DataFrame.offset({n}): kiln plans no OFFSET yet")))
+        self.derive(LogicalPlan::Offset { offset: n, child: self.parsed() })
     }
     /// The distinct rows (SELECT DISTINCT).
     pub fn distinct(&self) -> Result<DataFrame> {
         self.derive(LogicalPlan::Distinct { child: self.parsed() })
     }
-    /// Rows distinct on `cols`; with no columns (or all of them), [`DataFrame::distinct`].
-    /// Keeping one whole row per key of a subset needs `first()`, which kiln lacks: unsupported.
+    /// One row per distinct value of the columns `cols`, all columns kept (Spark's
+    /// `dropDuplicates(subset)`): as Spark's `ReplaceDeduplicateWithAggregate`, grouped by
+    /// `cols`, every other column `first(c)`, so each comes from the first row of its key
+    /// (in one partition, the first in input order). With no columns, [`DataFrame::distinct`].
+    ///
+    /// ```
+    /// let s = kiln::Session::new();
+    /// let df = s.sql("SELECT * FROM VALUES (1, 'a'), (1, 'b'), (2, 'c') AS t(k, v)").unwrap();
+    /// let one_per_key = df.drop_duplicates(&["k"]).unwrap();
+    /// assert_eq!((one_per_key.count().unwrap(), one_per_key.columns()), (2, vec!["k".to_string(), "v".to_string()]));
+    /// ```
     pub fn drop_duplicates(&self, cols: &[&str]) -> Result<DataFrame> {
         let output = self.plans.analyzed.output();
-        if cols.is_empty() || output.iter().all(|a| cols.iter().any(|c| c.eq_ignore_ascii_case(&a.name))) {
+        if cols.is_empty() {
             return self.distinct();
         }
-        Err(KilnError::unsupported(format!("drop_duplicates({cols:?}) on a subset of the columns {:?}", output.iter().map(|a| &a.name).collect::<Vec<_>>())))
+        if let Some(c) = cols.iter().find(|c| !output.iter().any(|a| a.name.eq_ignore_ascii_case(c))) {
+            let names: Vec<&str> = output.iter().map(|a| a.name.as_str()).collect();
+            return Err(KilnError::analysis_with(
+                "UNRESOLVED_COLUMN_AMONG_FIELD_NAMES",
+                format!("Cannot resolve column name \"{c}\" among ({}).", names.join(", ")),
+                &[("colName", c), ("fieldNames", &names.join(", "))],
+            ));
+        }
+        let is_key = |a: &Attribute| cols.iter().any(|c| c.eq_ignore_ascii_case(&a.name));
+        let grouping: Vec<Expr> = output.iter().filter(|a| is_key(a)).map(reference).collect();
+        let aggregates = output
+            .iter()
+            .map(|a| match is_key(a) {
+                true => reference(a),
+                false => Expr::UnresolvedFunction { name: "first".into(), args: vec![reference(a)], distinct: false }.alias(a.name.clone()),
+            })
+            .collect();
+        self.derive(LogicalPlan::Aggregate { grouping, aggregates, child: self.parsed() })
     }
     /// The rows of both, by column position, duplicates kept (Spark's `union`, SQL's UNION ALL).
     pub fn union(&self, other: &DataFrame) -> Result<DataFrame> {

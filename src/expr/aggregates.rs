@@ -28,7 +28,7 @@ pub enum AggKind {
     RegrSlope,
     RegrIntercept,
     RegrR2,
-    /// mode(x[, deterministic]) / mode() WITHIN GROUP (ORDER BY x [DESC]): the most frequent
+    /// mode(x[, deterministic]) / mode() WITHIN GROUP (ORDER BY x \[DESC\]): the most frequent
     /// non-NULL value; ties (`param`): 0 any, 1 the lowest, 2 the highest.
     Mode,
     /// bit_and / bit_or / bit_xor(x) over an integral x, in x's type.

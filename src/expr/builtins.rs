@@ -23,8 +23,8 @@ pub enum Builtin {
     ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right,
     Month, Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate,
     BitAnd, BitOr, BitXor, BitNot, ShiftLeft, ShiftRight, ShiftRightUnsigned, BitCount,
-    RLike, RegexpReplace, RegexpExtract, RegexpExtractAll, RegexpCount, RegexpSubstr, RegexpInstr,
-    StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl, Cot, E, Factorial, TypeOf,
+    RLike, RegexpReplace, RegexpExtract, RegexpExtractAll, RegexpCount, RegexpSubstr, RegexpInstr, Split,
+    StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl, Cot, Sec, Csc, E, Factorial, TypeOf,
     Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp, FromUnixtime, DateTrunc,
     Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin,
     /// `array(a, b, ...)`; element_at (1-based, from the end when negative), try_element_at, get (0-based, NULL out of bounds).
@@ -50,8 +50,8 @@ const ALL: &[Builtin] = &[
     Sinh, Cosh, Tanh, Asinh, Acosh, Atanh, Greatest,
     Least, ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right, Month,
     Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate, RLike, RegexpReplace, RegexpExtract, RegexpExtractAll,
-    RegexpCount, RegexpSubstr, RegexpInstr, StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl,
-    Cot, E, Factorial, TypeOf, ShiftLeft, ShiftRight, ShiftRightUnsigned, BitCount, Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp,
+    RegexpCount, RegexpSubstr, RegexpInstr, Split, StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl,
+    Cot, Sec, Csc, E, Factorial, TypeOf, ShiftLeft, ShiftRight, ShiftRightUnsigned, BitCount, Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp,
     FromUnixtime, DateTrunc, Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin, MakeArray, ElementAt,
     TryElementAt, Get, ArrayPosition, ArrayRemove, Slice, ArrayRepeat,
 ];
@@ -72,10 +72,10 @@ impl Builtin {
             BitAnd => "&", BitOr => "|", BitXor => "^", BitNot => "~", ShiftLeft => "shiftleft", ShiftRight => "shiftright",
             ShiftRightUnsigned => "shiftrightunsigned", BitCount => "bit_count",
             RLike => "rlike", RegexpReplace => "regexp_replace", RegexpExtract => "regexp_extract", RegexpExtractAll => "regexp_extract_all", RegexpCount => "regexp_count",
-            RegexpSubstr => "regexp_substr", RegexpInstr => "regexp_instr",
+            RegexpSubstr => "regexp_substr", RegexpInstr => "regexp_instr", Split => "split",
             StartsWith => "startswith", EndsWith => "endswith", Contains => "contains", OctetLength => "octet_length",
             BitLength => "bit_length", SubstringIndex => "substring_index", FindInSet => "find_in_set", Space => "space", Nanvl => "nanvl",
-            Cot => "cot", E => "e", Factorial => "factorial", TypeOf => "typeof",
+            Cot => "cot", Sec => "sec", Csc => "csc", E => "e", Factorial => "factorial", TypeOf => "typeof",
             Hour => "hour", Minute => "minute", Second => "second", ToTimestamp => "to_timestamp", ToDate => "to_date",
             DateFormat => "date_format", CurrentTimestamp => "current_timestamp", UnixTimestamp => "unix_timestamp",
             FromUnixtime => "from_unixtime", DateTrunc => "date_trunc", TimeAdd => "timeadd", TryCast => "try_cast",
@@ -138,7 +138,7 @@ impl Builtin {
             Locate => (2, 3),
             Translate | SplitPart => (3, 3),
             RLike | RegexpCount | RegexpSubstr => (2, 2),
-            RegexpExtract | RegexpExtractAll | RegexpInstr => (2, 3),
+            RegexpExtract | RegexpExtractAll | RegexpInstr | Split => (2, 3),
             RegexpReplace => (3, 4),
             SortArray => (1, 2),
             ArrayContains => (2, 2),
@@ -186,7 +186,7 @@ impl Builtin {
     fn is_math(&self) -> bool {
         matches!(
             self,
-            Sqrt | Cbrt | Exp | Ln | Log10 | Log2 | Log | Power | Sin | Cos | Tan | Asin | Acos | Atan | Atan2 | Degrees | Radians | Signum | Cot | Nanvl
+            Sqrt | Cbrt | Exp | Ln | Log10 | Log2 | Log | Power | Sin | Cos | Tan | Asin | Acos | Atan | Atan2 | Degrees | Radians | Signum | Cot | Sec | Csc | Nanvl
                 | Sinh | Cosh | Tanh | Asinh | Acosh | Atanh
         )
     }
@@ -299,6 +299,17 @@ impl Builtin {
                 .enumerate()
                 .map(|(i, a)| cast_to(a, if i == 2 { &DataType::Int32 } else { &DataType::Utf8 }))
                 .collect::<Result<_>>()?,
+            // split(str, regex[, limit]): the limit defaults to -1 (every piece).
+            Split => {
+                let mut args = args;
+                if args.len() == 2 {
+                    args.push(Expr::Literal(crate::types::ScalarValue::Int32(-1)));
+                }
+                args.into_iter()
+                    .enumerate()
+                    .map(|(i, a)| cast_to(a, if i == 2 { &DataType::Int32 } else { &DataType::Utf8 }))
+                    .collect::<Result<_>>()?
+            }
             RegexpReplace => args
                 .into_iter()
                 .enumerate()
@@ -435,7 +446,7 @@ impl Builtin {
             Greatest | Least | BitAnd | BitOr | BitXor | BitNot | ShiftLeft | ShiftRight | ShiftRightUnsigned => args.first().cloned().unwrap_or(DataType::Null),
             RLike => DataType::Boolean,
             RegexpCount | RegexpInstr => DataType::Int32,
-            RegexpExtractAll => crate::types::list_type(DataType::Utf8),
+            RegexpExtractAll | Split => crate::types::list_type(DataType::Utf8),
             Instr | Locate | Ascii | Levenshtein | Month | Day | Quarter | DayOfWeek | DayOfYear | WeekOfYear => DataType::Int32,
             LastDay | AddMonths | Trunc | CurrentDate | ToDate => DataType::Date32,
             Hour | Minute | Second => DataType::Int32,
@@ -506,6 +517,7 @@ impl Builtin {
             RegexpReplace => regexp(super::regexp::RegexpFn::Replace)?,
             RegexpExtract => regexp(super::regexp::RegexpFn::Extract)?,
             RegexpExtractAll => regexp(super::regexp::RegexpFn::ExtractAll)?,
+            Split => regexp(super::regexp::RegexpFn::Split)?,
             RegexpCount => regexp(super::regexp::RegexpFn::Count)?,
             RegexpSubstr => regexp(super::regexp::RegexpFn::Substr)?,
             RegexpInstr => regexp(super::regexp::RegexpFn::Instr)?,
@@ -535,6 +547,8 @@ impl Builtin {
             E => Arc::new(Float64Array::from(vec![std::f64::consts::E; rows])),
             TryCast => super::eval::try_cast(arg(0)?, result)?,
             Cot => math1(|x| Some(1.0 / x.tan()))?,
+            Sec => math1(|x| Some(1.0 / x.cos()))?,
+            Csc => math1(|x| Some(1.0 / x.sin()))?,
             Sinh => math1(|x| Some(sm::sinh(x)))?,
             Cosh => math1(|x| Some(sm::cosh(x)))?,
             Tanh => math1(|x| Some(sm::tanh(x)))?,

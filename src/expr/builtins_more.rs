@@ -22,6 +22,9 @@ pub enum MoreFn {
     /// try_add(a, b) and the others hold one argument, the operation `a op b`: it is
     /// evaluated as usual, and rows where it fails are NULL (Spark's TryEval).
     TryAdd, TrySubtract, TryMultiply, TryDivide, TryMod,
+    /// try_to_timestamp, try_to_date, try_make_timestamp: one argument, the function call
+    /// (to_timestamp, ...) whose failing rows are NULL, as the try_ arithmetic.
+    TryToTimestamp, TryToDate, TryMakeTimestamp,
     Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
     UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros,
     MakeDate, MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString,
@@ -46,15 +49,31 @@ pub enum MoreFn {
     /// (pattern, escape): `pattern` of `LIKE pattern ESCAPE 'c'` rewritten with kiln's `\`
     /// escape; made by the parser, not callable by name.
     LikeEscape,
+    /// next_day(date, dayOfWeek): the first later date on that day (`MO`, `Mon`, `Monday`).
+    NextDay,
+    /// bit_get / getbit(x, pos): bit `pos` of an integral value, as a tinyint.
+    BitGet,
+    /// to_binary / try_to_binary(str[, fmt]): `fmt` hex (the default), utf-8 / utf8 or base64.
+    ToBinary, TryToBinary,
+    /// encode(str, charset) / decode(bin, charset) over the charsets of `codecs::CHARSETS`.
+    Encode, Decode,
+    /// parse_url / try_parse_url(url, part[, key]): a part of the URL as java.net.URI reads it.
+    ParseUrl, TryParseUrl,
+    /// uuid(): a random version-4 UUID per row (not deterministic).
+    Uuid,
+    /// Over a string's bytes (BINARY arguments are read as the bytes they hold).
+    IsValidUtf8, MakeValidUtf8, ValidateUtf8, TryValidateUtf8,
 }
 
 use MoreFn::*;
 
 const ALL: &[MoreFn] = &[
-    TryAdd, TrySubtract, TryMultiply, TryDivide, TryMod, Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
+    TryAdd, TrySubtract, TryMultiply, TryDivide, TryMod, TryToTimestamp, TryToDate, TryMakeTimestamp, Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
     UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros, MakeDate,
     MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString, TimestampAdd, TimestampDiff,
     MakeYmInterval, MakeDtInterval, Mask, ToNumber, TryToNumber, ToChar, Overlay, UrlEncode, UrlDecode, TryUrlDecode, IsNan,
+    NextDay, BitGet, ToBinary, TryToBinary, Encode, Decode, ParseUrl, TryParseUrl, Uuid, IsValidUtf8, MakeValidUtf8, ValidateUtf8,
+    TryValidateUtf8,
 ];
 
 impl MoreFn {
@@ -62,6 +81,7 @@ impl MoreFn {
     pub fn name(&self) -> &'static str {
         match self {
             TryAdd => "try_add", TrySubtract => "try_subtract", TryMultiply => "try_multiply", TryDivide => "try_divide", TryMod => "try_mod",
+            TryToTimestamp => "try_to_timestamp", TryToDate => "try_to_date", TryMakeTimestamp => "try_make_timestamp",
             Md5 => "md5", Sha1 => "sha1", Sha2 => "sha2", Crc32 => "crc32", Hash => "hash", XxHash64 => "xxhash64", Hex => "hex",
             Unhex => "unhex", Base64 => "base64", Unbase64 => "unbase64", Bin => "bin", Conv => "conv",
             UnixDate => "unix_date", DateFromUnixDate => "date_from_unix_date", UnixSeconds => "unix_seconds", UnixMillis => "unix_millis",
@@ -73,6 +93,9 @@ impl MoreFn {
             MakeYmInterval => "make_ym_interval", MakeDtInterval => "make_dt_interval", ExtractInterval => "extract", Mask => "mask",
             ToNumber => "to_number", TryToNumber => "try_to_number", ToChar => "to_char", Overlay => "overlay",
             UrlEncode => "url_encode", UrlDecode => "url_decode", TryUrlDecode => "try_url_decode", IsNan => "isnan", LikeEscape => "like_escape",
+            NextDay => "next_day", BitGet => "bit_get", ToBinary => "to_binary", TryToBinary => "try_to_binary", Encode => "encode",
+            Decode => "decode", ParseUrl => "parse_url", TryParseUrl => "try_parse_url", Uuid => "uuid", IsValidUtf8 => "is_valid_utf8",
+            MakeValidUtf8 => "make_valid_utf8", ValidateUtf8 => "validate_utf8", TryValidateUtf8 => "try_validate_utf8",
         }
     }
 
@@ -82,6 +105,7 @@ impl MoreFn {
             "sha" => Some(Sha1),
             "printf" => Some(FormatString),
             "to_varchar" => Some(ToChar),
+            "getbit" => Some(BitGet),
             _ => ALL.iter().copied().find(|f| f.name() == n),
         }
     }
@@ -93,13 +117,13 @@ impl MoreFn {
 
     /// The try_ arithmetic, made by `rewrite` (one argument: the operation).
     pub fn is_try(&self) -> bool {
-        matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod)
+        matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp)
     }
 
     /// The fewest and most arguments (as called).
     pub fn arity(&self) -> (usize, usize) {
         match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => (1, 1),
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp => (1, 1),
             Sha2 | Bround | FormatNumber | ToNumber | TryToNumber | ToChar => (2, 2),
             Hash | XxHash64 => (1, usize::MAX),
             Conv | MakeDate | TimestampAdd | TimestampDiff => (3, 3),
@@ -113,22 +137,31 @@ impl MoreFn {
             ExtractInterval | LikeEscape => (2, 2),
             Mask => (1, 5),
             Overlay => (3, 4),
+            NextDay | BitGet | Encode | Decode => (2, 2),
+            ToBinary | TryToBinary => (1, 2),
+            ParseUrl | TryParseUrl => (2, 3),
+            Uuid => (0, 0),
             _ => (1, 1),
         }
     }
 
     /// NULL whenever an argument is NULL.
     pub fn null_intolerant(&self) -> bool {
-        !matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | Hash | XxHash64 | Elt | FormatString | Mask | IsNan)
+        !matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | Hash | XxHash64 | Elt | FormatString | Mask | IsNan | Uuid)
+    }
+
+    /// False for a function whose every call may answer differently (uuid()).
+    pub fn deterministic(&self) -> bool {
+        *self != Uuid
     }
 
     /// Whether the result may be NULL, given which arguments may be.
     pub fn nullable(&self, args: &[bool]) -> bool {
         match self {
-            Hash | XxHash64 | IsNan => false,
+            Hash | XxHash64 | IsNan | Uuid => false,
             FormatString | Mask => args.first().copied().unwrap_or(false),
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | Sha2 | Unhex | Unbase64 | Conv | TimestampSeconds | WidthBucket | Elt
-            | FormatNumber | TryToNumber | TryUrlDecode => true,
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | Sha2 | Unhex | Unbase64 | Conv | TimestampSeconds | WidthBucket | Elt
+            | FormatNumber | TryToNumber | TryUrlDecode | ToBinary | TryToBinary | ParseUrl | TryParseUrl | TryValidateUtf8 => true,
             _ => args.iter().any(|n| *n),
         }
     }
@@ -156,7 +189,7 @@ impl MoreFn {
             }
         };
         Ok(match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | ExtractInterval => args,
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | ExtractInterval => args,
             Mask => {
                 let names = ["input", "upperChar", "lowerChar", "digitChar", "otherChar"];
                 let shown = args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
@@ -327,6 +360,60 @@ impl MoreFn {
                 std::iter::once(cast_to(f, &DataType::Utf8)).chain(it.map(Ok)).collect::<Result<_>>()?
             }
             Unhex | Unbase64 | LuhnCheck | Soundex | UrlEncode | UrlDecode | TryUrlDecode | LikeEscape => each(args, &[DataType::Utf8])?,
+            Encode | ParseUrl | TryParseUrl | Uuid => each(args, &[DataType::Utf8])?,
+            NextDay => {
+                let mut it = args.into_iter();
+                let d = it.next().ok_or_else(|| KilnError::internal("next_day arity"))?;
+                let t = d.data_type()?;
+                if !(matches!(t, DataType::Date32 | DataType::Null | DataType::Timestamp(..)) || crate::types::is_string(&t)) {
+                    return Err(type_error(b, &d, "DATE", &t));
+                }
+                std::iter::once(cast_to(d, &DataType::Date32)).chain(it.map(|a| cast_to(a, &DataType::Utf8))).collect::<Result<_>>()?
+            }
+            BitGet => {
+                let mut it = args.into_iter();
+                let x = it.next().ok_or_else(|| KilnError::internal("bit_get arity"))?;
+                let t = x.data_type()?;
+                if !crate::types::is_integral(&t) && t != DataType::Null {
+                    return Err(type_error(b, &x, "INTEGRAL", &t));
+                }
+                std::iter::once(Ok(x)).chain(it.map(|a| cast_to(a, &DataType::Int32))).collect::<Result<_>>()?
+            }
+            ToBinary | TryToBinary => {
+                let mut args = args;
+                if args.len() == 1 {
+                    args.push(Expr::lit(ScalarValue::Utf8("hex".into())));
+                }
+                // Spark's ToBinary: the format a string literal naming a known format (try_ answers NULL instead).
+                if *self == ToBinary {
+                    let bad = match &args[1] {
+                        Expr::Literal(ScalarValue::Utf8(f)) => (binary_format(f).is_none()).then(|| f.clone()),
+                        Expr::Literal(ScalarValue::Null(_)) => None,
+                        Expr::Literal(other) => Some(other.to_string()),
+                        _ => None,
+                    };
+                    if let Some(f) = bad {
+                        return Err(KilnError::analysis(
+                            "DATATYPE_MISMATCH.INVALID_ARG_VALUE",
+                            format!("Cannot resolve \"to_binary({}, {f})\" due to data type mismatch: The fmt value must to be a case-insensitive \"STRING\" literal of 'hex', 'utf-8', 'utf8', or 'base64', but got '{f}'.", args[0]),
+                        ));
+                    }
+                }
+                each(args, &[DataType::Utf8])?
+            }
+            Decode => {
+                let mut it = args.into_iter();
+                let x = it.next().ok_or_else(|| KilnError::internal("decode arity"))?;
+                let t = x.data_type()?;
+                if !(matches!(t, DataType::Binary | DataType::Null) || crate::types::is_string(&t)) {
+                    return Err(type_error(b, &x, "BINARY", &t));
+                }
+                std::iter::once(cast_to(x, &DataType::Binary)).chain(it.map(|a| cast_to(a, &DataType::Utf8))).collect::<Result<_>>()?
+            }
+            // Bytes stay bytes (they may be ill-formed UTF-8); anything else is its string.
+            IsValidUtf8 | MakeValidUtf8 | ValidateUtf8 | TryValidateUtf8 => {
+                args.into_iter().map(|a| if a.data_type()? == DataType::Binary { Ok(a) } else { cast_to(a, &DataType::Utf8) }).collect::<Result<_>>()?
+            }
             IsNan => {
                 args.iter().try_for_each(numeric)?;
                 each(args, &[DataType::Float64])?
@@ -365,7 +452,7 @@ impl MoreFn {
     /// The result type over the (coerced) arguments.
     pub fn return_type(&self, exprs: &[Expr], args: &[DataType]) -> DataType {
         match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => args.first().cloned().unwrap_or(DataType::Null),
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp => args.first().cloned().unwrap_or(DataType::Null),
             Crc32 | XxHash64 | UnixSeconds | UnixMillis | UnixMicros | WidthBucket | TimestampDiff => DataType::Int64,
             TimestampAdd => args.get(2).cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
             MakeYmInterval => crate::types::interval::YEAR_MONTH,
@@ -393,8 +480,10 @@ impl MoreFn {
             DateFromUnixDate | MakeDate => DataType::Date32,
             TimestampSeconds | TimestampMillis | TimestampMicros | MakeTimestamp => crate::types::timestamp_type(false),
             MonthsBetween => DataType::Float64,
-            LuhnCheck | IsNan => DataType::Boolean,
-            Unhex | Unbase64 => DataType::Binary,
+            LuhnCheck | IsNan | IsValidUtf8 => DataType::Boolean,
+            Unhex | Unbase64 | ToBinary | TryToBinary | Encode => DataType::Binary,
+            NextDay => DataType::Date32,
+            BitGet => DataType::Int8,
             Bround => match args.first() {
                 Some(DataType::Decimal128(p, s)) => {
                     let d = exprs.get(1).and_then(constant_int).unwrap_or(0);
@@ -424,7 +513,7 @@ impl MoreFn {
         let micros = |i: usize| -> Result<Vec<Option<i64>>> { Ok(arg(i)?.as_primitive::<TimestampMicrosecondType>().iter().collect()) };
         let to_ts = |v: Vec<Option<i64>>| -> ArrayRef { Arc::new(TimestampMicrosecondArray::from(v).with_data_type(result.clone())) };
         Ok(match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod => return Err(KilnError::internal(format!("{} evaluated over values", self.name()))),
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp => return Err(KilnError::internal(format!("{} evaluated over values", self.name()))),
             Md5 => {
                 use md5::Digest;
                 map_bytes(&|s| Some(hex_lower(&md5::Md5::digest(s))))?
@@ -762,6 +851,189 @@ impl MoreFn {
                 let f = strs(0)?;
                 sized_strings("format_string", (0..rows).map(|i| if f.is_null(i) { Ok(None) } else { format_string(f.value(i), &args[1..], i).map(Some) }))?
             }
+            NextDay => {
+                let (d, dow) = (arg(0)?.as_primitive::<Date32Type>().clone(), strs(1)?);
+                let mut out = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    if d.is_null(i) || dow.is_null(i) {
+                        out.push(None);
+                        continue;
+                    }
+                    let target = day_of_week(dow.value(i)).ok_or_else(|| {
+                        KilnError::exec(format!("[ILLEGAL_DAY_OF_WEEK] Illegal input for day of week: {}. SQLSTATE: 22009", dow.value(i)))
+                    })?;
+                    // 1970-01-01 was a Thursday (3 with Monday 0).
+                    let today = (d.value(i) as i64 + 3).rem_euclid(7);
+                    let ahead = (target - today - 1).rem_euclid(7) + 1;
+                    out.push(Some(d.value(i) + ahead as i32));
+                }
+                Arc::new(Date32Array::from(out))
+            }
+            BitGet => {
+                let x = arrow::compute::cast(arg(0)?, &DataType::Int64)?;
+                let bits = match arg(0)?.data_type() {
+                    DataType::Int8 => 8,
+                    DataType::Int16 => 16,
+                    DataType::Int32 => 32,
+                    _ => 64,
+                };
+                let (x, pos) = (x.as_primitive::<Int64Type>(), i32s(1)?);
+                let mut out = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    if x.is_null(i) || pos.is_null(i) {
+                        out.push(None);
+                        continue;
+                    }
+                    let p = pos.value(i);
+                    if !(0..bits).contains(&p) {
+                        return Err(KilnError::exec(format!(
+                            "[INVALID_PARAMETER_VALUE.BIT_POSITION_RANGE] The value of parameter(s) `pos` in `bit_get` is invalid: expects an integer value in [0, {bits}), but got {p}. SQLSTATE: 22023"
+                        )));
+                    }
+                    out.push(Some(((x.value(i) >> p) & 1) as i8));
+                }
+                Arc::new(arrow::array::Int8Array::from(out))
+            }
+            ToBinary | TryToBinary => {
+                let (s, f) = (strs(0)?, strs(1)?);
+                let mut out: Vec<Option<Vec<u8>>> = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    if s.is_null(i) || f.is_null(i) {
+                        out.push(None);
+                        continue;
+                    }
+                    let (text, fmt) = (s.value(i), f.value(i));
+                    let bytes = match binary_format(fmt) {
+                        Some("hex") => unhex_bytes(text),
+                        Some("base64") => super::codecs::strict_base64(text).then(|| base64_decode(text)).flatten(),
+                        Some(_) => Some(text.as_bytes().to_vec()),
+                        None if *self == TryToBinary => None,
+                        None => {
+                            return Err(KilnError::exec(format!(
+                                "[DATATYPE_MISMATCH.INVALID_ARG_VALUE] The fmt value must to be a case-insensitive \"STRING\" literal of 'hex', 'utf-8', 'utf8', or 'base64', but got '{fmt}'."
+                            )))
+                        }
+                    };
+                    if bytes.is_none() && *self == ToBinary {
+                        return Err(KilnError::exec(format!(
+                            "[CONVERSION_INVALID_INPUT] The value '{text}' ('{}') cannot be converted to \"BINARY\" because it is malformed. Correct the value as per the syntax, or change its format. Use `try_to_binary` to tolerate malformed input and return NULL instead. SQLSTATE: 22018",
+                            fmt.to_ascii_uppercase()
+                        )));
+                    }
+                    out.push(bytes);
+                }
+                Arc::new(out.iter().map(|b| b.as_deref()).collect::<arrow::array::BinaryArray>())
+            }
+            Encode | Decode => {
+                let charsets = strs(1)?;
+                let texts = if *self == Encode { Some(strs(0)?) } else { None };
+                let raw = if *self == Decode { Some(bytes(0)?) } else { None };
+                let mut encoded: Vec<Option<Vec<u8>>> = vec![];
+                let mut decoded: Vec<Option<String>> = vec![];
+                for i in 0..rows {
+                    let given = charsets.is_valid(i).then(|| charsets.value(i));
+                    let input_null = texts.as_ref().map_or(false, |t| t.is_null(i)) || raw.as_ref().map_or(false, |r| r.is_null(i));
+                    let Some(given) = given.filter(|_| !input_null) else {
+                        encoded.push(None);
+                        decoded.push(None);
+                        continue;
+                    };
+                    let cs = super::codecs::charset(given).ok_or_else(|| {
+                        KilnError::exec(format!(
+                            "[INVALID_PARAMETER_VALUE.CHARSET] The value of parameter(s) `charset` in `{}` is invalid: expects one of the {}, but got {given}. SQLSTATE: 22023",
+                            self.name(),
+                            super::codecs::CHARSETS.join(", ")
+                        ))
+                    })?;
+                    let malformed = || KilnError::exec(format!("[MALFORMED_CHARACTER_CODING] Invalid value found when performing `{}` with {given} SQLSTATE: 22000", self.name()));
+                    match (&texts, &raw) {
+                        (Some(t), _) => encoded.push(Some(super::codecs::encode(t.value(i), cs).ok_or_else(malformed)?)),
+                        (_, Some(r)) => decoded.push(Some(super::codecs::decode(r.value(i), cs).ok_or_else(malformed)?)),
+                        _ => return Err(KilnError::internal("encode/decode input")),
+                    }
+                }
+                if *self == Encode {
+                    Arc::new(encoded.iter().map(|b| b.as_deref()).collect::<arrow::array::BinaryArray>())
+                } else {
+                    Arc::new(StringArray::from(decoded))
+                }
+            }
+            ParseUrl | TryParseUrl => {
+                let (url, part) = (strs(0)?, strs(1)?);
+                let key = if args.len() > 2 { Some(strs(2)?) } else { None };
+                let mut patterns: std::collections::HashMap<String, regex::Regex> = std::collections::HashMap::new();
+                let mut out = Vec::with_capacity(rows);
+                for i in 0..rows {
+                    if url.is_null(i) || part.is_null(i) || key.as_ref().is_some_and(|k| k.is_null(i)) {
+                        out.push(None);
+                        continue;
+                    }
+                    let Some(parsed) = super::codecs::Url::parse(url.value(i)) else {
+                        if *self == TryParseUrl {
+                            out.push(None);
+                            continue;
+                        }
+                        return Err(KilnError::exec(format!(
+                            "[INVALID_URL] The url is invalid: {}. Use `try_parse_url` to tolerate invalid URL and return NULL instead. SQLSTATE: 22P02",
+                            url.value(i)
+                        )));
+                    };
+                    let value = parsed.part(part.value(i));
+                    out.push(match (&key, value) {
+                        (None, v) => v,
+                        (Some(_), _) if part.value(i) != "QUERY" => None,
+                        (Some(_), None) => None,
+                        // Spark's pattern `(&|^)key=([^&]*)`, the key read as a regular expression.
+                        (Some(k), Some(query)) => {
+                            let k = k.value(i);
+                            if !patterns.contains_key(k) {
+                                let re = regex::Regex::new(&format!("(&|^){k}=([^&]*)")).map_err(|e| {
+                                    KilnError::exec(format!("[INVALID_PARAMETER_VALUE.PATTERN] The value of parameter(s) `key` in `parse_url` is invalid: '{k}' ({e}). SQLSTATE: 22023"))
+                                })?;
+                                patterns.insert(k.to_string(), re);
+                            }
+                            patterns.get(k).and_then(|re| re.captures(&query)).and_then(|c| c.get(2)).map(|m| m.as_str().to_string())
+                        }
+                    });
+                }
+                Arc::new(StringArray::from(out))
+            }
+            Uuid => Arc::new((0..rows).map(|_| Some(random_uuid())).collect::<StringArray>()),
+            IsValidUtf8 | MakeValidUtf8 | ValidateUtf8 | TryValidateUtf8 => {
+                let x = arg(0)?;
+                let owned;
+                let rows_bytes: Vec<Option<&[u8]>> = match x.data_type() {
+                    DataType::Binary => {
+                        owned = x.as_binary::<i32>().clone();
+                        owned.iter().collect()
+                    }
+                    _ => {
+                        let s = x.as_string::<i32>();
+                        (0..rows).map(|i| s.is_valid(i).then(|| s.value(i).as_bytes())).collect()
+                    }
+                };
+                match self {
+                    IsValidUtf8 => Arc::new(rows_bytes.iter().map(|b| b.map(|b| std::str::from_utf8(b).is_ok())).collect::<BooleanArray>()),
+                    MakeValidUtf8 => Arc::new(rows_bytes.iter().map(|b| b.map(super::codecs::make_valid_utf8)).collect::<StringArray>()),
+                    _ => {
+                        let mut out = Vec::with_capacity(rows);
+                        for b in rows_bytes {
+                            out.push(match b.map(std::str::from_utf8) {
+                                None => None,
+                                Some(Ok(s)) => Some(s.to_string()),
+                                Some(Err(_)) if *self == TryValidateUtf8 => None,
+                                Some(Err(_)) => {
+                                    return Err(KilnError::exec(format!(
+                                        "[INVALID_UTF8_STRING] Invalid UTF8 byte sequence found in string: {}. SQLSTATE: 22029",
+                                        super::codecs::show_bytes(b.unwrap_or_default())
+                                    )))
+                                }
+                            });
+                        }
+                        Arc::new(StringArray::from(out))
+                    }
+                }
+            }
         })
     }
 }
@@ -839,6 +1111,44 @@ fn like_with_backslash(p: &str, esc: char) -> Result<String> {
     Ok(out)
 }
 
+/// to_binary's format by any case: `hex`, `utf-8` (also `utf8`) or `base64`.
+fn binary_format(f: &str) -> Option<&'static str> {
+    match f.to_ascii_lowercase().as_str() {
+        "hex" => Some("hex"),
+        "utf-8" | "utf8" => Some("utf-8"),
+        "base64" => Some("base64"),
+        _ => None,
+    }
+}
+
+/// Spark's day-of-week names (DateTimeUtils.getDayOfWeekFromString): two letters, three, or
+/// the whole name, any case; 0 is Monday.
+fn day_of_week(s: &str) -> Option<i64> {
+    let names = ["MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY"];
+    let u = s.to_ascii_uppercase();
+    names.iter().position(|n| u == *n || (u.len() == 2 || u.len() == 3) && n.starts_with(u.as_str())).map(|p| p as i64)
+}
+
+/// A version-4 UUID from the process's random hash keys, a per-thread counter and the clock.
+fn random_uuid() -> String {
+    use std::cell::Cell;
+    use std::hash::{BuildHasher, Hasher};
+    thread_local!(static KEYS: (std::collections::hash_map::RandomState, Cell<u64>) = (std::collections::hash_map::RandomState::new(), Cell::new(0)));
+    let (hi, lo) = KEYS.with(|(keys, n)| {
+        let draw = |salt: u64| {
+            let mut h = keys.build_hasher();
+            n.set(n.get() + 1);
+            h.write_u64(n.get() ^ salt);
+            h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+            h.finish()
+        };
+        (draw(0x5bd1_e995), draw(0x9e37_79b9))
+    });
+    let hi = (hi & !0xF000) | 0x4000;
+    let lo = (lo & !(0b11 << 62)) | (0b10 << 62);
+    format!("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", hi >> 32, (hi >> 16) & 0xFFFF, hi & 0xFFFF, lo >> 48, lo & 0xFFFF_FFFF_FFFF)
+}
+
 /// An integer literal (a folded scale argument).
 fn constant_int(e: &Expr) -> Option<i32> {
     match e {
@@ -865,6 +1175,21 @@ fn type_error(b: Builtin, e: &Expr, wanted: &str, t: &DataType) -> KilnError {
 /// equal_null. `Err(args)` when `name` is none of them.
 pub(crate) fn rewrite(name: &str, args: Vec<Expr>) -> Result<std::result::Result<Expr, Vec<Expr>>> {
     let n = name.to_ascii_lowercase();
+    let wrapped = match n.as_str() {
+        "try_to_timestamp" => Some((TryToTimestamp, Builtin::ToTimestamp)),
+        "try_to_date" => Some((TryToDate, Builtin::ToDate)),
+        "try_make_timestamp" => Some((TryMakeTimestamp, Builtin::More(MakeTimestamp))),
+        _ => None,
+    };
+    if let Some((f, inner)) = wrapped {
+        let (min, max) = inner.arity();
+        if args.len() < min || args.len() > max {
+            let expected = if min == max { min.to_string() } else { format!("[{}]", (min..=max).map(|k| k.to_string()).collect::<Vec<_>>().join(", ")) };
+            return Err(KilnError::analysis("WRONG_NUM_ARGS.WITHOUT_SUGGESTION", format!("The `{n}` requires {expected} parameters but the actual number is {}. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.", args.len())));
+        }
+        let call = Expr::Function { func: ScalarFunc::Builtin(inner), args };
+        return Ok(Ok(Expr::Function { func: ScalarFunc::Builtin(Builtin::More(f)), args: vec![call] }));
+    }
     let (op, wanted) = match n.as_str() {
         "try_add" => (Some((TryAdd, BinaryOp::Plus)), 2),
         "try_subtract" => (Some((TrySubtract, BinaryOp::Minus)), 2),
@@ -874,6 +1199,8 @@ pub(crate) fn rewrite(name: &str, args: Vec<Expr>) -> Result<std::result::Result
         "mod" => (None, 2),
         "nullifzero" | "zeroifnull" => (None, 1),
         "equal_null" => (None, 2),
+        "div" => (None, 2),
+        "positive" | "negative" => (None, 1),
         _ => return Ok(Err(args)),
     };
     if args.len() != wanted {
@@ -885,6 +1212,22 @@ pub(crate) fn rewrite(name: &str, args: Vec<Expr>) -> Result<std::result::Result
     Ok(Ok(match (op, b) {
         (Some((f, op)), Some(b)) => Expr::Function { func: ScalarFunc::Builtin(Builtin::More(f)), args: vec![a.binary(op, b)] },
         (None, Some(b)) if n == "mod" => a.binary(BinaryOp::Modulo, b),
+        (None, Some(b)) if n == "div" => a.binary(BinaryOp::IntDivide, b),
+        (_, None) if n == "negative" => Expr::Negative(Box::new(a)),
+        // Spark's UnaryPositive: a number or interval as it is, a string read as a double.
+        (_, None) if n == "positive" => {
+            let t = a.data_type()?;
+            if crate::types::is_string(&t) || t == DataType::Null {
+                Expr::Cast { child: Box::new(a), to: DataType::Float64 }
+            } else if crate::types::is_numeric(&t) || crate::types::interval::is_interval(&t) {
+                a
+            } else {
+                return Err(KilnError::analysis(
+                    "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+                    format!("Cannot resolve \"(+ {a})\" due to data type mismatch: The first parameter requires the (\"NUMERIC\" or \"INTERVAL DAY TO SECOND\" or \"INTERVAL YEAR TO MONTH\" or \"INTERVAL\") type, however \"{a}\" has the type \"{}\".", crate::types::sql_type_name(&t)),
+                ));
+            }
+        }
         (None, Some(b)) => a.binary(BinaryOp::EqNullSafe, b),
         (_, None) if n == "zeroifnull" => Expr::Function { func: ScalarFunc::Coalesce, args: vec![a, zero] },
         _ => {

@@ -45,6 +45,8 @@ fn now() -> i64 {
 /// Reads `text` as a timestamp with `pattern`, or Spark's default forms without one.
 fn parse(text: &str, pattern: Option<&str>, name: &str) -> Result<i64> {
     match pattern {
+        // Without a pattern, to_timestamp is Spark's cast of the string.
+        None if name == Builtin::ToTimestamp.name() => parse_timestamp(text).ok_or_else(|| super::eval::errors::cast_invalid_input(text, &crate::types::timestamp_type(false))),
         None => parse_timestamp(text).ok_or_else(|| cannot_parse(text, "yyyy-MM-dd HH:mm:ss")),
         Some(p) => parse_with_pattern(text, p).map_err(|e| bad_pattern(name, p, e))?.ok_or_else(|| cannot_parse(text, p)),
     }

@@ -154,6 +154,12 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             write_expr(f, c, style)?;
             write!(f, ")")
         }
+        // Spark names an explicit cast by its SQL (`CAST(id AS STRING)`).
+        Expr::Cast { child, to } if style == Style::Name => {
+            write!(f, "CAST(")?;
+            write_expr(f, child, style)?;
+            write!(f, " AS {})", crate::types::sql_type_name(to))
+        }
         Expr::Cast { child, to } => {
             write!(f, "cast(")?;
             write_expr(f, child, style)?;
@@ -242,6 +248,15 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
                     write_expr(f, left, style)?;
                     write!(f, ", ")?;
                     write_expr(f, right, style)?;
+                }
+                // try_to_timestamp(s, fmt) holds `to_timestamp(s, fmt)`.
+                Expr::Function { args, .. } => {
+                    for (i, a) in args.iter().enumerate() {
+                        if i > 0 {
+                            write!(f, ", ")?;
+                        }
+                        write_expr(f, a, style)?;
+                    }
                 }
                 other => write_expr(f, other, style)?,
             }

@@ -8,6 +8,7 @@ mod typing;
 mod window;
 mod builtins;
 mod builtins_more;
+mod codecs;
 mod number_format;
 mod aggregates;
 mod arrays;
@@ -251,6 +252,30 @@ impl ScalarFunc {
         "lower", "upper", "substring", "length", "abs", "round", "concat", "coalesce", "date_add", "date_sub", "year", "rand", "trim", "btrim",
         "ltrim", "rtrim", "replace", "datediff", "isnull", "isnotnull", "nvl", "ifnull", "nullif", "if",
     ];
+}
+
+/// Spark's functions named after a type, `int(x)` `date(x)` `decimal(x)`: each is
+/// `CAST(x AS type)` (FunctionRegistry's castAlias), with one argument.
+pub const CAST_FUNCTIONS: &[&str] =
+    &["boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "decimal", "date", "timestamp", "binary", "string"];
+
+/// The type a cast function (`CAST_FUNCTIONS`) casts to.
+pub fn cast_function_type(name: &str) -> Option<DataType> {
+    Some(match name.to_ascii_lowercase().as_str() {
+        "boolean" => DataType::Boolean,
+        "tinyint" => DataType::Int8,
+        "smallint" => DataType::Int16,
+        "int" => DataType::Int32,
+        "bigint" => DataType::Int64,
+        "float" => DataType::Float32,
+        "double" => DataType::Float64,
+        "decimal" => DataType::Decimal128(10, 0),
+        "date" => DataType::Date32,
+        "timestamp" => crate::types::timestamp_type(false),
+        "binary" => DataType::Binary,
+        "string" => DataType::Utf8,
+        _ => return None,
+    })
 }
 
 /// Aggregate functions.
@@ -775,6 +800,7 @@ impl Expr {
     pub fn deterministic(&self) -> bool {
         !self.exists(&|e| {
             matches!(e, Expr::Function { func: ScalarFunc::Rand, .. })
+                || matches!(e, Expr::Function { func: ScalarFunc::Builtin(Builtin::More(m)), .. } if !m.deterministic())
                 || matches!(e, Expr::ScalarUdf { udf, .. } if udf.volatility() == crate::udf::Volatility::Volatile)
         })
     }
@@ -798,6 +824,7 @@ impl Expr {
             | Expr::WindowFunction { .. }
             | Expr::WindowExpression { .. } => false,
             Expr::Function { func: ScalarFunc::Rand, .. } => false,
+            Expr::Function { func: ScalarFunc::Builtin(Builtin::More(m)), .. } if !m.deterministic() => false,
             other => other.children().iter().all(|c| c.foldable()),
         }
     }

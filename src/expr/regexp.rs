@@ -24,6 +24,8 @@ pub(super) enum RegexpFn {
     Count,
     Substr,
     Instr,
+    /// split(str, regex, limit) as Java's `String.split`, an empty pattern splitting characters.
+    Split,
 }
 
 impl RegexpFn {
@@ -36,6 +38,7 @@ impl RegexpFn {
             RegexpFn::Count => "regexp_count",
             RegexpFn::Substr => "regexp_substr",
             RegexpFn::Instr => "regexp_instr",
+            RegexpFn::Split => "split",
         }
     }
 }
@@ -125,6 +128,46 @@ fn parse_replacement(rep: &str, groups: usize) -> std::result::Result<Vec<Part>,
     Ok(parts)
 }
 
+/// kiln's one list type for strings (its element field is nullable "item").
+fn string_list(list: arrow::array::ListArray) -> ArrayRef {
+    Arc::new(arrow::array::ListArray::new(
+        Arc::new(arrow::datatypes::Field::new("item", DataType::Utf8, true)),
+        list.offsets().clone(),
+        list.values().clone(),
+        list.nulls().cloned(),
+    ))
+}
+
+/// Spark's StringSplit (UTF8String.split): a limit of 0 or less keeps every piece, trailing
+/// empty ones too; a positive limit makes at most that many, the last holding the rest. An
+/// empty pattern splits between characters (of a non-empty string); otherwise as Java's
+/// `String.split`, whose zero-width match at the start makes no leading empty piece.
+fn split<'a>(s: &'a str, pattern: &str, limit: i32, pats: &mut Patterns) -> Result<Vec<&'a str>> {
+    let most = if limit > 0 { limit as usize } else { usize::MAX };
+    if pattern.is_empty() && !s.is_empty() {
+        let chars: Vec<usize> = s.char_indices().map(|(b, _)| b).collect();
+        let n = chars.len().min(most);
+        let mut out: Vec<&str> = (0..n - 1).map(|k| &s[chars[k]..chars[k + 1]]).collect();
+        out.push(&s[chars[n - 1]..]);
+        return Ok(out);
+    }
+    let re = pats.get(pattern)?;
+    let mut out = vec![];
+    let mut last = 0;
+    for m in re.find_iter(s) {
+        if out.len() + 1 >= most {
+            break;
+        }
+        if m.end() == 0 {
+            continue;
+        }
+        out.push(&s[last..m.start()]);
+        last = m.end();
+    }
+    out.push(&s[last..]);
+    Ok(out)
+}
+
 /// The byte offset of the `chars`-th character (the end when there are fewer).
 fn byte_at(s: &str, chars: usize) -> usize {
     s.char_indices().nth(chars).map_or(s.len(), |(b, _)| b)
@@ -165,6 +208,22 @@ pub(super) fn eval(f: RegexpFn, args: &[ArrayRef], rows: usize) -> Result<ArrayR
             let v = each!(i, pats.get(p.value(i))?.find(s.value(i)).map(|m| m.as_str().to_string()));
             Arc::new(StringArray::from(v))
         }
+        RegexpFn::Split => {
+            let limit = ints(2)?;
+            let mut b = arrow::array::ListBuilder::new(arrow::array::StringBuilder::new());
+            for i in 0..rows {
+                if s.is_null(i) || p.is_null(i) || limit.as_ref().is_some_and(|a| a.is_null(i)) {
+                    b.append(false);
+                    continue;
+                }
+                let limit = limit.as_ref().map_or(-1, |a| a.value(i));
+                for piece in split(s.value(i), p.value(i), limit, &mut pats)? {
+                    b.values().append_value(piece);
+                }
+                b.append(true);
+            }
+            string_list(b.finish())
+        }
         // Every match's group as an array (a group that took no part is the empty string).
         RegexpFn::ExtractAll => {
             let idx = ints(2)?;
@@ -186,14 +245,7 @@ pub(super) fn eval(f: RegexpFn, args: &[ArrayRef], rows: usize) -> Result<ArrayR
                 }
                 b.append(true);
             }
-            let list = b.finish();
-            // kiln's one list type for strings (its element field is nullable "item").
-            Arc::new(arrow::array::ListArray::new(
-                Arc::new(arrow::datatypes::Field::new("item", DataType::Utf8, true)),
-                list.offsets().clone(),
-                list.values().clone(),
-                list.nulls().cloned(),
-            ))
+            string_list(b.finish())
         }
         RegexpFn::Extract | RegexpFn::Instr => {
             let idx = ints(2)?;

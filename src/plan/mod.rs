@@ -423,7 +423,7 @@ pub enum LogicalPlan {
         /// The input.
         child: Arc<LogicalPlan>,
     },
-    /// `EXCEPT` / `INTERSECT` [ALL] of two inputs with the same column types, printed
+    /// `EXCEPT` / `INTERSECT` \[ALL\] of two inputs with the same column types, printed
     /// `Except false` / `IntersectAll true`; the optimizer replaces it with joins.
     SetOperation {
         /// Except or Intersect.

@@ -137,6 +137,55 @@ impl Dialect for KilnDialect {
                 right: Box::new(right),
             }));
         }
+        if let Some(quantified) = quantified_like(parser, expr) {
+            return Some(quantified);
+        }
         SPARK.parse_infix(parser, expr, precedence)
     }
+}
+
+/// Spark's `x [NOT] LIKE|ILIKE ALL|ANY|SOME (p1, p2, ...)`: each pattern's LIKE (or NOT LIKE),
+/// joined by AND for ALL and by OR for ANY / SOME, which is Spark's LikeAll / LikeAny /
+/// NotLikeAll / NotLikeAny with their NULL handling. None when the tokens are another form.
+fn quantified_like(parser: &mut Parser, expr: &Expr) -> Option<Result<Expr, ParserError>> {
+    let word = |parser: &Parser, n: usize| match &parser.peek_nth_token_ref(n).token {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    let negated = word(parser, 0) == Some(Keyword::NOT);
+    let at = usize::from(negated);
+    let ilike = match word(parser, at) {
+        Some(Keyword::LIKE) => false,
+        Some(Keyword::ILIKE) => true,
+        _ => return None,
+    };
+    let all = match word(parser, at + 1) {
+        Some(Keyword::ALL) => true,
+        Some(Keyword::ANY | Keyword::SOME) => false,
+        _ => return None,
+    };
+    if parser.peek_nth_token_ref(at + 2).token != Token::LParen {
+        return None;
+    }
+    for _ in 0..at + 2 {
+        parser.advance_token();
+    }
+    Some((|| {
+        parser.expect_token(&Token::LParen)?;
+        if parser.peek_token_ref().token == Token::RParen {
+            return Err(ParserError::ParserError(
+                "[INVALID_SQL_SYNTAX.EMPTY_QUANTIFIED_PATTERN] Invalid SQL syntax: expected at least one pattern for LIKE ALL / ANY / SOME.".into(),
+            ));
+        }
+        let patterns = parser.parse_comma_separated(Parser::parse_expr)?;
+        parser.expect_token(&Token::RParen)?;
+        let like = |pattern: Expr| {
+            let (negated, any, expr, pattern, escape_char) = (negated, false, Box::new(expr.clone()), Box::new(pattern), None);
+            if ilike { Expr::ILike { negated, any, expr, pattern, escape_char } } else { Expr::Like { negated, any, expr, pattern, escape_char } }
+        };
+        let op = if all { BinaryOperator::And } else { BinaryOperator::Or };
+        let mut likes = patterns.into_iter().map(like);
+        let first = likes.next().ok_or_else(|| ParserError::ParserError("LIKE ALL / ANY needs a pattern".into()))?;
+        Ok(likes.fold(first, |acc, next| Expr::Nested(Box::new(Expr::BinaryOp { left: Box::new(acc), op: op.clone(), right: Box::new(next) }))))
+    })())
 }

@@ -385,7 +385,11 @@ fn unary(e: &ast::Expr, op: &UnaryOperator, x: &ast::Expr, d: usize) -> Result<E
             },
             _ => Ok(Expr::Negative(boxed(lower(x, d)?))),
         },
-        UnaryOperator::Plus => lower(x, d),
+        // Spark's UnaryPositive (`+'1'` is a double); a number keeps its literal.
+        UnaryOperator::Plus => match x {
+            ast::Expr::Value(v) if matches!(v.value, Value::Number(..)) => lower(x, d),
+            _ => Ok(Expr::UnresolvedFunction { name: "positive".into(), args: vec![lower(x, d)?], distinct: false }),
+        },
         UnaryOperator::Not | UnaryOperator::BangNot => Ok(Expr::Not(boxed(lower(x, d)?))),
         UnaryOperator::BitwiseNot => Ok(Expr::UnresolvedFunction { name: "~".into(), args: vec![lower(x, d)?], distinct: false }),
         other => Err(unsupported(format!("unary operator {other}"), start_span(e))),
@@ -1023,10 +1027,12 @@ fn number(text: &str, long: bool, negative: bool, span: Span) -> Result<ScalarVa
         return if v.is_finite() { Ok(ScalarValue::Float32(v)) } else { Err(out_of_range(body, "float", &format!("-{max}"), &max)) };
     }
     if long {
-        return signed.parse().map(ScalarValue::Int64).map_err(|_| parse_error(format!("bigint literal {signed} is out of range"), span));
+        return signed.parse().map(ScalarValue::Int64).map_err(|_| out_of_range(&signed, "bigint", &i64::MIN, &i64::MAX));
     }
     if text.contains(['e', 'E']) {
-        return signed.parse::<f64>().ok().filter(|f| f.is_finite()).map(ScalarValue::Float64).ok_or_else(bad);
+        let v: f64 = signed.parse().map_err(|_| bad())?;
+        let max = "1.7976931348623157E+308";
+        return if v.is_finite() { Ok(ScalarValue::Float64(v)) } else { Err(out_of_range(&signed, "double", &format!("-{max}"), &max)) };
     }
     let (int, frac) = text.split_once('.').unwrap_or((text, ""));
     if !text.contains('.') {
@@ -1044,7 +1050,7 @@ fn number(text: &str, long: bool, negative: bool, span: Span) -> Result<ScalarVa
     let significant = digits.trim_start_matches('0');
     let precision = significant.len().max(1).max(frac.len());
     if precision > MAX_DECIMAL_PRECISION as usize {
-        return Err(parse_error(format!("numeric literal {signed} exceeds the maximum decimal precision 38"), span));
+        return Err(parse_error(format!("[DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION] Decimal precision {precision} exceeds max precision 38 (numeric literal {signed})."), span));
     }
     let unscaled: i128 = if significant.is_empty() { 0 } else { significant.parse().map_err(|_| bad())? };
     Ok(ScalarValue::Decimal(if negative { -unscaled } else { unscaled }, precision as u8, frac.len() as i8))

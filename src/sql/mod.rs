@@ -24,6 +24,8 @@
 mod dialect;
 mod expr;
 mod hints;
+mod params;
+pub use params::SqlArgs;
 mod query;
 pub(crate) use query::fresh_instance;
 mod statement;
@@ -32,6 +34,7 @@ pub(crate) mod tests;
 
 use dialect::KilnDialect;
 use sqlparser::parser::Parser;
+use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer};
 
 use crate::error::{KilnError, Result};
@@ -189,10 +192,25 @@ pub enum ViewSource {
 
 /// Parses one or more `;`-separated statements. Empty statements are skipped.
 pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
+    parse_sql_bound(text, None)
+}
+
+/// [`parse_sql`] with the values of the text's parameter markers (`:name` or `?`), bound as
+/// literals (see [`SqlArgs`]).
+pub fn parse_sql_with_args(text: &str, args: &SqlArgs) -> Result<Vec<Statement>> {
+    parse_sql_bound(text, Some(args))
+}
+
+fn parse_sql_bound(text: &str, args: Option<&SqlArgs>) -> Result<Vec<Statement>> {
     let tokens = Tokenizer::new(&KilnDialect, text)
         .tokenize_with_location()
         .map_err(|e| KilnError::Parse(e.to_string()))?;
-    let tokens = literal_suffixes(tokens);
+    let tokens = literal_suffixes(tokens)?;
+    let tokens = match args {
+        Some(args) => params::bind(text, tokens, args)?,
+        None => tokens,
+    };
+    let tokens = inline_tables(tokens);
     let mut out = vec![];
     for segment in tokens.split(|t| t.token == Token::SemiColon) {
         if segment.iter().all(|t| matches!(t.token, Token::Whitespace(_) | Token::EOF)) {
@@ -203,38 +221,159 @@ pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
     Ok(out)
 }
 
-/// Spark's typed numeric literals, `1.5D` `2F` `10L` `1Y` `3S` `1.5BD`: the tokenizer reads
-/// a number and a word; they become one number token of that type (`Y`, `S` and `F` stay on
-/// the number's text, which `expr::number` reads).
-fn literal_suffixes(tokens: Vec<sqlparser::tokenizer::TokenWithSpan>) -> Vec<sqlparser::tokenizer::TokenWithSpan> {
-    let mut out: Vec<sqlparser::tokenizer::TokenWithSpan> = Vec::with_capacity(tokens.len());
+/// Spark's typed numeric literals, `1.5D` `2F` `10L` `1Y` `3S` `1.5BD` `20E2BD`: the tokenizer
+/// reads a number and a word; they become one number token of that type (`Y`, `S` and `F` stay
+/// on the number's text, which `expr::number` reads; `BD` becomes a plain decimal's text).
+/// A number glued to any other word is Spark's identifier (`1a`, `1E2L`), or for a decimal
+/// point (`1.5a`, `1.5L`) a syntax error, as Spark's lexer has them.
+fn literal_suffixes(tokens: Vec<TokenWithSpan>) -> Result<Vec<TokenWithSpan>> {
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
     let mut it = tokens.into_iter().peekable();
     while let Some(mut t) = it.next() {
-        if let Token::Number(n, false) = &t.token {
-            let suffix = match it.peek().map(|next| &next.token) {
-                Some(Token::Word(w)) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+        if let Token::Number(n, long) = &t.token {
+            let (n, long) = (n.clone(), *long);
+            let word = match it.peek().map(|next| &next.token) {
+                Some(Token::Word(w)) if w.quote_style.is_none() => Some(w.value.clone()),
                 _ => None,
             };
-            let replaced = match suffix.as_deref() {
-                Some("D") if n.contains(['e', 'E']) => Some(Token::Number(n.clone(), false)),
-                Some("D") => Some(Token::Number(format!("{n}E0"), false)),
-                Some("F") => Some(Token::Number(format!("{n}F"), false)),
-                Some("L") if !n.contains(['.', 'e', 'E']) => Some(Token::Number(n.clone(), true)),
-                Some(s @ ("Y" | "S")) if !n.contains(['.', 'e', 'E']) => Some(Token::Number(format!("{n}{s}"), false)),
-                Some("BD") if !n.contains(['.', 'e', 'E']) => Some(Token::Number(format!("{n}."), false)),
-                Some("BD") if !n.contains(['e', 'E']) => Some(Token::Number(n.clone(), false)),
-                _ => None,
+            let exponent = n.contains(['e', 'E']);
+            let point = n.contains('.');
+            let suffix = word.as_deref().map(str::to_ascii_uppercase);
+            let replaced = match (suffix.as_deref(), long) {
+                (None, true) if point || exponent => Some(glued_number(&n, "L", t.span)?),
+                (None, _) => None,
+                (Some("D"), false) if exponent => Some(Token::Number(n.clone(), false)),
+                (Some("D"), false) => Some(Token::Number(format!("{n}E0"), false)),
+                (Some("F"), false) => Some(Token::Number(format!("{n}F"), false)),
+                (Some("L"), false) if !point && !exponent => Some(Token::Number(n.clone(), true)),
+                (Some(s @ ("Y" | "S")), false) if !point && !exponent => Some(Token::Number(format!("{n}{s}"), false)),
+                (Some("BD"), false) => Some(Token::Number(plain_decimal(&n).ok_or_else(|| parse_error(format!("invalid numeric literal {n}BD"), t.span))?, false)),
+                (Some(_), _) => {
+                    let w = word.as_deref().unwrap_or_default();
+                    Some(glued_number(&n, &format!("{}{w}", if long { "L" } else { "" }), t.span)?)
+                }
             };
             if let Some(token) = replaced {
-                if let Some(word) = it.next() {
-                    t.span.end = word.span.end;
+                if suffix.is_some() {
+                    if let Some(word) = it.next() {
+                        t.span.end = word.span.end;
+                    }
                 }
                 t.token = token;
             }
         }
         out.push(t);
     }
+    Ok(out)
+}
+
+/// Spark's inline tables where sqlparser wants parenthesized rows in a FROM clause: rows
+/// without parentheses (`VALUES 1, 2`) get them, and a VALUES that is a whole query (at a
+/// statement's start, in parentheses, after a set operator, or after a CREATE's `AS`) is read as
+/// `SELECT * FROM VALUES ...`, so that its alias (`VALUES 1 T(col)`, `AS VALUES (..) AS T(a, b)`)
+/// names the columns as in Spark. sqlparser itself finds where each row ends.
+fn inline_tables(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let is_word = |t: &TokenWithSpan, kw: Keyword| matches!(&t.token, Token::Word(w) if w.keyword == kw && w.quote_style.is_none());
+    let significant = |t: &&TokenWithSpan| !matches!(t.token, Token::Whitespace(_));
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        if !is_word(&tokens[i], Keyword::VALUES) {
+            out.push(tokens[i].clone());
+            i += 1;
+            continue;
+        }
+        let span = tokens[i].span;
+        let before = out.iter().rev().find(significant);
+        let statement_start = out.iter().rposition(|t| t.token == Token::SemiColon).map_or(0, |p| p + 1);
+        let creates = out[statement_start..].iter().find(significant).is_some_and(|t| is_word(t, Keyword::CREATE));
+        let whole_query = match before {
+            None => true,
+            Some(t) if t.token == Token::SemiColon || t.token == Token::LParen => true,
+            Some(t) => {
+                [Keyword::UNION, Keyword::EXCEPT, Keyword::INTERSECT, Keyword::MINUS, Keyword::ALL, Keyword::DISTINCT].iter().any(|k| is_word(t, *k))
+                    || (creates && is_word(t, Keyword::AS))
+            }
+        };
+        // The rows: each an expression; a bare one gets parentheses.
+        let rest = &tokens[i + 1..];
+        let dialect = KilnDialect;
+        let mut parser = Parser::new(&dialect).with_tokens_with_locations(rest.to_vec());
+        let mut rows = vec![];
+        loop {
+            let start = parser.index();
+            if parser.parse_expr().is_err() {
+                rows.clear();
+                break;
+            }
+            rows.push((start, parser.index()));
+            if !parser.consume_token(&Token::Comma) {
+                break;
+            }
+        }
+        // A table alias after the rows (`AS T(a, b)`, `T(col)`); without one the VALUES stays
+        // sqlparser's (Spark's LocalRelation, no Project).
+        let aliased = !rows.is_empty() && matches!(&parser.peek_token_ref().token, Token::Word(w) if w.keyword == Keyword::AS || w.keyword == Keyword::NoKeyword);
+        if whole_query && aliased {
+            for token in [Token::make_keyword("SELECT"), Token::Mul, Token::make_keyword("FROM")] {
+                out.push(TokenWithSpan { token, span });
+                out.push(TokenWithSpan { token: Token::Whitespace(sqlparser::tokenizer::Whitespace::Space), span });
+            }
+        }
+        out.push(tokens[i].clone());
+        i += 1;
+        let bare = |(start, end): &(usize, usize)| {
+            let first = rest[*start..*end].iter().find(significant);
+            !matches!(first.map(|t| &t.token), Some(Token::LParen))
+        };
+        if rows.is_empty() || !rows.iter().any(bare) {
+            continue;
+        }
+        let mut at = 0;
+        for row in &rows {
+            out.extend(rest[at..row.0].iter().cloned());
+            if bare(row) {
+                out.push(TokenWithSpan { token: Token::LParen, span });
+                out.extend(rest[row.0..row.1].iter().cloned());
+                out.push(TokenWithSpan { token: Token::RParen, span });
+            } else {
+                out.extend(rest[row.0..row.1].iter().cloned());
+            }
+            at = row.1;
+        }
+        i += at;
+    }
     out
+}
+
+/// A number with letters glued on (`1a`, `1E2L`): Spark's identifier, or with a decimal point
+/// (`1.5a`) a syntax error.
+fn glued_number(n: &str, word: &str, span: Span) -> Result<Token> {
+    if n.contains('.') {
+        return Err(parse_error(format!("[PARSE_SYNTAX_ERROR] Syntax error at or near '{n}{word}'"), span));
+    }
+    Ok(Token::make_word(&format!("{n}{word}"), None))
+}
+
+/// `20E2`, `1.5E-3`, `1.0` as a plain decimal's text (`2000.`, `0.0015`, `1.0`), keeping the
+/// scale `BigDecimal` gives it (never below 0).
+fn plain_decimal(n: &str) -> Option<String> {
+    let (mantissa, exponent) = match n.find(['e', 'E']) {
+        Some(i) => (&n[..i], n[i + 1..].parse::<i64>().ok()?),
+        None => (n, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{int}{frac}");
+    // Past 38 digits either way the literal is out of range; keep the text short.
+    let scale = (frac.len() as i64 - exponent).clamp(-100, 100);
+    Some(if scale <= 0 {
+        format!("{digits}{}.", "0".repeat((-scale) as usize))
+    } else {
+        let scale = scale as usize;
+        let padded = format!("{}{digits}", "0".repeat((scale + 1).saturating_sub(digits.len())));
+        let (i, f) = padded.split_at(padded.len() - scale);
+        format!("{i}.{f}")
+    })
 }
 
 /// Parses text holding exactly one query into its unresolved plan.

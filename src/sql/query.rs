@@ -977,7 +977,7 @@ pub(crate) fn values_relation(values: &ast::Values, names: &[String], span: Span
     if exprs.iter().flatten().any(|e| !matches!(e, Expr::Literal(_))) {
         let width = exprs.first().map(Vec::len).unwrap_or(0);
         if exprs.iter().any(|r| r.len() != width) || (!names.is_empty() && names.len() != width) {
-            return Err(parse_error("VALUES rows have different numbers of columns (or names)", span));
+            return Err(parse_error("[INVALID_INLINE_TABLE.NUM_COLUMNS_MISMATCH] Invalid inline table: VALUES rows have different numbers of columns (or names)", span));
         }
         let children = exprs
             .into_iter()
@@ -996,10 +996,10 @@ pub(crate) fn values_relation(values: &ast::Values, names: &[String], span: Span
     }
     let width = rows.first().map(Vec::len).unwrap_or(0);
     if let Some(bad) = rows.iter().find(|r| r.len() != width) {
-        return Err(parse_error(format!("VALUES rows have different numbers of columns ({width} and {})", bad.len()), span));
+        return Err(parse_error(format!("[INVALID_INLINE_TABLE.NUM_COLUMNS_MISMATCH] Invalid inline table: VALUES rows have different numbers of columns ({width} and {})", bad.len()), span));
     }
     if !names.is_empty() && names.len() != width {
-        return Err(parse_error(format!("{} column names given for VALUES with {width} columns", names.len()), span));
+        return Err(parse_error(format!("[INVALID_INLINE_TABLE.NUM_COLUMNS_MISMATCH] Invalid inline table: {} column names given for VALUES with {width} columns", names.len()), span));
     }
     let mut output = Vec::with_capacity(width);
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(width);

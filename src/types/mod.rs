@@ -1,6 +1,7 @@
 //! Data types (Arrow's), scalar values, and Spark's type rules: simple names, decimal
 //! precision/scale of arithmetic and aggregates, implicit widening.
 
+pub mod host_arrow;
 pub mod interval;
 mod scalar;
 pub mod timestamp;

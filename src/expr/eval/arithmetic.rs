@@ -25,6 +25,9 @@ pub(super) fn binary(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType
         return done;
     }
     match (l.data_type(), r.data_type()) {
+        (DataType::Decimal128(_, s1), DataType::Decimal128(_, s2)) if op == BinaryOp::IntDivide => {
+            decimal_quotient(l.as_primitive(), r.as_primitive(), *s1, *s2).map(|a| Arc::new(a) as ArrayRef)
+        }
         (DataType::Decimal128(_, _), DataType::Decimal128(_, _)) => {
             decimal(op, l.as_primitive(), r.as_primitive(), result).map(|a| Arc::new(a) as ArrayRef)
         }
@@ -32,6 +35,27 @@ pub(super) fn binary(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType
         (a, b) if a == b && a.is_integer() => integer(op, l, r),
         (a, b) => Err(KilnError::internal(format!("arithmetic {} on {a} and {b}", op.symbol()))),
     }
+}
+
+/// Spark's IntegralDivide of decimals: the exact quotient truncated toward zero, a bigint
+/// (a zero divisor is DIVIDE_BY_ZERO, a quotient past a bigint ARITHMETIC_OVERFLOW).
+fn decimal_quotient(l: &Decimal128Array, r: &Decimal128Array, s1: i8, s2: i8) -> Result<arrow::array::Int64Array> {
+    let mut out = Vec::with_capacity(l.len());
+    for i in 0..l.len() {
+        if l.is_null(i) || r.is_null(i) {
+            out.push(None);
+            continue;
+        }
+        // a / 10^s1 over b / 10^s2 is (a * 10^s2) / (b * 10^s1).
+        let (a, b) = (i256::from_i128(l.value(i)), i256::from_i128(r.value(i)));
+        if b == i256::ZERO {
+            return Err(divide_by_zero());
+        }
+        let ten = |s: i8| i256::from_i128(10).wrapping_pow(s.max(0) as u32);
+        let q = (a.wrapping_mul(ten(s2))).wrapping_div(b.wrapping_mul(ten(s1)));
+        out.push(Some(q.to_i128().and_then(|q| i64::try_from(q).ok()).ok_or_else(|| arithmetic_overflow(&DataType::Int64, Some("try_divide")))?));
+    }
+    Ok(arrow::array::Int64Array::from(out))
 }
 
 /// `-x`; integer overflow (`-MIN`) is an error.

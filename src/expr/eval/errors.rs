@@ -38,7 +38,7 @@ pub(super) fn decimal_out_of_range(value: &str, precision: u8, scale: i8) -> Kil
 }
 
 /// `[CAST_INVALID_INPUT]`: a string that does not parse as `to`.
-pub(super) fn cast_invalid_input(text: &str, to: &DataType) -> KilnError {
+pub(crate) fn cast_invalid_input(text: &str, to: &DataType) -> KilnError {
     KilnError::exec(format!(
         "[CAST_INVALID_INPUT] The value {} of the type \"STRING\" cannot be cast to {} because it is malformed. \
          Correct the value as per the syntax, or change its target type. \

@@ -93,6 +93,19 @@ pub(super) fn binary(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType
         return None;
     }
     Some(match (op, lt, rt) {
+        // Spark's IntegralDivide of two intervals: the quotient of months or microseconds.
+        (BinaryOp::IntDivide, a, b) if is_interval(a) && is_interval(b) => {
+            let raw = |x: &ArrayRef| -> Result<Int64Array> {
+                if is_year_month(x.data_type()) {
+                    Ok(months(x)?.iter().map(|v| v.map(i64::from)).collect())
+                } else {
+                    micros(x)
+                }
+            };
+            raw(l).and_then(|x| raw(r).map(|y| (x, y))).and_then(|(x, y)| {
+                arrow::compute::kernels::numeric::div(&x, &y).map_err(|e| super::errors::from_arrow(e, &DataType::Int64, Some("try_divide")))
+            })
+        }
         // date + year-month interval (Spark's DateAddYMInterval, the day clamped) or + days.
         (BinaryOp::Plus, DataType::Date32, b) if is_year_month(b) => months(r).and_then(|m| {
             let d = l.as_primitive::<Date32Type>();

@@ -7,7 +7,7 @@
 mod arithmetic;
 mod cast;
 mod decimal;
-mod errors;
+pub(crate) mod errors;
 mod filter;
 mod functions;
 pub(crate) mod interval;
@@ -122,7 +122,7 @@ pub(crate) fn subquery_array(s: &crate::expr::ScalarSubqueryExec) -> Result<&Arr
     s.value.get().ok_or_else(|| KilnError::internal(format!("scalar-subquery#{} evaluated before it ran", s.id.0)))
 }
 
-/// [`subquery_array`] as a scalar (generated code reads it as a constant).
+/// `subquery_array` as a scalar (generated code reads it as a constant).
 pub fn subquery_value(s: &crate::expr::ScalarSubqueryExec) -> Result<ScalarValue> {
     let a = subquery_array(s)?;
     if a.data_type() == &DataType::Null {

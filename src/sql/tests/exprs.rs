@@ -45,7 +45,7 @@ fn decimal_literals_keep_precision_and_scale() {
     assert_eq!(literal("100.00"), ScalarValue::Decimal(10000, 5, 2));
     assert_eq!(shown("100.00"), "100.00");
     assert_eq!(literal("1e3"), ScalarValue::Float64(1000.0));
-    assert!(err("SELECT 1234567890123456789012345678901234567890.5").contains("maximum decimal precision 38"));
+    assert!(err("SELECT 1234567890123456789012345678901234567890.5").contains("DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION"));
 }
 
 #[test]

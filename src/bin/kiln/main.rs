@@ -32,9 +32,11 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// median of five alternating runs). mimalloc's own `allow_thp` is read when it maps its arena,
 /// before `main`; the kernel's per-process switch holds for every later fault.
 fn keep_freed_memory() {
-    let delay = std::env::var("KILN_PURGE_DELAY").ok().and_then(|v| v.parse().ok()).unwrap_or(-1);
-    // SAFETY: sets one of mimalloc's options to a value it documents (-1: never purge).
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, delay) }
+    // mimalloc's own MIMALLOC_PURGE_DELAY (milliseconds), when set, is left to decide.
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: sets one of mimalloc's options to a value it documents (-1: never purge).
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) }
+    }
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes plain integers and changes only this process's flag; a
     // kernel without it returns an error, which leaves things as they were.

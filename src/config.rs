@@ -96,6 +96,14 @@ pub struct Config {
     pub codegen_dump: CodegenDump,
     /// `spark.sql.parquet.filterPushdown`: skip row groups by their statistics.
     pub parquet_filter_pushdown: bool,
+    /// `spark.sql.parquet.datetimeRebaseModeInRead`: dates and timestamps before the Gregorian
+    /// calendar in Parquet files no Spark wrote (Spark's files say themselves); CORRECTED.
+    pub parquet_datetime_rebase: crate::datasource::spark_parquet::RebaseMode,
+    /// `spark.sql.parquet.int96RebaseModeInRead`: the same for INT96 timestamps; CORRECTED.
+    pub parquet_int96_rebase: crate::datasource::spark_parquet::RebaseMode,
+    /// `spark.sql.sources.partitionColumnTypeInference.enabled`: type partition folders' values
+    /// (int, bigint, decimal, double, date, timestamp) or read them all as strings.
+    pub partition_column_type_inference: bool,
     /// `spark.sql.warehouse.dir`: the folder holding managed tables (`CREATE TABLE .. USING
     /// parquet` without LOCATION), one sub-folder per table; relative to the working directory.
     pub warehouse_dir: String,
@@ -173,6 +181,9 @@ impl Default for Config {
             partial_flush_groups: 1 << 14,
             codegen_dump: CodegenDump::Ir,
             parquet_filter_pushdown: true,
+            parquet_datetime_rebase: crate::datasource::spark_parquet::RebaseMode::Corrected,
+            parquet_int96_rebase: crate::datasource::spark_parquet::RebaseMode::Corrected,
+            partition_column_type_inference: true,
             warehouse_dir: "spark-warehouse".into(),
             cte_recursion_level_limit: 100,
             cte_recursion_row_limit: 1_000_000,
@@ -264,6 +275,9 @@ pub const KEYS: &[&str] = &[
     "spark.sql.maxMetadataStringLength",
     "spark.sql.session.timeZone",
     "spark.sql.parquet.filterPushdown",
+    "spark.sql.parquet.datetimeRebaseModeInRead",
+    "spark.sql.parquet.int96RebaseModeInRead",
+    "spark.sql.sources.partitionColumnTypeInference.enabled",
     "spark.sql.warehouse.dir",
     "spark.sql.cteRecursionLevelLimit",
     "spark.sql.cteRecursionRowLimit",
@@ -450,6 +464,9 @@ impl Config {
             "spark.sql.maxMetadataStringLength" => self.max_metadata_string_length = parse(key, value, "a positive integer")?,
             "spark.sql.session.timeZone" => {}
             "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown = parse_bool(key, value)?,
+            "spark.sql.parquet.datetimeRebaseModeInRead" => self.parquet_datetime_rebase = crate::datasource::spark_parquet::RebaseMode::parse(key, value)?,
+            "spark.sql.parquet.int96RebaseModeInRead" => self.parquet_int96_rebase = crate::datasource::spark_parquet::RebaseMode::parse(key, value)?,
+            "spark.sql.sources.partitionColumnTypeInference.enabled" => self.partition_column_type_inference = parse_bool(key, value)?,
             "spark.sql.warehouse.dir" => {
                 if value.trim().is_empty() {
                     return Err(KilnError::Config(format!("`{key}` must be a folder path")));
@@ -560,6 +577,9 @@ impl Config {
             "spark.sql.maxMetadataStringLength" => self.max_metadata_string_length.to_string(),
             "spark.sql.session.timeZone" => "Etc/UTC".to_string(),
             "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown.to_string(),
+            "spark.sql.parquet.datetimeRebaseModeInRead" => self.parquet_datetime_rebase.name().to_string(),
+            "spark.sql.parquet.int96RebaseModeInRead" => self.parquet_int96_rebase.name().to_string(),
+            "spark.sql.sources.partitionColumnTypeInference.enabled" => self.partition_column_type_inference.to_string(),
             "spark.sql.warehouse.dir" => self.warehouse_dir.clone(),
             "spark.sql.cteRecursionLevelLimit" => self.cte_recursion_level_limit.to_string(),
             "spark.sql.cteRecursionRowLimit" => self.cte_recursion_row_limit.to_string(),

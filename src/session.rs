@@ -138,8 +138,9 @@ impl Session {
     /// Registers a Parquet file, or a directory of Parquet files, as a table. Hive-style
     /// `column=value` folders become partition columns, after the file columns.
     pub fn register_parquet(&self, name: &str, path: impl AsRef<Path>) -> Result<()> {
-        crate::datasource::check_allowed(&self.config()?.files_allowed_roots, path.as_ref())?;
-        let table = crate::datasource::parquet::ParquetTable::open(path.as_ref())?;
+        let config = self.config()?;
+        crate::datasource::check_allowed(&config.files_allowed_roots, path.as_ref())?;
+        let table = crate::datasource::parquet::ParquetTable::open_with(path.as_ref(), config.partition_column_type_inference)?;
         self.register(Table {
             name: name.to_string(),
             database: "default".into(),
@@ -462,8 +463,9 @@ impl Session {
                 }
                 if let (None, true, Some(TableStorage { location: Some(path), partition_by })) = (&query, columns.is_empty(), &storage) {
                     // Spark's CREATE TABLE over existing files: they are read as they are.
-                    crate::datasource::check_allowed(&self.config()?.files_allowed_roots, Path::new(path))?;
-                    let files = crate::datasource::parquet::ParquetTable::open(Path::new(path))?;
+                    let config = self.config()?;
+                    crate::datasource::check_allowed(&config.files_allowed_roots, Path::new(path))?;
+                    let files = crate::datasource::parquet::ParquetTable::open_with(Path::new(path), config.partition_column_type_inference)?;
                     let found: Vec<String> = files.partition_values.schema().fields().iter().map(|f| f.name().clone()).collect();
                     if !partition_by.is_empty() && !partition_by.iter().map(|p| p.to_lowercase()).eq(found.iter().map(|f| f.to_lowercase())) {
                         return Err(KilnError::analysis(
@@ -593,7 +595,7 @@ impl Session {
             self.state.catalog.write().map_err(|_| poisoned())?.drop_table(name);
             return Ok(());
         }
-        let files = crate::datasource::parquet::ParquetTable::open(path)?;
+        let files = crate::datasource::parquet::ParquetTable::open_with(path, self.config()?.partition_column_type_inference)?;
         self.register(Table { name: name.to_string(), database: "default".into(), schema: files.schema(), source: TableSource::Parquet(files), kind, stats: None })
     }
 

@@ -4,6 +4,7 @@ pub mod demo;
 pub mod partitions;
 pub mod parquet;
 pub mod pushed_filter;
+pub mod spark_parquet;
 pub mod text;
 pub mod tpch;
 pub mod write;

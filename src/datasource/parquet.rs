@@ -1,8 +1,8 @@
 //! Parquet files and directories: listing, schema, projected reads, writes.
 //!
-//! Columns are read the way Spark reads them: the Parquet schema decides the types (the
-//! embedded Arrow schema is ignored, so `Utf8View` files still give `Utf8`), and every column
-//! is nullable.
+//! Columns are read the way Spark reads them: the Parquet schema and Spark's metadata decide
+//! the types (the embedded Arrow schema is ignored, so `Utf8View` files still give `Utf8`),
+//! every column is nullable, and values are converted at the scan (see [`super::spark_parquet`]).
 
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -21,6 +21,7 @@ use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use super::partitions::discover_partitions;
 use super::pushed_filter::{ColumnStatistics, PushedFilter};
+use super::spark_parquet::{ReadSettings, SparkColumns};
 use crate::error::{KilnError, Result};
 use crate::expr::{Attribute, Expr, ExprId};
 use crate::types::ScalarValue;
@@ -46,6 +47,8 @@ pub struct ParquetFile {
     pub path: PathBuf,
     /// The footer, read once when the table is registered: row groups and their statistics.
     pub metadata: ArrowReaderMetadata,
+    /// The columns as Spark reads them and how to convert them.
+    pub columns: Arc<SparkColumns>,
     /// The file's length in bytes when it was registered (size estimates add these up).
     pub size: u64,
 }
@@ -59,9 +62,14 @@ impl ParquetFile {
     /// The statistics of column `name` (matched case-insensitively): one entry per row group,
     /// or with `pages_of: Some(g)` one per data page of row group `g` (from the page index,
     /// when the file has one). None if the file lacks the column or the statistics.
-    fn column_statistics(&self, name: &str, pages_of: Option<usize>) -> Option<ColumnStatistics> {
+    fn column_statistics(&self, name: &str, pages_of: Option<usize>, settings: &ReadSettings) -> Option<ColumnStatistics> {
         let schema = self.metadata.schema();
-        let field = schema.fields().iter().find(|f| f.name().eq_ignore_ascii_case(name))?;
+        let root = schema.fields().iter().position(|f| f.name().eq_ignore_ascii_case(name))?;
+        let field = &schema.fields()[root];
+        // Statistics in another unit or calendar than the values the scan returns prove nothing.
+        if field.data_type() != self.columns.schema.field(root).data_type() || !self.columns.statistics_usable(root, settings) {
+            return None;
+        }
         // A missing null count is unknown, not zero: IsNull must not skip on a guess.
         let converter = StatisticsConverter::try_new(field.name(), schema, self.metadata.parquet_schema())
             .ok()?
@@ -92,15 +100,21 @@ impl ParquetTable {
     /// Lists the files at `location`, reads their footers, checks they share one schema and
     /// discovers Hive-style partition columns from the folder names.
     pub fn open(location: &Path) -> Result<ParquetTable> {
+        Self::open_with(location, true)
+    }
+
+    /// As [`ParquetTable::open`]; `infer_partition_types` false reads partition values as
+    /// strings (`spark.sql.sources.partitionColumnTypeInference.enabled`).
+    pub fn open_with(location: &Path, infer_partition_types: bool) -> Result<ParquetTable> {
         let paths = list_parquet_files(location)?;
         let mut files = Vec::with_capacity(paths.len());
         let mut first: Option<(SchemaRef, &Path)> = None;
         for path in &paths {
             let f = File::open(path).map_err(|e| KilnError::io(path_str(path), format!("cannot open: {e}")))?;
-            let metadata = ArrowReaderMetadata::load(&f, reader_options())
+            let columns = super::spark_parquet::load(&f, reader_options())
                 .map_err(|e| KilnError::io(path_str(path), format!("not a readable Parquet file: {e}")))?;
             let size = f.metadata().map_err(|e| KilnError::io(path_str(path), format!("cannot read its size: {e}")))?.len();
-            let schema = spark_schema(metadata.schema());
+            let schema = columns.schema.clone();
             match &first {
                 None => first = Some((schema, path)),
                 Some((expected, first_path)) if expected.fields() != schema.fields() => {
@@ -117,10 +131,10 @@ impl ParquetTable {
                 }
                 Some(_) => {}
             }
-            files.push(ParquetFile { path: path.clone(), metadata, size });
+            files.push(ParquetFile { path: path.clone(), metadata: columns.metadata.clone(), columns: Arc::new(columns), size });
         }
         let file_schema = first.map(|(s, _)| s).ok_or_else(|| KilnError::io(path_str(location), "no Parquet files"))?;
-        let partition_values = discover_partitions(location, &paths)?;
+        let partition_values = discover_partitions(location, &paths, infer_partition_types)?;
         // Spark: a column named like a partition column takes its value from the folder.
         let partition_schema = partition_values.schema();
         let is_partition = |f: &Field| partition_schema.fields().iter().any(|p| p.name().eq_ignore_ascii_case(f.name()));
@@ -198,11 +212,11 @@ impl ParquetTable {
 
     /// Per row group of file `file`: false when the statistics prove that some pushed filter
     /// rejects every row of it. Missing or unreadable statistics never skip anything.
-    pub fn row_groups_to_read(&self, file: usize, filters: &[PushedFilter]) -> Result<Vec<bool>> {
+    pub fn row_groups_to_read(&self, file: usize, filters: &[PushedFilter], settings: &ReadSettings) -> Result<Vec<bool>> {
         let f = self.file(file)?;
         let mut keep = vec![true; f.num_row_groups()];
         for filter in filters {
-            let Some(stats) = f.column_statistics(filter.column(), None) else { continue };
+            let Some(stats) = f.column_statistics(filter.column(), None, settings) else { continue };
             for (k, may) in keep.iter_mut().zip(filter.may_match(&stats)?.iter()) {
                 *k &= may.unwrap_or(true);
             }
@@ -213,12 +227,12 @@ impl ParquetTable {
     /// The rows of row group `row_group` of file `file` worth decoding: pages whose page-index
     /// statistics prove that a pushed filter rejects all their rows are skipped. None when
     /// nothing can be skipped (no filters, no page index, or every page may match).
-    pub fn page_selection(&self, file: usize, row_group: usize, filters: &[PushedFilter]) -> Result<Option<RowSelection>> {
+    pub fn page_selection(&self, file: usize, row_group: usize, filters: &[PushedFilter], settings: &ReadSettings) -> Result<Option<RowSelection>> {
         let f = self.file(file)?;
         let rows = f.metadata.metadata().row_groups().get(row_group).map(|g| g.num_rows()).unwrap_or(0) as usize;
         let mut selection: Option<RowSelection> = None;
         for filter in filters {
-            let Some(stats) = f.column_statistics(filter.column(), Some(row_group)) else { continue };
+            let Some(stats) = f.column_statistics(filter.column(), Some(row_group), settings) else { continue };
             let may = filter.may_match(&stats)?;
             if stats.row_counts.null_count() > 0 || stats.row_counts.values().iter().sum::<u64>() != rows as u64 {
                 continue;
@@ -258,7 +272,7 @@ impl ParquetTable {
         row_group: usize,
         selection: Option<RowSelection>,
         names: &[String],
-        batch_size: usize,
+        settings: &ReadSettings,
     ) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + Send + 'static>> {
         let f = self.file(file)?;
         let data_names: Vec<String> = names.iter().filter(|n| self.partition_column(n).is_none()).cloned().collect();
@@ -266,7 +280,7 @@ impl ParquetTable {
         if let Some(selection) = selection {
             builder = builder.with_row_selection(selection);
         }
-        let batches = batch_reader(&f.path, builder, &data_names, batch_size)?;
+        let batches = batch_reader(&f.path, builder, f.columns.clone(), &data_names, settings)?;
         if data_names.len() == names.len() {
             return Ok(Box::new(batches));
         }
@@ -367,23 +381,16 @@ fn reader_options() -> ArrowReaderOptions {
     ArrowReaderOptions::new().with_skip_arrow_metadata(true).with_page_index_policy(PageIndexPolicy::Optional)
 }
 
-fn open(file: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>> {
+/// One file's footer, read as Spark reads it.
+fn open_columns(file: &Path) -> Result<SparkColumns> {
     let f = File::open(file).map_err(|e| KilnError::io(path_str(file), format!("cannot open: {e}")))?;
-    ParquetRecordBatchReaderBuilder::try_new_with_options(f, reader_options())
-        .map_err(|e| KilnError::io(path_str(file), format!("not a readable Parquet file: {e}")))
-}
-
-/// A schema with every field nullable and no field metadata, as Spark sees a Parquet file.
-fn spark_schema(schema: &Schema) -> SchemaRef {
-    let fields: Vec<Field> =
-        schema.fields().iter().map(|f| Field::new(f.name(), f.data_type().clone(), true)).collect();
-    Arc::new(Schema::new(fields))
+    super::spark_parquet::load(&f, reader_options()).map_err(|e| KilnError::io(path_str(file), format!("not a readable Parquet file: {e}")))
 }
 
 /// The schema of a table stored in `files`, from the first file's footer.
 pub fn read_schema(files: &[PathBuf]) -> Result<SchemaRef> {
     let first = files.first().ok_or_else(|| KilnError::io("<no files>", "no Parquet files to read a schema from"))?;
-    Ok(spark_schema(open(first)?.schema()))
+    Ok(open_columns(first)?.schema)
 }
 
 /// Reads `projection` (column names, in that order; case-insensitive when no exact match) from
@@ -403,28 +410,22 @@ fn open_with(file: &Path, metadata: &ArrowReaderMetadata) -> Result<ParquetRecor
 }
 
 fn read(file: &Path, projection: &[String], batch_size: usize, row_groups: Option<Vec<usize>>) -> Result<Vec<RecordBatch>> {
-    let mut builder = open(file)?;
+    let columns = Arc::new(open_columns(file)?);
+    let mut builder = open_with(file, &columns.metadata)?;
     if let Some(groups) = row_groups {
         builder = builder.with_row_groups(groups);
     }
-    read_builder(file, builder, projection, batch_size)
-}
-
-fn read_builder(
-    file: &Path,
-    builder: ParquetRecordBatchReaderBuilder<File>,
-    projection: &[String],
-    batch_size: usize,
-) -> Result<Vec<RecordBatch>> {
-    batch_reader(file, builder, projection, batch_size)?.collect()
+    let settings = ReadSettings { batch_size, ..ReadSettings::default() };
+    batch_reader(file, builder, columns, projection, &settings)?.collect()
 }
 
 /// The batches of `projection` (in that order) that `builder` reads, decoded as they are pulled.
 fn batch_reader(
     file: &Path,
     builder: ParquetRecordBatchReaderBuilder<File>,
+    columns: Arc<SparkColumns>,
     projection: &[String],
-    batch_size: usize,
+    settings: &ReadSettings,
 ) -> Result<impl Iterator<Item = Result<RecordBatch>> + Send + 'static> {
     let file_schema = builder.schema().clone();
     let mut roots = Vec::with_capacity(projection.len());
@@ -444,20 +445,25 @@ fn batch_reader(
     chosen.sort_unstable();
     chosen.dedup();
     let order: Vec<usize> = roots.iter().filter_map(|r| chosen.binary_search(r).ok()).collect();
-    let out_schema = spark_schema(&file_schema.project(&roots)?);
+    let out_schema = Arc::new(columns.schema.project(&roots)?);
 
     let mask = ProjectionMask::roots(builder.parquet_schema(), chosen.iter().copied());
     let reader = builder
         .with_projection(mask)
-        .with_batch_size(batch_size.max(1))
+        .with_batch_size(settings.batch_size.max(1))
         .build()
         .map_err(|e| KilnError::io(path_str(file), format!("cannot read Parquet: {e}")))?;
     let path = path_str(file);
+    let settings = *settings;
     Ok(reader.map(move |batch| {
         let batch = batch.map_err(|e| KilnError::io(path.clone(), format!("cannot read Parquet: {e}")))?;
-        let columns = order.iter().map(|&i| batch.column(i).clone()).collect();
+        let arrays = order
+            .iter()
+            .zip(&roots)
+            .map(|(&i, &root)| columns.convert(root, batch.column(i), &settings, &path))
+            .collect::<Result<Vec<_>>>()?;
         let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-        Ok(RecordBatch::try_new_with_options(out_schema.clone(), columns, &options)?)
+        Ok(RecordBatch::try_new_with_options(out_schema.clone(), arrays, &options)?)
     }))
 }
 
@@ -602,9 +608,9 @@ pub(crate) mod tests {
         );
         // Files are sorted, so file 0 is d=2026-10-01 (n NULL), file 1 is d=2026-10-02 (n 7).
         let names: Vec<String> = ["n", "id", "d"].map(String::from).to_vec();
-        let got = table.row_group_batches(1, 0, None, &names, 100).unwrap().collect::<Result<Vec<_>>>().unwrap();
+        let got = table.row_group_batches(1, 0, None, &names, &ReadSettings { batch_size: 100, ..Default::default() }).unwrap().collect::<Result<Vec<_>>>().unwrap();
         assert_eq!(crate::format::result_csv(&got[0].schema(), &got), "n,id,d\n7,0,2026-10-02\n7,1,2026-10-02\n7,2,2026-10-02\n");
-        let got = table.row_group_batches(0, 0, None, &names[..1], 100).unwrap().collect::<Result<Vec<_>>>().unwrap();
+        let got = table.row_group_batches(0, 0, None, &names[..1], &ReadSettings { batch_size: 100, ..Default::default() }).unwrap().collect::<Result<Vec<_>>>().unwrap();
         assert_eq!(crate::format::result_csv(&got[0].schema(), &got), "n\nNULL\nNULL\n");
     }
 
@@ -626,7 +632,7 @@ pub(crate) mod tests {
         let id = || Expr::Attribute(crate::expr::Attribute::new("ID", DataType::Int64, true));
         let read = |e: Expr| -> Vec<usize> {
             let f = PushedFilter::translate(&e).unwrap();
-            let keep = table.row_groups_to_read(0, &[f]).unwrap();
+            let keep = table.row_groups_to_read(0, &[f], &ReadSettings::default()).unwrap();
             keep.iter().enumerate().filter(|(_, k)| **k).map(|(i, _)| i).collect()
         };
         let lit = |v: i64| Expr::Literal(ScalarValue::Int64(v));
@@ -636,7 +642,7 @@ pub(crate) mod tests {
         assert_eq!(read(Expr::IsNotNull(Box::new(id()))).len(), 10);
         // A column the file lacks has no statistics: nothing is skipped.
         let missing = PushedFilter::IsNull("nope".into());
-        assert_eq!(table.row_groups_to_read(0, &[missing]).unwrap(), vec![true; 10]);
+        assert_eq!(table.row_groups_to_read(0, &[missing], &ReadSettings::default()).unwrap(), vec![true; 10]);
     }
 
     #[test]

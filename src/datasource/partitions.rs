@@ -4,8 +4,12 @@
 //! - Partition folders are the trailing `name=value` folders above a file (Spark walks up from
 //!   the file and stops at the first folder without `=`).
 //! - Every file must have the same partition columns in the same order.
-//! - A column's type is `int` if every value parses as one, else `bigint`, else `date` for
-//!   `YYYY-MM-DD` values, else `string`. `__HIVE_DEFAULT_PARTITION__` is NULL.
+//! - Each value's type is the first of `int`, `bigint`, `decimal(p,0)` (integers past
+//!   bigint), `double`, `date` (`YYYY-MM-DD`), `timestamp` (`YYYY-MM-DD HH:mm:ss[.S]`) it
+//!   parses as, else `string`; a column's type is the widest of its values' (Spark's
+//!   `findWiderTypeForPartitionColumn`: a double and a bigint or decimal give `string`).
+//!   With `spark.sql.sources.partitionColumnTypeInference.enabled=false` every column is a
+//!   string. `__HIVE_DEFAULT_PARTITION__` is NULL.
 //! - Values are unescaped (`%3D` is `=`), as Hive escaped them when writing.
 
 use std::path::{Path, PathBuf};
@@ -26,7 +30,7 @@ fn path_str(path: &Path) -> String {
 
 /// The partition values of `files` below `root`: one row per file (in `files` order), one
 /// column per partition column. Zero columns when the files sit in no `k=v` folder.
-pub fn discover_partitions(root: &Path, files: &[PathBuf]) -> Result<RecordBatch> {
+pub fn discover_partitions(root: &Path, files: &[PathBuf], infer_types: bool) -> Result<RecordBatch> {
     let mut names: Option<(Vec<String>, &Path)> = None;
     let mut raw: Vec<Vec<Option<String>>> = vec![];
     for file in files {
@@ -61,7 +65,7 @@ pub fn discover_partitions(root: &Path, files: &[PathBuf]) -> Result<RecordBatch
     let mut fields = Vec::with_capacity(names.len());
     let mut columns = Vec::with_capacity(names.len());
     for (name, values) in names.into_iter().zip(raw) {
-        let column = infer_column(values)?;
+        let column = if infer_types { infer_column(values)? } else { Arc::new(StringArray::from(values)) as ArrayRef };
         fields.push(Field::new(name, column.data_type().clone(), true));
         columns.push(column);
     }
@@ -129,24 +133,73 @@ fn is_date_shaped(s: &str) -> bool {
         && b.iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() })
 }
 
-/// Types one partition column by Spark's inference order, using Arrow's casts to parse.
+/// `YYYY-MM-DD HH:mm:ss[.S..]`: Spark's partition timestamp pattern.
+fn is_timestamp_shaped(s: &str) -> bool {
+    let b = s.as_bytes();
+    let (head, frac) = b.split_at(b.len().min(19));
+    head.len() == 19
+        && is_date_shaped(&s[..10])
+        && head[10] == b' '
+        && head[11..].iter().enumerate().all(|(i, c)| if i == 2 || i == 5 { *c == b':' } else { c.is_ascii_digit() })
+        && (frac.is_empty() || (frac[0] == b'.' && frac.len() > 1 && frac[1..].iter().all(u8::is_ascii_digit)))
+}
+
+/// The type Spark's `inferPartitionColumnValue` gives one value.
+fn value_type(v: &str) -> DataType {
+    if v.parse::<i32>().is_ok() {
+        DataType::Int32
+    } else if v.parse::<i64>().is_ok() {
+        DataType::Int64
+    } else if let Some(digits) = integer_digits(v).filter(|d| *d <= 38) {
+        DataType::Decimal128(digits as u8, 0)
+    } else if is_java_double(v) {
+        DataType::Float64
+    } else if is_date_shaped(v) && crate::types::parse_date(v).is_some() {
+        DataType::Date32
+    } else if is_timestamp_shaped(v) && crate::types::parse_timestamp(v).is_some() {
+        crate::types::timestamp_type(false)
+    } else {
+        DataType::Utf8
+    }
+}
+
+/// The digits of an integer (optional sign, no leading zeros counted), if `v` is one.
+fn integer_digits(v: &str) -> Option<usize> {
+    let digits = v.strip_prefix(['-', '+']).unwrap_or(v);
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then(|| digits.trim_start_matches('0').len().max(1))
+}
+
+/// What Java's `Double.parseDouble` accepts (its `NaN` and `Infinity`, not Rust's `inf`).
+fn is_java_double(v: &str) -> bool {
+    let unsigned = v.strip_prefix(['-', '+']).unwrap_or(v);
+    unsigned == "NaN" || unsigned == "Infinity" || (v.parse::<f64>().is_ok() && unsigned.bytes().all(|b| b.is_ascii_digit() || b == b'.' || b == b'e' || b == b'E' || b == b'-' || b == b'+'))
+}
+
+/// Spark's `findWiderTypeForPartitionColumn`.
+fn wider(a: DataType, b: DataType) -> DataType {
+    use DataType::*;
+    match (a, b) {
+        (a, b) if a == b => a,
+        (Null, t) | (t, Null) => t,
+        (Float64, Decimal128(..) | Int64) | (Decimal128(..) | Int64, Float64) => Utf8,
+        (Int32, Int64) | (Int64, Int32) => Int64,
+        (Int32, Float64) | (Float64, Int32) => Float64,
+        (Int32 | Int64, Decimal128(p, _)) | (Decimal128(p, _), Int32 | Int64) => Decimal128(p.max(20), 0),
+        (Decimal128(p, _), Decimal128(q, _)) => Decimal128(p.max(q), 0),
+        (Date32, t @ Timestamp(..)) | (t @ Timestamp(..), Date32) => t,
+        _ => Utf8,
+    }
+}
+
+/// Types one partition column by Spark's inference, using Arrow's casts to parse.
 fn infer_column(values: Vec<Option<String>>) -> Result<ArrayRef> {
-    let dates = values.iter().flatten().all(|v| is_date_shaped(v));
+    let to = values.iter().flatten().fold(DataType::Null, |t, v| wider(t, value_type(v)));
     let strings: ArrayRef = Arc::new(StringArray::from(values));
-    if strings.null_count() == strings.len() {
+    if to == DataType::Null || to == DataType::Utf8 {
         return Ok(strings);
     }
     let strict = CastOptions { safe: false, ..Default::default() };
-    let mut candidates = vec![DataType::Int32, DataType::Int64];
-    if dates {
-        candidates.push(DataType::Date32);
-    }
-    for to in candidates {
-        if let Ok(typed) = cast_with_options(&strings, &to, &strict) {
-            return Ok(typed);
-        }
-    }
-    Ok(strings)
+    Ok(cast_with_options(&strings, &to, &strict).unwrap_or(strings))
 }
 
 #[cfg(test)]
@@ -173,7 +226,7 @@ mod tests {
                 "d=__HIVE_DEFAULT_PARTITION__/n=3/s=7/p.parquet",
             ],
         );
-        let b = discover_partitions(root, &fs).unwrap();
+        let b = discover_partitions(root, &fs, true).unwrap();
         let types: Vec<DataType> = b.schema().fields().iter().map(|f| f.data_type().clone()).collect();
         assert_eq!(types, [DataType::Date32, DataType::Int32, DataType::Utf8]);
         assert_eq!(values(&b, 0), ["2026-10-01", "2026-10-02", "null"]);
@@ -184,21 +237,21 @@ mod tests {
     #[test]
     fn wide_ints_are_bigint_and_loose_dates_are_strings() {
         let root = Path::new("/t");
-        let b = discover_partitions(root, &files(root, &["a=1/b=2026-1-5/p.parquet", "a=9999999999/b=2026-01-05/p.parquet"])).unwrap();
+        let b = discover_partitions(root, &files(root, &["a=1/b=2026-1-5/p.parquet", "a=9999999999/b=2026-01-05/p.parquet"]), true).unwrap();
         assert_eq!(b.schema().field(0).data_type(), &DataType::Int64);
         assert_eq!(b.schema().field(1).data_type(), &DataType::Utf8);
         // A date-shaped value that is no date (month 13) is a string.
-        let b = discover_partitions(root, &files(root, &["d=2026-13-01/p.parquet"])).unwrap();
+        let b = discover_partitions(root, &files(root, &["d=2026-13-01/p.parquet"]), true).unwrap();
         assert_eq!(b.schema().field(0).data_type(), &DataType::Utf8);
     }
 
     #[test]
     fn unpartitioned_files_have_no_columns() {
         let root = Path::new("/t");
-        let b = discover_partitions(root, &files(root, &["a.parquet", "sub/b.parquet"])).unwrap();
+        let b = discover_partitions(root, &files(root, &["a.parquet", "sub/b.parquet"]), true).unwrap();
         assert_eq!((b.num_columns(), b.num_rows()), (0, 2));
         // A plain folder above the k=v folders stops the walk, as in Spark.
-        let b = discover_partitions(root, &files(root, &["x/k=1/a.parquet", "y/k=2/b.parquet"])).unwrap();
+        let b = discover_partitions(root, &files(root, &["x/k=1/a.parquet", "y/k=2/b.parquet"]), true).unwrap();
         assert_eq!(b.schema().field(0).name(), "k");
     }
 
@@ -206,12 +259,12 @@ mod tests {
     fn bad_folders_are_errors_naming_them() {
         let root = Path::new("/t");
         for (bad, needle) in [("k=/p.parquet", "empty value"), ("=v/p.parquet", "empty column name"), ("k=1/k=2/p.parquet", "two folders")] {
-            let err = discover_partitions(root, &files(root, &[bad])).unwrap_err().to_string();
+            let err = discover_partitions(root, &files(root, &[bad]), true).unwrap_err().to_string();
             assert!(err.contains(needle) && err.contains("p.parquet"), "{err}");
         }
-        let err = discover_partitions(root, &files(root, &["k=1/a.parquet", "j=1/b.parquet"])).unwrap_err().to_string();
+        let err = discover_partitions(root, &files(root, &["k=1/a.parquet", "j=1/b.parquet"]), true).unwrap_err().to_string();
         assert!(err.contains("conflicting") && err.contains("a.parquet") && err.contains("b.parquet"), "{err}");
-        let err = discover_partitions(root, &files(root, &["k=1/a.parquet", "b.parquet"])).unwrap_err().to_string();
+        let err = discover_partitions(root, &files(root, &["k=1/a.parquet", "b.parquet"]), true).unwrap_err().to_string();
         assert!(err.contains("conflicting"), "{err}");
     }
 }

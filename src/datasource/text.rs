@@ -269,7 +269,8 @@ fn null_values(text: &ArrayRef, null_value: &str) -> Result<ArrayRef> {
 }
 
 /// The narrowest type of Spark's CSV inference every value of a column fits: int, bigint,
-/// double, boolean, date, else string; a column of only NULLs is a string.
+/// double, boolean, date, timestamp (Spark's own output: `2024-01-02T03:04:05.000Z`), else
+/// string; a column of only NULLs is a string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Inferred {
     Null,
@@ -278,6 +279,7 @@ enum Inferred {
     Double,
     Boolean,
     Date,
+    Timestamp,
     Text,
 }
 
@@ -292,6 +294,8 @@ fn infer_value(v: &str) -> Inferred {
         Inferred::Boolean
     } else if is_date(v) {
         Inferred::Date
+    } else if v.len() > 10 && v.get(..10).is_some_and(is_date) && crate::types::parse_timestamp(v).is_some() {
+        Inferred::Timestamp
     } else {
         Inferred::Text
     }
@@ -303,6 +307,7 @@ fn merge(a: Inferred, b: Inferred) -> Inferred {
         (Null, x) => x,
         (x, y) if x == y => x,
         (Int | BigInt | Double, y @ (BigInt | Double)) => y,
+        (Date, Timestamp) => Timestamp,
         _ => Text,
     }
 }
@@ -315,6 +320,7 @@ impl Inferred {
             Inferred::Double => DataType::Float64,
             Inferred::Boolean => DataType::Boolean,
             Inferred::Date => DataType::Date32,
+            Inferred::Timestamp => crate::types::timestamp_type(false),
             Inferred::Null | Inferred::Text => DataType::Utf8,
         }
     }

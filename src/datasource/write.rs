@@ -497,7 +497,7 @@ mod tests {
         let names: Vec<String> = columns.iter().map(|s| s.to_string()).collect();
         let mut got: Vec<String> = (0..table.files.len())
             .flat_map(|f| (0..table.files[f].num_row_groups()).map(move |g| (f, g)))
-            .flat_map(|(f, g)| table.row_group_batches(f, g, None, &names, 100).unwrap().map(|b| b.unwrap()))
+            .flat_map(|(f, g)| table.row_group_batches(f, g, None, &names, &crate::datasource::spark_parquet::ReadSettings { batch_size: 100, ..Default::default() }).unwrap().map(|b| b.unwrap()))
             .map(|b| crate::format::result_csv(&b.schema(), &[b]))
             .flat_map(|t| t.lines().skip(1).map(String::from).collect::<Vec<_>>())
             .collect();

@@ -24,6 +24,7 @@ use crate::catalog::TableSource;
 use crate::codegen::{BuildTable, CompiledStage, StageCache, StageSink, StageSpec};
 use crate::config::Config;
 use crate::datasource::pushed_filter::PushedFilter;
+use crate::datasource::spark_parquet::ReadSettings;
 use crate::error::{KilnError, Result};
 use crate::exec::interpreted::join::HashTable;
 use crate::exec::control::{on_scan_batch, QueryControl};
@@ -563,7 +564,7 @@ impl<'a> Executor<'a> {
                 let units = table.source.scan_units(selected_files);
                 let mut files: Vec<usize> = units.iter().map(|(f, _)| *f).collect();
                 files.dedup();
-                let keep = files.into_par_iter().map(|f| Ok((f, parquet.row_groups_to_read(f, filters)?))).collect::<Result<_>>()?;
+                let keep = files.into_par_iter().map(|f| Ok((f, parquet.row_groups_to_read(f, filters, &ReadSettings::of(self.config))?))).collect::<Result<_>>()?;
                 self.states.insert(key(plan), State::Scan { units, keep });
             }
             _ => {
@@ -671,7 +672,7 @@ impl<'a> Executor<'a> {
                     return Ok(Box::new(std::iter::empty()));
                 }
                 let filters: &[PushedFilter] = if config.parquet_filter_pushdown { pushed_filters } else { &[] };
-                let selection = if filters.is_empty() { None } else { parquet.page_selection(f, g, filters)? };
+                let selection = if filters.is_empty() { None } else { parquet.page_selection(f, g, filters, &ReadSettings::of(config))? };
                 let skipped = selection.as_ref().map_or(0, |s| s.skipped_row_count() as u64);
                 // A file counts as read once, by its first row group read.
                 let first_read = keep.get(&f).and_then(|k| k.iter().position(|r| *r)) == Some(g);
@@ -683,7 +684,7 @@ impl<'a> Executor<'a> {
                 });
                 let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
                 let schema = schema_of(output);
-                let batches = parquet.row_group_batches(f, g, selection, &names, config.batch_size)?;
+                let batches = parquet.row_group_batches(f, g, selection, &names, &ReadSettings::of(config))?;
                 let control = self.control;
                 Box::new(batches.map(move |b| {
                     let b = b?;

@@ -7,6 +7,7 @@ mod scalar;
 pub mod timestamp;
 pub use scalar::{format_date, format_decimal, parse_date, ScalarValue};
 pub use timestamp::{format_timestamp, is_timestamp, parse_timestamp, timestamp_type};
+pub(crate) use scalar::chrono_like::days_from_civil;
 
 use arrow::datatypes::DataType;
 

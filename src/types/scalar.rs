@@ -167,8 +167,13 @@ impl ScalarValue {
 /// Formats days since the epoch as `YYYY-MM-DD`.
 pub fn format_date(days: i32) -> String {
     match chrono_like::civil_from_days(days as i64) {
-        (y, m, d) => format!("{y:04}-{m:02}-{d:02}"),
+        (y, m, d) => format!("{}-{m:02}-{d:02}", format_year(y)),
     }
+}
+
+/// A year as Spark's `yyyy` prints it: four digits at least, `+` before a fifth.
+pub(crate) fn format_year(y: i64) -> String {
+    if y > 9999 { format!("+{y}") } else { format!("{y:04}") }
 }
 
 /// Parses `YYYY-MM-DD` (Spark also accepts `YYYY-M-D`) into days since the epoch.

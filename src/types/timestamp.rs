@@ -79,7 +79,7 @@ pub fn from_civil(y: i64, m: u32, d: u32, hh: u32, mm: u32, ss: u32, us: u32) ->
 /// second without trailing zeros.
 pub fn format_timestamp(micros: i64) -> String {
     let c = civil(micros);
-    let mut s = format!("{:04}-{:02}-{:02} {:02}:{:02}:{:02}", c.year, c.month, c.day, c.hour, c.minute, c.second);
+    let mut s = format!("{}-{:02}-{:02} {:02}:{:02}:{:02}", super::scalar::format_year(c.year), c.month, c.day, c.hour, c.minute, c.second);
     if c.micros != 0 {
         let frac = format!("{:06}", c.micros);
         s.push('.');

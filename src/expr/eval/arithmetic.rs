@@ -1,7 +1,7 @@
 //! `+ - * / %` and unary minus with Spark's ANSI semantics: integer overflow and division by
 //! zero are errors, decimals are computed exactly and rounded HALF_UP to the result type.
 
-use arrow::array::{new_null_array, Array, ArrayRef, AsArray, Decimal128Array, PrimitiveArray};
+use arrow::array::{new_null_array, Array, ArrayRef, Decimal128Array, PrimitiveArray};
 use arrow::buffer::NullBuffer;
 use arrow::compute::kernels::numeric;
 use arrow::datatypes::{i256, ArrowPrimitiveType, DataType, Float32Type, Float64Type, Int32Type};
@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::decimal::{divide, fit, format_i256, pow10_i128, rescale};
 use super::errors::{arithmetic_overflow, decimal_out_of_range, divide_by_zero, from_arrow, remainder_by_zero};
 use crate::error::{KilnError, Result};
+use super::Primitive;
 use crate::expr::BinaryOp;
 use crate::types::format_decimal;
 
@@ -29,7 +30,7 @@ pub(super) fn binary(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType
             decimal_quotient(l.as_primitive(), r.as_primitive(), *s1, *s2).map(|a| Arc::new(a) as ArrayRef)
         }
         (DataType::Decimal128(_, _), DataType::Decimal128(_, _)) => {
-            decimal(op, l.as_primitive(), r.as_primitive(), result).map(|a| Arc::new(a) as ArrayRef)
+            decimal(op, l.primitive()?, r.primitive()?, result).map(|a| Arc::new(a) as ArrayRef)
         }
         (DataType::Float64, DataType::Float64) | (DataType::Float32, DataType::Float32) => float(op, l, r),
         (a, b) if a == b && a.is_integer() => integer(op, l, r),
@@ -91,7 +92,7 @@ fn integer(op: BinaryOp, l: &ArrayRef, r: &ArrayRef) -> Result<ArrayRef> {
 /// Spark's error for tinyint and smallint `+ - *`, naming the first row whose exact result
 /// leaves the type: BINARY_ARITHMETIC_OVERFLOW (its values print as smallints, as Spark's do).
 fn narrow_overflow(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, try_fn: &str) -> KilnError {
-    let wide = |a: &ArrayRef| arrow::compute::cast(a, &DataType::Int32).map(|w| w.as_primitive::<Int32Type>().clone());
+    let wide = |a: &ArrayRef| -> Result<PrimitiveArray<Int32Type>> { Ok(arrow::compute::cast(a, &DataType::Int32)?.primitive::<Int32Type>()?.clone()) };
     let (Ok(lw), Ok(rw)) = (wide(l), wide(r)) else {
         return arithmetic_overflow(l.data_type(), Some(try_fn));
     };
@@ -122,11 +123,11 @@ fn float(op: BinaryOp, l: &ArrayRef, r: &ArrayRef) -> Result<ArrayRef> {
         BinaryOp::Divide | BinaryOp::Modulo => {
             let zero = match r.data_type() {
                 DataType::Float32 => {
-                    let rp = r.as_primitive::<Float32Type>();
+                    let rp = r.primitive::<Float32Type>()?;
                     (0..rp.len()).any(|i| rp.value(i) == 0.0 && rp.is_valid(i) && l.is_valid(i))
                 }
                 _ => {
-                    let rp = r.as_primitive::<Float64Type>();
+                    let rp = r.primitive::<Float64Type>()?;
                     (0..rp.len()).any(|i| rp.value(i) == 0.0 && rp.is_valid(i) && l.is_valid(i))
                 }
             };

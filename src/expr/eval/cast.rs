@@ -13,6 +13,7 @@ use arrow::datatypes::{
 use super::decimal::{fit, rescale, Digits};
 use super::errors::{cast_invalid_input, cast_overflow, decimal_out_of_range, sql_value};
 use crate::error::{KilnError, Result};
+use super::Primitive;
 use crate::format::java_double;
 use crate::types::timestamp::{MICROS_PER_DAY, MICROS_PER_SECOND};
 use crate::types::{format_date, format_decimal, format_timestamp, parse_date, parse_timestamp, ScalarValue};
@@ -49,14 +50,14 @@ pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
         (Timestamp(..), _) | (_, Timestamp(..)) if !matches!(from, Utf8 | LargeUtf8 | Utf8View) && to != &Utf8 => timestamp_cast(a, to),
         (_, Utf8) => to_string(a),
         (Utf8 | LargeUtf8 | Utf8View, _) => from_string(&strings(a)?, to),
-        (Decimal128(_, _), Boolean) => Ok(Arc::new(BooleanArray::from_unary(a.as_primitive::<Decimal128Type>(), |v| v != 0))),
+        (Decimal128(_, _), Boolean) => Ok(Arc::new(BooleanArray::from_unary(a.primitive::<Decimal128Type>()?, |v| v != 0))),
         (Boolean, Decimal128(p, s)) => integral_to_decimal(&arrow_cast(a, &Int64)?, *p, *s),
         (Int8 | Int16 | Int32 | Int64, Decimal128(p, s)) => integral_to_decimal(&arrow_cast(a, &Int64)?, *p, *s),
         // Narrowing between integral types: the value must fit (the error names it in its own type).
         (Int8 | Int16 | Int32 | Int64, Int8 | Int16 | Int32) => {
             let (lo, hi) = integral_range(to);
             let wide = arrow_cast(a, &Int64)?;
-            let checked: PrimitiveArray<Int64Type> = wide.as_primitive::<Int64Type>().try_unary(|v| {
+            let checked: PrimitiveArray<Int64Type> = wide.primitive::<Int64Type>()?.try_unary(|v| {
                 if (lo..=hi).contains(&v) {
                     Ok(v)
                 } else {
@@ -68,7 +69,7 @@ pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
         (Float32 | Float64, Int8 | Int16 | Int32 | Int64) => {
             let (lo, hi) = integral_range(to);
             let wide = arrow_cast(a, &Float64)?;
-            let checked: PrimitiveArray<Int64Type> = wide.as_primitive::<Float64Type>().try_unary(|x| {
+            let checked: PrimitiveArray<Int64Type> = wide.primitive::<Float64Type>()?.try_unary(|x| {
                 // Spark's check: floor/ceil within range, then truncate toward zero. NaN fails.
                 // i64::MAX as f64 is 2^63, which Spark lets through and saturates, as `as` does.
                 if x.floor() <= hi as f64 && x.ceil() >= lo as f64 {
@@ -81,23 +82,23 @@ pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
             arrow_cast(&(Arc::new(checked) as ArrayRef), to)
         }
         // A float goes through its exact double value, as Spark's `Decimal(f.toDouble)`.
-        (Float32 | Float64, Decimal128(p, s)) => float_to_decimal(arrow_cast(a, &Float64)?.as_primitive::<Float64Type>(), *p, *s),
-        (Decimal128(_, s), Int8 | Int16 | Int32 | Int64) => decimal_to_integral(a.as_primitive::<Decimal128Type>(), *s, to),
+        (Float32 | Float64, Decimal128(p, s)) => float_to_decimal(arrow_cast(a, &Float64)?.primitive::<Float64Type>()?, *p, *s),
+        (Decimal128(_, s), Int8 | Int16 | Int32 | Int64) => decimal_to_integral(a.primitive::<Decimal128Type>()?, *s, to),
         (Decimal128(_, s), Float64) => {
             let s = *s;
-            let out: PrimitiveArray<Float64Type> = a.as_primitive::<Decimal128Type>().unary(|v| decimal_to_f64(v, s));
+            let out: PrimitiveArray<Float64Type> = a.primitive::<Decimal128Type>()?.unary(|v| decimal_to_f64(v, s));
             Ok(Arc::new(out))
         }
         // Java's BigDecimal.floatValue: the float nearest the exact value (not through a double).
         (Decimal128(_, s), Float32) => {
             let s = *s;
             let out: PrimitiveArray<Float32Type> =
-                a.as_primitive::<Decimal128Type>().unary(|v| format!("{v}e{}", -(s as i32)).parse().unwrap_or(f32::NAN));
+                a.primitive::<Decimal128Type>()?.unary(|v| format!("{v}e{}", -(s as i32)).parse().unwrap_or(f32::NAN));
             Ok(Arc::new(out))
         }
         (Decimal128(_, s1), Decimal128(p, s)) => {
             let (s1, p, s) = (*s1, *p, *s);
-            let out: PrimitiveArray<Decimal128Type> = a.as_primitive::<Decimal128Type>().try_unary(|v| {
+            let out: PrimitiveArray<Decimal128Type> = a.primitive::<Decimal128Type>()?.try_unary(|v| {
                 rescale(i256::from_i128(v), s1 as i32, s as i32)
                     .and_then(|x| fit(x, p))
                     .ok_or_else(|| decimal_out_of_range(&format_decimal(v, s1), p, s))
@@ -135,28 +136,28 @@ fn integral_scalar(t: &DataType, v: i64) -> ScalarValue {
 fn timestamp_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     use DataType::*;
     let from = a.data_type();
-    let micros = |a: &ArrayRef| a.as_primitive::<TimestampMicrosecondType>().clone();
+    let micros = |a: &ArrayRef| -> Result<PrimitiveArray<TimestampMicrosecondType>> { Ok(a.primitive::<TimestampMicrosecondType>()?.clone()) };
     Ok(match (from, to) {
-        (Timestamp(..), Timestamp(..)) => Arc::new(micros(a).with_data_type(to.clone())),
+        (Timestamp(..), Timestamp(..)) => Arc::new(micros(a)?.with_data_type(to.clone())),
         (Date32, Timestamp(..)) => {
-            let out: PrimitiveArray<TimestampMicrosecondType> = a.as_primitive::<Date32Type>().unary(|d| d as i64 * MICROS_PER_DAY);
+            let out: PrimitiveArray<TimestampMicrosecondType> = a.primitive::<Date32Type>()?.unary(|d| d as i64 * MICROS_PER_DAY);
             Arc::new(out.with_data_type(to.clone()))
         }
         (Timestamp(..), Date32) => {
-            let out: PrimitiveArray<Date32Type> = micros(a).unary(|v| v.div_euclid(MICROS_PER_DAY) as i32);
+            let out: PrimitiveArray<Date32Type> = micros(a)?.unary(|v| v.div_euclid(MICROS_PER_DAY) as i32);
             Arc::new(out)
         }
         (Timestamp(..), Int64) => {
-            let out: PrimitiveArray<Int64Type> = micros(a).unary(|v| v.div_euclid(MICROS_PER_SECOND));
+            let out: PrimitiveArray<Int64Type> = micros(a)?.unary(|v| v.div_euclid(MICROS_PER_SECOND));
             Arc::new(out)
         }
         (Timestamp(..), Float64) => {
-            let out: PrimitiveArray<Float64Type> = micros(a).unary(|v| v as f64 / MICROS_PER_SECOND as f64);
+            let out: PrimitiveArray<Float64Type> = micros(a)?.unary(|v| v as f64 / MICROS_PER_SECOND as f64);
             Arc::new(out)
         }
         (Int8 | Int16 | Int32 | Int64, Timestamp(..)) => {
             let wide = arrow_cast(a, &Int64)?;
-            let out: PrimitiveArray<TimestampMicrosecondType> = wide.as_primitive::<Int64Type>().try_unary(|v| {
+            let out: PrimitiveArray<TimestampMicrosecondType> = wide.primitive::<Int64Type>()?.try_unary(|v| {
                 v.checked_mul(MICROS_PER_SECOND).ok_or_else(|| cast_overflow(&sql_value(&ScalarValue::Int64(v)), from, to))
             })?;
             Arc::new(out.with_data_type(to.clone()))
@@ -185,8 +186,8 @@ pub(super) fn strings(a: &ArrayRef) -> Result<StringArray> {
     }
 }
 
-fn map_to_string<T: ArrowPrimitiveType>(a: &ArrayRef, f: impl Fn(T::Native) -> String) -> ArrayRef {
-    Arc::new(a.as_primitive::<T>().iter().map(|v| v.map(&f)).collect::<StringArray>())
+fn map_to_string<T: ArrowPrimitiveType>(a: &ArrayRef, f: impl Fn(T::Native) -> String) -> Result<ArrayRef> {
+    Ok(Arc::new(a.primitive::<T>()?.iter().map(|v| v.map(&f)).collect::<StringArray>()))
 }
 
 /// Arrays element by element, structs field by field (by position) and maps key and value
@@ -219,14 +220,14 @@ fn nested_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
 
 fn to_string(a: &ArrayRef) -> Result<ArrayRef> {
     Ok(match a.data_type() {
-        DataType::Float64 => map_to_string::<Float64Type>(a, java_double),
-        DataType::Float32 => map_to_string::<Float32Type>(a, crate::format::java_float),
+        DataType::Float64 => map_to_string::<Float64Type>(a, java_double)?,
+        DataType::Float32 => map_to_string::<Float32Type>(a, crate::format::java_float)?,
         DataType::Decimal128(_, s) => {
             let s = *s;
-            map_to_string::<Decimal128Type>(a, |v| format_decimal(v, s))
+            map_to_string::<Decimal128Type>(a, |v| format_decimal(v, s))?
         }
-        DataType::Date32 => map_to_string::<Date32Type>(a, format_date),
-        DataType::Timestamp(..) => map_to_string::<TimestampMicrosecondType>(a, format_timestamp),
+        DataType::Date32 => map_to_string::<Date32Type>(a, format_date)?,
+        DataType::Timestamp(..) => map_to_string::<TimestampMicrosecondType>(a, format_timestamp)?,
         DataType::List(_) | DataType::Struct(_) | DataType::Map(..) => {
             Arc::new((0..a.len()).map(|i| crate::format::format_value(a.as_ref(), i)).collect::<StringArray>())
         }
@@ -333,7 +334,7 @@ fn parse_float<F: std::str::FromStr>(text: &str) -> Option<F> {
 }
 
 fn integral_to_decimal(wide: &ArrayRef, p: u8, s: i8) -> Result<ArrayRef> {
-    let out: PrimitiveArray<Decimal128Type> = wide.as_primitive::<Int64Type>().try_unary(|v| {
+    let out: PrimitiveArray<Decimal128Type> = wide.primitive::<Int64Type>()?.try_unary(|v| {
         rescale(i256::from_i128(v as i128), 0, s as i32)
             .and_then(|x| fit(x, p))
             .ok_or_else(|| decimal_out_of_range(&v.to_string(), p, s))

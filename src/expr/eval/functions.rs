@@ -14,6 +14,7 @@ use super::decimal::{fit, pow10_i128, rescale, Digits};
 use super::errors::{arithmetic_overflow, decimal_out_of_range};
 use super::{evaluate, evaluate_rows, scatter};
 use crate::error::{KilnError, Result};
+use super::Primitive;
 use crate::expr::{Attribute, Expr, ScalarFunc};
 use crate::types::{format_decimal, ScalarValue};
 
@@ -94,7 +95,7 @@ fn replace(s: &ArrayRef, search: &ArrayRef, replacement: Option<&ArrayRef>) -> R
 /// datediff(end, start) in days.
 fn date_diff(end: &ArrayRef, start: &ArrayRef) -> Result<ArrayRef> {
     let (end, start) = (cast(end, &DataType::Date32)?, cast(start, &DataType::Date32)?);
-    let (end, start) = (end.as_primitive::<Date32Type>(), start.as_primitive::<Date32Type>());
+    let (end, start) = (end.primitive::<Date32Type>()?, start.primitive::<Date32Type>()?);
     let out: Int32Array = end.iter().zip(start.iter()).map(|(e, s)| e?.checked_sub(s?)).collect();
     Ok(Arc::new(out))
 }
@@ -125,7 +126,7 @@ fn map_strings(a: &ArrayRef, f: impl Fn(&str) -> String) -> Result<ArrayRef> {
 
 /// An integer argument as Int32 (narrower/wider integers are cast, ANSI-checked).
 fn ints(a: &ArrayRef) -> Result<Int32Array> {
-    Ok(cast(a, &DataType::Int32)?.as_primitive::<Int32Type>().clone())
+    Ok(cast(a, &DataType::Int32)?.primitive::<Int32Type>()?.clone())
 }
 
 /// Spark's `UTF8String.substringSQL`: 1-based; 0 acts as 1; negative counts from the end.
@@ -176,10 +177,10 @@ fn abs(a: &ArrayRef) -> Result<ArrayRef> {
         DataType::Int16 => checked_abs::<arrow::datatypes::Int16Type>(a, &dt)?,
         DataType::Int32 => checked_abs::<Int32Type>(a, &dt)?,
         DataType::Int64 => checked_abs::<Int64Type>(a, &dt)?,
-        DataType::Float32 => Arc::new(a.as_primitive::<arrow::datatypes::Float32Type>().unary::<_, arrow::datatypes::Float32Type>(f32::abs)),
-        DataType::Float64 => Arc::new(a.as_primitive::<Float64Type>().unary::<_, Float64Type>(f64::abs)),
+        DataType::Float32 => Arc::new(a.primitive::<arrow::datatypes::Float32Type>()?.unary::<_, arrow::datatypes::Float32Type>(f32::abs)),
+        DataType::Float64 => Arc::new(a.primitive::<Float64Type>()?.unary::<_, Float64Type>(f64::abs)),
         DataType::Decimal128(p, s) => Arc::new(
-            a.as_primitive::<Decimal128Type>().unary::<_, Decimal128Type>(i128::abs).with_precision_and_scale(*p, *s)?,
+            a.primitive::<Decimal128Type>()?.unary::<_, Decimal128Type>(i128::abs).with_precision_and_scale(*p, *s)?,
         ),
         DataType::Null => a.clone(),
         other => return Err(KilnError::internal(format!("abs of {other}"))),
@@ -189,7 +190,7 @@ fn abs(a: &ArrayRef) -> Result<ArrayRef> {
 /// abs() of an integral array: the smallest value has no absolute value in its type (ANSI: an error).
 fn checked_abs<T: arrow::datatypes::ArrowPrimitiveType>(a: &ArrayRef, dt: &DataType) -> Result<ArrayRef> {
     use arrow::datatypes::ArrowNativeTypeOp;
-    let out = a.as_primitive::<T>().try_unary::<_, T, _>(|v| {
+    let out = a.primitive::<T>()?.try_unary::<_, T, _>(|v| {
         if v.is_lt(T::Native::ZERO) {
             v.neg_checked().map_err(|_| arithmetic_overflow(dt, None))
         } else {
@@ -215,7 +216,7 @@ fn round(a: &ArrayRef, d: i32, result: &DataType) -> Result<ArrayRef> {
     Ok(match (a.data_type(), result) {
         (DataType::Decimal128(_, s), DataType::Decimal128(rp, rs)) => {
             let (s, rp, rs) = (*s as i32, *rp, *rs);
-            let out = a.as_primitive::<Decimal128Type>().try_unary::<_, Decimal128Type, _>(|v| {
+            let out = a.primitive::<Decimal128Type>()?.try_unary::<_, Decimal128Type, _>(|v| {
                 let rounded = if d < s { rescale(i256::from_i128(v), s, d) } else { Some(i256::from_i128(v)) };
                 rounded
                     .and_then(|r| rescale(r, d.min(s), rs as i32))
@@ -224,19 +225,19 @@ fn round(a: &ArrayRef, d: i32, result: &DataType) -> Result<ArrayRef> {
             })?;
             Arc::new(out.with_precision_and_scale(rp, rs)?)
         }
-        (DataType::Float64, _) => Arc::new(a.as_primitive::<Float64Type>().unary::<_, Float64Type>(|x| round_double(x, d))),
+        (DataType::Float64, _) => Arc::new(a.primitive::<Float64Type>()?.unary::<_, Float64Type>(|x| round_double(x, d))),
         // Spark rounds a float through its double value (`BigDecimal(f.toDouble)`).
         (DataType::Float32, _) => {
-            Arc::new(a.as_primitive::<arrow::datatypes::Float32Type>().unary::<_, arrow::datatypes::Float32Type>(|x| round_double(x as f64, d) as f32))
+            Arc::new(a.primitive::<arrow::datatypes::Float32Type>()?.unary::<_, arrow::datatypes::Float32Type>(|x| round_double(x as f64, d) as f32))
         }
         (DataType::Int8, _) => {
-            Arc::new(a.as_primitive::<arrow::datatypes::Int8Type>().unary::<_, arrow::datatypes::Int8Type>(|x| round_integral(x as i128, d) as i8))
+            Arc::new(a.primitive::<arrow::datatypes::Int8Type>()?.unary::<_, arrow::datatypes::Int8Type>(|x| round_integral(x as i128, d) as i8))
         }
         (DataType::Int16, _) => {
-            Arc::new(a.as_primitive::<arrow::datatypes::Int16Type>().unary::<_, arrow::datatypes::Int16Type>(|x| round_integral(x as i128, d) as i16))
+            Arc::new(a.primitive::<arrow::datatypes::Int16Type>()?.unary::<_, arrow::datatypes::Int16Type>(|x| round_integral(x as i128, d) as i16))
         }
-        (DataType::Int32, _) => Arc::new(a.as_primitive::<Int32Type>().unary::<_, Int32Type>(|x| round_integral(x as i128, d) as i32)),
-        (DataType::Int64, _) => Arc::new(a.as_primitive::<Int64Type>().unary::<_, Int64Type>(|x| round_integral(x as i128, d) as i64)),
+        (DataType::Int32, _) => Arc::new(a.primitive::<Int32Type>()?.unary::<_, Int32Type>(|x| round_integral(x as i128, d) as i32)),
+        (DataType::Int64, _) => Arc::new(a.primitive::<Int64Type>()?.unary::<_, Int64Type>(|x| round_integral(x as i128, d) as i64)),
         (DataType::Null, _) => a.clone(),
         (other, _) => return Err(KilnError::internal(format!("round of {other}"))),
     })
@@ -285,7 +286,7 @@ fn concat(values: &[ArrayRef], rows: usize) -> Result<ArrayRef> {
 fn date_add(date: &ArrayRef, days: &ArrayRef, subtract: bool) -> Result<ArrayRef> {
     let date = cast(date, &DataType::Date32)?;
     let days = ints(days)?;
-    let out: PrimitiveArray<Date32Type> = try_binary(date.as_primitive::<Date32Type>(), &days, |d, n| {
+    let out: PrimitiveArray<Date32Type> = try_binary(date.primitive::<Date32Type>()?, &days, |d, n| {
         Ok(if subtract { d.wrapping_sub(n) } else { d.wrapping_add(n) })
     })?;
     Ok(Arc::new(out))

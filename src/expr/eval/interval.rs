@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, DurationMicrosecondArray, Int32Array, Int64Array, IntervalDayTimeArray};
+use arrow::array::{Array, ArrayRef, DurationMicrosecondArray, Int32Array, Int64Array, IntervalDayTimeArray};
 use arrow::datatypes::{DataType, Date32Type, Decimal128Type, Float64Type, Int64Type, IntervalDayTime, TimestampMicrosecondType};
 
 use crate::error::{KilnError, Result};
+use super::Primitive;
 use crate::expr::BinaryOp;
 use crate::types::interval::{format_day_time, format_year_month, is_day_time, is_interval, is_year_month, parse_interval, DAY};
 use crate::types::timestamp::MICROS_PER_DAY;
@@ -47,7 +48,7 @@ fn divided_by_zero() -> KilnError {
 pub(crate) fn months(a: &ArrayRef) -> Result<Int32Array> {
     match a.data_type() {
         DataType::Interval(arrow::datatypes::IntervalUnit::YearMonth) => {
-            Ok(a.as_primitive::<arrow::datatypes::IntervalYearMonthType>().reinterpret_cast::<arrow::datatypes::Int32Type>())
+            Ok(a.primitive::<arrow::datatypes::IntervalYearMonthType>()?.reinterpret_cast::<arrow::datatypes::Int32Type>())
         }
         DataType::Null => Ok(Int32Array::new_null(a.len())),
         other => Err(KilnError::internal(format!("expected a year-month interval, got {other}"))),
@@ -58,10 +59,10 @@ pub(crate) fn months(a: &ArrayRef) -> Result<Int32Array> {
 pub(crate) fn micros(a: &ArrayRef) -> Result<Int64Array> {
     match a.data_type() {
         DataType::Duration(arrow::datatypes::TimeUnit::Microsecond) => {
-            Ok(a.as_primitive::<arrow::datatypes::DurationMicrosecondType>().reinterpret_cast::<Int64Type>())
+            Ok(a.primitive::<arrow::datatypes::DurationMicrosecondType>()?.reinterpret_cast::<Int64Type>())
         }
         DataType::Interval(arrow::datatypes::IntervalUnit::DayTime) => {
-            Ok(a.as_primitive::<arrow::datatypes::IntervalDayTimeType>().unary(|v| v.days as i64 * MICROS_PER_DAY + v.milliseconds as i64 * 1000))
+            Ok(a.primitive::<arrow::datatypes::IntervalDayTimeType>()?.unary(|v| v.days as i64 * MICROS_PER_DAY + v.milliseconds as i64 * 1000))
         }
         DataType::Null => Ok(Int64Array::new_null(a.len())),
         other => Err(KilnError::internal(format!("expected a day-time interval, got {other}"))),
@@ -108,7 +109,7 @@ pub(super) fn binary(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType
         }
         // date + year-month interval (Spark's DateAddYMInterval, the day clamped) or + days.
         (BinaryOp::Plus, DataType::Date32, b) if is_year_month(b) => months(r).and_then(|m| {
-            let d = l.as_primitive::<Date32Type>();
+            let d = l.primitive::<Date32Type>()?;
             let mut out = Vec::with_capacity(d.len());
             for (d, m) in d.iter().zip(m.iter()) {
                 out.push(match (d, m) {
@@ -119,7 +120,7 @@ pub(super) fn binary(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType
             Ok(Arc::new(out.into_iter().collect::<arrow::array::Date32Array>()) as ArrayRef)
         }),
         (BinaryOp::Plus, DataType::Date32, b) if is_day_time(b) => micros(r).and_then(|us| {
-            let d = l.as_primitive::<Date32Type>();
+            let d = l.primitive::<Date32Type>()?;
             let out: arrow::array::Date32Array = arrow::compute::try_binary(d, &us, |d, us| {
                 i32::try_from(d as i64 + us / MICROS_PER_DAY).map_err(|_| arrow::error::ArrowError::ComputeError(String::new()))
             })
@@ -127,13 +128,19 @@ pub(super) fn binary(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType
             Ok(Arc::new(out) as ArrayRef)
         }),
         (BinaryOp::Minus, DataType::Date32, DataType::Date32) => {
-            let (a, b) = (l.as_primitive::<Date32Type>(), r.as_primitive::<Date32Type>());
+            let (a, b) = match (l.primitive::<Date32Type>(), r.primitive::<Date32Type>()) {
+                (Ok(a), Ok(b)) => (a, b),
+                (Err(e), _) | (_, Err(e)) => return Some(Err(e)),
+            };
             arrow::compute::binary::<_, _, _, Int64Type>(a, b, |x, y| (x as i64 - y as i64) * MICROS_PER_DAY)
                 .map_err(KilnError::from)
                 .and_then(|d| day_time_array(d, result))
         }
         (BinaryOp::Minus, DataType::Timestamp(..), DataType::Timestamp(..)) => {
-            let (a, b) = (l.as_primitive::<TimestampMicrosecondType>(), r.as_primitive::<TimestampMicrosecondType>());
+            let (a, b) = match (l.primitive::<TimestampMicrosecondType>(), r.primitive::<TimestampMicrosecondType>()) {
+                (Ok(a), Ok(b)) => (a, b),
+                (Err(e), _) | (_, Err(e)) => return Some(Err(e)),
+            };
             arrow::compute::try_binary::<_, _, _, Int64Type>(a, b, |x, y| x.checked_sub(y).ok_or_else(|| arrow::error::ArrowError::ComputeError(String::new())))
                 .map_err(|_| interval_overflow(None))
                 .and_then(|d| day_time_array(d, result))
@@ -167,15 +174,15 @@ fn factor(a: &ArrayRef) -> Result<Factor> {
     Ok(match a.data_type() {
         DataType::Float32 | DataType::Float64 => {
             let d = arrow::compute::cast(a, &DataType::Float64)?;
-            Factor::Double(d.as_primitive::<Float64Type>().iter().collect())
+            Factor::Double(d.primitive::<Float64Type>()?.iter().collect())
         }
         DataType::Decimal128(_, s) => {
             let s = u32::try_from(*s).map_err(|_| KilnError::unsupported("an interval scaled by a decimal of negative scale"))?;
-            Factor::Exact(a.as_primitive::<Decimal128Type>().iter().map(|v| v.map(|v| (v, s))).collect())
+            Factor::Exact(a.primitive::<Decimal128Type>()?.iter().map(|v| v.map(|v| (v, s))).collect())
         }
         t if t.is_integer() => {
             let d = arrow::compute::cast(a, &DataType::Int64)?;
-            Factor::Exact(d.as_primitive::<Int64Type>().iter().map(|v| v.map(|v| (v as i128, 0))).collect())
+            Factor::Exact(d.primitive::<Int64Type>()?.iter().map(|v| v.map(|v| (v as i128, 0))).collect())
         }
         DataType::Null => Factor::Exact(vec![None; a.len()]),
         other => return Err(KilnError::internal(format!("an interval scaled by {other}"))),

@@ -29,11 +29,23 @@ use crate::error::{KilnError, Result};
 use crate::expr::{Attribute, BinaryOp, Expr, ScalarFunc};
 use crate::types::{is_string, ScalarValue};
 
-
 pub(crate) use cast::try_cast;
 pub(crate) use functions::substring_sql;
 pub use filter::filter;
 pub use project::project;
+
+/// Downcasts to a primitive array that fail with an error, never a panic: a value of a type
+/// the planner did not promise is a bug to report, not a crash.
+pub(crate) trait Primitive {
+    /// The values as `PrimitiveArray<T>`, or an internal error naming both types.
+    fn primitive<T: arrow::datatypes::ArrowPrimitiveType>(&self) -> Result<&arrow::array::PrimitiveArray<T>>;
+}
+
+impl<A: AsArray + Array + ?Sized> Primitive for A {
+    fn primitive<T: arrow::datatypes::ArrowPrimitiveType>(&self) -> Result<&arrow::array::PrimitiveArray<T>> {
+        self.as_primitive_opt::<T>().ok_or_else(|| KilnError::internal(format!("expected {} values, got {}", T::DATA_TYPE, self.data_type())))
+    }
+}
 
 /// The Arrow schema of a list of attributes: field name = attribute name, with its type and
 /// nullability.
@@ -247,10 +259,10 @@ fn comparable(l: &ArrayRef, r: &ArrayRef) -> Result<(ArrayRef, ArrayRef)> {
             (arrow::compute::cast_with_options(l, &common, &options)?, arrow::compute::cast_with_options(r, &common, &options)?)
         }
         (Float64, Float64) => {
-            let norm = |a: &ArrayRef| -> ArrayRef {
-                Arc::new(a.as_primitive::<Float64Type>().unary::<_, Float64Type>(|x| if x.is_nan() { f64::NAN } else { x + 0.0 }))
+            let norm = |a: &ArrayRef| -> Result<ArrayRef> {
+                Ok(Arc::new(a.primitive::<Float64Type>()?.unary::<_, Float64Type>(|x| if x.is_nan() { f64::NAN } else { x + 0.0 })))
             };
-            (norm(l), norm(r))
+            (norm(l)?, norm(r)?)
         }
         // Utf8View / LargeUtf8 columns against Utf8 values
         (a, b) if a != b && is_string(a) && is_string(b) => (cast::cast(l, &Utf8)?, cast::cast(r, &Utf8)?),
@@ -429,7 +441,7 @@ fn date_plus_days(date: &Expr, days: i64, batch: &RecordBatch, input: &[Attribut
     let d = cast::cast(&evaluate(date, batch, input)?, &DataType::Date32)?;
     let days = i32::try_from(days).map_err(|_| errors::arithmetic_overflow(&DataType::Int32, None))?;
     let out = d
-        .as_primitive::<arrow::datatypes::Date32Type>()
+        .primitive::<arrow::datatypes::Date32Type>()?
         .try_unary::<_, arrow::datatypes::Date32Type, _>(|v| v.checked_add(days).ok_or_else(|| errors::arithmetic_overflow(&DataType::Int32, None)))?;
     Ok(Arc::new(out))
 }

@@ -101,7 +101,9 @@ fn fails_at_the_memory_limit(query: &str, modes: &[(&str, f64)]) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     for (mode, ceiling) in modes {
         let limit = 256u64 << 20;
-        let out = run(&[mode, "kiln.memory.limit=256m", "kiln.query.timeout=60s"], query, None, Duration::from_secs(90));
+        // No broadcast: adaptive execution would turn the shuffle of the fan-out into a probe.
+        let conf = [mode, "kiln.memory.limit=256m", "kiln.query.timeout=60s", "spark.sql.autoBroadcastJoinThreshold=-1", "spark.sql.adaptive.autoBroadcastJoinThreshold=-1"];
+        let out = run(&conf, query, None, Duration::from_secs(90));
         assert_ne!(out.code, Some(0), "{mode}: `{query}` should fail");
         assert!(out.stderr.contains("UNABLE_TO_ACQUIRE_MEMORY") && out.stderr.contains("kiln.memory.limit"), "{mode}: `{query}`: {}", out.stderr);
         assert!(out.peak as f64 <= limit as f64 * ceiling, "{mode}: `{query}` peaked at {} MiB", out.peak >> 20);

@@ -27,7 +27,7 @@ pub(super) fn binary(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType
     }
     match (l.data_type(), r.data_type()) {
         (DataType::Decimal128(_, s1), DataType::Decimal128(_, s2)) if op == BinaryOp::IntDivide => {
-            decimal_quotient(l.as_primitive(), r.as_primitive(), *s1, *s2).map(|a| Arc::new(a) as ArrayRef)
+            decimal_quotient(l.primitive()?, r.primitive()?, *s1, *s2).map(|a| Arc::new(a) as ArrayRef)
         }
         (DataType::Decimal128(_, _), DataType::Decimal128(_, _)) => {
             decimal(op, l.primitive()?, r.primitive()?, result).map(|a| Arc::new(a) as ArrayRef)

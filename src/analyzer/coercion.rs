@@ -146,6 +146,17 @@ fn coerce_node(e: Expr) -> Result<Expr> {
     }
 }
 
+/// An arithmetic operand meeting a decimal, as a decimal: its own, the narrowest that holds an
+/// integral value, or decimal(1,0) for a NULL.
+fn decimal_operand(e: Expr) -> Result<Expr> {
+    match (e.data_type()?, decimal_view(&e)?) {
+        (DataType::Decimal128(..), _) => Ok(e),
+        (DataType::Null, _) => cast(e, &DataType::Decimal128(1, 0)),
+        (_, Some((p, s))) => cast(e, &DataType::Decimal128(p, s)),
+        (t, None) => Err(KilnError::internal(format!("no decimal view of {}", spark_type_name(&t)))),
+    }
+}
+
 /// Spark's error for a cast between types it cannot convert (`cast` or `try_cast`).
 fn cast_error(name: &str, child: &Expr, from: &DataType, to: &DataType) -> KilnError {
     // Spark's Cast.typeCheckFailureMessage names the function that converts dates and numbers
@@ -284,15 +295,7 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
                 let decimal = |t: &DataType| matches!(t, DataType::Decimal128(..));
                 // Spark's IntegralDivide takes bigints or decimals (an integral side meeting a decimal is one).
                 if (decimal(&lt) || decimal(&rt)) && (integral(&lt) || decimal(&lt)) && (integral(&rt) || decimal(&rt)) {
-                    let to_dec = |e: Expr| -> Result<Expr> {
-                        match (e.data_type()?, decimal_view(&e)?) {
-                            (DataType::Decimal128(..), _) => Ok(e),
-                            (DataType::Null, _) => cast(e, &DataType::Decimal128(1, 0)),
-                            (_, Some((p, s))) => cast(e, &DataType::Decimal128(p, s)),
-                            (t, None) => Err(KilnError::internal(format!("no decimal view of {}", spark_type_name(&t)))),
-                        }
-                    };
-                    return Ok(rebuild(to_dec(left)?, to_dec(right)?));
+                    return Ok(rebuild(decimal_operand(left)?, decimal_operand(right)?));
                 }
                 if !integral(&lt) || !integral(&rt) {
                     let wrong = [&lt, &rt].into_iter().find(|t| !integral(t) && !decimal(t) && !is_interval(t) && !is_numeric(t));
@@ -320,15 +323,7 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
                 return Ok(rebuild(cast(left, &t)?, cast(right, &t)?));
             }
             if matches!(t, DataType::Decimal128(..)) {
-                let to_dec = |e: Expr| -> Result<Expr> {
-                    match (e.data_type()?, decimal_view(&e)?) {
-                        (DataType::Decimal128(..), _) => Ok(e),
-                        (DataType::Null, _) => cast(e, &DataType::Decimal128(1, 0)),
-                        (_, Some((p, s))) => cast(e, &DataType::Decimal128(p, s)),
-                        (t, None) => Err(KilnError::internal(format!("no decimal view of {}", spark_type_name(&t)))),
-                    }
-                };
-                return Ok(rebuild(to_dec(left)?, to_dec(right)?));
+                return Ok(rebuild(decimal_operand(left)?, decimal_operand(right)?));
             }
             // NULL op NULL: Spark's implicit cast of NULL to a NumericType input is DOUBLE.
             let t = if t == DataType::Null { DataType::Float64 } else { t };

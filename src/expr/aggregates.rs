@@ -278,7 +278,8 @@ impl AggBuiltin {
                 for (i, (a, t)) in args.into_iter().zip(&types).enumerate() {
                     match t {
                         DataType::Boolean => out.push(a),
-                        DataType::Null => out.push(Expr::Cast { child: Box::new(a), to: DataType::Boolean }),
+                        // Spark's implicit cast: NULL and strings ('true') read as booleans.
+                        t if *t == DataType::Null || crate::types::is_string(t) => out.push(Expr::Cast { child: Box::new(a), to: DataType::Boolean }),
                         _ => return Err(mismatch(name, &a, i, "\"BOOLEAN\"", t)),
                     }
                 }

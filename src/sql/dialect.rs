@@ -137,6 +137,14 @@ impl Dialect for KilnDialect {
                 right: Box::new(right),
             }));
         }
+        // `a ! IN (..)`, `a ! LIKE b`, `a ! BETWEEN ..`: Spark 4 reads `!` as NOT only as a prefix.
+        if parser.peek_token_ref().token == Token::ExclamationMark
+            && matches!(&parser.peek_nth_token_ref(1).token, Token::Word(w) if matches!(w.keyword, Keyword::IN | Keyword::LIKE | Keyword::ILIKE | Keyword::BETWEEN | Keyword::RLIKE | Keyword::REGEXP | Keyword::SIMILAR))
+        {
+            return Some(Err(ParserError::ParserError(
+                "[SYNTAX_DISCONTINUED.BANG_EQUALS_NOT] Support of the clause or keyword: ! has been discontinued in this context. The '!' keyword is only supported as an alias for the prefix operator 'NOT'. Use the 'NOT' keyword instead for infix clauses such as `NOT LIKE`, `NOT IN`, `NOT BETWEEN`, etc.".into(),
+            )));
+        }
         if let Some(quantified) = quantified_like(parser, expr) {
             return Some(quantified);
         }

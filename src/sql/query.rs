@@ -267,34 +267,9 @@ impl<'a> QueryPlanner<'a> {
         let mut group_all = false;
         let grouping = match &s.group_by {
             GroupByExpr::Expressions(exprs, modifiers) => {
-                if !modifiers.is_empty() {
-                    return Err(unsupported("GROUP BY ... WITH ROLLUP/CUBE/TOTALS", s.select_token.0.span));
-                }
-                if let [construct @ (ast::Expr::Rollup(sets) | ast::Expr::Cube(sets) | ast::Expr::GroupingSets(sets))] = exprs.as_slice() {
-                    let kind = match construct {
-                        ast::Expr::Rollup(_) => GroupingSetsKind::Rollup,
-                        ast::Expr::Cube(_) => GroupingSetsKind::Cube,
-                        _ => GroupingSetsKind::GroupingSets,
-                    };
-                    let mut grouping: Vec<Expr> = vec![];
-                    let mut elements = vec![];
-                    for set in sets {
-                        let mut element = vec![];
-                        for e in set {
-                            let e = convert_expr(e)?;
-                            let index = grouping.iter().position(|g| g == &e).unwrap_or_else(|| {
-                                grouping.push(e);
-                                grouping.len() - 1
-                            });
-                            element.push(index);
-                        }
-                        elements.push(element);
-                    }
-                    analytics = Some((kind, elements));
-                    grouping
-                } else {
-                    exprs.iter().map(convert_expr).collect::<Result<Vec<_>>>()?
-                }
+                let (grouping, sets) = grouping_analytics(exprs, modifiers, s.select_token.0.span)?;
+                analytics = sets;
+                grouping
             }
             // Spark's GROUP BY ALL: every select-list item without an aggregate.
             GroupByExpr::All(_) => {
@@ -1026,4 +1001,72 @@ pub(crate) fn values_relation(values: &ast::Values, names: &[String], span: Span
     let schema = Schema::new(output.iter().map(|a: &Attribute| Field::new(&a.name, a.data_type.clone(), a.nullable)).collect::<Vec<_>>());
     let batch = RecordBatch::try_new(Arc::new(schema), columns)?;
     Ok(LogicalPlan::LocalRelation { output, data: vec![batch] })
+}
+
+/// A GROUP BY list as grouping expressions and, for grouping analytics, the construct and its
+/// elements (indices into the expressions). One ROLLUP / CUBE / GROUPING SETS keeps its kind
+/// and items; `GROUP BY a, b WITH ROLLUP | WITH CUBE` is `ROLLUP(a, b)` / `CUBE(a, b)`; a list
+/// mixing them (`GROUP BY a, GROUPING SETS ((b), (c))`, `CUBE(a, b), ROLLUP(c)`) is the GROUPING
+/// SETS of the cross product of each part's sets, as Spark's GroupingAnalytics expands it.
+fn grouping_analytics(exprs: &[ast::Expr], modifiers: &[ast::GroupByWithModifier], span: Span) -> Result<(Vec<Expr>, Option<(GroupingSetsKind, Vec<Vec<usize>>)>)> {
+    let mut grouping: Vec<Expr> = vec![];
+    let mut index = |e: &ast::Expr| -> Result<usize> {
+        let e = convert_expr(e)?;
+        Ok(grouping.iter().position(|g| g == &e).unwrap_or_else(|| {
+            grouping.push(e);
+            grouping.len() - 1
+        }))
+    };
+    let construct = |e: &ast::Expr| matches!(e, ast::Expr::Rollup(_) | ast::Expr::Cube(_) | ast::Expr::GroupingSets(_));
+    match modifiers {
+        [] => {}
+        [m @ (ast::GroupByWithModifier::Rollup | ast::GroupByWithModifier::Cube)] if !exprs.iter().any(construct) => {
+            let kind = if *m == ast::GroupByWithModifier::Rollup { GroupingSetsKind::Rollup } else { GroupingSetsKind::Cube };
+            let elements = exprs.iter().map(|e| index(e).map(|i| vec![i])).collect::<Result<Vec<_>>>()?;
+            return Ok((grouping, Some((kind, elements))));
+        }
+        _ => return Err(unsupported("GROUP BY ... WITH TOTALS, or WITH ROLLUP / CUBE over grouping analytics", span)),
+    }
+    if let [only @ (ast::Expr::Rollup(sets) | ast::Expr::Cube(sets) | ast::Expr::GroupingSets(sets))] = exprs {
+        let kind = match only {
+            ast::Expr::Rollup(_) => GroupingSetsKind::Rollup,
+            ast::Expr::Cube(_) => GroupingSetsKind::Cube,
+            _ => GroupingSetsKind::GroupingSets,
+        };
+        let elements = sets.iter().map(|set| set.iter().map(&mut index).collect::<Result<Vec<_>>>()).collect::<Result<Vec<_>>>()?;
+        return Ok((grouping, Some((kind, elements))));
+    }
+    if !exprs.iter().any(construct) {
+        for e in exprs {
+            let e = convert_expr(e)?;
+            grouping.push(e);
+        }
+        return Ok((grouping, None));
+    }
+    // Each part's grouping sets, then their cross product.
+    let mut product: Vec<Vec<usize>> = vec![vec![]];
+    for e in exprs {
+        let items = |sets: &[Vec<ast::Expr>], index: &mut dyn FnMut(&ast::Expr) -> Result<usize>| -> Result<Vec<Vec<usize>>> {
+            sets.iter().map(|set| set.iter().map(|x| index(x)).collect::<Result<Vec<usize>>>()).collect()
+        };
+        let part: Vec<Vec<usize>> = match e {
+            ast::Expr::Rollup(sets) => {
+                let items = items(sets, &mut index)?;
+                (0..=items.len()).rev().map(|n| items[..n].concat()).collect()
+            }
+            ast::Expr::Cube(sets) => {
+                let items = items(sets, &mut index)?;
+                // Spark's cubeExprs: with the first item, then without, recursively.
+                let mut cube: Vec<Vec<usize>> = vec![vec![]];
+                for item in items.iter().rev() {
+                    cube = cube.iter().map(|rest| [item.clone(), rest.clone()].concat()).chain(cube.iter().cloned()).collect();
+                }
+                cube
+            }
+            ast::Expr::GroupingSets(sets) => items(sets, &mut index)?,
+            plain => vec![vec![index(plain)?]],
+        };
+        product = product.iter().flat_map(|acc| part.iter().map(move |p| [acc.clone(), p.clone()].concat())).collect();
+    }
+    Ok((grouping, Some((GroupingSetsKind::GroupingSets, product))))
 }

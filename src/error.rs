@@ -83,7 +83,7 @@ impl KilnError {
     /// ```
     /// let session = kiln::Session::new();
     /// let err = session.sql("SELECT nosuch").unwrap_err();
-    /// assert_eq!(err.error_class(), Some("UNRESOLVED_COLUMN.WITH_SUGGESTION"));
+    /// assert_eq!(err.error_class(), Some("UNRESOLVED_COLUMN.WITHOUT_SUGGESTION"));
     /// assert_eq!(err.sql_state(), Some("42703"));
     /// ```
     pub fn error_class(&self) -> Option<&str> {

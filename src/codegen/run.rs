@@ -528,38 +528,70 @@ fn run_emitting(
     no_nulls: bool,
     chunk: &mut dyn FnMut(&mut [u64], Option<usize>, &[Vec<u32>]) -> Result<()>,
 ) -> Result<bool> {
-    let Some([start_slot, cap_slot, state_slot]) = layout.resume else { return Err(KilnError::internal("a fused join without a resume state")) };
-    let mut state = [0u64; 2];
-    let mut start = 0usize;
-    let mut cap = rows.count.max(1024);
-    loop {
-        let mut out: Vec<Vec<u32>> = layout.rows_out.iter().map(|_| vec![0u32; cap]).collect();
-        for (k, o) in layout.rows_out.iter().zip(&mut out) {
-            slots[*k] = o.as_mut_ptr() as u64;
+    let mut emitter = Emitter::new(rows);
+    while !emitter.done {
+        match emitter.step(f, layout, slots, rows, no_nulls, &mut |slots| chunk(slots, None, &[]))? {
+            Some((written, out)) => chunk(slots, Some(written), &out)?,
+            None => return Ok(false),
         }
-        slots[start_slot] = start as u64;
-        slots[cap_slot] = cap as u64;
-        slots[state_slot] = state.as_mut_ptr() as u64;
-        // Sizes the chunk's output buffers (None: before the call).
-        chunk(slots, None, &[])?;
-        let status = call(f, slots, layout, rows, no_nulls);
-        let (written, resume) = match status {
-            -1 => return Ok(false),
-            -2 => (state[1] as usize, Some(state[0] as usize)),
-            n if n >= 0 => (n as usize, None),
-            _ => return Err(KilnError::internal("a generated function's unknown status")),
-        };
-        out.iter_mut().for_each(|o| o.truncate(written));
-        match resume {
-            // One stream row alone fills the output: more room, same row.
-            Some(r) if r == start && written == 0 => cap *= 2,
-            Some(r) => {
-                chunk(slots, Some(written), &out)?;
-                start = r;
+    }
+    Ok(true)
+}
+
+/// Where a function that emits joined rows resumes: the stream row it stopped at, its output
+/// capacity and the state it left (the build row it was at, the rows written).
+struct Emitter {
+    start: usize,
+    cap: usize,
+    state: [u64; 2],
+    done: bool,
+}
+
+impl Emitter {
+    fn new(rows: &Rows) -> Emitter {
+        Emitter { start: 0, cap: rows.count.max(1024), state: [0; 2], done: false }
+    }
+
+    /// One chunk: the rows written and their indices (stream row, then each join's build row),
+    /// or None when the generated code failed. `before` sizes the chunk's output buffers.
+    fn step(
+        &mut self,
+        f: (SinkFn, SinkFn),
+        layout: &super::emit::SlotLayout,
+        slots: &mut [u64],
+        rows: &Rows,
+        no_nulls: bool,
+        before: &mut dyn FnMut(&mut [u64]) -> Result<()>,
+    ) -> Result<Option<(usize, Vec<Vec<u32>>)>> {
+        let Some([start_slot, cap_slot, state_slot]) = layout.resume else { return Err(KilnError::internal("a fused join without a resume state")) };
+        loop {
+            let mut out: Vec<Vec<u32>> = layout.rows_out.iter().map(|_| vec![0u32; self.cap]).collect();
+            for (k, o) in layout.rows_out.iter().zip(&mut out) {
+                slots[*k] = o.as_mut_ptr() as u64;
             }
-            None => {
-                chunk(slots, Some(written), &out)?;
-                return Ok(true);
+            slots[start_slot] = self.start as u64;
+            slots[cap_slot] = self.cap as u64;
+            slots[state_slot] = self.state.as_mut_ptr() as u64;
+            before(slots)?;
+            let status = call(f, slots, layout, rows, no_nulls);
+            let (written, resume) = match status {
+                -1 => return Ok(None),
+                -2 => (self.state[1] as usize, Some(self.state[0] as usize)),
+                n if n >= 0 => (n as usize, None),
+                _ => return Err(KilnError::internal("a generated function's unknown status")),
+            };
+            out.iter_mut().for_each(|o| o.truncate(written));
+            match resume {
+                // One stream row alone fills the output: more room, same row.
+                Some(r) if r == self.start && written == 0 => self.cap *= 2,
+                Some(r) => {
+                    self.start = r;
+                    return Ok(Some((written, out)));
+                }
+                None => {
+                    self.done = true;
+                    return Ok(Some((written, out)));
+                }
             }
         }
     }
@@ -582,14 +614,56 @@ fn select(compiled: &CompiledStage, slots: &[u64], n: usize, no_nulls: bool) -> 
 /// Runs an output stage over one batch of its input: the stage's output rows, or None when
 /// the generated code gave up on the batch (the interpreter then runs it).
 pub fn output_batch(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, builds: &[&BuildTable]) -> Result<Option<RecordBatch>> {
+    match output_pieces(spec, compiled, batch, builds)? {
+        StageOutput::Fallback => Ok(None),
+        StageOutput::Batch(b) => Ok(Some(b)),
+        StageOutput::Pieces(mut pieces) => {
+            let mut chunks = vec![];
+            loop {
+                match pieces.next_piece(builds)? {
+                    Piece::Rows(b) => chunks.push(b),
+                    Piece::Failed => return Ok(None),
+                    Piece::End => break,
+                }
+            }
+            let schema = pieces.schema.clone();
+            Ok(Some(match chunks.len() {
+                1 => chunks.remove(0),
+                _ => concat_batches(&schema, &chunks)?,
+            }))
+        }
+    }
+}
+
+/// An output stage's rows for one batch of its input.
+pub enum StageOutput<'s> {
+    /// The generated code gave up on the batch: the interpreter runs it.
+    Fallback,
+    /// The rows, in one batch (a stage without joins).
+    Batch(RecordBatch),
+    /// Joined rows, a piece at a time (one batch's joins may match many times its rows).
+    Pieces(Box<OutputPieces<'s>>),
+}
+
+/// One piece of an output stage's joined rows.
+pub enum Piece {
+    Rows(RecordBatch),
+    /// The generated code failed after the pieces before this one.
+    Failed,
+    End,
+}
+
+/// Runs an output stage over one batch of its input, its joined rows left to pull a piece (the
+/// size of the output buffers) at a time, with the same `builds`.
+pub fn output_pieces<'s>(spec: &'s StageSpec, compiled: &'s CompiledStage, batch: &RecordBatch, builds: &[&BuildTable]) -> Result<StageOutput<'s>> {
     let StageSink::Output { columns, output } = &spec.sink else {
         return Err(KilnError::internal("output_batch on an aggregate stage"));
     };
     if batch.num_rows() == 0 || drops_every_row(spec, builds) {
-        return Ok(Some(RecordBatch::new_empty(schema_of(output))));
+        return Ok(StageOutput::Batch(RecordBatch::new_empty(schema_of(output))));
     }
-    let (mut slots, _all_valid, no_nulls) = input_slots(spec, compiled, batch, builds)?;
-    let Ok(sel) = select(compiled, &slots, batch.num_rows(), no_nulls) else { return Ok(None) };
+    let (mut slots, buffers, no_nulls) = input_slots(spec, compiled, batch, builds)?;
+    let Ok(sel) = select(compiled, &slots, batch.num_rows(), no_nulls) else { return Ok(StageOutput::Fallback) };
     let count = sel.as_ref().map_or(batch.num_rows(), |s| s.len());
     let rows = Rows { stream: sel, builds: vec![], count };
     let all = spec.columns();
@@ -601,30 +675,73 @@ pub fn output_batch(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBa
             OutputColumn::Computed(_) => None,
         })
         .collect();
-    let schema = schema_of(output);
-    // Output buffers: arrow's (64-byte aligned), so the values become the array's without a
-    // copy; generated code writes every row it counts, so they need no zeroing.
-    let mut buffers: Vec<Option<(MutableBuffer, Vec<u8>)>> = vec![];
-    let alloc = |slots: &mut [u64], cap: usize, buffers: &mut Vec<Option<(MutableBuffer, Vec<u8>)>>| -> Result<()> {
-        buffers.clear();
-        for (c, out) in columns.iter().zip(&compiled.layout.outputs) {
-            match (c, out) {
-                (OutputColumn::Computed(e), Some([v, ok])) => {
-                    let t = e.data_type()?;
-                    let mut values = MutableBuffer::with_capacity(cap.max(1) * out_width(&t));
-                    let mut valid = vec![0u8; cap.max(1)];
-                    slots[*v] = values.as_mut_ptr() as u64;
-                    slots[*ok] = valid.as_mut_ptr() as u64;
-                    buffers.push(Some((values, valid)));
-                }
-                _ => buffers.push(None),
-            }
+    let mut out = OutputPieces { spec, compiled, batch: batch.clone(), slots: vec![], _buffers: buffers, rows, no_nulls, emitter: None, copied, schema: schema_of(output) };
+    if spec.joins().is_empty() && columns.iter().all(|c| matches!(c, OutputColumn::Copied(_))) {
+        // Nothing to compute: the selected rows' columns, without running the sink's loop.
+        return Ok(StageOutput::Batch(out.assemble(builds, columns.iter().map(|_| None).collect(), &out.rows)?));
+    }
+    if spec.joins().is_empty() {
+        let buffers = out.alloc(&mut slots, count)?;
+        let Some(written) = call_sink(compiled, &mut slots, &out.rows, no_nulls) else { return Ok(StageOutput::Fallback) };
+        if written != count {
+            return Err(KilnError::internal("a sink without joins wrote another row count"));
         }
-        Ok(())
-    };
-    let assemble = |buffers: Vec<Option<(MutableBuffer, Vec<u8>)>>, rows: &Rows| -> Result<RecordBatch> {
+        return Ok(StageOutput::Batch(out.assemble(builds, buffers, &out.rows)?));
+    }
+    // Joins probed by the sink: joined rows come in chunks the size of the output buffers.
+    prefetch_join_slots(spec, batch, builds, out.rows.stream.as_deref())?;
+    out.emitter = Some(Emitter::new(&out.rows));
+    out.slots = slots;
+    Ok(StageOutput::Pieces(Box::new(out)))
+}
+
+/// An output stage's joined rows for one batch of its input, a piece at a time: the batch, its
+/// slots and where the generated code stopped.
+pub struct OutputPieces<'s> {
+    spec: &'s StageSpec,
+    compiled: &'s CompiledStage,
+    batch: RecordBatch,
+    slots: Vec<u64>,
+    /// What the slots point into besides the batch and the build sides.
+    _buffers: SlotBuffers,
+    rows: Rows,
+    no_nulls: bool,
+    emitter: Option<Emitter>,
+    copied: Vec<Attribute>,
+    schema: SchemaRef,
+}
+
+type OutputBuffers = Vec<Option<(MutableBuffer, Vec<u8>)>>;
+
+impl OutputPieces<'_> {
+    /// The next piece of joined rows (`builds`: those the pieces began with).
+    pub fn next_piece(&mut self, builds: &[&BuildTable]) -> Result<Piece> {
+        let Some(emitter) = self.emitter.as_mut().filter(|e| !e.done) else { return Ok(Piece::End) };
+        let (compiled, spec) = (self.compiled, self.spec);
+        let StageSink::Output { columns, .. } = &spec.sink else { return Err(KilnError::internal("output pieces of an aggregate stage")) };
+        let mut buffers: OutputBuffers = vec![];
+        let layout = &compiled.layout;
+        let step = emitter.step((compiled.sink, compiled.sink_no_nulls), layout, &mut self.slots, &self.rows, self.no_nulls, &mut |slots| {
+            let cap = slots[layout.resume.map_or(0, |r| r[1])] as usize;
+            buffers = alloc_outputs(columns, compiled, slots, cap)?;
+            Ok(())
+        })?;
+        let Some((n, out)) = step else { return Ok(Piece::Failed) };
+        let emitted = Rows { stream: out.first().cloned(), builds: out[1..].to_vec(), count: n };
+        Ok(Piece::Rows(self.assemble(builds, buffers, &emitted)?))
+    }
+
+    fn alloc(&self, slots: &mut [u64], cap: usize) -> Result<OutputBuffers> {
+        let StageSink::Output { columns, .. } = &self.spec.sink else { return Err(KilnError::internal("output buffers of an aggregate stage")) };
+        alloc_outputs(columns, self.compiled, slots, cap)
+    }
+
+    /// The output batch of `rows`: computed columns from the buffers the generated code
+    /// wrote, copied ones gathered.
+    fn assemble(&self, builds: &[&BuildTable], buffers: OutputBuffers, rows: &Rows) -> Result<RecordBatch> {
+        let StageSink::Output { columns, output } = &self.spec.sink else { return Err(KilnError::internal("output rows of an aggregate stage")) };
         let count = rows.count;
-        let mut gathered = gather(spec, batch, builds, rows, &copied)?.into_iter();
+        let mut gathered = gather(self.spec, &self.batch, builds, rows, &self.copied)?.into_iter();
         let mut arrays = vec![];
         for ((c, buf), attr) in columns.iter().zip(buffers).zip(output) {
             let array: ArrayRef = match (c, buf) {
@@ -634,44 +751,29 @@ pub fn output_batch(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBa
             };
             arrays.push(array);
         }
-        make_batch(schema.clone(), arrays, count)
-    };
-    if spec.joins().is_empty() && columns.iter().all(|c| matches!(c, OutputColumn::Copied(_))) {
-        // Nothing to compute: the selected rows' columns, without running the sink's loop.
-        return Ok(Some(assemble(columns.iter().map(|_| None).collect(), &rows)?));
+        make_batch(self.schema.clone(), arrays, count)
     }
-    if spec.joins().is_empty() {
-        alloc(&mut slots, count, &mut buffers)?;
-        let Some(written) = call_sink(compiled, &mut slots, &rows, no_nulls) else { return Ok(None) };
-        if written != count {
-            return Err(KilnError::internal("a sink without joins wrote another row count"));
-        }
-        return Ok(Some(assemble(buffers, &rows)?));
-    }
-    // Joins probed by the sink: joined rows come in chunks the size of the output buffers.
-    prefetch_join_slots(spec, batch, builds, rows.stream.as_deref())?;
-    let mut chunks = vec![];
-    let mut cap = 0;
-    let ok = run_emitting((compiled.sink, compiled.sink_no_nulls), &compiled.layout, &mut slots, &rows, no_nulls, &mut |slots, written, out| {
-        match written {
-            None => {
-                cap = slots[compiled.layout.resume.map_or(0, |r| r[1])] as usize;
-                alloc(slots, cap, &mut buffers)
+}
+
+/// Output buffers for `cap` rows, their addresses in the slots: arrow's (64-byte aligned), so
+/// the values become the array's without a copy; generated code writes every row it counts,
+/// so they need no zeroing.
+fn alloc_outputs(columns: &[OutputColumn], compiled: &CompiledStage, slots: &mut [u64], cap: usize) -> Result<OutputBuffers> {
+    let mut buffers = vec![];
+    for (c, out) in columns.iter().zip(&compiled.layout.outputs) {
+        match (c, out) {
+            (OutputColumn::Computed(e), Some([v, ok])) => {
+                let t = e.data_type()?;
+                let mut values = MutableBuffer::with_capacity(cap.max(1) * out_width(&t));
+                let mut valid = vec![0u8; cap.max(1)];
+                slots[*v] = values.as_mut_ptr() as u64;
+                slots[*ok] = valid.as_mut_ptr() as u64;
+                buffers.push(Some((values, valid)));
             }
-            Some(n) => {
-                let emitted = Rows { stream: out.first().cloned(), builds: out[1..].to_vec(), count: n };
-                chunks.push(assemble(std::mem::take(&mut buffers), &emitted)?);
-                Ok(())
-            }
+            _ => buffers.push(None),
         }
-    })?;
-    if !ok {
-        return Ok(None);
     }
-    Ok(Some(match chunks.len() {
-        1 => chunks.remove(0),
-        _ => concat_batches(&schema, &chunks)?,
-    }))
+    Ok(buffers)
 }
 
 fn bytes(words: &[u128]) -> &[u8] {
@@ -761,75 +863,90 @@ pub fn aggregate_partition(
         }
         let batch = &batch;
         let count = sel.as_ref().map_or(batch.num_rows(), |s| s.len());
-        let mut rows = Rows { stream: sel, builds: vec![], count };
+        let rows = Rows { stream: sel, builds: vec![], count };
         prefetch_join_slots(spec, batch, builds, rows.stream.as_deref())?;
-        if let Some(probe) = compiled.probe {
-            // An aggregate over joins: the probe materializes the joined rows (all
-            // conditions applied), whose keys the interpreter's grouper hashes.
-            let mut joined: Vec<Vec<u32>> = compiled.layout.rows_out.iter().map(|_| vec![]).collect();
-            let ok = run_emitting(probe, &compiled.layout, &mut slots, &rows, no_nulls, &mut |_, written, out| {
-                if written.is_some() {
-                    joined.iter_mut().zip(out).for_each(|(j, o)| j.extend_from_slice(o));
+        // Sinks `rows` (selected, or joined, rows of the batch): false when the generated code failed.
+        let mut sink = |slots: &mut [u64], rows: &Rows| -> Result<bool> {
+            if rows.count == 0 {
+                return Ok(true);
+            }
+            // The groups' growth first: refused, it is never allocated.
+            let keys_after = table.as_ref().map(|t| t.memory_size_after(rows.count)).or(grouper.as_ref().map(|g| g.memory_size_after(rows.count))).unwrap_or(0);
+            let acc_after = match &grouper {
+                Some(g) => ((g.num_groups() + rows.count) * stride).div_ceil(16).max(acc.capacity()) as u64 * 16,
+                None => acc.capacity() as u64 * 16,
+            };
+            hold(keys_after + acc_after + emitted_bytes)?;
+            if let Some(g) = &mut grouper {
+                // Keys are hashed per batch, for the selected rows (or joined rows) only.
+                if !spec.joins().is_empty() {
+                    let gathered = gather(spec, batch, builds, rows, &key_columns)?;
+                    let key_batch = make_batch(schema_of(&key_columns), gathered, rows.count)?;
+                    g.push(evaluate_all(keys, &key_batch, &key_columns)?, &mut gids)?;
+                } else {
+                    g.push_selected(evaluate_all(keys, batch, &spec.input)?, rows.stream.as_deref(), &mut gids)?;
                 }
-                Ok(())
-            })?;
-            if !ok {
-                return Ok(None);
+                groups = g.num_groups();
+                acc.resize((groups * stride).div_ceil(16).max(1), 0);
             }
-            let mut joined = joined.into_iter();
-            let stream = joined.next().unwrap_or_default();
-            rows = Rows { count: stream.len(), stream: Some(stream), builds: joined.collect() };
-            warm_build_rows(builds, &rows.builds);
-        }
-        if rows.count == 0 {
-            continue;
-        }
-        if let Some(g) = &mut grouper {
-            // Keys are hashed per batch, for the selected rows (or joined rows) only.
-            if !spec.joins().is_empty() {
-                let gathered = gather(spec, batch, builds, &rows, &key_columns)?;
-                let key_batch = make_batch(schema_of(&key_columns), gathered, rows.count)?;
-                g.push(evaluate_all(keys, &key_batch, &key_columns)?, &mut gids)?;
-            } else {
-                g.push_selected(evaluate_all(keys, batch, &spec.input)?, rows.stream.as_deref(), &mut gids)?;
+            if let (Some(k), Some(_)) = (compiled.layout.gids, &grouper) {
+                slots[k] = gids.as_ptr() as u64;
             }
-            groups = g.num_groups();
-            acc.resize((groups * stride).div_ceil(16).max(1), 0);
-        }
-        if let (Some(k), Some(_)) = (compiled.layout.gids, &grouper) {
-            slots[k] = gids.as_ptr() as u64;
-        }
-        if let Some(k) = compiled.layout.acc {
-            slots[k] = acc.as_mut_ptr() as u64;
-        }
-        if compiled.probe.is_none() && compiled.layout.resume.is_some() {
-            return Err(KilnError::internal("an aggregate sink with an output capacity"));
-        }
-        if let (Some(k), Some(t)) = (compiled.layout.table, &mut table) {
-            slots[k] = t.header_ptr() as u64;
-        }
-        if call_sink(compiled, &mut slots, &rows, no_nulls).is_none() {
+            if let Some(k) = compiled.layout.acc {
+                slots[k] = acc.as_mut_ptr() as u64;
+            }
+            if compiled.probe.is_none() && compiled.layout.resume.is_some() {
+                return Err(KilnError::internal("an aggregate sink with an output capacity"));
+            }
+            if let (Some(k), Some(t)) = (compiled.layout.table, &mut table) {
+                slots[k] = t.header_ptr() as u64;
+            }
+            if call_sink(compiled, slots, rows, no_nulls).is_none() {
+                return Ok(false);
+            }
+            rows_in += rows.count;
+            // A partial aggregate whose rows fold well emits its groups and starts again.
+            let held_groups = table.as_ref().map(|t| t.num_groups()).or(grouper.as_ref().map(Grouper::num_groups)).unwrap_or(0);
+            if finish.is_none() && crate::exec::interpreted::partial_flush_due(held_groups, rows_in, flush_groups) {
+                let Some(b) = groups_batch(table.as_deref(), grouper.as_ref(), &acc, groups, aggregates, output)? else { return Ok(false) };
+                emitted_bytes += batch_bytes(&b);
+                emitted.push(b);
+                if let Some(t) = &mut table {
+                    t.clear();
+                }
+                if let Some(g) = &mut grouper {
+                    g.clear()?;
+                }
+                acc.fill(0);
+                rows_in = 0;
+            }
+            let keys_bytes = table.as_ref().map(|t| t.memory_size()).or(grouper.as_ref().map(Grouper::memory_size)).unwrap_or(0);
+            hold(keys_bytes + acc.capacity() as u64 * 16 + emitted_bytes)?;
+            Ok(true)
+        };
+        let ok = match compiled.probe {
+            // An aggregate over joins: the probe materializes the joined rows (all conditions
+            // applied) a chunk at a time, each chunk sunk before the next is probed.
+            Some(probe) => {
+                let mut sunk = true;
+                let ran = run_emitting(probe, &compiled.layout, &mut slots, &rows, no_nulls, &mut |slots, written, out| {
+                    if written.is_none() || !sunk {
+                        return Ok(());
+                    }
+                    let mut joined = out.iter().cloned();
+                    let stream = joined.next().unwrap_or_default();
+                    let rows = Rows { count: stream.len(), stream: Some(stream), builds: joined.collect() };
+                    warm_build_rows(builds, &rows.builds);
+                    sunk = sink(slots, &rows)?;
+                    Ok(())
+                })?;
+                ran && sunk
+            }
+            None => sink(&mut slots, &rows)?,
+        };
+        if !ok {
             return Ok(None);
         }
-        rows_in += rows.count;
-
-        // A partial aggregate whose rows fold well emits its groups and starts again.
-        let held_groups = table.as_ref().map(|t| t.num_groups()).or(grouper.as_ref().map(Grouper::num_groups)).unwrap_or(0);
-        if finish.is_none() && crate::exec::interpreted::partial_flush_due(held_groups, rows_in, flush_groups) {
-            let Some(b) = groups_batch(table.as_deref(), grouper.as_ref(), &acc, groups, aggregates, output)? else { return Ok(None) };
-            emitted_bytes += batch_bytes(&b);
-            emitted.push(b);
-            if let Some(t) = &mut table {
-                t.clear();
-            }
-            if let Some(g) = &mut grouper {
-                g.clear()?;
-            }
-            acc.fill(0);
-            rows_in = 0;
-        }
-        let keys_bytes = table.as_ref().map(|t| t.memory_size()).or(grouper.as_ref().map(Grouper::memory_size)).unwrap_or(0);
-        hold(keys_bytes + acc.capacity() as u64 * 16 + emitted_bytes)?;
     }
     let Some(merged) = groups_batch(table.as_deref(), grouper.as_ref(), &acc, groups, aggregates, output)? else { return Ok(None) };
     // A final aggregate: the interpreter finishes the merged buffers (one row per group) into

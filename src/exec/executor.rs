@@ -244,6 +244,11 @@ impl<'a> Executor<'a> {
         Executor { config, outputs, states: HashMap::new(), cache, metrics, ops, control, memory, held: vec![], matching: HashMap::new(), merged: HashMap::new() }
     }
 
+    /// Stops a cancelled or timed-out query.
+    fn check(&self) -> Result<()> {
+        self.control.map_or(Ok(()), QueryControl::check)
+    }
+
     /// An empty reservation of the query's memory, for what `plan` holds.
     fn reserve(&self, plan: &Arc<PhysicalPlan>) -> Reservation {
         Reservation::new(&self.memory, plan)
@@ -634,7 +639,7 @@ impl<'a> Executor<'a> {
     /// under it must be prepared.
     fn stream<'s>(&'s self, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
         let inner = self.stream_node(plan, i)?;
-        Ok(Box::new(Counted { inner, metrics: self.ops.of(plan), nanos: 0 }))
+        Ok(Box::new(Counted { inner, metrics: self.ops.of(plan), nanos: 0, control: self.control }))
     }
 
     fn stream_node<'s>(&'s self, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
@@ -755,16 +760,23 @@ impl<'a> Executor<'a> {
                 let held = self.reserve(plan);
                 deferred(move || {
                     let cursor = Cell::new(0);
-                    let mut out = vec![];
+                    // The finished runs' rows, held with the groups of the run going on.
+                    let (mut out, mut out_bytes) = (vec![], 0);
                     // One run unless the task is merged (see `run_stream`).
                     let rows = self.known_rows(child, &parts);
                     while cursor.get() < parts.len() {
                         let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, input)?.flushing_at(config.partial_flush_groups).expecting_rows(rows);
                         for b in self.run_stream(child, &parts, &cursor) {
-                            agg.push(&b?)?;
-                            held.resize(agg.memory_size())?;
+                            let b = b?;
+                            // The growth first: refused, it is never allocated.
+                            held.resize(out_bytes + agg.memory_size_after(b.num_rows()))?;
+                            agg.push(&b)?;
+                            held.resize(out_bytes + agg.memory_size())?;
                         }
-                        out.extend(agg.finish()?);
+                        let rows = agg.finish()?;
+                        out_bytes += rows.iter().map(batch_bytes).sum::<u64>();
+                        held.resize(out_bytes)?;
+                        out.extend(rows);
                     }
                     Ok(out)
                 })
@@ -786,34 +798,39 @@ impl<'a> Executor<'a> {
             }
             PhysicalPlan::HashJoin { kind, left_keys, right_keys, join_type, build_side, condition, null_aware, left, right } => {
                 let (lo, ro) = (self.attrs(left), self.attrs(right));
+                let piece = config.batch_size;
                 if let Some(State::JoinTable(table)) = self.states.get(&key(plan)) {
                     let (probe_keys, stream, stream_attrs) = match build_side {
                         BuildSide::BuildRight => (left_keys, left, lo),
                         BuildSide::BuildLeft => (right_keys, right, ro),
                     };
-                    return Ok(Box::new(self.stream(stream, i)?.flat_map(move |b| match b {
-                        Ok(b) => match interpreted::join::probe_hash_table(*join_type, *null_aware, probe_keys, condition.as_ref(), *build_side, table, (stream_attrs, vec![b])) {
-                            Ok(out) => out.into_iter().map(Ok).collect::<Vec<_>>(),
-                            Err(e) => vec![Err(e)],
-                        },
-                        Err(e) => vec![Err(e)],
+                    return Ok(Box::new(self.stream(stream, i)?.flat_map(move |b| -> BatchStream<'s> {
+                        match b.and_then(|b| interpreted::join::probe_stream(*join_type, *null_aware, probe_keys, condition.as_ref(), *build_side, table, (stream_attrs, vec![b]), piece)) {
+                            Ok(out) => Box::new(out),
+                            Err(e) => Box::new(std::iter::once(Err(e))),
+                        }
                     })));
                 }
                 let (l, r) = self.join_inputs(*kind == HashJoinKind::Broadcast, *build_side, left, right, i)?;
                 let held = self.reserve(plan);
-                deferred(move || interpreted::hash_join(*join_type, *null_aware, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l(&held)?), (ro, r(&held)?)))
+                deferred_stream(held, move |held| {
+                    let out = interpreted::join::hash_join_stream(*join_type, *null_aware, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l(held)?), (ro, r(held)?), piece)?;
+                    Ok(Box::new(out) as BatchStream<'s>)
+                })
             }
             PhysicalPlan::SortMergeJoin { left_keys, right_keys, join_type, condition, left, right } => {
                 let (lo, ro) = (self.attrs(left), self.attrs(right));
                 let (l, r) = self.join_inputs(false, BuildSide::BuildRight, left, right, i)?;
                 let held = self.reserve(plan);
-                deferred(move || {
-                    let l = l(&held)?;
+                let piece = config.batch_size;
+                deferred_stream(held, move |held| {
+                    let l = l(held)?;
                     // As Spark's merge join, which pulls the buffered side only for streamed
                     // rows: an empty left partition leaves the right one unsorted and unread
                     // when no right row outlives the join.
-                    let r = if !join_type.preserved_sides().1 && l.iter().all(|b| b.num_rows() == 0) { vec![] } else { r(&held)? };
-                    interpreted::sort_merge_join(*join_type, left_keys, right_keys, condition.as_ref(), (lo, l), (ro, r))
+                    let r = if !join_type.preserved_sides().1 && l.iter().all(|b| b.num_rows() == 0) { vec![] } else { r(held)? };
+                    let out = interpreted::join::sort_merge_join_stream(*join_type, left_keys, right_keys, condition.as_ref(), (lo, l), (ro, r), piece)?;
+                    Ok(Box::new(out) as BatchStream<'s>)
                 })
             }
             PhysicalPlan::CartesianProduct { condition, left, right } => {
@@ -822,13 +839,18 @@ impl<'a> Executor<'a> {
                 // Every left partition meets every right partition: output partition i * |right| + j.
                 let n = rp.len().max(1);
                 let (l, r) = (lp.get(i / n).cloned().unwrap_or_default(), rp.get(i % n).cloned().unwrap_or_default());
-                deferred(move || interpreted::nested_loop_join(JoinType::Inner, condition.as_ref(), (lo, l), (ro, r)))
+                let out = interpreted::join::nested_loop_join_stream(JoinType::Inner, condition.as_ref(), (lo, l), (ro, r), config.batch_size)?;
+                Box::new(out)
             }
             PhysicalPlan::NestedLoopJoin { join_type, build_side, condition, left, right } => {
                 let (lo, ro) = (self.attrs(left), self.attrs(right));
                 let (l, r) = self.join_inputs(*join_type != JoinType::FullOuter, *build_side, left, right, i)?;
                 let held = self.reserve(plan);
-                deferred(move || interpreted::nested_loop_join(*join_type, condition.as_ref(), (lo, l(&held)?), (ro, r(&held)?)))
+                let piece = config.batch_size;
+                deferred_stream(held, move |held| {
+                    let out = interpreted::join::nested_loop_join_stream(*join_type, condition.as_ref(), (lo, l(held)?), (ro, r(held)?), piece)?;
+                    Ok(Box::new(out) as BatchStream<'s>)
+                })
             }
             PhysicalPlan::Sort { order, child, .. } => {
                 let input = self.attrs(child);
@@ -961,21 +983,7 @@ impl<'a> Executor<'a> {
                     (PhysicalPlan::Sort { child, .. }, Some(_)) => child,
                     _ => top,
                 };
-                let batches = input.map(move |b| {
-                    let b = b?;
-                    // The partition's own join tables are held while its batches flow.
-                    let _held = &held;
-                    let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
-                    match crate::codegen::output_batch(spec, &stage.compiled, &b, &builds)? {
-                        Some(out) => Ok(out),
-                        None => {
-                            self.metrics.batch_reinterpreted();
-                            let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
-                            let out = self.interpret_chain(below, &spec.input_plan, vec![b], &build_rows)?;
-                            interpreted::concat(self.attrs(below), &out)
-                        }
-                    }
-                });
+                let batches = CompiledOutput { exec: self, stage, below, input, tables, _held: held, current: None };
                 match &spec.sort {
                     Some(order) => {
                         let attrs = self.attrs(below);
@@ -995,27 +1003,51 @@ impl<'a> Executor<'a> {
                 // case the interpreter must run it again.
                 let keep = !self.replayable(&spec.input_plan);
                 let cursor = Cell::new(0);
+                // The finished runs' rows, held until handed on.
                 let mut out = vec![];
+                let out_held = self.reserve(top);
                 // One run unless the task is merged (see `run_stream`).
                 while cursor.get() < parts.len() {
                     let start = cursor.get();
                     let mut run = self.run_stream(&spec.input_plan, &parts, &cursor);
                     let kept = RefCell::new(vec![]);
                     let kept_held = self.reserve(top);
+                    // Up to a share of the memory limit: past it (an input made by a join's
+                    // fan-out, held nowhere else) the run streams, and a fallback is an error.
+                    let (kept_bytes, lost) = (Cell::new(0u64), Cell::new(false));
                     let mut recorded = run.by_ref().map(|b| {
-                        if let (true, Ok(b)) = (keep, &b) {
-                            kept_held.grow(batch_bytes(b))?;
-                            kept.borrow_mut().push(b.clone());
+                        if let (true, false, Ok(b)) = (keep, lost.get(), &b) {
+                            let bytes = batch_bytes(b);
+                            if kept_bytes.get() + bytes > self.config.memory_limit / 8 {
+                                lost.set(true);
+                                kept.borrow_mut().clear();
+                                kept_held.shrink(kept_bytes.take());
+                            } else {
+                                kept_held.grow(bytes)?;
+                                kept_bytes.set(kept_bytes.get() + bytes);
+                                kept.borrow_mut().push(b.clone());
+                            }
                         }
                         b
                     });
                     let groups = self.reserve(top);
                     let rows = self.known_rows(&spec.input_plan, &parts);
-                    if let Some(o) = crate::codegen::aggregate_partition(spec, &stage.compiled, &mut recorded, &builds, self.config.partial_flush_groups, rows, &|bytes| groups.resize(bytes))? {
+                    if let Some(o) = crate::codegen::aggregate_partition(spec, &stage.compiled, &mut recorded, &builds, self.config.partial_flush_groups, rows, &|bytes| {
+                        // Once per batch, and per chunk of a batch's joined rows.
+                        self.check()?;
+                        groups.resize(bytes)
+                    })? {
+                        out_held.grow(o.iter().map(batch_bytes).sum())?;
                         out.extend(o);
                         continue;
                     }
                     drop((recorded, groups));
+                    if lost.get() {
+                        return Err(KilnError::exec(format!(
+                            "the compiled stage {} gave up on its input, which cannot be read again; run it with spark.sql.codegen.wholeStage=false",
+                            top.node_string(self.config)
+                        )));
+                    }
                     // The generated code gave up: this run again, interpreted: what it read,
                     // then the rest (or, replayable, all of it again).
                     self.metrics.partition_reinterpreted();
@@ -1031,12 +1063,15 @@ impl<'a> Executor<'a> {
                     let groups = self.reserve(top);
                     for b in again {
                         for rows in self.interpret_chain(child, &spec.input_plan, vec![b?], &build_rows)? {
+                            groups.resize(agg.memory_size_after(rows.num_rows()))?;
                             agg.push(&rows)?;
                             groups.resize(agg.memory_size())?;
                         }
                     }
                     drop(kept_held);
-                    out.extend(agg.finish()?);
+                    let rows = agg.finish()?;
+                    out_held.grow(rows.iter().map(batch_bytes).sum())?;
+                    out.extend(rows);
                 }
                 Ok(out)
             })),
@@ -1139,6 +1174,79 @@ impl Table<'_> {
     }
 }
 
+/// A compiled output stage's partition: each input batch's rows, a piece at a time when its
+/// joins match many rows. A batch the generated code gives up on runs through the stage's
+/// operators interpreted (before any of its rows was emitted; after, the interpreter's error).
+struct CompiledOutput<'s, 'a> {
+    exec: &'s Executor<'a>,
+    stage: &'s Stage,
+    /// The operator the stage's rows come out of (below a Sort that tops it).
+    below: &'s Arc<PhysicalPlan>,
+    input: BatchStream<'s>,
+    tables: Vec<Table<'s>>,
+    /// The partition's own join tables, held while its batches flow.
+    _held: Reservation,
+    /// The batch being joined, its pieces, and whether one was emitted.
+    current: Option<(RecordBatch, crate::codegen::OutputPieces<'s>, bool)>,
+}
+
+impl CompiledOutput<'_, '_> {
+    /// The interpreter's rows for `batch`: the stage's operators run over it.
+    fn interpret(&self, batch: RecordBatch) -> Result<RecordBatch> {
+        let (exec, spec) = (self.exec, &self.stage.spec);
+        exec.metrics.batch_reinterpreted();
+        let build_rows: Vec<Vec<RecordBatch>> = self.tables.iter().map(|t| vec![t.get().rows().clone()]).collect();
+        let out = exec.interpret_chain(self.below, &spec.input_plan, vec![batch], &build_rows)?;
+        interpreted::concat(exec.attrs(self.below), &out)
+    }
+}
+
+impl Iterator for CompiledOutput<'_, '_> {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Result<RecordBatch>> {
+        use crate::codegen::{Piece, StageOutput};
+        loop {
+            if let Some((batch, pieces, emitted)) = &mut self.current {
+                let builds: Vec<&BuildTable> = self.tables.iter().map(Table::get).collect();
+                match pieces.next_piece(&builds) {
+                    Ok(Piece::Rows(b)) => {
+                        *emitted = true;
+                        return Some(Ok(b));
+                    }
+                    Ok(Piece::End) => self.current = None,
+                    Ok(Piece::Failed) => {
+                        let (batch, emitted) = (batch.clone(), *emitted);
+                        self.current = None;
+                        return Some(match (emitted, self.interpret(batch)) {
+                            (false, out) => out,
+                            (true, Err(e)) => Err(e),
+                            (true, Ok(_)) => Err(KilnError::internal("a compiled stage failed part way through a batch the interpreter runs")),
+                        });
+                    }
+                    Err(e) => {
+                        self.current = None;
+                        return Some(Err(e));
+                    }
+                }
+                continue;
+            }
+            let b = match self.input.next()? {
+                Ok(b) => b,
+                Err(e) => return Some(Err(e)),
+            };
+            let builds: Vec<&BuildTable> = self.tables.iter().map(Table::get).collect();
+            let stage = self.stage;
+            match crate::codegen::output_pieces(&stage.spec, &stage.compiled, &b, &builds) {
+                Ok(StageOutput::Batch(out)) => return Some(Ok(out)),
+                Ok(StageOutput::Fallback) => return Some(self.interpret(b)),
+                Ok(StageOutput::Pieces(p)) => self.current = Some((b, *p, false)),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}
+
 /// A partition's batches, merged into batches of up to `batch_size` rows when they are small
 /// (on average under a quarter of it); left as they are otherwise.
 fn merge_slivers(part: Vec<RecordBatch>, batch_size: usize) -> Result<Vec<RecordBatch>> {
@@ -1201,6 +1309,29 @@ fn deferred<'s>(f: impl FnOnce() -> Result<Vec<RecordBatch>> + 's) -> BatchStrea
     }))
 }
 
+/// A stream that `f` opens when first pulled, holding `held` (what it reserved for its inputs)
+/// until it ends: a join drains its sides then and streams its output.
+fn deferred_stream<'s>(held: Reservation, f: impl FnOnce(&Reservation) -> Result<BatchStream<'s>> + 's) -> BatchStream<'s> {
+    let mut f = Some(f);
+    let mut held = Some(held);
+    let mut out: Option<BatchStream<'s>> = None;
+    Box::new(std::iter::from_fn(move || {
+        if let (Some(f), Some(h)) = (f.take(), held.as_ref()) {
+            match f(h) {
+                Ok(s) => out = Some(s),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        let next = out.as_mut()?.next();
+        if next.is_none() {
+            // Released when the output ends, not when the stream is dropped.
+            out = None;
+            held = None;
+        }
+        next
+    }))
+}
+
 /// The rows of `input` after the first `n`.
 fn offset_stream<'s>(input: BatchStream<'s>, n: usize) -> BatchStream<'s> {
     if n == 0 {
@@ -1245,17 +1376,22 @@ fn limit_stream<'s>(input: BatchStream<'s>, n: usize) -> BatchStream<'s> {
     }))
 }
 
-/// A stream whose batches and pulling time are counted on its operator.
+/// A stream whose batches and pulling time are counted on its operator, and which stops a
+/// cancelled (or timed out) query before each batch: every operator checks once per batch.
 struct Counted<'s> {
     inner: BatchStream<'s>,
     metrics: Arc<OperatorMetrics>,
     nanos: u64,
+    control: Option<&'s QueryControl>,
 }
 
 impl Iterator for Counted<'_> {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some(Err(e)) = self.control.map(QueryControl::check) {
+            return Some(Err(e));
+        }
         let start = std::time::Instant::now();
         let next = self.inner.next();
         self.nanos += start.elapsed().as_nanos() as u64;

@@ -32,8 +32,11 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// median of five alternating runs). mimalloc's own `allow_thp` is read when it maps its arena,
 /// before `main`; the kernel's per-process switch holds for every later fault.
 fn keep_freed_memory() {
-    // SAFETY: sets one of mimalloc's options to a value it documents (-1: never purge).
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) }
+    // mimalloc's own MIMALLOC_PURGE_DELAY (milliseconds), when set, is left to decide.
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: sets one of mimalloc's options to a value it documents (-1: never purge).
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) }
+    }
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_THP_DISABLE takes plain integers and changes only this process's flag; a
     // kernel without it returns an error, which leaves things as they were.
@@ -322,6 +325,7 @@ fn run(cli: Cli) -> Result<(), KilnError> {
         Command::Sql { session, format, timer, file, metrics, query } => {
             let s = build_session(&session)?;
             let text = read_query(&file, &query)?;
+            shell::cancel_on_ctrl_c()?;
             let stdout = std::io::stdout();
             let mut out = stdout.lock();
             let start = std::time::Instant::now();
@@ -332,7 +336,7 @@ fn run(cli: Cli) -> Result<(), KilnError> {
                     eprintln!("{}", m.plan);
                     batches
                 } else {
-                    shell::run_with_progress(&df, None)?
+                    shell::run_cancellable(&df)?
                 };
                 write_result(&mut out, format, &df.schema(), &batches)?;
             }
@@ -427,6 +431,11 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // Output cut short by the reader (`| head`): not an error of the query.
         Err(KilnError::Io { path, .. }) if path == "stdout" => ExitCode::SUCCESS,
+        // Ctrl-C: the exit status of a process a shell's SIGINT ended.
+        Err(e @ KilnError::Cancelled) => {
+            eprintln!("{e}");
+            ExitCode::from(130)
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE

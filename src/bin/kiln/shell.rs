@@ -43,6 +43,26 @@ pub fn run_with_progress(df: &DataFrame, on_cancel: Option<&Mutex<Option<Arc<Que
     result
 }
 
+/// `kiln sql`'s Ctrl-C: cancels the running query, which then ends with "query cancelled";
+/// with no query running (planning, printing), or pressed a second time, it ends the process
+/// as a shell's default handler would.
+pub fn cancel_on_ctrl_c() -> Result<(), KilnError> {
+    static PRESSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    ctrlc::set_handler(|| {
+        let running = RUNNING.lock().ok().and_then(|r| r.clone());
+        match running {
+            Some(c) if !PRESSED.swap(true, std::sync::atomic::Ordering::SeqCst) => c.cancel(),
+            _ => std::process::exit(130),
+        }
+    })
+    .map_err(|e| KilnError::internal(format!("cannot catch Ctrl-C: {e}")))
+}
+
+/// Runs `df` as [`run_with_progress`], the query Ctrl-C cancels while it runs.
+pub fn run_cancellable(df: &DataFrame) -> Result<Vec<RecordBatch>, KilnError> {
+    run_with_progress(df, Some(&RUNNING))
+}
+
 /// `.timer on`'s line, as DuckDB prints it.
 pub fn run_time(elapsed: Duration) -> String {
     format!("Run Time: {:.3} s", elapsed.as_secs_f64())

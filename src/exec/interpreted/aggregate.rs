@@ -241,6 +241,13 @@ impl<'a> HashAggregator<'a> {
         make_batch(schema_of(&attrs), columns, groups)
     }
 
+    /// Bytes its groups hold once a batch of `rows` rows has added as many groups at most:
+    /// reserved before the batch runs.
+    pub fn memory_size_after(&self, rows: usize) -> u64 {
+        let grown = self.grouper.as_ref().map_or(0, |g| (g.memory_size_after(rows) - g.memory_size()) + rows as u64 * 16 * self.aggs.len() as u64);
+        self.memory_size() + grown
+    }
+
     /// Bytes its groups hold: the key table, and a buffer per group and aggregate (an
     /// estimate: 16 bytes each).
     pub fn memory_size(&self) -> u64 {

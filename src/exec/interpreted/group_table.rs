@@ -295,6 +295,22 @@ impl GroupTable {
         (self.slot_gids.capacity() * 4 + words * 8 + self.payload.capacity() * 16 + arena) as u64
     }
 
+    /// Bytes the table holds once it has room for `rows` more groups: reserved before a batch
+    /// of that many rows runs, so a refused reservation leaves the growth unallocated.
+    pub fn memory_size_after(&self, rows: usize) -> u64 {
+        let groups = self.num_groups() + rows;
+        let (mut capacity, mut slots) = (self.capacity, self.slot_gids.len());
+        while groups > capacity {
+            capacity *= 2;
+        }
+        while groups * 2 > slots {
+            slots *= 2;
+        }
+        let grown = (slots * 12 + capacity * (self.row_words * 8 + self.stride)) as u64;
+        let now = (self.slot_gids.len() * 12 + self.capacity * (self.row_words * 8 + self.stride)) as u64;
+        self.memory_size() + grown.saturating_sub(now)
+    }
+
     /// The payload bytes of every group (`stride` bytes each).
     pub fn payload(&self) -> &[u8] {
         let n = self.num_groups() * self.stride;

@@ -149,6 +149,15 @@ impl Grouper {
         }
     }
 
+    /// Bytes the grouper holds once it has room for `rows` more groups (the shared table's
+    /// growth; the general layout's keys are counted as they come).
+    pub fn memory_size_after(&self, rows: usize) -> u64 {
+        match &self.table {
+            Table::Shared(t) => t.memory_size_after(rows),
+            Table::Rows { .. } => self.memory_size(),
+        }
+    }
+
     /// Makes room for `groups` groups at once, where the table grows in place.
     pub fn reserve_groups(&mut self, groups: usize) {
         if let Table::Shared(t) = &mut self.table {

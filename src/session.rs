@@ -124,7 +124,7 @@ impl Session {
         Ok(())
     }
     /// SQL `RESET [key]`: back to the host's values.
-    fn reset_conf_from_query(&self, key: Option<&str>) -> Result<()> {
+    pub(crate) fn reset_conf_from_query(&self, key: Option<&str>) -> Result<()> {
         let host = self.state.host.read().map_err(|_| poisoned())?;
         let mut config = self.state.config.write().map_err(|_| poisoned())?;
         config.reset_from_sql(&host, key)?;

@@ -150,6 +150,10 @@ fn function(name: &str, mut args: Vec<Expr>, distinct: bool) -> Result<Expr> {
             }
             Expr::CaseWhen { branches, else_expr }
         }
+        // count(*) is count(1), as Spark's parser makes it.
+        "count" if matches!(args.as_slice(), [Expr::UnresolvedStar(None)]) => {
+            Expr::UnresolvedFunction { name: name.to_string(), args: vec![Expr::Literal(ScalarValue::Int32(1))], distinct }
+        }
         _ => Expr::UnresolvedFunction { name: name.to_string(), args, distinct },
     })
 }
@@ -268,5 +272,6 @@ mod tests {
         assert_eq!(function("==", vec![a(), one()], false).unwrap(), crate::sql::parse_expr("a = 1").unwrap());
         assert_eq!(function("when", vec![a(), one(), one()], false).unwrap(), crate::sql::parse_expr("CASE WHEN a THEN 1 ELSE 1 END").unwrap());
         assert!(function("+", vec![a()], false).is_err());
+        assert_eq!(function("count", vec![Expr::UnresolvedStar(None)], false).unwrap(), crate::sql::parse_expr("count(*)").unwrap());
     }
 }

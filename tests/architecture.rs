@@ -40,6 +40,7 @@ const LAYERS: &[&[&str]] = &[
     &["explain"],
     &["dataframe"],
     &["session"],
+    &["connect"],
     &["slt"],
     &["bin"],
 ];

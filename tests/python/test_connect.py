@@ -8,9 +8,7 @@ Needs pyspark 4.3.0 with its Connect client's dependencies (pandas, pyarrow, grp
 grpcio-status, googleapis-common-protos, zstandard). Starts one server on a free loopback
 port. Prints `N passed, M failed` and exits non-zero when a test fails or none ran.
 """
-import csv
 import glob
-import io
 import os
 import re
 import signal
@@ -22,6 +20,9 @@ import time
 import warnings
 
 warnings.filterwarnings("ignore", category=FutureWarning)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_spark_roundtrip import kiln_csv, run_tests  # noqa: E402 - kiln's own answers, one helper for both files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KILN = os.environ.get("KILN", os.path.join(ROOT, "target", "release", "kiln"))
@@ -51,19 +52,6 @@ def new_session():
     from pyspark.sql import SparkSession
 
     return SparkSession.builder.remote(server_url()).create()
-
-
-def kiln_rows(sql, tables=(), confs=()):
-    """kiln's own answer: `kiln sql --format csv`, rows without the header."""
-    args = [KILN, "sql", "--format", "csv"]
-    for name, path in tables:
-        args += ["--table", f"{name}={path}"]
-    for key, value in confs:
-        args += ["--conf", f"{key}={value}"]
-    out = subprocess.run(args + [sql], capture_output=True, text=True, timeout=300)
-    if out.returncode != 0:
-        raise AssertionError(f"kiln sql failed ({out.returncode}): {out.stderr.strip()}")
-    return list(csv.reader(io.StringIO(out.stdout)))[1:]
 
 
 def text(column):
@@ -117,7 +105,7 @@ def test_reference_and_tpch_queries_through_spark_sql():
                 s.conf.unset(k)
         casts = ", ".join(text(f"c{i}") for i in range(len(df.columns)))
         cols = ", ".join(f"c{i}" for i in range(len(df.columns)))
-        want = kiln_rows(f"SELECT {casts} FROM (\n{sql}\n) AS q({cols})", dataset_tables(dataset), confs)
+        want = kiln_csv(f"SELECT {casts} FROM (\n{sql}\n) AS q({cols})", dataset_tables(dataset), confs)
         if header(sql, "order") != "defined":
             got, want = sorted(got), sorted(want)
         same(got, want, os.path.basename(path))
@@ -144,7 +132,7 @@ def test_dataframe_api():
         .agg(F.sum("l_quantity").alias("qty"), F.count("*").alias("n"), F.sum("disc_price").alias("revenue"))
         .orderBy("l_returnflag", "l_linestatus")
     )
-    want = kiln_rows(
+    want = kiln_csv(
         f"SELECT {text('l_returnflag')}, {text('l_linestatus')}, {text('sum(l_quantity)')}, {text('count(*)')}, "
         f"{text('sum(l_extendedprice * (1 - l_discount))')} FROM lineitem WHERE l_shipdate <= CAST('1998-09-02' AS DATE) "
         "GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus",
@@ -156,7 +144,7 @@ def test_dataframe_api():
     # join by column name, select, limit, distinct, union, withColumnRenamed, drop
     o = s.read.parquet(orders).select("o_orderkey", "o_orderpriority")
     joined = li.join(o, li.l_orderkey == o.o_orderkey).select("l_orderkey", "o_orderpriority").distinct()
-    want = kiln_rows("SELECT count(*) FROM (SELECT DISTINCT l_orderkey, o_orderpriority FROM lineitem JOIN orders ON l_orderkey = o_orderkey)", tables)
+    want = kiln_csv("SELECT count(*) FROM (SELECT DISTINCT l_orderkey, o_orderpriority FROM lineitem JOIN orders ON l_orderkey = o_orderkey)", tables)
     assert str(joined.count()) == want[0][0], (joined.count(), want)
     top = joined.orderBy(F.col("l_orderkey").desc()).limit(3).withColumnRenamed("o_orderpriority", "p").drop("l_orderkey")
     assert top.columns == ["p"], top.columns
@@ -335,23 +323,14 @@ def test_interrupt_all_cancels_a_running_query():
     s.stop()
 
 
-def main():
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
-    passed = failed = 0
-    for name, test in tests:
-        started = time.time()
-        try:
-            test()
-            passed += 1
-            print(f"PASSED {name} ({time.time() - started:.1f} s)", flush=True)
-        except Exception as e:  # noqa: BLE001 - every failure is reported, then counted
-            failed += 1
-            print(f"FAILED {name}: {type(e).__name__}: {e}", flush=True)
+def stop_server():
     if _server is not None:
         _server[0].terminate()
         _server[0].wait(30)
-    print(f"{passed} passed, {failed} failed")
-    return 0 if passed > 0 and failed == 0 else 1
+
+
+def main():
+    return run_tests(globals(), stop_server)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ pub mod control;
 pub mod executor;
 pub mod interpreted;
 pub mod memory;
-mod union_loop;
+mod operators;
+pub mod stream;
 /// Run-time metrics live on the physical operators they count.
 pub use crate::physical::metrics;
 

@@ -398,6 +398,7 @@ impl Session {
             config,
             conf_version,
             session: self.clone(),
+            control: None,
         })
     }
 

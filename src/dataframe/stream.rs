@@ -47,11 +47,14 @@ impl DataFrame {
         let schema = self.schema();
         let (tx, rx) = sync_channel(2);
         let (plan, config, session, out_schema) = (self.plans.physical.clone(), self.config.clone(), self.session.clone(), schema.clone());
+        // Governed as `collect` is; a reader that drops the stream stops the run.
+        let control = self.run_control();
         std::thread::Builder::new()
             .name("kiln-stream".into())
             .spawn(move || {
-                let metrics = crate::exec::metrics::CodegenMetrics::default();
-                let run = crate::exec::executor::for_each_batch(&plan, &config, session.stage_cache(), &metrics, |b| {
+                let (metrics, ops) = (crate::exec::metrics::CodegenMetrics::default(), crate::exec::metrics::PlanMetrics::default());
+                let ctx = crate::exec::ExecContext::with_control(control, &config, session.stage_cache(), &metrics, &ops);
+                let run = crate::exec::executor::for_each_batch(&plan, &ctx, |b| {
                     if b.num_rows() == 0 {
                         return true;
                     }

@@ -21,6 +21,7 @@ use rayon::prelude::*;
 use crate::codegen::StageCache;
 use crate::config::Config;
 use crate::error::{KilnError, Result};
+use crate::exec::context::ExecContext;
 use crate::exec::control::QueryControl;
 use crate::exec::interpreted::join::HashTable;
 use crate::exec::memory::{MemoryPool, Reservation};
@@ -51,36 +52,30 @@ pub fn collect_in(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache,
 /// Runs `plan` (adaptively when `spark.sql.adaptive.enabled` and it has an exchange) and
 /// returns all rows, partitions in order, with the final plan of an adaptive run.
 pub fn collect_plan(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics) -> Result<(Vec<RecordBatch>, Option<Arc<PhysicalPlan>>)> {
-    collect_measured(plan, config, cache, metrics, &PlanMetrics::default())
+    collect_measured(plan, &ExecContext::new(plan, config, cache, metrics, &PlanMetrics::default()))
 }
 
-/// [`collect_plan`], counting what each operator did in `ops`.
-pub fn collect_measured(
-    plan: &Arc<PhysicalPlan>,
-    config: &Config,
-    cache: &StageCache,
-    metrics: &CodegenMetrics,
-    ops: &PlanMetrics,
-) -> Result<(Vec<RecordBatch>, Option<Arc<PhysicalPlan>>)> {
-    let (parts, final_plan) = if super::adaptive::is_adaptive(plan, config) {
-        let run = super::adaptive::execute_adaptive(plan, config, cache, metrics, ops)?;
+/// [`collect_plan`] under `ctx`, counting what each operator did in its metrics.
+pub fn collect_measured(plan: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<(Vec<RecordBatch>, Option<Arc<PhysicalPlan>>)> {
+    let (parts, final_plan) = if super::adaptive::is_adaptive(plan, ctx.config) {
+        let run = super::adaptive::execute_adaptive(plan, ctx)?;
         (run.partitions, Some(run.final_plan))
     } else {
-        (execute_with(plan, config, cache, metrics, ops)?, None)
+        (execute_with(plan, ctx)?, None)
     };
     Ok((parts.into_iter().flatten().filter(|b| b.num_rows() > 0 || b.num_columns() == 0).collect(), final_plan))
 }
 
 /// Runs `plan` and returns its partitions.
 pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics) -> Result<Partitions> {
-    execute_with(plan, config, cache, metrics, &PlanMetrics::default())
+    execute_with(plan, &ExecContext::new(plan, config, cache, metrics, &PlanMetrics::default()))
 }
 
-/// Runs `plan` and returns its partitions, counting what each operator did in `ops`.
-pub fn execute_with(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics, ops: &PlanMetrics) -> Result<Partitions> {
-    run_subqueries(plan, config, cache, metrics, ops)?;
+/// Runs `plan` under `ctx` and returns its partitions.
+pub fn execute_with(plan: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<Partitions> {
+    run_subqueries(plan, ctx)?;
     let outputs = Outputs::of(plan);
-    let mut exec = Executor::new(config, &outputs, cache, metrics, ops);
+    let mut exec = Executor::new(ctx, &outputs);
     exec.prepare(plan)?;
     exec.drain_all(plan)
 }
@@ -88,13 +83,13 @@ pub fn execute_with(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCach
 /// Spark's `waitForSubqueries`: runs, once each, the scalar subqueries `plan` reads (those of
 /// finished query stages ran with them) as queries of their own (adaptively when they have an
 /// exchange), and stores their values, which the stage's operators then read as constants.
-fn run_subqueries(plan: &PhysicalPlan, config: &Config, cache: &StageCache, metrics: &CodegenMetrics, ops: &PlanMetrics) -> Result<()> {
-    super::operators::union_loop::run(plan, config, cache, metrics, ops)?;
+fn run_subqueries(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<()> {
+    super::operators::union_loop::run(plan, ctx)?;
     for s in plan.subqueries() {
         if s.value.get().is_some() {
             continue;
         }
-        let (batches, final_plan) = collect_measured(&s.plan, config, cache, metrics, ops)?;
+        let (batches, final_plan) = collect_measured(&s.plan, ctx)?;
         let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
         if rows > 1 {
             return Err(KilnError::exec(format!(
@@ -112,7 +107,7 @@ fn run_subqueries(plan: &PhysicalPlan, config: &Config, cache: &StageCache, metr
         }
     }
     for c in plan.children() {
-        run_subqueries(c, config, cache, metrics, ops)?;
+        run_subqueries(c, ctx)?;
     }
     Ok(())
 }
@@ -120,17 +115,10 @@ fn run_subqueries(plan: &PhysicalPlan, config: &Config, cache: &StageCache, metr
 /// Runs `plan` and hands its batches to `sink` one at a time, partition after partition, each
 /// partition streamed rather than collected (the host API's `execute_stream`). `sink` returns
 /// false to stop early.
-pub fn for_each_batch(
-    plan: &Arc<PhysicalPlan>,
-    config: &Config,
-    cache: &StageCache,
-    metrics: &CodegenMetrics,
-    mut sink: impl FnMut(RecordBatch) -> bool,
-) -> Result<()> {
-    let ops = PlanMetrics::default();
-    if super::adaptive::is_adaptive(plan, config) {
+pub fn for_each_batch(plan: &Arc<PhysicalPlan>, ctx: &ExecContext, mut sink: impl FnMut(RecordBatch) -> bool) -> Result<()> {
+    if super::adaptive::is_adaptive(plan, ctx.config) {
         // The query stages run one by one; the result stage is collected, not yet streamed.
-        let run = super::adaptive::execute_adaptive(plan, config, cache, metrics, &ops)?;
+        let run = super::adaptive::execute_adaptive(plan, ctx)?;
         for batch in run.partitions.into_iter().flatten() {
             if !sink(batch) {
                 return Ok(());
@@ -138,9 +126,9 @@ pub fn for_each_batch(
         }
         return Ok(());
     }
-    run_subqueries(plan, config, cache, metrics, &ops)?;
+    run_subqueries(plan, ctx)?;
     let outputs = Outputs::of(plan);
-    let mut exec = Executor::new(config, &outputs, cache, metrics, &ops);
+    let mut exec = Executor::new(ctx, &outputs);
     exec.prepare(plan)?;
     for i in 0..exec.partitions(plan) {
         for batch in exec.stream(plan, i)? {
@@ -203,9 +191,9 @@ pub(super) struct Executor<'a> {
     pub(super) cache: &'a StageCache,
     pub(super) metrics: &'a CodegenMetrics,
     pub(super) ops: &'a PlanMetrics,
-    /// The host's cancel flag and progress counters (`DataFrame::collect_with_control`).
+    /// The run's cancel flag, deadline and progress counters.
     pub(super) control: Option<&'a QueryControl>,
-    /// The query's memory budget (the control's, or this run's own).
+    /// The query's memory budget.
     pub(super) memory: Arc<MemoryPool>,
     /// What the run's shared breaker states hold (broadcasts, join tables), until it ends.
     pub(super) held: Vec<Reservation>,
@@ -218,10 +206,9 @@ pub(super) struct Executor<'a> {
 }
 
 impl<'a> Executor<'a> {
-    pub(super) fn new(config: &'a Config, outputs: &'a Outputs, cache: &'a StageCache, metrics: &'a CodegenMetrics, ops: &'a PlanMetrics) -> Executor<'a> {
-        let control = config.control.as_deref();
-        let memory = control.map_or_else(|| Arc::new(MemoryPool::new(config.memory_limit)), |c| c.memory().clone());
-        Executor { config, outputs, states: HashMap::new(), cache, metrics, ops, control, memory, held: vec![], matching: HashMap::new(), merged: HashMap::new() }
+    pub(super) fn new(ctx: &'a ExecContext<'a>, outputs: &'a Outputs) -> Executor<'a> {
+        let (config, cache, metrics, ops) = (ctx.config, ctx.cache, ctx.metrics, ctx.ops);
+        Executor { config, outputs, states: HashMap::new(), cache, metrics, ops, control: Some(&ctx.control), memory: ctx.memory().clone(), held: vec![], matching: HashMap::new(), merged: HashMap::new() }
     }
 
     /// Stops a cancelled or timed-out query.

@@ -1,6 +1,7 @@
 //! The executor: runs a physical plan over partitions on a thread pool.
 
 pub mod adaptive;
+pub mod context;
 pub mod control;
 pub mod executor;
 pub mod interpreted;
@@ -10,4 +11,5 @@ pub mod stream;
 /// Run-time metrics live on the physical operators they count.
 pub use crate::physical::metrics;
 
+pub use context::ExecContext;
 pub use executor::{collect, collect_in, collect_plan, execute};

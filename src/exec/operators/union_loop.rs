@@ -10,10 +10,8 @@ use super::not_this;
 use crate::exec::executor::collect_measured;
 use crate::exec::interpreted::schema_of;
 use crate::exec::stream::BatchStream;
-use crate::codegen::StageCache;
-use crate::config::Config;
 use crate::error::{KilnError, Result};
-use crate::exec::metrics::{CodegenMetrics, PlanMetrics};
+use crate::exec::context::ExecContext;
 use crate::expr::Attribute;
 use crate::physical::PhysicalPlan;
 use crate::plan::LogicalPlan;
@@ -26,14 +24,15 @@ pub(in crate::exec) fn stream(plan: &Arc<PhysicalPlan>, i: usize) -> Result<Batc
 }
 
 /// Runs `plan`'s loop once, if it is a UnionLoop that has not run, and keeps its rows.
-pub(in crate::exec) fn run(plan: &PhysicalPlan, config: &Config, cache: &StageCache, metrics: &CodegenMetrics, ops: &PlanMetrics) -> Result<()> {
+pub(in crate::exec) fn run(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<()> {
+    let config = ctx.config;
     let PhysicalPlan::UnionLoop { id, output, anchor, recursion, limit, rows } = plan else { return Ok(()) };
     if rows.get().is_some() {
         return Ok(());
     }
     let query = |p: &Arc<LogicalPlan>| -> Result<Vec<RecordBatch>> {
         let physical = crate::physical::plan_standalone(p, config)?;
-        Ok(collect_measured(&physical, config, cache, metrics, ops)?.0)
+        Ok(collect_measured(&physical, ctx)?.0)
     };
     let mut all: Vec<RecordBatch> = vec![];
     let mut total = 0usize;

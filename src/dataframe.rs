@@ -17,7 +17,7 @@ use crate::physical::PhysicalPlan;
 use crate::plan::LogicalPlan;
 
 mod inspect;
-mod stream;
+pub(crate) mod stream;
 mod transform;
 
 pub use inspect::NaFunctions;

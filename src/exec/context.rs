@@ -9,6 +9,7 @@ use crate::codegen::StageCache;
 use crate::config::Config;
 use crate::error::Result;
 use crate::exec::control::QueryControl;
+use crate::exec::fragment::FragmentInputs;
 use crate::exec::memory::MemoryPool;
 use crate::exec::metrics::{CodegenMetrics, PlanMetrics};
 use crate::physical::PhysicalPlan;
@@ -25,6 +26,8 @@ pub struct ExecContext<'a> {
     pub metrics: &'a CodegenMetrics,
     /// What each operator did (rows, time, memory).
     pub ops: &'a PlanMetrics,
+    /// What a plan fragment's `FragmentInput` leaves read (none for a whole query).
+    pub inputs: FragmentInputs,
 }
 
 impl<'a> ExecContext<'a> {
@@ -36,7 +39,12 @@ impl<'a> ExecContext<'a> {
 
     /// A context whose control the host holds (to cancel the run or watch its progress).
     pub fn with_control(control: Arc<QueryControl>, config: &'a Config, cache: &'a StageCache, metrics: &'a CodegenMetrics, ops: &'a PlanMetrics) -> ExecContext<'a> {
-        ExecContext { config, control, cache, metrics, ops }
+        ExecContext { config, control, cache, metrics, ops, inputs: FragmentInputs::default() }
+    }
+
+    /// The same context with `inputs` for a plan fragment's leaves.
+    pub fn with_inputs(self, inputs: FragmentInputs) -> ExecContext<'a> {
+        ExecContext { inputs, ..self }
     }
 
     /// `Err` once the query was cancelled or ran past its deadline.

@@ -83,7 +83,7 @@ pub fn execute_with(plan: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<Parti
 /// Spark's `waitForSubqueries`: runs, once each, the scalar subqueries `plan` reads (those of
 /// finished query stages ran with them) as queries of their own (adaptively when they have an
 /// exchange), and stores their values, which the stage's operators then read as constants.
-fn run_subqueries(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<()> {
+pub(super) fn run_subqueries(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<()> {
     super::operators::union_loop::run(plan, ctx)?;
     for s in plan.subqueries() {
         if s.value.get().is_some() {
@@ -144,7 +144,7 @@ pub fn for_each_batch(plan: &Arc<PhysicalPlan>, ctx: &ExecContext, mut sink: imp
 pub(super) struct Outputs(HashMap<usize, Vec<Attribute>>);
 
 impl Outputs {
-    fn of(plan: &Arc<PhysicalPlan>) -> Outputs {
+    pub(super) fn of(plan: &Arc<PhysicalPlan>) -> Outputs {
         fn walk(p: &Arc<PhysicalPlan>, out: &mut HashMap<usize, Vec<Attribute>>) {
             if out.contains_key(&key(p)) {
                 return;
@@ -195,6 +195,8 @@ pub(super) struct Executor<'a> {
     pub(super) control: Option<&'a QueryControl>,
     /// The query's memory budget.
     pub(super) memory: Arc<MemoryPool>,
+    /// A plan fragment's inputs.
+    pub(super) inputs: &'a crate::exec::fragment::FragmentInputs,
     /// What the run's shared breaker states hold (broadcasts, join tables), until it ends.
     pub(super) held: Vec<Reservation>,
     /// Per broadcast inner hash join: the joins above it in its pipeline whose tables its build
@@ -208,7 +210,7 @@ pub(super) struct Executor<'a> {
 impl<'a> Executor<'a> {
     pub(super) fn new(ctx: &'a ExecContext<'a>, outputs: &'a Outputs) -> Executor<'a> {
         let (config, cache, metrics, ops) = (ctx.config, ctx.cache, ctx.metrics, ctx.ops);
-        Executor { config, outputs, states: HashMap::new(), cache, metrics, ops, control: Some(&ctx.control), memory: ctx.memory().clone(), held: vec![], matching: HashMap::new(), merged: HashMap::new() }
+        Executor { config, outputs, states: HashMap::new(), cache, metrics, ops, control: Some(&ctx.control), memory: ctx.memory().clone(), inputs: &ctx.inputs, held: vec![], matching: HashMap::new(), merged: HashMap::new() }
     }
 
     /// Stops a cancelled or timed-out query.

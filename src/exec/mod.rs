@@ -4,6 +4,7 @@ pub mod adaptive;
 pub mod context;
 pub mod control;
 pub mod executor;
+pub mod fragment;
 pub mod interpreted;
 pub mod memory;
 mod operators;

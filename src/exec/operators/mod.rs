@@ -21,6 +21,7 @@ mod exchange;
 mod expand;
 mod file_scan;
 mod filter;
+mod fragment_input;
 mod generate;
 mod hash_aggregate;
 mod hash_join;
@@ -69,6 +70,7 @@ pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<Physical
         PhysicalPlan::LocalTableScan { .. } => local_table_scan::stream(plan, i),
         PhysicalPlan::Range { .. } => range::stream(exec, plan, i),
         PhysicalPlan::UnionLoop { .. } => union_loop::stream(plan, i),
+        PhysicalPlan::FragmentInput { .. } => fragment_input::stream(exec, plan),
         PhysicalPlan::Filter { .. } => filter::stream(exec, plan, i),
         PhysicalPlan::Project { .. } => project::stream(exec, plan, i),
         PhysicalPlan::Expand { .. } => expand::stream(exec, plan, i),

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use super::executor::{execute_with, Partitions};
 use crate::config::Config;
 use crate::error::Result;
+use crate::common::memory::Reservation;
 use crate::exec::context::ExecContext;
-use crate::exec::memory::Reservation;
 use crate::physical::adaptive::{coalesce, convert_joins, estimated_bytes, skew_join_reads, ShuffleReadSpec, StageOutput};
 use crate::physical::{eliminate_null_aware_anti_joins, ensure_requirements, next_plan_id, Partitioning, PhysicalPlan, QueryStageKind};
 
@@ -53,7 +53,7 @@ pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Resul
         plan = replace(&plan, &exchange, &stage);
         release_inputs(&ran, &plan);
         plan = reoptimize(&plan, config);
-        ctx.control.replanned(&plan);
+        ctx.control.replanned_to(&plan);
     }
     let ran = prepare_stage(&plan, config, &mut codegen_id);
     let partitions = execute_with(&ran, ctx)?;

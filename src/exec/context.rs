@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::error::Result;
 use crate::exec::control::QueryControl;
 use crate::exec::fragment::FragmentInputs;
-use crate::exec::memory::MemoryPool;
+use crate::common::memory::MemoryPool;
 use crate::exec::metrics::{CodegenMetrics, PlanMetrics};
 use crate::physical::PhysicalPlan;
 

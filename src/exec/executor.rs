@@ -24,7 +24,7 @@ use crate::error::{KilnError, Result};
 use crate::exec::context::ExecContext;
 use crate::exec::control::QueryControl;
 use crate::exec::interpreted::join::HashTable;
-use crate::exec::memory::{MemoryPool, Reservation};
+use crate::common::memory::{MemoryPool, Reservation};
 use crate::exec::metrics::{CodegenMetrics, PlanMetrics};
 use crate::expr::Attribute;
 use crate::physical::{output_partitioning, BuildSide, HashJoinKind, PhysicalPlan};

@@ -6,7 +6,8 @@ pub mod control;
 pub mod executor;
 pub mod fragment;
 pub mod interpreted;
-pub mod memory;
+/// The memory pool moved to `common`; the old path stays for code not yet moved.
+pub use crate::common::memory;
 mod operators;
 pub mod stream;
 /// Run-time metrics live on the physical operators they count.

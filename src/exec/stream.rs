@@ -7,7 +7,7 @@ use arrow::record_batch::RecordBatch;
 
 use crate::error::Result;
 use crate::exec::control::QueryControl;
-use crate::exec::memory::Reservation;
+use crate::common::memory::Reservation;
 use crate::exec::metrics::OperatorMetrics;
 use crate::physical::adaptive::batch_bytes;
 

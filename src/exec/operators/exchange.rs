@@ -11,7 +11,7 @@ use super::not_this;
 use crate::error::{KilnError, Result};
 use crate::exec::executor::{handoff, key, Executor, Partitions, State};
 use crate::exec::interpreted;
-use crate::exec::memory::Reservation;
+use crate::common::memory::Reservation;
 use crate::exec::stream::BatchStream;
 use crate::physical::adaptive::batch_bytes;
 use crate::physical::{Partitioning, PhysicalPlan};

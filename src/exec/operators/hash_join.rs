@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::exec::executor::{key, Executor, State};
 use crate::exec::interpreted;
 use crate::exec::interpreted::join::HashTable;
-use crate::exec::memory::Reservation;
+use crate::common::memory::Reservation;
 use crate::exec::stream::{collect_reserved, deferred_stream, BatchStream};
 use crate::physical::{BuildSide, HashJoinKind, PhysicalPlan};
 use crate::plan::JoinType;

@@ -14,7 +14,7 @@ use crate::codegen::{BuildTable, CompiledStage, StageSink, StageSpec};
 use crate::error::{KilnError, Result};
 use crate::exec::executor::{key, Executor, State};
 use crate::exec::interpreted::{self, schema_of, HashAggregator};
-use crate::exec::memory::Reservation;
+use crate::common::memory::Reservation;
 use crate::exec::stream::{collect_reserved, deferred, BatchStream};
 use crate::physical::adaptive::batch_bytes;
 use crate::physical::{AggregateMode, BuildSide, PhysicalPlan, QueryStageKind};

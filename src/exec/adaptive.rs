@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use super::executor::{execute_with, Partitions};
+use super::stream::Partitions;
 use crate::config::Config;
 use crate::error::Result;
 use crate::common::memory::Reservation;
@@ -27,8 +27,9 @@ pub struct AdaptiveRun {
 
 pub use crate::physical::adaptive::is_adaptive;
 
-/// Runs `initial` stage by stage, re-planning between stages.
-pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<AdaptiveRun> {
+/// Runs `initial` stage by stage, re-planning between stages; each stage runs through
+/// `run_stage` (the executor).
+pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, ctx: &ExecContext, run_stage: &dyn Fn(&Arc<PhysicalPlan>, &ExecContext) -> Result<Partitions>) -> Result<AdaptiveRun> {
     let config = ctx.config;
     let mut plan = strip_codegen(initial);
     let (mut stage_id, mut codegen_id) = (0, 1);
@@ -45,7 +46,7 @@ pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Resul
             _ => Partitioning::SinglePartition,
         };
         let ran = prepare_stage(&exchange, config, &mut codegen_id);
-        let parts = execute_with(&ran, ctx)?;
+        let parts = run_stage(&ran, ctx)?;
         let output = Arc::new(StageOutput::new(parts, partitioning));
         output.hold(Reservation::new(&memory, &exchange))?;
         let stage = Arc::new(PhysicalPlan::QueryStage { id: stage_id, kind, plan: ran.clone(), output });
@@ -56,7 +57,7 @@ pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Resul
         ctx.control.replanned_to(&plan);
     }
     let ran = prepare_stage(&plan, config, &mut codegen_id);
-    let partitions = execute_with(&ran, ctx)?;
+    let partitions = run_stage(&ran, ctx)?;
     release_inputs(&ran, &Arc::new(PhysicalPlan::LocalTableScan { output: vec![], data: vec![] }));
     let output = Arc::new(StageOutput::new(vec![], Partitioning::SinglePartition));
     Ok(AdaptiveRun { partitions, final_plan: Arc::new(PhysicalPlan::QueryStage { id: stage_id, kind: QueryStageKind::Result, plan: ran, output }) })

@@ -3,13 +3,14 @@
 //! host's entry (`DataFrame::collect`, `execute_stream`, a plan fragment) down to every
 //! operator.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use arrow::record_batch::RecordBatch;
 
 use crate::codegen::StageCache;
 use crate::config::Config;
-use crate::error::Result;
+use crate::error::{KilnError, Result};
 use crate::exec::control::QueryControl;
-use crate::exec::fragment::FragmentInputs;
 use crate::common::memory::MemoryPool;
 use crate::exec::metrics::{CodegenMetrics, PlanMetrics};
 use crate::physical::PhysicalPlan;
@@ -72,4 +73,25 @@ pub fn limit(control: &QueryControl, config: &Config) {
         control.set_timeout(config.query_timeout);
     }
     control.memory().set_limit(config.memory_limit);
+}
+
+/// One input of a fragment: its batches, pulled as the fragment runs.
+pub type InputBatches = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
+
+/// The inputs a fragment's `FragmentInput` leaves read, by index; each is read once.
+#[derive(Default)]
+pub struct FragmentInputs(Vec<Mutex<Option<InputBatches>>>);
+
+impl FragmentInputs {
+    /// Inputs 0, 1, ... in order.
+    pub fn new(inputs: Vec<InputBatches>) -> FragmentInputs {
+        FragmentInputs(inputs.into_iter().map(|i| Mutex::new(Some(i))).collect())
+    }
+
+    /// Input `index`, taken by the leaf that reads it.
+    pub(crate) fn take(&self, index: usize) -> Result<InputBatches> {
+        let slot = self.0.get(index).ok_or_else(|| KilnError::exec(format!("[KILN_FRAGMENT_INPUT_MISSING] the fragment reads input {index}, but {} were given", self.0.len())))?;
+        let mut slot = slot.lock().map_err(|_| KilnError::internal("a fragment input's lock poisoned by a panic"))?;
+        slot.take().ok_or_else(|| KilnError::exec(format!("[KILN_FRAGMENT_INPUT_READ_TWICE] fragment input {index} is read by more than one leaf or task")))
+    }
 }

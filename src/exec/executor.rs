@@ -12,30 +12,19 @@
 //! `WholeStageCodegen` partition runs its compiled function over each batch of its input;
 //! off (or when the stage cannot compile), its operators stream interpreted.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use arrow::record_batch::RecordBatch;
-use rayon::prelude::*;
 
 use crate::codegen::StageCache;
 use crate::config::Config;
 use crate::error::{KilnError, Result};
 use crate::exec::context::ExecContext;
-use crate::exec::control::QueryControl;
-use crate::exec::interpreted::join::HashTable;
-use crate::common::memory::{MemoryPool, Reservation};
 use crate::exec::metrics::{CodegenMetrics, PlanMetrics};
-use crate::expr::Attribute;
-use crate::physical::{output_partitioning, BuildSide, HashJoinKind, PhysicalPlan};
-use crate::plan::JoinType;
+use crate::physical::{output_partitioning, PhysicalPlan};
 
-/// A partitioned result: one `Vec<RecordBatch>` per partition.
-pub type Partitions = Vec<Vec<RecordBatch>>;
-
-pub use super::stream::BatchStream;
-use super::stream::{collect_reserved, Counted};
-use super::operators::Stage;
+pub use super::stream::{BatchStream, Partitions};
+use super::state::{Executor, Outputs};
 
 /// Runs `plan` and returns all rows, partitions in order (stages compiled into a cache of
 /// their own).
@@ -58,7 +47,7 @@ pub fn collect_plan(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCach
 /// [`collect_plan`] under `ctx`, counting what each operator did in its metrics.
 pub fn collect_measured(plan: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<(Vec<RecordBatch>, Option<Arc<PhysicalPlan>>)> {
     let (parts, final_plan) = if super::adaptive::is_adaptive(plan, ctx.config) {
-        let run = super::adaptive::execute_adaptive(plan, ctx)?;
+        let run = super::adaptive::execute_adaptive(plan, ctx, &execute_with)?;
         (run.partitions, Some(run.final_plan))
     } else {
         (execute_with(plan, ctx)?, None)
@@ -84,7 +73,7 @@ pub fn execute_with(plan: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<Parti
 /// finished query stages ran with them) as queries of their own (adaptively when they have an
 /// exchange), and stores their values, which the stage's operators then read as constants.
 pub(super) fn run_subqueries(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<()> {
-    super::operators::union_loop::run(plan, ctx)?;
+    super::operators::union_loop::run(plan, ctx, &|p, ctx| Ok(collect_measured(p, ctx)?.0))?;
     for s in plan.subqueries() {
         if s.value.get().is_some() {
             continue;
@@ -118,7 +107,7 @@ pub(super) fn run_subqueries(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<(
 pub fn for_each_batch(plan: &Arc<PhysicalPlan>, ctx: &ExecContext, mut sink: impl FnMut(RecordBatch) -> bool) -> Result<()> {
     if super::adaptive::is_adaptive(plan, ctx.config) {
         // The query stages run one by one; the result stage is collected, not yet streamed.
-        let run = super::adaptive::execute_adaptive(plan, ctx)?;
+        let run = super::adaptive::execute_adaptive(plan, ctx, &execute_with)?;
         for batch in run.partitions.into_iter().flatten() {
             if !sink(batch) {
                 return Ok(());
@@ -139,182 +128,6 @@ pub fn for_each_batch(plan: &Arc<PhysicalPlan>, ctx: &ExecContext, mut sink: imp
     }
     Ok(())
 }
-
-/// Every operator's output attributes, computed once: breaker state borrows them.
-pub(super) struct Outputs(HashMap<usize, Vec<Attribute>>);
-
-impl Outputs {
-    pub(super) fn of(plan: &Arc<PhysicalPlan>) -> Outputs {
-        fn walk(p: &Arc<PhysicalPlan>, out: &mut HashMap<usize, Vec<Attribute>>) {
-            if out.contains_key(&key(p)) {
-                return;
-            }
-            out.insert(key(p), p.output());
-            for c in p.children() {
-                walk(c, out);
-            }
-        }
-        let mut map = HashMap::new();
-        walk(plan, &mut map);
-        Outputs(map)
-    }
-}
-
-/// Identity of an operator in the plan being run.
-pub(super) fn key(p: &Arc<PhysicalPlan>) -> usize {
-    Arc::as_ptr(p) as usize
-}
-
-/// What a breaker holds once its input pipeline has run.
-pub(super) enum State<'a> {
-    /// Output partitions read by many (a broadcast's one).
-    Partitions(Partitions),
-    /// Output partitions each read once (an exchange's, a top-k's): a partition is handed to
-    /// its reader and freed with it, so memory shrinks as the consuming pipeline advances
-    /// (and the reservation with it).
-    Handoff(Vec<Mutex<Option<Vec<RecordBatch>>>>, Reservation),
-    /// A broadcast hash join's table, probed by every stream partition.
-    JoinTable(HashTable<'a>),
-    /// Both sides of a cartesian product, every partition.
-    Sides(Partitions, Partitions),
-    /// A compiled stage and the build tables of its broadcast joins.
-    Stage(Box<Stage>),
-    /// A scan's (file, row group) units, one per partition, and the row groups it reads (per
-    /// file: false = skipped by statistics).
-    Scan { units: Vec<(usize, usize)>, keep: BTreeMap<usize, Vec<bool>> },
-}
-
-pub(super) struct Executor<'a> {
-    pub(super) config: &'a Config,
-    pub(super) outputs: &'a Outputs,
-    pub(super) states: HashMap<usize, State<'a>>,
-    pub(super) cache: &'a StageCache,
-    pub(super) metrics: &'a CodegenMetrics,
-    pub(super) ops: &'a PlanMetrics,
-    /// The run's cancel flag, deadline and progress counters.
-    pub(super) control: Option<&'a QueryControl>,
-    /// The query's memory budget.
-    pub(super) memory: Arc<MemoryPool>,
-    /// A plan fragment's inputs.
-    pub(super) inputs: &'a crate::exec::fragment::FragmentInputs,
-    /// What the run's shared breaker states hold (broadcasts, join tables), until it ends.
-    pub(super) held: Vec<Reservation>,
-    /// Per broadcast inner hash join: the joins above it in its pipeline whose tables its build
-    /// rows must match, with their stream keys (over its build columns).
-    pub(super) matching: HashMap<usize, Vec<(usize, Vec<crate::expr::Expr>)>>,
-    /// Partial HashAggregates feeding an exchange that run as fewer tasks than their input has
-    /// partitions (see `merge_partial_aggregate`): the task count.
-    pub(super) merged: HashMap<usize, usize>,
-}
-
-impl<'a> Executor<'a> {
-    pub(super) fn new(ctx: &'a ExecContext<'a>, outputs: &'a Outputs) -> Executor<'a> {
-        let (config, cache, metrics, ops) = (ctx.config, ctx.cache, ctx.metrics, ctx.ops);
-        Executor { config, outputs, states: HashMap::new(), cache, metrics, ops, control: Some(&ctx.control), memory: ctx.memory().clone(), inputs: &ctx.inputs, held: vec![], matching: HashMap::new(), merged: HashMap::new() }
-    }
-
-    /// Stops a cancelled or timed-out query.
-    pub(super) fn check(&self) -> Result<()> {
-        self.control.map_or(Ok(()), QueryControl::check)
-    }
-
-    /// An empty reservation of the query's memory, for what `plan` holds.
-    pub(super) fn reserve(&self, plan: &Arc<PhysicalPlan>) -> Reservation {
-        Reservation::new(&self.memory, plan)
-    }
-
-    /// Every partition of `plan`, drained, their bytes taken from `held` as they arrive.
-    pub(super) fn drain_reserved(&self, plan: &Arc<PhysicalPlan>, held: &Reservation) -> Result<Partitions> {
-        self.run_partitions(plan, |s| collect_reserved(s, held))
-    }
-
-    pub(super) fn attrs(&self, p: &Arc<PhysicalPlan>) -> &'a [Attribute] {
-        self.outputs.0.get(&key(p)).map(Vec::as_slice).unwrap_or(&[])
-    }
-
-    pub(super) fn state(&self, p: &Arc<PhysicalPlan>) -> Result<&State<'a>> {
-        self.states.get(&key(p)).ok_or_else(|| KilnError::internal(format!("{} ran before its input", p.node_string(self.config))))
-    }
-
-
-    /// The number of partitions `stream` produces for `plan`.
-    pub(super) fn partitions(&self, plan: &Arc<PhysicalPlan>) -> usize {
-        match plan.as_ref() {
-            PhysicalPlan::FileScan { table, selected_files, .. } => table.source.scan_units(selected_files).len().max(1),
-            PhysicalPlan::WholeStageCodegen { child, .. } => match self.states.get(&key(plan)) {
-                Some(State::Stage(s)) => self.tasks(child, self.partitions(&s.spec.input_plan)),
-                _ => self.partitions(child),
-            },
-            PhysicalPlan::HashAggregate { child, .. } => self.tasks(plan, self.partitions(child)),
-            PhysicalPlan::Filter { child, .. }
-            | PhysicalPlan::Project { child, .. }
-            | PhysicalPlan::Expand { child, .. }
-            | PhysicalPlan::Generate { child, .. }
-            | PhysicalPlan::Window { child, .. }
-            | PhysicalPlan::Sort { child, .. }
-            | PhysicalPlan::LocalLimit { child, .. } => self.partitions(child),
-            PhysicalPlan::HashJoin { kind: HashJoinKind::Broadcast, build_side, left, right, .. } => match build_side {
-                BuildSide::BuildRight => self.partitions(left),
-                BuildSide::BuildLeft => self.partitions(right),
-            },
-            PhysicalPlan::NestedLoopJoin { join_type, build_side, left, right, .. } if *join_type != JoinType::FullOuter => match build_side {
-                BuildSide::BuildRight => self.partitions(left),
-                BuildSide::BuildLeft => self.partitions(right),
-            },
-            PhysicalPlan::HashJoin { left, right, .. } | PhysicalPlan::SortMergeJoin { left, right, .. } | PhysicalPlan::NestedLoopJoin { left, right, .. } => {
-                self.partitions(left).max(self.partitions(right))
-            }
-            PhysicalPlan::CartesianProduct { left, right, .. } => self.partitions(left) * self.partitions(right),
-            PhysicalPlan::QueryStage { output, .. } => output.num_partitions().max(1),
-            PhysicalPlan::ShuffleRead { spec, .. } => spec.parts.len(),
-            PhysicalPlan::Union { children } => children.iter().map(|c| self.partitions(c)).sum(),
-            _ => output_partitioning(plan).num_partitions().max(1),
-        }
-    }
-
-
-    pub(super) fn run_partitions<T: Send>(&self, plan: &Arc<PhysicalPlan>, sink: impl Fn(BatchStream) -> Result<T> + Sync + Send) -> Result<Vec<T>> {
-        (0..self.partitions(plan)).into_par_iter().map(|i| sink(self.stream(plan, i)?)).collect()
-    }
-
-    /// Every partition of `plan`, drained.
-    pub(super) fn drain_all(&self, plan: &Arc<PhysicalPlan>) -> Result<Partitions> {
-        self.run_partitions(plan, |s| s.collect())
-    }
-
-    /// Computes, bottom-up, the state of every breaker under (and at) `plan`.
-    pub(super) fn prepare(&mut self, plan: &Arc<PhysicalPlan>) -> Result<()> {
-        if self.states.contains_key(&key(plan)) {
-            return Ok(());
-        }
-        let start = std::time::Instant::now();
-        super::operators::prepare(self, plan)?;
-        // A breaker's own time: its inputs' preparation counts on them.
-        let below: u64 = plan.children().iter().filter_map(|c| self.ops.get(c)).map(|m| m.prepare_nanos).sum();
-        let held = match self.states.get(&key(plan)) {
-            Some(State::Partitions(parts)) => parts.iter().flatten().map(crate::physical::adaptive::batch_bytes).sum(),
-            Some(State::Handoff(parts, _)) => parts.iter().filter_map(|p| p.lock().ok().map(|p| p.iter().flatten().map(crate::physical::adaptive::batch_bytes).sum::<u64>())).sum(),
-            _ => 0,
-        };
-        if self.states.contains_key(&key(plan)) {
-            self.ops.of(plan).add_prepared((start.elapsed().as_nanos() as u64).saturating_sub(below), held);
-        }
-        Ok(())
-    }
-
-    /// Partition `i` of `plan`'s output, as a stream, its rows and time counted. Breakers
-    /// under it must be prepared.
-    pub(super) fn stream<'s>(&'s self, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
-        let inner = super::operators::stream(self, plan, i)?;
-        Ok(Box::new(Counted { inner, metrics: self.ops.of(plan), nanos: 0, control: self.control }))
-    }
-
-}
-
-pub(super) fn handoff<'a>(parts: Partitions, held: Reservation) -> State<'a> {
-    State::Handoff(parts.into_iter().map(|p| Mutex::new(Some(p))).collect(), held)
-}
-
 
 /// The partition count the plan's root will produce (for tests and metrics).
 pub fn num_output_partitions(plan: &PhysicalPlan) -> usize {

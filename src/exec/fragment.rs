@@ -6,35 +6,17 @@
 //! A fragment is one task's work: it holds no exchange (the host engine shuffles between
 //! fragments) and runs without adaptive re-planning.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use arrow::record_batch::RecordBatch;
 
 use crate::error::{KilnError, Result};
 use crate::exec::context::ExecContext;
-use crate::exec::executor::{run_subqueries, Executor, Outputs};
+use crate::exec::executor::run_subqueries;
+use crate::exec::state::{Executor, Outputs};
 use crate::physical::PhysicalPlan;
 
-/// One input of a fragment: its batches, pulled as the fragment runs.
-pub type InputBatches = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
-
-/// The inputs a fragment's `FragmentInput` leaves read, by index; each is read once.
-#[derive(Default)]
-pub struct FragmentInputs(Vec<Mutex<Option<InputBatches>>>);
-
-impl FragmentInputs {
-    /// Inputs 0, 1, ... in order.
-    pub fn new(inputs: Vec<InputBatches>) -> FragmentInputs {
-        FragmentInputs(inputs.into_iter().map(|i| Mutex::new(Some(i))).collect())
-    }
-
-    /// Input `index`, taken by the leaf that reads it.
-    pub(crate) fn take(&self, index: usize) -> Result<InputBatches> {
-        let slot = self.0.get(index).ok_or_else(|| KilnError::exec(format!("[KILN_FRAGMENT_INPUT_MISSING] the fragment reads input {index}, but {} were given", self.0.len())))?;
-        let mut slot = slot.lock().map_err(|_| KilnError::internal("a fragment input's lock poisoned by a panic"))?;
-        slot.take().ok_or_else(|| KilnError::exec(format!("[KILN_FRAGMENT_INPUT_READ_TWICE] fragment input {index} is read by more than one leaf or task")))
-    }
-}
+pub use crate::exec::context::{FragmentInputs, InputBatches};
 
 /// Runs partition `partition` of `plan` under `ctx` (whose inputs feed its `FragmentInput`
 /// leaves) and hands each batch to `sink`, which returns false to stop early.

@@ -11,6 +11,9 @@ use crate::common::memory::Reservation;
 use crate::exec::metrics::OperatorMetrics;
 use crate::physical::adaptive::batch_bytes;
 
+/// A partitioned result: one `Vec<RecordBatch>` per partition.
+pub type Partitions = Vec<Vec<RecordBatch>>;
+
 /// One partition of an operator's output, produced as it is pulled.
 pub type BatchStream<'a> = Box<dyn Iterator<Item = Result<RecordBatch>> + 'a>;
 
@@ -71,14 +74,14 @@ pub(crate) struct Counted<'s> {
     pub(crate) inner: BatchStream<'s>,
     pub(crate) metrics: Arc<OperatorMetrics>,
     pub(crate) nanos: u64,
-    pub(crate) control: Option<&'s QueryControl>,
+    pub(crate) control: &'s QueryControl,
 }
 
 impl Iterator for Counted<'_> {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if let Some(Err(e)) = self.control.map(QueryControl::check) {
+        if let Err(e) = self.control.check() {
             return Some(Err(e));
         }
         let start = std::time::Instant::now();

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::not_this;
 use crate::error::Result;
-use crate::exec::executor::{key, Executor, State};
+use crate::exec::state::{key, Executor, State};
 use crate::physical::PhysicalPlan;
 
 /// Gathers the input.
@@ -16,6 +16,6 @@ pub(in crate::exec) fn prepare(exec: &mut Executor<'_>, plan: &Arc<PhysicalPlan>
     let all = exec.drain_reserved(child, &held)?.concat();
     exec.held.push(held);
     exec.states.insert(key(plan), State::Partitions(vec![all]));
-    if let Some(c) = exec.control { c.stage_done() }
+    exec.control.stage_done();
     Ok(())
 }

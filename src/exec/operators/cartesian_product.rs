@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::not_this;
 use crate::error::{KilnError, Result};
-use crate::exec::executor::{key, Executor, State};
+use crate::exec::state::{key, Executor, State};
 use crate::exec::interpreted;
 use crate::exec::stream::BatchStream;
 use crate::physical::PhysicalPlan;

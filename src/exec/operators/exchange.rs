@@ -9,7 +9,8 @@ use rayon::prelude::*;
 
 use super::not_this;
 use crate::error::{KilnError, Result};
-use crate::exec::executor::{handoff, key, Executor, Partitions, State};
+use crate::exec::state::{handoff, key, Executor, State};
+use crate::exec::stream::Partitions;
 use crate::exec::interpreted;
 use crate::common::memory::Reservation;
 use crate::exec::stream::BatchStream;
@@ -24,7 +25,7 @@ pub(in crate::exec) fn prepare(exec: &mut Executor<'_>, plan: &Arc<PhysicalPlan>
     let held = exec.reserve(plan);
     let parts = exec.exchange(partitioning, child, &held)?;
     exec.states.insert(key(plan), handoff(parts, held));
-    if let Some(c) = exec.control { c.stage_done() }
+    exec.control.stage_done();
     Ok(())
 }
 

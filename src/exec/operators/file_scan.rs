@@ -13,7 +13,7 @@ use crate::datasource::pushed_filter::PushedFilter;
 use crate::datasource::spark_parquet::ReadSettings;
 use crate::error::{KilnError, Result};
 use crate::exec::control::on_scan_batch;
-use crate::exec::executor::{key, Executor, State};
+use crate::exec::state::{key, Executor, State};
 use crate::exec::interpreted::{self, schema_of};
 use crate::exec::metrics::ScanStats;
 use crate::exec::stream::BatchStream;
@@ -69,7 +69,7 @@ pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<Physical
     let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
     let schema = schema_of(output);
     let batches = parquet.row_group_batches(f, g, selection, &names, &ReadSettings::of(config))?;
-    let control = exec.control;
+    let control = Some(exec.control);
     Ok(Box::new(batches.map(move |b| {
         let b = b?;
         on_scan_batch(control, &b)?;
@@ -88,7 +88,7 @@ fn text_stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, i: usize
     metrics.add(ScanStats { files_read: 1, ..Default::default() });
     let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
     let schema = schema_of(output);
-    let control = exec.control;
+    let control = Some(exec.control);
     Ok(Box::new(text.batches(f, &names, config.batch_size)?.map(move |b| {
         let b = b?;
         on_scan_batch(control, &b)?;

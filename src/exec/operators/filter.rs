@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::not_this;
 use crate::error::Result;
-use crate::exec::executor::Executor;
+use crate::exec::state::Executor;
 use crate::exec::stream::BatchStream;
 use crate::physical::PhysicalPlan;
 use crate::exec::interpreted;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::not_this;
 use crate::error::{KilnError, Result};
-use crate::exec::executor::Executor;
+use crate::exec::state::Executor;
 use crate::exec::interpreted::make_batch;
 use crate::exec::interpreted::schema_of;
 use crate::exec::stream::BatchStream;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::not_this;
 use crate::error::Result;
-use crate::exec::executor::{key, Executor, State};
+use crate::exec::state::{key, Executor, State};
 use crate::exec::interpreted;
 use crate::exec::interpreted::join::HashTable;
 use crate::common::memory::Reservation;

@@ -11,8 +11,8 @@
 use std::sync::Arc;
 
 use crate::error::{KilnError, Result};
-use crate::exec::executor::Executor;
-use crate::exec::stream::BatchStream;
+use crate::exec::state::{key, Executor, State};
+use crate::exec::stream::{BatchStream, Counted};
 use crate::physical::{HashJoinKind, PhysicalPlan};
 
 mod broadcast_exchange;
@@ -40,11 +40,39 @@ mod union;
 mod whole_stage_codegen;
 mod window;
 
-pub(in crate::exec) use whole_stage_codegen::Stage;
+
+impl Executor<'_> {
+    /// Computes, bottom-up, the state of every breaker under (and at) `plan`.
+    pub(in crate::exec) fn prepare(&mut self, plan: &Arc<PhysicalPlan>) -> Result<()> {
+        if self.states.contains_key(&key(plan)) {
+            return Ok(());
+        }
+        let start = std::time::Instant::now();
+        prepare_node(self, plan)?;
+        // A breaker's own time: its inputs' preparation counts on them.
+        let below: u64 = plan.children().iter().filter_map(|c| self.ops.get(c)).map(|m| m.prepare_nanos).sum();
+        let held = match self.states.get(&key(plan)) {
+            Some(State::Partitions(parts)) => parts.iter().flatten().map(crate::physical::adaptive::batch_bytes).sum(),
+            Some(State::Handoff(parts, _)) => parts.iter().filter_map(|p| p.lock().ok().map(|p| p.iter().flatten().map(crate::physical::adaptive::batch_bytes).sum::<u64>())).sum(),
+            _ => 0,
+        };
+        if self.states.contains_key(&key(plan)) {
+            self.ops.of(plan).add_prepared((start.elapsed().as_nanos() as u64).saturating_sub(below), held);
+        }
+        Ok(())
+    }
+
+    /// Partition `i` of `plan`'s output, as a stream, its rows and time counted. Breakers
+    /// under it must be prepared.
+    pub(in crate::exec) fn stream<'s>(&'s self, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
+        let inner = stream_node(self, plan, i)?;
+        Ok(Box::new(Counted { inner, metrics: self.ops.of(plan), nanos: 0, control: self.control }))
+    }
+}
 
 /// Prepares the breaker `plan` is, if it is one: its input pipeline runs and its state is
 /// kept for its readers. Other operators prepare their children.
-pub(in crate::exec) fn prepare(exec: &mut Executor<'_>, plan: &Arc<PhysicalPlan>) -> Result<()> {
+fn prepare_node(exec: &mut Executor<'_>, plan: &Arc<PhysicalPlan>) -> Result<()> {
     match plan.as_ref() {
         PhysicalPlan::WholeStageCodegen { .. } => whole_stage_codegen::prepare(exec, plan),
         PhysicalPlan::Exchange { .. } => exchange::prepare(exec, plan),
@@ -63,7 +91,7 @@ pub(in crate::exec) fn prepare(exec: &mut Executor<'_>, plan: &Arc<PhysicalPlan>
 }
 
 /// Partition `i` of `plan`'s output. Breakers under it must be prepared.
-pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
+fn stream_node<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
     match plan.as_ref() {
         PhysicalPlan::FileScan { .. } => file_scan::stream(exec, plan, i),
         PhysicalPlan::InMemoryScan { .. } => in_memory_scan::stream(exec, plan, i),

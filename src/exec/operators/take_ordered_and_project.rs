@@ -7,7 +7,7 @@ use arrow::record_batch::RecordBatch;
 
 use super::not_this;
 use crate::error::Result;
-use crate::exec::executor::{handoff, key, Executor};
+use crate::exec::state::{handoff, key, Executor};
 use crate::exec::interpreted::{self, schema_of};
 use crate::physical::adaptive::batch_bytes;
 use crate::physical::PhysicalPlan;
@@ -24,6 +24,6 @@ pub(in crate::exec) fn prepare(exec: &mut Executor<'_>, plan: &Arc<PhysicalPlan>
     let held = exec.reserve(plan);
     held.grow(rows.iter().map(batch_bytes).sum())?;
     exec.states.insert(key(plan), handoff(vec![rows], held));
-    if let Some(c) = exec.control { c.stage_done() }
+    exec.control.stage_done();
     Ok(())
 }

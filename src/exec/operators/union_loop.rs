@@ -7,7 +7,6 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 
 use super::not_this;
-use crate::exec::executor::collect_measured;
 use crate::exec::interpreted::schema_of;
 use crate::exec::stream::BatchStream;
 use crate::error::{KilnError, Result};
@@ -23,8 +22,9 @@ pub(in crate::exec) fn stream(plan: &Arc<PhysicalPlan>, i: usize) -> Result<Batc
     Ok(Box::new(rows.clone().into_iter().filter(move |_| i == 0).map(Ok)))
 }
 
-/// Runs `plan`'s loop once, if it is a UnionLoop that has not run, and keeps its rows.
-pub(in crate::exec) fn run(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<()> {
+/// Runs `plan`'s loop once, if it is a UnionLoop that has not run, and keeps its rows; each
+/// step runs as a query of its own through `run_query`.
+pub(in crate::exec) fn run(plan: &PhysicalPlan, ctx: &ExecContext, run_query: &dyn Fn(&Arc<PhysicalPlan>, &ExecContext) -> Result<Vec<RecordBatch>>) -> Result<()> {
     let config = ctx.config;
     let PhysicalPlan::UnionLoop { id, output, anchor, recursion, limit, rows } = plan else { return Ok(()) };
     if rows.get().is_some() {
@@ -32,7 +32,7 @@ pub(in crate::exec) fn run(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<()>
     }
     let query = |p: &Arc<LogicalPlan>| -> Result<Vec<RecordBatch>> {
         let physical = crate::physical::plan_standalone(p, config)?;
-        Ok(collect_measured(&physical, ctx)?.0)
+        run_query(&physical, ctx)
     };
     let mut all: Vec<RecordBatch> = vec![];
     let mut total = 0usize;

@@ -10,24 +10,14 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 
 use super::not_this;
-use crate::codegen::{BuildTable, CompiledStage, StageSink, StageSpec};
+use crate::codegen::{BuildTable, StageSink, StageSpec};
 use crate::error::{KilnError, Result};
-use crate::exec::executor::{key, Executor, State};
+use crate::exec::state::{key, Executor, Stage, State};
 use crate::exec::interpreted::{self, schema_of, HashAggregator};
 use crate::common::memory::Reservation;
 use crate::exec::stream::{collect_reserved, deferred, BatchStream};
 use crate::physical::adaptive::batch_bytes;
 use crate::physical::{AggregateMode, BuildSide, PhysicalPlan, QueryStageKind};
-
-/// A codegen stage ready to run.
-pub(in crate::exec) struct Stage {
-    pub(in crate::exec) spec: StageSpec,
-    pub(in crate::exec) compiled: Arc<CompiledStage>,
-    /// Per join of the stage: its table when broadcast (else built per partition).
-    pub(in crate::exec) builds: Vec<Option<BuildTable>>,
-    /// Its compile time (0: from the cache).
-    pub(in crate::exec) compiled_micros: u64,
-}
 
 /// Compiles the stage (from the cache) and builds its broadcast tables; or, when it runs
 /// interpreted, prepares its operators.
@@ -157,88 +147,97 @@ impl<'a> Executor<'a> {
                 }
             }
             StageSink::Aggregate { .. } => Ok(deferred(move || {
-                let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
-                let PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } = top.as_ref() else {
-                    return Err(KilnError::internal("an aggregate stage not topped by a HashAggregate"));
-                };
-                let parts = self.task_parts(top, &spec.input_plan, i);
-                // An input that cannot be read twice is kept (it was held upstream anyway) in
-                // case the interpreter must run it again.
-                let keep = !self.replayable(&spec.input_plan);
-                let cursor = Cell::new(0);
-                // The finished runs' rows, held until handed on.
-                let mut out = vec![];
-                let out_held = self.reserve(top);
-                // One run unless the task is merged (see `run_stream`).
-                while cursor.get() < parts.len() {
-                    let start = cursor.get();
-                    let mut run = self.run_stream(&spec.input_plan, &parts, &cursor);
-                    let kept = RefCell::new(vec![]);
-                    let kept_held = self.reserve(top);
-                    // Up to a share of the memory limit: past it (an input made by a join's
-                    // fan-out, held nowhere else) the run streams, and a fallback is an error.
-                    let (kept_bytes, lost) = (Cell::new(0u64), Cell::new(false));
-                    let mut recorded = run.by_ref().map(|b| {
-                        if let (true, false, Ok(b)) = (keep, lost.get(), &b) {
-                            let bytes = batch_bytes(b);
-                            if kept_bytes.get() + bytes > self.config.memory_limit / 8 {
-                                lost.set(true);
-                                kept.borrow_mut().clear();
-                                kept_held.shrink(kept_bytes.take());
-                            } else {
-                                kept_held.grow(bytes)?;
-                                kept_bytes.set(kept_bytes.get() + bytes);
-                                kept.borrow_mut().push(b.clone());
-                            }
-                        }
-                        b
-                    });
-                    let groups = self.reserve(top);
-                    let rows = self.known_rows(&spec.input_plan, &parts);
-                    if let Some(o) = crate::codegen::aggregate_partition(spec, &stage.compiled, &mut recorded, &builds, self.config.partial_flush_groups, rows, &|bytes| {
-                        // Once per batch, and per chunk of a batch's joined rows.
-                        self.check()?;
-                        groups.resize(bytes)
-                    })? {
-                        out_held.grow(o.iter().map(batch_bytes).sum())?;
-                        out.extend(o);
-                        continue;
-                    }
-                    drop((recorded, groups));
-                    if lost.get() {
-                        return Err(KilnError::exec(format!(
-                            "the compiled stage {} gave up on its input, which cannot be read again; run it with spark.sql.codegen.wholeStage=false",
-                            top.node_string(self.config)
-                        )));
-                    }
-                    // The generated code gave up: this run again, interpreted: what it read,
-                    // then the rest (or, replayable, all of it again).
-                    self.metrics.partition_reinterpreted();
-                    let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
-                    let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, self.attrs(child))?.flushing_at(self.config.partial_flush_groups);
-                    let again: Box<dyn Iterator<Item = Result<RecordBatch>>> = if keep {
-                        Box::new(kept.take().into_iter().map(Ok).chain(run))
-                    } else {
-                        drop(run);
-                        cursor.set(start);
-                        Box::new(self.run_stream(&spec.input_plan, &parts, &cursor))
-                    };
-                    let groups = self.reserve(top);
-                    for b in again {
-                        for rows in self.interpret_chain(child, &spec.input_plan, vec![b?], &build_rows)? {
-                            groups.resize(agg.memory_size_after(rows.num_rows()))?;
-                            agg.push(&rows)?;
-                            groups.resize(agg.memory_size())?;
-                        }
-                    }
-                    drop(kept_held);
-                    let rows = agg.finish()?;
-                    out_held.grow(rows.iter().map(batch_bytes).sum())?;
-                    out.extend(rows);
-                }
-                Ok(out)
+                // The partition's own join tables stay reserved while its groups are made.
+                let _tables_held = held;
+                self.aggregate_stage(stage, top, i, &tables)
             })),
         }
+    }
+
+    /// Partition `i` of a compiled stage whose sink is a HashAggregate: its groups. When the
+    /// generated code gives up, the run starts again interpreted.
+    fn aggregate_stage(&self, stage: &Stage, top: &Arc<PhysicalPlan>, i: usize, tables: &[Table<'_>]) -> Result<Vec<RecordBatch>> {
+        let spec = &stage.spec;
+        let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
+        let PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } = top.as_ref() else {
+            return Err(KilnError::internal("an aggregate stage not topped by a HashAggregate"));
+        };
+        let parts = self.task_parts(top, &spec.input_plan, i);
+        // An input that cannot be read twice is kept (it was held upstream anyway) in
+        // case the interpreter must run it again.
+        let keep = !self.replayable(&spec.input_plan);
+        let cursor = Cell::new(0);
+        // The finished runs' rows, held until handed on.
+        let mut out = vec![];
+        let out_held = self.reserve(top);
+        // One run unless the task is merged (see `run_stream`).
+        while cursor.get() < parts.len() {
+            let start = cursor.get();
+            let mut run = self.run_stream(&spec.input_plan, &parts, &cursor);
+            let kept = RefCell::new(vec![]);
+            let kept_held = self.reserve(top);
+            // Up to a share of the memory limit: past it (an input made by a join's
+            // fan-out, held nowhere else) the run streams, and a fallback is an error.
+            let (kept_bytes, lost) = (Cell::new(0u64), Cell::new(false));
+            let mut recorded = run.by_ref().map(|b| {
+                if let (true, false, Ok(b)) = (keep, lost.get(), &b) {
+                    let bytes = batch_bytes(b);
+                    if kept_bytes.get() + bytes > self.config.memory_limit / 8 {
+                        lost.set(true);
+                        kept.borrow_mut().clear();
+                        kept_held.shrink(kept_bytes.take());
+                    } else {
+                        kept_held.grow(bytes)?;
+                        kept_bytes.set(kept_bytes.get() + bytes);
+                        kept.borrow_mut().push(b.clone());
+                    }
+                }
+                b
+            });
+            let groups = self.reserve(top);
+            let rows = self.known_rows(&spec.input_plan, &parts);
+            if let Some(o) = crate::codegen::aggregate_partition(spec, &stage.compiled, &mut recorded, &builds, self.config.partial_flush_groups, rows, &|bytes| {
+                // Once per batch, and per chunk of a batch's joined rows.
+                self.check()?;
+                groups.resize(bytes)
+            })? {
+                out_held.grow(o.iter().map(batch_bytes).sum())?;
+                out.extend(o);
+                continue;
+            }
+            drop((recorded, groups));
+            if lost.get() {
+                return Err(KilnError::exec(format!(
+                    "the compiled stage {} gave up on its input, which cannot be read again; run it with spark.sql.codegen.wholeStage=false",
+                    top.node_string(self.config)
+                )));
+            }
+            // The generated code gave up: this run again, interpreted: what it read,
+            // then the rest (or, replayable, all of it again).
+            self.metrics.partition_reinterpreted();
+            let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
+            let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, self.attrs(child))?.flushing_at(self.config.partial_flush_groups);
+            let again: Box<dyn Iterator<Item = Result<RecordBatch>>> = if keep {
+                Box::new(kept.take().into_iter().map(Ok).chain(run))
+            } else {
+                drop(run);
+                cursor.set(start);
+                Box::new(self.run_stream(&spec.input_plan, &parts, &cursor))
+            };
+            let groups = self.reserve(top);
+            for b in again {
+                for rows in self.interpret_chain(child, &spec.input_plan, vec![b?], &build_rows)? {
+                    groups.resize(agg.memory_size_after(rows.num_rows()))?;
+                    agg.push(&rows)?;
+                    groups.resize(agg.memory_size())?;
+                }
+            }
+            drop(kept_held);
+            let rows = agg.finish()?;
+            out_held.grow(rows.iter().map(batch_bytes).sum())?;
+            out.extend(rows);
+        }
+        Ok(out)
     }
 
     /// Whether streaming a partition of `plan` again gives its batches again (nothing under it

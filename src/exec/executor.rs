@@ -8,6 +8,9 @@
 //! pulled. Partitions run on the rayon pool (work stealing), so the cores stay busy at any
 //! partition count.
 //!
+//! Each operator's part (its `prepare` and `stream`) is its file under `exec/operators/`; what a
+//! run holds is `exec/state.rs`; this file has the entry points.
+//!
 //! One executor, two ways to run a codegen stage: with `spark.sql.codegen.wholeStage` on, a
 //! `WholeStageCodegen` partition runs its compiled function over each batch of its input;
 //! off (or when the stage cannot compile), its operators stream interpreted.

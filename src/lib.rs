@@ -59,6 +59,8 @@ pub mod explain;
 #[doc(hidden)]
 pub mod format;
 #[doc(hidden)]
+pub mod hashtable;
+#[doc(hidden)]
 pub mod physical;
 #[doc(hidden)]
 #[cfg(feature = "cli")]

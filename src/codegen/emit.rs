@@ -128,11 +128,7 @@ fn middle_pieces(pattern: &[u8]) -> Vec<&[u8]> {
     pieces[1..pieces.len().saturating_sub(1).max(1)].iter().copied().filter(|p| !p.is_empty()).collect()
 }
 
-/// What the string helpers' callers promise, checked in debug builds (the fuzz targets): a
-/// length an Arrow string can have (i32 offsets), and bytes behind it.
-pub fn value_bytes_ok(bytes: *const u8, len: i64) -> bool {
-    (0..=i32::MAX as i64).contains(&len) && (len == 0 || !bytes.is_null())
-}
+use crate::hashtable::value_bytes_ok;
 
 /// The substring search the generated code calls per value for a LIKE pattern's middle
 /// pieces: the index of the searcher's needle in `haystack`, or -1. Never panics (a panic would
@@ -160,11 +156,11 @@ pub unsafe extern "C" fn kiln_hash_bytes(bytes: *const u8, len: i64) -> i64 {
     debug_assert!(value_bytes_ok(bytes, len), "kiln_hash_bytes({bytes:?}, {len})");
     let Ok(n) = usize::try_from(len) else { return 0 };
     if bytes.is_null() {
-        return crate::exec::interpreted::join_table::hash_bytes(&[]) as i64;
+        return crate::hashtable::join_table::hash_bytes(&[]) as i64;
     }
     // SAFETY: the caller passes a value's bytes.
     let b = unsafe { std::slice::from_raw_parts(bytes, n) };
-    crate::exec::interpreted::join_table::hash_bytes(b) as i64
+    crate::hashtable::join_table::hash_bytes(b) as i64
 }
 
 /// `kiln_bytes_eq`: 1 when `len` bytes at `a` and `b` are equal. Never panics.
@@ -1903,7 +1899,7 @@ fn consume_row(
                     note(tx.b, tx.helpers, || format!("HashAggregate: find the row's group of [{}] in the shared group table", list(keys)));
                     let gid = super::aggregate::group_id(tx, keys, header)?;
                     // Read after the lookup: adding a group may have moved the payload.
-                    let payload = tx.b.ins().load(types::I64, flags(), header, crate::exec::interpreted::group_table::offsets::PAYLOAD);
+                    let payload = tx.b.ins().load(types::I64, flags(), header, crate::hashtable::group_table::offsets::PAYLOAD);
                     let off = tx.b.ins().imul_imm_s(gid, stride);
                     tx.b.ins().iadd(payload, off)
                 }

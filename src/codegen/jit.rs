@@ -16,7 +16,7 @@ use cranelift_module::{default_libcall_names, DataDescription, DataId, FuncId, L
 
 use super::emit::{build_filter, build_probe, build_sink, indexed_sink, kiln_bytes_eq, kiln_find, kiln_hash_bytes, layout, like_needles, Helpers, SlotLayout};
 use super::spec::StageSpec;
-use crate::exec::interpreted::group_table;
+use crate::hashtable::group_table;
 
 /// `fn(slots, n, sel_out) -> selected count or -1`.
 pub type FilterFn = unsafe extern "C" fn(*const u64, i64, *mut u32) -> i64;

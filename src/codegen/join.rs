@@ -11,7 +11,8 @@ use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
 use super::emit::{flags, load_index, note, Tx};
 use super::spec::{JoinSpec, StageJoinType, StageSpec, NULL_AWARE_EMPTY, NULL_AWARE_NULL_KEY};
-use crate::exec::interpreted::join_table::{inline_key, END, HASH_K, KEY_WORDS, MULTI, ROW_BITS, TABLE_WORDS};
+use crate::common::hash::HASH_K;
+use crate::hashtable::join_table::{inline_key, END, KEY_WORDS, MULTI, ROW_BITS, TABLE_WORDS};
 
 /// Emits joins `k..` for the current row, calling `consume` per joined row; control continues
 /// after the last match. `tables[k]` holds join k's table words then its NULL row.
@@ -199,17 +200,14 @@ fn hash_keys(tx: &mut Tx, j: &JoinSpec) -> Result<(Value, Option<Value>, Vec<Key
             null = tx.or_nulls(null, n);
             (word(tx, v, &t), None)
         };
+        // The first word as `mix(0, w)`: a multiply alone.
         h = Some(match h {
             None => tx.b.ins().imul_imm_s(w, HASH_K as i64),
-            Some(h) => {
-                let r = tx.b.ins().rotl_imm_u(h, 5);
-                let x = tx.b.ins().bxor(r, w);
-                tx.b.ins().imul_imm_s(x, HASH_K as i64)
-            }
+            Some(h) => crate::hashtable::ir::mix(tx.b, h, w),
         });
         keys.push((w, string));
     }
-    Ok((finish(tx, h.ok_or("a join without keys")?), null, keys))
+    Ok((crate::hashtable::ir::finish(tx.b, h.ok_or("a join without keys")?), null, keys))
 }
 
 /// The pass bit of the stage filter's test for join `j` (an inner or semi join over the
@@ -363,16 +361,5 @@ fn string_equal(
     Ok(())
 }
 
-/// `JoinTable`'s final avalanche (splitmix64's finalizer), in IR.
-fn finish(tx: &mut Tx, z: Value) -> Value {
-    let s = tx.b.ins().ushr_imm_u(z, 30);
-    let z = tx.b.ins().bxor(z, s);
-    let z = tx.b.ins().imul_imm_s(z, 0xbf58_476d_1ce4_e5b9u64 as i64);
-    let s = tx.b.ins().ushr_imm_u(z, 27);
-    let z = tx.b.ins().bxor(z, s);
-    let z = tx.b.ins().imul_imm_s(z, 0x94d0_49bb_1331_11ebu64 as i64);
-    let s = tx.b.ins().ushr_imm_u(z, 31);
-    tx.b.ins().bxor(z, s)
-}
 
 use crate::expr::Expr;

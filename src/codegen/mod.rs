@@ -38,7 +38,6 @@ mod spec;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub(crate) use emit::value_bytes_ok;
 pub use emit::COMPILED_WHEN_RUN;
 pub use jit::{compile_stage, CompiledStage, StageCache};
 pub use run::{aggregate_partition, output_batch, output_pieces, BuildTable, OutputPieces, Piece, StageOutput};

@@ -142,8 +142,8 @@ impl JoinSpec {
     /// The slot words of this join's table: `JoinTable::pointers`, the NULL row's index, and
     /// for a null-aware anti join its state (`NULL_AWARE_*`).
     pub fn table_words(&self) -> usize {
-        crate::exec::interpreted::join_table::TABLE_WORDS
-            + crate::exec::interpreted::join_table::KEY_WORDS * self.stream_keys.len()
+        crate::hashtable::join_table::TABLE_WORDS
+            + crate::hashtable::join_table::KEY_WORDS * self.stream_keys.len()
             + 1
             + usize::from(self.join_type == StageJoinType::NullAwareAnti)
     }
@@ -498,7 +498,7 @@ impl StageSpec {
                     let stream_keys: Vec<Expr> = stream_keys.iter().map(|k| substitute(k, &env)).collect();
                     for (s, b) in stream_keys.iter().zip(build_keys) {
                         let (st, bt) = (s.data_type().map_err(|e| e.to_string())?, b.data_type().map_err(|e| e.to_string())?);
-                        if st != bt || !(crate::exec::interpreted::join_table::int_key(&st) || st == DataType::Utf8) {
+                        if st != bt || !(crate::hashtable::join_table::int_key(&st) || st == DataType::Utf8) {
                             return Err(format!("a join key of type {}", crate::types::spark_type_name(&bt)));
                         }
                         if st == DataType::Utf8 && string_column(s).is_none() {

@@ -8,6 +8,23 @@ use arrow::datatypes::*;
 use crate::error::{KilnError, Result};
 use crate::types::timestamp::MICROS_PER_DAY;
 
+/// The hash tables' row hash multiplier (`hashtable`'s group and join tables, the grouper).
+pub const HASH_K: u64 = 0x517c_c1b7_2722_0a95;
+
+/// Folds one key word into a row hash (generated code emits the same instructions).
+#[inline]
+pub fn mix(h: u64, w: u64) -> u64 {
+    (h.rotate_left(5) ^ w).wrapping_mul(HASH_K)
+}
+
+/// The row hash's final avalanche (splitmix64's finalizer; generated code emits the same).
+#[inline]
+pub fn finish(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// Spark's Murmur3_x86_32 (`org.apache.spark.unsafe.hash.Murmur3_x86_32`).
 pub mod murmur3 {
     const C1: i32 = 0xcc9e_2d51_u32 as i32;

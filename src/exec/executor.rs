@@ -104,7 +104,7 @@ fn run_subqueries(plan: &PhysicalPlan, config: &Config, cache: &StageCache, metr
         if s.value.get().is_some() {
             continue;
         }
-        let (batches, final_plan) = collect_measured(&s.plan, config, cache, metrics, ops)?;
+        let (batches, final_plan) = collect_measured(s.physical_plan(), config, cache, metrics, ops)?;
         let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
         if rows > 1 {
             return Err(KilnError::exec(format!(
@@ -118,7 +118,7 @@ fn run_subqueries(plan: &PhysicalPlan, config: &Config, cache: &StageCache, metr
         };
         let _ = s.value.set(value);
         if let Some(f) = final_plan {
-            let _ = s.final_plan.set(f);
+            s.set_final_plan(f);
         }
     }
     for c in plan.children() {

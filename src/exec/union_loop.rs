@@ -23,7 +23,7 @@ pub(super) fn run(plan: &PhysicalPlan, config: &Config, cache: &StageCache, metr
         return Ok(());
     }
     let query = |p: &Arc<LogicalPlan>| -> Result<Vec<RecordBatch>> {
-        let physical = crate::physical::plan_standalone(p, config)?;
+        let physical = crate::physical::plan_standalone(p, config, crate::codegen::collapse_codegen_stages)?;
         Ok(collect_measured(&physical, config, cache, metrics, ops)?.0)
     };
     let mut all: Vec<RecordBatch> = vec![];

@@ -189,6 +189,7 @@ fn details(p: &PhysicalPlan, config: &Config) -> Vec<String> {
             lines
         }
         PhysicalPlan::InMemoryScan { output, .. } => vec![field("Output", output)],
+        PhysicalPlan::FragmentInput { index, output } => vec![field("Output", output), format!("Arguments: {index}")],
         PhysicalPlan::Range { output, range } => vec![field("Output", output), format!("Arguments: {}", range.logical_string())],
         PhysicalPlan::LocalTableScan { output, .. } => {
             vec![field("Output", output), format!("Arguments: [{}]", join(output))]

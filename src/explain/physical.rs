@@ -145,6 +145,9 @@ impl PhysicalPlan {
                 }
             }
             PhysicalPlan::Range { range, .. } => range.physical_string(),
+            PhysicalPlan::FragmentInput { index, output } => {
+                format!("FragmentInput {index}, [{}]", output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "))
+            }
             PhysicalPlan::UnionLoop { id, output, .. } => {
                 format!("UnionLoop {}, [{}]", id.0, output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "))
             }

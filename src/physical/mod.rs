@@ -137,6 +137,15 @@ pub enum PhysicalPlan {
         /// The range's arguments.
         range: crate::datasource::range::RangeSpec,
     },
+    /// Batches the caller of a plan fragment supplies ([`crate::exec::fragment`]): input
+    /// `index` of the fragment's inputs, read once by the task running it. Printed
+    /// `FragmentInput index, [cols]`.
+    FragmentInput {
+        /// Which of the caller's inputs.
+        index: usize,
+        /// The input's columns.
+        output: Vec<Attribute>,
+    },
     /// A recursive CTE's rows (Spark's `UnionLoopExec`), printed `UnionLoop id, [cols]`: before
     /// the stage reading it runs, the anchor runs as a query of its own, then the recursion,
     /// planned anew over the previous step's rows, step after step until one yields no row.
@@ -451,6 +460,7 @@ impl PhysicalPlan {
             | PhysicalPlan::InMemoryScan { .. }
             | PhysicalPlan::LocalTableScan { .. }
             | PhysicalPlan::Range { .. }
+            | PhysicalPlan::FragmentInput { .. }
             | PhysicalPlan::UnionLoop { .. }
             | PhysicalPlan::QueryStage { .. } => vec![],
             PhysicalPlan::HashJoin { left, right, .. }
@@ -488,6 +498,7 @@ impl PhysicalPlan {
             | PhysicalPlan::InMemoryScan { .. }
             | PhysicalPlan::LocalTableScan { .. }
             | PhysicalPlan::Range { .. }
+            | PhysicalPlan::FragmentInput { .. }
             | PhysicalPlan::UnionLoop { .. }
             | PhysicalPlan::QueryStage { .. }
             | PhysicalPlan::Union { .. } => {}
@@ -542,6 +553,7 @@ impl PhysicalPlan {
             | PhysicalPlan::InMemoryScan { output, .. }
             | PhysicalPlan::LocalTableScan { output, .. }
             | PhysicalPlan::Range { output, .. }
+            | PhysicalPlan::FragmentInput { output, .. }
             | PhysicalPlan::UnionLoop { output, .. }
             | PhysicalPlan::Expand { output, .. } => output.clone(),
             PhysicalPlan::Project { list, .. } | PhysicalPlan::TakeOrderedAndProject { list, .. } => crate::plan::named_outputs(list),

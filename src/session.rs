@@ -410,7 +410,7 @@ impl Session {
         let extensions = &self.state.extensions;
         let mut warnings = analyzer_warnings.clone();
         let optimized = crate::optimizer::optimize_with(&analyzed, &config, extensions.optimizer_batch().into_iter().collect())?;
-        let (physical, planner_warnings) = crate::physical::plan_physical_with_strategies(&optimized.plan, &config, &extensions.planner_strategies)?;
+        let (physical, planner_warnings) = crate::physical::plan_physical_with_strategies(&optimized.plan, &config, &extensions.planner_strategies, crate::codegen::collapse_codegen_stages)?;
         warnings.extend(planner_warnings);
         let physical = crate::physical::ensure_requirements(&physical, config.shuffle_partitions);
         let physical = if config.whole_stage_codegen { crate::codegen::collapse_codegen_stages(&physical) } else { physical };
@@ -654,7 +654,7 @@ impl Session {
         };
         let stats = crate::stats::command::analyze(&table, what, batches.as_deref(), &self.config()?)?;
         match (&table.kind, &table.source) {
-            (TableKind::Managed, TableSource::Parquet(files)) => crate::stats::column::save(&files.location, &stats),
+            (TableKind::Managed, TableSource::Parquet(files)) => crate::catalog::statistics::save(&files.location, &stats),
             _ => self.register(crate::stats::command::with_stats(&table, stats)),
         }
     }

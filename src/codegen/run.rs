@@ -21,7 +21,7 @@ use crate::error::{KilnError, Result};
 use crate::hashtable::group_table::GroupTable;
 use crate::hashtable::groups::Grouper;
 use crate::hashtable::join_table::{JoinTable, KEY_WORDS, TABLE_WORDS};
-use crate::exec::interpreted::{evaluate_all, make_batch, schema_of};
+use crate::expr::eval::{evaluate_all, make_batch, schema_of};
 use crate::expr::{AggFunc, Attribute};
 use crate::physical::adaptive::batch_bytes;
 

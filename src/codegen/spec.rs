@@ -466,7 +466,7 @@ impl StageSpec {
                     if !int_keys || !(1..=2).contains(&stream_keys.len()) {
                         return Err("a sort-merge join on keys other than one or two integers or dates".into());
                     }
-                    if !crate::exec::interpreted::join::keys_read_only(&stream_keys, &input) {
+                    if !crate::physical::keys_read_only(&stream_keys, &input) {
                         return Err("a sort-merge join whose keys read a joined column".into());
                     }
                     let extra = join_condition(condition.as_ref(), &env)?;
@@ -671,7 +671,7 @@ impl StageSpec {
                 let later = &self.joins[*m];
                 later.broadcast
                     && later.join_type.drops_unmatched()
-                    && crate::exec::interpreted::join::keys_read_only(&later.stream_keys, &j.build)
+                    && crate::physical::keys_read_only(&later.stream_keys, &j.build)
             })
             .collect()
     }

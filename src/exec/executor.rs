@@ -81,7 +81,7 @@ pub(super) fn run_subqueries(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<(
         if s.value.get().is_some() {
             continue;
         }
-        let (batches, final_plan) = collect_measured(&s.plan, ctx)?;
+        let (batches, final_plan) = collect_measured(s.physical_plan(), ctx)?;
         let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
         if rows > 1 {
             return Err(KilnError::exec(format!(
@@ -95,7 +95,7 @@ pub(super) fn run_subqueries(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<(
         };
         let _ = s.value.set(value);
         if let Some(f) = final_plan {
-            let _ = s.final_plan.set(f);
+            s.set_final_plan(f);
         }
     }
     for c in plan.children() {

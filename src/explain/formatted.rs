@@ -45,7 +45,7 @@ pub fn formatted_string(plan: &PhysicalPlan, config: &Config) -> String {
     let mut i = 0;
     while i < pending.len() {
         let (host, s) = pending[i].clone();
-        let (text, after, more) = render(&s.plan, config, next);
+        let (text, after, more) = render(s.physical_plan(), config, next);
         next = after;
         pending.extend(more);
         i += 1;

@@ -31,7 +31,7 @@ pub(in crate::exec) fn run(plan: &PhysicalPlan, ctx: &ExecContext, run_query: &d
         return Ok(());
     }
     let query = |p: &Arc<LogicalPlan>| -> Result<Vec<RecordBatch>> {
-        let physical = crate::physical::plan_standalone(p, config)?;
+        let physical = crate::physical::plan_standalone(p, config, crate::codegen::collapse_codegen_stages)?;
         run_query(&physical, ctx)
     };
     let mut all: Vec<RecordBatch> = vec![];

@@ -212,10 +212,11 @@ impl DataFrame {
         let p = &self.plans;
         let poisoned = || crate::KilnError::internal("a DataFrame's plan lock poisoned by a panic in another thread");
         let mut replanned = p.replanned.lock().map_err(|_| poisoned())?;
+        let ran = p.ran.load(std::sync::atomic::Ordering::Relaxed);
         let mut df = match replanned.as_ref() {
             // Run once: the plan it ran with.
-            Some(df) if p.ran.load(std::sync::atomic::Ordering::Relaxed) => df.clone(),
-            _ if p.ran.load(std::sync::atomic::Ordering::Relaxed) || self.session.conf_version() == self.conf_version => return Ok(Cow::Borrowed(self)),
+            Some(df) if ran => df.clone(),
+            _ if ran || self.session.conf_version() == self.conf_version => return Ok(Cow::Borrowed(self)),
             Some(df) if df.conf_version == self.session.conf_version() => df.clone(),
             _ => {
                 let df = self.session.plan_analyzed(p.parsed.clone(), p.analyzed.clone(), p.analyzer_warnings.clone())?;

@@ -91,6 +91,70 @@ fn syntax_error_reports_position() {
     fails_with("SELEC order_id FROM orders", &["syntax error"]);
 }
 
+/// The error's line and a caret under the position, as DuckDB shows them.
+fn caret_under(query: &str, line: usize, token: &str) {
+    let (ok, _, err) = sql(query, "csv");
+    assert!(!ok && !err.contains("panicked"), "{query}: {err}");
+    let label = format!("LINE {line}: ");
+    let lines: Vec<&str> = err.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with(&label)).unwrap_or_else(|| panic!("{query}: no `{label}` line in {err}"));
+    let shown = &lines[at][label.len()..];
+    assert_eq!(shown, query.lines().nth(line - 1).unwrap_or_default(), "{err}");
+    let caret = lines.get(at + 1).and_then(|l| l.find('^')).unwrap_or_else(|| panic!("{query}: no caret in {err}"));
+    let column = caret - label.len();
+    let expected = if token.is_empty() { shown.len() } else { shown.find(token).expect("token in the line") };
+    assert_eq!(column, expected, "{query}: caret at {column}, `{token}` at {expected}: {err}");
+}
+
+#[test]
+fn syntax_errors_show_the_line_with_a_caret() {
+    caret_under("SELECT order_id FROM orders WHERE amount = = 1", 1, "= 1");
+    caret_under("SELECT order_id\nFROM orders\nWHERE amount > > 1", 3, "> 1");
+    // The end of input has a position too (sqlparser gives `found: EOF` none): just past the text.
+    caret_under("SELECT (1 + 2", 1, "");
+    fails_with("SELECT (1 + 2", &["found: end of input at Line: 1, Column: 14"]);
+    // Spark's analyzer reads `FROM` as a column there and names the trailing comma, at FROM.
+    caret_under("SELECT order_id, FROM orders", 1, "FROM");
+    fails_with("SELECT order_id, FROM orders", &["[TRAILING_COMMA_IN_SELECT]", "Column: 18"]);
+    // An unquoted value after a type name is Spark's syntax error at the value.
+    caret_under("SELECT count(*) FROM orders WHERE order_date > date 1994-01-01", 1, "1994");
+    fails_with("SELECT count(*) FROM orders WHERE order_date > date 1994-01-01", &["[PARSE_SYNTAX_ERROR] Syntax error at or near '1994'"]);
+    // Statements after the first keep the whole script's positions.
+    caret_under("SELECT 1; SELECT (2 + ; SELECT 3", 1, " ; SELECT 3");
+}
+
+#[test]
+fn a_long_line_is_cut_around_the_caret() {
+    let query = format!("SELECT {} order_id FROM orders WHERE amount = = 1", "amount, ".repeat(40));
+    let (ok, _, err) = sql(&query, "csv");
+    assert!(!ok, "{err}");
+    let shown = err.lines().find(|l| l.starts_with("LINE 1: ...")).unwrap_or_else(|| panic!("no cut line in {err}"));
+    assert!(shown.len() < 120 && shown.contains("= = 1"), "{err}");
+    let caret = err.lines().skip_while(|l| !l.starts_with("LINE 1: ")).nth(1).and_then(|l| l.find('^')).expect("caret");
+    assert_eq!(&shown[caret..caret + 3], "= 1", "{err}");
+}
+
+#[test]
+fn messages_name_columns_without_expression_ids_and_types_as_written() {
+    // A string operand is named STRING (not the DOUBLE arithmetic reads it as), columns without `#id`.
+    fails_with("SELECT order_date + status FROM orders", &["\"(order_date + status)\"", "(\"DATE\" and \"STRING\")"]);
+    for query in [
+        "SELECT order_date + status FROM orders",
+        "SELECT order_date * status FROM orders",
+        "SELECT sum(status) FROM orders",
+        "SELECT abs(status) FROM orders",
+        "SELECT CAST(order_date AS BOOLEAN) FROM orders",
+        "SELECT order_id FROM orders WHERE amount",
+        "SELECT order_id FROM orders WHERE order_id IN (order_date, 1)",
+        "SELECT CASE WHEN order_id > 1 THEN order_date ELSE amount END FROM orders",
+    ] {
+        let (ok, _, err) = sql(query, "csv");
+        assert!(!ok, "{query} should fail");
+        let id = err.char_indices().any(|(i, c)| c == '#' && err[i + 1..].starts_with(|d: char| d.is_ascii_digit()));
+        assert!(!id, "{query}: an expression id in the message: {err}");
+    }
+}
+
 #[test]
 fn missing_parquet_file_names_the_path() {
     let (ok, _, err) = kiln(&["sql", "--table", "t=/nonexistent/kiln/t.parquet", "SELECT 1"]);
@@ -106,7 +170,12 @@ fn corrupt_parquet_file_names_the_file() {
     let (ok, _, err) = kiln(&["sql", "--table", &format!("t={}", path.display()), "SELECT * FROM t"]);
     assert!(!ok);
     assert!(err.contains("bad.parquet"), "{err}");
+    assert!(err.contains("[FAILED_READ_FILE.CANNOT_READ_FILE_FOOTER] not a Parquet file"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+    // A fake footer (the magic at the end, a nonsense length before it) reads the same way.
+    std::fs::write(&path, b"hello, not parquet\x01\x02\x03\x04PAR1").expect("write");
+    let (ok, _, err) = kiln(&["sql", "--table", &format!("t={}", path.display()), "SELECT * FROM t"]);
+    assert!(!ok && err.contains("bad.parquet") && err.contains("not a Parquet file"), "{err}");
 }
 
 #[test]

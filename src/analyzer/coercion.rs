@@ -4,7 +4,7 @@
 use arrow::datatypes::DataType;
 
 use crate::error::{KilnError, Result};
-use crate::expr::{AggFunc, BinaryOp, Expr, ScalarFunc};
+use crate::expr::{sql_name, AggFunc, BinaryOp, Expr, ScalarFunc};
 use crate::types::interval::{is_interval, is_year_month};
 use crate::types::{decimal_for_integral, is_integral, is_numeric, is_string, spark_type_name, wider_type, ScalarValue};
 
@@ -24,7 +24,7 @@ pub(super) fn require_boolean(e: Expr, clause: &str) -> Result<Expr> {
     }
     Err(KilnError::analysis(
         "DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN",
-        format!("Cannot resolve \"{e}\" due to data type mismatch: the {clause} condition must be boolean, but has type \"{}\".", spark_type_name(&t)),
+        format!("Cannot resolve \"{}\" due to data type mismatch: the {clause} condition must be boolean, but has type \"{}\".", sql_name(&e), spark_type_name(&t)),
     ))
 }
 
@@ -59,7 +59,8 @@ fn mismatch(e: &Expr, l: &DataType, r: &DataType) -> KilnError {
     KilnError::analysis(
         "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES",
         format!(
-            "Cannot resolve \"{e}\" due to data type mismatch: the left and right operands of the binary operator have incompatible types (\"{}\" and \"{}\").",
+            "Cannot resolve \"{}\" due to data type mismatch: the left and right operands of the binary operator have incompatible types (\"{}\" and \"{}\").",
+            sql_name(e),
             crate::types::sql_type_name(l),
             crate::types::sql_type_name(r)
         ),
@@ -123,7 +124,7 @@ fn coerce_node(e: Expr) -> Result<Expr> {
                         } else {
                             Err(KilnError::analysis(
                                 "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
-                                format!("Cannot resolve \"{}({a})\": the input must be numeric, but has type \"{}\".", func.name(), spark_type_name(&t)),
+                                format!("Cannot resolve \"{}({})\": the input must be numeric, but has type \"{}\".", func.name(), sql_name(&a), spark_type_name(&t)),
                             ))
                         }
                     })
@@ -171,12 +172,12 @@ fn cast_error(name: &str, child: &Expr, from: &DataType, to: &DataType) -> KilnE
         let (f, t) = (spark_type_name(from), spark_type_name(to));
         return KilnError::analysis(
             "DATATYPE_MISMATCH.CAST_WITH_FUNC_SUGGESTION",
-            format!("Cannot resolve \"{name}({child} as {t})\": cannot cast \"{f}\" to \"{t}\". To convert values from \"{f}\" to \"{t}\", you can use the function `{function}` instead."),
+            format!("Cannot resolve \"{name}({} as {t})\": cannot cast \"{f}\" to \"{t}\". To convert values from \"{f}\" to \"{t}\", you can use the function `{function}` instead.", sql_name(child)),
         );
     }
     KilnError::analysis(
         "DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
-        format!("Cannot resolve \"{name}({child} as {})\": cannot cast \"{}\" to \"{}\".", spark_type_name(to), spark_type_name(from), spark_type_name(to)),
+        format!("Cannot resolve \"{name}({} as {})\": cannot cast \"{}\" to \"{}\".", sql_name(child), spark_type_name(to), spark_type_name(from), spark_type_name(to)),
     )
 }
 
@@ -302,7 +303,7 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
                     if let Some(t) = wrong {
                         return Err(KilnError::analysis(
                             "DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE",
-                            format!("Cannot resolve \"{original}\" due to data type mismatch: the binary operator requires the input type (\"BIGINT\" or \"DECIMAL\" or \"INTERVAL YEAR TO MONTH\" or \"INTERVAL DAY TO SECOND\"), not \"{}\".", crate::types::sql_type_name(t)),
+                            format!("Cannot resolve \"{}\" due to data type mismatch: the binary operator requires the input type (\"BIGINT\" or \"DECIMAL\" or \"INTERVAL YEAR TO MONTH\" or \"INTERVAL DAY TO SECOND\"), not \"{}\".", sql_name(&original), crate::types::sql_type_name(t)),
                         ));
                     }
                     return Err(mismatch(&original, &lt, &rt));
@@ -310,13 +311,12 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
                 return Ok(rebuild(cast(left, &DataType::Int64)?, cast(right, &DataType::Int64)?));
             }
             // ANSI: strings in arithmetic are read as doubles.
+            // The error names the operands' types as written (a string, not the double it is read as).
+            let written = (lt.clone(), rt.clone());
             let (left, lt) = if is_string(&lt) { (cast(left, &DataType::Float64)?, DataType::Float64) } else { (left, lt) };
             let (right, rt) = if is_string(&rt) { (cast(right, &DataType::Float64)?, DataType::Float64) } else { (right, rt) };
             let numeric = |t: &DataType| is_numeric(t) || *t == DataType::Null;
-            if !numeric(&lt) || !numeric(&rt) {
-                return Err(mismatch(&original, &lt, &rt));
-            }
-            let t = wider_type(&lt, &rt).ok_or_else(|| mismatch(&original, &lt, &rt))?;
+            let t = wider_type(&lt, &rt).filter(|_| numeric(&lt) && numeric(&rt)).ok_or_else(|| mismatch(&original, &written.0, &written.1))?;
             // Spark's Divide is over doubles unless the operands meet in a decimal (float / float is double too).
             let t = if op == BinaryOp::Divide && !matches!(t, DataType::Decimal128(..)) { DataType::Float64 } else { t };
             if matches!(t, DataType::Float32 | DataType::Float64) {
@@ -458,7 +458,7 @@ fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
         if !ok {
             return Err(KilnError::analysis(
                 "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
-                format!("Cannot resolve \"{}({a})\": the input must be numeric, but has type \"{}\".", func.name(), spark_type_name(&t)),
+                format!("Cannot resolve \"{}({})\": the input must be numeric, but has type \"{}\".", func.name(), sql_name(&a), spark_type_name(&t)),
             ));
         }
     }
@@ -576,7 +576,7 @@ fn interval_arithmetic(value: Expr, iv: ScalarValue, negate: bool, original: &Ex
         other => {
             return Err(KilnError::analysis(
                 "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
-                format!("Cannot resolve \"{original}\" due to data type mismatch: an interval is added to a date or a timestamp, not to \"{}\".", crate::types::sql_type_name(other)),
+                format!("Cannot resolve \"{}\" due to data type mismatch: an interval is added to a date or a timestamp, not to \"{}\".", sql_name(original), crate::types::sql_type_name(other)),
             ))
         }
     };

@@ -111,8 +111,7 @@ impl ParquetTable {
         let mut first: Option<(SchemaRef, &Path)> = None;
         for path in &paths {
             let f = File::open(path).map_err(|e| KilnError::io(path_str(path), format!("cannot open: {e}")))?;
-            let columns = super::spark_parquet::load(&f, reader_options())
-                .map_err(|e| KilnError::io(path_str(path), format!("not a readable Parquet file: {e}")))?;
+            let columns = super::spark_parquet::load(&f, reader_options()).map_err(|e| unreadable_footer(path, e))?;
             let size = f.metadata().map_err(|e| KilnError::io(path_str(path), format!("cannot read its size: {e}")))?.len();
             let schema = columns.schema.clone();
             match &first {
@@ -384,7 +383,15 @@ fn reader_options() -> ArrowReaderOptions {
 /// One file's footer, read as Spark reads it.
 fn open_columns(file: &Path) -> Result<SparkColumns> {
     let f = File::open(file).map_err(|e| KilnError::io(path_str(file), format!("cannot open: {e}")))?;
-    super::spark_parquet::load(&f, reader_options()).map_err(|e| KilnError::io(path_str(file), format!("not a readable Parquet file: {e}")))
+    super::spark_parquet::load(&f, reader_options()).map_err(|e| unreadable_footer(file, e))
+}
+
+/// Spark's error for a file whose Parquet footer cannot be read: another format named
+/// `.parquet`, or a cut-off file. The reader's own words (`Size is 22 but need ...`) come last.
+fn unreadable_footer(file: &Path, e: impl std::fmt::Display) -> KilnError {
+    let e = e.to_string();
+    let detail = e.strip_prefix("parquet error: ").unwrap_or(&e);
+    KilnError::io(path_str(file), format!("[FAILED_READ_FILE.CANNOT_READ_FILE_FOOTER] not a Parquet file, or a damaged one: its footer cannot be read ({detail})"))
 }
 
 /// The schema of a table stored in `files`, from the first file's footer.

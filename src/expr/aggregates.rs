@@ -169,7 +169,8 @@ fn mismatch(name: &str, e: &Expr, ordinal: usize, wanted: &str, t: &DataType) ->
         format!(
             "Cannot resolve \"{name}({e})\" due to data type mismatch: the {} parameter requires the {wanted} type, however \"{e}\" has the type \"{}\".",
             ["first", "second", "third"].get(ordinal).unwrap_or(&"next"),
-            crate::types::sql_type_name(t)
+            crate::types::sql_type_name(t),
+            e = super::sql_name(e),
         ),
     )
 }

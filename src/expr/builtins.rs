@@ -239,7 +239,7 @@ impl Builtin {
                         let types = list(&|a| a.data_type().map(|t| crate::types::spark_type_name(&t)).unwrap_or_default());
                         KilnError::analysis(
                             "DATATYPE_MISMATCH.DATA_DIFF_TYPES",
-                            format!("Cannot resolve \"{}({})\" due to data type mismatch: Input to `{}` should all be the same type, but it's ({types}).", self.name(), list(&|a| a.to_string()), self.name()),
+                            format!("Cannot resolve \"{}({})\" due to data type mismatch: Input to `{}` should all be the same type, but it's ({types}).", self.name(), list(&super::sql_name), self.name()),
                         )
                     })?;
                 }
@@ -403,7 +403,8 @@ impl Builtin {
             format!(
                 "Cannot resolve \"{}({e})\" due to data type mismatch: the parameter requires the \"{wanted}\" type, however \"{e}\" has the type \"{}\".",
                 self.name(),
-                crate::types::sql_type_name(t)
+                crate::types::sql_type_name(t),
+                e = super::sql_name(e),
             ),
         )
     }

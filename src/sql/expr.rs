@@ -1056,12 +1056,13 @@ fn number(text: &str, long: bool, negative: bool, span: Span) -> Result<ScalarVa
     Ok(ScalarValue::Decimal(if negative { -unscaled } else { unscaled }, precision as u8, frac.len() as i8))
 }
 
-/// `DATE '1998-12-01'`; other typed literals are not supported.
+/// `DATE '1998-12-01'`; other typed literals are not supported. A type name before anything
+/// but a string (`date 1994-01-01`) is Spark's syntax error at that value.
 fn typed_string(ts: &ast::TypedString) -> Result<ScalarValue> {
     let span = ts.value.span;
     let text = match &ts.value.value {
         Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => s,
-        other => return Err(unsupported(format!("typed literal {} {other}", ts.data_type), span)),
+        other => return Err(parse_error(format!("[PARSE_SYNTAX_ERROR] Syntax error at or near '{other}': a typed literal is a quoted string, as {} '...'", ts.data_type), span)),
     };
     match &ts.data_type {
         ast::DataType::Date => {

@@ -216,6 +216,10 @@ pub fn parse_sql_with_args(text: &str, args: &SqlArgs) -> Result<Vec<Statement>>
 }
 
 fn parse_sql_bound(text: &str, args: Option<&SqlArgs>) -> Result<Vec<Statement>> {
+    parse_statements(text, args).map_err(|e| with_caret(e, text))
+}
+
+fn parse_statements(text: &str, args: Option<&SqlArgs>) -> Result<Vec<Statement>> {
     let tokens = Tokenizer::new(&KilnDialect, text)
         .tokenize_with_location()
         .map_err(|e| KilnError::Parse(e.to_string()))?;
@@ -230,7 +234,8 @@ fn parse_sql_bound(text: &str, args: Option<&SqlArgs>) -> Result<Vec<Statement>>
         if segment.iter().all(|t| matches!(t.token, Token::Whitespace(_) | Token::EOF)) {
             continue;
         }
-        out.extend(stacker::grow(PARSE_STACK_BYTES, || statement::parse_segment(text, segment))?);
+        let parsed = stacker::grow(PARSE_STACK_BYTES, || statement::parse_segment(text, segment));
+        out.extend(parsed.map_err(|e| placed_at_end(e, segment))?);
     }
     Ok(out)
 }
@@ -452,6 +457,65 @@ fn at(loc: Location) -> String {
         String::new()
     } else {
         format!(" at Line: {}, Column: {}", loc.line, loc.column)
+    }
+}
+
+/// A syntax error that ran into the end of its statement (sqlparser's `found: EOF` has no
+/// position) placed just after the statement's last token, as Spark's `end of input`.
+fn placed_at_end(e: KilnError, segment: &[TokenWithSpan]) -> KilnError {
+    match e {
+        KilnError::Parse(m) if position_in(&m).is_none() && m.contains("found: EOF") => {
+            let end = tokens_span(segment).end;
+            KilnError::Parse(format!("{}{}", m.replace("found: EOF", "found: end of input"), at(end)))
+        }
+        e => e,
+    }
+}
+
+/// The `(line, column)` a message ends with (` at Line: l, Column: c`), 1-based.
+fn position_in(message: &str) -> Option<(u64, u64)> {
+    let rest = &message[message.rfind(" at Line: ")? + " at Line: ".len()..];
+    let (line, column) = rest.split_once(", Column: ")?;
+    let digits = |s: &str| s.chars().take_while(char::is_ascii_digit).collect::<String>().parse::<u64>().ok();
+    Some((digits(line)?, digits(column)?)).filter(|(l, c)| *l > 0 && *c > 0)
+}
+
+/// Widest stretch of a long line shown around the position.
+const CARET_WINDOW: usize = 100;
+
+/// A syntax error or an unsupported construct with a position, followed by the line it is on
+/// and a caret under the position, as DuckDB shows them:
+///
+/// ```text
+/// LINE 1: SELECT (1 + 2
+///                      ^
+/// ```
+fn with_caret(e: KilnError, text: &str) -> KilnError {
+    let context = |m: &str| {
+        let (line, column) = position_in(m)?;
+        let line_text: Vec<char> = text.lines().nth(usize::try_from(line).ok()? - 1)?.chars().map(|c| if c == '\t' { ' ' } else { c }).collect();
+        let column = usize::try_from(column).ok()? - 1;
+        if column > line_text.len() {
+            return None;
+        }
+        // A long line is cut to a window around the position, `...` marking what is left out.
+        let start = if line_text.len() > CARET_WINDOW { column.saturating_sub(CARET_WINDOW / 2).min(line_text.len() - CARET_WINDOW) } else { 0 };
+        let end = (start + CARET_WINDOW).min(line_text.len());
+        let (before, after) = (if start > 0 { "..." } else { "" }, if end < line_text.len() { "..." } else { "" });
+        let label = format!("LINE {line}: {before}");
+        let shown: String = line_text[start..end].iter().collect();
+        Some(format!("\n{label}{shown}{after}\n{}^", " ".repeat(label.chars().count() + column - start)))
+    };
+    match e {
+        KilnError::Parse(m) => match context(&m) {
+            Some(c) => KilnError::Parse(m + &c),
+            None => KilnError::Parse(m),
+        },
+        KilnError::Unsupported(m) => match context(&m) {
+            Some(c) => KilnError::Unsupported(m + &c),
+            None => KilnError::Unsupported(m),
+        },
+        e => e,
     }
 }
 

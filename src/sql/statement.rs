@@ -11,8 +11,9 @@ use super::hints::SelectHints;
 use super::query::QueryPlanner;
 use super::{parse_error, parser_error, tokens_span, unsupported, AnalyzeColumns, Statement, TableStorage, ViewSource};
 use crate::datasource::text::TextFormat;
-use crate::error::Result;
+use crate::error::{KilnError, Result};
 use super::ExplainMode;
+use sqlparser::keywords::Keyword;
 
 /// Parses the tokens of one statement (no `;` inside). `text` is the whole input, for slicing.
 pub(crate) fn parse_segment(text: &str, tokens: &[TokenWithSpan]) -> Result<Vec<Statement>> {
@@ -46,13 +47,30 @@ pub(crate) fn parse_segment(text: &str, tokens: &[TokenWithSpan]) -> Result<Vec<
     }
     let lead = c.peek().map(|t| t.token.to_string().to_uppercase()).unwrap_or_default();
     let dialect = KilnDialect;
-    let parsed = Parser::new(&dialect).with_tokens_with_locations(tokens.to_vec()).parse_statements().map_err(parser_error)?;
+    let parsed = Parser::new(&dialect)
+        .with_tokens_with_locations(tokens.to_vec())
+        .parse_statements()
+        .map_err(|e| trailing_comma(tokens).unwrap_or_else(|| parser_error(e)))?;
     let hints = super::hints::select_hints(tokens)?;
     let mut out = vec![];
     for s in &parsed {
         out.extend(convert_statement(s, &lead, tokens_span(tokens), &hints)?);
     }
     Ok(out)
+}
+
+/// Spark's error for `SELECT a, FROM t`, at the FROM (sqlparser reads FROM as a column there
+/// and fails a token later); None if no comma comes right before a FROM.
+fn trailing_comma(tokens: &[TokenWithSpan]) -> Option<KilnError> {
+    let mut significant = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_)));
+    let mut previous = significant.next()?;
+    for t in significant {
+        if previous.token == Token::Comma && matches!(&t.token, Token::Word(w) if w.keyword == Keyword::FROM && w.quote_style.is_none()) {
+            return Some(parse_error("[TRAILING_COMMA_IN_SELECT] Trailing comma detected in SELECT clause. Remove the trailing comma before the FROM clause.", t.span));
+        }
+        previous = t;
+    }
+    None
 }
 
 /// Walks the non-whitespace tokens of a statement.

@@ -176,23 +176,51 @@ pub fn write_jsonl<W: Write>(out: &mut W, schema: &Schema, batches: &[RecordBatc
                 }
                 line.push_str(keys.get(i).map(String::as_str).unwrap_or("\"?\""));
                 line.push(':');
-                let value = match format_value(col.as_ref(), r) {
-                    None => "null".to_string(),
-                    Some(v) => match col.data_type() {
-                        DataType::Float32 | DataType::Float64 if !v.ends_with(|c: char| c.is_ascii_digit()) => {
-                            json_string(&v)
-                        }
-                        dt if dt.is_numeric() || dt == &DataType::Boolean => v,
-                        _ => json_string(&v),
-                    },
-                };
-                line.push_str(&value);
+                line.push_str(&json_value(col.as_ref(), r));
             }
             line.push_str("}\n");
             out.write_all(line.as_bytes()).map_err(io_err)?;
         }
     }
     Ok(())
+}
+
+/// A value as JSON, as Spark's JSON writer has it: arrays as arrays, structs and maps as
+/// objects (a map's keys as strings), binary as a base64 string, numbers and booleans bare;
+/// NaN, the infinities and every other type as the string Spark casts them to.
+fn json_value(array: &dyn Array, row: usize) -> String {
+    if array.is_null(row) || array.data_type() == &DataType::Null {
+        return "null".into();
+    }
+    let list = |items: arrow::array::ArrayRef| format!("[{}]", (0..items.len()).map(|k| json_value(items.as_ref(), k)).collect::<Vec<_>>().join(","));
+    match array.data_type() {
+        DataType::List(_) => list(array.as_list::<i32>().value(row)),
+        DataType::LargeList(_) => list(array.as_list::<i64>().value(row)),
+        DataType::FixedSizeList(..) => list(array.as_fixed_size_list().value(row)),
+        DataType::Struct(fields) => {
+            let columns = array.as_struct().columns();
+            let members: Vec<String> = fields.iter().zip(columns).map(|(f, c)| format!("{}:{}", json_string(f.name()), json_value(c.as_ref(), row))).collect();
+            format!("{{{}}}", members.join(","))
+        }
+        DataType::Map(..) => {
+            let entries = array.as_map().value(row);
+            let (keys, values) = (entries.column(0), entries.column(1));
+            let members: Vec<String> = (0..entries.len())
+                .map(|k| format!("{}:{}", json_string(&format_value(keys.as_ref(), k).unwrap_or_default()), json_value(values.as_ref(), k)))
+                .collect();
+            format!("{{{}}}", members.join(","))
+        }
+        DataType::Binary => json_string(&crate::expr::base64_encode(array.as_binary::<i32>().value(row))),
+        DataType::LargeBinary => json_string(&crate::expr::base64_encode(array.as_binary::<i64>().value(row))),
+        dt => {
+            let v = format_value(array, row).unwrap_or_default();
+            match dt {
+                DataType::Float32 | DataType::Float64 if !v.ends_with(|c: char| c.is_ascii_digit()) => json_string(&v),
+                dt if dt.is_numeric() || dt == &DataType::Boolean => v,
+                _ => json_string(&v),
+            }
+        }
+    }
 }
 
 /// Spark's `Utils.stringHalfWidth`: full-width (East Asian) characters take two columns.

@@ -158,8 +158,9 @@ impl Session {
     }
 
     fn catalog(&self) -> Result<Catalog> {
-        let warehouse = self.config()?.warehouse_dir;
-        Ok(self.state.catalog.read().map_err(|_| poisoned())?.clone().with_warehouse(warehouse))
+        let config = self.config()?;
+        let file_reads = crate::catalog::FileReads { allowed_roots: config.files_allowed_roots, infer_partition_types: config.partition_column_type_inference };
+        Ok(self.state.catalog.read().map_err(|_| poisoned())?.clone().with_warehouse(config.warehouse_dir).with_file_reads(file_reads))
     }
     fn register(&self, table: Table) -> Result<()> {
         self.state.catalog.write().map_err(|_| poisoned())?.register(table);

@@ -247,8 +247,19 @@ fn plan_change_log_goes_to_stderr_with_conf() {
 
 #[test]
 fn demo_reads_the_partitioned_orders_with_partition_filters() {
-    let (ok, out, err) = kiln(&["demo", "--scale", "0.01"]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kept = dir.path().join("demo");
+    let (ok, out, err) = kiln(&["demo", "--scale", "0.01", "--keep", &kept.display().to_string()]);
     assert!(ok, "{err}");
+    // --keep keeps the data, and the last line says how to query it: --tables reads the sales
+    // folder's customers.parquet file and partitioned orders/ folder as two tables.
+    let sales = kept.join("sales");
+    assert!(out.lines().next().is_some_and(|l| l.contains("(kept)")), "{out}");
+    assert!(out.contains(&format!("Next: `kiln shell --tables {}`", sales.display())), "{out}");
+    let (ok, counts, err) = kiln(&["sql", "--format", "csv", "--tables", &sales.display().to_string(), "SELECT (SELECT count(*) FROM customers) AS c, (SELECT count(DISTINCT order_date) FROM orders) AS d"]);
+    assert!(ok, "{err}");
+    // 20,000 customers at scale 1; 61 days of orders (demo.rs).
+    assert_eq!(counts, "c,d\n200,61\n");
     let scan = out.lines().find(|l| l.contains("FileScan parquet spark_catalog.default.orders")).expect("the orders scan");
     assert!(scan.contains("Location: InMemoryFileIndex(31 paths)[file:"), "{scan}");
     assert!(scan.contains("PartitionFilters: [isnotnull(order_date#"), "{scan}");
@@ -259,6 +270,69 @@ fn demo_reads_the_partitioned_orders_with_partition_filters() {
         assert!(out.lines().any(|l| l.starts_with(q) && l.contains("speedup")), "{q}: {out}");
     }
     assert!(out.trim_end().lines().last().is_some_and(|l| l.starts_with("Next: `kiln shell")), "{out}");
+}
+
+fn shop_dir() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/data/shop").display().to_string()
+}
+
+#[test]
+fn tables_registers_each_file_of_a_folder_by_its_name() {
+    let (ok, out, err) = kiln(&["sql", "--format", "csv", "--tables", &shop_dir(), "SELECT (SELECT count(*) FROM orders) AS o, (SELECT count(*) FROM customers) AS c"]);
+    assert!(ok, "{err}");
+    let (ok, expected, err) = sql("SELECT (SELECT count(*) FROM orders) AS o, (SELECT count(*) FROM customers) AS c", "csv");
+    assert!(ok, "{err}");
+    assert_eq!(out, expected);
+    // The folder as one table: the schema error says what --tables does.
+    let (ok, _, err) = kiln(&["sql", "--table", &format!("t={}", shop_dir()), "SELECT 1"]);
+    assert!(!ok && err.contains("must share one schema") && err.contains("--tables DIR"), "{err}");
+    let empty = tempfile::tempdir().expect("temp dir");
+    let (ok, _, err) = kiln(&["sql", "--tables", &empty.path().display().to_string(), "SELECT 1"]);
+    assert!(!ok && err.contains("no `*.parquet` files"), "{err}");
+}
+
+#[test]
+fn a_query_reads_files_by_path_as_spark_does() {
+    let orders = format!("{}/orders.parquet", shop_dir());
+    let (ok, out, err) = kiln(&["sql", "--format", "csv", &format!("SELECT count(*) AS n, sum(o.amount) AS s FROM parquet.`{orders}` AS o")]);
+    assert!(ok, "{err}");
+    let (ok, expected, err) = sql("SELECT count(*) AS n, sum(o.amount) AS s FROM orders AS o", "csv");
+    assert!(ok, "{err}");
+    assert_eq!(out, expected);
+    // CSV with Spark's defaults (no header: every line a row of strings _c0, _c1, ...), JSON Lines.
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("x.csv"), "a,b\n1,2\n").expect("write");
+    std::fs::write(dir.path().join("x.json"), "{\"k\":1,\"v\":\"one\"}\n{\"k\":2,\"v\":\"two\"}\n").expect("write");
+    let q = format!("SELECT * FROM csv.`{0}/x.csv`; SELECT v FROM JSON.`{0}/x.json` WHERE k = 2", dir.path().display());
+    let (ok, out, err) = kiln(&["sql", "--format", "csv", &q]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "_c0,_c1\na,b\n1,2\nv\ntwo\n");
+    // kiln.files.allowedRoots holds for paths in queries too.
+    let (ok, _, err) = kiln(&["sql", "--conf", &format!("kiln.files.allowedRoots={}", dir.path().display()), &format!("SELECT * FROM parquet.`{orders}`")]);
+    assert!(!ok && err.contains("PATH_NOT_ALLOWED"), "{err}");
+}
+
+#[test]
+fn jsonl_writes_nested_values_as_json() {
+    let (ok, out, err) = kiln(&["sql", "--format", "jsonl", "SELECT array(1, NULL) AS a, named_struct('x', 1, 'y', array('z')) AS st, map('k', 1.5D) AS m, CAST('hi' AS BINARY) AS b, CAST(NULL AS ARRAY<INT>) AS n"]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "{\"a\":[1,null],\"st\":{\"x\":1,\"y\":[\"z\"]},\"m\":{\"k\":1.5},\"b\":\"aGk=\",\"n\":null}\n");
+    let (_, help, _) = kiln(&["sql", "--help"]);
+    assert!(help.contains("binary as base64"), "{help}");
+}
+
+#[test]
+fn every_option_has_a_description_in_help() {
+    for command in ["sql", "explain", "shell", "gen tpch", "slt", "bench tpch", "bench sql", "demo"] {
+        let mut args: Vec<&str> = command.split(' ').collect();
+        args.push("-h");
+        let (ok, help, err) = kiln(&args);
+        assert!(ok, "{command}: {err}");
+        for line in help.lines().filter(|l| l.trim_start().starts_with('-')) {
+            let described = line.trim().split("  ").filter(|p| !p.trim().is_empty()).count() > 1;
+            assert!(described, "kiln {command} -h: `{line}` has no description");
+        }
+    }
 }
 
 #[test]

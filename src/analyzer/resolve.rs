@@ -53,14 +53,17 @@ impl Resolver<'_> {
         }
         match node {
             LogicalPlan::UnresolvedRelation { name } => {
+                let output = |table: &crate::catalog::Table| {
+                    table.schema.fields().iter().map(|f| Attribute::new(f.name().clone(), f.data_type().clone(), f.is_nullable())).collect()
+                };
+                // Files by path are a Relation without a name to qualify columns with, as in Spark.
+                if let Some(table) = self.catalog.file_table(&name)? {
+                    let output = output(&table);
+                    return Ok(LogicalPlan::Relation { table: Arc::new(table), output });
+                }
                 let table_name = name.last().cloned().unwrap_or_default();
                 let table = self.catalog.lookup(&table_name)?;
-                let output = table
-                    .schema
-                    .fields()
-                    .iter()
-                    .map(|f| Attribute::new(f.name().clone(), f.data_type().clone(), f.is_nullable()))
-                    .collect();
+                let output = output(&table);
                 let alias = table.qualified_name();
                 Ok(LogicalPlan::SubqueryAlias { alias, child: Arc::new(LogicalPlan::Relation { table, output }) })
             }

@@ -119,6 +119,8 @@ impl Table {
 pub struct Catalog {
     tables: BTreeMap<String, Arc<Table>>,
     warehouse: Option<PathBuf>,
+    /// How queries read files by path (``parquet.`path` ``): the session's settings.
+    file_reads: FileReads,
     /// The session's user-defined functions by lower-case name (Spark's `FunctionRegistry`,
     /// which its `SessionCatalog` also holds).
     udfs: BTreeMap<String, Arc<crate::udf::ScalarUdf>>,
@@ -126,7 +128,52 @@ pub struct Catalog {
     udafs: BTreeMap<String, &'static crate::udf::AggregateUdf>,
 }
 
+/// The settings a query reading files by path obeys.
+#[derive(Debug, Clone)]
+pub struct FileReads {
+    /// `kiln.files.allowedRoots`: no file outside these folders (empty: anywhere).
+    pub allowed_roots: Vec<String>,
+    /// `spark.sql.sources.partitionColumnTypeInference.enabled`.
+    pub infer_partition_types: bool,
+}
+
+impl Default for FileReads {
+    fn default() -> Self {
+        FileReads { allowed_roots: vec![], infer_partition_types: true }
+    }
+}
+
 impl Catalog {
+    /// Sets how queries read files by path.
+    pub fn with_file_reads(mut self, file_reads: FileReads) -> Catalog {
+        self.file_reads = file_reads;
+        self
+    }
+    /// Spark's SQL on files: ``parquet.`path` `` (also `csv`, `json`, with their default
+    /// options) reads the files at the path as a table. None for any other name.
+    pub fn file_table(&self, name: &[String]) -> Result<Option<Table>> {
+        use crate::datasource::text::{TextFormat, TextOptions, TextTable};
+        let [format, path] = name else { return Ok(None) };
+        let text_format = match format.to_ascii_lowercase().as_str() {
+            "parquet" => None,
+            "csv" => Some(TextFormat::Csv),
+            "json" => Some(TextFormat::Json),
+            _ => return Ok(None),
+        };
+        let location = Path::new(path);
+        crate::datasource::check_allowed(&self.file_reads.allowed_roots, location)?;
+        let (schema, source) = match text_format {
+            None => {
+                let t = ParquetTable::open_with(location, self.file_reads.infer_partition_types)?;
+                (t.schema(), TableSource::Parquet(t))
+            }
+            Some(f) => {
+                let t = TextTable::open(f, location, TextOptions::parse(f, &[])?, None)?;
+                (t.schema.clone(), TableSource::Text(t))
+            }
+        };
+        Ok(Some(Table { name: path.clone(), database: "default".into(), schema, source, kind: TableKind::Session, stats: None }))
+    }
     /// Sets the warehouse folder (`spark.sql.warehouse.dir`).
     pub fn with_warehouse(mut self, dir: impl Into<PathBuf>) -> Catalog {
         self.warehouse = Some(dir.into());

@@ -1251,7 +1251,7 @@ pub(crate) fn unhex_bytes(s: &str) -> Option<Vec<u8>> {
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// RFC 4648 with padding, on one line (Spark 4's default, spark.sql.chunkBase64String.enabled off).
-fn base64_encode(b: &[u8]) -> String {
+pub(crate) fn base64_encode(b: &[u8]) -> String {
     let mut out = String::with_capacity(b.len().div_ceil(3) * 4);
     for c in b.chunks(3) {
         let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;

@@ -191,14 +191,23 @@ impl OperatorStats {
         Some((*v.first()?, v[v.len() / 2], *v.last()?))
     }
 
-    /// One line of the numbers that are set: `rows: 1,234, time: 3.2 ms (...)`.
+    /// One line of the numbers that are set: `rows: 1,234, time: 3.2 ms (...)`. The time's
+    /// parts add up to it: a breaker's preparing (a shuffle, a broadcast) plus its partitions,
+    /// whose spread (min, median, max) is of each partition's own time.
     pub fn summary(&self) -> String {
-        let ms = |ns: u64| format!("{:.1} ms", ns as f64 / 1e6);
         let mut parts = vec![format!("rows: {}", group_digits(self.rows))];
-        if let Some((min, med, max)) = self.partition_spread() {
-            parts.push(format!("time: {} over {} partitions (min {}, med {}, max {})", ms(self.total_nanos()), self.partition_nanos.len(), ms(min), ms(med), ms(max)));
-        } else if self.prepare_nanos > 0 {
-            parts.push(format!("time: {}", ms(self.prepare_nanos)));
+        let partitions = self.partition_nanos.len();
+        let pulled: u64 = self.partition_nanos.iter().sum();
+        let spread = match self.partition_spread() {
+            Some(_) if partitions == 1 => format!("1 partition {}", duration(pulled)),
+            Some((min, med, max)) => format!("{partitions} partitions {} (min {}, med {}, max {})", duration(pulled), duration(min), duration(med), duration(max)),
+            None => String::new(),
+        };
+        match (self.prepare_nanos, spread.is_empty()) {
+            (0, true) => {}
+            (0, false) => parts.push(format!("time: {spread}")),
+            (prepare, true) => parts.push(format!("time: {}", duration(prepare))),
+            (prepare, false) => parts.push(format!("time: {} = preparing {} + {spread}", duration(self.total_nanos()), duration(prepare))),
         }
         if self.held_bytes > 0 {
             parts.push(format!("memory: {}", crate::common::bytes_to_string(self.held_bytes as u128)));
@@ -213,6 +222,15 @@ impl OperatorStats {
             None => {}
         }
         parts.join(", ")
+    }
+}
+
+/// A time in nanoseconds as people read it: `12.3 ms`, or `45 µs` under a millisecond.
+fn duration(ns: u64) -> String {
+    if ns < 1_000_000 {
+        format!("{} µs", ns / 1_000)
+    } else {
+        format!("{:.1} ms", ns as f64 / 1e6)
     }
 }
 
@@ -296,5 +314,23 @@ impl PlanMetrics {
     pub fn get(&self, node: &super::PhysicalPlan) -> Option<OperatorStats> {
         let key = node as *const super::PhysicalPlan as usize;
         self.nodes.lock().ok()?.get(&key).map(|(_, m)| m.get())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OperatorStats;
+
+    #[test]
+    fn a_summary_s_times_add_up() {
+        // A shuffle's 60.6 ms of preparing and 200 partitions of 1 µs each: the total is both.
+        let exchange = OperatorStats { rows: 5, partition_nanos: vec![1_000; 200], prepare_nanos: 60_600_000, ..Default::default() };
+        let s = exchange.summary();
+        assert!(s.contains("time: 60.8 ms = preparing 60.6 ms + 200 partitions 200 µs (min 1 µs, med 1 µs, max 1 µs)"), "{s}");
+        // One partition has no spread to show.
+        let scan = OperatorStats { rows: 1, partition_nanos: vec![2_200_000], ..Default::default() };
+        assert!(scan.summary().contains("time: 1 partition 2.2 ms"), "{}", scan.summary());
+        let scan = OperatorStats { partition_nanos: vec![1_000_000, 3_000_000, 2_000_000], ..Default::default() };
+        assert!(scan.summary().contains("time: 3 partitions 6.0 ms (min 1.0 ms, med 2.0 ms, max 3.0 ms)"), "{}", scan.summary());
     }
 }

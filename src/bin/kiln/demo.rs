@@ -15,13 +15,34 @@ WHERE o.order_date >= '2026-10-01'
 GROUP BY c.country
 ORDER BY revenue DESC";
 
-pub fn run(scale: f64) -> Result<(), KilnError> {
+pub fn run(scale: f64, keep: Option<std::path::PathBuf>) -> Result<(), KilnError> {
     if !(scale > 0.0) {
         return Err(KilnError::Config(format!("--scale must be positive, got {scale}")));
     }
-    let dir = tempfile::tempdir().map_err(|e| KilnError::io("temporary directory", e))?;
-    let paths = kiln::datasource::demo::write_demo_data(dir.path(), scale)?;
-    outln!("Data sets written under {}", dir.path().display());
+    // The temporary folder lives (and is deleted) with this guard.
+    let (temporary, dir) = match keep {
+        Some(dir) => {
+            std::fs::create_dir_all(&dir).map_err(|e| KilnError::io(dir.display().to_string(), e))?;
+            (None, dir)
+        }
+        None => {
+            let t = tempfile::tempdir().map_err(|e| KilnError::io("temporary directory", e))?;
+            let dir = t.path().to_path_buf();
+            (Some(t), dir)
+        }
+    };
+    let paths = kiln::datasource::demo::write_demo_data(&dir, scale)?;
+    let sales = dir.join("sales");
+    let next = match &temporary {
+        Some(_) => {
+            outln!("Data sets written under {} (deleted when the demo ends; `kiln demo --keep DIR` keeps them)", dir.display());
+            "`kiln demo --keep DIR`, then `kiln shell --tables DIR/sales`".to_string()
+        }
+        None => {
+            outln!("Data sets written under {} (kept)", dir.display());
+            format!("`kiln shell --tables {}`", sales.display())
+        }
+    };
 
     let shop = Session::new();
     shop.register_parquet("orders", &paths.shop_orders)?;
@@ -53,7 +74,7 @@ pub fn run(scale: f64) -> Result<(), KilnError> {
     }
     show_generated_code(&sales, &df)?;
     compiled_vs_interpreted()?;
-    outln!("\nNext: `kiln shell --table orders=PATH` for an interactive session (.help), `kiln bench tpch --sf 1 --queries 1-22` or `kiln bench sql -f q.sql --table t=PATH` to time compiled against interpreted on your own query.");
+    outln!("\nNext: {next} for an interactive session over the sales tables (.help), `kiln bench tpch --sf 1 --queries 1-22` or `kiln bench sql -f q.sql --table t=PATH` to time compiled against interpreted on your own query.");
     Ok(())
 }
 

@@ -63,6 +63,10 @@ struct SessionArgs {
     /// Register a table: NAME=PATH, PATH a Parquet file or a directory of Parquet files.
     #[arg(long = "table", value_name = "NAME=PATH")]
     tables: Vec<String>,
+    /// Register every table in a folder: each `NAME.parquet` file and each sub-folder (a table
+    /// of Parquet files) by its name, as `kiln gen tpch` writes them.
+    #[arg(long = "tables", value_name = "DIR")]
+    table_dirs: Vec<PathBuf>,
     /// A session setting: KEY=VALUE (e.g. spark.sql.shuffle.partitions=8).
     #[arg(long = "conf", value_name = "KEY=VALUE")]
     confs: Vec<String>,
@@ -70,8 +74,11 @@ struct SessionArgs {
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
 enum Format {
+    /// A table as Spark's `show()` prints it.
     Table,
+    /// A header line, then one line per row; NULL is an empty field.
     Csv,
+    /// One JSON object per row: arrays, maps and structs as JSON values, binary as base64.
     Jsonl,
 }
 
@@ -144,6 +151,9 @@ enum Command {
     Explain {
         #[command(flatten)]
         session: SessionArgs,
+        /// Which plans, as Spark's `EXPLAIN <mode>`: simple (the physical plan), extended (parsed,
+        /// analyzed, optimized and physical), codegen (each compiled stage's code), cost (the
+        /// optimized plan with row and size estimates), formatted (an outline, then each operator's details).
         #[arg(long, value_enum, default_value = "simple")]
         mode: Mode,
         /// Run the query first (rows discarded) and print the plan that ran: with adaptive
@@ -157,6 +167,7 @@ enum Command {
         /// With `--mode codegen`: print only the stage with this id (`*(N)` in plans).
         #[arg(long)]
         stage: Option<usize>,
+        /// Read the SQL from this file instead of the argument.
         #[arg(short = 'f', long = "file", conflicts_with = "query")]
         file: Option<PathBuf>,
         /// The SQL text; `-` or none reads standard input.
@@ -170,8 +181,10 @@ enum Command {
     },
     /// Run sqllogictest files; ends with the line `N passed, M failed`.
     Slt {
+        /// Run each file compiled (whole-stage codegen), interpreted, or both.
         #[arg(long, value_enum, default_value = "both")]
         mode: SltMode,
+        /// The `.slt` files.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -185,6 +198,10 @@ enum Command {
         /// Size of the sales data set: 1.0 is 20,000 customers and 200,000 orders.
         #[arg(long, default_value_t = 0.1)]
         scale: f64,
+        /// Write the data sets into this folder and keep them (by default they go to a
+        /// temporary folder, deleted at the end).
+        #[arg(long, value_name = "DIR")]
+        keep: Option<PathBuf>,
     },
 }
 
@@ -194,8 +211,10 @@ struct BenchArgs {
     /// Timed runs per query and mode (after one cold run).
     #[arg(long, default_value_t = 5)]
     runs: usize,
+    /// Time compiled (whole-stage codegen), interpreted, or both.
     #[arg(long, value_enum, default_value = "both")]
     mode: bench::BenchMode,
+    /// How to print the timings.
     #[arg(long, value_enum, default_value = "table")]
     format: bench::BenchFormat,
     /// Print each query's physical plan (per mode) to stderr before timing it: the plan that ran, after one run (with adaptive execution, the final plan).
@@ -288,11 +307,50 @@ fn build_session(args: &SessionArgs) -> Result<Session, KilnError> {
         let (k, v) = key_value(c, "--conf")?;
         session.set_conf(&k, &v)?;
     }
+    for dir in &args.table_dirs {
+        for (name, path) in tables_in(dir)? {
+            session.register_parquet(&name, &path)?;
+        }
+    }
     for t in &args.tables {
         let (name, path) = t.split_once('=').ok_or_else(|| KilnError::Config(format!("--table expects NAME=PATH, got `{t}`")))?;
-        session.register_parquet(name.trim(), path.trim())?;
+        session.register_parquet(name.trim(), path.trim()).map_err(|e| match e {
+            // A folder of several tables read as one.
+            KilnError::Io { path, message } if message.contains("must share one schema") => {
+                KilnError::Io { path, message: format!("{message}. A folder holding several tables (one per file or sub-folder) is registered with --tables DIR") }
+            }
+            e => e,
+        })?;
     }
     Ok(session)
+}
+
+/// The tables `--tables DIR` registers: each `NAME.parquet` file and each sub-folder not hidden
+/// (`.x`, `_x`), by name, sorted.
+fn tables_in(dir: &std::path::Path) -> Result<Vec<(String, PathBuf)>, KilnError> {
+    let io = |e: std::io::Error| KilnError::io(dir.display().to_string(), e);
+    let mut tables = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let path = entry.map_err(io)?.path();
+        let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if file_name.starts_with(['.', '_']) {
+            continue;
+        }
+        let name = if path.is_dir() {
+            file_name
+        } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet")) {
+            path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+        } else {
+            continue;
+        };
+        if let Some(other) = tables.insert(name.to_lowercase(), path.clone()) {
+            return Err(KilnError::Config(format!("--tables {}: `{}` and `{}` both name the table `{name}`", dir.display(), other.display(), path.display())));
+        }
+    }
+    if tables.is_empty() {
+        return Err(KilnError::Config(format!("--tables {}: no `*.parquet` files or sub-folders there", dir.display())));
+    }
+    Ok(tables.into_iter().collect())
 }
 
 /// The SQL text: from `-f FILE`, the argument, or standard input (`-`, or no argument with
@@ -418,7 +476,7 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             }
             Ok(())
         }
-        Command::Demo { scale } => demo::run(scale),
+        Command::Demo { scale, keep } => demo::run(scale, keep),
         #[cfg(feature = "connect")]
         Command::Connect { session, host, port } => {
             use std::net::ToSocketAddrs;
@@ -434,7 +492,7 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             kiln::connect::serve(addr, kiln::connect::ConnectServer::new(move || build_session(&session), idle))
         }
         Command::Bench { what: BenchCommand::Tpch { sf, queries, bench: args, confs, analyze, cardinalities } } => {
-            let session = build_session(&SessionArgs { tables: vec![], confs })?;
+            let session = build_session(&SessionArgs { tables: vec![], table_dirs: vec![], confs })?;
             let queries = bench::tpch_queries(&queries)?;
             bench::register_tpch(&session, sf)?;
             if analyze || cardinalities || session.config()?.cbo_enabled {

@@ -215,7 +215,7 @@ fn several_statements_and_empty_ones() {
 #[test]
 fn parse_errors_keep_sqlparsers_position() {
     let e = err("SELECT a FROM t WHERE )");
-    assert_eq!(e, "syntax error: Expected: an expression, found: ) at Line: 1, Column: 23");
+    assert_eq!(e, "syntax error: Expected: an expression, found: ) at Line: 1, Column: 23\nLINE 1: SELECT a FROM t WHERE )\n                              ^");
     let e = err("SELECT a\nFROM t\nWHERE x = = 1");
     assert!(e.contains("at Line: 3, Column: 11"), "{e}");
     assert!(err("SELECT 'unterminated").starts_with("syntax error: Unterminated string literal"));

@@ -15,6 +15,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_spark_roundtrip import run_tests  # noqa: E402 - the runner the Python tests share
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KILN = os.environ.get("KILN", os.path.join(ROOT, "target", "release", "kiln"))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
@@ -167,27 +170,6 @@ def test_a_kiln_error_fails_the_task_with_sparks_error_class():
             errors[kiln] = str(e)
     assert "[ARITHMETIC_OVERFLOW]" in errors[False], errors[False][:2000]
     assert "[ARITHMETIC_OVERFLOW]" in errors[True] and "KilnException" in errors[True], errors[True][:2000]
-
-
-def run_tests(namespace, cleanup):
-    """Runs every `test_*` function of `namespace`, then `cleanup()`; prints each outcome and
-    `N passed, M failed`; the exit status: 0 when some ran and none failed."""
-    import time
-
-    tests = [(n, f) for n, f in sorted(namespace.items()) if n.startswith("test_") and callable(f)]
-    passed = failed = 0
-    for name, test in tests:
-        started = time.time()
-        try:
-            test()
-            passed += 1
-            print(f"PASSED {name} ({time.time() - started:.1f} s)", flush=True)
-        except Exception as e:  # noqa: BLE001 - every failure is reported, then counted
-            failed += 1
-            print(f"FAILED {name}: {type(e).__name__}: {e}", flush=True)
-    cleanup()
-    print(f"{passed} passed, {failed} failed")
-    return 0 if passed > 0 and failed == 0 else 1
 
 
 def main():

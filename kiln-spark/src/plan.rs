@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use kiln::arrow::datatypes::{DataType, TimeUnit};
-use kiln::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId};
+use kiln::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId, ScalarFunc};
 use kiln::physical::{AggregateMode, PhysicalPlan};
 use kiln::types::ScalarValue;
 use kiln::{KilnError, Result};
@@ -272,9 +272,87 @@ impl Translator {
                 let to = spark_type(node.get("dataType").and_then(Value::as_str).unwrap_or("?"))?;
                 Expr::Cast { child: child(self, "child")?, to }
             }
-            other => return Err(unsupported(format!("the expression {other}"))),
+            "In" => {
+                let value = child(self, "value")?;
+                let list = self.child_list(nodes, at, "list")?;
+                Expr::InList { child: value, list, negated: false }
+            }
+            "Like" => {
+                if !node.get("escapeChar").is_none_or(Value::is_null) {
+                    return Err(unsupported("LIKE with an ESCAPE character"));
+                }
+                let pattern = child(self, "right")?;
+                if !matches!(pattern.as_ref(), Expr::Literal(ScalarValue::Utf8(_))) {
+                    return Err(unsupported("LIKE with a pattern that is not a literal"));
+                }
+                Expr::Like { child: child(self, "left")?, pattern, negated: false }
+            }
+            "CaseWhen" => {
+                let mut branches = Vec::new();
+                for b in list(field(node, "branches")?)? {
+                    let (when, then) = (b.get("_1").ok_or_else(|| unsupported("a CASE branch without a condition"))?, b.get("_2").ok_or_else(|| unsupported("a CASE branch without a value"))?);
+                    branches.push((self.expr_or_child(nodes, at, when)?, self.expr_or_child(nodes, at, then)?));
+                }
+                let else_expr = match node.get("elseValue") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(Box::new(self.expr_or_child(nodes, at, v)?)),
+                };
+                Expr::CaseWhen { branches, else_expr }
+            }
+            other => match function_name(other) {
+                Some(name) => {
+                    let func = ScalarFunc::from_name(name).ok_or_else(|| unsupported(format!("the function {name}")))?;
+                    let args = children_at(nodes, at)?.into_iter().map(|c| self.expr_at(nodes, c)).collect::<Result<Vec<_>>>()?;
+                    Expr::Function { func, args }
+                }
+                None => return Err(unsupported(format!("the expression {other}"))),
+            },
         })
     }
+
+    /// A field holding a list of child indices (`In`'s `list`).
+    fn child_list(&mut self, nodes: &[Value], at: usize, name: &str) -> Result<Vec<Expr>> {
+        let children = children_at(nodes, at)?;
+        let indices = nodes[at].get(name).and_then(Value::as_array).ok_or_else(|| unsupported(format!("{} without `{name}`", short_class(&nodes[at]))))?;
+        indices
+            .iter()
+            .map(|i| {
+                let c = i.as_u64().and_then(|i| children.get(i as usize).copied()).ok_or_else(|| unsupported(format!("`{name}` names no child")))?;
+                self.expr_at(nodes, c)
+            })
+            .collect()
+    }
+
+    /// A field holding either a child's index or a whole flattened tree (`CaseWhen`'s branches).
+    fn expr_or_child(&mut self, nodes: &[Value], at: usize, value: &Value) -> Result<Expr> {
+        match value {
+            Value::Number(i) => {
+                let c = i.as_u64().and_then(|i| children_at(nodes, at).ok()?.get(i as usize).copied()).ok_or_else(|| unsupported("a CASE branch names no child"))?;
+                self.expr_at(nodes, c)
+            }
+            tree => self.expr(tree),
+        }
+    }
+}
+
+/// The kiln function a Spark expression class is, when its children are the function's
+/// arguments in order and its other fields hold nothing kiln needs.
+fn function_name(class: &str) -> Option<&'static str> {
+    Some(match class {
+        "Upper" => "upper",
+        "Lower" => "lower",
+        "Substring" => "substring",
+        "Length" => "length",
+        "Abs" => "abs",
+        "Coalesce" => "coalesce",
+        "Year" => "year",
+        "Month" => "month",
+        "DayOfMonth" => "dayofmonth",
+        "StartsWith" => "startswith",
+        "EndsWith" => "endswith",
+        "Contains" => "contains",
+        _ => return None,
+    })
 }
 
 fn field<'a>(node: &'a Value, name: &str) -> Result<&'a Value> {

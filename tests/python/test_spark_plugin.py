@@ -68,21 +68,21 @@ def spark():
 
 
 def run(sql, kiln, adaptive=True):
-    """(sorted rows, executed plan text) of `sql` with kiln on or off."""
+    """(sorted rows, executed plan text, DataFrame) of `sql` with kiln on or off."""
     s = spark()
     s.conf.set("spark.kiln.enabled", "true" if kiln else "false")
     s.conf.set("spark.sql.adaptive.enabled", "true" if adaptive else "false")
     df = s.sql(sql)
     rows = sorted((tuple(r) for r in df.collect()), key=repr)
-    return rows, df._jdf.queryExecution().executedPlan().toString()
+    return rows, df._jdf.queryExecution().executedPlan().toString(), df
 
 
 def same_both_ways(sql, kiln_expected=True):
     """Asserts kiln and vanilla Spark give the same rows, with AQE on and off; returns kiln's plan."""
     plan = ""
     for adaptive in (True, False):
-        want, vanilla_plan = run(sql, kiln=False, adaptive=adaptive)
-        got, plan = run(sql, kiln=True, adaptive=adaptive)
+        want, vanilla_plan, _ = run(sql, kiln=False, adaptive=adaptive)
+        got, plan, _ = run(sql, kiln=True, adaptive=adaptive)
         assert "KilnExec" not in vanilla_plan, vanilla_plan
         assert len(want) > 0, f"no rows: {sql}"
         assert got == want, f"AQE {adaptive}: kiln gave {got[:3]}... ({len(got)} rows), Spark {want[:3]}... ({len(want)} rows)"
@@ -127,6 +127,52 @@ def test_grouped_min_max_count_over_strings_and_dates():
     )
 
 
+def test_case_in_like_and_functions_same_rows_in_kiln():
+    plan = same_both_ways(
+        """select l_orderkey, case when l_shipmode in ('MAIL', 'SHIP') then 1 when l_quantity > 3 then 2 else 0 end as c,
+                  l_comment like '%ca_e%' as lk, l_shipmode like 'MA%' as sw, l_comment like '%ly' as ew,
+                  l_comment like '%furious%' as ct, year(l_shipdate) as y, month(l_shipdate) as m,
+                  dayofmonth(l_shipdate) as d, substring(l_comment, 2, 5) as ss, length(l_comment) as len,
+                  coalesce(l_comment, 'x') as co, lower(l_shipinstruct) as lo, abs(l_quantity - 25) as ab
+           from lineitem where l_linenumber in (1, 3, 5) and l_shipmode not in ('AIR')"""
+    )
+    assert "(Project <- Filter <- Scan parquet)" in plan, plan
+    plan = same_both_ways(
+        """select l_shipmode, sum(case when l_linenumber < 3 then 1 else 0 end) as low,
+                  sum(case when l_linenumber >= 3 then l_extendedprice * (1 - l_discount) else 0 end) as high
+           from lineitem where l_shipmode in ('MAIL', 'SHIP') group by l_shipmode"""
+    )
+    assert "(HashAggregate <- Project <- Filter <- Scan parquet)" in plan or "(HashAggregate <- Filter <- Scan parquet)" in plan, plan
+
+
+def test_a_try_cast_stays_sparks_with_the_reason():
+    sql = "select try_cast(l_comment as int) as n, l_orderkey from lineitem where l_linenumber = 1"
+    plan = same_both_ways(sql)
+    assert "Project [try_cast" in plan and "(Filter <- Scan parquet)" in plan, plan
+    s = spark()
+    text = "\n".join(r[0] for r in s.sql("EXPLAIN EXTENDED " + sql).collect())
+    assert "Project: [KILN_SPARK_UNSUPPORTED] try_cast in TRY mode" in text, text
+
+
+def test_tpch_22_queries_same_rows_and_the_share_run_in_kiln():
+    """Each TPC-H query (tests/reference/queries) both ways, AQE on; prints the share of each
+    query's operators kiln ran."""
+    queries = os.path.join(ROOT, "tests", "reference", "queries")
+    wrong, shares = [], []
+    for n in range(1, 23):
+        with open(os.path.join(queries, f"tpch_q{n:02}.sql")) as f:
+            sql = f.read()
+        want, _, _ = run(sql, kiln=False)
+        got, _, df = run(sql, kiln=True)
+        if got != want:
+            wrong.append(f"Q{n}: kiln gave {got[:2]}... ({len(got)} rows), Spark {want[:2]}... ({len(want)} rows)")
+        k, total = spark()._jvm.io.kiln.spark.KilnExplain.operatorsInKiln(df._jdf.queryExecution().executedPlan())
+        shares.append((n, k, total))
+    print("operators run in kiln: " + ", ".join(f"Q{n} {k}/{t}" for n, k, t in shares), flush=True)
+    assert not wrong, "\n".join(wrong)
+    assert sum(k for _, k, _ in shares) > 0 and all(k < t for _, k, t in shares), shares
+
+
 def test_explain_shows_kilnexec_stages():
     s = spark()
     s.conf.set("spark.kiln.enabled", "true")
@@ -137,7 +183,7 @@ def test_explain_shows_kilnexec_stages():
 
 
 def test_an_unsupported_expression_falls_back_with_its_reason():
-    sql = "select l_orderkey, upper(l_comment) as c from lineitem where upper(l_shipmode) = 'MAIL' and l_quantity < 5"
+    sql = "select l_orderkey, initcap(l_comment) as c from lineitem where initcap(l_shipmode) = 'Mail' and l_quantity < 5"
     plan = same_both_ways(sql)
     # The scan still runs in kiln; the Filter and Project above it stay Spark's, with the reason.
     assert "KilnExec" in plan and "(Scan parquet)" in plan, plan
@@ -145,7 +191,7 @@ def test_an_unsupported_expression_falls_back_with_its_reason():
     s.conf.set("spark.kiln.enabled", "true")
     s.conf.set("spark.sql.adaptive.enabled", "false")
     text = "\n".join(r[0] for r in s.sql("EXPLAIN EXTENDED " + sql).collect())
-    assert "the expression Upper" in text, text
+    assert "Filter: [KILN_SPARK_UNSUPPORTED] the expression InitCap" in text, text
 
 
 def test_without_ansi_mode_the_plan_stays_sparks_with_the_reason():

@@ -33,6 +33,40 @@ public class KilnExplain implements ExtendedExplainGenerator {
     return out;
   }
 
+  /**
+   * {operators kiln ran, operators in all} of an executed plan: Spark's operators, counting
+   * those a {@code KilnExec} replaced and not the wrappers (codegen stages, transitions, query
+   * stages, adaptive reads) nor the {@code KilnExec} itself.
+   */
+  public static int[] operatorsInKiln(SparkPlan plan) {
+    int[] counts = new int[2];
+    count(plan, counts, false);
+    return counts;
+  }
+
+  private static void count(SparkPlan plan, int[] counts, boolean inKiln) {
+    if (plan instanceof AdaptiveSparkPlanExec) {
+      count(((AdaptiveSparkPlanExec) plan).executedPlan(), counts, inKiln);
+      return;
+    }
+    if (plan instanceof QueryStageExec) {
+      count(((QueryStageExec) plan).plan(), counts, inKiln);
+      return;
+    }
+    if (plan instanceof KilnExec) {
+      count(((KilnExec) plan).replaced(), counts, true);
+      return;
+    }
+    String name = plan.nodeName();
+    boolean wrapper = name.startsWith("WholeStageCodegen") || name.equals("InputAdapter") || name.equals("ColumnarToRow")
+        || name.equals("RowToColumnar") || name.equals("AQEShuffleRead");
+    if (!wrapper) {
+      counts[1]++;
+      if (inKiln) counts[0]++;
+    }
+    for (SparkPlan child : CollectionConverters.asJava(plan.children())) count(child, counts, inKiln);
+  }
+
   private static void collect(SparkPlan plan, List<String> out) {
     if (plan instanceof AdaptiveSparkPlanExec) {
       collect(((AdaptiveSparkPlanExec) plan).executedPlan(), out);

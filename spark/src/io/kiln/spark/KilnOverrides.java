@@ -3,8 +3,10 @@ package io.kiln.spark;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag;
+import org.apache.spark.sql.execution.ExecSubqueryExpression;
 import org.apache.spark.sql.execution.FileSourceScanExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
@@ -42,6 +44,7 @@ public class KilnOverrides extends Rule<SparkPlan> {
   private SparkPlan convert(SparkPlan plan) {
     if (plan instanceof KilnExec) return plan;
     String reason = leafReason(plan);
+    if (reason == null) reason = expressionReason(plan);
     String request = null;
     if (reason == null) {
       request = request(plan);
@@ -58,6 +61,48 @@ public class KilnOverrides extends Rule<SparkPlan> {
   /** What kiln translates: Spark's JSON of the subtree and the schema it must produce. */
   static String request(SparkPlan plan) {
     return "{\"plan\":" + plan.toJSON() + ",\"output\":" + plan.schema().json() + "}";
+  }
+
+  /**
+   * Why an expression of the subtree keeps it Spark's, for what {@code toJSON} does not say: one
+   * evaluated in a mode other than ANSI ({@code try_cast}, {@code try_add}, ...), or a subquery
+   * (a scan's pushed filters too: Spark runs them only when it executes the scan itself).
+   */
+  static String expressionReason(SparkPlan plan) {
+    for (SparkPlan node : CollectionConverters.asJava(plan.collect(new scala.runtime.AbstractPartialFunction<SparkPlan, SparkPlan>() {
+      @Override
+      public boolean isDefinedAt(SparkPlan p) {
+        return true;
+      }
+
+      @Override
+      public SparkPlan apply(SparkPlan p) {
+        return p;
+      }
+    }))) {
+      for (Expression e : CollectionConverters.asJava(node.expressions())) {
+        String reason = expressionReason(e);
+        if (reason != null) return reason;
+      }
+    }
+    return null;
+  }
+
+  private static String expressionReason(Expression e) {
+    if (e instanceof ExecSubqueryExpression) return "[KILN_SPARK_UNSUPPORTED] the subquery " + e.prettyName();
+    try {
+      Object mode = e.getClass().getMethod("evalMode").invoke(e);
+      if (mode != null && !"ANSI".equals(mode.toString())) {
+        return "[KILN_SPARK_UNSUPPORTED] " + e.prettyName() + " in " + mode + " mode (kiln evaluates as ANSI)";
+      }
+    } catch (ReflectiveOperationException absent) {
+      // No evaluation mode: the expression means the same in every mode.
+    }
+    for (Expression child : CollectionConverters.asJava(e.children())) {
+      String reason = expressionReason(child);
+      if (reason != null) return reason;
+    }
+    return null;
   }
 
   /** Why a leaf of the subtree keeps it Spark's, or null when kiln can read every leaf. */

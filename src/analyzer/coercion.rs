@@ -235,7 +235,14 @@ fn wrong_operand_type(op: BinaryOp, original: &Expr, t: &DataType) -> KilnError 
     if op == BinaryOp::Plus && *t == DataType::Date32 {
         // Spark names the date_add its analyzer made of the `+`.
         let (call, second) = match original {
-            Expr::Binary { left, right, .. } => (format!("date_add({}, {})", sql_name(left), sql_name(right)), sql_name(right)),
+            Expr::Binary { left, right, .. } => {
+                // The operand as written, without the cast string promotion put on it.
+                let right = match right.as_ref() {
+                    Expr::Cast { child, .. } => child.as_ref(),
+                    other => other,
+                };
+                (format!("date_add({}, {})", sql_name(left), sql_name(right)), sql_name(right))
+            }
             other => (sql_name(other), sql_name(other)),
         };
         return KilnError::analysis(

@@ -515,7 +515,7 @@ impl Resolver<'_> {
 
     /// `grouping_id()` is the grouping id of the enclosing grouping sets; `grouping(col)` is
     /// 1 when `col` is rolled up: bit `n-1-i` of the id, as `((id div 2^(n-1-i)) % 2)` (Spark:
-    /// `cast((shiftright(id, n-1-i) & 1) as tinyint)`; kiln's is a bigint).
+    /// `cast((shiftright(id, n-1-i) & 1) as tinyint)`; kiln's is cast to a tinyint too).
     /// Each call found is replaced by a stand-in attribute, recorded in `calls` with its value.
     fn replace_grouping_functions(
         &self,
@@ -526,7 +526,8 @@ impl Resolver<'_> {
         calls: &mut HashMap<ExprId, Expr>,
     ) -> Result<Expr> {
         let mut stand_in = |name: String, value: Expr| {
-            let a = Attribute::new(name, DataType::Int64, false);
+            // grouping_id() is a bigint, grouping(col) a tinyint.
+            let a = Attribute::new(name, value.data_type().unwrap_or(DataType::Int64), false);
             calls.insert(a.id, value);
             a.expr()
         };
@@ -551,7 +552,6 @@ impl Resolver<'_> {
                 };
                 let shift = 1i64 << (grouping.len() - 1 - i);
                 let bit = gid.expr().binary(BinaryOp::IntDivide, Expr::lit(ScalarValue::Int64(shift))).binary(BinaryOp::Modulo, Expr::lit(ScalarValue::Int64(2)));
-                // Spark's Grouping is a TINYINT.
                 let bit = Expr::Cast { child: Box::new(bit), to: DataType::Int8 };
                 Ok(stand_in(format!("grouping({})", crate::expr::sql_name(&resolved)), bit))
             }

@@ -13,7 +13,8 @@ use arrow::compute::{concat_batches, take};
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 
-use super::emit::{out_width, ACC_BYTES};
+use super::expr::out_width;
+use super::operators::hash_aggregate::ACC_BYTES;
 use super::jit::CompiledStage;
 use super::jit::SinkFn;
 use super::spec::{AggSpec, JoinSpec, OutputColumn, StageJoinType, StageSink, StageSpec};
@@ -499,7 +500,7 @@ struct SlotBuffers {
 
 /// Calls `f` (a sink or probe, the variant for the batch's NULLs) over `rows`: its status
 /// (rows written, -1 failed, -2 output full).
-fn call(f: (SinkFn, SinkFn), slots: &mut [u64], layout: &super::emit::SlotLayout, rows: &Rows, no_nulls: bool) -> i64 {
+fn call(f: (SinkFn, SinkFn), slots: &mut [u64], layout: &super::layout::SlotLayout, rows: &Rows, no_nulls: bool) -> i64 {
     for (k, b) in layout.build_sel.iter().zip(&rows.builds) {
         slots[*k] = b.as_ptr() as u64;
     }
@@ -522,7 +523,7 @@ fn call_sink(compiled: &CompiledStage, slots: &mut [u64], rows: &Rows, no_nulls:
 /// join's build row). False when the generated code failed.
 fn run_emitting(
     f: (SinkFn, SinkFn),
-    layout: &super::emit::SlotLayout,
+    layout: &super::layout::SlotLayout,
     slots: &mut [u64],
     rows: &Rows,
     no_nulls: bool,
@@ -557,7 +558,7 @@ impl Emitter {
     fn step(
         &mut self,
         f: (SinkFn, SinkFn),
-        layout: &super::emit::SlotLayout,
+        layout: &super::layout::SlotLayout,
         slots: &mut [u64],
         rows: &Rows,
         no_nulls: bool,

@@ -98,9 +98,9 @@ pub struct Config {
     pub parquet_filter_pushdown: bool,
     /// `spark.sql.parquet.datetimeRebaseModeInRead`: dates and timestamps before the Gregorian
     /// calendar in Parquet files no Spark wrote (Spark's files say themselves); CORRECTED.
-    pub parquet_datetime_rebase: crate::datasource::spark_parquet::RebaseMode,
+    pub parquet_datetime_rebase: RebaseMode,
     /// `spark.sql.parquet.int96RebaseModeInRead`: the same for INT96 timestamps; CORRECTED.
-    pub parquet_int96_rebase: crate::datasource::spark_parquet::RebaseMode,
+    pub parquet_int96_rebase: RebaseMode,
     /// `spark.sql.sources.partitionColumnTypeInference.enabled`: type partition folders' values
     /// (int, bigint, decimal, double, date, timestamp) or read them all as strings.
     pub partition_column_type_inference: bool,
@@ -142,7 +142,7 @@ pub struct Config {
     pub explicit: Vec<(String, String)>,
     /// Not a setting: the control (cancel flag, progress) of the run this copy of the config
     /// belongs to, set by `DataFrame::collect_with_control`.
-    pub control: Option<std::sync::Arc<crate::exec::control::QueryControl>>,
+    pub control: Option<std::sync::Arc<crate::common::control::QueryControl>>,
 }
 
 impl Default for Config {
@@ -153,7 +153,7 @@ impl Default for Config {
             shuffle_partitions: 200,
             query_timeout: std::time::Duration::ZERO,
             files_allowed_roots: vec![],
-            memory_limit: crate::exec::memory::default_limit(),
+            memory_limit: crate::common::memory::default_limit(),
             auto_broadcast_join_threshold: 10 * 1024 * 1024,
             prefer_sort_merge_join: true,
             optimize_null_aware_anti_join: true,
@@ -185,8 +185,8 @@ impl Default for Config {
             partial_flush_groups: 1 << 14,
             codegen_dump: CodegenDump::Ir,
             parquet_filter_pushdown: true,
-            parquet_datetime_rebase: crate::datasource::spark_parquet::RebaseMode::Corrected,
-            parquet_int96_rebase: crate::datasource::spark_parquet::RebaseMode::Corrected,
+            parquet_datetime_rebase: RebaseMode::Corrected,
+            parquet_int96_rebase: RebaseMode::Corrected,
             partition_column_type_inference: true,
             warehouse_dir: "spark-warehouse".into(),
             cte_recursion_level_limit: 100,
@@ -615,8 +615,8 @@ impl Config {
             "spark.sql.maxMetadataStringLength" => self.max_metadata_string_length = parse(key, value, "a positive integer")?,
             "spark.sql.session.timeZone" => {}
             "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown = parse_bool(key, value)?,
-            "spark.sql.parquet.datetimeRebaseModeInRead" => self.parquet_datetime_rebase = crate::datasource::spark_parquet::RebaseMode::parse(key, value)?,
-            "spark.sql.parquet.int96RebaseModeInRead" => self.parquet_int96_rebase = crate::datasource::spark_parquet::RebaseMode::parse(key, value)?,
+            "spark.sql.parquet.datetimeRebaseModeInRead" => self.parquet_datetime_rebase = RebaseMode::parse(key, value)?,
+            "spark.sql.parquet.int96RebaseModeInRead" => self.parquet_int96_rebase = RebaseMode::parse(key, value)?,
             "spark.sql.sources.partitionColumnTypeInference.enabled" => self.partition_column_type_inference = parse_bool(key, value)?,
             "spark.sql.warehouse.dir" => {
                 if value.trim().is_empty() {
@@ -751,6 +751,40 @@ impl Config {
             "kiln.codegen.dump" => format!("{:?}", self.codegen_dump).to_lowercase(),
             _ => return self.user_settings.get(key).cloned(),
         })
+    }
+}
+
+/// `spark.sql.parquet.datetimeRebaseModeInRead` / `int96RebaseModeInRead`: what to do with
+/// dates and timestamps from before the Gregorian calendar (1582-10-15) in files whose writer
+/// is unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RebaseMode {
+    /// Fail on such values: they are ambiguous.
+    Exception,
+    /// Read the values as they are (Proleptic Gregorian): Spark 4's default.
+    Corrected,
+    /// Rebase them from the hybrid Julian calendar of Spark 2 and Hive.
+    Legacy,
+}
+
+impl RebaseMode {
+    /// Parses a setting's value (case-insensitive).
+    pub fn parse(key: &str, value: &str) -> Result<RebaseMode> {
+        match value.trim().to_ascii_uppercase().as_str() {
+            "EXCEPTION" => Ok(RebaseMode::Exception),
+            "CORRECTED" => Ok(RebaseMode::Corrected),
+            "LEGACY" => Ok(RebaseMode::Legacy),
+            _ => Err(KilnError::Config(format!("`{key}` must be one of EXCEPTION, CORRECTED, LEGACY, got `{value}`"))),
+        }
+    }
+
+    /// The name Spark prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            RebaseMode::Exception => "EXCEPTION",
+            RebaseMode::Corrected => "CORRECTED",
+            RebaseMode::Legacy => "LEGACY",
+        }
     }
 }
 

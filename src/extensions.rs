@@ -28,6 +28,8 @@ use crate::optimizer::Rule;
 use crate::plan::LogicalPlan;
 use crate::udf::ScalarUdf;
 
+pub use crate::physical::PlannerStrategy;
+
 /// A check on an analyzed plan: an error rejects the query (Spark's `injectCheckRule`).
 pub type CheckRule = Arc<dyn Fn(&LogicalPlan) -> Result<()> + Send + Sync>;
 
@@ -87,21 +89,6 @@ impl Extensions {
         let rules = self.optimizer_rules.iter().map(|r| Box::new(Shared(r.clone())) as Box<dyn Rule>).collect();
         Some(crate::optimizer::Batch { name: USER_OPTIMIZER_BATCH, strategy: crate::optimizer::Strategy::FixedPoint(100), rules })
     }
-}
-
-/// Plans logical nodes as physical operators (Spark's `SparkStrategy`). The operators are the
-/// engine's own ([`crate::internals::physical::PhysicalPlan`]); `EnsureRequirements` and
-/// whole-stage code generation run over what a strategy returns, as over the built-ins'.
-pub trait PlannerStrategy: Send + Sync {
-    /// The strategy's name.
-    fn name(&self) -> &'static str;
-    /// The operator for `plan`, or None to leave the node to the next strategy. `plan_child`
-    /// plans a child with every strategy.
-    fn plan(
-        &self,
-        plan: &Arc<LogicalPlan>,
-        plan_child: &dyn Fn(&Arc<LogicalPlan>) -> Result<Arc<crate::physical::PhysicalPlan>>,
-    ) -> Result<Option<Arc<crate::physical::PhysicalPlan>>>;
 }
 
 /// A rule shared by every query of the session.

@@ -51,11 +51,15 @@ pub mod analyzer;
 #[doc(hidden)]
 pub mod codegen;
 #[doc(hidden)]
+pub mod common;
+#[doc(hidden)]
 pub mod exec;
 #[doc(hidden)]
 pub mod explain;
 #[doc(hidden)]
 pub mod format;
+#[doc(hidden)]
+pub mod hashtable;
 #[doc(hidden)]
 pub mod physical;
 #[doc(hidden)]
@@ -88,7 +92,7 @@ pub mod internals {
 }
 
 pub use config::Config;
-pub use exec::control::QueryControl;
+pub use common::control::QueryControl;
 pub use dataframe::{DataFrame, GroupedData, RecordBatchStream};
 pub use datasource::write::{SaveMode, WriteSummary};
 pub use error::{KilnError, Result};

@@ -696,9 +696,9 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// Spark's xxhash64 (seed 42) of a bigint, or of an int's 4 bytes (`int`), as
-    /// `stats::column`'s `xxh64_long_seeded` / `xxh64_int_seeded`, with its constants.
+    /// `common::hash`'s `xxh64_long_seeded` / `xxh64_int_seeded`, with its constants.
     pub(super) fn xxhash64(&mut self, v: Value, int: bool) -> Value {
-        use crate::stats::column as xxh;
+        use crate::common::hash as xxh;
         let (p1, p2, p3, p4, p5) = (xxh::P1 as i64, xxh::P2 as i64, xxh::P3 as i64, xxh::P4 as i64, xxh::P5 as i64);
         let seed = xxh::HLL_SEED as i64;
         let h = if int {

@@ -5,6 +5,7 @@
 use cranelift_codegen::ir::{FuncRef, GlobalValue};
 
 use super::layout::stage_expressions;
+use crate::hashtable::value_bytes_ok;
 use super::spec::{string_predicate, StageSpec, StringMatch};
 
 /// What a function may call or read besides its slots: the substring search helper and the
@@ -54,11 +55,6 @@ pub(super) fn middle_pieces(pattern: &[u8]) -> Vec<&[u8]> {
     pieces[1..pieces.len().saturating_sub(1).max(1)].iter().copied().filter(|p| !p.is_empty()).collect()
 }
 
-/// What the string helpers' callers promise, checked in debug builds (the fuzz targets): a
-/// length an Arrow string can have (i32 offsets), and bytes behind it.
-pub fn value_bytes_ok(bytes: *const u8, len: i64) -> bool {
-    (0..=i32::MAX as i64).contains(&len) && (len == 0 || !bytes.is_null())
-}
 
 /// The substring search the generated code calls per value for a LIKE pattern's middle
 /// pieces: the index of the searcher's needle in `haystack`, or -1. Never panics (a panic would
@@ -86,11 +82,11 @@ pub unsafe extern "C" fn kiln_hash_bytes(bytes: *const u8, len: i64) -> i64 {
     debug_assert!(value_bytes_ok(bytes, len), "kiln_hash_bytes({bytes:?}, {len})");
     let Ok(n) = usize::try_from(len) else { return 0 };
     if bytes.is_null() {
-        return crate::exec::interpreted::join_table::hash_bytes(&[]) as i64;
+        return crate::hashtable::join_table::hash_bytes(&[]) as i64;
     }
     // SAFETY: the caller passes a value's bytes.
     let b = unsafe { std::slice::from_raw_parts(bytes, n) };
-    crate::exec::interpreted::join_table::hash_bytes(b) as i64
+    crate::hashtable::join_table::hash_bytes(b) as i64
 }
 
 /// `kiln_bytes_eq`: 1 when `len` bytes at `a` and `b` are equal. Never panics.

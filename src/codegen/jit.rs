@@ -19,7 +19,7 @@ use super::layout::{indexed_sink, layout, SlotLayout};
 use super::operators::filter::build_filter;
 use super::pipeline::{build_probe, build_sink};
 use super::spec::StageSpec;
-use crate::exec::interpreted::group_table;
+use crate::hashtable::group_table;
 
 /// `fn(slots, n, sel_out) -> selected count or -1`.
 pub type FilterFn = unsafe extern "C" fn(*const u64, i64, *mut u32) -> i64;

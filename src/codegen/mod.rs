@@ -41,7 +41,6 @@ mod spec;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub(crate) use helpers::value_bytes_ok;
 pub use jit::{compile_stage, CompiledStage, StageCache};
 pub use run::{aggregate_partition, output_batch, output_pieces, BuildTable, OutputPieces, Piece, StageOutput};
 pub use spec::{AggSpec, JoinSpec, StageJoinType, StageSink, StageSpec};

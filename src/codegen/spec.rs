@@ -142,8 +142,8 @@ impl JoinSpec {
     /// The slot words of this join's table: `JoinTable::pointers`, the NULL row's index, and
     /// for a null-aware anti join its state (`NULL_AWARE_*`).
     pub fn table_words(&self) -> usize {
-        crate::exec::interpreted::join_table::TABLE_WORDS
-            + crate::exec::interpreted::join_table::KEY_WORDS * self.stream_keys.len()
+        crate::hashtable::join_table::TABLE_WORDS
+            + crate::hashtable::join_table::KEY_WORDS * self.stream_keys.len()
             + 1
             + usize::from(self.join_type == StageJoinType::NullAwareAnti)
     }

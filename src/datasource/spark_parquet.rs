@@ -27,39 +27,7 @@ use crate::error::{KilnError, Result};
 use crate::types::timestamp::MICROS_PER_DAY;
 use crate::types::{days_from_civil, list_type, map_type, struct_type, timestamp_type};
 
-/// `spark.sql.parquet.datetimeRebaseModeInRead` / `int96RebaseModeInRead`: what to do with
-/// dates and timestamps from before the Gregorian calendar (1582-10-15) in files whose writer
-/// is unknown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RebaseMode {
-    /// Fail on such values: they are ambiguous.
-    Exception,
-    /// Read the values as they are (Proleptic Gregorian): Spark 4's default.
-    Corrected,
-    /// Rebase them from the hybrid Julian calendar of Spark 2 and Hive.
-    Legacy,
-}
-
-impl RebaseMode {
-    /// Parses a setting's value (case-insensitive).
-    pub fn parse(key: &str, value: &str) -> Result<RebaseMode> {
-        match value.trim().to_ascii_uppercase().as_str() {
-            "EXCEPTION" => Ok(RebaseMode::Exception),
-            "CORRECTED" => Ok(RebaseMode::Corrected),
-            "LEGACY" => Ok(RebaseMode::Legacy),
-            _ => Err(KilnError::Config(format!("`{key}` must be one of EXCEPTION, CORRECTED, LEGACY, got `{value}`"))),
-        }
-    }
-
-    /// The name Spark prints.
-    pub fn name(self) -> &'static str {
-        match self {
-            RebaseMode::Exception => "EXCEPTION",
-            RebaseMode::Corrected => "CORRECTED",
-            RebaseMode::Legacy => "LEGACY",
-        }
-    }
-}
+pub use crate::config::RebaseMode;
 
 /// The read settings a scan applies to each file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

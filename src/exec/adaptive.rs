@@ -12,7 +12,7 @@ use super::executor::{execute_with, Partitions};
 use crate::codegen::StageCache;
 use crate::config::Config;
 use crate::error::Result;
-use crate::exec::memory::{MemoryPool, Reservation};
+use crate::common::memory::{MemoryPool, Reservation};
 use crate::exec::metrics::{CodegenMetrics, PlanMetrics};
 use crate::physical::adaptive::{coalesce, convert_joins, estimated_bytes, skew_join_reads, ShuffleReadSpec, StageOutput};
 use crate::physical::{eliminate_null_aware_anti_joins, ensure_requirements, next_plan_id, Partitioning, PhysicalPlan, QueryStageKind};
@@ -54,7 +54,7 @@ pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, config: &Config, cache: &St
         release_inputs(&ran, &plan);
         plan = reoptimize(&plan, config);
         if let Some(control) = config.control.as_deref() {
-            control.replanned(&plan);
+            control.replanned_to(&plan);
         }
     }
     let ran = prepare_stage(&plan, config, &mut codegen_id);

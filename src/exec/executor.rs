@@ -28,7 +28,7 @@ use crate::datasource::spark_parquet::ReadSettings;
 use crate::error::{KilnError, Result};
 use crate::exec::interpreted::join::HashTable;
 use crate::exec::control::{on_scan_batch, QueryControl};
-use crate::exec::memory::{MemoryPool, Reservation};
+use crate::common::memory::{MemoryPool, Reservation};
 use crate::exec::metrics::{CodegenMetrics, OperatorMetrics, PlanMetrics, ScanStats};
 use crate::expr::eval::random::{with_partition, RandState};
 use crate::expr::Attribute;

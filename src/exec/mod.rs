@@ -4,8 +4,9 @@ pub mod adaptive;
 pub mod control;
 pub mod executor;
 pub mod interpreted;
-pub mod memory;
 mod union_loop;
+/// The memory pool moved to `common`; the old path stays for code not yet moved.
+pub use crate::common::memory;
 /// Run-time metrics live on the physical operators they count.
 pub use crate::physical::metrics;
 

@@ -135,7 +135,7 @@ fn panel(plan: &PhysicalPlan, ops: Option<&PlanMetrics>, config: &Config, title:
                 parts.push(format!("{:.1} ms", s.total_nanos() as f64 / 1e6));
             }
             if s.held_bytes > 0 {
-                parts.push(crate::stats::bytes_to_string(s.held_bytes as u128));
+                parts.push(crate::common::bytes_to_string(s.held_bytes as u128));
             }
             parts.join(", ")
         });

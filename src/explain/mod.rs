@@ -4,8 +4,7 @@ mod cost;
 mod formatted;
 pub mod graph;
 mod physical;
-mod tree;
-pub use tree::{draw_tree, with_inner_children};
+pub use crate::common::tree::{draw_tree, with_inner_children};
 
 use crate::config::Config;
 use crate::error::Result;
@@ -13,21 +12,7 @@ use crate::physical::PhysicalPlan;
 use crate::plan::LogicalPlan;
 use crate::types::spark_type_name;
 
-/// Which EXPLAIN output to produce.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExplainMode {
-    /// The physical plan only.
-    Simple,
-    /// Parsed, analyzed, optimized and physical plans.
-    Extended,
-    /// Each WholeStageCodegen subtree of the physical plan with its generated Cranelift IR,
-    /// or the reason it runs interpreted.
-    Codegen,
-    /// The optimized logical plan with each node's size estimate, then the physical plan.
-    Cost,
-    /// A numbered outline of the physical plan followed by one detail block per operator.
-    Formatted,
-}
+pub use crate::sql::ExplainMode;
 
 /// The plans of one query, as EXPLAIN prints them.
 pub struct QueryPlans<'a> {

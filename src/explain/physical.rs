@@ -97,6 +97,13 @@ fn long_key(keys: &[String], types: &[DataType]) -> Vec<String> {
     vec![key]
 }
 
+/// A reservation's operator, as its out-of-memory error names it: the line EXPLAIN prints.
+impl crate::common::memory::MemoryConsumer for PhysicalPlan {
+    fn consumer_name(&self) -> String {
+        self.node_string(&Config::default())
+    }
+}
+
 impl PhysicalPlan {
     /// The operator's line in a tree string.
     pub fn node_string(&self, config: &Config) -> String {
@@ -261,7 +268,7 @@ impl PhysicalPlan {
             PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle | QueryStageKind::Broadcast, output, .. } => Some(format!(
                 "output: {} rows, {} in {} partitions",
                 output.total_rows(),
-                crate::stats::bytes_to_string(output.total_bytes() as u128),
+                crate::common::bytes_to_string(output.total_bytes() as u128),
                 output.num_partitions()
             )),
             _ => ops.get(p).map(|m| m.summary()),

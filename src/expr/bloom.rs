@@ -110,7 +110,7 @@ mod tests {
     #[test]
     fn inserted_items_are_found_and_most_others_are_not() {
         let mut words = vec![0u64; words_for(8 * 1000)];
-        let hash = crate::stats::column::xxh64_long;
+        let hash = crate::common::hash::xxh64_long;
         for i in 0..1000 {
             insert(&mut words, hash(i));
         }

@@ -932,8 +932,8 @@ fn check_string_bytes(function: &str, bytes: usize) -> Result<()> {
     if bytes as u64 > limit {
         return Err(KilnError::exec(format!(
             "[UNABLE_TO_ACQUIRE_MEMORY] Unable to acquire {} of memory for one value of {function}: more than kiln.memory.limit ({}).",
-            crate::stats::bytes_to_string(bytes as u128),
-            crate::stats::bytes_to_string(limit as u128)
+            crate::common::bytes_to_string(bytes as u128),
+            crate::common::bytes_to_string(limit as u128)
         )));
     }
     Ok(())

@@ -537,11 +537,11 @@ impl MoreFn {
                 }).collect::<StringArray>())
             }
             Crc32 => Arc::new(bytes(0)?.iter().map(|s| s.map(|s| crc32fast::hash(s) as i64)).collect::<Int64Array>()),
-            Hash => Arc::new(Int32Array::from(crate::exec::interpreted::exchange::spark_hash(args, rows)?)),
+            Hash => Arc::new(Int32Array::from(crate::common::hash::spark_hash(args, rows)?)),
             XxHash64 => {
                 let mut h = vec![42u64; rows];
                 for a in args {
-                    crate::stats::column::xxhash64_fold(a, &mut h).ok_or_else(|| KilnError::unsupported(format!("xxhash64 of a {} value", a.data_type())))?;
+                    crate::common::hash::xxhash64_fold(a, &mut h).ok_or_else(|| KilnError::unsupported(format!("xxhash64 of a {} value", a.data_type())))?;
                 }
                 Arc::new(h.into_iter().map(|h| h as i64).collect::<Int64Array>())
             }

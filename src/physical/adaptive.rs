@@ -35,7 +35,7 @@ pub struct StageOutput {
     /// How the rows are spread over the partitions (the exchange's partitioning).
     pub partitioning: Partitioning,
     /// The query's memory the partitions hold until they are handed off or released.
-    held: Mutex<Option<crate::exec::memory::Reservation>>,
+    held: Mutex<Option<crate::common::memory::Reservation>>,
 }
 
 impl std::fmt::Debug for StageOutput {
@@ -53,7 +53,7 @@ impl StageOutput {
     }
 
     /// Counts the partitions against the query's memory budget, from `held`.
-    pub fn hold(&self, held: crate::exec::memory::Reservation) -> Result<()> {
+    pub fn hold(&self, held: crate::common::memory::Reservation) -> Result<()> {
         held.grow(self.total_bytes())?;
         if let Ok(mut slot) = self.held.lock() {
             *slot = Some(held);

@@ -201,7 +201,7 @@ impl OperatorStats {
             parts.push(format!("time: {}", ms(self.prepare_nanos)));
         }
         if self.held_bytes > 0 {
-            parts.push(format!("memory: {}", crate::stats::bytes_to_string(self.held_bytes as u128)));
+            parts.push(format!("memory: {}", crate::common::bytes_to_string(self.held_bytes as u128)));
         }
         if self.build_rows > 0 {
             parts.push(format!("build rows: {}", group_digits(self.build_rows)));

@@ -15,7 +15,7 @@ use crate::expr::{AggFunc, Attribute, Expr, ExprId, Generator, ScalarSubqueryExe
 use crate::plan::JoinType;
 
 /// Physical planning with a session's injected strategies (see `crate::extensions`).
-pub use planner::plan_physical_with_strategies;
+pub use planner::{plan_physical_with_strategies, PlannerStrategy};
 
 /// How rows are spread over partitions.
 #[derive(Debug, Clone, PartialEq)]

@@ -16,6 +16,21 @@ use crate::error::{KilnError, Result};
 use crate::expr::{aggregate_result_type, AggFunc, Attribute, BinaryOp, Expr, ExprId};
 use crate::plan::{named_output, JoinHint, JoinType, LogicalPlan};
 
+/// Plans logical nodes as physical operators (Spark's `SparkStrategy`). The operators are the
+/// engine's own ([`PhysicalPlan`]); `EnsureRequirements` and
+/// whole-stage code generation run over what a strategy returns, as over the built-ins'.
+pub trait PlannerStrategy: Send + Sync {
+    /// The strategy's name.
+    fn name(&self) -> &'static str;
+    /// The operator for `plan`, or None to leave the node to the next strategy. `plan_child`
+    /// plans a child with every strategy.
+    fn plan(
+        &self,
+        plan: &Arc<LogicalPlan>,
+        plan_child: &dyn Fn(&Arc<LogicalPlan>) -> Result<Arc<PhysicalPlan>>,
+    ) -> Result<Option<Arc<PhysicalPlan>>>;
+}
+
 /// Plans an optimized logical plan (before `EnsureRequirements`).
 pub fn plan_physical(plan: &Arc<LogicalPlan>, config: &Config) -> Result<Arc<PhysicalPlan>> {
     plan_physical_with_warnings(plan, config).map(|(p, _)| p)
@@ -31,7 +46,7 @@ pub fn plan_physical_with_warnings(plan: &Arc<LogicalPlan>, config: &Config) -> 
 pub fn plan_physical_with_strategies(
     plan: &Arc<LogicalPlan>,
     config: &Config,
-    strategies: &[Arc<dyn crate::extensions::PlannerStrategy>],
+    strategies: &[Arc<dyn PlannerStrategy>],
 ) -> Result<(Arc<PhysicalPlan>, Vec<String>)> {
     let planner = Planner { config, warnings: Default::default(), strategies };
     let plan = &plan_subqueries(plan, config, strategies, &planner.warnings)?;
@@ -45,7 +60,7 @@ pub fn plan_physical_with_strategies(
 fn plan_subqueries(
     plan: &Arc<LogicalPlan>,
     config: &Config,
-    strategies: &[Arc<dyn crate::extensions::PlannerStrategy>],
+    strategies: &[Arc<dyn PlannerStrategy>],
     warnings: &std::cell::RefCell<Vec<String>>,
 ) -> Result<Arc<LogicalPlan>> {
     plan.transform_scalar_subqueries(&mut |plan, id| {
@@ -88,7 +103,7 @@ struct Planner<'a> {
     /// Hints that could not be honoured, in Spark's words.
     warnings: std::cell::RefCell<Vec<String>>,
     /// Injected strategies, tried first.
-    strategies: &'a [Arc<dyn crate::extensions::PlannerStrategy>],
+    strategies: &'a [Arc<dyn PlannerStrategy>],
 }
 
 impl Planner<'_> {

@@ -1,4 +1,4 @@
-//! Spark's one-line description of each logical node; `explain::draw_tree` draws the tree.
+//! Spark's one-line description of each logical node; `common::tree::draw_tree` draws the tree.
 
 use super::{GroupingSetsKind, LogicalPlan};
 use crate::expr::Expr;
@@ -127,7 +127,7 @@ impl LogicalPlan {
 
 /// Spark's tree string of a logical plan.
 pub fn tree_string(plan: &LogicalPlan) -> String {
-    crate::explain::draw_tree(plan, &|p: &LogicalPlan| with_subquery_plans(p), &|p: &LogicalPlan| {
+    crate::common::tree::draw_tree(plan, &|p: &LogicalPlan| with_subquery_plans(p), &|p: &LogicalPlan| {
         p.children().into_iter().map(|c| c.as_ref()).collect()
     })
 }
@@ -150,5 +150,5 @@ fn with_subquery_plans(p: &LogicalPlan) -> String {
             }
         });
     }
-    crate::explain::with_inner_children(p.node_string(), !p.children().is_empty(), &inner)
+    crate::common::tree::with_inner_children(p.node_string(), !p.children().is_empty(), &inner)
 }

@@ -38,8 +38,23 @@ use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan, Tokenizer};
 
 use crate::error::{KilnError, Result};
-use crate::explain::ExplainMode;
 use crate::plan::LogicalPlan;
+
+/// Which EXPLAIN output to produce (the mode `EXPLAIN` is written with; `explain` renders it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExplainMode {
+    /// The physical plan only.
+    Simple,
+    /// Parsed, analyzed, optimized and physical plans.
+    Extended,
+    /// Each WholeStageCodegen subtree of the physical plan with its generated Cranelift IR,
+    /// or the reason it runs interpreted.
+    Codegen,
+    /// The optimized logical plan with each node's size estimate, then the physical plan.
+    Cost,
+    /// A numbered outline of the physical plan followed by one detail block per operator.
+    Formatted,
+}
 
 /// One parsed SQL statement.
 #[derive(Debug, Clone)]
@@ -157,18 +172,7 @@ pub enum Statement {
     },
 }
 
-/// What `ANALYZE TABLE` collects.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AnalyzeColumns {
-    /// `NOSCAN`: the size only.
-    NoScan,
-    /// No clause: size and row count.
-    Table,
-    /// `FOR COLUMNS a, b`: also these columns' statistics.
-    Columns(Vec<String>),
-    /// `FOR ALL COLUMNS`.
-    All,
-}
+pub use crate::stats::command::AnalyzeColumns;
 
 /// How a `CREATE TABLE .. USING parquet` table is stored.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use super::query::QueryPlanner;
 use super::{parse_error, parser_error, tokens_span, unsupported, AnalyzeColumns, Statement, TableStorage, ViewSource};
 use crate::datasource::text::TextFormat;
 use crate::error::Result;
-use crate::explain::ExplainMode;
+use super::ExplainMode;
 
 /// Parses the tokens of one statement (no `;` inside). `text` is the whole input, for slicing.
 pub(crate) fn parse_segment(text: &str, tokens: &[TokenWithSpan]) -> Result<Vec<Statement>> {

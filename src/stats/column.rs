@@ -15,12 +15,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, AsArray, Float64Array};
-use arrow::datatypes::{
-    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, TimeUnit,
-    TimestampMicrosecondType,
-};
+use arrow::datatypes::{DataType, Date32Type, Decimal128Type, Float64Type, TimeUnit, TimestampMicrosecondType};
 use arrow::record_batch::RecordBatch;
 
+use crate::common::hash::spark_xxhash64;
 use crate::error::{KilnError, Result};
 
 /// Spark's `Histogram`: equal-height bins; `height` rows per bin.
@@ -208,75 +206,6 @@ fn collect_values(array: &ArrayRef, dt: &DataType, out: &mut Values) -> Result<(
     Ok(())
 }
 
-/// Spark's `XxHash64Function.hash(value, type, 42)` of each value (as HyperLogLog++ hashes it:
-/// -0.0 and NaN normalized first); `None` for a NULL, and no vector for a type kiln cannot hash.
-pub(crate) fn spark_xxhash64(array: &ArrayRef) -> Option<Vec<Option<u64>>> {
-    let mut hashes = vec![HLL_SEED; array.len()];
-    xxhash64_fold(array, &mut hashes)?;
-    Some(hashes.into_iter().enumerate().map(|(i, h)| array.is_valid(i).then_some(h)).collect())
-}
-
-/// Spark's `XxHash64(columns, 42)`, one column at a time: each value is hashed with its row's
-/// running hash as the seed; a NULL leaves the hash. None for a type kiln cannot hash.
-pub(crate) fn xxhash64_fold(array: &ArrayRef, hashes: &mut [u64]) -> Option<()> {
-    fn fold<T>(it: impl Iterator<Item = Option<T>>, hashes: &mut [u64], f: impl Fn(T, u64) -> u64) {
-        for (h, v) in hashes.iter_mut().zip(it) {
-            if let Some(v) = v {
-                *h = f(v, *h);
-            }
-        }
-    }
-    let ints = |it: &mut dyn Iterator<Item = Option<i32>>, h: &mut [u64]| fold(it, h, xxh64_int_seeded);
-    let longs = |it: &mut dyn Iterator<Item = Option<i64>>, h: &mut [u64]| fold(it, h, xxh64_long_seeded);
-    let bytes = |it: &mut dyn Iterator<Item = Option<&[u8]>>, h: &mut [u64]| fold(it, h, xxh64_bytes_seeded);
-    match array.data_type() {
-        DataType::Null => {}
-        DataType::Boolean => ints(&mut array.as_boolean().iter().map(|x| x.map(|b| b as i32)), hashes),
-        DataType::Int8 => ints(&mut array.as_primitive::<Int8Type>().iter().map(|x| x.map(|v| v as i32)), hashes),
-        DataType::Int16 => ints(&mut array.as_primitive::<Int16Type>().iter().map(|x| x.map(|v| v as i32)), hashes),
-        DataType::Int32 => ints(&mut array.as_primitive::<Int32Type>().iter(), hashes),
-        DataType::Date32 => ints(&mut array.as_primitive::<Date32Type>().iter(), hashes),
-        DataType::Int64 => longs(&mut array.as_primitive::<Int64Type>().iter(), hashes),
-        DataType::Timestamp(TimeUnit::Microsecond, _) => longs(&mut array.as_primitive::<TimestampMicrosecondType>().iter(), hashes),
-        // Spark normalizes -0.0 and NaN before hashing.
-        DataType::Float32 => ints(&mut array.as_primitive::<Float32Type>().iter().map(|x| {
-            x.map(|v| (if v == 0.0 { 0.0f32 } else if v.is_nan() { f32::NAN } else { v }).to_bits() as i32)
-        }), hashes),
-        DataType::Float64 => longs(&mut array.as_primitive::<Float64Type>().iter().map(|x| {
-            x.map(|v| (if v == 0.0 { 0.0f64 } else if v.is_nan() { f64::NAN } else { v }).to_bits() as i64)
-        }), hashes),
-        // A decimal of up to 18 digits hashes by its unscaled long, a wider one by the
-        // big-endian two's complement bytes of its unscaled value.
-        DataType::Decimal128(p, _) => {
-            let p = *p;
-            fold(array.as_primitive::<Decimal128Type>().iter(), hashes, |v, s| if p <= 18 { xxh64_long_seeded(v as i64, s) } else { xxh64_bytes_seeded(&big_integer_bytes(v), s) })
-        }
-        DataType::Utf8 => bytes(&mut array.as_string::<i32>().iter().map(|x| x.map(str::as_bytes)), hashes),
-        DataType::LargeUtf8 => bytes(&mut array.as_string::<i64>().iter().map(|x| x.map(str::as_bytes)), hashes),
-        DataType::Utf8View => bytes(&mut array.as_string_view().iter().map(|x| x.map(str::as_bytes)), hashes),
-        DataType::Binary => bytes(&mut array.as_binary::<i32>().iter(), hashes),
-        DataType::LargeBinary => bytes(&mut array.as_binary::<i64>().iter(), hashes),
-        DataType::BinaryView => bytes(&mut array.as_binary_view().iter(), hashes),
-        _ => return None,
-    }
-    Some(())
-}
-
-/// Java's `BigInteger.toByteArray`: the shortest big-endian two's complement bytes.
-fn big_integer_bytes(v: i128) -> Vec<u8> {
-    let bytes = v.to_be_bytes();
-    let mut start = 0;
-    while start < 15 {
-        let (b, next) = (bytes[start], bytes[start + 1]);
-        let redundant = (b == 0 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0);
-        if !redundant {
-            break;
-        }
-        start += 1;
-    }
-    bytes[start..].to_vec()
-}
-
 /// Equal-height bins over sorted values: bound `i` is the value at percentile `i / bins`
 /// (exact, where Spark's ApproximatePercentile is within 1/10000), each bin's distinct count
 /// exact over its values.
@@ -303,91 +232,6 @@ fn equi_height(sorted: &[f64], bins: usize) -> Histogram {
         out.push(HistogramBin { lo, hi, ndv });
     }
     Histogram { height: n as f64 / bins as f64, bins: out }
-}
-
-// ---- XXH64 (Spark's `XXH64`, seed 42 in HyperLogLogPlusPlus) ----
-
-// Also emitted as IR by `codegen/emit.rs` (the runtime filter's xxhash64).
-pub(crate) const P1: u64 = 0x9E37_79B1_85EB_CA87;
-pub(crate) const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
-pub(crate) const P3: u64 = 0x1656_67B1_9E37_79F9;
-pub(crate) const P4: u64 = 0x85EB_CA77_C2B2_AE63;
-pub(crate) const P5: u64 = 0x27D4_EB2F_1656_67C5;
-pub(crate) const HLL_SEED: u64 = 42;
-
-fn fmix(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(P2);
-    h ^= h >> 29;
-    h = h.wrapping_mul(P3);
-    h ^ (h >> 32)
-}
-
-fn round(acc: u64, lane: u64) -> u64 {
-    acc.wrapping_add(lane.wrapping_mul(P2)).rotate_left(31).wrapping_mul(P1)
-}
-
-fn merge_round(h: u64, v: u64) -> u64 {
-    (h ^ round(0, v)).wrapping_mul(P1).wrapping_add(P4)
-}
-
-fn xxh64_int_seeded(v: i32, seed: u64) -> u64 {
-    let h = seed.wrapping_add(P5).wrapping_add(4) ^ (v as u32 as u64).wrapping_mul(P1);
-    fmix(h.rotate_left(23).wrapping_mul(P2).wrapping_add(P3))
-}
-
-/// Spark's `xxhash64(v)` of a bigint (seed 42).
-#[cfg(test)]
-pub(crate) fn xxh64_long(v: i64) -> u64 {
-    xxh64_long_seeded(v, HLL_SEED)
-}
-
-fn xxh64_long_seeded(v: i64, seed: u64) -> u64 {
-    let h = seed.wrapping_add(P5).wrapping_add(8) ^ round(0, v as u64);
-    fmix(h.rotate_left(27).wrapping_mul(P1).wrapping_add(P4))
-}
-
-#[cfg(test)]
-fn xxh64_bytes(data: &[u8]) -> u64 {
-    xxh64_bytes_seeded(data, HLL_SEED)
-}
-
-/// XXH64 of bytes, little-endian words.
-fn xxh64_bytes_seeded(data: &[u8], seed: u64) -> u64 {
-    let word = |i: usize| u64::from_le_bytes(data[i..i + 8].try_into().unwrap_or([0; 8]));
-    let len = data.len();
-    let mut i = 0;
-    let mut h = if len >= 32 {
-        let mut v = [seed.wrapping_add(P1).wrapping_add(P2), seed.wrapping_add(P2), seed, seed.wrapping_sub(P1)];
-        while i + 32 <= len {
-            for (k, lane) in v.iter_mut().enumerate() {
-                *lane = round(*lane, word(i + 8 * k));
-            }
-            i += 32;
-        }
-        let mut h = v[0].rotate_left(1).wrapping_add(v[1].rotate_left(7)).wrapping_add(v[2].rotate_left(12)).wrapping_add(v[3].rotate_left(18));
-        for lane in v {
-            h = merge_round(h, lane);
-        }
-        h
-    } else {
-        seed.wrapping_add(P5)
-    };
-    h = h.wrapping_add(len as u64);
-    while i + 8 <= len {
-        h = (h ^ round(0, word(i))).rotate_left(27).wrapping_mul(P1).wrapping_add(P4);
-        i += 8;
-    }
-    if i + 4 <= len {
-        let w = u32::from_le_bytes(data[i..i + 4].try_into().unwrap_or([0; 4])) as u64;
-        h = (h ^ w.wrapping_mul(P1)).rotate_left(23).wrapping_mul(P2).wrapping_add(P3);
-        i += 4;
-    }
-    while i < len {
-        h = (h ^ (data[i] as u64).wrapping_mul(P5)).rotate_left(11).wrapping_mul(P1);
-        i += 1;
-    }
-    fmix(h)
 }
 
 /// HyperLogLog++ as Spark's `HyperLogLogPlusPlusHelper`: `p` index bits from the relative
@@ -569,8 +413,8 @@ pub fn format_bound(v: f64, dt: &DataType) -> String {
         DataType::Date32 => crate::types::format_date(v as i32),
         DataType::Decimal128(_, s) => crate::types::format_decimal((v * 10f64.powi(*s as i32)).round() as i128, *s),
         DataType::Boolean => (v != 0.0).to_string(),
-        DataType::Float32 => crate::format::java_float(v as f32),
-        DataType::Float64 => crate::format::java_double(v),
+        DataType::Float32 => crate::types::java_float(v as f32),
+        DataType::Float64 => crate::types::java_double(v),
         DataType::Timestamp(..) => {
             let micros = v as i64;
             let (days, rem) = (micros.div_euclid(86_400_000_000), micros.rem_euclid(86_400_000_000));
@@ -592,32 +436,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn xxh64_matches_the_reference_values() {
-        // xxHash's published vectors (seed 0).
-        assert_eq!(xxh64_bytes_seeded(b"", 0), 0xEF46_DB37_51D8_E999);
-        assert_eq!(xxh64_bytes_seeded(b"abc", 0), 0x44BC_2CF5_AD77_0999);
-        // Spark's hashInt / hashLong are XXH64 of the 4 / 8 little-endian bytes.
-        for v in [0i64, 1, -1, 123_456_789_012, i64::MIN] {
-            assert_eq!(xxh64_long_seeded(v, 42), xxh64_bytes_seeded(&v.to_le_bytes(), 42));
-            assert_eq!(xxh64_int_seeded(v as i32, 42), xxh64_bytes_seeded(&(v as i32).to_le_bytes(), 42));
-        }
-        let long: Vec<u8> = (0..100u8).collect();
-        assert_ne!(xxh64_bytes(&long), xxh64_bytes(&long[..99]));
-        // Spark's documented `xxhash64('Spark', array(123), 2)`: each value seeds the next.
-        let h = xxh64_int_seeded(2, xxh64_int_seeded(123, xxh64_bytes(b"Spark")));
-        assert_eq!(h as i64, 5602566077635097486);
-    }
-
-    #[test]
     fn hll_counts_small_sets_exactly_and_large_ones_within_the_error() {
         let mut h = HyperLogLogPlusPlus::new(0.05);
         for v in 0..50i64 {
-            h.add_hash(xxh64_long(v % 10));
+            h.add_hash(crate::common::hash::xxh64_long(v % 10));
         }
         assert_eq!(h.query(), 10);
         let mut h = HyperLogLogPlusPlus::new(0.05);
         for v in 0..100_000i64 {
-            h.add_hash(xxh64_long(v));
+            h.add_hash(crate::common::hash::xxh64_long(v));
         }
         let e = h.query() as f64;
         assert!((e - 100_000.0).abs() / 100_000.0 < 0.15, "{e}");

@@ -9,7 +9,19 @@ use super::column::{compute_column_stats, supports_type, TableStats};
 use crate::catalog::{Table, TableKind, TableSource};
 use crate::config::Config;
 use crate::error::{KilnError, Result};
-use crate::sql::AnalyzeColumns;
+
+/// What `ANALYZE TABLE` collects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnalyzeColumns {
+    /// `NOSCAN`: the size only.
+    NoScan,
+    /// No clause: size and row count.
+    Table,
+    /// `FOR COLUMNS a, b`: also these columns' statistics.
+    Columns(Vec<String>),
+    /// `FOR ALL COLUMNS`.
+    All,
+}
 
 /// The table's total bytes, as Spark's `CommandUtils.calculateTotalSize` (files) or the
 /// memory its batches hold.
@@ -165,7 +177,7 @@ pub fn describe_column(table: &Table, column: &str, extended: bool) -> Result<Ve
     match stat.and_then(|s| s.histogram.as_ref()) {
         None => rows.push(pair("histogram", "NULL".into())),
         Some(h) => {
-            let d = crate::format::java_double;
+            let d = crate::types::java_double;
             rows.push(pair("histogram", format!("height: {}, num_of_bins: {}", d(h.height), h.bins.len())));
             for (i, b) in h.bins.iter().enumerate() {
                 rows.push(pair(&format!("bin_{i}"), format!("lower_bound: {}, upper_bound: {}, distinct_count: {}", d(b.lo), d(b.hi), b.ndv)));

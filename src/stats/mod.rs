@@ -18,6 +18,7 @@ pub mod column;
 pub mod command;
 pub mod estimation;
 
+use crate::common::{bytes_to_string, three_digits};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -58,38 +59,6 @@ impl fmt::Display for Statistics {
         }
         write!(f, ")")
     }
-}
-
-/// Spark's `Utils.bytesToString`: one decimal in the largest unit of which there are at least
-/// two (`1294.9 KiB`, `2.0 MiB`), rounding half up; `1.23E+22 B` from 2048 EiB on.
-pub fn bytes_to_string(size: u128) -> String {
-    const UNITS: [(&str, u32); 6] = [("EiB", 60), ("PiB", 50), ("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)];
-    if size >= (1u128 << 11) << 60 {
-        return format!("{} B", three_digits(size));
-    }
-    let (unit, shift) = UNITS.iter().find(|(_, shift)| size >= 2u128 << shift).copied().unwrap_or(("B", 0));
-    let divisor = 1u128 << shift;
-    // Tenths, rounded half up: size < 2^71, so size * 20 fits.
-    let tenths = (size * 20 + divisor) / (2 * divisor);
-    format!("{}.{} {unit}", tenths / 10, tenths % 10)
-}
-
-/// Java's `BigDecimal(n, new MathContext(3, HALF_UP)).toString()`: up to three digits exact,
-/// otherwise three significant digits in scientific notation (`1.23E+4`, `2.00E+5`).
-fn three_digits(n: u128) -> String {
-    let digits = n.to_string();
-    if digits.len() <= 3 {
-        return digits;
-    }
-    let exponent = digits.len() - 1;
-    let mut kept: u128 = digits[..3].parse().unwrap_or(0);
-    if digits.as_bytes()[3] >= b'5' {
-        kept += 1;
-    }
-    // 999.5 rounds up to 1000: one more digit of exponent.
-    let (kept, exponent) = if kept == 1000 { (100, exponent + 1) } else { (kept, exponent) };
-    let kept = kept.to_string();
-    format!("{}.{}E+{exponent}", &kept[..1], &kept[1..])
 }
 
 /// Spark's `DataType.defaultSize`: the bytes one value is assumed to take.

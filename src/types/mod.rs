@@ -3,8 +3,10 @@
 
 pub mod host_arrow;
 pub mod interval;
+mod java_text;
 mod scalar;
 pub mod timestamp;
+pub use java_text::{java_double, java_float};
 pub use scalar::{format_date, format_decimal, parse_date, ScalarValue};
 pub use timestamp::{format_timestamp, is_timestamp, parse_timestamp, timestamp_type};
 pub(crate) use scalar::chrono_like::days_from_civil;

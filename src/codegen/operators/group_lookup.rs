@@ -1,5 +1,5 @@
 //! Grouping in generated code: the row's group id from the shared group table
-//! (`exec/interpreted/group_table.rs`), hashed, probed, compared and — on the int layout —
+//! (`hashtable/group_table.rs`), hashed, probed, compared and — on the int layout —
 //! inserted in IR. Rust is called only to grow the table (per new group, when it fills) and,
 //! on the general layout, to add a new group (its string bytes are copied) and to compare the
 //! bytes of strings whose length and prefix matched.
@@ -9,7 +9,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, Value};
 
 use crate::codegen::expr::{flags, Tx};
-use crate::exec::interpreted::group_table::{int_layout, key_kind, offsets as off, KeyKind, HASH_K, INT_K1};
+use crate::hashtable::group_table::{int_layout, key_kind, offsets as off, KeyKind};
 use crate::expr::Expr;
 
 /// Why generated code cannot compute the group of `keys`, or None.
@@ -37,20 +37,11 @@ pub fn unsupported_keys(keys: &[Expr]) -> Option<String> {
 }
 
 fn hash_add(tx: &mut Tx, h: Value, w: Value) -> Value {
-    let r = tx.b.ins().rotl_imm_u(h, 5);
-    let x = tx.b.ins().bxor(r, w);
-    tx.b.ins().imul_imm_s(x, HASH_K as i64)
+    crate::hashtable::ir::mix(tx.b, h, w)
 }
 
 fn hash_finish(tx: &mut Tx, h: Value) -> Value {
-    let mut z = h;
-    for (shift, k) in [(30, 0xbf58_476d_1ce4_e5b9u64), (27, 0x94d0_49bb_1331_11eb)] {
-        let s = tx.b.ins().ushr_imm_u(z, shift);
-        let x = tx.b.ins().bxor(z, s);
-        z = tx.b.ins().imul_imm_s(x, k as i64);
-    }
-    let s = tx.b.ins().ushr_imm_u(z, 31);
-    tx.b.ins().bxor(z, s)
+    crate::hashtable::ir::finish(tx.b, h)
 }
 
 /// `v` widened to an i64 word (booleans zero-extended).
@@ -225,12 +216,7 @@ fn int_group_id(tx: &mut Tx, key: &Expr, header: Value, found: Block) -> Result<
     let new_gid = tx.b.append_block_param(remember, types::I64);
     tx.b.ins().brif(reuse, found, &[BlockArg::Value(lg)], lookup, &[]);
     tx.b.switch_to_block(lookup);
-    // group_table::hash_int
-    let s = tx.b.ins().ushr_imm_u(k, 33);
-    let x = tx.b.ins().bxor(k, s);
-    let x = tx.b.ins().imul_imm_s(x, INT_K1 as i64);
-    let s = tx.b.ins().ushr_imm_u(x, 29);
-    let h = tx.b.ins().bxor(x, s);
+    let h = crate::hashtable::ir::hash_int(tx.b, k);
     let mask = tx.b.ins().load(types::I64, flags(), header, off::MASK);
     let gids = tx.b.ins().load(types::I64, flags(), header, off::SLOT_GIDS);
     let words = tx.b.ins().load(types::I64, flags(), header, off::SLOT_WORDS);

@@ -126,7 +126,7 @@ pub fn consume(tx: &mut Tx, keys: &[Expr], aggregates: &[AggSpec], (table, gids,
             note(tx.b, tx.helpers, || format!("HashAggregate: find the row's group of [{}] in the shared group table", list(keys)));
             let gid = super::group_lookup::group_id(tx, keys, header)?;
             // Read after the lookup: adding a group may have moved the payload.
-            let payload = tx.b.ins().load(types::I64, flags(), header, crate::exec::interpreted::group_table::offsets::PAYLOAD);
+            let payload = tx.b.ins().load(types::I64, flags(), header, crate::hashtable::group_table::offsets::PAYLOAD);
             let off = tx.b.ins().imul_imm_s(gid, stride);
             tx.b.ins().iadd(payload, off)
         }

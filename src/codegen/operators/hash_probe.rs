@@ -15,7 +15,8 @@ use crate::codegen::expr::{flags, Tx};
 use crate::codegen::rows::{load_index, note};
 use crate::codegen::spec::{build_columns, join_condition, stage_join_type, string_column, substitute, unsupported_reason, Flattening, JoinSpec, StageJoinType, StageSpec, NULL_AWARE_EMPTY, NULL_AWARE_NULL_KEY};
 use crate::physical::PhysicalPlan;
-use crate::exec::interpreted::join_table::{inline_key, END, HASH_K, KEY_WORDS, MULTI, ROW_BITS, TABLE_WORDS};
+use crate::common::hash::HASH_K;
+use crate::hashtable::join_table::{inline_key, END, KEY_WORDS, MULTI, ROW_BITS, TABLE_WORDS};
 
 /// Adds the join to the stage: the build side is hashed into a `JoinTable` the code probes.
 pub fn flatten(node: &Arc<PhysicalPlan>, f: &mut Flattening) -> Result<(), String> {
@@ -32,7 +33,7 @@ pub fn flatten(node: &Arc<PhysicalPlan>, f: &mut Flattening) -> Result<(), Strin
     let stream_keys: Vec<Expr> = stream_keys.iter().map(|k| substitute(k, &f.env)).collect();
     for (s, b) in stream_keys.iter().zip(build_keys) {
         let (st, bt) = (s.data_type().map_err(|e| e.to_string())?, b.data_type().map_err(|e| e.to_string())?);
-        if st != bt || !(crate::exec::interpreted::join_table::int_key(&st) || st == DataType::Utf8) {
+        if st != bt || !(crate::hashtable::join_table::int_key(&st) || st == DataType::Utf8) {
             return Err(format!("a join key of type {}", crate::types::spark_type_name(&bt)));
         }
         if st == DataType::Utf8 && string_column(s).is_none() {
@@ -243,17 +244,14 @@ fn hash_keys(tx: &mut Tx, j: &JoinSpec) -> Result<(Value, Option<Value>, Vec<Key
             null = tx.or_nulls(null, n);
             (word(tx, v, &t), None)
         };
+        // The first word as `mix(0, w)`: a multiply alone.
         h = Some(match h {
             None => tx.b.ins().imul_imm_s(w, HASH_K as i64),
-            Some(h) => {
-                let r = tx.b.ins().rotl_imm_u(h, 5);
-                let x = tx.b.ins().bxor(r, w);
-                tx.b.ins().imul_imm_s(x, HASH_K as i64)
-            }
+            Some(h) => crate::hashtable::ir::mix(tx.b, h, w),
         });
         keys.push((w, string));
     }
-    Ok((finish(tx, h.ok_or("a join without keys")?), null, keys))
+    Ok((crate::hashtable::ir::finish(tx.b, h.ok_or("a join without keys")?), null, keys))
 }
 
 /// The pass bit of the stage filter's test for join `j` (an inner or semi join over the
@@ -407,16 +405,5 @@ fn string_equal(
     Ok(())
 }
 
-/// `JoinTable`'s final avalanche (splitmix64's finalizer), in IR.
-fn finish(tx: &mut Tx, z: Value) -> Value {
-    let s = tx.b.ins().ushr_imm_u(z, 30);
-    let z = tx.b.ins().bxor(z, s);
-    let z = tx.b.ins().imul_imm_s(z, 0xbf58_476d_1ce4_e5b9u64 as i64);
-    let s = tx.b.ins().ushr_imm_u(z, 27);
-    let z = tx.b.ins().bxor(z, s);
-    let z = tx.b.ins().imul_imm_s(z, 0x94d0_49bb_1331_11ebu64 as i64);
-    let s = tx.b.ins().ushr_imm_u(z, 31);
-    tx.b.ins().bxor(z, s)
-}
 
 use crate::expr::Expr;

@@ -9,7 +9,7 @@ use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
 
 use super::accumulators::{new_accumulator, Accumulator};
-use super::groups::Grouper;
+use crate::hashtable::groups::Grouper;
 use super::{evaluate_all, make_batch, schema_of};
 use crate::error::{KilnError, Result};
 use crate::expr::{Attribute, Expr};

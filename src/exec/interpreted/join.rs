@@ -12,7 +12,7 @@ use arrow::datatypes::{Field, Schema};
 use arrow::record_batch::RecordBatch;
 use arrow::row::{RowConverter, Rows, SortField};
 
-use super::join_table::{JoinTable, END};
+use crate::hashtable::join_table::{JoinTable, END};
 use super::{concat, evaluate_all, make_batch, schema_of};
 use crate::error::{KilnError, Result};
 use crate::expr::eval::evaluate;

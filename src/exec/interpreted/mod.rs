@@ -12,9 +12,6 @@ pub mod window;
 
 mod accumulators;
 mod stat_accumulators;
-pub(crate) mod group_table;
-pub(crate) mod groups;
-pub(crate) mod join_table;
 
 pub use aggregate::{hash_aggregate, final_groups_expected, partial_flush_due, HashAggregator};
 pub use exchange::{range_partition, HashPartitioner};

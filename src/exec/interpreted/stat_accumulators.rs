@@ -14,7 +14,8 @@ use arrow::row::{OwnedRow, RowConverter, SortField};
 use super::accumulators::{min_max, Accumulator};
 use crate::error::{KilnError, Result};
 use crate::expr::{AggBuiltin, AggKind};
-use crate::stats::column::{spark_xxhash64, HyperLogLogPlusPlus};
+use crate::common::hash::spark_xxhash64;
+use crate::stats::column::HyperLogLogPlusPlus;
 
 /// The accumulator of `b` over arguments of types `args`.
 pub(super) fn builtin_accumulator(b: AggBuiltin, args: &[DataType]) -> Result<Box<dyn Accumulator>> {

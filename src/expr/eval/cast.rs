@@ -14,7 +14,7 @@ use super::decimal::{fit, rescale, Digits};
 use super::errors::{cast_invalid_input, cast_overflow, decimal_out_of_range, sql_value};
 use crate::error::{KilnError, Result};
 use super::Primitive;
-use crate::format::java_double;
+use crate::types::java_double;
 use crate::types::timestamp::{MICROS_PER_DAY, MICROS_PER_SECOND};
 use crate::types::{format_date, format_decimal, format_timestamp, parse_date, parse_timestamp, ScalarValue};
 
@@ -221,7 +221,7 @@ fn nested_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
 fn to_string(a: &ArrayRef) -> Result<ArrayRef> {
     Ok(match a.data_type() {
         DataType::Float64 => map_to_string::<Float64Type>(a, java_double)?,
-        DataType::Float32 => map_to_string::<Float32Type>(a, crate::format::java_float)?,
+        DataType::Float32 => map_to_string::<Float32Type>(a, crate::types::java_float)?,
         DataType::Decimal128(_, s) => {
             let s = *s;
             map_to_string::<Decimal128Type>(a, |v| format_decimal(v, s))?

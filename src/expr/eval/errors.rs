@@ -71,9 +71,9 @@ pub(super) fn sql_value(v: &ScalarValue) -> String {
         ScalarValue::Int16(x) => format!("{x}S"),
         ScalarValue::Int64(x) => format!("{x}L"),
         // A float has no suffix; NaN and the infinities are quoted for doubles too.
-        ScalarValue::Float32(x) => format!("CAST('{}' AS FLOAT)", crate::format::java_float(*x)),
-        ScalarValue::Float64(x) if !x.is_finite() => format!("CAST('{}' AS DOUBLE)", crate::format::java_double(*x)),
-        ScalarValue::Float64(x) => format!("{}D", crate::format::java_double(*x)),
+        ScalarValue::Float32(x) => format!("CAST('{}' AS FLOAT)", crate::types::java_float(*x)),
+        ScalarValue::Float64(x) if !x.is_finite() => format!("CAST('{}' AS DOUBLE)", crate::types::java_double(*x)),
+        ScalarValue::Float64(x) => format!("{}D", crate::types::java_double(*x)),
         ScalarValue::Decimal(x, _, s) => format!("{}BD", format_decimal(*x, *s)),
         ScalarValue::Utf8(x) => quote(x),
         ScalarValue::Date32(d) => format!("DATE '{}'", format_date(*d)),

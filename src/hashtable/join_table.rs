@@ -26,6 +26,7 @@ use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::*;
 use arrow::row::{RowConverter, SortField};
 
+use crate::common::hash::{finish, mix};
 use crate::error::{KilnError, Result};
 
 /// End of a chain in `next`.
@@ -36,23 +37,6 @@ pub const MULTI: u64 = 1 << 31;
 
 /// In a slot: the bits of `row + 1`.
 pub const ROW_BITS: u64 = MULTI - 1;
-
-/// The hash's multiplier (FastHasher's).
-pub const HASH_K: u64 = 0x517c_c1b7_2722_0a95;
-
-/// Folds one key word into a row hash (generated code emits the same).
-#[inline]
-pub fn mix(h: u64, w: u64) -> u64 {
-    (h.rotate_left(5) ^ w).wrapping_mul(HASH_K)
-}
-
-/// The row hash's final avalanche (splitmix64's finalizer; generated code emits the same).
-#[inline]
-pub fn finish(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 /// The key word of a string (or encoded) key: a hash of its bytes.
 pub fn hash_bytes(bytes: &[u8]) -> u64 {

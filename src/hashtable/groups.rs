@@ -10,6 +10,7 @@ use arrow::datatypes::*;
 use arrow::row::{RowConverter, SortField};
 
 use super::group_table::{key_kind, GroupTable};
+use crate::common::hash::{finish, mix};
 use crate::error::{KilnError, Result};
 
 /// A cheap multiplicative hash with a final avalanche (plain Fx hashes give equal low bits
@@ -17,12 +18,10 @@ use crate::error::{KilnError, Result};
 #[derive(Default, Clone, Copy)]
 pub(crate) struct FastHasher(u64);
 
-const K: u64 = 0x517c_c1b7_2722_0a95;
-
 impl FastHasher {
     #[inline]
     fn add(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
+        self.0 = mix(self.0, w);
     }
 }
 
@@ -56,11 +55,7 @@ impl Hasher for FastHasher {
     }
     #[inline]
     fn finish(&self) -> u64 {
-        // splitmix64's finalizer
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        finish(self.0)
     }
 }
 

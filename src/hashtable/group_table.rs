@@ -21,6 +21,7 @@ use arrow::array::{
 use arrow::buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow::datatypes::*;
 
+use crate::common::hash::{finish, mix};
 use crate::error::{KilnError, Result};
 
 /// A slot without a group.
@@ -95,7 +96,6 @@ pub fn int_layout(types: &[DataType]) -> bool {
     matches!(types, [t] if key_kind(t) == Some(KeyKind::Int) && *t != DataType::Boolean)
 }
 
-pub const HASH_K: u64 = 0x517c_c1b7_2722_0a95;
 pub const INT_K1: u64 = 0xff51_afd7_ed55_8ccd;
 
 /// The int layout's hash (generated code emits the same instructions).
@@ -103,21 +103,6 @@ pub const INT_K1: u64 = 0xff51_afd7_ed55_8ccd;
 pub fn hash_int(k: u64) -> u64 {
     let h = (k ^ (k >> 33)).wrapping_mul(INT_K1);
     h ^ (h >> 29)
-}
-
-/// One step of the general layout's hash.
-#[inline]
-pub fn hash_add(h: u64, w: u64) -> u64 {
-    (h.rotate_left(5) ^ w).wrapping_mul(HASH_K)
-}
-
-/// The general layout's final mix (splitmix64's finalizer).
-#[inline]
-pub fn hash_finish(h: u64) -> u64 {
-    let mut z = h;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// Up to 7 bytes (`n` > 0) as one word, with at most two loads: two overlapping 4-byte reads
@@ -141,17 +126,17 @@ pub fn short_word(b: &[u8]) -> u64 {
 /// 8-byte little-endian words and a `short_word` tail.
 #[inline]
 pub fn hash_string(mut h: u64, bytes: &[u8]) -> u64 {
-    h = hash_add(h, len_prefix(bytes));
+    h = mix(h, len_prefix(bytes));
     if bytes.len() > 4 {
         let mut chunks = bytes[4..].chunks_exact(8);
         for c in &mut chunks {
             let mut w = [0u8; 8];
             w.copy_from_slice(c);
-            h = hash_add(h, u64::from_le_bytes(w));
+            h = mix(h, u64::from_le_bytes(w));
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
-            h = hash_add(h, short_word(rest));
+            h = mix(h, short_word(rest));
         }
     }
     h
@@ -550,7 +535,7 @@ impl GroupTable {
                             v[row] as i64 as u64
                         };
                         cand[j * w + a] = word;
-                        hashes[j] = hash_add(hashes[j], word);
+                        hashes[j] = mix(hashes[j], word);
                     }
                 }};
             }
@@ -575,7 +560,7 @@ impl GroupTable {
                             b.value(row) as u64
                         };
                         cand[j * w + a] = word;
-                        hashes[j] = hash_add(hashes[j], word);
+                        hashes[j] = mix(hashes[j], word);
                     }
                 }
                 DataType::Float64 => {
@@ -589,7 +574,7 @@ impl GroupTable {
                             float_word(v[row])
                         };
                         cand[j * w + a] = word;
-                        hashes[j] = hash_add(hashes[j], word);
+                        hashes[j] = mix(hashes[j], word);
                     }
                 }
                 DataType::Decimal128(..) => {
@@ -605,7 +590,7 @@ impl GroupTable {
                         let (lo, hi) = (x as u64, (x >> 64) as u64);
                         cand[j * w + a] = lo;
                         cand[j * w + a + 1] = hi;
-                        hashes[j] = hash_add(hash_add(hashes[j], lo), hi);
+                        hashes[j] = mix(mix(hashes[j], lo), hi);
                     }
                 }
                 DataType::Utf8 => {
@@ -630,7 +615,7 @@ impl GroupTable {
             }
         }
         for j in 0..n {
-            hashes[j] = hash_finish(hash_add(hashes[j], cand[j * w]));
+            hashes[j] = finish(mix(hashes[j], cand[j * w]));
         }
         Ok(())
     }
@@ -764,7 +749,7 @@ pub unsafe extern "C" fn kiln_group_insert(header: *mut Header, hash: u64, slot:
 /// # Safety
 /// Both must address `n` readable bytes.
 pub unsafe extern "C" fn kiln_bytes_equal(a: *const u8, b: *const u8, n: i64) -> i64 {
-    debug_assert!(crate::codegen::value_bytes_ok(a, n) && crate::codegen::value_bytes_ok(b, n), "kiln_bytes_equal({a:?}, {b:?}, {n})");
+    debug_assert!(super::value_bytes_ok(a, n) && super::value_bytes_ok(b, n), "kiln_bytes_equal({a:?}, {b:?}, {n})");
     let Ok(n) = usize::try_from(n) else { return 0 };
     if a.is_null() || b.is_null() {
         return (n == 0) as i64;

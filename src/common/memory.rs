@@ -8,9 +8,15 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::bytes_to_string;
 use crate::error::{KilnError, Result};
-use crate::physical::PhysicalPlan;
-use crate::stats::bytes_to_string;
+
+/// What holds a reservation (an operator of a physical plan), named in the error when the
+/// pool is out of memory.
+pub trait MemoryConsumer: std::fmt::Debug + Send + Sync {
+    /// The consumer as an error message names it.
+    fn consumer_name(&self) -> String;
+}
 
 /// Bytes held by one query's breakers, against its limit.
 #[derive(Debug)]
@@ -53,13 +59,13 @@ impl MemoryPool {
 #[derive(Debug)]
 pub struct Reservation {
     pool: Arc<MemoryPool>,
-    operator: Arc<PhysicalPlan>,
+    operator: Arc<dyn MemoryConsumer>,
     bytes: AtomicU64,
 }
 
 impl Reservation {
     /// An empty reservation for `operator`.
-    pub fn new(pool: &Arc<MemoryPool>, operator: &Arc<PhysicalPlan>) -> Reservation {
+    pub fn new<C: MemoryConsumer + 'static>(pool: &Arc<MemoryPool>, operator: &Arc<C>) -> Reservation {
         Reservation { pool: pool.clone(), operator: operator.clone(), bytes: AtomicU64::new(0) }
     }
 
@@ -113,7 +119,7 @@ impl Reservation {
     }
 
     fn exceeded(&self, wanted: u64, used: u64, limit: u64) -> KilnError {
-        let mut operator = self.operator.node_string(&crate::config::Config::default());
+        let mut operator = self.operator.consumer_name();
         if operator.chars().count() > 120 {
             operator = operator.chars().take(117).collect::<String>() + "...";
         }
@@ -151,8 +157,17 @@ pub fn default_limit() -> u64 {
 mod tests {
     use super::*;
 
-    fn plan() -> Arc<PhysicalPlan> {
-        Arc::new(PhysicalPlan::LocalTableScan { output: vec![], data: vec![] })
+    #[derive(Debug)]
+    struct Scan;
+
+    impl MemoryConsumer for Scan {
+        fn consumer_name(&self) -> String {
+            "LocalTableScan".into()
+        }
+    }
+
+    fn plan() -> Arc<Scan> {
+        Arc::new(Scan)
     }
 
     #[test]
@@ -164,6 +179,7 @@ mod tests {
         let b = Reservation::new(&pool, &op);
         let err = b.grow(50).expect_err("over the limit");
         assert!(err.to_string().contains("UNABLE_TO_ACQUIRE_MEMORY") && err.to_string().contains("kiln.memory.limit"), "{err}");
+        assert!(err.to_string().contains("for LocalTableScan"), "{err}");
         assert_eq!((pool.used(), b.bytes()), (60, 0), "a failed grow holds nothing");
         b.grow(40).expect("fits exactly");
         a.shrink(1000);

@@ -13,7 +13,7 @@ use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, T
 use cranelift_frontend::FunctionBuilder;
 
 use super::helpers::{middle_pieces, Helpers};
-use super::rows::note;
+use super::rows::{flags, note};
 use super::COMPILED_WHEN_RUN;
 use super::spec::{string_predicate, StringMatch, StringPredicate};
 use crate::expr::{Attribute, BinaryOp, Expr, ScalarFunc};
@@ -42,9 +42,6 @@ pub fn out_width(t: &DataType) -> usize {
     }
 }
 
-pub(super) fn flags() -> MemFlagsData {
-    MemFlagsData::trusted()
-}
 
 pub(super) type Emitted = (Value, Option<Value>);
 

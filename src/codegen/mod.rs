@@ -137,7 +137,7 @@ fn rebuild(plan: &Arc<PhysicalPlan>, children: Vec<Arc<PhysicalPlan>>) -> Arc<Ph
 }
 
 fn collapse(plan: &Arc<PhysicalPlan>, next_id: &mut usize) -> Arc<PhysicalPlan> {
-    let Some((chain, _input)) = spec::stage_chain(plan) else {
+    let Some((chain, _input)) = operators::stage_chain(plan) else {
         let children = plan.children().into_iter().map(|c| collapse(c, next_id)).collect();
         return rebuild(plan, children);
     };

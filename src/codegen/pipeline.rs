@@ -6,7 +6,8 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, Value};
 use cranelift_frontend::FunctionBuilder;
 
-use super::expr::{flags, Tx};
+use super::expr::Tx;
+use super::rows::flags;
 use super::helpers::Helpers;
 use super::layout::{columns_of, indexed_sink, used_columns, SlotLayout};
 use super::rows::{enter, load_index, note, row_loop, row_loop_from, slot};

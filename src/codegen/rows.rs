@@ -3,12 +3,16 @@
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, Block, InstBuilder, Value};
+use cranelift_codegen::ir::{types, Block, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
 
 use super::helpers::Helpers;
 use super::layout::SlotLayout;
-use super::expr::flags;
+
+/// Generated loads and stores: trusted (aligned, never trapping) memory the runtime sized.
+pub(super) fn flags() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
 
 /// Loads a slot (a pointer or offset) in the entry block.
 pub(super) fn slot(b: &mut FunctionBuilder, slots: Value, k: usize) -> Value {

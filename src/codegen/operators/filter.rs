@@ -6,11 +6,13 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
 
-use crate::codegen::expr::{flags, int_cc, Tx};
+use crate::codegen::expr::{int_cc, Tx};
+use crate::codegen::rows::flags;
 use crate::codegen::helpers::Helpers;
 use crate::codegen::layout::{columns_of, SlotLayout};
 use crate::codegen::rows::{enter, note, row_loop, row_loop_from, slot};
-use crate::codegen::spec::{is_column_null_test, substitute, unsupported_reason, Flattening, StageSpec};
+use super::Flattening;
+use crate::codegen::spec::{is_column_null_test, substitute, unsupported_reason, StageSpec};
 use crate::expr::{BinaryOp, Expr};
 use crate::types::ScalarValue;
 

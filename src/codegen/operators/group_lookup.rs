@@ -8,7 +8,8 @@ use arrow::datatypes::DataType;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, Value};
 
-use crate::codegen::expr::{flags, Tx};
+use crate::codegen::expr::Tx;
+use crate::codegen::rows::flags;
 use crate::hashtable::group_table::{int_layout, key_kind, offsets as off, KeyKind};
 use crate::expr::Expr;
 

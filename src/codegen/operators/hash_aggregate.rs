@@ -9,9 +9,11 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
 
-use crate::codegen::expr::{flags, list, repr, when_valid, Tx};
+use crate::codegen::expr::{list, repr, when_valid, Tx};
+use crate::codegen::rows::flags;
 use crate::codegen::rows::{load_index, note};
-use crate::codegen::spec::{substitute, unsupported_reason, AggSpec, Flattening, StageSink};
+use super::Flattening;
+use crate::codegen::spec::{substitute, unsupported_reason, AggSpec, StageSink};
 use crate::expr::{AggFunc, Expr, ExprId};
 use crate::physical::{AggregateExpr, PhysicalPlan};
 

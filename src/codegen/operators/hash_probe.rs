@@ -11,9 +11,11 @@ use arrow::datatypes::DataType;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
-use crate::codegen::expr::{flags, Tx};
+use crate::codegen::expr::Tx;
+use crate::codegen::rows::flags;
 use crate::codegen::rows::{load_index, note};
-use crate::codegen::spec::{build_columns, join_condition, stage_join_type, string_column, substitute, unsupported_reason, Flattening, JoinSpec, StageJoinType, StageSpec, NULL_AWARE_EMPTY, NULL_AWARE_NULL_KEY};
+use super::Flattening;
+use crate::codegen::spec::{build_columns, join_condition, stage_join_type, string_column, substitute, unsupported_reason, JoinSpec, StageJoinType, StageSpec, NULL_AWARE_EMPTY, NULL_AWARE_NULL_KEY};
 use crate::physical::PhysicalPlan;
 use crate::common::hash::HASH_K;
 use crate::hashtable::join_table::{inline_key, END, KEY_WORDS, MULTI, ROW_BITS, TABLE_WORDS};

@@ -8,8 +8,10 @@ use std::sync::Arc;
 use arrow::datatypes::DataType;
 use cranelift_codegen::ir::{InstBuilder, Value};
 
-use crate::codegen::expr::{flags, Tx};
-use crate::codegen::spec::{build_columns, join_condition, stage_join_type, substitute, Flattening, JoinSpec};
+use crate::codegen::expr::Tx;
+use crate::codegen::rows::flags;
+use super::Flattening;
+use crate::codegen::spec::{build_columns, join_condition, stage_join_type, substitute, JoinSpec};
 use crate::expr::Expr;
 use crate::physical::PhysicalPlan;
 

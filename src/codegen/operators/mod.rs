@@ -4,7 +4,10 @@
 
 use std::sync::Arc;
 
-use super::spec::Flattening;
+use std::collections::HashMap;
+
+use super::spec::{column_index, JoinSpec, OutputColumn, StageSink, StageSpec};
+use crate::expr::{Attribute, Expr, ExprId};
 use crate::physical::{AggregateMode, PhysicalPlan};
 
 pub(super) mod filter;
@@ -14,6 +17,119 @@ pub(super) mod hash_probe;
 pub(super) mod merge_join;
 pub(super) mod project;
 pub(super) mod sort;
+
+/// A stage being flattened, its operators bottom-up: what those below the current one made of
+/// it. Each operator's `flatten` (under `operators/`) reads and extends it.
+pub(super) struct Flattening {
+    /// The stage's top operator.
+    pub top: Arc<PhysicalPlan>,
+    /// The stage's input columns.
+    pub input: Vec<Attribute>,
+    /// What each column seen so far stands for, over the input and the build sides.
+    pub env: HashMap<ExprId, Expr>,
+    /// The input's columns, then each build side's.
+    pub all_columns: Vec<Attribute>,
+    /// Conjuncts of the Filters below any join.
+    pub conditions: Vec<Expr>,
+    /// The joins, bottom-up.
+    pub joins: Vec<JoinSpec>,
+    /// The top operator's sink, once it is flattened.
+    pub sink: Option<StageSink>,
+    /// A Sort topping the stage.
+    pub sort: Option<Vec<crate::expr::SortOrder>>,
+}
+
+impl StageSpec {
+    /// Flattens the operator chain under a stage; the error says why it cannot be compiled.
+    pub fn from_plan(top: &Arc<PhysicalPlan>) -> Result<StageSpec, String> {
+        let (chain, input_plan) = stage_chain(top).ok_or("not a fused operator")?;
+        Self::from_chain(top, &chain, input_plan)
+    }
+
+    /// Flattens `chain` (top first) over `input_plan`: each operator, bottom-up, adds what it
+    /// does to the stage (`operators::flatten`).
+    fn from_chain(top: &Arc<PhysicalPlan>, chain: &[Arc<PhysicalPlan>], input_plan: Arc<PhysicalPlan>) -> Result<StageSpec, String> {
+        let input = input_plan.output();
+        let mut f = Flattening {
+            top: top.clone(),
+            env: input.iter().map(|a| (a.id, a.expr())).collect(),
+            all_columns: input.clone(),
+            input,
+            conditions: vec![],
+            joins: vec![],
+            sink: None,
+            sort: None,
+        };
+        for node in chain.iter().rev() {
+            flatten(node, &mut f)?;
+        }
+        let Flattening { input, conditions, joins, all_columns, sink, sort, .. } = f;
+        let sink = match sink {
+            Some(s) => s,
+            // A stage topped by a Filter or a join outputs its operator's columns; a Sort over
+            // its input alone passes the columns through.
+            None => {
+                let output = top.output();
+                let columns = output
+                    .iter()
+                    .map(|a| match column_index(&all_columns, a.id) {
+                        Some(i) => Ok(OutputColumn::Copied(i)),
+                        None => Err(format!("output column {a} not in the stage input")),
+                    })
+                    .collect::<Result<Vec<_>, String>>()?;
+                StageSink::Output { columns, output }
+            }
+        };
+        Ok(StageSpec { input_plan, input, conditions, sink, joins, sort, all_columns })
+    }
+
+    /// The operators of the stage topped by `top` and its input (see `stage_chain`).
+    pub fn chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPlan>>, Arc<PhysicalPlan>)> {
+        stage_chain(top)
+    }
+
+}
+
+/// The operators of the stage topped by `top`, top first, and the operator it reads from:
+/// Filters, Projects and hash joins below the top, followed through each broadcast join's
+/// stream side (as Spark's CollapseCodegenStages: a shuffled join's inputs start stages of
+/// their own). None if `top` does not fuse.
+pub(super) fn stage_chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPlan>>, Arc<PhysicalPlan>)> {
+    if !super::fuses(top) {
+        return None;
+    }
+    let mut chain = vec![top.clone()];
+    let mut cur = top.clone();
+    loop {
+        let child = match cur.as_ref() {
+            PhysicalPlan::Filter { child, .. }
+            | PhysicalPlan::Project { child, .. }
+            | PhysicalPlan::HashAggregate { child, .. }
+            | PhysicalPlan::Sort { child, .. } => child.clone(),
+            PhysicalPlan::HashJoin { kind, .. } => {
+                let stream = super::stream_child(&cur)?.clone();
+                if *kind != crate::physical::HashJoinKind::Broadcast {
+                    return Some((chain, stream));
+                }
+                stream
+            }
+            // Its left side is sorted (a Sort stage, or another join's ordered output).
+            PhysicalPlan::SortMergeJoin { left, .. } => return Some((chain, left.clone())),
+            _ => return None,
+        };
+        // A sort-merge join's right side is per partition, so an aggregate over it could not
+        // keep one table across a task's partitions (`merge_partial_aggregate`): under an
+        // aggregate the join is a stage of its own, whose rows the aggregate's stage reads.
+        let merge_under_aggregate = matches!(child.as_ref(), PhysicalPlan::SortMergeJoin { .. }) && matches!(top.as_ref(), PhysicalPlan::HashAggregate { .. });
+        let joinable = super::fuses(&child) && matches!(child.as_ref(), PhysicalPlan::HashJoin { .. } | PhysicalPlan::SortMergeJoin { .. }) && !merge_under_aggregate;
+        if matches!(child.as_ref(), PhysicalPlan::Filter { .. } | PhysicalPlan::Project { .. }) || joinable {
+            chain.push(child.clone());
+            cur = child;
+        } else {
+            return Some((chain, child));
+        }
+    }
+}
 
 /// Adds `node` (the stage's operators are flattened bottom-up) to the stage being flattened.
 pub(super) fn flatten(node: &Arc<PhysicalPlan>, f: &mut Flattening) -> Result<(), String> {

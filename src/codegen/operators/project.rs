@@ -7,9 +7,11 @@ use std::sync::Arc;
 use arrow::datatypes::DataType;
 use cranelift_codegen::ir::{types, InstBuilder, Value};
 
-use crate::codegen::expr::{flags, out_width, Tx};
+use crate::codegen::expr::{out_width, Tx};
+use crate::codegen::rows::flags;
 use crate::codegen::rows::note;
-use crate::codegen::spec::{column_index, substitute, unsupported_reason, Flattening, OutputColumn, StageSink};
+use super::Flattening;
+use crate::codegen::spec::{column_index, substitute, unsupported_reason, OutputColumn, StageSink};
 use crate::expr::{Attribute, Expr};
 use crate::physical::PhysicalPlan;
 

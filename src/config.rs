@@ -140,9 +140,6 @@ pub struct Config {
     /// Every key set (by the host or by SQL) with its value as given, in the order set: what a
     /// bare `SET` lists, and what `RESET key` replays without that key.
     pub explicit: Vec<(String, String)>,
-    /// Not a setting: the control (cancel flag, progress) of the run this copy of the config
-    /// belongs to, set by `DataFrame::collect_with_control`.
-    pub control: Option<std::sync::Arc<crate::common::control::QueryControl>>,
 }
 
 impl Default for Config {
@@ -198,7 +195,6 @@ impl Default for Config {
             histogram_enabled: false,
             histogram_num_bins: 254,
             ndv_max_error: 0.05,
-            control: None,
         }
     }
 }
@@ -520,7 +516,6 @@ impl Config {
                 }
             }
         }
-        next.control = self.control.clone();
         *self = next;
         Ok(())
     }

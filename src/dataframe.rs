@@ -17,7 +17,7 @@ use crate::physical::PhysicalPlan;
 use crate::plan::LogicalPlan;
 
 mod inspect;
-mod stream;
+pub(crate) mod stream;
 mod transform;
 
 pub use inspect::NaFunctions;
@@ -75,6 +75,8 @@ pub struct DataFrame {
     pub(crate) conf_version: u64,
     /// The session that planned it, whose tables a derived DataFrame reads.
     pub(crate) session: crate::Session,
+    /// The control a host gave this run (`collect_with_control`); else each run makes its own.
+    pub(crate) control: Option<Arc<crate::exec::control::QueryControl>>,
 }
 
 /// `DataFrame[id: bigint, name: string]`, as pyspark prints a DataFrame.
@@ -190,9 +192,7 @@ impl DataFrame {
     /// assert_eq!(df.collect_with_control(&control).unwrap()[0].num_rows(), 1);
     /// ```
     pub fn collect_with_control(&self, control: &std::sync::Arc<crate::exec::control::QueryControl>) -> Result<Vec<RecordBatch>> {
-        let mut config = self.config.clone();
-        config.control = Some(control.clone());
-        let df = DataFrame { plans: self.plans.clone(), config, conf_version: self.conf_version, session: self.session.clone() };
+        let df = DataFrame { control: Some(control.clone()), ..self.clone() };
         let out = df.collect()?;
         control.stage_done();
         Ok(out)
@@ -219,8 +219,22 @@ impl DataFrame {
                 df
             }
         };
-        df.config.control = self.config.control.clone();
+        df.control = self.control.clone();
         Ok(Cow::Owned(df))
+    }
+
+    /// This run's control under the session's limits, registered for
+    /// [`Session::interrupt_all`](crate::Session::interrupt_all).
+    pub(crate) fn run_control(&self) -> Arc<crate::exec::control::QueryControl> {
+        let control = match &self.control {
+            Some(c) => {
+                crate::exec::context::limit(c, &self.config);
+                c.clone()
+            }
+            None => crate::exec::context::governed(&self.plans.physical, &self.config),
+        };
+        self.session.track(&control);
+        control
     }
 
     fn collect_measured(&self, codegen: &crate::exec::metrics::CodegenMetrics, ops: &crate::exec::metrics::PlanMetrics) -> Result<Vec<RecordBatch>> {
@@ -229,14 +243,9 @@ impl DataFrame {
         }
         let schema = self.schema();
         // Every run has a control: `Session::interrupt_all` and `kiln.query.timeout` reach it.
-        let mut config = self.config.clone();
-        let control = config.control.get_or_insert_with(|| crate::exec::control::QueryControl::for_plan(&self.plans.physical)).clone();
-        if !config.query_timeout.is_zero() {
-            control.set_timeout(config.query_timeout);
-        }
-        control.memory().set_limit(config.memory_limit);
-        self.session.track(&control);
-        let (batches, final_plan) = crate::exec::executor::collect_measured(&self.plans.physical, &config, self.session.stage_cache(), codegen, ops)?;
+        let control = self.run_control();
+        let ctx = crate::exec::ExecContext::with_control(control, &self.config, self.session.stage_cache(), codegen, ops);
+        let (batches, final_plan) = crate::exec::executor::collect_measured(&self.plans.physical, &ctx)?;
         if let (Some(plan), Ok(mut last)) = (final_plan, self.plans.final_plan.lock()) {
             *last = Some(plan);
         }

@@ -33,6 +33,8 @@ pub use parquet;
 
 pub mod catalog;
 pub mod config;
+#[cfg(feature = "connect")]
+pub mod connect;
 pub mod dataframe;
 pub mod datasource;
 pub mod error;

@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::dataframe::{DataFrame, Plans};
 use crate::error::{KilnError, Result};
 use crate::expr::{Attribute, Expr};
+use crate::physical::PhysicalPlan;
 use crate::plan::LogicalPlan;
 use crate::datasource::text::TextFormat;
 use crate::sql::{parse_sql, Statement, TableStorage, ViewSource};
@@ -124,7 +125,7 @@ impl Session {
         Ok(())
     }
     /// SQL `RESET [key]`: back to the host's values.
-    fn reset_conf_from_query(&self, key: Option<&str>) -> Result<()> {
+    pub(crate) fn reset_conf_from_query(&self, key: Option<&str>) -> Result<()> {
         let host = self.state.host.read().map_err(|_| poisoned())?;
         let mut config = self.state.config.write().map_err(|_| poisoned())?;
         config.reset_from_sql(&host, key)?;
@@ -300,6 +301,39 @@ impl Session {
         &self.state.stages
     }
 
+    /// Runs partition `partition` of a physical plan fragment over `inputs` (what its
+    /// `FragmentInput` leaves read, by index) under the session's settings and limits, and
+    /// returns its batches as they are produced: one task of a host engine's stage. The
+    /// fragment holds no exchange; [`Session::interrupt_all`] and `kiln.query.timeout` stop it.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use arrow::array::{Int64Array, RecordBatch};
+    /// use kiln::physical::PhysicalPlan;
+    /// let session = kiln::Session::new();
+    /// let input = kiln::expr::Attribute::new("x", arrow::datatypes::DataType::Int64, false);
+    /// let scan = Arc::new(PhysicalPlan::FragmentInput { index: 0, output: vec![input.clone()] });
+    /// let batch = RecordBatch::try_from_iter([("x", Arc::new(Int64Array::from(vec![1, 2, 3])) as _)]).unwrap();
+    /// let rows: usize = session
+    ///     .execute_fragment(scan, 0, vec![Box::new(std::iter::once(Ok(batch)))])
+    ///     .unwrap()
+    ///     .map(|b| b.unwrap().num_rows())
+    ///     .sum();
+    /// assert_eq!(rows, 3);
+    /// ```
+    pub fn execute_fragment(&self, plan: Arc<PhysicalPlan>, partition: usize, inputs: Vec<crate::exec::fragment::InputBatches>) -> Result<crate::RecordBatchStream> {
+        let config = self.config()?;
+        let control = crate::exec::context::governed(&plan, &config);
+        self.track(&control);
+        let schema = crate::exec::interpreted::schema_of(&plan.output());
+        let session = self.clone();
+        crate::dataframe::stream::spawn_stream(schema, move |sink| {
+            let (metrics, ops) = (crate::exec::metrics::CodegenMetrics::default(), crate::exec::metrics::PlanMetrics::default());
+            let ctx = crate::exec::ExecContext::with_control(control, &config, session.stage_cache(), &metrics, &ops).with_inputs(crate::exec::fragment::FragmentInputs::new(inputs));
+            crate::exec::fragment::run_fragment(&plan, partition, &ctx, |b| sink(Ok(b)))
+        })
+    }
+
     /// Cancels every query of this session running now, from any thread (Spark's
     /// `interruptAll`): each stops within a batch of its scans with `KilnError::Cancelled`, and
     /// the session stays usable. Returns how many were running.
@@ -376,7 +410,7 @@ impl Session {
         let extensions = &self.state.extensions;
         let mut warnings = analyzer_warnings.clone();
         let optimized = crate::optimizer::optimize_with(&analyzed, &config, extensions.optimizer_batch().into_iter().collect())?;
-        let (physical, planner_warnings) = crate::physical::plan_physical_with_strategies(&optimized.plan, &config, &extensions.planner_strategies)?;
+        let (physical, planner_warnings) = crate::physical::plan_physical_with_strategies(&optimized.plan, &config, &extensions.planner_strategies, crate::codegen::collapse_codegen_stages)?;
         warnings.extend(planner_warnings);
         let physical = crate::physical::ensure_requirements(&physical, config.shuffle_partitions);
         let physical = if config.whole_stage_codegen { crate::codegen::collapse_codegen_stages(&physical) } else { physical };
@@ -398,6 +432,7 @@ impl Session {
             config,
             conf_version,
             session: self.clone(),
+            control: None,
         })
     }
 
@@ -619,7 +654,7 @@ impl Session {
         };
         let stats = crate::stats::command::analyze(&table, what, batches.as_deref(), &self.config()?)?;
         match (&table.kind, &table.source) {
-            (TableKind::Managed, TableSource::Parquet(files)) => crate::stats::column::save(&files.location, &stats),
+            (TableKind::Managed, TableSource::Parquet(files)) => crate::catalog::statistics::save(&files.location, &stats),
             _ => self.register(crate::stats::command::with_stats(&table, stats)),
         }
     }

@@ -40,6 +40,7 @@ const LAYERS: &[&[&str]] = &[
     &["explain"],
     &["dataframe"],
     &["session"],
+    &["connect"],
     &["slt"],
     &["bin"],
 ];
@@ -50,21 +51,15 @@ const FILE_CYCLES_ALLOWED: &[&[&str]] = &[&["sql/expr.rs", "sql/query.rs"]];
 /// Violations being worked off (each entry `from -> to` at module level, or a cycle's members);
 /// the test fails on any violation not listed here and on any entry that no longer holds.
 const KNOWN_UPWARD: &[&str] = &[
-    "catalog -> stats",
     "codegen -> exec",
     "dataframe -> session",
-    "datasource -> stats",
-    "expr -> physical",
-    "expr -> plan",
-    "physical -> codegen",
 ];
 const KNOWN_MODULE_CYCLES: &[&str] = &[
-    "catalog codegen datasource exec expr physical plan stats",
+    "codegen exec",
     "dataframe session",
 ];
 const KNOWN_FILE_CYCLES: &[&str] = &[
     "analyzer/coercion.rs analyzer/generators.rs analyzer/resolve.rs",
-    "exec/adaptive.rs exec/executor.rs exec/union_loop.rs",
     "exec/interpreted/accumulators.rs exec/interpreted/stat_accumulators.rs",
     "expr/builtins.rs expr/builtins_more.rs expr/datetime.rs expr/eval/cast.rs expr/eval/interval.rs",
     "optimizer/rules/decorrelate.rs optimizer/rules/subquery.rs",

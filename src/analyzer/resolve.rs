@@ -176,7 +176,7 @@ impl Resolver<'_> {
             // The subquery sees the left side's columns (then the enclosing queries') as outer.
             LogicalPlan::LateralJoin { left, right, id, join_type, condition } => {
                 let right = self.resolve_subquery(&right, &left.output())?;
-                let input = [left.output(), right.0.output()].concat();
+                let input = [left.output(), right.plan().output()].concat();
                 let condition = match condition {
                     Some(c) => Some(require_boolean(coerce_expr(self.resolve_expr(c, &input)?)?, "JOIN ... ON")?),
                     None => None,
@@ -637,10 +637,10 @@ impl Resolver<'_> {
             },
             Expr::ScalarSubquery { plan, id } => {
                 let plan = self.resolve_subquery(&plan, input)?;
-                if plan.0.output().len() != 1 {
+                if plan.plan().output().len() != 1 {
                     return Err(KilnError::analysis(
                         "INVALID_SUBQUERY_EXPRESSION.SCALAR_SUBQUERY_RETURN_MORE_THAN_ONE_OUTPUT_COLUMN",
-                        format!("Scalar subquery must return only one column, but got {}.", plan.0.output().len()),
+                        format!("Scalar subquery must return only one column, but got {}.", plan.plan().output().len()),
                     ));
                 }
                 Ok(Expr::ScalarSubquery { plan, id })
@@ -648,7 +648,7 @@ impl Resolver<'_> {
             Expr::Exists { plan, id } => Ok(Expr::Exists { plan: self.resolve_subquery(&plan, input)?, id }),
             Expr::InSubquery { values, plan, id } => {
                 let plan = self.resolve_subquery(&plan, input)?;
-                let out = plan.0.output();
+                let out = plan.plan().output();
                 if out.len() != values.len() {
                     let names = |v: Vec<String>| v.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ");
                     let left = names(values.iter().map(crate::expr::sql_name).collect());
@@ -676,7 +676,7 @@ impl Resolver<'_> {
                 let plan = if rights.iter().all(|r| matches!(r, Expr::Attribute(_))) {
                     plan
                 } else {
-                    crate::expr::SubqueryPlan(Arc::new(LogicalPlan::Project { list: rights, child: plan.0.clone() }))
+                    crate::expr::SubqueryPlan::new(Arc::new(LogicalPlan::Project { list: rights, child: plan.plan().clone() }))
                 };
                 Ok(Expr::InSubquery { values: lefts, plan, id })
             }
@@ -699,9 +699,9 @@ impl Resolver<'_> {
     /// A subquery's plan, resolved with `input` (then the enclosing queries) as its outer scope.
     fn resolve_subquery(&self, plan: &crate::expr::SubqueryPlan, input: &[Attribute]) -> Result<crate::expr::SubqueryPlan> {
         let inner = Resolver { catalog: self.catalog, outer: [input, &self.outer].concat(), warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: false };
-        let resolved = inner.resolve(&plan.0)?;
+        let resolved = inner.resolve(plan.plan())?;
         self.warnings.borrow_mut().extend(inner.warnings.into_inner());
-        Ok(crate::expr::SubqueryPlan(resolved))
+        Ok(crate::expr::SubqueryPlan::new(resolved))
     }
 
     /// A GROUP BY item: a column of the input, or (Spark's groupByAliases) a select-list alias.
@@ -834,7 +834,7 @@ impl Resolver<'_> {
                 }
                 Expr::ScalarSubquery { plan, id } => {
                     let plan = self.resolve_having_subquery(&plan, &scope, &input, aggregates, &mut extra)?;
-                    let out = plan.0.output();
+                    let out = plan.plan().output();
                     let [col] = out.as_slice() else {
                         return Err(KilnError::analysis(
                             "INVALID_SUBQUERY_EXPRESSION.SCALAR_SUBQUERY_RETURN_MORE_THAN_ONE_OUTPUT_COLUMN",
@@ -871,7 +871,7 @@ impl Resolver<'_> {
     /// to `extra`).
     fn resolve_having_subquery(&self, plan: &crate::expr::SubqueryPlan, scope: &[Attribute], input: &[Attribute], aggregates: &[Expr], extra: &mut Vec<Expr>) -> Result<crate::expr::SubqueryPlan> {
         let inner = Resolver { catalog: self.catalog, outer: [scope, &self.outer].concat(), warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: true };
-        let resolved = inner.resolve(&plan.0)?;
+        let resolved = inner.resolve(plan.plan())?;
         self.warnings.borrow_mut().extend(inner.warnings.into_inner());
         let ids: std::collections::BTreeSet<ExprId> = input.iter().map(|a| a.id).collect();
         let hoisted = resolved.transform_up(&mut |node| {
@@ -901,7 +901,7 @@ impl Resolver<'_> {
             })?;
             Ok::<_, KilnError>(Arc::new(node))
         })?;
-        Ok(crate::expr::SubqueryPlan(hoisted))
+        Ok(crate::expr::SubqueryPlan::new(hoisted))
     }
 
     /// ORDER BY: over the child's output, or over columns a Project/Aggregate below hides

@@ -1,5 +1,7 @@
 //! Tables known to a session: Parquet files and directories, and batches held in memory.
 
+pub mod statistics;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -51,7 +53,7 @@ pub struct Table {
     /// Who owns its files.
     pub kind: TableKind,
     /// Statistics collected by `ANALYZE TABLE`, if any (and still matching the files).
-    pub stats: Option<Arc<crate::stats::TableStats>>,
+    pub stats: Option<Arc<statistics::TableStats>>,
 }
 
 impl TableSource {
@@ -79,7 +81,7 @@ impl PartialEq for Table {
 
 impl Table {
     /// The same table with other statistics.
-    pub fn with_stats(&self, stats: Option<Arc<crate::stats::TableStats>>) -> Table {
+    pub fn with_stats(&self, stats: Option<Arc<statistics::TableStats>>) -> Table {
         Table {
             name: self.name.clone(),
             database: self.database.clone(),
@@ -153,7 +155,7 @@ impl Catalog {
         }
         Some(ParquetTable::open(&path).map(|t| {
             // Saved statistics count only while the files are the ones they were computed from.
-            let stats = crate::stats::column::load(&path).filter(|s| s.fingerprint == t.fingerprint()).map(Arc::new);
+            let stats = statistics::load(&path).filter(|s| s.fingerprint == t.fingerprint()).map(Arc::new);
             Table {
                 name: name.to_lowercase(),
                 database: "default".into(),

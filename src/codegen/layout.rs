@@ -39,16 +39,18 @@ pub struct SlotLayout {
 pub(super) fn stage_expressions(spec: &StageSpec) -> Vec<&Expr> {
     let mut exprs: Vec<&Expr> = spec.conditions.iter().chain(spec.join_conditions()).collect();
     exprs.extend(spec.joins.iter().flat_map(|j| &j.stream_keys));
-    match &spec.sink {
-        StageSink::Output { columns, .. } => exprs.extend(columns.iter().filter_map(|c| match c {
-            OutputColumn::Computed(e) => Some(e),
-            OutputColumn::Copied(_) => None,
-        })),
-        StageSink::Aggregate { keys, keys_in_code, aggregates, .. } => {
-            exprs.extend(aggregates.iter().filter_map(|a| a.arg.as_ref()));
-            exprs.extend(aggregates.iter().flat_map(|a| &a.merge));
-            if *keys_in_code {
-                exprs.extend(keys);
+    for sink in spec.sinks() {
+        match sink {
+            StageSink::Output { columns, .. } => exprs.extend(columns.iter().filter_map(|c| match c {
+                OutputColumn::Computed(e) => Some(e),
+                OutputColumn::Copied(_) => None,
+            })),
+            StageSink::Aggregate { keys, keys_in_code, aggregates, .. } => {
+                exprs.extend(aggregates.iter().filter_map(|a| a.arg.as_ref()));
+                exprs.extend(aggregates.iter().flat_map(|a| &a.merge));
+                if *keys_in_code {
+                    exprs.extend(keys);
+                }
             }
         }
     }

@@ -153,7 +153,7 @@ fn build_rows_fn(
 }
 
 /// The sink's work for one row: the stage's top operator consumes it (its output columns at
-/// `at`, or its accumulators' updates).
+/// `at`, or its accumulators' updates), under an Expand once per projection.
 fn consume_row(
     tx: &mut Tx,
     spec: &StageSpec,
@@ -162,8 +162,15 @@ fn consume_row(
     j: Value,
     at: Value,
 ) -> Result<(), String> {
-    match &spec.sink {
-        StageSink::Output { columns, output } => super::operators::project::consume(tx, columns, output, outs, at),
-        StageSink::Aggregate { keys, aggregates, .. } => super::operators::hash_aggregate::consume(tx, keys, aggregates, (table, gids, acc), j),
+    let sinks = spec.sinks();
+    for (p, sink) in sinks.iter().enumerate() {
+        if sinks.len() > 1 {
+            note(tx.b, tx.helpers, || format!("Expand: projection {} of {}", p + 1, sinks.len()));
+        }
+        match sink {
+            StageSink::Output { columns, output } => super::operators::project::consume(tx, columns, output, outs, at)?,
+            StageSink::Aggregate { keys, aggregates, .. } => super::operators::hash_aggregate::consume(tx, keys, aggregates, (table, gids, acc), j)?,
+        }
     }
+    Ok(())
 }

@@ -22,7 +22,7 @@ use crate::error::{KilnError, Result};
 use crate::hashtable::group_table::GroupTable;
 use crate::hashtable::groups::Grouper;
 use crate::hashtable::join_table::{JoinTable, KEY_WORDS, TABLE_WORDS};
-use crate::exec::interpreted::{evaluate_all, make_batch, schema_of};
+use crate::expr::eval::{evaluate_all, make_batch, schema_of};
 use crate::expr::{AggFunc, Attribute};
 use crate::physical::adaptive::batch_bytes;
 
@@ -872,7 +872,9 @@ pub fn aggregate_partition(
                 return Ok(true);
             }
             // The groups' growth first: refused, it is never allocated.
-            let keys_after = table.as_ref().map(|t| t.memory_size_after(rows.count)).or(grouper.as_ref().map(|g| g.memory_size_after(rows.count))).unwrap_or(0);
+            // Under an Expand each row reaches the groups once per projection.
+            let group_rows = rows.count * spec.rows_per_row();
+            let keys_after = table.as_ref().map(|t| t.memory_size_after(group_rows)).or(grouper.as_ref().map(|g| g.memory_size_after(rows.count))).unwrap_or(0);
             let acc_after = match &grouper {
                 Some(g) => ((g.num_groups() + rows.count) * stride).div_ceil(16).max(acc.capacity()) as u64 * 16,
                 None => acc.capacity() as u64 * 16,
@@ -905,7 +907,7 @@ pub fn aggregate_partition(
             if call_sink(compiled, slots, rows, no_nulls).is_none() {
                 return Ok(false);
             }
-            rows_in += rows.count;
+            rows_in += group_rows;
             // A partial aggregate whose rows fold well emits its groups and starts again.
             let held_groups = table.as_ref().map(|t| t.num_groups()).or(grouper.as_ref().map(Grouper::num_groups)).unwrap_or(0);
             if finish.is_none() && crate::exec::interpreted::partial_flush_due(held_groups, rows_in, flush_groups) {

@@ -81,8 +81,19 @@ pub struct StageSpec {
     /// A Sort topping the stage (Spark stars it): the sink's batches of a partition, sorted
     /// with Arrow's kernels.
     pub sort: Option<Vec<crate::expr::SortOrder>>,
+    /// An Expand under the aggregate: the sink once per projection, each over the input.
+    pub expand: Option<ExpandSpec>,
     /// `input` followed by each build side's columns: what expressions index.
     pub(super) all_columns: Vec<Attribute>,
+}
+
+/// An Expand (ROLLUP, CUBE, GROUPING SETS) under a stage's partial aggregate: each row is
+/// consumed once per projection, by the aggregate with the Expand's columns replaced by that
+/// projection's expressions.
+#[derive(Debug, Clone)]
+pub struct ExpandSpec {
+    /// Per projection, the sink over the stage input.
+    pub sinks: Vec<StageSink>,
 }
 
 /// How a join inside a stage treats the stream rows (the stream side is always the preserved
@@ -441,6 +452,20 @@ pub(super) fn substitute(e: &Expr, env: &HashMap<ExprId, Expr>) -> Expr {
 }
 
 impl StageSpec {
+    /// What consumes each (joined) row, in order: the sink, or under an Expand the sink once per
+    /// projection.
+    pub fn sinks(&self) -> &[StageSink] {
+        match &self.expand {
+            Some(x) => &x.sinks,
+            None => std::slice::from_ref(&self.sink),
+        }
+    }
+
+    /// Rows the sink consumes per (joined) row: the Expand's projections, or 1.
+    pub fn rows_per_row(&self) -> usize {
+        self.sinks().len()
+    }
+
     /// The joins the stage probes, bottom-up.
     pub fn joins(&self) -> &[JoinSpec] {
         &self.joins
@@ -488,7 +513,7 @@ impl StageSpec {
                 let later = &self.joins[*m];
                 later.broadcast
                     && later.join_type.drops_unmatched()
-                    && crate::exec::interpreted::join::keys_read_only(&later.stream_keys, &j.build)
+                    && crate::physical::keys_read_only(&later.stream_keys, &j.build)
             })
             .collect()
     }
@@ -563,29 +588,36 @@ impl StageSpec {
         for c in &self.conditions {
             key.push_str(&format!("{:?};", norm(c)));
         }
-        match &self.sink {
-            StageSink::Output { columns, .. } => {
-                for c in columns {
-                    match c {
-                        OutputColumn::Computed(e) => key.push_str(&format!("out {:?};", norm(e))),
-                        OutputColumn::Copied(i) => key.push_str(&format!("copy {i};")),
-                    }
-                }
-            }
-            StageSink::Aggregate { keys, keys_in_code, aggregates, finish, .. } => {
-                key.push_str(&format!("final {};", finish.is_some()));
-                key.push_str(&format!("keys {} {keys_in_code};", keys.len()));
-                if *keys_in_code {
-                    for k in keys {
-                        key.push_str(&format!("key {:?};", norm(k)));
-                    }
-                }
-                for a in aggregates {
-                    key.push_str(&format!("{:?} {:?} {:?};", a.func, a.arg.as_ref().map(norm), a.merge.iter().map(norm).collect::<Vec<_>>()));
+        for sink in self.sinks() {
+            sink_key(sink, &norm, &mut key);
+        }
+        key
+    }
+}
+
+/// A sink's part of `StageSpec::cache_key` (columns normalized by `norm`).
+fn sink_key(sink: &StageSink, norm: &dyn Fn(&Expr) -> Expr, key: &mut String) {
+    match sink {
+        StageSink::Output { columns, .. } => {
+            for c in columns {
+                match c {
+                    OutputColumn::Computed(e) => key.push_str(&format!("out {:?};", norm(e))),
+                    OutputColumn::Copied(i) => key.push_str(&format!("copy {i};")),
                 }
             }
         }
-        key
+        StageSink::Aggregate { keys, keys_in_code, aggregates, finish, .. } => {
+            key.push_str(&format!("final {};", finish.is_some()));
+            key.push_str(&format!("keys {} {keys_in_code};", keys.len()));
+            if *keys_in_code {
+                for k in keys {
+                    key.push_str(&format!("key {:?};", norm(k)));
+                }
+            }
+            for a in aggregates {
+                key.push_str(&format!("{:?} {:?} {:?};", a.func, a.arg.as_ref().map(norm), a.merge.iter().map(norm).collect::<Vec<_>>()));
+            }
+        }
     }
 }
 

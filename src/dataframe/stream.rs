@@ -45,25 +45,39 @@ impl DataFrame {
             return df.execute_stream();
         }
         let schema = self.schema();
-        let (tx, rx) = sync_channel(2);
         let (plan, config, session, out_schema) = (self.plans.physical.clone(), self.config.clone(), self.session.clone(), schema.clone());
-        std::thread::Builder::new()
-            .name("kiln-stream".into())
-            .spawn(move || {
-                let metrics = crate::exec::metrics::CodegenMetrics::default();
-                let run = crate::exec::executor::for_each_batch(&plan, &config, session.stage_cache(), &metrics, |b| {
-                    if b.num_rows() == 0 {
-                        return true;
-                    }
-                    // Result columns carry the analyzed plan's names and nullability.
-                    let b = RecordBatch::try_new(out_schema.clone(), b.columns().to_vec());
-                    tx.send(b).is_ok()
-                });
-                if let Err(e) = run {
-                    let _ = tx.send(Err(ArrowError::ExternalError(Box::new(e))));
+        // Governed as `collect` is; a reader that drops the stream stops the run.
+        let control = self.run_control();
+        spawn_stream(schema, move |sink| {
+            let (metrics, ops) = (crate::exec::metrics::CodegenMetrics::default(), crate::exec::metrics::PlanMetrics::default());
+            let ctx = crate::exec::ExecContext::with_control(control, &config, session.stage_cache(), &metrics, &ops);
+            crate::exec::executor::for_each_batch(&plan, &ctx, |b| {
+                if b.num_rows() == 0 {
+                    return true;
                 }
+                // Result columns carry the analyzed plan's names and nullability.
+                sink(RecordBatch::try_new(out_schema.clone(), b.columns().to_vec()))
             })
-            .map_err(|e| crate::error::KilnError::exec(format!("cannot start the thread of execute_stream: {e}")))?;
-        Ok(RecordBatchStream { schema, batches: rx })
+        })
     }
 }
+
+/// Runs `job` on a thread of its own, each batch it hands its sink sent to the returned
+/// stream (at most two ahead of the reader); the sink returns false once the reader is gone.
+pub(crate) fn spawn_stream(
+    schema: SchemaRef,
+    job: impl FnOnce(&mut dyn FnMut(std::result::Result<RecordBatch, ArrowError>) -> bool) -> Result<()> + Send + 'static,
+) -> Result<RecordBatchStream> {
+    let (tx, rx) = sync_channel(2);
+    std::thread::Builder::new()
+        .name("kiln-stream".into())
+        .spawn(move || {
+            let run = job(&mut |b| tx.send(b).is_ok());
+            if let Err(e) = run {
+                let _ = tx.send(Err(ArrowError::ExternalError(Box::new(e))));
+            }
+        })
+        .map_err(|e| crate::error::KilnError::exec(format!("cannot start the thread of a result stream: {e}")))?;
+    Ok(RecordBatchStream { schema, batches: rx })
+}
+

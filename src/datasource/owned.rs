@@ -28,9 +28,12 @@ pub enum Existing {
     Foreign(String),
 }
 
+/// The file a managed table's statistics (`catalog::statistics`) live in, inside its folder.
+pub const STATS_FILE: &str = "_kiln_stats";
+
 /// The kiln files of a table folder besides the data files.
 fn is_kiln_file(name: &str) -> bool {
-    name == MARKER || name.strip_prefix(crate::stats::column::STATS_FILE).is_some_and(|rest| rest.is_empty() || rest == ".tmp")
+    name == MARKER || name.strip_prefix(STATS_FILE).is_some_and(|rest| rest.is_empty() || rest == ".tmp")
 }
 
 /// True when `folder` is a real folder (not a link) holding kiln's marker.
@@ -151,7 +154,7 @@ pub fn delete_table(folder: &Path) -> Result<()> {
     for path in &doomed {
         std::fs::remove_file(path).map_err(|e| io(path, e))?;
     }
-    let stats = crate::stats::column::STATS_FILE;
+    let stats = STATS_FILE;
     for name in [stats.to_string(), format!("{stats}.tmp"), MARKER.to_string()] {
         let path = folder.join(name);
         if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {

@@ -8,12 +8,11 @@
 
 use std::sync::Arc;
 
-use super::executor::{execute_with, Partitions};
-use crate::codegen::StageCache;
+use super::stream::Partitions;
 use crate::config::Config;
 use crate::error::Result;
-use crate::common::memory::{MemoryPool, Reservation};
-use crate::exec::metrics::{CodegenMetrics, PlanMetrics};
+use crate::common::memory::Reservation;
+use crate::exec::context::ExecContext;
 use crate::physical::adaptive::{coalesce, convert_joins, estimated_bytes, skew_join_reads, ShuffleReadSpec, StageOutput};
 use crate::physical::{eliminate_null_aware_anti_joins, ensure_requirements, next_plan_id, Partitioning, PhysicalPlan, QueryStageKind};
 
@@ -28,13 +27,15 @@ pub struct AdaptiveRun {
 
 pub use crate::physical::adaptive::is_adaptive;
 
-/// Runs `initial` stage by stage, re-planning between stages.
-pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, metrics: &CodegenMetrics, ops: &PlanMetrics) -> Result<AdaptiveRun> {
+/// Runs `initial` stage by stage, re-planning between stages; each stage runs through
+/// `run_stage` (the executor).
+pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, ctx: &ExecContext, run_stage: &dyn Fn(&Arc<PhysicalPlan>, &ExecContext) -> Result<Partitions>) -> Result<AdaptiveRun> {
+    let config = ctx.config;
     let mut plan = strip_codegen(initial);
     let (mut stage_id, mut codegen_id) = (0, 1);
     let mut estimates = Estimates::default();
     // Finished stages' outputs count against the query's memory budget until released.
-    let memory = config.control.as_ref().map_or_else(|| Arc::new(MemoryPool::new(config.memory_limit)), |c| c.memory().clone());
+    let memory = ctx.memory().clone();
     while let Some(exchange) = next_stage(&plan, &mut estimates) {
         let kind = match exchange.as_ref() {
             PhysicalPlan::BroadcastExchange { .. } => QueryStageKind::Broadcast,
@@ -45,7 +46,7 @@ pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, config: &Config, cache: &St
             _ => Partitioning::SinglePartition,
         };
         let ran = prepare_stage(&exchange, config, &mut codegen_id);
-        let parts = execute_with(&ran, config, cache, metrics, ops)?;
+        let parts = run_stage(&ran, ctx)?;
         let output = Arc::new(StageOutput::new(parts, partitioning));
         output.hold(Reservation::new(&memory, &exchange))?;
         let stage = Arc::new(PhysicalPlan::QueryStage { id: stage_id, kind, plan: ran.clone(), output });
@@ -53,12 +54,10 @@ pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, config: &Config, cache: &St
         plan = replace(&plan, &exchange, &stage);
         release_inputs(&ran, &plan);
         plan = reoptimize(&plan, config);
-        if let Some(control) = config.control.as_deref() {
-            control.replanned_to(&plan);
-        }
+        ctx.control.replanned_to(&plan);
     }
     let ran = prepare_stage(&plan, config, &mut codegen_id);
-    let partitions = execute_with(&ran, config, cache, metrics, ops)?;
+    let partitions = run_stage(&ran, ctx)?;
     release_inputs(&ran, &Arc::new(PhysicalPlan::LocalTableScan { output: vec![], data: vec![] }));
     let output = Arc::new(StageOutput::new(vec![], Partitioning::SinglePartition));
     Ok(AdaptiveRun { partitions, final_plan: Arc::new(PhysicalPlan::QueryStage { id: stage_id, kind: QueryStageKind::Result, plan: ran, output }) })

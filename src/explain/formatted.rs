@@ -45,7 +45,7 @@ pub fn formatted_string(plan: &PhysicalPlan, config: &Config) -> String {
     let mut i = 0;
     while i < pending.len() {
         let (host, s) = pending[i].clone();
-        let (text, after, more) = render(&s.plan, config, next);
+        let (text, after, more) = render(s.physical_plan(), config, next);
         next = after;
         pending.extend(more);
         i += 1;
@@ -189,6 +189,7 @@ fn details(p: &PhysicalPlan, config: &Config) -> Vec<String> {
             lines
         }
         PhysicalPlan::InMemoryScan { output, .. } => vec![field("Output", output)],
+        PhysicalPlan::FragmentInput { index, output } => vec![field("Output", output), format!("Arguments: {index}")],
         PhysicalPlan::Range { output, range } => vec![field("Output", output), format!("Arguments: {}", range.logical_string())],
         PhysicalPlan::LocalTableScan { output, .. } => {
             vec![field("Output", output), format!("Arguments: [{}]", join(output))]

@@ -162,7 +162,7 @@ fn collect_outside_stages(p: &PhysicalPlan, out: &mut Vec<(PhysicalPlan, String)
 fn collect_stages(p: &PhysicalPlan, out: &mut Vec<PhysicalPlan>) {
     // A subquery's stages too (those of its final plan once it ran adaptively).
     for s in p.subqueries() {
-        collect_stages(s.final_plan.get().unwrap_or(&s.plan), out);
+        collect_stages(s.final_physical_plan().unwrap_or(s.physical_plan()), out);
     }
     for c in p.tree_children() {
         collect_stages(c, out);

@@ -145,6 +145,9 @@ impl PhysicalPlan {
                 }
             }
             PhysicalPlan::Range { range, .. } => range.physical_string(),
+            PhysicalPlan::FragmentInput { index, output } => {
+                format!("FragmentInput {index}, [{}]", output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "))
+            }
             PhysicalPlan::UnionLoop { id, output, .. } => {
                 format!("UnionLoop {}, [{}]", id.0, output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "))
             }
@@ -329,12 +332,12 @@ fn with_subqueries(line: String, p: &PhysicalPlan, config: &Config) -> String {
         .subqueries()
         .iter()
         .map(|s| {
-            let plan = match s.final_plan.get() {
-                Some(final_plan) => super::adaptive_string(final_plan, &s.plan, config),
-                None if crate::physical::adaptive::is_adaptive(&s.plan, config) => {
-                    format!("AdaptiveSparkPlan isFinalPlan=false\n{}", indent(super::without_stages(&s.plan).tree_string(config)))
+            let plan = match s.final_physical_plan() {
+                Some(final_plan) => super::adaptive_string(final_plan, s.physical_plan(), config),
+                None if crate::physical::adaptive::is_adaptive(s.physical_plan(), config) => {
+                    format!("AdaptiveSparkPlan isFinalPlan=false\n{}", indent(super::without_stages(s.physical_plan()).tree_string(config)))
                 }
-                None => s.plan.tree_string(config),
+                None => s.physical_plan().tree_string(config),
             };
             format!("{}\n{}", Expr::ScalarSubqueryExec(s.clone()), indent(plan))
         })

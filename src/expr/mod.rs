@@ -360,56 +360,47 @@ pub struct SortOrder {
     pub nulls_first: bool,
 }
 
-/// The plan of a subquery expression. Two are equal when their plans are equal trees.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SubqueryPlan(pub std::sync::Arc<crate::plan::LogicalPlan>);
+/// A plan an expression holds (a subquery's), opaque here: plans are built of expressions, so
+/// `expr` does not name them. `plan` implements it for a logical plan, `physical` for a
+/// physical one, and each gives back its own type (`SubqueryPlan::plan`,
+/// `ScalarSubqueryExec::physical_plan`).
+pub trait HeldPlan: std::fmt::Debug + Send + Sync {
+    /// The plan, for the layer that knows its type.
+    fn as_any(&self) -> &dyn std::any::Any;
+    /// Whether `other` is an equal plan.
+    fn same_plan(&self, other: &dyn HeldPlan) -> bool;
+    /// The columns of enclosing queries the plan reads (`OuterReference`s), in order.
+    fn outer_references(&self) -> Vec<Attribute>;
+    /// The plan's output columns.
+    fn output(&self) -> Vec<Attribute>;
+    /// True once no unresolved node remains.
+    fn resolved(&self) -> bool;
+}
+
+/// The plan of a subquery expression (a logical plan: `SubqueryPlan::new`, `plan()`). Two are
+/// equal when their plans are equal trees.
+#[derive(Debug, Clone)]
+pub struct SubqueryPlan(std::sync::Arc<dyn HeldPlan>);
+
+impl PartialEq for SubqueryPlan {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.same_plan(other.0.as_ref())
+    }
+}
 
 impl SubqueryPlan {
+    /// Holds `plan`; only `plan`'s `SubqueryPlan::new` calls this, so the plan is always a
+    /// logical one.
+    pub(crate) fn from_held(plan: std::sync::Arc<dyn HeldPlan>) -> SubqueryPlan {
+        SubqueryPlan(plan)
+    }
+    /// The plan, opaque.
+    pub fn held(&self) -> &dyn HeldPlan {
+        self.0.as_ref()
+    }
     /// The columns of enclosing queries this subquery reads (`OuterReference`s), in order.
     pub fn outer_references(&self) -> Vec<Attribute> {
-        let mut out: Vec<Attribute> = vec![];
-        collect_outer_references(&self.0, &mut out);
-        // A nested subquery's outer references to this subquery's own columns stay inside.
-        let mut defined = BTreeSet::new();
-        collect_defined(&self.0, &mut defined);
-        out.retain(|a| !defined.contains(&a.id));
-        out
-    }
-}
-
-fn collect_defined(plan: &crate::plan::LogicalPlan, out: &mut BTreeSet<ExprId>) {
-    out.extend(plan.output().iter().map(|a| a.id));
-    if let crate::plan::LogicalPlan::LateralJoin { right, .. } = plan {
-        collect_defined(&right.0, out);
-    }
-    for e in plan.expressions() {
-        e.visit(&mut |x| {
-            if let Expr::ScalarSubquery { plan, .. } | Expr::Exists { plan, .. } | Expr::InSubquery { plan, .. } = x {
-                collect_defined(&plan.0, out);
-            }
-        });
-    }
-    for c in plan.children() {
-        collect_defined(c, out);
-    }
-}
-
-fn collect_outer_references(plan: &crate::plan::LogicalPlan, out: &mut Vec<Attribute>) {
-    // (Its references to the lateral join's left side are defined here: `outer_references` drops them.)
-    if let crate::plan::LogicalPlan::LateralJoin { right, .. } = plan {
-        collect_outer_references(&right.0, out);
-    }
-    for e in plan.expressions() {
-        e.visit(&mut |x| match x {
-            Expr::OuterReference(a) if !out.iter().any(|o| o.id == a.id) => out.push(a.clone()),
-            Expr::ScalarSubquery { plan, .. } | Expr::Exists { plan, .. } | Expr::InSubquery { plan, .. } => {
-                collect_outer_references(&plan.0, out)
-            }
-            _ => {}
-        });
-    }
-    for c in plan.children() {
-        collect_outer_references(c, out);
+        self.0.outer_references()
     }
 }
 
@@ -425,12 +416,12 @@ pub struct ScalarSubqueryExec {
     pub plan_id: u64,
     /// The value's type (the subquery's one column).
     pub data_type: arrow::datatypes::DataType,
-    /// The subquery's physical plan, prepared as a query of its own.
-    pub plan: std::sync::Arc<crate::physical::PhysicalPlan>,
+    /// The subquery's physical plan, prepared as a query of its own (`physical_plan()`).
+    pub(crate) plan: std::sync::Arc<dyn HeldPlan>,
     /// The value once the subquery ran (one row; NULL when it returned none).
     pub value: std::sync::OnceLock<arrow::array::ArrayRef>,
-    /// The plan an adaptive run of the subquery executed.
-    pub final_plan: std::sync::OnceLock<std::sync::Arc<crate::physical::PhysicalPlan>>,
+    /// The plan an adaptive run of the subquery executed (`final_physical_plan()`).
+    pub(crate) final_plan: std::sync::OnceLock<std::sync::Arc<dyn HeldPlan>>,
 }
 
 impl PartialEq for ScalarSubqueryExec {
@@ -853,7 +844,7 @@ impl Expr {
     pub fn resolved(&self) -> bool {
         !self.exists(&|e| match e {
             Expr::UnresolvedAttribute(_) | Expr::UnresolvedStar(_) | Expr::UnresolvedStarExcept { .. } | Expr::UnresolvedFunction { .. } | Expr::MultiAlias { .. } => true,
-            Expr::ScalarSubquery { plan, .. } | Expr::Exists { plan, .. } | Expr::InSubquery { plan, .. } => !plan.0.resolved(),
+            Expr::ScalarSubquery { plan, .. } | Expr::Exists { plan, .. } | Expr::InSubquery { plan, .. } => !plan.held().resolved(),
             _ => false,
         })
     }

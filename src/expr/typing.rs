@@ -49,7 +49,7 @@ impl Expr {
             | Expr::InSubquery { .. }
             | Expr::Like { .. } => DataType::Boolean,
             Expr::OuterReference(a) => a.data_type.clone(),
-            Expr::ScalarSubquery { plan, .. } => match plan.0.output().first() {
+            Expr::ScalarSubquery { plan, .. } => match plan.held().output().first() {
                 Some(a) => a.data_type.clone(),
                 None => return Err(KilnError::internal("scalar subquery without a column")),
             },

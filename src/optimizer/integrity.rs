@@ -58,7 +58,7 @@ fn check_node(plan: &LogicalPlan, defined: &mut HashMap<ExprId, String>) -> std:
     let mut available: BTreeSet<ExprId> = plan.children().iter().flat_map(|c| c.output()).map(|a| a.id).collect();
     // A lateral join's condition also reads its subquery's columns.
     if let LogicalPlan::LateralJoin { right, .. } = plan {
-        available.extend(right.0.output().iter().map(|a| a.id));
+        available.extend(right.plan().output().iter().map(|a| a.id));
     }
     for e in plan.expressions() {
         if let Some(missing) = e.references().into_iter().find(|id| !available.contains(id)) {

@@ -145,8 +145,8 @@ pub fn optimize_with(plan: &Arc<LogicalPlan>, config: &Config, extra: Vec<Batch>
 /// uncorrelated ones; the correlated became joins) is optimized as a query of its own.
 fn optimize_subqueries(plan: &Arc<LogicalPlan>, config: &Config) -> Result<Arc<LogicalPlan>> {
     plan.transform_scalar_subqueries(&mut |plan, id| {
-        let inner = run_batches(&plan.0, &default_batches(config), config)?;
-        Ok::<_, KilnError>(Expr::ScalarSubquery { plan: SubqueryPlan(optimize_subqueries(&inner.plan, config)?), id })
+        let inner = run_batches(plan.plan(), &default_batches(config), config)?;
+        Ok::<_, KilnError>(Expr::ScalarSubquery { plan: SubqueryPlan::new(optimize_subqueries(&inner.plan, config)?), id })
     })
 }
 

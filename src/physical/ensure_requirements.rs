@@ -116,7 +116,7 @@ pub fn output_partitioning(plan: &PhysicalPlan) -> Partitioning {
     match plan {
         PhysicalPlan::FileScan { table, selected_files, .. } => Partitioning::Unknown(table.source.scan_units(selected_files).len().max(1)),
         PhysicalPlan::InMemoryScan { table, .. } => Partitioning::Unknown(scan_partitions(&table.source)),
-        PhysicalPlan::LocalTableScan { .. } | PhysicalPlan::UnionLoop { .. } => Partitioning::Unknown(1),
+        PhysicalPlan::LocalTableScan { .. } | PhysicalPlan::UnionLoop { .. } | PhysicalPlan::FragmentInput { .. } => Partitioning::Unknown(1),
         PhysicalPlan::Range { range, .. } => Partitioning::Unknown(range.partitions()),
         PhysicalPlan::Exchange { partitioning, .. } => partitioning.clone(),
         PhysicalPlan::BroadcastExchange { .. } => Partitioning::SinglePartition,

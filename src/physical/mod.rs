@@ -15,7 +15,7 @@ use crate::expr::{AggFunc, Attribute, Expr, ExprId, Generator, ScalarSubqueryExe
 use crate::plan::JoinType;
 
 /// Physical planning with a session's injected strategies (see `crate::extensions`).
-pub use planner::{plan_physical_with_strategies, PlannerStrategy};
+pub use planner::{plan_physical_with_strategies, plan_standalone, FormStages, PlannerStrategy};
 
 /// How rows are spread over partitions.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +136,15 @@ pub enum PhysicalPlan {
         output: Vec<Attribute>,
         /// The range's arguments.
         range: crate::datasource::range::RangeSpec,
+    },
+    /// Batches the caller of a plan fragment supplies ([`crate::exec::fragment`]): input
+    /// `index` of the fragment's inputs, read once by the task running it. Printed
+    /// `FragmentInput index, [cols]`.
+    FragmentInput {
+        /// Which of the caller's inputs.
+        index: usize,
+        /// The input's columns.
+        output: Vec<Attribute>,
     },
     /// A recursive CTE's rows (Spark's `UnionLoopExec`), printed `UnionLoop id, [cols]`: before
     /// the stage reading it runs, the anchor runs as a query of its own, then the recursion,
@@ -451,6 +460,7 @@ impl PhysicalPlan {
             | PhysicalPlan::InMemoryScan { .. }
             | PhysicalPlan::LocalTableScan { .. }
             | PhysicalPlan::Range { .. }
+            | PhysicalPlan::FragmentInput { .. }
             | PhysicalPlan::UnionLoop { .. }
             | PhysicalPlan::QueryStage { .. } => vec![],
             PhysicalPlan::HashJoin { left, right, .. }
@@ -488,6 +498,7 @@ impl PhysicalPlan {
             | PhysicalPlan::InMemoryScan { .. }
             | PhysicalPlan::LocalTableScan { .. }
             | PhysicalPlan::Range { .. }
+            | PhysicalPlan::FragmentInput { .. }
             | PhysicalPlan::UnionLoop { .. }
             | PhysicalPlan::QueryStage { .. }
             | PhysicalPlan::Union { .. } => {}
@@ -542,6 +553,7 @@ impl PhysicalPlan {
             | PhysicalPlan::InMemoryScan { output, .. }
             | PhysicalPlan::LocalTableScan { output, .. }
             | PhysicalPlan::Range { output, .. }
+            | PhysicalPlan::FragmentInput { output, .. }
             | PhysicalPlan::UnionLoop { output, .. }
             | PhysicalPlan::Expand { output, .. } => output.clone(),
             PhysicalPlan::Project { list, .. } | PhysicalPlan::TakeOrderedAndProject { list, .. } => crate::plan::named_outputs(list),
@@ -616,4 +628,52 @@ mod planner;
 pub use ensure_requirements::{ensure_requirements, next_plan_id, output_ordering, output_partitioning, required_child_distribution, required_child_ordering};
 pub use null_aware::eliminate_null_aware_anti_joins;
 pub use planner::{estimate_size, plan_physical, plan_physical_with_warnings};
-pub(crate) use planner::plan_standalone;
+
+/// Whether every key is a deterministic expression of `columns` alone: a later join's stream
+/// keys that the executor's `rows_matching` can read from an earlier join's build rows.
+pub fn keys_read_only(keys: &[Expr], columns: &[Attribute]) -> bool {
+    let own: std::collections::BTreeSet<_> = columns.iter().map(|a| a.id).collect();
+    keys.iter().all(|e| {
+        let refs = e.references();
+        e.deterministic() && !refs.is_empty() && refs.is_subset(&own)
+    })
+}
+
+/// A scalar subquery's plan: a physical plan, held by the expression as `expr::HeldPlan`.
+impl crate::expr::HeldPlan for Arc<PhysicalPlan> {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn same_plan(&self, other: &dyn crate::expr::HeldPlan) -> bool {
+        other.as_any().downcast_ref::<Arc<PhysicalPlan>>().is_some_and(|o| Arc::ptr_eq(o, self))
+    }
+    fn outer_references(&self) -> Vec<Attribute> {
+        vec![]
+    }
+    fn output(&self) -> Vec<Attribute> {
+        PhysicalPlan::output(self)
+    }
+    fn resolved(&self) -> bool {
+        true
+    }
+}
+
+impl ScalarSubqueryExec {
+    /// Subquery `id` planned as `plan`, its value of type `data_type` not computed yet.
+    pub fn new(id: ExprId, plan_id: u64, data_type: arrow::datatypes::DataType, plan: Arc<PhysicalPlan>) -> ScalarSubqueryExec {
+        ScalarSubqueryExec { id, plan_id, data_type, plan: Arc::new(plan), value: Default::default(), final_plan: Default::default() }
+    }
+    /// The subquery's physical plan, prepared as a query of its own.
+    pub fn physical_plan(&self) -> &Arc<PhysicalPlan> {
+        // Only `new` builds one (the fields are the crate's), always of a physical plan.
+        self.plan.as_any().downcast_ref::<Arc<PhysicalPlan>>().expect("a scalar subquery holds a physical plan")
+    }
+    /// The plan an adaptive run of the subquery executed, once it ran.
+    pub fn final_physical_plan(&self) -> Option<&Arc<PhysicalPlan>> {
+        self.final_plan.get().and_then(|p| p.as_any().downcast_ref::<Arc<PhysicalPlan>>())
+    }
+    /// Records the plan an adaptive run executed (the first one recorded stays).
+    pub fn set_final_plan(&self, plan: Arc<PhysicalPlan>) {
+        let _ = self.final_plan.set(Arc::new(plan));
+    }
+}

@@ -9,6 +9,7 @@ use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use super::join_selection::JoinSelection;
 use super::{AggregateExpr, AggregateMode, PhysicalPlan};
+use crate::expr::ScalarSubqueryExec;
 use crate::catalog::TableSource;
 use crate::datasource::pushed_filter::PushedFilter;
 use crate::config::Config;
@@ -31,25 +32,37 @@ pub trait PlannerStrategy: Send + Sync {
     ) -> Result<Option<Arc<PhysicalPlan>>>;
 }
 
-/// Plans an optimized logical plan (before `EnsureRequirements`).
+/// Forms a physical plan's whole-stage codegen stages (`codegen::collapse_codegen_stages`,
+/// which sits above this layer and is handed in by the caller).
+pub type FormStages = fn(&Arc<PhysicalPlan>) -> Arc<PhysicalPlan>;
+
+/// Forms no stages.
+fn no_stages(plan: &Arc<PhysicalPlan>) -> Arc<PhysicalPlan> {
+    plan.clone()
+}
+
+/// Plans an optimized logical plan (before `EnsureRequirements`; subqueries without codegen
+/// stages).
 pub fn plan_physical(plan: &Arc<LogicalPlan>, config: &Config) -> Result<Arc<PhysicalPlan>> {
     plan_physical_with_warnings(plan, config).map(|(p, _)| p)
 }
 
 /// Plans an optimized logical plan; also returns the hints `JoinSelection` could not honour.
 pub fn plan_physical_with_warnings(plan: &Arc<LogicalPlan>, config: &Config) -> Result<(Arc<PhysicalPlan>, Vec<String>)> {
-    plan_physical_with_strategies(plan, config, &[])
+    plan_physical_with_strategies(plan, config, &[], no_stages)
 }
 
 /// [`plan_physical_with_warnings`] with a session's injected strategies, tried on every node
-/// before the built-in ones (Spark's `extraStrategies`).
+/// before the built-in ones (Spark's `extraStrategies`); `form_stages` forms the codegen stages
+/// of each scalar subquery's plan.
 pub fn plan_physical_with_strategies(
     plan: &Arc<LogicalPlan>,
     config: &Config,
     strategies: &[Arc<dyn PlannerStrategy>],
+    form_stages: FormStages,
 ) -> Result<(Arc<PhysicalPlan>, Vec<String>)> {
     let planner = Planner { config, warnings: Default::default(), strategies };
-    let plan = &plan_subqueries(plan, config, strategies, &planner.warnings)?;
+    let plan = &plan_subqueries(plan, config, strategies, form_stages, &planner.warnings)?;
     let physical = planner.plan(plan, true)?;
     Ok((physical, planner.warnings.into_inner()))
 }
@@ -61,41 +74,36 @@ fn plan_subqueries(
     plan: &Arc<LogicalPlan>,
     config: &Config,
     strategies: &[Arc<dyn PlannerStrategy>],
+    form_stages: FormStages,
     warnings: &std::cell::RefCell<Vec<String>>,
 ) -> Result<Arc<LogicalPlan>> {
     plan.transform_scalar_subqueries(&mut |plan, id| {
         if !plan.outer_references().is_empty() {
             return Err(KilnError::internal(format!("correlated scalar-subquery#{} reached the physical planner", id.0)));
         }
-        let data_type = plan.0.output().first().map(|a| a.data_type.clone()).ok_or_else(|| KilnError::internal("scalar subquery without a column"))?;
-        let (physical, more) = plan_physical_with_strategies(&plan.0, config, strategies)?;
+        let data_type = plan.plan().output().first().map(|a| a.data_type.clone()).ok_or_else(|| KilnError::internal("scalar subquery without a column"))?;
+        let (physical, more) = plan_physical_with_strategies(plan.plan(), config, strategies, form_stages)?;
         warnings.borrow_mut().extend(more);
-        let physical = prepare_standalone(&physical, config);
-        Ok(Expr::ScalarSubqueryExec(Arc::new(crate::expr::ScalarSubqueryExec {
-            id,
-            plan_id: super::next_plan_id(),
-            data_type,
-            plan: physical,
-            value: Default::default(),
-            final_plan: Default::default(),
-        })))
+        let physical = prepare_standalone(&physical, config, form_stages);
+        Ok(Expr::ScalarSubqueryExec(Arc::new(ScalarSubqueryExec::new(id, super::next_plan_id(), data_type, physical))))
     })
 }
 
 /// A physical plan run as a query of its own (a subquery, a step of a recursive CTE):
 /// requirements met, codegen stages formed.
-fn prepare_standalone(physical: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan> {
+fn prepare_standalone(physical: &Arc<PhysicalPlan>, config: &Config, form_stages: FormStages) -> Arc<PhysicalPlan> {
     let physical = super::ensure_requirements(physical, config.shuffle_partitions);
     if config.whole_stage_codegen {
-        crate::codegen::collapse_codegen_stages(&physical)
+        form_stages(&physical)
     } else {
         physical
     }
 }
 
 /// An optimized logical plan planned to run as a query of its own.
-pub(crate) fn plan_standalone(plan: &Arc<LogicalPlan>, config: &Config) -> Result<Arc<PhysicalPlan>> {
-    Ok(prepare_standalone(&plan_physical(plan, config)?, config))
+pub fn plan_standalone(plan: &Arc<LogicalPlan>, config: &Config, form_stages: FormStages) -> Result<Arc<PhysicalPlan>> {
+    let (physical, _) = plan_physical_with_strategies(plan, config, &[], form_stages)?;
+    Ok(prepare_standalone(&physical, config, form_stages))
 }
 
 struct Planner<'a> {

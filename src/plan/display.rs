@@ -138,14 +138,14 @@ fn with_subquery_plans(p: &LogicalPlan) -> String {
     let mut seen = vec![];
     let mut inner = vec![];
     if let LogicalPlan::LateralJoin { right, .. } = p {
-        inner.push(tree_string(&right.0));
+        inner.push(tree_string(right.plan()));
     }
     for e in p.expressions() {
         e.visit(&mut |x| {
             if let Expr::ScalarSubquery { plan, id } | Expr::Exists { plan, id } | Expr::InSubquery { plan, id, .. } = x {
                 if !seen.contains(id) {
                     seen.push(*id);
-                    inner.push(tree_string(&plan.0));
+                    inner.push(tree_string(plan.plan()));
                 }
             }
         });

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 
 use crate::catalog::Table;
-use crate::expr::{Attribute, Expr, Generator, SortOrder};
+use crate::expr::{Attribute, Expr, Generator, SortOrder, SubqueryPlan};
 
 pub use display::tree_string;
 
@@ -502,7 +502,7 @@ impl LogicalPlan {
                 kept.chain(self.qualified_generator_output()).collect()
             }
             LogicalPlan::Join { left, right, join_type, .. } => join_type.output(left.output(), right.output()),
-            LogicalPlan::LateralJoin { left, right, join_type, .. } => join_type.output(left.output(), right.0.output()),
+            LogicalPlan::LateralJoin { left, right, join_type, .. } => join_type.output(left.output(), right.plan().output()),
             // Spark: an Intersect's column is nullable only when both inputs' are.
             LogicalPlan::SetOperation { kind, left, right, .. } => {
                 let mut out = left.output();
@@ -762,10 +762,10 @@ impl LogicalPlan {
                 Arc::new(node.map_expressions(|e| {
                     e.transform_up(&mut |x| {
                         Ok(match x {
-                            Expr::ScalarSubquery { plan, id } => Expr::ScalarSubquery { plan: SubqueryPlan(plan.0.transform_up_with_subqueries(f)?), id },
-                            Expr::Exists { plan, id } => Expr::Exists { plan: SubqueryPlan(plan.0.transform_up_with_subqueries(f)?), id },
+                            Expr::ScalarSubquery { plan, id } => Expr::ScalarSubquery { plan: SubqueryPlan::new(plan.plan().transform_up_with_subqueries(f)?), id },
+                            Expr::Exists { plan, id } => Expr::Exists { plan: SubqueryPlan::new(plan.plan().transform_up_with_subqueries(f)?), id },
                             Expr::InSubquery { values, plan, id } => {
-                                Expr::InSubquery { values, plan: SubqueryPlan(plan.0.transform_up_with_subqueries(f)?), id }
+                                Expr::InSubquery { values, plan: SubqueryPlan::new(plan.plan().transform_up_with_subqueries(f)?), id }
                             }
                             other => other,
                         })
@@ -775,7 +775,7 @@ impl LogicalPlan {
                 node
             };
             if let LogicalPlan::LateralJoin { left, right, id, join_type, condition } = node.as_ref() {
-                let right = SubqueryPlan(right.0.transform_up_with_subqueries(f)?);
+                let right = SubqueryPlan::new(right.plan().transform_up_with_subqueries(f)?);
                 node = Arc::new(LogicalPlan::LateralJoin { left: left.clone(), right, id: *id, join_type: *join_type, condition: condition.clone() });
             }
             f(node)
@@ -829,7 +829,7 @@ impl LogicalPlan {
             && !matches!(self, LogicalPlan::Join { using, .. } if !using.is_empty())
             && !matches!(self, LogicalPlan::UnionLoop { output, .. } | LogicalPlan::UnionLoopRef { output, .. } if output.is_empty())
             && !matches!(self, LogicalPlan::Generate { generator_output, .. } if generator_output.is_empty())
-            && !matches!(self, LogicalPlan::LateralJoin { right, .. } if !right.0.resolved())
+            && !matches!(self, LogicalPlan::LateralJoin { right, .. } if !right.plan().resolved())
             && self.expressions().iter().all(|e| e.resolved())
             && self.children().iter().all(|c| c.resolved())
     }
@@ -867,5 +867,78 @@ pub fn named_output(e: &Expr) -> Option<Attribute> {
             qualifier: vec![],
         }),
         _ => None,
+    }
+}
+
+/// A subquery expression's plan: a logical plan, held by the expression as `expr::HeldPlan`.
+impl crate::expr::HeldPlan for Arc<LogicalPlan> {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn same_plan(&self, other: &dyn crate::expr::HeldPlan) -> bool {
+        other.as_any().downcast_ref::<Arc<LogicalPlan>>().is_some_and(|o| o == self)
+    }
+    fn outer_references(&self) -> Vec<Attribute> {
+        let mut out: Vec<Attribute> = vec![];
+        collect_outer_references(self, &mut out);
+        // A nested subquery's outer references to this subquery's own columns stay inside.
+        let mut defined = std::collections::BTreeSet::new();
+        collect_defined(self, &mut defined);
+        out.retain(|a| !defined.contains(&a.id));
+        out
+    }
+    fn output(&self) -> Vec<Attribute> {
+        LogicalPlan::output(self)
+    }
+    fn resolved(&self) -> bool {
+        LogicalPlan::resolved(self)
+    }
+}
+
+impl SubqueryPlan {
+    /// A subquery expression's plan.
+    pub fn new(plan: Arc<LogicalPlan>) -> SubqueryPlan {
+        SubqueryPlan::from_held(Arc::new(plan))
+    }
+    /// The logical plan.
+    pub fn plan(&self) -> &Arc<LogicalPlan> {
+        // Only `new` builds a SubqueryPlan (`from_held` is the crate's), always of a logical plan.
+        self.held().as_any().downcast_ref::<Arc<LogicalPlan>>().expect("a subquery expression holds a logical plan")
+    }
+}
+
+fn collect_defined(plan: &LogicalPlan, out: &mut std::collections::BTreeSet<crate::expr::ExprId>) {
+    out.extend(plan.output().iter().map(|a| a.id));
+    if let LogicalPlan::LateralJoin { right, .. } = plan {
+        collect_defined(right.plan(), out);
+    }
+    for e in plan.expressions() {
+        e.visit(&mut |x| {
+            if let Expr::ScalarSubquery { plan, .. } | Expr::Exists { plan, .. } | Expr::InSubquery { plan, .. } = x {
+                collect_defined(plan.plan(), out);
+            }
+        });
+    }
+    for c in plan.children() {
+        collect_defined(c, out);
+    }
+}
+
+fn collect_outer_references(plan: &LogicalPlan, out: &mut Vec<Attribute>) {
+    // (Its references to the lateral join's left side are defined here: `outer_references` drops them.)
+    if let LogicalPlan::LateralJoin { right, .. } = plan {
+        collect_outer_references(right.plan(), out);
+    }
+    for e in plan.expressions() {
+        e.visit(&mut |x| match x {
+            Expr::OuterReference(a) if !out.iter().any(|o| o.id == a.id) => out.push(a.clone()),
+            Expr::ScalarSubquery { plan, .. } | Expr::Exists { plan, .. } | Expr::InSubquery { plan, .. } => {
+                collect_outer_references(plan.plan(), out)
+            }
+            _ => {}
+        });
+    }
+    for c in plan.children() {
+        collect_outer_references(c, out);
     }
 }

@@ -24,7 +24,7 @@ pub(crate) fn convert_expr(e: &ast::Expr) -> Result<Expr> {
 
 /// The unresolved plan of a subquery expression; the enclosing query's CTEs are in scope.
 fn subquery(q: &ast::Query) -> Result<SubqueryPlan> {
-    Ok(SubqueryPlan(std::sync::Arc::new(super::query::QueryPlanner::for_subquery().plan_query(q)?)))
+    Ok(SubqueryPlan::new(std::sync::Arc::new(super::query::QueryPlanner::for_subquery().plan_query(q)?)))
 }
 
 fn lit(v: ScalarValue) -> Expr {

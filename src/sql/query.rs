@@ -65,7 +65,7 @@ fn renumber_plan(plan: &Arc<LogicalPlan>, ids: &mut std::collections::HashMap<Ex
             },
             LogicalPlan::LateralJoin { left, right, id, join_type, condition } => LogicalPlan::LateralJoin {
                 left: left.clone(),
-                right: SubqueryPlan(renumber_plan(&right.0, ids)?),
+                right: SubqueryPlan::new(renumber_plan(right.plan(), ids)?),
                 id: renumber(ids, *id),
                 join_type: *join_type,
                 condition: condition.clone().map(|e| renumber_expr(e, ids)).transpose()?,
@@ -85,10 +85,10 @@ fn renumber_expr(e: Expr, ids: &mut std::collections::HashMap<ExprId, ExprId>) -
         Ok(match e {
             Expr::Alias { child, name, id } => Expr::Alias { child, name, id: renumber(ids, id) },
             Expr::Attribute(a) => Expr::Attribute(Attribute { id: renumber(ids, a.id), ..a }),
-            Expr::ScalarSubquery { plan, id } => Expr::ScalarSubquery { plan: SubqueryPlan(renumber_plan(&plan.0, ids)?), id: renumber(ids, id) },
-            Expr::Exists { plan, id } => Expr::Exists { plan: SubqueryPlan(renumber_plan(&plan.0, ids)?), id: renumber(ids, id) },
+            Expr::ScalarSubquery { plan, id } => Expr::ScalarSubquery { plan: SubqueryPlan::new(renumber_plan(plan.plan(), ids)?), id: renumber(ids, id) },
+            Expr::Exists { plan, id } => Expr::Exists { plan: SubqueryPlan::new(renumber_plan(plan.plan(), ids)?), id: renumber(ids, id) },
             Expr::InSubquery { values, plan, id } => {
-                Expr::InSubquery { values, plan: SubqueryPlan(renumber_plan(&plan.0, ids)?), id: renumber(ids, id) }
+                Expr::InSubquery { values, plan: SubqueryPlan::new(renumber_plan(plan.plan(), ids)?), id: renumber(ids, id) }
             }
             other => other,
         })
@@ -578,7 +578,7 @@ fn join(left: LogicalPlan, right: LogicalPlan, join_type: JoinType, condition: O
 }
 
 fn lateral_join(left: LogicalPlan, right: LogicalPlan, join_type: JoinType, condition: Option<Expr>) -> LogicalPlan {
-    LogicalPlan::LateralJoin { left: Arc::new(left), right: SubqueryPlan(Arc::new(right)), id: ExprId::next(), join_type, condition }
+    LogicalPlan::LateralJoin { left: Arc::new(left), right: SubqueryPlan::new(Arc::new(right)), id: ExprId::next(), join_type, condition }
 }
 
 /// `left [INNER | LEFT | CROSS] JOIN LATERAL (subquery) [ON c]`, as Spark's AstBuilder checks it.

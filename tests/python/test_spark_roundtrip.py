@@ -60,10 +60,13 @@ def strings(columns):
     return ", ".join(f"coalesce(CAST({c} AS STRING), 'NULL')" for c in columns.split(", "))
 
 
-def kiln_csv(sql, tables=()):
+def kiln_csv(sql, tables=(), confs=()):
+    """kiln's answer: `kiln sql --format csv` with tables NAME=PATH and settings, rows without the header."""
     args = [KILN, "sql", "--format", "csv"]
     for name, path in tables:
         args += ["--table", f"{name}={path}"]
+    for key, value in confs:
+        args += ["--conf", f"{key}={value}"]
     out = subprocess.run(args + [sql], capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
         raise AssertionError(f"kiln failed ({out.returncode}): {out.stderr.strip()}")
@@ -124,21 +127,29 @@ def test_partitioned_both_ways():
         same(got, want, "Spark's partition folders read by kiln")
 
 
-def main():
-    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
+def run_tests(namespace, cleanup):
+    """Runs every `test_*` function of `namespace`, then `cleanup()`; prints each outcome and
+    `N passed, M failed`; the exit status: 0 when some ran and none failed."""
+    import time
+
+    tests = [(n, f) for n, f in sorted(namespace.items()) if n.startswith("test_") and callable(f)]
     passed = failed = 0
     for name, test in tests:
+        started = time.time()
         try:
             test()
             passed += 1
-            print(f"PASSED {name}", flush=True)
+            print(f"PASSED {name} ({time.time() - started:.1f} s)", flush=True)
         except Exception as e:  # noqa: BLE001 - every failure is reported, then counted
             failed += 1
-            print(f"FAILED {name}: {e}", flush=True)
-    if _spark is not None:
-        _spark.stop()
+            print(f"FAILED {name}: {type(e).__name__}: {e}", flush=True)
+    cleanup()
     print(f"{passed} passed, {failed} failed")
     return 0 if passed > 0 and failed == 0 else 1
+
+
+def main():
+    return run_tests(globals(), lambda: _spark.stop() if _spark is not None else None)
 
 
 if __name__ == "__main__":

@@ -113,6 +113,21 @@ enum Command {
         #[arg(allow_hyphen_values = true)]
         query: Option<String>,
     },
+    /// A Spark Connect server: pyspark programs connect with
+    /// `SparkSession.builder.remote("sc://HOST:PORT").getOrCreate()`. Each client session gets a
+    /// session of its own with these tables and settings (a client cannot lift static keys or
+    /// ceilings set here).
+    #[cfg(feature = "connect")]
+    Connect {
+        #[command(flatten)]
+        session: SessionArgs,
+        /// The address to listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// The port to listen on (0: any free port, printed at start).
+        #[arg(long, default_value_t = 15002)]
+        port: u16,
+    },
     /// An interactive SQL shell: history, multi-line statements ending in `;`, dot commands
     /// (`.help`), tab completion; Ctrl-C cancels the running query, Ctrl-D exits.
     Shell {
@@ -404,6 +419,20 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             Ok(())
         }
         Command::Demo { scale } => demo::run(scale),
+        #[cfg(feature = "connect")]
+        Command::Connect { session, host, port } => {
+            use std::net::ToSocketAddrs;
+            // The tables and settings are checked once now, not at the first client.
+            build_session(&session)?;
+            let addr = (host.as_str(), port)
+                .to_socket_addrs()
+                .map_err(|e| KilnError::Config(format!("--host {host}: {e}")))?
+                .next()
+                .ok_or_else(|| KilnError::Config(format!("--host {host}: no address")))?;
+            // Spark Connect's default session timeout (spark.connect.session.manager.defaultSessionTimeout).
+            let idle = std::time::Duration::from_secs(60 * 60);
+            kiln::connect::serve(addr, kiln::connect::ConnectServer::new(move || build_session(&session), idle))
+        }
         Command::Bench { what: BenchCommand::Tpch { sf, queries, bench: args, confs, analyze, cardinalities } } => {
             let session = build_session(&SessionArgs { tables: vec![], confs })?;
             let queries = bench::tpch_queries(&queries)?;

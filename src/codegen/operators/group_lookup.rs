@@ -27,7 +27,8 @@ pub fn unsupported_keys(keys: &[Expr]) -> Option<String> {
             return Some(format!("a grouping key of type {}", crate::types::spark_type_name(&t)));
         }
         if t == DataType::Utf8 {
-            if !matches!(k, Expr::Attribute(_)) {
+            // A column, or the NULL an Expand puts in a rolled-up column's place.
+            if !matches!(k, Expr::Attribute(_)) && !matches!(k, Expr::Literal(v) if v.is_null()) {
                 return Some(format!("a string grouping key that is not a column: {k}"));
             }
         } else if let Some(r) = crate::codegen::spec::unsupported_reason(k) {
@@ -275,8 +276,18 @@ fn general_key_words(tx: &mut Tx, keys: &[Expr], types_: &[DataType]) -> Result<
         let kind = key_kind(t).ok_or("a grouping key the table does not hold")?;
         let null = match kind {
             KeyKind::Str => {
-                let Expr::Attribute(a) = e else { return Err("a string grouping key that is not a column".into()) };
-                let (begin, _, len, null) = tx.string_value(a)?;
+                let (begin, len, null) = match e {
+                    Expr::Attribute(a) => {
+                        let (begin, _, len, null) = tx.string_value(a)?;
+                        (begin, len, null)
+                    }
+                    // A NULL (under an Expand): no bytes, the key's NULL bit set.
+                    Expr::Literal(v) if v.is_null() => {
+                        let zero = tx.b.ins().iconst(types::I64, 0);
+                        (zero, zero, Some(tx.b.ins().iconst(types::I8, 1)))
+                    }
+                    _ => return Err("a string grouping key that is not a column".into()),
+                };
                 let len = zero_if_null(tx, len, null);
                 let prefix = short_word(tx, begin, len, true);
                 let prefix = tx.b.ins().ishl_imm_u(prefix, 32);

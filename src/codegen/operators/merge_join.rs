@@ -28,7 +28,7 @@ pub fn flatten(node: &Arc<PhysicalPlan>, f: &mut Flattening) -> Result<(), Strin
     if !int_keys || !(1..=2).contains(&stream_keys.len()) {
         return Err("a sort-merge join on keys other than one or two integers or dates".into());
     }
-    if !crate::exec::interpreted::join::keys_read_only(&stream_keys, &f.input) {
+    if !crate::physical::keys_read_only(&stream_keys, &f.input) {
         return Err("a sort-merge join whose keys read a joined column".into());
     }
     let extra = join_condition(condition.as_ref(), &f.env)?;

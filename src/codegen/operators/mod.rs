@@ -10,6 +10,7 @@ use super::spec::{column_index, JoinSpec, OutputColumn, StageSink, StageSpec};
 use crate::expr::{Attribute, Expr, ExprId};
 use crate::physical::{AggregateMode, PhysicalPlan};
 
+pub(super) mod expand;
 pub(super) mod filter;
 pub(super) mod group_lookup;
 pub(super) mod hash_aggregate;
@@ -37,6 +38,8 @@ pub(super) struct Flattening {
     pub sink: Option<StageSink>,
     /// A Sort topping the stage.
     pub sort: Option<Vec<crate::expr::SortOrder>>,
+    /// An Expand under the top aggregate: its output columns, and each projection over the input.
+    pub expand: Option<(Vec<Attribute>, Vec<Vec<Expr>>)>,
 }
 
 impl StageSpec {
@@ -59,11 +62,12 @@ impl StageSpec {
             joins: vec![],
             sink: None,
             sort: None,
+            expand: None,
         };
         for node in chain.iter().rev() {
             flatten(node, &mut f)?;
         }
-        let Flattening { input, conditions, joins, all_columns, sink, sort, .. } = f;
+        let Flattening { input, conditions, joins, all_columns, sink, sort, expand, .. } = f;
         let sink = match sink {
             Some(s) => s,
             // A stage topped by a Filter or a join outputs its operator's columns; a Sort over
@@ -80,7 +84,8 @@ impl StageSpec {
                 StageSink::Output { columns, output }
             }
         };
-        Ok(StageSpec { input_plan, input, conditions, sink, joins, sort, all_columns })
+        let expand = expand.map(|x| expand::instantiate(&x, &sink)).transpose()?;
+        Ok(StageSpec { input_plan, input, conditions, sink, joins, sort, expand, all_columns })
     }
 
     /// The operators of the stage topped by `top` and its input (see `stage_chain`).
@@ -95,6 +100,17 @@ impl StageSpec {
 /// stream side (as Spark's CollapseCodegenStages: a shuffled join's inputs start stages of
 /// their own). None if `top` does not fuse.
 pub(super) fn stage_chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPlan>>, Arc<PhysicalPlan>)> {
+    let with_expand = chain_below(top, true)?;
+    // An Expand joins its aggregate's stage only when the stage then compiles: else the stage
+    // starts above it and the operators below it still compile (as before Expand compiled).
+    if with_expand.0.iter().any(|n| matches!(n.as_ref(), PhysicalPlan::Expand { .. })) && StageSpec::from_chain(top, &with_expand.0, with_expand.1.clone()).is_err() {
+        return chain_below(top, false);
+    }
+    Some(with_expand)
+}
+
+/// `stage_chain`, an Expand under the top partial aggregate followed when `expand` is set.
+fn chain_below(top: &Arc<PhysicalPlan>, expand: bool) -> Option<(Vec<Arc<PhysicalPlan>>, Arc<PhysicalPlan>)> {
     if !super::fuses(top) {
         return None;
     }
@@ -105,6 +121,7 @@ pub(super) fn stage_chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPl
             PhysicalPlan::Filter { child, .. }
             | PhysicalPlan::Project { child, .. }
             | PhysicalPlan::HashAggregate { child, .. }
+            | PhysicalPlan::Expand { child, .. }
             | PhysicalPlan::Sort { child, .. } => child.clone(),
             PhysicalPlan::HashJoin { kind, .. } => {
                 let stream = super::stream_child(&cur)?.clone();
@@ -122,7 +139,8 @@ pub(super) fn stage_chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPl
         // aggregate the join is a stage of its own, whose rows the aggregate's stage reads.
         let merge_under_aggregate = matches!(child.as_ref(), PhysicalPlan::SortMergeJoin { .. }) && matches!(top.as_ref(), PhysicalPlan::HashAggregate { .. });
         let joinable = super::fuses(&child) && matches!(child.as_ref(), PhysicalPlan::HashJoin { .. } | PhysicalPlan::SortMergeJoin { .. }) && !merge_under_aggregate;
-        if matches!(child.as_ref(), PhysicalPlan::Filter { .. } | PhysicalPlan::Project { .. }) || joinable {
+        let expands = expand && Arc::ptr_eq(&cur, top) && expand::fuses_under(top, &child);
+        if matches!(child.as_ref(), PhysicalPlan::Filter { .. } | PhysicalPlan::Project { .. }) || joinable || expands {
             chain.push(child.clone());
             cur = child;
         } else {
@@ -142,6 +160,7 @@ pub(super) fn flatten(node: &Arc<PhysicalPlan>, f: &mut Flattening) -> Result<()
         PhysicalPlan::Project { .. } => project::flatten(node, f),
         PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, .. } => hash_aggregate::flatten_partial(node, f),
         PhysicalPlan::HashAggregate { mode: AggregateMode::Final, .. } => hash_aggregate::flatten_final(node, f),
+        PhysicalPlan::Expand { projections, output, .. } => expand::flatten(projections, output, f),
         _ => Err("not a fused operator".into()),
     }
 }

@@ -130,15 +130,7 @@ fn probe_keys(keys: &[Expr], batch: &RecordBatch, attrs: &[Attribute], table: &J
         .collect()
 }
 
-/// Whether every key is a deterministic expression of `columns` alone: a later join's stream
-/// keys that `rows_matching` can read from an earlier join's build rows.
-pub fn keys_read_only(keys: &[Expr], columns: &[Attribute]) -> bool {
-    let own: std::collections::BTreeSet<_> = columns.iter().map(|a| a.id).collect();
-    keys.iter().all(|e| {
-        let refs = e.references();
-        e.deterministic() && !refs.is_empty() && refs.is_subset(&own)
-    })
-}
+pub use crate::physical::keys_read_only;
 
 /// The rows of a build side that a later inner (or semi) join of the same pipeline keeps:
 /// those whose `keys` (that join's stream keys, read from these rows' columns `attrs`) find a

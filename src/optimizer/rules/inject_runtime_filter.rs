@@ -132,7 +132,7 @@ impl InjectRuntimeFilter {
         let subquery = LogicalPlan::Aggregate { grouping: vec![], aggregates: vec![agg.alias("bloomFilter")], child: creation };
         let filter = Expr::Function {
             func: ScalarFunc::MightContain,
-            args: vec![Expr::ScalarSubquery { plan: SubqueryPlan(Arc::new(subquery)), id: ExprId::next() }, xxhash64(app_key.clone())],
+            args: vec![Expr::ScalarSubquery { plan: SubqueryPlan::new(Arc::new(subquery)), id: ExprId::next() }, xxhash64(app_key.clone())],
         };
         Arc::new(LogicalPlan::Filter { condition: filter, child: application })
     }

@@ -370,8 +370,8 @@ fn one_row_subqueries(condition: Expr) -> Result<Expr> {
     let one_row = |p: &LogicalPlan| global_aggregate(p, false);
     condition.transform_up(&mut |e| {
         Ok(match e {
-            Expr::Exists { plan, .. } if one_row(&plan.0) => Expr::lit(ScalarValue::Boolean(true)),
-            Expr::InSubquery { mut values, plan, id } if values.len() == 1 && one_row(&plan.0) => {
+            Expr::Exists { plan, .. } if one_row(plan.plan()) => Expr::lit(ScalarValue::Boolean(true)),
+            Expr::InSubquery { mut values, plan, id } if values.len() == 1 && one_row(plan.plan()) => {
                 values.remove(0).binary(BinaryOp::Eq, Expr::ScalarSubquery { plan, id })
             }
             other => other,
@@ -655,13 +655,13 @@ fn global_aggregate(p: &LogicalPlan, having: bool) -> bool {
 /// A scalar subquery that may return more than one row reads its value through
 /// `single_value`, which fails at run time on a second row (per outer row once decorrelated).
 fn single_row(plan: SubqueryPlan) -> Result<SubqueryPlan> {
-    let p = &plan.0;
+    let p = plan.plan();
     if global_aggregate(p, true) || max_rows(p).is_some_and(|n| n <= 1) {
         return Ok(plan);
     }
     let col = p.output().first().cloned().ok_or_else(|| KilnError::internal("scalar subquery without a column"))?;
     let value = Expr::Aggregate { func: AggFunc::Builtin(AggBuiltin::single_value()), args: vec![col.expr()], distinct: false }.alias(col.name.clone());
-    Ok(SubqueryPlan(Arc::new(LogicalPlan::Aggregate { grouping: vec![], aggregates: vec![value], child: p.clone() })))
+    Ok(SubqueryPlan::new(Arc::new(LogicalPlan::Aggregate { grouping: vec![], aggregates: vec![value], child: p.clone() })))
 }
 
 /// Spark's count bug (`RewriteCorrelatedScalarSubquery`): an outer row that no group matches
@@ -801,7 +801,7 @@ fn decorrelate(plan: &SubqueryPlan, outer: &Arc<LogicalPlan>) -> Result<(Arc<Log
 
 /// The subquery's plan cleaned like the main plan (aliases, DISTINCT, nested subqueries).
 fn prepare(plan: &SubqueryPlan) -> Result<Arc<LogicalPlan>> {
-    let mut p = plan.0.clone();
+    let mut p = plan.plan().clone();
     check_mixed_aggregates(&p)?;
     let rules: [&dyn Rule; 9] = [
         &RewriteLateralSubquery,

@@ -6,25 +6,33 @@ use std::sync::Arc;
 
 use arrow::record_batch::RecordBatch;
 
-use super::executor::collect_measured;
-use super::interpreted::schema_of;
-use crate::codegen::StageCache;
-use crate::config::Config;
+use super::not_this;
+use crate::exec::interpreted::schema_of;
+use crate::exec::stream::BatchStream;
 use crate::error::{KilnError, Result};
-use crate::exec::metrics::{CodegenMetrics, PlanMetrics};
+use crate::exec::context::ExecContext;
 use crate::expr::Attribute;
 use crate::physical::PhysicalPlan;
 use crate::plan::LogicalPlan;
 
-/// Runs `plan`'s loop once, if it is a UnionLoop that has not run, and keeps its rows.
-pub(super) fn run(plan: &PhysicalPlan, config: &Config, cache: &StageCache, metrics: &CodegenMetrics, ops: &PlanMetrics) -> Result<()> {
+/// Partition `i`: the loop's rows, all in partition 0 (the loop ran before the query).
+pub(in crate::exec) fn stream(plan: &Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'_>> {
+    let PhysicalPlan::UnionLoop { rows, .. } = plan.as_ref() else { return Err(not_this(plan)) };
+    let rows = rows.get().ok_or_else(|| KilnError::internal("UnionLoop read before its loop ran"))?;
+    Ok(Box::new(rows.clone().into_iter().filter(move |_| i == 0).map(Ok)))
+}
+
+/// Runs `plan`'s loop once, if it is a UnionLoop that has not run, and keeps its rows; each
+/// step runs as a query of its own through `run_query`.
+pub(in crate::exec) fn run(plan: &PhysicalPlan, ctx: &ExecContext, run_query: &dyn Fn(&Arc<PhysicalPlan>, &ExecContext) -> Result<Vec<RecordBatch>>) -> Result<()> {
+    let config = ctx.config;
     let PhysicalPlan::UnionLoop { id, output, anchor, recursion, limit, rows } = plan else { return Ok(()) };
     if rows.get().is_some() {
         return Ok(());
     }
     let query = |p: &Arc<LogicalPlan>| -> Result<Vec<RecordBatch>> {
-        let physical = crate::physical::plan_standalone(p, config)?;
-        Ok(collect_measured(&physical, config, cache, metrics, ops)?.0)
+        let physical = crate::physical::plan_standalone(p, config, crate::codegen::collapse_codegen_stages)?;
+        run_query(&physical, ctx)
     };
     let mut all: Vec<RecordBatch> = vec![];
     let mut total = 0usize;

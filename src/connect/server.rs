@@ -1,0 +1,574 @@
+//! The gRPC service: client sessions, and each RPC over them.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+use spark_connect_proto as pb;
+use spark_connect_proto::execute_plan_response::{ArrowBatch, ResponseType, ResultComplete, SqlCommandResult};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+use super::error::ReportedError;
+use super::service::spark_connect_service_server::{SparkConnectService, SparkConnectServiceServer};
+use crate::error::{KilnError, Result};
+use crate::exec::control::QueryControl;
+use crate::session::Session;
+
+/// The Spark version kiln answers to `spark.version`: the one whose plans and results it follows.
+const SPARK_VERSION: &str = "4.3.0";
+/// Errors kept per session for `FetchErrorDetails`.
+const KEPT_ERRORS: usize = 32;
+/// Rows per Arrow batch sent, so one response stays well under gRPC's message limits.
+const ROWS_PER_MESSAGE: usize = 8192;
+/// The largest request accepted (a `createDataFrame` of local rows travels in one).
+const MAX_REQUEST_BYTES: usize = 512 << 20;
+
+/// Settings pyspark's client reads that kiln does not apply: Spark's defaults, so the client
+/// behaves as against Spark (plan compression off: kiln reads plans as sent).
+const CLIENT_DEFAULTS: &[(&str, &str)] = &[
+    ("spark.connect.session.planCompression.threshold", "-1"),
+    ("spark.connect.session.planCompression.defaultAlgorithm", "NONE"),
+    ("spark.sql.execution.arrow.pyspark.selfDestruct.enabled", "false"),
+    ("spark.sql.execution.arrow.useLargeVarTypes", "false"),
+    ("spark.sql.execution.pandas.convertToArrowArraySafely", "true"),
+    ("spark.sql.execution.pandas.inferPandasDictAsMap", "false"),
+    ("spark.sql.execution.pandas.structHandlingMode", "legacy"),
+    ("spark.sql.execution.pyspark.binaryAsBytes", "true"),
+    ("spark.sql.pyspark.inferNestedDictAsStruct.enabled", "false"),
+    ("spark.sql.pyspark.jvmStacktrace.enabled", "false"),
+    ("spark.sql.pyspark.legacy.inferArrayTypeFromFirstElement.enabled", "false"),
+    ("spark.sql.pyspark.legacy.inferMapTypeFromFirstPair.enabled", "false"),
+    ("spark.sql.repl.eagerEval.enabled", "false"),
+    ("spark.sql.repl.eagerEval.maxNumRows", "20"),
+    ("spark.sql.repl.eagerEval.truncate", "20"),
+    ("spark.sql.session.localRelationBatchOfChunksSizeBytes", "1073741824"),
+    // Local rows always travel inline (kiln keeps no artifacts), up to the request limit.
+    ("spark.sql.session.localRelationCacheThreshold", "536870912"),
+    ("spark.sql.session.localRelationChunkSizeBytes", "16777216"),
+    ("spark.sql.session.localRelationChunkSizeRows", "10000"),
+    ("spark.sql.session.localRelationSizeLimit", "536870912"),
+    ("spark.sql.timestampType", "TIMESTAMP_LTZ"),
+];
+
+/// One client session: its kiln session, running operations and recent errors.
+struct ClientSession {
+    session: Session,
+    server_side_id: String,
+    /// Running operations by id: their controls and tags (for `Interrupt`).
+    operations: Mutex<HashMap<String, (Arc<QueryControl>, Vec<String>)>>,
+    errors: Mutex<VecDeque<(String, ReportedError)>>,
+    last_used: Mutex<Instant>,
+}
+
+/// The Spark Connect service over kiln sessions made by a factory (the host's settings and
+/// tables applied to each).
+#[derive(Clone)]
+pub struct ConnectServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    new_session: Box<dyn Fn() -> Result<Session> + Send + Sync>,
+    sessions: Mutex<HashMap<String, Arc<ClientSession>>>,
+    idle_timeout: Duration,
+    ids: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic elsewhere left the data as it was; the maps stay usable.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl ConnectServer {
+    /// A server whose client sessions are made by `new_session`; a session unused for
+    /// `idle_timeout` is released.
+    pub fn new(new_session: impl Fn() -> Result<Session> + Send + Sync + 'static, idle_timeout: Duration) -> ConnectServer {
+        ConnectServer { inner: Arc::new(Inner { new_session: Box::new(new_session), sessions: Mutex::default(), idle_timeout, ids: AtomicU64::new(1) }) }
+    }
+
+    fn next_id(&self) -> String {
+        let n = self.inner.ids.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        format!("{:08x}-{:04x}-4000-8000-{:012x}", (nanos >> 32) as u32, (nanos >> 16) as u16, n)
+    }
+
+    fn client(&self, session_id: &str) -> std::result::Result<Arc<ClientSession>, Status> {
+        if session_id.is_empty() {
+            return Err(ReportedError::invalid_plan("[INVALID_HANDLE.FORMAT] The handle is invalid: the request has no session id.").status(None));
+        }
+        let mut sessions = lock(&self.inner.sessions);
+        let now = Instant::now();
+        sessions.retain(|_, c| now.duration_since(*lock(&c.last_used)) < self.inner.idle_timeout);
+        if let Some(c) = sessions.get(session_id) {
+            *lock(&c.last_used) = now;
+            return Ok(c.clone());
+        }
+        let session = (self.inner.new_session)().map_err(|e| ReportedError::of(&e).status(None))?;
+        let client = Arc::new(ClientSession {
+            session,
+            server_side_id: self.next_id(),
+            operations: Mutex::default(),
+            errors: Mutex::default(),
+            last_used: Mutex::new(now),
+        });
+        sessions.insert(session_id.to_string(), client.clone());
+        Ok(client)
+    }
+}
+
+impl ClientSession {
+    /// The status of an error, kept for `FetchErrorDetails`.
+    fn status(&self, err: &KilnError) -> Status {
+        self.report(ReportedError::of(err))
+    }
+    fn report(&self, report: ReportedError) -> Status {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let id = format!("{}-e{}", self.server_side_id, NEXT.fetch_add(1, Ordering::Relaxed));
+        let status = report.status(Some(&id));
+        let mut errors = lock(&self.errors);
+        if errors.len() == KEPT_ERRORS {
+            errors.pop_front();
+        }
+        errors.push_back((id, report));
+        status
+    }
+}
+
+/// Runs the server on `addr` until the process ends; prints the address it listens on.
+pub fn serve(addr: SocketAddr, server: ConnectServer) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| KilnError::internal(format!("cannot start the server's runtime: {e}")))?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| KilnError::io(addr.to_string(), e))?;
+        let local = listener.local_addr().map_err(|e| KilnError::io(addr.to_string(), e))?;
+        eprintln!("kiln connect: listening on sc://{local}");
+        let service = SparkConnectServiceServer::new(server).max_decoding_message_size(MAX_REQUEST_BYTES).max_encoding_message_size(usize::MAX);
+        tonic::transport::Server::builder()
+            .add_service(service)
+            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener))
+            .await
+            .map_err(|e| KilnError::io(local.to_string(), e))
+    })
+}
+
+type ResponseStream = ReceiverStream<std::result::Result<pb::ExecutePlanResponse, Status>>;
+
+/// One ExecutePlan's responses, numbered, with the ids the client checks.
+struct Responder {
+    session_id: String,
+    server_side_id: String,
+    operation_id: String,
+    sent: u64,
+    tx: mpsc::Sender<std::result::Result<pb::ExecutePlanResponse, Status>>,
+}
+
+impl Responder {
+    /// Sends a response; false once the client has gone.
+    fn send(&mut self, response_type: Option<ResponseType>, schema: Option<pb::DataType>) -> bool {
+        self.sent += 1;
+        let response = pb::ExecutePlanResponse {
+            session_id: self.session_id.clone(),
+            server_side_session_id: self.server_side_id.clone(),
+            operation_id: self.operation_id.clone(),
+            response_id: format!("{}-{}", self.operation_id, self.sent),
+            response_type,
+            schema,
+            ..Default::default()
+        };
+        self.tx.blocking_send(Ok(response)).is_ok()
+    }
+    fn fail(&self, status: Status) {
+        let _ = self.tx.blocking_send(Err(status));
+    }
+}
+
+/// Batches as one Arrow IPC stream (schema, batches, end).
+fn ipc_stream(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Vec<u8>> {
+    let mut out = vec![];
+    let mut writer = arrow::ipc::writer::StreamWriter::try_new(&mut out, schema)?;
+    // A batch of no columns (a command's empty result) has no rows to carry, and Arrow cannot
+    // read one back without its row count.
+    for b in batches.iter().filter(|b| b.num_columns() > 0) {
+        writer.write(b)?;
+    }
+    writer.finish()?;
+    drop(writer);
+    Ok(out)
+}
+
+/// Runs a plan and sends its results; Err when the client went away (nothing more to send).
+fn execute(client: &ClientSession, plan: &pb::Plan, control: &Arc<QueryControl>, out: &mut Responder) -> Result<bool> {
+    let session = &client.session;
+    match plan.op_type.as_ref().ok_or_else(|| KilnError::unsupported("[CONNECT_INVALID_PLAN] the plan is empty"))? {
+        pb::plan::OpType::Root(relation) => {
+            let df = super::relation::dataframe(session, relation)?;
+            let schema = df.schema();
+            if !out.send(None, Some(super::types::schema_to_proto(&schema)?)) {
+                return Ok(false);
+            }
+            let batches = df.collect_with_control(control)?;
+            let mut offset = 0i64;
+            let mut sent_any = false;
+            for batch in &batches {
+                let mut start = 0;
+                while start < batch.num_rows() {
+                    let len = ROWS_PER_MESSAGE.min(batch.num_rows() - start);
+                    let slice = batch.slice(start, len);
+                    let data = ipc_stream(&schema, std::slice::from_ref(&slice))?;
+                    let arrow = ArrowBatch { row_count: len as i64, data: data.into(), start_offset: Some(offset), ..Default::default() };
+                    if !out.send(Some(ResponseType::ArrowBatch(arrow)), None) {
+                        return Ok(false);
+                    }
+                    offset += len as i64;
+                    start += len;
+                    sent_any = true;
+                }
+            }
+            if !sent_any {
+                // An empty result still carries its Arrow schema.
+                let data = ipc_stream(&schema, &[RecordBatch::new_empty(schema.clone())])?;
+                let arrow = ArrowBatch { row_count: 0, data: data.into(), start_offset: Some(0), ..Default::default() };
+                if !out.send(Some(ResponseType::ArrowBatch(arrow)), None) {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        }
+        pb::plan::OpType::Command(command) => match command.command_type.as_ref() {
+            Some(pb::command::CommandType::SqlCommand(c)) => {
+                let sql = match c.input.as_ref().and_then(|r| r.rel_type.as_ref()) {
+                    Some(pb::relation::RelType::Sql(s)) => s.clone(),
+                    #[allow(deprecated)]
+                    _ => pb::Sql { query: c.sql.clone(), args: c.args.clone(), pos_args: c.pos_args.clone(), named_arguments: c.named_arguments.clone(), pos_arguments: c.pos_arguments.clone() },
+                };
+                let args = super::relation::sql_args(&sql)?;
+                let statements = match &args {
+                    None => crate::sql::parse_sql(&sql.query)?,
+                    Some(a) => crate::sql::parse_sql_with_args(&sql.query, a)?,
+                };
+                // A query runs when the client collects it; any other statement runs now and
+                // its result travels back as local rows (as Spark's SqlCommand does).
+                let relation = if let [crate::sql::Statement::Query(_)] = statements.as_slice() {
+                    pb::Relation { common: None, rel_type: Some(pb::relation::RelType::Sql(sql)) }
+                } else {
+                    let df = match args {
+                        None => session.sql(&sql.query)?,
+                        Some(a) => session.sql_with_args(&sql.query, a)?,
+                    };
+                    let batches = df.collect_with_control(control)?;
+                    let data = ipc_stream(&df.schema(), &batches)?;
+                    pb::Relation { common: None, rel_type: Some(pb::relation::RelType::LocalRelation(pb::LocalRelation { data: Some(data.into()), schema: None })) }
+                };
+                Ok(out.send(Some(ResponseType::SqlCommandResult(SqlCommandResult { relation: Some(relation) })), None))
+            }
+            Some(pb::command::CommandType::CreateDataframeView(v)) => {
+                let input = v.input.as_ref().ok_or_else(|| KilnError::unsupported("[CONNECT_INVALID_PLAN] createTempView without its input"))?;
+                if v.is_global {
+                    return Err(super::expression::unsupported("createGlobalTempView"));
+                }
+                let df = super::relation::dataframe(session, input)?;
+                if !v.replace && session.table_names()?.iter().any(|t| t.eq_ignore_ascii_case(&v.name)) {
+                    return Err(KilnError::analysis_with(
+                        "TEMP_TABLE_OR_VIEW_ALREADY_EXISTS",
+                        format!("[TEMP_TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create the temporary view `{}` because it already exists.", v.name),
+                        &[("relationName", &format!("`{}`", v.name))],
+                    ));
+                }
+                df.create_or_replace_temp_view(&v.name)?;
+                Ok(true)
+            }
+            Some(other) => Err(super::expression::unsupported(format!("command {}", super::expression::variant_name(&format!("{other:?}"))))),
+            None => Err(KilnError::unsupported("[CONNECT_INVALID_PLAN] the command is empty")),
+        },
+        pb::plan::OpType::CompressedOperation(_) => Err(compressed()),
+    }
+}
+
+/// kiln answers `spark.connect.session.planCompression.threshold` with -1: clients send plain plans.
+fn compressed() -> KilnError {
+    super::expression::unsupported("a compressed plan")
+}
+
+fn explain_mode(mode: i32) -> crate::ExplainMode {
+    use pb::analyze_plan_request::explain::ExplainMode as M;
+    match M::try_from(mode) {
+        Ok(M::Extended) => crate::ExplainMode::Extended,
+        Ok(M::Codegen) => crate::ExplainMode::Codegen,
+        Ok(M::Cost) => crate::ExplainMode::Cost,
+        Ok(M::Formatted) => crate::ExplainMode::Formatted,
+        _ => crate::ExplainMode::Simple,
+    }
+}
+
+fn root<'a>(plan: Option<&'a pb::Plan>) -> Result<&'a pb::Relation> {
+    match plan.and_then(|p| p.op_type.as_ref()) {
+        Some(pb::plan::OpType::Root(r)) => Ok(r),
+        Some(pb::plan::OpType::Command(_)) => Err(super::expression::unsupported("analyzing a command")),
+        Some(pb::plan::OpType::CompressedOperation(_)) => Err(compressed()),
+        None => Err(KilnError::unsupported("[CONNECT_INVALID_PLAN] the plan is empty")),
+    }
+}
+
+fn analyze(session: &Session, analyze: &pb::analyze_plan_request::Analyze) -> Result<pb::analyze_plan_response::Result> {
+    use pb::analyze_plan_request::Analyze as A;
+    use pb::analyze_plan_response as r;
+    Ok(match analyze {
+        A::Schema(s) => {
+            let df = super::relation::dataframe(session, root(s.plan.as_ref())?)?;
+            r::Result::Schema(r::Schema { schema: Some(super::types::schema_to_proto(&df.schema())?) })
+        }
+        A::Explain(e) => {
+            let df = super::relation::dataframe(session, root(e.plan.as_ref())?)?;
+            r::Result::Explain(r::Explain { explain_string: df.explain_string(explain_mode(e.explain_mode))? })
+        }
+        A::TreeString(t) => {
+            let df = super::relation::dataframe(session, root(t.plan.as_ref())?)?;
+            r::Result::TreeString(r::TreeString { tree_string: df.schema_string() })
+        }
+        A::IsLocal(l) => {
+            super::relation::dataframe(session, root(l.plan.as_ref())?)?;
+            r::Result::IsLocal(r::IsLocal { is_local: false })
+        }
+        A::IsStreaming(l) => {
+            super::relation::dataframe(session, root(l.plan.as_ref())?)?;
+            r::Result::IsStreaming(r::IsStreaming { is_streaming: false })
+        }
+        A::SparkVersion(_) => r::Result::SparkVersion(r::SparkVersion { version: SPARK_VERSION.to_string() }),
+        A::DdlParse(d) => {
+            let parsed = match crate::sql::parse_data_type(&d.ddl_string) {
+                Ok(t) => t,
+                // `a INT, b STRING`: a struct's fields without the STRUCT<...> around them.
+                Err(_) => crate::sql::parse_data_type(&format!("STRUCT<{}>", d.ddl_string))?,
+            };
+            r::Result::DdlParse(r::DdlParse { parsed: Some(super::types::to_proto(&parsed)?) })
+        }
+        other => return Err(super::expression::unsupported(format!("AnalyzePlan {}", super::expression::variant_name(&format!("{other:?}"))))),
+    })
+}
+
+fn kv(key: &str, value: Option<String>) -> pb::KeyValue {
+    pb::KeyValue { key: key.to_string(), value }
+}
+
+/// A setting's value as the client reads it: the session's, else Spark's default for a key
+/// pyspark reads.
+fn setting(session: &Session, key: &str) -> Result<Option<String>> {
+    let config = session.config()?;
+    if let Some(v) = config.explicit.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone()) {
+        return Ok(Some(v));
+    }
+    Ok(config.get(key).or_else(|| CLIENT_DEFAULTS.iter().find(|(k, _)| *k == key).map(|(_, v)| v.to_string())))
+}
+
+fn conf_not_found(key: &str) -> KilnError {
+    KilnError::analysis_with(
+        "SQL_CONF_NOT_FOUND",
+        format!("[SQL_CONF_NOT_FOUND] The SQL config \"{key}\" cannot be found. Please verify that the config exists."),
+        &[("sqlConf", &format!("\"{key}\""))],
+    )
+}
+
+fn config(session: &Session, op: &pb::config_request::operation::OpType) -> Result<(Vec<pb::KeyValue>, Vec<String>)> {
+    use pb::config_request::operation::OpType as Op;
+    let mut pairs = vec![];
+    match op {
+        Op::Set(s) => {
+            for p in &s.pairs {
+                session.set_conf_from_query(&p.key, p.value.as_deref().unwrap_or(""))?;
+            }
+        }
+        Op::Get(g) => {
+            for k in &g.keys {
+                pairs.push(kv(k, Some(setting(session, k)?.ok_or_else(|| conf_not_found(k))?)));
+            }
+        }
+        Op::GetWithDefault(g) => {
+            for p in &g.pairs {
+                pairs.push(kv(&p.key, setting(session, &p.key)?.or_else(|| p.value.clone())));
+            }
+        }
+        Op::GetOption(g) => {
+            for k in &g.keys {
+                pairs.push(kv(k, setting(session, k)?));
+            }
+        }
+        Op::GetAll(g) => {
+            let mut set = session.config()?.explicit;
+            set.sort();
+            set.dedup_by(|a, b| a.0 == b.0);
+            for (k, v) in set {
+                if g.prefix.as_deref().is_none_or(|p| k.starts_with(p)) {
+                    pairs.push(kv(&k, Some(v)));
+                }
+            }
+        }
+        Op::Unset(u) => {
+            for k in &u.keys {
+                session.reset_conf_from_query(Some(k))?;
+            }
+        }
+        Op::IsModifiable(m) => {
+            for k in &m.keys {
+                let known = crate::config::SETTINGS.iter().any(|s| s.key == k);
+                pairs.push(kv(k, Some((known && !crate::config::is_static(k)).to_string())));
+            }
+        }
+    }
+    Ok((pairs, vec![]))
+}
+
+fn not_served(what: &str) -> Status {
+    ReportedError::of(&super::expression::unsupported(what)).status(None)
+}
+
+#[tonic::async_trait]
+impl SparkConnectService for ConnectServer {
+    type ExecutePlanStream = ResponseStream;
+    type ReattachExecuteStream = ResponseStream;
+
+    async fn execute_plan(&self, request: Request<pb::ExecutePlanRequest>) -> std::result::Result<Response<ResponseStream>, Status> {
+        let req = request.into_inner();
+        let client = self.client(&req.session_id)?;
+        let operation_id = req.operation_id.clone().filter(|id| !id.is_empty()).unwrap_or_else(|| self.next_id());
+        let control = Arc::new(QueryControl::default());
+        lock(&client.operations).insert(operation_id.clone(), (control.clone(), req.tags.clone()));
+        let (tx, rx) = mpsc::channel(4);
+        let mut out = Responder { session_id: req.session_id.clone(), server_side_id: client.server_side_id.clone(), operation_id: operation_id.clone(), sent: 0, tx };
+        tokio::task::spawn_blocking(move || {
+            let plan = req.plan.unwrap_or_default();
+            match execute(&client, &plan, &control, &mut out) {
+                Ok(true) => {
+                    out.send(Some(ResponseType::ResultComplete(ResultComplete::default())), None);
+                }
+                Ok(false) => {}
+                Err(e) => out.fail(client.status(&e)),
+            }
+            lock(&client.operations).remove(&operation_id);
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+
+    async fn analyze_plan(&self, request: Request<pb::AnalyzePlanRequest>) -> std::result::Result<Response<pb::AnalyzePlanResponse>, Status> {
+        let req = request.into_inner();
+        let client = self.client(&req.session_id)?;
+        let analyze_request = req.analyze.ok_or_else(|| not_served("an empty AnalyzePlan"))?;
+        let c = client.clone();
+        let result = tokio::task::spawn_blocking(move || analyze(&c.session, &analyze_request))
+            .await
+            .map_err(|e| client.status(&KilnError::internal(format!("AnalyzePlan task failed: {e}"))))?
+            .map_err(|e| client.status(&e))?;
+        Ok(Response::new(pb::AnalyzePlanResponse { session_id: req.session_id, server_side_session_id: client.server_side_id.clone(), result: Some(result) }))
+    }
+
+    async fn config(&self, request: Request<pb::ConfigRequest>) -> std::result::Result<Response<pb::ConfigResponse>, Status> {
+        let req = request.into_inner();
+        let client = self.client(&req.session_id)?;
+        let op = req.operation.and_then(|o| o.op_type).ok_or_else(|| not_served("an empty Config request"))?;
+        let (pairs, warnings) = config(&client.session, &op).map_err(|e| client.status(&e))?;
+        Ok(Response::new(pb::ConfigResponse { session_id: req.session_id, server_side_session_id: client.server_side_id.clone(), pairs, warnings }))
+    }
+
+    async fn add_artifacts(&self, _request: Request<tonic::Streaming<pb::AddArtifactsRequest>>) -> std::result::Result<Response<pb::AddArtifactsResponse>, Status> {
+        Err(not_served("AddArtifacts (Python UDFs, jars, cached local relations)"))
+    }
+
+    async fn artifact_status(&self, request: Request<pb::ArtifactStatusesRequest>) -> std::result::Result<Response<pb::ArtifactStatusesResponse>, Status> {
+        let req = request.into_inner();
+        let client = self.client(&req.session_id)?;
+        let statuses = req.names.into_iter().map(|n| (n, pb::artifact_statuses_response::ArtifactStatus { exists: false })).collect();
+        Ok(Response::new(pb::ArtifactStatusesResponse { session_id: req.session_id, server_side_session_id: client.server_side_id.clone(), statuses }))
+    }
+
+    async fn interrupt(&self, request: Request<pb::InterruptRequest>) -> std::result::Result<Response<pb::InterruptResponse>, Status> {
+        use pb::interrupt_request::{Interrupt, InterruptType};
+        let req = request.into_inner();
+        let client = self.client(&req.session_id)?;
+        let mut interrupted_ids = vec![];
+        for (id, (control, tags)) in lock(&client.operations).iter() {
+            let hit = match (InterruptType::try_from(req.interrupt_type), &req.interrupt) {
+                (Ok(InterruptType::All), _) => true,
+                (Ok(InterruptType::Tag), Some(Interrupt::OperationTag(tag))) => tags.contains(tag),
+                (Ok(InterruptType::OperationId), Some(Interrupt::OperationId(op))) => id == op,
+                _ => false,
+            };
+            if hit {
+                control.cancel();
+                interrupted_ids.push(id.clone());
+            }
+        }
+        Ok(Response::new(pb::InterruptResponse { session_id: req.session_id, server_side_session_id: client.server_side_id.clone(), interrupted_ids }))
+    }
+
+    async fn reattach_execute(&self, request: Request<pb::ReattachExecuteRequest>) -> std::result::Result<Response<ResponseStream>, Status> {
+        let req = request.into_inner();
+        let client = self.client(&req.session_id)?;
+        // Results are not kept once sent: an operation cannot be resumed.
+        Err(client.report(ReportedError {
+            classes: vec!["org.apache.spark.SparkSQLException"],
+            error_class: Some("INVALID_HANDLE.OPERATION_NOT_FOUND".into()),
+            sql_state: Some("HY000".into()),
+            parameters: vec![("handle".into(), req.operation_id.clone())],
+            message: format!("[INVALID_HANDLE.OPERATION_NOT_FOUND] The handle {} is invalid. Operation not found.", req.operation_id),
+        }))
+    }
+
+    async fn release_execute(&self, request: Request<pb::ReleaseExecuteRequest>) -> std::result::Result<Response<pb::ReleaseExecuteResponse>, Status> {
+        let req = request.into_inner();
+        let client = self.client(&req.session_id)?;
+        Ok(Response::new(pb::ReleaseExecuteResponse { session_id: req.session_id, server_side_session_id: client.server_side_id.clone(), operation_id: Some(req.operation_id) }))
+    }
+
+    async fn release_session(&self, request: Request<pb::ReleaseSessionRequest>) -> std::result::Result<Response<pb::ReleaseSessionResponse>, Status> {
+        let req = request.into_inner();
+        let released = lock(&self.inner.sessions).remove(&req.session_id);
+        let server_side_session_id = match released {
+            Some(c) => {
+                c.session.interrupt_all();
+                c.server_side_id.clone()
+            }
+            None => String::new(),
+        };
+        Ok(Response::new(pb::ReleaseSessionResponse { session_id: req.session_id, server_side_session_id }))
+    }
+
+    async fn fetch_error_details(&self, request: Request<pb::FetchErrorDetailsRequest>) -> std::result::Result<Response<pb::FetchErrorDetailsResponse>, Status> {
+        use pb::fetch_error_details_response::{Error, SparkThrowable};
+        let req = request.into_inner();
+        let client = self.client(&req.session_id)?;
+        let found = lock(&client.errors).iter().find(|(id, _)| *id == req.error_id).map(|(_, r)| r.clone());
+        let errors = found
+            .map(|r| {
+                vec![Error {
+                    error_type_hierarchy: r.classes.iter().map(|c| c.to_string()).collect(),
+                    message: r.message.clone(),
+                    spark_throwable: Some(SparkThrowable {
+                        error_class: r.error_class.clone(),
+                        message_parameters: r.parameters.iter().cloned().collect(),
+                        sql_state: r.sql_state.clone(),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }]
+            })
+            .unwrap_or_default();
+        let root_error_idx = (!errors.is_empty()).then_some(0);
+        Ok(Response::new(pb::FetchErrorDetailsResponse { session_id: req.session_id, server_side_session_id: client.server_side_id.clone(), root_error_idx, errors }))
+    }
+
+    async fn clone_session(&self, _request: Request<pb::CloneSessionRequest>) -> std::result::Result<Response<pb::CloneSessionResponse>, Status> {
+        Err(not_served("CloneSession"))
+    }
+
+    async fn get_status(&self, _request: Request<pb::GetStatusRequest>) -> std::result::Result<Response<pb::GetStatusResponse>, Status> {
+        Err(not_served("GetStatus"))
+    }
+}

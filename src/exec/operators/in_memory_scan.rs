@@ -1,0 +1,32 @@
+//! `InMemoryScan` (Spark's `InMemoryTableScanExec`): a source over a session table held in
+//! memory; each partition reads a contiguous run of its batches.
+
+use std::sync::Arc;
+
+use super::not_this;
+use crate::error::{KilnError, Result};
+use crate::exec::state::Executor;
+use crate::exec::stream::BatchStream;
+use crate::physical::PhysicalPlan;
+use crate::catalog::TableSource;
+use crate::exec::control::on_scan_batch;
+use crate::exec::interpreted::{self, schema_of};
+
+/// Partition `i`: a contiguous run of the table's batches.
+pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
+    let PhysicalPlan::InMemoryScan { table, output } = plan.as_ref() else { return Err(not_this(plan)) };
+    let TableSource::Memory(batches) = &table.source else {
+        return Err(KilnError::internal("InMemoryScan over a file table"));
+    };
+    let indices: Vec<usize> = output.iter().map(|a| table.schema.index_of(&a.name)).collect::<std::result::Result<_, _>>()?;
+    let schema = schema_of(output);
+    let (n, control) = (exec.partitions(plan), Some(exec.control));
+    // Each task reads a contiguous run of batches, as a file's splits are read: a
+    // table stored in key order then leaves each shuffle partition in key order.
+    let range = batches.len() * i / n.max(1)..batches.len() * (i + 1) / n.max(1);
+    Ok(Box::new(batches.get(range).unwrap_or_default().iter().map(move |b| {
+        on_scan_batch(control, b)?;
+        let cols = indices.iter().map(|&c| b.column(c).clone()).collect();
+        interpreted::make_batch(schema.clone(), cols, b.num_rows())
+    })))
+}

@@ -1,0 +1,410 @@
+//! `WholeStageCodegen`: the operators of a pipeline fused into one compiled function (with
+//! `spark.sql.codegen.wholeStage` on and the stage compiling), else its operators stream
+//! interpreted. Prepared, a compiled stage builds its broadcast joins' tables; a batch the
+//! generated code hands back runs through the stage's operators interpreted
+//! (`interpret_chain`), so errors and results are always the interpreter's.
+
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+
+use arrow::record_batch::RecordBatch;
+
+use super::not_this;
+use crate::codegen::{BuildTable, StageSink, StageSpec};
+use crate::error::{KilnError, Result};
+use crate::exec::state::{key, Executor, Stage, State};
+use crate::exec::interpreted::{self, schema_of, HashAggregator};
+use crate::common::memory::Reservation;
+use crate::exec::stream::{collect_reserved, deferred, BatchStream};
+use crate::physical::adaptive::batch_bytes;
+use crate::physical::{AggregateMode, BuildSide, PhysicalPlan, QueryStageKind};
+
+/// Compiles the stage (from the cache) and builds its broadcast tables; or, when it runs
+/// interpreted, prepares its operators.
+pub(in crate::exec) fn prepare(exec: &mut Executor<'_>, plan: &Arc<PhysicalPlan>) -> Result<()> {
+    let PhysicalPlan::WholeStageCodegen { fallback, child, .. } = plan.as_ref() else { return Err(not_this(plan)) };
+    if let Some(stage) = exec.compile(fallback.is_some(), child)? {
+        exec.prepare(&stage.spec.input_plan)?;
+        let joins = stage.spec.joins();
+        let mut builds: Vec<Option<BuildTable>> = joins.iter().map(|_| None).collect();
+        // Last join first: a join's build rows keep only those the later joins'
+        // tables match (`StageSpec::matching_joins`).
+        for (k, j) in joins.iter().enumerate().rev() {
+            exec.prepare(&j.build_plan)?;
+            // A broadcast side is one partition: its table is built once.
+            if j.broadcast {
+                let held = exec.reserve(&j.build_plan);
+                let mut rows = exec.drain_reserved(&j.build_plan, &held)?.concat();
+                for m in stage.spec.matching_joins(k) {
+                    if let Some(table) = builds[m].as_ref().and_then(|b| b.table()) {
+                        rows = interpreted::join::rows_matching(rows, &j.build, &joins[m].stream_keys, table)?;
+                    }
+                }
+                let table = BuildTable::new(j, rows)?;
+                held.resize(table.memory_size())?;
+                exec.held.push(held);
+                builds[k] = Some(table);
+            }
+        }
+        let m = exec.ops.of(plan);
+        m.set_compiled(true, stage.compiled_micros);
+        m.add_build_rows(builds.iter().flatten().map(|b| b.rows().num_rows() as u64).sum());
+        exec.states.insert(key(plan), State::Stage(Box::new(Stage { builds, ..stage })));
+        return Ok(());
+    }
+    exec.ops.of(plan).set_compiled(false, 0);
+    exec.prepare(child)?;
+    Ok(())
+}
+
+/// Partition `i`: compiled, or its operators interpreted.
+pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
+    let PhysicalPlan::WholeStageCodegen { child, .. } = plan.as_ref() else { return Err(not_this(plan)) };
+    match exec.states.get(&key(plan)) {
+        Some(State::Stage(stage)) => exec.stage_stream(stage, child, i),
+        _ => exec.stream(child, i),
+    }
+}
+
+impl<'a> Executor<'a> {
+    /// The compiled stage for a `WholeStageCodegen` node's operators, or None when it runs
+    /// interpreted (code generation off, or the stage cannot compile: EXPLAIN CODEGEN says why).
+    pub(in crate::exec) fn compile(&self, has_fallback: bool, child: &Arc<PhysicalPlan>) -> Result<Option<Stage>> {
+        if !self.config.whole_stage_codegen {
+            return Ok(None);
+        }
+        if has_fallback {
+            self.metrics.stage_interpreted(false);
+            return Ok(None);
+        }
+        // Planned to compile: failing now is a silent fallback, counted as such.
+        let Ok(spec) = StageSpec::from_plan(child) else {
+            self.metrics.stage_interpreted(true);
+            return Ok(None);
+        };
+        let (compiled, hit) = self.cache.get_or_compile(&spec);
+        let Ok(compiled) = compiled else {
+            self.metrics.stage_interpreted(true);
+            return Ok(None);
+        };
+        self.metrics.stage_compiled(hit, compiled.compile_time);
+        let compiled_micros = if hit { 0 } else { compiled.compile_time.as_micros() as u64 };
+        Ok(Some(Stage { spec, compiled, builds: vec![], compiled_micros }))
+    }
+
+    /// Partition `i` of a compiled stage. A batch the generated code hands back runs through the
+    /// stage's operators interpreted; for an aggregate sink, the partition starts again
+    /// interpreted. Errors and results are thus always the interpreter's.
+    pub(in crate::exec) fn stage_stream<'s>(&'s self, stage: &'s Stage, top: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
+        let spec = &stage.spec;
+        // The stream side first, when a join's side is this partition's own: no stream row
+        // leaves the join nothing to keep, so that side is never run (its Sort never sorts), as
+        // Spark's merge join pulls its buffered side only for streamed rows.
+        let mut first_input = None;
+        if matches!(spec.sink, StageSink::Output { .. }) && stage.builds.iter().any(Option::is_none) {
+            let mut input = self.stream(&spec.input_plan, i)?;
+            let first = input.by_ref().find(|b| b.as_ref().map_or(true, |b| b.num_rows() > 0));
+            let Some(first) = first else { return Ok(Box::new(std::iter::empty())) };
+            first_input = Some(Box::new(std::iter::once(first).chain(input)) as BatchStream<'s>);
+        }
+        // A shuffled join's table is this partition's own; a broadcast's is shared.
+        let held = self.reserve(top);
+        let tables: Vec<Table<'s>> = spec
+            .joins()
+            .iter()
+            .zip(&stage.builds)
+            .map(|(j, b)| match b {
+                Some(t) => Ok(Table::Shared(t)),
+                None => {
+                    let table = BuildTable::new(j, collect_reserved(self.stream(&j.build_plan, i)?, &held)?)?;
+                    Ok(Table::Own(table))
+                }
+            })
+            .collect::<Result<_>>()?;
+        held.resize(tables.iter().map(|t| match t {
+            Table::Own(t) => t.memory_size(),
+            Table::Shared(_) => 0,
+        }).sum())?;
+        match &spec.sink {
+            StageSink::Output { .. } => {
+                let input = match first_input {
+                    Some(input) => input,
+                    None => self.stream(&spec.input_plan, i)?,
+                };
+                // A Sort topping the stage sorts what the operators below it produce.
+                let below = match (top.as_ref(), &spec.sort) {
+                    (PhysicalPlan::Sort { child, .. }, Some(_)) => child,
+                    _ => top,
+                };
+                let batches = CompiledOutput { exec: self, stage, below, input, tables, _held: held, current: None };
+                match &spec.sort {
+                    Some(order) => {
+                        let attrs = self.attrs(below);
+                        let sorted = self.reserve(top);
+                        Ok(deferred(move || interpreted::sort(order, attrs, collect_reserved(Box::new(batches), &sorted)?, None)))
+                    }
+                    None => Ok(Box::new(batches)),
+                }
+            }
+            StageSink::Aggregate { .. } => Ok(deferred(move || {
+                // The partition's own join tables stay reserved while its groups are made.
+                let _tables_held = held;
+                self.aggregate_stage(stage, top, i, &tables)
+            })),
+        }
+    }
+
+    /// Partition `i` of a compiled stage whose sink is a HashAggregate: its groups. When the
+    /// generated code gives up, the run starts again interpreted.
+    fn aggregate_stage(&self, stage: &Stage, top: &Arc<PhysicalPlan>, i: usize, tables: &[Table<'_>]) -> Result<Vec<RecordBatch>> {
+        let spec = &stage.spec;
+        let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
+        let PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } = top.as_ref() else {
+            return Err(KilnError::internal("an aggregate stage not topped by a HashAggregate"));
+        };
+        let parts = self.task_parts(top, &spec.input_plan, i);
+        // An input that cannot be read twice is kept (it was held upstream anyway) in
+        // case the interpreter must run it again.
+        let keep = !self.replayable(&spec.input_plan);
+        let cursor = Cell::new(0);
+        // The finished runs' rows, held until handed on.
+        let mut out = vec![];
+        let out_held = self.reserve(top);
+        // One run unless the task is merged (see `run_stream`).
+        while cursor.get() < parts.len() {
+            let start = cursor.get();
+            let mut run = self.run_stream(&spec.input_plan, &parts, &cursor);
+            let kept = RefCell::new(vec![]);
+            let kept_held = self.reserve(top);
+            // Up to a share of the memory limit: past it (an input made by a join's
+            // fan-out, held nowhere else) the run streams, and a fallback is an error.
+            let (kept_bytes, lost) = (Cell::new(0u64), Cell::new(false));
+            let mut recorded = run.by_ref().map(|b| {
+                if let (true, false, Ok(b)) = (keep, lost.get(), &b) {
+                    let bytes = batch_bytes(b);
+                    if kept_bytes.get() + bytes > self.config.memory_limit / 8 {
+                        lost.set(true);
+                        kept.borrow_mut().clear();
+                        kept_held.shrink(kept_bytes.take());
+                    } else {
+                        kept_held.grow(bytes)?;
+                        kept_bytes.set(kept_bytes.get() + bytes);
+                        kept.borrow_mut().push(b.clone());
+                    }
+                }
+                b
+            });
+            let groups = self.reserve(top);
+            let rows = self.known_rows(&spec.input_plan, &parts);
+            if let Some(o) = crate::codegen::aggregate_partition(spec, &stage.compiled, &mut recorded, &builds, self.config.partial_flush_groups, rows, &|bytes| {
+                // Once per batch, and per chunk of a batch's joined rows.
+                self.check()?;
+                groups.resize(bytes)
+            })? {
+                out_held.grow(o.iter().map(batch_bytes).sum())?;
+                out.extend(o);
+                continue;
+            }
+            drop((recorded, groups));
+            if lost.get() {
+                return Err(KilnError::exec(format!(
+                    "the compiled stage {} gave up on its input, which cannot be read again; run it with spark.sql.codegen.wholeStage=false",
+                    top.node_string(self.config)
+                )));
+            }
+            // The generated code gave up: this run again, interpreted: what it read,
+            // then the rest (or, replayable, all of it again).
+            self.metrics.partition_reinterpreted();
+            let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
+            let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, self.attrs(child))?.flushing_at(self.config.partial_flush_groups);
+            let again: Box<dyn Iterator<Item = Result<RecordBatch>>> = if keep {
+                Box::new(kept.take().into_iter().map(Ok).chain(run))
+            } else {
+                drop(run);
+                cursor.set(start);
+                Box::new(self.run_stream(&spec.input_plan, &parts, &cursor))
+            };
+            let groups = self.reserve(top);
+            for b in again {
+                for rows in self.interpret_chain(child, &spec.input_plan, vec![b?], &build_rows)? {
+                    groups.resize(agg.memory_size_after(rows.num_rows()))?;
+                    agg.push(&rows)?;
+                    groups.resize(agg.memory_size())?;
+                }
+            }
+            drop(kept_held);
+            let rows = agg.finish()?;
+            out_held.grow(rows.iter().map(batch_bytes).sum())?;
+            out.extend(rows);
+        }
+        Ok(out)
+    }
+
+    /// Whether streaming a partition of `plan` again gives its batches again (nothing under it
+    /// hands a partition off).
+    pub(in crate::exec) fn replayable(&self, plan: &Arc<PhysicalPlan>) -> bool {
+        match plan.as_ref() {
+            PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle, .. } => return false,
+            PhysicalPlan::ShuffleRead { spec, .. } => return !spec.reads_once(),
+            _ => {}
+        }
+        match self.states.get(&key(plan)) {
+            Some(State::Handoff(..)) => return false,
+            Some(State::Partitions(_) | State::JoinTable(_) | State::Sides(..) | State::Scan { .. }) => {
+                if !matches!(plan.as_ref(), PhysicalPlan::HashJoin { .. }) {
+                    return true;
+                }
+            }
+            Some(State::Stage(stage)) => {
+                return self.replayable(&stage.spec.input_plan) && stage.spec.joins().iter().all(|j| j.broadcast || self.replayable(&j.build_plan))
+            }
+            None => {}
+        }
+        match plan.as_ref() {
+            PhysicalPlan::HashJoin { build_side, left, right, .. } if self.states.contains_key(&key(plan)) => {
+                self.replayable(if *build_side == BuildSide::BuildRight { left } else { right })
+            }
+            _ => plan.children().iter().all(|c| self.replayable(c)),
+        }
+    }
+
+    /// Runs the operators from `plan` down to (not including) `input` over `batches`, one
+    /// partition's batches of `input`'s output: the interpreted twin of a compiled stage.
+    /// `builds` holds each join's build rows, joins in stage order from the input up.
+    pub(in crate::exec) fn interpret_chain(&self, plan: &Arc<PhysicalPlan>, input: &Arc<PhysicalPlan>, batches: Vec<RecordBatch>, builds: &[Vec<RecordBatch>]) -> Result<Vec<RecordBatch>> {
+        if Arc::ptr_eq(plan, input) {
+            return Ok(batches);
+        }
+        match plan.as_ref() {
+            PhysicalPlan::HashJoin { left_keys, right_keys, join_type, build_side, condition, null_aware, left, right, .. } => {
+                let (lo, ro) = (self.attrs(left), self.attrs(right));
+                let (below, build) = match builds.split_last() {
+                    Some((last, below)) => (below, last.clone()),
+                    None => return Err(KilnError::internal("a join in a compiled stage without its build side")),
+                };
+                let (l, r) = match build_side {
+                    BuildSide::BuildRight => (self.interpret_chain(left, input, batches, below)?, build),
+                    BuildSide::BuildLeft => (build, self.interpret_chain(right, input, batches, below)?),
+                };
+                interpreted::hash_join(*join_type, *null_aware, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l), (ro, r))
+            }
+            // The stream rows of a batch are a sorted run of the left partition: merged with the
+            // whole right partition they give that run's output.
+            PhysicalPlan::SortMergeJoin { left_keys, right_keys, join_type, condition, left, right } => {
+                let (below, build) = match builds.split_last() {
+                    Some((last, below)) => (below, last.clone()),
+                    None => return Err(KilnError::internal("a sort-merge join in a compiled stage without its right side")),
+                };
+                let l = self.interpret_chain(left, input, batches, below)?;
+                interpreted::sort_merge_join(*join_type, left_keys, right_keys, condition.as_ref(), (self.attrs(left), l), (self.attrs(right), build))
+            }
+            PhysicalPlan::Sort { order, child, .. } => {
+                let rows = self.interpret_chain(child, input, batches, builds)?;
+                interpreted::sort(order, self.attrs(child), rows, None)
+            }
+            PhysicalPlan::Filter { condition, child } => {
+                let rows = self.interpret_chain(child, input, batches, builds)?;
+                let attrs = self.attrs(child);
+                rows.iter().map(|b| interpreted::filter(condition, attrs, b)).collect()
+            }
+            PhysicalPlan::Project { list, child } => {
+                let rows = self.interpret_chain(child, input, batches, builds)?;
+                let (attrs, schema) = (self.attrs(child), schema_of(self.attrs(plan)));
+                rows.iter().map(|b| interpreted::project(list, attrs, &schema, b)).collect()
+            }
+            PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, grouping, aggregates, result, child } => {
+                let rows = self.interpret_chain(child, input, batches, builds)?;
+                interpreted::hash_aggregate(AggregateMode::Partial, grouping, aggregates, result, self.attrs(child), rows)
+            }
+            other => Err(KilnError::internal(format!("{} inside a compiled stage", other.node_string(self.config)))),
+        }
+    }
+}
+
+/// A compiled stage's join table: shared (broadcast) or this partition's own.
+enum Table<'s> {
+    Shared(&'s BuildTable),
+    Own(BuildTable),
+}
+
+impl Table<'_> {
+    fn get(&self) -> &BuildTable {
+        match self {
+            Table::Shared(t) => t,
+            Table::Own(t) => t,
+        }
+    }
+}
+
+/// A compiled output stage's partition: each input batch's rows, a piece at a time when its
+/// joins match many rows. A batch the generated code gives up on runs through the stage's
+/// operators interpreted (before any of its rows was emitted; after, the interpreter's error).
+struct CompiledOutput<'s, 'a> {
+    exec: &'s Executor<'a>,
+    stage: &'s Stage,
+    /// The operator the stage's rows come out of (below a Sort that tops it).
+    below: &'s Arc<PhysicalPlan>,
+    input: BatchStream<'s>,
+    tables: Vec<Table<'s>>,
+    /// The partition's own join tables, held while its batches flow.
+    _held: Reservation,
+    /// The batch being joined, its pieces, and whether one was emitted.
+    current: Option<(RecordBatch, crate::codegen::OutputPieces<'s>, bool)>,
+}
+
+impl CompiledOutput<'_, '_> {
+    /// The interpreter's rows for `batch`: the stage's operators run over it.
+    fn interpret(&self, batch: RecordBatch) -> Result<RecordBatch> {
+        let (exec, spec) = (self.exec, &self.stage.spec);
+        exec.metrics.batch_reinterpreted();
+        let build_rows: Vec<Vec<RecordBatch>> = self.tables.iter().map(|t| vec![t.get().rows().clone()]).collect();
+        let out = exec.interpret_chain(self.below, &spec.input_plan, vec![batch], &build_rows)?;
+        interpreted::concat(exec.attrs(self.below), &out)
+    }
+}
+
+impl Iterator for CompiledOutput<'_, '_> {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Result<RecordBatch>> {
+        use crate::codegen::{Piece, StageOutput};
+        loop {
+            if let Some((batch, pieces, emitted)) = &mut self.current {
+                let builds: Vec<&BuildTable> = self.tables.iter().map(Table::get).collect();
+                match pieces.next_piece(&builds) {
+                    Ok(Piece::Rows(b)) => {
+                        *emitted = true;
+                        return Some(Ok(b));
+                    }
+                    Ok(Piece::End) => self.current = None,
+                    Ok(Piece::Failed) => {
+                        let (batch, emitted) = (batch.clone(), *emitted);
+                        self.current = None;
+                        return Some(match (emitted, self.interpret(batch)) {
+                            (false, out) => out,
+                            (true, Err(e)) => Err(e),
+                            (true, Ok(_)) => Err(KilnError::internal("a compiled stage failed part way through a batch the interpreter runs")),
+                        });
+                    }
+                    Err(e) => {
+                        self.current = None;
+                        return Some(Err(e));
+                    }
+                }
+                continue;
+            }
+            let b = match self.input.next()? {
+                Ok(b) => b,
+                Err(e) => return Some(Err(e)),
+            };
+            let builds: Vec<&BuildTable> = self.tables.iter().map(Table::get).collect();
+            let stage = self.stage;
+            match crate::codegen::output_pieces(&stage.spec, &stage.compiled, &b, &builds) {
+                Ok(StageOutput::Batch(out)) => return Some(Ok(out)),
+                Ok(StageOutput::Fallback) => return Some(self.interpret(b)),
+                Ok(StageOutput::Pieces(p)) => self.current = Some((b, *p, false)),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}

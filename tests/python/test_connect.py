@@ -1,0 +1,337 @@
+"""pyspark's Spark Connect client against `kiln connect`: SQL, the DataFrame API, settings,
+errors, parallel clients and a client that goes away mid-result. Results are compared with
+kiln's own (`kiln sql`), so a difference is the protocol's, not the engine's.
+
+    KILN=target/release/kiln python tests/python/test_connect.py   # or pytest
+
+Needs pyspark 4.3.0 with its Connect client's dependencies (pandas, pyarrow, grpcio,
+grpcio-status, googleapis-common-protos, zstandard). Starts one server on a free loopback
+port. Prints `N passed, M failed` and exits non-zero when a test fails or none ran.
+"""
+import glob
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+
+warnings.filterwarnings("ignore", category=FutureWarning)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_spark_roundtrip import kiln_csv, run_tests  # noqa: E402 - kiln's own answers, one helper for both files
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KILN = os.environ.get("KILN", os.path.join(ROOT, "target", "release", "kiln"))
+REFERENCE = os.path.join(ROOT, "tests", "reference")
+
+_server = None
+
+
+def server_url():
+    """The URL of the one `kiln connect` server, started on first use on a free port."""
+    global _server
+    if _server is None:
+        proc = subprocess.Popen([KILN, "connect", "--port", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        line = proc.stderr.readline()
+        match = re.search(r"sc://(\S+)", line)
+        if not match:
+            proc.kill()
+            raise AssertionError(f"kiln connect did not start: {line!r}")
+        # Keep reading its stderr so the server never blocks on a full pipe.
+        threading.Thread(target=lambda: proc.stderr.read(), daemon=True).start()
+        _server = (proc, f"sc://{match.group(1)}")
+    return _server[1]
+
+
+def new_session():
+    """A Spark Connect session of its own (its own session id on the server)."""
+    from pyspark.sql import SparkSession
+
+    return SparkSession.builder.remote(server_url()).create()
+
+
+def text(column):
+    """A column as kiln's CAST(.. AS STRING), NULL as `NULL` (the CLI's CSV prints NULL empty)."""
+    return f"coalesce(CAST({column} AS STRING), 'NULL')"
+
+
+def as_strings(df):
+    """The rows as `text` of each column, computed through Connect."""
+    cols = [f"c{i}" for i in range(len(df.columns))]
+    return [list(r) for r in df.toDF(*cols).selectExpr(*[text(c) for c in cols]).collect()]
+
+
+def dataset_tables(dataset):
+    folder = os.path.join(REFERENCE, "data", dataset)
+    return [(os.path.splitext(os.path.basename(p))[0], p) for p in sorted(glob.glob(os.path.join(folder, "*")))]
+
+
+def header(sql, key):
+    m = re.search(rf"^-- {key}:\s*(.*)$", sql, re.M)
+    return m.group(1).strip() if m else None
+
+
+def same(got, want, what):
+    assert got == want, f"{what}:\nconnect: {got[:5]}\nkiln:    {want[:5]}"
+
+
+def test_reference_and_tpch_queries_through_spark_sql():
+    """Every reference query (the 22 TPC-H queries at SF 0.01 among them) through `spark.sql`,
+    in one client session per dataset whose tables are temp views made with `read.parquet`."""
+    sessions = {}
+    checked = 0
+    for path in sorted(glob.glob(os.path.join(REFERENCE, "queries", "*.sql"))):
+        sql = open(path).read().strip().rstrip(";")
+        dataset = header(sql, "dataset")
+        if dataset not in sessions:
+            s = new_session()
+            for name, table in dataset_tables(dataset):
+                s.read.parquet(table).createOrReplaceTempView(name)
+            sessions[dataset] = s
+        s = sessions[dataset]
+        confs = [tuple(p.strip() for p in c.split("=", 1)) for c in (header(sql, "conf") or "").split(",") if "=" in c]
+        for k, v in confs:
+            s.conf.set(k, v)
+        try:
+            df = s.sql(sql)
+            got = as_strings(df)
+            typed = df.collect()
+        finally:
+            for k, _ in confs:
+                s.conf.unset(k)
+        casts = ", ".join(text(f"c{i}") for i in range(len(df.columns)))
+        cols = ", ".join(f"c{i}" for i in range(len(df.columns)))
+        want = kiln_csv(f"SELECT {casts} FROM (\n{sql}\n) AS q({cols})", dataset_tables(dataset), confs)
+        if header(sql, "order") != "defined":
+            got, want = sorted(got), sorted(want)
+        same(got, want, os.path.basename(path))
+        assert len(typed) == len(want), f"{path}: {len(typed)} typed rows, {len(want)} expected"
+        checked += 1
+    for s in sessions.values():
+        s.stop()
+    assert checked >= 39, f"only {checked} queries ran"
+
+
+def test_dataframe_api():
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    s = new_session()
+    tables = dataset_tables("tpch")
+    lineitem = dict(tables)["lineitem"]
+    orders = dict(tables)["orders"]
+    li = s.read.parquet(lineitem)
+    df = (
+        li.filter(F.col("l_shipdate") <= F.lit("1998-09-02").cast("date"))
+        .withColumn("disc_price", F.col("l_extendedprice") * (1 - F.col("l_discount")))
+        .groupBy("l_returnflag", "l_linestatus")
+        .agg(F.sum("l_quantity").alias("qty"), F.count("*").alias("n"), F.sum("disc_price").alias("revenue"))
+        .orderBy("l_returnflag", "l_linestatus")
+    )
+    want = kiln_csv(
+        f"SELECT {text('l_returnflag')}, {text('l_linestatus')}, {text('sum(l_quantity)')}, {text('count(*)')}, "
+        f"{text('sum(l_extendedprice * (1 - l_discount))')} FROM lineitem WHERE l_shipdate <= CAST('1998-09-02' AS DATE) "
+        "GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus",
+        tables,
+    )
+    same(as_strings(df), want, "groupBy/agg/orderBy over read.parquet")
+    assert df.count() == len(want)
+
+    # join by column name, select, limit, distinct, union, withColumnRenamed, drop
+    o = s.read.parquet(orders).select("o_orderkey", "o_orderpriority")
+    joined = li.join(o, li.l_orderkey == o.o_orderkey).select("l_orderkey", "o_orderpriority").distinct()
+    want = kiln_csv("SELECT count(*) FROM (SELECT DISTINCT l_orderkey, o_orderpriority FROM lineitem JOIN orders ON l_orderkey = o_orderkey)", tables)
+    assert str(joined.count()) == want[0][0], (joined.count(), want)
+    top = joined.orderBy(F.col("l_orderkey").desc()).limit(3).withColumnRenamed("o_orderpriority", "p").drop("l_orderkey")
+    assert top.columns == ["p"], top.columns
+    assert len(top.union(top).collect()) == 6
+
+    # createDataFrame from lists and pandas, F.when, a window function, toPandas
+    import pandas as pd
+
+    people = s.createDataFrame([(1, "ann", 10.5), (2, "bob", None), (3, "cy", 7.25)], ["id", "name", "score"])
+    from_pandas = s.createDataFrame(pd.DataFrame({"id": [1, 2, 3], "team": ["x", "y", "x"]}))
+    both = people.join(from_pandas, "id")
+    ranked = both.select(
+        "name",
+        F.when(F.col("score").isNull(), "none").otherwise("some").alias("has"),
+        F.row_number().over(Window.partitionBy("team").orderBy(F.col("id").desc())).alias("rn"),
+    ).orderBy("name")
+    got = [tuple(r) for r in ranked.collect()]
+    assert got == [("ann", "some", 2), ("bob", "none", 1), ("cy", "some", 1)], got
+    pdf = ranked.toPandas()
+    assert list(pdf.columns) == ["name", "has", "rn"] and len(pdf) == 3, pdf
+
+    # show, explain("codegen"), the schema, spark.range
+    shown = people._show_string(2, 20, False)
+    assert "only showing top 2 rows" in shown and "|ann|" in shown.replace(" ", ""), shown
+    plan = s.sql("SELECT id * 2 FROM range(10) WHERE id > 3")._explain_string(mode="codegen")
+    assert "WholeStageCodegen" in plan, plan
+    assert [f.name for f in people.schema.fields] == ["id", "name", "score"]
+    assert s.range(0, 10, 3).collect()[-1].id == 9
+
+    # spark.read.csv
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "t.csv")
+        with open(path, "w") as f:
+            f.write("a,b\n1,x\n2,y\n")
+        rows = s.read.option("header", "true").option("inferSchema", "true").csv(path).orderBy("a").collect()
+        assert [tuple(r) for r in rows] == [(1, "x"), (2, "y")], rows
+    s.stop()
+
+
+def test_settings_are_sql_set():
+    from pyspark.errors import AnalysisException
+
+    s = new_session()
+    assert s.conf.get("spark.sql.shuffle.partitions") == "200"
+    s.conf.set("spark.sql.shuffle.partitions", "7")
+    assert s.conf.get("spark.sql.shuffle.partitions") == "7"
+    assert s.sql("SET spark.sql.shuffle.partitions").collect()[0].value == "7"
+    s.conf.unset("spark.sql.shuffle.partitions")
+    assert s.conf.get("spark.sql.shuffle.partitions") == "200"
+    assert s.conf.isModifiable("spark.sql.shuffle.partitions")
+    assert not s.conf.isModifiable("spark.sql.warehouse.dir")
+    try:
+        s.conf.set("spark.sql.warehouse.dir", "/tmp/elsewhere")
+        raise AssertionError("a static key was set")
+    except AnalysisException as e:
+        assert "CANNOT_MODIFY" in (e.getCondition() or ""), e.getCondition()
+    s.stop()
+
+
+def test_errors_are_pyspark_exceptions():
+    from pyspark.errors import AnalysisException, ArithmeticException, ParseException
+
+    s = new_session()
+    cases = [
+        ("SELECT nosuch", AnalysisException, "UNRESOLVED_COLUMN.WITHOUT_SUGGESTION", "42703"),
+        ("SELEC 1", ParseException, "PARSE_SYNTAX_ERROR", "42601"),
+        ("SELECT 1 / 0", ArithmeticException, "DIVIDE_BY_ZERO", "22012"),
+        ("SELECT * FROM no_such_table", AnalysisException, "TABLE_OR_VIEW_NOT_FOUND", "42P01"),
+    ]
+    for sql, cls, condition, state in cases:
+        try:
+            s.sql(sql).collect()
+            raise AssertionError(f"{sql} did not fail")
+        except cls as e:
+            assert e.getCondition() == condition, (sql, e.getCondition())
+            assert e.getSqlState() == state, (sql, e.getSqlState())
+    from pyspark.sql import functions as F
+
+    try:
+        s.range(3).select(F.col("nope")).collect()
+        raise AssertionError("an unknown column was selected")
+    except AnalysisException as e:
+        assert e.getCondition().startswith("UNRESOLVED_COLUMN"), e.getCondition()
+    # The session still serves queries after its errors.
+    assert s.sql("SELECT 41 + 1 AS x").collect()[0].x == 42
+    s.stop()
+
+
+def test_two_clients_in_parallel_keep_their_own_settings_and_views():
+    a, b = new_session(), new_session()
+    a.conf.set("spark.sql.shuffle.partitions", "3")
+    b.conf.set("spark.sql.shuffle.partitions", "5")
+    a.sql("CREATE TEMP VIEW mine AS SELECT 1 AS only_a")
+    errors = []
+
+    def work(s, partitions, sees_view):
+        try:
+            for _ in range(5):
+                assert s.conf.get("spark.sql.shuffle.partitions") == partitions
+                n = s.sql("SELECT count(*) AS n FROM range(200000) GROUP BY id % 7").count()
+                assert n == 7, n
+                try:
+                    s.table("mine").collect()
+                    assert sees_view, "a temp view leaked into another session"
+                except AssertionError:
+                    raise
+                except Exception:
+                    assert not sees_view, "a session lost its own temp view"
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(a, "3", True)), threading.Thread(target=work, args=(b, "5", False))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    a.stop()
+    b.stop()
+
+
+CLIENT_THAT_LEAVES = """
+import sys, warnings
+warnings.filterwarnings("ignore")
+from pyspark.sql import SparkSession
+s = SparkSession.builder.remote(sys.argv[1]).create()
+it = s.sql("SELECT id, repeat('x', 100) AS pad FROM range(3000000)").toLocalIterator()
+next(it)
+print("reading", flush=True)
+import time
+time.sleep(60)
+"""
+
+
+def test_client_that_disconnects_mid_result_leaves_the_server_healthy():
+    url = server_url()
+    child = subprocess.Popen([sys.executable, "-c", CLIENT_THAT_LEAVES, url], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = child.stdout.readline()
+        assert "reading" in line, f"the client did not start reading: {line!r}"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+    time.sleep(0.5)
+    s = new_session()
+    assert s.sql("SELECT sum(id) AS t FROM range(1000)").collect()[0].t == 499500
+    assert _server[0].poll() is None, "the server exited"
+    s.stop()
+
+
+def test_interrupt_all_cancels_a_running_query():
+    from pyspark.errors import PySparkException
+
+    s = new_session()
+    outcome = []
+
+    def run():
+        try:
+            s.sql("SELECT count(*) FROM range(1000000000000) a").collect()
+            outcome.append("finished")
+        except PySparkException as e:
+            outcome.append(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    deadline = time.time() + 30
+    interrupted = []
+    while not interrupted and time.time() < deadline:
+        time.sleep(0.2)
+        interrupted = s.interruptAll()
+    t.join(60)
+    assert interrupted, "no operation was running to interrupt"
+    assert outcome and outcome[0] != "finished", outcome
+    assert "OPERATION_CANCELED" in str(outcome[0]) or "cancel" in str(outcome[0]).lower(), outcome[0]
+    assert s.sql("SELECT 1 AS one").collect()[0].one == 1
+    s.stop()
+
+
+def stop_server():
+    if _server is not None:
+        _server[0].terminate()
+        _server[0].wait(30)
+
+
+def main():
+    return run_tests(globals(), stop_server)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

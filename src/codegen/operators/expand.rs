@@ -29,7 +29,9 @@ pub fn flatten(projections: &[Vec<Expr>], output: &[Attribute], f: &mut Flatteni
             return Err("an Expand projection of another width than its output".into());
         }
         let row: Vec<Expr> = p.iter().map(|e| substitute(e, &f.env)).collect();
-        if let Some((e, r)) = row.iter().find_map(|e| unsupported_reason(e).map(|r| (e, r))) {
+        // A column or a NULL is checked where the aggregate reads it (`instantiate`).
+        let computed = row.iter().filter(|e| !matches!(e, Expr::Attribute(_)) && !matches!(e, Expr::Literal(v) if v.is_null()));
+        if let Some((e, r)) = computed.clone().find_map(|e| unsupported_reason(e).map(|r| (e, r))) {
             return Err(format!("{r} in Expand's {e}"));
         }
         if row.iter().any(|e| !e.deterministic()) {
@@ -60,10 +62,13 @@ pub fn instantiate((output, projections): &(Vec<Attribute>, Vec<Vec<Expr>>), sin
         if let Some(r) = super::group_lookup::unsupported_keys(&keys) {
             return Err(format!("{r} (an Expand projection)"));
         }
-        let aggregates = aggregates
+        let aggregates: Vec<AggSpec> = aggregates
             .iter()
             .map(|a| AggSpec { arg: a.arg.as_ref().map(|x| substitute(x, &env)), ..a.clone() })
             .collect();
+        if let Some((x, r)) = aggregates.iter().filter_map(|a| a.arg.as_ref()).find_map(|x| unsupported_reason(x).map(|r| (x, r))) {
+            return Err(format!("{r} in {x} (an Expand projection)"));
+        }
         sinks.push(StageSink::Aggregate { keys, keys_in_code: true, aggregates, output: out.clone(), finish: None });
     }
     Ok(ExpandSpec { sinks })

@@ -53,14 +53,17 @@ pub struct Plans {
     pub(crate) analyzer_warnings: Vec<String>,
     /// The query planned again with the settings of a later version ([`DataFrame::current`]).
     pub(crate) replanned: std::sync::Mutex<Option<DataFrame>>,
+    /// The query ran: its plan (this one, or `replanned`) no longer follows the settings.
+    pub(crate) ran: std::sync::atomic::AtomicBool,
 }
 
 /// A query planned by a session; `collect()` runs it.
 ///
-/// Names and types are resolved when the DataFrame is made. Settings are read when it runs,
-/// as Spark reads its SQLConf: a DataFrame planned before [`crate::Session::set_conf`]
-/// changed a setting is optimized and planned again with the new settings when it is
-/// collected, streamed or explained ([`DataFrame::physical_plan`] is the plan made first).
+/// Names and types are resolved when the DataFrame is made. Settings are read when it first
+/// runs, as Spark plans a query at its first action: a DataFrame planned before
+/// [`crate::Session::set_conf`] changed a setting is optimized and planned again with the new
+/// settings when it is first collected, streamed or explained, and keeps the plan it first ran
+/// with ([`DataFrame::physical_plan`] is the plan made first).
 ///
 /// ```
 /// let session = kiln::Session::new();
@@ -203,15 +206,17 @@ impl DataFrame {
     }
 
     /// This DataFrame as it runs now: planned again when the session's settings changed since
-    /// it was planned (the run's control kept).
+    /// it was planned, until it first runs; from then on, the plan it ran with (Spark plans a
+    /// query at its first action and keeps that plan). The run's control is kept.
     pub(crate) fn current(&self) -> Result<Cow<'_, DataFrame>> {
-        if self.session.conf_version() == self.conf_version {
-            return Ok(Cow::Borrowed(self));
-        }
         let p = &self.plans;
         let poisoned = || crate::KilnError::internal("a DataFrame's plan lock poisoned by a panic in another thread");
         let mut replanned = p.replanned.lock().map_err(|_| poisoned())?;
+        let ran = p.ran.load(std::sync::atomic::Ordering::Relaxed);
         let mut df = match replanned.as_ref() {
+            // Run once: the plan it ran with.
+            Some(df) if ran => df.clone(),
+            _ if ran || self.session.conf_version() == self.conf_version => return Ok(Cow::Borrowed(self)),
             Some(df) if df.conf_version == self.session.conf_version() => df.clone(),
             _ => {
                 let df = self.session.plan_analyzed(p.parsed.clone(), p.analyzed.clone(), p.analyzer_warnings.clone())?;
@@ -221,6 +226,17 @@ impl DataFrame {
         };
         df.control = self.control.clone();
         Ok(Cow::Owned(df))
+    }
+
+    /// [`DataFrame::current`] for a run: the plan it returns is the one every later run uses.
+    pub(crate) fn for_run(&self) -> Result<Cow<'_, DataFrame>> {
+        let df = self.current()?;
+        if let (Cow::Borrowed(_), Ok(mut replanned)) = (&df, self.plans.replanned.lock()) {
+            // Planned for an explain under other settings: not what runs.
+            *replanned = None;
+        }
+        self.plans.ran.store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(df)
     }
 
     /// This run's control under the session's limits, registered for
@@ -238,7 +254,7 @@ impl DataFrame {
     }
 
     fn collect_measured(&self, codegen: &crate::exec::metrics::CodegenMetrics, ops: &crate::exec::metrics::PlanMetrics) -> Result<Vec<RecordBatch>> {
-        if let Cow::Owned(df) = self.current()? {
+        if let Cow::Owned(df) = self.for_run()? {
             return df.collect_measured(codegen, ops);
         }
         let schema = self.schema();
@@ -265,7 +281,7 @@ impl DataFrame {
     /// the plan that ran did (rows, time per partition, memory held, build rows). Runs of one DataFrame on several threads at once share
     /// the counters, so only a single run's metrics are exact.
     pub fn collect_with_metrics(&self) -> Result<(Vec<RecordBatch>, QueryMetrics)> {
-        if let Cow::Owned(df) = self.current()? {
+        if let Cow::Owned(df) = self.for_run()? {
             return df.collect_with_metrics();
         }
         let mut scans = vec![];

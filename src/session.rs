@@ -428,6 +428,7 @@ impl Session {
                 final_plan: Default::default(),
                 analyzer_warnings,
                 replanned: Default::default(),
+                ran: Default::default(),
             }),
             config,
             conf_version,

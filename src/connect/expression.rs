@@ -17,12 +17,59 @@ fn missing(what: &str) -> KilnError {
     KilnError::unsupported(format!("[CONNECT_INVALID_PLAN] the plan has {what} without its value"))
 }
 
+thread_local! {
+    /// The columns a reference carrying a DataFrame's plan id (`df1.id`) resolves to while a
+    /// join condition is translated: by plan id, the output of the side that DataFrame is in.
+    static PLAN_COLUMNS: std::cell::RefCell<Option<PlanColumns>> = const { std::cell::RefCell::new(None) };
+}
+
+/// For each side of a join: the plan ids of its relations, and its analyzed output.
+pub struct PlanColumns {
+    /// The sides.
+    pub sides: Vec<(Vec<i64>, Vec<crate::expr::Attribute>)>,
+    /// Whether some reference resolved by its plan id (then the join is built over the
+    /// sides' analyzed plans, whose column ids these are).
+    pub used: bool,
+}
+
+/// Translates with references by plan id resolved against `columns`.
+pub fn with_plan_columns<T>(columns: PlanColumns, f: impl FnOnce() -> T) -> (T, PlanColumns) {
+    PLAN_COLUMNS.with(|c| *c.borrow_mut() = Some(columns));
+    let out = f();
+    let columns = PLAN_COLUMNS.with(|c| c.borrow_mut().take());
+    (out, columns.unwrap_or(PlanColumns { sides: vec![], used: false }))
+}
+
+/// `df.name` of a DataFrame that is one side of the join being translated: that side's column
+/// (by name, once), so a name both sides have is not ambiguous.
+fn by_plan_id(parts: &[String], plan_id: i64) -> Option<Expr> {
+    PLAN_COLUMNS.with(|c| {
+        let mut c = c.borrow_mut();
+        let columns = c.as_mut()?;
+        let name = parts.last()?;
+        let (_, output) = columns.sides.iter().find(|(ids, _)| ids.contains(&plan_id))?;
+        let mut found = output.iter().filter(|a| a.name.eq_ignore_ascii_case(name));
+        let attribute = found.next()?;
+        if found.next().is_some() || parts.len() > 1 {
+            return None;
+        }
+        columns.used = true;
+        Some(Expr::Attribute(attribute.clone()))
+    })
+}
+
 /// The kiln expression of a protocol expression.
 pub fn expression(e: &Expression) -> Result<Expr> {
     let kind = e.expr_type.as_ref().ok_or_else(|| missing("an expression"))?;
     Ok(match kind {
         ExprType::Literal(l) => literal(l)?,
-        ExprType::UnresolvedAttribute(a) => Expr::UnresolvedAttribute(name_parts(&a.unparsed_identifier)?),
+        ExprType::UnresolvedAttribute(a) => {
+            let parts = name_parts(&a.unparsed_identifier)?;
+            match a.plan_id.and_then(|id| by_plan_id(&parts, id)) {
+                Some(resolved) => resolved,
+                None => Expr::UnresolvedAttribute(parts),
+            }
+        }
         ExprType::UnresolvedStar(s) => match s.unparsed_target.as_deref() {
             None => Expr::UnresolvedStar(None),
             Some(t) => {

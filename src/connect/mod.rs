@@ -7,6 +7,7 @@
 //! compiled stages), made by the host's factory, so the host's settings (`kiln connect --conf`)
 //! are its static keys and ceilings and a client's `spark.conf.set` is SQL `SET`.
 
+mod command;
 pub mod error;
 pub mod expression;
 pub mod relation;

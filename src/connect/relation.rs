@@ -39,11 +39,32 @@ fn count(n: i32, what: &str) -> Result<usize> {
     })
 }
 
+thread_local! {
+    /// The plan ids of the relations translated so far (`RelationCommon.plan_id`), in order.
+    static TRANSLATED: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn translated_count() -> usize {
+    TRANSLATED.with(|t| t.borrow().len())
+}
+
+fn translated_since(start: usize, end: usize) -> Vec<i64> {
+    TRANSLATED.with(|t| t.borrow().get(start..end).map(<[i64]>::to_vec).unwrap_or_default())
+}
+
 /// The DataFrame of a relation, planned by `session`.
 pub fn dataframe(session: &Session, rel: &Relation) -> Result<DataFrame> {
+    TRANSLATED.with(|t| t.borrow_mut().clear());
+    translate(session, rel)
+}
+
+fn translate(session: &Session, rel: &Relation) -> Result<DataFrame> {
+    if let Some(id) = rel.common.as_ref().and_then(|c| c.plan_id) {
+        TRANSLATED.with(|t| t.borrow_mut().push(id));
+    }
     let kind = rel.rel_type.as_ref().ok_or_else(|| missing("a relation"))?;
     let plan = |p: LogicalPlan| session.plan(p);
-    let child = |r: Option<&Relation>, what: &str| -> Result<DataFrame> { dataframe(session, input(r, what)?) };
+    let child = |r: Option<&Relation>, what: &str| -> Result<DataFrame> { translate(session, input(r, what)?) };
     let parsed = |df: &DataFrame| df.plans().parsed.clone();
     match kind {
         RelType::Sql(s) => sql(session, s),
@@ -54,7 +75,7 @@ pub fn dataframe(session: &Session, rel: &Relation) -> Result<DataFrame> {
         RelType::Project(p) => {
             let list = p.expressions.iter().map(expression).collect::<Result<Vec<_>>>()?;
             match p.input.as_deref() {
-                Some(i) => plan(LogicalPlan::Project { list, child: parsed(&dataframe(session, i)?) }),
+                Some(i) => plan(LogicalPlan::Project { list, child: parsed(&translate(session, i)?) }),
                 // `spark.range(1).select(...)` has an input; a select of literals alone has none.
                 None => plan(LogicalPlan::Project { list, child: Arc::new(LogicalPlan::OneRowRelation) }),
             }
@@ -65,8 +86,11 @@ pub fn dataframe(session: &Session, rel: &Relation) -> Result<DataFrame> {
             plan(LogicalPlan::Filter { condition, child: parsed(&df) })
         }
         RelType::Join(j) => {
+            let start = translated_count();
             let left = child(j.left.as_deref(), "a Join")?;
+            let middle = translated_count();
             let right = child(j.right.as_deref(), "a Join")?;
+            let end = translated_count();
             let join_type = match join::JoinType::try_from(j.join_type) {
                 Ok(join::JoinType::Inner | join::JoinType::Unspecified) => JoinType::Inner,
                 Ok(join::JoinType::FullOuter) => JoinType::FullOuter,
@@ -77,8 +101,16 @@ pub fn dataframe(session: &Session, rel: &Relation) -> Result<DataFrame> {
                 Ok(join::JoinType::Cross) => JoinType::Cross,
                 Err(_) => return Err(unsupported(format!("join type {}", j.join_type))),
             };
-            let condition = j.join_condition.as_ref().map(expression).transpose()?;
-            plan(LogicalPlan::Join { left: parsed(&left), right: parsed(&right), join_type, condition, using: j.using_columns.clone(), hint: Default::default() })
+            // `df1.id == df2.id`: each side's column by the plan id of its DataFrame, as Spark
+            // resolves it, over the sides' analyzed plans (whose column ids these are); not for a
+            // DataFrame joined with itself, whose sides share their ids.
+            let (left_out, right_out) = (left.analyzed_plan().output(), right.analyzed_plan().output());
+            let shared = left_out.iter().any(|a| right_out.iter().any(|b| a.id == b.id));
+            let sides = if shared { vec![] } else { vec![(translated_since(start, middle), left_out), (translated_since(middle, end), right_out)] };
+            let (condition, columns) = super::expression::with_plan_columns(super::expression::PlanColumns { sides, used: false }, || j.join_condition.as_ref().map(expression).transpose());
+            let condition = condition?;
+            let (l, r) = if columns.used { (left.analyzed_plan().clone(), right.analyzed_plan().clone()) } else { (parsed(&left), parsed(&right)) };
+            plan(LogicalPlan::Join { left: l, right: r, join_type, condition, using: j.using_columns.clone(), hint: Default::default() })
         }
         RelType::SetOp(s) => {
             let left = child(s.left_input.as_deref(), "a SetOperation")?;
@@ -295,7 +327,7 @@ fn local_relation(session: &Session, data: Option<&[u8]>, schema: Option<&str>) 
 }
 
 fn aggregate(session: &Session, a: &spark_connect_proto::Aggregate) -> Result<DataFrame> {
-    let df = dataframe(session, input(a.input.as_deref(), "an Aggregate")?)?;
+    let df = translate(session, input(a.input.as_deref(), "an Aggregate")?)?;
     let grouping = a.grouping_expressions.iter().map(expression).collect::<Result<Vec<_>>>()?;
     let measures = a.aggregate_expressions.iter().map(expression).collect::<Result<Vec<_>>>()?;
     let aggregates = [grouping.clone(), measures].concat();
@@ -466,6 +498,26 @@ mod tests {
             aliases: vec![pe::Alias { expr: Some(Box::new(call("*", vec![col("w"), int(2)]))), name: vec!["w2".into()], metadata: None }],
         })));
         assert_same_plan(with_columns, "SELECT *, w * 2 AS w2 FROM u");
+    }
+
+    #[test]
+    fn join_condition_by_plan_ids() {
+        let with_id = |mut r: Relation, id: i64| {
+            r.common = Some(spark_connect_proto::RelationCommon { plan_id: Some(id), ..Default::default() });
+            r
+        };
+        let column_of = |name: &str, id: i64| {
+            expr(ExprType::UnresolvedAttribute(pe::UnresolvedAttribute { unparsed_identifier: name.into(), plan_id: Some(id), is_metadata_column: None }))
+        };
+        // Both sides have `k`: by name alone the condition would be ambiguous.
+        let join = rel(RelType::Join(Box::new(spark_connect_proto::Join {
+            left: boxed(with_id(table("t"), 1)),
+            right: boxed(with_id(table("u"), 2)),
+            join_condition: Some(call("==", vec![column_of("k", 1), column_of("k", 2)])),
+            join_type: join::JoinType::Inner as i32,
+            ..Default::default()
+        })));
+        assert_same_plan(join, "SELECT * FROM t JOIN u ON t.k = u.k");
     }
 
     #[test]

@@ -286,6 +286,10 @@ fn execute(client: &ClientSession, plan: &pb::Plan, control: &Arc<QueryControl>,
                 df.create_or_replace_temp_view(&v.name)?;
                 Ok(true)
             }
+            Some(pb::command::CommandType::WriteOperation(w)) => {
+                super::command::write(session, w)?;
+                Ok(true)
+            }
             Some(other) => Err(super::expression::unsupported(format!("command {}", super::expression::variant_name(&format!("{other:?}"))))),
             None => Err(KilnError::unsupported("[CONNECT_INVALID_PLAN] the command is empty")),
         },

@@ -41,7 +41,7 @@ impl DataFrame {
     /// assert_eq!(rows, 2);
     /// ```
     pub fn execute_stream(&self) -> Result<RecordBatchStream> {
-        if let std::borrow::Cow::Owned(df) = self.current()? {
+        if let std::borrow::Cow::Owned(df) = self.for_run()? {
             return df.execute_stream();
         }
         let schema = self.schema();

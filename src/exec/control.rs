@@ -19,12 +19,10 @@ impl QueryControl {
 }
 
 /// Where a scan yields `batch`: stops a cancelled query and counts what was scanned.
-pub fn on_scan_batch(control: Option<&QueryControl>, batch: &arrow::record_batch::RecordBatch) -> Result<()> {
-    if let Some(c) = control {
-        c.check()?;
-        crate::expr::builtins::set_result_limit(c.memory().limit());
-        c.scanned(batch.num_rows(), crate::physical::adaptive::batch_bytes(batch) as usize);
-    }
+pub fn on_scan_batch(control: &QueryControl, batch: &arrow::record_batch::RecordBatch) -> Result<()> {
+    control.check()?;
+    crate::expr::builtins::set_result_limit(control.memory().limit());
+    control.scanned(batch.num_rows(), crate::physical::adaptive::batch_bytes(batch) as usize);
     Ok(())
 }
 

@@ -10,7 +10,7 @@ use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
 use crate::codegen::{BuildTable, CompiledStage, StageCache, StageSpec};
-use crate::common::memory::{MemoryPool, Reservation};
+use crate::common::memory::Reservation;
 use crate::config::Config;
 use crate::error::{KilnError, Result};
 use crate::exec::context::{ExecContext, FragmentInputs};
@@ -86,8 +86,6 @@ pub(in crate::exec) struct Executor<'a> {
     pub(in crate::exec) ops: &'a PlanMetrics,
     /// The run's cancel flag, deadline and progress counters.
     pub(in crate::exec) control: &'a QueryControl,
-    /// The query's memory budget.
-    pub(in crate::exec) memory: Arc<MemoryPool>,
     /// A plan fragment's inputs.
     pub(in crate::exec) inputs: &'a FragmentInputs,
     /// What the run's shared breaker states hold (broadcasts, join tables), until it ends.
@@ -103,7 +101,7 @@ pub(in crate::exec) struct Executor<'a> {
 impl<'a> Executor<'a> {
     pub(in crate::exec) fn new(ctx: &'a ExecContext<'a>, outputs: &'a Outputs) -> Executor<'a> {
         let (config, cache, metrics, ops) = (ctx.config, ctx.cache, ctx.metrics, ctx.ops);
-        Executor { config, outputs, states: HashMap::new(), cache, metrics, ops, control: &ctx.control, memory: ctx.memory().clone(), inputs: &ctx.inputs, held: vec![], matching: HashMap::new(), merged: HashMap::new() }
+        Executor { config, outputs, states: HashMap::new(), cache, metrics, ops, control: &ctx.control, inputs: &ctx.inputs, held: vec![], matching: HashMap::new(), merged: HashMap::new() }
     }
 
     /// Stops a cancelled or timed-out query.
@@ -113,7 +111,7 @@ impl<'a> Executor<'a> {
 
     /// An empty reservation of the query's memory, for what `plan` holds.
     pub(in crate::exec) fn reserve(&self, plan: &Arc<PhysicalPlan>) -> Reservation {
-        Reservation::new(&self.memory, plan)
+        Reservation::new(self.control.memory(), plan)
     }
 
     /// Every partition of `plan`, drained, their bytes taken from `held` as they arrive.

@@ -11,6 +11,7 @@ port. Prints `N passed, M failed` and exits non-zero when a test fails or none r
 import glob
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,7 +36,9 @@ def server_url():
     """The URL of the one `kiln connect` server, started on first use on a free port."""
     global _server
     if _server is None:
-        proc = subprocess.Popen([KILN, "connect", "--port", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # Tables saved by clients land in a warehouse of this run's own.
+        warehouse = tempfile.mkdtemp(prefix="kiln-connect-warehouse-")
+        proc = subprocess.Popen([KILN, "connect", "--port", "0", "--conf", f"spark.sql.warehouse.dir={warehouse}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         line = proc.stderr.readline()
         match = re.search(r"sc://(\S+)", line)
         if not match:
@@ -43,7 +46,7 @@ def server_url():
             raise AssertionError(f"kiln connect did not start: {line!r}")
         # Keep reading its stderr so the server never blocks on a full pipe.
         threading.Thread(target=lambda: proc.stderr.read(), daemon=True).start()
-        _server = (proc, f"sc://{match.group(1)}")
+        _server = (proc, f"sc://{match.group(1)}", warehouse)
     return _server[1]
 
 
@@ -146,6 +149,11 @@ def test_dataframe_api():
     joined = li.join(o, li.l_orderkey == o.o_orderkey).select("l_orderkey", "o_orderpriority").distinct()
     want = kiln_csv("SELECT count(*) FROM (SELECT DISTINCT l_orderkey, o_orderpriority FROM lineitem JOIN orders ON l_orderkey = o_orderkey)", tables)
     assert str(joined.count()) == want[0][0], (joined.count(), want)
+    # columns of one name on both sides, told apart by their DataFrames
+    a = s.createDataFrame([(1, "x"), (2, "y")], ["k", "v"])
+    b = s.createDataFrame([(2, "z"), (3, "w")], ["k", "v"])
+    pairs = a.join(b, a.k == b.k).collect()
+    assert [tuple(r) for r in pairs] == [(2, "y", 2, "z")], pairs
     top = joined.orderBy(F.col("l_orderkey").desc()).limit(3).withColumnRenamed("o_orderpriority", "p").drop("l_orderkey")
     assert top.columns == ["p"], top.columns
     assert len(top.union(top).collect()) == 6
@@ -173,6 +181,18 @@ def test_dataframe_api():
     assert "WholeStageCodegen" in plan, plan
     assert [f.name for f in people.schema.fields] == ["id", "name", "score"]
     assert s.range(0, 10, 3).collect()[-1].id == 9
+
+    # df.write.parquet (partitioned, then overwritten), read back; saveAsTable
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "people")
+        people.write.partitionBy("name").parquet(out)
+        back = s.read.parquet(out).orderBy("id")
+        assert [(r.id, r.name) for r in back.collect()] == [(1, "ann"), (2, "bob"), (3, "cy")], back.collect()
+        people.filter("id > 1").write.mode("overwrite").parquet(out)
+        assert s.read.parquet(out).count() == 2
+        people.write.saveAsTable("people_copy")
+        people.write.mode("append").saveAsTable("people_copy")
+        assert s.table("people_copy").count() == 6
 
     # spark.read.csv
     with tempfile.TemporaryDirectory() as tmp:
@@ -327,6 +347,7 @@ def stop_server():
     if _server is not None:
         _server[0].terminate()
         _server[0].wait(30)
+        shutil.rmtree(_server[2], ignore_errors=True)
 
 
 def main():

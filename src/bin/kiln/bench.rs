@@ -83,13 +83,24 @@ struct Timing {
 
 /// Times each prepared query `runs` times after one cold run each, in turn (A B A B ...), so
 /// that drift in the machine's speed falls on all of them alike.
-fn time_in_turn(dfs: &[kiln::DataFrame], runs: usize) -> Result<Vec<Timing>, KilnError> {
+fn time_in_turn(session: &Session, runs_of: &[(kiln::DataFrame, Settings)], runs: usize) -> Result<Vec<Timing>, KilnError> {
     let mut colds = vec![];
-    for df in dfs {
+    // A DataFrame is planned at its first run, under the settings then (as Spark's first
+    // action), and keeps that plan: each cold run under its own settings.
+    for (df, settings) in runs_of {
+        let saved = session.config()?;
+        settings.iter().try_for_each(|(k, v)| session.set_conf(k, v))?;
         let start = Instant::now();
-        let (_, metrics) = df.collect_with_metrics()?;
-        colds.push((start.elapsed().as_secs_f64() * 1000.0, metrics.codegen));
+        let cold = df.collect_with_metrics();
+        let elapsed = start.elapsed().as_secs_f64() * 1000.0;
+        for (k, _) in settings {
+            if let Some(v) = saved.get(k) {
+                session.set_conf(k, &v)?;
+            }
+        }
+        colds.push((elapsed, cold?.1.codegen));
     }
+    let dfs: Vec<&kiln::DataFrame> = runs_of.iter().map(|(df, _)| df).collect();
     let mut times = vec![Vec::with_capacity(runs); dfs.len()];
     let mut rows = vec![0; dfs.len()];
     for _ in 0..runs {
@@ -111,18 +122,14 @@ fn time_in_turn(dfs: &[kiln::DataFrame], runs: usize) -> Result<Vec<Timing>, Kil
         .collect())
 }
 
-/// `sql` prepared under the session's settings and under them changed by `against` (the
-/// session is left as it was).
-fn prepare_against(session: &Session, sql: &str, against: &[(String, String)]) -> Result<[kiln::DataFrame; 2], KilnError> {
-    let base = session.sql(sql)?;
-    let saved = session.config()?;
-    let changed = against.iter().try_for_each(|(k, v)| session.set_conf(k, v)).and_then(|_| session.sql(sql));
-    for (k, _) in against {
-        if let Some(v) = saved.get(k) {
-            session.set_conf(k, &v)?;
-        }
-    }
-    Ok([base, changed?])
+/// Settings a DataFrame is first run under.
+type Settings = Vec<(String, String)>;
+
+/// `sql` to run under `mode` (the session's settings with it), and under them changed by
+/// `against`.
+fn prepare_against(session: &Session, sql: &str, mode: &Settings, against: &[(String, String)]) -> Result<[(kiln::DataFrame, Settings); 2], KilnError> {
+    let changed: Settings = mode.iter().chain(against).cloned().collect();
+    Ok([(session.sql(sql)?, mode.clone()), (session.sql(sql)?, changed)])
 }
 
 /// The TPC-H queries named by `queries`: `1,6,9` or ranges such as `1-22` (the peers' scripts
@@ -300,17 +307,14 @@ pub fn run(session: &Session, queries: &[(String, String)], o: &BenchOptions) ->
             // drift in the machine's speed falls on both alike, not on the ratio.
             let dfs = modes
                 .iter()
-                .map(|(_, codegen)| {
-                    session.set_conf("spark.sql.codegen.wholeStage", codegen)?;
-                    session.sql(sql)
-                })
+                .map(|(_, codegen)| Ok((session.sql(sql)?, vec![("spark.sql.codegen.wholeStage".to_string(), codegen.to_string())])))
                 .collect::<Result<Vec<_>, KilnError>>()?;
-            modes.iter().map(|(label, _)| label.to_string()).zip(time_in_turn(&dfs, o.runs)?).collect()
+            modes.iter().map(|(label, _)| label.to_string()).zip(time_in_turn(session, &dfs, o.runs)?).collect()
         } else {
             let mut timed = vec![];
             for (label, codegen) in &modes {
-                session.set_conf("spark.sql.codegen.wholeStage", codegen)?;
-                let [a, b] = time_in_turn(&prepare_against(session, sql, &o.against)?, o.runs)?.try_into().map_err(|_| KilnError::internal("two timings expected"))?;
+                let mode = vec![("spark.sql.codegen.wholeStage".to_string(), codegen.to_string())];
+                let [a, b] = time_in_turn(session, &prepare_against(session, sql, &mode, &o.against)?, o.runs)?.try_into().map_err(|_| KilnError::internal("two timings expected"))?;
                 timed.extend([(label.to_string(), a), (format!("{label}{AGAINST}"), b)]);
             }
             timed

@@ -69,7 +69,7 @@ pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<Physical
     let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
     let schema = schema_of(output);
     let batches = parquet.row_group_batches(f, g, selection, &names, &ReadSettings::of(config))?;
-    let control = Some(exec.control);
+    let control = exec.control;
     Ok(Box::new(batches.map(move |b| {
         let b = b?;
         on_scan_batch(control, &b)?;
@@ -88,7 +88,7 @@ fn text_stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, i: usize
     metrics.add(ScanStats { files_read: 1, ..Default::default() });
     let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
     let schema = schema_of(output);
-    let control = Some(exec.control);
+    let control = exec.control;
     Ok(Box::new(text.batches(f, &names, config.batch_size)?.map(move |b| {
         let b = b?;
         on_scan_batch(control, &b)?;

@@ -20,7 +20,7 @@ pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<Physical
     };
     let indices: Vec<usize> = output.iter().map(|a| table.schema.index_of(&a.name)).collect::<std::result::Result<_, _>>()?;
     let schema = schema_of(output);
-    let (n, control) = (exec.partitions(plan), Some(exec.control));
+    let (n, control) = (exec.partitions(plan), exec.control);
     // Each task reads a contiguous run of batches, as a file's splits are read: a
     // table stored in key order then leaves each shuffle partition in key order.
     let range = batches.len() * i / n.max(1)..batches.len() * (i + 1) / n.max(1);

@@ -15,7 +15,7 @@ use crate::exec::interpreted::schema_of;
 pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
     let PhysicalPlan::Range { output, range } = plan.as_ref() else { return Err(not_this(plan)) };
     let config = exec.config;
-    let control = Some(exec.control);
+    let control = exec.control;
     Ok(Box::new(range.batches(i, schema_of(output), config.batch_size).map(move |b| {
         let b = b?;
         on_scan_batch(control, &b)?;

@@ -46,7 +46,8 @@ pub fn flatten_final(node: &Arc<PhysicalPlan>, f: &mut Flattening) -> Result<(),
     Ok(())
 }
 
-fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, String> {
+/// Why generated code cannot run aggregate `a`, if it cannot.
+fn compiles(a: &AggregateExpr) -> Result<(), String> {
     if a.distinct {
         return Err("a DISTINCT aggregate".into());
     }
@@ -57,6 +58,11 @@ fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, S
     if let AggFunc::Builtin(b) = a.func {
         return Err(format!("the aggregate {}, which generated code lacks", b.name));
     }
+    Ok(())
+}
+
+fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, String> {
+    compiles(a)?;
     let arg = match (a.func, a.args.first()) {
         (AggFunc::Count, Some(Expr::Literal(v))) if !v.is_null() => None,
         (_, Some(x)) => Some(substitute(x, env)),
@@ -81,24 +87,14 @@ fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, S
 }
 
 /// At most two string keys: past that, generated code calls the byte compare once per long
-/// string per row, and hashing the keys per batch in Rust was measured faster (TPC-H Q10's five
-/// string keys: about 1.3x slower compiled in IR).
+/// string per row, and hashing the keys per batch in Rust is faster.
 fn few_string_keys(keys: &[Expr]) -> bool {
     keys.iter().filter(|k| k.data_type().ok() == Some(DataType::Utf8)).count() <= 2
 }
 
 /// A final aggregate's merge of the buffer columns `a`'s partial aggregate produced.
 fn merge_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, String> {
-    if a.distinct {
-        return Err("a DISTINCT aggregate".into());
-    }
-    // A UDAF's accumulator is Rust over arrays: its aggregate runs interpreted.
-    if let AggFunc::Udaf(u) = a.func {
-        return Err(format!("user-defined aggregate function {}", u.name()));
-    }
-    if let AggFunc::Builtin(b) = a.func {
-        return Err(format!("the aggregate {}, which generated code lacks", b.name));
-    }
+    compiles(a)?;
     let arg_type = match (a.func, a.args.first()) {
         (AggFunc::Count, _) | (_, None) => DataType::Int64,
         (_, Some(x)) => x.data_type().map_err(|e| e.to_string())?,
@@ -186,13 +182,16 @@ pub fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), Str
         let one = tx.b.ins().iconst(types::I64, 1);
         tx.b.ins().store(flags(), one, at, aux_off);
     };
+    let count_row = |tx: &mut Tx| {
+        let c = tx.b.ins().load(types::I64, flags(), at, aux_off);
+        let c1 = tx.b.ins().iadd_imm_s(c, 1);
+        tx.b.ins().store(flags(), c1, at, aux_off);
+    };
+    // An average counts its rows; a sum flags that it saw one.
+    let count_or_flag = |tx: &mut Tx| if a.func == AggFunc::Avg { count_row(tx) } else { set_flag(tx) };
     when_valid(tx, null, &mut |tx| {
         match (a.func, &t) {
-            (AggFunc::Count, _) => {
-                let c = tx.b.ins().load(types::I64, flags(), at, aux_off);
-                let c1 = tx.b.ins().iadd_imm_s(c, 1);
-                tx.b.ins().store(flags(), c1, at, aux_off);
-            }
+            (AggFunc::Count, _) => count_row(tx),
             (AggFunc::Sum, DataType::Int32 | DataType::Int64) => {
                 let x = tx.resize(v, types::I64);
                 let s = tx.b.ins().load(types::I64, flags(), at, value_off);
@@ -206,36 +205,14 @@ pub fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), Str
                 let s = tx.b.ins().load(types::F64, flags(), at, value_off);
                 let s1 = tx.b.ins().fadd(s, x);
                 tx.b.ins().store(flags(), s1, at, value_off);
-                if a.func == AggFunc::Avg {
-                    let c = tx.b.ins().load(types::I64, flags(), at, aux_off);
-                    let c1 = tx.b.ins().iadd_imm_s(c, 1);
-                    tx.b.ins().store(flags(), c1, at, aux_off);
-                } else {
-                    set_flag(tx);
-                }
+                count_or_flag(tx);
             }
             (AggFunc::Sum | AggFunc::Avg, DataType::Decimal128(..)) => {
                 let x = tx.resize(v, types::I128);
-                let s = tx.b.ins().load(types::I128, flags(), at, value_off);
-                let s1 = tx.b.ins().iadd(s, x);
-                // A wrapped i128 goes to the interpreter; a sum past the buffer's precision is
-                // caught when the buffer is produced (both as the interpreter does).
-                let (_, s_hi) = tx.b.ins().isplit(s);
-                let (_, x_hi) = tx.b.ins().isplit(x);
-                let (_, r_hi) = tx.b.ins().isplit(s1);
-                let sign_s = tx.b.ins().bxor(s_hi, r_hi);
-                let sign_x = tx.b.ins().bxor(x_hi, r_hi);
-                let both = tx.b.ins().band(sign_s, sign_x);
-                let wrapped = tx.b.ins().icmp_imm_s(IntCC::SignedLessThan, both, 0);
-                tx.fail_if(wrapped, None);
-                tx.b.ins().store(flags(), s1, at, value_off);
-                if a.func == AggFunc::Avg {
-                    let c = tx.b.ins().load(types::I64, flags(), at, aux_off);
-                    let c1 = tx.b.ins().iadd_imm_s(c, 1);
-                    tx.b.ins().store(flags(), c1, at, aux_off);
-                } else {
-                    set_flag(tx);
-                }
+                // A sum past the buffer's precision is caught when the buffer is produced (as
+                // the interpreter does).
+                add_i128_checked(tx, at, value_off, x);
+                count_or_flag(tx);
             }
             (AggFunc::Min | AggFunc::Max, _) => {
                 let cc = if a.func == AggFunc::Min { IntCC::SignedLessThan } else { IntCC::SignedGreaterThan };
@@ -319,17 +296,7 @@ pub fn merge_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), Stri
             }
             when_valid(tx, sn, &mut |tx| {
                 let v = if tx.b.func.dfg.value_type(s) == types::I128 { s } else { tx.b.ins().sextend(types::I128, s) };
-                let old = tx.b.ins().load(types::I128, flags(), at, value_off);
-                let new = tx.b.ins().iadd(old, v);
-                let (_, o_hi) = tx.b.ins().isplit(old);
-                let (_, v_hi) = tx.b.ins().isplit(v);
-                let (_, r_hi) = tx.b.ins().isplit(new);
-                let a1 = tx.b.ins().bxor(o_hi, r_hi);
-                let a2 = tx.b.ins().bxor(v_hi, r_hi);
-                let both = tx.b.ins().band(a1, a2);
-                let wrapped = tx.b.ins().icmp_imm_s(IntCC::SignedLessThan, both, 0);
-                tx.fail_if(wrapped, None);
-                tx.b.ins().store(flags(), new, at, value_off);
+                add_i128_checked(tx, at, value_off, v);
                 Ok(())
             })?;
             if a.func == AggFunc::Avg {
@@ -344,4 +311,20 @@ pub fn merge_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), Stri
         }
         (f, t) => Err(format!("merging {} over {t}", f.name())),
     }
+}
+
+/// Adds `x` to the i128 at `at + off`; a wrapped sum goes to the interpreter, as it would
+/// overflow there.
+fn add_i128_checked(tx: &mut Tx, at: Value, off: i32, x: Value) {
+    let old = tx.b.ins().load(types::I128, flags(), at, off);
+    let new = tx.b.ins().iadd(old, x);
+    let (_, old_hi) = tx.b.ins().isplit(old);
+    let (_, x_hi) = tx.b.ins().isplit(x);
+    let (_, new_hi) = tx.b.ins().isplit(new);
+    let from_old = tx.b.ins().bxor(old_hi, new_hi);
+    let from_x = tx.b.ins().bxor(x_hi, new_hi);
+    let both = tx.b.ins().band(from_old, from_x);
+    let wrapped = tx.b.ins().icmp_imm_s(IntCC::SignedLessThan, both, 0);
+    tx.fail_if(wrapped, None);
+    tx.b.ins().store(flags(), new, at, off);
 }

@@ -15,7 +15,7 @@ use crate::codegen::expr::Tx;
 use crate::codegen::rows::flags;
 use crate::codegen::rows::{load_index, note};
 use super::Flattening;
-use crate::codegen::spec::{build_columns, join_condition, stage_join_type, string_column, substitute, unsupported_reason, JoinSpec, StageJoinType, StageSpec, NULL_AWARE_EMPTY, NULL_AWARE_NULL_KEY};
+use crate::codegen::spec::{build_columns, stage_join_type, string_column, substitute, unsupported_reason, JoinSpec, StageJoinType, StageSpec, NULL_AWARE_EMPTY, NULL_AWARE_NULL_KEY};
 use crate::physical::PhysicalPlan;
 use crate::common::hash::HASH_K;
 use crate::hashtable::join_table::{inline_key, END, KEY_WORDS, MULTI, ROW_BITS, TABLE_WORDS};
@@ -47,22 +47,8 @@ pub fn flatten(node: &Arc<PhysicalPlan>, f: &mut Flattening) -> Result<(), Strin
             }
         }
     }
-    let extra = join_condition(condition.as_ref(), &f.env)?;
-    let offset = f.all_columns.len();
-    f.all_columns.extend(build.iter().cloned());
-    f.joins.push(JoinSpec {
-        join_type,
-        condition: extra,
-        filters: vec![],
-        offset,
-        build_plan: build_plan.clone(),
-        build,
-        stream_keys,
-        build_keys: build_keys.clone(),
-        broadcast: *kind == crate::physical::HashJoinKind::Broadcast,
-        merge: false,
-    });
-    Ok(())
+    let broadcast = *kind == crate::physical::HashJoinKind::Broadcast;
+    f.push_join(join_type, condition.as_ref(), build_plan, build, stream_keys, build_keys, broadcast, false)
 }
 
 /// Emits joins `k..` for the current row, calling `consume` per joined row; control continues

@@ -11,7 +11,7 @@ use cranelift_codegen::ir::{InstBuilder, Value};
 use crate::codegen::expr::Tx;
 use crate::codegen::rows::flags;
 use super::Flattening;
-use crate::codegen::spec::{build_columns, join_condition, stage_join_type, substitute, JoinSpec};
+use crate::codegen::spec::{build_columns, stage_join_type, substitute};
 use crate::expr::Expr;
 use crate::physical::PhysicalPlan;
 
@@ -31,22 +31,7 @@ pub fn flatten(node: &Arc<PhysicalPlan>, f: &mut Flattening) -> Result<(), Strin
     if !crate::physical::keys_read_only(&stream_keys, &f.input) {
         return Err("a sort-merge join whose keys read a joined column".into());
     }
-    let extra = join_condition(condition.as_ref(), &f.env)?;
-    let offset = f.all_columns.len();
-    f.all_columns.extend(build.iter().cloned());
-    f.joins.push(JoinSpec {
-        join_type,
-        condition: extra,
-        filters: vec![],
-        offset,
-        build_plan: right.clone(),
-        build,
-        stream_keys,
-        build_keys: right_keys.clone(),
-        broadcast: false,
-        merge: true,
-    });
-    Ok(())
+    f.push_join(join_type, condition.as_ref(), right, build, stream_keys, right_keys, false, true)
 }
 
 /// The stream row's range of equal-keyed right rows, `from[row]..to[row]` (the table words

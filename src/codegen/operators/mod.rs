@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use std::collections::HashMap;
 
-use super::spec::{column_index, JoinSpec, OutputColumn, StageSink, StageSpec};
+use super::spec::{column_index, join_condition, JoinSpec, OutputColumn, StageJoinType, StageSink, StageSpec};
 use crate::expr::{Attribute, Expr, ExprId};
 use crate::physical::{AggregateMode, PhysicalPlan};
 
@@ -40,6 +40,40 @@ pub(super) struct Flattening {
     pub sort: Option<Vec<crate::expr::SortOrder>>,
     /// An Expand under the top aggregate: its output columns, and each projection over the input.
     pub expand: Option<(Vec<Attribute>, Vec<Vec<Expr>>)>,
+}
+
+impl Flattening {
+    /// Adds a join whose build side `build_plan` produces `build`: its columns follow those
+    /// seen so far, and `condition` (over the joined row) becomes the join's extra condition.
+    #[allow(clippy::too_many_arguments)]
+    pub fn push_join(
+        &mut self,
+        join_type: StageJoinType,
+        condition: Option<&Expr>,
+        build_plan: &Arc<PhysicalPlan>,
+        build: Vec<Attribute>,
+        stream_keys: Vec<Expr>,
+        build_keys: &[Expr],
+        broadcast: bool,
+        merge: bool,
+    ) -> Result<(), String> {
+        let condition = join_condition(condition, &self.env)?;
+        let offset = self.all_columns.len();
+        self.all_columns.extend(build.iter().cloned());
+        self.joins.push(JoinSpec {
+            join_type,
+            condition,
+            filters: vec![],
+            offset,
+            build_plan: build_plan.clone(),
+            build,
+            stream_keys,
+            build_keys: build_keys.to_vec(),
+            broadcast,
+            merge,
+        });
+        Ok(())
+    }
 }
 
 impl StageSpec {

@@ -15,7 +15,7 @@ use crate::expr::{AggFunc, Attribute, Expr, ExprId, Generator, ScalarSubqueryExe
 use crate::plan::JoinType;
 
 /// Physical planning with a session's injected strategies (see `crate::extensions`).
-pub use planner::{plan_physical_with_strategies, plan_standalone, FormStages, PlannerStrategy};
+pub use planner::{aggregate_expr, plan_physical_with_strategies, plan_standalone, FormStages, PlannerStrategy};
 
 /// How rows are spread over partitions.
 #[derive(Debug, Clone, PartialEq)]

@@ -495,7 +495,7 @@ pub fn estimate_size(plan: &LogicalPlan) -> u64 {
 }
 
 /// The AggregateExpr for one aggregate call: its result attribute and Spark's buffer columns.
-fn aggregate_expr(func: AggFunc, args: Vec<Expr>, distinct: bool, call: &Expr) -> Result<AggregateExpr> {
+pub fn aggregate_expr(func: AggFunc, args: Vec<Expr>, distinct: bool, call: &Expr) -> Result<AggregateExpr> {
     let input = match args.first() {
         Some(a) => a.data_type()?,
         None => DataType::Int64,

@@ -6,7 +6,7 @@ use arrow::datatypes::DataType;
 use crate::error::{KilnError, Result};
 use crate::expr::{AggFunc, BinaryOp, Expr, ScalarFunc};
 use crate::types::interval::{is_interval, is_year_month};
-use crate::types::{decimal_for_integral, is_integral, is_numeric, is_string, spark_type_name, wider_type, ScalarValue};
+use crate::types::{common_type, decimal_for_integral, is_integral, is_numeric, is_string, spark_type_name, string_promotion, wider_type, ScalarValue};
 
 /// Applies the coercion rules bottom-up to a resolved expression.
 pub fn coerce_expr(e: Expr) -> Result<Expr> {
@@ -217,18 +217,6 @@ fn string_arg(e: Expr) -> Result<Expr> {
     }
 }
 
-/// The type both sides take for comparison, IN, CASE and COALESCE.
-fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
-    if let Some(t) = wider_type(a, b) {
-        return Some(t);
-    }
-    // ANSI: a string compared with a number is cast to that number's type.
-    match (a, b) {
-        (s, n) | (n, s) if is_string(s) && (is_numeric(n) || *n == DataType::Boolean) => Some(n.clone()),
-        _ => None,
-    }
-}
-
 /// Two structs of as many fields, widened position by position under the left's names.
 fn positional_struct_type(a: &DataType, b: &DataType) -> Option<DataType> {
     let (DataType::Struct(x), DataType::Struct(y)) = (a, b) else { return None };
@@ -239,12 +227,40 @@ fn positional_struct_type(a: &DataType, b: &DataType) -> Option<DataType> {
     Some(crate::types::struct_type(fields))
 }
 
+/// Arithmetic over two operands of one type it does not take (strings, booleans, binary): Spark's
+/// BINARY_OP_WRONG_TYPE with the operator's input types; a date plus a date is DateAdd's.
+fn wrong_operand_type(op: BinaryOp, original: &Expr, t: &DataType) -> KilnError {
+    let name = crate::types::sql_type_name(t);
+    if op == BinaryOp::Plus && *t == DataType::Date32 {
+        return KilnError::analysis(
+            "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+            format!("Cannot resolve \"{original}\" due to data type mismatch: The second parameter requires the (\"INT\" or \"SMALLINT\" or \"TINYINT\") type, however \"{original}\" has the type \"{name}\"."),
+        );
+    }
+    let accepted = match op {
+        BinaryOp::Plus | BinaryOp::Minus => "(\"NUMERIC\" or \"INTERVAL DAY TO SECOND\" or \"INTERVAL YEAR TO MONTH\" or \"INTERVAL\")",
+        BinaryOp::Divide => "(\"DOUBLE\" or \"DECIMAL\")",
+        BinaryOp::IntDivide => "(\"BIGINT\" or \"DECIMAL\")",
+        _ => "\"NUMERIC\"",
+    };
+    KilnError::analysis(
+        "DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE",
+        format!("Cannot resolve \"{original}\" due to data type mismatch: the binary operator requires the input type {accepted}, not \"{name}\"."),
+    )
+}
+
 fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
     let (lt, rt) = (left.data_type()?, right.data_type()?);
     let rebuild = |l: Expr, r: Expr| Expr::Binary { op, left: Box::new(l), right: Box::new(r) };
     let original = rebuild(left.clone(), right.clone());
     match op {
         BinaryOp::And | BinaryOp::Or => {
+            // A string meeting a boolean is read as one (Spark's PromoteStrings).
+            let (left, right) = if string_promotion(&lt, &rt) == Some(DataType::Boolean) {
+                (cast(left, &DataType::Boolean)?, cast(right, &DataType::Boolean)?)
+            } else {
+                (left, right)
+            };
             let l = require_boolean(left, op.symbol())?;
             let r = require_boolean(right, op.symbol())?;
             Ok(rebuild(l, r))
@@ -267,6 +283,15 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
             // Structs compare field by field whatever their names (the left's names kept).
             let t = common_type(&lt, &rt).or_else(|| positional_struct_type(&lt, &rt)).ok_or_else(|| mismatch(&original, &lt, &rt))?;
             Ok(rebuild(cast(left, &t)?, cast(right, &t)?))
+        }
+        // Spark's PromoteStrings: a string meeting another type in arithmetic takes the type both
+        // take (`'1' + 1` is BIGINT 2, `date - '2020-01-01'` subtracts dates).
+        _ if string_promotion(&lt, &rt).is_some() => {
+            let t = string_promotion(&lt, &rt).ok_or_else(|| KilnError::internal("string promotion"))?;
+            if t == lt && t == rt {
+                return Err(wrong_operand_type(op, &original, &t));
+            }
+            coerce_binary(op, cast(left, &t)?, cast(right, &t)?)
         }
         _ if interval_operand(&left, &right, op).is_some() => {
             let (value, iv, negate) = interval_operand(&left, &right, op).ok_or_else(|| KilnError::internal("interval operand"))?;
@@ -309,11 +334,11 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
                 }
                 return Ok(rebuild(cast(left, &DataType::Int64)?, cast(right, &DataType::Int64)?));
             }
-            // ANSI: strings in arithmetic are read as doubles.
-            let (left, lt) = if is_string(&lt) { (cast(left, &DataType::Float64)?, DataType::Float64) } else { (left, lt) };
-            let (right, rt) = if is_string(&rt) { (cast(right, &DataType::Float64)?, DataType::Float64) } else { (right, rt) };
             let numeric = |t: &DataType| is_numeric(t) || *t == DataType::Null;
             if !numeric(&lt) || !numeric(&rt) {
+                if lt == rt {
+                    return Err(wrong_operand_type(op, &original, &lt));
+                }
                 return Err(mismatch(&original, &lt, &rt));
             }
             let t = wider_type(&lt, &rt).ok_or_else(|| mismatch(&original, &lt, &rt))?;

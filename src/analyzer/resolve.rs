@@ -1247,19 +1247,6 @@ fn resolve_union(children: Vec<Arc<LogicalPlan>>) -> Result<LogicalPlan> {
     resolve_set_inputs(children, "UNION")
 }
 
-/// The common type of two set-operation columns: the wider type, or Spark's ANSI string
-/// promotion (a string with an integral is BIGINT, with a fractional DOUBLE, with a boolean
-/// BOOLEAN).
-fn set_column_type(a: &DataType, b: &DataType) -> Option<DataType> {
-    use crate::types::{is_integral, is_numeric, is_string};
-    crate::types::wider_type(a, b).or_else(|| match (a, b) {
-        (s, t) | (t, s) if is_string(s) && is_integral(t) => Some(DataType::Int64),
-        (s, t) | (t, s) if is_string(s) && is_numeric(t) => Some(DataType::Float64),
-        (s, DataType::Boolean) | (DataType::Boolean, s) if is_string(s) => Some(DataType::Boolean),
-        _ => None,
-    })
-}
-
 /// The inputs of `op` (UNION, EXCEPT, INTERSECT) checked and cast to common column types, as a Union.
 fn resolve_set_inputs(children: Vec<Arc<LogicalPlan>>, op: &str) -> Result<LogicalPlan> {
     let outputs: Vec<Vec<Attribute>> = children.iter().map(|c| c.output()).collect();
@@ -1275,7 +1262,7 @@ fn resolve_set_inputs(children: Vec<Arc<LogicalPlan>>, op: &str) -> Result<Logic
         let mut t = outputs[0][c].data_type.clone();
         for (i, o) in outputs.iter().enumerate().skip(1) {
             let next = &o[c].data_type;
-            t = set_column_type(&t, next).ok_or_else(|| {
+            t = crate::types::common_type(&t, next).ok_or_else(|| {
                 KilnError::analysis(
                     "INCOMPATIBLE_COLUMN_TYPE",
                     format!(
@@ -1613,16 +1600,7 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             "date_part" | "datepart" => {
                 let (field, d) = (a.next()?, a.next()?);
                 let Expr::Literal(crate::types::ScalarValue::Utf8(f)) = field else { return None };
-                let name = match f.to_ascii_uppercase().as_str() {
-                    "YEAR" | "Y" | "YEARS" | "YR" | "YRS" => "year",
-                    "QUARTER" | "QTR" => "quarter",
-                    "MONTH" | "MON" | "MONS" | "MONTHS" => "month",
-                    "WEEK" | "W" | "WEEKS" => "weekofyear",
-                    "DAY" | "D" | "DAYS" => "day",
-                    "DAYOFWEEK" | "DOW" => "dayofweek",
-                    "DOY" => "dayofyear",
-                    _ => return None,
-                };
+                let name = crate::expr::extract_field_function(&f)?;
                 Some(Expr::UnresolvedFunction { name: name.into(), args: vec![d], distinct: false })
             }
             "nullif" => {

@@ -229,12 +229,14 @@ impl Builtin {
                 };
                 std::iter::once(x).chain(scale).collect()
             }
-            // The arguments widened to one type.
+            // The arguments widened to one type (an array's also by string promotion, as Spark's
+            // findWiderCommonType; greatest / least without it).
             Greatest | Least | MakeArray => {
                 let mut t = DataType::Null;
                 for a in &args {
                     let at = a.data_type()?;
-                    t = wider_type(&t, &at).ok_or_else(|| {
+                    let widened = if *self == MakeArray { crate::types::common_type(&t, &at) } else { wider_type(&t, &at) };
+                    t = widened.ok_or_else(|| {
                         let list = |f: &dyn Fn(&Expr) -> String| args.iter().map(f).collect::<Vec<_>>().join(", ");
                         let types = list(&|a| a.data_type().map(|t| crate::types::spark_type_name(&t)).unwrap_or_default());
                         KilnError::analysis(

@@ -63,6 +63,11 @@ pub enum MoreFn {
     Uuid,
     /// Over a string's bytes (BINARY arguments are read as the bytes they hold).
     IsValidUtf8, MakeValidUtf8, ValidateUtf8, TryValidateUtf8,
+    /// get_json_object(json, path): the value at a JSON path (`super::json`).
+    GetJsonObject,
+    /// from_utc_timestamp(ts, zone) / to_utc_timestamp(ts, zone): the timestamp moved by the
+    /// zone's offset, from UTC to the zone's wall clock or back (`types::time_zone`).
+    FromUtcTimestamp, ToUtcTimestamp,
 }
 
 use MoreFn::*;
@@ -73,7 +78,7 @@ const ALL: &[MoreFn] = &[
     MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString, TimestampAdd, TimestampDiff,
     MakeYmInterval, MakeDtInterval, Mask, ToNumber, TryToNumber, ToChar, Overlay, UrlEncode, UrlDecode, TryUrlDecode, IsNan,
     NextDay, BitGet, ToBinary, TryToBinary, Encode, Decode, ParseUrl, TryParseUrl, Uuid, IsValidUtf8, MakeValidUtf8, ValidateUtf8,
-    TryValidateUtf8,
+    TryValidateUtf8, GetJsonObject, FromUtcTimestamp, ToUtcTimestamp,
 ];
 
 impl MoreFn {
@@ -96,6 +101,7 @@ impl MoreFn {
             NextDay => "next_day", BitGet => "bit_get", ToBinary => "to_binary", TryToBinary => "try_to_binary", Encode => "encode",
             Decode => "decode", ParseUrl => "parse_url", TryParseUrl => "try_parse_url", Uuid => "uuid", IsValidUtf8 => "is_valid_utf8",
             MakeValidUtf8 => "make_valid_utf8", ValidateUtf8 => "validate_utf8", TryValidateUtf8 => "try_validate_utf8",
+            GetJsonObject => "get_json_object", FromUtcTimestamp => "from_utc_timestamp", ToUtcTimestamp => "to_utc_timestamp",
         }
     }
 
@@ -137,7 +143,7 @@ impl MoreFn {
             ExtractInterval | LikeEscape => (2, 2),
             Mask => (1, 5),
             Overlay => (3, 4),
-            NextDay | BitGet | Encode | Decode => (2, 2),
+            NextDay | BitGet | Encode | Decode | GetJsonObject | FromUtcTimestamp | ToUtcTimestamp => (2, 2),
             ToBinary | TryToBinary => (1, 2),
             ParseUrl | TryParseUrl => (2, 3),
             Uuid => (0, 0),
@@ -161,7 +167,7 @@ impl MoreFn {
             Hash | XxHash64 | IsNan | Uuid => false,
             FormatString | Mask => args.first().copied().unwrap_or(false),
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | Sha2 | Unhex | Unbase64 | Conv | TimestampSeconds | WidthBucket | Elt
-            | FormatNumber | TryToNumber | TryUrlDecode | ToBinary | TryToBinary | ParseUrl | TryParseUrl | TryValidateUtf8 => true,
+            | FormatNumber | TryToNumber | TryUrlDecode | ToBinary | TryToBinary | ParseUrl | TryParseUrl | TryValidateUtf8 | GetJsonObject => true,
             _ => args.iter().any(|n| *n),
         }
     }
@@ -360,7 +366,14 @@ impl MoreFn {
                 std::iter::once(cast_to(f, &DataType::Utf8)).chain(it.map(Ok)).collect::<Result<_>>()?
             }
             Unhex | Unbase64 | LuhnCheck | Soundex | UrlEncode | UrlDecode | TryUrlDecode | LikeEscape => each(args, &[DataType::Utf8])?,
-            Encode | ParseUrl | TryParseUrl | Uuid => each(args, &[DataType::Utf8])?,
+            Encode | ParseUrl | TryParseUrl | Uuid | GetJsonObject => each(args, &[DataType::Utf8])?,
+            FromUtcTimestamp | ToUtcTimestamp => {
+                let mut it = args.into_iter();
+                let t = it.next().ok_or_else(|| KilnError::internal("from_utc_timestamp arity"))?;
+                // A TIMESTAMP_NTZ is read as the TIMESTAMP of the same wall clock.
+                let t = if matches!(t.data_type()?, DataType::Timestamp(..)) { cast_to(t, &ts)? } else { to_ts(t)? };
+                std::iter::once(Ok(t)).chain(it.map(|z| cast_to(z, &DataType::Utf8))).collect::<Result<_>>()?
+            }
             NextDay => {
                 let mut it = args.into_iter();
                 let d = it.next().ok_or_else(|| KilnError::internal("next_day arity"))?;
@@ -478,7 +491,7 @@ impl MoreFn {
             },
             Hash | UnixDate => DataType::Int32,
             DateFromUnixDate | MakeDate => DataType::Date32,
-            TimestampSeconds | TimestampMillis | TimestampMicros | MakeTimestamp => crate::types::timestamp_type(false),
+            TimestampSeconds | TimestampMillis | TimestampMicros | MakeTimestamp | FromUtcTimestamp | ToUtcTimestamp => crate::types::timestamp_type(false),
             MonthsBetween => DataType::Float64,
             LuhnCheck | IsNan | IsValidUtf8 => DataType::Boolean,
             Unhex | Unbase64 | ToBinary | TryToBinary | Encode => DataType::Binary,
@@ -997,6 +1010,42 @@ impl MoreFn {
                     });
                 }
                 Arc::new(StringArray::from(out))
+            }
+            GetJsonObject => {
+                let (json, path) = (strs(0)?, strs(1)?);
+                // The path is a literal in most queries: parsed once per distinct text.
+                let mut parsed: Option<(&str, Option<super::json::JsonPath>)> = None;
+                let mut out = Vec::with_capacity(rows);
+                for (j, p) in json.iter().zip(path.iter()) {
+                    let (Some(j), Some(p)) = (j, p) else {
+                        out.push(None);
+                        continue;
+                    };
+                    if parsed.as_ref().is_none_or(|(text, _)| *text != p) {
+                        parsed = Some((p, super::json::JsonPath::parse(p)));
+                    }
+                    out.push(parsed.as_ref().and_then(|(_, path)| path.as_ref()).and_then(|path| path.extract(j)));
+                }
+                Arc::new(StringArray::from(out))
+            }
+            FromUtcTimestamp | ToUtcTimestamp => {
+                use crate::types::time_zone::{invalid_zone, Zone};
+                let (t, zones) = (micros(0)?, strs(1)?);
+                let mut zone: Option<(&str, Zone)> = None;
+                let mut out = Vec::with_capacity(rows);
+                for (t, z) in t.into_iter().zip(zones.iter()) {
+                    let (Some(t), Some(z)) = (t, z) else {
+                        out.push(None);
+                        continue;
+                    };
+                    if zone.is_none_or(|(id, _)| id != z) {
+                        zone = Some((z, Zone::parse(z).ok_or_else(|| invalid_zone(z))?));
+                    }
+                    let Some((_, tz)) = zone else { continue };
+                    let moved = if *self == FromUtcTimestamp { tz.from_utc(t) } else { tz.to_utc(t) };
+                    out.push(Some(moved.ok_or_else(|| KilnError::exec(format!("[DATETIME_OVERFLOW] Datetime operation overflow: {}({t}, {z}). SQLSTATE: 22008", self.name())))?));
+                }
+                to_ts(out)
             }
             Uuid => Arc::new((0..rows).map(|_| Some(random_uuid())).collect::<StringArray>()),
             IsValidUtf8 | MakeValidUtf8 | ValidateUtf8 | TryValidateUtf8 => {

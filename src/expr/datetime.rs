@@ -13,6 +13,24 @@ use crate::error::{KilnError, Result};
 use crate::types::timestamp::{civil, format_with_pattern, from_civil, parse_with_pattern, MICROS_PER_DAY, MICROS_PER_SECOND};
 use crate::types::{parse_date, parse_timestamp};
 
+/// The function a field of Spark's EXTRACT / date_part names, with Spark's abbreviations
+/// (`y`, `mon`, `h`, any case); None for another field. Seconds are left out: Spark's are a
+/// decimal(8,6) with the fraction, which the `second` function lacks.
+pub fn extract_field_function(field: &str) -> Option<&'static str> {
+    Some(match field.to_ascii_uppercase().as_str() {
+        "YEAR" | "Y" | "YEARS" | "YR" | "YRS" => "year",
+        "QUARTER" | "QTR" => "quarter",
+        "MONTH" | "MON" | "MONS" | "MONTHS" => "month",
+        "WEEK" | "W" | "WEEKS" => "weekofyear",
+        "DAY" | "D" | "DAYS" => "day",
+        "DAYOFWEEK" | "DOW" => "dayofweek",
+        "DOY" => "dayofyear",
+        "HOUR" | "H" | "HOURS" | "HR" | "HRS" => "hour",
+        "MINUTE" | "M" | "MIN" | "MINS" | "MINUTES" => "minute",
+        _ => return None,
+    })
+}
+
 /// Spark's default pattern of from_unixtime / unix_timestamp.
 const DEFAULT_PATTERN: &str = "yyyy-MM-dd HH:mm:ss";
 

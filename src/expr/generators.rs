@@ -1,5 +1,5 @@
 //! Spark's generators: functions that make zero or more rows of each input row (explode,
-//! posexplode, stack, and their `_outer` forms). They are not expressions: a select list, a
+//! posexplode, stack, json_tuple, and their `_outer` forms). They are not expressions: a select list, a
 //! LATERAL VIEW or a FROM item names one, and the analyzer puts it in a `Generate` node, which
 //! joins the rows it makes to the row they came from.
 
@@ -25,6 +25,9 @@ pub enum GeneratorFunc {
     /// `stack(n, v1, ..., vk)`: n rows of ceil(k / n) columns `col0, col1, ...`, filled row by
     /// row, the last padded with NULLs.
     Stack,
+    /// `json_tuple(json, k1, ..., kn)`: one row of n strings `c0, c1, ...`, the document's
+    /// top-level fields (NULL where missing, null, or the text is not a JSON object).
+    JsonTuple,
 }
 
 impl GeneratorFunc {
@@ -35,6 +38,7 @@ impl GeneratorFunc {
             GeneratorFunc::PosExplode => "posexplode",
             GeneratorFunc::Stack => "stack",
             GeneratorFunc::Inline => "inline",
+            GeneratorFunc::JsonTuple => "json_tuple",
         }
     }
 
@@ -48,6 +52,7 @@ impl GeneratorFunc {
             "stack" => (GeneratorFunc::Stack, false),
             "inline" => (GeneratorFunc::Inline, false),
             "inline_outer" => (GeneratorFunc::Inline, true),
+            "json_tuple" => (GeneratorFunc::JsonTuple, false),
             _ => return None,
         })
     }
@@ -112,6 +117,26 @@ impl Generator {
                 Ok(self)
             }
             GeneratorFunc::Stack => self.checked_stack(),
+            GeneratorFunc::JsonTuple => {
+                if self.args.len() < 2 {
+                    return Err(KilnError::analysis(
+                        "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
+                        format!("The `json_tuple` requires > 1 parameters but the actual number is {}.", self.args.len()),
+                    ));
+                }
+                let mut args = Vec::with_capacity(self.args.len());
+                for a in &self.args {
+                    let t = a.data_type()?;
+                    if !crate::types::is_string(&t) {
+                        return Err(KilnError::analysis(
+                            "DATATYPE_MISMATCH.NON_STRING_TYPE",
+                            format!("Cannot resolve \"{}\" due to data type mismatch: all arguments of the function `json_tuple` must be string-type.", call()),
+                        ));
+                    }
+                    args.push(if t == DataType::Utf8 { a.clone() } else { Expr::Cast { child: Box::new(a.clone()), to: DataType::Utf8 } });
+                }
+                Ok(Generator { func: GeneratorFunc::JsonTuple, args })
+            }
             GeneratorFunc::Inline => {
                 let [a] = self.args.as_slice() else {
                     return Err(KilnError::analysis(
@@ -231,6 +256,7 @@ impl Generator {
                 let (t, nullable) = element()?;
                 vec![("pos".to_string(), DataType::Int32, false), ("col".to_string(), t, nullable)]
             }
+            GeneratorFunc::JsonTuple => (1..self.args.len()).map(|j| (format!("c{}", j - 1), DataType::Utf8, true)).collect(),
             GeneratorFunc::Stack => {
                 let width = self.args.len().saturating_sub(1).div_ceil(stack_rows(&self.args)?);
                 self.args[1..=width].iter().enumerate().map(|(j, v)| Ok((format!("col{j}"), v.data_type()?, true))).collect::<Result<_>>()?
@@ -319,6 +345,18 @@ impl Generator {
                     })
                     .collect::<Result<Vec<ArrayRef>>>()?;
                 Ok((UInt32Array::from(parent), cols))
+            }
+            GeneratorFunc::JsonTuple => {
+                let strings = args.iter().map(|a| a.as_string_opt::<i32>().ok_or_else(|| KilnError::internal("json_tuple of a non-string"))).collect::<Result<Vec<_>>>()?;
+                let (docs, names) = strings.split_first().ok_or_else(|| KilnError::internal("json_tuple without arguments"))?;
+                let mut cols: Vec<Vec<Option<String>>> = vec![Vec::with_capacity(rows); names.len()];
+                for i in 0..rows {
+                    let keys: Vec<Option<&str>> = names.iter().map(|n| n.is_valid(i).then(|| n.value(i))).collect();
+                    let fields = if docs.is_valid(i) { super::json::tuple_fields(docs.value(i), &keys) } else { vec![None; keys.len()] };
+                    cols.iter_mut().zip(fields).for_each(|(c, f)| c.push(f));
+                }
+                let cols = cols.into_iter().map(|c| std::sync::Arc::new(arrow::array::StringArray::from(c)) as ArrayRef).collect();
+                Ok((UInt32Array::from((0..rows as u32).collect::<Vec<_>>()), cols))
             }
         }
     }

@@ -115,6 +115,10 @@ impl Dialect for KilnDialect {
     fn supports_bitwise_shift_operators(&self) -> bool {
         true
     }
+    // EXTRACT's field abbreviations (`y`, `mon`, `h`): read as names, resolved by kiln.
+    fn allow_extract_custom(&self) -> bool {
+        true
+    }
     // Spark's `FROM t SELECT ...` and `FROM t` alone (all columns).
     fn supports_from_first_select(&self) -> bool {
         true

@@ -155,7 +155,14 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
             Expr::Cast { child: boxed(sub(expr)?), to: sql_data_type(data_type, start_span(e))? }
         }
         ast::Expr::Extract { field, expr, .. } => {
-            Expr::UnresolvedFunction { name: extract_function(field, start_span(e))?.into(), args: vec![sub(expr)?], distinct: false }
+            let name = match field {
+                // Spark's abbreviations (`y`, `mon`, `h`) parse as custom fields.
+                DateTimeField::Custom(f) => crate::expr::extract_field_function(&f.value).ok_or_else(|| {
+                    KilnError::analysis("INVALID_EXTRACT_FIELD", format!("Cannot extract {} from \"{expr}\".", f.value))
+                })?,
+                _ => extract_function(field, start_span(e))?,
+            };
+            Expr::UnresolvedFunction { name: name.into(), args: vec![sub(expr)?], distinct: false }
         }
         ast::Expr::Substring { expr, substring_from, substring_for, shorthand, .. } => {
             let mut args = vec![sub(expr)?];

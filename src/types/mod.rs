@@ -5,6 +5,7 @@ pub mod host_arrow;
 pub mod interval;
 mod java_text;
 mod scalar;
+pub mod time_zone;
 pub mod timestamp;
 pub use java_text::{java_double, java_float};
 pub use scalar::{format_date, format_decimal, parse_date, ScalarValue};
@@ -200,9 +201,11 @@ pub fn decimal_result(op: DecimalOp, (p1, s1): (u8, i8), (p2, s2): (u8, i8)) -> 
     }
 }
 
-/// The wider of two types for comparison and arithmetic (Spark's `findWiderTypeForTwo`), if any:
-/// tinyint < smallint < int < bigint < float < double; an integral type and a decimal meet in a
-/// decimal, a decimal and a float or double in double. The one place numeric widening is decided.
+/// The wider of two types for comparison and arithmetic (Spark's ANSI `findTightestCommonType` and
+/// `findWiderTypeForDecimal`), if any: tinyint < smallint < int < bigint < float < double, except
+/// that an integral type and a float meet in double (ANSI keeps the integer's precision); an
+/// integral type and a decimal meet in a decimal, a decimal and a float or double in double. The
+/// one place numeric widening is decided.
 pub fn wider_type(a: &DataType, b: &DataType) -> Option<DataType> {
     use DataType::*;
     if a == b {
@@ -212,7 +215,7 @@ pub fn wider_type(a: &DataType, b: &DataType) -> Option<DataType> {
         (Null, t) | (t, Null) => Some(t.clone()),
         (Float64, t) | (t, Float64) if is_numeric(t) => Some(Float64),
         (Float32, Decimal128(..)) | (Decimal128(..), Float32) => Some(Float64),
-        (Float32, t) | (t, Float32) if is_numeric(t) => Some(Float32),
+        (Float32, t) | (t, Float32) if is_integral(t) => Some(Float64),
         (Decimal128(_, _), _) | (_, Decimal128(_, _)) if is_numeric(a) && is_numeric(b) => {
             let (p1, s1) = decimal_for_integral(a)?;
             let (p2, s2) = decimal_for_integral(b)?;
@@ -250,6 +253,30 @@ pub fn wider_type(a: &DataType, b: &DataType) -> Option<DataType> {
         }
         _ => None,
     }
+}
+
+/// Spark's ANSI string promotion (`AnsiStringPromotionTypeCoercion.findWiderTypeForString`): the
+/// type a string and another operand both take in a binary operator, IN, CASE, COALESCE and set
+/// operations when [`wider_type`] has none: with an integral type BIGINT, with a float, double or
+/// decimal DOUBLE, with NULL or another string a string, with a boolean, date, timestamp or binary
+/// that type; with an interval none (which interval the string would be is unknown).
+pub fn string_promotion(a: &DataType, b: &DataType) -> Option<DataType> {
+    use DataType::*;
+    let (s, other) = if is_string(a) { (a, b) } else if is_string(b) { (b, a) } else { return None };
+    match other {
+        t if is_integral(t) => Some(Int64),
+        Float32 | Float64 | Decimal128(..) => Some(Float64),
+        Null => Some(s.clone()),
+        t if is_string(t) => Some(s.clone()),
+        Boolean | Date32 | Timestamp(..) | Binary => Some(other.clone()),
+        _ => None,
+    }
+}
+
+/// The common type of values that meet in comparisons, IN, CASE, COALESCE, arrays and set
+/// operations (Spark's ANSI `findWiderTypeForTwo`): [`wider_type`], else [`string_promotion`].
+pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
+    wider_type(a, b).or_else(|| string_promotion(a, b))
 }
 
 fn int_rank(dt: &DataType) -> u8 {

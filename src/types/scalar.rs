@@ -176,16 +176,26 @@ pub(crate) fn format_year(y: i64) -> String {
     if y > 9999 { format!("+{y}") } else { format!("{y:04}") }
 }
 
-/// Parses `YYYY-MM-DD` (Spark also accepts `YYYY-M-D`) into days since the epoch.
+/// Parses Spark's `yyyy[-[m]m[-[d]d]]` (a missing month or day is 1; the year has four to seven
+/// digits) into days since the epoch.
 pub fn parse_date(text: &str) -> Option<i32> {
     let t = text.trim();
-    let mut parts = t.splitn(3, '-');
-    let y: i64 = parts.next()?.parse().ok()?;
-    let m: u32 = parts.next()?.parse().ok()?;
-    let d_part = parts.next()?;
     // Spark accepts a trailing time part after a space or 'T' when casting to date.
-    let d_str = d_part.split([' ', 'T']).next()?;
-    let d: u32 = d_str.parse().ok()?;
+    let t = t.split([' ', 'T']).next()?;
+    let mut parts = t.splitn(3, '-');
+    let y_text = parts.next()?;
+    if !(4..=7).contains(&y_text.len()) || !y_text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let y: i64 = y_text.parse().ok()?;
+    let field = |p: Option<&str>| -> Option<u32> {
+        match p {
+            None => Some(1),
+            Some(p) if (1..=2).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()) => p.parse().ok(),
+            Some(_) => None,
+        }
+    };
+    let (m, d) = (field(parts.next())?, field(parts.next())?);
     if !(1..=12).contains(&m) || d == 0 || d > chrono_like::days_in_month(y, m) {
         return None;
     }

@@ -98,7 +98,8 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
     };
     let mut dp = date.splitn(3, '-');
     let y_text = dp.next()?;
-    if y_text.is_empty() || y_text.len() > 6 || !y_text.bytes().all(|b| b.is_ascii_digit()) {
+    // Spark's year segment has four digits at least (`'1'` is no timestamp, `'1234'` is).
+    if y_text.len() < 4 || y_text.len() > 6 || !y_text.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     let y: i64 = y_text.parse().ok()?;

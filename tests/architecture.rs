@@ -60,7 +60,6 @@ const KNOWN_MODULE_CYCLES: &[&str] = &[
 ];
 const KNOWN_FILE_CYCLES: &[&str] = &[
     "analyzer/coercion.rs analyzer/generators.rs analyzer/resolve.rs",
-    "codegen/aggregate.rs codegen/emit.rs codegen/join.rs codegen/spec.rs",
     "exec/interpreted/accumulators.rs exec/interpreted/stat_accumulators.rs",
     "expr/builtins.rs expr/builtins_more.rs expr/datetime.rs expr/eval/cast.rs expr/eval/interval.rs",
     "optimizer/rules/decorrelate.rs optimizer/rules/subquery.rs",

@@ -360,9 +360,7 @@ fn formatted_normalizer_drops_columnar_to_row_only() {
 }
 
 /// Reference queries whose codegen stages (AQE off) differ from Spark's, and why.
-const STAGES_DIFFER: &[(&str, &str)] = &[
-    ("sales_rollup", "Expand does not fuse yet: kiln cuts a stage at it, Spark runs it inside the partial aggregate's stage"),
-];
+const STAGES_DIFFER: &[(&str, &str)] = &[];
 
 /// Stages Spark compiles that run interpreted in kiln, with the reason EXPLAIN CODEGEN gives:
 /// what generated code cannot do yet.

@@ -14,7 +14,10 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, DataDescription, DataId, FuncId, Linkage, Module};
 
-use super::emit::{build_filter, build_probe, build_sink, indexed_sink, kiln_bytes_eq, kiln_find, kiln_hash_bytes, layout, like_needles, Helpers, SlotLayout};
+use super::helpers::{kiln_bytes_eq, kiln_find, kiln_hash_bytes, like_needles, Helpers};
+use super::layout::{indexed_sink, layout, SlotLayout};
+use super::operators::filter::build_filter;
+use super::pipeline::{build_probe, build_sink};
 use super::spec::StageSpec;
 use crate::hashtable::group_table;
 

@@ -28,22 +28,27 @@
 //! overflow, a division by zero, a decimal too wide for the fast path) makes the whole
 //! partition run again interpreted, so errors and results are exactly the interpreter's.
 
-mod aggregate;
-mod emit;
+mod expr;
+mod helpers;
 mod jit;
-mod join;
+mod layout;
+mod operators;
+mod pipeline;
+mod rows;
 mod run;
 mod spec;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub use emit::COMPILED_WHEN_RUN;
 pub use jit::{compile_stage, CompiledStage, StageCache};
 pub use run::{aggregate_partition, output_batch, output_pieces, BuildTable, OutputPieces, Piece, StageOutput};
 pub use spec::{AggSpec, JoinSpec, StageJoinType, StageSink, StageSpec};
 
 use crate::physical::{AggregateMode, PhysicalPlan};
+
+/// How a stage that can compile only once the query runs says so (EXPLAIN CODEGEN).
+pub const COMPILED_WHEN_RUN: &str = "compiled when the query runs";
 
 /// True for operators a stage fuses (a hash join fuses its probe when the stream side is the
 /// preserved one).
@@ -132,7 +137,7 @@ fn rebuild(plan: &Arc<PhysicalPlan>, children: Vec<Arc<PhysicalPlan>>) -> Arc<Ph
 }
 
 fn collapse(plan: &Arc<PhysicalPlan>, next_id: &mut usize) -> Arc<PhysicalPlan> {
-    let Some((chain, _input)) = spec::stage_chain(plan) else {
+    let Some((chain, _input)) = operators::stage_chain(plan) else {
         let children = plan.children().into_iter().map(|c| collapse(c, next_id)).collect();
         return rebuild(plan, children);
     };

@@ -13,7 +13,8 @@ use arrow::compute::{concat_batches, take};
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 
-use super::emit::{out_width, ACC_BYTES};
+use super::expr::out_width;
+use super::operators::hash_aggregate::ACC_BYTES;
 use super::jit::CompiledStage;
 use super::jit::SinkFn;
 use super::spec::{AggSpec, JoinSpec, OutputColumn, StageJoinType, StageSink, StageSpec};
@@ -499,7 +500,7 @@ struct SlotBuffers {
 
 /// Calls `f` (a sink or probe, the variant for the batch's NULLs) over `rows`: its status
 /// (rows written, -1 failed, -2 output full).
-fn call(f: (SinkFn, SinkFn), slots: &mut [u64], layout: &super::emit::SlotLayout, rows: &Rows, no_nulls: bool) -> i64 {
+fn call(f: (SinkFn, SinkFn), slots: &mut [u64], layout: &super::layout::SlotLayout, rows: &Rows, no_nulls: bool) -> i64 {
     for (k, b) in layout.build_sel.iter().zip(&rows.builds) {
         slots[*k] = b.as_ptr() as u64;
     }
@@ -522,7 +523,7 @@ fn call_sink(compiled: &CompiledStage, slots: &mut [u64], rows: &Rows, no_nulls:
 /// join's build row). False when the generated code failed.
 fn run_emitting(
     f: (SinkFn, SinkFn),
-    layout: &super::emit::SlotLayout,
+    layout: &super::layout::SlotLayout,
     slots: &mut [u64],
     rows: &Rows,
     no_nulls: bool,
@@ -557,7 +558,7 @@ impl Emitter {
     fn step(
         &mut self,
         f: (SinkFn, SinkFn),
-        layout: &super::emit::SlotLayout,
+        layout: &super::layout::SlotLayout,
         slots: &mut [u64],
         rows: &Rows,
         no_nulls: bool,
@@ -871,7 +872,9 @@ pub fn aggregate_partition(
                 return Ok(true);
             }
             // The groups' growth first: refused, it is never allocated.
-            let keys_after = table.as_ref().map(|t| t.memory_size_after(rows.count)).or(grouper.as_ref().map(|g| g.memory_size_after(rows.count))).unwrap_or(0);
+            // Under an Expand each row reaches the groups once per projection.
+            let group_rows = rows.count * spec.rows_per_row();
+            let keys_after = table.as_ref().map(|t| t.memory_size_after(group_rows)).or(grouper.as_ref().map(|g| g.memory_size_after(rows.count))).unwrap_or(0);
             let acc_after = match &grouper {
                 Some(g) => ((g.num_groups() + rows.count) * stride).div_ceil(16).max(acc.capacity()) as u64 * 16,
                 None => acc.capacity() as u64 * 16,
@@ -904,7 +907,7 @@ pub fn aggregate_partition(
             if call_sink(compiled, slots, rows, no_nulls).is_none() {
                 return Ok(false);
             }
-            rows_in += rows.count;
+            rows_in += group_rows;
             // A partial aggregate whose rows fold well emits its groups and starts again.
             let held_groups = table.as_ref().map(|t| t.num_groups()).or(grouper.as_ref().map(Grouper::num_groups)).unwrap_or(0);
             if finish.is_none() && crate::exec::interpreted::partial_flush_due(held_groups, rows_in, flush_groups) {

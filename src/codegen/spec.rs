@@ -8,7 +8,7 @@ use arrow::array::AsArray;
 use arrow::datatypes::DataType;
 
 use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ExprId, ScalarFunc};
-use crate::physical::{AggregateExpr, AggregateMode, PhysicalPlan};
+use crate::physical::PhysicalPlan;
 use crate::types::{spark_type_name, ScalarValue};
 
 /// One aggregate of a partial HashAggregate stage.
@@ -81,8 +81,19 @@ pub struct StageSpec {
     /// A Sort topping the stage (Spark stars it): the sink's batches of a partition, sorted
     /// with Arrow's kernels.
     pub sort: Option<Vec<crate::expr::SortOrder>>,
+    /// An Expand under the aggregate: the sink once per projection, each over the input.
+    pub expand: Option<ExpandSpec>,
     /// `input` followed by each build side's columns: what expressions index.
-    all_columns: Vec<Attribute>,
+    pub(super) all_columns: Vec<Attribute>,
+}
+
+/// An Expand (ROLLUP, CUBE, GROUPING SETS) under a stage's partial aggregate: each row is
+/// consumed once per projection, by the aggregate with the Expand's columns replaced by that
+/// projection's expressions.
+#[derive(Debug, Clone)]
+pub struct ExpandSpec {
+    /// Per projection, the sink over the stage input.
+    pub sinks: Vec<StageSink>,
 }
 
 /// How a join inside a stage treats the stream rows (the stream side is always the preserved
@@ -200,7 +211,7 @@ fn string_literal(e: &Expr) -> Option<&str> {
     }
 }
 
-fn string_column(e: &Expr) -> Option<&Attribute> {
+pub(super) fn string_column(e: &Expr) -> Option<&Attribute> {
     match e {
         Expr::Attribute(a) if a.data_type == DataType::Utf8 => Some(a),
         _ => None,
@@ -424,7 +435,7 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
 }
 
 /// Replaces attributes by the expressions (over the stage input) they stand for.
-fn substitute(e: &Expr, env: &HashMap<ExprId, Expr>) -> Expr {
+pub(super) fn substitute(e: &Expr, env: &HashMap<ExprId, Expr>) -> Expr {
     let r: Result<Expr, std::convert::Infallible> = e.clone().transform_up(&mut |x| match &x {
         Expr::Attribute(a) => Ok(env.get(&a.id).cloned().unwrap_or(x)),
         Expr::Alias { child, .. } => Ok(child.as_ref().clone()),
@@ -441,187 +452,18 @@ fn substitute(e: &Expr, env: &HashMap<ExprId, Expr>) -> Expr {
 }
 
 impl StageSpec {
-    /// Flattens the operator chain under a stage; the error says why it cannot be compiled.
-    pub fn from_plan(top: &Arc<PhysicalPlan>) -> Result<StageSpec, String> {
-        let (chain, input_plan) = stage_chain(top).ok_or("not a fused operator")?;
-        let input = input_plan.output();
-        let mut env: HashMap<ExprId, Expr> = input.iter().map(|a| (a.id, a.expr())).collect();
-        let mut conditions = vec![];
-        let mut joins: Vec<JoinSpec> = vec![];
-        let mut all_columns = input.clone();
-        let mut sink = None;
-        let mut sort = None;
-        for node in chain.iter().rev() {
-            match node.as_ref() {
-                // Only at the top (see `stage_chain`): it sorts what the rest produces.
-                PhysicalPlan::Sort { order, .. } => sort = Some(order.clone()),
-                PhysicalPlan::SortMergeJoin { left_keys, right_keys, join_type, condition, right, .. } => {
-                    let join_type = stage_join_type(*join_type, crate::physical::BuildSide::BuildRight).ok_or("a join type generated code does not run")?;
-                    let build = build_columns(right, join_type, &mut env);
-                    // The merge reads the keys of the stream batch as it arrives: over the input.
-                    let stream_keys: Vec<Expr> = left_keys.iter().map(|k| substitute(k, &env)).collect();
-                    // Integers and dates compare as their i64 values, in the Sort's order.
-                    let integer = |t: DataType| matches!(t, DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 | DataType::Date32);
-                    let int_keys = stream_keys.iter().chain(right_keys).all(|k| k.data_type().is_ok_and(integer));
-                    if !int_keys || !(1..=2).contains(&stream_keys.len()) {
-                        return Err("a sort-merge join on keys other than one or two integers or dates".into());
-                    }
-                    if !crate::physical::keys_read_only(&stream_keys, &input) {
-                        return Err("a sort-merge join whose keys read a joined column".into());
-                    }
-                    let extra = join_condition(condition.as_ref(), &env)?;
-                    let offset = all_columns.len();
-                    all_columns.extend(build.iter().cloned());
-                    joins.push(JoinSpec {
-                        join_type,
-                        condition: extra,
-                        filters: vec![],
-                        offset,
-                        build_plan: right.clone(),
-                        build,
-                        stream_keys,
-                        build_keys: right_keys.clone(),
-                        broadcast: false,
-                        merge: true,
-                    });
-                }
-                PhysicalPlan::HashJoin { kind, left_keys, right_keys, build_side, condition, null_aware, left, right, join_type } => {
-                    let (stream_keys, build_keys, build_plan) = match build_side {
-                        crate::physical::BuildSide::BuildRight => (left_keys, right_keys, right),
-                        crate::physical::BuildSide::BuildLeft => (right_keys, left_keys, left),
-                    };
-                    let join_type = match stage_join_type(*join_type, *build_side).ok_or("a join type generated code does not run")? {
-                        StageJoinType::Anti if *null_aware => StageJoinType::NullAwareAnti,
-                        t => t,
-                    };
-                    let build = build_columns(build_plan, join_type, &mut env);
-                    let stream_keys: Vec<Expr> = stream_keys.iter().map(|k| substitute(k, &env)).collect();
-                    for (s, b) in stream_keys.iter().zip(build_keys) {
-                        let (st, bt) = (s.data_type().map_err(|e| e.to_string())?, b.data_type().map_err(|e| e.to_string())?);
-                        if st != bt || !(crate::hashtable::join_table::int_key(&st) || st == DataType::Utf8) {
-                            return Err(format!("a join key of type {}", crate::types::spark_type_name(&bt)));
-                        }
-                        if st == DataType::Utf8 && string_column(s).is_none() {
-                            return Err(format!("a computed string join key {s}"));
-                        }
-                        if st != DataType::Utf8 {
-                            if let Some(r) = unsupported_reason(s) {
-                                return Err(format!("{r} in {s}"));
-                            }
-                        }
-                    }
-                    let extra = join_condition(condition.as_ref(), &env)?;
-                    let offset = all_columns.len();
-                    all_columns.extend(build.iter().cloned());
-                    joins.push(JoinSpec {
-                        join_type,
-                        condition: extra,
-                        filters: vec![],
-                        offset,
-                        build_plan: build_plan.clone(),
-                        build,
-                        stream_keys,
-                        build_keys: build_keys.clone(),
-                        broadcast: *kind == crate::physical::HashJoinKind::Broadcast,
-                        merge: false,
-                    });
-                }
-                PhysicalPlan::Filter { condition, .. } => {
-                    if !condition.deterministic() {
-                        return Err("a non-deterministic filter".into());
-                    }
-                    for c in condition.split_conjunction() {
-                        let c = substitute(c, &env);
-                        if let Some(r) = unsupported_reason(&c) {
-                            return Err(format!("{r} in {c}"));
-                        }
-                        // Above a join a filter sees joined rows.
-                        match joins.last_mut() {
-                            Some(j) => j.filters.push(c),
-                            None => conditions.push(c),
-                        }
-                    }
-                }
-                PhysicalPlan::Project { list, .. } => {
-                    if list.iter().any(|e| !e.deterministic()) {
-                        return Err("a non-deterministic projection".into());
-                    }
-                    let mut next = HashMap::new();
-                    for e in list {
-                        if let Some(a) = crate::plan::named_output(e) {
-                            next.insert(a.id, substitute(e.unalias(), &env));
-                        }
-                    }
-                    if Arc::ptr_eq(node, top) {
-                        let output = node.output();
-                        let mut columns = vec![];
-                        for e in list {
-                            let x = substitute(e.unalias(), &env);
-                            match &x {
-                                // A column as it is: gathered by arrow's `take` (or passed on
-                                // whole when every row stays), not copied value by value.
-                                Expr::Attribute(a) => {
-                                    let i = column_index(&all_columns, a.id).ok_or("a column not in the stage input")?;
-                                    columns.push(OutputColumn::Copied(i));
-                                }
-                                _ => {
-                                    if x.data_type().map_err(|e| e.to_string())? == DataType::Null {
-                                        return Err(format!("a NULL-typed output column {x}"));
-                                    }
-                                    if let Some(r) = unsupported_reason(&x) {
-                                        return Err(format!("{r} in {x}"));
-                                    }
-                                    columns.push(OutputColumn::Computed(x));
-                                }
-                            }
-                        }
-                        sink = Some(StageSink::Output { columns, output });
-                    }
-                    env = next;
-                }
-                PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, grouping, aggregates, .. } => {
-                    let keys: Vec<Expr> = grouping.iter().map(|g| substitute(g.unalias(), &env)).collect();
-                    let aggs = aggregates.iter().map(|a| agg_spec(a, &env)).collect::<Result<Vec<_>, String>>()?;
-                    let keys_in_code = !keys.is_empty() && super::aggregate::unsupported_keys(&keys).is_none() && few_string_keys(&keys);
-                    sink = Some(StageSink::Aggregate { keys, keys_in_code, aggregates: aggs, output: node.output(), finish: None });
-                }
-                PhysicalPlan::HashAggregate { mode: AggregateMode::Final, grouping, aggregates, .. } => {
-                    // The partial aggregate's grouping columns are the keys; its buffers are merged.
-                    let keys: Vec<Expr> = crate::plan::named_outputs(grouping).iter().map(|a| substitute(&a.expr(), &env)).collect();
-                    let aggs = aggregates.iter().map(|a| merge_spec(a, &env)).collect::<Result<Vec<_>, String>>()?;
-                    let mut output = crate::plan::named_outputs(grouping);
-                    output.extend(aggregates.iter().flat_map(|a| a.buffer.iter().cloned()));
-                    if let Some(r) = super::aggregate::unsupported_keys(&keys) {
-                        return Err(r);
-                    }
-                    let keys_in_code = !keys.is_empty() && few_string_keys(&keys);
-                    sink = Some(StageSink::Aggregate { keys, keys_in_code, aggregates: aggs, output, finish: Some(node.clone()) });
-                }
-                _ => return Err("not a fused operator".into()),
-            }
+    /// What consumes each (joined) row, in order: the sink, or under an Expand the sink once per
+    /// projection.
+    pub fn sinks(&self) -> &[StageSink] {
+        match &self.expand {
+            Some(x) => &x.sinks,
+            None => std::slice::from_ref(&self.sink),
         }
-        let sink = match sink {
-            Some(s) => s,
-            // A stage topped by a Filter or a join outputs its operator's columns; a Sort over
-            // its input alone passes the columns through.
-            None => {
-                let output = top.output();
-                let columns = output
-                    .iter()
-                    .map(|a| match column_index(&all_columns, a.id) {
-                        Some(i) => Ok(OutputColumn::Copied(i)),
-                        None => Err(format!("output column {a} not in the stage input")),
-                    })
-                    .collect::<Result<Vec<_>, String>>()?;
-                StageSink::Output { columns, output }
-            }
-        };
-        Ok(StageSpec { input_plan, input, conditions, sink, joins, sort, all_columns })
     }
 
-    /// The operators of the stage topped by `top` and its input (see `stage_chain`).
-    pub fn chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPlan>>, Arc<PhysicalPlan>)> {
-        stage_chain(top)
+    /// Rows the sink consumes per (joined) row: the Expand's projections, or 1.
+    pub fn rows_per_row(&self) -> usize {
+        self.sinks().len()
     }
 
     /// The joins the stage probes, bottom-up.
@@ -746,69 +588,35 @@ impl StageSpec {
         for c in &self.conditions {
             key.push_str(&format!("{:?};", norm(c)));
         }
-        match &self.sink {
-            StageSink::Output { columns, .. } => {
-                for c in columns {
-                    match c {
-                        OutputColumn::Computed(e) => key.push_str(&format!("out {:?};", norm(e))),
-                        OutputColumn::Copied(i) => key.push_str(&format!("copy {i};")),
-                    }
-                }
-            }
-            StageSink::Aggregate { keys, keys_in_code, aggregates, finish, .. } => {
-                key.push_str(&format!("final {};", finish.is_some()));
-                key.push_str(&format!("keys {} {keys_in_code};", keys.len()));
-                if *keys_in_code {
-                    for k in keys {
-                        key.push_str(&format!("key {:?};", norm(k)));
-                    }
-                }
-                for a in aggregates {
-                    key.push_str(&format!("{:?} {:?} {:?};", a.func, a.arg.as_ref().map(norm), a.merge.iter().map(norm).collect::<Vec<_>>()));
-                }
-            }
+        for sink in self.sinks() {
+            sink_key(sink, &norm, &mut key);
         }
         key
     }
 }
 
-/// The operators of the stage topped by `top`, top first, and the operator it reads from:
-/// Filters, Projects and hash joins below the top, followed through each broadcast join's
-/// stream side (as Spark's CollapseCodegenStages: a shuffled join's inputs start stages of
-/// their own). None if `top` does not fuse.
-pub fn stage_chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPlan>>, Arc<PhysicalPlan>)> {
-    if !super::fuses(top) {
-        return None;
-    }
-    let mut chain = vec![top.clone()];
-    let mut cur = top.clone();
-    loop {
-        let child = match cur.as_ref() {
-            PhysicalPlan::Filter { child, .. }
-            | PhysicalPlan::Project { child, .. }
-            | PhysicalPlan::HashAggregate { child, .. }
-            | PhysicalPlan::Sort { child, .. } => child.clone(),
-            PhysicalPlan::HashJoin { kind, .. } => {
-                let stream = super::stream_child(&cur)?.clone();
-                if *kind != crate::physical::HashJoinKind::Broadcast {
-                    return Some((chain, stream));
+/// A sink's part of `StageSpec::cache_key` (columns normalized by `norm`).
+fn sink_key(sink: &StageSink, norm: &dyn Fn(&Expr) -> Expr, key: &mut String) {
+    match sink {
+        StageSink::Output { columns, .. } => {
+            for c in columns {
+                match c {
+                    OutputColumn::Computed(e) => key.push_str(&format!("out {:?};", norm(e))),
+                    OutputColumn::Copied(i) => key.push_str(&format!("copy {i};")),
                 }
-                stream
             }
-            // Its left side is sorted (a Sort stage, or another join's ordered output).
-            PhysicalPlan::SortMergeJoin { left, .. } => return Some((chain, left.clone())),
-            _ => return None,
-        };
-        // A sort-merge join's right side is per partition, so an aggregate over it could not
-        // keep one table across a task's partitions (`merge_partial_aggregate`): under an
-        // aggregate the join is a stage of its own, whose rows the aggregate's stage reads.
-        let merge_under_aggregate = matches!(child.as_ref(), PhysicalPlan::SortMergeJoin { .. }) && matches!(top.as_ref(), PhysicalPlan::HashAggregate { .. });
-        let joinable = super::fuses(&child) && matches!(child.as_ref(), PhysicalPlan::HashJoin { .. } | PhysicalPlan::SortMergeJoin { .. }) && !merge_under_aggregate;
-        if matches!(child.as_ref(), PhysicalPlan::Filter { .. } | PhysicalPlan::Project { .. }) || joinable {
-            chain.push(child.clone());
-            cur = child;
-        } else {
-            return Some((chain, child));
+        }
+        StageSink::Aggregate { keys, keys_in_code, aggregates, finish, .. } => {
+            key.push_str(&format!("final {};", finish.is_some()));
+            key.push_str(&format!("keys {} {keys_in_code};", keys.len()));
+            if *keys_in_code {
+                for k in keys {
+                    key.push_str(&format!("key {:?};", norm(k)));
+                }
+            }
+            for a in aggregates {
+                key.push_str(&format!("{:?} {:?} {:?};", a.func, a.arg.as_ref().map(norm), a.merge.iter().map(norm).collect::<Vec<_>>()));
+            }
         }
     }
 }
@@ -829,7 +637,7 @@ pub fn stage_join_type(t: crate::plan::JoinType, build: crate::physical::BuildSi
 
 /// A join's build side columns, which expressions above the join may read (nullable when
 /// null-extended rows read NULL from them).
-fn build_columns(build_plan: &Arc<PhysicalPlan>, join_type: StageJoinType, env: &mut HashMap<ExprId, Expr>) -> Vec<Attribute> {
+pub(super) fn build_columns(build_plan: &Arc<PhysicalPlan>, join_type: StageJoinType, env: &mut HashMap<ExprId, Expr>) -> Vec<Attribute> {
     let mut build = build_plan.output();
     if join_type == StageJoinType::Outer {
         build.iter_mut().for_each(|a| a.nullable = true);
@@ -841,7 +649,7 @@ fn build_columns(build_plan: &Arc<PhysicalPlan>, join_type: StageJoinType, env: 
 }
 
 /// A join's extra condition as conjuncts over the stage input and the build sides.
-fn join_condition(condition: Option<&Expr>, env: &HashMap<ExprId, Expr>) -> Result<Vec<Expr>, String> {
+pub(super) fn join_condition(condition: Option<&Expr>, env: &HashMap<ExprId, Expr>) -> Result<Vec<Expr>, String> {
     let mut extra = vec![];
     for c in condition.map(|c| c.split_conjunction()).unwrap_or_default() {
         let c = substitute(c, env);
@@ -854,81 +662,12 @@ fn join_condition(condition: Option<&Expr>, env: &HashMap<ExprId, Expr>) -> Resu
 }
 
 /// Position of a column among the stream input then the build sides' columns.
-fn column_index(columns: &[Attribute], id: ExprId) -> Option<usize> {
+pub(super) fn column_index(columns: &[Attribute], id: ExprId) -> Option<usize> {
     columns.iter().position(|c| c.id == id)
 }
 
-fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, String> {
-    if a.distinct {
-        return Err("a DISTINCT aggregate".into());
-    }
-    // A UDAF's accumulator is Rust over arrays: its aggregate runs interpreted.
-    if let AggFunc::Udaf(u) = a.func {
-        return Err(format!("user-defined aggregate function {}", u.name()));
-    }
-    if let AggFunc::Builtin(b) = a.func {
-        return Err(format!("the aggregate {}, which generated code lacks", b.name));
-    }
-    let arg = match (a.func, a.args.first()) {
-        (AggFunc::Count, Some(Expr::Literal(v))) if !v.is_null() => None,
-        (_, Some(x)) => Some(substitute(x, env)),
-        (_, None) => None,
-    };
-    let arg_type = match &arg {
-        Some(x) => x.data_type().map_err(|e| e.to_string())?,
-        None => DataType::Int64,
-    };
-    if let Some(x) = &arg {
-        if let Some(r) = unsupported_reason(x) {
-            return Err(format!("{r} in {}({x})", a.func.name()));
-        }
-        if !matches!(arg_type, DataType::Int32 | DataType::Int64 | DataType::Float64 | DataType::Decimal128(..) | DataType::Date32) {
-            return Err(format!("{} over {}", a.func.name(), crate::types::spark_type_name(&arg_type)));
-        }
-        if matches!(a.func, AggFunc::Sum | AggFunc::Avg) && arg_type == DataType::Date32 {
-            return Err(format!("{} over a date", a.func.name()));
-        }
-    }
-    Ok(AggSpec { func: a.func, arg, arg_type, buffer: a.buffer.clone(), merge: vec![] })
-}
 
-/// At most two string keys: past that, generated code calls the byte compare once per long
-/// string per row, and hashing the keys per batch in Rust was measured faster (TPC-H Q10's five
-/// string keys: about 1.3x slower compiled in IR).
-fn few_string_keys(keys: &[Expr]) -> bool {
-    keys.iter().filter(|k| k.data_type().ok() == Some(DataType::Utf8)).count() <= 2
-}
 
-/// A final aggregate's merge of the buffer columns `a`'s partial aggregate produced.
-fn merge_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, String> {
-    if a.distinct {
-        return Err("a DISTINCT aggregate".into());
-    }
-    // A UDAF's accumulator is Rust over arrays: its aggregate runs interpreted.
-    if let AggFunc::Udaf(u) = a.func {
-        return Err(format!("user-defined aggregate function {}", u.name()));
-    }
-    if let AggFunc::Builtin(b) = a.func {
-        return Err(format!("the aggregate {}, which generated code lacks", b.name));
-    }
-    let arg_type = match (a.func, a.args.first()) {
-        (AggFunc::Count, _) | (_, None) => DataType::Int64,
-        (_, Some(x)) => x.data_type().map_err(|e| e.to_string())?,
-    };
-    if !matches!(arg_type, DataType::Int32 | DataType::Int64 | DataType::Float64 | DataType::Decimal128(..) | DataType::Date32) {
-        return Err(format!("{} over {}", a.func.name(), crate::types::spark_type_name(&arg_type)));
-    }
-    if matches!(a.func, AggFunc::Sum | AggFunc::Avg) && arg_type == DataType::Date32 {
-        return Err(format!("{} over a date", a.func.name()));
-    }
-    let merge: Vec<Expr> = a.buffer.iter().map(|b| substitute(&b.expr(), env)).collect();
-    for m in &merge {
-        if let Some(r) = unsupported_reason(m) {
-            return Err(format!("{r} in the buffer {m} of {}", a.func.name()));
-        }
-    }
-    Ok(AggSpec { func: a.func, arg: None, arg_type, buffer: a.buffer.clone(), merge })
-}
 
 /// might_contain(filter, xxhash64(key))'s key, when generated code can hash it (an integer,
 /// a bigint or a date) and the filter is a planned subquery or a constant.

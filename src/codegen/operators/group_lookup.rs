@@ -6,16 +6,12 @@
 
 use arrow::datatypes::DataType;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, Value};
 
-use super::emit::{update_accumulator, when_valid, Tx};
-use super::spec::AggSpec;
+use crate::codegen::expr::Tx;
+use crate::codegen::rows::flags;
 use crate::hashtable::group_table::{int_layout, key_kind, offsets as off, KeyKind};
-use crate::expr::{AggFunc, Expr};
-
-fn flags() -> MemFlagsData {
-    MemFlagsData::trusted()
-}
+use crate::expr::Expr;
 
 /// Why generated code cannot compute the group of `keys`, or None.
 pub fn unsupported_keys(keys: &[Expr]) -> Option<String> {
@@ -31,10 +27,11 @@ pub fn unsupported_keys(keys: &[Expr]) -> Option<String> {
             return Some(format!("a grouping key of type {}", crate::types::spark_type_name(&t)));
         }
         if t == DataType::Utf8 {
-            if !matches!(k, Expr::Attribute(_)) {
+            // A column, or the NULL an Expand puts in a rolled-up column's place.
+            if !matches!(k, Expr::Attribute(_)) && !matches!(k, Expr::Literal(v) if v.is_null()) {
                 return Some(format!("a string grouping key that is not a column: {k}"));
             }
-        } else if let Some(r) = super::spec::unsupported_reason(k) {
+        } else if let Some(r) = crate::codegen::spec::unsupported_reason(k) {
             return Some(format!("{r} in grouping key {k}"));
         }
     }
@@ -155,117 +152,142 @@ struct KeyWords {
 /// Emits the group id (an i64) of the current row: `header` addresses the table's header.
 pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, String> {
     let types_: Vec<DataType> = keys.iter().map(|k| k.data_type().map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
-    let [grow, insert, bytes_equal] = tx.helpers.group.ok_or("grouping without the group table's helpers")?;
     let found = tx.b.create_block();
     let gid = tx.b.append_block_param(found, types::I64);
-    // Counts a group just added, growing the table when it is full.
-    let added = |tx: &mut Tx, g: Value, found: cranelift_codegen::ir::Block| {
-        let g1 = tx.b.ins().iadd_imm_s(g, 1);
-        tx.b.ins().store(flags(), g1, header, off::GROUPS);
-        let at = tx.b.ins().load(types::I64, flags(), header, off::GROW_AT);
-        let full = tx.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, g1, at);
-        let grow_block = tx.b.create_block();
-        tx.b.ins().brif(full, grow_block, &[], found, &[BlockArg::Value(g)]);
-        tx.b.switch_to_block(grow_block);
-        let call = tx.b.ins().call(grow, &[header]);
-        let r = tx.b.inst_results(call)[0];
-        let bad = tx.b.ins().icmp_imm_s(IntCC::SignedLessThan, r, 0);
-        let fail = tx.fail;
-        tx.b.ins().brif(bad, fail, &[], found, &[BlockArg::Value(g)]);
-    };
     if int_layout(&types_) {
-        let (v, null) = tx.emit(&keys[0])?;
-        let k = word(tx, v);
-        if let Some(n) = null {
-            let null_block = tx.b.create_block();
-            let new_null = tx.b.create_block();
-            let valid = tx.b.create_block();
-            tx.b.ins().brif(n, null_block, &[], valid, &[]);
-            tx.b.switch_to_block(null_block);
-            let g = tx.b.ins().load(types::I64, flags(), header, off::NULL_GID);
-            let none = tx.b.ins().icmp_imm_s(IntCC::Equal, g, -1);
-            tx.b.ins().brif(none, new_null, &[], found, &[BlockArg::Value(g)]);
-            tx.b.switch_to_block(new_null);
-            let g = tx.b.ins().load(types::I64, flags(), header, off::GROUPS);
-            tx.b.ins().store(flags(), g, header, off::NULL_GID);
-            let rows = tx.b.ins().load(types::I64, flags(), header, off::ROWS);
-            let at = tx.b.ins().ishl_imm_u(g, 3);
-            let at = tx.b.ins().iadd(rows, at);
-            let z = tx.b.ins().iconst(types::I64, 0);
-            tx.b.ins().store(flags(), z, at, 0);
-            added(tx, g, found);
-            tx.b.switch_to_block(valid);
-        }
-        // A row with the key of the row before (clustered data) takes its group without a
-        // probe. Cranelift starts the variables at 0 (no key seen yet) on entry.
-        let (last_key, last_gid, seen) = (tx.b.declare_var(types::I64), tx.b.declare_var(types::I64), tx.b.declare_var(types::I8));
-        let (lk, lg, sn) = (tx.b.use_var(last_key), tx.b.use_var(last_gid), tx.b.use_var(seen));
-        let same_key = tx.b.ins().icmp(IntCC::Equal, lk, k);
-        let reuse = tx.b.ins().band(same_key, sn);
-        let lookup = tx.b.create_block();
-        let remember = tx.b.create_block();
-        let new_gid = tx.b.append_block_param(remember, types::I64);
-        tx.b.ins().brif(reuse, found, &[BlockArg::Value(lg)], lookup, &[]);
-        tx.b.switch_to_block(lookup);
-        let h = crate::hashtable::ir::hash_int(tx.b, k);
-        let mask = tx.b.ins().load(types::I64, flags(), header, off::MASK);
-        let gids = tx.b.ins().load(types::I64, flags(), header, off::SLOT_GIDS);
-        let words = tx.b.ins().load(types::I64, flags(), header, off::SLOT_WORDS);
-        let i0 = tx.b.ins().band(h, mask);
-        let probe = tx.b.create_block();
-        let i = tx.b.append_block_param(probe, types::I64);
-        let compare = tx.b.create_block();
-        let next = tx.b.create_block();
-        let insert_block = tx.b.create_block();
-        tx.b.ins().jump(probe, &[BlockArg::Value(i0)]);
-        tx.b.switch_to_block(probe);
-        let at = tx.b.ins().ishl_imm_u(i, 2);
-        let at = tx.b.ins().iadd(gids, at);
-        let g32 = tx.b.ins().load(types::I32, flags(), at, 0);
-        // The slot's word address, computed here to dominate the insert block too.
-        let wat = tx.b.ins().ishl_imm_u(i, 3);
-        let wat = tx.b.ins().iadd(words, wat);
-        let empty = tx.b.ins().icmp_imm_s(IntCC::Equal, g32, -1);
-        tx.b.ins().brif(empty, insert_block, &[], compare, &[]);
-        tx.b.switch_to_block(compare);
-        let w = tx.b.ins().load(types::I64, flags(), wat, 0);
-        let same = tx.b.ins().icmp(IntCC::Equal, w, k);
-        let g = tx.b.ins().uextend(types::I64, g32);
-        tx.b.ins().brif(same, remember, &[BlockArg::Value(g)], next, &[]);
-        tx.b.switch_to_block(next);
-        let i1 = tx.b.ins().iadd_imm_s(i, 1);
-        let i1 = tx.b.ins().band(i1, mask);
-        tx.b.ins().jump(probe, &[BlockArg::Value(i1)]);
-        tx.b.switch_to_block(insert_block);
-        let g = tx.b.ins().load(types::I64, flags(), header, off::GROUPS);
-        let g32 = tx.b.ins().ireduce(types::I32, g);
-        tx.b.ins().store(flags(), g32, at, 0);
-        tx.b.ins().store(flags(), k, wat, 0);
-        let rows = tx.b.ins().load(types::I64, flags(), header, off::ROWS);
-        let rat = tx.b.ins().ishl_imm_u(g, 3);
-        let rat = tx.b.ins().iadd(rows, rat);
-        tx.b.ins().store(flags(), k, rat, 0);
-        added(tx, g, remember);
-        tx.b.switch_to_block(remember);
-        tx.b.def_var(last_key, k);
-        tx.b.def_var(last_gid, new_gid);
-        let one = tx.b.ins().iconst(types::I8, 1);
-        tx.b.def_var(seen, one);
-        tx.b.ins().jump(found, &[BlockArg::Value(new_gid)]);
-        tx.b.switch_to_block(found);
-        return Ok(gid);
+        int_group_id(tx, &keys[0], header, found)?;
+    } else {
+        let (h, null_mask, parts) = general_key_words(tx, keys, &types_)?;
+        general_group_id(tx, header, h, null_mask, &parts, found)?;
     }
+    tx.b.switch_to_block(found);
+    Ok(gid)
+}
 
+/// Counts a group just added, growing the table when it is full; jumps to `found` with it.
+fn group_added(tx: &mut Tx, header: Value, g: Value, found: Block) -> Result<(), String> {
+    let [grow, _, _] = tx.helpers.group.ok_or("grouping without the group table's helpers")?;
+    let g1 = tx.b.ins().iadd_imm_s(g, 1);
+    tx.b.ins().store(flags(), g1, header, off::GROUPS);
+    let at = tx.b.ins().load(types::I64, flags(), header, off::GROW_AT);
+    let full = tx.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, g1, at);
+    let grow_block = tx.b.create_block();
+    tx.b.ins().brif(full, grow_block, &[], found, &[BlockArg::Value(g)]);
+    tx.b.switch_to_block(grow_block);
+    let call = tx.b.ins().call(grow, &[header]);
+    let r = tx.b.inst_results(call)[0];
+    let bad = tx.b.ins().icmp_imm_s(IntCC::SignedLessThan, r, 0);
+    let fail = tx.fail;
+    tx.b.ins().brif(bad, fail, &[], found, &[BlockArg::Value(g)]);
+    Ok(())
+}
+
+/// The int layout (one integer key, its word the slot's): probes the slots in IR and inserts a
+/// new key in IR; jumps to `found` with the group id.
+fn int_group_id(tx: &mut Tx, key: &Expr, header: Value, found: Block) -> Result<(), String> {
+    let (v, null) = tx.emit(key)?;
+    let k = word(tx, v);
+    if let Some(n) = null {
+        let null_block = tx.b.create_block();
+        let new_null = tx.b.create_block();
+        let valid = tx.b.create_block();
+        tx.b.ins().brif(n, null_block, &[], valid, &[]);
+        tx.b.switch_to_block(null_block);
+        let g = tx.b.ins().load(types::I64, flags(), header, off::NULL_GID);
+        let none = tx.b.ins().icmp_imm_s(IntCC::Equal, g, -1);
+        tx.b.ins().brif(none, new_null, &[], found, &[BlockArg::Value(g)]);
+        tx.b.switch_to_block(new_null);
+        let g = tx.b.ins().load(types::I64, flags(), header, off::GROUPS);
+        tx.b.ins().store(flags(), g, header, off::NULL_GID);
+        let rows = tx.b.ins().load(types::I64, flags(), header, off::ROWS);
+        let at = tx.b.ins().ishl_imm_u(g, 3);
+        let at = tx.b.ins().iadd(rows, at);
+        let z = tx.b.ins().iconst(types::I64, 0);
+        tx.b.ins().store(flags(), z, at, 0);
+        group_added(tx, header, g, found)?;
+        tx.b.switch_to_block(valid);
+    }
+    // A row with the key of the row before (clustered data) takes its group without a
+    // probe. Cranelift starts the variables at 0 (no key seen yet) on entry.
+    let (last_key, last_gid, seen) = (tx.b.declare_var(types::I64), tx.b.declare_var(types::I64), tx.b.declare_var(types::I8));
+    let (lk, lg, sn) = (tx.b.use_var(last_key), tx.b.use_var(last_gid), tx.b.use_var(seen));
+    let same_key = tx.b.ins().icmp(IntCC::Equal, lk, k);
+    let reuse = tx.b.ins().band(same_key, sn);
+    let lookup = tx.b.create_block();
+    let remember = tx.b.create_block();
+    let new_gid = tx.b.append_block_param(remember, types::I64);
+    tx.b.ins().brif(reuse, found, &[BlockArg::Value(lg)], lookup, &[]);
+    tx.b.switch_to_block(lookup);
+    let h = crate::hashtable::ir::hash_int(tx.b, k);
+    let mask = tx.b.ins().load(types::I64, flags(), header, off::MASK);
+    let gids = tx.b.ins().load(types::I64, flags(), header, off::SLOT_GIDS);
+    let words = tx.b.ins().load(types::I64, flags(), header, off::SLOT_WORDS);
+    let i0 = tx.b.ins().band(h, mask);
+    let probe = tx.b.create_block();
+    let i = tx.b.append_block_param(probe, types::I64);
+    let compare = tx.b.create_block();
+    let next = tx.b.create_block();
+    let insert_block = tx.b.create_block();
+    tx.b.ins().jump(probe, &[BlockArg::Value(i0)]);
+    tx.b.switch_to_block(probe);
+    let at = tx.b.ins().ishl_imm_u(i, 2);
+    let at = tx.b.ins().iadd(gids, at);
+    let g32 = tx.b.ins().load(types::I32, flags(), at, 0);
+    // The slot's word address, computed here to dominate the insert block too.
+    let wat = tx.b.ins().ishl_imm_u(i, 3);
+    let wat = tx.b.ins().iadd(words, wat);
+    let empty = tx.b.ins().icmp_imm_s(IntCC::Equal, g32, -1);
+    tx.b.ins().brif(empty, insert_block, &[], compare, &[]);
+    tx.b.switch_to_block(compare);
+    let w = tx.b.ins().load(types::I64, flags(), wat, 0);
+    let same = tx.b.ins().icmp(IntCC::Equal, w, k);
+    let g = tx.b.ins().uextend(types::I64, g32);
+    tx.b.ins().brif(same, remember, &[BlockArg::Value(g)], next, &[]);
+    tx.b.switch_to_block(next);
+    let i1 = tx.b.ins().iadd_imm_s(i, 1);
+    let i1 = tx.b.ins().band(i1, mask);
+    tx.b.ins().jump(probe, &[BlockArg::Value(i1)]);
+    tx.b.switch_to_block(insert_block);
+    let g = tx.b.ins().load(types::I64, flags(), header, off::GROUPS);
+    let g32 = tx.b.ins().ireduce(types::I32, g);
+    tx.b.ins().store(flags(), g32, at, 0);
+    tx.b.ins().store(flags(), k, wat, 0);
+    let rows = tx.b.ins().load(types::I64, flags(), header, off::ROWS);
+    let rat = tx.b.ins().ishl_imm_u(g, 3);
+    let rat = tx.b.ins().iadd(rows, rat);
+    tx.b.ins().store(flags(), k, rat, 0);
+    group_added(tx, header, g, remember)?;
+    tx.b.switch_to_block(remember);
+    tx.b.def_var(last_key, k);
+    tx.b.def_var(last_gid, new_gid);
+    let one = tx.b.ins().iconst(types::I8, 1);
+    tx.b.def_var(seen, one);
+    tx.b.ins().jump(found, &[BlockArg::Value(new_gid)]);
+    Ok(())
+}
+
+/// The general layout's words of the row's keys: the hash, the NULL mask and each key's words.
+fn general_key_words(tx: &mut Tx, keys: &[Expr], types_: &[DataType]) -> Result<(Value, Value, Vec<KeyWords>), String> {
     // General layout: the row's words and hash.
     let mut h = tx.b.ins().iconst(types::I64, 0);
     let mut null_mask = tx.b.ins().iconst(types::I64, 0);
     let mut parts = vec![];
-    for (k, (e, t)) in keys.iter().zip(&types_).enumerate() {
+    for (k, (e, t)) in keys.iter().zip(types_).enumerate() {
         let kind = key_kind(t).ok_or("a grouping key the table does not hold")?;
         let null = match kind {
             KeyKind::Str => {
-                let Expr::Attribute(a) = e else { return Err("a string grouping key that is not a column".into()) };
-                let (begin, _, len, null) = tx.string_value(a)?;
+                let (begin, len, null) = match e {
+                    Expr::Attribute(a) => {
+                        let (begin, _, len, null) = tx.string_value(a)?;
+                        (begin, len, null)
+                    }
+                    // A NULL (under an Expand): no bytes, the key's NULL bit set.
+                    Expr::Literal(v) if v.is_null() => {
+                        let zero = tx.b.ins().iconst(types::I64, 0);
+                        (zero, zero, Some(tx.b.ins().iconst(types::I8, 1)))
+                    }
+                    _ => return Err("a string grouping key that is not a column".into()),
+                };
                 let len = zero_if_null(tx, len, null);
                 let prefix = short_word(tx, begin, len, true);
                 let prefix = tx.b.ins().ishl_imm_u(prefix, 32);
@@ -312,6 +334,13 @@ pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, Stri
             null_mask = tx.b.ins().bor(null_mask, bit);
         }
     }
+    Ok((h, null_mask, parts))
+}
+
+/// The general layout: probes the slots by hash, compares the group's row word by word (and
+/// long strings' bytes in Rust); a new group is added by Rust. Jumps to `found` with the id.
+fn general_group_id(tx: &mut Tx, header: Value, h: Value, null_mask: Value, parts: &[KeyWords], found: Block) -> Result<(), String> {
+    let [_, insert, bytes_equal] = tx.helpers.group.ok_or("grouping without the group table's helpers")?;
     let h = hash_add(tx, h, null_mask);
     let h = hash_finish(tx, h);
     let row_words = 1 + parts.iter().map(|p| p.words.len()).sum::<usize>();
@@ -347,7 +376,7 @@ pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, Stri
     let mut expected: Vec<(usize, Value)> = vec![(0, null_mask)];
     let mut at_word = 1;
     let mut strings = vec![];
-    for p in &parts {
+    for p in parts {
         match p.kind {
             KeyKind::Str => {
                 expected.push((at_word, p.words[0]));
@@ -391,7 +420,7 @@ pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, Stri
     let scratch = tx.b.ins().load(types::I64, flags(), header, off::SCRATCH);
     tx.b.ins().store(flags(), null_mask, scratch, 0);
     let mut wi = 1;
-    for p in &parts {
+    for p in parts {
         for w in &p.words {
             tx.b.ins().store(flags(), *w, scratch, (wi * 8) as i32);
             wi += 1;
@@ -402,88 +431,5 @@ pub fn group_id(tx: &mut Tx, keys: &[Expr], header: Value) -> Result<Value, Stri
     let bad = tx.b.ins().icmp_imm_s(IntCC::SignedLessThan, g, 0);
     let fail = tx.fail;
     tx.b.ins().brif(bad, fail, &[], found, &[BlockArg::Value(g)]);
-    tx.b.switch_to_block(found);
-    Ok(gid)
-}
-
-/// A final aggregate's merge of one input row's buffer columns into the group's accumulator at
-/// `at` (the layout `update_accumulator` writes, so both produce the same buffers).
-pub fn merge_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), String> {
-    let (value_off, aux_off) = (0, 16);
-    let add_count = |tx: &mut Tx, c: Value, null: Option<Value>| {
-        when_valid(tx, null, &mut |tx| {
-            let old = tx.b.ins().load(types::I64, flags(), at, aux_off);
-            let new = tx.b.ins().iadd(old, c);
-            tx.b.ins().store(flags(), new, at, aux_off);
-            Ok(())
-        })
-    };
-    match (a.func, &a.arg_type) {
-        (AggFunc::Count, _) => {
-            let (c, null) = tx.emit(a.merge.first().ok_or("count without its buffer")?)?;
-            add_count(tx, c, null)
-        }
-        // The sum of sums, the min of mins: the update over the buffer column.
-        (AggFunc::Sum, DataType::Int32 | DataType::Int64 | DataType::Float64) | (AggFunc::Min | AggFunc::Max, _) => {
-            let buffer = a.merge.first().ok_or("an aggregate without its buffer")?.clone();
-            update_accumulator(tx, &AggSpec { arg: Some(buffer), merge: vec![], ..a.clone() }, at)
-        }
-        (AggFunc::Avg, DataType::Int32 | DataType::Int64 | DataType::Float64) => {
-            let [sum, count] = a.merge.as_slice() else { return Err("avg without its two buffers".into()) };
-            let (s, sn) = tx.emit(sum)?;
-            when_valid(tx, sn, &mut |tx| {
-                let old = tx.b.ins().load(types::F64, flags(), at, value_off);
-                let new = tx.b.ins().fadd(old, s);
-                tx.b.ins().store(flags(), new, at, value_off);
-                Ok(())
-            })?;
-            let (c, cn) = tx.emit(count)?;
-            add_count(tx, c, cn)
-        }
-        (AggFunc::Sum | AggFunc::Avg, DataType::Decimal128(..)) => {
-            let [sum, second] = a.merge.as_slice() else { return Err("a decimal sum without its two buffers".into()) };
-            let (s, sn) = tx.emit(sum)?;
-            let (x, xn) = tx.emit(second)?;
-            // Non-empty (sum: isEmpty false; avg: a count above 0).
-            let nonempty = if a.func == AggFunc::Sum { tx.b.ins().icmp_imm_s(IntCC::Equal, x, 0) } else { tx.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, x, 0) };
-            let nonempty = match xn {
-                Some(n) => {
-                    let valid = tx.b.ins().bxor_imm_u(n, 1);
-                    tx.b.ins().band(nonempty, valid)
-                }
-                None => nonempty,
-            };
-            // A NULL sum in a non-empty buffer: the partial sum overflowed (the interpreter
-            // reports it).
-            if let Some(n) = sn {
-                let overflowed = tx.b.ins().band(n, nonempty);
-                tx.fail_if(overflowed, None);
-            }
-            when_valid(tx, sn, &mut |tx| {
-                let v = if tx.b.func.dfg.value_type(s) == types::I128 { s } else { tx.b.ins().sextend(types::I128, s) };
-                let old = tx.b.ins().load(types::I128, flags(), at, value_off);
-                let new = tx.b.ins().iadd(old, v);
-                let (_, o_hi) = tx.b.ins().isplit(old);
-                let (_, v_hi) = tx.b.ins().isplit(v);
-                let (_, r_hi) = tx.b.ins().isplit(new);
-                let a1 = tx.b.ins().bxor(o_hi, r_hi);
-                let a2 = tx.b.ins().bxor(v_hi, r_hi);
-                let both = tx.b.ins().band(a1, a2);
-                let wrapped = tx.b.ins().icmp_imm_s(IntCC::SignedLessThan, both, 0);
-                tx.fail_if(wrapped, None);
-                tx.b.ins().store(flags(), new, at, value_off);
-                Ok(())
-            })?;
-            if a.func == AggFunc::Avg {
-                add_count(tx, x, xn)
-            } else {
-                let old = tx.b.ins().load(types::I64, flags(), at, aux_off);
-                let one = tx.b.ins().iconst(types::I64, 1);
-                let flag = tx.b.ins().select(nonempty, one, old);
-                tx.b.ins().store(flags(), flag, at, aux_off);
-                Ok(())
-            }
-        }
-        (f, t) => Err(format!("merging {} over {t}", f.name())),
-    }
+    Ok(())
 }

@@ -1,4 +1,4 @@
-//! Cranelift IR for a stage: the filter loop, the sink loop, and expression emission.
+//! The expression translator: Cranelift IR for an expression over the current row.
 //!
 //! Every value travels as `(value, null)` where `null` is an `i8` (1 = NULL) or `None` when the
 //! value cannot be NULL. Types in registers: boolean `i8`, int and date `i32`, bigint `i64`,
@@ -8,49 +8,16 @@
 //! interpreted, which reports the error (or the result) exactly as the interpreter does.
 
 use arrow::datatypes::DataType;
-use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, Block, BlockArg, FuncRef, GlobalValue, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 
-use super::spec::{is_column_null_test, string_predicate, AggSpec, OutputColumn, StageJoinType, StageSink, StageSpec, StringMatch, StringPredicate};
-use crate::expr::{AggFunc, Attribute, BinaryOp, Expr, ScalarFunc};
+use super::helpers::{middle_pieces, Helpers};
+use super::rows::{flags, note};
+use super::COMPILED_WHEN_RUN;
+use super::spec::{string_predicate, StringMatch, StringPredicate};
+use crate::expr::{Attribute, BinaryOp, Expr, ScalarFunc};
 use crate::types::ScalarValue;
-
-/// Where the generated functions find their pointers: slot `k` of the `u64` slot array.
-#[derive(Debug, Clone, Default)]
-pub struct SlotLayout {
-    /// Per input column that the code reads: values, validity bitmap, validity bit offset,
-    /// values bit offset (booleans).
-    pub columns: Vec<Option<[usize; 4]>>,
-    /// Group id per selected row (aggregates with keys).
-    pub gids: Option<usize>,
-    /// The group table's header (aggregates whose keys generated code hashes); the
-    /// accumulators are the table's per-group payload.
-    pub table: Option<usize>,
-    /// Base of the accumulator memory (aggregates).
-    pub acc: Option<usize>,
-    /// Per output column computed by code: values buffer and validity bytes.
-    pub outputs: Vec<Option<[usize; 2]>>,
-    /// Per join: the first of its table's words (`JoinTable::pointers`), then its NULL row.
-    pub tables: Vec<usize>,
-    /// Stages with joins: per emitted row, the stream row then each join's build row (u32
-    /// arrays), for the columns copied as they are and for the probe's materialized rows.
-    pub rows_out: Vec<usize>,
-    /// The indexed sink of an aggregate over joins: per join, each row's build row.
-    pub build_sel: Vec<usize>,
-    /// Fused joins that emit rows: the stream position to start at, the output capacity, and
-    /// where a full output leaves [resume position, rows written].
-    pub resume: Option<[usize; 3]>,
-    /// Number of slots.
-    pub len: usize,
-}
-
-/// Bytes of accumulator memory per aggregate: a 16-byte value, then an 8-byte count or flag.
-pub const ACC_BYTES: usize = 32;
-
-/// How a stage that can compile only once the query runs says so (EXPLAIN CODEGEN).
-pub const COMPILED_WHEN_RUN: &str = "compiled when the query runs";
 
 /// The register type of a SQL type.
 pub fn repr(t: &DataType) -> Type {
@@ -75,140 +42,38 @@ pub fn out_width(t: &DataType) -> usize {
     }
 }
 
-pub(super) fn flags() -> MemFlagsData {
-    MemFlagsData::trusted()
-}
 
-type Emitted = (Value, Option<Value>);
-
-/// What a function may call or read besides its slots: the substring search helper and the
-/// needles it searches for (the middle pieces of LIKE patterns, laid end to end in one data
-/// object). Present only in stages with such a pattern.
-#[derive(Clone, Default)]
-pub struct Helpers {
-    /// `kiln_find(haystack, haystack_len, searcher) -> index or -1`.
-    pub find: Option<FuncRef>,
-    /// `kiln_hash_bytes(bytes, len) -> word` and `kiln_bytes_eq(a, b, len) -> 0/1`, for string
-    /// join keys.
-    pub hash_bytes: Option<FuncRef>,
-    pub bytes_eq: Option<FuncRef>,
-    /// The needles' data object (a searcher pointer per needle), and each needle's offset in it.
-    pub needles: Option<(GlobalValue, Vec<(Vec<u8>, usize)>)>,
-    /// The group table's helpers: `kiln_group_grow`, `kiln_group_insert`, `kiln_bytes_equal`.
-    pub group: Option<[FuncRef; 3]>,
-    /// What each source location of the function stands for (operator and expression), for
-    /// EXPLAIN CODEGEN's comments; None when compiling without text.
-    pub notes: Option<std::cell::RefCell<Vec<String>>>,
-}
-
-/// The middle pieces of every LIKE pattern in the stage: what the search helper looks for.
-pub fn like_needles(spec: &StageSpec) -> Vec<Vec<u8>> {
-    let exprs = stage_expressions(spec);
-    let mut needles: Vec<Vec<u8>> = vec![];
-    for e in exprs {
-        e.visit(&mut |x| {
-            let Some(p) = string_predicate(x) else { return };
-            for (bytes, kind) in &p.alternatives {
-                if *kind == StringMatch::Pattern {
-                    for piece in middle_pieces(bytes) {
-                        if !needles.iter().any(|n| n == piece) {
-                            needles.push(piece.to_vec());
-                        }
-                    }
-                }
-            }
-        });
-    }
-    needles
-}
-
-/// The pieces of a LIKE pattern between its first and last `%`, empty ones left out.
-fn middle_pieces(pattern: &[u8]) -> Vec<&[u8]> {
-    let pieces: Vec<&[u8]> = pattern.split(|c| *c == b'%').collect();
-    pieces[1..pieces.len().saturating_sub(1).max(1)].iter().copied().filter(|p| !p.is_empty()).collect()
-}
-
-use crate::hashtable::value_bytes_ok;
-
-/// The substring search the generated code calls per value for a LIKE pattern's middle
-/// pieces: the index of the searcher's needle in `haystack`, or -1. Never panics (a panic would
-/// abort the process across the `extern "C"` boundary).
-///
-/// # Safety
-/// `haystack` must point at that many readable bytes and `finder` at a live searcher (the
-/// stage's needle table holds them for as long as its code lives).
-pub unsafe extern "C" fn kiln_find(haystack: *const u8, haystack_len: i64, finder: *const memchr::memmem::Finder<'static>) -> i64 {
-    debug_assert!(value_bytes_ok(haystack, haystack_len), "kiln_find({haystack:?}, {haystack_len})");
-    let Ok(h) = usize::try_from(haystack_len) else { return -1 };
-    if haystack.is_null() || finder.is_null() {
-        return -1;
-    }
-    // SAFETY: the caller passes a value's bytes of the stated length and one of its stage's searchers.
-    let (hay, finder) = unsafe { (std::slice::from_raw_parts(haystack, h), &*finder) };
-    finder.find(hay).map_or(-1, |i| i as i64)
-}
-
-/// `kiln_hash_bytes`: a string join key's word, as `JoinTable` hashes it. Never panics.
-///
-/// # Safety
-/// `bytes` must point at `len` readable bytes.
-pub unsafe extern "C" fn kiln_hash_bytes(bytes: *const u8, len: i64) -> i64 {
-    debug_assert!(value_bytes_ok(bytes, len), "kiln_hash_bytes({bytes:?}, {len})");
-    let Ok(n) = usize::try_from(len) else { return 0 };
-    if bytes.is_null() {
-        return crate::hashtable::join_table::hash_bytes(&[]) as i64;
-    }
-    // SAFETY: the caller passes a value's bytes.
-    let b = unsafe { std::slice::from_raw_parts(bytes, n) };
-    crate::hashtable::join_table::hash_bytes(b) as i64
-}
-
-/// `kiln_bytes_eq`: 1 when `len` bytes at `a` and `b` are equal. Never panics.
-///
-/// # Safety
-/// `a` and `b` must point at `len` readable bytes.
-pub unsafe extern "C" fn kiln_bytes_eq(a: *const u8, b: *const u8, len: i64) -> i64 {
-    debug_assert!(value_bytes_ok(a, len) && value_bytes_ok(b, len), "kiln_bytes_eq({a:?}, {b:?}, {len})");
-    let Ok(n) = usize::try_from(len) else { return 0 };
-    if n == 0 {
-        return 1;
-    }
-    if a.is_null() || b.is_null() {
-        return 0;
-    }
-    // SAFETY: the caller passes two values' bytes of this length.
-    unsafe { (std::slice::from_raw_parts(a, n) == std::slice::from_raw_parts(b, n)) as i64 }
-}
+pub(super) type Emitted = (Value, Option<Value>);
 
 /// The translator: a builder positioned inside a row loop, with the stage's column pointers.
 pub struct Tx<'a, 'b> {
     pub(super) b: &'a mut FunctionBuilder<'b>,
     /// The stream input's columns, then each build side's (`StageSpec::columns`).
-    input: &'a [Attribute],
+    pub(super) input: &'a [Attribute],
     /// Where each join's build columns start among `input`; they are read at its `build_rows`.
-    sides: Vec<usize>,
+    pub(super) sides: Vec<usize>,
     /// Loaded column pointers: values, validity, validity offset, values offset.
-    cols: Vec<Option<[Value; 4]>>,
-    row: Value,
+    pub(super) cols: Vec<Option<[Value; 4]>>,
+    pub(super) row: Value,
     /// Each join's build row of the current joined row (None: not in scope).
     pub(super) build_rows: Vec<Option<Value>>,
     pub(super) fail: Block,
     /// Column values loaded at the top of the row body (or of a join's match), where they
     /// dominate every use.
-    loaded: Vec<Option<Emitted>>,
+    pub(super) loaded: Vec<Option<Emitted>>,
     /// This variant runs only on batches whose columns have no NULLs: no validity reads.
-    no_nulls: bool,
+    pub(super) no_nulls: bool,
     /// The search helper and its needles.
     pub(super) helpers: &'a Helpers,
 }
 
-fn i128_const(b: &mut FunctionBuilder, v: i128) -> Value {
+pub(super) fn i128_const(b: &mut FunctionBuilder, v: i128) -> Value {
     let lo = b.ins().iconst(types::I64, v as u64 as i64);
     let hi = b.ins().iconst(types::I64, (v >> 64) as u64 as i64);
     b.ins().iconcat(lo, hi)
 }
 
-fn int_const(b: &mut FunctionBuilder, ty: Type, v: i128) -> Value {
+pub(super) fn int_const(b: &mut FunctionBuilder, ty: Type, v: i128) -> Value {
     if ty == types::I128 {
         i128_const(b, v)
     } else {
@@ -216,7 +81,7 @@ fn int_const(b: &mut FunctionBuilder, ty: Type, v: i128) -> Value {
     }
 }
 
-fn zero(b: &mut FunctionBuilder, ty: Type) -> Value {
+pub(super) fn zero(b: &mut FunctionBuilder, ty: Type) -> Value {
     if ty == types::F64 {
         b.ins().f64const(0.0)
     } else {
@@ -224,13 +89,13 @@ fn zero(b: &mut FunctionBuilder, ty: Type) -> Value {
     }
 }
 
-fn pow10(k: u32) -> Option<i128> {
+pub(super) fn pow10(k: u32) -> Option<i128> {
     10i128.checked_pow(k)
 }
 
 impl<'a, 'b> Tx<'a, 'b> {
     /// `v` (i8) AND not NULL: the value is TRUE.
-    fn true_and_valid(&mut self, v: Value, null: Option<Value>) -> Value {
+    pub(super) fn true_and_valid(&mut self, v: Value, null: Option<Value>) -> Value {
         match null {
             Some(n) => {
                 let valid = self.b.ins().bxor_imm_u(n, 1);
@@ -248,7 +113,7 @@ impl<'a, 'b> Tx<'a, 'b> {
         self.b.switch_to_block(cont);
     }
 
-    fn or_null(&mut self, a: Option<Value>, b: Option<Value>) -> Option<Value> {
+    pub(super) fn or_null(&mut self, a: Option<Value>, b: Option<Value>) -> Option<Value> {
         match (a, b) {
             (Some(x), Some(y)) => Some(self.b.ins().bor(x, y)),
             (x, None) => x,
@@ -257,7 +122,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// Converts an integer between register widths (sign-extending or truncating).
-    fn resize(&mut self, v: Value, to: Type) -> Value {
+    pub(super) fn resize(&mut self, v: Value, to: Type) -> Value {
         let from = self.b.func.dfg.value_type(v);
         if from == to {
             v
@@ -269,7 +134,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// Fails unless |v| < 10^p (decimal precision).
-    fn check_precision(&mut self, v: Value, p: u8, null: Option<Value>) -> Result<(), String> {
+    pub(super) fn check_precision(&mut self, v: Value, p: u8, null: Option<Value>) -> Result<(), String> {
         let ty = self.b.func.dfg.value_type(v);
         let bound = pow10(p as u32).ok_or("precision above 38")?;
         if ty == types::I64 && bound > i64::MAX as i128 {
@@ -285,7 +150,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// Multiplies an integer by 10^k (k may be 0), in the value's own width.
-    fn scale_up(&mut self, v: Value, k: u32) -> Result<Value, String> {
+    pub(super) fn scale_up(&mut self, v: Value, k: u32) -> Result<Value, String> {
         if k == 0 {
             return Ok(v);
         }
@@ -297,7 +162,7 @@ impl<'a, 'b> Tx<'a, 'b> {
 
     /// Loads every column in `used` once, at the top of the row body: the stream's, and a
     /// build side's only when its row is in scope.
-    fn preload(&mut self, used: &[bool]) -> Result<(), String> {
+    pub(super) fn preload(&mut self, used: &[bool]) -> Result<(), String> {
         self.loaded = vec![None; self.input.len()];
         for (i, u) in used.iter().enumerate() {
             let in_scope = self.side_of(i).is_none_or(|k| self.build_rows[k].is_some());
@@ -309,7 +174,7 @@ impl<'a, 'b> Tx<'a, 'b> {
         Ok(())
     }
 
-    fn load_column(&mut self, idx: usize) -> Result<Emitted, String> {
+    pub(super) fn load_column(&mut self, idx: usize) -> Result<Emitted, String> {
         if let Some(Some(v)) = self.loaded.get(idx) {
             return Ok(*v);
         }
@@ -364,7 +229,7 @@ impl<'a, 'b> Tx<'a, 'b> {
 
     /// The row of input column `idx` being read: the build side's row of the current pair for
     /// a build column, else the stream row.
-    fn row_of(&self, idx: usize) -> Value {
+    pub(super) fn row_of(&self, idx: usize) -> Value {
         match self.side_of(idx) {
             Some(k) => self.build_rows[k].unwrap_or(self.row),
             None => self.row,
@@ -377,7 +242,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// The join whose build side column `idx` is (None: a stream column).
-    fn side_of(&self, idx: usize) -> Option<usize> {
+    pub(super) fn side_of(&self, idx: usize) -> Option<usize> {
         self.sides.iter().rposition(|s| *s <= idx)
     }
 
@@ -431,7 +296,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// Bit `bit` of the bitmap at `base`, as an i8 0/1.
-    fn bit(&mut self, base: Value, bit: Value) -> Value {
+    pub(super) fn bit(&mut self, base: Value, bit: Value) -> Value {
         let byte_idx = self.b.ins().ushr_imm_u(bit, 3);
         let addr = self.b.ins().iadd(base, byte_idx);
         let byte = self.b.ins().uload8(types::I32, flags(), addr, 0);
@@ -442,7 +307,7 @@ impl<'a, 'b> Tx<'a, 'b> {
         self.b.ins().ireduce(types::I8, one)
     }
 
-    fn literal(&mut self, v: &ScalarValue) -> Result<Emitted, String> {
+    pub(super) fn literal(&mut self, v: &ScalarValue) -> Result<Emitted, String> {
         Ok(match v {
             ScalarValue::Null(t) => {
                 let z = zero(self.b, repr(t));
@@ -480,7 +345,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// 1 when the bytes at `addr` equal `bytes` (the caller checked they are in bounds).
-    fn bytes_equal(&mut self, addr: Value, bytes: &[u8]) -> Value {
+    pub(super) fn bytes_equal(&mut self, addr: Value, bytes: &[u8]) -> Value {
         let mut all = self.b.ins().iconst(types::I8, 1);
         for (i, byte) in bytes.iter().enumerate() {
             let v = self.b.ins().uload8(types::I32, flags(), addr, i as i32);
@@ -491,7 +356,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// A string column against literals, byte by byte; nothing is read past a value's end.
-    fn string_predicate(&mut self, p: &StringPredicate) -> Result<Emitted, String> {
+    pub(super) fn string_predicate(&mut self, p: &StringPredicate) -> Result<Emitted, String> {
         let (begin, stop, len, null) = self.string_value(&p.column)?;
         let (stop, len) = match p.prefix_chars {
             Some(n) => self.first_chars(begin, len, n),
@@ -526,7 +391,7 @@ impl<'a, 'b> Tx<'a, 'b> {
 
     /// The end and byte length of a value's first `n` characters (all of it when shorter): one
     /// step a character, by the UTF-8 lead byte's length, reading no byte past the value.
-    fn first_chars(&mut self, begin: Value, len: Value, n: u32) -> (Value, Value) {
+    pub(super) fn first_chars(&mut self, begin: Value, len: Value, n: u32) -> (Value, Value) {
         note(self.b, self.helpers, || format!("substring(_, 1, {n}): the bytes of the first {n} characters"));
         let mut pos = self.b.ins().iconst(types::I64, 0);
         for _ in 0..n {
@@ -571,7 +436,7 @@ impl<'a, 'b> Tx<'a, 'b> {
 
     /// The value's bytes against `lit` as Spark's UTF8String.compareTo: -1, 0 or 1 (an i8). The
     /// first differing byte decides (unsigned); else the shorter value is smaller.
-    fn compare_bytes(&mut self, lit: &[u8], begin: Value, len: Value) -> Value {
+    pub(super) fn compare_bytes(&mut self, lit: &[u8], begin: Value, len: Value) -> Value {
         let merge = self.b.create_block();
         let order = self.b.append_block_param(merge, types::I8);
         let (less, greater) = (-1i64, 1i64);
@@ -605,7 +470,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     /// pattern starts with `%`), the last at the end (unless it ends with `%`), and each middle
     /// piece found leftmost after the previous one (a per-value call: string work, see
     /// `codegen-lessons.md`).
-    fn like_pattern(&mut self, pattern: &[u8], begin: Value, stop: Value, len: Value) -> Result<Value, String> {
+    pub(super) fn like_pattern(&mut self, pattern: &[u8], begin: Value, stop: Value, len: Value) -> Result<Value, String> {
         let pieces: Vec<&[u8]> = pattern.split(|c| *c == b'%').collect();
         let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
         let middles = middle_pieces(pattern);
@@ -664,7 +529,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// length(): the value's characters, counted as the UTF-8 bytes that do not continue one.
-    fn length(&mut self, column: &Attribute) -> Result<Emitted, String> {
+    pub(super) fn length(&mut self, column: &Attribute) -> Result<Emitted, String> {
         let (begin, stop, _, null) = self.string_value(column)?;
         let header = self.b.create_block();
         let p = self.b.append_block_param(header, types::I64);
@@ -693,7 +558,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     /// Conjuncts that cannot fail are combined without branches (no mispredictions on selective
     /// filters). One that can fail (1/x, an overflow) runs unless an earlier conjunct is FALSE,
     /// as `a AND b` evaluates `b` when `a` is TRUE or NULL: rows with a FALSE one jump to `skip`.
-    fn conjunction(&mut self, conditions: &[Expr], skip: Block, operator: &str) -> Result<Option<Value>, String> {
+    pub(super) fn conjunction(&mut self, conditions: &[Expr], skip: Block, operator: &str) -> Result<Option<Value>, String> {
         let mut pass: Option<Value> = None;
         let mut not_false: Option<Value> = None;
         for c in conditions {
@@ -790,7 +655,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     /// might_contain(filter, xxhash64(key)) (`expr/bloom.rs`): Spark's XXH64 of the key, then
     /// the three bits of its word in the filter, which is read in place (the executor ran the
     /// subquery that built it before compiling the stage; a NULL filter keeps no row).
-    fn might_contain(&mut self, args: &[Expr]) -> Result<Emitted, String> {
+    pub(super) fn might_contain(&mut self, args: &[Expr]) -> Result<Emitted, String> {
         let key = super::spec::bloom_probe(args).ok_or("might_contain of a key generated code cannot hash")?;
         // EXPLAIN CODEGEN without running the query: the filter's bits are not there to read.
         if let Some(Expr::ScalarSubqueryExec(s)) = args.first() {
@@ -829,7 +694,7 @@ impl<'a, 'b> Tx<'a, 'b> {
 
     /// Spark's xxhash64 (seed 42) of a bigint, or of an int's 4 bytes (`int`), as
     /// `common::hash`'s `xxh64_long_seeded` / `xxh64_int_seeded`, with its constants.
-    fn xxhash64(&mut self, v: Value, int: bool) -> Value {
+    pub(super) fn xxhash64(&mut self, v: Value, int: bool) -> Value {
         use crate::common::hash as xxh;
         let (p1, p2, p3, p4, p5) = (xxh::P1 as i64, xxh::P2 as i64, xxh::P3 as i64, xxh::P4 as i64, xxh::P5 as i64);
         let seed = xxh::HLL_SEED as i64;
@@ -860,7 +725,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// abs(): the argument's type; abs of the smallest int or bigint overflows (ANSI).
-    fn abs(&mut self, x: &Expr) -> Result<Emitted, String> {
+    pub(super) fn abs(&mut self, x: &Expr) -> Result<Emitted, String> {
         let t = x.data_type().map_err(|e| e.to_string())?;
         let (v, n) = self.emit(x)?;
         match t {
@@ -882,7 +747,7 @@ impl<'a, 'b> Tx<'a, 'b> {
         }
     }
 
-    fn cast(&mut self, child: &Expr, to: &DataType) -> Result<Emitted, String> {
+    pub(super) fn cast(&mut self, child: &Expr, to: &DataType) -> Result<Emitted, String> {
         let from = child.data_type().map_err(|e| e.to_string())?;
         if from == DataType::Null {
             let z = zero(self.b, repr(to));
@@ -988,7 +853,7 @@ impl<'a, 'b> Tx<'a, 'b> {
 
     /// AND (`is_and`) / OR with SQL's three-valued logic; the right side runs only for rows
     /// whose left side does not decide the result, as the interpreter does.
-    fn logic(&mut self, is_and: bool, left: &Expr, right: &Expr) -> Result<Emitted, String> {
+    pub(super) fn logic(&mut self, is_and: bool, left: &Expr, right: &Expr) -> Result<Emitted, String> {
         let (lv, ln) = self.emit(left)?;
         let decisive = if is_and { 0 } else { 1 };
         let is_decisive = self.b.ins().icmp_imm_s(IntCC::Equal, lv, decisive);
@@ -1016,7 +881,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// Both sides in one register type; decimals rescaled to the larger scale.
-    fn operands(&mut self, left: &Expr, right: &Expr) -> Result<(Value, Value, Option<Value>, DataType), String> {
+    pub(super) fn operands(&mut self, left: &Expr, right: &Expr) -> Result<(Value, Value, Option<Value>, DataType), String> {
         let lt = left.data_type().map_err(|e| e.to_string())?;
         let rt = right.data_type().map_err(|e| e.to_string())?;
         let (lv, ln) = self.emit(left)?;
@@ -1045,7 +910,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// Spark's double equality (NaN equals NaN), with whether each side is NaN.
-    fn float_eq(&mut self, l: Value, r: Value) -> (Value, Value, Value) {
+    pub(super) fn float_eq(&mut self, l: Value, r: Value) -> (Value, Value, Value) {
         let ln = self.b.ins().fcmp(FloatCC::Unordered, l, l);
         let rn = self.b.ins().fcmp(FloatCC::Unordered, r, r);
         let both = self.b.ins().band(ln, rn);
@@ -1053,7 +918,7 @@ impl<'a, 'b> Tx<'a, 'b> {
         (self.b.ins().bor(feq, both), ln, rn)
     }
 
-    fn compare(&mut self, op: BinaryOp, left: &Expr, right: &Expr) -> Result<Emitted, String> {
+    pub(super) fn compare(&mut self, op: BinaryOp, left: &Expr, right: &Expr) -> Result<Emitted, String> {
         let (l, r, null, t) = self.operands(left, right)?;
         let t = super::spec::widened_on_load(&t).unwrap_or(t);
         let v = match &t {
@@ -1102,7 +967,7 @@ impl<'a, 'b> Tx<'a, 'b> {
         Ok((self.b.ins().bor(both, valid_eq), None))
     }
 
-    fn arithmetic(&mut self, op: BinaryOp, left: &Expr, right: &Expr, e: &Expr) -> Result<Emitted, String> {
+    pub(super) fn arithmetic(&mut self, op: BinaryOp, left: &Expr, right: &Expr, e: &Expr) -> Result<Emitted, String> {
         let t = e.data_type().map_err(|e| e.to_string())?;
         let lt = left.data_type().map_err(|e| e.to_string())?;
         let rt = right.data_type().map_err(|e| e.to_string())?;
@@ -1204,7 +1069,7 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 
     /// `v` as i64, failing (to the interpreter) when an i128 does not fit.
-    fn fits_i64(&mut self, v: Value, null: Option<Value>) -> Result<Value, String> {
+    pub(super) fn fits_i64(&mut self, v: Value, null: Option<Value>) -> Result<Value, String> {
         let ty = self.b.func.dfg.value_type(v);
         if ty == types::I64 {
             return Ok(v);
@@ -1216,7 +1081,7 @@ impl<'a, 'b> Tx<'a, 'b> {
         Ok(narrow)
     }
 
-    fn in_list(&mut self, child: &Expr, list: &[Expr], negated: bool) -> Result<Emitted, String> {
+    pub(super) fn in_list(&mut self, child: &Expr, list: &[Expr], negated: bool) -> Result<Emitted, String> {
         let (v, n) = self.emit(child)?;
         let t = child.data_type().map_err(|e| e.to_string())?;
         let mut any = self.b.ins().iconst(types::I8, 0);
@@ -1242,7 +1107,7 @@ impl<'a, 'b> Tx<'a, 'b> {
         Ok((v, null))
     }
 
-    fn case_when(&mut self, e: &Expr, branches: &[(Expr, Expr)], else_expr: Option<&Expr>) -> Result<Emitted, String> {
+    pub(super) fn case_when(&mut self, e: &Expr, branches: &[(Expr, Expr)], else_expr: Option<&Expr>) -> Result<Emitted, String> {
         let t = e.data_type().map_err(|e| e.to_string())?;
         let ty = repr(&t);
         let merge = self.b.create_block();
@@ -1273,36 +1138,9 @@ impl<'a, 'b> Tx<'a, 'b> {
     }
 }
 
-/// Every expression the stage evaluates: its filter and post-join conditions, then the sink's
-/// computed columns or aggregate arguments.
-fn stage_expressions(spec: &StageSpec) -> Vec<&Expr> {
-    let mut exprs: Vec<&Expr> = spec.conditions.iter().chain(spec.join_conditions()).collect();
-    exprs.extend(spec.joins.iter().flat_map(|j| &j.stream_keys));
-    match &spec.sink {
-        StageSink::Output { columns, .. } => exprs.extend(columns.iter().filter_map(|c| match c {
-            OutputColumn::Computed(e) => Some(e),
-            OutputColumn::Copied(_) => None,
-        })),
-        StageSink::Aggregate { keys, keys_in_code, aggregates, .. } => {
-            exprs.extend(aggregates.iter().filter_map(|a| a.arg.as_ref()));
-            exprs.extend(aggregates.iter().flat_map(|a| &a.merge));
-            if *keys_in_code {
-                exprs.extend(keys);
-            }
-        }
-    }
-    exprs
-}
-
-/// Columns the stage's expressions read (by position among `StageSpec::columns`).
-fn used_columns(spec: &StageSpec) -> Vec<bool> {
-    let exprs = stage_expressions(spec);
-    columns_of(spec, exprs.into_iter())
-}
-
 /// True when evaluating `e` may fail (a division, an overflow check, a decimal bound): such a
 /// conjunct must not run on rows an earlier conjunct rejected.
-fn can_fail(e: &Expr) -> bool {
+pub(super) fn can_fail(e: &Expr) -> bool {
     e.exists(&|x| match x {
         Expr::Binary { op, .. } => op.is_arithmetic(),
         Expr::Negative(_) | Expr::Cast { .. } | Expr::Function { func: ScalarFunc::Abs, .. } => true,
@@ -1310,255 +1148,9 @@ fn can_fail(e: &Expr) -> bool {
     })
 }
 
-/// Input columns read by `exprs`.
-fn columns_of<'e>(spec: &StageSpec, exprs: impl Iterator<Item = &'e Expr>) -> Vec<bool> {
-    let columns = spec.columns();
-    let mut used = vec![false; columns.len()];
-    for e in exprs {
-        e.visit(&mut |x| {
-            if let Expr::Attribute(a) = x {
-                if let Some(i) = columns.iter().position(|c| c.id == a.id) {
-                    used[i] = true;
-                }
-            }
-        });
-    }
-    used
-}
-
-/// True for an aggregate over joins: a probe function materializes the joined rows, the
-/// interpreter's `Grouper` gives their group ids (when grouped), and the sink reads the rows by
-/// index.
-pub fn indexed_sink(spec: &StageSpec) -> bool {
-    !spec.joins.is_empty() && matches!(&spec.sink, StageSink::Aggregate { .. })
-}
-
-/// Assigns slots to the pointers the stage's functions read.
-pub fn layout(spec: &StageSpec) -> SlotLayout {
-    let mut next = 0;
-    let mut take = |n: usize| {
-        let start = next;
-        next += n;
-        start
-    };
-    let columns = used_columns(spec)
-        .into_iter()
-        .map(|u| u.then(|| {
-            let s = take(4);
-            [s, s + 1, s + 2, s + 3]
-        }))
-        .collect();
-    let (gids, acc, outputs) = match &spec.sink {
-        StageSink::Aggregate { keys, keys_in_code: true, .. } if !keys.is_empty() => (None, None, vec![]),
-        StageSink::Aggregate { keys, .. } => (if keys.is_empty() { None } else { Some(take(1)) }, Some(take(1)), vec![]),
-        StageSink::Output { columns, .. } => (
-            None,
-            None,
-            columns
-                .iter()
-                .map(|c| match c {
-                    OutputColumn::Computed(_) => {
-                        let s = take(2);
-                        Some([s, s + 1])
-                    }
-                    OutputColumn::Copied(_) => None,
-                })
-                .collect(),
-        ),
-    };
-    let tables = spec.joins.iter().map(|j| take(j.table_words())).collect();
-    let emits_rows = !spec.joins.is_empty() && (matches!(spec.sink, StageSink::Output { .. }) || indexed_sink(spec));
-    let rows_out = if emits_rows { (0..=spec.joins.len()).map(|_| take(1)).collect() } else { vec![] };
-    let build_sel = if indexed_sink(spec) { spec.joins.iter().map(|_| take(1)).collect() } else { vec![] };
-    let resume = emits_rows.then(|| [take(1), take(1), take(1)]);
-    let table = spec.groups_in_code().then(|| take(1));
-    SlotLayout { columns, gids, table, acc, outputs, tables, rows_out, build_sel, resume, len: next }
-}
-
-/// Loads a slot (a pointer or offset) in the entry block.
-fn slot(b: &mut FunctionBuilder, slots: Value, k: usize) -> Value {
-    b.ins().load(types::I64, flags(), slots, (k * 8) as i32)
-}
-
-fn load_columns(b: &mut FunctionBuilder, slots: Value, layout: &SlotLayout) -> Vec<Option<[Value; 4]>> {
-    layout.columns.iter().map(|c| c.map(|[a, v, o, bo]| [slot(b, slots, a), slot(b, slots, v), slot(b, slots, o), slot(b, slots, bo)])).collect()
-}
-
-/// A counted loop `for i in 0..n`: calls `body` with `i` inside the loop, then returns to the
-/// exit block (left current).
-fn row_loop(b: &mut FunctionBuilder, h: &Helpers, n: Value, body: &mut dyn FnMut(&mut FunctionBuilder, Value, Block) -> Result<(), String>) -> Result<(), String> {
-    let zero = b.ins().iconst(types::I64, 0);
-    row_loop_from(b, h, zero, n, body)
-}
-
-/// `for i in start..n` (see `row_loop`).
-fn row_loop_from(b: &mut FunctionBuilder, h: &Helpers, start: Value, n: Value, body: &mut dyn FnMut(&mut FunctionBuilder, Value, Block) -> Result<(), String>) -> Result<(), String> {
-    note(b, h, || "row loop: for each (selected) row of the batch".into());
-    let i = b.declare_var(types::I64);
-    b.def_var(i, start);
-    let header = b.create_block();
-    let body_block = b.create_block();
-    let next = b.create_block();
-    let exit = b.create_block();
-    b.ins().jump(header, &[]);
-    b.switch_to_block(header);
-    let iv = b.use_var(i);
-    let more = b.ins().icmp(IntCC::SignedLessThan, iv, n);
-    b.ins().brif(more, body_block, &[], exit, &[]);
-    b.switch_to_block(body_block);
-    let iv = b.use_var(i);
-    body(b, iv, next)?;
-    b.ins().jump(next, &[]);
-    b.switch_to_block(next);
-    note(b, h, || "row loop: next row".into());
-    let iv = b.use_var(i);
-    let inc = b.ins().iadd_imm_s(iv, 1);
-    b.def_var(i, inc);
-    b.ins().jump(header, &[]);
-    b.switch_to_block(exit);
-    note(b, h, || "row loop done: return the count".into());
-    Ok(())
-}
-
-/// Marks the instructions emitted from now on as implementing `what`: EXPLAIN CODEGEN prints it
-/// as a comment where it starts (a source location per note; nothing without text).
-pub(super) fn note(b: &mut FunctionBuilder, helpers: &Helpers, what: impl FnOnce() -> String) {
-    if let Some(notes) = &helpers.notes {
-        let mut notes = notes.borrow_mut();
-        notes.push(what());
-        b.set_srcloc(cranelift_codegen::ir::SourceLoc::new(notes.len() as u32));
-    }
-}
-
-/// The block every failure branches to. Filled through a cursor: the builder stays in the
-/// current block, which Cranelift wants filled before the builder switches away from it (a
-/// debug assertion).
-fn fail_block(b: &mut FunctionBuilder, helpers: &Helpers) -> Block {
-    let fail = b.create_block();
-    let at = b.srcloc();
-    note(b, helpers, || "fail: return -1, the batch runs on the interpreter (its errors and results)".into());
-    let loc = b.srcloc();
-    b.func.layout.append_block(fail);
-    let mut pos = FuncCursor::new(b.func).with_srcloc(loc).at_bottom(fail);
-    let m1 = pos.ins().iconst(types::I64, -1);
-    pos.ins().return_(&[m1]);
-    b.set_srcloc(at);
-    fail
-}
-
-/// `base[j]` of a `u32` array, widened to i64 (selection vectors, pair indices, group ids).
-pub(super) fn load_index(b: &mut FunctionBuilder, base: Value, j: Value) -> Value {
-    let off = b.ins().ishl_imm_u(j, 2);
-    let addr = b.ins().iadd(base, off);
-    let v = b.ins().load(types::I32, flags(), addr, 0);
-    b.ins().uextend(types::I64, v)
-}
-
-/// The entry block both functions share: their three parameters, the input column pointers
-/// and the fail block.
-fn enter(b: &mut FunctionBuilder, layout: &SlotLayout, helpers: &Helpers) -> ([Value; 3], Vec<Option<[Value; 4]>>, Block) {
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    // Lay the entry block out first, even before it holds an instruction.
-    b.ensure_inserted_block();
-    let p = b.block_params(entry).to_vec();
-    let params = [p[0], p[1], p[2]];
-    note(b, helpers, || "entry: the batch's column pointers and buffers, read from the slots".into());
-    let cols = load_columns(b, params[0], layout);
-    let fail = fail_block(b, helpers);
-    (params, cols, fail)
-}
-
-/// The filter function: `fn(slots, n, sel_out) -> count` (-1: run interpreted).
-pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool, helpers: &Helpers) -> Result<(), String> {
-    let ([slots, n, sel_out], cols, fail) = enter(b, layout, helpers);
-    let bloom = spec
-        .bloom_join()
-        .and_then(|(k, j)| Some((k, j, layout.tables.get(k)?)))
-        .map(|(k, j, t)| (k, j, (0..j.table_words()).map(|w| slot(b, slots, t + w)).collect::<Vec<_>>()));
-    let count = b.declare_var(types::I64);
-    let zero = b.ins().iconst(types::I64, 0);
-    b.def_var(count, zero);
-    let columns = spec.columns();
-    // Branch-free append: write the row, advance the count by its pass bit.
-    let append = |b: &mut FunctionBuilder, row: Value, pass: Option<Value>| {
-        note(b, helpers, || "Filter: append the row to the selection vector, advance by its pass bit".into());
-        let c = b.use_var(count);
-        let off = b.ins().ishl_imm_u(c, 2);
-        let addr = b.ins().iadd(sel_out, off);
-        let r32 = b.ins().ireduce(types::I32, row);
-        b.ins().store(flags(), r32, addr, 0);
-        let step = match pass {
-            Some(p) => b.ins().uextend(types::I64, p),
-            None => b.ins().iconst(types::I64, 1),
-        };
-        let c1 = b.ins().iadd(c, step);
-        b.def_var(count, c1);
-    };
-    // The join's test runs in a pass of its own over the rows the conditions kept (compacting
-    // the selection in place), so a selective condition spares it the other rows.
-    let join_test = |b: &mut FunctionBuilder, row: Value| -> Result<Option<Value>, String> {
-        let Some((k, j, words)) = &bloom else { return Ok(None) };
-        let mut tx = Tx { b: &mut *b, input: columns, sides: vec![], cols: cols.clone(), row, build_rows: vec![], fail, loaded: vec![], no_nulls, helpers };
-        note(tx.b, helpers, || format!("BroadcastHashJoin {:?} #{k}: the row's Bloom bit in the build side's table (no bit: no match)", j.join_type));
-        super::join::prefilter_pass(&mut tx, j, words).map(Some)
-    };
-    // Without NULLs, `isnotnull(column)` conditions hold for every row: no pass for them.
-    let trivial = spec.conditions.is_empty() || no_nulls && spec.conditions.iter().all(is_column_null_test);
-    if trivial {
-        row_loop(b, helpers, n, &mut |b, row, _| {
-            let pass = join_test(b, row)?;
-            append(b, row, pass);
-            Ok(())
-        })?;
-    } else {
-        // One row: `conditions` (and the row's bit from the vector tests, if any) give its pass bit.
-        let each_row = |b: &mut FunctionBuilder, row: Value, bit: Option<Value>, next: Block, conditions: &[Expr]| -> Result<(), String> {
-            let mut tx = Tx { b: &mut *b, input: columns, sides: vec![], cols: cols.clone(), row, build_rows: vec![], fail, loaded: vec![], no_nulls, helpers };
-            note(tx.b, helpers, || "Filter: load the columns the conditions read".into());
-            tx.preload(&columns_of(spec, conditions.iter()))?;
-            let pass = tx.conjunction(conditions, next, "Filter")?;
-            let pass = match (pass, bit) {
-                (Some(p), Some(bit)) => Some(b.ins().band(p, bit)),
-                (p, bit) => p.or(bit),
-            };
-            append(b, row, pass);
-            Ok(())
-        };
-        let (tests, rest) = if no_nulls && bloom.is_none() { lane_tests(spec) } else { (vec![], vec![]) };
-        // Skipping four failed rows with one branch pays when the other conditions cost more
-        // than that branch's mispredictions (TPC-H Q6's decimal compares do not: its vector
-        // loop ran 1.5x slower there; Q12's string tests do, 1.25x faster).
-        let start = if tests.is_empty() || (!rest.is_empty() && rest.iter().all(numeric_comparison)) {
-            b.ins().iconst(types::I64, 0)
-        } else {
-            lane_loop(b, helpers, n, &tests, &cols, &mut |b, row, bit, next| each_row(b, row, Some(bit), next, &rest))?
-        };
-        row_loop_from(b, helpers, start, n, &mut |b, row, next| each_row(b, row, None, next, &spec.conditions))?;
-        if bloom.is_some() {
-            let kept = b.use_var(count);
-            b.def_var(count, zero);
-            row_loop(b, helpers, kept, &mut |b, i, _| {
-                let off = b.ins().ishl_imm_u(i, 2);
-                let addr = b.ins().iadd(sel_out, off);
-                let r32 = b.ins().load(types::I32, flags(), addr, 0);
-                let row = b.ins().uextend(types::I64, r32);
-                let pass = join_test(b, row)?;
-                append(b, row, pass);
-                Ok(())
-            })?;
-        }
-    }
-    let c = b.use_var(count);
-    b.ins().return_(&[c]);
-    b.seal_all_blocks();
-    Ok(())
-}
-
 /// The integer condition code of comparison `op` (`<=>` compares as `=`), None for other
 /// operators.
-fn int_cc(op: BinaryOp, signed: bool) -> Option<IntCC> {
+pub(super) fn int_cc(op: BinaryOp, signed: bool) -> Option<IntCC> {
     Some(match (op, signed) {
         (BinaryOp::Eq | BinaryOp::EqNullSafe, _) => IntCC::Equal,
         (BinaryOp::NotEq, _) => IntCC::NotEqual,
@@ -1574,384 +1166,14 @@ fn int_cc(op: BinaryOp, signed: bool) -> Option<IntCC> {
     })
 }
 
-/// A filter condition tested on four rows at once: an integer column of the stream input
-/// compared with a constant (`column cc value`).
-struct LaneTest {
-    column: usize,
-    wide: bool,
-    cc: IntCC,
-    value: i64,
-}
-
-/// The conditions of a filter without NULLs that vector code tests four rows at a time, and
-/// the others (tested row by row on the rows those pass). `isnotnull(column)` is true of every
-/// row without NULLs and falls away.
-fn lane_tests(spec: &StageSpec) -> (Vec<LaneTest>, Vec<Expr>) {
-    let columns = spec.columns();
-    let (mut tests, mut rest) = (vec![], vec![]);
-    for c in &spec.conditions {
-        if is_column_null_test(c) {
-            continue;
-        }
-        // `column op constant`, or `constant op column` as `column flip(op) constant`.
-        let operands = match c {
-            Expr::Binary { op, left, right } => match (left.as_ref(), right.as_ref()) {
-                (Expr::Attribute(a), Expr::Literal(v)) => Some((*op, a, v)),
-                (Expr::Literal(v), Expr::Attribute(a)) => Some((op.flip(), a, v)),
-                _ => None,
-            },
-            _ => None,
-        };
-        let test = match operands {
-            Some((op, a, v)) => {
-                let cc = if op == BinaryOp::EqNullSafe { None } else { int_cc(op, true) };
-                let column = columns.iter().position(|x| x.id == a.id).filter(|i| *i < spec.input.len());
-                let value = match (&a.data_type, v) {
-                    (DataType::Int32, ScalarValue::Int32(x)) | (DataType::Date32, ScalarValue::Date32(x)) => Some((false, i64::from(*x))),
-                    (DataType::Int64, ScalarValue::Int64(x)) => Some((true, *x)),
-                    _ => None,
-                };
-                match (cc, column, value) {
-                    (Some(cc), Some(column), Some((wide, value))) => Some(LaneTest { column, wide, cc, value }),
-                    _ => None,
-                }
-            }
-            None => None,
-        };
-        match test {
-            Some(t) => tests.push(t),
-            None => rest.push(c.clone()),
-        }
-    }
-    (tests, rest)
-}
-
-/// A comparison of two numeric columns or constants: a few instructions per row.
-fn numeric_comparison(e: &Expr) -> bool {
-    let numeric = |x: &Expr| {
-        matches!(x, Expr::Attribute(_) | Expr::Literal(_))
-            && x.data_type().is_ok_and(|t| matches!(t, DataType::Int32 | DataType::Int64 | DataType::Date32 | DataType::Float64 | DataType::Decimal128(..)))
-    };
-    match e {
-        Expr::Binary { op, left, right } if op.is_comparison() && *op != BinaryOp::EqNullSafe => numeric(left) && numeric(right),
-        _ => false,
-    }
-}
-
-/// The filter's first rows, four at a time: each test compares four values in one vector
-/// instruction and gives a bit per row; rows whose bits all hold go on to `each_row` (the
-/// other conditions and the append). Returns where the rows left over start (n rounded down to
-/// four), for the row loop.
-fn lane_loop(
-    b: &mut FunctionBuilder,
-    h: &Helpers,
-    n: Value,
-    tests: &[LaneTest],
-    cols: &[Option<[Value; 4]>],
-    each_row: &mut dyn FnMut(&mut FunctionBuilder, Value, Value, Block) -> Result<(), String>,
-) -> Result<Value, String> {
-    // Arrow's values may start anywhere (a sliced array): loads that need no alignment.
-    let unaligned = MemFlagsData::new().with_notrap();
-    let end = b.ins().band_imm_s(n, !3);
-    let i = b.declare_var(types::I64);
-    let zero = b.ins().iconst(types::I64, 0);
-    b.def_var(i, zero);
-    let (header, body, lanes, next, exit) = (b.create_block(), b.create_block(), b.create_block(), b.create_block(), b.create_block());
-    b.ins().jump(header, &[]);
-    b.switch_to_block(header);
-    note(b, h, || "Filter, four rows at a time: vector compares of the columns with constants".into());
-    let iv = b.use_var(i);
-    let more = b.ins().icmp(IntCC::SignedLessThan, iv, end);
-    b.ins().brif(more, body, &[], exit, &[]);
-    b.switch_to_block(body);
-    let iv = b.use_var(i);
-    let mut mask = b.ins().iconst(types::I32, 0xF);
-    for t in tests {
-        let values = cols.get(t.column).copied().flatten().ok_or("a filter column without a slot")?[0];
-        let bits = if t.wide {
-            // Two vectors of two longs: their bits, the second pair's above the first's.
-            let off = b.ins().ishl_imm_u(iv, 3);
-            let at = b.ins().iadd(values, off);
-            let k = b.ins().iconst(types::I64, t.value);
-            let k = b.ins().splat(types::I64X2, k);
-            let mut halves = vec![];
-            for half in 0..2 {
-                let v = b.ins().load(types::I64X2, unaligned, at, half * 16);
-                let m = b.ins().icmp(t.cc, v, k);
-                halves.push(b.ins().vhigh_bits(types::I32, m));
-            }
-            let hi = b.ins().ishl_imm_u(halves[1], 2);
-            b.ins().bor(halves[0], hi)
-        } else {
-            let off = b.ins().ishl_imm_u(iv, 2);
-            let at = b.ins().iadd(values, off);
-            let k = b.ins().iconst(types::I32, t.value);
-            let k = b.ins().splat(types::I32X4, k);
-            let v = b.ins().load(types::I32X4, unaligned, at, 0);
-            let m = b.ins().icmp(t.cc, v, k);
-            b.ins().vhigh_bits(types::I32, m)
-        };
-        mask = b.ins().band(mask, bits);
-    }
-    // Four rows that all fail (most, under a selective filter) cost one branch.
-    b.ins().brif(mask, lanes, &[], next, &[]);
-    b.switch_to_block(lanes);
-    note(b, h, || "Filter: each of the four rows whose bit is set".into());
-    // Branch-free per row, as the row loop: its bit goes into its pass bit.
-    for lane in 0..4 {
-        let after = b.create_block();
-        let bit = b.ins().ushr_imm_u(mask, lane);
-        let bit = b.ins().band_imm_s(bit, 1);
-        let bit = b.ins().ireduce(types::I8, bit);
-        let iv = b.use_var(i);
-        let row = b.ins().iadd_imm_s(iv, lane);
-        each_row(b, row, bit, after)?;
-        b.ins().jump(after, &[]);
-        b.switch_to_block(after);
-    }
-    b.ins().jump(next, &[]);
-    b.switch_to_block(next);
-    let iv = b.use_var(i);
-    let inc = b.ins().iadd_imm_s(iv, 4);
-    b.def_var(i, inc);
-    b.ins().jump(header, &[]);
-    b.switch_to_block(exit);
-    Ok(end)
-}
-
-/// Where a sink's rows come from.
-#[derive(Clone, Copy, PartialEq)]
-enum Source {
-    /// The selected stream rows (`sel`, or row j when the stage has no filter), each probing
-    /// the stage's joins in generated code.
-    Stream,
-    /// Joined rows materialized by the probe: stream rows in `sel`, build rows in `build_sel`.
-    Indexed,
-}
-
-/// What a function does with each (joined) row.
-#[derive(Clone, Copy, PartialEq)]
-enum Consumer {
-    /// The stage's sink: output columns or accumulators.
-    Sink,
-    /// Only the rows' indices, into `rows_out` (the probe of an indexed sink).
-    Indices,
-}
-
-/// The sink function: `fn(slots, sel, count) -> status` over the selected rows (`sel` is
-/// ignored when the stage has no filter: row j is then row j). Output sinks return the rows
-/// written, -2 when the output is full (see `SlotLayout::resume`), -1 on failure.
-pub fn build_sink(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool, helpers: &Helpers) -> Result<(), String> {
-    let source = if indexed_sink(spec) { Source::Indexed } else { Source::Stream };
-    build_rows_fn(b, spec, layout, no_nulls, helpers, source, Consumer::Sink)
-}
-
-/// The probe function of an indexed sink: the joined rows' indices, in `rows_out`.
-pub fn build_probe(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayout, no_nulls: bool, helpers: &Helpers) -> Result<(), String> {
-    build_rows_fn(b, spec, layout, no_nulls, helpers, Source::Stream, Consumer::Indices)
-}
-
-fn build_rows_fn(
-    b: &mut FunctionBuilder,
-    spec: &StageSpec,
-    layout: &SlotLayout,
-    no_nulls: bool,
-    helpers: &Helpers,
-    source: Source,
-    consumer: Consumer,
-) -> Result<(), String> {
-    let ([slots, sel, count], cols, fail) = enter(b, layout, helpers);
-    let gids = layout.gids.map(|k| slot(b, slots, k));
-    let acc = layout.acc.map(|k| slot(b, slots, k));
-    let group_table = layout.table.map(|k| slot(b, slots, k));
-    let outs: Vec<Option<[Value; 2]>> = layout.outputs.iter().map(|o| o.map(|[v, n]| [slot(b, slots, v), slot(b, slots, n)])).collect();
-    let tables: Vec<Vec<Value>> =
-        spec.joins.iter().zip(&layout.tables).map(|(j, t)| (0..j.table_words()).map(|w| slot(b, slots, t + w)).collect()).collect();
-    let rows_out: Vec<Value> = layout.rows_out.iter().map(|k| slot(b, slots, *k)).collect();
-    let build_sel: Vec<Value> = layout.build_sel.iter().map(|k| slot(b, slots, *k)).collect();
-    let resume = layout.resume.map(|[s, c, st]| [slot(b, slots, s), slot(b, slots, c), slot(b, slots, st)]);
-    // The no-NULLs variant has no selection when its filter cannot drop a row (see `select`).
-    let filtered = if no_nulls { spec.has_filter_without_nulls() } else { spec.has_filter() };
-    // A probe emits row indices only: it reads the columns its joins test, not the sink's.
-    let used = match consumer {
-        Consumer::Indices => columns_of(spec, spec.joins.iter().flat_map(|j| &j.stream_keys).chain(spec.join_conditions())),
-        Consumer::Sink => used_columns(spec),
-    };
-    let columns = spec.columns();
-    let sides: Vec<usize> = spec.joins.iter().map(|j| j.offset).collect();
-    let counts = matches!(spec.sink, StageSink::Output { .. }) || consumer == Consumer::Indices;
-    let emitted_count = b.declare_var(types::I64);
-    let zero = b.ins().iconst(types::I64, 0);
-    b.def_var(emitted_count, zero);
-    let start = match (source, resume) {
-        (Source::Stream, Some([s, ..])) => Some(s),
-        _ => None,
-    };
-    let mut body = |b: &mut FunctionBuilder, j: Value, next: Block| -> Result<(), String> {
-        note(b, helpers, || if consumer == Consumer::Indices { "probe: the next selected row".into() } else { "sink: the next selected row, its columns".into() });
-        let row = if filtered || source == Source::Indexed { load_index(b, sel, j) } else { j };
-        let build_rows = match source {
-            // Semi and anti joins' build columns are out of scope after the join.
-            Source::Indexed => build_sel
-                .iter()
-                .zip(&spec.joins)
-                .map(|(bs, jn)| matches!(jn.join_type, StageJoinType::Inner | StageJoinType::Outer).then(|| load_index(b, *bs, j)))
-                .collect(),
-            Source::Stream => vec![None; sides.len()],
-        };
-        let row_start_at = if resume.is_some() { b.use_var(emitted_count) } else { zero };
-        let mut tx = Tx { b: &mut *b, input: columns, sides: sides.clone(), cols: cols.clone(), row, build_rows, fail, loaded: vec![], no_nulls, helpers };
-        tx.preload(&used)?;
-        let mut consume = |tx: &mut Tx| -> Result<(), String> {
-            // Rows are written densely at `at` (aggregates count nothing).
-            let at = if counts { tx.b.use_var(emitted_count) } else { j };
-            if let (Source::Stream, Some([_, cap, state])) = (source, resume) {
-                // A full output hands back where to resume: this stream row, from its first row.
-                note(tx.b, tx.helpers, || "sink: output full? return -2 with where to resume".into());
-                let full = tx.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, at, cap);
-                let stop = tx.b.create_block();
-                let cont = tx.b.create_block();
-                tx.b.ins().brif(full, stop, &[], cont, &[]);
-                tx.b.switch_to_block(stop);
-                tx.b.ins().store(flags(), j, state, 0);
-                tx.b.ins().store(flags(), row_start_at, state, 8);
-                let m2 = tx.b.ins().iconst(types::I64, -2);
-                tx.b.ins().return_(&[m2]);
-                tx.b.switch_to_block(cont);
-            }
-            // The indexed sink reads its rows from `rows_out`'s copies: it writes none.
-            if source == Source::Stream && !rows_out.is_empty() {
-                note(tx.b, tx.helpers, || "probe: write the joined row's stream and build row indices".into());
-                let rows: Vec<Value> = std::iter::once(row).chain(tx.build_rows.clone().into_iter().map(|r| r.unwrap_or(zero))).collect();
-                for (ptr, r) in rows_out.iter().zip(rows) {
-                    let off = tx.b.ins().ishl_imm_u(at, 2);
-                    let addr = tx.b.ins().iadd(*ptr, off);
-                    let r32 = tx.b.ins().ireduce(types::I32, r);
-                    tx.b.ins().store(flags(), r32, addr, 0);
-                }
-            }
-            if consumer == Consumer::Sink {
-                consume_row(tx, spec, &outs, (group_table, gids, acc), j, at)?;
-            }
-            if counts {
-                note(tx.b, tx.helpers, || "sink: one more row written".into());
-                let next_at = tx.b.ins().iadd_imm_s(at, 1);
-                tx.b.def_var(emitted_count, next_at);
-            }
-            Ok(())
-        };
-        match source {
-            Source::Stream => super::join::probe_joins(&mut tx, spec, &tables, &used, 0, &mut consume)?,
-            Source::Indexed => consume(&mut tx)?,
-        }
-        let _ = next;
-        Ok(())
-    };
-    match start {
-        Some(s) => row_loop_from(b, helpers, s, count, &mut body)?,
-        None => row_loop(b, helpers, count, &mut body)?,
-    }
-    // Output sinks return how many rows they wrote; aggregate sinks 0 (or their row count).
-    let written = b.use_var(emitted_count);
-    b.ins().return_(&[written]);
-    b.seal_all_blocks();
-    Ok(())
-}
-
-/// The sink's work for one row: its output columns at `at`, or its accumulators' updates
-/// (the group generated code finds in the group table, or group `gids[j]`).
-fn consume_row(
-    tx: &mut Tx,
-    spec: &StageSpec,
-    outs: &[Option<[Value; 2]>],
-    (table, gids, acc): (Option<Value>, Option<Value>, Option<Value>),
-    j: Value,
-    at: Value,
-) -> Result<(), String> {
-    match &spec.sink {
-        StageSink::Output { columns, .. } => {
-            for (k, (c, out)) in columns.iter().zip(outs).enumerate() {
-                let (OutputColumn::Computed(e), Some([values, valid])) = (c, out) else { continue };
-                let name = match &spec.sink {
-                    StageSink::Output { output, .. } => output.get(k).map(|a| format!("{}#{}", a.name, a.id.0)).unwrap_or_default(),
-                    _ => String::new(),
-                };
-                note(tx.b, tx.helpers, || format!("Project {name} = {e}: compute, store value and valid byte at the output row"));
-                let t = e.data_type().map_err(|e| e.to_string())?;
-                let (v, n) = tx.emit(e)?;
-                let width = out_width(&t) as i64;
-                let off = tx.b.ins().imul_imm_s(at, width);
-                let addr = tx.b.ins().iadd(*values, off);
-                let v = if matches!(t, DataType::Decimal128(..)) { tx.resize(v, types::I128) } else { v };
-                tx.b.ins().store(flags(), v, addr, 0);
-                let ok = match n {
-                    Some(n) => tx.b.ins().bxor_imm_u(n, 1),
-                    None => tx.b.ins().iconst(types::I8, 1),
-                };
-                let vaddr = tx.b.ins().iadd(*valid, at);
-                tx.b.ins().store(flags(), ok, vaddr, 0);
-            }
-        }
-        StageSink::Aggregate { keys, aggregates, .. } => {
-            let stride = (ACC_BYTES * aggregates.len()) as i64;
-            let group_base = match (table, gids, acc) {
-                (Some(header), _, _) => {
-                    note(tx.b, tx.helpers, || format!("HashAggregate: find the row's group of [{}] in the shared group table", list(keys)));
-                    let gid = super::aggregate::group_id(tx, keys, header)?;
-                    // Read after the lookup: adding a group may have moved the payload.
-                    let payload = tx.b.ins().load(types::I64, flags(), header, crate::hashtable::group_table::offsets::PAYLOAD);
-                    let off = tx.b.ins().imul_imm_s(gid, stride);
-                    tx.b.ins().iadd(payload, off)
-                }
-                (None, Some(g), Some(base)) => {
-                    note(tx.b, tx.helpers, || format!("HashAggregate: the row's group of [{}], hashed per batch", list(keys)));
-                    let gid = load_index(tx.b, g, j);
-                    let off = tx.b.ins().imul_imm_s(gid, stride);
-                    tx.b.ins().iadd(base, off)
-                }
-                (None, None, Some(base)) => base,
-                _ => return Err("aggregate without accumulators".into()),
-            };
-            for (i, a) in aggregates.iter().enumerate() {
-                note(tx.b, tx.helpers, || aggregate_note(a));
-                let at = tx.b.ins().iadd_imm_s(group_base, (i * ACC_BYTES) as i64);
-                if a.merge.is_empty() {
-                    update_accumulator(tx, a, at)?;
-                } else {
-                    super::aggregate::merge_accumulator(tx, a, at)?;
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 /// `(e)` unless the expression prints its own parentheses.
-fn parenthesized(e: &Expr) -> String {
+pub(super) fn parenthesized(e: &Expr) -> String {
     let s = e.to_string();
     if s.starts_with('(') { s } else { format!("({s})") }
 }
 
-fn list(exprs: &[Expr]) -> String {
+pub(super) fn list(exprs: &[Expr]) -> String {
     exprs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ")
-}
-
-/// An accumulator's comment: the function and its argument, partial or merging.
-fn aggregate_note(a: &AggSpec) -> String {
-    let func = format!("{:?}", a.func).to_lowercase();
-    match (&a.arg, a.merge.is_empty()) {
-        (_, false) => format!("HashAggregate merge_{func}({}): merge the partial buffer into the group's", list(&a.merge)),
-        (Some(arg), true) => format!("HashAggregate partial_{func}({arg}): update the group's accumulator"),
-        (None, true) => format!("HashAggregate partial_{func}(*): update the group's accumulator"),
-    }
-}
-
-/// The bits of a double as an i64 whose signed order is `f64::total_cmp`'s (-NaN < -inf < -0.0 <
-/// 0.0 < inf < NaN), the order the interpreter's min/max use.
-fn total_order_key(b: &mut FunctionBuilder, bits: Value) -> Value {
-    let sign = b.ins().sshr_imm_u(bits, 63);
-    let mask = b.ins().ushr_imm_u(sign, 1);
-    b.ins().bxor(bits, mask)
 }
 
 /// Runs `f` only for rows where `null` is not set.
@@ -1968,100 +1190,7 @@ pub(super) fn when_valid(tx: &mut Tx, null: Option<Value>, f: &mut dyn FnMut(&mu
 }
 
 /// Spark's precision of `decimal(p1,s1) +/- decimal(p2,s2)` before capping at 38.
-fn decimal_sum_precision(p1: u8, s1: i8, p2: u8, s2: i8) -> i32 {
+pub(super) fn decimal_sum_precision(p1: u8, s1: i8, p2: u8, s2: i8) -> i32 {
     let scale = s1.max(s2) as i32;
     (p1 as i32 - s1 as i32).max(p2 as i32 - s2 as i32) + scale + 1
-}
-
-pub(super) fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), String> {
-    let (value_off, aux_off) = (0, 16);
-    let Some(arg) = &a.arg else {
-        // count(*): every selected row.
-        let c = tx.b.ins().load(types::I64, flags(), at, aux_off);
-        let c1 = tx.b.ins().iadd_imm_s(c, 1);
-        tx.b.ins().store(flags(), c1, at, aux_off);
-        return Ok(());
-    };
-    let (v, null) = tx.emit(arg)?;
-    let t = a.arg_type.clone();
-    let set_flag = |tx: &mut Tx| {
-        let one = tx.b.ins().iconst(types::I64, 1);
-        tx.b.ins().store(flags(), one, at, aux_off);
-    };
-    when_valid(tx, null, &mut |tx| {
-        match (a.func, &t) {
-            (AggFunc::Count, _) => {
-                let c = tx.b.ins().load(types::I64, flags(), at, aux_off);
-                let c1 = tx.b.ins().iadd_imm_s(c, 1);
-                tx.b.ins().store(flags(), c1, at, aux_off);
-            }
-            (AggFunc::Sum, DataType::Int32 | DataType::Int64) => {
-                let x = tx.resize(v, types::I64);
-                let s = tx.b.ins().load(types::I64, flags(), at, value_off);
-                let (s1, of) = tx.b.ins().sadd_overflow(s, x);
-                tx.fail_if(of, None);
-                tx.b.ins().store(flags(), s1, at, value_off);
-                set_flag(tx);
-            }
-            (AggFunc::Sum | AggFunc::Avg, DataType::Float64) | (AggFunc::Avg, DataType::Int32 | DataType::Int64) => {
-                let x = if t == DataType::Float64 { v } else { tx.b.ins().fcvt_from_sint(types::F64, v) };
-                let s = tx.b.ins().load(types::F64, flags(), at, value_off);
-                let s1 = tx.b.ins().fadd(s, x);
-                tx.b.ins().store(flags(), s1, at, value_off);
-                if a.func == AggFunc::Avg {
-                    let c = tx.b.ins().load(types::I64, flags(), at, aux_off);
-                    let c1 = tx.b.ins().iadd_imm_s(c, 1);
-                    tx.b.ins().store(flags(), c1, at, aux_off);
-                } else {
-                    set_flag(tx);
-                }
-            }
-            (AggFunc::Sum | AggFunc::Avg, DataType::Decimal128(..)) => {
-                let x = tx.resize(v, types::I128);
-                let s = tx.b.ins().load(types::I128, flags(), at, value_off);
-                let s1 = tx.b.ins().iadd(s, x);
-                // A wrapped i128 goes to the interpreter; a sum past the buffer's precision is
-                // caught when the buffer is produced (both as the interpreter does).
-                let (_, s_hi) = tx.b.ins().isplit(s);
-                let (_, x_hi) = tx.b.ins().isplit(x);
-                let (_, r_hi) = tx.b.ins().isplit(s1);
-                let sign_s = tx.b.ins().bxor(s_hi, r_hi);
-                let sign_x = tx.b.ins().bxor(x_hi, r_hi);
-                let both = tx.b.ins().band(sign_s, sign_x);
-                let wrapped = tx.b.ins().icmp_imm_s(IntCC::SignedLessThan, both, 0);
-                tx.fail_if(wrapped, None);
-                tx.b.ins().store(flags(), s1, at, value_off);
-                if a.func == AggFunc::Avg {
-                    let c = tx.b.ins().load(types::I64, flags(), at, aux_off);
-                    let c1 = tx.b.ins().iadd_imm_s(c, 1);
-                    tx.b.ins().store(flags(), c1, at, aux_off);
-                } else {
-                    set_flag(tx);
-                }
-            }
-            (AggFunc::Min | AggFunc::Max, _) => {
-                let cc = if a.func == AggFunc::Min { IntCC::SignedLessThan } else { IntCC::SignedGreaterThan };
-                // Doubles are kept as their bits and ordered as the interpreter's total order.
-                let (v, ty) = match repr(&t) {
-                    types::F64 => (tx.b.ins().bitcast(types::I64, MemFlagsData::new(), v), types::I64),
-                    ty => (v, ty),
-                };
-                let cur = tx.b.ins().load(ty, flags(), at, value_off);
-                let seen = tx.b.ins().load(types::I64, flags(), at, aux_off);
-                let better = if t == DataType::Float64 {
-                    let (kv, kc) = (total_order_key(tx.b, v), total_order_key(tx.b, cur));
-                    tx.b.ins().icmp(cc, kv, kc)
-                } else {
-                    tx.b.ins().icmp(cc, v, cur)
-                };
-                let unseen = tx.b.ins().icmp_imm_s(IntCC::Equal, seen, 0);
-                let take = tx.b.ins().bor(better, unseen);
-                let new = tx.b.ins().select(take, v, cur);
-                tx.b.ins().store(flags(), new, at, value_off);
-                set_flag(tx);
-            }
-            (f, t) => return Err(format!("{} over {t}", f.name())),
-        }
-        Ok(())
-    })
 }

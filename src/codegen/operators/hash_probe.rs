@@ -5,14 +5,51 @@
 //! without a match against the build side's NULL row; semi / anti joins emit the stream row
 //! by a `found` flag.
 
+use std::sync::Arc;
+
 use arrow::datatypes::DataType;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 
-use super::emit::{flags, load_index, note, Tx};
-use super::spec::{JoinSpec, StageJoinType, StageSpec, NULL_AWARE_EMPTY, NULL_AWARE_NULL_KEY};
+use crate::codegen::expr::Tx;
+use crate::codegen::rows::flags;
+use crate::codegen::rows::{load_index, note};
+use super::Flattening;
+use crate::codegen::spec::{build_columns, stage_join_type, string_column, substitute, unsupported_reason, JoinSpec, StageJoinType, StageSpec, NULL_AWARE_EMPTY, NULL_AWARE_NULL_KEY};
+use crate::physical::PhysicalPlan;
 use crate::common::hash::HASH_K;
 use crate::hashtable::join_table::{inline_key, END, KEY_WORDS, MULTI, ROW_BITS, TABLE_WORDS};
+
+/// Adds the join to the stage: the build side is hashed into a `JoinTable` the code probes.
+pub fn flatten(node: &Arc<PhysicalPlan>, f: &mut Flattening) -> Result<(), String> {
+    let PhysicalPlan::HashJoin { kind, left_keys, right_keys, build_side, condition, null_aware, left, right, join_type } = node.as_ref() else { return Err("not a hash join".into()) };
+    let (stream_keys, build_keys, build_plan) = match build_side {
+        crate::physical::BuildSide::BuildRight => (left_keys, right_keys, right),
+        crate::physical::BuildSide::BuildLeft => (right_keys, left_keys, left),
+    };
+    let join_type = match stage_join_type(*join_type, *build_side).ok_or("a join type generated code does not run")? {
+        StageJoinType::Anti if *null_aware => StageJoinType::NullAwareAnti,
+        t => t,
+    };
+    let build = build_columns(build_plan, join_type, &mut f.env);
+    let stream_keys: Vec<Expr> = stream_keys.iter().map(|k| substitute(k, &f.env)).collect();
+    for (s, b) in stream_keys.iter().zip(build_keys) {
+        let (st, bt) = (s.data_type().map_err(|e| e.to_string())?, b.data_type().map_err(|e| e.to_string())?);
+        if st != bt || !(crate::hashtable::join_table::int_key(&st) || st == DataType::Utf8) {
+            return Err(format!("a join key of type {}", crate::types::spark_type_name(&bt)));
+        }
+        if st == DataType::Utf8 && string_column(s).is_none() {
+            return Err(format!("a computed string join key {s}"));
+        }
+        if st != DataType::Utf8 {
+            if let Some(r) = unsupported_reason(s) {
+                return Err(format!("{r} in {s}"));
+            }
+        }
+    }
+    let broadcast = *kind == crate::physical::HashJoinKind::Broadcast;
+    f.push_join(join_type, condition.as_ref(), build_plan, build, stream_keys, build_keys, broadcast, false)
+}
 
 /// Emits joins `k..` for the current row, calling `consume` per joined row; control continues
 /// after the last match. `tables[k]` holds join k's table words then its NULL row.
@@ -45,12 +82,7 @@ pub fn probe_joins(
     // A merge join's matches are the rows `from[row]..to[row]`; a hash join's, a chain.
     let (head, multi, stream_null, range_end) = if j.merge {
         note(tx.b, tx.helpers, || format!("{op} {:?} #{k}: the stream row's range of equal-keyed right rows", j.join_type));
-        let row = tx.row();
-        let off = tx.b.ins().ishl_imm_u(row, 2);
-        let at = tx.b.ins().iadd(words[0], off);
-        let from = tx.b.ins().uload32(flags(), at, 0);
-        let at = tx.b.ins().iadd(words[1], off);
-        let to = tx.b.ins().uload32(flags(), at, 0);
+        let (from, to) = super::merge_join::range(tx, words);
         let none = tx.b.ins().iconst(types::I64, 0);
         (from, none, None, Some(to))
     } else {

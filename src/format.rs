@@ -210,8 +210,8 @@ fn json_value(array: &dyn Array, row: usize) -> String {
                 .collect();
             format!("{{{}}}", members.join(","))
         }
-        DataType::Binary => json_string(&crate::expr::base64_encode(array.as_binary::<i32>().value(row))),
-        DataType::LargeBinary => json_string(&crate::expr::base64_encode(array.as_binary::<i64>().value(row))),
+        DataType::Binary => json_string(&base64_encode(array.as_binary::<i32>().value(row))),
+        DataType::LargeBinary => json_string(&base64_encode(array.as_binary::<i64>().value(row))),
         dt => {
             let v = format_value(array, row).unwrap_or_default();
             match dt {
@@ -221,6 +221,21 @@ fn json_value(array: &dyn Array, row: usize) -> String {
             }
         }
     }
+}
+
+/// RFC 4648's alphabet.
+pub(crate) const BASE64_ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// RFC 4648 with padding, on one line (Spark 4's default, spark.sql.chunkBase64String.enabled off).
+pub(crate) fn base64_encode(b: &[u8]) -> String {
+    let mut out = String::with_capacity(b.len().div_ceil(3) * 4);
+    for c in b.chunks(3) {
+        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
+        for k in 0..4 {
+            out.push(if k <= c.len() { BASE64_ALPHABET[(n >> (18 - 6 * k) & 63) as usize] as char } else { '=' });
+        }
+    }
+    out
 }
 
 /// Spark's `Utils.stringHalfWidth`: full-width (East Asian) characters take two columns.

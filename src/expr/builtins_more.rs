@@ -563,7 +563,7 @@ impl MoreFn {
                 _ => map_bytes(&|s| Some(s.iter().map(|b| format!("{b:02X}")).collect()))?,
             },
             Unhex => Arc::new(strs(0)?.iter().map(|s| s.and_then(unhex_bytes)).collect::<arrow::array::BinaryArray>()),
-            Base64 => map_bytes(&|s| Some(base64_encode(s)))?,
+            Base64 => map_bytes(&|s| Some(crate::format::base64_encode(s)))?,
             Unbase64 => Arc::new(strs(0)?.iter().map(|s| s.and_then(base64_decode)).collect::<arrow::array::BinaryArray>()),
             Bin => Arc::new(i64s(0)?.iter().map(|v| v.map(|v| format!("{:b}", v as u64))).collect::<StringArray>()),
             Conv => {
@@ -1297,20 +1297,6 @@ pub(crate) fn unhex_bytes(s: &str) -> Option<Vec<u8>> {
     Some(padded.chunks(2).map(|p| p[0] * 16 + p[1]).collect())
 }
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// RFC 4648 with padding, on one line (Spark 4's default, spark.sql.chunkBase64String.enabled off).
-pub(crate) fn base64_encode(b: &[u8]) -> String {
-    let mut out = String::with_capacity(b.len().div_ceil(3) * 4);
-    for c in b.chunks(3) {
-        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
-        for k in 0..4 {
-            out.push(if k <= c.len() { B64[(n >> (18 - 6 * k) & 63) as usize] as char } else { '=' });
-        }
-    }
-    out
-}
-
 /// Lenient as Spark's (commons-codec): characters outside the alphabet are skipped, decoding
 /// stops at padding.
 fn base64_decode(s: &str) -> Option<Vec<u8>> {
@@ -1320,7 +1306,7 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
         if c == b'=' {
             break;
         }
-        let Some(v) = B64.iter().position(|&x| x == c) else { continue };
+        let Some(v) = crate::format::BASE64_ALPHABET.iter().position(|&x| x == c) else { continue };
         acc = (acc << 6) | v as u32;
         bits += 6;
         if bits >= 8 {
@@ -1988,7 +1974,7 @@ mod tests {
         assert_eq!(bround_double(3.5, 0), 4.0);
         assert_eq!(bround_double(-0.125, 2), -0.12);
         assert_eq!(bround_integral(25, -1), 20);
-        assert_eq!(base64_encode(b"Spark SQL"), "U3BhcmsgU1FM");
+        assert_eq!(crate::format::base64_encode(b"Spark SQL"), "U3BhcmsgU1FM");
         assert_eq!(base64_decode("U3BhcmsgU1FM"), Some(b"Spark SQL".to_vec()));
     }
 }

@@ -8,7 +8,6 @@ mod typing;
 mod window;
 pub(crate) mod builtins;
 mod builtins_more;
-pub(crate) use builtins_more::base64_encode;
 mod codecs;
 mod number_format;
 mod aggregates;

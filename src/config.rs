@@ -130,6 +130,13 @@ pub struct Config {
     pub cbo_join_reorder_card_weight: f64,
     /// `spark.sql.statistics.histogram.enabled`: ANALYZE ... FOR COLUMNS builds histograms.
     pub histogram_enabled: bool,
+    /// `spark.sql.groupByOrdinal`, `spark.sql.groupByAliases`, `spark.sql.orderByOrdinal`: how
+    /// the analyzer reads `GROUP BY 1`, `GROUP BY alias` and `ORDER BY 1`.
+    pub group_by_ordinal: bool,
+    /// See `group_by_ordinal`.
+    pub group_by_aliases: bool,
+    /// See `group_by_ordinal`.
+    pub order_by_ordinal: bool,
     /// `spark.sql.statistics.histogram.numBins`.
     pub histogram_num_bins: usize,
     /// `spark.sql.statistics.ndv.maxError`: HyperLogLog++'s relative standard deviation.
@@ -193,6 +200,9 @@ impl Default for Config {
             cbo_join_reorder_dp_threshold: 12,
             cbo_join_reorder_card_weight: 0.7,
             histogram_enabled: false,
+            group_by_ordinal: true,
+            group_by_aliases: true,
+            order_by_ordinal: true,
             histogram_num_bins: 254,
             ndv_max_error: 0.05,
         }
@@ -293,6 +303,9 @@ pub const SETTINGS: &[Setting] = &[
     Setting { key: "spark.sql.cbo.joinReorder.enabled", since: "2.2.0", meaning: "Reorder joins by dynamic programming over estimated costs (needs spark.sql.cbo.enabled)." },
     Setting { key: "spark.sql.cbo.joinReorder.dp.threshold", since: "2.2.0", meaning: "The most joined items the dynamic-programming reorder considers." },
     Setting { key: "spark.sql.cbo.joinReorder.card.weight", since: "2.2.0", meaning: "The weight of rows (against bytes) in a plan's estimated cost." },
+    Setting { key: "spark.sql.groupByOrdinal", since: "2.0.0", meaning: "An integer literal in GROUP BY names a select-list item by position (false: it is a constant)." },
+    Setting { key: "spark.sql.groupByAliases", since: "2.2.0", meaning: "A GROUP BY name no input column has may name a select-list alias." },
+    Setting { key: "spark.sql.orderByOrdinal", since: "2.0.0", meaning: "An integer literal in ORDER BY names a select-list item by position (false: it is a constant)." },
     Setting { key: "spark.sql.statistics.histogram.enabled", since: "2.3.0", meaning: "ANALYZE TABLE .. FOR COLUMNS builds equi-height histograms." },
     Setting { key: "spark.sql.statistics.histogram.numBins", since: "2.3.0", meaning: "The bins of a column histogram." },
     Setting { key: "spark.sql.statistics.ndv.maxError", since: "2.1.1", meaning: "The relative standard deviation of distinct-count estimates (HyperLogLog++)." },
@@ -641,6 +654,9 @@ impl Config {
                 self.cbo_join_reorder_card_weight = w;
             }
             "spark.sql.statistics.histogram.enabled" => self.histogram_enabled = parse_bool(key, value)?,
+            "spark.sql.groupByOrdinal" => self.group_by_ordinal = parse_bool(key, value)?,
+            "spark.sql.groupByAliases" => self.group_by_aliases = parse_bool(key, value)?,
+            "spark.sql.orderByOrdinal" => self.order_by_ordinal = parse_bool(key, value)?,
             "spark.sql.statistics.histogram.numBins" => {
                 let n: usize = parse(key, value, "an integer of at least 2")?;
                 if n < 2 {
@@ -734,6 +750,9 @@ impl Config {
             "spark.sql.cbo.joinReorder.dp.threshold" => self.cbo_join_reorder_dp_threshold.to_string(),
             "spark.sql.cbo.joinReorder.card.weight" => self.cbo_join_reorder_card_weight.to_string(),
             "spark.sql.statistics.histogram.enabled" => self.histogram_enabled.to_string(),
+            "spark.sql.groupByOrdinal" => self.group_by_ordinal.to_string(),
+            "spark.sql.groupByAliases" => self.group_by_aliases.to_string(),
+            "spark.sql.orderByOrdinal" => self.order_by_ordinal.to_string(),
             "spark.sql.statistics.histogram.numBins" => self.histogram_num_bins.to_string(),
             "spark.sql.statistics.ndv.maxError" => self.ndv_max_error.to_string(),
             "kiln.batchSize" => self.batch_size.to_string(),

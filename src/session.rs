@@ -396,7 +396,7 @@ impl Session {
     pub fn plan(&self, parsed: LogicalPlan) -> Result<DataFrame> {
         self.state.started.store(true, std::sync::atomic::Ordering::Relaxed);
         let parsed = Arc::new(parsed);
-        let (analyzed, warnings) = crate::analyzer::analyze_with_warnings(&parsed, &self.catalog()?)?;
+        let (analyzed, warnings) = crate::analyzer::analyze_with_warnings(&parsed, &self.catalog()?, (&self.config()?).into())?;
         let analyzed = self.state.extensions.analyze(analyzed)?;
         self.plan_analyzed(parsed, analyzed, warnings)
     }

@@ -410,3 +410,106 @@ fn check_output(plan: &Arc<PhysicalPlan>, declared: Option<&Value>) -> Result<()
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kiln::arrow::array::{Array, AsArray, Int64Array, StringArray};
+    use kiln::arrow::datatypes::Int64Type;
+    use kiln::arrow::record_batch::RecordBatch;
+    use serde_json::json;
+
+    const EXPR: &str = "org.apache.spark.sql.catalyst.expressions.";
+    const EXEC: &str = "org.apache.spark.sql.execution.";
+
+    fn attr(name: &str, data_type: &str, id: u64) -> Value {
+        json!({"class": format!("{EXPR}AttributeReference"), "num-children": 0, "name": name, "dataType": data_type,
+               "nullable": true, "metadata": {}, "exprId": {"product-class": format!("{EXPR}ExprId"), "id": id, "jvmId": "x"}, "qualifier": []})
+    }
+
+    fn lit(value: &str, data_type: &str) -> Value {
+        json!({"class": format!("{EXPR}Literal"), "num-children": 0, "value": value, "dataType": data_type})
+    }
+
+    fn binary(class: &str) -> Value {
+        json!({"class": format!("{EXPR}{class}"), "num-children": 2, "left": 0, "right": 1})
+    }
+
+    fn scan(columns: &[Value]) -> Value {
+        json!({"class": format!("{EXEC}FileSourceScanExec"), "num-children": 0, "relation": null,
+               "output": columns.iter().map(|c| json!([c])).collect::<Vec<_>>(), "partitionFilters": [], "dataFilters": []})
+    }
+
+    /// `SELECT x + 1 AS y, s FROM t WHERE x > 2` as Spark's toJSON writes it, declared output `output`.
+    fn filter_project(output: Value) -> String {
+        let (x, s) = (attr("x", "long", 1), attr("s", "string", 2));
+        let alias = json!({"class": format!("{EXPR}Alias"), "num-children": 1, "child": 0, "name": "y", "exprId": {"id": 3}, "qualifier": []});
+        let plan = json!([
+            {"class": format!("{EXEC}ProjectExec"), "num-children": 1, "projectList": [[alias, binary("Add"), x, lit("1", "long")], [s]], "child": 0},
+            {"class": format!("{EXEC}FilterExec"), "num-children": 1, "condition": [binary("GreaterThan"), x, lit("2", "long")], "child": 0},
+            scan(&[x, s])
+        ]);
+        json!({"plan": plan, "output": output}).to_string()
+    }
+
+    fn schema(fields: &[(&str, &str)]) -> Value {
+        json!({"type": "struct", "fields": fields.iter().map(|(n, t)| json!({"name": n, "type": t, "nullable": true, "metadata": {}})).collect::<Vec<_>>()})
+    }
+
+    #[test]
+    fn a_filter_and_projection_run_as_a_fragment_over_the_scans_batches() {
+        let fragment = translate(&filter_project(schema(&[("y", "long"), ("s", "string")]))).expect("translates");
+        assert_eq!(fragment.scan.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(), ["x", "s"]);
+        let batch = RecordBatch::try_from_iter([
+            ("x", std::sync::Arc::new(Int64Array::from(vec![Some(1), Some(3), None, Some(5)])) as _),
+            ("s", std::sync::Arc::new(StringArray::from(vec!["a", "b", "c", "d"])) as _),
+        ])
+        .expect("batch");
+        let out: Vec<RecordBatch> = kiln::Session::new()
+            .execute_fragment(fragment.plan, 0, vec![Box::new(std::iter::once(Ok(batch)))])
+            .expect("starts")
+            .collect::<std::result::Result<_, _>>()
+            .expect("runs");
+        let rows: Vec<(i64, String)> = out
+            .iter()
+            .flat_map(|b| {
+                let (y, s) = (b.column(0).as_primitive::<Int64Type>().clone(), b.column(1).as_string::<i32>().clone());
+                (0..b.num_rows()).map(move |r| (y.value(r), s.value(r).to_string()))
+            })
+            .collect();
+        assert_eq!(rows, [(4, "b".to_string()), (6, "d".to_string())]);
+        assert!(out.iter().all(|b| b.column(0).null_count() == 0));
+    }
+
+    #[test]
+    fn what_kiln_does_not_run_is_refused_with_the_reason() {
+        let wrong_type = translate(&filter_project(schema(&[("y", "integer"), ("s", "string")]))).expect_err("int is not bigint");
+        assert!(wrong_type.to_string().contains("column y is Int64 in kiln and Int32 in Spark"), "{wrong_type}");
+        let too_few = translate(&filter_project(schema(&[("y", "long")]))).expect_err("two columns");
+        assert!(too_few.to_string().contains("gives 2 columns where Spark's gives 1"), "{too_few}");
+
+        let sort = json!({"plan": [{"class": format!("{EXEC}SortExec"), "num-children": 1, "child": 0}, scan(&[attr("x", "long", 1)])], "output": schema(&[("x", "long")])});
+        let err = translate(&sort.to_string()).expect_err("no sort yet");
+        assert!(err.to_string().contains("[KILN_SPARK_UNSUPPORTED] the operator SortExec"), "{err}");
+
+        let outside = json!({"plan": [{"class": format!("{EXEC}FilterExec"), "num-children": 1, "condition": [json!({"class": format!("{EXPR}IsNotNull"), "num-children": 1, "child": 0}), attr("z", "long", 9)], "child": 0}, scan(&[attr("x", "long", 1)])], "output": schema(&[("x", "long")])});
+        let err = translate(&outside.to_string()).expect_err("z is not the scan's");
+        assert!(err.to_string().contains("a reference to a column from outside the subtree"), "{err}");
+
+        let initcap = json!({"plan": [{"class": format!("{EXEC}FilterExec"), "num-children": 1, "condition": [json!({"class": format!("{EXPR}InitCap"), "num-children": 1, "child": 0}), attr("x", "string", 1)], "child": 0}, scan(&[attr("x", "string", 1)])], "output": schema(&[("x", "string")])});
+        let err = translate(&initcap.to_string()).expect_err("no initcap");
+        assert!(err.to_string().contains("the expression InitCap"), "{err}");
+    }
+
+    #[test]
+    fn literals_read_as_their_spark_types() {
+        let cases = [("24.00", "decimal(15,2)", ScalarValue::Decimal(2400, 15, 2)), ("1994-01-01", "date", ScalarValue::Date32(8766)), ("7", "integer", ScalarValue::Int32(7))];
+        for (value, data_type, want) in cases {
+            match literal(&lit(value, data_type)).expect(value) {
+                Expr::Literal(got) => assert_eq!(got, want, "{value} {data_type}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(literal(&lit("2024-01-01 00:00:00", "timestamp")).is_err(), "timestamps are printed in the session's zone");
+    }
+}

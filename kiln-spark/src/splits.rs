@@ -103,3 +103,52 @@ fn reorder(batch: &RecordBatch, order: &[usize], schema: &SchemaRef) -> Result<R
         .collect::<Result<Vec<_>>>()?;
     Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &kiln::arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())))?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kiln::arrow::array::{AsArray, Int64Array};
+    use kiln::arrow::datatypes::{DataType, Int64Type};
+    use kiln::parquet::arrow::ArrowWriter;
+    use kiln::parquet::file::properties::WriterProperties;
+
+    #[test]
+    fn splits_of_a_file_read_each_row_group_once_and_columns_by_name_in_any_order() {
+        let path = std::env::temp_dir().join(format!("kiln-spark-splits-{}.parquet", std::process::id()));
+        let ids: Vec<i64> = (0..10_000).collect();
+        let batch = RecordBatch::try_from_iter([
+            ("ID", Arc::new(Int64Array::from(ids.clone())) as ArrayRef),
+            ("twice", Arc::new(Int64Array::from(ids.iter().map(|i| i * 2).collect::<Vec<_>>())) as ArrayRef),
+        ])
+        .expect("batch");
+        let props = WriterProperties::builder().set_max_row_group_row_count(Some(1000)).build();
+        let mut writer = ArrowWriter::try_new(File::create(&path).expect("create"), batch.schema(), Some(props)).expect("writer");
+        writer.write(&batch).expect("write");
+        writer.close().expect("close");
+        let size = std::fs::metadata(&path).expect("size").len() as i64;
+        let columns = vec![Attribute::new("twice", DataType::Int64, true), Attribute::new("id", DataType::Int64, true)];
+        let mut seen = Vec::new();
+        let mut per_split = Vec::new();
+        // Three uneven ranges covering the file, as Spark cuts it by maxPartitionBytes.
+        for (start, end) in [(0, size / 3), (size / 3, size / 2), (size / 2, size)] {
+            let split = Split { path: path.to_string_lossy().into_owned(), start, length: end - start };
+            let mut rows = 0;
+            for b in read(vec![split], columns.clone()) {
+                let b = b.expect("reads");
+                let (twice, id) = (b.column(0).as_primitive::<Int64Type>(), b.column(1).as_primitive::<Int64Type>());
+                for r in 0..b.num_rows() {
+                    assert_eq!(twice.value(r), id.value(r) * 2);
+                    seen.push(id.value(r));
+                }
+                rows += b.num_rows();
+            }
+            per_split.push(rows);
+        }
+        std::fs::remove_file(&path).ok();
+        seen.sort_unstable();
+        assert_eq!(seen, ids, "every row once");
+        assert!(per_split.iter().filter(|&&n| n > 0).count() >= 2, "the rows are spread over the splits: {per_split:?}");
+        let missing = read(vec![Split { path: "/nonexistent/kiln.parquet".into(), start: 0, length: 1 }], columns).next().expect("an item");
+        assert!(missing.expect_err("no file").to_string().contains("/nonexistent/kiln.parquet"));
+    }
+}

@@ -20,15 +20,38 @@ use crate::plan::LogicalPlan;
 
 pub use coercion::coerce_expr;
 
-/// Resolves `plan` against `catalog`.
-pub fn analyze(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<Arc<LogicalPlan>> {
-    analyze_with_warnings(plan, catalog).map(|(p, _)| p)
+/// The settings that change how names and positions resolve (Spark's defaults: all on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnalyzerOptions {
+    /// `spark.sql.groupByOrdinal`: `GROUP BY 1` is the first select-list item.
+    pub group_by_ordinal: bool,
+    /// `spark.sql.groupByAliases`: `GROUP BY name` may name a select-list alias.
+    pub group_by_aliases: bool,
+    /// `spark.sql.orderByOrdinal`: `ORDER BY 1` is the first select-list item.
+    pub order_by_ordinal: bool,
 }
 
-/// Resolves `plan` against `catalog`; also returns what the analyzer warned about (hints it
-/// could not apply: an unknown hint name, a relation named in a hint that is not there).
-pub fn analyze_with_warnings(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<(Arc<LogicalPlan>, Vec<String>)> {
-    let resolver = resolve::Resolver { catalog, outer: vec![], warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: false };
+impl Default for AnalyzerOptions {
+    fn default() -> Self {
+        AnalyzerOptions { group_by_ordinal: true, group_by_aliases: true, order_by_ordinal: true }
+    }
+}
+
+impl From<&crate::config::Config> for AnalyzerOptions {
+    fn from(c: &crate::config::Config) -> Self {
+        AnalyzerOptions { group_by_ordinal: c.group_by_ordinal, group_by_aliases: c.group_by_aliases, order_by_ordinal: c.order_by_ordinal }
+    }
+}
+
+/// Resolves `plan` against `catalog`.
+pub fn analyze(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<Arc<LogicalPlan>> {
+    analyze_with_warnings(plan, catalog, AnalyzerOptions::default()).map(|(p, _)| p)
+}
+
+/// Resolves `plan` against `catalog` under `options`; also returns what the analyzer warned
+/// about (hints it could not apply: an unknown hint name, a relation named in a hint that is not there).
+pub fn analyze_with_warnings(plan: &Arc<LogicalPlan>, catalog: &Catalog, options: AnalyzerOptions) -> Result<(Arc<LogicalPlan>, Vec<String>)> {
+    let resolver = resolve::Resolver { catalog, options, outer: vec![], warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: false };
     let plan = resolver.resolve(plan)?;
     let plan = sort_map_grouping_keys(&plan)?;
     check_map_keys(&plan)?;

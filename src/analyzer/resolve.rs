@@ -17,6 +17,8 @@ const MAX_CUBE_ELEMENTS: usize = 12;
 
 pub(super) struct Resolver<'a> {
     pub catalog: &'a Catalog,
+    /// groupByOrdinal, groupByAliases, orderByOrdinal.
+    pub options: super::AnalyzerOptions,
     /// Columns of the enclosing queries, innermost first, when resolving a subquery: a name
     /// not found locally resolves to an `OuterReference` to one of them.
     pub outer: Vec<Attribute>,
@@ -513,7 +515,7 @@ impl Resolver<'_> {
 
     /// `grouping_id()` is the grouping id of the enclosing grouping sets; `grouping(col)` is
     /// 1 when `col` is rolled up: bit `n-1-i` of the id, as `((id div 2^(n-1-i)) % 2)` (Spark:
-    /// `cast((shiftright(id, n-1-i) & 1) as tinyint)`; kiln's is a bigint).
+    /// `cast((shiftright(id, n-1-i) & 1) as tinyint)`; kiln's is cast to a tinyint too).
     /// Each call found is replaced by a stand-in attribute, recorded in `calls` with its value.
     fn replace_grouping_functions(
         &self,
@@ -524,7 +526,8 @@ impl Resolver<'_> {
         calls: &mut HashMap<ExprId, Expr>,
     ) -> Result<Expr> {
         let mut stand_in = |name: String, value: Expr| {
-            let a = Attribute::new(name, DataType::Int64, false);
+            // grouping_id() is a bigint, grouping(col) a tinyint.
+            let a = Attribute::new(name, value.data_type().unwrap_or(DataType::Int64), false);
             calls.insert(a.id, value);
             a.expr()
         };
@@ -549,6 +552,7 @@ impl Resolver<'_> {
                 };
                 let shift = 1i64 << (grouping.len() - 1 - i);
                 let bit = gid.expr().binary(BinaryOp::IntDivide, Expr::lit(ScalarValue::Int64(shift))).binary(BinaryOp::Modulo, Expr::lit(ScalarValue::Int64(2)));
+                let bit = Expr::Cast { child: Box::new(bit), to: DataType::Int8 };
                 Ok(stand_in(format!("grouping({})", crate::expr::sql_name(&resolved)), bit))
             }
             _ => Ok(x),
@@ -698,7 +702,7 @@ impl Resolver<'_> {
 
     /// A subquery's plan, resolved with `input` (then the enclosing queries) as its outer scope.
     fn resolve_subquery(&self, plan: &crate::expr::SubqueryPlan, input: &[Attribute]) -> Result<crate::expr::SubqueryPlan> {
-        let inner = Resolver { catalog: self.catalog, outer: [input, &self.outer].concat(), warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: false };
+        let inner = Resolver { catalog: self.catalog, options: self.options, outer: [input, &self.outer].concat(), warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: false };
         let resolved = inner.resolve(plan.plan())?;
         self.warnings.borrow_mut().extend(inner.warnings.into_inner());
         Ok(crate::expr::SubqueryPlan::new(resolved))
@@ -706,8 +710,8 @@ impl Resolver<'_> {
 
     /// A GROUP BY item: a column of the input, or (Spark's groupByAliases) a select-list alias.
     fn resolve_grouping(&self, g: Expr, input: &[Attribute], select: &[Expr]) -> Result<Expr> {
-        // GROUP BY 1: the first select-list item (Spark's groupByOrdinal).
-        if let Expr::Literal(crate::types::ScalarValue::Int32(i)) = &g {
+        // GROUP BY 1: the first select-list item (Spark's groupByOrdinal; off, a constant).
+        if let (Expr::Literal(crate::types::ScalarValue::Int32(i)), true) = (&g, self.options.group_by_ordinal) {
             let item = usize::try_from(*i).ok().and_then(|i| i.checked_sub(1)).and_then(|i| select.get(i));
             return match item {
                 Some(e) => Ok(e.unalias().clone()),
@@ -722,7 +726,7 @@ impl Resolver<'_> {
             // (`df.group_by([(col("id") % 3).alias("p")])`), the select list keeps the name.
             Ok(e) => coerce_expr(e).map(|e| e.unalias().clone()),
             Err(err) => {
-                if let Expr::UnresolvedAttribute(parts) = &g {
+                if let (Expr::UnresolvedAttribute(parts), true) = (&g, self.options.group_by_aliases) {
                     if parts.len() == 1 {
                         let alias = select.iter().find(|s| matches!(s, Expr::Alias { name, .. } if name.eq_ignore_ascii_case(&parts[0])));
                         if let Some(Expr::Alias { child, .. }) = alias {
@@ -870,7 +874,7 @@ impl Resolver<'_> {
     /// becomes an outer reference to an output of the aggregate (an existing one or one added
     /// to `extra`).
     fn resolve_having_subquery(&self, plan: &crate::expr::SubqueryPlan, scope: &[Attribute], input: &[Attribute], aggregates: &[Expr], extra: &mut Vec<Expr>) -> Result<crate::expr::SubqueryPlan> {
-        let inner = Resolver { catalog: self.catalog, outer: [scope, &self.outer].concat(), warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: true };
+        let inner = Resolver { catalog: self.catalog, options: self.options, outer: [scope, &self.outer].concat(), warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: true };
         let resolved = inner.resolve(plan.plan())?;
         self.warnings.borrow_mut().extend(inner.warnings.into_inner());
         let ids: std::collections::BTreeSet<ExprId> = input.iter().map(|a| a.id).collect();
@@ -922,7 +926,7 @@ impl Resolver<'_> {
         let order = order
             .into_iter()
             .map(|o| match &o.expr {
-                Expr::Literal(crate::types::ScalarValue::Int32(i)) => {
+                Expr::Literal(crate::types::ScalarValue::Int32(i)) if self.options.order_by_ordinal => {
                     let col = usize::try_from(*i).ok().and_then(|i| i.checked_sub(1)).and_then(|i| output.get(i));
                     match col {
                         Some(a) => Ok(SortOrder { expr: a.expr(), ..o }),

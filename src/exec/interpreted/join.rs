@@ -269,10 +269,7 @@ pub fn sort_merge_join_stream<'a>(
         // passing pair a run of one.
         Some(c) if existence => {
             let per_row = runs.iter().flat_map(|&(a, b, from, to)| (a..b).map(move |l| (l, from, to))).collect();
-            let (mut li, ri) = first_matches(c, &left, &right, per_row)?;
-            let mut pairs: Vec<(u32, u32)> = li.drain(..).zip(ri).collect();
-            pairs.sort_unstable();
-            pairs.into_iter().map(|(l, r)| (l, l + 1, r, r + 1)).collect()
+            first_matches(c, &left, &right, per_row)?
         }
         _ => runs,
     };
@@ -284,10 +281,12 @@ pub fn sort_merge_join_stream<'a>(
 /// For each left row and its run of right rows with equal keys `(left, from, to)`, the first
 /// pair found that meets `condition`: each round tries the next pairs of the rows still
 /// unmatched, twice as many per row as the round before, so most rows stop after a pair or
-/// two and a long run costs a few rounds.
-fn first_matches(condition: &Expr, left: &Side, right: &Side, mut runs: Vec<(u32, u32, u32)>) -> Result<(Vec<u32>, Vec<u32>)> {
-    let (mut out_l, mut out_r) = (vec![], vec![]);
-    let mut matched = vec![false; left.rows()];
+/// two and a long run costs a few rounds. The result: each matched left row's pair as a run of
+/// one, `(l, l + 1, r, r + 1)`, in left-row order (found by row, not sorted).
+fn first_matches(condition: &Expr, left: &Side, right: &Side, mut runs: Vec<(u32, u32, u32)>) -> Result<Vec<(u32, u32, u32, u32)>> {
+    const NONE: u32 = u32::MAX;
+    // Per left row, its first passing right row (NONE while unmatched).
+    let mut first = vec![NONE; left.rows()];
     let mut width = 1u32;
     while !runs.is_empty() {
         let (mut li, mut ri) = (vec![], vec![]);
@@ -299,19 +298,17 @@ fn first_matches(condition: &Expr, left: &Side, right: &Side, mut runs: Vec<(u32
         }
         let (ml, mr) = filter_pairs(condition, left, right, &li, &ri)?;
         for (a, b) in ml.into_iter().zip(mr) {
-            if !matched[a as usize] {
-                matched[a as usize] = true;
-                out_l.push(a);
-                out_r.push(b);
+            if first[a as usize] == NONE {
+                first[a as usize] = b;
             }
         }
         runs.retain_mut(|(a, from, to)| {
             *from = from.saturating_add(width);
-            !matched[*a as usize] && *from < *to
+            first[*a as usize] == NONE && *from < *to
         });
         width = width.saturating_mul(2);
     }
-    Ok((out_l, out_r))
+    Ok(first.into_iter().enumerate().filter(|&(_, r)| r != NONE).map(|(l, r)| (l as u32, l as u32 + 1, r, r + 1)).collect())
 }
 
 /// A sort-merge join side's keys in the order its Sort produced (ascending, NULLs first): one

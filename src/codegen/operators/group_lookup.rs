@@ -222,17 +222,7 @@ fn int_group_id(tx: &mut Tx, key: &Expr, header: Value, found: Block) -> Result<
     let mask = tx.b.ins().load(types::I64, flags(), header, off::MASK);
     let gids = tx.b.ins().load(types::I64, flags(), header, off::SLOT_GIDS);
     let words = tx.b.ins().load(types::I64, flags(), header, off::SLOT_WORDS);
-    let i0 = tx.b.ins().band(h, mask);
-    let probe = tx.b.create_block();
-    let i = tx.b.append_block_param(probe, types::I64);
-    let compare = tx.b.create_block();
-    let next = tx.b.create_block();
-    let insert_block = tx.b.create_block();
-    tx.b.ins().jump(probe, &[BlockArg::Value(i0)]);
-    tx.b.switch_to_block(probe);
-    let at = tx.b.ins().ishl_imm_u(i, 2);
-    let at = tx.b.ins().iadd(gids, at);
-    let g32 = tx.b.ins().load(types::I32, flags(), at, 0);
+    let ProbeStart { probe, i, compare, next, insert_block, at, g32 } = start_probe(tx, h, mask, gids);
     // The slot's word address, computed here to dominate the insert block too.
     let wat = tx.b.ins().ishl_imm_u(i, 3);
     let wat = tx.b.ins().iadd(words, wat);
@@ -348,17 +338,7 @@ fn general_group_id(tx: &mut Tx, header: Value, h: Value, null_mask: Value, part
     let gids = tx.b.ins().load(types::I64, flags(), header, off::SLOT_GIDS);
     let words = tx.b.ins().load(types::I64, flags(), header, off::SLOT_WORDS);
     let rows = tx.b.ins().load(types::I64, flags(), header, off::ROWS);
-    let i0 = tx.b.ins().band(h, mask);
-    let probe = tx.b.create_block();
-    let i = tx.b.append_block_param(probe, types::I64);
-    let compare = tx.b.create_block();
-    let next = tx.b.create_block();
-    let insert_block = tx.b.create_block();
-    tx.b.ins().jump(probe, &[BlockArg::Value(i0)]);
-    tx.b.switch_to_block(probe);
-    let at = tx.b.ins().ishl_imm_u(i, 2);
-    let at = tx.b.ins().iadd(gids, at);
-    let g32 = tx.b.ins().load(types::I32, flags(), at, 0);
+    let ProbeStart { probe, i, compare, next, insert_block, g32, .. } = start_probe(tx, h, mask, gids);
     let empty = tx.b.ins().icmp_imm_s(IntCC::Equal, g32, -1);
     tx.b.ins().brif(empty, insert_block, &[], compare, &[]);
     tx.b.switch_to_block(compare);
@@ -432,4 +412,35 @@ fn general_group_id(tx: &mut Tx, header: Value, h: Value, null_mask: Value, part
     let fail = tx.fail;
     tx.b.ins().brif(bad, fail, &[], found, &[BlockArg::Value(g)]);
     Ok(())
+}
+
+/// The blocks of a linear probe of the group table's slots and what its first block read.
+struct ProbeStart {
+    probe: Block,
+    /// The slot being probed.
+    i: Value,
+    compare: Block,
+    next: Block,
+    insert_block: Block,
+    /// The slot's group id's address.
+    at: Value,
+    /// The slot's group id (-1: empty).
+    g32: Value,
+}
+
+/// Starts probing at slot `h & mask`: jumps to the probe block and, in it, loads the slot's
+/// group id from `gids`; the caller branches on it to its compare and insert blocks.
+fn start_probe(tx: &mut Tx, h: Value, mask: Value, gids: Value) -> ProbeStart {
+    let i0 = tx.b.ins().band(h, mask);
+    let probe = tx.b.create_block();
+    let i = tx.b.append_block_param(probe, types::I64);
+    let compare = tx.b.create_block();
+    let next = tx.b.create_block();
+    let insert_block = tx.b.create_block();
+    tx.b.ins().jump(probe, &[BlockArg::Value(i0)]);
+    tx.b.switch_to_block(probe);
+    let at = tx.b.ins().ishl_imm_u(i, 2);
+    let at = tx.b.ins().iadd(gids, at);
+    let g32 = tx.b.ins().load(types::I32, flags(), at, 0);
+    ProbeStart { probe, i, compare, next, insert_block, at, g32 }
 }

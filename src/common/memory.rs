@@ -3,8 +3,8 @@
 //! shuffled joins, finished query stages — reserve what they hold before they hold it; a
 //! reservation that would take the query past its limit fails with an error naming the
 //! operator and the limit, unless the breaker spills what it holds to disk (a sort does). A
-//! reservation gives its bytes
-//! back when dropped, so a failed query leaves the pool, and the session, as they were.
+//! reservation gives its bytes back when dropped, so a failed query leaves the pool, and the
+//! session, as they were.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

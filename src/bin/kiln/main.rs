@@ -161,7 +161,9 @@ enum Command {
         #[arg(long)]
         analyze: bool,
         /// With --analyze: also write the plan that ran as a picture to this file, `.html`
-        /// (a page) or `.svg`: rows per edge, time and memory per operator, stages coloured.
+        /// (a page) or `.svg` (other kinds, `.png`, are refused: a browser saves the page as an
+        /// image): rows per edge and per operator, time and memory, stages framed and coloured,
+        /// a legend, and the initial plan beside the final one when adaptive execution changed it.
         #[arg(long, value_name = "FILE", requires = "analyze")]
         graph: Option<PathBuf>,
         /// With `--mode codegen`: print only the stage with this id (`*(N)` in plans).
@@ -380,7 +382,8 @@ fn write_result(out: &mut dyn Write, format: Format, schema: &arrow::datatypes::
         return Ok(());
     }
     match format {
-        Format::Table => write!(out, "{}", kiln::format::show_string(schema, batches, usize::MAX, 0)).map_err(|e| KilnError::io("stdout", e)),
+        // Right-aligned as `show()` prints, no cell cut short.
+        Format::Table => write!(out, "{}", kiln::format::show_string(schema, batches, usize::MAX, usize::MAX)).map_err(|e| KilnError::io("stdout", e)),
         Format::Csv => kiln::format::write_csv(&mut { out }, schema, batches),
         Format::Jsonl => kiln::format::write_jsonl(&mut { out }, schema, batches),
     }
@@ -433,10 +436,18 @@ fn run(cli: Cli) -> Result<(), KilnError> {
                 Mode::Cost => ExplainMode::Cost,
                 Mode::Formatted => ExplainMode::Formatted,
             };
+            // A page or an SVG; any other kind (`.png`) is refused rather than written mislabelled.
+            let html = match graph.as_deref() {
+                None => true,
+                Some(path) => match path.extension().map(|e| e.to_string_lossy().to_lowercase()).as_deref() {
+                    Some("html" | "htm") => true,
+                    Some("svg") => false,
+                    _ => return Err(KilnError::Config(format!("--graph {}: kiln draws the plan as .html or .svg (a browser saves the page as an image)", path.display()))),
+                },
+            };
             let df = s.sql(&text)?;
             print_warnings(&df);
             if let Some(path) = &graph {
-                let html = !path.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg"));
                 let picture = df.plan_graph(html)?;
                 std::fs::write(path, picture).map_err(|e| KilnError::io(path.display().to_string(), e))?;
                 eprintln!("wrote {}", path.display());

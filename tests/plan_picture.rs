@@ -17,45 +17,37 @@ struct Panel {
     edges: Vec<(f64, f64, f64, f64)>,
 }
 
-fn attr(tag: &str, name: &str) -> f64 {
-    let start = tag.find(&format!(" {name}=\"")).unwrap_or_else(|| panic!("no {name} in {tag}")) + name.len() + 3;
-    let end = start + tag[start..].find('"').expect("closing quote");
-    tag[start..end].parse().unwrap_or_else(|_| panic!("{name} of {tag}"))
+fn number(n: &roxmltree::Node, name: &str) -> f64 {
+    n.attribute(name).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("no number {name} on {n:?}"))
 }
 
-fn text_attr<'a>(tag: &'a str, name: &str) -> &'a str {
-    let start = tag.find(&format!(" {name}=\"")).map(|i| i + name.len() + 3).unwrap_or(0);
-    let end = start + tag[start..].find('"').unwrap_or(0);
-    &tag[start..end]
-}
-
-/// The first `<rect ...>` after `from` in `svg`, as a rectangle and its fill.
-fn rect_after(svg: &str) -> (Rect, String) {
-    let start = svg.find("<rect ").expect("a rect");
-    let tag = &svg[start..start + svg[start..].find('>').expect("tag end")];
-    let (x, y) = (attr(tag, "x"), attr(tag, "y"));
-    ((x, y, x + attr(tag, "width"), y + attr(tag, "height")), text_attr(tag, "fill").to_string())
+/// The rectangle of a group's `<rect>`, and its fill.
+fn rect_of(g: &roxmltree::Node) -> (Rect, String) {
+    let r = g.children().find(|c| c.has_tag_name("rect")).expect("a rect");
+    let (x, y) = (number(&r, "x"), number(&r, "y"));
+    ((x, y, x + number(&r, "width"), y + number(&r, "height")), r.attribute("fill").unwrap_or_default().to_string())
 }
 
 /// The panels of a picture (final plan, and the initial one when drawn), each in its own
 /// coordinates.
 fn panels(svg: &str) -> Vec<Panel> {
-    svg.split("<g class=\"panel\"")
-        .skip(1)
+    let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+    let class = |n: &roxmltree::Node, c: &str| n.attribute("class") == Some(c);
+    doc.descendants()
+        .filter(|n| class(n, "panel"))
         .map(|panel| {
             let mut p = Panel { frames: vec![], boxes: vec![], edges: vec![] };
-            for part in panel.split("<g class=\"frame\"").skip(1) {
-                let (r, fill) = rect_after(part);
-                p.frames.push((text_attr(part, "data-cluster").to_string(), r, fill));
-            }
-            for part in panel.split("<g class=\"node\"").skip(1) {
-                let clusters = text_attr(part, "data-clusters").split_whitespace().map(String::from).collect();
-                p.boxes.push((clusters, rect_after(part).0));
-            }
-            for part in panel.split("<g class=\"edge\"").skip(1) {
-                let start = part.find("<line ").expect("a line");
-                let tag = &part[start..start + part[start..].find('>').expect("tag end")];
-                p.edges.push((attr(tag, "x1"), attr(tag, "y1"), attr(tag, "x2"), attr(tag, "y2")));
+            for g in panel.descendants().filter(|n| n.has_tag_name("g")) {
+                if class(&g, "frame") {
+                    let (r, fill) = rect_of(&g);
+                    p.frames.push((g.attribute("data-cluster").unwrap_or_default().to_string(), r, fill));
+                } else if class(&g, "node") {
+                    let clusters = g.attribute("data-clusters").unwrap_or_default().split_whitespace().map(String::from).collect();
+                    p.boxes.push((clusters, rect_of(&g).0));
+                } else if class(&g, "edge") {
+                    let l = g.children().find(|c| c.has_tag_name("line")).expect("a line");
+                    p.edges.push((number(&l, "x1"), number(&l, "y1"), number(&l, "x2"), number(&l, "y2")));
+                }
             }
             p
         })

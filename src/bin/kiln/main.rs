@@ -226,9 +226,13 @@ struct BenchArgs {
     /// from a warm run (its second) before the timed ones.
     #[arg(long)]
     metrics: bool,
-    /// Write a bar chart of the medians (compiled vs interpreted, with the ratio) as SVG.
+    /// Write a bar chart as SVG: per query the median of each mode (and peer), whiskers from the
+    /// fastest to the slowest run, the ratio labelled; the title names the data and threads.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// With --plot: a logarithmic time axis (for queries whose times differ a hundredfold).
+    #[arg(long, requires = "plot")]
+    log_scale: bool,
     /// Peers' medians to draw beside kiln's: the CSV `shared/bench/peers.sh` prints.
     #[arg(long, value_name = "FILE.csv", requires = "plot")]
     peers: Option<PathBuf>,
@@ -240,9 +244,21 @@ struct BenchArgs {
 }
 
 impl BenchArgs {
-    fn options(self) -> Result<bench::BenchOptions, KilnError> {
+    /// The options, `data` naming what runs (for the chart's title).
+    fn options(self, data: String) -> Result<bench::BenchOptions, KilnError> {
         let against = self.against.iter().map(|c| key_value(c, "--against")).collect::<Result<_, _>>()?;
-        Ok(bench::BenchOptions { runs: self.runs, mode: self.mode, format: self.format, explain: self.explain, metrics: self.metrics, plot: self.plot, peers: self.peers, against })
+        Ok(bench::BenchOptions {
+            runs: self.runs,
+            mode: self.mode,
+            format: self.format,
+            explain: self.explain,
+            metrics: self.metrics,
+            plot: self.plot,
+            log_scale: self.log_scale,
+            data,
+            peers: self.peers,
+            against,
+        })
     }
 }
 
@@ -512,13 +528,14 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             if cardinalities {
                 return bench::cardinalities(&session, &queries);
             }
-            bench::run(&session, &queries, &args.options()?)
+            bench::run(&session, &queries, &args.options(format!("TPC-H SF {sf}"))?)
         }
         Command::Bench { what: BenchCommand::Sql { session, bench: args, file, query } } => {
             let s = build_session(&session)?;
             let text = read_query(&file, &query)?;
             let name = file.as_ref().and_then(|f| f.file_stem()).map_or("query".to_string(), |n| n.to_string_lossy().into_owned());
-            bench::run(&s, &[(name, text)], &args.options()?)
+            let data = format!("query {name}");
+            bench::run(&s, &[(name, text)], &args.options(data)?)
         }
     }
 }

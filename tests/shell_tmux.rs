@@ -179,8 +179,8 @@ fn tab_completes_tables_after_from_and_lists_ambiguous_candidates() {
 }
 
 /// The orders whose lines the typed-ahead test's join pairs with every line of the same number:
-/// enough for it to run over a second (its progress line shows), interpreted.
-const SLOW_JOIN_ORDERS: usize = 1000;
+/// 65 million pairs, about two seconds interpreted (more than the 0.3 s before the next line).
+const SLOW_JOIN_ORDERS: usize = 6000;
 
 #[test]
 fn lines_typed_ahead_all_run() {
@@ -190,18 +190,19 @@ fn lines_typed_ahead_all_run() {
     t.keys(&["SELECT 1 AS a;", "Enter", "SELECT 2 AS b;", "Enter", "SELECT 3", "Enter", "  AS c;", "Enter"]);
     let screen = t.wait_for("|  3|", 1);
     assert!(screen.contains("|  1|") && screen.contains("|  2|"), "{screen}");
-    // And so for a line typed while a query runs (it waits in the terminal): an interpreted
-    // join in small batches, running when its progress line shows after a second.
+    // And so for a line typed while a query runs (the terminal echoes it under the query, and
+    // keeps it): an interpreted join in small batches, a couple of seconds long.
     t.type_text("SET spark.sql.codegen.wholeStage=false; SET kiln.batchSize=64;");
     t.keys(&["Enter"]);
     t.type_text(&format!("SELECT count(*) AS pairs FROM lineitem a JOIN lineitem b ON a.l_linenumber = b.l_linenumber WHERE a.l_orderkey < {SLOW_JOIN_ORDERS};"));
     t.keys(&["Enter"]);
-    t.wait_for(" scanned | ", 1);
+    std::thread::sleep(Duration::from_millis(300));
     t.type_text("SELECT 'next' AS n;");
     t.keys(&["Enter"]);
     let screen = t.wait_for("|next|", 1);
-    let (pairs, next) = (screen.find("|pairs|"), screen.find("|next|"));
-    assert!(pairs.is_some_and(|p| next.is_some_and(|n| p < n)), "the join's result, then the line typed meanwhile: {screen}");
+    let (typed, pairs, next) = (screen.find("SELECT 'next' AS n;"), screen.find("|   pairs|"), screen.find("|next|"));
+    let before = |a: Option<usize>, b: Option<usize>| a.is_some_and(|a| b.is_some_and(|b| a < b));
+    assert!(before(typed, pairs) && before(pairs, next), "typed while the join ran, run after it: {screen}");
 }
 
 #[test]

@@ -28,6 +28,16 @@ impl Tmux {
     fn type_text(&self, text: &str) {
         assert!(self.run(&["send-keys", "-t", &self.session, "-l", &escape_semicolon(text)]).status.success(), "send-keys -l {text}");
     }
+    /// Types `text` and presses Enter.
+    fn enter(&self, text: &str) {
+        self.type_text(text);
+        self.keys(&["Enter"]);
+    }
+    /// Types `text` and presses Tab.
+    fn tab(&self, text: &str) {
+        self.type_text(text);
+        self.keys(&["Tab"]);
+    }
     fn screen(&self) -> String {
         String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-J", "-S", "-200", "-t", &self.session]).stdout).into_owned()
     }
@@ -95,47 +105,37 @@ fn the_shell_in_a_terminal_runs_multi_line_statements_and_survives_ctrl_c() {
 
     // A statement over two lines: the second line gets the continuation prompt; it runs once
     // the `;` is typed, right-aligned as Spark's show() prints, the row count under it.
-    t.type_text("SELECT 40 +");
-    t.keys(&["Enter"]);
+    t.enter("SELECT 40 +");
     t.wait_for("    \u{2023} ", 1);
-    t.type_text("  2 AS answer;");
-    t.keys(&["Enter"]);
+    t.enter("  2 AS answer;");
     let screen = t.wait_for("|    42|", 1);
     assert!(screen.contains("kiln> SELECT 40 +\n    \u{2023}   2 AS answer;\n"), "{screen}");
     assert!(screen.contains("|answer|\n+------+\n|    42|\n+------+\n(1 row)\n"), "{screen}");
 
-    t.type_text(".timer on");
-    t.keys(&["Enter"]);
+    t.enter(".timer on");
     // Tab completes a column name from the registered tables.
-    t.type_text("SELECT max(l_linen");
-    t.keys(&["Tab"]);
-    t.type_text(") AS m FROM lineitem;");
-    t.keys(&["Enter"]);
+    t.tab("SELECT max(l_linen");
+    t.enter(") AS m FROM lineitem;");
     let screen = t.wait_for("Run Time: ", 1);
     assert!(screen.contains("|  7|"), "the completed column's max: {screen}");
 
     // A long query (interpreted, small batches: a 645-million-row join) shows its progress
     // after a second; Ctrl-C cancels it and the shell goes on.
-    t.type_text("SET spark.sql.codegen.wholeStage=false; SET kiln.batchSize=64;");
-    t.keys(&["Enter"]);
+    t.enter("SET spark.sql.codegen.wholeStage=false; SET kiln.batchSize=64;");
     t.wait_for("Run Time: ", 2);
-    t.type_text("SELECT count(*) FROM lineitem a JOIN lineitem b ON a.l_linenumber = b.l_linenumber;");
-    t.keys(&["Enter"]);
+    t.enter("SELECT count(*) FROM lineitem a JOIN lineitem b ON a.l_linenumber = b.l_linenumber;");
     t.wait_for(" scanned | ", 1);
     t.keys(&["C-c"]);
     let screen = t.wait_for("Query cancelled", 1);
     assert!(!screen.contains("645512779"), "the query finished instead: {screen}");
-    t.type_text("SELECT 'still here' AS s;");
-    t.keys(&["Enter"]);
+    t.enter("SELECT 'still here' AS s;");
     t.wait_for("|still here|", 1);
 
     // Ctrl-C at the continuation prompt drops the statement typed so far.
-    t.type_text("SELECT 'dropped'");
-    t.keys(&["Enter"]);
+    t.enter("SELECT 'dropped'");
     t.wait_for("    \u{2023} ", 2);
     t.keys(&["C-c"]);
-    t.type_text("SELECT 'fresh' AS f;");
-    t.keys(&["Enter"]);
+    t.enter("SELECT 'fresh' AS f;");
     let screen = t.wait_for("|fresh|", 1);
     assert!(!screen.contains("|dropped"), "{screen}");
 
@@ -155,25 +155,20 @@ fn tab_completes_tables_after_from_and_lists_ambiguous_candidates() {
     let dir = tempfile::tempdir().expect("dir");
     let Some(t) = shell("tab", &dir.path().join("history")) else { return };
     // After FROM a table, not the keyword `order`.
-    t.type_text("SELECT count(*) AS n FROM ord");
-    t.keys(&["Tab"]);
-    t.type_text(";");
-    t.keys(&["Enter"]);
+    t.tab("SELECT count(*) AS n FROM ord");
+    t.enter(";");
     let screen = t.wait_for("(1 row)", 1);
     assert!(screen.contains("kiln> SELECT count(*) AS n FROM orders;"), "{screen}");
     // Several candidates: one Tab lists them all (the columns of the table the statement names).
-    t.type_text("SELECT o_order");
-    t.keys(&["Tab"]);
+    t.tab("SELECT o_order");
     let screen = t.wait_for("o_orderstatus", 1);
     let listed = screen.lines().find(|l| l.contains("o_orderstatus")).expect("the list");
     for c in ["o_orderdate", "o_orderkey", "o_orderpriority", "o_orderstatus"] {
         assert!(listed.contains(c), "{c} not listed: {screen}");
     }
     // The line typed is still there; a column then completes in the statement's scope.
-    t.type_text("key FROM orders WHERE o_custk");
-    t.keys(&["Tab"]);
-    t.type_text(" = 1 AND o_orderkey < 0;");
-    t.keys(&["Enter"]);
+    t.tab("key FROM orders WHERE o_custk");
+    t.enter(" = 1 AND o_orderkey < 0;");
     let screen = t.wait_for("(0 rows)", 1);
     assert!(screen.contains("SELECT o_orderkey FROM orders WHERE o_custkey = 1 AND o_orderkey < 0;"), "{screen}");
 }
@@ -192,13 +187,10 @@ fn lines_typed_ahead_all_run() {
     assert!(screen.contains("|  1|") && screen.contains("|  2|"), "{screen}");
     // And so for a line typed while a query runs (the terminal echoes it under the query, and
     // keeps it): an interpreted join in small batches, a couple of seconds long.
-    t.type_text("SET spark.sql.codegen.wholeStage=false; SET kiln.batchSize=64;");
-    t.keys(&["Enter"]);
-    t.type_text(&format!("SELECT count(*) AS pairs FROM lineitem a JOIN lineitem b ON a.l_linenumber = b.l_linenumber WHERE a.l_orderkey < {SLOW_JOIN_ORDERS};"));
-    t.keys(&["Enter"]);
+    t.enter("SET spark.sql.codegen.wholeStage=false; SET kiln.batchSize=64;");
+    t.enter(&format!("SELECT count(*) AS pairs FROM lineitem a JOIN lineitem b ON a.l_linenumber = b.l_linenumber WHERE a.l_orderkey < {SLOW_JOIN_ORDERS};"));
     std::thread::sleep(Duration::from_millis(300));
-    t.type_text("SELECT 'next' AS n;");
-    t.keys(&["Enter"]);
+    t.enter("SELECT 'next' AS n;");
     let screen = t.wait_for("|next|", 1);
     let (typed, pairs, next) = (screen.find("SELECT 'next' AS n;"), screen.find("|   pairs|"), screen.find("|next|"));
     let before = |a: Option<usize>, b: Option<usize>| a.is_some_and(|a| b.is_some_and(|b| a < b));
@@ -209,18 +201,14 @@ fn lines_typed_ahead_all_run() {
 fn dot_commands_describe_tables_by_line_and_name_their_mistakes() {
     let dir = tempfile::tempdir().expect("dir");
     let Some(t) = shell("dot_commands", &dir.path().join("history")) else { return };
-    t.type_text(".schema orders");
-    t.keys(&["Enter"]);
+    t.enter(".schema orders");
     let screen = t.wait_for(");", 1);
     assert!(screen.contains("CREATE TABLE orders (\n  o_orderkey BIGINT,\n  o_custkey BIGINT,\n"), "{screen}");
-    t.type_text(".conf nosuch.key");
-    t.keys(&["Enter"]);
+    t.enter(".conf nosuch.key");
     t.wait_for("nosuch.key=<undefined>", 1);
-    t.type_text(".conf spark.sql.shuffle.partition");
-    t.keys(&["Enter"]);
+    t.enter(".conf spark.sql.shuffle.partition");
     t.wait_for("Did you mean `spark.sql.shuffle.partitions`?", 1);
-    t.type_text(".tabels");
-    t.keys(&["Enter"]);
+    t.enter(".tabels");
     let screen = t.wait_for("error: unknown command `.tabels`. Did you mean `.tables`?", 1);
     assert!(!screen.contains("invalid configuration: unknown command"), "{screen}");
 }

@@ -433,7 +433,7 @@ impl Session {
             }),
             config,
             conf_version,
-            session: self.clone(),
+            session: Arc::new(self.clone()),
             control: None,
         })
     }
@@ -853,4 +853,28 @@ fn view_columns(name: &str, columns: &[String], schema: arrow::datatypes::Schema
     let renamed = Arc::new(arrow::datatypes::Schema::new(fields));
     let batches = batches.into_iter().map(|b| Ok(RecordBatch::try_new(renamed.clone(), b.columns().to_vec())?)).collect::<Result<Vec<_>>>()?;
     Ok((renamed, batches))
+}
+
+impl crate::dataframe::Planner for Session {
+    fn plan(&self, parsed: LogicalPlan) -> Result<DataFrame> {
+        Session::plan(self, parsed)
+    }
+    fn plan_analyzed(&self, parsed: Arc<LogicalPlan>, analyzed: Arc<LogicalPlan>, analyzer_warnings: Vec<String>) -> Result<DataFrame> {
+        Session::plan_analyzed(self, parsed, analyzed, analyzer_warnings)
+    }
+    fn conf_version(&self) -> u64 {
+        Session::conf_version(self)
+    }
+    fn track(&self, control: &Arc<crate::exec::control::QueryControl>) {
+        Session::track(self, control)
+    }
+    fn stage_cache(&self) -> &crate::codegen::StageCache {
+        Session::stage_cache(self)
+    }
+    fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
+        Session::register_memory(self, name, schema, batches)
+    }
+    fn create_dataframe(&self, batches: Vec<RecordBatch>) -> Result<DataFrame> {
+        Session::create_dataframe(self, batches)
+    }
 }

@@ -6,7 +6,8 @@
 
 use chrono::{NaiveDateTime, Offset, TimeZone};
 
-use super::timestamp::MICROS_PER_SECOND;
+/// Microseconds per second (timestamp.rs builds on this file, so it does not import that one's).
+const MICROS_PER_SECOND: i64 = 1_000_000;
 
 /// A zone: a fixed offset or a region's rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

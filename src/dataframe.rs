@@ -324,7 +324,7 @@ impl DataFrame {
     /// Runs the query and prints up to 20 rows as Spark's `show()` does.
     pub fn show(&self) -> Result<()> {
         let batches = self.collect()?;
-        write_stdout(&crate::format::show_string(&self.schema(), &batches, 20, 20))
+        write_stdout(&crate::format::show_string(&self.schema(), &batches, 20, 20, self.config.time_zone()))
     }
     /// The EXPLAIN text of this query. After a run that executed adaptively, the physical plan
     /// is printed as Spark prints it then: `AdaptiveSparkPlan isFinalPlan=true` with the

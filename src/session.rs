@@ -733,7 +733,7 @@ impl Session {
                     Some(j) => source_out[j].expr(),
                     None => Expr::Literal(crate::types::ScalarValue::Null(f.data_type().clone())),
                 };
-                Expr::Cast { child: Box::new(value), to: f.data_type().clone() }.alias(f.name().clone())
+                Expr::Cast { child: Box::new(value), to: f.data_type().clone(), zone: None }.alias(f.name().clone())
             })
             .collect();
         let project = |list: Vec<Expr>| self.plan(LogicalPlan::Project { list, child: source.analyzed_plan().clone() });
@@ -773,7 +773,7 @@ impl Session {
     fn insert_overflow(&self, list: &[Expr], project: &dyn Fn(Vec<Expr>) -> Result<DataFrame>) -> Option<KilnError> {
         list.iter().find_map(|e| {
             let Expr::Alias { child, name, .. } = e else { return None };
-            let Expr::Cast { child: value, to } = child.as_ref() else { return None };
+            let Expr::Cast { child: value, to, .. } = child.as_ref() else { return None };
             match project(vec![e.clone()]).and_then(|df| df.collect()) {
                 Err(KilnError::Execution(m)) if m.starts_with("[CAST_OVERFLOW]") => Some(KilnError::exec(format!(
                     "[CAST_OVERFLOW_IN_TABLE_INSERT] Fail to assign a value of \"{}\" type to the \"{}\" type column or variable `{name}` due to an overflow. \

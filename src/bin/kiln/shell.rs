@@ -152,9 +152,8 @@ impl Shell {
                 writeln!(out, "{}", df.explain_string(mode)?).map_err(stdout_error)?;
             }
             let batches = run_with_progress(&df, Some(&RUNNING))?;
-            let schema = df.schema();
-            write_result(out, self.format, &schema, &batches)?;
-            if self.format == Format::Table && !schema.fields().is_empty() {
+            write_result(out, self.format, &df, &batches)?;
+            if self.format == Format::Table && !df.schema().fields().is_empty() {
                 writeln!(out, "{}", row_count(batches.iter().map(|b| b.num_rows()).sum())).map_err(stdout_error)?;
             }
         }

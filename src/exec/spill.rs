@@ -85,7 +85,7 @@ impl SpillFile {
     pub fn read(&self) -> Result<impl Iterator<Item = Result<RecordBatch>>> {
         let folder = folder_of(&self.file);
         let handle = self.file.reopen().map_err(|e| spill_error(&folder, &e))?;
-        let reader = StreamReader::try_new(BufReader::with_capacity(1 << 20, handle), None).map_err(|e| spill_error(&folder, &e))?;
+        let reader = StreamReader::try_new(BufReader::with_capacity(64 << 10, handle), None).map_err(|e| spill_error(&folder, &e))?;
         Ok(reader.map(move |b| b.map_err(|e| spill_error(&folder, &e))))
     }
 }

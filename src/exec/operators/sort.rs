@@ -65,7 +65,9 @@ impl<'s> ExternalSorter<'s, '_> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let bytes = batch_bytes(&batch);
+        // What sorting the batch's rows into a run takes besides the rows: their key rows and
+        // their place in the order, so a run is sorted within what was reserved.
+        let bytes = batch_bytes(&batch) + batch.num_rows() as u64 * sort_bytes_per_row(self.order, self.input, &batch)?;
         if let Err(refused) = self.held.grow(bytes) {
             if self.buffered.is_empty() || self.order.is_empty() {
                 return Err(refused);
@@ -137,14 +139,27 @@ fn key_rows(converter: &RowConverter, order: &[SortOrder], input: &[Attribute], 
 fn sorted_chunks(order: &[SortOrder], input: &[Attribute], batches: &[RecordBatch], batch_size: usize, emit: &mut dyn FnMut(RecordBatch) -> Result<()>) -> Result<()> {
     let converter = key_converter(order, input, &batches[0].schema())?;
     let rows = batches.iter().map(|b| key_rows(&converter, order, input, b)).collect::<Result<Vec<_>>>()?;
-    let mut index: Vec<(usize, usize)> = batches.iter().enumerate().flat_map(|(i, b)| (0..b.num_rows()).map(move |r| (i, r))).collect();
-    index.sort_unstable_by(|a, b| rows[a.0].row(a.1).cmp(&rows[b.0].row(b.1)));
+    let mut index: Vec<(u32, u32)> = batches.iter().enumerate().flat_map(|(i, b)| (0..b.num_rows() as u32).map(move |r| (i as u32, r))).collect();
+    index.sort_unstable_by(|a, b| rows[a.0 as usize].row(a.1 as usize).cmp(&rows[b.0 as usize].row(b.1 as usize)));
     drop(rows);
     let refs: Vec<&RecordBatch> = batches.iter().collect();
     for chunk in index.chunks(batch_size) {
-        emit(interleave_record_batch(&refs, chunk)?)?;
+        let chunk: Vec<(usize, usize)> = chunk.iter().map(|&(b, r)| (b as usize, r as usize)).collect();
+        emit(interleave_record_batch(&refs, &chunk)?)?;
     }
     Ok(())
+}
+
+/// Bytes per row sorting a run takes besides the rows: its place in the order (8) and its
+/// key row (each key's width and a null byte; 24 for a variable-width key, a guess).
+fn sort_bytes_per_row(order: &[SortOrder], input: &[Attribute], batch: &RecordBatch) -> Result<u64> {
+    let empty = batch.slice(0, 0);
+    let mut bytes = 8 + 8;
+    for o in order {
+        let t = evaluate(&o.expr, &empty, input)?.data_type().clone();
+        bytes += t.primitive_width().map_or(24, |w| w as u64 + 1);
+    }
+    Ok(bytes)
 }
 
 /// Sorted runs read back and merged into one sorted stream, `batch_size` rows a batch. A
@@ -359,8 +374,8 @@ mod tests {
             (Some(x), Some(y)) => y.cmp(&x).then(a.1.cmp(&b.1)),
         });
         assert_eq!(check, expected);
-        // 40 KiB of budget: dozens of runs, merged in more than one pass.
-        let (out, files) = sort_under(40 << 10, dir.path(), &attrs, &batches).unwrap();
+        // 80 KiB of budget (a batch and its sorting): dozens of runs, merged in more than one pass.
+        let (out, files) = sort_under(80 << 10, dir.path(), &attrs, &batches).unwrap();
         assert!(files > MERGE_FAN_IN as u64, "{files} spill files");
         assert_eq!(keys(&out), expected);
         assert!(out.iter().all(|b| b.num_rows() <= 700), "batches of the batch size");
@@ -382,7 +397,7 @@ mod tests {
     fn a_spill_folder_that_cannot_be_written_is_an_error_naming_it() {
         let (attrs, batches) = input(5_000);
         let missing = std::path::Path::new("/nonexistent/kiln-spill-folder");
-        let err = sort_under(40 << 10, missing, &attrs, &batches).unwrap_err().to_string();
+        let err = sort_under(80 << 10, missing, &attrs, &batches).unwrap_err().to_string();
         assert!(err.contains("KILN_SPILL_FAILED") && err.contains("/nonexistent/kiln-spill-folder") && err.contains("spark.local.dir"), "{err}");
     }
 }

@@ -137,6 +137,9 @@ pub struct Config {
     pub group_by_aliases: bool,
     /// See `group_by_ordinal`.
     pub order_by_ordinal: bool,
+    /// `spark.sql.session.timeZone`: the zone TIMESTAMP values are read and shown in, as set
+    /// (`SET` prints it back as written).
+    pub session_time_zone: String,
     /// `spark.sql.statistics.histogram.numBins`.
     pub histogram_num_bins: usize,
     /// `spark.sql.statistics.ndv.maxError`: HyperLogLog++'s relative standard deviation.
@@ -203,6 +206,7 @@ impl Default for Config {
             group_by_ordinal: true,
             group_by_aliases: true,
             order_by_ordinal: true,
+            session_time_zone: crate::types::time_zone::local_zone_id(),
             histogram_num_bins: 254,
             ndv_max_error: 0.05,
         }
@@ -294,7 +298,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting { key: "spark.sql.adaptive.skewJoin.skewedPartitionFactor", since: "3.0.0", meaning: "A partition is skewed when it is this many times the median partition's size ..." },
     Setting { key: "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", since: "3.0.0", meaning: "... and larger than this many bytes." },
     Setting { key: "spark.sql.maxMetadataStringLength", since: "3.1.0", meaning: "Scan descriptions in plans are cut at this many characters." },
-    Setting { key: "spark.sql.session.timeZone", since: "2.2.0", meaning: "The session time zone; kiln computes in UTC." },
+    Setting { key: "spark.sql.session.timeZone", since: "2.2.0", meaning: "The zone TIMESTAMP values are read and shown in: a region id (America/Los_Angeles) or an offset (+05:30)." },
     Setting { key: "spark.sql.parquet.filterPushdown", since: "1.2.0", meaning: "Skip Parquet row groups and pages by their statistics." },
     Setting { key: "spark.sql.warehouse.dir", since: "2.0.0", meaning: "The folder holding managed tables (CREATE TABLE .. USING parquet without LOCATION), one sub-folder per table; relative to the working directory." },
     Setting { key: "spark.sql.cteRecursionLevelLimit", since: "4.1.0", meaning: "The most steps a recursive CTE runs; -1: no limit." },
@@ -621,7 +625,15 @@ impl Config {
             }
             "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes" => self.adaptive_skew_threshold_bytes = positive_bytes(key, value)?,
             "spark.sql.maxMetadataStringLength" => self.max_metadata_string_length = parse(key, value, "a positive integer")?,
-            "spark.sql.session.timeZone" => {}
+            "spark.sql.session.timeZone" => {
+                let id = value.trim();
+                if crate::types::time_zone::Zone::parse(id).is_none() {
+                    return Err(KilnError::Config(format!(
+                        "[INVALID_CONF_VALUE.TIME_ZONE] The value '{id}' in the config \"{key}\" is invalid. Cannot resolve the given timezone. SQLSTATE: 22022"
+                    )));
+                }
+                self.session_time_zone = id.to_string();
+            }
             "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown = parse_bool(key, value)?,
             "spark.sql.parquet.datetimeRebaseModeInRead" => self.parquet_datetime_rebase = RebaseMode::parse(key, value)?,
             "spark.sql.parquet.int96RebaseModeInRead" => self.parquet_int96_rebase = RebaseMode::parse(key, value)?,
@@ -700,6 +712,11 @@ impl Config {
         Ok(())
     }
 
+    /// The session time zone (validated when set).
+    pub fn time_zone(&self) -> crate::types::time_zone::Zone {
+        crate::types::time_zone::Zone::parse(&self.session_time_zone).unwrap_or(crate::types::time_zone::Zone::UTC)
+    }
+
     /// The current value of a key, as `SET key` prints it.
     pub fn get(&self, key: &str) -> Option<String> {
         Some(match key {
@@ -737,7 +754,7 @@ impl Config {
             "spark.sql.adaptive.skewJoin.skewedPartitionFactor" => self.adaptive_skew_factor.to_string(),
             "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes" => self.adaptive_skew_threshold_bytes.to_string(),
             "spark.sql.maxMetadataStringLength" => self.max_metadata_string_length.to_string(),
-            "spark.sql.session.timeZone" => "Etc/UTC".to_string(),
+            "spark.sql.session.timeZone" => self.session_time_zone.clone(),
             "spark.sql.parquet.filterPushdown" => self.parquet_filter_pushdown.to_string(),
             "spark.sql.parquet.datetimeRebaseModeInRead" => self.parquet_datetime_rebase.name().to_string(),
             "spark.sql.parquet.int96RebaseModeInRead" => self.parquet_int96_rebase.name().to_string(),

@@ -24,6 +24,26 @@ pub use inspect::NaFunctions;
 pub use stream::RecordBatchStream;
 pub use transform::GroupedData;
 
+/// What a DataFrame asks of the session that planned it: to plan what is derived from it, to
+/// hold a view, and to run under the session's limits. The session implements it (it sits
+/// above the DataFrame API, which reads downward).
+pub(crate) trait Planner: Send + Sync {
+    /// Analyzes, optimizes and plans a query over the session's tables.
+    fn plan(&self, parsed: LogicalPlan) -> Result<DataFrame>;
+    /// Plans an analyzed query again with the settings now.
+    fn plan_analyzed(&self, parsed: Arc<LogicalPlan>, analyzed: Arc<LogicalPlan>, analyzer_warnings: Vec<String>) -> Result<DataFrame>;
+    /// The settings' version: a DataFrame planned under an older one is planned again.
+    fn conf_version(&self) -> u64;
+    /// Registers a run, so the session can interrupt it.
+    fn track(&self, control: &Arc<crate::exec::control::QueryControl>);
+    /// The compiled stages the session's queries share.
+    fn stage_cache(&self) -> &crate::codegen::StageCache;
+    /// Registers batches as a temporary view.
+    fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()>;
+    /// A DataFrame over batches.
+    fn create_dataframe(&self, batches: Vec<RecordBatch>) -> Result<DataFrame>;
+}
+
 /// The plans of one query, kept so hosts and tests can assert on them.
 pub struct Plans {
     /// The logical plan as parsed, before analysis (unresolved names).
@@ -77,7 +97,7 @@ pub struct DataFrame {
     /// The session's settings version the plans were made with.
     pub(crate) conf_version: u64,
     /// The session that planned it, whose tables a derived DataFrame reads.
-    pub(crate) session: crate::Session,
+    pub(crate) session: Arc<dyn Planner>,
     /// The control a host gave this run (`collect_with_control`); else each run makes its own.
     pub(crate) control: Option<Arc<crate::exec::control::QueryControl>>,
 }
@@ -304,7 +324,7 @@ impl DataFrame {
     /// Runs the query and prints up to 20 rows as Spark's `show()` does.
     pub fn show(&self) -> Result<()> {
         let batches = self.collect()?;
-        write_stdout(&crate::format::show_string(&self.schema(), &batches, 20, 20))
+        write_stdout(&crate::format::show_string(&self.schema(), &batches, 20, 20, self.config.time_zone()))
     }
     /// The EXPLAIN text of this query. After a run that executed adaptively, the physical plan
     /// is printed as Spark prints it then: `AdaptiveSparkPlan isFinalPlan=true` with the

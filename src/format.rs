@@ -12,10 +12,17 @@ use arrow::record_batch::RecordBatch;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 
 use crate::error::{KilnError, Result};
+use crate::types::time_zone::Zone;
 use crate::types::{format_date, format_decimal, java_double, java_float};
 
-/// The value at `row` as Spark's `CAST(x AS STRING)` prints it; `None` for NULL.
+/// The value at `row` as Spark's `CAST(x AS STRING)` prints it in UTC; `None` for NULL.
 pub fn format_value(array: &dyn Array, row: usize) -> Option<String> {
+    format_value_in(array, row, Zone::UTC)
+}
+
+/// The value at `row` as Spark's `CAST(x AS STRING)` prints it, a TIMESTAMP as a wall-clock time
+/// in the session zone `zone`; `None` for NULL.
+pub fn format_value_in(array: &dyn Array, row: usize, zone: Zone) -> Option<String> {
     // A NULL-typed array has no validity bitmap, yet every value is NULL.
     if array.is_null(row) || array.data_type() == &DataType::Null {
         return None;
@@ -37,8 +44,9 @@ pub fn format_value(array: &dyn Array, row: usize) -> Option<String> {
         DataType::LargeUtf8 => array.as_string::<i64>().value(row).to_string(),
         DataType::Utf8View => array.as_string_view().value(row).to_string(),
         DataType::Date32 => format_date(array.as_primitive::<Date32Type>().value(row)),
-        DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, _) => {
-            crate::types::format_timestamp(array.as_primitive::<arrow::datatypes::TimestampMicrosecondType>().value(row))
+        DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, ltz) => {
+            let v = array.as_primitive::<arrow::datatypes::TimestampMicrosecondType>().value(row);
+            if ltz.is_some() { crate::types::timestamp::format_timestamp_in(v, zone) } else { crate::types::format_timestamp(v) }
         }
         // CAST(binary AS STRING): the bytes read as UTF-8 (what the spark-sql CLI prints).
         DataType::Binary => String::from_utf8_lossy(array.as_binary::<i32>().value(row)).into_owned(),
@@ -56,13 +64,13 @@ pub fn format_value(array: &dyn Array, row: usize) -> Option<String> {
         DataType::List(_) => {
             let l = array.as_list::<i32>();
             let items = l.value(row);
-            let parts: Vec<String> = (0..items.len()).map(|k| format_value(items.as_ref(), k).unwrap_or_else(|| "null".into())).collect();
+            let parts: Vec<String> = (0..items.len()).map(|k| format_value_in(items.as_ref(), k, zone).unwrap_or_else(|| "null".into())).collect();
             format!("[{}]", parts.join(", "))
         }
         // Spark's `{1, a}`: the fields' values, NULL as `null`.
         DataType::Struct(_) => {
             let s = array.as_struct();
-            let parts: Vec<String> = s.columns().iter().map(|c| format_value(c.as_ref(), row).unwrap_or_else(|| "null".into())).collect();
+            let parts: Vec<String> = s.columns().iter().map(|c| format_value_in(c.as_ref(), row, zone).unwrap_or_else(|| "null".into())).collect();
             format!("{{{}}}", parts.join(", "))
         }
         // Spark's `{a -> 1, b -> null}`.
@@ -72,8 +80,8 @@ pub fn format_value(array: &dyn Array, row: usize) -> Option<String> {
             let offsets = m.value_offsets();
             let parts: Vec<String> = (offsets[row] as usize..offsets[row + 1] as usize)
                 .map(|k| {
-                    let key = format_value(keys.as_ref(), k).unwrap_or_else(|| "null".into());
-                    format!("{key} -> {}", format_value(values.as_ref(), k).unwrap_or_else(|| "null".into()))
+                    let key = format_value_in(keys.as_ref(), k, zone).unwrap_or_else(|| "null".into());
+                    format!("{key} -> {}", format_value_in(values.as_ref(), k, zone).unwrap_or_else(|| "null".into()))
                 })
                 .collect();
             format!("{{{}}}", parts.join(", "))
@@ -94,9 +102,9 @@ fn io_err(e: std::io::Error) -> KilnError {
 }
 
 /// Every row as its cells' strings (`None` for NULL), batch by batch.
-fn rows<'a>(batches: &'a [RecordBatch]) -> impl Iterator<Item = Vec<Option<String>>> + 'a {
-    batches.iter().flat_map(|b| {
-        (0..b.num_rows()).map(move |r| b.columns().iter().map(|c| format_value(c.as_ref(), r)).collect())
+fn rows<'a>(batches: &'a [RecordBatch], zone: Zone) -> impl Iterator<Item = Vec<Option<String>>> + 'a {
+    batches.iter().flat_map(move |b| {
+        (0..b.num_rows()).map(move |r| b.columns().iter().map(|c| format_value_in(c.as_ref(), r, zone)).collect())
     })
 }
 
@@ -119,12 +127,13 @@ fn csv_line(fields: &[String], specials: &[char]) -> String {
     line
 }
 
-/// CSV with a header line; NULL is an empty field; fields quoted only when needed.
-pub fn write_csv<W: Write>(out: &mut W, schema: &Schema, batches: &[RecordBatch]) -> Result<()> {
+/// CSV with a header line; NULL is an empty field; fields quoted only when needed; TIMESTAMP
+/// values in the session zone `zone`.
+pub fn write_csv<W: Write>(out: &mut W, schema: &Schema, batches: &[RecordBatch], zone: Zone) -> Result<()> {
     const SPECIALS: &[char] = &['\n', '\r'];
     let header: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     out.write_all(csv_line(&header, SPECIALS).as_bytes()).map_err(io_err)?;
-    for row in rows(batches) {
+    for row in rows(batches, zone) {
         let fields: Vec<String> = row.into_iter().map(Option::unwrap_or_default).collect();
         out.write_all(csv_line(&fields, SPECIALS).as_bytes()).map_err(io_err)?;
     }
@@ -132,12 +141,13 @@ pub fn write_csv<W: Write>(out: &mut W, schema: &Schema, batches: &[RecordBatch]
 }
 
 /// The exact text of a reference `.result.csv`: header, NULL as `NULL`, Python csv
-/// QUOTE_MINIMAL with `\n` line ends (which quotes on `,` `"` `\n` but not on `\r`).
+/// QUOTE_MINIMAL with `\n` line ends (which quotes on `,` `"` `\n` but not on `\r`); the
+/// captures' session zone is UTC.
 pub fn result_csv(schema: &Schema, batches: &[RecordBatch]) -> String {
     const SPECIALS: &[char] = &['\n'];
     let header: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let mut text = csv_line(&header, SPECIALS);
-    for row in rows(batches) {
+    for row in rows(batches, Zone::UTC) {
         let fields: Vec<String> = row.into_iter().map(|v| v.unwrap_or_else(|| "NULL".into())).collect();
         text.push_str(&csv_line(&fields, SPECIALS));
     }
@@ -164,8 +174,9 @@ fn json_string(s: &str) -> String {
 }
 
 /// One JSON object per row, keys in column order. Numbers stay numbers (decimals with their
-/// full scale); NaN and the infinities, which JSON cannot hold, become strings.
-pub fn write_jsonl<W: Write>(out: &mut W, schema: &Schema, batches: &[RecordBatch]) -> Result<()> {
+/// full scale); NaN and the infinities, which JSON cannot hold, become strings; TIMESTAMP values
+/// in the session zone `zone`.
+pub fn write_jsonl<W: Write>(out: &mut W, schema: &Schema, batches: &[RecordBatch], zone: Zone) -> Result<()> {
     let keys: Vec<String> = schema.fields().iter().map(|f| json_string(f.name())).collect();
     for batch in batches {
         for r in 0..batch.num_rows() {
@@ -176,7 +187,7 @@ pub fn write_jsonl<W: Write>(out: &mut W, schema: &Schema, batches: &[RecordBatc
                 }
                 line.push_str(keys.get(i).map(String::as_str).unwrap_or("\"?\""));
                 line.push(':');
-                line.push_str(&json_value(col.as_ref(), r));
+                line.push_str(&json_value(col.as_ref(), r, zone));
             }
             line.push_str("}\n");
             out.write_all(line.as_bytes()).map_err(io_err)?;
@@ -188,32 +199,32 @@ pub fn write_jsonl<W: Write>(out: &mut W, schema: &Schema, batches: &[RecordBatc
 /// A value as JSON, as Spark's JSON writer has it: arrays as arrays, structs and maps as
 /// objects (a map's keys as strings), binary as a base64 string, numbers and booleans bare;
 /// NaN, the infinities and every other type as the string Spark casts them to.
-fn json_value(array: &dyn Array, row: usize) -> String {
+fn json_value(array: &dyn Array, row: usize, zone: Zone) -> String {
     if array.is_null(row) || array.data_type() == &DataType::Null {
         return "null".into();
     }
-    let list = |items: arrow::array::ArrayRef| format!("[{}]", (0..items.len()).map(|k| json_value(items.as_ref(), k)).collect::<Vec<_>>().join(","));
+    let list = |items: arrow::array::ArrayRef| format!("[{}]", (0..items.len()).map(|k| json_value(items.as_ref(), k, zone)).collect::<Vec<_>>().join(","));
     match array.data_type() {
         DataType::List(_) => list(array.as_list::<i32>().value(row)),
         DataType::LargeList(_) => list(array.as_list::<i64>().value(row)),
         DataType::FixedSizeList(..) => list(array.as_fixed_size_list().value(row)),
         DataType::Struct(fields) => {
             let columns = array.as_struct().columns();
-            let members: Vec<String> = fields.iter().zip(columns).map(|(f, c)| format!("{}:{}", json_string(f.name()), json_value(c.as_ref(), row))).collect();
+            let members: Vec<String> = fields.iter().zip(columns).map(|(f, c)| format!("{}:{}", json_string(f.name()), json_value(c.as_ref(), row, zone))).collect();
             format!("{{{}}}", members.join(","))
         }
         DataType::Map(..) => {
             let entries = array.as_map().value(row);
             let (keys, values) = (entries.column(0), entries.column(1));
             let members: Vec<String> = (0..entries.len())
-                .map(|k| format!("{}:{}", json_string(&format_value(keys.as_ref(), k).unwrap_or_default()), json_value(values.as_ref(), k)))
+                .map(|k| format!("{}:{}", json_string(&format_value_in(keys.as_ref(), k, zone).unwrap_or_default()), json_value(values.as_ref(), k, zone)))
                 .collect();
             format!("{{{}}}", members.join(","))
         }
         DataType::Binary => json_string(&base64_encode(array.as_binary::<i32>().value(row))),
         DataType::LargeBinary => json_string(&base64_encode(array.as_binary::<i64>().value(row))),
         dt => {
-            let v = format_value(array, row).unwrap_or_default();
+            let v = format_value_in(array, row, zone).unwrap_or_default();
             match dt {
                 DataType::Float32 | DataType::Float64 if !v.ends_with(|c: char| c.is_ascii_digit()) => json_string(&v),
                 dt if dt.is_numeric() || dt == &DataType::Boolean => v,
@@ -284,11 +295,12 @@ fn truncate_cell(s: String, truncate: usize) -> String {
 
 /// The text of `df.show(num_rows, truncate)`: cells cut to `truncate` characters (0 = never) and
 /// right-aligned when truncating, left-aligned otherwise; NULL as `NULL`; and the
-/// `only showing top N rows` footer when rows were left out.
-pub fn show_string(schema: &Schema, batches: &[RecordBatch], num_rows: usize, truncate: usize) -> String {
+/// `only showing top N rows` footer when rows were left out; TIMESTAMP values in the session
+/// zone `zone`.
+pub fn show_string(schema: &Schema, batches: &[RecordBatch], num_rows: usize, truncate: usize, zone: Zone) -> String {
     let total: usize = batches.iter().map(|b| b.num_rows()).sum();
     let mut table: Vec<Vec<String>> = vec![schema.fields().iter().map(|f| truncate_cell(f.name().clone(), truncate)).collect()];
-    for row in rows(batches).take(num_rows) {
+    for row in rows(batches, zone).take(num_rows) {
         table.push(
             row.into_iter()
                 .map(|v| truncate_cell(v.map(|s| escape_meta(&s)).unwrap_or_else(|| "NULL".into()), truncate))
@@ -337,8 +349,9 @@ pub fn write_table<W: Write>(
     batches: &[RecordBatch],
     num_rows: usize,
     truncate: usize,
+    zone: Zone,
 ) -> Result<()> {
-    out.write_all(show_string(schema, batches, num_rows, truncate).as_bytes()).map_err(io_err)
+    out.write_all(show_string(schema, batches, num_rows, truncate, zone).as_bytes()).map_err(io_err)
 }
 
 #[cfg(test)]
@@ -394,7 +407,7 @@ mod tests {
     fn csv_quotes_only_when_needed() {
         let (schema, b) = sample();
         let mut out = Vec::new();
-        write_csv(&mut out, &schema, &[b]).unwrap();
+        write_csv(&mut out, &schema, &[b], Zone::UTC).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "id,name,amount,day,ok,x,big\n1,\"a,b\",40.00,2026-01-01,true,1.0E7,7\n2,,-0.05,1970-01-01,false,NaN,-8\n,,,,,,\n"
@@ -448,7 +461,7 @@ mod tests {
     fn jsonl_keeps_types() {
         let (schema, b) = sample();
         let mut out = Vec::new();
-        write_jsonl(&mut out, &schema, &[b]).unwrap();
+        write_jsonl(&mut out, &schema, &[b], Zone::UTC).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], r#"{"id":1,"name":"a,b","amount":40.00,"day":"2026-01-01","ok":true,"x":1.0E7,"big":7}"#);
@@ -472,7 +485,7 @@ mod tests {
         )
         .unwrap();
         let mut out = Vec::new();
-        write_table(&mut out, &schema, std::slice::from_ref(&b), 20, 20).unwrap();
+        write_table(&mut out, &schema, std::slice::from_ref(&b), 20, 20, Zone::UTC).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "+-----------+-------+\n\
@@ -484,7 +497,7 @@ mod tests {
              +-----------+-------+\n"
         );
         assert_eq!(
-            show_string(&schema, &[b], 1, 0),
+            show_string(&schema, &[b], 1, 0, Zone::UTC),
             "+-----------+-------+\n\
              |customer_id|revenue|\n\
              +-----------+-------+\n\
@@ -496,7 +509,7 @@ mod tests {
         let col: ArrayRef = Arc::new(StringArray::from(vec!["a long value that is truncated", "x\ny"]));
         let b = RecordBatch::try_new(s.clone(), vec![col]).unwrap();
         assert_eq!(
-            show_string(&s, &[b], 20, 20),
+            show_string(&s, &[b], 20, 20, Zone::UTC),
             "+--------------------+\n|                   c|\n+--------------------+\n|a long value that...|\n|                x\\ny|\n+--------------------+\n"
         );
     }

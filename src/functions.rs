@@ -147,7 +147,7 @@ impl Column {
     }
     /// `cast(self AS type)` to an Arrow type.
     pub fn cast_to(self, to: DataType) -> Column {
-        self.map(|e| Expr::Cast { child: Box::new(e), to })
+        self.map(|e| Expr::Cast { child: Box::new(e), to, zone: None })
     }
     /// `self AS name`.
     pub fn alias(self, name: &str) -> Column {

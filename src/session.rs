@@ -454,7 +454,7 @@ impl Session {
             }),
             config,
             conf_version,
-            session: self.clone(),
+            session: Arc::new(self.clone()),
             control: None,
         })
     }
@@ -860,7 +860,7 @@ impl Session {
                     Some(j) => source_out[j].expr(),
                     None => Expr::Literal(crate::types::ScalarValue::Null(f.data_type().clone())),
                 };
-                Expr::Cast { child: Box::new(value), to: f.data_type().clone() }.alias(f.name().clone())
+                Expr::Cast { child: Box::new(value), to: f.data_type().clone(), zone: None }.alias(f.name().clone())
             })
             .collect();
         let project = |list: Vec<Expr>| self.plan(LogicalPlan::Project { list, child: source.analyzed_plan().clone() });
@@ -900,7 +900,7 @@ impl Session {
     fn insert_overflow(&self, list: &[Expr], project: &dyn Fn(Vec<Expr>) -> Result<DataFrame>) -> Option<KilnError> {
         list.iter().find_map(|e| {
             let Expr::Alias { child, name, .. } = e else { return None };
-            let Expr::Cast { child: value, to } = child.as_ref() else { return None };
+            let Expr::Cast { child: value, to, .. } = child.as_ref() else { return None };
             match project(vec![e.clone()]).and_then(|df| df.collect()) {
                 Err(KilnError::Execution(m)) if m.starts_with("[CAST_OVERFLOW]") => Some(KilnError::exec(format!(
                     "[CAST_OVERFLOW_IN_TABLE_INSERT] Fail to assign a value of \"{}\" type to the \"{}\" type column or variable `{name}` due to an overflow. \
@@ -987,4 +987,28 @@ fn view_columns(name: &str, columns: &[String], schema: arrow::datatypes::Schema
     let renamed = Arc::new(arrow::datatypes::Schema::new(fields));
     let batches = batches.into_iter().map(|b| Ok(RecordBatch::try_new(renamed.clone(), b.columns().to_vec())?)).collect::<Result<Vec<_>>>()?;
     Ok((renamed, batches))
+}
+
+impl crate::dataframe::Planner for Session {
+    fn plan(&self, parsed: LogicalPlan) -> Result<DataFrame> {
+        Session::plan(self, parsed)
+    }
+    fn plan_analyzed(&self, parsed: Arc<LogicalPlan>, analyzed: Arc<LogicalPlan>, analyzer_warnings: Vec<String>) -> Result<DataFrame> {
+        Session::plan_analyzed(self, parsed, analyzed, analyzer_warnings)
+    }
+    fn conf_version(&self) -> u64 {
+        Session::conf_version(self)
+    }
+    fn track(&self, control: &Arc<crate::exec::control::QueryControl>) {
+        Session::track(self, control)
+    }
+    fn stage_cache(&self) -> &crate::codegen::StageCache {
+        Session::stage_cache(self)
+    }
+    fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
+        Session::register_memory(self, name, schema, batches)
+    }
+    fn create_dataframe(&self, batches: Vec<RecordBatch>) -> Result<DataFrame> {
+        Session::create_dataframe(self, batches)
+    }
 }

@@ -11,6 +11,7 @@ use sqllogictest::{DBOutput, DefaultColumnType, Record, RecordOutput, Runner, DB
 
 use crate::error::KilnError;
 use crate::session::Session;
+use crate::types::time_zone::Zone;
 
 /// The engine name `skipif kiln` / `onlyif kiln` match.
 pub const ENGINE_NAME: &str = "kiln";
@@ -52,7 +53,7 @@ impl DB for KilnDb {
         let types = schema.fields().iter().map(|f| column_type(f.data_type())).collect();
         let mut rows = Vec::new();
         for batch in &batches {
-            rows.extend(render_batch(batch));
+            rows.extend(render_batch(batch, df.time_zone()));
         }
         Ok(DBOutput::Rows { types, rows })
     }
@@ -84,19 +85,19 @@ fn column_type(dt: &DataType) -> DefaultColumnType {
     }
 }
 
-fn render_batch(batch: &RecordBatch) -> Vec<Vec<String>> {
+fn render_batch(batch: &RecordBatch, zone: Zone) -> Vec<Vec<String>> {
     (0..batch.num_rows())
-        .map(|row| batch.columns().iter().map(|col| render_value(col, row)).collect())
+        .map(|row| batch.columns().iter().map(|col| render_value(col, row, zone)).collect())
         .collect()
 }
 
 /// One cell as sqllogictest text: `NULL`, `(empty)` for "", otherwise as Spark prints it.
-fn render_value(col: &ArrayRef, row: usize) -> String {
+fn render_value(col: &ArrayRef, row: usize, zone: Zone) -> String {
     // A NullArray (type of a bare NULL) has no validity buffer, so `is_null` says false.
     if col.logical_nulls().is_some_and(|n| n.is_null(row)) {
         return "NULL".to_string();
     }
-    match crate::format::format_value(col.as_ref(), row) {
+    match crate::format::format_value_in(col.as_ref(), row, zone) {
         None => "NULL".to_string(),
         Some(s) if s.is_empty() => "(empty)".to_string(),
         Some(s) => s,
@@ -192,10 +193,12 @@ fn run_file(path: &Path, mode: &str, codegen: &str, adaptive: &str, summary: &mu
     }
     let name = path.display();
     // Strict mode: a rule that breaks a plan's invariants fails the record, not just its rows.
+    // Files start in UTC, whatever the machine's zone (Spark's answers were taken in UTC).
     let session = match Session::builder()
         .config("spark.sql.codegen.wholeStage", codegen)
         .config("spark.sql.adaptive.enabled", adaptive)
         .config("kiln.optimizer.strict", "true")
+        .config("spark.sql.session.timeZone", "UTC")
         .build()
     {
         Ok(s) => s,

@@ -98,7 +98,7 @@ fn analyze(session: &Session, sql: &str) {
 fn show(session: &Session, sql: &str) -> String {
     let df = session.sql(sql).unwrap();
     let batches = df.collect().unwrap();
-    kiln::format::show_string(&df.schema(), &batches, 1000, 0)
+    kiln::format::show_string(&df.schema(), &batches, 1000, 0, df.time_zone())
 }
 
 /// The cells of a `show` table, trimmed, one Vec per line.

@@ -270,7 +270,7 @@ impl Translator {
                     return Err(unsupported(format!("a cast in mode {}", mode.rsplit('.').next().unwrap_or(mode).trim_end_matches('$'))));
                 }
                 let to = spark_type(node.get("dataType").and_then(Value::as_str).unwrap_or("?"))?;
-                Expr::Cast { child: child(self, "child")?, to }
+                Expr::Cast { child: child(self, "child")?, to, zone: None }
             }
             "In" => {
                 let value = child(self, "value")?;
@@ -390,7 +390,7 @@ fn literal(node: &Value) -> Result<Expr> {
     if data_type == DataType::Utf8 {
         return Ok(Expr::Literal(ScalarValue::Utf8(value)));
     }
-    let cast = Expr::Cast { child: Box::new(Expr::Literal(ScalarValue::Utf8(value))), to: data_type };
+    let cast = Expr::Cast { child: Box::new(Expr::Literal(ScalarValue::Utf8(value))), to: data_type, zone: None };
     Ok(Expr::Literal(kiln::expr::eval::evaluate_scalar(&cast)?))
 }
 

@@ -20,7 +20,7 @@ pub(super) fn require_boolean(e: Expr, clause: &str) -> Result<Expr> {
         return Ok(e);
     }
     if t == DataType::Null {
-        return Ok(Expr::Cast { child: Box::new(e), to: DataType::Boolean });
+        return Ok(Expr::Cast { child: Box::new(e), to: DataType::Boolean, zone: None });
     }
     Err(KilnError::analysis(
         "DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN",
@@ -35,7 +35,7 @@ fn cast(e: Expr, to: &DataType) -> Result<Expr> {
     }
     // Integer literals widen to the narrowest decimal that holds them (Spark prints
     // `cast(1 as decimal(1,0))` in TPC-H Q1).
-    Ok(Expr::Cast { child: Box::new(e), to: to.clone() })
+    Ok(Expr::Cast { child: Box::new(e), to: to.clone(), zone: None })
 }
 
 /// The decimal type a value of `e`'s type takes in decimal arithmetic; integer literals use
@@ -133,12 +133,12 @@ fn coerce_node(e: Expr) -> Result<Expr> {
             };
             Ok(Expr::Aggregate { func, args, distinct })
         }
-        Expr::Cast { child, to } => {
+        Expr::Cast { child, to, zone } => {
             let from = child.data_type()?;
             if from == to {
                 Ok(*child)
             } else if can_cast(&from, &to) {
-                Ok(Expr::Cast { child, to })
+                Ok(Expr::Cast { child, to, zone })
             } else {
                 Err(cast_error("cast", &child, &from, &to))
             }
@@ -383,9 +383,9 @@ fn interval_extract(func: ScalarFunc, args: &[Expr]) -> Result<Option<Expr>> {
         ScalarFunc::Year => "YEAR",
         ScalarFunc::Builtin(Builtin::Month) => "MONTH",
         ScalarFunc::Builtin(Builtin::Day) => "DAY",
-        ScalarFunc::Builtin(Builtin::Hour) => "HOUR",
-        ScalarFunc::Builtin(Builtin::Minute) => "MINUTE",
-        ScalarFunc::Builtin(Builtin::Second) => "SECOND",
+        ScalarFunc::Builtin(Builtin::Hour(_)) => "HOUR",
+        ScalarFunc::Builtin(Builtin::Minute(_)) => "MINUTE",
+        ScalarFunc::Builtin(Builtin::Second(_)) => "SECOND",
         _ => return Ok(None),
     };
     if is_year_month(&t) != matches!(field, "YEAR" | "MONTH") {
@@ -469,7 +469,7 @@ fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
         }
         ScalarFunc::Rand | ScalarFunc::MightContain => args,
         // TRY_CAST tolerates values that fail at run time, not a cast Spark does not have.
-        ScalarFunc::Builtin(crate::expr::Builtin::TryCast) => {
+        ScalarFunc::Builtin(crate::expr::Builtin::TryCast(_)) => {
             if let [child, target] = args.as_slice() {
                 let (from, to) = (child.data_type()?, target.data_type()?);
                 if from != to && !can_cast(&from, &to) {
@@ -554,7 +554,7 @@ fn interval_binary(op: BinaryOp, left: Expr, right: Expr, lt: &DataType, rt: &Da
                     } else {
                         (iv, Expr::Literal(ScalarValue::Int32(0)))
                     };
-                    Expr::Function { func: ScalarFunc::Builtin(crate::expr::Builtin::TimeAdd), args: vec![ts, us, months] }
+                    Expr::Function { func: ScalarFunc::Builtin(crate::expr::Builtin::TimeAdd(crate::types::time_zone::Zone::UTC)), args: vec![ts, us, months] }
                 }
             }
         }
@@ -619,7 +619,7 @@ fn interval_arithmetic(value: Expr, iv: ScalarValue, negate: bool, original: &Ex
         }
     };
     Ok(Expr::Function {
-        func: ScalarFunc::Builtin(crate::expr::Builtin::TimeAdd),
+        func: ScalarFunc::Builtin(crate::expr::Builtin::TimeAdd(crate::types::time_zone::Zone::UTC)),
         args: vec![value, Expr::Literal(ScalarValue::Int64(micros)), Expr::Literal(ScalarValue::Int32(months))],
     })
 }

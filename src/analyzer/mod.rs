@@ -17,6 +17,7 @@ use std::sync::Arc;
 use crate::catalog::Catalog;
 use crate::error::Result;
 use crate::plan::LogicalPlan;
+use crate::types::time_zone::Zone;
 
 pub use coercion::coerce_expr;
 
@@ -29,17 +30,25 @@ pub struct AnalyzerOptions {
     pub group_by_aliases: bool,
     /// `spark.sql.orderByOrdinal`: `ORDER BY 1` is the first select-list item.
     pub order_by_ordinal: bool,
+    /// `spark.sql.session.timeZone`: the zone TIMESTAMP casts and functions read and write
+    /// wall-clock times in.
+    pub time_zone: Zone,
 }
 
 impl Default for AnalyzerOptions {
     fn default() -> Self {
-        AnalyzerOptions { group_by_ordinal: true, group_by_aliases: true, order_by_ordinal: true }
+        AnalyzerOptions { group_by_ordinal: true, group_by_aliases: true, order_by_ordinal: true, time_zone: Zone::UTC }
     }
 }
 
 impl From<&crate::config::Config> for AnalyzerOptions {
     fn from(c: &crate::config::Config) -> Self {
-        AnalyzerOptions { group_by_ordinal: c.group_by_ordinal, group_by_aliases: c.group_by_aliases, order_by_ordinal: c.order_by_ordinal }
+        AnalyzerOptions {
+            group_by_ordinal: c.group_by_ordinal,
+            group_by_aliases: c.group_by_aliases,
+            order_by_ordinal: c.order_by_ordinal,
+            time_zone: c.time_zone(),
+        }
     }
 }
 
@@ -54,10 +63,39 @@ pub fn analyze_with_warnings(plan: &Arc<LogicalPlan>, catalog: &Catalog, options
     let resolver = resolve::Resolver { catalog, options, outer: vec![], warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: false };
     let plan = resolver.resolve(plan)?;
     let plan = sort_map_grouping_keys(&plan)?;
+    let plan = resolve_time_zones(&plan, options.time_zone)?;
     check_map_keys(&plan)?;
     let mut warnings = resolver.warnings.into_inner();
     hints::unused_hints(&plan, false, &mut warnings);
     Ok((plan, warnings))
+}
+
+/// Spark's `ResolveTimeZone`: every cast that reads or writes a TIMESTAMP and every zone-aware
+/// built-in (hour, date_format, date_trunc, ...) takes the session time zone, so the plan
+/// carries it to wherever the expression runs.
+fn resolve_time_zones(plan: &Arc<LogicalPlan>, zone: Zone) -> Result<Arc<LogicalPlan>> {
+    use crate::expr::{Expr, ScalarFunc};
+    let with_zone = |e: Expr| -> Result<Expr> {
+        Ok(match e {
+            Expr::Cast { child, to, zone: None } if mentions_timestamp(&child.data_type()?) || mentions_timestamp(&to) => {
+                Expr::Cast { child, to, zone: Some(zone) }
+            }
+            Expr::Function { func: ScalarFunc::Builtin(b), args } => Expr::Function { func: ScalarFunc::Builtin(b.with_zone(zone)), args },
+            other => other,
+        })
+    };
+    plan.transform_up_with_subqueries(&mut |node| Ok(Arc::new(node.map_expressions(|e| e.transform_up(&mut |x| with_zone(x)))?)))
+}
+
+/// True for a timestamp type or a nested type holding one.
+fn mentions_timestamp(t: &arrow::datatypes::DataType) -> bool {
+    use arrow::datatypes::DataType;
+    match t {
+        DataType::Timestamp(..) => true,
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::Map(f, _) => mentions_timestamp(f.data_type()),
+        DataType::Struct(fields) => fields.iter().any(|f| mentions_timestamp(f.data_type())),
+        _ => false,
+    }
 }
 
 /// Spark 4's `InsertMapSortInGroupingExpressions`: a map grouping key is grouped by its entries

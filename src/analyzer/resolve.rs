@@ -555,7 +555,7 @@ impl Resolver<'_> {
                 };
                 let shift = 1i64 << (grouping.len() - 1 - i);
                 let bit = gid.expr().binary(BinaryOp::IntDivide, Expr::lit(ScalarValue::Int64(shift))).binary(BinaryOp::Modulo, Expr::lit(ScalarValue::Int64(2)));
-                let bit = Expr::Cast { child: Box::new(bit), to: DataType::Int8 };
+                let bit = Expr::Cast { child: Box::new(bit), to: DataType::Int8, zone: None };
                 Ok(stand_in(format!("grouping({})", crate::expr::sql_name(&resolved)), bit))
             }
             _ => Ok(x),
@@ -1182,7 +1182,7 @@ fn pivot_values_as(columns: &[Expr], aggregates: Vec<Expr>, resolved: &[Expr]) -
                         return Err(mismatch());
                     }
                     // A value the cast rejects (ANSI) fails as the cast does, as in Spark.
-                    let cast = Expr::Cast { child: right.clone(), to: types[i].clone() };
+                    let cast = Expr::Cast { child: right.clone(), to: types[i].clone(), zone: None };
                     let value = crate::expr::eval::evaluate_scalar(&cast).map_err(|e| if e.to_string().contains("CAST_INVALID_INPUT") { e } else { mismatch() })?;
                     Ok(Expr::Binary { op: BinaryOp::EqNullSafe, left, right: Box::new(Expr::lit(value)) })
                 }
@@ -1219,7 +1219,7 @@ fn resolve_unpivot(r: &Resolver, columns: Vec<Vec<Expr>>, names: Vec<String>, va
         let mut p: Vec<Expr> = ids.iter().map(|a| a.expr()).collect();
         p.push(Expr::lit(ScalarValue::Utf8(item)));
         for (e, v) in c.into_iter().zip(&values) {
-            p.push(if e.data_type()? == v.data_type { e } else { Expr::Cast { child: Box::new(e), to: v.data_type.clone() } });
+            p.push(if e.data_type()? == v.data_type { e } else { Expr::Cast { child: Box::new(e), to: v.data_type.clone(), zone: None } });
         }
         projections.push(p);
     }
@@ -1295,7 +1295,7 @@ fn resolve_set_inputs(children: Vec<Arc<LogicalPlan>>, op: &str) -> Result<Logic
             let list = out
                 .iter()
                 .zip(&types)
-                .map(|(a, t)| if &a.data_type == t { a.expr() } else { Expr::Cast { child: Box::new(a.expr()), to: t.clone() }.alias(a.name.clone()) })
+                .map(|(a, t)| if &a.data_type == t { a.expr() } else { Expr::Cast { child: Box::new(a.expr()), to: t.clone(), zone: None }.alias(a.name.clone()) })
                 .collect();
             Arc::new(LogicalPlan::Project { list, child })
         })
@@ -1457,7 +1457,7 @@ fn cast_to_signature(args: Vec<Expr>, coerce: impl FnOnce(&[DataType]) -> Result
     Ok(args
         .into_iter()
         .zip(given.iter().zip(wanted))
-        .map(|(a, (g, w))| if *g == w { a } else { Expr::Cast { child: Box::new(a), to: w } })
+        .map(|(a, (g, w))| if *g == w { a } else { Expr::Cast { child: Box::new(a), to: w, zone: None } })
         .collect())
 }
 
@@ -1645,7 +1645,7 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
     }
     if let Some(to) = crate::expr::cast_function_type(name) {
         let [child] = <[Expr; 1]>::try_from(args).map_err(|args| arity_error_of(name, "1", args.len()))?;
-        return Ok(Expr::Cast { child: Box::new(child), to });
+        return Ok(Expr::Cast { child: Box::new(child), to, zone: None });
     }
     let Some(func) = ScalarFunc::from_name(name) else {
         let mut known: Vec<&'a str> = ScalarFunc::NAMES.iter().copied().chain(crate::expr::CAST_FUNCTIONS.iter().copied()).chain(["count", "sum", "avg", "min", "max"]).collect();

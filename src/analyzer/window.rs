@@ -108,7 +108,7 @@ pub(super) fn resolve_window_expression(e: Expr) -> Result<Expr> {
                         None => Expr::Literal(ScalarValue::Null(value_type.clone())),
                         Some(Expr::Literal(v)) if v.is_null() => Expr::Literal(ScalarValue::Null(value_type.clone())),
                         Some(d) if d.data_type()? == value_type => d,
-                        Some(d) => Expr::Cast { child: Box::new(d), to: value_type.clone() },
+                        Some(d) => Expr::Cast { child: Box::new(d), to: value_type.clone(), zone: None },
                     };
                     let signed = if func == WindowFunc::Lag { -offset } else { offset };
                     let off = i32::try_from(signed).map(ScalarValue::Int32).unwrap_or(ScalarValue::Int64(signed));

@@ -632,7 +632,7 @@ impl<'a, 'b> Tx<'a, 'b> {
                     other => Err(format!("negating {other}")),
                 }
             }
-            Expr::Cast { child, to } => self.cast(child, to),
+            Expr::Cast { child, to, .. } => self.cast(child, to),
             Expr::Binary { op: BinaryOp::And, left, right } => self.logic(true, left, right),
             Expr::Binary { op: BinaryOp::Or, left, right } => self.logic(false, left, right),
             Expr::Binary { op, left, right } if op.is_comparison() => self.compare(*op, left, right),

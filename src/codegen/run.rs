@@ -816,6 +816,8 @@ fn to_array(t: &DataType, mut values: MutableBuffer, valid: &[u8], count: usize)
 /// aggregate's output, or None when the generated code gave up (the interpreter then runs the
 /// partition again). After each batch, `hold` is told the bytes the groups take (the memory
 /// budget), and may stop the run with its error. `input_rows`: the rows to come, where known.
+/// A final aggregate's (`finish`) output is its merged buffers, one row per group, for the
+/// caller to finish into results.
 pub fn aggregate_partition(
     spec: &StageSpec,
     compiled: &CompiledStage,
@@ -835,7 +837,7 @@ pub fn aggregate_partition(
     let mut table = if *keys_in_code { Some(GroupTable::new(&key_types, stride)?) } else { None };
     let mut grouper = if keys.is_empty() || table.is_some() { None } else { Some(Grouper::new(&key_types)?) };
     if let (Some(_), Some(rows)) = (finish, input_rows) {
-        let groups = crate::exec::interpreted::final_groups_expected(rows);
+        let groups = crate::hashtable::groups::final_groups_expected(rows);
         table.iter_mut().for_each(|t| t.reserve_groups(groups));
         grouper.iter_mut().for_each(|g| g.reserve_groups(groups));
     }
@@ -910,7 +912,7 @@ pub fn aggregate_partition(
             rows_in += group_rows;
             // A partial aggregate whose rows fold well emits its groups and starts again.
             let held_groups = table.as_ref().map(|t| t.num_groups()).or(grouper.as_ref().map(Grouper::num_groups)).unwrap_or(0);
-            if finish.is_none() && crate::exec::interpreted::partial_flush_due(held_groups, rows_in, flush_groups) {
+            if finish.is_none() && crate::hashtable::groups::partial_flush_due(held_groups, rows_in, flush_groups) {
                 let Some(b) = groups_batch(table.as_deref(), grouper.as_ref(), &acc, groups, aggregates, output)? else { return Ok(false) };
                 emitted_bytes += batch_bytes(&b);
                 emitted.push(b);
@@ -952,15 +954,6 @@ pub fn aggregate_partition(
         }
     }
     let Some(merged) = groups_batch(table.as_deref(), grouper.as_ref(), &acc, groups, aggregates, output)? else { return Ok(None) };
-    // A final aggregate: the interpreter finishes the merged buffers (one row per group) into
-    // the results, so they are exactly its own.
-    if let Some(node) = finish {
-        let crate::physical::PhysicalPlan::HashAggregate { grouping, aggregates, result, .. } = node.as_ref() else {
-            return Err(KilnError::internal("a final aggregate stage without its HashAggregate"));
-        };
-        let agg = crate::exec::interpreted::HashAggregator::new(crate::physical::AggregateMode::Final, grouping, aggregates, result, output)?;
-        return agg.finish_distinct(&merged).map(Some);
-    }
     emitted.push(merged);
     Ok(Some(emitted))
 }

@@ -317,7 +317,7 @@ pub fn widened_on_load(t: &DataType) -> Option<DataType> {
 
 /// True for a cast of a widened-on-load column to a type its loaded value converts to exactly.
 fn widening_cast(e: &Expr) -> bool {
-    let Expr::Cast { child, to } = e else { return false };
+    let Expr::Cast { child, to, .. } = e else { return false };
     let Expr::Attribute(a) = child.as_ref() else { return false };
     match widened_on_load(&a.data_type) {
         Some(DataType::Int32) => matches!(to, DataType::Int32 | DataType::Int64 | DataType::Float64),
@@ -390,7 +390,7 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
             }
         }
         Expr::Not(_) | Expr::Negative(_) | Expr::IsNull(_) | Expr::IsNotNull(_) => None,
-        Expr::Cast { child, to } => {
+        Expr::Cast { child, to, .. } => {
             let from = child.data_type().ok();
             match (from.as_ref(), to) {
                 (Some(f), t) if f == t => None,

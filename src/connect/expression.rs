@@ -98,7 +98,7 @@ pub fn expression(e: &Expression) -> Result<Expr> {
             if c.eval_mode == pe::cast::EvalMode::Try as i32 {
                 return Err(unsupported("try_cast (Cast with EVAL_MODE_TRY)"));
             }
-            Expr::Cast { child: Box::new(child), to }
+            Expr::Cast { child: Box::new(child), to, zone: None }
         }
         ExprType::SortOrder(_) => return Err(unsupported("a sort order outside of a sort")),
         ExprType::Window(w) => window(w)?,
@@ -232,6 +232,7 @@ pub fn literal(l: &pe::Literal) -> Result<Expr> {
                 (Some(p), Some(s)) => Expr::Cast {
                     child: Box::new(value),
                     to: arrow::datatypes::DataType::Decimal128(u8::try_from(p).map_err(|_| out_of_range("decimal precision", &p))?, i8::try_from(s).map_err(|_| out_of_range("decimal scale", &s))?),
+                    zone: None,
                 },
                 _ => value,
             });

@@ -59,11 +59,15 @@ impl DataFrame {
     pub fn print_schema(&self) -> Result<()> {
         super::write_stdout(&self.schema_string())
     }
+    /// The session time zone this query was planned in: its TIMESTAMP values print in it.
+    pub fn time_zone(&self) -> crate::types::time_zone::Zone {
+        self.config.time_zone()
+    }
     /// The text `show(n, truncate)` prints: up to `n` rows, cells cut to `truncate` characters
     /// and right-aligned (0: whole and left-aligned), as Spark's `showString`.
     pub fn show_string(&self, n: usize, truncate: usize) -> Result<String> {
         let batches = self.limit(n.saturating_add(1))?.collect()?;
-        Ok(crate::format::show_string(&self.schema(), &batches, n, truncate))
+        Ok(crate::format::show_string(&self.schema(), &batches, n, truncate, self.config.time_zone()))
     }
     /// The first `n` rows (Spark's `head(n)`, the same as [`DataFrame::take`]).
     pub fn head(&self, n: usize) -> Result<Vec<RecordBatch>> {

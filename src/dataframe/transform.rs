@@ -313,7 +313,7 @@ impl DataFrame {
     /// Runs the query and prints up to `n` rows as Spark's `show(n)` does.
     pub fn show_rows(&self, n: usize) -> Result<()> {
         let batches = self.limit(n + 1)?.collect()?;
-        super::write_stdout(&crate::format::show_string(&self.schema(), &batches, n, 20))
+        super::write_stdout(&crate::format::show_string(&self.schema(), &batches, n, 20, self.config.time_zone()))
     }
     /// The first `n` rows, in at most one batch per partition that had some.
     pub fn take(&self, n: usize) -> Result<Vec<RecordBatch>> {

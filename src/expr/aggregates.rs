@@ -243,7 +243,7 @@ impl AggBuiltin {
             if *t == DataType::Float64 {
                 Ok(e)
             } else if is_numeric(t) || is_string(t) || *t == DataType::Null {
-                Ok(Expr::Cast { child: Box::new(e), to: DataType::Float64 })
+                Ok(Expr::Cast { child: Box::new(e), to: DataType::Float64, zone: None })
             } else {
                 Err(mismatch(name, &e, i, "\"DOUBLE\"", t))
             }
@@ -280,7 +280,7 @@ impl AggBuiltin {
                     match t {
                         DataType::Boolean => out.push(a),
                         // Spark's implicit cast: NULL and strings ('true') read as booleans.
-                        t if *t == DataType::Null || crate::types::is_string(t) => out.push(Expr::Cast { child: Box::new(a), to: DataType::Boolean }),
+                        t if *t == DataType::Null || crate::types::is_string(t) => out.push(Expr::Cast { child: Box::new(a), to: DataType::Boolean, zone: None }),
                         _ => return Err(mismatch(name, &a, i, "\"BOOLEAN\"", t)),
                     }
                 }
@@ -373,7 +373,7 @@ impl AggBuiltin {
                 for (i, (a, t)) in args.into_iter().zip(&types).enumerate() {
                     match t {
                         DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => out.push(a),
-                        DataType::Null => out.push(Expr::Cast { child: Box::new(a), to: DataType::Int32 }),
+                        DataType::Null => out.push(Expr::Cast { child: Box::new(a), to: DataType::Int32, zone: None }),
                         _ => return Err(mismatch(name, &a, i, "\"INTEGRAL\"", t)),
                     }
                 }
@@ -502,7 +502,7 @@ fn to_string_arg(name: &str, e: Expr, ordinal: usize, t: &DataType) -> Result<Ex
         t if is_string(t) => Ok(e),
         DataType::Binary => Err(KilnError::analysis("UNSUPPORTED_FEATURE", format!("{name} over binary values"))),
         DataType::List(_) | DataType::Struct(_) | DataType::Map(..) => Err(mismatch(name, &e, ordinal, "\"STRING\"", t)),
-        _ => Ok(Expr::Cast { child: Box::new(e), to: DataType::Utf8 }),
+        _ => Ok(Expr::Cast { child: Box::new(e), to: DataType::Utf8, zone: None }),
     }
 }
 

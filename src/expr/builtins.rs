@@ -11,6 +11,7 @@ use arrow::datatypes::{DataType, Date32Type, Decimal128Type, Float64Type, Int32T
 
 use super::Expr;
 use crate::error::{KilnError, Result};
+use crate::types::time_zone::Zone;
 use crate::types::{format_date, parse_date, wider_type};
 
 /// Built-in scalar functions beyond the core ones of `ScalarFunc`.
@@ -21,20 +22,22 @@ pub enum Builtin {
     Sinh, Cosh, Tanh, Asinh, Acosh, Atanh,
     Greatest, Least,
     ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right,
-    Month, Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate,
+    Month, Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate(Zone),
     BitAnd, BitOr, BitXor, BitNot, ShiftLeft, ShiftRight, ShiftRightUnsigned, BitCount,
     RLike, RegexpReplace, RegexpExtract, RegexpExtractAll, RegexpCount, RegexpSubstr, RegexpInstr, Split,
     StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl, Cot, Sec, Csc, E, Factorial, TypeOf,
-    Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp, FromUnixtime, DateTrunc,
+    Hour(Zone), Minute(Zone), Second(Zone), ToTimestamp(Zone), ToDate, DateFormat(Zone), CurrentTimestamp, UnixTimestamp(Zone), FromUnixtime(Zone), DateTrunc(Zone),
+    /// localtimestamp(): the wall-clock time now in the session zone, a TIMESTAMP_NTZ.
+    LocalTimestamp(Zone),
     Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin,
     /// `array(a, b, ...)`; element_at (1-based, from the end when negative), try_element_at, get (0-based, NULL out of bounds).
     MakeArray, ElementAt, TryElementAt, Get, ArrayPosition, ArrayRemove, Slice, ArrayRepeat,
     /// `a[i]` (0-based; an error out of bounds under ANSI); made by the parser.
     GetItem,
     /// `timestamp ± interval` (args: timestamp, microseconds, months); made by the analyzer, not callable.
-    TimeAdd,
+    TimeAdd(Zone),
     /// `TRY_CAST(x AS t)` (args: x, a NULL of type t): NULL where the cast fails; made by the parser.
-    TryCast,
+    TryCast(Zone),
     /// The functions of builtins_more.rs.
     More(super::builtins_more::MoreFn),
     /// The struct and map functions of nested.rs.
@@ -49,10 +52,10 @@ const ALL: &[Builtin] = &[
     Sqrt, Cbrt, Exp, Ln, Log10, Log2, Log, Power, Sin, Cos, Tan, Asin, Acos, Atan, Atan2, Degrees, Radians, Signum, Ceil, Floor, Pi,
     Sinh, Cosh, Tanh, Asinh, Acosh, Atanh, Greatest,
     Least, ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right, Month,
-    Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate, RLike, RegexpReplace, RegexpExtract, RegexpExtractAll,
+    Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate(Zone::UTC), RLike, RegexpReplace, RegexpExtract, RegexpExtractAll,
     RegexpCount, RegexpSubstr, RegexpInstr, Split, StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl,
-    Cot, Sec, Csc, E, Factorial, TypeOf, ShiftLeft, ShiftRight, ShiftRightUnsigned, BitCount, Hour, Minute, Second, ToTimestamp, ToDate, DateFormat, CurrentTimestamp, UnixTimestamp,
-    FromUnixtime, DateTrunc, Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin, MakeArray, ElementAt,
+    Cot, Sec, Csc, E, Factorial, TypeOf, ShiftLeft, ShiftRight, ShiftRightUnsigned, BitCount, Hour(Zone::UTC), Minute(Zone::UTC), Second(Zone::UTC), ToTimestamp(Zone::UTC), ToDate, DateFormat(Zone::UTC), CurrentTimestamp, LocalTimestamp(Zone::UTC), UnixTimestamp(Zone::UTC),
+    FromUnixtime(Zone::UTC), DateTrunc(Zone::UTC), Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin, MakeArray, ElementAt,
     TryElementAt, Get, ArrayPosition, ArrayRemove, Slice, ArrayRepeat,
 ];
 
@@ -68,7 +71,7 @@ impl Builtin {
             Reverse => "reverse", Initcap => "initcap", Instr => "instr", Locate => "locate", Ascii => "ascii", Chr => "chr",
             Translate => "translate", SplitPart => "split_part", Levenshtein => "levenshtein", Left => "left", Right => "right",
             Month => "month", Day => "day", Quarter => "quarter", DayOfWeek => "dayofweek", DayOfYear => "dayofyear",
-            WeekOfYear => "weekofyear", LastDay => "last_day", AddMonths => "add_months", Trunc => "trunc", CurrentDate => "current_date",
+            WeekOfYear => "weekofyear", LastDay => "last_day", AddMonths => "add_months", Trunc => "trunc", CurrentDate(_) => "current_date",
             BitAnd => "&", BitOr => "|", BitXor => "^", BitNot => "~", ShiftLeft => "shiftleft", ShiftRight => "shiftright",
             ShiftRightUnsigned => "shiftrightunsigned", BitCount => "bit_count",
             RLike => "rlike", RegexpReplace => "regexp_replace", RegexpExtract => "regexp_extract", RegexpExtractAll => "regexp_extract_all", RegexpCount => "regexp_count",
@@ -76,15 +79,36 @@ impl Builtin {
             StartsWith => "startswith", EndsWith => "endswith", Contains => "contains", OctetLength => "octet_length",
             BitLength => "bit_length", SubstringIndex => "substring_index", FindInSet => "find_in_set", Space => "space", Nanvl => "nanvl",
             Cot => "cot", Sec => "sec", Csc => "csc", E => "e", Factorial => "factorial", TypeOf => "typeof",
-            Hour => "hour", Minute => "minute", Second => "second", ToTimestamp => "to_timestamp", ToDate => "to_date",
-            DateFormat => "date_format", CurrentTimestamp => "current_timestamp", UnixTimestamp => "unix_timestamp",
-            FromUnixtime => "from_unixtime", DateTrunc => "date_trunc", TimeAdd => "timeadd", TryCast => "try_cast",
+            Hour(_) => "hour", Minute(_) => "minute", Second(_) => "second", ToTimestamp(_) => "to_timestamp", ToDate => "to_date",
+            DateFormat(_) => "date_format", CurrentTimestamp => "current_timestamp", LocalTimestamp(_) => "localtimestamp", UnixTimestamp(_) => "unix_timestamp",
+            FromUnixtime(_) => "from_unixtime", DateTrunc(_) => "date_trunc", TimeAdd(_) => "timeadd", TryCast(_) => "try_cast",
             Size => "size", SortArray => "sort_array", ArraySort => "array_sort", ArrayContains => "array_contains",
             ArrayJoin => "array_join", ArrayDistinct => "array_distinct", ArrayMax => "array_max", ArrayMin => "array_min",
             MakeArray => "array", ElementAt => "element_at", TryElementAt => "try_element_at", Get => "get", GetItem => "get_item",
             ArrayPosition => "array_position", ArrayRemove => "array_remove", Slice => "slice", ArrayRepeat => "array_repeat",
             More(m) => m.name(),
             Nested(n) => n.name(),
+        }
+    }
+
+    /// This function reading and writing TIMESTAMP wall-clock times in `zone` (Spark's
+    /// TimeZoneAwareExpression); the same function for one that does not.
+    pub fn with_zone(self, zone: Zone) -> Builtin {
+        match self {
+            Hour(_) => Hour(zone),
+            Minute(_) => Minute(zone),
+            Second(_) => Second(zone),
+            ToTimestamp(_) => ToTimestamp(zone),
+            UnixTimestamp(_) => UnixTimestamp(zone),
+            DateFormat(_) => DateFormat(zone),
+            FromUnixtime(_) => FromUnixtime(zone),
+            DateTrunc(_) => DateTrunc(zone),
+            CurrentDate(_) => CurrentDate(zone),
+            LocalTimestamp(_) => LocalTimestamp(zone),
+            TimeAdd(_) => TimeAdd(zone),
+            TryCast(_) => TryCast(zone),
+            More(m) => More(m.with_zone(zone)),
+            other => other,
         }
     }
 
@@ -98,14 +122,14 @@ impl Builtin {
             "dayofmonth" => Some(Day),
             "char" => Some(Chr),
             "week" => Some(WeekOfYear),
-            "curdate" => Some(CurrentDate),
+            "curdate" => Some(CurrentDate(Zone::UTC)),
             "position" => Some(Locate),
             "&" => Some(BitAnd),
             "|" => Some(BitOr),
             "^" => Some(BitXor),
             "~" => Some(BitNot),
             "regexp" | "regexp_like" => Some(RLike),
-            "now" | "localtimestamp" => Some(CurrentTimestamp),
+            "now" => Some(CurrentTimestamp),
             "cardinality" => Some(Size),
             _ => None,
         };
@@ -121,14 +145,14 @@ impl Builtin {
     /// The fewest and most arguments.
     pub fn arity(&self) -> (usize, usize) {
         match self {
-            Pi | E | CurrentDate | CurrentTimestamp => (0, 0),
-            TryCast => (2, 2),
+            Pi | E | CurrentDate(_) | CurrentTimestamp | LocalTimestamp(_) => (0, 0),
+            TryCast(_) => (2, 2),
             StartsWith | EndsWith | Contains | FindInSet | Nanvl | ShiftLeft | ShiftRight | ShiftRightUnsigned => (2, 2),
             SubstringIndex => (3, 3),
-            ToTimestamp | ToDate | FromUnixtime => (1, 2),
-            UnixTimestamp => (0, 2),
-            DateFormat | DateTrunc => (2, 2),
-            TimeAdd => (3, 3),
+            ToTimestamp(_) | ToDate | FromUnixtime(_) => (1, 2),
+            UnixTimestamp(_) => (0, 2),
+            DateFormat(_) | DateTrunc(_) => (2, 2),
+            TimeAdd(_) => (3, 3),
             Log => (1, 2),
             Power | Atan2 | Repeat | Instr | Levenshtein | Left | Right | AddMonths | Trunc | BitAnd | BitOr | BitXor => (2, 2),
             Ceil | Floor => (1, 2),
@@ -160,7 +184,7 @@ impl Builtin {
         if let Nested(n) = self {
             return n.null_intolerant();
         }
-        !matches!(self, Greatest | Least | ConcatWs | CurrentDate | Pi | E | CurrentTimestamp | UnixTimestamp | Nanvl | TypeOf | TryCast | MakeArray | ArrayRepeat)
+        !matches!(self, Greatest | Least | ConcatWs | CurrentDate(_) | Pi | E | CurrentTimestamp | LocalTimestamp(_) | UnixTimestamp(_) | Nanvl | TypeOf | TryCast(_) | MakeArray | ArrayRepeat)
     }
 
     /// Whether the result may be NULL, given which arguments may be.
@@ -169,10 +193,10 @@ impl Builtin {
             Greatest | Least => args.iter().all(|n| *n),
             ConcatWs => args.first().copied().unwrap_or(false),
             Ln | Log10 | Log2 | Log | Trunc | LastDay | AddMonths | Levenshtein | RegexpSubstr => true,
-            Pi | E | CurrentDate | CurrentTimestamp | TypeOf => false,
-            Factorial | TryCast => true,
+            Pi | E | CurrentDate(_) | CurrentTimestamp | LocalTimestamp(_) | TypeOf => false,
+            Factorial | TryCast(_) => true,
             Nanvl => args.first().copied().unwrap_or(false) || args.get(1).copied().unwrap_or(false),
-            DateTrunc => true,
+            DateTrunc(_) => true,
             // A NULL element can be the answer.
             ArrayContains | ArrayMax | ArrayMin | ElementAt | TryElementAt | Get | GetItem => true,
             MakeArray => false,
@@ -194,7 +218,7 @@ impl Builtin {
     /// The arguments with Spark's implicit casts.
     pub fn coerce(&self, args: Vec<Expr>) -> Result<Vec<Expr>> {
         let cast_to = |e: Expr, t: &DataType| -> Result<Expr> {
-            Ok(if &e.data_type()? == t { e } else { Expr::Cast { child: Box::new(e), to: t.clone() } })
+            Ok(if &e.data_type()? == t { e } else { Expr::Cast { child: Box::new(e), to: t.clone(), zone: None } })
         };
         let check_numeric = |e: &Expr| -> Result<()> {
             let t = e.data_type()?;
@@ -318,16 +342,16 @@ impl Builtin {
                 .map(|(i, a)| cast_to(a, if i == 3 { &DataType::Int32 } else { &DataType::Utf8 }))
                 .collect::<Result<_>>()?,
             Chr => args.into_iter().map(|a| cast_to(a, &DataType::Int64)).collect::<Result<_>>()?,
-            Hour | Minute | Second => args.into_iter().map(|a| self.to_timestamp_arg(a)).collect::<Result<_>>()?,
+            Hour(_) | Minute(_) | Second(_) => args.into_iter().map(|a| self.to_timestamp_arg(a)).collect::<Result<_>>()?,
             // A string with a pattern is parsed; anything else is cast.
-            ToTimestamp | UnixTimestamp | ToDate | DateFormat | DateTrunc | FromUnixtime => {
+            ToTimestamp(_) | UnixTimestamp(_) | ToDate | DateFormat(_) | DateTrunc(_) | FromUnixtime(_) => {
                 let with_pattern = args.len() == 2;
                 args.into_iter()
                     .enumerate()
                     .map(|(i, a)| match (self, i) {
-                        (DateTrunc, 0) | (DateFormat, 1) | (ToTimestamp | UnixTimestamp | ToDate | FromUnixtime, 1) => cast_to(a, &DataType::Utf8),
-                        (FromUnixtime, _) => cast_to(a, &DataType::Int64),
-                        (DateTrunc | DateFormat, _) => self.to_timestamp_arg(a),
+                        (DateTrunc(_), 0) | (DateFormat(_), 1) | (ToTimestamp(_) | UnixTimestamp(_) | ToDate | FromUnixtime(_), 1) => cast_to(a, &DataType::Utf8),
+                        (FromUnixtime(_), _) => cast_to(a, &DataType::Int64),
+                        (DateTrunc(_) | DateFormat(_), _) => self.to_timestamp_arg(a),
                         (ToDate, _) if !with_pattern => {
                             let t = a.data_type()?;
                             if crate::types::is_string(&t) || t == DataType::Null { Ok(a) } else { cast_to(a, &DataType::Date32) }
@@ -339,13 +363,13 @@ impl Builtin {
                     })
                     .collect::<Result<_>>()?
             }
-            CurrentTimestamp | TimeAdd | TypeOf | TryCast => args,
+            CurrentTimestamp | LocalTimestamp(_) | TimeAdd(_) | TypeOf | TryCast(_) => args,
             // Bytes count as they are; anything else as a string's UTF-8 bytes.
             OctetLength | BitLength => {
                 args.into_iter().map(|a| if a.data_type()? == DataType::Binary { Ok(a) } else { cast_to(a, &DataType::Utf8) }).collect::<Result<_>>()?
             }
             Factorial | Space => args.into_iter().map(|a| cast_to(a, &DataType::Int32)).collect::<Result<_>>()?,
-            Pi | CurrentDate => args,
+            Pi | CurrentDate(_) => args,
             ElementAt | TryElementAt | Get | GetItem => {
                 let mut it = args.into_iter();
                 let (a, i) = (it.next().ok_or_else(|| KilnError::internal("element_at arity"))?, it.next().ok_or_else(|| KilnError::internal("element_at arity"))?);
@@ -393,8 +417,8 @@ impl Builtin {
         let t = e.data_type()?;
         match t {
             DataType::Timestamp(..) => Ok(e),
-            DataType::Date32 | DataType::Null => Ok(Expr::Cast { child: Box::new(e), to: crate::types::timestamp_type(false) }),
-            ref s if crate::types::is_string(s) => Ok(Expr::Cast { child: Box::new(e), to: crate::types::timestamp_type(false) }),
+            DataType::Date32 | DataType::Null => Ok(Expr::Cast { child: Box::new(e), to: crate::types::timestamp_type(false), zone: None }),
+            ref s if crate::types::is_string(s) => Ok(Expr::Cast { child: Box::new(e), to: crate::types::timestamp_type(false), zone: None }),
             other => Err(self.type_error(&e, "TIMESTAMP", &other)),
         }
     }
@@ -436,7 +460,7 @@ impl Builtin {
             StartsWith | EndsWith | Contains => DataType::Boolean,
             OctetLength | BitLength | FindInSet => DataType::Int32,
             Factorial => DataType::Int64,
-            TryCast => args.get(1).cloned().unwrap_or(DataType::Null),
+            TryCast(_) => args.get(1).cloned().unwrap_or(DataType::Null),
             Ceil | Floor if args.len() == 2 && args.first() == Some(&DataType::Float64) => DataType::Float64,
             Ceil | Floor => match args.first() {
                 Some(DataType::Decimal128(p, s)) => {
@@ -451,11 +475,12 @@ impl Builtin {
             RegexpCount | RegexpInstr => DataType::Int32,
             RegexpExtractAll | Split => crate::types::list_type(DataType::Utf8),
             Instr | Locate | Ascii | Levenshtein | Month | Day | Quarter | DayOfWeek | DayOfYear | WeekOfYear => DataType::Int32,
-            LastDay | AddMonths | Trunc | CurrentDate | ToDate => DataType::Date32,
-            Hour | Minute | Second => DataType::Int32,
-            UnixTimestamp => DataType::Int64,
-            ToTimestamp | CurrentTimestamp | DateTrunc => crate::types::timestamp_type(false),
-            TimeAdd => args.first().cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
+            LastDay | AddMonths | Trunc | CurrentDate(_) | ToDate => DataType::Date32,
+            Hour(_) | Minute(_) | Second(_) => DataType::Int32,
+            UnixTimestamp(_) => DataType::Int64,
+            ToTimestamp(_) | CurrentTimestamp | DateTrunc(_) => crate::types::timestamp_type(false),
+            LocalTimestamp(_) => crate::types::timestamp_type(true),
+            TimeAdd(_) => args.first().cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
             Size => DataType::Int32,
             ArrayContains => DataType::Boolean,
             SortArray | ArraySort | ArrayDistinct => args.first().cloned().unwrap_or(DataType::Null),
@@ -494,7 +519,7 @@ impl Builtin {
         let regexp = |f: super::regexp::RegexpFn| super::regexp::eval(f, args, rows);
         let array = |f: super::arrays::ArrayFn| super::arrays::eval(f, args, rows, result);
         Ok(match self {
-            Hour | Minute | Second | ToTimestamp | ToDate | DateFormat | CurrentTimestamp | UnixTimestamp | FromUnixtime | DateTrunc | TimeAdd => {
+            Hour(_) | Minute(_) | Second(_) | ToTimestamp(_) | ToDate | DateFormat(_) | CurrentTimestamp | LocalTimestamp(_) | UnixTimestamp(_) | FromUnixtime(_) | DateTrunc(_) | TimeAdd(_) => {
                 super::datetime::eval(*self, args, rows, result)?
             }
             More(m) => m.eval(args, rows, result)?,
@@ -548,7 +573,7 @@ impl Builtin {
             Signum => math1(|x| Some(if x.is_nan() { f64::NAN } else if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { 0.0 }))?,
             Pi => Arc::new(Float64Array::from(vec![std::f64::consts::PI; rows])),
             E => Arc::new(Float64Array::from(vec![std::f64::consts::E; rows])),
-            TryCast => super::eval::try_cast(arg(0)?, result)?,
+            TryCast(zone) => super::eval::try_cast(arg(0)?, result, *zone)?,
             Cot => math1(|x| Some(1.0 / x.tan()))?,
             Sec => math1(|x| Some(1.0 / x.cos()))?,
             Csc => math1(|x| Some(1.0 / x.sin()))?,
@@ -827,8 +852,9 @@ impl Builtin {
                 let (d, f) = (arg(0)?.as_primitive::<Date32Type>(), strs(1)?);
                 Arc::new(d.iter().zip(f.iter()).map(|(d, f)| trunc_date(d?, f?)).collect::<Date32Array>())
             }
-            CurrentDate => {
-                let days = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|t| t.as_secs() / 86_400).unwrap_or(0) as i32;
+            CurrentDate(zone) => {
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |t| t.as_micros() as i64);
+                let days = zone.from_utc(now).unwrap_or(now).div_euclid(crate::types::timestamp::MICROS_PER_DAY) as i32;
                 Arc::new(Date32Array::from(vec![days; rows]))
             }
         })

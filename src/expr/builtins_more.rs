@@ -13,6 +13,7 @@ use super::{BinaryOp, Builtin, Expr, ScalarFunc};
 use super::builtins::sized_strings;
 use crate::error::{KilnError, Result};
 use crate::types::timestamp::{civil, from_civil, MICROS_PER_DAY};
+use crate::types::time_zone::Zone;
 use crate::types::ScalarValue;
 
 /// The functions of this file.
@@ -27,9 +28,9 @@ pub enum MoreFn {
     TryToTimestamp, TryToDate, TryMakeTimestamp,
     Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
     UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros,
-    MakeDate, MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString,
+    MakeDate, MakeTimestamp(Zone), MonthsBetween(Zone), Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString,
     /// (unit, n, timestamp) and (unit, start, end); the parser makes the unit a string.
-    TimestampAdd, TimestampDiff,
+    TimestampAdd(Zone), TimestampDiff(Zone),
     /// make_ym_interval(years, months), make_dt_interval(days, hours, mins, secs).
     MakeYmInterval, MakeDtInterval,
     /// mask(s[, upperChar, lowerChar, digitChar, otherChar]): each a one-character literal or NULL (keep).
@@ -75,7 +76,7 @@ use MoreFn::*;
 const ALL: &[MoreFn] = &[
     TryAdd, TrySubtract, TryMultiply, TryDivide, TryMod, TryToTimestamp, TryToDate, TryMakeTimestamp, Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
     UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros, MakeDate,
-    MakeTimestamp, MonthsBetween, Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString, TimestampAdd, TimestampDiff,
+    MakeTimestamp(Zone::UTC), MonthsBetween(Zone::UTC), Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString, TimestampAdd(Zone::UTC), TimestampDiff(Zone::UTC),
     MakeYmInterval, MakeDtInterval, Mask, ToNumber, TryToNumber, ToChar, Overlay, UrlEncode, UrlDecode, TryUrlDecode, IsNan,
     NextDay, BitGet, ToBinary, TryToBinary, Encode, Decode, ParseUrl, TryParseUrl, Uuid, IsValidUtf8, MakeValidUtf8, ValidateUtf8,
     TryValidateUtf8, GetJsonObject, FromUtcTimestamp, ToUtcTimestamp,
@@ -91,10 +92,10 @@ impl MoreFn {
             Unhex => "unhex", Base64 => "base64", Unbase64 => "unbase64", Bin => "bin", Conv => "conv",
             UnixDate => "unix_date", DateFromUnixDate => "date_from_unix_date", UnixSeconds => "unix_seconds", UnixMillis => "unix_millis",
             UnixMicros => "unix_micros", TimestampSeconds => "timestamp_seconds", TimestampMillis => "timestamp_millis",
-            TimestampMicros => "timestamp_micros", MakeDate => "make_date", MakeTimestamp => "make_timestamp",
-            MonthsBetween => "months_between", Elt => "elt", LuhnCheck => "luhn_check", Soundex => "soundex", WidthBucket => "width_bucket",
+            TimestampMicros => "timestamp_micros", MakeDate => "make_date", MakeTimestamp(_) => "make_timestamp",
+            MonthsBetween(_) => "months_between", Elt => "elt", LuhnCheck => "luhn_check", Soundex => "soundex", WidthBucket => "width_bucket",
             Bround => "bround", FormatNumber => "format_number", FormatString => "format_string",
-            TimestampAdd => "timestampadd", TimestampDiff => "timestampdiff",
+            TimestampAdd(_) => "timestampadd", TimestampDiff(_) => "timestampdiff",
             MakeYmInterval => "make_ym_interval", MakeDtInterval => "make_dt_interval", ExtractInterval => "extract", Mask => "mask",
             ToNumber => "to_number", TryToNumber => "try_to_number", ToChar => "to_char", Overlay => "overlay",
             UrlEncode => "url_encode", UrlDecode => "url_decode", TryUrlDecode => "try_url_decode", IsNan => "isnan", LikeEscape => "like_escape",
@@ -121,6 +122,17 @@ impl MoreFn {
         ALL.iter().map(|f| f.name())
     }
 
+    /// This function reading and writing TIMESTAMP wall-clock times in `zone`.
+    pub fn with_zone(self, zone: Zone) -> MoreFn {
+        match self {
+            MakeTimestamp(_) => MakeTimestamp(zone),
+            MonthsBetween(_) => MonthsBetween(zone),
+            TimestampAdd(_) => TimestampAdd(zone),
+            TimestampDiff(_) => TimestampDiff(zone),
+            other => other,
+        }
+    }
+
     /// The try_ arithmetic, made by `rewrite` (one argument: the operation).
     pub fn is_try(&self) -> bool {
         matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp)
@@ -132,9 +144,9 @@ impl MoreFn {
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp => (1, 1),
             Sha2 | Bround | FormatNumber | ToNumber | TryToNumber | ToChar => (2, 2),
             Hash | XxHash64 => (1, usize::MAX),
-            Conv | MakeDate | TimestampAdd | TimestampDiff => (3, 3),
-            MakeTimestamp => (6, 6),
-            MonthsBetween => (2, 3),
+            Conv | MakeDate | TimestampAdd(_) | TimestampDiff(_) => (3, 3),
+            MakeTimestamp(_) => (6, 7),
+            MonthsBetween(_) => (2, 3),
             Elt => (2, usize::MAX),
             WidthBucket => (4, 4),
             FormatString => (1, usize::MAX),
@@ -175,7 +187,7 @@ impl MoreFn {
     /// The arguments with Spark's implicit casts.
     pub fn coerce(&self, b: Builtin, args: Vec<Expr>) -> Result<Vec<Expr>> {
         let cast_to = |e: Expr, t: &DataType| -> Result<Expr> {
-            Ok(if &e.data_type()? == t { e } else { Expr::Cast { child: Box::new(e), to: t.clone() } })
+            Ok(if &e.data_type()? == t { e } else { Expr::Cast { child: Box::new(e), to: t.clone(), zone: None } })
         };
         let each = |args: Vec<Expr>, types: &[DataType]| -> Result<Vec<Expr>> {
             args.into_iter().enumerate().map(|(i, a)| cast_to(a, types.get(i).or(types.last()).unwrap_or(&DataType::Utf8))).collect()
@@ -314,8 +326,8 @@ impl MoreFn {
                 each(args, &[DataType::Int64])?
             }
             MakeDate => each(args, &[DataType::Int32])?,
-            MakeTimestamp => each(args, &[DataType::Int32, DataType::Int32, DataType::Int32, DataType::Int32, DataType::Int32, DataType::Decimal128(16, 6)])?,
-            MonthsBetween => {
+            MakeTimestamp(_) => each(args, &[DataType::Int32, DataType::Int32, DataType::Int32, DataType::Int32, DataType::Int32, DataType::Decimal128(16, 6), DataType::Utf8])?,
+            MonthsBetween(_) => {
                 let mut it = args.into_iter();
                 let mut out = vec![];
                 for a in it.by_ref().take(2) {
@@ -439,7 +451,7 @@ impl MoreFn {
                 }
                 each(args, &[DataType::Utf8, DataType::Utf8, DataType::Int32, DataType::Int32])?
             }
-            TimestampAdd | TimestampDiff => {
+            TimestampAdd(_) | TimestampDiff(_) => {
                 let mut it = args.into_iter();
                 let unit = it.next().ok_or_else(|| KilnError::internal("timestampadd arity"))?;
                 let unit_name = match &unit {
@@ -447,7 +459,7 @@ impl MoreFn {
                     other => return Err(KilnError::analysis("INVALID_PARAMETER_VALUE.DATETIME_UNIT", format!("The value of parameter(s) `unit` in `{}` is invalid: expects a unit name such as DAY, got {other}.", self.name()))),
                 };
                 let units: &[&str] = &["MICROSECOND", "MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY", "DAYOFYEAR", "WEEK", "MONTH", "QUARTER", "YEAR"];
-                if !units.contains(&unit_name.as_str()) || (*self == TimestampDiff && unit_name == "DAYOFYEAR") {
+                if !units.contains(&unit_name.as_str()) || (matches!(self, TimestampDiff(_)) && unit_name == "DAYOFYEAR") {
                     return Err(KilnError::analysis(
                         "INVALID_PARAMETER_VALUE.DATETIME_UNIT",
                         format!("The value of parameter(s) `unit` in `{}` is invalid: expects one of the units without quotes YEAR, QUARTER, MONTH, WEEK, DAY, DAYOFYEAR, HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND, but got the string literal '{unit_name}'.", self.name()),
@@ -455,7 +467,7 @@ impl MoreFn {
                 }
                 let mut out = vec![unit];
                 for (i, a) in it.enumerate() {
-                    out.push(if *self == TimestampAdd && i == 0 { cast_to(a, &DataType::Int64)? } else { to_ts(a)? });
+                    out.push(if matches!(self, TimestampAdd(_)) && i == 0 { cast_to(a, &DataType::Int64)? } else { to_ts(a)? });
                 }
                 out
             }
@@ -466,8 +478,8 @@ impl MoreFn {
     pub fn return_type(&self, exprs: &[Expr], args: &[DataType]) -> DataType {
         match self {
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp => args.first().cloned().unwrap_or(DataType::Null),
-            Crc32 | XxHash64 | UnixSeconds | UnixMillis | UnixMicros | WidthBucket | TimestampDiff => DataType::Int64,
-            TimestampAdd => args.get(2).cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
+            Crc32 | XxHash64 | UnixSeconds | UnixMillis | UnixMicros | WidthBucket | TimestampDiff(_) => DataType::Int64,
+            TimestampAdd(_) => args.get(2).cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
             MakeYmInterval => crate::types::interval::YEAR_MONTH,
             ToNumber | TryToNumber => match exprs.get(1) {
                 Some(Expr::Literal(ScalarValue::Utf8(f))) => match super::number_format::NumberFormat::new(f) {
@@ -491,8 +503,8 @@ impl MoreFn {
             },
             Hash | UnixDate => DataType::Int32,
             DateFromUnixDate | MakeDate => DataType::Date32,
-            TimestampSeconds | TimestampMillis | TimestampMicros | MakeTimestamp | FromUtcTimestamp | ToUtcTimestamp => crate::types::timestamp_type(false),
-            MonthsBetween => DataType::Float64,
+            TimestampSeconds | TimestampMillis | TimestampMicros | MakeTimestamp(_) | FromUtcTimestamp | ToUtcTimestamp => crate::types::timestamp_type(false),
+            MonthsBetween(_) => DataType::Float64,
             LuhnCheck | IsNan | IsValidUtf8 => DataType::Boolean,
             Unhex | Unbase64 | ToBinary | TryToBinary | Encode => DataType::Binary,
             NextDay => DataType::Date32,
@@ -525,6 +537,18 @@ impl MoreFn {
         let i32s = |i: usize| -> Result<Int32Array> { Ok(arg(i)?.as_primitive::<Int32Type>().clone()) };
         let micros = |i: usize| -> Result<Vec<Option<i64>>> { Ok(arg(i)?.as_primitive::<TimestampMicrosecondType>().iter().collect()) };
         let to_ts = |v: Vec<Option<i64>>| -> ArrayRef { Arc::new(TimestampMicrosecondArray::from(v).with_data_type(result.clone())) };
+        let zone = match self {
+            MakeTimestamp(z) | MonthsBetween(z) | TimestampAdd(z) | TimestampDiff(z) => *z,
+            _ => Zone::UTC,
+        };
+        // A timestamp argument's wall-clock times in `zone` (a TIMESTAMP_NTZ's as they are).
+        let local = |i: usize| -> Result<Vec<Option<i64>>> {
+            let ltz = matches!(arg(i)?.data_type(), DataType::Timestamp(_, Some(_)));
+            Ok(micros(i)?.into_iter().map(|v| if ltz { v.and_then(|v| zone.from_utc(v)) } else { v }).collect())
+        };
+        // The result's value for a wall-clock time: a TIMESTAMP's instant in `zone`.
+        let overflow = || KilnError::exec(format!("[DATETIME_OVERFLOW] Datetime operation overflow in {}. SQLSTATE: 22008", self.name()));
+        let instant = |v: i64| -> Result<i64> { if matches!(result, DataType::Timestamp(_, Some(_))) { zone.to_utc(v).ok_or_else(overflow) } else { Ok(v) } };
         Ok(match self {
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp => return Err(KilnError::internal(format!("{} evaluated over values", self.name()))),
             Md5 => {
@@ -616,12 +640,14 @@ impl MoreFn {
                 }
                 Arc::new(Date32Array::from(out))
             }
-            MakeTimestamp => {
+            MakeTimestamp(_) => {
                 let f: Vec<Int32Array> = (0..5).map(i32s).collect::<Result<_>>()?;
                 let sec = arg(5)?.as_primitive::<Decimal128Type>();
+                // make_timestamp(..., timezone): the fields are a wall-clock time in that zone.
+                let zones = if args.len() > 6 { Some(strs(6)?) } else { None };
                 let mut out = Vec::with_capacity(rows);
                 for i in 0..rows {
-                    if f.iter().any(|a| a.is_null(i)) || sec.is_null(i) {
+                    if f.iter().any(|a| a.is_null(i)) || sec.is_null(i) || zones.as_ref().is_some_and(|z| z.is_null(i)) {
                         out.push(None);
                         continue;
                     }
@@ -633,13 +659,19 @@ impl MoreFn {
                             crate::types::format_decimal(s, 6)
                         )));
                     }
-                    let base = civil_micros(f[0].value(i), f[1].value(i), f[2].value(i), f[3].value(i), f[4].value(i), 0)?;
-                    out.push(Some(base + s as i64));
+                    let wall = civil_micros(f[0].value(i), f[1].value(i), f[2].value(i), f[3].value(i), f[4].value(i), 0)? + s as i64;
+                    out.push(Some(match &zones {
+                        Some(z) => {
+                            let id = z.value(i);
+                            Zone::parse(id).ok_or_else(|| crate::types::time_zone::invalid_zone(id))?.to_utc(wall).ok_or_else(overflow)?
+                        }
+                        None => instant(wall)?,
+                    }));
                 }
                 to_ts(out)
             }
-            MonthsBetween => {
-                let (a, b) = (micros(0)?, micros(1)?);
+            MonthsBetween(_) => {
+                let (a, b) = (local(0)?, local(1)?);
                 let round: Vec<Option<bool>> = if args.len() > 2 { arg(2)?.as_boolean().iter().collect() } else { vec![Some(true); rows] };
                 let out: Float64Array = a.iter().zip(b).zip(round).map(|((a, b), r)| Some(months_between((*a)?, b?, r?))).collect();
                 Arc::new(out)
@@ -732,19 +764,25 @@ impl MoreFn {
                     }))
                 }))?
             }
-            TimestampAdd | TimestampDiff => {
+            TimestampAdd(_) | TimestampDiff(_) => {
                 let unit = strs(0)?;
-                let (x, y) = (arg(1)?, micros(2)?);
+                let x = arg(1)?;
+                let ltz = matches!(arg(2)?.data_type(), DataType::Timestamp(_, Some(_)));
+                let (y, y_local) = (micros(2)?, local(2)?);
+                let x_local = if matches!(self, TimestampDiff(_)) { local(1)? } else { vec![] };
                 let mut out = Vec::with_capacity(rows);
                 for i in 0..rows {
-                    out.push(match (unit.is_valid(i).then(|| unit.value(i)), x.is_valid(i), y[i]) {
-                        (Some(u), true, Some(t)) if *self == TimestampAdd => Some(timestamp_add(u, x.as_primitive::<Int64Type>().value(i), t)?),
-                        (Some(u), true, Some(end)) => Some(timestamp_diff(u, x.as_primitive::<TimestampMicrosecondType>().value(i), end)),
+                    out.push(match (unit.is_valid(i).then(|| unit.value(i)), x.is_valid(i), y[i], y_local[i]) {
+                        (Some(u), true, Some(t), Some(wall)) if matches!(self, TimestampAdd(_)) => {
+                            Some(timestamp_add(u, x.as_primitive::<Int64Type>().value(i), t, wall, |w| if ltz { zone.to_utc(w) } else { Some(w) })?)
+                        }
+                        // Spark counts the units between the wall-clock times.
+                        (Some(u), true, _, Some(end)) => x_local.get(i).copied().flatten().map(|start| timestamp_diff(u, start, end)),
                         _ => None,
                     });
                 }
                 match self {
-                    TimestampAdd => to_ts(out),
+                    TimestampAdd(_) => to_ts(out),
                     _ => Arc::new(Int64Array::from(out)),
                 }
             }
@@ -1225,9 +1263,9 @@ fn type_error(b: Builtin, e: &Expr, wanted: &str, t: &DataType) -> KilnError {
 pub(crate) fn rewrite(name: &str, args: Vec<Expr>) -> Result<std::result::Result<Expr, Vec<Expr>>> {
     let n = name.to_ascii_lowercase();
     let wrapped = match n.as_str() {
-        "try_to_timestamp" => Some((TryToTimestamp, Builtin::ToTimestamp)),
+        "try_to_timestamp" => Some((TryToTimestamp, Builtin::ToTimestamp(crate::types::time_zone::Zone::UTC))),
         "try_to_date" => Some((TryToDate, Builtin::ToDate)),
-        "try_make_timestamp" => Some((TryMakeTimestamp, Builtin::More(MakeTimestamp))),
+        "try_make_timestamp" => Some((TryMakeTimestamp, Builtin::More(MakeTimestamp(Zone::UTC)))),
         _ => None,
     };
     if let Some((f, inner)) = wrapped {
@@ -1267,7 +1305,7 @@ pub(crate) fn rewrite(name: &str, args: Vec<Expr>) -> Result<std::result::Result
         (_, None) if n == "positive" => {
             let t = a.data_type()?;
             if crate::types::is_string(&t) || t == DataType::Null {
-                Expr::Cast { child: Box::new(a), to: DataType::Float64 }
+                Expr::Cast { child: Box::new(a), to: DataType::Float64, zone: None }
             } else if crate::types::is_numeric(&t) || crate::types::interval::is_interval(&t) {
                 a
             } else {
@@ -1386,7 +1424,7 @@ fn month_name(m: i32) -> &'static str {
     ["JANUARY", "FEBRUARY", "MARCH", "APRIL", "MAY", "JUNE", "JULY", "AUGUST", "SEPTEMBER", "OCTOBER", "NOVEMBER", "DECEMBER"].get(m as usize - 1).copied().unwrap_or("")
 }
 
-/// Spark's DateTimeUtils.monthsBetween (UTC): whole months when the days of month match or
+/// Spark's DateTimeUtils.monthsBetween over wall-clock times: whole months when the days of month match or
 /// both are month ends, else the difference in seconds over 31-day months; rounded to 8
 /// digits when asked.
 fn months_between(a: i64, b: i64, round: bool) -> f64 {
@@ -1402,18 +1440,20 @@ fn months_between(a: i64, b: i64, round: bool) -> f64 {
     if round { (v * 1e8).round() / 1e8 } else { v }
 }
 
-/// Spark's DateTimeUtils.timestampAdd (UTC): months keep the day of month, clamped to the
-/// month's end; ANSI: overflow is an error.
-fn timestamp_add(unit: &str, n: i64, t: i64) -> Result<i64> {
+/// Spark's DateTimeUtils.timestampAdd: units up to hours move the instant `t`, days and longer
+/// the wall-clock time `wall` (whose instant `instant` gives); months keep the day of month,
+/// clamped to the month's end; ANSI: overflow is an error.
+fn timestamp_add(unit: &str, n: i64, t: i64, wall: i64, instant: impl Fn(i64) -> Option<i64>) -> Result<i64> {
     let overflow = || KilnError::exec("[DATETIME_OVERFLOW] Datetime operation overflow. SQLSTATE: 22008");
     let micros = |per: i64| n.checked_mul(per).and_then(|d| t.checked_add(d)).ok_or_else(overflow);
+    let days = |per: i64| n.checked_mul(per).and_then(|d| wall.checked_add(d)).and_then(&instant).ok_or_else(overflow);
     let months = |per: i64| -> Result<i64> {
         let m = n.checked_mul(per).ok_or_else(overflow)?;
-        let c = civil(t);
+        let c = civil(wall);
         let total = c.year * 12 + c.month as i64 - 1 + m;
         let (y, mo) = (total.div_euclid(12), total.rem_euclid(12) as u32 + 1);
         let day = (1..=c.day).rev().find(|d| from_civil(y, mo, *d, 0, 0, 0, 0).is_some()).unwrap_or(1);
-        from_civil(y, mo, day, c.hour, c.minute, c.second, c.micros).ok_or_else(overflow)
+        from_civil(y, mo, day, c.hour, c.minute, c.second, c.micros).and_then(&instant).ok_or_else(overflow)
     };
     match unit {
         "MICROSECOND" => micros(1),
@@ -1421,15 +1461,15 @@ fn timestamp_add(unit: &str, n: i64, t: i64) -> Result<i64> {
         "SECOND" => micros(1_000_000),
         "MINUTE" => micros(60_000_000),
         "HOUR" => micros(3_600_000_000),
-        "DAY" | "DAYOFYEAR" => micros(MICROS_PER_DAY),
-        "WEEK" => micros(7 * MICROS_PER_DAY),
+        "DAY" | "DAYOFYEAR" => days(MICROS_PER_DAY),
+        "WEEK" => days(7 * MICROS_PER_DAY),
         "MONTH" => months(1),
         "QUARTER" => months(3),
         _ => months(12),
     }
 }
 
-/// Spark's DateTimeUtils.timestampDiff: Java's ChronoUnit.between on the UTC wall clock, whole
+/// Spark's DateTimeUtils.timestampDiff: Java's ChronoUnit.between on the wall clock, whole
 /// units truncated toward zero (a month counts once its day and time of day are reached).
 fn timestamp_diff(unit: &str, start: i64, end: i64) -> i64 {
     let d = end - start;

@@ -1,6 +1,8 @@
 //! Timestamp built-ins (hour, minute, second, to_timestamp, to_date, date_format,
 //! current_timestamp, unix_timestamp, from_unixtime, date_trunc) and `timestamp ± interval`,
-//! over microseconds since the epoch (`types/timestamp.rs`; the session time zone is UTC).
+//! over microseconds since the epoch (`types/timestamp.rs`). Each reads a TIMESTAMP's fields as
+//! the wall-clock time in the zone the analyzer gave the function (the session's), and makes a
+//! TIMESTAMP of a wall-clock time in it; a TIMESTAMP_NTZ is a wall-clock time already.
 
 use std::sync::Arc;
 
@@ -10,8 +12,10 @@ use arrow::datatypes::{DataType, Int32Type, Int64Type, TimestampMicrosecondType}
 
 use super::Builtin;
 use crate::error::{KilnError, Result};
-use crate::types::timestamp::{civil, format_with_pattern, from_civil, parse_with_pattern, MICROS_PER_DAY, MICROS_PER_SECOND};
-use crate::types::{parse_date, parse_timestamp};
+use crate::types::timestamp::{civil, format_with_pattern_in, from_civil, parse_with_pattern, MICROS_PER_DAY, MICROS_PER_SECOND};
+use crate::types::parse_date;
+use crate::types::time_zone::Zone;
+use crate::types::timestamp::parse_timestamp_in;
 
 /// The function a field of Spark's EXTRACT / date_part names, with Spark's abbreviations
 /// (`y`, `mon`, `h`, any case); None for another field. Seconds are left out: Spark's are a
@@ -60,42 +64,75 @@ fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64)
 }
 
-/// Reads `text` as a timestamp with `pattern`, or Spark's default forms without one.
-fn parse(text: &str, pattern: Option<&str>, name: &str) -> Result<i64> {
+/// Reads `text` as a wall-clock time with `pattern`, or Spark's default forms without one (a
+/// zone in the text is applied), as a TIMESTAMP in `zone`.
+fn parse(text: &str, pattern: Option<&str>, b: Builtin, zone: Zone) -> Result<i64> {
+    let overflow = || KilnError::exec(format!("[DATETIME_OVERFLOW] Datetime operation overflow: '{text}' in {}. SQLSTATE: 22008", b.name()));
     match pattern {
         // Without a pattern, to_timestamp is Spark's cast of the string.
-        None if name == Builtin::ToTimestamp.name() => parse_timestamp(text).ok_or_else(|| super::eval::errors::cast_invalid_input(text, &crate::types::timestamp_type(false))),
-        None => parse_timestamp(text).ok_or_else(|| cannot_parse(text, "yyyy-MM-dd HH:mm:ss")),
-        Some(p) => parse_with_pattern(text, p).map_err(|e| bad_pattern(name, p, e))?.ok_or_else(|| cannot_parse(text, p)),
+        None if matches!(b, Builtin::ToTimestamp(_)) => {
+            parse_timestamp_in(text, zone).ok_or_else(|| super::eval::errors::cast_invalid_input(text, &crate::types::timestamp_type(false)))
+        }
+        None => parse_timestamp_in(text, zone).ok_or_else(|| cannot_parse(text, "yyyy-MM-dd HH:mm:ss")),
+        Some(p) => match parse_with_pattern(text, p).map_err(|e| bad_pattern(b.name(), p, e))?.ok_or_else(|| cannot_parse(text, p))? {
+            // An offset in the text fixes the instant; otherwise it is a wall-clock time in `zone`.
+            (wall, Some(offset)) => wall.checked_sub(offset * MICROS_PER_SECOND).ok_or_else(overflow),
+            (wall, None) => zone.to_utc(wall).ok_or_else(overflow),
+        },
+    }
+}
+
+/// The zone a zone-aware built-in reads and writes TIMESTAMP wall-clock times in.
+fn zone_of(b: Builtin) -> Zone {
+    match b {
+        Builtin::Hour(z) | Builtin::Minute(z) | Builtin::Second(z) | Builtin::ToTimestamp(z) | Builtin::UnixTimestamp(z) | Builtin::DateFormat(z)
+        | Builtin::FromUnixtime(z) | Builtin::DateTrunc(z) | Builtin::TimeAdd(z) | Builtin::LocalTimestamp(z) => z,
+        _ => Zone::UTC,
     }
 }
 
 /// Evaluates a timestamp built-in over argument arrays of `rows` rows.
 pub(super) fn eval(b: Builtin, args: &[ArrayRef], rows: usize, result: &DataType) -> Result<ArrayRef> {
+    let zone = zone_of(b);
     let arg = |i: usize| args.get(i).ok_or_else(|| KilnError::internal(format!("{} lacks argument {i}", b.name())));
     let with_type = |a: PrimitiveArray<TimestampMicrosecondType>| -> ArrayRef { Arc::new(a.with_data_type(result.clone())) };
+    // A timestamp argument's wall-clock times.
+    let local = |a: &ArrayRef| -> Result<PrimitiveArray<TimestampMicrosecondType>> {
+        let m = micros(a)?;
+        Ok(if matches!(a.data_type(), DataType::Timestamp(_, Some(_))) { m.unary(|v| zone.from_utc(v).unwrap_or(v)) } else { m })
+    };
+    // The result's TIMESTAMP of a wall-clock time (a TIMESTAMP_NTZ result keeps it).
+    let instant = |v: i64| -> Result<i64> {
+        if matches!(result, DataType::Timestamp(_, None)) {
+            return Ok(v);
+        }
+        zone.to_utc(v).ok_or_else(|| KilnError::exec(format!("[DATETIME_OVERFLOW] Datetime operation overflow: {} out of range. SQLSTATE: 22008", b.name())))
+    };
     let field = |f: fn(i64) -> i32| -> Result<ArrayRef> {
-        let out: Int32Array = micros(arg(0)?)?.unary(f);
+        let out: Int32Array = local(arg(0)?)?.unary(f);
         Ok(Arc::new(out))
     };
     Ok(match b {
-        Builtin::Hour => field(|v| civil(v).hour as i32)?,
-        Builtin::Minute => field(|v| civil(v).minute as i32)?,
-        Builtin::Second => field(|v| civil(v).second as i32)?,
+        Builtin::Hour(_) => field(|v| civil(v).hour as i32)?,
+        Builtin::Minute(_) => field(|v| civil(v).minute as i32)?,
+        Builtin::Second(_) => field(|v| civil(v).second as i32)?,
         Builtin::CurrentTimestamp => with_type(PrimitiveArray::from_value(now(), rows)),
-        Builtin::ToTimestamp | Builtin::UnixTimestamp if args.is_empty() || matches!(arg(0)?.data_type(), DataType::Timestamp(..)) => {
+        Builtin::LocalTimestamp(_) => with_type(PrimitiveArray::from_value(zone.from_utc(now()).unwrap_or_else(now), rows)),
+        Builtin::ToTimestamp(_) | Builtin::UnixTimestamp(_) if args.is_empty() || matches!(arg(0)?.data_type(), DataType::Timestamp(..)) => {
             let ts = if args.is_empty() { PrimitiveArray::from_value(now(), rows) } else { micros(arg(0)?)? };
-            if b == Builtin::ToTimestamp {
-                with_type(ts)
+            if matches!(b, Builtin::ToTimestamp(_)) {
+                // to_timestamp of a TIMESTAMP_NTZ is its cast to TIMESTAMP.
+                let ntz = args.first().is_some_and(|a| matches!(a.data_type(), DataType::Timestamp(_, None)));
+                with_type(if ntz { ts.try_unary(instant)? } else { ts })
             } else {
                 Arc::new(ts.unary::<_, Int64Type>(|v| v.div_euclid(MICROS_PER_SECOND)))
             }
         }
-        Builtin::ToTimestamp | Builtin::UnixTimestamp | Builtin::ToDate => {
+        Builtin::ToTimestamp(_) | Builtin::UnixTimestamp(_) | Builtin::ToDate => {
             let s = strings(arg(0)?)?;
             let pattern = match args.get(1) {
                 Some(p) => Some(strings(p)?),
-                None if b == Builtin::UnixTimestamp => Some(StringArray::from(vec![DEFAULT_PATTERN; rows])),
+                None if matches!(b, Builtin::UnixTimestamp(_)) => Some(StringArray::from(vec![DEFAULT_PATTERN; rows])),
                 None => None,
             };
             let mut out = Vec::with_capacity(rows);
@@ -109,7 +146,7 @@ pub(super) fn eval(b: Builtin, args: &[ArrayRef], rows: usize, result: &DataType
                 out.push(Some(match (b, p) {
                     // to_date without a pattern is cast(s AS DATE).
                     (Builtin::ToDate, None) => parse_date(text).ok_or_else(|| cannot_parse(text, "yyyy-MM-dd"))? as i64,
-                    _ => parse(text, p, b.name())?,
+                    _ => parse(text, p, b, zone)?,
                 }));
             }
             match b {
@@ -118,14 +155,17 @@ pub(super) fn eval(b: Builtin, args: &[ArrayRef], rows: usize, result: &DataType
                         .map(|v| v.map(|v| if pattern.is_some() { v.div_euclid(MICROS_PER_DAY) as i32 } else { v as i32 }))
                         .collect::<Date32Array>(),
                 ),
-                Builtin::UnixTimestamp => Arc::new(out.into_iter().map(|v| v.map(|v| v.div_euclid(MICROS_PER_SECOND))).collect::<Int64Array>()),
+                Builtin::UnixTimestamp(_) => Arc::new(out.into_iter().map(|v| v.map(|v| v.div_euclid(MICROS_PER_SECOND))).collect::<Int64Array>()),
                 _ => with_type(out.into_iter().collect()),
             }
         }
-        Builtin::DateFormat | Builtin::FromUnixtime => {
-            let ts: Vec<Option<i64>> = if b == Builtin::FromUnixtime {
+        Builtin::DateFormat(_) | Builtin::FromUnixtime(_) => {
+            // The instants shown (a TIMESTAMP_NTZ's wall-clock time taken in `zone`).
+            let ts: Vec<Option<i64>> = if matches!(b, Builtin::FromUnixtime(_)) {
                 let secs = cast(arg(0)?, &DataType::Int64)?;
                 secs.as_primitive::<Int64Type>().iter().map(|s| s.and_then(|s| s.checked_mul(MICROS_PER_SECOND))).collect()
+            } else if matches!(arg(0)?.data_type(), DataType::Timestamp(_, None)) {
+                micros(arg(0)?)?.iter().map(|v| v.map(|v| zone.to_utc(v).unwrap_or(v))).collect()
             } else {
                 micros(arg(0)?)?.iter().collect()
             };
@@ -137,27 +177,28 @@ pub(super) fn eval(b: Builtin, args: &[ArrayRef], rows: usize, result: &DataType
             for (i, v) in ts.into_iter().enumerate() {
                 out.push(match v {
                     Some(v) if pattern.is_valid(i) => {
-                        Some(format_with_pattern(v, pattern.value(i)).map_err(|e| bad_pattern(b.name(), pattern.value(i), e))?)
+                        Some(format_with_pattern_in(v, pattern.value(i), zone).map_err(|e| bad_pattern(b.name(), pattern.value(i), e))?)
                     }
                     _ => None,
                 });
             }
             Arc::new(StringArray::from(out))
         }
-        Builtin::DateTrunc => {
+        Builtin::DateTrunc(_) => {
             let unit = strings(arg(0)?)?;
-            let ts = micros(arg(1)?)?;
+            let ts = local(arg(1)?)?;
             let mut out = Vec::with_capacity(rows);
             for i in 0..rows {
                 if unit.is_null(i) || ts.is_null(i) {
                     out.push(None);
                     continue;
                 }
-                out.push(truncate(ts.value(i), unit.value(i)));
+                out.push(truncate(ts.value(i), unit.value(i)).map(instant).transpose()?);
             }
             with_type(out.into_iter().collect())
         }
-        Builtin::TimeAdd => {
+        Builtin::TimeAdd(_) => {
+            let ltz = matches!(arg(0)?.data_type(), DataType::Timestamp(_, Some(_)));
             let ts = micros(arg(0)?)?;
             // The interval parts are literals, or interval columns (`t + i`).
             let us = match arg(1)? {
@@ -175,7 +216,18 @@ pub(super) fn eval(b: Builtin, args: &[ArrayRef], rows: usize, result: &DataType
                     out.push(None);
                     continue;
                 }
-                let moved = add_months(ts.value(i), months.value(i)).and_then(|v| v.checked_add(us.value(i)));
+                // Months and whole days move the wall-clock time, the rest the instant (Spark's
+                // timestampAddMonths then timestampAddDayTime).
+                let (days, rest) = (us.value(i) / MICROS_PER_DAY, us.value(i) % MICROS_PER_DAY);
+                let v = ts.value(i);
+                let moved = if months.value(i) == 0 && days == 0 {
+                    Some(v)
+                } else if ltz {
+                    zone.from_utc(v).and_then(|w| add_months(w, months.value(i))).and_then(|w| w.checked_add(days.checked_mul(MICROS_PER_DAY)?)).and_then(|w| zone.to_utc(w))
+                } else {
+                    add_months(v, months.value(i)).and_then(|w| w.checked_add(days.checked_mul(MICROS_PER_DAY)?))
+                }
+                .and_then(|v| v.checked_add(rest));
                 out.push(Some(moved.ok_or_else(|| {
                     KilnError::exec("[DATETIME_OVERFLOW] Datetime operation overflow: a timestamp plus an interval. SQLSTATE: 22008")
                 })?));

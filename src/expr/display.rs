@@ -7,6 +7,7 @@ use arrow::datatypes::DataType;
 
 use super::{Attribute, Expr, FrameType, SortOrder, WindowFunc};
 use crate::types::spark_type_name;
+use crate::types::ScalarValue;
 
 /// How much to print: plan text carries `#ids`, column names do not.
 #[derive(Clone, Copy, PartialEq)]
@@ -154,13 +155,18 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             write_expr(f, c, style)?;
             write!(f, ")")
         }
+        // `TIMESTAMP '2020-01-01 10:00:00'` in the session zone, as written (sql/expr.rs).
+        Expr::Cast { child, to: DataType::Timestamp(_, Some(_)), .. } if matches!(child.as_ref(), Expr::Literal(ScalarValue::Timestamp(_, true))) => match child.as_ref() {
+            Expr::Literal(ScalarValue::Timestamp(wall, _)) => write!(f, "TIMESTAMP '{}'", crate::types::format_timestamp(*wall)),
+            _ => Ok(()),
+        },
         // Spark names an explicit cast by its SQL (`CAST(id AS STRING)`).
-        Expr::Cast { child, to } if style == Style::Name => {
+        Expr::Cast { child, to, .. } if style == Style::Name => {
             write!(f, "CAST(")?;
             write_expr(f, child, style)?;
             write!(f, " AS {})", crate::types::sql_type_name(to))
         }
-        Expr::Cast { child, to } => {
+        Expr::Cast { child, to, .. } => {
             write!(f, "cast(")?;
             write_expr(f, child, style)?;
             write!(f, " as {})", spark_type_name(to))
@@ -262,13 +268,13 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             }
             write!(f, ")")
         }
-        Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::TryCast), args } if args.len() == 2 => {
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::TryCast(_)), args } if args.len() == 2 => {
             write!(f, "try_cast(")?;
             write_expr(f, &args[0], style)?;
             write!(f, " as {})", args[1].data_type().map(|t| spark_type_name(&t)).unwrap_or_default())
         }
         // timestamp ± interval, as Spark's TimeAdd prints: `(t + INTERVAL '0 02:00:00' DAY TO SECOND)`.
-        Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::TimeAdd), args } if args.len() == 3 => {
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::TimeAdd(_)), args } if args.len() == 3 => {
             use crate::types::ScalarValue;
             write!(f, "(")?;
             write_expr(f, &args[0], style)?;

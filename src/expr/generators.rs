@@ -133,7 +133,7 @@ impl Generator {
                             format!("Cannot resolve \"{}\" due to data type mismatch: all arguments of the function `json_tuple` must be string-type.", call()),
                         ));
                     }
-                    args.push(if t == DataType::Utf8 { a.clone() } else { Expr::Cast { child: Box::new(a.clone()), to: DataType::Utf8 } });
+                    args.push(if t == DataType::Utf8 { a.clone() } else { Expr::Cast { child: Box::new(a.clone()), to: DataType::Utf8, zone: None } });
                 }
                 Ok(Generator { func: GeneratorFunc::JsonTuple, args })
             }
@@ -209,7 +209,7 @@ impl Generator {
             if t == types[j] {
                 args.push(v.clone());
             } else if t == DataType::Null {
-                args.push(Expr::Cast { child: Box::new(v.clone()), to: types[j].clone() });
+                args.push(Expr::Cast { child: Box::new(v.clone()), to: types[j].clone(), zone: None });
             } else {
                 return Err(mismatch(
                     "DATATYPE_MISMATCH.STACK_COLUMN_DIFF_TYPES",

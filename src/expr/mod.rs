@@ -491,6 +491,9 @@ pub enum Expr {
         child: Box<Expr>,
         /// The target type.
         to: DataType,
+        /// The zone a cast between TIMESTAMP and STRING, DATE or TIMESTAMP_NTZ reads and writes
+        /// wall-clock times in; None until the analyzer gives it the session's (None runs as UTC).
+        zone: Option<crate::types::time_zone::Zone>,
     },
     /// `child [NOT] IN (list)`.
     InList {
@@ -708,7 +711,7 @@ impl Expr {
             Expr::Negative(c) => Expr::Negative(b(c, &mut f)?),
             Expr::IsNull(c) => Expr::IsNull(b(c, &mut f)?),
             Expr::IsNotNull(c) => Expr::IsNotNull(b(c, &mut f)?),
-            Expr::Cast { child, to } => Expr::Cast { child: b(child, &mut f)?, to },
+            Expr::Cast { child, to, zone } => Expr::Cast { child: b(child, &mut f)?, to, zone },
             Expr::Binary { op, left, right } => Expr::Binary { op, left: b(left, &mut f)?, right: b(right, &mut f)? },
             Expr::InList { child, list, negated } => Expr::InList {
                 child: b(child, &mut f)?,

@@ -161,7 +161,7 @@ impl NestedFn {
     /// The arguments with Spark's implicit casts and type checks.
     pub fn coerce(&self, args: Vec<Expr>) -> Result<Vec<Expr>> {
         let cast_to = |e: Expr, t: &DataType| -> Result<Expr> {
-            Ok(if &e.data_type()? == t { e } else { Expr::Cast { child: Box::new(e), to: t.clone() } })
+            Ok(if &e.data_type()? == t { e } else { Expr::Cast { child: Box::new(e), to: t.clone(), zone: None } })
         };
         let map_arg = |e: &Expr| -> Result<(DataType, DataType)> {
             let t = e.data_type()?;

@@ -255,6 +255,25 @@ impl Grouper {
     }
 }
 
+/// Whether a partial aggregate holding `groups` groups made from `rows` rows (since it last
+/// emitted) emits them now (`kiln.aggregate.partialFlushGroups`, `limit`, 0: never): it has
+/// `limit` groups and its rows fold at least two to a group (clustered keys, such as TPC-H's
+/// lineitem by order, whose groups do not come back). A table that size stays in the caches,
+/// where one of every group in the partition grows and misses them on each new key. Rows that
+/// barely fold keep the table growing: emitted, their keys would come back and leave through
+/// the exchange as many rows as came in. The final aggregate merges whatever the partial
+/// ones emit, so results do not change.
+pub fn partial_flush_due(groups: usize, rows: usize, limit: usize) -> bool {
+    limit > 0 && groups >= limit && rows >= 2 * groups
+}
+
+/// Groups a final aggregate makes room for when `rows` input rows are to come: at most one
+/// per row, and no more than a cache-sized table (rows that fold well would leave a larger
+/// one empty), so it neither grows nor rehashes on the way.
+pub fn final_groups_expected(rows: usize) -> usize {
+    rows.min(1 << 16)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

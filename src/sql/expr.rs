@@ -47,7 +47,7 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
         ast::Expr::Wildcard(_) => Expr::UnresolvedStar(None),
         ast::Expr::QualifiedWildcard(name, _) => Expr::UnresolvedStar(Some(object_name(name)?)),
         ast::Expr::Value(v) => lit(value_literal(&v.value, v.span)?),
-        ast::Expr::TypedString(ts) => lit(typed_string(ts)?),
+        ast::Expr::TypedString(ts) => typed_string(ts)?,
         ast::Expr::Interval(iv) => lit(interval(iv)?.value(start_span(e))?),
         ast::Expr::Nested(inner) => sub(inner)?,
         ast::Expr::UnaryOp { op, expr } => unary(e, op, expr, d)?,
@@ -131,7 +131,7 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
                         return Err(unsupported("TRY_CAST ... FORMAT", start_span(e)));
                     }
                     let to = sql_data_type(data_type, start_span(e))?;
-                    let func = crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::TryCast);
+                    let func = crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::TryCast(crate::types::time_zone::Zone::UTC));
                     return Ok(Expr::Function { func, args: vec![sub(expr)?, Expr::Literal(ScalarValue::Null(to))] });
                 }
                 CastKind::SafeCast => return Err(unsupported("SAFE_CAST", start_span(e))),
@@ -150,9 +150,9 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
                 _ => None,
             };
             if let Some(t) = signed {
-                return Ok(Expr::Cast { child: boxed(sub(expr)?), to: sql_data_type(&t, start_span(e))? }.alias("unsigned"));
+                return Ok(Expr::Cast { child: boxed(sub(expr)?), to: sql_data_type(&t, start_span(e))?, zone: None }.alias("unsigned"));
             }
-            Expr::Cast { child: boxed(sub(expr)?), to: sql_data_type(data_type, start_span(e))? }
+            Expr::Cast { child: boxed(sub(expr)?), to: sql_data_type(data_type, start_span(e))?, zone: None }
         }
         ast::Expr::Extract { field, expr, .. } => {
             let name = match field {
@@ -1063,9 +1063,11 @@ fn number(text: &str, long: bool, negative: bool, span: Span) -> Result<ScalarVa
     Ok(ScalarValue::Decimal(if negative { -unscaled } else { unscaled }, precision as u8, frac.len() as i8))
 }
 
-/// `DATE '1998-12-01'`; other typed literals are not supported. A type name before anything
-/// but a string (`date 1994-01-01`) is Spark's syntax error at that value.
-fn typed_string(ts: &ast::TypedString) -> Result<ScalarValue> {
+/// `DATE '1998-12-01'`, `TIMESTAMP '...'`, `TIMESTAMP_NTZ '...'`; other typed literals are not
+/// supported. A type name before anything but a string (`date 1994-01-01`) is Spark's syntax
+/// error at that value. A TIMESTAMP whose text names no zone is a wall-clock time in the session
+/// zone: the cast of that TIMESTAMP_NTZ, which the analyzer gives the zone.
+fn typed_string(ts: &ast::TypedString) -> Result<Expr> {
     let span = ts.value.span;
     let text = match &ts.value.value {
         Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => s,
@@ -1073,15 +1075,19 @@ fn typed_string(ts: &ast::TypedString) -> Result<ScalarValue> {
     };
     match &ts.data_type {
         ast::DataType::Date => {
-            parse_date(text).map(ScalarValue::Date32).ok_or_else(|| parse_error(format!("invalid DATE literal '{text}'"), span))
+            parse_date(text).map(|d| lit(ScalarValue::Date32(d))).ok_or_else(|| parse_error(format!("invalid DATE literal '{text}'"), span))
         }
         t @ (ast::DataType::Timestamp(..) | ast::DataType::TimestampNtz(..) | ast::DataType::Custom(..)) => {
             let ntz = match sql_data_type(t, span)? {
                 DataType::Timestamp(_, tz) => tz.is_none(),
                 _ => return Err(unsupported(format!("{t} literal"), span)),
             };
-            crate::types::parse_timestamp(text).map(|v| ScalarValue::Timestamp(v, ntz)).ok_or_else(|| {
-                parse_error(format!("[INVALID_TYPED_LITERAL] The value of the typed literal \"{t}\" is invalid: '{text}'."), span)
+            let invalid = || parse_error(format!("[INVALID_TYPED_LITERAL] The value of the typed literal \"{t}\" is invalid: '{text}'."), span);
+            let (wall, own_zone) = crate::types::timestamp::parse_wall_clock(text).ok_or_else(invalid)?;
+            Ok(match own_zone {
+                _ if ntz => lit(ScalarValue::Timestamp(wall, true)),
+                Some(z) => lit(ScalarValue::Timestamp(z.to_utc(wall).ok_or_else(invalid)?, false)),
+                None => Expr::Cast { child: Box::new(lit(ScalarValue::Timestamp(wall, true))), to: crate::types::timestamp_type(false), zone: None },
             })
         }
         other => Err(unsupported(format!("{other} literal"), span)),

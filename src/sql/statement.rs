@@ -151,6 +151,10 @@ fn word(t: &TokenWithSpan) -> Option<String> {
 /// `SET key = value` / `SET key` / `SET` / `SET -v`. Spark reads both sides as raw text (`spark.sql.x=10MB`),
 /// so they are sliced from the source; a quoted value or backquoted key loses its quotes.
 fn set_command(text: &str, rest: &[TokenWithSpan]) -> Result<Statement> {
+    let mut c = Cursor { tokens: rest, pos: 0 };
+    if c.eat_keyword("TIME") && c.eat_keyword("ZONE") {
+        return set_time_zone(text, c);
+    }
     let eq = rest.iter().position(|t| t.token == Token::Eq);
     let (key_tokens, value_tokens) = match eq {
         Some(i) => (rest.get(..i).unwrap_or(&[]), rest.get(i + 1..)),
@@ -162,6 +166,39 @@ fn set_command(text: &str, rest: &[TokenWithSpan]) -> Result<Statement> {
     }
     let value = value_tokens.map(|v| raw_text(text, v));
     Ok(Statement::SetConfig { key, value })
+}
+
+/// `SET TIME ZONE 'id' | LOCAL | INTERVAL ...`: Spark's shorthand for setting
+/// `spark.sql.session.timeZone` (an interval is a fixed offset within 18 hours, whole seconds).
+fn set_time_zone(text: &str, mut c: Cursor) -> Result<Statement> {
+    let key = "spark.sql.session.timeZone".to_string();
+    let span = c.span();
+    let value = if c.peek_keyword("LOCAL") {
+        c.next();
+        crate::types::time_zone::local_zone_id()
+    } else if c.peek_keyword("INTERVAL") {
+        let interval = raw_text(text, c.rest());
+        c.pos = c.tokens.len();
+        let micros = match super::parse_expr(&interval)? {
+            crate::expr::Expr::Literal(crate::types::ScalarValue::IntervalMicros(us)) => Some(us),
+            crate::expr::Expr::Literal(crate::types::ScalarValue::IntervalDays(d)) => d.checked_mul(crate::types::timestamp::MICROS_PER_DAY),
+            _ => None,
+        };
+        let seconds = micros.filter(|us| us % crate::types::timestamp::MICROS_PER_SECOND == 0).map(|us| us / crate::types::timestamp::MICROS_PER_SECOND);
+        match seconds.filter(|s| s.abs() <= 18 * 3600) {
+            Some(s) => crate::types::time_zone::offset_text(s, ":", false),
+            None => return Err(parse_error("[INVALID_INTERVAL_FORMAT.TIMEZONE_INTERVAL_OUT_OF_RANGE] The interval value must be in the range of [-18, +18] hours with second precision.", span)),
+        }
+    } else {
+        match c.next().map(|t| &t.token) {
+            Some(Token::SingleQuotedString(s) | Token::DoubleQuotedString(s)) if c.peek().is_none() => s.clone(),
+            _ => return Err(parse_error("[PARSE_SYNTAX_ERROR] Syntax error at or near 'ZONE': SET TIME ZONE takes a quoted zone id, LOCAL or an INTERVAL.", span)),
+        }
+    };
+    if c.peek().is_some() {
+        return Err(parse_error("[PARSE_SYNTAX_ERROR] Syntax error after SET TIME ZONE's value.", c.span()));
+    }
+    Ok(Statement::SetConfig { key, value: Some(value) })
 }
 
 /// The source text a token run covers, trimmed; one quoted token gives its unquoted value.

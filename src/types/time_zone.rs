@@ -6,10 +6,11 @@
 
 use chrono::{NaiveDateTime, Offset, TimeZone};
 
-use super::timestamp::MICROS_PER_SECOND;
+/// Microseconds per second (timestamp.rs builds on this file, so it does not import that one's).
+const MICROS_PER_SECOND: i64 = 1_000_000;
 
 /// A zone: a fixed offset or a region's rules.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Zone {
     /// Seconds east of UTC.
     Fixed(i64),
@@ -29,6 +30,9 @@ const SHORT_IDS: &[(&str, &str)] = &[
 ];
 
 impl Zone {
+    /// UTC, the zone of a timestamp function before the analyzer gives it the session's.
+    pub const UTC: Zone = Zone::Fixed(0);
+
     /// The zone an id names, as Spark's `getZoneId` reads it; None for an unknown id.
     pub fn parse(id: &str) -> Option<Zone> {
         let id = SHORT_IDS.iter().find(|(short, _)| *short == id).map_or(id, |(_, full)| *full);
@@ -49,6 +53,21 @@ impl Zone {
                 Some(t) => tz.offset_from_utc_datetime(&t).fix().local_minus_utc() as i64,
                 None => 0,
             },
+        }
+    }
+
+    /// The zone's short name at the instant `utc_micros`, as Java's `z` prints it (`PST`, `IST`,
+    /// `UTC`, `+05:30`); None where the tz database has only a numeric abbreviation (`-03`),
+    /// whose Java name kiln does not know.
+    pub fn short_name(&self, utc_micros: i64) -> Option<String> {
+        use chrono_tz::OffsetName;
+        match self {
+            Zone::Fixed(0) => Some("UTC".into()),
+            Zone::Fixed(s) => Some(offset_text(*s, ":", false)),
+            Zone::Region(tz) => {
+                let offset = tz.offset_from_utc_datetime(&naive(utc_micros)?);
+                offset.abbreviation().filter(|a| a.chars().all(|c| c.is_ascii_alphabetic())).map(str::to_string)
+            }
         }
     }
 
@@ -77,6 +96,16 @@ impl Zone {
         };
         shifted(offset.local_minus_utc() as i64)
     }
+}
+
+/// `+hh<sep>mm`, with `<sep>ss` when the offset has seconds; `Z` for zero when `z_for_zero`.
+pub fn offset_text(seconds: i64, sep: &str, z_for_zero: bool) -> String {
+    if seconds == 0 && z_for_zero {
+        return "Z".into();
+    }
+    let a = seconds.abs();
+    let tail = if a % 60 == 0 { String::new() } else { format!("{sep}{:02}", a % 60) };
+    format!("{}{:02}{sep}{:02}{tail}", if seconds < 0 { '-' } else { '+' }, a / 3600, a % 3600 / 60)
 }
 
 fn naive(micros: i64) -> Option<NaiveDateTime> {
@@ -109,6 +138,12 @@ fn fixed_offset(text: &str) -> Option<Zone> {
         return None;
     }
     Some(Zone::Fixed(sign * (h * 3600 + m * 60 + s)))
+}
+
+/// The machine's zone, as the JVM reads it (`TZ`), for Spark's default session time zone and
+/// `SET TIME ZONE LOCAL`; UTC when `TZ` is unset or names no zone.
+pub fn local_zone_id() -> String {
+    std::env::var("TZ").ok().map(|tz| tz.trim_start_matches(':').to_string()).filter(|tz| Zone::parse(tz).is_some()).unwrap_or_else(|| "UTC".to_string())
 }
 
 /// Spark's INVALID_TIMEZONE.

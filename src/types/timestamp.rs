@@ -1,14 +1,16 @@
 //! Timestamps as Spark keeps them: microseconds since 1970-01-01 00:00:00 UTC. `TIMESTAMP`
 //! (Spark's local-time-zone timestamp) is `Timestamp(Microsecond, "+00:00")`, `TIMESTAMP_NTZ` is
-//! `Timestamp(Microsecond, None)`; kiln's session time zone is UTC, so both read and print
-//! the same wall-clock text. Parsing and formatting follow Spark's `stringToTimestamp` and
-//! its datetime patterns (`yyyy-MM-dd HH:mm:ss.SSS`, `MMM`, `EEE`, `a`, quoted text).
+//! `Timestamp(Microsecond, None)`, a wall-clock time kept as if in UTC. A TIMESTAMP is read and
+//! printed in the session time zone (`*_in(.., zone)`), a TIMESTAMP_NTZ as it is. Parsing and
+//! formatting follow Spark's `stringToTimestamp` and its datetime patterns
+//! (`yyyy-MM-dd HH:mm:ss.SSS`, `MMM`, `EEE`, `a`, quoted text).
 
 use std::sync::Arc;
 
 use arrow::datatypes::{DataType, TimeUnit};
 
 use super::scalar::chrono_like::{civil_from_days, days_from_civil, days_in_month};
+use super::time_zone::Zone;
 
 /// Microseconds per second, minute, hour and day.
 pub const MICROS_PER_SECOND: i64 = 1_000_000;
@@ -75,6 +77,11 @@ pub fn from_civil(y: i64, m: u32, d: u32, hh: u32, mm: u32, ss: u32, us: u32) ->
         .checked_add(hh as i64 * MICROS_PER_HOUR + mm as i64 * MICROS_PER_MINUTE + ss as i64 * MICROS_PER_SECOND + us as i64)
 }
 
+/// Spark's rendering of a TIMESTAMP in the session zone `zone`.
+pub fn format_timestamp_in(micros: i64, zone: Zone) -> String {
+    format_timestamp(zone.from_utc(micros).unwrap_or(micros))
+}
+
 /// Spark's rendering of a timestamp value: `yyyy-MM-dd HH:mm:ss`, then the fraction of a
 /// second without trailing zeros.
 pub fn format_timestamp(micros: i64) -> String {
@@ -88,9 +95,22 @@ pub fn format_timestamp(micros: i64) -> String {
     s
 }
 
-/// Spark's `stringToTimestamp`: `yyyy[-[m]m[-[d]d]]`, then `[T| ][h]h:[m]m[:[s]s[.fraction]]`,
-/// then an optional zone (`Z`, `UTC`, `±hh[:mm]`), whose offset is applied.
+/// Spark's `stringToTimestamp` as UTC: `yyyy[-[m]m[-[d]d]]`, then
+/// `[T| ][h]h:[m]m[:[s]s[.fraction]]`, then an optional zone (`Z`, `UTC`, `±hh[:mm]`, a region
+/// id), which is applied.
 pub fn parse_timestamp(text: &str) -> Option<i64> {
+    parse_timestamp_in(text, Zone::UTC)
+}
+
+/// `text` as a TIMESTAMP in the session zone `zone`: a wall-clock time in `zone` unless the text
+/// names its own zone.
+pub fn parse_timestamp_in(text: &str, zone: Zone) -> Option<i64> {
+    let (local, own) = parse_wall_clock(text)?;
+    own.unwrap_or(zone).to_utc(local)
+}
+
+/// The wall-clock time a timestamp text spells, and the zone it names if it names one.
+pub fn parse_wall_clock(text: &str) -> Option<(i64, Option<Zone>)> {
     let t = text.trim();
     let (date, rest) = match t.find([' ', 'T']) {
         Some(i) => (&t[..i], Some(&t[i + 1..])),
@@ -112,15 +132,18 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
     };
     let m = num(dp.next(), 2)?;
     let d = num(dp.next(), 2)?;
-    let (mut hh, mut mm, mut ss, mut us, mut offset) = (0u32, 0u32, 0u32, 0u32, 0i64);
+    let (mut hh, mut mm, mut ss, mut us, mut own) = (0u32, 0u32, 0u32, 0u32, None);
     if let Some(rest) = rest.filter(|r| !r.is_empty()) {
-        // The zone: Z, UTC/GMT, or a signed offset after the time.
-        let (time, zone) = match rest.find(['Z', '+', '-', 'U', 'G', ' ']) {
+        // The zone: Z, UTC/GMT, a signed offset or a region id after the time.
+        let (time, zone) = match rest.find(|c: char| c.is_ascii_alphabetic() || matches!(c, '+' | '-' | ' ')) {
             Some(i) => (&rest[..i], Some(rest[i..].trim())),
             None => (rest, None),
         };
         if let Some(z) = zone {
-            offset = zone_offset(z)?;
+            own = Some(match zone_offset(z) {
+                Some(offset) => Zone::Fixed(offset / MICROS_PER_SECOND),
+                None => Zone::parse(z)?,
+            });
         }
         let (hms, frac) = match time.split_once('.') {
             Some((a, b)) => (a, Some(b)),
@@ -152,7 +175,7 @@ pub fn parse_timestamp(text: &str) -> Option<i64> {
             us = six.parse().ok()?;
         }
     }
-    from_civil(y, m, d, hh, mm, ss, us)?.checked_sub(offset)
+    Some((from_civil(y, m, d, hh, mm, ss, us)?, own))
 }
 
 /// The offset in microseconds of a zone text: `Z`, `UTC`, `GMT`, `UTC+hh:mm`, `±hh`, `±hh:mm`, `±hhmm`.
@@ -224,7 +247,7 @@ fn tokens(pattern: &str) -> Result<Vec<Token>, String> {
             while i + n < chars.len() && chars[i + n] == c {
                 n += 1;
             }
-            if !matches!(c, 'y' | 'M' | 'L' | 'd' | 'D' | 'H' | 'h' | 'k' | 'K' | 'm' | 's' | 'S' | 'a' | 'E' | 'u' | 'Q' | 'q') {
+            if !matches!(c, 'y' | 'M' | 'L' | 'd' | 'D' | 'H' | 'h' | 'k' | 'K' | 'm' | 's' | 'S' | 'a' | 'E' | 'u' | 'Q' | 'q' | 'z' | 'Z' | 'X' | 'x' | 'O') {
                 return Err(format!("Illegal pattern character '{c}'"));
             }
             out.push(Token::Field(c, n));
@@ -237,9 +260,11 @@ fn tokens(pattern: &str) -> Result<Vec<Token>, String> {
     Ok(out)
 }
 
-/// `date_format`: the timestamp rendered with a Spark datetime pattern.
-pub fn format_with_pattern(micros: i64, pattern: &str) -> Result<String, String> {
-    let c = civil(micros);
+/// `date_format`: the TIMESTAMP `instant` rendered with a Spark datetime pattern as a wall-clock
+/// time in `zone` (whose name and offset the zone letters print).
+pub fn format_with_pattern_in(instant: i64, pattern: &str, zone: Zone) -> Result<String, String> {
+    let c = civil(zone.from_utc(instant).ok_or_else(|| "a timestamp out of range".to_string())?);
+    let offset = zone.offset_at(instant);
     let weekday = (c.days + 3).rem_euclid(7) as usize; // 1970-01-01 was a Thursday
     let mut s = String::new();
     for t in tokens(pattern)? {
@@ -267,6 +292,8 @@ pub fn format_with_pattern(micros: i64, pattern: &str) -> Result<String, String>
                     'E' => WEEKDAYS[weekday][..3].to_string(),
                     'u' => num(weekday as i64 + 1, n),
                     'Q' | 'q' => num(((c.month - 1) / 3 + 1) as i64, n),
+                    'z' if n <= 3 => zone.short_name(instant).ok_or_else(|| "the zone's name is not known to kiln".to_string())?,
+                    'X' | 'x' | 'Z' | 'O' => zone_offset_field(f, n, offset)?,
                     other => return Err(format!("Illegal pattern character '{other}'")),
                 };
                 s.push_str(&text);
@@ -276,15 +303,64 @@ pub fn format_with_pattern(micros: i64, pattern: &str) -> Result<String, String>
     Ok(s)
 }
 
-/// `to_timestamp(text, pattern)`: the text read with a Spark datetime pattern; None when it
-/// does not match (Spark's ANSI mode then raises CANNOT_PARSE_TIMESTAMP).
-pub fn parse_with_pattern(text: &str, pattern: &str) -> Result<Option<i64>, String> {
+/// An offset field as java.time prints it: `X` (`Z` for zero) and `x` as `+05`, `+0530`,
+/// `+05:30` by count; `Z` as `+0530`, `GMT+05:30` (4) or `+05:30`/`Z` (5); `O` as `GMT+5:30` or
+/// `GMT+05:30` (4), `GMT` for zero.
+fn zone_offset_field(letter: char, n: usize, seconds: i64) -> Result<String, String> {
+    let a = seconds.abs();
+    let (sign, h, m) = (if seconds < 0 { '-' } else { '+' }, a / 3600, a % 3600 / 60);
+    Ok(match (letter, n) {
+        ('X', _) if seconds == 0 => "Z".into(),
+        ('X' | 'x', 1) => if m == 0 { format!("{sign}{h:02}") } else { format!("{sign}{h:02}{m:02}") },
+        ('X' | 'x', 2 | 4) | ('Z', 1..=3) => format!("{sign}{h:02}{m:02}"),
+        ('X' | 'x', 3 | 5) => format!("{sign}{h:02}:{m:02}"),
+        ('Z', 5) => if seconds == 0 { "Z".into() } else { format!("{sign}{h:02}:{m:02}") },
+        ('Z' | 'O', 4) if seconds == 0 => "GMT".into(),
+        ('Z' | 'O', 4) => format!("GMT{sign}{h:02}:{m:02}"),
+        ('O', 1) if seconds == 0 => "GMT".into(),
+        ('O', 1) => if m == 0 { format!("GMT{sign}{h}") } else { format!("GMT{sign}{h}:{m:02}") },
+        _ => return Err(format!("Too many pattern letters: {letter}")),
+    })
+}
+
+/// Reads an offset (`Z`, `+05`, `+0530`, `+05:30`) at `text[*i..]`: seconds east of UTC.
+fn read_offset(text: &str, i: &mut usize) -> Option<i64> {
+    let rest = &text[*i..];
+    if rest.starts_with('Z') {
+        *i += 1;
+        return Some(0);
+    }
+    let sign = match rest.as_bytes().first()? {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return None,
+    };
+    let b = rest.as_bytes();
+    let two = |k: usize| -> Option<i64> { (b.get(k)?.is_ascii_digit() && b.get(k + 1)?.is_ascii_digit()).then(|| ((b[k] - b'0') * 10 + (b[k + 1] - b'0')) as i64) };
+    let h = two(1)?;
+    let (m, used) = match (b.get(3), two(3), two(4)) {
+        (Some(b':'), _, Some(m)) => (m, 6),
+        (_, Some(m), _) => (m, 5),
+        _ => (0, 3),
+    };
+    if h > 18 || m > 59 {
+        return None;
+    }
+    *i += used;
+    Some(sign * (h * 3600 + m * 60))
+}
+
+/// `to_timestamp(text, pattern)`: the text read with a Spark datetime pattern, as its
+/// wall-clock time and the offset (seconds east of UTC) it names, if any; None when it does not
+/// match (Spark's ANSI mode then raises CANNOT_PARSE_TIMESTAMP).
+pub fn parse_with_pattern(text: &str, pattern: &str) -> Result<Option<(i64, Option<i64>)>, String> {
     let toks = tokens(pattern)?;
     let b = text.as_bytes();
     let mut i = 0;
     let (mut y, mut mo, mut d, mut h, mut mi, mut s, mut us) = (1970i64, 1u32, 1u32, 0u32, 0u32, 0u32, 0u32);
     let mut pm: Option<bool> = None;
     let mut hour12 = false;
+    let mut offset = None;
     for (k, t) in toks.iter().enumerate() {
         match t {
             Token::Text(x) => {
@@ -337,6 +413,11 @@ pub fn parse_with_pattern(text: &str, pattern: &str) -> Result<Option<i64>, Stri
                         i += if *n >= 4 { w.len() } else { 3 };
                         continue;
                     }
+                    'X' | 'x' | 'Z' => {
+                        let Some(o) = read_offset(text, &mut i) else { return Ok(None) };
+                        offset = Some(o);
+                        continue;
+                    }
                     'S' => {
                         let start = i;
                         let Some(v) = digits(&mut i, if fixed { *n } else { 9 }) else { return Ok(None) };
@@ -375,7 +456,7 @@ pub fn parse_with_pattern(text: &str, pattern: &str) -> Result<Option<i64>, Stri
         }
         h = (h % 12) + if pm == Some(true) { 12 } else { 0 };
     }
-    Ok(from_civil(y, mo, d, h, mi, s, us))
+    Ok(from_civil(y, mo, d, h, mi, s, us).map(|wall| (wall, offset)))
 }
 
 #[cfg(test)]
@@ -391,10 +472,16 @@ mod tests {
         assert_eq!(format_timestamp(-1), "1969-12-31 23:59:59.999999");
         assert!(parse_timestamp("2024-02-30").is_none());
         assert!(parse_timestamp("x").is_none());
-        assert_eq!(format_with_pattern(t, "yyyy/MM/dd HH:mm:ss.SSS a EEE MMM").unwrap(), "2024/02/29 13:05:09.120 PM Thu Feb");
-        assert_eq!(format_with_pattern(t, "'at' h 'o''clock'").unwrap(), "at 1 o'clock");
-        assert_eq!(parse_with_pattern("29/02/2024 01:05 PM", "dd/MM/yyyy hh:mm a").unwrap(), Some(parse_timestamp("2024-02-29 13:05").unwrap()));
-        assert_eq!(parse_with_pattern("20240229", "yyyyMMdd").unwrap(), parse_timestamp("2024-02-29"));
+        assert_eq!(format_with_pattern_in(t, "yyyy/MM/dd HH:mm:ss.SSS a EEE MMM", Zone::UTC).unwrap(), "2024/02/29 13:05:09.120 PM Thu Feb");
+        assert_eq!(format_with_pattern_in(t, "'at' h 'o''clock'", Zone::UTC).unwrap(), "at 1 o'clock");
+        assert_eq!(parse_with_pattern("29/02/2024 01:05 PM", "dd/MM/yyyy hh:mm a").unwrap(), Some((parse_timestamp("2024-02-29 13:05").unwrap(), None)));
+        assert_eq!(parse_with_pattern("20240229", "yyyyMMdd").unwrap(), parse_timestamp("2024-02-29").map(|t| (t, None)));
+        assert_eq!(parse_with_pattern("2024-02-29 10:00 +05:30", "yyyy-MM-dd HH:mm XXX").unwrap(), parse_timestamp("2024-02-29 10:00").map(|t| (t, Some(19_800))));
+        assert_eq!(parse_with_pattern("2024-02-29 10:00 Z", "yyyy-MM-dd HH:mm X").unwrap(), parse_timestamp("2024-02-29 10:00").map(|t| (t, Some(0))));
+        let la = Zone::parse("America/Los_Angeles").unwrap();
+        let t = parse_timestamp("2020-07-01 00:00").unwrap();
+        assert_eq!(format_with_pattern_in(t, "yyyy-MM-dd HH:mm z XXX Z O", la).unwrap(), "2020-06-30 17:00 PDT -07:00 -0700 GMT-7");
+        assert_eq!(format_with_pattern_in(t, "z X ZZZZ", Zone::UTC).unwrap(), "UTC Z GMT");
         assert_eq!(parse_with_pattern("2024-02-29", "yyyy/MM/dd").unwrap(), None);
         assert!(tokens("yyyy-bb").is_err());
     }

@@ -60,7 +60,7 @@ pub fn run(scale: f64, keep: Option<std::path::PathBuf>) -> Result<(), KilnError
     let start = std::time::Instant::now();
     let (batches, metrics) = df.collect_with_metrics()?;
     let elapsed = start.elapsed();
-    outln!("{}", kiln::format::show_string(&df.schema(), &batches, 20, 20).trim_end());
+    outln!("{}", kiln::format::show_string(&df.schema(), &batches, 20, 20, df.time_zone()).trim_end());
     outln!("({} ms)", elapsed.as_millis());
     for (table, scan) in &metrics.scans {
         outln!(

@@ -375,14 +375,15 @@ fn read_query(file: &Option<PathBuf>, query: &Option<String>) -> Result<String, 
 }
 
 /// Prints a statement's rows in `format` (nothing for a statement without columns).
-fn write_result(out: &mut dyn Write, format: Format, schema: &arrow::datatypes::Schema, batches: &[arrow::record_batch::RecordBatch]) -> Result<(), KilnError> {
+fn write_result(out: &mut dyn Write, format: Format, df: &kiln::DataFrame, batches: &[arrow::record_batch::RecordBatch]) -> Result<(), KilnError> {
+    let (schema, zone) = (df.schema(), df.time_zone());
     if schema.fields().is_empty() {
         return Ok(());
     }
     match format {
-        Format::Table => write!(out, "{}", kiln::format::show_string(schema, batches, usize::MAX, 0)).map_err(|e| KilnError::io("stdout", e)),
-        Format::Csv => kiln::format::write_csv(&mut { out }, schema, batches),
-        Format::Jsonl => kiln::format::write_jsonl(&mut { out }, schema, batches),
+        Format::Table => write!(out, "{}", kiln::format::show_string(&schema, batches, usize::MAX, 0, zone)).map_err(|e| KilnError::io("stdout", e)),
+        Format::Csv => kiln::format::write_csv(&mut { out }, &schema, batches, zone),
+        Format::Jsonl => kiln::format::write_jsonl(&mut { out }, &schema, batches, zone),
     }
 }
 
@@ -411,7 +412,7 @@ fn run(cli: Cli) -> Result<(), KilnError> {
                 } else {
                     shell::run_cancellable(&df)?
                 };
-                write_result(&mut out, format, &df.schema(), &batches)?;
+                write_result(&mut out, format, &df, &batches)?;
             }
             out.flush().map_err(|e| KilnError::io("stdout", e))?;
             if timer {

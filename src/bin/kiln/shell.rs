@@ -129,7 +129,7 @@ impl Shell {
                 writeln!(out, "{}", df.explain_string(mode)?).map_err(stdout_error)?;
             }
             let batches = run_with_progress(&df, Some(&RUNNING))?;
-            write_result(out, self.format, &df.schema(), &batches)?;
+            write_result(out, self.format, &df, &batches)?;
         }
         if self.timer {
             writeln!(out, "{}", run_time(start.elapsed())).map_err(stdout_error)?;

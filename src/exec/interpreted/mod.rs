@@ -13,7 +13,7 @@ pub mod window;
 mod accumulators;
 mod stat_accumulators;
 
-pub use aggregate::{hash_aggregate, final_groups_expected, partial_flush_due, HashAggregator};
+pub use aggregate::{hash_aggregate, HashAggregator};
 pub use exchange::{range_partition, HashPartitioner};
 pub use generate::generate;
 pub use join::{hash_join, nested_loop_join, sort_merge_join};

@@ -201,6 +201,10 @@ impl<'a> Executor<'a> {
                 self.check()?;
                 groups.resize(bytes)
             })? {
+                let o = match &spec.sink {
+                    StageSink::Aggregate { finish: Some(node), output, .. } => finish_final(node, output, o)?,
+                    _ => o,
+                };
                 out_held.grow(o.iter().map(batch_bytes).sum())?;
                 out.extend(o);
                 continue;
@@ -407,4 +411,16 @@ impl Iterator for CompiledOutput<'_, '_> {
             }
         }
     }
+}
+
+/// A compiled final aggregate's merged buffers (one row per group) finished by the
+/// interpreter's aggregator, so the results are exactly its own.
+fn finish_final(node: &PhysicalPlan, merged_output: &[crate::expr::Attribute], merged: Vec<RecordBatch>) -> Result<Vec<RecordBatch>> {
+    let PhysicalPlan::HashAggregate { grouping, aggregates, result, .. } = node else {
+        return Err(KilnError::internal("a final aggregate stage without its HashAggregate"));
+    };
+    let [merged] = merged.as_slice() else {
+        return Err(KilnError::internal("a final aggregate stage gave more than its merged groups"));
+    };
+    HashAggregator::new(AggregateMode::Final, grouping, aggregates, result, merged_output)?.finish_distinct(merged)
 }

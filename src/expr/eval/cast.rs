@@ -16,21 +16,28 @@ use crate::error::{KilnError, Result};
 use super::Primitive;
 use crate::types::java_double;
 use crate::types::timestamp::{MICROS_PER_DAY, MICROS_PER_SECOND};
-use crate::types::{format_date, format_decimal, format_timestamp, parse_date, parse_timestamp, ScalarValue};
+use crate::types::time_zone::Zone;
+use crate::types::timestamp::{format_timestamp_in, parse_timestamp_in, parse_wall_clock};
+use crate::types::{format_date, format_decimal, format_timestamp, parse_date, ScalarValue};
 
 /// `TRY_CAST`: `a` cast to `to`, NULL in each row whose cast fails (the rows cast one by one
 /// only when the whole array fails).
-pub(crate) fn try_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
-    if let Ok(done) = cast(a, to) {
+pub(crate) fn try_cast(a: &ArrayRef, to: &DataType, zone: Zone) -> Result<ArrayRef> {
+    if let Ok(done) = cast_in(a, to, zone) {
         return Ok(done);
     }
-    let rows: Vec<ArrayRef> = (0..a.len()).map(|i| cast(&a.slice(i, 1), to).unwrap_or_else(|_| new_null_array(to, 1))).collect();
+    let rows: Vec<ArrayRef> = (0..a.len()).map(|i| cast_in(&a.slice(i, 1), to, zone).unwrap_or_else(|_| new_null_array(to, 1))).collect();
     let refs: Vec<&dyn Array> = rows.iter().map(|r| r.as_ref()).collect();
     Ok(arrow::compute::concat(&refs)?)
 }
 
-/// Casts `a` to `to`.
+/// Casts `a` to `to`, TIMESTAMP values read and written in UTC.
 pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+    cast_in(a, to, Zone::UTC)
+}
+
+/// Casts `a` to `to`, TIMESTAMP values read and written as wall-clock times in `zone`.
+pub(super) fn cast_in(a: &ArrayRef, to: &DataType, zone: Zone) -> Result<ArrayRef> {
     use DataType::*;
     let from = a.data_type();
     if from == to {
@@ -43,13 +50,13 @@ pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     }
     match (from, to) {
         (Null, _) => Ok(new_null_array(to, a.len())),
-        (List(_) | Struct(_) | Map(..), List(_) | Struct(_) | Map(..)) => nested_cast(a, to),
+        (List(_) | Struct(_) | Map(..), List(_) | Struct(_) | Map(..)) => nested_cast(a, to, zone),
         // Spark: a string's UTF-8 bytes; bytes read back as UTF-8 (invalid sequences replaced).
         (Binary, Utf8) => Ok(Arc::new(a.as_binary::<i32>().iter().map(|b| b.map(|b| String::from_utf8_lossy(b).into_owned())).collect::<StringArray>())),
         (Utf8 | LargeUtf8 | Utf8View, Binary) => Ok(Arc::new(strings(a)?.iter().map(|s| s.map(str::as_bytes)).collect::<arrow::array::BinaryArray>())),
-        (Timestamp(..), _) | (_, Timestamp(..)) if !matches!(from, Utf8 | LargeUtf8 | Utf8View) && to != &Utf8 => timestamp_cast(a, to),
-        (_, Utf8) => to_string(a),
-        (Utf8 | LargeUtf8 | Utf8View, _) => from_string(&strings(a)?, to),
+        (Timestamp(..), _) | (_, Timestamp(..)) if !matches!(from, Utf8 | LargeUtf8 | Utf8View) && to != &Utf8 => timestamp_cast(a, to, zone),
+        (_, Utf8) => to_string(a, zone),
+        (Utf8 | LargeUtf8 | Utf8View, _) => from_string(&strings(a)?, to, zone),
         (Decimal128(_, _), Boolean) => Ok(Arc::new(BooleanArray::from_unary(a.primitive::<Decimal128Type>()?, |v| v != 0))),
         (Boolean, Decimal128(p, s)) => integral_to_decimal(&arrow_cast(a, &Int64)?, *p, *s),
         (Int8 | Int16 | Int32 | Int64, Decimal128(p, s)) => integral_to_decimal(&arrow_cast(a, &Int64)?, *p, *s),
@@ -130,21 +137,28 @@ fn integral_scalar(t: &DataType, v: i64) -> ScalarValue {
     }
 }
 
-/// Casts from or to a timestamp (not strings): dates are midnight UTC, a timestamp's date is
-/// its UTC day, TIMESTAMP <-> TIMESTAMP_NTZ keep the microseconds (the session zone is UTC),
-/// bigint <-> timestamp count seconds.
-fn timestamp_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+/// Casts from or to a timestamp (not strings): a date is midnight, a timestamp's date its day,
+/// both in `zone` for a TIMESTAMP (TIMESTAMP <-> TIMESTAMP_NTZ keeps the wall-clock time in
+/// `zone`); bigint <-> timestamp count seconds.
+fn timestamp_cast(a: &ArrayRef, to: &DataType, zone: Zone) -> Result<ArrayRef> {
     use DataType::*;
     let from = a.data_type();
     let micros = |a: &ArrayRef| -> Result<PrimitiveArray<TimestampMicrosecondType>> { Ok(a.primitive::<TimestampMicrosecondType>()?.clone()) };
+    let overflow = |v: i64| cast_overflow(&v.to_string(), from, to);
+    // A TIMESTAMP's wall-clock time in `zone`, and the TIMESTAMP of a wall-clock time.
+    let (local, instant) = (|v: i64| zone.from_utc(v).ok_or_else(|| overflow(v)), |v: i64| zone.to_utc(v).ok_or_else(|| overflow(v)));
     Ok(match (from, to) {
+        (Timestamp(_, Some(_)), Timestamp(_, None)) => Arc::new(micros(a)?.try_unary::<_, TimestampMicrosecondType, _>(local)?.with_data_type(to.clone())),
+        (Timestamp(_, None), Timestamp(_, Some(_))) => Arc::new(micros(a)?.try_unary::<_, TimestampMicrosecondType, _>(instant)?.with_data_type(to.clone())),
         (Timestamp(..), Timestamp(..)) => Arc::new(micros(a)?.with_data_type(to.clone())),
-        (Date32, Timestamp(..)) => {
-            let out: PrimitiveArray<TimestampMicrosecondType> = a.primitive::<Date32Type>()?.unary(|d| d as i64 * MICROS_PER_DAY);
+        (Date32, Timestamp(_, ltz)) => {
+            let out: PrimitiveArray<TimestampMicrosecondType> =
+                a.primitive::<Date32Type>()?.try_unary(|d| if ltz.is_some() { instant(d as i64 * MICROS_PER_DAY) } else { Ok(d as i64 * MICROS_PER_DAY) })?;
             Arc::new(out.with_data_type(to.clone()))
         }
-        (Timestamp(..), Date32) => {
-            let out: PrimitiveArray<Date32Type> = micros(a)?.unary(|v| v.div_euclid(MICROS_PER_DAY) as i32);
+        (Timestamp(_, ltz), Date32) => {
+            let out: PrimitiveArray<Date32Type> =
+                micros(a)?.try_unary(|v| Ok::<_, KilnError>((if ltz.is_some() { local(v)? } else { v }).div_euclid(MICROS_PER_DAY) as i32))?;
             Arc::new(out)
         }
         (Timestamp(..), Int64) => {
@@ -192,25 +206,25 @@ fn map_to_string<T: ArrowPrimitiveType>(a: &ArrayRef, f: impl Fn(T::Native) -> S
 
 /// Arrays element by element, structs field by field (by position) and maps key and value
 /// by value, each with this module's (ANSI) casts; the shape and NULLs are kept.
-fn nested_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
+fn nested_cast(a: &ArrayRef, to: &DataType, zone: Zone) -> Result<ArrayRef> {
     use DataType::*;
     let mismatch = || KilnError::internal(format!("cast from {} to {to}", a.data_type()));
     Ok(match (a.data_type(), to) {
         (List(_), List(f)) => {
             let l = a.as_list::<i32>();
-            let values = cast(l.values(), f.data_type())?;
+            let values = cast_in(l.values(), f.data_type(), zone)?;
             Arc::new(arrow::array::ListArray::try_new(f.clone(), l.offsets().clone(), values, l.nulls().cloned())?)
         }
         (Struct(from), Struct(fields)) if from.len() == fields.len() => {
             let s = a.as_struct();
-            let columns = s.columns().iter().zip(fields.iter()).map(|(c, f)| cast(c, f.data_type())).collect::<Result<Vec<_>>>()?;
+            let columns = s.columns().iter().zip(fields.iter()).map(|(c, f)| cast_in(c, f.data_type(), zone)).collect::<Result<Vec<_>>>()?;
             Arc::new(arrow::array::StructArray::try_new(fields.clone(), columns, s.nulls().cloned())?)
         }
         (Map(..), Map(entries, sorted)) => {
             let m = a.as_map();
             let Struct(fields) = entries.data_type() else { return Err(mismatch()) };
             let (Some(kf), Some(vf)) = (fields.first(), fields.get(1)) else { return Err(mismatch()) };
-            let (keys, values) = (cast(m.keys(), kf.data_type())?, cast(m.values(), vf.data_type())?);
+            let (keys, values) = (cast_in(m.keys(), kf.data_type(), zone)?, cast_in(m.values(), vf.data_type(), zone)?);
             let entries_array = arrow::array::StructArray::try_new(fields.clone(), vec![keys, values], None)?;
             Arc::new(arrow::array::MapArray::try_new(entries.clone(), m.offsets().clone(), entries_array, m.nulls().cloned(), *sorted)?)
         }
@@ -218,7 +232,7 @@ fn nested_cast(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     })
 }
 
-fn to_string(a: &ArrayRef) -> Result<ArrayRef> {
+fn to_string(a: &ArrayRef, zone: Zone) -> Result<ArrayRef> {
     Ok(match a.data_type() {
         DataType::Float64 => map_to_string::<Float64Type>(a, java_double)?,
         DataType::Float32 => map_to_string::<Float32Type>(a, crate::types::java_float)?,
@@ -227,9 +241,10 @@ fn to_string(a: &ArrayRef) -> Result<ArrayRef> {
             map_to_string::<Decimal128Type>(a, |v| format_decimal(v, s))?
         }
         DataType::Date32 => map_to_string::<Date32Type>(a, format_date)?,
-        DataType::Timestamp(..) => map_to_string::<TimestampMicrosecondType>(a, format_timestamp)?,
+        DataType::Timestamp(_, Some(_)) => map_to_string::<TimestampMicrosecondType>(a, |v| format_timestamp_in(v, zone))?,
+        DataType::Timestamp(_, None) => map_to_string::<TimestampMicrosecondType>(a, format_timestamp)?,
         DataType::List(_) | DataType::Struct(_) | DataType::Map(..) => {
-            Arc::new((0..a.len()).map(|i| crate::format::format_value(a.as_ref(), i)).collect::<StringArray>())
+            Arc::new((0..a.len()).map(|i| crate::format::format_value_in(a.as_ref(), i, zone)).collect::<StringArray>())
         }
         // booleans ("true"/"false") and integers print as Spark does.
         _ => arrow_cast(a, &DataType::Utf8)?,
@@ -249,7 +264,7 @@ fn parse_each<O: ArrowPrimitiveType>(s: &StringArray, f: impl Fn(&str) -> Result
     Ok(PrimitiveArray::new(out.into(), s.nulls().cloned()))
 }
 
-fn from_string(s: &StringArray, to: &DataType) -> Result<ArrayRef> {
+fn from_string(s: &StringArray, to: &DataType, zone: Zone) -> Result<ArrayRef> {
     Ok(match to {
         DataType::Boolean => {
             let mut out = Vec::with_capacity(s.len());
@@ -282,8 +297,13 @@ fn from_string(s: &StringArray, to: &DataType) -> Result<ArrayRef> {
             Arc::new(out.with_precision_and_scale(p, sc)?)
         }
         DataType::Date32 => Arc::new(parse_each::<Date32Type>(s, |t| parse_date(t).ok_or_else(|| cast_invalid_input(t, to)))?),
-        DataType::Timestamp(..) => Arc::new(
-            parse_each::<TimestampMicrosecondType>(s, |t| parse_timestamp(t).ok_or_else(|| cast_invalid_input(t, to)))?.with_data_type(to.clone()),
+        DataType::Timestamp(_, Some(_)) => Arc::new(
+            parse_each::<TimestampMicrosecondType>(s, |t| parse_timestamp_in(t, zone).ok_or_else(|| cast_invalid_input(t, to)))?.with_data_type(to.clone()),
+        ),
+        // A TIMESTAMP_NTZ keeps the wall-clock time; a zone in the text is ignored, as Spark does.
+        DataType::Timestamp(_, None) => Arc::new(
+            parse_each::<TimestampMicrosecondType>(s, |t| parse_wall_clock(t).map(|(v, _)| v).ok_or_else(|| cast_invalid_input(t, to)))?
+                .with_data_type(to.clone()),
         ),
         other => return Err(KilnError::unsupported(format!("casting a string to {other}"))),
     })

@@ -101,7 +101,7 @@ pub fn evaluate(expr: &Expr, batch: &RecordBatch, input: &[Attribute]) -> Result
         Expr::Negative(c) => arithmetic::negate(&evaluate(c, batch, input)?),
         Expr::IsNull(c) => Ok(Arc::new(is_null(&evaluate(c, batch, input)?)?)),
         Expr::IsNotNull(c) => Ok(Arc::new(is_not_null(&evaluate(c, batch, input)?)?)),
-        Expr::Cast { child, to } => cast::cast(&evaluate(child, batch, input)?, to),
+        Expr::Cast { child, to, zone } => cast::cast_in(&evaluate(child, batch, input)?, to, zone.unwrap_or(crate::types::time_zone::Zone::UTC)),
         Expr::InList { child, list, negated } => Ok(Arc::new(in_list(child, list, *negated, batch, input)?)),
         Expr::InSet { child, values, negated } => {
             let list: Vec<Expr> = values.iter().cloned().map(Expr::Literal).collect();

@@ -36,7 +36,7 @@ fn bin(l: Expr, op: BinaryOp, r: Expr) -> Expr {
     l.binary(op, r)
 }
 fn cast(e: Expr, to: DataType) -> Expr {
-    Expr::Cast { child: Box::new(e), to }
+    Expr::Cast { child: Box::new(e), to, zone: None }
 }
 fn func(func: ScalarFunc, args: Vec<Expr>) -> Expr {
     Expr::Function { func, args }

@@ -325,7 +325,7 @@ impl Rule for SimplifyCasts {
     }
     fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
         rewrite_expressions(plan, &|e| match e {
-            Expr::Cast { child, to } if child.data_type().ok().as_ref() == Some(to) => Some(child.as_ref().clone()),
+            Expr::Cast { child, to, .. } if child.data_type().ok().as_ref() == Some(to) => Some(child.as_ref().clone()),
             _ => None,
         })
     }

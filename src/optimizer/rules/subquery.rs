@@ -766,7 +766,7 @@ pub(super) fn count_bug_columns(sub: &Arc<LogicalPlan>, values: &[Attribute]) ->
         };
         let mut result = Expr::lit(result);
         if result.data_type()? != value.data_type {
-            result = Expr::Cast { child: Box::new(result), to: value.data_type.clone() };
+            result = Expr::Cast { child: Box::new(result), to: value.data_type.clone(), zone: None };
         }
         let mut branches = vec![(Expr::IsNull(Box::new(at.expr())), result)];
         let else_expr = match &hv {

@@ -1011,4 +1011,16 @@ impl crate::dataframe::Planner for Session {
     fn create_dataframe(&self, batches: Vec<RecordBatch>) -> Result<DataFrame> {
         Session::create_dataframe(self, batches)
     }
+    fn plan_shared(&self, parsed: Arc<LogicalPlan>) -> Result<DataFrame> {
+        Session::plan_shared(self, parsed)
+    }
+    fn cache_dataframe(&self, df: &DataFrame, level: StorageLevel) -> Result<()> {
+        Session::cache_dataframe(self, df, level, None)
+    }
+    fn uncache_dataframe(&self, df: &DataFrame) -> Result<bool> {
+        Session::uncache_dataframe(self, df)
+    }
+    fn dataframe_storage_level(&self, df: &DataFrame) -> Result<Option<StorageLevel>> {
+        Session::dataframe_storage_level(self, df)
+    }
 }

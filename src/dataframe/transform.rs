@@ -353,7 +353,7 @@ impl DataFrame {
     /// assert_eq!(df.count().unwrap(), 10);
     /// ```
     pub fn persist(&self, level: StorageLevel) -> Result<DataFrame> {
-        self.session.cache_dataframe(self, level, None)?;
+        self.session.cache_dataframe(self, level)?;
         self.session.plan_shared(self.parsed())
     }
     /// Spark's `unpersist()`: drops the cache [`DataFrame::persist`] made of this DataFrame's

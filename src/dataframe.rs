@@ -346,7 +346,8 @@ impl DataFrame {
     /// Runs the query and draws the plan that ran (`kiln explain --analyze --graph`): a
     /// self-contained SVG, or an HTML page holding it, with rows per edge, time and memory
     /// per operator, codegen stages coloured compiled or interpreted, and the initial plan
-    /// beside the final one when adaptive execution changed it.
+    /// beside the final one when adaptive execution changed it (a join strategy, or how a
+    /// shuffle is read).
     pub fn plan_graph(&self, html: bool) -> Result<String> {
         if let Cow::Owned(df) = self.current()? {
             return df.plan_graph(html);
@@ -355,7 +356,7 @@ impl DataFrame {
         self.collect_measured(&crate::exec::metrics::CodegenMetrics::default(), &ops)?;
         let adaptive = crate::exec::adaptive::is_adaptive(&self.plans.physical, &self.config);
         let ran = self.final_plan().filter(|_| adaptive).unwrap_or_else(|| self.plans.physical.clone());
-        let initial = Some(self.plans.physical.as_ref()).filter(|p| adaptive && strategies(p) != strategies(&ran));
+        let initial = Some(self.plans.physical.as_ref()).filter(|p| adaptive && adaptive_shape(p) != adaptive_shape(&ran));
         Ok(if html {
             crate::explain::graph::plan_html(&ran, initial, &ops, &self.config, "kiln: the plan that ran")
         } else {
@@ -428,14 +429,15 @@ fn collect_scan_metrics(plan: &PhysicalPlan, out: &mut Vec<(String, Arc<ScanMetr
     plan.children().into_iter().for_each(|c| collect_scan_metrics(c, out));
 }
 
-/// The operators of a plan that say how it runs (joins, exchanges, aggregates), in tree
-/// order, without adaptive execution's stage and read nodes: equal when re-planning changed
-/// no strategy.
-fn strategies(plan: &PhysicalPlan) -> Vec<String> {
+/// The operators of a plan that say how it runs (joins, exchanges), in tree order, and how it
+/// reads its shuffles (coalesced, local, split), without adaptive execution's stage nodes:
+/// equal when re-planning changed nothing a reader of the plan would see.
+fn adaptive_shape(plan: &PhysicalPlan) -> Vec<String> {
     let mut out = vec![];
     fn walk(p: &PhysicalPlan, out: &mut Vec<String>) {
         match p {
-            PhysicalPlan::QueryStage { .. } | PhysicalPlan::ShuffleRead { .. } | PhysicalPlan::WholeStageCodegen { .. } => {}
+            PhysicalPlan::QueryStage { .. } | PhysicalPlan::WholeStageCodegen { .. } => {}
+            PhysicalPlan::ShuffleRead { .. } => out.push("AQEShuffleRead".into()),
             PhysicalPlan::HashJoin { kind, .. } => out.push(format!("{kind:?}HashJoin")),
             PhysicalPlan::SortMergeJoin { .. } => out.push("SortMergeJoin".into()),
             PhysicalPlan::Exchange { .. } => out.push("Exchange".into()),

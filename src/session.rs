@@ -100,6 +100,19 @@ impl Session {
     pub fn config(&self) -> Result<Config> {
         Ok(self.state.config.read().map_err(|_| poisoned())?.clone())
     }
+    /// The value `SET key` shows: the setting's, or `<undefined>` (as Spark prints it) for a key
+    /// of the user's own never set; a key kiln does not know fails naming the closest one.
+    pub fn conf_value(&self, key: &str) -> Result<String> {
+        let mut config = self.config()?;
+        match config.get(key) {
+            Some(v) => Ok(v),
+            None => {
+                // Reuse set's error (on this copy): it names the key and suggests the closest one.
+                config.set(key, "")?;
+                Ok("<undefined>".to_string())
+            }
+        }
+    }
     /// Sets one setting as the host: any key, static ones (see [`crate::config::STATIC_KEYS`])
     /// only before the session runs its first statement; a limit set here is a ceiling SQL `SET`
     /// cannot raise.
@@ -473,14 +486,8 @@ impl Session {
                 self.local_result(vec![("key", vec![Some(key)]), ("value", vec![Some(value)])])
             }
             Statement::SetConfig { key, value: None } => {
-                let mut value = self.config()?.get(&key);
-                if value.is_none() {
-                    // Reuse set's error: it names the key and suggests the closest one.
-                    self.config()?.set(&key, "")?;
-                    // A user key never set reads as Spark prints it.
-                    value = Some("<undefined>".to_string());
-                }
-                self.local_result(vec![("key", vec![Some(key)]), ("value", vec![value])])
+                let value = self.conf_value(&key)?;
+                self.local_result(vec![("key", vec![Some(key)]), ("value", vec![Some(value)])])
             }
             Statement::ListConfig { verbose: false } => {
                 let mut set = self.config()?.explicit;

@@ -1,44 +1,147 @@
 //! The plan as a picture: one self-contained SVG (or an HTML page holding it) of the plan that
-//! ran, drawn as a tree of operators — each box an operator with its time and memory, each
-//! edge labelled with the rows that flowed up it, codegen stages boxed and numbered as in the
-//! text plan (green when compiled, amber when interpreted), query stages in dashed frames —
-//! with the initial plan beside it when adaptive execution changed it. No scripts, no network.
+//! ran — each box an operator with its rows, time and memory, each edge labelled with the rows
+//! that flowed up it, codegen stages framed and numbered as in the text plan (green when
+//! compiled, amber when interpreted), query stages in dashed frames, a legend — with the
+//! initial plan beside it when adaptive execution changed the plan. No scripts, no network.
+//!
+//! The layout is a tree's: leaves in columns left to right, a parent centred over its children
+//! (so no two edges cross), each child a layer below its parent. A frame holds exactly its
+//! members: a stage's members form a connected top part of a subtree, the columns of disjoint
+//! subtrees never overlap, and every input of a stage (a child outside it) is placed below the
+//! stage's lowest member, so the frame around the members' boxes meets no other box, and two
+//! frames are either nested (a codegen stage in its query stage) or apart.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::physical::skip_stage;
 use crate::config::Config;
-use crate::physical::metrics::{group_digits, PlanMetrics};
+use crate::physical::metrics::{group_digits, OperatorStats, PlanMetrics};
 use crate::physical::{PhysicalPlan, QueryStageKind};
 
-const BOX_W: f64 = 230.0;
-const BOX_H: f64 = 58.0;
-const GAP_X: f64 = 30.0;
-const GAP_Y: f64 = 46.0;
-const MARGIN: f64 = 40.0;
+const BOX_W: f64 = 264.0;
+const BOX_H: f64 = 70.0;
+/// Between columns: room for two frames' padding side by side.
+const GAP_X: f64 = 60.0;
+/// Between a parent and its child: room for the edge and its rows label.
+const GAP_Y: f64 = 34.0;
+const MARGIN: f64 = 24.0;
+/// Box text is monospace, so a line's width is its characters times [`CHAR_W`].
+const FONT: f64 = 10.5;
+const CHAR_W: f64 = FONT * 0.6;
+const LINE_H: f64 = 13.5;
+/// Characters of one line inside a box.
+const LINE_CHARS: usize = ((BOX_W - 14.0) / CHAR_W) as usize;
+/// A frame's label strip, above its members.
+const LABEL_H: f64 = 15.0;
+/// A frame's padding around its members: a query stage's is wider than the codegen stages'
+/// inside it, so the frames nest.
+const PAD_CODEGEN: f64 = 9.0;
+const PAD_QUERY: f64 = 24.0;
+const TITLE_H: f64 = 26.0;
+const LEGEND_H: f64 = 40.0;
+
+const COMPILED_FILL: &str = "#e3f4e1";
+const INTERPRETED_FILL: &str = "#fdf0d5";
+
+/// A framed group of operators.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Cluster {
+    /// A shuffle or broadcast query stage of adaptive execution, by id.
+    Query(usize),
+    /// A codegen stage `*(id)`, compiled or interpreted.
+    Codegen(usize, bool),
+}
+
+impl Cluster {
+    fn pad(self) -> f64 {
+        match self {
+            Cluster::Query(_) => PAD_QUERY,
+            Cluster::Codegen(..) => PAD_CODEGEN,
+        }
+    }
+    /// The name tests and readers of the SVG match frames and boxes by.
+    fn key(self) -> String {
+        match self {
+            Cluster::Query(id) => format!("query-stage-{id}"),
+            Cluster::Codegen(id, _) => format!("codegen-stage-{id}"),
+        }
+    }
+    fn label(self) -> String {
+        match self {
+            Cluster::Query(id) => format!("query stage {id}"),
+            Cluster::Codegen(id, _) => format!("WholeStageCodegen ({id})"),
+        }
+    }
+}
 
 /// One drawn operator.
 struct Node<'a> {
     plan: &'a PhysicalPlan,
-    /// The codegen stage it runs in (id, compiled).
-    stage: Option<(usize, bool)>,
-    /// The query stage (frame) it belongs to.
-    query_stage: Option<usize>,
-    x: f64,
+    /// The frames it sits in, outermost first.
+    clusters: Vec<Cluster>,
+    /// Its column (a parent's is the middle of its children's).
+    col: f64,
+    /// Its top, from the panel's first layer.
     y: f64,
     children: Vec<usize>,
 }
 
+/// A codegen stage's wrapper: why it runs interpreted, and its numbers (for the frame's hover).
+struct StageInfo {
+    fallback: Option<String>,
+    stats: Option<OperatorStats>,
+}
+
+/// A plan laid out: its boxes and frames, in panel coordinates.
+struct Layout<'a> {
+    nodes: Vec<Node<'a>>,
+    stages: HashMap<usize, StageInfo>,
+    width: f64,
+    height: f64,
+}
+
+impl Layout<'_> {
+    /// A box's top-left corner.
+    fn at(&self, n: &Node) -> (f64, f64) {
+        (MARGIN + PAD_QUERY + n.col * (BOX_W + GAP_X), MARGIN + TITLE_H + n.y)
+    }
+    /// Every cluster's frame (x0, y0, x1, y1): its members' boxes, padded, with the label strip.
+    fn frames(&self) -> Vec<(Cluster, (f64, f64, f64, f64))> {
+        let mut frames: Vec<(Cluster, (f64, f64, f64, f64))> = vec![];
+        for n in &self.nodes {
+            let (x, y) = self.at(n);
+            for &c in &n.clusters {
+                let (p, r) = (c.pad(), (x, y, x + BOX_W, y + BOX_H));
+                let r = (r.0 - p, r.1 - p - LABEL_H, r.2 + p, r.3 + p);
+                match frames.iter_mut().find(|f| f.0 == c) {
+                    Some((_, f)) => *f = (f.0.min(r.0), f.1.min(r.1), f.2.max(r.2), f.3.max(r.3)),
+                    None => frames.push((c, r)),
+                }
+            }
+        }
+        // Outer frames first, so inner ones draw over them.
+        frames.sort_by_key(|(c, _)| matches!(c, Cluster::Codegen(..)));
+        frames
+    }
+}
+
 /// The picture of `final_plan` (with `initial` beside it when given), as an SVG document.
 pub fn plan_svg(final_plan: &PhysicalPlan, initial: Option<&PhysicalPlan>, ops: &PlanMetrics, config: &Config) -> String {
-    let (body, w, h) = panel(final_plan, Some(ops), config, if initial.is_some() { "Final plan" } else { "Plan" });
-    let (mut width, mut height, mut svg) = (w, h, body);
+    let mut panels = vec![(lay_out(final_plan, Some(ops)), Some(ops), if initial.is_some() { "Final plan" } else { "Plan" })];
     if let Some(initial) = initial {
-        let (body2, w2, h2) = panel(initial, None, config, "Initial plan");
-        let _ = write!(svg, "<g transform=\"translate({width:.0},0)\">{body2}</g>");
-        width += w2;
-        height = height.max(h2);
+        panels.push((lay_out(initial, None), None, "Initial plan (before adaptive execution)"));
     }
+    let mut svg = legend();
+    let (mut width, mut height) = (legend_width(), 0.0f64);
+    let mut left = 0.0;
+    for (layout, ops, title) in &panels {
+        let _ = write!(svg, "<g class=\"panel\" transform=\"translate({left:.1},{LEGEND_H:.1})\">{}</g>", draw(layout, *ops, config, title));
+        left += layout.width;
+        height = height.max(layout.height);
+    }
+    width = width.max(left);
+    height += LEGEND_H;
     format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" viewBox=\"0 0 {width:.0} {height:.0}\" font-family=\"sans-serif\" font-size=\"11\">\
          <defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#555\"/></marker></defs>\
@@ -49,158 +152,286 @@ pub fn plan_svg(final_plan: &PhysicalPlan, initial: Option<&PhysicalPlan>, ops: 
 /// The picture as a self-contained HTML page.
 pub fn plan_html(final_plan: &PhysicalPlan, initial: Option<&PhysicalPlan>, ops: &PlanMetrics, config: &Config, title: &str) -> String {
     format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"/><title>{t}</title>\
-         <style>body{{font-family:sans-serif;margin:16px}} .legend span{{display:inline-block;padding:2px 8px;margin-right:8px;border:1px solid #999}}</style></head>\
-         <body><h1>{t}</h1><p class=\"legend\"><span style=\"background:#e3f4e1\">compiled stage</span><span style=\"background:#fdf0d5\">interpreted stage</span>\
-         <span style=\"border-style:dashed\">query stage</span> edge labels: rows that flowed</p>\n{svg}</body></html>\n",
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"/><title>{t}</title><style>body{{font-family:sans-serif;margin:16px}}</style></head>\
+         <body><h1>{t}</h1>\n{svg}</body></html>\n",
         t = escape(title),
         svg = plan_svg(final_plan, initial, ops, config)
     )
 }
 
-/// One plan drawn from (0, 0): the SVG body, its width and height.
-fn panel(plan: &PhysicalPlan, ops: Option<&PlanMetrics>, config: &Config, title: &str) -> (String, f64, f64) {
-    let mut nodes: Vec<Node> = vec![];
-    let mut next_x = 0.0;
-    let root = lay_out(plan, None, None, 0, &mut next_x, &mut nodes);
-    let depth = nodes.iter().map(|n| n.y).fold(0.0, f64::max);
-    let width = next_x.max(1.0) * (BOX_W + GAP_X) + 2.0 * MARGIN;
-    let height = (depth + 1.0) * (BOX_H + GAP_Y) + 2.0 * MARGIN + 20.0;
-    let pos = |n: &Node| (MARGIN + n.x * (BOX_W + GAP_X), MARGIN + 20.0 + n.y * (BOX_H + GAP_Y));
-    let mut out = format!("<text x=\"{MARGIN}\" y=\"{:.0}\" font-size=\"15\" font-weight=\"bold\">{}</text>", MARGIN - 8.0, escape(title));
-    // Frames first, so boxes and edges draw over them: query stages, then codegen stages.
-    let mut frames: Vec<(String, bool, Option<bool>, (f64, f64, f64, f64))> = vec![];
-    let mut group = |key: String, dashed: bool, compiled: Option<bool>, n: &Node| {
-        let (x, y) = pos(n);
-        let r = (x, y, x + BOX_W, y + BOX_H);
-        match frames.iter_mut().find(|f| f.0 == key) {
-            Some(f) => f.3 = (f.3 .0.min(r.0), f.3 .1.min(r.1), f.3 .2.max(r.2), f.3 .3.max(r.3)),
-            None => frames.push((key, dashed, compiled, r)),
-        }
-    };
-    for n in &nodes {
-        if let Some(q) = n.query_stage {
-            group(format!("query stage {q}"), true, None, n);
-        }
-    }
-    for n in &nodes {
-        if let Some((id, compiled)) = n.stage {
-            group(format!("WholeStageCodegen ({id})"), false, Some(compiled), n);
-        }
-    }
-    for (label, dashed, compiled, (x0, y0, x1, y1)) in &frames {
-        let pad = if *dashed { 14.0 } else { 7.0 };
-        let fill = match compiled {
-            Some(true) => "#e3f4e1",
-            Some(false) => "#fdf0d5",
-            None => "none",
-        };
-        let dash = if *dashed { " stroke-dasharray=\"6,4\"" } else { "" };
-        let _ = write!(
-            out,
-            "<g class=\"frame\"><rect x=\"{:.0}\" y=\"{:.0}\" width=\"{:.0}\" height=\"{:.0}\" rx=\"6\" fill=\"{fill}\" stroke=\"#888\"{dash}/>\
-             <text x=\"{:.0}\" y=\"{:.0}\" fill=\"#555\">{}</text></g>",
-            x0 - pad,
-            y0 - pad,
-            x1 - x0 + 2.0 * pad,
-            y1 - y0 + 2.0 * pad,
-            x0 - pad + 4.0,
-            y1 + pad - 3.0,
-            escape(label)
-        );
-    }
-    // Edges: child top-centre up to parent bottom-centre, labelled with the child's rows.
-    for n in &nodes {
-        let (px, py) = pos(n);
-        for &c in &n.children {
-            let child = &nodes[c];
-            let (cx, cy) = pos(child);
-            let (x1, y1, x2, y2) = (cx + BOX_W / 2.0, cy, px + BOX_W / 2.0, py + BOX_H);
-            let rows = ops.and_then(|m| edge_rows(child.plan, m));
-            let _ = write!(out, "<g class=\"edge\"><line x1=\"{x1:.0}\" y1=\"{y1:.0}\" x2=\"{x2:.0}\" y2=\"{y2:.0}\" stroke=\"#555\" marker-end=\"url(#arrow)\"/>");
-            if let Some(rows) = rows {
-                let _ = write!(out, "<text class=\"rows\" x=\"{:.0}\" y=\"{:.0}\" fill=\"#1a4f8a\">{} rows</text>", (x1 + x2) / 2.0 + 4.0, (y1 + y2) / 2.0 + 4.0, group_digits(rows));
-            }
-            out.push_str("</g>");
-        }
-    }
-    for n in &nodes {
-        let (x, y) = pos(n);
-        let line = n.plan.node_string(config);
-        let title = short_name(&line);
-        let stats = ops.and_then(|m| m.get(n.plan));
-        let detail = stats.as_ref().map(|s| {
-            let mut parts = vec![];
-            if s.total_nanos() > 0 {
-                parts.push(format!("{:.1} ms", s.total_nanos() as f64 / 1e6));
-            }
-            if s.held_bytes > 0 {
-                parts.push(crate::common::bytes_to_string(s.held_bytes as u128));
-            }
-            parts.join(", ")
-        });
-        let _ = write!(
-            out,
-            "<g class=\"node\"><title>{}</title><rect x=\"{x:.0}\" y=\"{y:.0}\" width=\"{BOX_W}\" height=\"{BOX_H}\" rx=\"4\" fill=\"#fff\" stroke=\"#333\"/>\
-             <text x=\"{:.0}\" y=\"{:.0}\" font-weight=\"bold\">{}</text><text x=\"{:.0}\" y=\"{:.0}\" fill=\"#444\">{}</text>\
-             <text x=\"{:.0}\" y=\"{:.0}\" fill=\"#444\">{}</text></g>",
-            escape(&line),
-            x + 8.0,
-            y + 17.0,
-            escape(&cut(&title, 34)),
-            x + 8.0,
-            y + 33.0,
-            escape(&cut(&subtitle(&line, &title), 38)),
-            x + 8.0,
-            y + 49.0,
-            escape(&detail.unwrap_or_default())
-        );
-    }
-    let _ = root;
-    (out, width, height)
+/// The legend's items: a swatch (drawn at x, y) and what it means.
+const LEGEND: [(&str, &str); 5] = [
+    ("compiled", "codegen stage, compiled"),
+    ("interpreted", "codegen stage, interpreted"),
+    ("query", "query stage (adaptive)"),
+    ("edge", "rows that flowed up an edge"),
+    ("", "hover a box or frame for its full text"),
+];
+
+/// The width of one legend item: swatch, text (about 6.2 px a character at 11 px), gap.
+fn legend_item_width(text: &str) -> f64 {
+    30.0 + text.chars().count() as f64 * 6.2 + 24.0
 }
 
-/// Places `plan` and its subtree: leaves left to right, parents centred over their children.
-fn lay_out<'a>(plan: &'a PhysicalPlan, stage: Option<(usize, bool)>, query_stage: Option<usize>, depth: usize, next_x: &mut f64, nodes: &mut Vec<Node<'a>>) -> usize {
-    // A codegen wrapper is not drawn: its operators are boxed instead.
-    let (plan, stage) = match plan {
-        PhysicalPlan::WholeStageCodegen { id, fallback, child, .. } => (skip_stage(child), Some((*id, fallback.is_none()))),
-        other => (other, stage),
-    };
-    let own_stage = stage.filter(|_| in_stage(plan));
+/// What the colours, frames and edge labels mean, across the top.
+fn legend() -> String {
+    let y = MARGIN - 6.0;
+    let mut out = String::from("<g class=\"legend\" font-size=\"11\">");
+    let mut x = MARGIN;
+    for (swatch, text) in LEGEND {
+        let rect = |fill: &str, dash: &str| format!("<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"22\" height=\"14\" rx=\"3\" fill=\"{fill}\" stroke=\"#888\"{dash}/>");
+        out.push_str(&match swatch {
+            "compiled" => rect(COMPILED_FILL, ""),
+            "interpreted" => rect(INTERPRETED_FILL, ""),
+            "query" => rect("none", " stroke-dasharray=\"6,4\""),
+            "edge" => format!("<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#555\" marker-end=\"url(#arrow)\"/>", x + 11.0, y + 16.0, x + 11.0, y - 2.0),
+            _ => String::new(),
+        });
+        let _ = write!(out, "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>", x + 30.0, y + 11.0, escape(text));
+        x += legend_item_width(text);
+    }
+    out.push_str("</g>");
+    out
+}
+
+fn legend_width() -> f64 {
+    MARGIN * 2.0 + LEGEND.iter().map(|(_, t)| legend_item_width(t)).sum::<f64>()
+}
+
+/// Places the operators of `plan`: columns, then layers, then the panel's size.
+fn lay_out<'a>(plan: &'a PhysicalPlan, ops: Option<&PlanMetrics>) -> Layout<'a> {
+    let mut stages = HashMap::new();
+    let mut members = HashMap::new();
+    stage_members(plan, ops, &mut stages, &mut members);
+    let mut nodes = vec![];
+    let mut next_col = 0.0;
+    collect(plan, &members, None, &mut next_col, &mut nodes);
+    place_layers(&mut nodes);
+    let mut layout = Layout { nodes, stages, width: 0.0, height: 0.0 };
+    let (mut right, mut bottom) = (0.0f64, 0.0f64);
+    for n in &layout.nodes {
+        let (x, y) = layout.at(n);
+        right = right.max(x + BOX_W + PAD_QUERY);
+        bottom = bottom.max(y + BOX_H + PAD_QUERY);
+    }
+    for (_, (_, _, x1, y1)) in layout.frames() {
+        right = right.max(x1);
+        bottom = bottom.max(y1);
+    }
+    layout.width = right + MARGIN;
+    layout.height = bottom + MARGIN;
+    layout
+}
+
+/// Records every codegen stage (its wrapper's fallback and numbers) and, for each operator
+/// fused into one, the stage: the operators the stage's code runs, as the text plan's `*(N)`.
+fn stage_members(p: &PhysicalPlan, ops: Option<&PlanMetrics>, stages: &mut HashMap<usize, StageInfo>, members: &mut HashMap<*const PhysicalPlan, Cluster>) {
+    if let PhysicalPlan::WholeStageCodegen { id, fallback, child } = p {
+        let cluster = Cluster::Codegen(*id, fallback.is_none());
+        stages.insert(*id, StageInfo { fallback: fallback.clone(), stats: ops.and_then(|m| m.get(p)) });
+        match crate::codegen::StageSpec::chain(child) {
+            Some((chain, _)) => {
+                for op in chain {
+                    members.insert(std::sync::Arc::as_ptr(&op), cluster);
+                }
+            }
+            None => {
+                members.insert(skip_stage(child) as *const PhysicalPlan, cluster);
+            }
+        }
+    }
+    for c in p.tree_children() {
+        stage_members(c, ops, stages, members);
+    }
+}
+
+/// Adds `plan`'s subtree to `nodes` (codegen wrappers left out: their operators are framed
+/// instead), leaves in columns left to right, a parent over the middle of its children.
+fn collect<'a>(plan: &'a PhysicalPlan, members: &HashMap<*const PhysicalPlan, Cluster>, query_stage: Option<usize>, next_col: &mut f64, nodes: &mut Vec<Node<'a>>) -> usize {
+    let plan = skip_stage(plan);
     let query_stage = match plan {
         PhysicalPlan::QueryStage { id, kind: QueryStageKind::Shuffle | QueryStageKind::Broadcast, .. } => Some(*id),
         _ => query_stage,
     };
+    let clusters = query_stage.map(Cluster::Query).into_iter().chain(members.get(&(plan as *const PhysicalPlan)).copied()).collect();
     let index = nodes.len();
-    nodes.push(Node { plan, stage: own_stage, query_stage, x: 0.0, y: depth as f64, children: vec![] });
-    let kids: Vec<usize> = plan
-        .tree_children()
-        .into_iter()
-        .map(|c| {
-            // A child is in this stage only when it is fused with it (not a new wrapper).
-            let child_stage = if matches!(c.as_ref(), PhysicalPlan::WholeStageCodegen { .. }) { None } else { own_stage };
-            lay_out(c, child_stage, query_stage, depth + 1, next_x, nodes)
-        })
-        .collect();
-    let x = if kids.is_empty() {
-        let x = *next_x;
-        *next_x += 1.0;
-        x
-    } else {
-        (nodes[kids[0]].x + nodes[kids[kids.len() - 1]].x) / 2.0
+    nodes.push(Node { plan, clusters, col: 0.0, y: 0.0, children: vec![] });
+    let kids: Vec<usize> = plan.tree_children().into_iter().map(|c| collect(c, members, query_stage, next_col, nodes)).collect();
+    nodes[index].col = match (kids.first(), kids.last()) {
+        (Some(&first), Some(&last)) => (nodes[first].col + nodes[last].col) / 2.0,
+        _ => {
+            *next_col += 1.0;
+            *next_col - 1.0
+        }
     };
-    nodes[index].x = x;
     nodes[index].children = kids;
     index
 }
 
-/// Operators that fuse into a codegen stage (others under a wrapper are its inputs).
-fn in_stage(p: &PhysicalPlan) -> bool {
-    matches!(
-        p,
-        PhysicalPlan::Filter { .. } | PhysicalPlan::Project { .. } | PhysicalPlan::HashAggregate { .. } | PhysicalPlan::HashJoin { .. } | PhysicalPlan::Sort { .. }
-    )
+/// Sets each node's top: a layer below its parent, with room for the frames it leaves and
+/// enters; a child outside a frame its parent is in goes below the frame's lowest member.
+fn place_layers(nodes: &mut [Node]) {
+    let entering = |cs: &[Cluster]| cs.iter().map(|c| c.pad() + LABEL_H).sum::<f64>();
+    if let Some(root) = nodes.first_mut() {
+        root.y = entering(&root.clusters);
+    }
+    // Each pass settles at least one more layer; the frames' bottoms move with their members.
+    for _ in 0..=nodes.len() {
+        let mut bottoms: HashMap<Cluster, f64> = HashMap::new();
+        for n in nodes.iter() {
+            for &c in &n.clusters {
+                let b = bottoms.entry(c).or_insert(0.0);
+                *b = b.max(n.y + BOX_H);
+            }
+        }
+        let mut changed = false;
+        for p in 0..nodes.len() {
+            for ci in 0..nodes[p].children.len() {
+                let c = nodes[p].children[ci];
+                let left: Vec<Cluster> = nodes[p].clusters.iter().filter(|k| !nodes[c].clusters.contains(k)).copied().collect();
+                let entered: Vec<Cluster> = nodes[c].clusters.iter().filter(|k| !nodes[p].clusters.contains(k)).copied().collect();
+                let above = left.iter().map(|k| bottoms.get(k).copied().unwrap_or(0.0)).fold(nodes[p].y + BOX_H, f64::max);
+                let top = above + GAP_Y + left.iter().map(|k| k.pad()).sum::<f64>() + entering(&entered);
+                if nodes[c].y < top {
+                    nodes[c].y = top;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+/// One laid-out plan as an SVG group: title, frames, edges, boxes.
+fn draw(layout: &Layout, ops: Option<&PlanMetrics>, config: &Config, title: &str) -> String {
+    let mut out = format!("<text x=\"{MARGIN}\" y=\"{:.1}\" font-size=\"15\" font-weight=\"bold\">{}</text>", MARGIN + 8.0, escape(title));
+    for (cluster, (x0, y0, x1, y1)) in layout.frames() {
+        let (fill, dash) = match cluster {
+            Cluster::Codegen(_, true) => (COMPILED_FILL, ""),
+            Cluster::Codegen(_, false) => (INTERPRETED_FILL, ""),
+            Cluster::Query(_) => ("none", " stroke-dasharray=\"6,4\""),
+        };
+        let hover = match cluster {
+            Cluster::Codegen(id, _) => stage_hover(cluster, layout.stages.get(&id)),
+            Cluster::Query(_) => cluster.label(),
+        };
+        let _ = write!(
+            out,
+            "<g class=\"frame\" data-cluster=\"{}\"><title>{}</title><rect x=\"{x0:.1}\" y=\"{y0:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"6\" fill=\"{fill}\" stroke=\"#888\"{dash}/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" font-family=\"monospace\" font-size=\"10\" fill=\"#444\">{}</text></g>",
+            cluster.key(),
+            escape(&hover),
+            x1 - x0,
+            y1 - y0,
+            x0 + 5.0,
+            y0 + 12.0,
+            escape(&cluster.label())
+        );
+    }
+    // Edges: from a child's top up to its parent's bottom, labelled with the rows that flowed.
+    for n in &layout.nodes {
+        let (px, py) = layout.at(n);
+        for &c in &n.children {
+            let child = &layout.nodes[c];
+            let (cx, cy) = layout.at(child);
+            let (x1, y1, x2, y2) = (cx + BOX_W / 2.0, cy, px + BOX_W / 2.0, py + BOX_H);
+            let _ = write!(out, "<g class=\"edge\"><line x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\" stroke=\"#555\" marker-end=\"url(#arrow)\"/>");
+            if let Some(rows) = ops.and_then(|m| edge_rows(child.plan, m)) {
+                // Beside the edge just above the child, where no other edge runs.
+                let _ = write!(out, "<text class=\"rows\" x=\"{:.1}\" y=\"{:.1}\" fill=\"#1a4f8a\">{} rows</text>", x1 + 6.0, y1 - 5.0, group_digits(rows));
+            }
+            out.push_str("</g>");
+        }
+    }
+    for n in &layout.nodes {
+        let (x, y) = layout.at(n);
+        let line = n.plan.node_string(config);
+        let name = short_name(&line);
+        let mut lines = wrap(&subtitle(&line, &name), LINE_CHARS, 2);
+        lines.resize(2, String::new());
+        lines.push(ops.and_then(|m| m.get(n.plan)).map(|s| numbers(&s)).unwrap_or_default());
+        let clusters: Vec<String> = n.clusters.iter().map(|c| c.key()).collect();
+        let _ = write!(
+            out,
+            "<g class=\"node\" data-clusters=\"{}\"><title>{}</title><rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{BOX_W}\" height=\"{BOX_H}\" rx=\"4\" fill=\"#fff\" stroke=\"#333\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" font-weight=\"bold\" font-size=\"12\">{}</text>",
+            clusters.join(" "),
+            escape(&line),
+            x + 7.0,
+            y + 16.0,
+            escape(&cut(&name, (BOX_W / 7.5) as usize))
+        );
+        for (i, text) in lines.iter().enumerate() {
+            let fill = if i == 2 { "#1a4f8a" } else { "#444" };
+            let _ = write!(
+                out,
+                "<text x=\"{:.1}\" y=\"{:.1}\" font-family=\"monospace\" font-size=\"{FONT}\" fill=\"{fill}\">{}</text>",
+                x + 7.0,
+                y + 16.0 + LINE_H * (i as f64 + 1.0),
+                escape(&cut(text, LINE_CHARS))
+            );
+        }
+        out.push_str("</g>");
+    }
+    out
+}
+
+/// A box's last line: the operator's rows, time and memory.
+fn numbers(s: &OperatorStats) -> String {
+    let mut parts = vec![format!("{} rows", group_digits(s.rows))];
+    if s.total_nanos() > 0 {
+        parts.push(format!("{:.1} ms", s.total_nanos() as f64 / 1e6));
+    }
+    if s.held_bytes > 0 {
+        parts.push(crate::common::bytes_to_string(s.held_bytes as u128));
+    }
+    parts.join(" · ")
+}
+
+/// A codegen stage frame's hover text: compiled or why not, its time and rows out.
+fn stage_hover(cluster: Cluster, info: Option<&StageInfo>) -> String {
+    let mut text = cluster.label();
+    match info.and_then(|i| i.fallback.as_deref()) {
+        Some(why) => {
+            let _ = write!(text, ": interpreted ({why})");
+        }
+        None => text.push_str(": compiled"),
+    }
+    if let Some(s) = info.and_then(|i| i.stats.as_ref()) {
+        let _ = write!(text, "; {}", numbers(s));
+    }
+    text
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces where it can; at most
+/// `max_lines`, the last ending in `…` when text was left out.
+fn wrap(text: &str, width: usize, max_lines: usize) -> Vec<String> {
+    let mut lines: Vec<String> = vec![];
+    let mut rest: Vec<char> = text.chars().collect();
+    while !rest.is_empty() && lines.len() < max_lines {
+        if rest.len() <= width {
+            lines.push(rest.iter().collect());
+            rest.clear();
+            break;
+        }
+        // The last space within the line, if it is not too early.
+        let cut_at = rest[..=width].iter().rposition(|c| *c == ' ').filter(|&i| i > width / 2).unwrap_or(width);
+        lines.push(rest[..cut_at].iter().collect::<String>().trim_end().to_string());
+        rest.drain(..cut_at);
+        while rest.first() == Some(&' ') {
+            rest.remove(0);
+        }
+    }
+    if !rest.is_empty() {
+        if let Some(last) = lines.last_mut() {
+            let mut kept: String = last.chars().take(width.saturating_sub(1)).collect();
+            kept.push('…');
+            *last = kept;
+        }
+    }
+    lines
 }
 
 /// The rows that flowed out of `child`: counted on it, or a finished stage's output.
@@ -215,10 +446,11 @@ fn edge_rows(child: &PhysicalPlan, ops: &PlanMetrics) -> Option<u64> {
 fn short_name(line: &str) -> String {
     let end = line.find([' ', '(', '[']).unwrap_or(line.len());
     let name = &line[..end];
-    // Keep the distinguishing word of stage and read lines (`ShuffleQueryStage 2`, `AQEShuffleRead coalesced`).
-    match name {
-        "ShuffleQueryStage" | "BroadcastQueryStage" | "ResultQueryStage" | "AQEShuffleRead" | "Exchange" => {
-            line.split(',').next().unwrap_or(line).split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+    // Keep the distinguishing word of stage and read lines (`ShuffleQueryStage 2`, `AQEShuffleRead
+    // coalesced`, `Exchange SinglePartition`), not an expression (`hashpartitioning(..`).
+    match (name, line.split([',', ' ']).nth(1)) {
+        ("ShuffleQueryStage" | "BroadcastQueryStage" | "ResultQueryStage" | "AQEShuffleRead" | "Exchange", Some(word)) if !word.is_empty() && !word.contains('(') => {
+            format!("{name} {word}")
         }
         _ => name.to_string(),
     }
@@ -251,15 +483,6 @@ fn escape(s: &str) -> String {
     out
 }
 
-/// Every node's position, for tests: operator line -> (x, y) in panel units.
-#[cfg(test)]
-fn positions(plan: &PhysicalPlan, config: &Config) -> std::collections::HashMap<String, (f64, f64)> {
-    let mut nodes = vec![];
-    let mut next_x = 0.0;
-    lay_out(plan, None, None, 0, &mut next_x, &mut nodes);
-    nodes.iter().map(|n| (n.plan.node_string(config), (n.x, n.y))).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,10 +493,25 @@ mod tests {
         s.sql("CREATE TABLE t AS SELECT * FROM VALUES (1, 'a<b'), (2, 'c') AS v(a, b)").expect("table");
         let df = s.sql("SELECT b, count(*) FROM t WHERE b <> 'x&y' GROUP BY b").expect("plans");
         let config = s.config().expect("config");
-        let pos = positions(df.physical_plan(), &config);
-        let root = pos.iter().find(|(_, (_, y))| *y == 0.0).expect("a root");
-        assert!(pos.values().all(|(_, y)| *y >= 0.0) && pos.len() >= 3, "{pos:?} {root:?}");
+        let layout = lay_out(df.physical_plan(), None);
+        assert!(layout.nodes.len() >= 3);
+        for n in &layout.nodes {
+            for &c in &n.children {
+                assert!(layout.nodes[c].y > n.y, "a child below its parent");
+            }
+            if let (Some(&first), Some(&last)) = (n.children.first(), n.children.last()) {
+                assert_eq!(n.col, (layout.nodes[first].col + layout.nodes[last].col) / 2.0);
+            }
+        }
         let svg = plan_svg(df.physical_plan(), None, &PlanMetrics::default(), &config);
         assert!(svg.contains("x&amp;y") && !svg.contains("x&y"), "{svg}");
+    }
+
+    #[test]
+    fn long_text_wraps_at_spaces_and_is_cut_with_an_ellipsis() {
+        assert_eq!(wrap("short", 10, 2), vec!["short"]);
+        assert_eq!(wrap("aaaa bbbb cccc", 10, 2), vec!["aaaa bbbb", "cccc"]);
+        assert_eq!(wrap("aaaa bbbb cccc dddd eeee", 10, 2), vec!["aaaa bbbb", "cccc dddd…"]);
+        assert_eq!(wrap("abcdefghijklmnop", 10, 2), vec!["abcdefghij", "klmnop"]);
     }
 }

@@ -63,6 +63,10 @@ pub struct BenchOptions {
     pub metrics: bool,
     /// Write a bar chart of the medians here (SVG).
     pub plot: Option<PathBuf>,
+    /// The chart's time axis logarithmic.
+    pub log_scale: bool,
+    /// What ran, for the chart's title (`TPC-H SF 1`, a query file's name).
+    pub data: String,
     /// Peers' medians (`engine,query,median_ms,rows`) drawn beside kiln's.
     pub peers: Option<PathBuf>,
     /// Settings (KEY, VALUE) of a second configuration timed against the session's, run for
@@ -367,7 +371,13 @@ pub fn run(session: &Session, queries: &[(String, String)], o: &BenchOptions) ->
         outln!("{what}: geometric mean speedup {geomean:.2}x over {} queries, lowest {lowest:.2}x ({which})", speedups.len());
     }
     if let Some(path) = &o.plot {
-        plot(path, &rows, &peers)?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let ratio = if o.against.is_empty() {
+            "interpreted median / compiled median".to_string()
+        } else {
+            format!("median / median with {}", o.against.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "))
+        };
+        plot(path, &rows, &peers, &PlotSpec { context: format!("{}, {threads} threads", o.data), log_scale: o.log_scale, ratio })?;
         eprintln!("wrote {}", path.display());
     }
     Ok(())
@@ -442,85 +452,132 @@ fn read_peers(path: &Path) -> Result<Vec<(String, String, f64)>, KilnError> {
     Ok(out)
 }
 
-/// A grouped bar chart: per query one bar per kiln mode (and peer), the interpreted/compiled
-/// ratio over the compiled bar.
-fn plot(path: &Path, rows: &[Row], peers: &[(String, String, f64)]) -> Result<(), KilnError> {
+/// What a chart says beyond its bars: what ran (the data set, the threads) and its time axis.
+pub struct PlotSpec {
+    /// What ran, for the title: `TPC-H SF 1, 8 threads`.
+    pub context: String,
+    /// A logarithmic time axis (queries whose times differ a hundredfold stay readable).
+    pub log_scale: bool,
+    /// What the ratio over a query's bars is (interpreted over compiled, or the session's
+    /// settings over `--against`'s).
+    pub ratio: String,
+}
+
+/// Series colours (Okabe and Ito's, told apart by colour-blind readers and legible on white):
+/// kiln interpreted, kiln compiled, then the other series (`--against`, peers) in turn.
+const COLOURS: [(u8, u8, u8); 7] = [(0xE6, 0x9F, 0x00), (0x00, 0x72, 0xB2), (0x00, 0x9E, 0x73), (0xCC, 0x79, 0xA7), (0xD5, 0x5E, 0x00), (0x56, 0xB4, 0xE9), (0x59, 0x59, 0x59)];
+
+/// A grouped bar chart: per query one bar per kiln mode (and peer) at its median, a whisker
+/// from its fastest to its slowest run, the ratio over the last kiln bar.
+fn plot(path: &Path, rows: &[Row], peers: &[(String, String, f64)], spec: &PlotSpec) -> Result<(), KilnError> {
     use plotters::prelude::*;
     let err = |e: &dyn std::fmt::Display| KilnError::io(path.display().to_string(), e);
     let mut series: Vec<String> = rows.iter().flat_map(|r| r.timings.iter().map(|(m, _)| format!("kiln {m}"))).collect();
     series.extend(peers.iter().map(|(e, _, _)| e.clone()));
     let mut seen = std::collections::HashSet::new();
     series.retain(|s| seen.insert(s.clone()));
-    // (query index, series index, ms)
+    // (query index, series index, median ms, fastest and slowest run)
     let mut bars = vec![];
     for (q, r) in rows.iter().enumerate() {
         for (m, t) in &r.timings {
-            bars.push((q, series.iter().position(|s| *s == format!("kiln {m}")).unwrap_or(0), t.median));
+            bars.push((q, series.iter().position(|s| *s == format!("kiln {m}")).unwrap_or(0), t.median, Some((t.min, t.max))));
         }
-        for (e, query, ms) in peers.iter().filter(|(_, query, _)| *query == r.name) {
-            let _ = query;
-            bars.push((q, series.iter().position(|s| s == e).unwrap_or(0), *ms));
+        for (e, _, ms) in peers.iter().filter(|(_, query, _)| *query == r.name) {
+            bars.push((q, series.iter().position(|s| s == e).unwrap_or(0), *ms, None));
         }
     }
-    let top = bars.iter().map(|b| b.2).fold(1.0f64, f64::max) * 1.15;
-    let width = (160 + rows.len() * (40 + 30 * series.len())).max(640) as u32;
-    let root = SVGBackend::new(path, (width, 480)).into_drawing_area();
+    let colour = |s: usize| {
+        let named = match series[s].as_str() {
+            "kiln interpreted" => Some(0),
+            "kiln compiled" => Some(1),
+            _ => None,
+        };
+        let (r, g, b) = COLOURS[named.unwrap_or(2 + s.saturating_sub(2) % (COLOURS.len() - 2))];
+        RGBColor(r, g, b)
+    };
+    let top = bars.iter().map(|b| b.3.map_or(b.2, |(_, max)| max)).fold(1.0f64, f64::max) * 1.15;
+    // A log axis starts below the fastest bar's low end.
+    let floor = if spec.log_scale { bars.iter().map(|b| b.3.map_or(b.2, |(min, _)| min)).filter(|v| *v > 0.0).fold(top, f64::min) / 2.0 } else { 0.0 };
+    let width = (160 + rows.len() * (40 + 30 * series.len())).max(760) as u32;
+    let height = 500u32;
+    let root = SVGBackend::new(path, (width, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption("kiln: median time per query (lower is better)", ("sans-serif", 20))
+    let names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
+    let slot = 0.8 / series.len().max(1) as f64;
+    let mut builder = ChartBuilder::on(&root);
+    builder
+        .caption(format!("kiln, {}: median time per query (lower is better)", spec.context), ("sans-serif", 20))
         .margin(15)
         .x_label_area_size(35)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0f64..rows.len().max(1) as f64, 0f64..top)
-        .map_err(|e| err(&e))?;
-    let names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(rows.len().max(1) * 2 + 1)
-        .x_label_formatter(&|x| {
-            let i = x.floor() as usize;
-            if (x - i as f64 - 0.5).abs() < 0.01 {
-                names.get(i).cloned().unwrap_or_default()
-            } else {
-                String::new()
+        .y_label_area_size(60);
+    // The same drawing on either axis (their coordinate types differ).
+    macro_rules! draw {
+        ($chart:expr) => {{
+            let mut chart = $chart.map_err(|e| err(&e))?;
+            chart
+                .configure_mesh()
+                .disable_x_mesh()
+                .x_labels(rows.len().max(1) * 2 + 1)
+                .x_label_formatter(&|x| {
+                    let i = x.floor() as usize;
+                    if (x - i as f64 - 0.5).abs() < 0.01 {
+                        names.get(i).cloned().unwrap_or_default()
+                    } else {
+                        String::new()
+                    }
+                })
+                .y_desc(if spec.log_scale { "median ms (log scale)" } else { "median ms" })
+                .draw()
+                .map_err(|e| err(&e))?;
+            for (s, label) in series.iter().enumerate() {
+                let c = colour(s);
+                let rects: Vec<Rectangle<(f64, f64)>> = bars
+                    .iter()
+                    .filter(|b| b.1 == s)
+                    .map(|&(q, _, ms, _)| {
+                        let x0 = q as f64 + 0.1 + slot * s as f64;
+                        Rectangle::new([(x0, floor), (x0 + slot * 0.9, ms.max(floor))], c.filled())
+                    })
+                    .collect();
+                chart
+                    .draw_series(rects)
+                    .map_err(|e| err(&e))?
+                    .label(label.clone())
+                    .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], c.filled()));
             }
-        })
-        .y_desc("median ms")
-        .draw()
-        .map_err(|e| err(&e))?;
-    let slot = 0.8 / series.len().max(1) as f64;
-    for (s, label) in series.iter().enumerate() {
-        let color = Palette99::pick(s).to_rgba();
-        let rects: Vec<Rectangle<(f64, f64)>> = bars
-            .iter()
-            .filter(|b| b.1 == s)
-            .map(|&(q, _, ms)| {
-                let x0 = q as f64 + 0.1 + slot * s as f64;
-                Rectangle::new([(x0, 0.0), (x0 + slot * 0.9, ms)], color.filled())
-            })
-            .collect();
-        chart
-            .draw_series(rects)
-            .map_err(|e| err(&e))?
-            .label(label.clone())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
+            // Whiskers: fastest to slowest run, with caps.
+            for &(q, s, _, spread) in &bars {
+                let Some((min, max)) = spread else { continue };
+                let x = q as f64 + 0.1 + slot * s as f64 + slot * 0.45;
+                let cap = slot * 0.2;
+                for points in [vec![(x, min.max(floor)), (x, max)], vec![(x - cap, min.max(floor)), (x + cap, min.max(floor))], vec![(x - cap, max), (x + cap, max)]] {
+                    chart.draw_series(std::iter::once(PathElement::new(points, BLACK.stroke_width(1)))).map_err(|e| err(&e))?;
+                }
+            }
+            // The ratio above each query's last kiln bar.
+            let last = series.iter().rposition(|s| s.starts_with("kiln "));
+            let labels: Vec<(f64, f64, String)> = rows
+                .iter()
+                .enumerate()
+                .filter_map(|(q, r)| {
+                    let (ratio, s) = (speedup(&r.timings)?, last?);
+                    let t = &r.timings.last()?.1;
+                    let above = if spec.log_scale { t.max * 1.25 } else { t.max + top * 0.05 };
+                    Some((q as f64 + 0.1 + slot * s as f64, above, format!("{ratio:.2}x")))
+                })
+                .collect();
+            chart.draw_series(labels.into_iter().map(|(x, y, t)| Text::new(t, (x, y), ("sans-serif", 13)))).map_err(|e| err(&e))?;
+            chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| err(&e))?;
+        }};
     }
-    // The ratio above each query's compiled bar.
-    let compiled = series.iter().position(|s| s == "kiln compiled");
-    let labels: Vec<(f64, f64, String)> = rows
-        .iter()
-        .enumerate()
-        .filter_map(|(q, r)| {
-            let (s, c) = (speedup(&r.timings)?, compiled?);
-            let ms = r.timings.last()?.1.median;
-            Some((q as f64 + 0.1 + slot * c as f64, ms + top * 0.02, format!("{s:.2}x")))
-        })
-        .collect();
-    chart
-        .draw_series(labels.into_iter().map(|(x, y, t)| Text::new(t, (x, y + top * 0.03), ("sans-serif", 13))))
-        .map_err(|e| err(&e))?;
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| err(&e))?;
+    let queries = 0f64..rows.len().max(1) as f64;
+    if spec.log_scale {
+        draw!(builder.build_cartesian_2d(queries, (floor..top).log_scale()));
+    } else {
+        draw!(builder.build_cartesian_2d(queries, 0f64..top));
+    }
+    let note = format!("bars: median of the timed runs; whiskers: fastest to slowest run; above the bars: {}", spec.ratio);
+    root.draw(&Text::new(note, (15, height as i32 - 14), ("sans-serif", 12))).map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))?;
     Ok(())
 }
@@ -551,17 +608,25 @@ mod tests {
     fn a_plot_is_an_svg_with_one_bar_per_mode_and_peer_and_the_ratio() {
         let dir = tempfile::tempdir().expect("dir");
         let t = |ms: f64| Timing { median: ms, min: ms, max: ms, rows: 1, cold: ms, codegen: Default::default() };
-        let rows = vec![Row { name: "q1".into(), timings: vec![("interpreted".into(), t(30.0)), ("compiled".into(), t(10.0))] }];
+        let spread = Timing { median: 10.0, min: 8.0, max: 14.0, rows: 1, cold: 10.0, codegen: Default::default() };
+        let rows = vec![Row { name: "q1".into(), timings: vec![("interpreted".into(), t(30.0)), ("compiled".into(), spread)] }];
         let peers_csv = dir.path().join("peers.csv");
         std::fs::write(&peers_csv, "engine,query,median_ms,rows\nduckdb,q1,12.5,4\ndatafusion,q1,nan,0\n").expect("writes");
         let peers = read_peers(&peers_csv).expect("reads");
         assert_eq!(peers, vec![("duckdb".to_string(), "q1".to_string(), 12.5)]);
-        let svg = dir.path().join("bench.svg");
-        plot(&svg, &rows, &peers).expect("plots");
-        let text = std::fs::read_to_string(&svg).expect("svg");
-        assert!(text.starts_with("<svg"), "{}", &text[..100.min(text.len())]);
-        for needle in ["3.00x", "kiln compiled", "kiln interpreted", "duckdb", "q1"] {
-            assert!(text.contains(needle), "{needle} missing from the plot");
+        for log_scale in [false, true] {
+            let svg = dir.path().join("bench.svg");
+            let spec = PlotSpec { context: "TPC-H SF 0.1, 2 threads".into(), log_scale, ratio: "interpreted median / compiled median".into() };
+            plot(&svg, &rows, &peers, &spec).expect("plots");
+            let text = std::fs::read_to_string(&svg).expect("svg");
+            assert!(text.starts_with("<svg"), "{}", &text[..100.min(text.len())]);
+            let axis = if log_scale { "median ms (log scale)" } else { "median ms" };
+            for needle in ["3.00x", "kiln compiled", "kiln interpreted", "duckdb", "q1", "TPC-H SF 0.1, 2 threads", "interpreted median / compiled median", axis] {
+                assert!(text.contains(needle), "{needle} missing from the plot");
+            }
+            // DuckDB in Okabe and Ito's green, and a whisker from 8 to 14 ms on the compiled bar.
+            assert!(text.to_uppercase().contains("#009E73"), "duckdb's colour");
+            assert!(text.matches("<polyline").count() >= 6, "whiskers with caps");
         }
     }
 }

@@ -174,6 +174,8 @@ fn compiled_vs_interpreted() -> Result<(), KilnError> {
         explain: false,
         metrics: false,
         plot: None,
+        log_scale: false,
+        data: "TPC-H SF 0.1".into(),
         peers: None,
         against: vec![],
     };

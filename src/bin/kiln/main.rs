@@ -161,7 +161,9 @@ enum Command {
         #[arg(long)]
         analyze: bool,
         /// With --analyze: also write the plan that ran as a picture to this file, `.html`
-        /// (a page) or `.svg`: rows per edge, time and memory per operator, stages coloured.
+        /// (a page) or `.svg` (other kinds, `.png`, are refused: a browser saves the page as an
+        /// image): rows per edge and per operator, time and memory, stages framed and coloured,
+        /// a legend, and the initial plan beside the final one when adaptive execution changed it.
         #[arg(long, value_name = "FILE", requires = "analyze")]
         graph: Option<PathBuf>,
         /// With `--mode codegen`: print only the stage with this id (`*(N)` in plans).
@@ -224,9 +226,13 @@ struct BenchArgs {
     /// from a warm run (its second) before the timed ones.
     #[arg(long)]
     metrics: bool,
-    /// Write a bar chart of the medians (compiled vs interpreted, with the ratio) as SVG.
+    /// Write a bar chart as SVG: per query the median of each mode (and peer), whiskers from the
+    /// fastest to the slowest run, the ratio labelled; the title names the data and threads.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// With --plot: a logarithmic time axis (for queries whose times differ a hundredfold).
+    #[arg(long, requires = "plot")]
+    log_scale: bool,
     /// Peers' medians to draw beside kiln's: the CSV `shared/bench/peers.sh` prints.
     #[arg(long, value_name = "FILE.csv", requires = "plot")]
     peers: Option<PathBuf>,
@@ -238,9 +244,21 @@ struct BenchArgs {
 }
 
 impl BenchArgs {
-    fn options(self) -> Result<bench::BenchOptions, KilnError> {
+    /// The options, `data` naming what runs (for the chart's title).
+    fn options(self, data: String) -> Result<bench::BenchOptions, KilnError> {
         let against = self.against.iter().map(|c| key_value(c, "--against")).collect::<Result<_, _>>()?;
-        Ok(bench::BenchOptions { runs: self.runs, mode: self.mode, format: self.format, explain: self.explain, metrics: self.metrics, plot: self.plot, peers: self.peers, against })
+        Ok(bench::BenchOptions {
+            runs: self.runs,
+            mode: self.mode,
+            format: self.format,
+            explain: self.explain,
+            metrics: self.metrics,
+            plot: self.plot,
+            log_scale: self.log_scale,
+            data,
+            peers: self.peers,
+            against,
+        })
     }
 }
 
@@ -381,7 +399,8 @@ fn write_result(out: &mut dyn Write, format: Format, df: &kiln::DataFrame, batch
         return Ok(());
     }
     match format {
-        Format::Table => write!(out, "{}", kiln::format::show_string(&schema, batches, usize::MAX, 0, zone)).map_err(|e| KilnError::io("stdout", e)),
+        // Right-aligned as `show()` prints, no cell cut short.
+        Format::Table => write!(out, "{}", kiln::format::show_string(&schema, batches, usize::MAX, usize::MAX, zone)).map_err(|e| KilnError::io("stdout", e)),
         Format::Csv => kiln::format::write_csv(&mut { out }, &schema, batches, zone),
         Format::Jsonl => kiln::format::write_jsonl(&mut { out }, &schema, batches, zone),
     }
@@ -434,10 +453,18 @@ fn run(cli: Cli) -> Result<(), KilnError> {
                 Mode::Cost => ExplainMode::Cost,
                 Mode::Formatted => ExplainMode::Formatted,
             };
+            // A page or an SVG; any other kind (`.png`) is refused rather than written mislabelled.
+            let html = match graph.as_deref() {
+                None => true,
+                Some(path) => match path.extension().map(|e| e.to_string_lossy().to_lowercase()).as_deref() {
+                    Some("html" | "htm") => true,
+                    Some("svg") => false,
+                    _ => return Err(KilnError::Config(format!("--graph {}: kiln draws the plan as .html or .svg (a browser saves the page as an image)", path.display()))),
+                },
+            };
             let df = s.sql(&text)?;
             print_warnings(&df);
             if let Some(path) = &graph {
-                let html = !path.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg"));
                 let picture = df.plan_graph(html)?;
                 std::fs::write(path, picture).map_err(|e| KilnError::io(path.display().to_string(), e))?;
                 eprintln!("wrote {}", path.display());
@@ -502,13 +529,14 @@ fn run(cli: Cli) -> Result<(), KilnError> {
             if cardinalities {
                 return bench::cardinalities(&session, &queries);
             }
-            bench::run(&session, &queries, &args.options()?)
+            bench::run(&session, &queries, &args.options(format!("TPC-H SF {sf}"))?)
         }
         Command::Bench { what: BenchCommand::Sql { session, bench: args, file, query } } => {
             let s = build_session(&session)?;
             let text = read_query(&file, &query)?;
             let name = file.as_ref().and_then(|f| f.file_stem()).map_or("query".to_string(), |n| n.to_string_lossy().into_owned());
-            bench::run(&s, &[(name, text)], &args.options()?)
+            let data = format!("query {name}");
+            bench::run(&s, &[(name, text)], &args.options(data)?)
         }
     }
 }

@@ -15,7 +15,7 @@ use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
-use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::validate::Validator;
 use rustyline::{Editor, Helper};
 
 use super::progress::ProgressLine;
@@ -86,7 +86,7 @@ const KEYWORDS: &[&str] = &[
     "CROSS", "ON", "USING", "AS", "AND", "OR", "NOT", "IN", "IS", "NULL", "BETWEEN", "LIKE", "CASE", "WHEN", "THEN", "ELSE", "END", "CAST",
     "DISTINCT", "UNION", "ALL", "WITH", "EXISTS", "ASC", "DESC", "NULLS", "FIRST", "LAST", "DATE", "INTERVAL", "COUNT", "SUM", "AVG", "MIN",
     "MAX", "EXPLAIN", "EXTENDED", "CODEGEN", "COST", "FORMATTED", "SET", "CREATE", "TABLE", "TEMPORARY", "VIEW", "INSERT", "INTO",
-    "OVERWRITE", "VALUES", "DROP", "PARQUET", "PARTITIONED", "LOCATION", "ROLLUP", "CUBE", "GROUPING", "SETS",
+    "OVERWRITE", "VALUES", "DROP", "PARQUET", "PARTITIONED", "LOCATION", "ROLLUP", "CUBE", "GROUPING", "SETS", "NATURAL", "LATERAL", "WINDOW",
 ];
 
 const COMMANDS: &[&str] = &[".help", ".tables", ".schema", ".mode", ".timer", ".explain", ".conf", ".read", ".quit", ".exit"];
@@ -97,6 +97,29 @@ pub struct Shell {
     format: Format,
     timer: bool,
     explain: Option<ExplainMode>,
+}
+
+/// What went wrong with an input: a shell command misused (said as it is, not as a setting's
+/// error), or the engine's error.
+#[derive(Debug)]
+pub enum ShellError {
+    Command(String),
+    Kiln(KilnError),
+}
+
+impl From<KilnError> for ShellError {
+    fn from(e: KilnError) -> Self {
+        ShellError::Kiln(e)
+    }
+}
+
+impl std::fmt::Display for ShellError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ShellError::Command(m) => f.write_str(m),
+            ShellError::Kiln(e) => e.fmt(f),
+        }
+    }
 }
 
 /// What the caller does after an input.
@@ -112,7 +135,7 @@ impl Shell {
     }
 
     /// Runs one complete input (a `.command` or `;`-terminated SQL), writing results to `out`.
-    pub fn execute(&mut self, input: &str, out: &mut dyn Write) -> Result<Flow, KilnError> {
+    pub fn execute(&mut self, input: &str, out: &mut dyn Write) -> Result<Flow, ShellError> {
         let input = input.trim();
         if input.is_empty() {
             return Ok(Flow::Continue);
@@ -130,6 +153,9 @@ impl Shell {
             }
             let batches = run_with_progress(&df, Some(&RUNNING))?;
             write_result(out, self.format, &df, &batches)?;
+            if self.format == Format::Table && !df.schema().fields().is_empty() {
+                writeln!(out, "{}", row_count(batches.iter().map(|b| b.num_rows()).sum())).map_err(stdout_error)?;
+            }
         }
         if self.timer {
             writeln!(out, "{}", run_time(start.elapsed())).map_err(stdout_error)?;
@@ -137,11 +163,11 @@ impl Shell {
         Ok(Flow::Continue)
     }
 
-    fn command(&mut self, line: &str, out: &mut dyn Write) -> Result<Flow, KilnError> {
+    fn command(&mut self, line: &str, out: &mut dyn Write) -> Result<Flow, ShellError> {
         let mut words = line.split_whitespace();
         let name = words.next().unwrap_or_default();
         let args: Vec<&str> = words.collect();
-        let usage = |u: &str| Err(KilnError::Config(format!("usage: {u}")));
+        let usage = |u: &str| Err(ShellError::Command(format!("usage: {u}")));
         match (name, args.as_slice()) {
             (".quit" | ".exit", _) => return Ok(Flow::Quit),
             (".help", _) => writeln!(out, "{HELP}").map_err(stdout_error)?,
@@ -164,8 +190,7 @@ impl Shell {
                 };
                 for n in names {
                     let schema = self.session.table(&n)?.schema();
-                    let cols: Vec<String> = schema.fields().iter().map(|f| format!("{} {}", f.name(), kiln::types::spark_type_name(f.data_type()))).collect();
-                    writeln!(out, "{n} ({})", cols.join(", ")).map_err(stdout_error)?;
+                    write!(out, "{}", create_table(&n, &schema)).map_err(stdout_error)?;
                 }
             }
             (".mode", [m]) => {
@@ -196,14 +221,11 @@ impl Shell {
                     _ => return usage(".explain [simple|extended|codegen|cost|formatted|off]"),
                 }
             }
-            (".conf", [k]) => {
-                let value = self.session.config()?.get(k);
-                match value {
-                    Some(v) => writeln!(out, "{k}={v}").map_err(stdout_error)?,
-                    // set's error names the key and suggests the closest one.
-                    None => self.session.config()?.set(k, "")?,
-                }
+            (".conf", [kv]) if kv.contains('=') => {
+                let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                self.session.set_conf(k, v)?;
             }
+            (".conf", [k]) => writeln!(out, "{k}={}", self.session.conf_value(k)?).map_err(stdout_error)?,
             (".conf", [k, v @ ..]) if !v.is_empty() => {
                 self.session.set_conf(k.trim_end_matches('='), &v.join(" "))?;
             }
@@ -219,45 +241,159 @@ impl Shell {
             (".read", _) => return usage(".read FILE"),
             _ => {
                 let hint = kiln::error::closest_match(name, COMMANDS.iter().copied()).map(|c| format!(" Did you mean `{c}`?")).unwrap_or_default();
-                return Err(KilnError::Config(format!("unknown command `{name}`.{hint} (.help lists them)")));
+                return Err(ShellError::Command(format!("unknown command `{name}`.{hint} (.help lists them)")));
             }
         }
         Ok(Flow::Continue)
     }
 
-    /// Words tab completion offers for `prefix`: dot commands at the start of a line, else
-    /// keywords, table names and column names.
-    pub fn completions(&self, line_start: bool, prefix: &str) -> Vec<String> {
-        if line_start && prefix.starts_with('.') {
-            return COMMANDS.iter().filter(|c| c.starts_with(prefix)).map(|c| c.to_string()).collect();
+    /// Tab completion at byte `pos` of `text` (the statement typed so far, earlier lines
+    /// included): where the word being completed starts, and its candidates. Dot commands at the
+    /// start of an input; table names after FROM, JOIN, INTO, TABLE (and `,` in a FROM list);
+    /// `t.` and an alias's `a.` the columns of that table; elsewhere keywords and the columns of
+    /// the tables the statement names (of every table while it names none).
+    pub fn complete(&self, text: &str, pos: usize) -> (usize, Vec<String>) {
+        let before = &text[..pos];
+        let start = before.char_indices().rev().find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '.')).map_or(0, |(i, c)| i + c.len_utf8());
+        let prefix = &before[start..];
+        if before[..start].trim().is_empty() && prefix.starts_with('.') {
+            return (start, COMMANDS.iter().filter(|c| c.starts_with(prefix)).map(|c| c.to_string()).collect());
+        }
+        let known = self.session.table_names().unwrap_or_default();
+        let columns = |table: &str| -> Vec<String> {
+            self.session.table(table).map(|df| df.schema().fields().iter().map(|f| f.name().clone()).collect()).unwrap_or_default()
+        };
+        let lower = prefix.to_lowercase();
+        let matching = |names: Vec<String>| -> Vec<String> {
+            let mut out: Vec<String> = names.into_iter().filter(|n| n.to_lowercase().starts_with(&lower)).collect();
+            out.sort();
+            out.dedup();
+            out
+        };
+        let scope = tables_named(&words(text), &known);
+        if let Some((qualifier, _)) = prefix.rsplit_once('.') {
+            let q = qualifier.to_lowercase();
+            let table = scope.iter().find(|(t, alias)| alias.as_deref().map(str::to_lowercase) == Some(q.clone()) || t.to_lowercase() == q).map(|(t, _)| t.clone());
+            let table = table.or_else(|| known.iter().find(|t| t.to_lowercase() == q).cloned());
+            return (start, table.map(|t| matching(columns(&t).into_iter().map(|c| format!("{qualifier}.{c}")).collect())).unwrap_or_default());
+        }
+        if expects_table(&words(&before[..start])) {
+            return (start, matching(known));
         }
         if prefix.is_empty() {
-            return vec![];
+            return (start, vec![]);
         }
-        let lower = prefix.to_lowercase();
+        let in_scope: Vec<String> = if scope.is_empty() { known.clone() } else { scope.into_iter().map(|(t, _)| t).collect() };
         let upper_case = prefix.chars().all(|c| !c.is_lowercase());
-        let mut names: Vec<String> = vec![];
-        let tables = self.session.table_names().unwrap_or_default();
-        for t in &tables {
-            names.push(t.clone());
-            if let Ok(df) = self.session.table(t) {
-                names.extend(df.schema().fields().iter().map(|f| f.name().clone()));
-            }
-        }
-        let mut out: Vec<String> = KEYWORDS
-            .iter()
-            .filter(|k| k.to_lowercase().starts_with(&lower))
-            .map(|k| if upper_case { k.to_string() } else { k.to_lowercase() })
-            .chain(names.into_iter().filter(|n| n.to_lowercase().starts_with(&lower)))
-            .collect();
-        out.sort();
-        out.dedup();
-        out
+        let keywords = KEYWORDS.iter().map(|k| if upper_case { k.to_string() } else { k.to_lowercase() });
+        (start, matching(keywords.chain(in_scope.iter().flat_map(|t| columns(t))).collect()))
     }
+}
+
+/// The words of SQL text as completion reads them: names and keywords (backquotes dropped), and
+/// `,` `(` `)` `;` each a word of its own; string literals and comments left out.
+fn words(sql: &str) -> Vec<String> {
+    let mut out = vec![];
+    let mut chars = sql.chars().peekable();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut Vec<String>| {
+        if !word.is_empty() {
+            out.push(std::mem::take(word));
+        }
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' | '"' => {
+                flush(&mut word, &mut out);
+                while let Some(d) = chars.next() {
+                    if d == '\\' {
+                        chars.next();
+                    } else if d == c {
+                        break;
+                    }
+                }
+            }
+            '`' => {
+                for d in chars.by_ref() {
+                    if d == '`' {
+                        break;
+                    }
+                    word.push(d);
+                }
+            }
+            '-' if chars.peek() == Some(&'-') => {
+                flush(&mut word, &mut out);
+                for d in chars.by_ref() {
+                    if d == '\n' {
+                        break;
+                    }
+                }
+            }
+            ',' | '(' | ')' | ';' => {
+                flush(&mut word, &mut out);
+                out.push(c.to_string());
+            }
+            c if c.is_alphanumeric() || c == '_' || c == '.' => word.push(c),
+            _ => flush(&mut word, &mut out),
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// Keywords after which a table name comes.
+const BEFORE_TABLE: &[&str] = &["from", "join", "into", "table", "update"];
+/// Keywords that start a clause: the last one before a `,` says whether a table list goes on.
+const CLAUSES: &[&str] = &["select", "from", "where", "group", "having", "order", "limit", "on", "using", "join", "values", "by", "window"];
+
+/// True when the next word is a table name: right after FROM, JOIN, .. or after `,` in a FROM list.
+fn expects_table(before: &[String]) -> bool {
+    let lower = |w: &String| w.to_lowercase();
+    match before.last().map(lower) {
+        Some(w) if BEFORE_TABLE.contains(&w.as_str()) => true,
+        Some(w) if w == "," => before.iter().rev().map(lower).find(|w| CLAUSES.contains(&w.as_str())).is_some_and(|w| w == "from"),
+        _ => false,
+    }
+}
+
+/// The known tables a statement's words name after FROM / JOIN (and `,` in a FROM list), each
+/// with its alias if it has one.
+fn tables_named(words: &[String], known: &[String]) -> Vec<(String, Option<String>)> {
+    let mut out = vec![];
+    for (i, w) in words.iter().enumerate() {
+        if !expects_table(&words[..i]) {
+            continue;
+        }
+        let Some(table) = known.iter().find(|t| t.eq_ignore_ascii_case(w)) else { continue };
+        let at = if words.get(i + 1).is_some_and(|n| n.eq_ignore_ascii_case("as")) { i + 2 } else { i + 1 };
+        let alias = words.get(at).filter(|a| a.starts_with(|c: char| c.is_alphabetic() || c == '_') && !is_keyword(a)).cloned();
+        out.push((table.clone(), alias));
+    }
+    out
+}
+
+fn is_keyword(word: &str) -> bool {
+    KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(word))
 }
 
 fn stdout_error(e: std::io::Error) -> KilnError {
     KilnError::io("stdout", e)
+}
+
+/// The line under a table result: how many rows it has.
+fn row_count(rows: usize) -> String {
+    format!("({rows} {})", if rows == 1 { "row" } else { "rows" })
+}
+
+/// `.schema`'s text of a table: a CREATE TABLE statement, one column per line, types as Spark's
+/// DDL writes them.
+fn create_table(name: &str, schema: &arrow::datatypes::Schema) -> String {
+    let quote = |n: &str| {
+        let plain = n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if plain { n.to_string() } else { format!("`{}`", n.replace('`', "``")) }
+    };
+    let columns: Vec<String> = schema.fields().iter().map(|f| format!("  {} {}", quote(f.name()), kiln::types::sql_type_name(f.data_type()))).collect();
+    format!("CREATE TABLE {} (\n{}\n);\n", quote(name), columns.join(",\n"))
 }
 
 /// Whether `buffer` is a whole input: a `.command` line, or SQL whose last token outside
@@ -344,7 +480,7 @@ fn run_input(shell: &mut Shell, input: &str) -> bool {
     match flow {
         Ok(Flow::Quit) => false,
         Ok(Flow::Continue) => true,
-        Err(KilnError::Cancelled) => {
+        Err(ShellError::Kiln(KilnError::Cancelled)) => {
             eprintln!("Query cancelled");
             true
         }
@@ -355,23 +491,28 @@ fn run_input(shell: &mut Shell, input: &str) -> bool {
     }
 }
 
-/// The line editor's helper: multi-line input until `;`, completion from the session.
+/// The prompt of a new input.
+const PROMPT: &str = "kiln> ";
+/// The prompt of a statement's next line, as wide as [`PROMPT`] (DuckDB's `‣`).
+const CONTINUATION: &str = "    \u{2023} ";
+
+/// The line editor's helper: completion from the session, in the statement typed so far.
 struct ShellHelper {
     shell: Arc<Mutex<Shell>>,
+    /// The statement's earlier lines (empty at a new input).
+    pending: String,
 }
 
 impl Completer for ShellHelper {
     type Candidate = Pair;
 
     fn complete(&self, line: &str, pos: usize, _ctx: &rustyline::Context<'_>) -> rustyline::Result<(usize, Vec<Pair>)> {
-        let before = &line[..pos];
-        let start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')).map_or(0, |i| i + 1);
-        let prefix = &before[start..];
-        let line_start = before[..start].trim().is_empty();
-        let words = match self.shell.lock() {
-            Ok(shell) => shell.completions(line_start, prefix),
-            Err(_) => vec![],
+        let text = format!("{}{line}", self.pending);
+        let (start, words) = match self.shell.lock() {
+            Ok(shell) => shell.complete(&text, self.pending.len() + pos),
+            Err(_) => (0, vec![]),
         };
+        let start = start.saturating_sub(self.pending.len());
         Ok((start, words.into_iter().map(|w| Pair { display: w.clone(), replacement: w }).collect()))
     }
 }
@@ -382,11 +523,7 @@ impl Hinter for ShellHelper {
 
 impl Highlighter for ShellHelper {}
 
-impl Validator for ShellHelper {
-    fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
-        Ok(if input_complete(ctx.input()) { ValidationResult::Valid(None) } else { ValidationResult::Incomplete })
-    }
-}
+impl Validator for ShellHelper {}
 
 impl Helper for ShellHelper {}
 
@@ -418,21 +555,41 @@ pub fn run(session: Session, format: Format, history: Option<PathBuf>) -> Result
         }
     })
     .map_err(|e| KilnError::internal(format!("cannot catch Ctrl-C: {e}")))?;
-    let config = rustyline::Config::builder().auto_add_history(false).max_history_size(10_000).map_err(|e| KilnError::internal(e.to_string()))?.build();
+    let config = rustyline::Config::builder()
+        .auto_add_history(false)
+        .max_history_size(10_000)
+        .map_err(|e| KilnError::internal(e.to_string()))?
+        // Tab completes what all candidates share and lists them (as bash does), rather than
+        // cycling through them.
+        .completion_type(rustyline::CompletionType::List)
+        .completion_show_all_if_ambiguous(true)
+        .build();
     let mut editor: Editor<ShellHelper, rustyline::history::FileHistory> = Editor::with_config(config).map_err(|e| KilnError::internal(format!("line editor: {e}")))?;
-    editor.set_helper(Some(ShellHelper { shell: shell.clone() }));
+    editor.set_helper(Some(ShellHelper { shell: shell.clone(), pending: String::new() }));
     let history = history.or_else(default_history);
     if let Some(h) = &history {
         // A first run has no history file yet.
         let _ = editor.load_history(h);
     }
     eprintln!("kiln shell: statements end with `;`, .help for commands, Ctrl-D to leave");
+    // One line at a time, so a statement's later lines get the continuation prompt. Lines typed
+    // while a query runs wait in the terminal (and in the editor's buffer, kept across lines).
+    let mut pending = String::new();
     loop {
-        match editor.readline("kiln> ") {
-            Ok(input) => {
-                if input.trim().is_empty() {
+        if let Some(h) = editor.helper_mut() {
+            h.pending.clone_from(&pending);
+        }
+        match editor.readline(if pending.is_empty() { PROMPT } else { CONTINUATION }) {
+            Ok(line) => {
+                if pending.is_empty() && line.trim().is_empty() {
                     continue;
                 }
+                pending.push_str(&line);
+                pending.push('\n');
+                if !input_complete(&pending) {
+                    continue;
+                }
+                let input = std::mem::take(&mut pending);
                 let _ = editor.add_history_entry(input.trim());
                 if let Some(h) = &history {
                     let _ = editor.save_history(h);
@@ -445,8 +602,8 @@ pub fn run(session: Session, format: Format, history: Option<PathBuf>) -> Result
                     break;
                 }
             }
-            // Ctrl-C at the prompt drops the line being typed.
-            Err(ReadlineError::Interrupted) => continue,
+            // Ctrl-C at a prompt drops the statement being typed.
+            Err(ReadlineError::Interrupted) => pending.clear(),
             Err(ReadlineError::Eof) => break,
             Err(e) => return Err(KilnError::internal(format!("line editor: {e}"))),
         }
@@ -478,7 +635,7 @@ mod tests {
         assert_eq!(split_inputs("SELECT 1;\n-- trailing comment\n"), vec!["SELECT 1;\n"]);
     }
 
-    fn run(shell: &mut Shell, input: &str) -> Result<String, KilnError> {
+    fn run(shell: &mut Shell, input: &str) -> Result<String, ShellError> {
         let mut out = vec![];
         shell.execute(input, &mut out)?;
         Ok(String::from_utf8_lossy(&out).into_owned())
@@ -489,7 +646,9 @@ mod tests {
         let mut shell = Shell::new(Session::new(), Format::Table);
         run(&mut shell, "CREATE TABLE t AS SELECT * FROM VALUES (1, 'x'), (2, 'y') AS v(id, name);").expect("creates");
         assert_eq!(run(&mut shell, ".tables").expect("lists"), "t\n");
-        assert_eq!(run(&mut shell, ".schema t").expect("schema"), "t (id int, name string)\n");
+        assert_eq!(run(&mut shell, ".schema t").expect("schema"), "CREATE TABLE t (\n  id INT,\n  name STRING\n);\n");
+        let table = run(&mut shell, "SELECT * FROM t ORDER BY id;").expect("runs");
+        assert_eq!(table, "+---+----+\n| id|name|\n+---+----+\n|  1|   x|\n|  2|   y|\n+---+----+\n(2 rows)\n");
         run(&mut shell, ".mode csv").expect("mode");
         assert_eq!(run(&mut shell, "SELECT id FROM t\nORDER BY id;").expect("runs"), "id\n1\n2\n");
         run(&mut shell, ".timer on").expect("timer");
@@ -499,6 +658,8 @@ mod tests {
         run(&mut shell, ".explain").expect("explain");
         assert!(run(&mut shell, "SELECT id FROM t;").expect("runs").starts_with("== Physical Plan =="));
         run(&mut shell, ".explain off").expect("explain");
+        run(&mut shell, ".conf spark.sql.shuffle.partitions=4").expect("sets");
+        assert_eq!(run(&mut shell, ".conf spark.sql.shuffle.partitions").expect("gets"), "spark.sql.shuffle.partitions=4\n");
         run(&mut shell, ".conf spark.sql.shuffle.partitions 3").expect("sets");
         assert_eq!(run(&mut shell, ".conf spark.sql.shuffle.partitions").expect("gets"), "spark.sql.shuffle.partitions=3\n");
         let dir = tempfile::tempdir().expect("dir");
@@ -506,18 +667,44 @@ mod tests {
         std::fs::write(&script, ".mode jsonl\nSELECT name FROM t\n WHERE id = 2;\n").expect("writes");
         assert_eq!(run(&mut shell, &format!(".read {}", script.display())).expect("reads"), "{\"name\":\"y\"}\n");
         let err = run(&mut shell, ".tabels").expect_err("unknown").to_string();
-        assert!(err.contains("Did you mean `.tables`?"), "{err}");
+        assert!(err.contains("Did you mean `.tables`?") && !err.contains("configuration"), "{err}");
+        let err = run(&mut shell, ".mode wide").expect_err("bad mode").to_string();
+        assert_eq!(err, "usage: .mode table|csv|jsonl");
+        // A key of the user's own never set reads as Spark's `SET key` prints it; a misspelt
+        // Spark key names the closest one.
+        assert_eq!(run(&mut shell, ".conf nosuch.key").expect("gets"), "nosuch.key=<undefined>\n");
+        let err = run(&mut shell, ".conf spark.sql.shuffle.partition").expect_err("unknown").to_string();
+        assert!(err.contains("Did you mean `spark.sql.shuffle.partitions`?"), "{err}");
         assert_eq!(shell.execute(".quit", &mut vec![]).expect("quits"), Flow::Quit);
     }
 
     #[test]
-    fn completion_offers_keywords_tables_and_columns() {
+    fn completion_offers_tables_after_from_and_the_columns_in_scope() {
         let mut shell = Shell::new(Session::new(), Format::Table);
         run(&mut shell, "CREATE TABLE orders AS SELECT * FROM VALUES (1, 2.5) AS v(order_id, amount);").expect("creates");
-        assert_eq!(shell.completions(false, "SEL"), vec!["SELECT"]);
-        assert_eq!(shell.completions(false, "sel"), vec!["select"]);
-        assert_eq!(shell.completions(false, "ord"), vec!["order", "order_id", "orders"]);
-        assert_eq!(shell.completions(false, "am"), vec!["amount"]);
-        assert_eq!(shell.completions(true, ".ti"), vec![".timer"]);
+        run(&mut shell, "CREATE TABLE parts AS SELECT * FROM VALUES (1, 'bolt') AS v(part_id, part_name);").expect("creates");
+        let at_end = |text: &str| shell.complete(text, text.len()).1;
+        assert_eq!(at_end("SEL"), vec!["SELECT"]);
+        assert_eq!(at_end("sel"), vec!["select"]);
+        // After FROM and JOIN (and `,` in a FROM list) only tables.
+        assert_eq!(at_end("SELECT * FROM ord"), vec!["orders"]);
+        assert_eq!(at_end("SELECT * FROM orders o JOIN p"), vec!["parts"]);
+        assert_eq!(at_end("SELECT * FROM orders, p"), vec!["parts"]);
+        // Elsewhere keywords and the columns of the tables the statement names.
+        assert_eq!(at_end("SELECT * FROM orders WHERE ord"), vec!["order", "order_id"]);
+        assert_eq!(at_end("SELECT * FROM orders WHERE p"), vec!["parquet", "partitioned"]);
+        assert_eq!(shell.complete("SELECT p FROM parts", 8), (7, ["parquet", "part_id", "part_name", "partitioned"].map(String::from).to_vec()));
+        // Naming no table yet: the columns of every table.
+        assert_eq!(at_end("SELECT am"), vec!["amount"]);
+        // A table's or an alias's columns after `name.`.
+        assert_eq!(at_end("SELECT o."), vec![] as Vec<String>);
+        assert_eq!(shell.complete("SELECT o. FROM orders AS o", 9).1, vec!["o.amount", "o.order_id"]);
+        assert_eq!(at_end("SELECT * FROM orders o JOIN parts ON o.ord"), vec!["o.order_id"]);
+        assert_eq!(at_end("SELECT parts.part_n"), vec!["parts.part_name"]);
+        // Earlier lines of the statement count; strings and comments do not.
+        assert_eq!(at_end("SELECT *\nFROM orders -- JOIN parts\nWHERE 'FROM parts' = p"), vec!["parquet", "partitioned"]);
+        assert_eq!(at_end(".ti"), vec![".timer"]);
+        // A word after a character of several bytes.
+        assert_eq!(at_end("SELECT '‣'‣am"), vec!["amount"]);
     }
 }

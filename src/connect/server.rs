@@ -154,7 +154,14 @@ pub fn serve(addr: SocketAddr, server: ConnectServer) -> Result<()> {
         let service = SparkConnectServiceServer::new(server).max_decoding_message_size(MAX_REQUEST_BYTES).max_encoding_message_size(usize::MAX);
         tonic::transport::Server::builder()
             .add_service(service)
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener))
+            .serve_with_incoming(tokio_stream::StreamExt::map(tokio_stream::wrappers::TcpListenerStream::new(listener), |stream| {
+                // Without TCP_NODELAY a response's small messages (schema, batch, completion)
+                // wait for the client's delayed ACK: about 40 ms per request.
+                if let Ok(s) = &stream {
+                    let _ = s.set_nodelay(true);
+                }
+                stream
+            }))
             .await
             .map_err(|e| KilnError::io(local.to_string(), e))
     })

@@ -6,11 +6,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
 use crate::codegen::{BuildTable, CompiledStage, StageCache, StageSpec};
 use crate::common::memory::Reservation;
+use crate::common::spill::SpillablePartition;
 use crate::config::Config;
 use crate::error::{KilnError, Result};
 use crate::exec::context::{ExecContext, FragmentInputs};
@@ -64,7 +64,7 @@ pub(in crate::exec) enum State<'a> {
     /// Output partitions each read once (an exchange's, a top-k's): a partition is handed to
     /// its reader and freed with it, so memory shrinks as the consuming pipeline advances
     /// (and the reservation with it).
-    Handoff(Vec<Mutex<Option<Vec<RecordBatch>>>>, Reservation),
+    Handoff(Vec<Mutex<Option<SpillablePartition>>>, Reservation),
     /// A broadcast hash join's table, probed by every stream partition.
     JoinTable(HashTable<'a>),
     /// Both sides of a cartesian product, every partition.
@@ -172,7 +172,7 @@ impl<'a> Executor<'a> {
     }
 }
 
-pub(in crate::exec) fn handoff<'a>(parts: Partitions, held: Reservation) -> State<'a> {
+pub(in crate::exec) fn handoff<'a>(parts: Vec<SpillablePartition>, held: Reservation) -> State<'a> {
     State::Handoff(parts.into_iter().map(|p| Mutex::new(Some(p))).collect(), held)
 }
 

@@ -289,16 +289,11 @@ impl OperatorMetrics {
         self.build_rows.fetch_add(rows, Ordering::Relaxed);
     }
 
-    /// A spill file of `bytes` finished, its last write taking `nanos`.
-    pub fn add_spill(&self, bytes: u64, nanos: u64) {
-        self.spill_bytes.fetch_add(bytes, Ordering::Relaxed);
+    /// A spill file written: its size on disk and the time writing it took.
+    pub fn add_spill(&self, file: &crate::common::spill::SpillFile) {
+        self.spill_bytes.fetch_add(file.disk_bytes(), Ordering::Relaxed);
         self.spill_files.fetch_add(1, Ordering::Relaxed);
-        self.add_spill_time(nanos);
-    }
-
-    /// Time spent spilling.
-    pub fn add_spill_time(&self, nanos: u64) {
-        self.spill_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.spill_nanos.fetch_add(file.nanos(), Ordering::Relaxed);
     }
 
     /// A codegen stage ran compiled (with its compile time in µs) or interpreted.

@@ -19,7 +19,8 @@ use crate::common::memory::Reservation;
 use crate::error::Result;
 use crate::exec::interpreted;
 use crate::exec::interpreted::sort::sort_options;
-use crate::exec::spill::{spill_folder, SpillFile, SpillWriter};
+use crate::common::control::QueryControl;
+use crate::common::spill::{spill_folder, SpillBudget, SpillFile, SpillWriter};
 use crate::exec::state::Executor;
 use crate::exec::stream::{deferred_stream, BatchStream};
 use crate::expr::eval::evaluate;
@@ -34,16 +35,21 @@ const MERGE_FAN_IN: usize = 32;
 /// Partition `i`, sorted.
 pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
     let PhysicalPlan::Sort { order, child, .. } = plan.as_ref() else { return Err(not_this(plan)) };
-    let input = exec.attrs(child);
-    let child_stream = exec.stream(child, i)?;
+    Ok(external_sort(exec, plan, order, exec.attrs(child), exec.stream(child, i)?))
+}
+
+/// `rows` (of `input`'s columns) sorted by `order` for `plan` (a Sort, or the compiled stage
+/// it tops), spilling sorted runs when the memory budget refuses more.
+pub(in crate::exec) fn external_sort<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, order: &'s [SortOrder], input: &'s [Attribute], rows: BatchStream<'s>) -> BatchStream<'s> {
     let (metrics, folder, batch_size) = (exec.ops.of(plan), spill_folder(&exec.config.local_dir), exec.config.batch_size.max(1));
-    Ok(deferred_stream(exec.reserve(plan), move |held| {
-        let mut sorter = ExternalSorter { order, input, held, metrics, folder, batch_size, buffered: vec![], runs: vec![] };
-        for b in child_stream {
+    let (budget, control) = (exec.control.spill().clone(), exec.control);
+    deferred_stream(exec.reserve(plan), move |held| {
+        let mut sorter = ExternalSorter { order, input, held, metrics, folder, budget, control, batch_size, buffered: vec![], runs: vec![] };
+        for b in rows {
             sorter.push(b?)?;
         }
         sorter.finish()
-    }))
+    })
 }
 
 /// One partition's rows on their way to being sorted: those held in memory, and the sorted
@@ -54,6 +60,8 @@ struct ExternalSorter<'s, 'r> {
     held: &'r Reservation,
     metrics: Arc<OperatorMetrics>,
     folder: PathBuf,
+    budget: Arc<SpillBudget>,
+    control: &'s QueryControl,
     batch_size: usize,
     buffered: Vec<RecordBatch>,
     runs: Vec<SpillFile>,
@@ -69,11 +77,14 @@ impl<'s> ExternalSorter<'s, '_> {
         // their place in the order, so a run is sorted within what was reserved.
         let bytes = batch_bytes(&batch) + batch.num_rows() as u64 * sort_bytes_per_row(self.order, self.input, &batch)?;
         if let Err(refused) = self.held.grow(bytes) {
-            if self.buffered.is_empty() || self.order.is_empty() {
+            if self.order.is_empty() {
                 return Err(refused);
             }
-            self.spill()?;
-            self.held.grow(bytes)?;
+            if !self.buffered.is_empty() {
+                self.spill()?;
+            }
+            // Other partitions' sorts may hold the rest; they spill when next refused.
+            self.held.grow_when_freed(bytes, || self.control.check())?;
         }
         self.buffered.push(batch);
         Ok(())
@@ -83,12 +94,19 @@ impl<'s> ExternalSorter<'s, '_> {
     fn spill(&mut self) -> Result<()> {
         let batches = std::mem::take(&mut self.buffered);
         let schema = batches[0].schema();
-        let mut writer = SpillWriter::new(&self.folder, &schema, self.metrics.clone())?;
+        let mut writer = SpillWriter::new(&self.folder, &schema, &self.budget)?;
         sorted_chunks(self.order, self.input, &batches, self.batch_size, &mut |b| writer.write(&b))?;
         drop(batches);
         self.held.shrink(self.held.bytes());
-        self.runs.push(writer.finish()?);
+        self.runs.push(self.spilled(writer)?);
         Ok(())
+    }
+
+    /// A run finished, counted on the operator.
+    fn spilled(&self, writer: SpillWriter) -> Result<SpillFile> {
+        let file = writer.finish()?;
+        self.metrics.add_spill(&file);
+        Ok(file)
     }
 
     /// The sorted rows: sorted in memory when nothing spilled, else the runs merged.
@@ -108,11 +126,11 @@ impl<'s> ExternalSorter<'s, '_> {
             let rest = self.runs.split_off(MERGE_FAN_IN);
             let first = std::mem::replace(&mut self.runs, rest);
             let merge = Merge::new(self.order, self.input, converter.clone(), first, self.batch_size)?;
-            let mut writer = SpillWriter::new(&self.folder, &schema, self.metrics.clone())?;
+            let mut writer = SpillWriter::new(&self.folder, &schema, &self.budget)?;
             for b in merge {
                 writer.write(&b?)?;
             }
-            self.runs.push(writer.finish()?);
+            self.runs.push(self.spilled(writer)?);
         }
         Ok(Box::new(Merge::new(self.order, self.input, converter, self.runs, self.batch_size)?))
     }
@@ -339,7 +357,8 @@ mod tests {
         let pool = Arc::new(MemoryPool::new(limit));
         let held = Reservation::new(&pool, &Arc::new(Sorter));
         let metrics = Arc::new(OperatorMetrics::default());
-        let mut sorter = ExternalSorter { order: &order, input: attrs, held: &held, metrics: metrics.clone(), folder: folder.to_path_buf(), batch_size: 700, buffered: vec![], runs: vec![] };
+        let control = QueryControl::default();
+        let mut sorter = ExternalSorter { order: &order, input: attrs, held: &held, metrics: metrics.clone(), folder: folder.to_path_buf(), budget: Arc::default(), control: &control, batch_size: 700, buffered: vec![], runs: vec![] };
         for b in batches {
             sorter.push(b.clone())?;
         }

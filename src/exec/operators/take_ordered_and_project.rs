@@ -7,6 +7,7 @@ use arrow::record_batch::RecordBatch;
 
 use super::not_this;
 use crate::error::Result;
+use crate::common::spill::SpillablePartition;
 use crate::exec::state::{handoff, key, Executor};
 use crate::exec::interpreted::{self, schema_of};
 use crate::physical::adaptive::batch_bytes;
@@ -23,7 +24,7 @@ pub(in crate::exec) fn prepare(exec: &mut Executor<'_>, plan: &Arc<PhysicalPlan>
     let rows: Vec<RecordBatch> = top.iter().map(|b| interpreted::project(list, input, &schema, b)).collect::<Result<_>>()?;
     let held = exec.reserve(plan);
     held.grow(rows.iter().map(batch_bytes).sum())?;
-    exec.states.insert(key(plan), handoff(vec![rows], held));
+    exec.states.insert(key(plan), handoff(vec![SpillablePartition::in_memory(rows)], held));
     exec.control.stage_done();
     Ok(())
 }

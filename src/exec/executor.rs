@@ -80,9 +80,11 @@ pub fn execute_stage(plan: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<supe
     let outputs = Outputs::of(plan);
     let mut exec = Executor::new(ctx, &outputs);
     exec.prepare(plan)?;
-    if let Some(State::Handoff(parts, held)) = exec.states.remove(&key(plan)) {
-        let parts = parts.into_iter().map(|p| p.into_inner().ok().flatten().unwrap_or_default()).collect();
-        return Ok((parts, Some(held)));
+    if matches!(exec.states.get(&key(plan)), Some(State::Handoff(..))) {
+        if let Some(State::Handoff(parts, held)) = exec.states.remove(&key(plan)) {
+            let parts = parts.into_iter().map(|p| p.into_inner().ok().flatten().unwrap_or_default()).collect();
+            return Ok((parts, Some(held)));
+        }
     }
     Ok((exec.drain_all(plan)?.into_iter().map(SpillablePartition::in_memory).collect(), None))
 }

@@ -1,6 +1,7 @@
 //! `Exchange` (Spark's `ShuffleExchangeExec`): a breaker. Prepared, its input pipeline runs
 //! into its output partitions (hash, range or single); each output partition is then handed
-//! to its one reader, and freed with it.
+//! to its one reader, and freed with it. Hash and range partitions past the memory budget are
+//! written to spill files (Spark's shuffle spill), one per partition, read back by the reader.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1000,6 +1000,9 @@ impl crate::dataframe::Planner for Session {
     fn plan(&self, parsed: LogicalPlan) -> Result<DataFrame> {
         Session::plan(self, parsed)
     }
+    fn insert_into(&self, table: &str, rows: LogicalPlan, overwrite: bool) -> Result<()> {
+        self.run_statement(Statement::InsertValues { table: table.to_string(), columns: vec![], rows, overwrite }).map(drop)
+    }
     fn plan_analyzed(&self, parsed: Arc<LogicalPlan>, analyzed: Arc<LogicalPlan>, analyzer_warnings: Vec<String>) -> Result<DataFrame> {
         Session::plan_analyzed(self, parsed, analyzed, analyzer_warnings)
     }

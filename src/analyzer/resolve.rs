@@ -1448,7 +1448,9 @@ pub(super) fn resolve_attribute(parts: &[String], input: &[Attribute]) -> Result
 
 /// A UDF call: its arguments cast to its signature.
 fn resolve_udf(udf: &Arc<crate::udf::ScalarUdf>, args: Vec<Expr>) -> Result<Expr> {
-    Ok(Expr::ScalarUdf { udf: udf.clone(), args: cast_to_signature(args, |given| udf.coerce(given))? })
+    let args = cast_to_signature(args, |given| udf.coerce(given))?;
+    let types = args.iter().map(|a| a.data_type()).collect::<Result<Vec<_>>>()?;
+    Ok(Expr::ScalarUdf { udf: udf.for_call(&types)?, args })
 }
 
 /// `args`, each cast to the type `coerce` (a user function's signature) wants for it.

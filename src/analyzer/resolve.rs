@@ -192,7 +192,7 @@ impl Resolver<'_> {
             // Spark's ResolvePivot: grouped by the columns neither the aggregates nor the FOR columns read.
             LogicalPlan::Pivot { columns, aggregates, child } => {
                 let input = child.output();
-                let aggregates = pivot_values_as(&columns, aggregates, &self.resolve_select_list(columns.clone(), &input)?)?;
+                let aggregates = pivot_values_as(&columns, aggregates, &self.resolve_select_list(columns.clone(), &input)?, self.options.time_zone)?;
                 let mut read = std::collections::BTreeSet::new();
                 for e in &aggregates {
                     read.extend(self.resolve_expr(e.clone(), &input)?.references());
@@ -1198,14 +1198,15 @@ fn sort_with_windows(order: Vec<SortOrder>, global: bool, child: Arc<LogicalPlan
 /// Spark's ResolveUnpivot: an Expand with one projection per IN item: the other columns (the
 /// ids), the item's name, its columns cast to each value column's common type.
 /// Spark casts each pivot value to its FOR column's type (PIVOT_VALUE_DATA_TYPE_MISMATCH when
-/// it cannot): the `column <=> value` conditions the parser wrote compare with the cast value.
-fn pivot_values_as(columns: &[Expr], aggregates: Vec<Expr>, resolved: &[Expr]) -> Result<Vec<Expr>> {
+/// it cannot), in the session time zone: the `column <=> value` conditions the parser wrote
+/// compare with the cast value.
+fn pivot_values_as(columns: &[Expr], aggregates: Vec<Expr>, resolved: &[Expr], zone: crate::types::time_zone::Zone) -> Result<Vec<Expr>> {
     let types = resolved.iter().map(|c| c.data_type()).collect::<Result<Vec<_>>>()?;
     aggregates
         .into_iter()
         .map(|a| {
             a.transform_up(&mut |x| match x {
-                Expr::Binary { op: BinaryOp::EqNullSafe, left, right } if matches!(right.as_ref(), Expr::Literal(_)) => {
+                Expr::Binary { op: BinaryOp::EqNullSafe, left, right } if right.foldable() => {
                     let Some(i) = columns.iter().position(|c| c == left.as_ref()) else { return Ok(Expr::Binary { op: BinaryOp::EqNullSafe, left, right }) };
                     let from = right.data_type()?;
                     let mismatch = || {
@@ -1218,7 +1219,7 @@ fn pivot_values_as(columns: &[Expr], aggregates: Vec<Expr>, resolved: &[Expr]) -
                         return Err(mismatch());
                     }
                     // A value the cast rejects (ANSI) fails as the cast does, as in Spark.
-                    let cast = Expr::Cast { child: right.clone(), to: types[i].clone(), zone: None };
+                    let cast = super::in_zone(Expr::Cast { child: right.clone(), to: types[i].clone(), zone: None }, zone)?;
                     let value = crate::expr::eval::evaluate_scalar(&cast).map_err(|e| if e.to_string().contains("CAST_INVALID_INPUT") { e } else { mismatch() })?;
                     Ok(Expr::Binary { op: BinaryOp::EqNullSafe, left, right: Box::new(Expr::lit(value)) })
                 }

@@ -62,12 +62,12 @@ impl<'a> Executor<'a> {
             Partitioning::SinglePartition | Partitioning::Unknown(1) => vec![SpillablePartition::in_memory(self.drain_reserved(child, held)?.concat())],
             Partitioning::Hash(keys, n) => {
                 let sink = sink(*n);
-                self.run_partitions(child, |s| sink.fill(s, self.control, interpreted::HashPartitioner::new(keys, input, *n, batch_size)?, |p, b| p.push(b)))?;
+                self.fill_tasks(child, |t, s| sink.fill(t, s, self.control, interpreted::HashPartitioner::new(keys, input, *n, batch_size)?, |p, b| p.push(b)))?;
                 sink.finish(self.control.memory(), batch_size)?
             }
             Partitioning::Range(order, n) => {
                 let gathered = sink(1);
-                self.run_partitions(child, |s| gathered.fill(s, self.control, interpreted::HashPartitioner::new(&[], input, 1, batch_size)?, |p, b| p.push(b)))?;
+                self.fill_tasks(child, |t, s| gathered.fill(t, s, self.control, interpreted::HashPartitioner::new(&[], input, 1, batch_size)?, |p, b| p.push(b)))?;
                 let mut all = gathered.finish(self.control.memory(), batch_size)?;
                 let all = all.pop().unwrap_or_default();
                 if all.files.is_empty() {
@@ -79,7 +79,7 @@ impl<'a> Executor<'a> {
                     held.shrink(all.memory_bytes());
                     let sink = sink(*n);
                     let rows = all.into_stream();
-                    sink.fill(Box::new(rows), self.control, interpreted::HashPartitioner::new(&[], input, *n, batch_size)?, |p, b| p.push_to(b, &bounds.partition_ids(b)?))?;
+                    sink.fill(0, Box::new(rows), self.control, interpreted::HashPartitioner::new(&[], input, *n, batch_size)?, |p, b| p.push_to(b, &bounds.partition_ids(b)?))?;
                     sink.finish(self.control.memory(), batch_size)?
                 }
             }
@@ -87,6 +87,11 @@ impl<'a> Executor<'a> {
             Partitioning::Collection(_) => return Err(KilnError::internal("exchange to a partitioning collection")),
         };
         Ok(parts)
+    }
+
+    /// Every partition of `child` run by `fill` with its index, in parallel.
+    fn fill_tasks(&self, child: &Arc<PhysicalPlan>, fill: impl Fn(usize, BatchStream) -> Result<()> + Sync + Send) -> Result<()> {
+        (0..self.partitions(child)).into_par_iter().try_for_each(|t| fill(t, self.stream(child, t)?))
     }
 }
 
@@ -105,7 +110,9 @@ struct PartitionSink<'r> {
 
 #[derive(Default)]
 struct SinkPartition {
-    batches: Vec<RecordBatch>,
+    /// Batches in memory by input task: read back in the input's order (a window over a
+    /// sorted input may count on it), whichever task ends first.
+    batches: Vec<(usize, Vec<RecordBatch>)>,
     bytes: u64,
     writer: Option<SpillWriter>,
     files: Vec<Arc<SpillFile>>,
@@ -135,7 +142,7 @@ impl<'r> PartitionSink<'r> {
 
     /// One input task: its batches routed by `route` into `parts` (the task's own chunks),
     /// handed to the sink when the task ends.
-    fn fill(&self, stream: BatchStream, control: &QueryControl, mut parts: interpreted::HashPartitioner, route: impl Fn(&mut interpreted::HashPartitioner, &RecordBatch) -> Result<()>) -> Result<()> {
+    fn fill(&self, task: usize, stream: BatchStream, control: &QueryControl, mut parts: interpreted::HashPartitioner, route: impl Fn(&mut interpreted::HashPartitioner, &RecordBatch) -> Result<()>) -> Result<()> {
         let mut task_bytes = 0;
         let mut seen = self.pressure.load(Ordering::Acquire);
         for b in stream {
@@ -156,10 +163,10 @@ impl<'r> PartitionSink<'r> {
         }
         self.held.shrink(task_bytes);
         for (p, batches) in parts.finish()?.into_iter().enumerate() {
-            let bytes: u64 = batches.iter().map(batch_bytes).sum();
-            if bytes == 0 {
+            if batches.is_empty() {
                 continue;
             }
+            let bytes: u64 = batches.iter().map(batch_bytes).sum();
             if self.held.grow(bytes).is_err() {
                 self.spill_held()?;
                 if self.held.grow(bytes).is_err() {
@@ -169,7 +176,7 @@ impl<'r> PartitionSink<'r> {
             }
             let mut part = self.part(p)?;
             part.bytes += bytes;
-            part.batches.extend(batches);
+            part.batches.push((task, batches));
         }
         Ok(())
     }
@@ -195,7 +202,7 @@ impl<'r> PartitionSink<'r> {
 
     fn spill_partition(&self, p: usize) -> Result<()> {
         let mut part = self.part(p)?;
-        let batches = std::mem::take(&mut part.batches);
+        let batches = in_input_order(std::mem::take(&mut part.batches));
         part.spill(&batches, &self.folder, &self.budget)?;
         self.held.shrink(std::mem::take(&mut part.bytes));
         Ok(())
@@ -232,8 +239,14 @@ impl<'r> PartitionSink<'r> {
         // Many input partitions leave each output partition many slivers (200 x 200 of a few
         // rows each after a sort-merge join): merged here, once, they do not cost every
         // reader a per-batch overhead.
-        parts.into_par_iter().map(|p| Ok(SpillablePartition { files: p.files, batches: merge_slivers(p.batches, batch_size)? })).collect()
+        parts.into_par_iter().map(|p| Ok(SpillablePartition { files: p.files, batches: merge_slivers(in_input_order(p.batches), batch_size)? })).collect()
     }
+}
+
+/// A partition's batches by input task, in the tasks' order.
+fn in_input_order(mut by_task: Vec<(usize, Vec<RecordBatch>)>) -> Vec<RecordBatch> {
+    by_task.sort_by_key(|(task, _)| *task);
+    by_task.into_iter().flat_map(|(_, b)| b).collect()
 }
 
 /// A partition's batches, merged into batches of up to `batch_size` rows when they are small

@@ -385,7 +385,7 @@ fn interval_extract(func: ScalarFunc, args: &[Expr]) -> Result<Option<Expr>> {
         ScalarFunc::Builtin(Builtin::Day) => "DAY",
         ScalarFunc::Builtin(Builtin::Hour(_)) => "HOUR",
         ScalarFunc::Builtin(Builtin::Minute(_)) => "MINUTE",
-        ScalarFunc::Builtin(Builtin::Second(_)) => "SECOND",
+        ScalarFunc::Builtin(Builtin::Second(_) | Builtin::SecondWithFraction(_)) => "SECOND",
         _ => return Ok(None),
     };
     if is_year_month(&t) != matches!(field, "YEAR" | "MONTH") {

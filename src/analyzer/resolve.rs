@@ -1562,6 +1562,15 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         let only_both = Expr::CaseWhen { branches: vec![(both, value)], else_expr: None };
         return resolve_function(if i == 0 { "count" } else { "avg" }, vec![coerce_expr(only_both)?], distinct, std::iter::empty());
     }
+    // count(a, b, ...): the rows where no value is NULL; with DISTINCT, their distinct tuples.
+    if name.eq_ignore_ascii_case("count") && args.len() > 1 {
+        let all_present = args.iter().map(|a| Expr::IsNotNull(Box::new(a.clone()))).reduce(Expr::and).ok_or_else(|| arity_error("1"))?;
+        let fields = args.into_iter().enumerate().flat_map(|(i, a)| [Expr::Literal(ScalarValue::Utf8(format!("col{}", i + 1))), a]).collect();
+        let tuple = || Expr::Function { func: ScalarFunc::Builtin(crate::expr::Builtin::Nested(crate::expr::NestedFn::NamedStruct)), args: fields };
+        let value = if distinct { tuple() } else { Expr::Literal(ScalarValue::Int32(1)) };
+        let only_present = Expr::CaseWhen { branches: vec![(all_present, value)], else_expr: None };
+        return resolve_function("count", vec![coerce_expr(only_present)?], distinct, std::iter::empty());
+    }
     if let Some(AggFunc::Builtin(b)) = AggFunc::from_name(name) {
         let (min, max) = b.arity();
         if args.len() < min || args.len() > max {
@@ -1607,6 +1616,9 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             "date_part" | "datepart" => {
                 let (field, d) = (a.next()?, a.next()?);
                 let Expr::Literal(crate::types::ScalarValue::Utf8(f)) = field else { return None };
+                if crate::expr::is_seconds_field(&f) {
+                    return coerce_expr(crate::expr::second_with_fraction(d)).ok();
+                }
                 let name = crate::expr::extract_field_function(&f)?;
                 Some(Expr::UnresolvedFunction { name: name.into(), args: vec![d], distinct: false })
             }

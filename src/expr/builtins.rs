@@ -29,6 +29,9 @@ pub enum Builtin {
     Hour(Zone), Minute(Zone), Second(Zone), ToTimestamp(Zone), ToDate, DateFormat(Zone), CurrentTimestamp, UnixTimestamp(Zone), FromUnixtime(Zone), DateTrunc(Zone),
     /// localtimestamp(): the wall-clock time now in the session zone, a TIMESTAMP_NTZ.
     LocalTimestamp(Zone),
+    /// `extract(SECOND FROM ts)`: the seconds with their fraction, a decimal(8,6) (Spark's
+    /// SecondWithFraction); made by the parser, not callable.
+    SecondWithFraction(Zone),
     Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin,
     /// `array(a, b, ...)`; element_at (1-based, from the end when negative), try_element_at, get (0-based, NULL out of bounds).
     MakeArray, ElementAt, TryElementAt, Get, ArrayPosition, ArrayRemove, Slice, ArrayRepeat,
@@ -81,6 +84,7 @@ impl Builtin {
             Cot => "cot", Sec => "sec", Csc => "csc", E => "e", Factorial => "factorial", TypeOf => "typeof",
             Hour(_) => "hour", Minute(_) => "minute", Second(_) => "second", ToTimestamp(_) => "to_timestamp", ToDate => "to_date",
             DateFormat(_) => "date_format", CurrentTimestamp => "current_timestamp", LocalTimestamp(_) => "localtimestamp", UnixTimestamp(_) => "unix_timestamp",
+            SecondWithFraction(_) => "secondwithfraction",
             FromUnixtime(_) => "from_unixtime", DateTrunc(_) => "date_trunc", TimeAdd(_) => "timeadd", TryCast(_) => "try_cast",
             Size => "size", SortArray => "sort_array", ArraySort => "array_sort", ArrayContains => "array_contains",
             ArrayJoin => "array_join", ArrayDistinct => "array_distinct", ArrayMax => "array_max", ArrayMin => "array_min",
@@ -105,6 +109,7 @@ impl Builtin {
             DateTrunc(_) => DateTrunc(zone),
             CurrentDate(_) => CurrentDate(zone),
             LocalTimestamp(_) => LocalTimestamp(zone),
+            SecondWithFraction(_) => SecondWithFraction(zone),
             TimeAdd(_) => TimeAdd(zone),
             TryCast(_) => TryCast(zone),
             More(m) => More(m.with_zone(zone)),
@@ -342,7 +347,7 @@ impl Builtin {
                 .map(|(i, a)| cast_to(a, if i == 3 { &DataType::Int32 } else { &DataType::Utf8 }))
                 .collect::<Result<_>>()?,
             Chr => args.into_iter().map(|a| cast_to(a, &DataType::Int64)).collect::<Result<_>>()?,
-            Hour(_) | Minute(_) | Second(_) => args.into_iter().map(|a| self.to_timestamp_arg(a)).collect::<Result<_>>()?,
+            Hour(_) | Minute(_) | Second(_) | SecondWithFraction(_) => args.into_iter().map(|a| self.to_timestamp_arg(a)).collect::<Result<_>>()?,
             // A string with a pattern is parsed; anything else is cast.
             ToTimestamp(_) | UnixTimestamp(_) | ToDate | DateFormat(_) | DateTrunc(_) | FromUnixtime(_) => {
                 let with_pattern = args.len() == 2;
@@ -480,6 +485,7 @@ impl Builtin {
             UnixTimestamp(_) => DataType::Int64,
             ToTimestamp(_) | CurrentTimestamp | DateTrunc(_) => crate::types::timestamp_type(false),
             LocalTimestamp(_) => crate::types::timestamp_type(true),
+            SecondWithFraction(_) => DataType::Decimal128(8, 6),
             TimeAdd(_) => args.first().cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
             Size => DataType::Int32,
             ArrayContains => DataType::Boolean,
@@ -519,7 +525,8 @@ impl Builtin {
         let regexp = |f: super::regexp::RegexpFn| super::regexp::eval(f, args, rows);
         let array = |f: super::arrays::ArrayFn| super::arrays::eval(f, args, rows, result);
         Ok(match self {
-            Hour(_) | Minute(_) | Second(_) | ToTimestamp(_) | ToDate | DateFormat(_) | CurrentTimestamp | LocalTimestamp(_) | UnixTimestamp(_) | FromUnixtime(_) | DateTrunc(_) | TimeAdd(_) => {
+            Hour(_) | Minute(_) | Second(_) | SecondWithFraction(_) | ToTimestamp(_) | ToDate | DateFormat(_) | CurrentTimestamp | LocalTimestamp(_) | UnixTimestamp(_)
+            | FromUnixtime(_) | DateTrunc(_) | TimeAdd(_) => {
                 super::datetime::eval(*self, args, rows, result)?
             }
             More(m) => m.eval(args, rows, result)?,
@@ -909,6 +916,7 @@ fn ceil_floor(a: &ArrayRef, up: bool, result: &DataType) -> Result<ArrayRef> {
 
 /// greatest/least of each row, NULLs skipped (NULL only when all are); floats order NaN largest.
 fn greatest(args: &[ArrayRef], greatest: bool) -> Result<ArrayRef> {
+    let args = args.iter().map(|a| super::eval::normalize_floats(a, false)).collect::<Result<Vec<_>>>()?;
     let mut acc = args.first().cloned().ok_or_else(|| KilnError::internal("greatest without arguments"))?;
     for b in &args[1..] {
         let better = if greatest { cmp::gt(b, &acc)? } else { cmp::lt(b, &acc)? };

@@ -17,9 +17,19 @@ use crate::types::parse_date;
 use crate::types::time_zone::Zone;
 use crate::types::timestamp::parse_timestamp_in;
 
+/// True for the seconds field of Spark's EXTRACT / date_part, with its abbreviations: a
+/// decimal(8,6) with the fraction (`SecondWithFraction`), not the `second` function's int.
+pub fn is_seconds_field(field: &str) -> bool {
+    matches!(field.to_ascii_uppercase().as_str(), "SECOND" | "S" | "SEC" | "SECONDS" | "SECS")
+}
+
+/// `extract(SECOND FROM e)` and `date_part('SECOND', e)`.
+pub fn second_with_fraction(e: crate::expr::Expr) -> crate::expr::Expr {
+    crate::expr::Expr::Function { func: crate::expr::ScalarFunc::Builtin(Builtin::SecondWithFraction(Zone::UTC)), args: vec![e] }
+}
+
 /// The function a field of Spark's EXTRACT / date_part names, with Spark's abbreviations
-/// (`y`, `mon`, `h`, any case); None for another field. Seconds are left out: Spark's are a
-/// decimal(8,6) with the fraction, which the `second` function lacks.
+/// (`y`, `mon`, `h`, any case); None for another field (seconds: `is_seconds_field`).
 pub fn extract_field_function(field: &str) -> Option<&'static str> {
     Some(match field.to_ascii_uppercase().as_str() {
         "YEAR" | "Y" | "YEARS" | "YR" | "YRS" => "year",
@@ -86,7 +96,7 @@ fn parse(text: &str, pattern: Option<&str>, b: Builtin, zone: Zone) -> Result<i6
 fn zone_of(b: Builtin) -> Zone {
     match b {
         Builtin::Hour(z) | Builtin::Minute(z) | Builtin::Second(z) | Builtin::ToTimestamp(z) | Builtin::UnixTimestamp(z) | Builtin::DateFormat(z)
-        | Builtin::FromUnixtime(z) | Builtin::DateTrunc(z) | Builtin::TimeAdd(z) | Builtin::LocalTimestamp(z) => z,
+        | Builtin::FromUnixtime(z) | Builtin::DateTrunc(z) | Builtin::TimeAdd(z) | Builtin::LocalTimestamp(z) | Builtin::SecondWithFraction(z) => z,
         _ => Zone::UTC,
     }
 }
@@ -116,6 +126,10 @@ pub(super) fn eval(b: Builtin, args: &[ArrayRef], rows: usize, result: &DataType
         Builtin::Hour(_) => field(|v| civil(v).hour as i32)?,
         Builtin::Minute(_) => field(|v| civil(v).minute as i32)?,
         Builtin::Second(_) => field(|v| civil(v).second as i32)?,
+        Builtin::SecondWithFraction(_) => {
+            let out: PrimitiveArray<arrow::datatypes::Decimal128Type> = local(arg(0)?)?.unary(|v| v.rem_euclid(60 * MICROS_PER_SECOND) as i128);
+            Arc::new(out.with_precision_and_scale(8, 6)?)
+        }
         Builtin::CurrentTimestamp => with_type(PrimitiveArray::from_value(now(), rows)),
         Builtin::LocalTimestamp(_) => with_type(PrimitiveArray::from_value(zone.from_utc(now()).unwrap_or_else(now), rows)),
         Builtin::ToTimestamp(_) | Builtin::UnixTimestamp(_) if args.is_empty() || matches!(arg(0)?.data_type(), DataType::Timestamp(..)) => {

@@ -25,7 +25,7 @@ pub use generators::{Generator, GeneratorFunc};
 pub use builtins_more::MoreFn;
 pub use nested::NestedFn;
 pub(crate) use builtins_more::unhex_bytes;
-pub(crate) use datetime::extract_field_function;
+pub(crate) use datetime::{extract_field_function, is_seconds_field, second_with_fraction};
 pub(crate) use builtins_more::rewrite as rewrite_more;
 pub use typing::aggregate_result_type;
 pub use window::{FrameBound, FrameType, WindowFrame, WindowFunc, WindowSpec};

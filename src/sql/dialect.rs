@@ -123,6 +123,10 @@ impl Dialect for KilnDialect {
     fn supports_from_first_select(&self) -> bool {
         true
     }
+    // `a CROSS JOIN b ON cond` / `USING (k)`: Spark's inner join.
+    fn supports_cross_join_constraint(&self) -> bool {
+        true
+    }
     // Spark's shifts bind between `+`/`-` (30) and `&` (23); sqlparser puts them with `^` (22).
     fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
         match parser.peek_token_ref().token {

@@ -155,6 +155,14 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
             Expr::Cast { child: boxed(sub(expr)?), to: sql_data_type(data_type, start_span(e))?, zone: None }
         }
         ast::Expr::Extract { field, expr, .. } => {
+            let seconds = match field {
+                DateTimeField::Second | DateTimeField::Seconds => true,
+                DateTimeField::Custom(f) => crate::expr::is_seconds_field(&f.value),
+                _ => false,
+            };
+            if seconds {
+                return Ok(crate::expr::second_with_fraction(sub(expr)?));
+            }
             let name = match field {
                 // Spark's abbreviations (`y`, `mon`, `h`) parse as custom fields.
                 DateTimeField::Custom(f) => crate::expr::extract_field_function(&f.value).ok_or_else(|| {

@@ -730,6 +730,7 @@ fn join_kind(op: &JoinOperator, span: Span) -> Result<(JoinType, &JoinConstraint
         JoinOperator::Left(c) | JoinOperator::LeftOuter(c) => (JoinType::LeftOuter, c),
         JoinOperator::Right(c) | JoinOperator::RightOuter(c) => (JoinType::RightOuter, c),
         JoinOperator::FullOuter(c) => (JoinType::FullOuter, c),
+        JoinOperator::CrossJoin(c @ (JoinConstraint::On(_) | JoinConstraint::Using(_))) => (JoinType::Inner, c),
         JoinOperator::CrossJoin(c) => (JoinType::Cross, c),
         JoinOperator::Semi(c) | JoinOperator::LeftSemi(c) => (JoinType::LeftSemi, c),
         JoinOperator::Anti(c) | JoinOperator::LeftAnti(c) => (JoinType::LeftAnti, c),

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::datatypes::DataType;
-use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
 
@@ -159,8 +159,8 @@ fn aggregate_note(a: &AggSpec) -> String {
     }
 }
 
-/// The bits of a double as an i64 whose signed order is `f64::total_cmp`'s (-NaN < -inf < -0.0 <
-/// 0.0 < inf < NaN), the order the interpreter's min/max use.
+/// The bits of a double as an i64 whose signed order is `f64::total_cmp`'s (-inf < -0.0 < 0.0 <
+/// inf < NaN for the positive NaN every NaN is made), the order the interpreter's min/max use.
 fn total_order_key(b: &mut FunctionBuilder, bits: Value) -> Value {
     let sign = b.ins().sshr_imm_u(bits, 63);
     let mask = b.ins().ushr_imm_u(sign, 1);
@@ -216,9 +216,15 @@ pub fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), Str
             }
             (AggFunc::Min | AggFunc::Max, _) => {
                 let cc = if a.func == AggFunc::Min { IntCC::SignedLessThan } else { IntCC::SignedGreaterThan };
-                // Doubles are kept as their bits and ordered as the interpreter's total order.
+                // Doubles are kept as their bits and ordered as the interpreter's total order,
+                // every NaN as Spark's one NaN, the largest value.
                 let (v, ty) = match repr(&t) {
-                    types::F64 => (tx.b.ins().bitcast(types::I64, MemFlagsData::new(), v), types::I64),
+                    types::F64 => {
+                        let is_nan = tx.b.ins().fcmp(FloatCC::Unordered, v, v);
+                        let bits = tx.b.ins().bitcast(types::I64, MemFlagsData::new(), v);
+                        let nan = tx.b.ins().iconst(types::I64, f64::NAN.to_bits() as i64);
+                        (tx.b.ins().select(is_nan, nan, bits), types::I64)
+                    }
                     ty => (v, ty),
                 };
                 let cur = tx.b.ins().load(ty, flags(), at, value_off);

@@ -562,7 +562,8 @@ impl<T: ArrowPrimitiveType, const MIN: bool> Accumulator for MinMax<T, MIN> {
         self.seen.resize(groups, false);
     }
     fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
-        let a = arg(args, 0)?;
+        // Spark's one NaN is the largest value (a negated NaN would be the smallest).
+        let a = crate::expr::eval::normalize_floats(arg(args, 0)?, false)?;
         let a = a
             .as_primitive_opt::<T>()
             .ok_or_else(|| KilnError::internal(format!("min/max over {} where {} was planned", a.data_type(), self.dt)))?;

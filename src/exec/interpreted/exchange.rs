@@ -393,8 +393,7 @@ pub fn range_partition(order: &[SortOrder], input: &[Attribute], batches: Vec<Re
         out[0].push(batch);
         return Ok(out);
     }
-    let exprs: Vec<Expr> = order.iter().map(|o| o.expr.clone()).collect();
-    let columns = evaluate_all(&exprs, &batch, input)?;
+    let columns = order.iter().map(|o| super::sort::sort_key(&o.expr, &batch, input)).collect::<Result<Vec<_>>>()?;
     let fields = order.iter().zip(&columns).map(|(o, c)| SortField::new_with_options(c.data_type().clone(), sort_options(o))).collect();
     let rows = RowConverter::new(fields)?.convert_columns(&columns)?;
     // A deterministic sample of up to 100 rows per partition, as Spark's sampleSizeHint.

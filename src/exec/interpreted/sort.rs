@@ -9,6 +9,12 @@ use crate::error::Result;
 use crate::expr::eval::evaluate;
 use crate::expr::{Attribute, SortOrder};
 
+/// A sort key's values as Spark orders them: -0.0 ties with 0.0 and every NaN is one NaN, the
+/// largest value (arrow orders floats by `total_cmp`, where -0.0 < 0.0 and -NaN is smallest).
+pub(crate) fn sort_key(e: &crate::expr::Expr, batch: &RecordBatch, input: &[Attribute]) -> Result<ArrayRef> {
+    crate::expr::eval::normalize_floats(&evaluate(e, batch, input)?, true)
+}
+
 /// Arrow's sort options for one sort key.
 pub(crate) fn sort_options(o: &SortOrder) -> SortOptions {
     SortOptions { descending: !o.ascending, nulls_first: o.nulls_first }
@@ -28,7 +34,7 @@ pub fn sort(order: &[SortOrder], input: &[Attribute], batches: Vec<RecordBatch>,
     }
     let columns = order
         .iter()
-        .map(|o| Ok(SortColumn { values: evaluate(&o.expr, &batch, input)?, options: Some(sort_options(o)) }))
+        .map(|o| Ok(SortColumn { values: sort_key(&o.expr, &batch, input)?, options: Some(sort_options(o)) }))
         .collect::<Result<Vec<_>>>()?;
     let packed = match (&columns[..], limit) {
         ([c], None) => packed_sort_indices(&c.values, sort_options(&order[0])),
@@ -52,7 +58,7 @@ fn in_order(order: &[SortOrder], input: &[Attribute], batches: &[RecordBatch]) -
     // The keys of the last row of the batch before.
     let mut last: Option<Vec<ArrayRef>> = None;
     for b in batches.iter().filter(|b| b.num_rows() > 0) {
-        let keys = order.iter().map(|o| evaluate(&o.expr, b, input)).collect::<Result<Vec<_>>>()?;
+        let keys = order.iter().map(|o| sort_key(&o.expr, b, input)).collect::<Result<Vec<_>>>()?;
         let lex = |left: &[ArrayRef], i: usize, right: &[ArrayRef], j: usize| -> Result<Ordering> {
             for ((l, r), o) in left.iter().zip(right).zip(order) {
                 match make_comparator(l.as_ref(), r.as_ref(), sort_options(o))?(i, j) {

@@ -1008,7 +1008,7 @@ struct Mode {
 
 impl Mode {
     fn add(&mut self, gids: &[u32], values: &ArrayRef, count: impl Fn(usize) -> i64) -> Result<()> {
-        let values = normalize_floats(values)?;
+        let values = crate::expr::eval::normalize_floats(values, true)?;
         let rows = self.codec.rows(&values)?;
         let nulls = values.logical_nulls();
         for (i, g) in gids.iter().enumerate() {
@@ -1018,18 +1018,6 @@ impl Mode {
         }
         Ok(())
     }
-}
-
-/// -0.0 as 0.0 and every NaN as one NaN, so equal doubles are equal rows.
-fn normalize_floats(a: &ArrayRef) -> Result<ArrayRef> {
-    let norm = |v: f64| if v.is_nan() { f64::NAN } else { v + 0.0 };
-    Ok(match a.data_type() {
-        DataType::Float64 => Arc::new(a.as_primitive::<Float64Type>().unary::<_, Float64Type>(norm)),
-        DataType::Float32 => {
-            Arc::new(a.as_primitive::<arrow::datatypes::Float32Type>().unary::<_, arrow::datatypes::Float32Type>(|v| norm(v as f64) as f32))
-        }
-        _ => a.clone(),
-    })
 }
 
 impl Accumulator for Mode {

@@ -58,6 +58,18 @@ pub(crate) fn make_batch(schema: SchemaRef, columns: Vec<ArrayRef>, rows: usize)
     Ok(RecordBatch::try_new_with_options(schema, columns, &RecordBatchOptions::new().with_row_count(Some(rows)))?)
 }
 
+/// Floats as Spark compares, orders and groups them (NormalizeFloatingNumbers, SQLOrderingUtil):
+/// every NaN as the one positive NaN, the largest value in `total_cmp`'s order, and, with
+/// `zeros`, -0.0 as 0.0. Other types are returned as they are.
+pub(crate) fn normalize_floats(a: &ArrayRef, zeros: bool) -> Result<ArrayRef> {
+    let norm = |v: f64| if v.is_nan() { f64::NAN } else if zeros { v + 0.0 } else { v };
+    Ok(match a.data_type() {
+        DataType::Float64 => Arc::new(a.primitive::<Float64Type>()?.unary::<_, Float64Type>(norm)),
+        DataType::Float32 => Arc::new(a.primitive::<arrow::datatypes::Float32Type>()?.unary::<_, arrow::datatypes::Float32Type>(|v| norm(v as f64) as f32)),
+        _ => a.clone(),
+    })
+}
+
 /// `a` cast to `to` with Spark's (ANSI) casts.
 pub(crate) fn cast_array(a: &ArrayRef, to: &DataType) -> Result<ArrayRef> {
     cast::cast(a, to)
@@ -258,12 +270,7 @@ fn comparable(l: &ArrayRef, r: &ArrayRef) -> Result<(ArrayRef, ArrayRef)> {
             let options = arrow::compute::CastOptions { safe: false, ..Default::default() };
             (arrow::compute::cast_with_options(l, &common, &options)?, arrow::compute::cast_with_options(r, &common, &options)?)
         }
-        (Float64, Float64) => {
-            let norm = |a: &ArrayRef| -> Result<ArrayRef> {
-                Ok(Arc::new(a.primitive::<Float64Type>()?.unary::<_, Float64Type>(|x| if x.is_nan() { f64::NAN } else { x + 0.0 })))
-            };
-            (norm(l)?, norm(r)?)
-        }
+        (Float64, Float64) => (normalize_floats(l, true)?, normalize_floats(r, true)?),
         // Utf8View / LargeUtf8 columns against Utf8 values
         (a, b) if a != b && is_string(a) && is_string(b) => (cast::cast(l, &Utf8)?, cast::cast(r, &Utf8)?),
         _ => (l.clone(), r.clone()),

@@ -42,6 +42,14 @@ pub(crate) trait Planner: Send + Sync {
     fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()>;
     /// A DataFrame over batches.
     fn create_dataframe(&self, batches: Vec<RecordBatch>) -> Result<DataFrame>;
+    /// [`Planner::plan`] of a plan other DataFrames share (a cached DataFrame is found by it).
+    fn plan_shared(&self, parsed: Arc<LogicalPlan>) -> Result<DataFrame>;
+    /// Caches a DataFrame's rows, found again by its plan.
+    fn cache_dataframe(&self, df: &DataFrame, level: crate::catalog::cached::StorageLevel) -> Result<()>;
+    /// Drops the cache of a DataFrame's plan; true when there was one.
+    fn uncache_dataframe(&self, df: &DataFrame) -> Result<bool>;
+    /// The level a DataFrame's plan is cached at, if it is.
+    fn dataframe_storage_level(&self, df: &DataFrame) -> Result<Option<crate::catalog::cached::StorageLevel>>;
 }
 
 /// The plans of one query, kept so hosts and tests can assert on them.

@@ -93,6 +93,7 @@ pub mod internals {
     pub use crate::stats;
 }
 
+pub use catalog::cached::StorageLevel;
 pub use config::Config;
 pub use common::control::QueryControl;
 pub use dataframe::{DataFrame, GroupedData, RecordBatchStream};

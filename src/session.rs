@@ -17,6 +17,9 @@ use crate::physical::PhysicalPlan;
 use crate::plan::LogicalPlan;
 use crate::datasource::text::TextFormat;
 use crate::sql::{parse_sql, Statement, TableStorage, ViewSource};
+use crate::catalog::cached::StorageLevel;
+
+mod cache;
 
 /// A kiln session: its own settings and tables. Cheap to clone; clones share state.
 ///
@@ -49,6 +52,8 @@ struct SessionState {
     running: std::sync::Mutex<Vec<std::sync::Weak<crate::exec::control::QueryControl>>>,
     /// Counts setting changes, so a DataFrame planned before one is planned again to run.
     conf_version: std::sync::atomic::AtomicU64,
+    /// `CACHE TABLE` and `DataFrame::cache`: rows in memory later queries read.
+    cache: cache::CacheManager,
 }
 
 /// Builds a session with settings: `Session::builder().config("spark.sql.shuffle.partitions", "8").build()`.
@@ -176,7 +181,10 @@ impl Session {
         Ok(self.state.catalog.read().map_err(|_| poisoned())?.clone().with_warehouse(config.warehouse_dir).with_file_reads(file_reads))
     }
     fn register(&self, table: Table) -> Result<()> {
+        let name = table.name.clone();
         self.state.catalog.write().map_err(|_| poisoned())?.register(table);
+        // A replaced table's cache holds rows of the table that was.
+        self.state.cache.uncache_table(&name)?;
         Ok(())
     }
     /// Registers a Parquet file, or a directory of Parquet files, as a table. Hive-style
@@ -192,6 +200,7 @@ impl Session {
             source: TableSource::Parquet(table),
             kind: TableKind::Session,
             stats: None,
+            cached: None,
         })
     }
     /// Registers CSV files (a file, or every `*.csv` below a folder) as a table, with Spark's
@@ -219,7 +228,7 @@ impl Session {
         crate::datasource::check_allowed(&self.config()?.files_allowed_roots, path)?;
         let parsed = crate::datasource::text::TextOptions::parse(format, options)?;
         let table = crate::datasource::text::TextTable::open(format, path, parsed, schema)?;
-        self.register(Table { name: name.to_string(), database: "default".into(), schema: table.schema.clone(), source: TableSource::Text(table), kind, stats: None })
+        self.register(Table { name: name.to_string(), database: "default".into(), schema: table.schema.clone(), source: TableSource::Text(table), kind, stats: None, cached: None })
     }
     /// Registers in-memory batches as a table; all batches must share one schema. Columns are
     /// converted now to the types kiln reads (dictionaries decoded, unsigned integers widened,
@@ -252,14 +261,14 @@ impl Session {
     /// ```
     pub fn create_dataframe(&self, batches: Vec<RecordBatch>) -> Result<DataFrame> {
         let (schema, batches) = host_batches("create_dataframe", batches)?;
-        self.read_table(Table { name: "LocalRelation".into(), database: "default".into(), schema: null_nullable(schema), source: TableSource::Memory(batches), kind: TableKind::Session, stats: None })
+        self.read_table(Table { name: "LocalRelation".into(), database: "default".into(), schema: null_nullable(schema), source: TableSource::Memory(batches), kind: TableKind::Session, stats: None, cached: None })
     }
     /// A DataFrame reading a Parquet file or folder (Spark's `spark.read.parquet(path)`),
     /// without registering a table.
     pub fn read_parquet(&self, path: impl AsRef<Path>) -> Result<DataFrame> {
         crate::datasource::check_allowed(&self.config()?.files_allowed_roots, path.as_ref())?;
         let table = crate::datasource::parquet::ParquetTable::open(path.as_ref())?;
-        self.read_table(Table { name: path.as_ref().display().to_string(), database: "default".into(), schema: table.schema(), source: TableSource::Parquet(table), kind: TableKind::Session, stats: None })
+        self.read_table(Table { name: path.as_ref().display().to_string(), database: "default".into(), schema: table.schema(), source: TableSource::Parquet(table), kind: TableKind::Session, stats: None, cached: None })
     }
     /// A DataFrame reading CSV files, with the options of [`Session::register_csv`] (Spark's
     /// `spark.read.options(..).csv(path)`).
@@ -275,7 +284,7 @@ impl Session {
         crate::datasource::check_allowed(&self.config()?.files_allowed_roots, path)?;
         let parsed = crate::datasource::text::TextOptions::parse(format, &owned(options))?;
         let table = crate::datasource::text::TextTable::open(format, path, parsed, None)?;
-        self.read_table(Table { name: path.display().to_string(), database: "default".into(), schema: table.schema.clone(), source: TableSource::Text(table), kind: TableKind::Session, stats: None })
+        self.read_table(Table { name: path.display().to_string(), database: "default".into(), schema: table.schema.clone(), source: TableSource::Text(table), kind: TableKind::Session, stats: None, cached: None })
     }
     /// A DataFrame scanning `table`, which no name in the catalog reaches.
     fn read_table(&self, table: Table) -> Result<DataFrame> {
@@ -294,7 +303,9 @@ impl Session {
     /// assert!(!session.drop_temp_view("v").unwrap());
     /// ```
     pub fn drop_temp_view(&self, name: &str) -> Result<bool> {
-        Ok(self.state.catalog.write().map_err(|_| poisoned())?.drop_table(name).is_some())
+        let dropped = self.state.catalog.write().map_err(|_| poisoned())?.drop_table(name).is_some();
+        self.state.cache.uncache_table(name)?;
+        Ok(dropped)
     }
     /// The same as [`Session::drop_temp_view`] (DataFusion's name for it).
     pub fn deregister_table(&self, name: &str) -> Result<bool> {
@@ -302,7 +313,7 @@ impl Session {
     }
     pub(crate) fn register_memory(&self, name: &str, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
         let schema = null_nullable(schema);
-        self.register(Table { name: name.to_string(), database: "default".into(), schema, source: TableSource::Memory(batches), kind: TableKind::Session, stats: None })
+        self.register(Table { name: name.to_string(), database: "default".into(), schema, source: TableSource::Memory(batches), kind: TableKind::Session, stats: None, cached: None })
     }
 
     /// Names of the session's tables and views, then the warehouse's other tables.
@@ -408,9 +419,16 @@ impl Session {
 
     /// Plans a query: analyze, optimize, plan physically, ensure requirements.
     pub fn plan(&self, parsed: LogicalPlan) -> Result<DataFrame> {
+        self.plan_shared(Arc::new(parsed))
+    }
+
+    /// [`Session::plan`] of a plan other DataFrames may share (a cached DataFrame is found by
+    /// its plan).
+    pub(crate) fn plan_shared(&self, parsed: Arc<LogicalPlan>) -> Result<DataFrame> {
         self.state.started.store(true, std::sync::atomic::Ordering::Relaxed);
-        let parsed = Arc::new(parsed);
-        let (analyzed, warnings) = crate::analyzer::analyze_with_warnings(&parsed, &self.catalog()?, (&self.config()?).into())?;
+        // Cached DataFrames' plans are read from their caches; `parsed` is kept as written.
+        let reading_caches = self.state.cache.use_cached_plans(&parsed)?;
+        let (analyzed, warnings) = crate::analyzer::analyze_with_warnings(&reading_caches, &self.catalog()?, (&self.config()?).into())?;
         let analyzed = self.state.extensions.analyze(analyzed)?;
         self.plan_analyzed(parsed, analyzed, warnings)
     }
@@ -423,7 +441,10 @@ impl Session {
         crate::expr::builtins::set_result_limit(config.memory_limit);
         let extensions = &self.state.extensions;
         let mut warnings = analyzer_warnings.clone();
-        let optimized = crate::optimizer::optimize_with(&analyzed, &config, extensions.optimizer_batch().into_iter().collect())?;
+        // Spark's `useCachedData`: cached tables are read from memory (the analyzed plan shows
+        // the tables, the optimized plan their InMemoryRelations).
+        let with_cached_data = self.state.cache.use_cached_tables(&analyzed)?;
+        let optimized = crate::optimizer::optimize_with(&with_cached_data, &config, extensions.optimizer_batch().into_iter().collect())?;
         let (physical, planner_warnings) = crate::physical::plan_physical_with_strategies(&optimized.plan, &config, &extensions.planner_strategies, crate::codegen::collapse_codegen_stages)?;
         warnings.extend(planner_warnings);
         let physical = crate::physical::ensure_requirements(&physical, config.shuffle_partitions);
@@ -461,6 +482,11 @@ impl Session {
     pub fn table(&self, name: &str) -> Result<DataFrame> {
         let parts = name.split('.').map(|p| p.trim().to_string()).collect();
         self.plan(LogicalPlan::UnresolvedRelation { name: parts })
+    }
+
+    /// The empty result of a command.
+    pub(crate) fn empty_result(&self) -> Result<DataFrame> {
+        self.local_result(vec![])
     }
 
     /// A DataFrame over rows computed here (SET output, EXPLAIN text, empty statement results).
@@ -602,7 +628,36 @@ impl Session {
                 self.local_result(vec![])
             }
             Statement::InsertValues { table, columns, rows, overwrite } => {
+                let cached = self.state.cache.table_level(&table)?;
                 self.insert(&table, &columns, rows, overwrite)?;
+                if let Some(level) = cached {
+                    // Spark caches a written table again. The rows are in the table: a cache
+                    // that no longer fits is left out, and queries read the table.
+                    let _ = self.cache_table_with(&table, level);
+                }
+                self.local_result(vec![])
+            }
+            Statement::CacheTable { name, level, query } => {
+                level.check_supported()?;
+                if let Some(query) = query {
+                    if self.catalog()?.contains(&name) {
+                        return Err(KilnError::analysis_with(
+                            "TEMP_TABLE_OR_VIEW_ALREADY_EXISTS",
+                            format!("[TEMP_TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create the temporary view `{name}` because it already exists."),
+                            &[("relationName", &format!("`{name}`"))],
+                        ));
+                    }
+                    self.plan(query)?.create_or_replace_temp_view(&name)?;
+                }
+                self.cache_table_with(&name, level)?;
+                self.local_result(vec![])
+            }
+            Statement::UncacheTable { name, if_exists } => {
+                self.uncache_table(&name, if_exists)?;
+                self.local_result(vec![])
+            }
+            Statement::ClearCache => {
+                self.clear_cache()?;
                 self.local_result(vec![])
             }
             Statement::AnalyzeTable { table, columns } => {
@@ -631,6 +686,7 @@ impl Session {
                 }
             }
             Statement::DropTable { name, if_exists } => {
+                self.state.cache.uncache_table(&name)?;
                 let dropped = self.state.catalog.write().map_err(|_| poisoned())?.drop_table(&name);
                 match dropped {
                     Some(table) => {
@@ -651,6 +707,83 @@ impl Session {
                 self.local_result(vec![])
             }
         }
+    }
+
+    /// `CACHE TABLE name`: reads the table or view into memory now (Arrow batches, their bytes
+    /// reserved against `kiln.memory.limit`), and later queries read it from there until
+    /// [`Session::uncache_table`] or the table is dropped, replaced or written (a write caches
+    /// it again). A table already cached stays as it is.
+    ///
+    /// ```
+    /// let session = kiln::Session::new();
+    /// session.sql("CREATE TABLE t (a INT)").unwrap();
+    /// session.sql("INSERT INTO t VALUES (1), (2)").unwrap();
+    /// session.cache_table("t").unwrap();
+    /// assert!(session.is_cached("t").unwrap());
+    /// let plan = session.sql("SELECT a FROM t WHERE a > 1").unwrap().explain_string(kiln::ExplainMode::Simple).unwrap();
+    /// assert!(plan.contains("Scan In-memory table t") && plan.contains("InMemoryRelation"), "{plan}");
+    /// ```
+    pub fn cache_table(&self, name: &str) -> Result<()> {
+        self.cache_table_with(name, StorageLevel::MEMORY_AND_DISK)
+    }
+    /// [`Session::cache_table`] at a storage level (`CACHE TABLE t OPTIONS ('storageLevel' ..)`);
+    /// kiln keeps every cache in memory, so a level without memory is refused.
+    pub fn cache_table_with(&self, name: &str, level: StorageLevel) -> Result<()> {
+        let table = self.catalog()?.lookup(name)?;
+        if self.state.cache.table_level(name)?.is_some() {
+            return Ok(());
+        }
+        let df = self.table(name)?;
+        self.state.cache.cache_table(name, table, &df, level, self.config()?.memory_limit)
+    }
+    /// `UNCACHE TABLE [IF EXISTS] name`: drops the table's cache (a table not cached is fine;
+    /// a name that is no table fails unless `if_exists`).
+    pub fn uncache_table(&self, name: &str, if_exists: bool) -> Result<()> {
+        let removed = self.state.cache.uncache_table(name)?;
+        if !removed && !if_exists {
+            self.catalog()?.lookup(name)?;
+        }
+        Ok(())
+    }
+    /// `CLEAR CACHE`: drops every cache of the session.
+    pub fn clear_cache(&self) -> Result<()> {
+        self.state.cache.clear()
+    }
+    /// True when the table or view `name` is cached (Spark's `spark.catalog.isCached`).
+    pub fn is_cached(&self, name: &str) -> Result<bool> {
+        if self.state.cache.table_level(name)?.is_some() {
+            return Ok(true);
+        }
+        self.catalog()?.lookup(name)?;
+        Ok(false)
+    }
+    /// Bytes all of the session's caches hold.
+    pub fn cached_bytes(&self) -> u64 {
+        self.state.cache.bytes()
+    }
+    /// Caches `df`'s rows, found again by its plan (see [`crate::DataFrame::persist`]);
+    /// `host_key` also finds it (a Spark Connect client's relation).
+    pub(crate) fn cache_dataframe(&self, df: &DataFrame, level: StorageLevel, host_key: Option<Vec<u8>>) -> Result<()> {
+        self.state.cache.cache_plan(df, level, host_key, self.config()?.memory_limit)
+    }
+    /// Drops the cache of `df`'s plan; true when there was one.
+    pub(crate) fn uncache_dataframe(&self, df: &DataFrame) -> Result<bool> {
+        self.state.cache.uncache_plan(&df.plans.parsed)
+    }
+    /// The level `df`'s plan is cached with, if it is.
+    pub(crate) fn dataframe_storage_level(&self, df: &DataFrame) -> Result<Option<StorageLevel>> {
+        self.state.cache.plan_level(&df.plans.parsed)
+    }
+    /// The DataFrame a host cached under `key` ([`Session::cache_dataframe`]), planned now.
+    pub(crate) fn cached_dataframe_by_key(&self, key: &[u8]) -> Result<Option<DataFrame>> {
+        match self.state.cache.plan_by_host_key(key)? {
+            Some(plan) => self.plan_shared(plan).map(Some),
+            None => Ok(None),
+        }
+    }
+    /// True when a host cached some DataFrame under a key of its own.
+    pub(crate) fn has_keyed_caches(&self) -> bool {
+        self.state.cache.has_host_keys()
     }
 
     /// `ANALYZE TABLE`: collects the statistics and keeps them with the table — in a managed
@@ -688,10 +821,11 @@ impl Session {
     fn register_stored(&self, name: &str, path: &Path, kind: TableKind) -> Result<()> {
         if kind == TableKind::Managed {
             self.state.catalog.write().map_err(|_| poisoned())?.drop_table(name);
+            self.state.cache.uncache_table(name)?;
             return Ok(());
         }
         let files = crate::datasource::parquet::ParquetTable::open_with(path, self.config()?.partition_column_type_inference)?;
-        self.register(Table { name: name.to_string(), database: "default".into(), schema: files.schema(), source: TableSource::Parquet(files), kind, stats: None })
+        self.register(Table { name: name.to_string(), database: "default".into(), schema: files.schema(), source: TableSource::Parquet(files), kind, stats: None, cached: None })
     }
 
     /// `INSERT INTO | OVERWRITE t [(cols)] VALUES ... | SELECT ...`: rows are cast to the
@@ -883,5 +1017,17 @@ impl crate::dataframe::Planner for Session {
     }
     fn create_dataframe(&self, batches: Vec<RecordBatch>) -> Result<DataFrame> {
         Session::create_dataframe(self, batches)
+    }
+    fn plan_shared(&self, parsed: Arc<LogicalPlan>) -> Result<DataFrame> {
+        Session::plan_shared(self, parsed)
+    }
+    fn cache_dataframe(&self, df: &DataFrame, level: StorageLevel) -> Result<()> {
+        Session::cache_dataframe(self, df, level, None)
+    }
+    fn uncache_dataframe(&self, df: &DataFrame) -> Result<bool> {
+        Session::uncache_dataframe(self, df)
+    }
+    fn dataframe_storage_level(&self, df: &DataFrame) -> Result<Option<StorageLevel>> {
+        Session::dataframe_storage_level(self, df)
     }
 }

@@ -1,5 +1,6 @@
 //! Tables known to a session: Parquet files and directories, and batches held in memory.
 
+pub mod cached;
 pub mod statistics;
 
 use std::collections::BTreeMap;
@@ -54,6 +55,9 @@ pub struct Table {
     pub kind: TableKind,
     /// Statistics collected by `ANALYZE TABLE`, if any (and still matching the files).
     pub stats: Option<Arc<statistics::TableStats>>,
+    /// Set when the table is a cache (`CACHE TABLE`, `DataFrame::cache`): its rows are in
+    /// `source` (in memory) and it prints as Spark's `InMemoryRelation`.
+    pub cached: Option<Arc<cached::CachedRelation>>,
 }
 
 impl TableSource {
@@ -89,6 +93,7 @@ impl Table {
             source: self.source.clone(),
             kind: self.kind,
             stats,
+            cached: self.cached.clone(),
         }
     }
     /// (files, bytes) of what the table reads: what its statistics must have been computed from.
@@ -172,7 +177,7 @@ impl Catalog {
                 (t.schema.clone(), TableSource::Text(t))
             }
         };
-        Ok(Some(Table { name: path.clone(), database: "default".into(), schema, source, kind: TableKind::Session, stats: None }))
+        Ok(Some(Table { name: path.clone(), database: "default".into(), schema, source, kind: TableKind::Session, stats: None, cached: None }))
     }
     /// Sets the warehouse folder (`spark.sql.warehouse.dir`).
     pub fn with_warehouse(mut self, dir: impl Into<PathBuf>) -> Catalog {
@@ -210,6 +215,7 @@ impl Catalog {
                 source: TableSource::Parquet(t),
                 kind: TableKind::Managed,
                 stats,
+                cached: None,
             }
         }))
     }

@@ -62,6 +62,12 @@ fn translate(session: &Session, rel: &Relation) -> Result<DataFrame> {
     if let Some(id) = rel.common.as_ref().and_then(|c| c.plan_id) {
         TRANSLATED.with(|t| t.borrow_mut().push(id));
     }
+    // A relation the client persisted is its cache (found by the relation's encoding).
+    if session.has_keyed_caches() {
+        if let Some(df) = session.cached_dataframe_by_key(&prost::Message::encode_to_vec(rel))? {
+            return Ok(df);
+        }
+    }
     let kind = rel.rel_type.as_ref().ok_or_else(|| missing("a relation"))?;
     let plan = |p: LogicalPlan| session.plan(p);
     let child = |r: Option<&Relation>, what: &str| -> Result<DataFrame> { translate(session, input(r, what)?) };
@@ -229,7 +235,35 @@ fn translate(session: &Session, rel: &Relation) -> Result<DataFrame> {
             }
             child(h.input.as_deref(), "a Hint")?.hint(&h.name)
         }
+        RelType::Catalog(c) => catalog(session, c),
         other => Err(unsupported(format!("relation {}", variant_name(&format!("{other:?}"))))),
+    }
+}
+
+/// `spark.catalog`'s cache calls; the others are refused by name.
+fn catalog(session: &Session, c: &spark_connect_proto::Catalog) -> Result<DataFrame> {
+    use spark_connect_proto::catalog::CatType;
+    match c.cat_type.as_ref().ok_or_else(|| missing("a Catalog call"))? {
+        CatType::IsCached(t) => {
+            let cached = session.is_cached(&t.table_name)?;
+            let schema = Arc::new(Schema::new(vec![Field::new("value", DataType::Boolean, false)]));
+            let batch = RecordBatch::try_new(schema, vec![Arc::new(arrow::array::BooleanArray::from(vec![cached]))])?;
+            session.create_dataframe(vec![batch])
+        }
+        CatType::CacheTable(t) => {
+            let level = t.storage_level.as_ref().map(super::types::storage_level).unwrap_or(crate::catalog::cached::StorageLevel::MEMORY_AND_DISK);
+            session.cache_table_with(&t.table_name, level)?;
+            session.empty_result()
+        }
+        CatType::UncacheTable(t) => {
+            session.uncache_table(&t.table_name, false)?;
+            session.empty_result()
+        }
+        CatType::ClearCache(_) => {
+            session.clear_cache()?;
+            session.empty_result()
+        }
+        other => Err(unsupported(format!("spark.catalog call {}", variant_name(&format!("{other:?}"))))),
     }
 }
 

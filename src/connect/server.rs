@@ -154,7 +154,14 @@ pub fn serve(addr: SocketAddr, server: ConnectServer) -> Result<()> {
         let service = SparkConnectServiceServer::new(server).max_decoding_message_size(MAX_REQUEST_BYTES).max_encoding_message_size(usize::MAX);
         tonic::transport::Server::builder()
             .add_service(service)
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener))
+            .serve_with_incoming(tokio_stream::StreamExt::map(tokio_stream::wrappers::TcpListenerStream::new(listener), |stream| {
+                // Without TCP_NODELAY a response's small messages (schema, batch, completion)
+                // wait for the client's delayed ACK: about 40 ms per request.
+                if let Ok(s) = &stream {
+                    let _ = s.set_nodelay(true);
+                }
+                stream
+            }))
             .await
             .map_err(|e| KilnError::io(local.to_string(), e))
     })
@@ -195,9 +202,9 @@ impl Responder {
 fn ipc_stream(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Vec<u8>> {
     let mut out = vec![];
     let mut writer = arrow::ipc::writer::StreamWriter::try_new(&mut out, schema)?;
-    // A batch of no columns (a command's empty result) has no rows to carry, and Arrow cannot
-    // read one back without its row count.
-    for b in batches.iter().filter(|b| b.num_columns() > 0) {
+    // A batch of no columns and some rows cannot be read back (Arrow needs its row count); an
+    // empty one stays, since the client needs a batch to build even an empty result.
+    for b in batches.iter().filter(|b| b.num_columns() > 0 || b.num_rows() == 0) {
         writer.write(b)?;
     }
     writer.finish()?;
@@ -345,6 +352,25 @@ fn analyze(session: &Session, analyze: &pb::analyze_plan_request::Analyze) -> Re
         A::IsStreaming(l) => {
             super::relation::dataframe(session, root(l.plan.as_ref())?)?;
             r::Result::IsStreaming(r::IsStreaming { is_streaming: false })
+        }
+        A::Persist(p) => {
+            let rel = p.relation.as_ref().ok_or_else(|| KilnError::unsupported("[CONNECT_INVALID_PLAN] persist() without its relation"))?;
+            let df = super::relation::dataframe(session, rel)?;
+            let level = p.storage_level.as_ref().map(super::types::storage_level).unwrap_or(crate::catalog::cached::StorageLevel::MEMORY_AND_DISK);
+            session.cache_dataframe(&df, level, Some(prost::Message::encode_to_vec(rel)))?;
+            r::Result::Persist(r::Persist {})
+        }
+        A::Unpersist(u) => {
+            let rel = u.relation.as_ref().ok_or_else(|| KilnError::unsupported("[CONNECT_INVALID_PLAN] unpersist() without its relation"))?;
+            let df = super::relation::dataframe(session, rel)?;
+            session.uncache_dataframe(&df)?;
+            r::Result::Unpersist(r::Unpersist {})
+        }
+        A::GetStorageLevel(g) => {
+            let rel = g.relation.as_ref().ok_or_else(|| KilnError::unsupported("[CONNECT_INVALID_PLAN] storageLevel without its relation"))?;
+            let df = super::relation::dataframe(session, rel)?;
+            let level = df.storage_level()?.unwrap_or(crate::catalog::cached::StorageLevel::NONE);
+            r::Result::GetStorageLevel(r::GetStorageLevel { storage_level: Some(super::types::storage_level_to_proto(&level)) })
         }
         A::SparkVersion(_) => r::Result::SparkVersion(r::SparkVersion { version: SPARK_VERSION.to_string() }),
         A::DdlParse(d) => {

@@ -126,3 +126,25 @@ mod tests {
         }
     }
 }
+
+/// A client's storage level as kiln's.
+pub fn storage_level(level: &spark_connect_proto::StorageLevel) -> crate::catalog::cached::StorageLevel {
+    crate::catalog::cached::StorageLevel {
+        use_disk: level.use_disk,
+        use_memory: level.use_memory,
+        use_off_heap: level.use_off_heap,
+        deserialized: level.deserialized,
+        replication: u32::try_from(level.replication).unwrap_or(1),
+    }
+}
+
+/// kiln's storage level as the client reads it.
+pub fn storage_level_to_proto(level: &crate::catalog::cached::StorageLevel) -> spark_connect_proto::StorageLevel {
+    spark_connect_proto::StorageLevel {
+        use_disk: level.use_disk,
+        use_memory: level.use_memory,
+        use_off_heap: level.use_off_heap,
+        deserialized: level.deserialized,
+        replication: i32::try_from(level.replication).unwrap_or(i32::MAX),
+    }
+}

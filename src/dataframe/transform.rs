@@ -10,6 +10,7 @@ use arrow::record_batch::RecordBatch;
 use super::DataFrame;
 use crate::error::{KilnError, Result};
 use crate::expr::{Attribute, BinaryOp, Expr};
+use crate::catalog::cached::StorageLevel;
 use crate::functions::{col, Column};
 use crate::plan::{GroupingSetsKind, JoinType, LogicalPlan};
 
@@ -331,5 +332,39 @@ impl DataFrame {
     pub fn create_or_replace_temp_view(&self, name: &str) -> Result<()> {
         let batches = self.collect()?;
         self.session.register_memory(name, self.schema(), batches)
+    }
+
+    /// Spark's `cache()`: [`DataFrame::persist`] at `MEMORY_AND_DISK`.
+    pub fn cache(&self) -> Result<DataFrame> {
+        self.persist(StorageLevel::MEMORY_AND_DISK)
+    }
+    /// Spark's `persist(level)`: runs the query now and keeps its rows in memory (their bytes
+    /// reserved against `kiln.memory.limit`; a result that does not fit fails with
+    /// `UNABLE_TO_ACQUIRE_MEMORY`). Returns the DataFrame reading them: it, and every
+    /// DataFrame derived from this one afterwards, read the cache (`InMemoryTableScan`) until
+    /// [`DataFrame::unpersist`]. Spark fills the cache at the first action; kiln at once.
+    ///
+    /// ```
+    /// use kiln::functions::*;
+    /// let session = kiln::Session::new();
+    /// let df = session.sql("SELECT id, id * 2 AS twice FROM range(10)").unwrap().cache().unwrap();
+    /// let plan = df.filter(col("id").gt(lit(5))).unwrap().explain_string(kiln::ExplainMode::Simple).unwrap();
+    /// assert!(plan.contains("InMemoryTableScan") && plan.contains("InMemoryRelation"), "{plan}");
+    /// assert_eq!(df.count().unwrap(), 10);
+    /// ```
+    pub fn persist(&self, level: StorageLevel) -> Result<DataFrame> {
+        self.session.cache_dataframe(self, level)?;
+        self.session.plan_shared(self.parsed())
+    }
+    /// Spark's `unpersist()`: drops the cache [`DataFrame::persist`] made of this DataFrame's
+    /// query; returns the DataFrame reading its sources again. The rows' bytes are given back
+    /// once no DataFrame planned over them is left.
+    pub fn unpersist(&self) -> Result<DataFrame> {
+        self.session.uncache_dataframe(self)?;
+        self.session.plan_shared(self.parsed())
+    }
+    /// Spark's `storageLevel`: the level this DataFrame's query is cached at, if it is.
+    pub fn storage_level(&self) -> Result<Option<StorageLevel>> {
+        self.session.dataframe_storage_level(self)
     }
 }

@@ -119,6 +119,10 @@ fn side(b: &BuildSide) -> &'static str {
 fn node_name(p: &PhysicalPlan) -> String {
     match p {
         PhysicalPlan::FileScan { table, .. } => format!("Scan parquet {}", table.qualified_name()),
+        PhysicalPlan::InMemoryScan { table, .. } => match table.cached.as_ref().map(|c| c.table_name.as_deref()) {
+            Some(Some(name)) => format!("Scan In-memory table {name}"),
+            _ => "InMemoryTableScan".to_string(),
+        },
         PhysicalPlan::LocalTableScan { output, .. } if output.is_empty() => "Scan OneRowRelation".to_string(),
         PhysicalPlan::HashJoin { kind: HashJoinKind::Broadcast, .. } => "BroadcastHashJoin".to_string(),
         PhysicalPlan::HashJoin { kind: HashJoinKind::Shuffled, .. } => "ShuffledHashJoin".to_string(),
@@ -187,6 +191,10 @@ fn details(p: &PhysicalPlan, config: &Config) -> Vec<String> {
             }
             lines.push(format!("ReadSchema: {}", read_schema(table, output)));
             lines
+        }
+        PhysicalPlan::InMemoryScan { table, output, predicates, .. } if table.cached.is_some() => {
+            let predicates = if predicates.is_empty() { String::new() } else { format!(", [{}]", join(predicates)) };
+            vec![field("Output", output), format!("Arguments: [{}]{predicates}", join(output))]
         }
         PhysicalPlan::InMemoryScan { output, .. } => vec![field("Output", output)],
         PhysicalPlan::FragmentInput { index, output } => vec![field("Output", output), format!("Arguments: {index}")],

@@ -129,11 +129,17 @@ impl PhysicalPlan {
                     abbreviate(schema, max)
                 )
             }
-            PhysicalPlan::InMemoryScan { table, output } => format!(
-                "InMemoryTableScan {}[{}]",
-                table.qualified_name(),
-                output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",")
-            ),
+            PhysicalPlan::InMemoryScan { table, output, predicates, .. } => match &table.cached {
+                Some(cache) => {
+                    let scan = match &cache.table_name {
+                        Some(name) => format!("Scan In-memory table {name}"),
+                        None => "InMemoryTableScan".to_string(),
+                    };
+                    let predicates = if predicates.is_empty() { String::new() } else { format!(", [{}]", list(predicates, ", ")) };
+                    format!("{scan} [{}]{predicates}", attributes(output))
+                }
+                None => format!("InMemoryTableScan {}[{}]", table.qualified_name(), output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",")),
+            },
             PhysicalPlan::LocalTableScan { output, data } => {
                 let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
                 if output.is_empty() {
@@ -327,6 +333,11 @@ impl PhysicalPlan {
 /// children, each `Subquery scalar-subquery#N, [id=#M]` over its own plan (under an
 /// `AdaptiveSparkPlan` when it runs adaptively, its final plan once it ran).
 fn with_subqueries(line: String, p: &PhysicalPlan, config: &Config) -> String {
+    if let PhysicalPlan::InMemoryScan { table, relation, .. } = p {
+        if let Some(cache) = &table.cached {
+            return super::with_inner_children(line, false, &[cache.tree_string(relation)]);
+        }
+    }
     let indent = |tree: String| tree.lines().enumerate().map(|(i, l)| format!("{}{l}\n", if i == 0 { "+- " } else { "   " })).collect::<String>();
     let inner: Vec<String> = p
         .subqueries()
@@ -343,6 +354,10 @@ fn with_subqueries(line: String, p: &PhysicalPlan, config: &Config) -> String {
         })
         .collect();
     super::with_inner_children(line, !p.tree_children().is_empty(), &inner)
+}
+
+fn attributes(attrs: &[crate::expr::Attribute]) -> String {
+    attrs.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
 }
 
 /// The operator under any WholeStageCodegen wrappers.

@@ -479,7 +479,7 @@ pub fn estimated_bytes(plan: &PhysicalPlan) -> u64 {
                 (t.files_size() as u64).saturating_mul(output.len().min(width as usize) as u64) / width
             }
         },
-        PhysicalPlan::InMemoryScan { table, output } => match &table.source {
+        PhysicalPlan::InMemoryScan { table, output, .. } => match &table.source {
             TableSource::Memory(batches) => {
                 let width = table.schema.fields().len().max(1) as u64;
                 batches.iter().map(|b| b.get_array_memory_size() as u64).sum::<u64>().saturating_mul(output.len() as u64) / width

@@ -121,6 +121,13 @@ pub enum PhysicalPlan {
         table: Arc<Table>,
         /// The columns read from it.
         output: Vec<Attribute>,
+        /// A cache's scan: the deterministic conjuncts of the Filter above it, printed as
+        /// Spark's `InMemoryTableScan` prints the predicates it may skip batches by (the
+        /// Filter still checks every row). Empty for other in-memory tables.
+        predicates: Vec<Expr>,
+        /// Every column of the relation scanned, with this query's ids (its `InMemoryRelation`
+        /// line lists them).
+        relation: Vec<Attribute>,
     },
     /// Rows known at planning time.
     LocalTableScan {

@@ -255,7 +255,7 @@ impl Planner<'_> {
     ///   to skip data; the Filter above the scan still checks them on every row;
     /// - the Project is left out when it lists exactly the columns below it.
     ///
-    /// In-memory tables have no partition columns and always keep their Project.
+    /// In-memory tables have no partition columns; those that are not caches keep their Project.
     fn plan_scan(&self, rel: &Arc<LogicalPlan>, condition: Option<&Expr>, list: Option<&[Expr]>) -> Result<Arc<PhysicalPlan>> {
         let LogicalPlan::Relation { table, output } = rel.as_ref() else {
             return Err(KilnError::internal("scan of a non-relation"));
@@ -289,7 +289,8 @@ impl Planner<'_> {
         let Some(list) = list else { return Ok(below) };
         let below_ids: Vec<ExprId> = below.output().iter().map(|a| a.id).collect();
         let list_ids: Vec<Option<ExprId>> = list.iter().map(|e| if let Expr::Attribute(a) = e { Some(a.id) } else { None }).collect();
-        let is_file_scan = matches!(table.source, TableSource::Parquet(_) | TableSource::Text(_));
+        // A cache's scan, as a file scan, needs no Project that only lists its columns.
+        let is_file_scan = matches!(table.source, TableSource::Parquet(_) | TableSource::Text(_)) || table.cached.is_some();
         if is_file_scan && list_ids.iter().copied().eq(below_ids.into_iter().map(Some)) {
             return Ok(below);
         }
@@ -336,7 +337,10 @@ impl Planner<'_> {
                 selected_files: (0..t.files.len()).collect(),
                 metrics: Default::default(),
             },
-            TableSource::Memory(_) => PhysicalPlan::InMemoryScan { table: table.clone(), output: cols },
+            TableSource::Memory(_) => {
+                let predicates = if table.cached.is_some() { data_filters } else { vec![] };
+                PhysicalPlan::InMemoryScan { table: table.clone(), output: cols, predicates, relation: output.clone() }
+            }
         })
     }
 

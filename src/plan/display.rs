@@ -10,6 +10,9 @@ fn list(items: &[Expr], sep: &str) -> String {
 impl LogicalPlan {
     /// The node's line in a tree string, without children (Spark's `simpleString`).
     pub fn node_string(&self) -> String {
+        if let (Some(cache), LogicalPlan::Relation { output, .. }) = (self.cached_relation(), self) {
+            return cache.line(output);
+        }
         let mark = if self.resolved() { "" } else { "'" };
         let body = match self {
             LogicalPlan::UnresolvedRelation { name } => format!("UnresolvedRelation [{}], [], false", name.join(", ")),
@@ -139,6 +142,9 @@ fn with_subquery_plans(p: &LogicalPlan) -> String {
     let mut inner = vec![];
     if let LogicalPlan::LateralJoin { right, .. } = p {
         inner.push(tree_string(right.plan()));
+    }
+    if let Some(cache) = p.cached_relation() {
+        inner.push(cache.plan.clone());
     }
     for e in p.expressions() {
         e.visit(&mut |x| {

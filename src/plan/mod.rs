@@ -474,6 +474,13 @@ pub enum LogicalPlan {
 }
 
 impl LogicalPlan {
+    /// The cache this node reads, when it is one (Spark's `InMemoryRelation`).
+    pub fn cached_relation(&self) -> Option<&crate::catalog::cached::CachedRelation> {
+        match self {
+            LogicalPlan::Relation { table, .. } => table.cached.as_deref(),
+            _ => None,
+        }
+    }
     /// The columns this node produces.
     pub fn output(&self) -> Vec<Attribute> {
         match self {

@@ -170,6 +170,25 @@ pub enum Statement {
         /// `EXTENDED` / `FORMATTED`: table details, or a column's statistics.
         extended: bool,
     },
+    /// `CACHE [LAZY] TABLE name [OPTIONS ('storageLevel' 'LEVEL')] [[AS] query]` (kiln reads
+    /// the rows at once, LAZY or not).
+    CacheTable {
+        /// The table or view cached; with a query, the temporary view it creates.
+        name: String,
+        /// The storage level asked for (`MEMORY_AND_DISK` unless OPTIONS says otherwise).
+        level: crate::catalog::cached::StorageLevel,
+        /// `AS query`: a temporary view of it is created and cached.
+        query: Option<LogicalPlan>,
+    },
+    /// `UNCACHE TABLE [IF EXISTS] name`.
+    UncacheTable {
+        /// The table or view.
+        name: String,
+        /// `IF EXISTS`: a missing name is not an error.
+        if_exists: bool,
+    },
+    /// `CLEAR CACHE`.
+    ClearCache,
 }
 
 pub use crate::stats::command::AnalyzeColumns;

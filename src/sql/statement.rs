@@ -34,6 +34,22 @@ pub(crate) fn parse_segment(text: &str, tokens: &[TokenWithSpan]) -> Result<Vec<
     if let Some(table) = create_table(text, tokens) {
         return table.map(|s| vec![s]);
     }
+    if c.peek_keyword("CACHE") {
+        c.next();
+        return cache_table(text, c).map(|s| vec![s]);
+    }
+    if c.eat_keyword("UNCACHE") {
+        return uncache_table(c).map(|s| vec![s]);
+    }
+    if c.peek_keyword("CLEAR") {
+        let mut d = Cursor { tokens, pos: c.pos + 1 };
+        if d.eat_keyword("CACHE") {
+            if let Some(t) = d.peek() {
+                return Err(parse_error(format!("unexpected {} after CLEAR CACHE", t.token), t.span));
+            }
+            return Ok(vec![Statement::ClearCache]);
+        }
+    }
     if c.peek_keyword("ANALYZE") {
         c.next();
         return analyze_table(c).map(|s| vec![s]);
@@ -556,6 +572,58 @@ fn insert(i: &ast::Insert, span: Span, hints: &SelectHints) -> Result<Statement>
     let columns = i.columns.iter().map(|c| object_name_parts(c).map(|p| p.join("."))).collect::<Result<Vec<_>>>()?;
     let rows = QueryPlanner::with_hints(hints).plan_query(source)?;
     Ok(Statement::InsertValues { table: object_name(table)?, columns, rows, overwrite: i.overwrite })
+}
+
+/// `CACHE [LAZY] TABLE name [OPTIONS (...)] [[AS] query]`, after CACHE.
+fn cache_table(text: &str, mut c: Cursor) -> Result<Statement> {
+    c.eat_keyword("LAZY");
+    let span = c.span();
+    if !c.eat_keyword("TABLE") {
+        return Err(parse_error("expected TABLE after CACHE [LAZY]", span));
+    }
+    let span = c.span();
+    let name = c.name().ok_or_else(|| parse_error("expected a table name after CACHE TABLE", span))?;
+    let mut level = crate::catalog::cached::StorageLevel::MEMORY_AND_DISK;
+    if c.eat_keyword("OPTIONS") {
+        // Spark reads `storageLevel` and ignores other keys.
+        for (key, value) in options_list(&mut c)? {
+            if key.eq_ignore_ascii_case("storageLevel") {
+                level = crate::catalog::cached::StorageLevel::from_name(&value)?;
+            }
+        }
+    }
+    c.eat_keyword("AS");
+    let query = match c.peek() {
+        None => None,
+        Some(t) => {
+            let span = t.span;
+            let mut inner = parse_segment(text, c.rest())?;
+            match (inner.pop(), inner.is_empty()) {
+                (Some(Statement::Query(q)), true) => Some(q),
+                _ => return Err(parse_error("expected a query after CACHE TABLE name AS", span)),
+            }
+        }
+    };
+    Ok(Statement::CacheTable { name, level, query })
+}
+
+/// `UNCACHE TABLE [IF EXISTS] name`, after UNCACHE.
+fn uncache_table(mut c: Cursor) -> Result<Statement> {
+    let span = c.span();
+    if !c.eat_keyword("TABLE") {
+        return Err(parse_error("expected TABLE after UNCACHE", span));
+    }
+    let span = c.span();
+    let if_exists = c.eat_keyword("IF");
+    if if_exists && !c.eat_keyword("EXISTS") {
+        return Err(parse_error("expected IF EXISTS", span));
+    }
+    let span = c.span();
+    let name = c.name().ok_or_else(|| parse_error("expected a table name after UNCACHE TABLE", span))?;
+    if let Some(t) = c.peek() {
+        return Err(parse_error(format!("unexpected {} after UNCACHE TABLE {name}", t.token), t.span));
+    }
+    Ok(Statement::UncacheTable { name, if_exists })
 }
 
 /// `ANALYZE TABLE t COMPUTE STATISTICS [NOSCAN | FOR COLUMNS a, b | FOR ALL COLUMNS]`, after ANALYZE.

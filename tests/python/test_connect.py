@@ -286,6 +286,51 @@ def test_two_clients_in_parallel_keep_their_own_settings_and_views():
     b.stop()
 
 
+def test_cache_table_and_persist():
+    """CACHE TABLE / spark.catalog and df.cache() / persist() / unpersist(): later queries read
+    the cached rows (Spark's InMemoryRelation in their plans), with the same answers."""
+    from pyspark.errors import AnalysisException
+    from pyspark.sql import functions as F
+    from pyspark.storagelevel import StorageLevel
+
+    s = new_session()
+    tables = dataset_tables("tpch")
+    s.read.parquet(dict(tables)["nation"]).createOrReplaceTempView("nation")
+    query = "SELECT n_name FROM nation WHERE n_regionkey = 1"
+    want = kiln_csv(f"SELECT count(*) FROM ({query})", tables)[0][0]
+    s.sql("CACHE TABLE nation")
+    assert s.catalog.isCached("nation")
+    plan = s.sql(query)._explain_string(mode="simple")
+    assert "Scan In-memory table nation" in plan and "InMemoryRelation" in plan, plan
+    assert str(s.sql(query).count()) == want
+    s.sql("UNCACHE TABLE nation")
+    assert not s.catalog.isCached("nation")
+    assert "InMemoryRelation" not in s.sql(query)._explain_string(mode="simple")
+    s.catalog.cacheTable("nation")
+    assert s.catalog.isCached("nation")
+    s.catalog.clearCache()
+    assert not s.catalog.isCached("nation")
+    try:
+        s.sql("CACHE TABLE no_such_table")
+        raise AssertionError("a missing table was cached")
+    except AnalysisException as e:
+        assert e.getCondition() == "TABLE_OR_VIEW_NOT_FOUND", e.getCondition()
+
+    # df.cache(): the DataFrame and those derived from it read the cache until unpersist().
+    df = s.range(100).withColumn("sq", F.col("id") * F.col("id"))
+    assert not df.is_cached
+    df.cache()
+    assert df.is_cached and df.storageLevel == StorageLevel.MEMORY_AND_DISK_DESER, df.storageLevel
+    derived = df.filter("id > 90").select("sq")
+    assert "InMemoryTableScan" in derived._explain_string(mode="simple")
+    assert sorted(r.sq for r in derived.collect()) == [i * i for i in range(91, 100)]
+    df.unpersist()
+    assert not df.is_cached
+    assert "InMemoryTableScan" not in derived._explain_string(mode="simple")
+    assert derived.count() == 9
+    s.stop()
+
+
 CLIENT_THAT_LEAVES = """
 import sys, warnings
 warnings.filterwarnings("ignore")

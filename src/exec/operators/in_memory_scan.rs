@@ -14,7 +14,7 @@ use crate::exec::interpreted::{self, schema_of};
 
 /// Partition `i`: a contiguous run of the table's batches.
 pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
-    let PhysicalPlan::InMemoryScan { table, output } = plan.as_ref() else { return Err(not_this(plan)) };
+    let PhysicalPlan::InMemoryScan { table, output, .. } = plan.as_ref() else { return Err(not_this(plan)) };
     let TableSource::Memory(batches) = &table.source else {
         return Err(KilnError::internal("InMemoryScan over a file table"));
     };

@@ -1,0 +1,120 @@
+//! CACHE TABLE and `DataFrame::cache`: queries over cached tables give the answers they gave
+//! over the tables, in both execution modes, and read the cache (Spark's InMemoryRelation);
+//! the cache's bytes are held in the session's pool, refused past `kiln.memory.limit`, and
+//! given back when it is dropped.
+
+use std::path::Path;
+
+use kiln::functions::*;
+use kiln::internals::physical::PhysicalPlan;
+use kiln::{ExplainMode, Session};
+
+fn tpch(codegen: bool) -> Session {
+    let session = Session::builder().config("spark.sql.codegen.wholeStage", codegen.to_string()).config("spark.sql.shuffle.partitions", "4").build().expect("valid settings");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/data/tpch");
+    for entry in std::fs::read_dir(&dir).expect("reference data") {
+        let path = entry.expect("entry").path();
+        let name = path.file_stem().and_then(|s| s.to_str()).expect("utf-8 name").to_string();
+        session.register_parquet(&name, &path).expect("registers");
+    }
+    session
+}
+
+/// The lines of the leaves of a DataFrame's physical plan (its scans; a cache's plan is not
+/// one of its children).
+fn scans(df: &kiln::DataFrame) -> Vec<String> {
+    fn walk(p: &PhysicalPlan, out: &mut Vec<String>) {
+        let children = p.children();
+        if children.is_empty() {
+            out.push(p.node_string(&kiln::Config::default()));
+        }
+        for c in children {
+            walk(c, out);
+        }
+    }
+    let mut out = vec![];
+    walk(df.physical_plan(), &mut out);
+    out
+}
+
+fn rows(session: &Session, sql: &str) -> String {
+    let df = session.sql(sql).expect("plans");
+    kiln::format::result_csv(&df.schema(), &df.collect().expect("runs"))
+}
+
+#[test]
+fn tpch_over_cached_tables_answers_as_over_the_files() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/queries");
+    let queries: Vec<String> = ["tpch_q01", "tpch_q03", "tpch_q06"].iter().map(|q| std::fs::read_to_string(dir.join(format!("{q}.sql"))).expect("query")).collect();
+    for codegen in [true, false] {
+        let session = tpch(codegen);
+        let before: Vec<String> = queries.iter().map(|q| rows(&session, q)).collect();
+        for t in ["lineitem", "orders", "customer"] {
+            session.sql(&format!("CACHE TABLE {t}")).expect("caches");
+            assert!(session.is_cached(t).expect("known table"));
+        }
+        assert!(session.cached_bytes() > 0);
+        for (q, want) in queries.iter().zip(&before) {
+            let df = session.sql(q).expect("plans");
+            let read = scans(&df);
+            assert!(read.iter().any(|s| s.starts_with("Scan In-memory table lineitem")) && !read.iter().any(|s| s.starts_with("FileScan")), "{read:?}");
+            assert_eq!(&rows(&session, q), want, "codegen {codegen}: {q}");
+        }
+        session.sql("CLEAR CACHE").expect("clears");
+        assert_eq!(session.cached_bytes(), 0, "a cleared cache gives its bytes back");
+        assert!(!session.is_cached("lineitem").expect("known table"));
+    }
+}
+
+#[test]
+fn a_cached_managed_table_is_found_by_its_files_and_cached_again_when_written() {
+    let warehouse = tempfile::tempdir().expect("temp dir");
+    let session = Session::builder().config("spark.sql.warehouse.dir", warehouse.path().display().to_string()).build().expect("valid settings");
+    session.sql("CREATE TABLE m USING parquet AS SELECT id, id % 3 AS k FROM range(10)").expect("creates");
+    session.sql("CACHE TABLE m").expect("caches");
+    let plan = session.sql("SELECT k FROM m WHERE id > 4").expect("plans").explain_string(ExplainMode::Simple).expect("explains");
+    assert!(plan.contains("Scan In-memory table m [id#") && plan.contains("InMemoryRelation [id#"), "{plan}");
+    session.sql("INSERT INTO m VALUES (10, 1)").expect("inserts");
+    assert!(session.is_cached("m").expect("known table"), "a written table is cached again");
+    assert_eq!(rows(&session, "SELECT count(*) FROM m WHERE id > 4"), "count(1)\n6\n");
+    let plan = session.sql("SELECT * FROM m").expect("plans").explain_string(ExplainMode::Simple).expect("explains");
+    assert!(plan.contains("InMemoryRelation"), "{plan}");
+    session.sql("DROP TABLE m").expect("drops");
+    assert_eq!(session.cached_bytes(), 0, "a dropped table's cache is gone");
+}
+
+#[test]
+fn a_cached_dataframe_is_read_by_those_derived_from_it() {
+    let session = Session::new();
+    let df = session.sql("SELECT id, id * id AS sq FROM range(100)").expect("plans");
+    assert_eq!(df.storage_level().expect("reads"), None);
+    let cached = df.cache().expect("caches");
+    assert!(cached.storage_level().expect("reads").is_some_and(|l| l.use_memory));
+    let derived = cached.filter(col("id").gt(lit(90))).expect("plans").select([col("sq")]).expect("plans");
+    let plan = derived.explain_string(ExplainMode::Simple).expect("explains");
+    assert!(plan.starts_with("== Physical Plan ==\n") && plan.contains("InMemoryTableScan [") && plan.contains("InMemoryRelation [id#"), "{plan}");
+    assert!(scans(&derived).iter().all(|s| s.starts_with("InMemoryTableScan [")), "the range is not computed again:\n{plan}");
+    assert_eq!(derived.count().expect("runs"), 9);
+    let before = session.cached_bytes();
+    assert!(before > 0);
+    let uncached = cached.unpersist().expect("uncaches");
+    // The rows stay while a DataFrame planned over them lives; then their bytes are given back.
+    assert_eq!(session.cached_bytes(), before);
+    drop((cached, derived));
+    assert_eq!(session.cached_bytes(), 0);
+    let plan = uncached.filter(col("id").gt(lit(90))).expect("plans").explain_string(ExplainMode::Simple).expect("explains");
+    assert!(!plan.contains("InMemoryRelation"), "{plan}");
+}
+
+#[test]
+fn a_cache_past_the_memory_limit_is_an_error_and_holds_nothing() {
+    let session = Session::builder().config("kiln.memory.limit", "1m").build().expect("valid settings");
+    session.sql("CREATE TEMP VIEW big AS SELECT id, repeat('x', 200) AS s FROM range(20000)").expect("creates");
+    let err = session.sql("CACHE TABLE big").expect_err("4 MB do not fit in 1 MB").to_string();
+    assert!(err.contains("UNABLE_TO_ACQUIRE_MEMORY") && err.contains("Cannot cache `big`") && err.contains("kiln.memory.limit"), "{err}");
+    assert_eq!(session.cached_bytes(), 0);
+    assert!(!session.is_cached("big").expect("known view"));
+    let err = session.table("big").expect("plans").cache().expect_err("does not fit").to_string();
+    assert!(err.contains("Cannot cache a DataFrame"), "{err}");
+    assert_eq!(rows(&session, "SELECT count(*) FROM big"), "count(1)\n20000\n");
+}

@@ -30,6 +30,8 @@ pub use transform::GroupedData;
 pub(crate) trait Planner: Send + Sync {
     /// Analyzes, optimizes and plans a query over the session's tables.
     fn plan(&self, parsed: LogicalPlan) -> Result<DataFrame>;
+    /// `INSERT [OVERWRITE] INTO table` the rows of a query, by position.
+    fn insert_into(&self, table: &str, rows: LogicalPlan, overwrite: bool) -> Result<()>;
     /// Plans an analyzed query again with the settings now.
     fn plan_analyzed(&self, parsed: Arc<LogicalPlan>, analyzed: Arc<LogicalPlan>, analyzer_warnings: Vec<String>) -> Result<DataFrame>;
     /// The settings' version: a DataFrame planned under an older one is planned again.
@@ -282,26 +284,43 @@ impl DataFrame {
     }
 
     fn collect_measured(&self, codegen: &crate::exec::metrics::CodegenMetrics, ops: &crate::exec::metrics::PlanMetrics) -> Result<Vec<RecordBatch>> {
+        let mut out: Vec<RecordBatch> = self.collect_partitions_measured(codegen, ops)?.into_iter().flatten().collect();
+        if out.is_empty() {
+            out.push(RecordBatch::new_empty(self.schema()));
+        }
+        Ok(out)
+    }
+    /// Runs the query and returns its rows by output partition, as the plan's last operator
+    /// left them (pyspark's `rdd.glom().collect()`; DataFusion's `collect_partitioned`): a
+    /// partition without rows is an empty list.
+    ///
+    /// ```
+    /// let s = kiln::Session::builder().config("spark.sql.shuffle.partitions", "3").config("spark.sql.adaptive.enabled", "false").build().unwrap();
+    /// let df = s.sql("SELECT k, count(*) FROM (SELECT id % 5 AS k FROM range(100)) GROUP BY k").unwrap();
+    /// let parts = df.collect_partitioned().unwrap();
+    /// assert_eq!(parts.len(), 3);
+    /// assert_eq!(parts.iter().flatten().map(|b| b.num_rows()).sum::<usize>(), 5);
+    /// ```
+    pub fn collect_partitioned(&self) -> Result<Vec<Vec<RecordBatch>>> {
+        self.collect_partitions_measured(&crate::exec::metrics::CodegenMetrics::default(), &crate::exec::metrics::PlanMetrics::default())
+    }
+    fn collect_partitions_measured(&self, codegen: &crate::exec::metrics::CodegenMetrics, ops: &crate::exec::metrics::PlanMetrics) -> Result<Vec<Vec<RecordBatch>>> {
         if let Cow::Owned(df) = self.for_run()? {
-            return df.collect_measured(codegen, ops);
+            return df.collect_partitions_measured(codegen, ops);
         }
         let schema = self.schema();
         // Every run has a control: `Session::interrupt_all` and `kiln.query.timeout` reach it.
         let control = self.run_control();
         let ctx = crate::exec::ExecContext::with_control(control, &self.config, self.session.stage_cache(), codegen, ops);
-        let (batches, final_plan) = crate::exec::executor::collect_measured(&self.plans.physical, &ctx)?;
+        let (parts, final_plan) = crate::exec::executor::collect_partitions(&self.plans.physical, &ctx)?;
         if let (Some(plan), Ok(mut last)) = (final_plan, self.plans.final_plan.lock()) {
             *last = Some(plan);
         }
         // Result columns carry the analyzed plan's names and nullability.
-        let mut out = batches
+        parts
             .into_iter()
-            .map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()).map_err(Into::into))
-            .collect::<Result<Vec<_>>>()?;
-        if out.is_empty() {
-            out.push(RecordBatch::new_empty(schema));
-        }
-        Ok(out)
+            .map(|p| p.into_iter().map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()).map_err(Into::into)).collect::<Result<Vec<_>>>())
+            .collect()
     }
     /// Runs the query and returns its rows with what each Parquet scan read (files, row
     /// groups read and skipped, rows), what code generation did (stages compiled, taken

@@ -65,6 +65,18 @@ impl fmt::Display for AnalysisError {
 }
 
 impl KilnError {
+    /// The error a [`RecordBatchStream`](crate::RecordBatchStream) item carries, as the
+    /// `KilnError` it was (the stream is Arrow's reader, so its items hold it as an
+    /// `ArrowError::ExternalError`): `batch.map_err(KilnError::from_stream)?`.
+    pub fn from_stream(e: arrow::error::ArrowError) -> KilnError {
+        match e {
+            arrow::error::ArrowError::ExternalError(inner) => match inner.downcast::<KilnError>() {
+                Ok(k) => *k,
+                Err(other) => KilnError::exec(other.to_string()),
+            },
+            other => other.into(),
+        }
+    }
     /// An analysis error of the given Spark error class.
     pub fn analysis(class: &'static str, message: impl Into<String>) -> Self {
         KilnError::Analysis(AnalysisError { class, message: message.into(), parameters: vec![] })

@@ -22,6 +22,9 @@ use crate::error::{KilnError, Result};
 use crate::expr::{BinaryOp, Expr, SortOrder};
 use crate::types::ScalarValue;
 
+mod window;
+pub use window::{Window, WindowSpec};
+
 /// An expression over the columns of a DataFrame, not yet resolved.
 ///
 /// Building one never fails: a problem (an `expr("...")` that does not parse, a bad type name
@@ -137,6 +140,34 @@ impl Column {
     /// `self LIKE pattern` (`%` any run of characters, `_` any one).
     pub fn like(self, pattern: &str) -> Column {
         self.map(|e| Expr::Like { child: Box::new(e), pattern: Box::new(Expr::Literal(ScalarValue::Utf8(pattern.into()))), negated: false })
+    }
+    /// `self RLIKE pattern`: whether a Java-style regular expression matches part of the string.
+    pub fn rlike(self, pattern: &str) -> Column {
+        call("rlike", vec![self, lit(pattern)], false)
+    }
+    /// `contains(self, other)`: whether the string holds `other`.
+    pub fn contains(self, other: impl Into<Column>) -> Column {
+        call("contains", vec![self, other.into()], false)
+    }
+    /// `startswith(self, prefix)`.
+    pub fn startswith(self, prefix: impl Into<Column>) -> Column {
+        call("startswith", vec![self, prefix.into()], false)
+    }
+    /// `endswith(self, suffix)`.
+    pub fn endswith(self, suffix: impl Into<Column>) -> Column {
+        call("endswith", vec![self, suffix.into()], false)
+    }
+    /// `substring(self, pos, len)`: `len` characters from `pos`, 1-based (pyspark's `substr`).
+    pub fn substr(self, pos: impl Into<Column>, len: impl Into<Column>) -> Column {
+        call("substring", vec![self, pos.into(), len.into()], false)
+    }
+    /// `self[key]`: an array's element (0-based) or a map's value (pyspark's `getItem`).
+    pub fn get_item(self, key: impl Into<Column>) -> Column {
+        self.zip(key, |c, k| Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::GetItem), args: vec![c, k] })
+    }
+    /// `self.name`: a struct's field (pyspark's `getField`).
+    pub fn get_field(self, name: &str) -> Column {
+        self.get_item(name)
     }
     /// `cast(self AS type)`, the type written as in SQL (`"decimal(10,2)"`, `"bigint"`, `"date"`).
     pub fn cast(self, type_name: &str) -> Column {
@@ -419,4 +450,166 @@ pub fn rand(seed: i64) -> Column {
 /// `nullif(a, b)`: NULL when `a = b`, else `a`.
 pub fn nullif(a: Column, b: Column) -> Column {
     call("nullif", vec![a, b], false)
+}
+
+/// Functions of no argument, each the SQL function of the same name.
+macro_rules! nullary_functions {
+    ($($name:ident: $doc:literal),* $(,)?) => {$(
+        #[doc = $doc]
+        pub fn $name() -> Column {
+            call(stringify!($name), vec![], false)
+        }
+    )*};
+}
+nullary_functions!(
+    row_number: "`row_number()`, over a window: 1, 2, 3, ... within the partition.",
+    rank: "`rank()`, over a window: 1 + the rows before the row's peers (gaps after ties).",
+    dense_rank: "`dense_rank()`, over a window: ranks without gaps.",
+    percent_rank: "`percent_rank()`, over a window: (rank - 1) / (rows - 1).",
+    cume_dist: "`cume_dist()`, over a window: the fraction of rows up to the row's last peer.",
+    current_date: "`current_date()`: the date at the start of the query, in the session zone.",
+    current_timestamp: "`current_timestamp()`: the instant the query started.",
+);
+
+unary_functions!(
+    collect_list: "`collect_list(c)`: the non-NULL values as an array, in input order.",
+    collect_set: "`collect_set(c)`: the distinct non-NULL values as an array.",
+    stddev: "`stddev(c)`: the sample standard deviation (`stddev_samp`).",
+    stddev_samp: "`stddev_samp(c)`: the sample standard deviation.",
+    stddev_pop: "`stddev_pop(c)`: the population standard deviation.",
+    variance: "`variance(c)`: the sample variance (`var_samp`).",
+    var_samp: "`var_samp(c)`: the sample variance.",
+    var_pop: "`var_pop(c)`: the population variance.",
+    count_if: "`count_if(c)`: the rows where the condition `c` is true.",
+    any_value: "`any_value(c)`: some value of the group.",
+    median: "`median(c)`: the exact median.",
+    to_date: "`to_date(c)`: a string or timestamp as a date (`to_date(c, fmt)` through [`call_function`]).",
+    to_timestamp: "`to_timestamp(c)`: a string or date as a timestamp.",
+    month: "`month(c)`: the month (1-12) of a date or timestamp.",
+    dayofmonth: "`dayofmonth(c)`: the day of the month.",
+    dayofweek: "`dayofweek(c)`: the day of the week, 1 = Sunday.",
+    dayofyear: "`dayofyear(c)`: the day of the year.",
+    quarter: "`quarter(c)`: the quarter (1-4).",
+    weekofyear: "`weekofyear(c)`: the ISO week of the year.",
+    hour: "`hour(c)`: the hour of a timestamp, in the session zone.",
+    minute: "`minute(c)`: the minute of a timestamp.",
+    second: "`second(c)`: the second of a timestamp.",
+    last_day: "`last_day(c)`: the last day of the date's month.",
+    sqrt: "`sqrt(c)`: the square root, as double.",
+    exp: "`exp(c)`: e to the power `c`.",
+    ln: "`ln(c)`: the natural logarithm (NULL for `c <= 0`).",
+    floor: "`floor(c)`: rounded down.",
+    ceil: "`ceil(c)`: rounded up.",
+    signum: "`signum(c)`: -1.0, 0.0 or 1.0.",
+    initcap: "`initcap(c)`: each word capitalised.",
+    reverse: "`reverse(c)`: a string's characters or an array's elements in reverse order.",
+    size: "`size(c)`: the number of elements of an array or map.",
+    array_distinct: "`array_distinct(c)`: the array without repeated elements.",
+    md5: "`md5(c)`: the MD5 digest as hex.",
+    sha1: "`sha1(c)`: the SHA-1 digest as hex.",
+    hex: "`hex(c)`: the value in hexadecimal.",
+    base64: "`base64(c)`: binary as base64 text.",
+    ascii: "`ascii(c)`: the code of the first character.",
+);
+
+/// `lag(c, offset)`, over a window: `c` of the row `offset` rows before, NULL before the
+/// partition's first row (`lag(c, offset, default)` through [`call_function`]).
+pub fn lag(c: Column, offset: i32) -> Column {
+    call("lag", vec![c, lit(offset)], false)
+}
+
+/// `lead(c, offset)`, over a window: `c` of the row `offset` rows after.
+pub fn lead(c: Column, offset: i32) -> Column {
+    call("lead", vec![c, lit(offset)], false)
+}
+
+/// `ntile(n)`, over a window: the bucket 1..n of the row.
+pub fn ntile(n: i32) -> Column {
+    call("ntile", vec![lit(n)], false)
+}
+
+/// `first(c)` (`first(c, true)` skips NULLs): an aggregate, or over a window the frame's first value.
+pub fn first(c: Column, ignore_nulls: bool) -> Column {
+    call("first", if ignore_nulls { vec![c, lit(true)] } else { vec![c] }, false)
+}
+
+/// `last(c)` (`last(c, true)` skips NULLs): an aggregate, or over a window the frame's last value.
+pub fn last(c: Column, ignore_nulls: bool) -> Column {
+    call("last", if ignore_nulls { vec![c, lit(true)] } else { vec![c] }, false)
+}
+
+/// `date_trunc(unit, c)`: the timestamp truncated to `"year"`, `"month"`, `"day"`, `"hour"`, ...
+pub fn date_trunc(unit: &str, c: Column) -> Column {
+    call("date_trunc", vec![lit(unit), c], false)
+}
+
+/// `date_format(c, pattern)`: a date or timestamp as text in a datetime pattern (`"yyyy-MM"`).
+pub fn date_format(c: Column, pattern: &str) -> Column {
+    call("date_format", vec![c, lit(pattern)], false)
+}
+
+/// `add_months(c, n)`.
+pub fn add_months(c: Column, months: impl Into<Column>) -> Column {
+    call("add_months", vec![c, months.into()], false)
+}
+
+/// `regexp_replace(c, pattern, replacement)`: every match of a Java-style regular expression
+/// replaced (`$1` refers to a group).
+pub fn regexp_replace(c: Column, pattern: &str, replacement: &str) -> Column {
+    call("regexp_replace", vec![c, lit(pattern), lit(replacement)], false)
+}
+
+/// `regexp_extract(c, pattern, group)`: the group of the first match, or `""`.
+pub fn regexp_extract(c: Column, pattern: &str, group: i32) -> Column {
+    call("regexp_extract", vec![c, lit(pattern), lit(group)], false)
+}
+
+/// `split(c, pattern)`: the string split around matches of a regular expression, as an array.
+pub fn split(c: Column, pattern: &str) -> Column {
+    call("split", vec![c, lit(pattern)], false)
+}
+
+/// `concat_ws(sep, a, b, ...)`: the non-NULL arguments joined by `sep`.
+pub fn concat_ws(sep: &str, cols: impl IntoIterator<Item = Column>) -> Column {
+    call("concat_ws", std::iter::once(lit(sep)).chain(cols).collect(), false)
+}
+
+/// `lpad(c, len, pad)`.
+pub fn lpad(c: Column, len: i32, pad: &str) -> Column {
+    call("lpad", vec![c, lit(len), lit(pad)], false)
+}
+
+/// `rpad(c, len, pad)`.
+pub fn rpad(c: Column, len: i32, pad: &str) -> Column {
+    call("rpad", vec![c, lit(len), lit(pad)], false)
+}
+
+/// `greatest(a, b, ...)`: the largest non-NULL argument.
+pub fn greatest(cols: impl IntoIterator<Item = Column>) -> Column {
+    call_function("greatest", cols)
+}
+
+/// `least(a, b, ...)`: the smallest non-NULL argument.
+pub fn least(cols: impl IntoIterator<Item = Column>) -> Column {
+    call_function("least", cols)
+}
+
+/// `array(a, b, ...)`.
+pub fn array(cols: impl IntoIterator<Item = Column>) -> Column {
+    call_function("array", cols)
+}
+
+/// `array_contains(c, value)`.
+pub fn array_contains(c: Column, value: impl Into<Column>) -> Column {
+    call("array_contains", vec![c, value.into()], false)
+}
+
+/// `percentile_approx(c, percentage, accuracy)`.
+pub fn percentile_approx(c: Column, percentage: f64, accuracy: i32) -> Column {
+    call("percentile_approx", vec![c, lit(percentage), lit(accuracy)], false)
+}
+
+/// `corr(a, b)`: the Pearson correlation.
+pub fn corr(a: Column, b: Column) -> Column {
+    call("corr", vec![a, b], false)
 }

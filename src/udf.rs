@@ -35,6 +35,13 @@ pub enum Signature {
     Exact(Vec<DataType>),
     /// This many arguments of any type, given to the function as they are.
     Any(usize),
+    /// One or more arguments, each cast to this type (a numeric argument to a numeric type).
+    Variadic(DataType),
+    /// One or more arguments of any types, given to the function as they are.
+    VariadicAny,
+    /// The first of these signatures the arguments fit (`OneOf([Exact([Int64]),
+    /// Exact([Utf8, Int64])])`: one or two arguments).
+    OneOf(Vec<Signature>),
 }
 
 impl Signature {
@@ -47,12 +54,32 @@ impl Signature {
                 }
                 return Ok(given.to_vec());
             }
-            Signature::Exact(types) => types,
+            Signature::Exact(types) => types.clone(),
+            Signature::Variadic(_) | Signature::VariadicAny if given.is_empty() => {
+                return Err(KilnError::analysis(
+                    "WRONG_NUM_ARGS.WITHOUT_SUGGESTION",
+                    format!("The `{name}` requires at least 1 parameters but the actual number is 0. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix."),
+                ))
+            }
+            Signature::Variadic(t) => vec![t.clone(); given.len()],
+            Signature::VariadicAny => return Ok(given.to_vec()),
+            Signature::OneOf(choices) => {
+                let mut first_error = None;
+                for c in choices {
+                    match c.coerce(name, given) {
+                        Ok(types) => return Ok(types),
+                        Err(e) => {
+                            first_error.get_or_insert(e);
+                        }
+                    }
+                }
+                return Err(first_error.unwrap_or_else(|| arity(name, 0, given.len())));
+            }
         };
         if given.len() != wanted.len() {
             return Err(arity(name, wanted.len(), given.len()));
         }
-        for (i, (g, w)) in given.iter().zip(wanted).enumerate() {
+        for (i, (g, w)) in given.iter().zip(&wanted).enumerate() {
             let castable = g == w || *g == DataType::Null || (g.is_numeric() && w.is_numeric());
             if !castable {
                 return Err(KilnError::analysis(
@@ -61,7 +88,7 @@ impl Signature {
                 ));
             }
         }
-        Ok(wanted.clone())
+        Ok(wanted)
     }
 }
 
@@ -72,6 +99,38 @@ fn arity(name: &str, wanted: usize, given: usize) -> KilnError {
 /// The body of a scalar UDF: the argument columns of a batch in, the result column out
 /// (of the batch's length and the UDF's return type).
 pub type ScalarFunction = Arc<dyn Fn(&[ArrayRef]) -> Result<ArrayRef> + Send + Sync>;
+
+/// A UDF's result type from its argument types (after coercion to its signature); an `Err`
+/// is the analysis error of a call with those types.
+pub type ReturnTypeFunction = Arc<dyn Fn(&[DataType]) -> Result<DataType> + Send + Sync>;
+
+/// A scalar UDF of fixed argument types (DataFusion's `create_udf`): arguments of other
+/// numeric types are cast to `input_types`, as [`Signature::Exact`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use kiln::arrow::array::{ArrayRef, AsArray, Float64Array};
+/// use kiln::arrow::datatypes::{DataType, Float64Type};
+/// use kiln::udf::{create_udf, Volatility};
+///
+/// let session = kiln::Session::new();
+/// let hyp = create_udf("hyp", vec![DataType::Float64, DataType::Float64], DataType::Float64, Volatility::Immutable, |args: &[ArrayRef]| {
+///     let (a, b) = (args[0].as_primitive::<Float64Type>(), args[1].as_primitive::<Float64Type>());
+///     Ok(Arc::new(a.iter().zip(b.iter()).map(|(a, b)| Some(a?.hypot(b?))).collect::<Float64Array>()) as ArrayRef)
+/// });
+/// session.register_udf(hyp).unwrap();
+/// let rows = session.sql("SELECT hyp(3, 4) AS h").unwrap().collect().unwrap();
+/// assert_eq!(rows[0].column(0).as_primitive::<Float64Type>().value(0), 5.0);
+/// ```
+pub fn create_udf(
+    name: &str,
+    input_types: Vec<DataType>,
+    return_type: DataType,
+    volatility: Volatility,
+    func: impl Fn(&[ArrayRef]) -> Result<ArrayRef> + Send + Sync + 'static,
+) -> ScalarUdf {
+    ScalarUdf::new(name, Signature::Exact(input_types), return_type, volatility, func)
+}
 
 /// A scalar user-defined function.
 ///
@@ -95,6 +154,8 @@ pub struct ScalarUdf {
     return_type: DataType,
     volatility: Volatility,
     func: ScalarFunction,
+    /// The result type per call, when it depends on the arguments' types.
+    return_type_fn: Option<ReturnTypeFunction>,
 }
 
 impl ScalarUdf {
@@ -106,7 +167,55 @@ impl ScalarUdf {
         volatility: Volatility,
         func: impl Fn(&[ArrayRef]) -> Result<ArrayRef> + Send + Sync + 'static,
     ) -> ScalarUdf {
-        ScalarUdf { name: name.into(), signature, return_type, volatility, func: Arc::new(func) }
+        ScalarUdf { name: name.into(), signature, return_type, volatility, func: Arc::new(func), return_type_fn: None }
+    }
+    /// A UDF whose result type depends on its arguments' types: `return_type` gives it for
+    /// each call, from the types after coercion to `signature` (as DataFusion's
+    /// `return_type_from_args`). `Signature::OneOf` with this makes an overloaded function.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use kiln::arrow::array::ArrayRef;
+    /// use kiln::arrow::datatypes::DataType;
+    /// use kiln::udf::{ScalarUdf, Signature, Volatility};
+    ///
+    /// // first_arg(x, ...): its first argument, of that argument's type.
+    /// let first_arg = ScalarUdf::with_return_type(
+    ///     "first_arg",
+    ///     Signature::VariadicAny,
+    ///     |types: &[DataType]| Ok(types[0].clone()),
+    ///     Volatility::Immutable,
+    ///     |args: &[ArrayRef]| Ok(args[0].clone()),
+    /// );
+    /// let session = kiln::Session::new();
+    /// session.register_udf(first_arg).unwrap();
+    /// let df = session.sql("SELECT first_arg('a', 1) AS s, first_arg(2.5D) AS d").unwrap();
+    /// assert_eq!(df.schema().field(0).data_type(), &DataType::Utf8);
+    /// assert_eq!(df.schema().field(1).data_type(), &DataType::Float64);
+    /// ```
+    pub fn with_return_type(
+        name: impl Into<String>,
+        signature: Signature,
+        return_type: impl Fn(&[DataType]) -> Result<DataType> + Send + Sync + 'static,
+        volatility: Volatility,
+        func: impl Fn(&[ArrayRef]) -> Result<ArrayRef> + Send + Sync + 'static,
+    ) -> ScalarUdf {
+        ScalarUdf { name: name.into(), signature, return_type: DataType::Null, volatility, func: Arc::new(func), return_type_fn: Some(Arc::new(return_type)) }
+    }
+    /// This UDF for a call with arguments of `types` (after coercion): itself, or, when its
+    /// result type depends on them, a copy declaring the call's result type.
+    pub(crate) fn for_call(self: &Arc<Self>, types: &[DataType]) -> Result<Arc<ScalarUdf>> {
+        let Some(f) = &self.return_type_fn else { return Ok(self.clone()) };
+        let return_type = catch_user_panic(|| f(types))
+            .map_err(|p| self.failed(format!("its return type function panicked: {}", panic_message(&p))))??;
+        Ok(Arc::new(ScalarUdf {
+            name: self.name.clone(),
+            signature: self.signature.clone(),
+            return_type,
+            volatility: self.volatility,
+            func: self.func.clone(),
+            return_type_fn: None,
+        }))
     }
     /// The function's name.
     pub fn name(&self) -> &str {
@@ -116,7 +225,8 @@ impl ScalarUdf {
     pub fn signature(&self) -> &Signature {
         &self.signature
     }
-    /// The type of its result.
+    /// The type of its result (`Null` for one made [`ScalarUdf::with_return_type`], whose
+    /// calls each have their own).
     pub fn return_type(&self) -> &DataType {
         &self.return_type
     }
@@ -131,7 +241,7 @@ impl ScalarUdf {
     /// Calls the function over one batch's argument columns (`rows` long). A panic is caught
     /// and becomes an error naming the function; so does a result of the wrong length or type.
     pub fn invoke(&self, args: &[ArrayRef], rows: usize) -> Result<ArrayRef> {
-        let out = catch_unwind(AssertUnwindSafe(|| (self.func)(args)))
+        let out = catch_user_panic(|| (self.func)(args))
             .map_err(|p| self.failed(format!("it panicked: {}", panic_message(&p))))?
             .map_err(|e| self.failed(e.to_string()))?;
         if out.len() != rows {
@@ -145,6 +255,30 @@ impl ScalarUdf {
     fn failed(&self, why: String) -> KilnError {
         KilnError::exec(format!("[FAILED_EXECUTE_UDF] User defined function `{}` failed: {why}", self.name))
     }
+}
+
+thread_local! {
+    /// Whether this thread runs a user function under [`catch_user_panic`] now.
+    static IN_USER_FUNCTION: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs a user function, a panic in it caught (it becomes the call's error) and not printed
+/// by the panic hook: kiln's hook, installed once before the first call, passes every other
+/// panic to the hook that was there.
+pub(crate) fn catch_user_panic<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
+    static QUIET_HOOK: std::sync::Once = std::sync::Once::new();
+    QUIET_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !IN_USER_FUNCTION.with(|c| c.get()) {
+                previous(info)
+            }
+        }));
+    });
+    let outer = IN_USER_FUNCTION.with(|c| c.replace(true));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    IN_USER_FUNCTION.with(|c| c.set(outer));
+    result
 }
 
 /// The text of a caught panic's payload.
@@ -264,7 +398,7 @@ struct Guarded {
 impl Guarded {
     fn call<T>(&mut self, f: impl FnOnce(&mut dyn Accumulator) -> Result<T>) -> Result<T> {
         let inner = &mut self.inner;
-        catch_unwind(AssertUnwindSafe(|| f(inner.as_mut())))
+        catch_user_panic(|| f(inner.as_mut()))
             .map_err(|p| self.udaf.failed(format!("it panicked: {}", panic_message(&p))))?
             .map_err(|e| self.udaf.failed(e.to_string()))
     }

@@ -301,3 +301,508 @@ fn describe_and_summary() {
     assert_eq!(summary[5..8], ["25%,1,1.5,NULL,1.25", "50%,1,1.5,NULL,1.25", "75%,3,4.0,NULL,2.5"]);
     assert_eq!(rows(&x.summary(&["count", "min"]).unwrap())[1..], ["count,2,2,2,2", "min,1,1.5,a,1.25"]);
 }
+
+/// A join whose output (600,000² / 7 rows) would take minutes to count: it must stop at the
+/// signal, long after its scans have finished.
+const LONG_JOIN: &str = "WITH a AS (SELECT id, id % 7 AS k FROM range(0, 600000)) SELECT /*+ MERGE(x, y) */ count(*) FROM a x JOIN a y ON x.k = y.k";
+
+#[derive(Clone, Copy, Debug)]
+enum Run {
+    Collect,
+    CollectWithControl,
+    Stream,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Stop {
+    Timeout,
+    InterruptAll,
+    Cancel,
+}
+
+/// Runs LONG_JOIN as `run`, stopped by `stop` 300 ms in; the error and how long the run took.
+fn stopped_join(mode: &str, run: Run, stop: Stop) -> (kiln::KilnError, std::time::Duration) {
+    let s = Session::builder().config("spark.sql.codegen.wholeStage", mode).config("spark.sql.shuffle.partitions", "2").build().unwrap();
+    if let Stop::Timeout = stop {
+        s.set_conf("kiln.query.timeout", "300ms").unwrap();
+    }
+    let df = s.sql(LONG_JOIN).unwrap();
+    let control = Arc::new(kiln::QueryControl::default());
+    let start = std::time::Instant::now();
+    let signal = {
+        let (s, control) = (s.clone(), control.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            match stop {
+                Stop::Timeout => 1,
+                Stop::InterruptAll => s.interrupt_all(),
+                Stop::Cancel => {
+                    control.cancel();
+                    1
+                }
+            }
+        })
+    };
+    let result: kiln::Result<usize> = match run {
+        Run::Collect => df.collect().map(|b| b.len()),
+        Run::CollectWithControl => df.collect_with_control(&control).map(|b| b.len()),
+        Run::Stream => df.execute_stream_with_control(&control).and_then(|stream| {
+            let mut n = 0;
+            for b in stream {
+                b.map_err(kiln::KilnError::from_stream)?;
+                n += 1;
+            }
+            Ok(n)
+        }),
+    };
+    let elapsed = start.elapsed();
+    assert_eq!(signal.join().unwrap(), 1, "{mode} {run:?} {stop:?}: one query running at the signal");
+    match result {
+        Err(e) => (e, elapsed),
+        Ok(n) => panic!("{mode} {run:?} {stop:?}: finished with {n} batches instead of stopping"),
+    }
+}
+
+// Issue 40 item 2: the timeout, Session::interrupt_all and QueryControl::cancel stop a join
+// once its scans are done, through collect, collect_with_control and execute_stream, compiled
+// and interpreted. (A stop takes a batch of the join's output: milliseconds; the bound only
+// separates stopping from running the minutes the join takes.)
+#[test]
+fn timeout_interrupt_and_cancel_stop_a_join() {
+    for mode in ["true", "false"] {
+        for run in [Run::Collect, Run::CollectWithControl, Run::Stream] {
+            for stop in [Stop::Timeout, Stop::InterruptAll, Stop::Cancel] {
+                if matches!((run, stop), (Run::Collect, Stop::Cancel)) {
+                    continue; // a plain collect has no control of the host's to cancel
+                }
+                let (err, took) = stopped_join(mode, run, stop);
+                let text = err.to_string();
+                match stop {
+                    Stop::Timeout => assert!(text.contains("kiln.query.timeout"), "{mode} {run:?}: {text}"),
+                    _ => assert_eq!(err.error_class(), Some("OPERATION_CANCELED"), "{mode} {run:?} {stop:?}: {text}"),
+                }
+                assert!(took < std::time::Duration::from_secs(10), "{mode} {run:?} {stop:?}: stopped after {took:?}");
+            }
+        }
+    }
+}
+
+// pyspark 4.3 for the same calls (Window.partitionBy("k").orderBy("i"), rowsBetween,
+// rangeBetween, F.row_number / rank / lag / lead / first / last / collect_list).
+#[test]
+fn window_api() {
+    let s = Session::new();
+    let t = s.sql("SELECT * FROM VALUES ('a', 1, 10), ('a', 2, 20), ('a', 3, 20), ('b', 1, 5), ('b', 4, NULL) AS t(k, i, v)").unwrap();
+    let w = Window::partition_by([col("k")]).order_by([col("i")]);
+    let out = t
+        .select([
+            col("k"),
+            col("i"),
+            row_number().over(w.clone()).alias("rn"),
+            rank().over(Window::partition_by([col("k")]).order_by([col("v")])).alias("rk"),
+            lag(col("v"), 1).over(w.clone()).alias("lag"),
+            lead(col("v"), 1).over(w.clone()).alias("lead"),
+            sum(col("v")).over(w.clone().rows_between(Window::UNBOUNDED_PRECEDING, Window::CURRENT_ROW)).alias("run"),
+            sum(col("v")).over(w.clone().rows_between(-1, 1)).alias("mov"),
+            count(col("*")).over(Window::partition_by([col("k")]).order_by([col("i")]).range_between(-1, 0)).alias("rng"),
+            first(col("v"), false).over(w.clone()).alias("f"),
+            last(col("v"), true).over(w.clone().rows_between(Window::UNBOUNDED_PRECEDING, Window::UNBOUNDED_FOLLOWING)).alias("l"),
+            collect_list(col("v")).over(Window::partition_by([col("k")])).cast("string").alias("cl"),
+        ])
+        .unwrap()
+        .order_by([col("k"), col("i")])
+        .unwrap();
+    assert_eq!(
+        rows(&out),
+        [
+            "k,i,rn,rk,lag,lead,run,mov,rng,f,l,cl",
+            "a,1,1,1,NULL,20,10,30,1,10,20,\"[10, 20, 20]\"",
+            "a,2,2,2,10,20,30,50,2,10,20,\"[10, 20, 20]\"",
+            "a,3,3,2,20,NULL,50,40,2,10,20,\"[10, 20, 20]\"",
+            "b,1,1,2,NULL,NULL,5,5,1,5,5,[5]",
+            "b,4,2,1,5,NULL,5,5,1,5,5,[5]",
+        ]
+    );
+    // The same plan as SQL's OVER clause, and SQL's column name.
+    let sql = s.sql("SELECT row_number() OVER (PARTITION BY k ORDER BY i) FROM VALUES ('a', 1) AS t(k, i)").unwrap();
+    let api = s.sql("SELECT * FROM VALUES ('a', 1) AS t(k, i)").unwrap().select([row_number().over(w.clone())]).unwrap();
+    assert_eq!(api.columns(), sql.columns());
+    assert_eq!(api.columns(), ["row_number() OVER (PARTITION BY k ORDER BY i ASC NULLS FIRST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"]);
+    // Spark: rank() needs an ORDER BY; a ROWS offset beyond an int is refused.
+    assert!(t.select([rank().over(Window::partition_by([col("k")]))]).is_err());
+    assert!(t.select([sum(col("v")).over(w.rows_between(-(1i64 << 40), 0))]).is_err());
+}
+
+// pyspark 4.3: F.to_date, date_trunc, regexp_replace, split, concat_ws, month, hour, stddev,
+// collect_list and Column.substr / contains / startswith / endswith / rlike / getItem /
+// getField / isin / between / cast over the same row.
+#[test]
+fn function_helpers_and_column_methods() {
+    let s = Session::new();
+    let r = s
+        .sql("SELECT 'hello world' AS s, TIMESTAMP'2024-03-15 13:45:30' AS ts, '2024-02-29' AS d, array(1,2,3) AS a, map('x', 7) AS m, named_struct('f', 5) AS st, 2.5D AS x")
+        .unwrap();
+    let out = r
+        .select([
+            to_date(col("d")).alias("td"),
+            date_trunc("month", col("ts")).alias("dt"),
+            regexp_replace(col("s"), "o", "0").alias("rr"),
+            split(col("s"), " ").cast("string").alias("sp"),
+            concat_ws("-", [col("s"), col("d")]).alias("cw"),
+            month(col("ts")).alias("mo"),
+            hour(col("ts")).alias("hr"),
+            col("s").substr(1, 5).alias("sub"),
+            col("s").contains("lo w").alias("c"),
+            col("s").startswith("he").alias("sw"),
+            col("s").endswith("x").alias("ew"),
+            col("s").rlike("w.r").alias("rl"),
+            col("a").get_item(1).alias("gi"),
+            col("m").get_item("x").alias("mi"),
+            col("st").get_field("f").alias("gf"),
+            col("x").is_in([lit(1), lit(2.5)]).alias("isin"),
+            col("x").between(2, 3).alias("btw"),
+            col("x").cast("int").alias("ci"),
+        ])
+        .unwrap();
+    assert_eq!(rows(&out)[1], "2024-02-29,2024-03-01 00:00:00,hell0 w0rld,\"[hello, world]\",hello world-2024-02-29,3,13,hello,true,true,false,true,2,7,5,true,true,2");
+    // Each helper is the registry's function of that name: the same column as in SQL.
+    let by_sql = s.sql("SELECT month(ts), concat_ws('-', s, d), date_trunc('month', ts) FROM (SELECT 'a' AS s, 'b' AS d, TIMESTAMP'2024-03-15 13:45:30' AS ts)").unwrap();
+    let by_api = s.sql("SELECT 'a' AS s, 'b' AS d, TIMESTAMP'2024-03-15 13:45:30' AS ts").unwrap().select([month(col("ts")), concat_ws("-", [col("s"), col("d")]), date_trunc("month", col("ts"))]).unwrap();
+    assert_eq!(by_api.columns(), by_sql.columns());
+    assert_eq!(by_api.columns()[0], "month(ts)");
+    let g = s.sql("SELECT * FROM VALUES (1, 2.0D), (2, 4.0D), (3, 9.0D) AS g(i, v)").unwrap();
+    let agg = g.agg([stddev(col("v")), collect_list(col("i")).cast("string")]).unwrap();
+    assert_eq!(rows(&agg)[1], "3.605551275463989,\"[1, 2, 3]\"");
+    // Every typed helper resolves to a function of the registry (none is a name SQL lacks).
+    let n = s.sql("SELECT 2.0D AS x, 'ab' AS t, DATE'2024-02-10' AS d, array(1, 1) AS a").unwrap();
+    let all = n.select([
+        collect_set(col("x")), stddev_samp(col("x")), stddev_pop(col("x")), variance(col("x")), var_samp(col("x")), var_pop(col("x")),
+        count_if(col("x").gt(1)), any_value(col("x")), median(col("x")), percentile_approx(col("x"), 0.5, 100), corr(col("x"), col("x")),
+    ]);
+    assert_eq!(all.unwrap().collect().unwrap()[0].num_columns(), 11);
+    let all = n.select([
+        to_timestamp(col("d")), dayofmonth(col("d")), dayofweek(col("d")), dayofyear(col("d")), quarter(col("d")), weekofyear(col("d")),
+        minute(col("d")), second(col("d")), last_day(col("d")), sqrt(col("x")), exp(col("x")), ln(col("x")), floor(col("x")), ceil(col("x")),
+        signum(col("x")), initcap(col("t")), reverse(col("t")), size(col("a")), array_distinct(col("a")), md5(col("t")), sha1(col("t")),
+        hex(col("t")), base64(col("t").cast("binary")), ascii(col("t")), current_date(), current_timestamp(), date_format(col("d"), "yyyy-MM"),
+        add_months(col("d"), 1), regexp_extract(col("t"), "(a)", 1), lpad(col("t"), 4, "x"), rpad(col("t"), 4, "x"), greatest([col("x"), lit(3.0)]),
+        least([col("x"), lit(3.0)]), array([col("x")]), array_contains(col("a"), 1),
+    ]);
+    assert_eq!(all.unwrap().collect().unwrap()[0].num_columns(), 35);
+    let ranks = n.select([dense_rank().over(Window::order_by([col("x")])), percent_rank().over(Window::order_by([col("x")])), cume_dist().over(Window::order_by([col("x")])), ntile(2).over(Window::order_by([col("x")]))]);
+    assert_eq!(ranks.unwrap().collect().unwrap()[0].num_columns(), 4);
+}
+
+// pyspark 4.3: t.groupBy("y").pivot("q", ["q1", "q2"]).agg(F.sum("v")); .pivot("q") (values
+// found, NULL first) with two aggregates; count is NULL for a group without the value
+// (PivotFirst), 0 next to an array-typed aggregate; pivot().count().
+#[test]
+fn pivot_on_grouped_data() {
+    let s = Session::new();
+    let t = s.sql("SELECT * FROM VALUES (2024, 'q1', 10), (2024, 'q2', 20), (2025, 'q1', 5), (2025, NULL, 7), (2024, 'q1', 1) AS t(y, q, v)").unwrap();
+    let by_y = |p: kiln::Result<DataFrame>| rows(&p.unwrap().order_by([col("y")]).unwrap());
+    assert_eq!(by_y(t.group_by([col("y")]).pivot("q", ["q1".into(), "q2".into()]).agg([sum(col("v"))])), ["y,q1,q2", "2024,11,20", "2025,5,NULL"]);
+    assert_eq!(
+        by_y(t.group_by([col("y")]).pivot("q", []).agg([sum(col("v")).alias("s"), count(col("v"))])),
+        ["y,null_s,null_count(v),q1_s,q1_count(v),q2_s,q2_count(v)", "2024,NULL,NULL,11,2,20,1", "2025,7,1,5,1,NULL,NULL"]
+    );
+    assert_eq!(by_y(t.group_by([col("y")]).pivot("q", ["q1".into()]).agg([max(col("v")), min(col("v"))])), ["y,q1_max(v),q1_min(v)", "2024,10,1", "2025,5,5"]);
+    let mixed = t.group_by([col("y")]).pivot("q", ["q2".into()]).agg([count(col("v")), collect_list(col("v"))]).unwrap();
+    assert_eq!(mixed.columns(), ["y", "q2_count(v)", "q2_collect_list(v)"]);
+    assert_eq!(by_y(mixed.select([col("y"), col("q2_count(v)"), col("q2_collect_list(v)").cast("string").alias("l")])), ["y,q2_count(v),l", "2024,1,[20]", "2025,0,[]"]);
+    assert_eq!(by_y(t.group_by([col("y")]).pivot("q", []).count()), ["y,null,q1,q2", "2024,NULL,2,1", "2025,1,1,NULL"]);
+}
+
+// pyspark 4.3: sample(1.5) is "requirement failed: Sampling fraction (1.5) must be on interval
+// [0, 1] without replacement"; write.insertInto casts by position and overwrite replaces;
+// one data column for a two-column table is INSERT_COLUMN_ARITY_MISMATCH.
+#[test]
+fn sample_insert_into_and_partitions() {
+    let s = Session::builder().config("spark.sql.shuffle.partitions", "3").config("spark.sql.adaptive.enabled", "false").build().unwrap();
+    let r = s.sql("SELECT id FROM range(10000)").unwrap();
+    let tenth = r.sample(0.1, 7).unwrap().count().unwrap();
+    assert!((800..1200).contains(&tenth), "{tenth}");
+    assert_eq!(r.sample(0.1, 7).unwrap().count().unwrap(), tenth, "the same seed keeps the same rows");
+    assert_eq!((r.sample(0.0, 1).unwrap().count().unwrap(), r.sample(1.0, 1).unwrap().count().unwrap()), (0, 10000));
+    assert!(r.sample(1.5, 1).unwrap_err().to_string().contains("Sampling fraction (1.5) must be on interval [0, 1]"));
+
+    s.sql("CREATE TABLE tt (id BIGINT, tag STRING)").unwrap();
+    s.sql("SELECT 1 AS a, 'x' AS b").unwrap().insert_into("tt", false).unwrap();
+    s.sql("SELECT 2.7D AS a, 'y' AS b").unwrap().insert_into("tt", false).unwrap();
+    assert_eq!(rows(&s.table("tt").unwrap().order_by([col("id")]).unwrap()), ["id,tag", "1,x", "2,y"]);
+    let err = s.sql("SELECT 1 AS a").unwrap().insert_into("tt", false).unwrap_err();
+    assert!(err.error_class().is_some_and(|c| c.starts_with("INSERT_COLUMN_ARITY_MISMATCH")), "{err}");
+    s.sql("SELECT 3 AS a, 'z' AS b").unwrap().insert_into("tt", true).unwrap();
+    assert_eq!(rows(&s.table("tt").unwrap()), ["id,tag", "3,z"]);
+
+    let grouped = s.sql("SELECT k, count(*) AS n FROM (SELECT id % 5 AS k FROM range(100)) GROUP BY k").unwrap();
+    let parts = grouped.collect_partitioned().unwrap();
+    assert_eq!(parts.len(), 3, "spark.sql.shuffle.partitions");
+    assert_eq!(parts.iter().flatten().map(|b| b.num_rows()).sum::<usize>(), 5);
+    assert!(parts.iter().filter(|p| !p.is_empty()).count() >= 2, "the groups spread over the partitions");
+}
+
+fn int64s(a: &ArrayRef) -> Vec<Option<i64>> {
+    a.as_primitive::<kiln::arrow::datatypes::Int64Type>().iter().collect()
+}
+
+// UDF signatures a host declares: variadic, one-of, a return type from the argument types, and
+// DataFusion's create_udf; each call checked against what the signature says.
+#[test]
+fn udf_signatures() {
+    use kiln::arrow::array::Int64Array;
+    let s = Session::new();
+    // add_all(x, ...): the sum of its bigint arguments (ints widened, as Spark casts UDF inputs).
+    s.register_udf(ScalarUdf::new("add_all", Signature::Variadic(DataType::Int64), DataType::Int64, Volatility::Immutable, |args: &[ArrayRef]| {
+        let rows = args[0].len();
+        Ok(Arc::new((0..rows).map(|r| args.iter().map(|a| int64s(a)[r]).sum::<Option<i64>>()).collect::<Int64Array>()) as ArrayRef)
+    }))
+    .unwrap();
+    assert_eq!(rows(&s.sql("SELECT add_all(1) AS a, add_all(1, 2, 3L) AS b, add_all(1, NULL) AS c").unwrap())[1], "1,6,NULL");
+    assert_eq!(s.sql("SELECT add_all()").unwrap_err().error_class(), Some("WRONG_NUM_ARGS.WITHOUT_SUGGESTION"));
+    assert_eq!(s.sql("SELECT add_all('x')").unwrap_err().error_class(), Some("DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"));
+    // arg_type(x): the type name of its one argument, whatever it is; first_of(x, ...): its first
+    // argument, typed as that argument.
+    s.register_udf(ScalarUdf::new("nargs", Signature::VariadicAny, DataType::Int64, Volatility::Immutable, |args: &[ArrayRef]| {
+        Ok(Arc::new(Int64Array::from(vec![args.len() as i64; args[0].len()])) as ArrayRef)
+    }))
+    .unwrap();
+    assert_eq!(rows(&s.sql("SELECT nargs('a', 1, DATE'2020-01-01', array(1)) AS n").unwrap())[1], "4");
+    s.register_udf(ScalarUdf::with_return_type("first_of", Signature::VariadicAny, |t: &[DataType]| Ok(t[0].clone()), Volatility::Immutable, |args: &[ArrayRef]| Ok(args[0].clone())))
+        .unwrap();
+    let typed = s.sql("SELECT first_of('a', 1) AS s, first_of(2.5D) AS d, first_of(DATE'2020-01-02', 'x') AS dt").unwrap();
+    let names: Vec<String> = typed.schema().fields().iter().map(|f| kiln::types::spark_type_name(f.data_type())).collect();
+    assert_eq!(names, ["string", "double", "date"]);
+    assert_eq!(rows(&typed)[1], "a,2.5,2020-01-02");
+    // A return-type function's error is the call's analysis error.
+    s.register_udf(ScalarUdf::with_return_type(
+        "only_ints",
+        Signature::Any(1),
+        |t: &[DataType]| if t[0].is_integer() { Ok(DataType::Int64) } else { Err(kiln::KilnError::analysis("DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE", format!("only_ints takes an integer, not {}", t[0]))) },
+        Volatility::Immutable,
+        |args: &[ArrayRef]| Ok(kiln::arrow::compute::cast(&args[0], &DataType::Int64)?),
+    ))
+    .unwrap();
+    assert_eq!(rows(&s.sql("SELECT only_ints(7)").unwrap())[1], "7");
+    assert_eq!(s.sql("SELECT only_ints('x')").unwrap_err().error_class(), Some("DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"));
+    // pick(x) or pick(x, n): one-of, the first signature that fits.
+    s.register_udf(ScalarUdf::new(
+        "pick",
+        Signature::OneOf(vec![Signature::Exact(vec![DataType::Int64]), Signature::Exact(vec![DataType::Int64, DataType::Int64])]),
+        DataType::Int64,
+        Volatility::Immutable,
+        |args: &[ArrayRef]| Ok(args[args.len() - 1].clone()),
+    ))
+    .unwrap();
+    assert_eq!(rows(&s.sql("SELECT pick(1) AS a, pick(1, 2) AS b").unwrap())[1], "1,2");
+    assert_eq!(s.sql("SELECT pick(1, 2, 3)").unwrap_err().error_class(), Some("WRONG_NUM_ARGS.WITHOUT_SUGGESTION"));
+    // create_udf: fixed input types.
+    s.register_udf(kiln::udf::create_udf("twice", vec![DataType::Int64], DataType::Int64, Volatility::Immutable, |args: &[ArrayRef]| {
+        Ok(Arc::new(int64s(&args[0]).into_iter().map(|v| v.map(|v| v * 2)).collect::<Int64Array>()) as ArrayRef)
+    }))
+    .unwrap();
+    assert_eq!(rows(&s.sql("SELECT twice(21)").unwrap())[1], "42");
+}
+
+/// A UDAF: the largest bigint of its input (state: the largest so far).
+fn register_largest(s: &Session) {
+    use kiln::arrow::array::Int64Array;
+    #[derive(Default)]
+    struct Largest(Vec<Option<i64>>);
+    impl kiln::Accumulator for Largest {
+        fn resize(&mut self, groups: usize) {
+            self.0.resize(groups, None);
+        }
+        fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> kiln::Result<()> {
+            for (g, v) in gids.iter().zip(int64s(&args[0])) {
+                let slot = &mut self.0[*g as usize];
+                *slot = (*slot).max(v).or(*slot);
+            }
+            Ok(())
+        }
+        fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> kiln::Result<()> {
+            self.update(gids, state)
+        }
+        fn state(&mut self) -> kiln::Result<Vec<ArrayRef>> {
+            Ok(vec![Arc::new(self.0.iter().copied().collect::<Int64Array>())])
+        }
+        fn evaluate(&mut self) -> kiln::Result<ArrayRef> {
+            Ok(Arc::new(self.0.iter().copied().collect::<Int64Array>()))
+        }
+    }
+    let state = vec![kiln::arrow::datatypes::Field::new("m", DataType::Int64, true)];
+    s.register_udaf(kiln::AggregateUdf::new("largest", Signature::Exact(vec![DataType::Int64]), DataType::Int64, state, || Box::new(Largest::default()))).unwrap();
+}
+
+// pyspark 4.3: F.max("v").over(Window.partitionBy("k").orderBy("i").rowsBetween(unboundedPreceding,
+// currentRow)) and .rowsBetween(-1, 1) over the window_api rows; a UDAF over the same windows
+// gives the same, in SQL and through the window API, in both execution modes.
+#[test]
+fn udaf_over_windows() {
+    for codegen in ["true", "false"] {
+        let s = Session::builder().config("spark.sql.codegen.wholeStage", codegen).build().unwrap();
+        register_largest(&s);
+        let t = s.sql("SELECT * FROM VALUES ('a', 1, 10), ('a', 2, 20), ('a', 3, 15), ('b', 1, 5), ('b', 4, NULL) AS t(k, i, v)").unwrap();
+        let w = Window::partition_by([col("k")]).order_by([col("i")]);
+        let api = t
+            .select([
+                col("k"),
+                col("i"),
+                call_udf("largest", [col("v")]).over(w.clone().rows_between(Window::UNBOUNDED_PRECEDING, Window::CURRENT_ROW)).alias("run"),
+                call_udf("largest", [col("v")]).over(w.rows_between(-1, 1)).alias("mov"),
+            ])
+            .unwrap()
+            .order_by([col("k"), col("i")])
+            .unwrap();
+        assert_eq!(rows(&api), ["k,i,run,mov", "a,1,10,20", "a,2,20,20", "a,3,20,20", "b,1,5,5", "b,4,5,5"], "codegen {codegen}");
+        t.create_or_replace_temp_view("t").unwrap();
+        let sql = s.sql("SELECT k, i, largest(v) OVER (PARTITION BY k ORDER BY i) AS run FROM t ORDER BY k, i").unwrap();
+        assert_eq!(rows(&sql)[1..], ["a,1,10", "a,2,20", "a,3,20", "b,1,5", "b,4,5"]);
+    }
+}
+
+// A UDF that panics fails its query with FAILED_EXECUTE_UDF, and the panic is not printed by
+// the default hook (run in a child process, whose stderr is read); other panics still are.
+#[test]
+fn a_caught_udf_panic_is_not_printed() {
+    if std::env::var_os("KILN_UDF_PANIC_CHILD").is_some() {
+        let s = Session::new();
+        s.register_udf(ScalarUdf::new("boom", Signature::Any(1), DataType::Int64, Volatility::Immutable, |_: &[ArrayRef]| panic!("udf went boom")))
+            .unwrap();
+        let err = s.sql("SELECT boom(1)").and_then(|d| d.collect()).unwrap_err();
+        assert!(err.to_string().contains("[FAILED_EXECUTE_UDF]") && err.to_string().contains("udf went boom"), "{err}");
+        eprintln!("child done");
+        let _ = std::panic::catch_unwind(|| panic!("a host panic"));
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "a_caught_udf_panic_is_not_printed", "--nocapture", "--test-threads=1"])
+        .env("KILN_UDF_PANIC_CHILD", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("child done"), "{stderr}");
+    assert!(!stderr.contains("udf went boom"), "the UDF's panic was printed:\n{stderr}");
+    assert!(stderr.contains("a host panic"), "the host's own panics still print:\n{stderr}");
+}
+
+/// A host's table of (id, name) rows, 0..n, in `parts` partitions, recording what each scan
+/// was asked for.
+struct People {
+    n: i32,
+    parts: usize,
+    bytes: Option<u64>,
+    scans: std::sync::Mutex<Vec<(Vec<usize>, Vec<String>, usize)>>,
+}
+
+impl kiln::TableProvider for People {
+    fn schema(&self) -> kiln::arrow::datatypes::SchemaRef {
+        use kiln::arrow::datatypes::{Field, Schema};
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Int32, false), Field::new("name", DataType::LargeUtf8, true)]))
+    }
+    fn partitions(&self) -> usize {
+        self.parts
+    }
+    fn scan(&self, projection: &[usize], filters: &[kiln::datasource::pushed_filter::PushedFilter], partition: usize) -> kiln::Result<kiln::datasource::provider::ProvidedBatches> {
+        self.scans.lock().unwrap().push((projection.to_vec(), filters.iter().map(|f| f.to_string()).collect(), partition));
+        let (from, to) = (self.n * partition as i32 / self.parts as i32, self.n * (partition as i32 + 1) / self.parts as i32);
+        let ids = Int32Array::from_iter_values(from..to);
+        let names = LargeStringArray::from_iter((from..to).map(|i| (i % 4 != 0).then(|| format!("p{i}"))));
+        let batch = RecordBatch::try_new(self.schema(), vec![Arc::new(ids), Arc::new(names)])?;
+        Ok(Box::new(std::iter::once(batch.project(projection).map_err(Into::into))))
+    }
+    fn statistics(&self) -> kiln::datasource::provider::ProviderStatistics {
+        kiln::datasource::provider::ProviderStatistics { rows: Some(self.n as u64), bytes: self.bytes }
+    }
+}
+
+fn people(n: i32, parts: usize, bytes: Option<u64>) -> Arc<People> {
+    Arc::new(People { n, parts, bytes, scans: Default::default() })
+}
+
+// A TableProvider: each partition scanned once with the columns the query reads and its simple
+// filters (kiln re-checks them), its types converted (LargeUtf8 read as string), its statistics
+// choosing the join strategy as a table's size does in Spark (broadcast under
+// spark.sql.autoBroadcastJoinThreshold). Expected rows are computed here from the same rule
+// the provider follows.
+#[test]
+fn table_provider() {
+    let s = Session::builder().config("spark.sql.autoBroadcastJoinThreshold", "10MB").config("spark.sql.adaptive.enabled", "false").build().unwrap();
+    let host = people(100, 3, None);
+    s.register_table("people", host.clone()).unwrap();
+    assert_eq!(s.table("people").unwrap().schema_string(), "root\n |-- id: integer (nullable = false)\n |-- name: string (nullable = true)\n");
+    let q = s.sql("SELECT name FROM people WHERE id > 90 AND name IS NOT NULL").unwrap();
+    let want: Vec<String> = (91..100).filter(|i| i % 4 != 0).map(|i| format!("p{i}")).collect();
+    let mut got = rows(&q)[1..].to_vec();
+    got.sort();
+    assert_eq!(got, want);
+    let scans = host.scans.lock().unwrap().clone();
+    assert_eq!(scans.iter().map(|s| s.2).collect::<std::collections::BTreeSet<_>>(), [0, 1, 2].into(), "each partition once: {scans:?}");
+    for (projection, filters, _) in &scans {
+        assert_eq!(projection, &[0, 1]);
+        assert!(filters.contains(&"GreaterThan(id,90)".to_string()) && filters.contains(&"IsNotNull(name)".to_string()), "{filters:?}");
+    }
+    let plan = q.explain_string(kiln::ExplainMode::Simple).unwrap();
+    assert!(plan.contains("PushedFilters: [") && plan.contains("GreaterThan(id,90)"), "{plan}");
+    // count(*) reads one column; the DataFrame API reads the table too.
+    host.scans.lock().unwrap().clear();
+    assert_eq!(s.table("people").unwrap().count().unwrap(), 100);
+    assert!(host.scans.lock().unwrap().iter().all(|(p, _, _)| p.len() == 1));
+    // Statistics: a small table is broadcast, a large one is not.
+    s.set_conf("spark.sql.autoBroadcastJoinThreshold", "100KB").unwrap();
+    s.register_batches("r", vec![batch(vec![("id", Arc::new(Int32Array::from_iter_values(0..200_000)) as ArrayRef)])]).unwrap();
+    let join = "SELECT count(*) FROM r JOIN people p ON r.id = p.id";
+    s.register_table("people", people(100, 3, Some(2_000))).unwrap();
+    let small = s.sql(join).unwrap();
+    let plan = small.explain_string(kiln::ExplainMode::Simple).unwrap();
+    assert!(plan.contains("BroadcastHashJoin") && plan.contains("BroadcastExchange") && plan.contains("BuildRight"), "{plan}");
+    assert_eq!(rows(&small)[1], "100");
+    s.register_table("people", people(100, 3, Some(1 << 40))).unwrap();
+    let large = s.sql(join).unwrap();
+    assert!(large.explain_string(kiln::ExplainMode::Simple).unwrap().contains("SortMergeJoin"), "{}", large.explain_string(kiln::ExplainMode::Simple).unwrap());
+    assert_eq!(rows(&large)[1], "100");
+    // A type Spark lacks is refused at registration; a provider that breaks its contract or
+    // panics fails the query, naming it.
+    struct Bad(bool);
+    impl kiln::TableProvider for Bad {
+        fn schema(&self) -> kiln::arrow::datatypes::SchemaRef {
+            let t = if self.0 { DataType::Int32 } else { DataType::Time32(kiln::arrow::datatypes::TimeUnit::Second) };
+            Arc::new(kiln::arrow::datatypes::Schema::new(vec![kiln::arrow::datatypes::Field::new("x", t, true)]))
+        }
+        fn scan(&self, _: &[usize], _: &[kiln::datasource::pushed_filter::PushedFilter], _: usize) -> kiln::Result<kiln::datasource::provider::ProvidedBatches> {
+            panic!("provider went boom")
+        }
+    }
+    assert_eq!(s.register_table("bad", Arc::new(Bad(false))).unwrap_err().error_class(), Some("UNSUPPORTED_ARROWTYPE"));
+    s.register_table("bad", Arc::new(Bad(true))).unwrap();
+    let err = s.sql("SELECT * FROM bad").unwrap().collect().unwrap_err();
+    assert!(err.to_string().contains("provider went boom"), "{err}");
+}
+
+// A table function (UDTF) in FROM, with its arguments' values; Spark's
+// UNRESOLVABLE_TABLE_VALUED_FUNCTION for an unknown name.
+#[test]
+fn table_functions() {
+    use kiln::arrow::array::Int64Array;
+    let s = Session::new();
+    s.register_udtf(kiln::TableFunction::new("repeat_word", |args: &[ScalarValue]| {
+        let (ScalarValue::Utf8(word), ScalarValue::Int32(n)) = (&args[0], &args[1]) else {
+            return Err(kiln::KilnError::analysis("DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE", format!("repeat_word(string, int), got {args:?}")));
+        };
+        let batch = RecordBatch::try_from_iter([
+            ("i", Arc::new(Int64Array::from_iter_values(0..*n as i64)) as ArrayRef),
+            ("word", Arc::new(StringArray::from(vec![word.as_str(); *n as usize]))),
+        ])?;
+        Ok(Arc::new(kiln::MemoryProvider::new(vec![batch])?) as Arc<dyn kiln::TableProvider>)
+    }))
+    .unwrap();
+    assert_eq!(rows(&s.sql("SELECT * FROM repeat_word('hi', 1 + 2) WHERE i > 0 ORDER BY i").unwrap()), ["i,word", "1,hi", "2,hi"]);
+    assert_eq!(rows(&s.sql("SELECT t.w, count(*) FROM REPEAT_WORD('x', 4) AS t(n, w) GROUP BY t.w").unwrap()), ["w,count(1)", "x,4"]);
+    let joined = s.sql("SELECT a.word, b.word FROM repeat_word('a', 2) a JOIN repeat_word('b', 3) b ON a.i = b.i").unwrap();
+    assert_eq!(joined.count().unwrap(), 2);
+    let err = s.sql("SELECT * FROM nosuch_fn(1)").unwrap_err();
+    assert_eq!(err.error_class(), Some("UNRESOLVABLE_TABLE_VALUED_FUNCTION"));
+    assert_eq!(s.sql("SELECT * FROM repeat_word(1, 'x')").unwrap_err().error_class(), Some("DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"));
+    assert!(s.sql("SELECT * FROM repeat_word('a', rand())").is_err(), "arguments are constants");
+}

@@ -98,6 +98,40 @@ fn json_lines_fields_are_inferred_from_every_record_and_sorted_by_name() {
     assert_eq!(rows(&s, "SELECT * FROM loose")[1..], ["1", "NULL"]);
 }
 
+/// Timestamp texts: the zoneless ones read in the session time zone (Los Angeles here: a DST gap
+/// and an overlap), the ones naming a zone at that zone, as Spark 4.3 reads them; TIMESTAMP_NTZ
+/// columns keep the wall clock and read a zoned text as NULL.
+#[test]
+fn csv_and_json_timestamps_are_read_in_the_session_time_zone() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let lines = ["2024-01-01 10:00:00", "2024-03-10 02:30:00", "2024-06-01T12:00:00Z", "2024-06-01 12:00:00+02:00", "2024-11-03 01:30:00"];
+    let csv = write(dir.path(), "ts.csv", &format!("id,ts\n{}\n6,2024-06-01\n", lines.iter().enumerate().map(|(i, t)| format!("{},{t}", i + 1)).collect::<Vec<_>>().join("\n")));
+    let json = write(dir.path(), "ts.json", &lines.iter().enumerate().map(|(i, t)| format!("{{\"id\":{},\"ts\":\"{t}\"}}\n", i + 1)).collect::<String>());
+    let s = Session::new();
+    s.sql("SET spark.sql.session.timeZone=America/Los_Angeles").expect("a zone");
+    s.sql(&format!("CREATE TEMPORARY VIEW inferred USING csv OPTIONS (path '{csv}', header 'true', inferSchema 'true')")).expect("a view");
+    s.sql(&format!("CREATE TABLE declared (id INT, ts TIMESTAMP) USING csv OPTIONS (path '{csv}', header 'true')")).expect("a view");
+    s.sql(&format!("CREATE TABLE ntz (id INT, ts TIMESTAMP_NTZ) USING csv OPTIONS (path '{csv}', header 'true')")).expect("a view");
+    s.sql(&format!("CREATE TABLE j (id BIGINT, ts TIMESTAMP) USING json OPTIONS (path '{json}')")).expect("a view");
+    s.sql(&format!("CREATE TABLE jntz (id BIGINT, ts TIMESTAMP_NTZ) USING json OPTIONS (path '{json}')")).expect("a view");
+    assert_eq!(rows(&s, "DESCRIBE inferred")[2], "ts,timestamp,NULL");
+    let spark = [
+        "1,2024-01-01 10:00:00,1704132000",
+        "2,2024-03-10 03:30:00,1710066600",
+        "3,2024-06-01 05:00:00,1717243200",
+        "4,2024-06-01 03:00:00,1717236000",
+        "5,2024-11-03 01:30:00,1730622600",
+        "6,2024-06-01 00:00:00,1717225200",
+    ];
+    for view in ["inferred", "declared"] {
+        assert_eq!(rows(&s, &format!("SELECT id, cast(ts AS STRING), unix_seconds(ts) FROM {view} ORDER BY id"))[1..], spark, "{view}");
+    }
+    assert_eq!(rows(&s, "SELECT id, cast(ts AS STRING), unix_seconds(ts) FROM j ORDER BY id")[1..], spark[..5]);
+    let wall = ["1,2024-01-01 10:00:00", "2,2024-03-10 02:30:00", "3,NULL", "4,NULL", "5,2024-11-03 01:30:00", "6,2024-06-01 00:00:00"];
+    assert_eq!(rows(&s, "SELECT id, cast(ts AS STRING) FROM ntz ORDER BY id")[1..], wall);
+    assert_eq!(rows(&s, "SELECT id, cast(ts AS STRING) FROM jntz ORDER BY id")[1..], wall[..5]);
+}
+
 #[test]
 fn text_tables_obey_the_allowed_roots() {
     let dir = tempfile::tempdir().expect("a folder");

@@ -74,17 +74,21 @@ pub fn analyze_with_warnings(plan: &Arc<LogicalPlan>, catalog: &Catalog, options
 /// built-in (hour, date_format, date_trunc, ...) takes the session time zone, so the plan
 /// carries it to wherever the expression runs.
 fn resolve_time_zones(plan: &Arc<LogicalPlan>, zone: Zone) -> Result<Arc<LogicalPlan>> {
+    plan.transform_up_with_subqueries(&mut |node| Ok(Arc::new(node.map_expressions(|e| in_zone(e, zone))?)))
+}
+
+/// `e` with every timestamp cast and zone-aware built-in in it taking `zone`.
+pub(crate) fn in_zone(e: crate::expr::Expr, zone: Zone) -> Result<crate::expr::Expr> {
     use crate::expr::{Expr, ScalarFunc};
-    let with_zone = |e: Expr| -> Result<Expr> {
-        Ok(match e {
+    e.transform_up(&mut |x| {
+        Ok(match x {
             Expr::Cast { child, to, zone: None } if mentions_timestamp(&child.data_type()?) || mentions_timestamp(&to) => {
                 Expr::Cast { child, to, zone: Some(zone) }
             }
             Expr::Function { func: ScalarFunc::Builtin(b), args } => Expr::Function { func: ScalarFunc::Builtin(b.with_zone(zone)), args },
             other => other,
         })
-    };
-    plan.transform_up_with_subqueries(&mut |node| Ok(Arc::new(node.map_expressions(|e| e.transform_up(&mut |x| with_zone(x)))?)))
+    })
 }
 
 /// True for a timestamp type or a nested type holding one.

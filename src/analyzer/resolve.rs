@@ -54,7 +54,8 @@ impl Resolver<'_> {
             return Err(super::generators::outside_select(&node.node_string()));
         }
         match node {
-            LogicalPlan::UnresolvedRelation { name } => {
+            LogicalPlan::UnresolvedRelation { name, args: Some(args) } => self.resolve_table_function(&name, args),
+            LogicalPlan::UnresolvedRelation { name, args: None } => {
                 let output = |table: &crate::catalog::Table| {
                     table.schema.fields().iter().map(|f| Attribute::new(f.name().clone(), f.data_type().clone(), f.is_nullable())).collect()
                 };
@@ -191,7 +192,7 @@ impl Resolver<'_> {
             // Spark's ResolvePivot: grouped by the columns neither the aggregates nor the FOR columns read.
             LogicalPlan::Pivot { columns, aggregates, child } => {
                 let input = child.output();
-                let aggregates = pivot_values_as(&columns, aggregates, &self.resolve_select_list(columns.clone(), &input)?)?;
+                let aggregates = pivot_values_as(&columns, aggregates, &self.resolve_select_list(columns.clone(), &input)?, self.options.time_zone)?;
                 let mut read = std::collections::BTreeSet::new();
                 for e in &aggregates {
                     read.extend(self.resolve_expr(e.clone(), &input)?.references());
@@ -632,6 +633,41 @@ impl Resolver<'_> {
     }
 
     /// Resolves names and functions in `e` against `input`.
+    /// `FROM f(args)`: the host's table function `f` (`Session::register_udtf`) called with the
+    /// arguments' values, its table read as a relation named `f`.
+    fn resolve_table_function(&self, name: &[String], args: Vec<Expr>) -> Result<LogicalPlan> {
+        let fname = name.join(".");
+        let Some(function) = self.catalog.table_function(&fname) else {
+            return Err(KilnError::analysis_with(
+                "UNRESOLVABLE_TABLE_VALUED_FUNCTION",
+                format!("Could not resolve `{fname}` to a table-valued function. Please make sure that `{fname}` is defined as a table-valued function and that all required parameters are provided correctly."),
+                &[("name", &format!("`{fname}`"))],
+            ));
+        };
+        let values = args
+            .into_iter()
+            .map(|a| {
+                let e = coerce_expr(self.resolve_expr(a, &[])?)?;
+                if !e.foldable() {
+                    return Err(KilnError::analysis("NON_FOLDABLE_ARGUMENT", format!("The function `{fname}` requires constant arguments, got {}.", crate::expr::sql_name(&e))));
+                }
+                crate::expr::eval::evaluate_scalar(&e)
+            })
+            .collect::<Result<Vec<ScalarValue>>>()?;
+        let provided = function.call(&values)?;
+        let table = crate::catalog::Table {
+            name: function.name().to_string(),
+            database: "default".into(),
+            schema: provided.schema().clone(),
+            source: crate::catalog::TableSource::Provider(provided),
+            kind: crate::catalog::TableKind::Session,
+            stats: None,
+            cached: None,
+        };
+        let output = table.schema.fields().iter().map(|f| Attribute::new(f.name().clone(), f.data_type().clone(), f.is_nullable())).collect();
+        Ok(LogicalPlan::SubqueryAlias { alias: function.name().to_string(), child: Arc::new(LogicalPlan::Relation { table: Arc::new(table), output }) })
+    }
+
     pub fn resolve_expr(&self, e: Expr, input: &[Attribute]) -> Result<Expr> {
         e.transform_up(&mut |e| match e {
             Expr::UnresolvedAttribute(parts) => match resolve_column(&parts, input) {
@@ -1162,14 +1198,15 @@ fn sort_with_windows(order: Vec<SortOrder>, global: bool, child: Arc<LogicalPlan
 /// Spark's ResolveUnpivot: an Expand with one projection per IN item: the other columns (the
 /// ids), the item's name, its columns cast to each value column's common type.
 /// Spark casts each pivot value to its FOR column's type (PIVOT_VALUE_DATA_TYPE_MISMATCH when
-/// it cannot): the `column <=> value` conditions the parser wrote compare with the cast value.
-fn pivot_values_as(columns: &[Expr], aggregates: Vec<Expr>, resolved: &[Expr]) -> Result<Vec<Expr>> {
+/// it cannot), in the session time zone: the `column <=> value` conditions the parser wrote
+/// compare with the cast value.
+fn pivot_values_as(columns: &[Expr], aggregates: Vec<Expr>, resolved: &[Expr], zone: crate::types::time_zone::Zone) -> Result<Vec<Expr>> {
     let types = resolved.iter().map(|c| c.data_type()).collect::<Result<Vec<_>>>()?;
     aggregates
         .into_iter()
         .map(|a| {
             a.transform_up(&mut |x| match x {
-                Expr::Binary { op: BinaryOp::EqNullSafe, left, right } if matches!(right.as_ref(), Expr::Literal(_)) => {
+                Expr::Binary { op: BinaryOp::EqNullSafe, left, right } if right.foldable() => {
                     let Some(i) = columns.iter().position(|c| c == left.as_ref()) else { return Ok(Expr::Binary { op: BinaryOp::EqNullSafe, left, right }) };
                     let from = right.data_type()?;
                     let mismatch = || {
@@ -1182,7 +1219,7 @@ fn pivot_values_as(columns: &[Expr], aggregates: Vec<Expr>, resolved: &[Expr]) -
                         return Err(mismatch());
                     }
                     // A value the cast rejects (ANSI) fails as the cast does, as in Spark.
-                    let cast = Expr::Cast { child: right.clone(), to: types[i].clone(), zone: None };
+                    let cast = super::in_zone(Expr::Cast { child: right.clone(), to: types[i].clone(), zone: None }, zone)?;
                     let value = crate::expr::eval::evaluate_scalar(&cast).map_err(|e| if e.to_string().contains("CAST_INVALID_INPUT") { e } else { mismatch() })?;
                     Ok(Expr::Binary { op: BinaryOp::EqNullSafe, left, right: Box::new(Expr::lit(value)) })
                 }
@@ -1447,7 +1484,9 @@ pub(super) fn resolve_attribute(parts: &[String], input: &[Attribute]) -> Result
 
 /// A UDF call: its arguments cast to its signature.
 fn resolve_udf(udf: &Arc<crate::udf::ScalarUdf>, args: Vec<Expr>) -> Result<Expr> {
-    Ok(Expr::ScalarUdf { udf: udf.clone(), args: cast_to_signature(args, |given| udf.coerce(given))? })
+    let args = cast_to_signature(args, |given| udf.coerce(given))?;
+    let types = args.iter().map(|a| a.data_type()).collect::<Result<Vec<_>>>()?;
+    Ok(Expr::ScalarUdf { udf: udf.for_call(&types)?, args })
 }
 
 /// `args`, each cast to the type `coerce` (a user function's signature) wants for it.

@@ -30,9 +30,16 @@ impl RecordBatchReader for RecordBatchStream {
 }
 
 impl DataFrame {
+    /// [`DataFrame::execute_stream`] under `control`: [`QueryControl::cancel`](crate::QueryControl::cancel)
+    /// from any thread ends the stream with [`KilnError::Cancelled`](crate::KilnError::Cancelled)
+    /// as its last item; the session's timeout and memory limit apply as well.
+    pub fn execute_stream_with_control(&self, control: &std::sync::Arc<crate::QueryControl>) -> Result<RecordBatchStream> {
+        DataFrame { control: Some(control.clone()), ..self.clone() }.execute_stream()
+    }
+
     /// Runs the query and returns its rows as a stream of batches, so a host can consume a
     /// result larger than memory. Errors arrive as the stream's items (Arrow's
-    /// `ExternalError` holding the [`crate::KilnError`]).
+    /// `ExternalError` holding the [`crate::KilnError`]; [`KilnError::from_stream`](crate::KilnError::from_stream) unwraps it).
     ///
     /// ```
     /// let session = kiln::Session::new();

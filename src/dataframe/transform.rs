@@ -13,6 +13,7 @@ use crate::expr::{Attribute, BinaryOp, Expr};
 use crate::catalog::cached::StorageLevel;
 use crate::functions::{col, Column};
 use crate::plan::{GroupingSetsKind, JoinType, LogicalPlan};
+use crate::types::ScalarValue;
 
 fn exprs(cols: impl IntoIterator<Item = Column>) -> Result<Vec<Expr>> {
     cols.into_iter().map(Column::into_expr).collect()
@@ -30,27 +31,108 @@ pub struct GroupedData {
     df: DataFrame,
     grouping: Vec<Column>,
     kind: Option<GroupingSetsKind>,
+    /// `pivot(column, values)`: one output column per value (and aggregate).
+    pivot: Option<(Column, Vec<ScalarValue>)>,
 }
 
 impl GroupedData {
     /// One row per group: the grouping columns, then `aggregates` (Spark's `groupBy(..).agg(..)`).
     pub fn agg(self, aggregates: impl IntoIterator<Item = Column>) -> Result<DataFrame> {
-        let grouping = exprs(self.grouping)?;
-        let aggregates = [grouping.clone(), exprs(aggregates)?].concat();
-        let child = self.df.plans.parsed.clone();
-        let plan = match self.kind {
+        let this = self.pivot_values()?;
+        let grouping = exprs(this.grouping)?;
+        let mut aggregates = exprs(aggregates)?;
+        let child = this.df.plans.parsed.clone();
+        if let Some((column, values)) = this.pivot {
+            // Spark's ResolvePivot takes PivotFirst when every aggregate is of an atomic type:
+            // a group without a value's rows is NULL there (even for count), 0 otherwise.
+            let probe = this.df.session.plan(LogicalPlan::Aggregate { grouping: grouping.clone(), aggregates: [grouping.clone(), aggregates.clone()].concat(), child: child.clone() })?;
+            let schema = probe.schema();
+            let outputs = &schema.fields()[grouping.len()..];
+            let atomic = outputs.iter().all(|f| !f.data_type().is_nested());
+            let names: Vec<&str> = outputs.iter().map(|f| f.name().as_str()).collect();
+            aggregates = pivoted(column.into_expr()?, &values, aggregates, &names, atomic)?;
+        }
+        let aggregates = [grouping.clone(), aggregates].concat();
+        let plan = match this.kind {
             None => LogicalPlan::Aggregate { grouping, aggregates, child },
             Some(kind) => {
                 let elements = (0..grouping.len()).map(|i| vec![i]).collect();
                 LogicalPlan::GroupingSets { kind, elements, exprs: grouping, aggregates, child }
             }
         };
-        self.df.session.plan(plan)
+        this.df.session.plan(plan)
     }
     /// The number of rows of each group, as a column `count`.
     pub fn count(self) -> Result<DataFrame> {
         self.agg([crate::functions::count(col("*")).alias("count")])
     }
+    /// Pivots on `column` (pyspark's `groupBy(..).pivot(column, values)`): [`GroupedData::agg`]
+    /// then gives, per group, one column per value of `values` (and per aggregate, named
+    /// `value_aggregate`, when there are several), each aggregating only the rows of that value.
+    /// With no values, the column's distinct values, sorted, as Spark computes them.
+    ///
+    /// ```
+    /// use kiln::functions::*;
+    /// let s = kiln::Session::new();
+    /// let t = s.sql("SELECT * FROM VALUES (2024, 'q1', 10), (2024, 'q2', 20), (2025, 'q1', 5) AS t(y, q, v)").unwrap();
+    /// let p = t.group_by([col("y")]).pivot("q", ["q1".into(), "q2".into()]).agg([sum(col("v"))]).unwrap();
+    /// assert_eq!(p.columns(), vec!["y", "q1", "q2"]);
+    /// ```
+    pub fn pivot(mut self, column: &str, values: impl IntoIterator<Item = ScalarValue>) -> GroupedData {
+        self.pivot = Some((col(column), values.into_iter().collect()));
+        self
+    }
+    /// The distinct values of a pivot column, sorted (NULL first), when none were given.
+    fn pivot_values(mut self) -> Result<GroupedData> {
+        let Some((column, values)) = self.pivot.take() else { return Ok(self) };
+        let values = if values.is_empty() {
+            let distinct = self.df.select([column.clone()])?.distinct()?.order_by([column.clone()])?;
+            let mut found = vec![];
+            for batch in distinct.collect()? {
+                for row in 0..batch.num_rows() {
+                    found.push(ScalarValue::try_from_array(batch.column(0), row)?);
+                }
+            }
+            found
+        } else {
+            values
+        };
+        self.pivot = Some((column, values));
+        Ok(self)
+    }
+}
+
+/// Spark's pivot of a DataFrame: per value, per aggregate, the aggregate over the rows where
+/// `column <=> value`, named by the value (with `_` and the aggregate's `names` when there are several); NULL for
+/// a group without such rows when `null_when_absent` (Spark's PivotFirst).
+fn pivoted(column: Expr, values: &[ScalarValue], aggregates: Vec<Expr>, names: &[&str], null_when_absent: bool) -> Result<Vec<Expr>> {
+    let mut out = vec![];
+    for value in values {
+        let condition = column.clone().binary(BinaryOp::EqNullSafe, Expr::Literal(value.clone()));
+        for (agg, agg_name) in aggregates.iter().zip(names) {
+            let call = match agg {
+                Expr::Alias { child, .. } => (**child).clone(),
+                other => other.clone(),
+            };
+            let restricted = crate::sql::restrict_aggregate(call.clone(), condition.clone(), false).map_err(|_| {
+                KilnError::analysis("_LEGACY_ERROR_TEMP_1006", format!("Aggregate expression required for pivot, but '{}' did not appear in any aggregate function.", crate::expr::sql_name(&call)))
+            })?;
+            let value_name = value.to_string();
+            let name = match aggregates.len() {
+                1 => value_name,
+                _ => format!("{value_name}_{agg_name}"),
+            };
+            let value = match null_when_absent {
+                true => {
+                    let present = Expr::UnresolvedFunction { name: "bool_or".into(), args: vec![condition.clone()], distinct: false };
+                    Expr::CaseWhen { branches: vec![(present, restricted)], else_expr: None }
+                }
+                false => restricted,
+            };
+            out.push(value.alias(&name));
+        }
+    }
+    Ok(out)
 }
 
 impl DataFrame {
@@ -75,6 +157,35 @@ impl DataFrame {
     /// [`DataFrame::select`] with each column written as SQL: `select_expr(["a + 1 AS b"])`.
     pub fn select_expr<'a>(&self, sql: impl IntoIterator<Item = &'a str>) -> Result<DataFrame> {
         self.select(sql.into_iter().map(crate::functions::expr))
+    }
+    /// About `fraction` of the rows, each kept with that probability (pyspark's
+    /// `sample(fraction, seed)` without replacement); the same seed keeps the same rows of the
+    /// same input.
+    ///
+    /// ```
+    /// let s = kiln::Session::new();
+    /// let df = s.sql("SELECT id FROM range(1000)").unwrap();
+    /// let n = df.sample(0.1, 42).unwrap().count().unwrap();
+    /// assert!(n > 50 && n < 150, "{n}");
+    /// ```
+    pub fn sample(&self, fraction: f64, seed: i64) -> Result<DataFrame> {
+        if !(0.0..=1.0).contains(&fraction) {
+            return Err(KilnError::exec(format!("requirement failed: Sampling fraction ({fraction}) must be on interval [0, 1] without replacement")));
+        }
+        self.filter(crate::functions::rand(seed).lt(fraction))
+    }
+    /// Appends the rows to the table `table` (pyspark's `df.write.insertInto(table)`): by
+    /// position, each cast to the table column's type as `INSERT INTO table SELECT ...` does;
+    /// `overwrite` replaces the table's rows instead.
+    ///
+    /// ```
+    /// let s = kiln::Session::new();
+    /// s.sql("CREATE TABLE t (id BIGINT, tag STRING)").unwrap();
+    /// s.sql("SELECT 1 AS a, 'x' AS b").unwrap().insert_into("t", false).unwrap();
+    /// assert_eq!(s.table("t").unwrap().count().unwrap(), 1);
+    /// ```
+    pub fn insert_into(&self, table: &str, overwrite: bool) -> Result<()> {
+        self.session.insert_into(table, (*self.parsed()).clone(), overwrite)
     }
     /// The rows for which `condition` is true (SQL's WHERE).
     pub fn filter(&self, condition: Column) -> Result<DataFrame> {
@@ -144,15 +255,15 @@ impl DataFrame {
     /// assert_eq!(out.columns(), vec!["k", "total"]);
     /// ```
     pub fn group_by(&self, cols: impl IntoIterator<Item = Column>) -> GroupedData {
-        GroupedData { df: self.clone(), grouping: cols.into_iter().collect(), kind: None }
+        GroupedData { df: self.clone(), grouping: cols.into_iter().collect(), kind: None, pivot: None }
     }
     /// Groups by `ROLLUP(cols)`: every prefix of the columns, then the grand total.
     pub fn rollup(&self, cols: impl IntoIterator<Item = Column>) -> GroupedData {
-        GroupedData { df: self.clone(), grouping: cols.into_iter().collect(), kind: Some(GroupingSetsKind::Rollup) }
+        GroupedData { df: self.clone(), grouping: cols.into_iter().collect(), kind: Some(GroupingSetsKind::Rollup), pivot: None }
     }
     /// Groups by `CUBE(cols)`: every subset of the columns.
     pub fn cube(&self, cols: impl IntoIterator<Item = Column>) -> GroupedData {
-        GroupedData { df: self.clone(), grouping: cols.into_iter().collect(), kind: Some(GroupingSetsKind::Cube) }
+        GroupedData { df: self.clone(), grouping: cols.into_iter().collect(), kind: Some(GroupingSetsKind::Cube), pivot: None }
     }
     /// Aggregates all rows into one (an aggregate without GROUP BY).
     pub fn agg(&self, aggregates: impl IntoIterator<Item = Column>) -> Result<DataFrame> {

@@ -17,6 +17,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use crate::error::{KilnError, Result};
+use crate::types::time_zone::Zone;
 
 /// Which text format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,8 +181,9 @@ impl TextTable {
     }
 
     /// File `file`'s rows, the columns `names` (table columns, in that order), in batches of
-    /// about `batch_size` rows.
-    pub fn batches(&self, file: usize, names: &[String], batch_size: usize) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + Send>> {
+    /// about `batch_size` rows; a TIMESTAMP text without a zone of its own is a wall-clock time
+    /// in `zone` (Spark reads it in the session time zone).
+    pub fn batches(&self, file: usize, names: &[String], batch_size: usize, zone: Zone) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + Send>> {
         let path = self.files.get(file).ok_or_else(|| KilnError::internal(format!("file {file} of a {} table", self.format.name())))?.clone();
         let indices: Vec<usize> = names.iter().map(|n| self.schema.index_of(n)).collect::<std::result::Result<_, _>>()?;
         let target: Vec<Field> = indices.iter().map(|&i| self.schema.field(i).clone()).collect();
@@ -199,7 +201,7 @@ impl TextTable {
         let out = Arc::new(Schema::new(target));
         Ok(Box::new(raw.map(move |b| {
             let b = b.map_err(|e| KilnError::io(&name, format!("malformed {} record: {e}", format.name())))?;
-            typed(&b, &out, &options, &name)
+            typed(&b, &out, &options, &name, zone)
         })))
     }
 }
@@ -223,13 +225,16 @@ fn csv_builder(schema: SchemaRef, o: &TextOptions) -> arrow::csv::ReaderBuilder 
 }
 
 /// A batch of text columns as the table's types, by the parse mode.
-fn typed(batch: &RecordBatch, schema: &SchemaRef, o: &TextOptions, file: &str) -> Result<RecordBatch> {
+fn typed(batch: &RecordBatch, schema: &SchemaRef, o: &TextOptions, file: &str, zone: Zone) -> Result<RecordBatch> {
     let rows = batch.num_rows();
     let mut bad: Option<Vec<bool>> = None;
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
     for (text, field) in batch.columns().iter().zip(schema.fields()) {
         let text = null_values(text, &o.null_value)?;
-        let safe = cast_with_options(&text, field.data_type(), &CastOptions { safe: true, ..Default::default() })?;
+        let safe = match field.data_type() {
+            DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, tz) => timestamps(&text, tz.clone().map(|tz| (tz, zone))),
+            t => cast_with_options(&text, t, &CastOptions { safe: true, ..Default::default() })?,
+        };
         // A value that was text but is NULL now did not parse.
         if safe.null_count() > text.null_count() {
             let failed = |r: usize| safe.is_null(r) && !text.is_null(r);
@@ -257,6 +262,25 @@ fn typed(batch: &RecordBatch, schema: &SchemaRef, o: &TextOptions, file: &str) -
         Some(marks) => Ok(filter_record_batch(&out, &BooleanArray::from(marks.into_iter().map(|b| !b).collect::<Vec<_>>()))?),
         None => Ok(out),
     }
+}
+
+/// Timestamp texts as Spark's `stringToTimestamp` reads them: a TIMESTAMP (its Arrow zone and the
+/// session's) in `zone` unless the text names its own, a TIMESTAMP_NTZ (`zone` None) as the wall-clock time it spells; NULL
+/// where a text does not parse.
+fn timestamps(text: &ArrayRef, zone: Option<(Arc<str>, Zone)>) -> ArrayRef {
+    use crate::types::timestamp::{parse_timestamp_in, parse_wall_clock};
+    let values = text.as_string::<i32>().iter().map(|v| {
+        let v = v?;
+        match &zone {
+            Some((_, zone)) => parse_timestamp_in(v, *zone),
+            None => parse_wall_clock(v).filter(|(_, own)| own.is_none()).map(|(local, _)| local),
+        }
+    });
+    let array = arrow::array::TimestampMicrosecondArray::from_iter(values);
+    Arc::new(match zone {
+        Some((tz, _)) => array.with_timezone(tz),
+        None => array,
+    })
 }
 
 /// `nullValue` (other than the empty string, which arrow's reader already reads as NULL) as NULL.

@@ -49,13 +49,20 @@ pub fn collect_plan(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCach
 
 /// [`collect_plan`] under `ctx`, counting what each operator did in its metrics.
 pub fn collect_measured(plan: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<(Vec<RecordBatch>, Option<Arc<PhysicalPlan>>)> {
+    let (parts, final_plan) = collect_partitions(plan, ctx)?;
+    Ok((parts.into_iter().flatten().collect(), final_plan))
+}
+
+/// [`collect_measured`], the batches kept by output partition.
+pub fn collect_partitions(plan: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<(Partitions, Option<Arc<PhysicalPlan>>)> {
     let (parts, final_plan) = if super::adaptive::is_adaptive(plan, ctx.config) {
         let run = super::adaptive::execute_adaptive(plan, ctx, &execute_with)?;
         (run.partitions, Some(run.final_plan))
     } else {
         (execute_with(plan, ctx)?, None)
     };
-    Ok((parts.into_iter().flatten().filter(|b| b.num_rows() > 0 || b.num_columns() == 0).collect(), final_plan))
+    let parts = parts.into_iter().map(|p| p.into_iter().filter(|b| b.num_rows() > 0 || b.num_columns() == 0).collect()).collect();
+    Ok((parts, final_plan))
 }
 
 /// Runs `plan` and returns its partitions.

@@ -26,7 +26,7 @@ pub enum Builtin {
     BitAnd, BitOr, BitXor, BitNot, ShiftLeft, ShiftRight, ShiftRightUnsigned, BitCount,
     RLike, RegexpReplace, RegexpExtract, RegexpExtractAll, RegexpCount, RegexpSubstr, RegexpInstr, Split,
     StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl, Cot, Sec, Csc, E, Factorial, TypeOf,
-    Hour(Zone), Minute(Zone), Second(Zone), ToTimestamp(Zone), ToDate, DateFormat(Zone), CurrentTimestamp, UnixTimestamp(Zone), FromUnixtime(Zone), DateTrunc(Zone),
+    Hour(Zone), Minute(Zone), Second(Zone), ToTimestamp(Zone), ToDate(Zone), DateFormat(Zone), CurrentTimestamp, UnixTimestamp(Zone), FromUnixtime(Zone), DateTrunc(Zone),
     /// localtimestamp(): the wall-clock time now in the session zone, a TIMESTAMP_NTZ.
     LocalTimestamp(Zone),
     /// `extract(SECOND FROM ts)`: the seconds with their fraction, a decimal(8,6) (Spark's
@@ -57,7 +57,7 @@ const ALL: &[Builtin] = &[
     Least, ConcatWs, Lpad, Rpad, Repeat, Reverse, Initcap, Instr, Locate, Ascii, Chr, Translate, SplitPart, Levenshtein, Left, Right, Month,
     Day, Quarter, DayOfWeek, DayOfYear, WeekOfYear, LastDay, AddMonths, Trunc, CurrentDate(Zone::UTC), RLike, RegexpReplace, RegexpExtract, RegexpExtractAll,
     RegexpCount, RegexpSubstr, RegexpInstr, Split, StartsWith, EndsWith, Contains, OctetLength, BitLength, SubstringIndex, FindInSet, Space, Nanvl,
-    Cot, Sec, Csc, E, Factorial, TypeOf, ShiftLeft, ShiftRight, ShiftRightUnsigned, BitCount, Hour(Zone::UTC), Minute(Zone::UTC), Second(Zone::UTC), ToTimestamp(Zone::UTC), ToDate, DateFormat(Zone::UTC), CurrentTimestamp, LocalTimestamp(Zone::UTC), UnixTimestamp(Zone::UTC),
+    Cot, Sec, Csc, E, Factorial, TypeOf, ShiftLeft, ShiftRight, ShiftRightUnsigned, BitCount, Hour(Zone::UTC), Minute(Zone::UTC), Second(Zone::UTC), ToTimestamp(Zone::UTC), ToDate(Zone::UTC), DateFormat(Zone::UTC), CurrentTimestamp, LocalTimestamp(Zone::UTC), UnixTimestamp(Zone::UTC),
     FromUnixtime(Zone::UTC), DateTrunc(Zone::UTC), Size, SortArray, ArraySort, ArrayContains, ArrayJoin, ArrayDistinct, ArrayMax, ArrayMin, MakeArray, ElementAt,
     TryElementAt, Get, ArrayPosition, ArrayRemove, Slice, ArrayRepeat,
 ];
@@ -82,7 +82,7 @@ impl Builtin {
             StartsWith => "startswith", EndsWith => "endswith", Contains => "contains", OctetLength => "octet_length",
             BitLength => "bit_length", SubstringIndex => "substring_index", FindInSet => "find_in_set", Space => "space", Nanvl => "nanvl",
             Cot => "cot", Sec => "sec", Csc => "csc", E => "e", Factorial => "factorial", TypeOf => "typeof",
-            Hour(_) => "hour", Minute(_) => "minute", Second(_) => "second", ToTimestamp(_) => "to_timestamp", ToDate => "to_date",
+            Hour(_) => "hour", Minute(_) => "minute", Second(_) => "second", ToTimestamp(_) => "to_timestamp", ToDate(_) => "to_date",
             DateFormat(_) => "date_format", CurrentTimestamp => "current_timestamp", LocalTimestamp(_) => "localtimestamp", UnixTimestamp(_) => "unix_timestamp",
             SecondWithFraction(_) => "secondwithfraction",
             FromUnixtime(_) => "from_unixtime", DateTrunc(_) => "date_trunc", TimeAdd(_) => "timeadd", TryCast(_) => "try_cast",
@@ -103,6 +103,7 @@ impl Builtin {
             Minute(_) => Minute(zone),
             Second(_) => Second(zone),
             ToTimestamp(_) => ToTimestamp(zone),
+            ToDate(_) => ToDate(zone),
             UnixTimestamp(_) => UnixTimestamp(zone),
             DateFormat(_) => DateFormat(zone),
             FromUnixtime(_) => FromUnixtime(zone),
@@ -154,7 +155,7 @@ impl Builtin {
             TryCast(_) => (2, 2),
             StartsWith | EndsWith | Contains | FindInSet | Nanvl | ShiftLeft | ShiftRight | ShiftRightUnsigned => (2, 2),
             SubstringIndex => (3, 3),
-            ToTimestamp(_) | ToDate | FromUnixtime(_) => (1, 2),
+            ToTimestamp(_) | ToDate(_) | FromUnixtime(_) => (1, 2),
             UnixTimestamp(_) => (0, 2),
             DateFormat(_) | DateTrunc(_) => (2, 2),
             TimeAdd(_) => (3, 3),
@@ -349,15 +350,15 @@ impl Builtin {
             Chr => args.into_iter().map(|a| cast_to(a, &DataType::Int64)).collect::<Result<_>>()?,
             Hour(_) | Minute(_) | Second(_) | SecondWithFraction(_) => args.into_iter().map(|a| self.to_timestamp_arg(a)).collect::<Result<_>>()?,
             // A string with a pattern is parsed; anything else is cast.
-            ToTimestamp(_) | UnixTimestamp(_) | ToDate | DateFormat(_) | DateTrunc(_) | FromUnixtime(_) => {
+            ToTimestamp(_) | UnixTimestamp(_) | ToDate(_) | DateFormat(_) | DateTrunc(_) | FromUnixtime(_) => {
                 let with_pattern = args.len() == 2;
                 args.into_iter()
                     .enumerate()
                     .map(|(i, a)| match (self, i) {
-                        (DateTrunc(_), 0) | (DateFormat(_), 1) | (ToTimestamp(_) | UnixTimestamp(_) | ToDate | FromUnixtime(_), 1) => cast_to(a, &DataType::Utf8),
+                        (DateTrunc(_), 0) | (DateFormat(_), 1) | (ToTimestamp(_) | UnixTimestamp(_) | ToDate(_) | FromUnixtime(_), 1) => cast_to(a, &DataType::Utf8),
                         (FromUnixtime(_), _) => cast_to(a, &DataType::Int64),
                         (DateTrunc(_) | DateFormat(_), _) => self.to_timestamp_arg(a),
-                        (ToDate, _) if !with_pattern => {
+                        (ToDate(_), _) if !with_pattern => {
                             let t = a.data_type()?;
                             if crate::types::is_string(&t) || t == DataType::Null { Ok(a) } else { cast_to(a, &DataType::Date32) }
                         }
@@ -480,7 +481,7 @@ impl Builtin {
             RegexpCount | RegexpInstr => DataType::Int32,
             RegexpExtractAll | Split => crate::types::list_type(DataType::Utf8),
             Instr | Locate | Ascii | Levenshtein | Month | Day | Quarter | DayOfWeek | DayOfYear | WeekOfYear => DataType::Int32,
-            LastDay | AddMonths | Trunc | CurrentDate(_) | ToDate => DataType::Date32,
+            LastDay | AddMonths | Trunc | CurrentDate(_) | ToDate(_) => DataType::Date32,
             Hour(_) | Minute(_) | Second(_) => DataType::Int32,
             UnixTimestamp(_) => DataType::Int64,
             ToTimestamp(_) | CurrentTimestamp | DateTrunc(_) => crate::types::timestamp_type(false),
@@ -525,7 +526,7 @@ impl Builtin {
         let regexp = |f: super::regexp::RegexpFn| super::regexp::eval(f, args, rows);
         let array = |f: super::arrays::ArrayFn| super::arrays::eval(f, args, rows, result);
         Ok(match self {
-            Hour(_) | Minute(_) | Second(_) | SecondWithFraction(_) | ToTimestamp(_) | ToDate | DateFormat(_) | CurrentTimestamp | LocalTimestamp(_) | UnixTimestamp(_)
+            Hour(_) | Minute(_) | Second(_) | SecondWithFraction(_) | ToTimestamp(_) | ToDate(_) | DateFormat(_) | CurrentTimestamp | LocalTimestamp(_) | UnixTimestamp(_)
             | FromUnixtime(_) | DateTrunc(_) | TimeAdd(_) => {
                 super::datetime::eval(*self, args, rows, result)?
             }

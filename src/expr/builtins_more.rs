@@ -1264,7 +1264,7 @@ pub(crate) fn rewrite(name: &str, args: Vec<Expr>) -> Result<std::result::Result
     let n = name.to_ascii_lowercase();
     let wrapped = match n.as_str() {
         "try_to_timestamp" => Some((TryToTimestamp, Builtin::ToTimestamp(crate::types::time_zone::Zone::UTC))),
-        "try_to_date" => Some((TryToDate, Builtin::ToDate)),
+        "try_to_date" => Some((TryToDate, Builtin::ToDate(Zone::UTC))),
         "try_make_timestamp" => Some((TryMakeTimestamp, Builtin::More(MakeTimestamp(Zone::UTC)))),
         _ => None,
     };

@@ -85,9 +85,8 @@ fn parse(text: &str, pattern: Option<&str>, b: Builtin, zone: Zone) -> Result<i6
         }
         None => parse_timestamp_in(text, zone).ok_or_else(|| cannot_parse(text, "yyyy-MM-dd HH:mm:ss")),
         Some(p) => match parse_with_pattern(text, p).map_err(|e| bad_pattern(b.name(), p, e))?.ok_or_else(|| cannot_parse(text, p))? {
-            // An offset in the text fixes the instant; otherwise it is a wall-clock time in `zone`.
-            (wall, Some(offset)) => wall.checked_sub(offset * MICROS_PER_SECOND).ok_or_else(overflow),
-            (wall, None) => zone.to_utc(wall).ok_or_else(overflow),
+            // A zone in the text fixes the instant; otherwise it is a wall-clock time in `zone`.
+            (wall, own) => own.unwrap_or(zone).to_utc(wall).ok_or_else(overflow),
         },
     }
 }
@@ -95,7 +94,7 @@ fn parse(text: &str, pattern: Option<&str>, b: Builtin, zone: Zone) -> Result<i6
 /// The zone a zone-aware built-in reads and writes TIMESTAMP wall-clock times in.
 fn zone_of(b: Builtin) -> Zone {
     match b {
-        Builtin::Hour(z) | Builtin::Minute(z) | Builtin::Second(z) | Builtin::ToTimestamp(z) | Builtin::UnixTimestamp(z) | Builtin::DateFormat(z)
+        Builtin::Hour(z) | Builtin::Minute(z) | Builtin::Second(z) | Builtin::ToTimestamp(z) | Builtin::ToDate(z) | Builtin::UnixTimestamp(z) | Builtin::DateFormat(z)
         | Builtin::FromUnixtime(z) | Builtin::DateTrunc(z) | Builtin::TimeAdd(z) | Builtin::LocalTimestamp(z) | Builtin::SecondWithFraction(z) => z,
         _ => Zone::UTC,
     }
@@ -142,7 +141,7 @@ pub(super) fn eval(b: Builtin, args: &[ArrayRef], rows: usize, result: &DataType
                 Arc::new(ts.unary::<_, Int64Type>(|v| v.div_euclid(MICROS_PER_SECOND)))
             }
         }
-        Builtin::ToTimestamp(_) | Builtin::UnixTimestamp(_) | Builtin::ToDate => {
+        Builtin::ToTimestamp(_) | Builtin::UnixTimestamp(_) | Builtin::ToDate(_) => {
             let s = strings(arg(0)?)?;
             let pattern = match args.get(1) {
                 Some(p) => Some(strings(p)?),
@@ -159,14 +158,15 @@ pub(super) fn eval(b: Builtin, args: &[ArrayRef], rows: usize, result: &DataType
                 let p = pattern.as_ref().map(|p| p.value(i));
                 out.push(Some(match (b, p) {
                     // to_date without a pattern is cast(s AS DATE).
-                    (Builtin::ToDate, None) => parse_date(text).ok_or_else(|| cannot_parse(text, "yyyy-MM-dd"))? as i64,
+                    (Builtin::ToDate(_), None) => parse_date(text).ok_or_else(|| cannot_parse(text, "yyyy-MM-dd"))? as i64,
                     _ => parse(text, p, b, zone)?,
                 }));
             }
             match b {
-                Builtin::ToDate => Arc::new(
+                // A parsed instant's date is its date in the session zone, as Spark's.
+                Builtin::ToDate(_) => Arc::new(
                     out.into_iter()
-                        .map(|v| v.map(|v| if pattern.is_some() { v.div_euclid(MICROS_PER_DAY) as i32 } else { v as i32 }))
+                        .map(|v| v.map(|v| if pattern.is_some() { zone.from_utc(v).unwrap_or(v).div_euclid(MICROS_PER_DAY) as i32 } else { v as i32 }))
                         .collect::<Date32Array>(),
                 ),
                 Builtin::UnixTimestamp(_) => Arc::new(out.into_iter().map(|v| v.map(|v| v.div_euclid(MICROS_PER_SECOND))).collect::<Int64Array>()),

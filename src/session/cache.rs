@@ -10,7 +10,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
 
 use crate::catalog::cached::{CachedRelation, StorageLevel};
@@ -146,7 +145,7 @@ impl CacheManager {
         let reservation = CachedRelation::reserve(&self.pool, &format!("the cache of {what}"));
         let mut batches: Vec<RecordBatch> = vec![];
         for batch in df.execute_stream()? {
-            let batch = batch.map_err(from_stream)?;
+            let batch = batch.map_err(KilnError::from_stream)?;
             let bytes = batch.get_array_memory_size() as u64;
             if reservation.grow(bytes).is_err() {
                 let held = self.pool.used().saturating_sub(reservation.bytes());
@@ -238,16 +237,5 @@ impl CacheManager {
                 _ => node,
             })
         })
-    }
-}
-
-/// A stream's error as the KilnError it carries.
-fn from_stream(e: ArrowError) -> KilnError {
-    match e {
-        ArrowError::ExternalError(inner) => match inner.downcast::<KilnError>() {
-            Ok(k) => *k,
-            Err(other) => KilnError::exec(other.to_string()),
-        },
-        other => other.into(),
     }
 }

@@ -860,6 +860,17 @@ fn filtered_aggregate(f: &ast::Function, filter: &ast::Expr, d: usize, span: Spa
 
 /// The aggregate call `f` over only the rows where `condition` holds (FILTER, PIVOT).
 pub(crate) fn aggregate_where(f: &ast::Function, condition: Expr, d: usize, span: Span) -> Result<Expr> {
+    let name = f.name.to_string();
+    let mut plain = f.clone();
+    plain.filter = None;
+    let within_group = !f.within_group.is_empty();
+    restrict_aggregate(function(&plain, d)?, condition, within_group).map_err(|why| unsupported(format!("{name}(...) FILTER (WHERE ...){why}"), span))
+}
+
+/// An aggregate call reading only the rows where `condition` holds (`agg(x) FILTER (WHERE c)`,
+/// a PIVOT value's column): each argument the aggregate skips NULLs of becomes
+/// `CASE WHEN c THEN x END`. Err: why it cannot be (to append to the caller's message).
+pub(crate) fn restrict_aggregate(call: Expr, condition: Expr, within_group: bool) -> std::result::Result<Expr, &'static str> {
     const EVERY_ARGUMENT: &[&str] = &[
         "count", "sum", "avg", "mean", "min", "max", "corr", "covar_samp", "covar_pop", "max_by", "min_by", "regr_count", "regr_avgx",
         "regr_avgy", "regr_sxx", "regr_syy", "regr_sxy", "regr_slope", "regr_intercept", "regr_r2",
@@ -869,30 +880,25 @@ pub(crate) fn aggregate_where(f: &ast::Function, condition: Expr, d: usize, span
         "var_pop", "skewness", "kurtosis", "collect_list", "collect_set", "array_agg", "approx_count_distinct", "percentile",
         "percentile_approx", "approx_percentile", "median", "listagg", "string_agg", "mode", "bit_and", "bit_or", "bit_xor",
     ];
-    let name = f.name.to_string();
+    let Expr::UnresolvedFunction { name, args, distinct } = call else {
+        return Err("");
+    };
     let lname = name.to_ascii_lowercase();
     let wrapped = if EVERY_ARGUMENT.contains(&lname.as_str()) {
         usize::MAX
-    } else if FIRST_ARGUMENT.contains(&lname.as_str()) && f.within_group.is_empty() || matches!(lname.as_str(), "listagg" | "string_agg" | "mode") {
+    } else if FIRST_ARGUMENT.contains(&lname.as_str()) && !within_group || matches!(lname.as_str(), "listagg" | "string_agg" | "mode") {
         1
     } else {
-        return Err(unsupported(format!("{name}(...) FILTER (WHERE ...) (FILTER is planned for aggregates that skip NULLs)"), span));
+        return Err(" (FILTER is planned for aggregates that skip NULLs)");
     };
-    let mut plain = f.clone();
-    plain.filter = None;
-    match function(&plain, d)? {
-        Expr::UnresolvedFunction { name, args, distinct } => {
-            let only = |(i, a): (usize, Expr)| {
-                if i < wrapped {
-                    Expr::CaseWhen { branches: vec![(condition.clone(), a)], else_expr: None }
-                } else {
-                    a
-                }
-            };
-            Ok(Expr::UnresolvedFunction { name, args: args.into_iter().enumerate().map(only).collect(), distinct })
+    let only = |(i, a): (usize, Expr)| {
+        if i < wrapped {
+            Expr::CaseWhen { branches: vec![(condition.clone(), a)], else_expr: None }
+        } else {
+            a
         }
-        _ => Err(unsupported(format!("{name}(...) FILTER (WHERE ...)"), span)),
-    }
+    };
+    Ok(Expr::UnresolvedFunction { name, args: args.into_iter().enumerate().map(only).collect(), distinct })
 }
 
 thread_local! {

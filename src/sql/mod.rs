@@ -28,6 +28,7 @@ mod params;
 pub use params::SqlArgs;
 mod query;
 pub(crate) use query::fresh_instance;
+pub(crate) use expr::restrict_aggregate;
 mod statement;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -408,7 +408,9 @@ impl<'a> QueryPlanner<'a> {
                             });
                         }
                     }
-                    return Err(unsupported(format!("table-valued function {name}(...)"), span));
+                    // A host's table function (`Session::register_udtf`), looked up by the analyzer.
+                    let call = LogicalPlan::UnresolvedRelation { name: parts, args: Some(function_args(&args.args, span)?) };
+                    return with_alias(call, alias.as_ref());
                 }
                 if sample.is_some() {
                     return Err(unsupported("TABLESAMPLE", span));
@@ -426,7 +428,7 @@ impl<'a> QueryPlanner<'a> {
                 let parts = object_name_parts(name)?;
                 let base = match self.cte(&parts) {
                     Some((cte_name, plan)) => LogicalPlan::SubqueryAlias { alias: cte_name, child: Arc::new(fresh_ids(&plan)?) },
-                    None => LogicalPlan::UnresolvedRelation { name: parts },
+                    None => LogicalPlan::UnresolvedRelation { name: parts, args: None },
                 };
                 with_alias(base, alias.as_ref())
             }
@@ -626,7 +628,11 @@ fn pivot_aggregates(aggregates: &[ast::ExprWithAlias], columns: &[ast::Expr], va
         if let Some(bad) = items.iter().find(|e| !e.foldable()) {
             return Err(crate::error::KilnError::analysis("NON_LITERAL_PIVOT_VALUES", format!("Literal expressions required for pivot values, found \"{}\".", crate::expr::sql_name(bad))));
         }
+        // Spark names a column by its value cast to a string: a timestamp literal by its
+        // wall-clock time.
         let text = |e: &Expr| match e {
+            Expr::Literal(ScalarValue::Timestamp(..)) => text_of_timestamp(e),
+            Expr::Cast { child, .. } if matches!(child.as_ref(), Expr::Literal(ScalarValue::Timestamp(..))) => text_of_timestamp(child),
             Expr::Literal(v) => v.to_string(),
             other => crate::expr::sql_name(other),
         };
@@ -667,6 +673,14 @@ fn pivot_aggregates(aggregates: &[ast::ExprWithAlias], columns: &[ast::Expr], va
         }
     }
     Ok(out)
+}
+
+/// A timestamp literal's wall-clock time as Spark casts it to a string.
+fn text_of_timestamp(e: &Expr) -> String {
+    match e {
+        Expr::Literal(ScalarValue::Timestamp(wall, _)) => crate::types::format_timestamp(*wall),
+        other => crate::expr::sql_name(other),
+    }
 }
 
 /// UNPIVOT as Spark's AstBuilder writes it: the node, under `Filter isnotnull(coalesce(values))`

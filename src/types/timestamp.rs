@@ -247,7 +247,7 @@ fn tokens(pattern: &str) -> Result<Vec<Token>, String> {
             while i + n < chars.len() && chars[i + n] == c {
                 n += 1;
             }
-            if !matches!(c, 'y' | 'M' | 'L' | 'd' | 'D' | 'H' | 'h' | 'k' | 'K' | 'm' | 's' | 'S' | 'a' | 'E' | 'u' | 'Q' | 'q' | 'z' | 'Z' | 'X' | 'x' | 'O') {
+            if !matches!(c, 'y' | 'M' | 'L' | 'd' | 'D' | 'H' | 'h' | 'k' | 'K' | 'm' | 's' | 'S' | 'a' | 'E' | 'u' | 'Q' | 'q' | 'z' | 'Z' | 'X' | 'x' | 'O' | 'V') {
                 return Err(format!("Illegal pattern character '{c}'"));
             }
             out.push(Token::Field(c, n));
@@ -294,6 +294,7 @@ pub fn format_with_pattern_in(instant: i64, pattern: &str, zone: Zone) -> Result
                     'Q' | 'q' => num(((c.month - 1) / 3 + 1) as i64, n),
                     'z' if n <= 3 => zone.short_name(instant).ok_or_else(|| "the zone's name is not known to kiln".to_string())?,
                     'X' | 'x' | 'Z' | 'O' => zone_offset_field(f, n, offset)?,
+                    'V' => return Err("the pattern letter 'V' is read, not written, by kiln".into()),
                     other => return Err(format!("Illegal pattern character '{other}'")),
                 };
                 s.push_str(&text);
@@ -350,10 +351,54 @@ fn read_offset(text: &str, i: &mut usize) -> Option<i64> {
     Some(sign * (h * 3600 + m * 60))
 }
 
+/// Reads a zone at `text[*i..]` as java.time's zone letters do: `z` a name (`PST`, `UTC`, a
+/// region id), `VV` a region id, `O` `GMT` with an optional offset (`GMT+2`, `GMT+02:00`).
+fn read_zone(letter: char, text: &str, i: &mut usize) -> Option<Zone> {
+    let rest = &text[*i..];
+    if letter == 'O' {
+        let after = rest.strip_prefix("GMT")?;
+        let mut j = 0;
+        let zone = match after.as_bytes().first() {
+            Some(b'+' | b'-') => {
+                let b = after.as_bytes();
+                // `+h`, `+hh`, `+h:mm`, `+hh:mm` (java.time's localized offset).
+                let hours_len = b[1..].iter().take(2).take_while(|c| c.is_ascii_digit()).count();
+                let h: i64 = after.get(1..1 + hours_len)?.parse().ok()?;
+                j = 1 + hours_len;
+                let mut m = 0;
+                if b.get(j) == Some(&b':') && b.get(j + 1).is_some_and(u8::is_ascii_digit) && b.get(j + 2).is_some_and(u8::is_ascii_digit) {
+                    m = after[j + 1..j + 3].parse::<i64>().ok()?;
+                    j += 3;
+                }
+                if h > 18 || m > 59 {
+                    return None;
+                }
+                Zone::Fixed(if b[0] == b'-' { -1 } else { 1 } * (h * 3600 + m * 60))
+            }
+            _ => Zone::UTC,
+        };
+        *i += 3 + j;
+        return Some(zone);
+    }
+    let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '/' | '_' | '+' | '-' | ':'))).unwrap_or(rest.len());
+    let name = &rest[..len];
+    // java.time reads a daylight-saving name as its region.
+    let region = match name {
+        "PDT" => "America/Los_Angeles",
+        "MDT" => "America/Denver",
+        "CDT" => "America/Chicago",
+        "EDT" => "America/New_York",
+        other => other,
+    };
+    let zone = Zone::parse(region)?;
+    *i += len;
+    Some(zone)
+}
+
 /// `to_timestamp(text, pattern)`: the text read with a Spark datetime pattern, as its
-/// wall-clock time and the offset (seconds east of UTC) it names, if any; None when it does not
-/// match (Spark's ANSI mode then raises CANNOT_PARSE_TIMESTAMP).
-pub fn parse_with_pattern(text: &str, pattern: &str) -> Result<Option<(i64, Option<i64>)>, String> {
+/// wall-clock time and the zone or offset it names, if any; None when it does not match
+/// (Spark's ANSI mode then raises CANNOT_PARSE_TIMESTAMP).
+pub fn parse_with_pattern(text: &str, pattern: &str) -> Result<Option<(i64, Option<Zone>)>, String> {
     let toks = tokens(pattern)?;
     let b = text.as_bytes();
     let mut i = 0;
@@ -415,7 +460,12 @@ pub fn parse_with_pattern(text: &str, pattern: &str) -> Result<Option<(i64, Opti
                     }
                     'X' | 'x' | 'Z' => {
                         let Some(o) = read_offset(text, &mut i) else { return Ok(None) };
-                        offset = Some(o);
+                        offset = Some(Zone::Fixed(o));
+                        continue;
+                    }
+                    'z' | 'O' | 'V' => {
+                        let Some(z) = read_zone(*f, text, &mut i) else { return Ok(None) };
+                        offset = Some(z);
                         continue;
                     }
                     'S' => {
@@ -476,8 +526,8 @@ mod tests {
         assert_eq!(format_with_pattern_in(t, "'at' h 'o''clock'", Zone::UTC).unwrap(), "at 1 o'clock");
         assert_eq!(parse_with_pattern("29/02/2024 01:05 PM", "dd/MM/yyyy hh:mm a").unwrap(), Some((parse_timestamp("2024-02-29 13:05").unwrap(), None)));
         assert_eq!(parse_with_pattern("20240229", "yyyyMMdd").unwrap(), parse_timestamp("2024-02-29").map(|t| (t, None)));
-        assert_eq!(parse_with_pattern("2024-02-29 10:00 +05:30", "yyyy-MM-dd HH:mm XXX").unwrap(), parse_timestamp("2024-02-29 10:00").map(|t| (t, Some(19_800))));
-        assert_eq!(parse_with_pattern("2024-02-29 10:00 Z", "yyyy-MM-dd HH:mm X").unwrap(), parse_timestamp("2024-02-29 10:00").map(|t| (t, Some(0))));
+        assert_eq!(parse_with_pattern("2024-02-29 10:00 +05:30", "yyyy-MM-dd HH:mm XXX").unwrap(), parse_timestamp("2024-02-29 10:00").map(|t| (t, Some(Zone::Fixed(19_800)))));
+        assert_eq!(parse_with_pattern("2024-02-29 10:00 Z", "yyyy-MM-dd HH:mm X").unwrap(), parse_timestamp("2024-02-29 10:00").map(|t| (t, Some(Zone::UTC))));
         let la = Zone::parse("America/Los_Angeles").unwrap();
         let t = parse_timestamp("2020-07-01 00:00").unwrap();
         assert_eq!(format_with_pattern_in(t, "yyyy-MM-dd HH:mm z XXX Z O", la).unwrap(), "2020-06-30 17:00 PDT -07:00 -0700 GMT-7");

@@ -460,8 +460,8 @@ impl Ctx<'_> {
                     sum_count_state(func, out.iter().map(|(s, c)| (*s, *c)), |v| Arc::new(Int64Array::from(v)) as ArrayRef)
                 }
             },
-            AggFunc::Udaf(u) => return Err(KilnError::unsupported(format!("the user-defined aggregate {} over a window", u.name()))),
-            AggFunc::Builtin(_) => return self.frame_by_frame(func, args, &bounds),
+            // Each frame a group of its own, through the GROUP BY accumulator.
+            AggFunc::Udaf(_) | AggFunc::Builtin(_) => return self.frame_by_frame(func, args, &bounds),
         };
         // The GROUP BY accumulator finishes each row's state: result type, rounding, overflow.
         let mut acc = new_accumulator(func, std::slice::from_ref(&arg_type))?;

@@ -89,7 +89,7 @@ fn text_stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, i: usize
     let names: Vec<String> = output.iter().map(|a| a.name.clone()).collect();
     let schema = schema_of(output);
     let control = exec.control;
-    Ok(Box::new(text.batches(f, &names, config.batch_size)?.map(move |b| {
+    Ok(Box::new(text.batches(f, &names, config.batch_size, config.time_zone())?.map(move |b| {
         let b = b?;
         on_scan_batch(control, &b)?;
         metrics.add(ScanStats { rows_out: b.num_rows() as u64, ..Default::default() });

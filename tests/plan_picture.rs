@@ -149,6 +149,13 @@ fn frames_hold_exactly_their_members_and_nothing_overlaps() {
                 assert!(text.last().is_some_and(|t| t.ends_with(" rows") || t.contains(" rows ·")), "Q{q}: no rows in {text:?}");
             }
         }
+        // The plan's spine (the root over its first child, and so on down) is the left column:
+        // the page left of a left-deep plan's joins is not empty.
+        for (i, p) in panels.iter().enumerate() {
+            let left = p.boxes.iter().map(|b| b.1 .0).fold(f64::MAX, f64::min);
+            let root = p.boxes.iter().min_by(|a, b| a.1 .1.total_cmp(&b.1 .1)).expect("a box");
+            assert!((root.1 .0 - left).abs() < 0.5, "Q{q} panel {i}: the root at x {} right of the left column at {left}", root.1 .0);
+        }
     }
     // A stage that fell back (regexp_replace is not compiled) is framed amber.
     let svg = picture(&s, "SELECT o_orderpriority, count(*) FROM orders WHERE regexp_replace(o_comment, 'a', 'b') LIKE '%special%' GROUP BY o_orderpriority");

@@ -97,6 +97,7 @@ pub use catalog::cached::StorageLevel;
 pub use config::Config;
 pub use common::control::QueryControl;
 pub use dataframe::{DataFrame, GroupedData, RecordBatchStream};
+pub use datasource::provider::{MemoryProvider, TableFunction, TableProvider};
 pub use datasource::write::{SaveMode, WriteSummary};
 pub use error::{KilnError, Result};
 pub use explain::ExplainMode;

@@ -307,6 +307,21 @@ impl Session {
         self.state.cache.uncache_table(name)?;
         Ok(dropped)
     }
+    /// Registers a user-defined table function, called in FROM (`SELECT * FROM f(1, 'x')`);
+    /// one of the same name is replaced. See [`TableFunction`](crate::datasource::provider::TableFunction).
+    pub fn register_udtf(&self, function: crate::datasource::provider::TableFunction) -> Result<()> {
+        self.state.catalog.write().map_err(|_| poisoned())?.register_table_function(Arc::new(function));
+        Ok(())
+    }
+    /// Registers a host's own table: its rows come from `provider` at each scan, which is
+    /// handed the columns the query reads and its simple filters (DataFusion's
+    /// `register_table`). A column of a type Spark lacks is refused here,
+    /// `UNSUPPORTED_ARROWTYPE` naming it. See [`TableProvider`](crate::datasource::provider::TableProvider).
+    pub fn register_table(&self, name: &str, provider: Arc<dyn crate::datasource::provider::TableProvider>) -> Result<()> {
+        let table = crate::datasource::provider::ProvidedTable::new(name, provider)?;
+        let schema = table.schema().clone();
+        self.register(Table { name: name.to_string(), database: "default".into(), schema, source: TableSource::Provider(table), kind: TableKind::Session, stats: None, cached: None })
+    }
     /// The same as [`Session::drop_temp_view`] (DataFusion's name for it).
     pub fn deregister_table(&self, name: &str) -> Result<bool> {
         self.drop_temp_view(name)
@@ -481,7 +496,7 @@ impl Session {
     /// ```
     pub fn table(&self, name: &str) -> Result<DataFrame> {
         let parts = name.split('.').map(|p| p.trim().to_string()).collect();
-        self.plan(LogicalPlan::UnresolvedRelation { name: parts })
+        self.plan(LogicalPlan::UnresolvedRelation { name: parts, args: None })
     }
 
     /// The empty result of a command.
@@ -881,6 +896,7 @@ impl Session {
             TableSource::Text(t) => {
                 return Err(KilnError::Unsupported(format!("INSERT INTO `{name}`: a {} table is read from its files; kiln writes Parquet tables", t.format.name())))
             }
+            TableSource::Provider(_) => return Err(KilnError::Unsupported(format!("INSERT INTO `{name}`: its rows come from the host's table provider"))),
             TableSource::Parquet(files) => {
                 let partition_by: Vec<String> = files.partition_values.schema().fields().iter().map(|f| f.name().clone()).collect();
                 let mode = if overwrite { SaveMode::Overwrite } else { SaveMode::Append };

@@ -686,3 +686,123 @@ fn a_caught_udf_panic_is_not_printed() {
     assert!(!stderr.contains("udf went boom"), "the UDF's panic was printed:\n{stderr}");
     assert!(stderr.contains("a host panic"), "the host's own panics still print:\n{stderr}");
 }
+
+/// A host's table of (id, name) rows, 0..n, in `parts` partitions, recording what each scan
+/// was asked for.
+struct People {
+    n: i32,
+    parts: usize,
+    bytes: Option<u64>,
+    scans: std::sync::Mutex<Vec<(Vec<usize>, Vec<String>, usize)>>,
+}
+
+impl kiln::TableProvider for People {
+    fn schema(&self) -> kiln::arrow::datatypes::SchemaRef {
+        use kiln::arrow::datatypes::{Field, Schema};
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Int32, false), Field::new("name", DataType::LargeUtf8, true)]))
+    }
+    fn partitions(&self) -> usize {
+        self.parts
+    }
+    fn scan(&self, projection: &[usize], filters: &[kiln::datasource::pushed_filter::PushedFilter], partition: usize) -> kiln::Result<kiln::datasource::provider::ProvidedBatches> {
+        self.scans.lock().unwrap().push((projection.to_vec(), filters.iter().map(|f| f.to_string()).collect(), partition));
+        let (from, to) = (self.n * partition as i32 / self.parts as i32, self.n * (partition as i32 + 1) / self.parts as i32);
+        let ids = Int32Array::from_iter_values(from..to);
+        let names = LargeStringArray::from_iter((from..to).map(|i| (i % 4 != 0).then(|| format!("p{i}"))));
+        let batch = RecordBatch::try_new(self.schema(), vec![Arc::new(ids), Arc::new(names)])?;
+        Ok(Box::new(std::iter::once(batch.project(projection).map_err(Into::into))))
+    }
+    fn statistics(&self) -> kiln::datasource::provider::ProviderStatistics {
+        kiln::datasource::provider::ProviderStatistics { rows: Some(self.n as u64), bytes: self.bytes }
+    }
+}
+
+fn people(n: i32, parts: usize, bytes: Option<u64>) -> Arc<People> {
+    Arc::new(People { n, parts, bytes, scans: Default::default() })
+}
+
+// A TableProvider: each partition scanned once with the columns the query reads and its simple
+// filters (kiln re-checks them), its types converted (LargeUtf8 read as string), its statistics
+// choosing the join strategy as a table's size does in Spark (broadcast under
+// spark.sql.autoBroadcastJoinThreshold). Expected rows are computed here from the same rule
+// the provider follows.
+#[test]
+fn table_provider() {
+    let s = Session::builder().config("spark.sql.autoBroadcastJoinThreshold", "10MB").config("spark.sql.adaptive.enabled", "false").build().unwrap();
+    let host = people(100, 3, None);
+    s.register_table("people", host.clone()).unwrap();
+    assert_eq!(s.table("people").unwrap().schema_string(), "root\n |-- id: integer (nullable = false)\n |-- name: string (nullable = true)\n");
+    let q = s.sql("SELECT name FROM people WHERE id > 90 AND name IS NOT NULL").unwrap();
+    let want: Vec<String> = (91..100).filter(|i| i % 4 != 0).map(|i| format!("p{i}")).collect();
+    let mut got = rows(&q)[1..].to_vec();
+    got.sort();
+    assert_eq!(got, want);
+    let scans = host.scans.lock().unwrap().clone();
+    assert_eq!(scans.iter().map(|s| s.2).collect::<std::collections::BTreeSet<_>>(), [0, 1, 2].into(), "each partition once: {scans:?}");
+    for (projection, filters, _) in &scans {
+        assert_eq!(projection, &[0, 1]);
+        assert!(filters.contains(&"GreaterThan(id,90)".to_string()) && filters.contains(&"IsNotNull(name)".to_string()), "{filters:?}");
+    }
+    let plan = q.explain_string(kiln::ExplainMode::Simple).unwrap();
+    assert!(plan.contains("PushedFilters: [") && plan.contains("GreaterThan(id,90)"), "{plan}");
+    // count(*) reads one column; the DataFrame API reads the table too.
+    host.scans.lock().unwrap().clear();
+    assert_eq!(s.table("people").unwrap().count().unwrap(), 100);
+    assert!(host.scans.lock().unwrap().iter().all(|(p, _, _)| p.len() == 1));
+    // Statistics: a small table is broadcast, a large one is not.
+    s.set_conf("spark.sql.autoBroadcastJoinThreshold", "100KB").unwrap();
+    s.register_batches("r", vec![batch(vec![("id", Arc::new(Int32Array::from_iter_values(0..200_000)) as ArrayRef)])]).unwrap();
+    let join = "SELECT count(*) FROM r JOIN people p ON r.id = p.id";
+    s.register_table("people", people(100, 3, Some(2_000))).unwrap();
+    let small = s.sql(join).unwrap();
+    let plan = small.explain_string(kiln::ExplainMode::Simple).unwrap();
+    assert!(plan.contains("BroadcastHashJoin") && plan.contains("BroadcastExchange") && plan.contains("BuildRight"), "{plan}");
+    assert_eq!(rows(&small)[1], "100");
+    s.register_table("people", people(100, 3, Some(1 << 40))).unwrap();
+    let large = s.sql(join).unwrap();
+    assert!(large.explain_string(kiln::ExplainMode::Simple).unwrap().contains("SortMergeJoin"), "{}", large.explain_string(kiln::ExplainMode::Simple).unwrap());
+    assert_eq!(rows(&large)[1], "100");
+    // A type Spark lacks is refused at registration; a provider that breaks its contract or
+    // panics fails the query, naming it.
+    struct Bad(bool);
+    impl kiln::TableProvider for Bad {
+        fn schema(&self) -> kiln::arrow::datatypes::SchemaRef {
+            let t = if self.0 { DataType::Int32 } else { DataType::Time32(kiln::arrow::datatypes::TimeUnit::Second) };
+            Arc::new(kiln::arrow::datatypes::Schema::new(vec![kiln::arrow::datatypes::Field::new("x", t, true)]))
+        }
+        fn scan(&self, _: &[usize], _: &[kiln::datasource::pushed_filter::PushedFilter], _: usize) -> kiln::Result<kiln::datasource::provider::ProvidedBatches> {
+            panic!("provider went boom")
+        }
+    }
+    assert_eq!(s.register_table("bad", Arc::new(Bad(false))).unwrap_err().error_class(), Some("UNSUPPORTED_ARROWTYPE"));
+    s.register_table("bad", Arc::new(Bad(true))).unwrap();
+    let err = s.sql("SELECT * FROM bad").unwrap().collect().unwrap_err();
+    assert!(err.to_string().contains("provider went boom"), "{err}");
+}
+
+// A table function (UDTF) in FROM, with its arguments' values; Spark's
+// UNRESOLVABLE_TABLE_VALUED_FUNCTION for an unknown name.
+#[test]
+fn table_functions() {
+    use kiln::arrow::array::Int64Array;
+    let s = Session::new();
+    s.register_udtf(kiln::TableFunction::new("repeat_word", |args: &[ScalarValue]| {
+        let (ScalarValue::Utf8(word), ScalarValue::Int32(n)) = (&args[0], &args[1]) else {
+            return Err(kiln::KilnError::analysis("DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE", format!("repeat_word(string, int), got {args:?}")));
+        };
+        let batch = RecordBatch::try_from_iter([
+            ("i", Arc::new(Int64Array::from_iter_values(0..*n as i64)) as ArrayRef),
+            ("word", Arc::new(StringArray::from(vec![word.as_str(); *n as usize]))),
+        ])?;
+        Ok(Arc::new(kiln::MemoryProvider::new(vec![batch])?) as Arc<dyn kiln::TableProvider>)
+    }))
+    .unwrap();
+    assert_eq!(rows(&s.sql("SELECT * FROM repeat_word('hi', 1 + 2) WHERE i > 0 ORDER BY i").unwrap()), ["i,word", "1,hi", "2,hi"]);
+    assert_eq!(rows(&s.sql("SELECT t.w, count(*) FROM REPEAT_WORD('x', 4) AS t(n, w) GROUP BY t.w").unwrap()), ["w,count(1)", "x,4"]);
+    let joined = s.sql("SELECT a.word, b.word FROM repeat_word('a', 2) a JOIN repeat_word('b', 3) b ON a.i = b.i").unwrap();
+    assert_eq!(joined.count().unwrap(), 2);
+    let err = s.sql("SELECT * FROM nosuch_fn(1)").unwrap_err();
+    assert_eq!(err.error_class(), Some("UNRESOLVABLE_TABLE_VALUED_FUNCTION"));
+    assert_eq!(s.sql("SELECT * FROM repeat_word(1, 'x')").unwrap_err().error_class(), Some("DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"));
+    assert!(s.sql("SELECT * FROM repeat_word('a', rand())").is_err(), "arguments are constants");
+}

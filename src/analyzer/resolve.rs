@@ -54,7 +54,8 @@ impl Resolver<'_> {
             return Err(super::generators::outside_select(&node.node_string()));
         }
         match node {
-            LogicalPlan::UnresolvedRelation { name } => {
+            LogicalPlan::UnresolvedRelation { name, args: Some(args) } => self.resolve_table_function(&name, args),
+            LogicalPlan::UnresolvedRelation { name, args: None } => {
                 let output = |table: &crate::catalog::Table| {
                     table.schema.fields().iter().map(|f| Attribute::new(f.name().clone(), f.data_type().clone(), f.is_nullable())).collect()
                 };
@@ -632,6 +633,41 @@ impl Resolver<'_> {
     }
 
     /// Resolves names and functions in `e` against `input`.
+    /// `FROM f(args)`: the host's table function `f` (`Session::register_udtf`) called with the
+    /// arguments' values, its table read as a relation named `f`.
+    fn resolve_table_function(&self, name: &[String], args: Vec<Expr>) -> Result<LogicalPlan> {
+        let fname = name.join(".");
+        let Some(function) = self.catalog.table_function(&fname) else {
+            return Err(KilnError::analysis_with(
+                "UNRESOLVABLE_TABLE_VALUED_FUNCTION",
+                format!("Could not resolve `{fname}` to a table-valued function. Please make sure that `{fname}` is defined as a table-valued function and that all required parameters are provided correctly."),
+                &[("name", &format!("`{fname}`"))],
+            ));
+        };
+        let values = args
+            .into_iter()
+            .map(|a| {
+                let e = coerce_expr(self.resolve_expr(a, &[])?)?;
+                if !e.foldable() {
+                    return Err(KilnError::analysis("NON_FOLDABLE_ARGUMENT", format!("The function `{fname}` requires constant arguments, got {}.", crate::expr::sql_name(&e))));
+                }
+                crate::expr::eval::evaluate_scalar(&e)
+            })
+            .collect::<Result<Vec<ScalarValue>>>()?;
+        let provided = function.call(&values)?;
+        let table = crate::catalog::Table {
+            name: function.name().to_string(),
+            database: "default".into(),
+            schema: provided.schema().clone(),
+            source: crate::catalog::TableSource::Provider(provided),
+            kind: crate::catalog::TableKind::Session,
+            stats: None,
+            cached: None,
+        };
+        let output = table.schema.fields().iter().map(|f| Attribute::new(f.name().clone(), f.data_type().clone(), f.is_nullable())).collect();
+        Ok(LogicalPlan::SubqueryAlias { alias: function.name().to_string(), child: Arc::new(LogicalPlan::Relation { table: Arc::new(table), output }) })
+    }
+
     pub fn resolve_expr(&self, e: Expr, input: &[Attribute]) -> Result<Expr> {
         e.transform_up(&mut |e| match e {
             Expr::UnresolvedAttribute(parts) => match resolve_column(&parts, input) {

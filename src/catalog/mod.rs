@@ -24,6 +24,8 @@ pub enum TableSource {
     Parquet(ParquetTable),
     /// CSV or JSON Lines files, read at each scan.
     Text(crate::datasource::text::TextTable),
+    /// A host's own table (`Session::register_table`), scanned through its provider.
+    Provider(crate::datasource::provider::ProvidedTable),
 }
 
 /// Who owns a table's files (Spark's `CatalogTableType`, plus session-only tables).
@@ -64,7 +66,7 @@ impl TableSource {
     /// The units a scan reads in parallel: (file index, row group) of the given Parquet files.
     pub fn scan_units(&self, selected_files: &[usize]) -> Vec<(usize, usize)> {
         match self {
-            TableSource::Memory(_) => vec![],
+            TableSource::Memory(_) | TableSource::Provider(_) => vec![],
             TableSource::Text(_) => selected_files.iter().map(|&f| (f, 0)).collect(),
             TableSource::Parquet(t) => selected_files
                 .iter()
@@ -102,6 +104,7 @@ impl Table {
             TableSource::Memory(batches) => (batches.len(), batches.iter().map(|b| b.get_array_memory_size() as u128).sum()),
             TableSource::Parquet(t) => t.fingerprint(),
             TableSource::Text(t) => t.fingerprint(),
+            TableSource::Provider(p) => (p.partitions(), 0),
         }
     }
     /// `spark_catalog.default.orders`, as Spark prints relations.
@@ -114,6 +117,7 @@ impl Table {
             TableSource::Memory(_) => "memory",
             TableSource::Parquet { .. } => "parquet",
             TableSource::Text(t) => t.format.name(),
+            TableSource::Provider(_) => "provider",
         }
     }
 }
@@ -131,6 +135,8 @@ pub struct Catalog {
     udfs: BTreeMap<String, Arc<crate::udf::ScalarUdf>>,
     /// The session's user-defined aggregates by lower-case name.
     udafs: BTreeMap<String, &'static crate::udf::AggregateUdf>,
+    /// The session's table functions by lower-case name.
+    table_functions: BTreeMap<String, Arc<crate::datasource::provider::TableFunction>>,
 }
 
 /// The settings a query reading files by path obeys.
@@ -247,6 +253,14 @@ impl Catalog {
     /// The user-defined aggregate of this name, if one is registered.
     pub fn udaf(&self, name: &str) -> Option<&'static crate::udf::AggregateUdf> {
         self.udafs.get(&name.to_lowercase()).copied()
+    }
+    /// Adds or replaces a table function.
+    pub fn register_table_function(&mut self, f: Arc<crate::datasource::provider::TableFunction>) {
+        self.table_functions.insert(f.name().to_lowercase(), f);
+    }
+    /// The table function of this name, if one is registered.
+    pub fn table_function(&self, name: &str) -> Option<Arc<crate::datasource::provider::TableFunction>> {
+        self.table_functions.get(&name.to_lowercase()).cloned()
     }
     /// The names of the registered user-defined functions and aggregates.
     pub fn udf_names(&self) -> impl Iterator<Item = &str> {

@@ -3,7 +3,7 @@
 //! unresolved logical plans (the nodes SQL builds) and run as any query; results go back as
 //! Arrow IPC batches, errors as gRPC statuses carrying Spark's error classes.
 //!
-//! Each client session id gets a kiln [`Session`] of its own (temporary views, settings,
+//! Each client session id gets a kiln [`Session`](crate::Session) of its own (temporary views, settings,
 //! compiled stages), made by the host's factory, so the host's settings (`kiln connect --conf`)
 //! are its static keys and ceilings and a client's `spark.conf.set` is SQL `SET`.
 

@@ -4,6 +4,7 @@ pub mod demo;
 pub mod partitions;
 pub mod owned;
 pub mod parquet;
+pub mod provider;
 pub mod pushed_filter;
 pub mod spark_parquet;
 pub mod range;

@@ -114,7 +114,7 @@ impl PhysicalPlan {
                 let (location, format, batched) = match &table.source {
                     TableSource::Parquet(t) => (file_index(t, partition_filters, selected_files, max), "Parquet", true),
                     TableSource::Text(t) => (format!("InMemoryFileIndex(1 paths)[file:{}]", t.location.display()), if t.format == crate::datasource::text::TextFormat::Csv { "CSV" } else { "JSON" }, false),
-                    TableSource::Memory(_) => ("memory".to_string(), "Memory", true),
+                    TableSource::Memory(_) | TableSource::Provider(_) => ("memory".to_string(), "Memory", true),
                 };
                 let pushed: Vec<String> = pushed_filters.iter().map(|f| f.to_string()).collect();
                 let schema = read_schema(table, output);
@@ -138,7 +138,17 @@ impl PhysicalPlan {
                     let predicates = if predicates.is_empty() { String::new() } else { format!(", [{}]", list(predicates, ", ")) };
                     format!("{scan} [{}]{predicates}", attributes(output))
                 }
-                None => format!("InMemoryTableScan {}[{}]", table.qualified_name(), output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",")),
+                None => {
+                    let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");
+                    match &table.source {
+                        // A provider's scan shows what it is handed, as a file scan does.
+                        TableSource::Provider(_) => {
+                            let pushed: Vec<String> = predicates.iter().filter_map(crate::datasource::pushed_filter::PushedFilter::translate).map(|f| f.to_string()).collect();
+                            format!("Scan provider {}[{cols}] PushedFilters: [{}]", table.qualified_name(), pushed.join(", "))
+                        }
+                        _ => format!("InMemoryTableScan {}[{cols}]", table.qualified_name()),
+                    }
+                }
             },
             PhysicalPlan::LocalTableScan { output, data } => {
                 let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");

@@ -474,6 +474,7 @@ pub fn estimated_bytes(plan: &PhysicalPlan) -> u64 {
         PhysicalPlan::FileScan { table, output, selected_files, .. } => match &table.source {
             TableSource::Parquet(t) => selected_files.iter().filter_map(|f| t.files.get(*f)).map(|f| decoded_bytes(f, output)).fold(0u64, u64::saturating_add),
             TableSource::Memory(batches) => batches.iter().map(|b| b.get_array_memory_size() as u64).sum(),
+            TableSource::Provider(p) => provided_bytes(p, &table.schema, output.len()),
             TableSource::Text(t) => {
                 let width = t.schema.fields().len().max(1) as u64;
                 (t.files_size() as u64).saturating_mul(output.len().min(width as usize) as u64) / width
@@ -484,6 +485,7 @@ pub fn estimated_bytes(plan: &PhysicalPlan) -> u64 {
                 let width = table.schema.fields().len().max(1) as u64;
                 batches.iter().map(|b| b.get_array_memory_size() as u64).sum::<u64>().saturating_mul(output.len() as u64) / width
             }
+            TableSource::Provider(p) => provided_bytes(p, &table.schema, output.len()),
             TableSource::Parquet(_) | TableSource::Text(_) => 0,
         },
         PhysicalPlan::LocalTableScan { data, .. } => data.iter().map(|b| b.get_array_memory_size() as u64).sum(),
@@ -555,4 +557,10 @@ mod tests {
         // A left outer join cannot split its right side.
         assert!(skew_join_reads(JoinType::LeftOuter, &right, &left, &c).is_none());
     }
+}
+
+/// A provided table's bytes for `columns` of its columns, as its statistics say (0: unknown).
+fn provided_bytes(p: &crate::datasource::provider::ProvidedTable, schema: &arrow::datatypes::SchemaRef, columns: usize) -> u64 {
+    let width = schema.fields().len().max(1) as u64;
+    p.statistics().bytes.unwrap_or(0).saturating_mul(columns as u64) / width
 }

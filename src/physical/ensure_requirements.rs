@@ -160,6 +160,7 @@ pub fn scan_partitions(source: &TableSource) -> usize {
         TableSource::Memory(batches) => batches.len().clamp(1, parallelism.max(1) * 2),
         TableSource::Parquet(t) => source.scan_units(&(0..t.files.len()).collect::<Vec<_>>()).len().max(1),
         TableSource::Text(t) => t.files.len().max(1),
+        TableSource::Provider(p) => p.partitions(),
     }
 }
 

@@ -266,7 +266,7 @@ impl Planner<'_> {
         };
         let partition_ids: BTreeSet<ExprId> = match &table.source {
             TableSource::Parquet(t) => output.iter().filter(|a| t.is_partition_column(&a.name)).map(|a| a.id).collect(),
-            TableSource::Memory(_) | TableSource::Text(_) => BTreeSet::new(),
+            TableSource::Memory(_) | TableSource::Text(_) | TableSource::Provider(_) => BTreeSet::new(),
         };
         let conjuncts: Vec<&Expr> = condition.map(|c| c.split_conjunction()).unwrap_or_default();
         let partition_filters: Vec<Expr> = match (&table.source, condition) {
@@ -337,6 +337,8 @@ impl Planner<'_> {
                 selected_files: (0..t.files.len()).collect(),
                 metrics: Default::default(),
             },
+            // A provider is handed the filters it can read (PushedFilters), as a file source is.
+            TableSource::Provider(_) => PhysicalPlan::InMemoryScan { table: table.clone(), output: cols, predicates: data_filters, relation: output.clone() },
             TableSource::Memory(_) => {
                 let predicates = if table.cached.is_some() { data_filters } else { vec![] };
                 PhysicalPlan::InMemoryScan { table: table.clone(), output: cols, predicates, relation: output.clone() }

@@ -15,7 +15,10 @@ impl LogicalPlan {
         }
         let mark = if self.resolved() { "" } else { "'" };
         let body = match self {
-            LogicalPlan::UnresolvedRelation { name } => format!("UnresolvedRelation [{}], [], false", name.join(", ")),
+            LogicalPlan::UnresolvedRelation { name, args: None } => format!("UnresolvedRelation [{}], [], false", name.join(", ")),
+            LogicalPlan::UnresolvedRelation { name, args: Some(args) } => {
+                format!("UnresolvedTableValuedFunction [{}], [{}], false", name.join(", "), args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "))
+            }
             LogicalPlan::SubqueryAlias { alias, .. } => format!("SubqueryAlias {alias}"),
             LogicalPlan::Relation { table, output } => {
                 let cols = output.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(",");

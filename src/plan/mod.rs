@@ -187,10 +187,14 @@ pub const NATURAL_JOIN: &str = "\u{0}natural";
 /// A logical plan node. Children are `Arc`s so an unchanged subtree is shared, not copied.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LogicalPlan {
-    /// A table name not yet looked up, printed `'UnresolvedRelation [db, t], [], false`.
+    /// A table name not yet looked up, printed `'UnresolvedRelation [db, t], [], false`; with
+    /// arguments, a call of a host's table function (`FROM f(1, 'x')`), printed
+    /// `'UnresolvedTableValuedFunction [f], [1, x], false`.
     UnresolvedRelation {
         /// The name's parts, as written (`db.t` is `["db", "t"]`).
         name: Vec<String>,
+        /// A table function's arguments; None for a table.
+        args: Option<Vec<Expr>>,
     },
     /// `t AS x(a, b)`, `(query) x(a, b)`, `WITH x(a, b) AS (...)` before analysis: the child's
     /// columns renamed by position, printed `'UnresolvedSubqueryColumnAliases [a, b]`; the analyzer

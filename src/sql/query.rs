@@ -408,7 +408,9 @@ impl<'a> QueryPlanner<'a> {
                             });
                         }
                     }
-                    return Err(unsupported(format!("table-valued function {name}(...)"), span));
+                    // A host's table function (`Session::register_udtf`), looked up by the analyzer.
+                    let call = LogicalPlan::UnresolvedRelation { name: parts, args: Some(function_args(&args.args, span)?) };
+                    return with_alias(call, alias.as_ref());
                 }
                 if sample.is_some() {
                     return Err(unsupported("TABLESAMPLE", span));
@@ -426,7 +428,7 @@ impl<'a> QueryPlanner<'a> {
                 let parts = object_name_parts(name)?;
                 let base = match self.cte(&parts) {
                     Some((cte_name, plan)) => LogicalPlan::SubqueryAlias { alias: cte_name, child: Arc::new(fresh_ids(&plan)?) },
-                    None => LogicalPlan::UnresolvedRelation { name: parts },
+                    None => LogicalPlan::UnresolvedRelation { name: parts, args: None },
                 };
                 with_alias(base, alias.as_ref())
             }

@@ -30,6 +30,7 @@ pub fn total_size(table: &Table) -> u128 {
         TableSource::Memory(batches) => batches.iter().map(|b| b.get_array_memory_size() as u128).sum(),
         TableSource::Parquet(t) => t.files_size(0..t.files.len()),
         TableSource::Text(t) => t.files_size(),
+        TableSource::Provider(p) => p.statistics().bytes.map_or(0, u128::from),
     }
 }
 
@@ -126,7 +127,7 @@ pub fn describe_table(table: &Table, extended: bool) -> Vec<[Option<String>; 3]>
     let location = match &table.source {
         TableSource::Parquet(t) => Some(std::fs::canonicalize(&t.location).unwrap_or_else(|_| t.location.clone())),
         TableSource::Text(t) => Some(std::fs::canonicalize(&t.location).unwrap_or_else(|_| t.location.clone())),
-        TableSource::Memory(_) => None,
+        TableSource::Memory(_) | TableSource::Provider(_) => None,
     };
     let created = location
         .as_ref()
@@ -141,7 +142,7 @@ pub fn describe_table(table: &Table, extended: bool) -> Vec<[Option<String>; 3]>
     let kind = match (table.kind, &table.source) {
         (TableKind::Managed, _) => "MANAGED",
         (_, TableSource::Parquet(_) | TableSource::Text(_)) => "EXTERNAL",
-        (_, TableSource::Memory(_)) => "TEMPORARY",
+        (_, TableSource::Memory(_) | TableSource::Provider(_)) => "TEMPORARY",
     };
     rows.push(row("Type", kind, ""));
     rows.push(row("Provider", table.format_name(), ""));

@@ -113,7 +113,7 @@ fn compute(plan: &LogicalPlan, map: &mut Map<'_>) -> Estimate {
                 Some(full) if full.row_count.is_some() => {
                     let filters = match &table.source {
                         crate::catalog::TableSource::Parquet(parquet) => Expr::conjunction(parquet.partition_filters(output, condition)),
-                        crate::catalog::TableSource::Memory(_) | crate::catalog::TableSource::Text(_) => None,
+                        crate::catalog::TableSource::Memory(_) | crate::catalog::TableSource::Text(_) | crate::catalog::TableSource::Provider(_) => None,
                     };
                     match filters {
                         Some(f) => filter(&f, full, output, true, map.like_selectivity).unwrap_or_else(|| full.clone()),

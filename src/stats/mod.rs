@@ -171,6 +171,10 @@ fn relation_size(table: &crate::catalog::Table) -> Statistics {
         TableSource::Parquet(t) if t.is_partitioned() => DEFAULT_SIZE_IN_BYTES,
         TableSource::Parquet(t) => t.files_size(0..t.files.len()),
         TableSource::Text(t) => t.files_size(),
+        TableSource::Provider(p) => {
+            let known = p.statistics();
+            return Statistics { size_in_bytes: known.bytes.map_or(DEFAULT_SIZE_IN_BYTES, u128::from), row_count: known.rows.map(u128::from) };
+        }
     })
 }
 

@@ -817,7 +817,7 @@ impl Accumulator for Collect {
 
 /// listagg / string_agg: per group the non-NULL values and their order keys (arrow row format,
 /// so comparing bytes compares keys in their directions), joined at the end. Buffer [buf:
-/// array<string>, keys: array<binary>, delimiter].
+/// `array<string>`, keys: `array<binary>`, delimiter].
 struct ListAgg {
     keys: Option<RowConverter>,
     delimiter: Option<String>,
@@ -998,7 +998,7 @@ impl Accumulator for BloomFilterAgg {
 }
 
 /// mode: per group each distinct non-NULL value (arrow row format, floats with -0.0 as 0.0 and
-/// one NaN, as Spark normalizes them) and its count. Buffer [buf: array, counts: array<bigint>].
+/// one NaN, as Spark normalizes them) and its count. Buffer [buf: array, counts: `array<bigint>`].
 struct Mode {
     ties: u64,
     element: DataType,

@@ -4,12 +4,13 @@
 //! compiled, amber when interpreted), query stages in dashed frames, a legend — with the
 //! initial plan beside it when adaptive execution changed the plan. No scripts, no network.
 //!
-//! The layout is a tree's: leaves in columns left to right, a parent centred over its children
-//! (so no two edges cross), each child a layer below its parent. A frame holds exactly its
-//! members: a stage's members form a connected top part of a subtree, the columns of disjoint
-//! subtrees never overlap, and every input of a stage (a child outside it) is placed below the
-//! stage's lowest member, so the frame around the members' boxes meets no other box, and two
-//! frames are either nested (a codegen stage in its query stage) or apart.
+//! The layout is a tree's: leaves in columns left to right, a parent over its first child (a
+//! left-deep plan's spine runs down the left column), each child a layer below its parent, and
+//! no two edges cross. A frame holds exactly its members: a stage's members form a connected top
+//! part of a subtree, the columns of disjoint subtrees never overlap, and an input of a stage (a
+//! child outside it) whose subtree's columns meet the frame's is placed below the stage's lowest
+//! member (others hang beside the frame), so the frame around the members' boxes meets no other
+//! box, and two frames are either nested (a codegen stage in its query stage) or apart.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -97,11 +98,18 @@ struct StageInfo {
 struct Layout<'a> {
     nodes: Vec<Node<'a>>,
     stages: HashMap<usize, StageInfo>,
+    /// Each codegen stage's top operator, and the stage: a compiled stage's rows are its top's.
+    tops: HashMap<*const PhysicalPlan, usize>,
     width: f64,
     height: f64,
 }
 
 impl Layout<'_> {
+    /// The numbers of `plan`: its own, or for the top of a compiled stage the stage's.
+    fn stats(&self, plan: &PhysicalPlan, ops: &PlanMetrics) -> Option<OperatorStats> {
+        ops.get(plan).or_else(|| self.tops.get(&(plan as *const PhysicalPlan)).and_then(|id| self.stages.get(id)).and_then(|s| s.stats.clone()))
+    }
+
     /// A box's top-left corner.
     fn at(&self, n: &Node) -> (f64, f64) {
         (MARGIN + PAD_QUERY + n.col * (BOX_W + GAP_X), MARGIN + TITLE_H + n.y)
@@ -202,12 +210,13 @@ fn legend_width() -> f64 {
 fn lay_out<'a>(plan: &'a PhysicalPlan, ops: Option<&PlanMetrics>) -> Layout<'a> {
     let mut stages = HashMap::new();
     let mut members = HashMap::new();
-    stage_members(plan, ops, &mut stages, &mut members);
+    let mut tops = HashMap::new();
+    stage_members(plan, ops, &mut stages, &mut members, &mut tops);
     let mut nodes = vec![];
     let mut next_col = 0.0;
     collect(plan, &members, None, &mut next_col, &mut nodes);
     place_layers(&mut nodes);
-    let mut layout = Layout { nodes, stages, width: 0.0, height: 0.0 };
+    let mut layout = Layout { nodes, stages, tops, width: 0.0, height: 0.0 };
     let (mut right, mut bottom) = (0.0f64, 0.0f64);
     for n in &layout.nodes {
         let (x, y) = layout.at(n);
@@ -225,9 +234,16 @@ fn lay_out<'a>(plan: &'a PhysicalPlan, ops: Option<&PlanMetrics>) -> Layout<'a> 
 
 /// Records every codegen stage (its wrapper's fallback and numbers) and, for each operator
 /// fused into one, the stage: the operators the stage's code runs, as the text plan's `*(N)`.
-fn stage_members(p: &PhysicalPlan, ops: Option<&PlanMetrics>, stages: &mut HashMap<usize, StageInfo>, members: &mut HashMap<*const PhysicalPlan, Cluster>) {
+fn stage_members(
+    p: &PhysicalPlan,
+    ops: Option<&PlanMetrics>,
+    stages: &mut HashMap<usize, StageInfo>,
+    members: &mut HashMap<*const PhysicalPlan, Cluster>,
+    tops: &mut HashMap<*const PhysicalPlan, usize>,
+) {
     if let PhysicalPlan::WholeStageCodegen { id, fallback, child } = p {
         let cluster = Cluster::Codegen(*id, fallback.is_none());
+        tops.insert(skip_stage(child) as *const PhysicalPlan, *id);
         stages.insert(*id, StageInfo { fallback: fallback.clone(), stats: ops.and_then(|m| m.get(p)) });
         match crate::codegen::StageSpec::chain(child) {
             Some((chain, _)) => {
@@ -241,7 +257,7 @@ fn stage_members(p: &PhysicalPlan, ops: Option<&PlanMetrics>, stages: &mut HashM
         }
     }
     for c in p.tree_children() {
-        stage_members(c, ops, stages, members);
+        stage_members(c, ops, stages, members, tops);
     }
 }
 
@@ -257,9 +273,11 @@ fn collect<'a>(plan: &'a PhysicalPlan, members: &HashMap<*const PhysicalPlan, Cl
     let index = nodes.len();
     nodes.push(Node { plan, clusters, col: 0.0, y: 0.0, children: vec![] });
     let kids: Vec<usize> = plan.tree_children().into_iter().map(|c| collect(c, members, query_stage, next_col, nodes)).collect();
-    nodes[index].col = match (kids.first(), kids.last()) {
-        (Some(&first), Some(&last)) => (nodes[first].col + nodes[last].col) / 2.0,
-        _ => {
+    // Over its first child: a left-deep plan's spine runs down the left column, the other
+    // children's subtrees to its right.
+    nodes[index].col = match kids.first() {
+        Some(&first) => nodes[first].col,
+        None => {
             *next_col += 1.0;
             *next_col - 1.0
         }
@@ -269,9 +287,25 @@ fn collect<'a>(plan: &'a PhysicalPlan, members: &HashMap<*const PhysicalPlan, Cl
 }
 
 /// Sets each node's top: a layer below its parent, with room for the frames it leaves and
-/// enters; a child outside a frame its parent is in goes below the frame's lowest member.
+/// enters; a child outside a frame its parent is in goes below the frame's lowest member when
+/// its subtree's columns meet the frame's (else beside the frame, a layer below its parent).
 fn place_layers(nodes: &mut [Node]) {
     let entering = |cs: &[Cluster]| cs.iter().map(|c| c.pad() + LABEL_H).sum::<f64>();
+    // Each subtree's columns (children follow their parent in `nodes`), each frame's.
+    let mut span: Vec<(f64, f64)> = nodes.iter().map(|n| (n.col, n.col)).collect();
+    for i in (0..nodes.len()).rev() {
+        for &c in &nodes[i].children {
+            span[i] = (span[i].0.min(span[c].0), span[i].1.max(span[c].1));
+        }
+    }
+    let mut columns: HashMap<Cluster, (f64, f64)> = HashMap::new();
+    for n in nodes.iter() {
+        for &c in &n.clusters {
+            let r = columns.entry(c).or_insert((n.col, n.col));
+            *r = (r.0.min(n.col), r.1.max(n.col));
+        }
+    }
+    let meets = |k: &Cluster, (lo, hi): (f64, f64)| columns.get(k).is_some_and(|&(a, b)| lo <= b && a <= hi);
     if let Some(root) = nodes.first_mut() {
         root.y = entering(&root.clusters);
     }
@@ -290,7 +324,7 @@ fn place_layers(nodes: &mut [Node]) {
                 let c = nodes[p].children[ci];
                 let left: Vec<Cluster> = nodes[p].clusters.iter().filter(|k| !nodes[c].clusters.contains(k)).copied().collect();
                 let entered: Vec<Cluster> = nodes[c].clusters.iter().filter(|k| !nodes[p].clusters.contains(k)).copied().collect();
-                let above = left.iter().map(|k| bottoms.get(k).copied().unwrap_or(0.0)).fold(nodes[p].y + BOX_H, f64::max);
+                let above = left.iter().filter(|k| meets(k, span[c])).map(|k| bottoms.get(k).copied().unwrap_or(0.0)).fold(nodes[p].y + BOX_H, f64::max);
                 let top = above + GAP_Y + left.iter().map(|k| k.pad()).sum::<f64>() + entering(&entered);
                 if nodes[c].y < top {
                     nodes[c].y = top;
@@ -336,9 +370,12 @@ fn draw(layout: &Layout, ops: Option<&PlanMetrics>, config: &Config, title: &str
         for &c in &n.children {
             let child = &layout.nodes[c];
             let (cx, cy) = layout.at(child);
-            let (x1, y1, x2, y2) = (cx + BOX_W / 2.0, cy, px + BOX_W / 2.0, py + BOX_H);
+            // A child right of its parent's column is reached from the parent's right side: the
+            // edge then passes no box of the parent's first child, which sits below the parent.
+            let (x2, y2) = if child.col > n.col { (px + BOX_W, py + BOX_H / 2.0) } else { (px + BOX_W / 2.0, py + BOX_H) };
+            let (x1, y1) = (cx + BOX_W / 2.0, cy);
             let _ = write!(out, "<g class=\"edge\"><line x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\" stroke=\"#555\" marker-end=\"url(#arrow)\"/>");
-            if let Some(rows) = ops.and_then(|m| edge_rows(child.plan, m)) {
+            if let Some(rows) = ops.and_then(|m| edge_rows(layout, child.plan, m)) {
                 // Beside the edge just above the child, where no other edge runs.
                 let _ = write!(out, "<text class=\"rows\" x=\"{:.1}\" y=\"{:.1}\" fill=\"#1a4f8a\">{} rows</text>", x1 + 6.0, y1 - 5.0, group_digits(rows));
             }
@@ -351,7 +388,7 @@ fn draw(layout: &Layout, ops: Option<&PlanMetrics>, config: &Config, title: &str
         let name = short_name(&line);
         let mut lines = wrap(&subtitle(&line, &name), LINE_CHARS, 2);
         lines.resize(2, String::new());
-        lines.push(ops.and_then(|m| m.get(n.plan)).map(|s| numbers(&s)).unwrap_or_default());
+        lines.push(ops.and_then(|m| layout.stats(n.plan, m)).map(|s| numbers(&s)).unwrap_or_default());
         let clusters: Vec<String> = n.clusters.iter().map(|c| c.key()).collect();
         let _ = write!(
             out,
@@ -435,10 +472,10 @@ fn wrap(text: &str, width: usize, max_lines: usize) -> Vec<String> {
 }
 
 /// The rows that flowed out of `child`: counted on it, or a finished stage's output.
-fn edge_rows(child: &PhysicalPlan, ops: &PlanMetrics) -> Option<u64> {
+fn edge_rows(layout: &Layout, child: &PhysicalPlan, ops: &PlanMetrics) -> Option<u64> {
     match child {
         PhysicalPlan::QueryStage { output, kind: QueryStageKind::Shuffle | QueryStageKind::Broadcast, .. } => Some(output.total_rows()),
-        _ => ops.get(child).map(|s| s.rows),
+        _ => layout.stats(child, ops).map(|s| s.rows),
     }
 }
 

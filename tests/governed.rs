@@ -108,8 +108,6 @@ fn fails_at_the_memory_limit(query: &str, modes: &[(&str, f64)]) {
     }
 }
 
-/// Both modes within 1.5 times the limit.
-const HELD: [(&str, f64); 2] = [(MODES[0], 1.5), (MODES[1], 1.5)];
 
 #[test]
 fn a_fan_out_join_under_an_aggregate_streams_until_the_timeout_in_every_join_strategy() {

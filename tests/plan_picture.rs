@@ -174,3 +174,17 @@ fn a_plan_adaptive_execution_left_alone_is_drawn_once() {
     assert_eq!(panels(&svg).len(), 1, "{svg}");
     assert!(svg.contains(">Plan<"), "{svg}");
 }
+
+#[test]
+fn a_spilling_operator_shows_what_it_wrote() {
+    let s = Session::new();
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    s.set_conf("spark.local.dir", &folder.path().display().to_string()).expect("sets");
+    s.set_conf("spark.sql.shuffle.partitions", "3").expect("sets");
+    s.set_conf("kiln.memory.limit", "4m").expect("sets");
+    let svg = picture(&s, "SELECT id, concat('row', id) AS s FROM range(300000) ORDER BY s DESC");
+    assert!(svg.contains("spilled "), "the exchange's box says what it spilled: {svg}");
+    for (i, p) in panels(&svg).iter().enumerate() {
+        check_geometry(&format!("spill panel {i}"), p);
+    }
+}

@@ -415,7 +415,8 @@ fn draw(layout: &Layout, ops: Option<&PlanMetrics>, config: &Config, title: &str
     out
 }
 
-/// A box's last line: the operator's rows, time and memory.
+/// A box's last line: the operator's rows, time, memory and what it spilled (Spark UI's
+/// "spill size").
 fn numbers(s: &OperatorStats) -> String {
     let mut parts = vec![format!("{} rows", group_digits(s.rows))];
     if s.total_nanos() > 0 {
@@ -423,6 +424,9 @@ fn numbers(s: &OperatorStats) -> String {
     }
     if s.held_bytes > 0 {
         parts.push(crate::common::bytes_to_string(s.held_bytes as u128));
+    }
+    if s.spill_files > 0 {
+        parts.push(format!("spilled {}", crate::common::bytes_to_string(s.spill_bytes as u128)));
     }
     parts.join(" · ")
 }

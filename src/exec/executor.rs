@@ -71,13 +71,9 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, me
     execute_with(plan, &ExecContext::new(plan, config, cache, metrics, &PlanMetrics::default()))
 }
 
-/// Runs `plan` under `ctx` and returns its partitions.
+/// Runs `plan` under `ctx` and returns its partitions (an exchange's spilled ones read back).
 pub fn execute_with(plan: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<Partitions> {
-    run_subqueries(plan, ctx)?;
-    let outputs = Outputs::of(plan);
-    let mut exec = Executor::new(ctx, &outputs);
-    exec.prepare(plan)?;
-    exec.drain_all(plan)
+    execute_stage(plan, ctx)?.0.into_iter().map(SpillablePartition::read_all).collect()
 }
 
 /// Runs a query stage's plan: when it is an exchange, its output partitions as the exchange

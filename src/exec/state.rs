@@ -128,7 +128,7 @@ impl<'a> Executor<'a> {
 
     /// Every partition of `plan`, drained, their bytes taken from `held` as they arrive.
     pub(in crate::exec) fn drain_reserved(&self, plan: &Arc<PhysicalPlan>, held: &Reservation) -> Result<Partitions> {
-        self.run_partitions(plan, |s| collect_reserved(s, held))
+        self.run_partitions(plan, |_, s| collect_reserved(s, held))
     }
 
     pub(in crate::exec) fn attrs(&self, p: &Arc<PhysicalPlan>) -> &'a [Attribute] {
@@ -174,13 +174,14 @@ impl<'a> Executor<'a> {
         }
     }
 
-    pub(in crate::exec) fn run_partitions<T: Send>(&self, plan: &Arc<PhysicalPlan>, sink: impl Fn(BatchStream) -> Result<T> + Sync + Send) -> Result<Vec<T>> {
-        (0..self.partitions(plan)).into_par_iter().map(|i| sink(self.stream(plan, i)?)).collect()
+    /// Every partition of `plan` handed to `sink` with its index, in parallel.
+    pub(in crate::exec) fn run_partitions<T: Send>(&self, plan: &Arc<PhysicalPlan>, sink: impl Fn(usize, BatchStream) -> Result<T> + Sync + Send) -> Result<Vec<T>> {
+        (0..self.partitions(plan)).into_par_iter().map(|i| sink(i, self.stream(plan, i)?)).collect()
     }
 
     /// Every partition of `plan`, drained.
     pub(in crate::exec) fn drain_all(&self, plan: &Arc<PhysicalPlan>) -> Result<Partitions> {
-        self.run_partitions(plan, |s| s.collect())
+        self.run_partitions(plan, |_, s| s.collect())
     }
 }
 

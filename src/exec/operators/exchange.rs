@@ -62,12 +62,12 @@ impl<'a> Executor<'a> {
             Partitioning::SinglePartition | Partitioning::Unknown(1) => vec![SpillablePartition::in_memory(self.drain_reserved(child, held)?.concat())],
             Partitioning::Hash(keys, n) => {
                 let sink = sink(*n);
-                self.fill_tasks(child, |t, s| sink.fill(t, s, self.control, interpreted::HashPartitioner::new(keys, input, *n, batch_size)?, |p, b| p.push(b)))?;
+                self.run_partitions(child, |t, s| sink.fill(t, s, self.control, interpreted::HashPartitioner::new(keys, input, *n, batch_size)?, |p, b| p.push(b)))?;
                 sink.finish(self.control.memory(), batch_size)?
             }
             Partitioning::Range(order, n) => {
                 let gathered = sink(1);
-                self.fill_tasks(child, |t, s| gathered.fill(t, s, self.control, interpreted::HashPartitioner::new(&[], input, 1, batch_size)?, |p, b| p.push(b)))?;
+                self.run_partitions(child, |t, s| gathered.fill(t, s, self.control, interpreted::HashPartitioner::new(&[], input, 1, batch_size)?, |p, b| p.push(b)))?;
                 let mut all = gathered.finish(self.control.memory(), batch_size)?;
                 let all = all.pop().unwrap_or_default();
                 if all.files.is_empty() {
@@ -87,11 +87,6 @@ impl<'a> Executor<'a> {
             Partitioning::Collection(_) => return Err(KilnError::internal("exchange to a partitioning collection")),
         };
         Ok(parts)
-    }
-
-    /// Every partition of `child` run by `fill` with its index, in parallel.
-    fn fill_tasks(&self, child: &Arc<PhysicalPlan>, fill: impl Fn(usize, BatchStream) -> Result<()> + Sync + Send) -> Result<()> {
-        (0..self.partitions(child)).into_par_iter().try_for_each(|t| fill(t, self.stream(child, t)?))
     }
 }
 

@@ -18,7 +18,7 @@ pub(in crate::exec) fn prepare(exec: &mut Executor<'_>, plan: &Arc<PhysicalPlan>
     let PhysicalPlan::TakeOrderedAndProject { limit, order, list, child } = plan.as_ref() else { return Err(not_this(plan)) };
     exec.prepare(child)?;
     let input = exec.attrs(child);
-    let tops = exec.run_partitions(child, |s| interpreted::sort(order, input, s.collect::<Result<_>>()?, Some(*limit)))?;
+    let tops = exec.run_partitions(child, |_, s| interpreted::sort(order, input, s.collect::<Result<_>>()?, Some(*limit)))?;
     let top = interpreted::sort(order, input, tops.concat(), Some(*limit))?;
     let schema = schema_of(exec.attrs(plan));
     let rows: Vec<RecordBatch> = top.iter().map(|b| interpreted::project(list, input, &schema, b)).collect::<Result<_>>()?;

@@ -316,3 +316,104 @@ fn compiled_and_interpreted_agree_on_vector_filters() {
     }
     assert!(vectored >= 20, "only {vectored} of 40 filters ran the vector loop");
 }
+
+/// Each operator's rows as `collect_with_metrics` reports them, by plan line (expression ids
+/// left out), in tree order; and the lines of the operators inside compiled stages whose rows
+/// the interpreter's should equal (see `StageSpec::members`).
+fn operator_rows(session: &Session, sql: &str, codegen: bool) -> (Vec<(String, u64)>, Vec<String>) {
+    session.set_conf("spark.sql.codegen.wholeStage", if codegen { "true" } else { "false" }).expect("setting");
+    let df = session.sql(sql).expect("plans");
+    let (_, metrics) = df.collect_with_metrics().expect("runs");
+    let config = session.config().expect("config");
+    let mut members = vec![];
+    fn walk(p: &kiln::physical::PhysicalPlan, config: &kiln::config::Config, out: &mut Vec<String>) {
+        if let kiln::physical::PhysicalPlan::WholeStageCodegen { fallback: None, child, .. } = p {
+            let spec = kiln::codegen::StageSpec::from_plan(child).expect("a compiled stage's spec");
+            // A join whose build rows the stage keeps to those a later join matches, or joins
+            // before the one whose Bloom bits the filter tests, see fewer rows than the
+            // interpreter's joins: the rows the generated code ran.
+            let pruned = (0..spec.joins().len()).any(|k| !spec.matching_joins(k).is_empty()) || spec.bloom_join().is_some_and(|(k, _)| k > 0);
+            if !pruned {
+                out.extend(spec.members.iter().map(|m| without_ids(&m.node.node_string(config))));
+            }
+        }
+        p.children().iter().for_each(|c| walk(c, config, out));
+    }
+    walk(df.physical_plan(), &config, &mut members);
+    (metrics.operators.into_iter().map(|(line, s)| (without_ids(&line), s.rows)).collect(), members)
+}
+
+/// `line` without expression ids (`#12`) and plan ids (`plan_id=3`), which differ run to run.
+fn without_ids(line: &str) -> String {
+    let mut out = String::new();
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if (c == '#' || c == '=' && out.ends_with("plan_id")) && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            while chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+                chars.next();
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Operators fused into a compiled stage count their rows (Spark UI's rows inside whole-stage
+/// codegen): a Filter's, a join's, a Project's, an Expand's rows equal the interpreter's. Returns
+/// how many operators inside compiled stages were compared.
+fn members_count_as_interpreted(session: &Session, case: usize, sql: &str) -> usize {
+    let (interpreted, _) = operator_rows(session, sql, false);
+    let (compiled, members) = operator_rows(session, sql, true);
+    let mut from = 0;
+    let mut compared = 0;
+    // Code generation off, the plan has no stage wrappers.
+    for (line, rows) in compiled.iter().filter(|(l, _)| !l.starts_with("WholeStageCodegen")) {
+        // Each operator the compiled run reports, the interpreted run reports too, in order.
+        let at = interpreted[from..].iter().position(|(l, _)| l == line).unwrap_or_else(|| panic!("case {case}: `{line}` not run interpreted:\n{sql}\n{interpreted:#?}"));
+        let expected = interpreted[from + at].1;
+        from += at + 1;
+        if members.contains(line) {
+            assert_eq!(*rows, expected, "case {case}: `{line}` counted {rows} rows compiled, {expected} interpreted:\n{sql}");
+            compared += 1;
+        }
+    }
+    compared
+}
+
+#[test]
+fn operators_inside_compiled_stages_count_the_interpreters_rows() {
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(1).build_global();
+    let mut rng = Rng(0xc0_47ed);
+    let session = join_tables(&mut rng, 1500, 20);
+    session.set_conf("spark.sql.adaptive.enabled", "false").expect("setting");
+    let mut compared = 0;
+    for (case, sql) in [
+        // A Filter and a Project under an aggregate; under an Expand.
+        "SELECT k, count(*), sum(x) FROM (SELECT k, l * 2 AS x FROM t WHERE i > 0) s GROUP BY k",
+        "SELECT k, count(*) FROM (SELECT k, i FROM t WHERE f > 0) s GROUP BY ROLLUP(k, i)",
+        // A Filter over joined rows; an outer join under an aggregate (its probe's rows).
+        "SELECT t.k, u.k, t.l + u.l AS s FROM t JOIN u ON t.i = u.i WHERE t.l + u.l > 0",
+        "SELECT t.k, count(*), count(u.k) FROM t LEFT JOIN u ON t.i = u.i AND t.l > u.l WHERE t.f > 0 GROUP BY t.k",
+        "SELECT t.k, w.k FROM t LEFT SEMI JOIN u ON t.i = u.i JOIN w ON t.l = w.l WHERE t.k <> 'a'",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        compared += members_count_as_interpreted(&session, case, sql);
+    }
+    assert!(compared >= 10, "only {compared} operators inside compiled stages compared");
+    // Random join pipelines (an empty build side drops every row before the stage runs: left out).
+    for case in 0..40 {
+        let joins = 1 + rng.below(3) as usize;
+        let (sql_joins, visible) = join_chain(&mut rng, FUSED_JOINS, &["u", "u", "w", "w"], joins);
+        let last = visible.last().cloned().unwrap_or_else(|| "t".into());
+        let filter = rng.pick(&["", " WHERE t.i > -50", " WHERE t.k <> 'b' OR t.k IS NULL"]).to_string();
+        let sql = match case % 2 {
+            0 => format!("SELECT t.k, t.i, {last}.i AS li, {last}.d + t.d AS s FROM t{sql_joins}{filter}"),
+            _ => format!("SELECT t.k, count(*), sum({last}.l) FROM t{sql_joins}{filter} GROUP BY t.k"),
+        };
+        compared += members_count_as_interpreted(&session, 100 + case, &sql);
+    }
+    assert!(compared >= 60, "only {compared} operators inside compiled stages compared");
+}

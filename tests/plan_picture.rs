@@ -14,6 +14,8 @@ type Rect = (f64, f64, f64, f64);
 struct Panel {
     frames: Vec<(String, Rect, String)>,
     boxes: Vec<(Vec<String>, Rect)>,
+    /// Each box's text lines (name, detail, numbers), as `boxes`.
+    texts: Vec<Vec<String>>,
     edges: Vec<(f64, f64, f64, f64)>,
 }
 
@@ -36,7 +38,7 @@ fn panels(svg: &str) -> Vec<Panel> {
     doc.descendants()
         .filter(|n| class(n, "panel"))
         .map(|panel| {
-            let mut p = Panel { frames: vec![], boxes: vec![], edges: vec![] };
+            let mut p = Panel { frames: vec![], boxes: vec![], texts: vec![], edges: vec![] };
             for g in panel.descendants().filter(|n| n.has_tag_name("g")) {
                 if class(&g, "frame") {
                     let (r, fill) = rect_of(&g);
@@ -44,6 +46,7 @@ fn panels(svg: &str) -> Vec<Panel> {
                 } else if class(&g, "node") {
                     let clusters = g.attribute("data-clusters").unwrap_or_default().split_whitespace().map(String::from).collect();
                     p.boxes.push((clusters, rect_of(&g).0));
+                    p.texts.push(g.children().filter(|c| c.has_tag_name("text")).map(|t| t.text().unwrap_or_default().to_string()).collect());
                 } else if class(&g, "edge") {
                     let l = g.children().find(|c| c.has_tag_name("line")).expect("a line");
                     p.edges.push((number(&l, "x1"), number(&l, "y1"), number(&l, "x2"), number(&l, "y2")));
@@ -138,6 +141,13 @@ fn frames_hold_exactly_their_members_and_nothing_overlaps() {
         assert!(final_plan.boxes.iter().filter(|b| b.0.iter().any(|c| c.starts_with("codegen-stage-"))).count() > final_plan.frames.len() / 2, "Q{q}");
         for (i, p) in panels.iter().enumerate() {
             check_geometry(&format!("Q{q} panel {i}"), p);
+        }
+        // Every operator of a compiled stage shows its rows (counted by the generated code).
+        let compiled: Vec<&String> = final_plan.frames.iter().filter(|f| f.2 == "#e3f4e1").map(|f| &f.0).collect();
+        for ((clusters, _), text) in final_plan.boxes.iter().zip(&final_plan.texts) {
+            if clusters.iter().any(|c| compiled.contains(&c)) {
+                assert!(text.last().is_some_and(|t| t.ends_with(" rows") || t.contains(" rows ·")), "Q{q}: no rows in {text:?}");
+            }
         }
     }
     // A stage that fell back (regexp_replace is not compiled) is framed amber.

@@ -30,6 +30,9 @@ pub struct SlotLayout {
     /// Fused joins that emit rows: the stream position to start at, the output capacity, and
     /// where a full output leaves [resume position, rows written].
     pub resume: Option<[usize; 3]>,
+    /// The stage's row counters (`StageSpec::counters`, u64s the functions add to once per
+    /// call): rows per operator inside the stage.
+    pub counters: usize,
     /// Number of slots.
     pub len: usize,
 }
@@ -125,5 +128,6 @@ pub fn layout(spec: &StageSpec) -> SlotLayout {
     let build_sel = if indexed_sink(spec) { spec.joins.iter().map(|_| take(1)).collect() } else { vec![] };
     let resume = emits_rows.then(|| [take(1), take(1), take(1)]);
     let table = spec.groups_in_code().then(|| take(1));
-    SlotLayout { columns, gids, table, acc, outputs, tables, rows_out, build_sel, resume, len: next }
+    let counters = take(1);
+    SlotLayout { columns, gids, table, acc, outputs, tables, rows_out, build_sel, resume, counters, len: next }
 }

@@ -4,13 +4,13 @@
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, InstBuilder, Value};
-use cranelift_frontend::FunctionBuilder;
+use cranelift_frontend::{FunctionBuilder, Variable};
 
 use super::expr::Tx;
 use super::rows::flags;
 use super::helpers::Helpers;
 use super::layout::{columns_of, indexed_sink, used_columns, SlotLayout};
-use super::rows::{enter, load_index, note, row_loop, row_loop_from, slot};
+use super::rows::{add_counts, enter, load_index, note, row_loop, row_loop_from, slot};
 use super::spec::{StageJoinType, StageSink, StageSpec};
 
 /// Where a sink's rows come from.
@@ -77,6 +77,23 @@ fn build_rows_fn(
     let emitted_count = b.declare_var(types::I64);
     let zero = b.ins().iconst(types::I64, 0);
     b.def_var(emitted_count, zero);
+    // Rows per join (and per Filter over its rows), counted in locals over the whole call.
+    let loop_counts: Vec<(usize, Variable)> = match source {
+        Source::Stream => spec
+            .loop_counters()
+            .into_iter()
+            .map(|k| {
+                let v = b.declare_var(types::I64);
+                b.def_var(v, zero);
+                (k, v)
+            })
+            .collect(),
+        Source::Indexed => vec![],
+    };
+    let mut row_counts: Vec<Option<Variable>> = vec![None; spec.counters()];
+    for (k, v) in &loop_counts {
+        row_counts[*k] = Some(*v);
+    }
     let start = match (source, resume) {
         (Source::Stream, Some([s, ..])) => Some(s),
         _ => None,
@@ -94,6 +111,8 @@ fn build_rows_fn(
             Source::Stream => vec![None; sides.len()],
         };
         let row_start_at = if resume.is_some() { b.use_var(emitted_count) } else { zero };
+        // A full output resumes at this row: its rows are counted again then, not now.
+        let row_start_counts: Vec<(usize, Value)> = if resume.is_some() { loop_counts.iter().map(|(k, v)| (*k, b.use_var(*v))).collect() } else { vec![] };
         let mut tx = Tx { b: &mut *b, input: columns, sides: sides.clone(), cols: cols.clone(), row, build_rows, fail, loaded: vec![], no_nulls, helpers };
         tx.preload(&used)?;
         let mut consume = |tx: &mut Tx| -> Result<(), String> {
@@ -109,6 +128,7 @@ fn build_rows_fn(
                 tx.b.switch_to_block(stop);
                 tx.b.ins().store(flags(), j, state, 0);
                 tx.b.ins().store(flags(), row_start_at, state, 8);
+                add_counts(tx.b, tx.helpers, slots, layout, &row_start_counts);
                 let m2 = tx.b.ins().iconst(types::I64, -2);
                 tx.b.ins().return_(&[m2]);
                 tx.b.switch_to_block(cont);
@@ -135,7 +155,7 @@ fn build_rows_fn(
             Ok(())
         };
         match source {
-            Source::Stream => super::operators::hash_probe::probe_joins(&mut tx, spec, &tables, &used, 0, &mut consume)?,
+            Source::Stream => super::operators::hash_probe::probe_joins(&mut tx, spec, &tables, &used, &row_counts, 0, &mut consume)?,
             Source::Indexed => consume(&mut tx)?,
         }
         let _ = next;
@@ -147,6 +167,8 @@ fn build_rows_fn(
     }
     // Output sinks return how many rows they wrote; aggregate sinks 0 (or their row count).
     let written = b.use_var(emitted_count);
+    let counted: Vec<(usize, Value)> = loop_counts.iter().map(|(k, v)| (*k, b.use_var(*v))).collect();
+    add_counts(b, helpers, slots, layout, &counted);
     b.ins().return_(&[written]);
     b.seal_all_blocks();
     Ok(())

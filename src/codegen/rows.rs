@@ -85,6 +85,22 @@ pub(super) fn fail_block(b: &mut FunctionBuilder, helpers: &Helpers) -> Block {
     fail
 }
 
+/// Adds each (count, value) to the stage's row counts (`StageSpec::counters`): once per call,
+/// from the locals the loop counted in.
+pub(super) fn add_counts(b: &mut FunctionBuilder, helpers: &Helpers, slots: Value, layout: &SlotLayout, counts: &[(usize, Value)]) {
+    if counts.is_empty() {
+        return;
+    }
+    note(b, helpers, || "rows per operator: add the counts of these rows to the stage's".into());
+    let base = slot(b, slots, layout.counters);
+    for &(k, v) in counts {
+        let offset = (k * 8) as i32;
+        let old = b.ins().load(types::I64, flags(), base, offset);
+        let new = b.ins().iadd(old, v);
+        b.ins().store(flags(), new, base, offset);
+    }
+}
+
 /// `base[j]` of a `u32` array, widened to i64 (selection vectors, pair indices, group ids).
 pub(super) fn load_index(b: &mut FunctionBuilder, base: Value, j: Value) -> Value {
     let off = b.ins().ishl_imm_u(j, 2);

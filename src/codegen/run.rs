@@ -17,7 +17,7 @@ use super::expr::out_width;
 use super::operators::hash_aggregate::ACC_BYTES;
 use super::jit::CompiledStage;
 use super::jit::SinkFn;
-use super::spec::{AggSpec, JoinSpec, OutputColumn, StageJoinType, StageSink, StageSpec};
+use super::spec::{counter, AggSpec, JoinSpec, OutputColumn, StageJoinType, StageSink, StageSpec};
 use crate::error::{KilnError, Result};
 use crate::hashtable::group_table::GroupTable;
 use crate::hashtable::groups::Grouper;
@@ -388,8 +388,12 @@ fn side_of(spec: &StageSpec, i: usize) -> Option<usize> {
 /// This is the boundary where generated code gets its buffers: each column must have the type
 /// the stage was compiled for (the code reads values of that width) and the row count the code
 /// loops over, else the batch is an error before any generated code runs.
-fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, builds: &[&BuildTable]) -> Result<(Vec<u64>, SlotBuffers, bool)> {
+fn input_slots(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, builds: &[&BuildTable], counts: &mut [u64]) -> Result<(Vec<u64>, SlotBuffers, bool)> {
     let mut slots = vec![0u64; compiled.layout.len];
+    if counts.len() != spec.counters() {
+        return Err(KilnError::internal("a compiled stage's row counts of another size"));
+    }
+    slots[compiled.layout.counters] = counts.as_mut_ptr() as u64;
     // Validity for columns without a bitmap: all-valid bits for the batch's rows, then
     // all-NULL bits for any side's rows (a NULL-typed column has no bitmap, yet only NULLs).
     let ones = batch.num_rows() / 8 + 2;
@@ -617,12 +621,12 @@ fn select(compiled: &CompiledStage, slots: &[u64], n: usize, no_nulls: bool) -> 
 pub fn output_batch(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBatch, builds: &[&BuildTable]) -> Result<Option<RecordBatch>> {
     match output_pieces(spec, compiled, batch, builds)? {
         StageOutput::Fallback => Ok(None),
-        StageOutput::Batch(b) => Ok(Some(b)),
+        StageOutput::Batch(b, _) => Ok(Some(b)),
         StageOutput::Pieces(mut pieces) => {
             let mut chunks = vec![];
             loop {
                 match pieces.next_piece(builds)? {
-                    Piece::Rows(b) => chunks.push(b),
+                    Piece::Rows(b, _) => chunks.push(b),
                     Piece::Failed => return Ok(None),
                     Piece::End => break,
                 }
@@ -640,15 +644,17 @@ pub fn output_batch(spec: &StageSpec, compiled: &CompiledStage, batch: &RecordBa
 pub enum StageOutput<'s> {
     /// The generated code gave up on the batch: the interpreter runs it.
     Fallback,
-    /// The rows, in one batch (a stage without joins).
-    Batch(RecordBatch),
+    /// The rows, in one batch (a stage without joins), and the stage's row counts
+    /// (`spec::counter`).
+    Batch(RecordBatch, Vec<u64>),
     /// Joined rows, a piece at a time (one batch's joins may match many times its rows).
     Pieces(Box<OutputPieces<'s>>),
 }
 
 /// One piece of an output stage's joined rows.
 pub enum Piece {
-    Rows(RecordBatch),
+    /// Rows, and the stage's row counts since the piece before (`spec::counter`).
+    Rows(RecordBatch, Vec<u64>),
     /// The generated code failed after the pieces before this one.
     Failed,
     End,
@@ -660,11 +666,16 @@ pub fn output_pieces<'s>(spec: &'s StageSpec, compiled: &'s CompiledStage, batch
     let StageSink::Output { columns, output } = &spec.sink else {
         return Err(KilnError::internal("output_batch on an aggregate stage"));
     };
+    let mut counts = vec![0u64; spec.counters()];
+    counts[counter::INPUT] = batch.num_rows() as u64;
     if batch.num_rows() == 0 || drops_every_row(spec, builds) {
-        return Ok(StageOutput::Batch(RecordBatch::new_empty(schema_of(output))));
+        return Ok(StageOutput::Batch(RecordBatch::new_empty(schema_of(output)), counts));
     }
-    let (mut slots, buffers, no_nulls) = input_slots(spec, compiled, batch, builds)?;
+    let (mut slots, buffers, no_nulls) = input_slots(spec, compiled, batch, builds, &mut counts)?;
     let Ok(sel) = select(compiled, &slots, batch.num_rows(), no_nulls) else { return Ok(StageOutput::Fallback) };
+    if sel.is_none() {
+        counts[counter::FILTERED] = batch.num_rows() as u64;
+    }
     let count = sel.as_ref().map_or(batch.num_rows(), |s| s.len());
     let rows = Rows { stream: sel, builds: vec![], count };
     let all = spec.columns();
@@ -676,10 +687,11 @@ pub fn output_pieces<'s>(spec: &'s StageSpec, compiled: &'s CompiledStage, batch
             OutputColumn::Computed(_) => None,
         })
         .collect();
-    let mut out = OutputPieces { spec, compiled, batch: batch.clone(), slots: vec![], _buffers: buffers, rows, no_nulls, emitter: None, copied, schema: schema_of(output) };
+    let mut out = OutputPieces { spec, compiled, batch: batch.clone(), slots: vec![], _buffers: buffers, rows, no_nulls, emitter: None, copied, schema: schema_of(output), counts };
     if spec.joins().is_empty() && columns.iter().all(|c| matches!(c, OutputColumn::Copied(_))) {
         // Nothing to compute: the selected rows' columns, without running the sink's loop.
-        return Ok(StageOutput::Batch(out.assemble(builds, columns.iter().map(|_| None).collect(), &out.rows)?));
+        let b = out.assemble(builds, columns.iter().map(|_| None).collect(), &out.rows)?;
+        return Ok(StageOutput::Batch(b, out.counts));
     }
     if spec.joins().is_empty() {
         let buffers = out.alloc(&mut slots, count)?;
@@ -687,7 +699,8 @@ pub fn output_pieces<'s>(spec: &'s StageSpec, compiled: &'s CompiledStage, batch
         if written != count {
             return Err(KilnError::internal("a sink without joins wrote another row count"));
         }
-        return Ok(StageOutput::Batch(out.assemble(builds, buffers, &out.rows)?));
+        let b = out.assemble(builds, buffers, &out.rows)?;
+        return Ok(StageOutput::Batch(b, out.counts));
     }
     // Joins probed by the sink: joined rows come in chunks the size of the output buffers.
     prefetch_join_slots(spec, batch, builds, out.rows.stream.as_deref())?;
@@ -710,6 +723,8 @@ pub struct OutputPieces<'s> {
     emitter: Option<Emitter>,
     copied: Vec<Attribute>,
     schema: SchemaRef,
+    /// The stage's row counts (the generated code's slot points here) since the last piece.
+    counts: Vec<u64>,
 }
 
 type OutputBuffers = Vec<Option<(MutableBuffer, Vec<u8>)>>;
@@ -729,7 +744,11 @@ impl OutputPieces<'_> {
         })?;
         let Some((n, out)) = step else { return Ok(Piece::Failed) };
         let emitted = Rows { stream: out.first().cloned(), builds: out[1..].to_vec(), count: n };
-        Ok(Piece::Rows(self.assemble(builds, buffers, &emitted)?))
+        self.counts[spec.sink_counter()] += n as u64;
+        let counts = self.counts.clone();
+        // Zeroed in place: the slots point at this buffer.
+        self.counts.fill(0);
+        Ok(Piece::Rows(self.assemble(builds, buffers, &emitted)?, counts))
     }
 
     fn alloc(&self, slots: &mut [u64], cap: usize) -> Result<OutputBuffers> {
@@ -826,6 +845,7 @@ pub fn aggregate_partition(
     flush_groups: usize,
     input_rows: Option<usize>,
     hold: &dyn Fn(u64) -> Result<()>,
+    counts: &mut [u64],
 ) -> Result<Option<Vec<RecordBatch>>> {
     let StageSink::Aggregate { keys, keys_in_code, aggregates, output, finish } = &spec.sink else {
         return Err(KilnError::internal("aggregate_partition on an output stage"));
@@ -850,17 +870,21 @@ pub fn aggregate_partition(
     let dropped = drops_every_row(spec, builds);
     for batch in merged {
         let mut batch = batch?;
+        counts[counter::INPUT] += batch.num_rows() as u64;
         if dropped {
             continue;
         }
-        let (mut slots, mut _all_valid, no_nulls) = input_slots(spec, compiled, &batch, builds)?;
+        let (mut slots, mut _all_valid, no_nulls) = input_slots(spec, compiled, &batch, builds, counts)?;
         let Ok(mut sel) = select(compiled, &slots, batch.num_rows(), no_nulls) else { return Ok(None) };
+        if sel.is_none() {
+            counts[counter::FILTERED] += batch.num_rows() as u64;
+        }
         // Few rows selected: gathered first, column by column, the sink then reads them in a
         // row rather than missing the caches on every column of every row it reads.
         if let (Some(s), true) = (&sel, spec.joins().is_empty()) {
             if s.len() * SPARSE_SELECTION < batch.num_rows() {
                 batch = arrow::compute::take_record_batch(&batch, &UInt32Array::from(s.clone()))?;
-                (slots, _all_valid, _) = input_slots(spec, compiled, &batch, builds)?;
+                (slots, _all_valid, _) = input_slots(spec, compiled, &batch, builds, counts)?;
                 sel = Some((0..batch.num_rows() as u32).collect());
             }
         }
@@ -934,10 +958,11 @@ pub fn aggregate_partition(
             // applied) a chunk at a time, each chunk sunk before the next is probed.
             Some(probe) => {
                 let mut sunk = true;
+                let sink_counter = spec.sink_counter();
+                let mut joined_rows = 0;
                 let ran = run_emitting(probe, &compiled.layout, &mut slots, &rows, no_nulls, &mut |slots, written, out| {
-                    if written.is_none() || !sunk {
-                        return Ok(());
-                    }
+                    let Some(written) = written.filter(|_| sunk) else { return Ok(()) };
+                    joined_rows += written as u64;
                     let mut joined = out.iter().cloned();
                     let stream = joined.next().unwrap_or_default();
                     let rows = Rows { count: stream.len(), stream: Some(stream), builds: joined.collect() };
@@ -945,6 +970,7 @@ pub fn aggregate_partition(
                     sunk = sink(slots, &rows)?;
                     Ok(())
                 })?;
+                counts[sink_counter] += joined_rows;
                 ran && sunk
             }
             None => sink(&mut slots, &rows)?,

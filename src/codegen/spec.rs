@@ -85,6 +85,36 @@ pub struct StageSpec {
     pub expand: Option<ExpandSpec>,
     /// `input` followed by each build side's columns: what expressions index.
     pub(super) all_columns: Vec<Attribute>,
+    /// The operators below the stage's top, each with the row count that is its output.
+    pub members: Vec<MemberRows>,
+}
+
+/// An operator inside a stage (below its top, whose rows are the stage's) and where its output
+/// rows are counted: the stage's row count at `counter` (see [`counter`]), `times` over (an
+/// Expand's projections).
+#[derive(Debug, Clone)]
+pub struct MemberRows {
+    pub node: Arc<PhysicalPlan>,
+    pub counter: usize,
+    pub times: u64,
+}
+
+/// A stage's row counts, per batch: the input's rows, the rows passing the conditions below
+/// every join, then per join its rows out and those passing the filters above it. Generated
+/// code counts in locals and adds to the counts once per call; the runtime fills in the rest.
+pub mod counter {
+    /// The stage input's rows.
+    pub const INPUT: usize = 0;
+    /// Rows passing the conditions of the Filters below every join.
+    pub const FILTERED: usize = 1;
+    /// Rows out of join `k`.
+    pub fn joined(k: usize) -> usize {
+        2 + 2 * k
+    }
+    /// Rows out of join `k` passing the Filters above it.
+    pub fn join_filtered(k: usize) -> usize {
+        3 + 2 * k
+    }
 }
 
 /// An Expand (ROLLUP, CUBE, GROUPING SETS) under a stage's partial aggregate: each row is
@@ -464,6 +494,36 @@ impl StageSpec {
     /// Rows the sink consumes per (joined) row: the Expand's projections, or 1.
     pub fn rows_per_row(&self) -> usize {
         self.sinks().len()
+    }
+
+    /// How many row counts the stage keeps (see [`counter`]).
+    pub fn counters(&self) -> usize {
+        counter::joined(self.joins.len())
+    }
+
+    /// The count of the rows that reach the sink (the last join's, or the filter's): the rows
+    /// the functions emit, which the runtime counts.
+    pub fn sink_counter(&self) -> usize {
+        match self.joins.last() {
+            None => counter::FILTERED,
+            Some(j) if j.filters.is_empty() => counter::joined(self.joins.len() - 1),
+            Some(_) => counter::join_filtered(self.joins.len() - 1),
+        }
+    }
+
+    /// The counts generated code keeps in the row loop: each join's rows, and those passing
+    /// the filters above it where it has some, short of the sink's (counted by the runtime).
+    pub fn loop_counters(&self) -> Vec<usize> {
+        let sink = self.sink_counter();
+        let mut out = vec![];
+        for (k, j) in self.joins.iter().enumerate() {
+            out.push(counter::joined(k));
+            if !j.filters.is_empty() {
+                out.push(counter::join_filtered(k));
+            }
+        }
+        out.retain(|c| *c != sink);
+        out
     }
 
     /// The joins the stage probes, bottom-up.

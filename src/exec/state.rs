@@ -55,6 +55,18 @@ pub(in crate::exec) struct Stage {
     pub(in crate::exec) builds: Vec<Option<BuildTable>>,
     /// Its compile time (0: from the cache).
     pub(in crate::exec) compiled_micros: u64,
+    /// The metrics of the operators inside it, and where their rows are counted
+    /// (`StageSpec::members`).
+    pub(in crate::exec) members: Vec<(Arc<crate::physical::metrics::OperatorMetrics>, usize, u64)>,
+}
+
+impl Stage {
+    /// Adds a run's row counts (`codegen::spec::counter`) to the operators inside the stage.
+    pub(in crate::exec) fn add_member_rows(&self, counts: &[u64]) {
+        for (m, counter, times) in &self.members {
+            m.add_rows(counts.get(*counter).copied().unwrap_or(0) * times);
+        }
+    }
 }
 
 /// What a breaker holds once its input pipeline has run.

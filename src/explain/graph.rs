@@ -97,11 +97,18 @@ struct StageInfo {
 struct Layout<'a> {
     nodes: Vec<Node<'a>>,
     stages: HashMap<usize, StageInfo>,
+    /// Each codegen stage's top operator, and the stage: a compiled stage's rows are its top's.
+    tops: HashMap<*const PhysicalPlan, usize>,
     width: f64,
     height: f64,
 }
 
 impl Layout<'_> {
+    /// The numbers of `plan`: its own, or for the top of a compiled stage the stage's.
+    fn stats(&self, plan: &PhysicalPlan, ops: &PlanMetrics) -> Option<OperatorStats> {
+        ops.get(plan).or_else(|| self.tops.get(&(plan as *const PhysicalPlan)).and_then(|id| self.stages.get(id)).and_then(|s| s.stats.clone()))
+    }
+
     /// A box's top-left corner.
     fn at(&self, n: &Node) -> (f64, f64) {
         (MARGIN + PAD_QUERY + n.col * (BOX_W + GAP_X), MARGIN + TITLE_H + n.y)
@@ -202,12 +209,13 @@ fn legend_width() -> f64 {
 fn lay_out<'a>(plan: &'a PhysicalPlan, ops: Option<&PlanMetrics>) -> Layout<'a> {
     let mut stages = HashMap::new();
     let mut members = HashMap::new();
-    stage_members(plan, ops, &mut stages, &mut members);
+    let mut tops = HashMap::new();
+    stage_members(plan, ops, &mut stages, &mut members, &mut tops);
     let mut nodes = vec![];
     let mut next_col = 0.0;
     collect(plan, &members, None, &mut next_col, &mut nodes);
     place_layers(&mut nodes);
-    let mut layout = Layout { nodes, stages, width: 0.0, height: 0.0 };
+    let mut layout = Layout { nodes, stages, tops, width: 0.0, height: 0.0 };
     let (mut right, mut bottom) = (0.0f64, 0.0f64);
     for n in &layout.nodes {
         let (x, y) = layout.at(n);
@@ -225,9 +233,16 @@ fn lay_out<'a>(plan: &'a PhysicalPlan, ops: Option<&PlanMetrics>) -> Layout<'a> 
 
 /// Records every codegen stage (its wrapper's fallback and numbers) and, for each operator
 /// fused into one, the stage: the operators the stage's code runs, as the text plan's `*(N)`.
-fn stage_members(p: &PhysicalPlan, ops: Option<&PlanMetrics>, stages: &mut HashMap<usize, StageInfo>, members: &mut HashMap<*const PhysicalPlan, Cluster>) {
+fn stage_members(
+    p: &PhysicalPlan,
+    ops: Option<&PlanMetrics>,
+    stages: &mut HashMap<usize, StageInfo>,
+    members: &mut HashMap<*const PhysicalPlan, Cluster>,
+    tops: &mut HashMap<*const PhysicalPlan, usize>,
+) {
     if let PhysicalPlan::WholeStageCodegen { id, fallback, child } = p {
         let cluster = Cluster::Codegen(*id, fallback.is_none());
+        tops.insert(skip_stage(child) as *const PhysicalPlan, *id);
         stages.insert(*id, StageInfo { fallback: fallback.clone(), stats: ops.and_then(|m| m.get(p)) });
         match crate::codegen::StageSpec::chain(child) {
             Some((chain, _)) => {
@@ -241,7 +256,7 @@ fn stage_members(p: &PhysicalPlan, ops: Option<&PlanMetrics>, stages: &mut HashM
         }
     }
     for c in p.tree_children() {
-        stage_members(c, ops, stages, members);
+        stage_members(c, ops, stages, members, tops);
     }
 }
 
@@ -338,7 +353,7 @@ fn draw(layout: &Layout, ops: Option<&PlanMetrics>, config: &Config, title: &str
             let (cx, cy) = layout.at(child);
             let (x1, y1, x2, y2) = (cx + BOX_W / 2.0, cy, px + BOX_W / 2.0, py + BOX_H);
             let _ = write!(out, "<g class=\"edge\"><line x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\" stroke=\"#555\" marker-end=\"url(#arrow)\"/>");
-            if let Some(rows) = ops.and_then(|m| edge_rows(child.plan, m)) {
+            if let Some(rows) = ops.and_then(|m| edge_rows(layout, child.plan, m)) {
                 // Beside the edge just above the child, where no other edge runs.
                 let _ = write!(out, "<text class=\"rows\" x=\"{:.1}\" y=\"{:.1}\" fill=\"#1a4f8a\">{} rows</text>", x1 + 6.0, y1 - 5.0, group_digits(rows));
             }
@@ -351,7 +366,7 @@ fn draw(layout: &Layout, ops: Option<&PlanMetrics>, config: &Config, title: &str
         let name = short_name(&line);
         let mut lines = wrap(&subtitle(&line, &name), LINE_CHARS, 2);
         lines.resize(2, String::new());
-        lines.push(ops.and_then(|m| m.get(n.plan)).map(|s| numbers(&s)).unwrap_or_default());
+        lines.push(ops.and_then(|m| layout.stats(n.plan, m)).map(|s| numbers(&s)).unwrap_or_default());
         let clusters: Vec<String> = n.clusters.iter().map(|c| c.key()).collect();
         let _ = write!(
             out,
@@ -435,10 +450,10 @@ fn wrap(text: &str, width: usize, max_lines: usize) -> Vec<String> {
 }
 
 /// The rows that flowed out of `child`: counted on it, or a finished stage's output.
-fn edge_rows(child: &PhysicalPlan, ops: &PlanMetrics) -> Option<u64> {
+fn edge_rows(layout: &Layout, child: &PhysicalPlan, ops: &PlanMetrics) -> Option<u64> {
     match child {
         PhysicalPlan::QueryStage { output, kind: QueryStageKind::Shuffle | QueryStageKind::Broadcast, .. } => Some(output.total_rows()),
-        _ => ops.get(child).map(|s| s.rows),
+        _ => layout.stats(child, ops).map(|s| s.rows),
     }
 }
 

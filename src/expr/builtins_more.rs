@@ -69,6 +69,9 @@ pub enum MoreFn {
     /// from_utc_timestamp(ts, zone) / to_utc_timestamp(ts, zone): the timestamp moved by the
     /// zone's offset, from UTC to the zone's wall clock or back (`types::time_zone`).
     FromUtcTimestamp, ToUtcTimestamp,
+    /// from_json(json, schema[, options]) / from_csv(csv, schema[, options]): the schema, a DDL
+    /// string, arrives as a NULL of its type (the parser reads it); `super::from_text`.
+    FromJson(Zone), FromCsv(Zone),
 }
 
 use MoreFn::*;
@@ -79,7 +82,7 @@ const ALL: &[MoreFn] = &[
     MakeTimestamp(Zone::UTC), MonthsBetween(Zone::UTC), Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString, TimestampAdd(Zone::UTC), TimestampDiff(Zone::UTC),
     MakeYmInterval, MakeDtInterval, Mask, ToNumber, TryToNumber, ToChar, Overlay, UrlEncode, UrlDecode, TryUrlDecode, IsNan,
     NextDay, BitGet, ToBinary, TryToBinary, Encode, Decode, ParseUrl, TryParseUrl, Uuid, IsValidUtf8, MakeValidUtf8, ValidateUtf8,
-    TryValidateUtf8, GetJsonObject, FromUtcTimestamp, ToUtcTimestamp,
+    TryValidateUtf8, GetJsonObject, FromUtcTimestamp, ToUtcTimestamp, FromJson(Zone::UTC), FromCsv(Zone::UTC),
 ];
 
 impl MoreFn {
@@ -103,6 +106,7 @@ impl MoreFn {
             Decode => "decode", ParseUrl => "parse_url", TryParseUrl => "try_parse_url", Uuid => "uuid", IsValidUtf8 => "is_valid_utf8",
             MakeValidUtf8 => "make_valid_utf8", ValidateUtf8 => "validate_utf8", TryValidateUtf8 => "try_validate_utf8",
             GetJsonObject => "get_json_object", FromUtcTimestamp => "from_utc_timestamp", ToUtcTimestamp => "to_utc_timestamp",
+            FromJson(_) => "from_json", FromCsv(_) => "from_csv",
         }
     }
 
@@ -129,6 +133,8 @@ impl MoreFn {
             MonthsBetween(_) => MonthsBetween(zone),
             TimestampAdd(_) => TimestampAdd(zone),
             TimestampDiff(_) => TimestampDiff(zone),
+            FromJson(_) => FromJson(zone),
+            FromCsv(_) => FromCsv(zone),
             other => other,
         }
     }
@@ -157,6 +163,7 @@ impl MoreFn {
             Overlay => (3, 4),
             NextDay | BitGet | Encode | Decode | GetJsonObject | FromUtcTimestamp | ToUtcTimestamp => (2, 2),
             ToBinary | TryToBinary => (1, 2),
+            FromJson(_) | FromCsv(_) => (2, 3),
             ParseUrl | TryParseUrl => (2, 3),
             Uuid => (0, 0),
             _ => (1, 1),
@@ -165,7 +172,7 @@ impl MoreFn {
 
     /// NULL whenever an argument is NULL.
     pub fn null_intolerant(&self) -> bool {
-        !matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | Hash | XxHash64 | Elt | FormatString | Mask | IsNan | Uuid)
+        !matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | Hash | XxHash64 | Elt | FormatString | Mask | IsNan | Uuid | FromJson(_) | FromCsv(_))
     }
 
     /// False for a function whose every call may answer differently (uuid()).
@@ -179,7 +186,7 @@ impl MoreFn {
             Hash | XxHash64 | IsNan | Uuid => false,
             FormatString | Mask => args.first().copied().unwrap_or(false),
             TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | Sha2 | Unhex | Unbase64 | Conv | TimestampSeconds | WidthBucket | Elt
-            | FormatNumber | TryToNumber | TryUrlDecode | ToBinary | TryToBinary | ParseUrl | TryParseUrl | TryValidateUtf8 | GetJsonObject => true,
+            | FormatNumber | TryToNumber | TryUrlDecode | ToBinary | TryToBinary | ParseUrl | TryParseUrl | TryValidateUtf8 | GetJsonObject | FromJson(_) | FromCsv(_) => true,
             _ => args.iter().any(|n| *n),
         }
     }
@@ -379,6 +386,7 @@ impl MoreFn {
             }
             Unhex | Unbase64 | LuhnCheck | Soundex | UrlEncode | UrlDecode | TryUrlDecode | LikeEscape => each(args, &[DataType::Utf8])?,
             Encode | ParseUrl | TryParseUrl | Uuid | GetJsonObject => each(args, &[DataType::Utf8])?,
+            FromJson(_) | FromCsv(_) => from_text_args(b, *self, args)?,
             FromUtcTimestamp | ToUtcTimestamp => {
                 let mut it = args.into_iter();
                 let t = it.next().ok_or_else(|| KilnError::internal("from_utc_timestamp arity"))?;
@@ -481,6 +489,8 @@ impl MoreFn {
             Crc32 | XxHash64 | UnixSeconds | UnixMillis | UnixMicros | WidthBucket | TimestampDiff(_) => DataType::Int64,
             TimestampAdd(_) => args.get(2).cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
             MakeYmInterval => crate::types::interval::YEAR_MONTH,
+            // The schema's type, carried by the second argument.
+            FromJson(_) | FromCsv(_) => args.get(1).cloned().unwrap_or(DataType::Null),
             ToNumber | TryToNumber => match exprs.get(1) {
                 Some(Expr::Literal(ScalarValue::Utf8(f))) => match super::number_format::NumberFormat::new(f) {
                     Ok(f) => {
@@ -538,7 +548,7 @@ impl MoreFn {
         let micros = |i: usize| -> Result<Vec<Option<i64>>> { Ok(arg(i)?.as_primitive::<TimestampMicrosecondType>().iter().collect()) };
         let to_ts = |v: Vec<Option<i64>>| -> ArrayRef { Arc::new(TimestampMicrosecondArray::from(v).with_data_type(result.clone())) };
         let zone = match self {
-            MakeTimestamp(z) | MonthsBetween(z) | TimestampAdd(z) | TimestampDiff(z) => *z,
+            MakeTimestamp(z) | MonthsBetween(z) | TimestampAdd(z) | TimestampDiff(z) | FromJson(z) | FromCsv(z) => *z,
             _ => Zone::UTC,
         };
         // A timestamp argument's wall-clock times in `zone` (a TIMESTAMP_NTZ's as they are).
@@ -1049,6 +1059,14 @@ impl MoreFn {
                 }
                 Arc::new(StringArray::from(out))
             }
+            FromJson(_) | FromCsv(_) => {
+                let options = super::from_text::ReadOptions::new(args.get(2), zone)?;
+                match (self, result) {
+                    (FromCsv(_), DataType::Struct(fields)) => super::from_text::from_csv(&strs(0)?, fields, &options)?,
+                    (FromCsv(_), other) => return Err(KilnError::internal(format!("from_csv into {other}"))),
+                    _ => super::from_text::from_json(&strs(0)?, result, &options)?,
+                }
+            }
             GetJsonObject => {
                 let (json, path) = (strs(0)?, strs(1)?);
                 // The path is a literal in most queries: parsed once per distinct text.
@@ -1244,6 +1262,47 @@ fn constant_int(e: &Expr) -> Option<i32> {
         Expr::Cast { child, .. } => constant_int(child),
         _ => None,
     }
+}
+
+/// from_json / from_csv's arguments as Spark's checks take them: a string, the schema (a NULL
+/// of its type, from a string literal), and options made with `map()` of strings.
+fn from_text_args(b: Builtin, f: MoreFn, args: Vec<Expr>) -> Result<Vec<Expr>> {
+    let mut it = args.into_iter();
+    let text = it.next().ok_or_else(|| KilnError::internal("from_json arity"))?;
+    let t = text.data_type()?;
+    let text = match t {
+        DataType::Null => Expr::Cast { child: Box::new(text), to: DataType::Utf8, zone: None },
+        DataType::Utf8 => text,
+        ref s if crate::types::is_string(s) => Expr::Cast { child: Box::new(text), to: DataType::Utf8, zone: None },
+        other => return Err(type_error(b, &text, "STRING", &other)),
+    };
+    let schema = it.next().ok_or_else(|| KilnError::internal("from_json arity"))?;
+    let t = match &schema {
+        Expr::Literal(ScalarValue::Null(t)) if !matches!(t, DataType::Null | DataType::Utf8) => t.clone(),
+        other => {
+            return Err(KilnError::analysis(
+                "INVALID_SCHEMA.NON_STRING_LITERAL",
+                format!("The input schema \"{}\" is not a valid schema string. The input expression must be string literal and not null.", crate::expr::sql_name(other)),
+            ))
+        }
+    };
+    let readable = match (f, &t) {
+        (FromCsv(_), DataType::Struct(fields)) => fields.iter().find(|x| !super::from_text::readable(x.data_type(), false)).map(|x| x.data_type().clone()),
+        (FromCsv(_), other) => Some(other.clone()),
+        (_, DataType::Struct(_) | DataType::List(_) | DataType::Map(..)) if super::from_text::readable(&t, true) => None,
+        (_, other) => Some(other.clone()),
+    };
+    if let Some(bad) = readable {
+        return Err(KilnError::analysis("UNSUPPORTED_DATATYPE", format!("Unsupported data type \"{}\" in {}.", crate::types::sql_type_name(&bad), f.name())));
+    }
+    let mut out = vec![text, schema];
+    if let Some(options) = it.next() {
+        match options.data_type()? {
+            DataType::Map(..) if options.foldable() => out.push(options),
+            _ => return Err(KilnError::analysis("INVALID_OPTIONS.NON_MAP_FUNCTION", "Must use the `map()` function for options.")),
+        }
+    }
+    Ok(out)
 }
 
 fn type_error(b: Builtin, e: &Expr, wanted: &str, t: &DataType) -> KilnError {

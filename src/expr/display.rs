@@ -332,6 +332,14 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             write_list(f, args, style, ", ")?;
             write!(f, ", 42)")
         }
+        // Spark names from_json / from_csv by their text alone (the schema is in the type).
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(b @ crate::expr::Builtin::More(crate::expr::MoreFn::FromJson(_) | crate::expr::MoreFn::FromCsv(_))), args }
+            if !args.is_empty() =>
+        {
+            write!(f, "{}(", b.name())?;
+            write_expr(f, &args[0], style)?;
+            write!(f, ")")
+        }
         Expr::Function { func, args } => {
             write!(f, "{}(", func.name())?;
             write_list(f, args, style, ", ")?;

@@ -3,8 +3,85 @@
 //! follows is ignored), a path as Spark's JsonPathParser reads it (`$`, `.name`, `['name']`,
 //! `[n]`, `[*]`), and a value that is not a string is written back as compact JSON, numbers as
 //! Jackson copies them (integers as written, others as Java prints a double: `1.5`, `1.0E10`).
+//! A document is kept as Jackson streams it: an object holds every field in order, a key
+//! written twice twice (get_json_object reads the first that matches, json_tuple the last).
 
-use serde_json::Value;
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// A JSON value; an object keeps all its fields, duplicate keys included, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Json {
+    #[allow(missing_docs)]
+    Null,
+    #[allow(missing_docs)]
+    Bool(bool),
+    #[allow(missing_docs)]
+    Number(serde_json::Number),
+    #[allow(missing_docs)]
+    String(String),
+    #[allow(missing_docs)]
+    Array(Vec<Json>),
+    #[allow(missing_docs)]
+    Object(Vec<(String, Json)>),
+}
+
+impl Json {
+    /// The value of the last field named `key` of an object (where a map keeps the last).
+    pub fn last_field(&self, key: &str) -> Option<&Json> {
+        match self {
+            Json::Object(fields) => fields.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Json, D::Error> {
+        struct JsonVisitor;
+        impl<'de> Visitor<'de> for JsonVisitor {
+            type Value = Json;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Json, E> {
+                Ok(Json::Null)
+            }
+            fn visit_bool<E>(self, v: bool) -> std::result::Result<Json, E> {
+                Ok(Json::Bool(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<Json, E> {
+                Ok(Json::Number(v.into()))
+            }
+            fn visit_u64<E>(self, v: u64) -> std::result::Result<Json, E> {
+                Ok(Json::Number(v.into()))
+            }
+            fn visit_f64<E>(self, v: f64) -> std::result::Result<Json, E> {
+                Ok(serde_json::Number::from_f64(v).map_or(Json::Null, Json::Number))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Json, E> {
+                Ok(Json::String(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<Json, E> {
+                Ok(Json::String(v))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Json, A::Error> {
+                let mut out = vec![];
+                while let Some(v) = seq.next_element()? {
+                    out.push(v);
+                }
+                Ok(Json::Array(out))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Json, A::Error> {
+                let mut out = vec![];
+                while let Some((k, v)) = map.next_entry()? {
+                    out.push((k, v));
+                }
+                Ok(Json::Object(out))
+            }
+        }
+        d.deserialize_any(JsonVisitor)
+    }
+}
 
 /// One step of a JSON path.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,61 +146,75 @@ impl JsonPath {
             return match matches.as_slice() {
                 [] => None,
                 [one] => Some(to_json(one)),
-                many => Some(to_json(&Value::Array(many.iter().map(|v| (*v).clone()).collect()))),
+                many => Some(to_json(&Json::Array(many.iter().map(|v| (*v).clone()).collect()))),
             };
         }
         match matches.first()? {
-            Value::Null => None,
+            Json::Null => None,
             v => Some(field_text(v)),
         }
     }
 }
 
-fn collect<'a>(v: &'a Value, steps: &[Step], out: &mut Vec<&'a Value>) {
+fn collect<'a>(v: &'a Json, steps: &[Step], out: &mut Vec<&'a Json>) {
     let Some((step, rest)) = steps.split_first() else {
         out.push(v);
         return;
     };
     match (step, v) {
-        (Step::Key(k), Value::Object(m)) => {
-            if let Some(x) = m.get(k) {
-                collect(x, rest, out);
+        (Step::Key(k), Json::Object(fields)) => {
+            // Spark's evaluatePath takes the first field of that name whose value yields
+            // something (not JSON null) down the rest of the path.
+            let mut tried = vec![];
+            for (_, x) in fields.iter().filter(|(name, _)| name == k) {
+                tried.clear();
+                collect(x, rest, &mut tried);
+                if tried.iter().any(|m| **m != Json::Null) {
+                    break;
+                }
             }
+            out.append(&mut tried);
         }
-        (Step::Index(i), Value::Array(a)) => {
+        (Step::Index(i), Json::Array(a)) => {
             if let Some(x) = a.get(*i) {
                 collect(x, rest, out);
             }
         }
-        (Step::Wildcard, Value::Array(a)) => a.iter().for_each(|x| collect(x, rest, out)),
+        (Step::Wildcard, Json::Array(a)) => a.iter().for_each(|x| collect(x, rest, out)),
         _ => {}
     }
 }
 
 /// The first JSON value of `text` (Jackson stops reading after it), None if it is not JSON.
-fn first_value(text: &str) -> Option<Value> {
-    serde_json::Deserializer::from_str(text).into_iter::<Value>().next()?.ok()
+pub fn first_value(text: &str) -> Option<Json> {
+    serde_json::Deserializer::from_str(text).into_iter::<Json>().next()?.ok()
 }
 
 /// A field's text as Spark returns it: a string as itself, anything else as JSON.
-fn field_text(v: &Value) -> String {
+pub fn field_text(v: &Json) -> String {
     match v {
-        Value::String(s) => s.clone(),
+        Json::String(s) => s.clone(),
         other => to_json(other),
     }
 }
 
 /// Compact JSON as Jackson's generator writes a copied value.
-fn to_json(v: &Value) -> String {
+fn to_json(v: &Json) -> String {
     let mut out = String::new();
     write_json(v, &mut out);
     out
 }
 
-fn write_json(v: &Value, out: &mut String) {
+fn write_json(v: &Json, out: &mut String) {
+    let quoted = |s: &str| serde_json::Value::String(s.to_string()).to_string();
     match v {
-        Value::Number(n) if n.is_f64() => out.push_str(&crate::types::java_double(n.as_f64().unwrap_or(f64::NAN))),
-        Value::Array(a) => {
+        Json::Null => out.push_str("null"),
+        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Number(n) if n.is_f64() => out.push_str(&crate::types::java_double(n.as_f64().unwrap_or(f64::NAN))),
+        Json::Number(n) => out.push_str(&n.to_string()),
+        // Jackson's escapes are serde_json's.
+        Json::String(s) => out.push_str(&quoted(s)),
+        Json::Array(a) => {
             out.push('[');
             for (i, x) in a.iter().enumerate() {
                 if i > 0 {
@@ -133,20 +224,18 @@ fn write_json(v: &Value, out: &mut String) {
             }
             out.push(']');
         }
-        Value::Object(m) => {
+        Json::Object(m) => {
             out.push('{');
             for (i, (k, x)) in m.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(&Value::String(k.clone()).to_string());
+                out.push_str(&quoted(k));
                 out.push(':');
                 write_json(x, out);
             }
             out.push('}');
         }
-        // Strings, integers, booleans and null as serde_json writes them (Jackson's escapes).
-        other => out.push_str(&other.to_string()),
     }
 }
 
@@ -154,11 +243,10 @@ fn write_json(v: &Value, out: &mut String) {
 /// is not a JSON object, the field is missing or null).
 pub fn tuple_fields(json: &str, names: &[Option<&str>]) -> Vec<Option<String>> {
     let doc = first_value(json);
-    let object = doc.as_ref().and_then(Value::as_object);
     names
         .iter()
-        .map(|n| match object.and_then(|m| m.get((*n)?)) {
-            None | Some(Value::Null) => None,
+        .map(|n| match doc.as_ref().and_then(|d| d.last_field((*n)?)) {
+            None | Some(Json::Null) => None,
             Some(v) => Some(field_text(v)),
         })
         .collect()
@@ -199,5 +287,18 @@ mod tests {
         let f = tuple_fields(r#"{"a":1e3,"b":null,"c":[1]}"#, &[Some("a"), Some("b"), Some("c"), Some("z"), None]);
         assert_eq!(f, vec![Some("1000.0".to_string()), None, Some("[1]".to_string()), None, None]);
         assert_eq!(tuple_fields("[1]", &[Some("a")]), vec![None]);
+        assert_eq!(tuple_fields(r#"{"a":1,"a":2}"#, &[Some("a")]), vec![Some("2".to_string())]);
+    }
+
+    #[test]
+    fn a_duplicate_key_is_read_as_spark_reads_it() {
+        // Answers from Spark 4.3: the first field that yields a value, objects copied whole.
+        assert_eq!(get(r#"{"a":1,"a":2}"#, "$.a").as_deref(), Some("1"));
+        assert_eq!(get(r#"{"a":{"x":1},"a":{"y":2}}"#, "$.a.y").as_deref(), Some("2"));
+        assert_eq!(get(r#"{"a":{"x":1,"x":2}}"#, "$.a").as_deref(), Some(r#"{"x":1,"x":2}"#));
+        assert_eq!(get(r#"{"a":null,"a":2}"#, "$.a").as_deref(), Some("2"));
+        assert_eq!(get(r#"{"a":[1],"a":[2,3]}"#, "$.a[1]").as_deref(), Some("3"));
+        assert_eq!(get(r#"[{"a":1,"a":2},{"a":3}]"#, "$[*].a").as_deref(), Some("[1,3]"));
+        assert_eq!(get(r#"{"a":{"x":[1,2]},"a":{"x":[3]}}"#, "$.a.x[*]").as_deref(), Some("[1,2]"));
     }
 }

@@ -14,6 +14,7 @@ mod aggregates;
 mod arrays;
 mod generators;
 mod json;
+mod from_text;
 mod nested;
 mod regexp;
 mod strict_math;

@@ -254,6 +254,11 @@ impl OperatorMetrics {
         self.batches.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Rows counted inside a compiled stage (whose batches are the stage's).
+    pub fn add_rows(&self, rows: u64) {
+        self.rows.fetch_add(rows, Ordering::Relaxed);
+    }
+
     /// A partition's stream finished (or was dropped) after `nanos` of pulling.
     pub fn add_partition(&self, nanos: u64) {
         if let Ok(mut v) = self.partition_nanos.lock() {

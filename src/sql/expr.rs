@@ -788,6 +788,13 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
             return Ok(Expr::UnresolvedFunction { name: canonical.into(), args, distinct });
         }
     }
+    // from_json / from_csv: the schema string becomes a NULL of its type, which the function's
+    // result type reads (the expression layer has no SQL parser).
+    if matches!(lname.as_str(), "from_json" | "from_csv") {
+        if let Some(Expr::Literal(ScalarValue::Utf8(ddl))) = args.get(1) {
+            args[1] = Expr::Literal(ScalarValue::Null(super::schema_from_ddl(ddl)?));
+        }
+    }
     if lname == "decode" && args.len() >= 3 {
         // decode(x, search, result, ..., default): CASE with null-safe matches (Spark's Decode).
         let x = args.remove(0);

@@ -461,6 +461,16 @@ pub fn parse_data_type(text: &str) -> Result<arrow::datatypes::DataType> {
     expr::sql_data_type(&dt, Span::empty())
 }
 
+/// A schema as Spark's `DataType.fromDDL` reads it for from_json / from_csv: a type
+/// (`struct<a:int>`, `array<int>`, `map<string,int>`), or a column list (`a INT, b STRING`) as a
+/// struct; PARSE_SYNTAX_ERROR when it is neither.
+pub fn schema_from_ddl(text: &str) -> Result<arrow::datatypes::DataType> {
+    parse_data_type(text).or_else(|_| parse_data_type(&format!("STRUCT<{text}>"))).map_err(|e| {
+        let near = text.split_whitespace().nth(1).unwrap_or(text);
+        KilnError::Parse(format!("[PARSE_SYNTAX_ERROR] Syntax error at or near '{near}' in the schema '{text}' ({e}). SQLSTATE: 42601"))
+    })
+}
+
 /// An `Unsupported` error naming the construct and, when known, where it is.
 pub(crate) fn unsupported(what: impl std::fmt::Display, span: Span) -> KilnError {
     KilnError::Unsupported(format!("{what}{}", at(span.start)))

@@ -71,14 +71,15 @@ pub fn run_time(elapsed: Duration) -> String {
 const HELP: &str = "\
 .help                 this text
 .tables               the session's tables
-.schema [TABLE]       columns and types of a table (or of every table)
+.schema [TABLE]       a table's CREATE TABLE, one column per line (or every table's)
 .mode table|csv|jsonl how results print
 .timer on|off         print each statement's run time
 .explain [MODE|off]   print the plan of every query first (simple, extended, codegen, cost, formatted)
-.conf KEY [VALUE]     show or change a setting (as SET KEY=VALUE)
+.conf KEY [VALUE]     show or change a setting (as SET KEY / SET KEY=VALUE)
 .read FILE            run the statements of a file
 .quit                 leave (or Ctrl-D)
-Statements end with `;` and may span lines. Ctrl-C cancels a running query.";
+Statements end with `;` and may span lines. Tab completes tables, columns and keywords.
+Ctrl-C cancels a running query.";
 
 /// SQL keywords offered by tab completion.
 const KEYWORDS: &[&str] = &[

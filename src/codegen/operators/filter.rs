@@ -10,9 +10,9 @@ use crate::codegen::expr::{int_cc, Tx};
 use crate::codegen::rows::flags;
 use crate::codegen::helpers::Helpers;
 use crate::codegen::layout::{columns_of, SlotLayout};
-use crate::codegen::rows::{enter, note, row_loop, row_loop_from, slot};
+use crate::codegen::rows::{add_counts, enter, note, row_loop, row_loop_from, slot};
 use super::Flattening;
-use crate::codegen::spec::{is_column_null_test, substitute, unsupported_reason, StageSpec};
+use crate::codegen::spec::{counter, is_column_null_test, substitute, unsupported_reason, StageSpec};
 use crate::expr::{BinaryOp, Expr};
 use crate::types::ScalarValue;
 
@@ -72,7 +72,10 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
     };
     // Without NULLs, `isnotnull(column)` conditions hold for every row: no pass for them.
     let trivial = spec.conditions.is_empty() || no_nulls && spec.conditions.iter().all(is_column_null_test);
+    // The rows passing the conditions (before any Bloom test): the Filters' rows out.
+    let mut passed = None;
     if trivial {
+        passed = Some(n);
         row_loop(b, helpers, n, &mut |b, row, _| {
             let pass = join_test(b, row)?;
             append(b, row, pass);
@@ -104,6 +107,7 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
         row_loop_from(b, helpers, start, n, &mut |b, row, next| each_row(b, row, None, next, &spec.conditions))?;
         if bloom.is_some() {
             let kept = b.use_var(count);
+            passed = Some(kept);
             b.def_var(count, zero);
             row_loop(b, helpers, kept, &mut |b, i, _| {
                 let off = b.ins().ishl_imm_u(i, 2);
@@ -117,6 +121,7 @@ pub fn build_filter(b: &mut FunctionBuilder, spec: &StageSpec, layout: &SlotLayo
         }
     }
     let c = b.use_var(count);
+    add_counts(b, helpers, slots, layout, &[(counter::FILTERED, passed.unwrap_or(c))]);
     b.ins().return_(&[c]);
     b.seal_all_blocks();
     Ok(())

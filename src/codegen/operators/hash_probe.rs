@@ -10,12 +10,13 @@ use std::sync::Arc;
 use arrow::datatypes::DataType;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::Variable;
 
 use crate::codegen::expr::Tx;
 use crate::codegen::rows::flags;
 use crate::codegen::rows::{load_index, note};
 use super::Flattening;
-use crate::codegen::spec::{build_columns, stage_join_type, string_column, substitute, unsupported_reason, JoinSpec, StageJoinType, StageSpec, NULL_AWARE_EMPTY, NULL_AWARE_NULL_KEY};
+use crate::codegen::spec::{build_columns, counter, stage_join_type, string_column, substitute, unsupported_reason, JoinSpec, StageJoinType, StageSpec, NULL_AWARE_EMPTY, NULL_AWARE_NULL_KEY};
 use crate::physical::PhysicalPlan;
 use crate::common::hash::HASH_K;
 use crate::hashtable::join_table::{inline_key, END, KEY_WORDS, MULTI, ROW_BITS, TABLE_WORDS};
@@ -58,6 +59,7 @@ pub fn probe_joins(
     spec: &StageSpec,
     tables: &[Vec<Value>],
     used: &[bool],
+    counts: &[Option<Variable>],
     k: usize,
     consume: &mut dyn FnMut(&mut Tx) -> Result<(), String>,
 ) -> Result<(), String> {
@@ -119,8 +121,10 @@ pub fn probe_joins(
             tx.b.ins().jump(after, &[]);
         }
         StageJoinType::Inner | StageJoinType::Outer => {
+            count_row(tx, counts, counter::joined(k));
             tx.require(&j.filters, advance, "Filter (over joined rows)")?;
-            probe_joins(tx, spec, tables, used, k + 1, consume)?;
+            count_row(tx, counts, counter::join_filtered(k));
+            probe_joins(tx, spec, tables, used, counts, k + 1, consume)?;
             tx.b.ins().jump(advance, &[]);
         }
     }
@@ -180,14 +184,25 @@ pub fn probe_joins(
         // An outer join reads its build side's NULL row; semi / anti joins show no build columns.
         let null_row = (j.join_type == StageJoinType::Outer).then(|| words[TABLE_WORDS + KEY_WORDS * j.stream_keys.len()]);
         tx.enter_side(k, null_row, used)?;
+        count_row(tx, counts, counter::joined(k));
         tx.require(&j.filters, done, "Filter (over joined rows)")?;
-        probe_joins(tx, spec, tables, used, k + 1, consume)?;
+        count_row(tx, counts, counter::join_filtered(k));
+        probe_joins(tx, spec, tables, used, counts, k + 1, consume)?;
     }
     tx.b.ins().jump(done, &[]);
     tx.b.switch_to_block(done);
     // Join k's columns leave scope (later code must not read values loaded inside the loop).
     tx.enter_side(k, None, used)?;
     Ok(())
+}
+
+/// One more row at row count `k`, if the loop keeps it (`StageSpec::loop_counters`).
+fn count_row(tx: &mut Tx, counts: &[Option<Variable>], k: usize) {
+    if let Some(v) = counts.get(k).copied().flatten() {
+        let n = tx.b.use_var(v);
+        let n1 = tx.b.ins().iadd_imm_s(n, 1);
+        tx.b.def_var(v, n1);
+    }
 }
 
 /// The key word of a stream key's value, as `JoinTable` stores it (an i64).

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use std::collections::HashMap;
 
-use super::spec::{column_index, join_condition, JoinSpec, OutputColumn, StageJoinType, StageSink, StageSpec};
+use super::spec::{column_index, counter, join_condition, JoinSpec, MemberRows, OutputColumn, StageJoinType, StageSink, StageSpec};
 use crate::expr::{Attribute, Expr, ExprId};
 use crate::physical::{AggregateMode, PhysicalPlan};
 
@@ -40,6 +40,8 @@ pub(super) struct Flattening {
     pub sort: Option<Vec<crate::expr::SortOrder>>,
     /// An Expand under the top aggregate: its output columns, and each projection over the input.
     pub expand: Option<(Vec<Attribute>, Vec<Vec<Expr>>)>,
+    /// The operators flattened so far (below the top) and where their rows are counted.
+    pub members: Vec<MemberRows>,
 }
 
 impl Flattening {
@@ -97,11 +99,13 @@ impl StageSpec {
             sink: None,
             sort: None,
             expand: None,
+            members: vec![],
         };
         for node in chain.iter().rev() {
             flatten(node, &mut f)?;
+            count_rows(node, &mut f);
         }
-        let Flattening { input, conditions, joins, all_columns, sink, sort, expand, .. } = f;
+        let Flattening { input, conditions, joins, all_columns, sink, sort, expand, members, .. } = f;
         let sink = match sink {
             Some(s) => s,
             // A stage topped by a Filter or a join outputs its operator's columns; a Sort over
@@ -119,7 +123,7 @@ impl StageSpec {
             }
         };
         let expand = expand.map(|x| expand::instantiate(&x, &sink)).transpose()?;
-        Ok(StageSpec { input_plan, input, conditions, sink, joins, sort, expand, all_columns })
+        Ok(StageSpec { input_plan, input, conditions, sink, joins, sort, expand, all_columns, members })
     }
 
     /// The operators of the stage topped by `top` and its input (see `stage_chain`).
@@ -181,6 +185,29 @@ fn chain_below(top: &Arc<PhysicalPlan>, expand: bool) -> Option<(Vec<Arc<Physica
             return Some((chain, child));
         }
     }
+}
+
+/// Records where `node`'s output rows are counted (just flattened, above the members so far):
+/// a Filter's are the rows passing the conditions of its level (below every join, or over the
+/// last join's rows), a join's its rows out, a Project's those of the operator below it, an
+/// Expand's those times its projections. The top operator's rows are the stage's own.
+fn count_rows(node: &Arc<PhysicalPlan>, f: &mut Flattening) {
+    if Arc::ptr_eq(node, &f.top) {
+        return;
+    }
+    let below = f.members.last().map_or((counter::INPUT, 1), |m| (m.counter, m.times));
+    let (counter, times) = match node.as_ref() {
+        PhysicalPlan::Filter { .. } => {
+            let level = f.joins.len().checked_sub(1).map_or(counter::FILTERED, counter::join_filtered);
+            // Filters at one level are tested together: only the rows above the last are known.
+            f.members.retain(|m| m.counter != level);
+            (level, 1)
+        }
+        PhysicalPlan::HashJoin { .. } | PhysicalPlan::SortMergeJoin { .. } => (counter::joined(f.joins.len().saturating_sub(1)), 1),
+        PhysicalPlan::Expand { projections, .. } => (below.0, below.1 * projections.len() as u64),
+        _ => below,
+    };
+    f.members.push(MemberRows { node: node.clone(), counter, times });
 }
 
 /// Adds `node` (the stage's operators are flattened bottom-up) to the stage being flattened.

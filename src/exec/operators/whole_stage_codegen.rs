@@ -89,7 +89,8 @@ impl<'a> Executor<'a> {
         };
         self.metrics.stage_compiled(hit, compiled.compile_time);
         let compiled_micros = if hit { 0 } else { compiled.compile_time.as_micros() as u64 };
-        Ok(Some(Stage { spec, compiled, builds: vec![], compiled_micros }))
+        let members = spec.members.iter().map(|m| (self.ops.of(&m.node), m.counter, m.times)).collect();
+        Ok(Some(Stage { spec, compiled, builds: vec![], compiled_micros, members }))
     }
 
     /// Partition `i` of a compiled stage. A batch the generated code hands back runs through the
@@ -196,11 +197,15 @@ impl<'a> Executor<'a> {
             });
             let groups = self.reserve(top);
             let rows = self.known_rows(&spec.input_plan, &parts);
-            if let Some(o) = crate::codegen::aggregate_partition(spec, &stage.compiled, &mut recorded, &builds, self.config.partial_flush_groups, rows, &|bytes| {
+            // The run's rows per operator, kept only if the generated code finishes it.
+            let mut counts = vec![0; spec.counters()];
+            let hold = |bytes: u64| {
                 // Once per batch, and per chunk of a batch's joined rows.
                 self.check()?;
                 groups.resize(bytes)
-            })? {
+            };
+            if let Some(o) = crate::codegen::aggregate_partition(spec, &stage.compiled, &mut recorded, &builds, self.config.partial_flush_groups, rows, &hold, &mut counts)? {
+                stage.add_member_rows(&counts);
                 let o = match &spec.sink {
                     StageSink::Aggregate { finish: Some(node), output, .. } => finish_final(node, output, o)?,
                     _ => o,
@@ -230,7 +235,7 @@ impl<'a> Executor<'a> {
             };
             let groups = self.reserve(top);
             for b in again {
-                for rows in self.interpret_chain(child, &spec.input_plan, vec![b?], &build_rows)? {
+                for rows in self.interpret_chain(child, &spec.input_plan, vec![b?], &build_rows, Some(stage))? {
                     groups.resize(agg.memory_size_after(rows.num_rows()))?;
                     agg.push(&rows)?;
                     groups.resize(agg.memory_size())?;
@@ -275,7 +280,26 @@ impl<'a> Executor<'a> {
     /// Runs the operators from `plan` down to (not including) `input` over `batches`, one
     /// partition's batches of `input`'s output: the interpreted twin of a compiled stage.
     /// `builds` holds each join's build rows, joins in stage order from the input up.
-    pub(in crate::exec) fn interpret_chain(&self, plan: &Arc<PhysicalPlan>, input: &Arc<PhysicalPlan>, batches: Vec<RecordBatch>, builds: &[Vec<RecordBatch>]) -> Result<Vec<RecordBatch>> {
+    /// The rows of the operators inside `stage` count as its members' (`Stage::members`).
+    pub(in crate::exec) fn interpret_chain(
+        &self,
+        plan: &Arc<PhysicalPlan>,
+        input: &Arc<PhysicalPlan>,
+        batches: Vec<RecordBatch>,
+        builds: &[Vec<RecordBatch>],
+        stage: Option<&Stage>,
+    ) -> Result<Vec<RecordBatch>> {
+        let out = self.interpret_operator(plan, input, batches, builds, stage)?;
+        if let Some(stage) = stage {
+            if let Some((m, ..)) = stage.spec.members.iter().position(|m| Arc::ptr_eq(&m.node, plan)).and_then(|i| stage.members.get(i)) {
+                m.add_rows(out.iter().map(|b| b.num_rows() as u64).sum());
+            }
+        }
+        Ok(out)
+    }
+
+    /// `interpret_chain`'s operator `plan`, over its child's rows.
+    fn interpret_operator(&self, plan: &Arc<PhysicalPlan>, input: &Arc<PhysicalPlan>, batches: Vec<RecordBatch>, builds: &[Vec<RecordBatch>], stage: Option<&Stage>) -> Result<Vec<RecordBatch>> {
         if Arc::ptr_eq(plan, input) {
             return Ok(batches);
         }
@@ -287,8 +311,8 @@ impl<'a> Executor<'a> {
                     None => return Err(KilnError::internal("a join in a compiled stage without its build side")),
                 };
                 let (l, r) = match build_side {
-                    BuildSide::BuildRight => (self.interpret_chain(left, input, batches, below)?, build),
-                    BuildSide::BuildLeft => (build, self.interpret_chain(right, input, batches, below)?),
+                    BuildSide::BuildRight => (self.interpret_chain(left, input, batches, below, stage)?, build),
+                    BuildSide::BuildLeft => (build, self.interpret_chain(right, input, batches, below, stage)?),
                 };
                 interpreted::hash_join(*join_type, *null_aware, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l), (ro, r))
             }
@@ -299,25 +323,25 @@ impl<'a> Executor<'a> {
                     Some((last, below)) => (below, last.clone()),
                     None => return Err(KilnError::internal("a sort-merge join in a compiled stage without its right side")),
                 };
-                let l = self.interpret_chain(left, input, batches, below)?;
+                let l = self.interpret_chain(left, input, batches, below, stage)?;
                 interpreted::sort_merge_join(*join_type, left_keys, right_keys, condition.as_ref(), (self.attrs(left), l), (self.attrs(right), build))
             }
             PhysicalPlan::Sort { order, child, .. } => {
-                let rows = self.interpret_chain(child, input, batches, builds)?;
+                let rows = self.interpret_chain(child, input, batches, builds, stage)?;
                 interpreted::sort(order, self.attrs(child), rows, None)
             }
             PhysicalPlan::Filter { condition, child } => {
-                let rows = self.interpret_chain(child, input, batches, builds)?;
+                let rows = self.interpret_chain(child, input, batches, builds, stage)?;
                 let attrs = self.attrs(child);
                 rows.iter().map(|b| interpreted::filter(condition, attrs, b)).collect()
             }
             PhysicalPlan::Project { list, child } => {
-                let rows = self.interpret_chain(child, input, batches, builds)?;
+                let rows = self.interpret_chain(child, input, batches, builds, stage)?;
                 let (attrs, schema) = (self.attrs(child), schema_of(self.attrs(plan)));
                 rows.iter().map(|b| interpreted::project(list, attrs, &schema, b)).collect()
             }
             PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, grouping, aggregates, result, child } => {
-                let rows = self.interpret_chain(child, input, batches, builds)?;
+                let rows = self.interpret_chain(child, input, batches, builds, stage)?;
                 interpreted::hash_aggregate(AggregateMode::Partial, grouping, aggregates, result, self.attrs(child), rows)
             }
             other => Err(KilnError::internal(format!("{} inside a compiled stage", other.node_string(self.config)))),
@@ -362,7 +386,7 @@ impl CompiledOutput<'_, '_> {
         let (exec, spec) = (self.exec, &self.stage.spec);
         exec.metrics.batch_reinterpreted();
         let build_rows: Vec<Vec<RecordBatch>> = self.tables.iter().map(|t| vec![t.get().rows().clone()]).collect();
-        let out = exec.interpret_chain(self.below, &spec.input_plan, vec![batch], &build_rows)?;
+        let out = exec.interpret_chain(self.below, &spec.input_plan, vec![batch], &build_rows, Some(self.stage))?;
         interpreted::concat(exec.attrs(self.below), &out)
     }
 }
@@ -376,7 +400,8 @@ impl Iterator for CompiledOutput<'_, '_> {
             if let Some((batch, pieces, emitted)) = &mut self.current {
                 let builds: Vec<&BuildTable> = self.tables.iter().map(Table::get).collect();
                 match pieces.next_piece(&builds) {
-                    Ok(Piece::Rows(b)) => {
+                    Ok(Piece::Rows(b, counts)) => {
+                        self.stage.add_member_rows(&counts);
                         *emitted = true;
                         return Some(Ok(b));
                     }
@@ -404,7 +429,10 @@ impl Iterator for CompiledOutput<'_, '_> {
             let builds: Vec<&BuildTable> = self.tables.iter().map(Table::get).collect();
             let stage = self.stage;
             match crate::codegen::output_pieces(&stage.spec, &stage.compiled, &b, &builds) {
-                Ok(StageOutput::Batch(out)) => return Some(Ok(out)),
+                Ok(StageOutput::Batch(out, counts)) => {
+                    stage.add_member_rows(&counts);
+                    return Some(Ok(out));
+                }
                 Ok(StageOutput::Fallback) => return Some(self.interpret(b)),
                 Ok(StageOutput::Pieces(p)) => self.current = Some((b, *p, false)),
                 Err(e) => return Some(Err(e)),

@@ -113,6 +113,13 @@ pub struct Config {
     /// `kiln.files.allowedRoots`: folders (comma-separated) tables may be read from and written
     /// to; empty, the default: anywhere.
     pub files_allowed_roots: Vec<String>,
+    /// `spark.local.dir`: the folder spill files go to (the first of a comma-separated list);
+    /// empty, the default: the system's temporary folder. Set by the host only.
+    pub local_dir: String,
+    /// `kiln.spill.limit`: the bytes a query's spill files may take on disk at once; 0, the
+    /// default: 90 % of the spill folder's free space when the query first spills. Set by the
+    /// host only.
+    pub spill_limit: u64,
     /// `kiln.memory.limit`: the bytes a query's breakers may hold at once (`4g`, `512m`); more
     /// fails the query with an error naming the operator. Default: 60 % of the machine's memory.
     pub memory_limit: u64,
@@ -160,6 +167,8 @@ impl Default for Config {
             shuffle_partitions: 200,
             query_timeout: std::time::Duration::ZERO,
             files_allowed_roots: vec![],
+            local_dir: String::new(),
+            spill_limit: 0,
             memory_limit: crate::common::memory::default_limit(),
             auto_broadcast_join_threshold: 10 * 1024 * 1024,
             prefer_sort_merge_join: true,
@@ -321,6 +330,8 @@ pub const SETTINGS: &[Setting] = &[
     Setting { key: "kiln.codegen.dump", since: "0.1.0", meaning: "What EXPLAIN CODEGEN prints of each stage: ir, asm or both." },
     Setting { key: "kiln.query.timeout", since: "0.1.0", meaning: "A query running longer is cancelled with an error naming this setting (30s, 500ms, 2m); 0: no limit." },
     Setting { key: "kiln.files.allowedRoots", since: "0.1.0", meaning: "Comma-separated folders tables may be read from and written to; empty: anywhere." },
+    Setting { key: "spark.local.dir", since: "0.1.0", meaning: "The folder a query's spill files go to (what sorts and exchanges write when the memory limit is reached); empty: the system's temporary folder." },
+    Setting { key: "kiln.spill.limit", since: "0.1.0", meaning: "The bytes a query's spill files may take on disk at once (100g); 0: 90 % of the spill folder's free space when the query first spills." },
     Setting { key: "kiln.memory.limit", since: "0.1.0", meaning: "The bytes a query's operators may hold at once (4g, 512m); more fails the query naming the operator." },
     Setting { key: "spark.sql.parquet.datetimeRebaseModeInRead", since: "3.0.0", meaning: "How dates and timestamps written in the hybrid Julian calendar are read: EXCEPTION, CORRECTED or LEGACY." },
     Setting { key: "spark.sql.parquet.int96RebaseModeInRead", since: "3.1.0", meaning: "How INT96 timestamps written in the hybrid Julian calendar are read: EXCEPTION, CORRECTED or LEGACY." },
@@ -375,6 +386,8 @@ pub const STATIC_KEYS: &[&str] = &[
     "spark.sql.subquery.maxThreadThreshold",
     "spark.sql.warehouse.dir",
     "kiln.files.allowedRoots",
+    "spark.local.dir",
+    "kiln.spill.limit",
 ];
 
 /// Limits whose host value is a ceiling: SQL `SET` may lower them for its own queries, never
@@ -646,6 +659,8 @@ impl Config {
             }
             "kiln.query.timeout" => self.query_timeout = parse_duration(key, value)?,
             "kiln.memory.limit" => self.memory_limit = positive_bytes(key, value)? as u64,
+            "spark.local.dir" => self.local_dir = value.trim().to_string(),
+            "kiln.spill.limit" => self.spill_limit = parse_bytes(key, value)?.max(0) as u64,
             "kiln.files.allowedRoots" => self.files_allowed_roots = value.split(',').map(str::trim).filter(|r| !r.is_empty()).map(String::from).collect(),
             "spark.sql.cteRecursionLevelLimit" => self.cte_recursion_level_limit = parse(key, value, "an integer (-1: no limit)")?,
             "spark.sql.cteRecursionRowLimit" => self.cte_recursion_row_limit = parse(key, value, "an integer (-1: no limit)")?,
@@ -777,6 +792,8 @@ impl Config {
             "kiln.aggregate.partialFlushGroups" => self.partial_flush_groups.to_string(),
             "kiln.query.timeout" => format!("{}ms", self.query_timeout.as_millis()),
             "kiln.files.allowedRoots" => self.files_allowed_roots.join(","),
+            "spark.local.dir" => self.local_dir.clone(),
+            "kiln.spill.limit" => self.spill_limit.to_string(),
             "kiln.memory.limit" => self.memory_limit.to_string(),
             "kiln.codegen.disassembly" => self.codegen_dump.asm().to_string(),
             "kiln.codegen.dump" => format!("{:?}", self.codegen_dump).to_lowercase(),

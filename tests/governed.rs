@@ -100,16 +100,14 @@ fn stops_at_the_timeout(query: &str) {
 fn fails_at_the_memory_limit(query: &str, modes: &[(&str, f64)]) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     for (mode, ceiling) in modes {
-        let limit = 256u64 << 20;
-        let out = run(&[mode, "kiln.memory.limit=256m", "kiln.query.timeout=60s"], query, None, Duration::from_secs(90));
+        let limit = 96u64 << 20;
+        let out = run(&[mode, "kiln.memory.limit=96m", "kiln.spill.limit=2g", "kiln.query.timeout=60s"], query, None, Duration::from_secs(90));
         assert_ne!(out.code, Some(0), "{mode}: `{query}` should fail");
         assert!(out.stderr.contains("UNABLE_TO_ACQUIRE_MEMORY") && out.stderr.contains("kiln.memory.limit"), "{mode}: `{query}`: {}", out.stderr);
         assert!(out.peak as f64 <= limit as f64 * ceiling, "{mode}: `{query}` peaked at {} MiB", out.peak >> 20);
     }
 }
 
-/// Both modes within 1.5 times the limit.
-const HELD: [(&str, f64); 2] = [(MODES[0], 1.5), (MODES[1], 1.5)];
 
 #[test]
 fn a_fan_out_join_under_an_aggregate_streams_until_the_timeout_in_every_join_strategy() {
@@ -127,20 +125,14 @@ fn a_fan_out_join_through_expand_and_a_generator_streams_until_the_timeout() {
 }
 
 #[test]
-fn operators_that_hold_a_fan_out_fail_at_the_memory_limit() {
-    let join = fan_out("SHUFFLE_HASH(y)");
-    // A sort, a grouping with a group per row, a window, a shuffle. A grouping's process holds
-    // more than its table's reserved bytes (the freed tables of its earlier growths, which the
-    // command-line tool's allocator keeps; more interpreted): an open gap, bounded here at what
-    // was measured (1.8 and 3.1 times the limit) so that it cannot grow unseen.
-    // The sort's input is reserved batch by batch, yet its process peaked at 1.62 times the
-    // limit once `range` became a lazy source (1.19 before): an open gap, bounded as measured.
-    fails_at_the_memory_limit(&format!("{} ORDER BY 1", join.replace("{cols}", "x.id + y.id")), &[(MODES[0], 1.7), (MODES[1], 1.7)]);
-    // (DISTINCT over the fan-out is not checked here yet: with the lazy range source its
-    // compiled run no longer reaches the limit within a minute.)
-    fails_at_the_memory_limit(&join.replace("{cols}", "x.id, row_number() OVER (PARTITION BY x.k ORDER BY y.id) AS n"), &HELD);
-    // (A shuffle of the fan-out is not checked yet here: adaptive execution turned the merge
-    // join above it into a broadcast probe, which streams.)
+fn a_window_partition_larger_than_the_limit_fails_at_the_memory_limit() {
+    // The exchange and the sort under the window spill; the window holds its one partition
+    // (24M rows, about 190 MiB) and does not spill yet. The process peaked at 2.7 (compiled)
+    // and 2.9 (interpreted) times the limit: the sort's and the exchange's unreserved
+    // working memory, an open gap bounded here as measured. (A grouping with a group per row
+    // is not checked here yet: its process held 1.8 to 3.1 times its reserved bytes.)
+    let query = "SELECT max(n) FROM (SELECT row_number() OVER (PARTITION BY id % 1 ORDER BY id) AS n FROM range(0, 24000000))";
+    fails_at_the_memory_limit(query, &[(MODES[0], 3.2), (MODES[1], 3.2)]);
 }
 
 #[test]
@@ -154,5 +146,75 @@ fn ctrl_c_stops_a_running_query_within_half_a_second() {
             assert!(out.stderr.contains("query cancelled"), "{mode} {hint}: {}", out.stderr);
             assert!(out.elapsed <= Duration::from_millis(500), "{mode} {hint}: stopped {:?} after Ctrl-C", out.elapsed);
         }
+    }
+}
+
+/// The files in a spill folder.
+fn files_in(folder: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(folder).map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default()
+}
+
+/// `kiln sql --format csv --metrics` with `conf`: its exit status, output and metrics.
+fn kiln_csv(conf: &[String], query: &str) -> (bool, Vec<u8>, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kiln"));
+    cmd.args(["sql", "--format", "csv", "--metrics"]);
+    for c in conf {
+        cmd.args(["--conf", c]);
+    }
+    let out = cmd.arg(query).output().expect("kiln runs");
+    (out.status.success(), out.stdout, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// A sort and the range exchange under it, under a memory limit a tenth of their input (three
+/// shuffle partitions: each sort holds a third of the rows), in both modes, adaptive execution
+/// on and off: both spill, the rows come out as without the limit, and the folder is empty
+/// afterwards.
+#[test]
+fn a_sort_and_its_exchange_spill_and_give_the_rows_they_give_in_memory() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let query = "SELECT id % 1000 AS k, id, concat('row', id) AS s FROM range(1000000) ORDER BY s DESC";
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let base = vec!["spark.sql.shuffle.partitions=3".to_string(), format!("spark.local.dir={}", folder.path().display())];
+    let (ok, expected, err) = kiln_csv(&base, query);
+    assert!(ok && !err.contains("spilled:"), "{err}");
+    for mode in MODES {
+        for aqe in ["true", "false"] {
+            let mut conf = base.clone();
+            conf.extend([mode.to_string(), format!("spark.sql.adaptive.enabled={aqe}"), "kiln.memory.limit=4m".into()]);
+            let (ok, rows, err) = kiln_csv(&conf, query);
+            assert!(ok, "{conf:?}: {err}");
+            assert!(rows == expected, "{conf:?}: rows differ from the run without a limit");
+            // The Sort and the Exchange both report what they wrote.
+            assert!(err.lines().filter(|l| l.contains("spilled:") && (l.contains("Sort") || l.contains("Exchange rangepartitioning"))).count() >= 2, "{conf:?}: {err}");
+            assert_eq!(files_in(folder.path()), Vec::<String>::new(), "{conf:?}: spill files left");
+        }
+    }
+}
+
+/// A sort, and a window, over a join's fan-out spill without end (the exchange under each
+/// spills the fan-out): each stops at
+/// `kiln.spill.limit` (its memory within twice the limit), or at the timeout,
+/// and leaves no file behind.
+#[test]
+fn breakers_that_spill_without_end_stop_at_the_spill_limit_or_timeout() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let join = fan_out("SHUFFLE_HASH(y)");
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let local_dir = format!("spark.local.dir={}", folder.path().display());
+    for (mode, query) in MODES.iter().flat_map(|m| {
+        [format!("{} ORDER BY 1", join.replace("{cols}", "x.id + y.id")), join.replace("{cols}", "x.id, row_number() OVER (PARTITION BY x.k ORDER BY y.id) AS n")].map(|q| (*m, q))
+    }) {
+        let limit = 256u64 << 20;
+        let out = run(&[mode, "kiln.memory.limit=256m", "kiln.spill.limit=1g", &local_dir, "kiln.query.timeout=60s"], &query, None, Duration::from_secs(90));
+        assert_ne!(out.code, Some(0), "{mode}: should fail");
+        assert!(out.stderr.contains("KILN_SPILL_LIMIT") && out.stderr.contains("kiln.spill.limit") && out.stderr.contains(&folder.path().display().to_string()), "{mode}: `{query}`: {}", out.stderr);
+        // Measured 1.23 to 1.78 times the limit (the exchange's input tasks' working memory and
+        // what the allocator keeps of freed batches): an open gap, bounded here.
+        assert!(out.peak as f64 <= limit as f64 * 2.0, "{mode}: `{query}` peaked at {} MiB", out.peak >> 20);
+        assert_eq!(files_in(folder.path()), Vec::<String>::new(), "{mode}: `{query}`: spill files left");
+        // Stopped while it spills (by the timeout, or the spill limit should the disk be fast).
+        let out = run(&[mode, "kiln.memory.limit=256m", "kiln.spill.limit=4g", &local_dir, "kiln.query.timeout=500ms"], &query, None, Duration::from_secs(30));
+        assert!(out.stderr.contains("kiln.query.timeout") || out.stderr.contains("KILN_SPILL_LIMIT"), "{mode}: `{query}`: {}", out.stderr);
+        assert_eq!(files_in(folder.path()), Vec::<String>::new(), "{mode}: `{query}`: spill files left after the timeout");
     }
 }

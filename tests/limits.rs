@@ -97,8 +97,13 @@ fn under_limit(s: &Session, sql: &str, limit: &str) -> Vec<kiln::Result<Vec<Reco
 #[test]
 fn breakers_past_the_memory_limit_fail_naming_the_operator_and_the_session_goes_on() {
     let s = session();
-    // 16 MB of input: a sort holds it all, a grouping by a unique key holds 2M groups.
-    for (sql, operator) in [("SELECT a FROM t ORDER BY a DESC", "Sort"), ("SELECT a, count(*) FROM t GROUP BY a", "HashAggregate")] {
+    // 16 MB of input: a sort spills what it cannot hold and gives every row.
+    for result in under_limit(&s, "SELECT a FROM t ORDER BY a DESC", "4m") {
+        let rows: usize = result.expect("a sort spills").iter().map(|b| b.num_rows()).sum();
+        assert_eq!(rows, 2_000_000);
+    }
+    // A grouping by a unique key holds 2M groups, and does not spill yet.
+    for (sql, operator) in [("SELECT a, count(*) FROM t GROUP BY a", "HashAggregate")] {
         for result in under_limit(&s, sql, "4m") {
             let err = result.map(|b| b.len()).expect_err("past 4 MB");
             let msg = err.to_string();
@@ -124,10 +129,16 @@ fn breakers_past_the_memory_limit_fail_naming_the_operator_and_the_session_goes_
 fn a_run_gives_back_every_byte_it_reserved() {
     let s = session();
     s.set_conf("kiln.memory.limit", "8m").expect("a size");
-    let df = s.sql("SELECT a FROM t ORDER BY a DESC").expect("plans");
+    let df = s.sql("SELECT a, count(*) FROM t GROUP BY a").expect("plans");
     let control = kiln::exec::control::QueryControl::for_plan(df.physical_plan());
     df.collect_with_control(&control).map(|b| b.len()).expect_err("past 8 MB");
     assert_eq!(control.memory().used(), 0, "a failed run holds nothing");
+    assert!(control.memory().peak() > 0 && control.memory().peak() <= 8 << 20, "{}", control.memory().peak());
+    // A run that spilled holds nothing afterwards either, and its files are gone with it.
+    let df = s.sql("SELECT a FROM t ORDER BY a DESC").expect("plans");
+    let control = kiln::exec::control::QueryControl::for_plan(df.physical_plan());
+    df.collect_with_control(&control).expect("a sort spills");
+    assert_eq!((control.memory().used(), control.spill().used()), (0, 0), "a spilled run holds nothing");
     assert!(control.memory().peak() > 0 && control.memory().peak() <= 8 << 20, "{}", control.memory().peak());
     s.set_conf("kiln.memory.limit", "1g").expect("a size");
     let df = s.sql("SELECT a % 10 AS k, count(*) FROM t GROUP BY 1 ORDER BY 1").expect("plans");

@@ -149,6 +149,13 @@ fn frames_hold_exactly_their_members_and_nothing_overlaps() {
                 assert!(text.last().is_some_and(|t| t.ends_with(" rows") || t.contains(" rows ·")), "Q{q}: no rows in {text:?}");
             }
         }
+        // The plan's spine (the root over its first child, and so on down) is the left column:
+        // the page left of a left-deep plan's joins is not empty.
+        for (i, p) in panels.iter().enumerate() {
+            let left = p.boxes.iter().map(|b| b.1 .0).fold(f64::MAX, f64::min);
+            let root = p.boxes.iter().min_by(|a, b| a.1 .1.total_cmp(&b.1 .1)).expect("a box");
+            assert!((root.1 .0 - left).abs() < 0.5, "Q{q} panel {i}: the root at x {} right of the left column at {left}", root.1 .0);
+        }
     }
     // A stage that fell back (regexp_replace is not compiled) is framed amber.
     let svg = picture(&s, "SELECT o_orderpriority, count(*) FROM orders WHERE regexp_replace(o_comment, 'a', 'b') LIKE '%special%' GROUP BY o_orderpriority");
@@ -166,4 +173,18 @@ fn a_plan_adaptive_execution_left_alone_is_drawn_once() {
     let svg = picture(&s, "SELECT n_name FROM nation WHERE n_nationkey < 3");
     assert_eq!(panels(&svg).len(), 1, "{svg}");
     assert!(svg.contains(">Plan<"), "{svg}");
+}
+
+#[test]
+fn a_spilling_operator_shows_what_it_wrote() {
+    let s = Session::new();
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    s.set_conf("spark.local.dir", &folder.path().display().to_string()).expect("sets");
+    s.set_conf("spark.sql.shuffle.partitions", "3").expect("sets");
+    s.set_conf("kiln.memory.limit", "4m").expect("sets");
+    let svg = picture(&s, "SELECT id, concat('row', id) AS s FROM range(300000) ORDER BY s DESC");
+    assert!(svg.contains("spilled "), "the exchange's box says what it spilled: {svg}");
+    for (i, p) in panels(&svg).iter().enumerate() {
+        check_geometry(&format!("spill panel {i}"), p);
+    }
 }

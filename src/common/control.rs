@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::memory::MemoryPool;
+use super::spill::SpillBudget;
 use crate::error::{KilnError, Result};
 
 /// Cancel flag and progress of one query run.
@@ -21,6 +22,8 @@ pub struct QueryControl {
     deadline: std::sync::OnceLock<(std::time::Instant, std::time::Duration)>,
     /// What the run's breakers hold, against `kiln.memory.limit`.
     memory: Arc<MemoryPool>,
+    /// What its spill files take on disk, against `kiln.spill.limit`.
+    spill: Arc<SpillBudget>,
 }
 
 /// A snapshot of a query's progress.
@@ -72,6 +75,10 @@ impl QueryControl {
     /// The run's memory budget: its limit, and what its breakers hold now and at most.
     pub fn memory(&self) -> &Arc<MemoryPool> {
         &self.memory
+    }
+    /// The run's spill budget: what its spill files may take on disk, and take now.
+    pub fn spill(&self) -> &Arc<SpillBudget> {
+        &self.spill
     }
     /// A scan produced `rows` rows in `bytes` bytes.
     pub fn scanned(&self, rows: usize, bytes: usize) {

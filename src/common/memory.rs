@@ -2,8 +2,9 @@
 //! sides and join tables, aggregation tables, sort and window inputs, the drained sides of
 //! shuffled joins, finished query stages — reserve what they hold before they hold it; a
 //! reservation that would take the query past its limit fails with an error naming the
-//! operator and the limit (spilling to disk is a later step). A reservation gives its bytes
-//! back when dropped, so a failed query leaves the pool, and the session, as they were.
+//! operator and the limit, unless the breaker spills what it holds to disk (a sort does). A
+//! reservation gives its bytes back when dropped, so a failed query leaves the pool, and the
+//! session, as they were.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -92,6 +93,25 @@ impl Reservation {
         Ok(())
     }
 
+    /// Takes `n` more bytes, waiting a while when refused for other partitions' operators to
+    /// spill what they hold (each does when it is next refused); refused as [`Reservation::grow`]
+    /// when nothing was freed. `check` stops the wait of a cancelled query.
+    pub fn grow_when_freed(&self, n: u64, check: impl Fn() -> Result<()>) -> Result<()> {
+        let mut refused = match self.grow(n) {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        for _ in 0..2_000 {
+            check()?;
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            match self.grow(n) {
+                Ok(()) => return Ok(()),
+                Err(e) => refused = e,
+            }
+        }
+        Err(refused)
+    }
+
     /// Gives back up to `n` bytes.
     pub fn shrink(&self, n: u64) {
         let mut held = self.bytes.load(Ordering::Relaxed);
@@ -130,6 +150,35 @@ impl Reservation {
             bytes_to_string(used as u128),
             bytes_to_string(limit as u128),
         ))
+    }
+}
+
+/// The bytes of a batch's rows: of its slice only (an exchange's partitions are often slices
+/// of one larger batch, whose whole buffers `get_array_memory_size` would count each time).
+pub fn batch_bytes(b: &arrow::record_batch::RecordBatch) -> u64 {
+    b.columns().iter().map(|c| array_bytes(c.as_ref())).sum()
+}
+
+/// The bytes of an array's slice, without copying its `ArrayData` for the common types.
+fn array_bytes(a: &dyn arrow::array::Array) -> u64 {
+    use arrow::array::AsArray;
+    let n = a.len() as u64;
+    let validity = if a.null_count() > 0 { n.div_ceil(8) } else { 0 };
+    let t = a.data_type();
+    if let Some(width) = t.primitive_width() {
+        return n * width as u64 + validity;
+    }
+    match t {
+        arrow::datatypes::DataType::Boolean => n.div_ceil(8) + validity,
+        arrow::datatypes::DataType::Utf8 => {
+            let o = a.as_string::<i32>().value_offsets();
+            (n + 1) * 4 + (o[o.len() - 1] - o[0]) as u64 + validity
+        }
+        arrow::datatypes::DataType::LargeUtf8 => {
+            let o = a.as_string::<i64>().value_offsets();
+            (n + 1) * 8 + (o[o.len() - 1] - o[0]) as u64 + validity
+        }
+        _ => a.to_data().get_slice_memory_size().unwrap_or_else(|_| a.get_array_memory_size()) as u64,
     }
 }
 

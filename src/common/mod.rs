@@ -5,6 +5,7 @@
 pub mod control;
 pub mod hash;
 pub mod memory;
+pub mod spill;
 pub mod tree;
 
 /// Spark's `Utils.bytesToString`: one decimal in the largest unit of which there are at least

@@ -12,6 +12,7 @@ use super::stream::Partitions;
 use crate::config::Config;
 use crate::error::Result;
 use crate::common::memory::Reservation;
+use crate::common::spill::SpillablePartition;
 use crate::exec::context::ExecContext;
 use crate::physical::adaptive::{coalesce, convert_joins, estimated_bytes, skew_join_reads, ShuffleReadSpec, StageOutput};
 use crate::physical::{eliminate_null_aware_anti_joins, ensure_requirements, next_plan_id, Partitioning, PhysicalPlan, QueryStageKind};
@@ -27,9 +28,13 @@ pub struct AdaptiveRun {
 
 pub use crate::physical::adaptive::is_adaptive;
 
+/// What running a stage gives: its output partitions, and the reservation that holds them
+/// when it is the stage's own exchange's.
+pub type StageRun = (Vec<SpillablePartition>, Option<Reservation>);
+
 /// Runs `initial` stage by stage, re-planning between stages; each stage runs through
 /// `run_stage` (the executor).
-pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, ctx: &ExecContext, run_stage: &dyn Fn(&Arc<PhysicalPlan>, &ExecContext) -> Result<Partitions>) -> Result<AdaptiveRun> {
+pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, ctx: &ExecContext, run_stage: &dyn Fn(&Arc<PhysicalPlan>, &ExecContext) -> Result<StageRun>) -> Result<AdaptiveRun> {
     let config = ctx.config;
     let mut plan = strip_codegen(initial);
     let (mut stage_id, mut codegen_id) = (0, 1);
@@ -46,9 +51,9 @@ pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, ctx: &ExecContext, run_stag
             _ => Partitioning::SinglePartition,
         };
         let ran = prepare_stage(&exchange, config, &mut codegen_id);
-        let parts = run_stage(&ran, ctx)?;
+        let (parts, held) = run_stage(&ran, ctx)?;
         let output = Arc::new(StageOutput::new(parts, partitioning));
-        output.hold(Reservation::new(&memory, &exchange))?;
+        output.hold(held.unwrap_or_else(|| Reservation::new(&memory, &exchange)))?;
         let stage = Arc::new(PhysicalPlan::QueryStage { id: stage_id, kind, plan: ran.clone(), output });
         stage_id += 1;
         plan = replace(&plan, &exchange, &stage);
@@ -57,7 +62,7 @@ pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, ctx: &ExecContext, run_stag
         ctx.control.replanned_to(&plan);
     }
     let ran = prepare_stage(&plan, config, &mut codegen_id);
-    let partitions = run_stage(&ran, ctx)?;
+    let partitions = run_stage(&ran, ctx)?.0.into_iter().map(SpillablePartition::read_all).collect::<Result<_>>()?;
     release_inputs(&ran, &Arc::new(PhysicalPlan::LocalTableScan { output: vec![], data: vec![] }));
     let output = Arc::new(StageOutput::new(vec![], Partitioning::SinglePartition));
     Ok(AdaptiveRun { partitions, final_plan: Arc::new(PhysicalPlan::QueryStage { id: stage_id, kind: QueryStageKind::Result, plan: ran, output }) })

@@ -73,6 +73,7 @@ pub fn limit(control: &QueryControl, config: &Config) {
         control.set_timeout(config.query_timeout);
     }
     control.memory().set_limit(config.memory_limit);
+    control.spill().set_limit(config.spill_limit);
 }
 
 /// One input of a fragment: its batches, pulled as the fragment runs.

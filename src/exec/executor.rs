@@ -27,7 +27,8 @@ use crate::exec::metrics::{CodegenMetrics, PlanMetrics};
 use crate::physical::{output_partitioning, PhysicalPlan};
 
 pub use super::stream::{BatchStream, Partitions};
-use super::state::{Executor, Outputs};
+use super::state::{key, Executor, Outputs, State};
+use crate::common::spill::SpillablePartition;
 
 /// Runs `plan` and returns all rows, partitions in order (stages compiled into a cache of
 /// their own).
@@ -56,7 +57,7 @@ pub fn collect_measured(plan: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<(
 /// [`collect_measured`], the batches kept by output partition.
 pub fn collect_partitions(plan: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<(Partitions, Option<Arc<PhysicalPlan>>)> {
     let (parts, final_plan) = if super::adaptive::is_adaptive(plan, ctx.config) {
-        let run = super::adaptive::execute_adaptive(plan, ctx, &execute_with)?;
+        let run = super::adaptive::execute_adaptive(plan, ctx, &execute_stage)?;
         (run.partitions, Some(run.final_plan))
     } else {
         (execute_with(plan, ctx)?, None)
@@ -70,13 +71,25 @@ pub fn execute(plan: &Arc<PhysicalPlan>, config: &Config, cache: &StageCache, me
     execute_with(plan, &ExecContext::new(plan, config, cache, metrics, &PlanMetrics::default()))
 }
 
-/// Runs `plan` under `ctx` and returns its partitions.
+/// Runs `plan` under `ctx` and returns its partitions (an exchange's spilled ones read back).
 pub fn execute_with(plan: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<Partitions> {
+    execute_stage(plan, ctx)?.0.into_iter().map(SpillablePartition::read_all).collect()
+}
+
+/// Runs a query stage's plan: when it is an exchange, its output partitions as the exchange
+/// holds them (some perhaps spilled) with the reservation holding them; else its partitions.
+pub fn execute_stage(plan: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<super::adaptive::StageRun> {
     run_subqueries(plan, ctx)?;
     let outputs = Outputs::of(plan);
     let mut exec = Executor::new(ctx, &outputs);
     exec.prepare(plan)?;
-    exec.drain_all(plan)
+    if matches!(exec.states.get(&key(plan)), Some(State::Handoff(..))) {
+        if let Some(State::Handoff(parts, held)) = exec.states.remove(&key(plan)) {
+            let parts = parts.into_iter().map(|p| p.into_inner().ok().flatten().unwrap_or_default()).collect();
+            return Ok((parts, Some(held)));
+        }
+    }
+    Ok((exec.drain_all(plan)?.into_iter().map(SpillablePartition::in_memory).collect(), None))
 }
 
 /// Spark's `waitForSubqueries`: runs, once each, the scalar subqueries `plan` reads (those of
@@ -117,7 +130,7 @@ pub(super) fn run_subqueries(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<(
 pub fn for_each_batch(plan: &Arc<PhysicalPlan>, ctx: &ExecContext, mut sink: impl FnMut(RecordBatch) -> bool) -> Result<()> {
     if super::adaptive::is_adaptive(plan, ctx.config) {
         // The query stages run one by one; the result stage is collected, not yet streamed.
-        let run = super::adaptive::execute_adaptive(plan, ctx, &execute_with)?;
+        let run = super::adaptive::execute_adaptive(plan, ctx, &execute_stage)?;
         for batch in run.partitions.into_iter().flatten() {
             if !sink(batch) {
                 return Ok(());

@@ -9,6 +9,7 @@ pub mod interpreted;
 /// The memory pool moved to `common`; the old path stays for code not yet moved.
 pub use crate::common::memory;
 mod operators;
+
 mod state;
 pub mod stream;
 /// Run-time metrics live on the physical operators they count.

@@ -6,11 +6,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
 use crate::codegen::{BuildTable, CompiledStage, StageCache, StageSpec};
 use crate::common::memory::Reservation;
+use crate::common::spill::SpillablePartition;
 use crate::config::Config;
 use crate::error::{KilnError, Result};
 use crate::exec::context::{ExecContext, FragmentInputs};
@@ -76,7 +76,7 @@ pub(in crate::exec) enum State<'a> {
     /// Output partitions each read once (an exchange's, a top-k's): a partition is handed to
     /// its reader and freed with it, so memory shrinks as the consuming pipeline advances
     /// (and the reservation with it).
-    Handoff(Vec<Mutex<Option<Vec<RecordBatch>>>>, Reservation),
+    Handoff(Vec<Mutex<Option<SpillablePartition>>>, Reservation),
     /// A broadcast hash join's table, probed by every stream partition.
     JoinTable(HashTable<'a>),
     /// Both sides of a cartesian product, every partition.
@@ -128,7 +128,7 @@ impl<'a> Executor<'a> {
 
     /// Every partition of `plan`, drained, their bytes taken from `held` as they arrive.
     pub(in crate::exec) fn drain_reserved(&self, plan: &Arc<PhysicalPlan>, held: &Reservation) -> Result<Partitions> {
-        self.run_partitions(plan, |s| collect_reserved(s, held))
+        self.run_partitions(plan, |_, s| collect_reserved(s, held))
     }
 
     pub(in crate::exec) fn attrs(&self, p: &Arc<PhysicalPlan>) -> &'a [Attribute] {
@@ -174,17 +174,18 @@ impl<'a> Executor<'a> {
         }
     }
 
-    pub(in crate::exec) fn run_partitions<T: Send>(&self, plan: &Arc<PhysicalPlan>, sink: impl Fn(BatchStream) -> Result<T> + Sync + Send) -> Result<Vec<T>> {
-        (0..self.partitions(plan)).into_par_iter().map(|i| sink(self.stream(plan, i)?)).collect()
+    /// Every partition of `plan` handed to `sink` with its index, in parallel.
+    pub(in crate::exec) fn run_partitions<T: Send>(&self, plan: &Arc<PhysicalPlan>, sink: impl Fn(usize, BatchStream) -> Result<T> + Sync + Send) -> Result<Vec<T>> {
+        (0..self.partitions(plan)).into_par_iter().map(|i| sink(i, self.stream(plan, i)?)).collect()
     }
 
     /// Every partition of `plan`, drained.
     pub(in crate::exec) fn drain_all(&self, plan: &Arc<PhysicalPlan>) -> Result<Partitions> {
-        self.run_partitions(plan, |s| s.collect())
+        self.run_partitions(plan, |_, s| s.collect())
     }
 }
 
-pub(in crate::exec) fn handoff<'a>(parts: Partitions, held: Reservation) -> State<'a> {
+pub(in crate::exec) fn handoff<'a>(parts: Vec<SpillablePartition>, held: Reservation) -> State<'a> {
     State::Handoff(parts.into_iter().map(|p| Mutex::new(Some(p))).collect(), held)
 }
 

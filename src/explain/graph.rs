@@ -4,12 +4,13 @@
 //! compiled, amber when interpreted), query stages in dashed frames, a legend — with the
 //! initial plan beside it when adaptive execution changed the plan. No scripts, no network.
 //!
-//! The layout is a tree's: leaves in columns left to right, a parent centred over its children
-//! (so no two edges cross), each child a layer below its parent. A frame holds exactly its
-//! members: a stage's members form a connected top part of a subtree, the columns of disjoint
-//! subtrees never overlap, and every input of a stage (a child outside it) is placed below the
-//! stage's lowest member, so the frame around the members' boxes meets no other box, and two
-//! frames are either nested (a codegen stage in its query stage) or apart.
+//! The layout is a tree's: leaves in columns left to right, a parent over its first child (a
+//! left-deep plan's spine runs down the left column), each child a layer below its parent, and
+//! no two edges cross. A frame holds exactly its members: a stage's members form a connected top
+//! part of a subtree, the columns of disjoint subtrees never overlap, and an input of a stage (a
+//! child outside it) whose subtree's columns meet the frame's is placed below the stage's lowest
+//! member (others hang beside the frame), so the frame around the members' boxes meets no other
+//! box, and two frames are either nested (a codegen stage in its query stage) or apart.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -272,9 +273,11 @@ fn collect<'a>(plan: &'a PhysicalPlan, members: &HashMap<*const PhysicalPlan, Cl
     let index = nodes.len();
     nodes.push(Node { plan, clusters, col: 0.0, y: 0.0, children: vec![] });
     let kids: Vec<usize> = plan.tree_children().into_iter().map(|c| collect(c, members, query_stage, next_col, nodes)).collect();
-    nodes[index].col = match (kids.first(), kids.last()) {
-        (Some(&first), Some(&last)) => (nodes[first].col + nodes[last].col) / 2.0,
-        _ => {
+    // Over its first child: a left-deep plan's spine runs down the left column, the other
+    // children's subtrees to its right.
+    nodes[index].col = match kids.first() {
+        Some(&first) => nodes[first].col,
+        None => {
             *next_col += 1.0;
             *next_col - 1.0
         }
@@ -284,9 +287,25 @@ fn collect<'a>(plan: &'a PhysicalPlan, members: &HashMap<*const PhysicalPlan, Cl
 }
 
 /// Sets each node's top: a layer below its parent, with room for the frames it leaves and
-/// enters; a child outside a frame its parent is in goes below the frame's lowest member.
+/// enters; a child outside a frame its parent is in goes below the frame's lowest member when
+/// its subtree's columns meet the frame's (else beside the frame, a layer below its parent).
 fn place_layers(nodes: &mut [Node]) {
     let entering = |cs: &[Cluster]| cs.iter().map(|c| c.pad() + LABEL_H).sum::<f64>();
+    // Each subtree's columns (children follow their parent in `nodes`), each frame's.
+    let mut span: Vec<(f64, f64)> = nodes.iter().map(|n| (n.col, n.col)).collect();
+    for i in (0..nodes.len()).rev() {
+        for &c in &nodes[i].children {
+            span[i] = (span[i].0.min(span[c].0), span[i].1.max(span[c].1));
+        }
+    }
+    let mut columns: HashMap<Cluster, (f64, f64)> = HashMap::new();
+    for n in nodes.iter() {
+        for &c in &n.clusters {
+            let r = columns.entry(c).or_insert((n.col, n.col));
+            *r = (r.0.min(n.col), r.1.max(n.col));
+        }
+    }
+    let meets = |k: &Cluster, (lo, hi): (f64, f64)| columns.get(k).is_some_and(|&(a, b)| lo <= b && a <= hi);
     if let Some(root) = nodes.first_mut() {
         root.y = entering(&root.clusters);
     }
@@ -305,7 +324,7 @@ fn place_layers(nodes: &mut [Node]) {
                 let c = nodes[p].children[ci];
                 let left: Vec<Cluster> = nodes[p].clusters.iter().filter(|k| !nodes[c].clusters.contains(k)).copied().collect();
                 let entered: Vec<Cluster> = nodes[c].clusters.iter().filter(|k| !nodes[p].clusters.contains(k)).copied().collect();
-                let above = left.iter().map(|k| bottoms.get(k).copied().unwrap_or(0.0)).fold(nodes[p].y + BOX_H, f64::max);
+                let above = left.iter().filter(|k| meets(k, span[c])).map(|k| bottoms.get(k).copied().unwrap_or(0.0)).fold(nodes[p].y + BOX_H, f64::max);
                 let top = above + GAP_Y + left.iter().map(|k| k.pad()).sum::<f64>() + entering(&entered);
                 if nodes[c].y < top {
                     nodes[c].y = top;
@@ -351,7 +370,10 @@ fn draw(layout: &Layout, ops: Option<&PlanMetrics>, config: &Config, title: &str
         for &c in &n.children {
             let child = &layout.nodes[c];
             let (cx, cy) = layout.at(child);
-            let (x1, y1, x2, y2) = (cx + BOX_W / 2.0, cy, px + BOX_W / 2.0, py + BOX_H);
+            // A child right of its parent's column is reached from the parent's right side: the
+            // edge then passes no box of the parent's first child, which sits below the parent.
+            let (x2, y2) = if child.col > n.col { (px + BOX_W, py + BOX_H / 2.0) } else { (px + BOX_W / 2.0, py + BOX_H) };
+            let (x1, y1) = (cx + BOX_W / 2.0, cy);
             let _ = write!(out, "<g class=\"edge\"><line x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\" stroke=\"#555\" marker-end=\"url(#arrow)\"/>");
             if let Some(rows) = ops.and_then(|m| edge_rows(layout, child.plan, m)) {
                 // Beside the edge just above the child, where no other edge runs.
@@ -393,7 +415,8 @@ fn draw(layout: &Layout, ops: Option<&PlanMetrics>, config: &Config, title: &str
     out
 }
 
-/// A box's last line: the operator's rows, time and memory.
+/// A box's last line: the operator's rows, time, memory and what it spilled (Spark UI's
+/// "spill size").
 fn numbers(s: &OperatorStats) -> String {
     let mut parts = vec![format!("{} rows", group_digits(s.rows))];
     if s.total_nanos() > 0 {
@@ -401,6 +424,9 @@ fn numbers(s: &OperatorStats) -> String {
     }
     if s.held_bytes > 0 {
         parts.push(crate::common::bytes_to_string(s.held_bytes as u128));
+    }
+    if s.spill_files > 0 {
+        parts.push(format!("spilled {}", crate::common::bytes_to_string(s.spill_bytes as u128)));
     }
     parts.join(" · ")
 }

@@ -27,11 +27,13 @@ use crate::plan::JoinType;
 /// re-planning rules read. A shuffle stage's partition read once is handed to its reader and
 /// freed with it (as an exchange's is); the rest are freed once the stages reading them ran.
 pub struct StageOutput {
-    parts: Vec<Mutex<Option<Vec<RecordBatch>>>>,
-    /// Bytes of each output partition (Arrow buffer sizes).
+    parts: Vec<Mutex<Option<SpillablePartition>>>,
+    /// Bytes of each output partition (Arrow buffer sizes), spilled rows included.
     pub bytes: Vec<u64>,
     /// Rows of each output partition.
     pub rows: Vec<u64>,
+    /// Bytes of each output partition held in memory.
+    memory: Vec<u64>,
     /// How the rows are spread over the partitions (the exchange's partitioning).
     pub partitioning: Partitioning,
     /// The query's memory the partitions hold until they are handed off or released.
@@ -46,15 +48,17 @@ impl std::fmt::Debug for StageOutput {
 
 impl StageOutput {
     /// A finished stage's partitions.
-    pub fn new(parts: Vec<Vec<RecordBatch>>, partitioning: Partitioning) -> StageOutput {
-        let bytes = parts.iter().map(|p| p.iter().map(batch_bytes).sum()).collect();
-        let rows = parts.iter().map(|p| p.iter().map(|b| b.num_rows() as u64).sum()).collect();
-        StageOutput { parts: parts.into_iter().map(|p| Mutex::new(Some(p))).collect(), bytes, rows, partitioning, held: Mutex::new(None) }
+    pub fn new(parts: Vec<SpillablePartition>, partitioning: Partitioning) -> StageOutput {
+        let bytes = parts.iter().map(SpillablePartition::bytes).collect();
+        let rows = parts.iter().map(SpillablePartition::rows).collect();
+        let memory = parts.iter().map(SpillablePartition::memory_bytes).collect();
+        StageOutput { parts: parts.into_iter().map(|p| Mutex::new(Some(p))).collect(), bytes, rows, memory, partitioning, held: Mutex::new(None) }
     }
 
-    /// Counts the partitions against the query's memory budget, from `held`.
+    /// Counts the partitions held in memory against the query's memory budget, in `held`
+    /// (which may hold them already: the exchange's own reservation).
     pub fn hold(&self, held: crate::common::memory::Reservation) -> Result<()> {
-        held.grow(self.total_bytes())?;
+        held.resize(self.memory.iter().sum())?;
         if let Ok(mut slot) = self.held.lock() {
             *slot = Some(held);
         }
@@ -76,23 +80,24 @@ impl StageOutput {
         self.rows.iter().sum()
     }
 
-    fn slot(&self, i: usize, take: bool) -> Result<Vec<RecordBatch>> {
-        let Some(slot) = self.parts.get(i) else { return Ok(vec![]) };
+    fn slot(&self, i: usize, take: bool) -> Result<SpillablePartition> {
+        let Some(slot) = self.parts.get(i) else { return Ok(SpillablePartition::default()) };
         let mut slot = slot.lock().map_err(|_| KilnError::internal("a query stage's output lock was poisoned"))?;
-        let batches = if take { slot.take() } else { slot.clone() };
+        let part = if take { slot.take() } else { slot.clone() };
         if let (true, Ok(Some(held))) = (take, self.held.lock().as_deref()) {
-            held.shrink(self.bytes.get(i).copied().unwrap_or(0));
+            held.shrink(self.memory.get(i).copied().unwrap_or(0));
         }
-        batches.ok_or_else(|| KilnError::internal(format!("partition {i} of a query stage read after it was handed off")))
+        part.ok_or_else(|| KilnError::internal(format!("partition {i} of a query stage read after it was handed off")))
     }
 
-    /// Partition `i`'s batches, kept for other readers (a broadcast's, a skewed split's).
+    /// Partition `i`'s batches, kept for other readers (a broadcast's, a skewed split's),
+    /// spilled ones read back.
     pub fn partition(&self, i: usize) -> Result<Vec<RecordBatch>> {
-        self.slot(i, false)
+        self.slot(i, false)?.read_all()
     }
 
-    /// Partition `i`'s batches, handed to their one reader.
-    pub fn take(&self, i: usize) -> Result<Vec<RecordBatch>> {
+    /// Partition `i`, handed to its one reader.
+    pub fn take(&self, i: usize) -> Result<SpillablePartition> {
         self.slot(i, true)
     }
 
@@ -109,34 +114,8 @@ impl StageOutput {
     }
 }
 
-/// The bytes of a batch's rows: of its slice only (an exchange's partitions are often slices
-/// of one larger batch, whose whole buffers `get_array_memory_size` would count each time).
-pub fn batch_bytes(b: &RecordBatch) -> u64 {
-    b.columns().iter().map(|c| array_bytes(c.as_ref())).sum()
-}
-
-/// The bytes of an array's slice, without copying its `ArrayData` for the common types.
-fn array_bytes(a: &dyn arrow::array::Array) -> u64 {
-    use arrow::array::AsArray;
-    let n = a.len() as u64;
-    let validity = if a.null_count() > 0 { n.div_ceil(8) } else { 0 };
-    let t = a.data_type();
-    if let Some(width) = t.primitive_width() {
-        return n * width as u64 + validity;
-    }
-    match t {
-        arrow::datatypes::DataType::Boolean => n.div_ceil(8) + validity,
-        arrow::datatypes::DataType::Utf8 => {
-            let o = a.as_string::<i32>().value_offsets();
-            (n + 1) * 4 + (o[o.len() - 1] - o[0]) as u64 + validity
-        }
-        arrow::datatypes::DataType::LargeUtf8 => {
-            let o = a.as_string::<i64>().value_offsets();
-            (n + 1) * 8 + (o[o.len() - 1] - o[0]) as u64 + validity
-        }
-        _ => a.to_data().get_slice_memory_size().unwrap_or_else(|_| a.get_array_memory_size()) as u64,
-    }
-}
+pub use crate::common::memory::batch_bytes;
+use crate::common::spill::SpillablePartition;
 
 /// One output partition of a shuffle read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

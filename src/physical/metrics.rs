@@ -157,6 +157,9 @@ pub struct OperatorMetrics {
     held_bytes: AtomicU64,
     build_rows: AtomicU64,
     compiled: std::sync::Mutex<Option<(bool, u64)>>,
+    spill_bytes: AtomicU64,
+    spill_files: AtomicU64,
+    spill_nanos: AtomicU64,
 }
 
 /// A snapshot of [`OperatorMetrics`].
@@ -176,6 +179,12 @@ pub struct OperatorStats {
     pub build_rows: u64,
     /// For a codegen stage: whether it ran compiled, and its compile time (µs, 0 from cache).
     pub compiled: Option<(bool, u64)>,
+    /// Bytes a breaker wrote to spill files (Spark UI's "spill size").
+    pub spill_bytes: u64,
+    /// Spill files it wrote.
+    pub spill_files: u64,
+    /// Time spent writing and opening them, ns.
+    pub spill_nanos: u64,
 }
 
 impl OperatorStats {
@@ -214,6 +223,14 @@ impl OperatorStats {
         }
         if self.build_rows > 0 {
             parts.push(format!("build rows: {}", group_digits(self.build_rows)));
+        }
+        if self.spill_files > 0 {
+            parts.push(format!(
+                "spilled: {} in {} files ({})",
+                crate::common::bytes_to_string(self.spill_bytes as u128),
+                self.spill_files,
+                duration(self.spill_nanos)
+            ));
         }
         match self.compiled {
             Some((true, 0)) => parts.push("compiled (cached)".into()),
@@ -277,6 +294,13 @@ impl OperatorMetrics {
         self.build_rows.fetch_add(rows, Ordering::Relaxed);
     }
 
+    /// A spill file written: its size on disk and the time writing it took.
+    pub fn add_spill(&self, file: &crate::common::spill::SpillFile) {
+        self.spill_bytes.fetch_add(file.disk_bytes(), Ordering::Relaxed);
+        self.spill_files.fetch_add(1, Ordering::Relaxed);
+        self.spill_nanos.fetch_add(file.nanos(), Ordering::Relaxed);
+    }
+
     /// A codegen stage ran compiled (with its compile time in µs) or interpreted.
     pub fn set_compiled(&self, compiled: bool, micros: u64) {
         if let Ok(mut c) = self.compiled.lock() {
@@ -294,6 +318,9 @@ impl OperatorMetrics {
             held_bytes: self.held_bytes.load(Ordering::Relaxed),
             build_rows: self.build_rows.load(Ordering::Relaxed),
             compiled: self.compiled.lock().ok().and_then(|c| *c),
+            spill_bytes: self.spill_bytes.load(Ordering::Relaxed),
+            spill_files: self.spill_files.load(Ordering::Relaxed),
+            spill_nanos: self.spill_nanos.load(Ordering::Relaxed),
         }
     }
 }

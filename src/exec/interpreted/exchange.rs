@@ -90,21 +90,14 @@ impl<'a> HashPartitioner<'a> {
             self.out[0].push(batch.clone());
             return Ok(());
         }
-        match &self.schema {
-            None => {
-                self.columns = batch.columns().iter().map(|c| column_parts(c.data_type(), self.n)).collect();
-                self.schema = Some(batch.schema());
-            }
-            Some(s) if s.fields().len() != batch.num_columns() => return Err(KilnError::internal("an exchange's input batches differ in columns")),
-            Some(_) => {}
-        }
+        self.begin(batch)?;
         let hashes = spark_hash(&evaluate_all(self.keys, batch, self.input)?, rows)?;
         // The batch's rows ordered by partition (a stable counting sort): each partition's
         // rows are then gathered in one run from a batch that stays in the caches, and its
         // chunk is written in order, not one row at a time across all partitions.
         // Partition ids and their counts in one pass, then each row's place.
         let (modulus, lift) = (self.modulus, self.lift);
-        let (pids, starts, next, order) = (&mut self.pids, &mut self.starts, &mut self.next, &mut self.order);
+        let (pids, starts) = (&mut self.pids, &mut self.starts);
         pids.clear();
         starts.clear();
         starts.resize(self.n + 1, 0);
@@ -114,6 +107,46 @@ impl<'a> HashPartitioner<'a> {
             counts[p as usize] += 1;
             p
         }));
+        self.place(batch)
+    }
+
+    /// Copies the batch's rows to the partitions `pids` gives (one per row, each below `n`:
+    /// a range partitioning's).
+    pub fn push_to(&mut self, batch: &RecordBatch, pids: &[u32]) -> Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        if pids.len() != batch.num_rows() || pids.iter().any(|p| *p as usize >= self.n) {
+            return Err(KilnError::internal("partition ids that do not fit the batch or the partitions"));
+        }
+        self.begin(batch)?;
+        self.starts.clear();
+        self.starts.resize(self.n + 1, 0);
+        for p in pids {
+            self.starts[*p as usize + 1] += 1;
+        }
+        self.pids.clear();
+        self.pids.extend_from_slice(pids);
+        self.place(batch)
+    }
+
+    /// The column chunks, made for the first batch.
+    fn begin(&mut self, batch: &RecordBatch) -> Result<()> {
+        match &self.schema {
+            None => {
+                self.columns = batch.columns().iter().map(|c| column_parts(c.data_type(), self.n)).collect();
+                self.schema = Some(batch.schema());
+            }
+            Some(s) if s.fields().len() != batch.num_columns() => return Err(KilnError::internal("an exchange's input batches differ in columns")),
+            Some(_) => {}
+        }
+        Ok(())
+    }
+
+    /// The batch's rows copied to the partitions in `pids`, whose counts `starts[1..]` holds.
+    fn place(&mut self, batch: &RecordBatch) -> Result<()> {
+        let rows = batch.num_rows();
+        let (pids, starts, next, order) = (&mut self.pids, &mut self.starts, &mut self.next, &mut self.order);
         for p in 0..self.n {
             starts[p + 1] += starts[p];
         }
@@ -170,12 +203,23 @@ impl<'a> HashPartitioner<'a> {
 
     /// Every output partition's batches.
     pub fn finish(mut self) -> Result<Vec<Vec<RecordBatch>>> {
+        self.take()
+    }
+
+    /// Every output partition's batches so far, chunks begun included; the partitioner goes
+    /// on empty (its rows spilled).
+    pub fn take(&mut self) -> Result<Vec<Vec<RecordBatch>>> {
         for p in 0..self.n {
             if self.chunk_rows[p] > 0 {
                 self.flush(p, 0)?;
             }
         }
-        Ok(self.out)
+        Ok(std::mem::replace(&mut self.out, vec![vec![]; self.n]))
+    }
+
+    /// The number of output partitions.
+    pub fn partitions(&self) -> usize {
+        self.n
     }
 
     /// Hands on partition `p`'s chunk as a batch; the next starts with room for `capacity` rows.
@@ -410,6 +454,54 @@ pub fn range_partition(order: &[SortOrder], input: &[Attribute], batches: Vec<Re
         .into_iter()
         .map(|ix| if ix.is_empty() { Ok(vec![]) } else { Ok(vec![take_record_batch(&batch, &UInt32Array::from(ix))?]) })
         .collect()
+}
+
+/// The bounds of a range partitioning into `n`, taken from a sample of the rows as
+/// [`range_partition`] takes them, for rows that do not fit in memory at once: the sample is
+/// read in one pass over the rows, and each batch is then routed on its own.
+pub struct RangeBounds<'a> {
+    order: &'a [SortOrder],
+    input: &'a [Attribute],
+    converter: Option<RowConverter>,
+    bounds: Vec<arrow::row::OwnedRow>,
+}
+
+impl<'a> RangeBounds<'a> {
+    /// Bounds from every `stride`-th of `rows` rows (the stride [`range_partition`] uses).
+    pub fn sample(order: &'a [SortOrder], input: &'a [Attribute], batches: impl Iterator<Item = Result<RecordBatch>>, rows: usize, n: usize) -> Result<RangeBounds<'a>> {
+        let stride = (rows / (100 * n.max(1))).max(1);
+        let (mut converter, mut sample, mut at) = (None, vec![], 0usize);
+        for b in batches {
+            let b = b?;
+            let keys = sort_keys(order, input, &b)?;
+            let converter = match &mut converter {
+                Some(c) => c,
+                None => converter.insert(RowConverter::new(order.iter().zip(&keys).map(|(o, c)| SortField::new_with_options(c.data_type().clone(), sort_options(o))).collect())?),
+            };
+            let encoded = converter.convert_columns(&keys)?;
+            // Rows at global positions 0, stride, 2 * stride ...
+            let first = (stride - at % stride) % stride;
+            sample.extend((first..b.num_rows()).step_by(stride).map(|i| encoded.row(i).owned()));
+            at += b.num_rows();
+        }
+        sample.sort_unstable();
+        let bounds = if sample.is_empty() { vec![] } else { (1..n).map(|i| sample[(i * sample.len() / n).min(sample.len() - 1)].clone()).collect() };
+        Ok(RangeBounds { order, input, converter, bounds })
+    }
+
+    /// Each row's partition.
+    pub fn partition_ids(&self, batch: &RecordBatch) -> Result<Vec<u32>> {
+        let Some(converter) = &self.converter else { return Ok(vec![0; batch.num_rows()]) };
+        let rows = converter.convert_columns(&sort_keys(self.order, self.input, batch)?)?;
+        Ok((0..rows.num_rows()).map(|i| {
+            let r = rows.row(i);
+            self.bounds.partition_point(|b| b.row() < r) as u32
+        }).collect())
+    }
+}
+
+fn sort_keys(order: &[SortOrder], input: &[Attribute], batch: &RecordBatch) -> Result<Vec<ArrayRef>> {
+    order.iter().map(|o| super::sort::sort_key(&o.expr, batch, input)).collect()
 }
 
 #[cfg(test)]

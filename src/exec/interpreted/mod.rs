@@ -14,7 +14,7 @@ mod accumulators;
 mod stat_accumulators;
 
 pub use aggregate::{hash_aggregate, HashAggregator};
-pub use exchange::{range_partition, HashPartitioner};
+pub use exchange::{range_partition, HashPartitioner, RangeBounds};
 pub use generate::generate;
 pub use join::{hash_join, nested_loop_join, sort_merge_join};
 pub use sort::{limit, sort};

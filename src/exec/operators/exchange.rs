@@ -1,20 +1,24 @@
 //! `Exchange` (Spark's `ShuffleExchangeExec`): a breaker. Prepared, its input pipeline runs
 //! into its output partitions (hash, range or single); each output partition is then handed
-//! to its one reader, and freed with it.
+//! to its one reader, and freed with it. Hash and range partitions past the memory budget are
+//! written to spill files (Spark's shuffle spill), one per partition, read back by the reader.
 
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use arrow::record_batch::RecordBatch;
 use rayon::prelude::*;
 
 use super::not_this;
+use crate::common::memory::{batch_bytes, MemoryPool, Reservation};
+use crate::common::spill::{spill_folder, SpillBudget, SpillFile, SpillWriter, SpillablePartition};
 use crate::error::{KilnError, Result};
-use crate::exec::state::{handoff, key, Executor, State};
-use crate::exec::stream::Partitions;
+use crate::exec::control::QueryControl;
 use crate::exec::interpreted;
-use crate::common::memory::Reservation;
+use crate::exec::state::{handoff, key, Executor, State};
 use crate::exec::stream::BatchStream;
-use crate::physical::adaptive::batch_bytes;
+use crate::physical::metrics::OperatorMetrics;
 use crate::physical::{Partitioning, PhysicalPlan};
 
 /// Runs the input pipeline into the output partitions.
@@ -23,7 +27,7 @@ pub(in crate::exec) fn prepare(exec: &mut Executor<'_>, plan: &Arc<PhysicalPlan>
     exec.prepare(child)?;
     exec.merge_partial_aggregate(child);
     let held = exec.reserve(plan);
-    let parts = exec.exchange(partitioning, child, &held)?;
+    let parts = exec.exchange(plan, partitioning, child, &held)?;
     exec.states.insert(key(plan), handoff(parts, held));
     exec.control.stage_done();
     Ok(())
@@ -33,56 +37,211 @@ pub(in crate::exec) fn prepare(exec: &mut Executor<'_>, plan: &Arc<PhysicalPlan>
 /// handed-off partition is taken, and its bytes released.
 pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
     let config = exec.config;
-    let batches = match exec.state(plan)? {
-        State::Partitions(parts) => parts.get(i).cloned().unwrap_or_default(),
+    match exec.state(plan)? {
+        State::Partitions(parts) => Ok(Box::new(parts.get(i).cloned().unwrap_or_default().into_iter().map(Ok))),
         State::Handoff(parts, held) => match parts.get(i).map(|p| p.lock().map(|mut p| p.take())) {
-            Some(Ok(Some(batches))) => {
-                held.shrink(batches.iter().map(batch_bytes).sum());
-                batches
+            Some(Ok(Some(part))) => {
+                held.shrink(part.memory_bytes());
+                Ok(part.into_stream())
             }
-            Some(Ok(None)) => return Err(KilnError::internal(format!("partition {i} of {} read twice", plan.node_string(config)))),
-            _ => vec![],
+            Some(Ok(None)) => Err(KilnError::internal(format!("partition {i} of {} read twice", plan.node_string(config)))),
+            _ => Ok(Box::new(std::iter::empty())),
         },
-        _ => return Err(KilnError::internal("exchange state")),
-    };
-    Ok(Box::new(batches.into_iter().map(Ok)))
+        _ => Err(KilnError::internal("exchange state")),
+    }
 }
 
 impl<'a> Executor<'a> {
-    /// Runs an exchange's input pipeline into its output partitions.
-    pub(in crate::exec) fn exchange(&self, partitioning: &Partitioning, child: &Arc<PhysicalPlan>, held: &Reservation) -> Result<Partitions> {
+    /// Runs an exchange's input pipeline into its output partitions, spilling them to disk
+    /// when `held` would pass the memory budget.
+    pub(in crate::exec) fn exchange(&self, plan: &Arc<PhysicalPlan>, partitioning: &Partitioning, child: &Arc<PhysicalPlan>, held: &Reservation) -> Result<Vec<SpillablePartition>> {
         let input = self.attrs(child);
+        let batch_size = self.config.batch_size.max(1);
+        let sink = |n| PartitionSink::new(n, held, spill_folder(&self.config.local_dir), self.control.spill().clone(), self.ops.of(plan));
         let parts = match partitioning {
-            Partitioning::SinglePartition | Partitioning::Unknown(1) => vec![self.drain_reserved(child, held)?.concat()],
+            Partitioning::SinglePartition | Partitioning::Unknown(1) => vec![SpillablePartition::in_memory(self.drain_reserved(child, held)?.concat())],
             Partitioning::Hash(keys, n) => {
-                let batch_size = self.config.batch_size.max(1);
-                let split = self.run_partitions(child, |s| {
-                    let mut parts = interpreted::HashPartitioner::new(keys, input, *n, batch_size)?;
-                    for b in s {
-                        let b = b?;
-                        held.grow(batch_bytes(&b))?;
-                        parts.push(&b)?;
-                    }
-                    parts.finish()
-                })?;
-                let mut out: Partitions = vec![vec![]; *n];
-                for s in split {
-                    for (slot, batches) in out.iter_mut().zip(s) {
-                        slot.extend(batches);
-                    }
-                }
-                // Many input partitions leave each output partition many slivers (200 x 200
-                // of a few rows each after a sort-merge join): merged here, once, they do not
-                // cost every reader a per-batch overhead.
-                out.into_par_iter().map(|part| merge_slivers(part, batch_size)).collect::<Result<_>>()?
+                let sink = sink(*n);
+                self.run_partitions(child, |t, s| sink.fill(t, s, self.control, interpreted::HashPartitioner::new(keys, input, *n, batch_size)?, |p, b| p.push(b)))?;
+                sink.finish(self.control.memory(), batch_size)?
             }
-            Partitioning::Range(order, n) => interpreted::range_partition(order, input, self.drain_reserved(child, held)?.concat(), *n)?,
+            Partitioning::Range(order, n) => {
+                let gathered = sink(1);
+                self.run_partitions(child, |t, s| gathered.fill(t, s, self.control, interpreted::HashPartitioner::new(&[], input, 1, batch_size)?, |p, b| p.push(b)))?;
+                let mut all = gathered.finish(self.control.memory(), batch_size)?;
+                let all = all.pop().unwrap_or_default();
+                if all.files.is_empty() {
+                    let batches = all.batches;
+                    interpreted::range_partition(order, input, batches, *n)?.into_iter().map(SpillablePartition::in_memory).collect()
+                } else {
+                    // Spilled: bounds from a sample read in one pass, then each batch routed.
+                    let bounds = interpreted::RangeBounds::sample(order, input, all.clone().into_stream(), all.rows() as usize, *n)?;
+                    held.shrink(all.memory_bytes());
+                    let sink = sink(*n);
+                    let rows = all.into_stream();
+                    sink.fill(0, Box::new(rows), self.control, interpreted::HashPartitioner::new(&[], input, *n, batch_size)?, |p, b| p.push_to(b, &bounds.partition_ids(b)?))?;
+                    sink.finish(self.control.memory(), batch_size)?
+                }
+            }
             Partitioning::Unknown(n) => return Err(KilnError::internal(format!("exchange to unknown partitioning of {n}"))),
             Partitioning::Collection(_) => return Err(KilnError::internal("exchange to a partitioning collection")),
         };
         Ok(parts)
     }
+}
 
+/// An exchange's output partitions as its input tasks fill them: held in memory against the
+/// reservation, and, when the budget refuses more, written to one spill file per partition.
+/// A task refused memory spills what it and the sink hold and raises the pressure; every
+/// other task then spills what it holds before its next batch.
+struct PartitionSink<'r> {
+    parts: Vec<Mutex<SinkPartition>>,
+    held: &'r Reservation,
+    folder: PathBuf,
+    budget: Arc<SpillBudget>,
+    metrics: Arc<OperatorMetrics>,
+    pressure: AtomicU64,
+}
+
+#[derive(Default)]
+struct SinkPartition {
+    /// Batches in memory by input task: read back in the input's order (a window over a
+    /// sorted input may count on it), whichever task ends first.
+    batches: Vec<(usize, Vec<RecordBatch>)>,
+    bytes: u64,
+    writer: Option<SpillWriter>,
+    files: Vec<Arc<SpillFile>>,
+}
+
+impl SinkPartition {
+    fn spill(&mut self, batches: &[RecordBatch], folder: &Path, budget: &Arc<SpillBudget>) -> Result<()> {
+        for b in batches.iter().filter(|b| b.num_rows() > 0) {
+            let writer = match &mut self.writer {
+                Some(w) => w,
+                None => self.writer.insert(SpillWriter::new(folder, &b.schema(), budget)?),
+            };
+            writer.write(b)?;
+        }
+        Ok(())
+    }
+}
+
+impl<'r> PartitionSink<'r> {
+    fn new(n: usize, held: &'r Reservation, folder: PathBuf, budget: Arc<SpillBudget>, metrics: Arc<OperatorMetrics>) -> PartitionSink<'r> {
+        PartitionSink { parts: (0..n).map(|_| Mutex::default()).collect(), held, folder, budget, metrics, pressure: AtomicU64::new(0) }
+    }
+
+    fn part(&self, p: usize) -> Result<std::sync::MutexGuard<'_, SinkPartition>> {
+        self.parts.get(p).ok_or_else(|| KilnError::internal("an exchange partition out of range"))?.lock().map_err(|_| KilnError::internal("an exchange partition's lock was poisoned"))
+    }
+
+    /// One input task: its batches routed by `route` into `parts` (the task's own chunks),
+    /// handed to the sink when the task ends.
+    fn fill(&self, task: usize, stream: BatchStream, control: &QueryControl, mut parts: interpreted::HashPartitioner, route: impl Fn(&mut interpreted::HashPartitioner, &RecordBatch) -> Result<()>) -> Result<()> {
+        let mut task_bytes = 0;
+        let mut seen = self.pressure.load(Ordering::Acquire);
+        for b in stream {
+            let b = b?;
+            let bytes = batch_bytes(&b);
+            if self.pressure.load(Ordering::Acquire) != seen && task_bytes > 0 {
+                seen = self.pressure.load(Ordering::Acquire);
+                self.spill_task(&mut parts, &mut task_bytes)?;
+            }
+            if let Err(refused) = self.held.grow(bytes) {
+                seen = self.pressure.fetch_add(1, Ordering::AcqRel) + 1;
+                self.spill_task(&mut parts, &mut task_bytes)?;
+                self.spill_held()?;
+                self.held.grow_when_freed(bytes, || control.check()).map_err(|_| refused)?;
+            }
+            task_bytes += bytes;
+            route(&mut parts, &b)?;
+        }
+        self.held.shrink(task_bytes);
+        for (p, batches) in parts.finish()?.into_iter().enumerate() {
+            if batches.is_empty() {
+                continue;
+            }
+            let bytes: u64 = batches.iter().map(batch_bytes).sum();
+            if self.held.grow(bytes).is_err() {
+                self.spill_held()?;
+                if self.held.grow(bytes).is_err() {
+                    self.part(p)?.spill(&batches, &self.folder, &self.budget)?;
+                    continue;
+                }
+            }
+            let mut part = self.part(p)?;
+            part.bytes += bytes;
+            part.batches.push((task, batches));
+        }
+        Ok(())
+    }
+
+    /// A task's chunks written out, its bytes given back.
+    fn spill_task(&self, parts: &mut interpreted::HashPartitioner, task_bytes: &mut u64) -> Result<()> {
+        for (p, batches) in parts.take()?.into_iter().enumerate() {
+            if !batches.is_empty() {
+                self.part(p)?.spill(&batches, &self.folder, &self.budget)?;
+            }
+        }
+        self.held.shrink(std::mem::take(task_bytes));
+        Ok(())
+    }
+
+    /// What the sink holds in memory written out, its bytes given back.
+    fn spill_held(&self) -> Result<()> {
+        for p in 0..self.parts.len() {
+            self.spill_partition(p)?;
+        }
+        Ok(())
+    }
+
+    fn spill_partition(&self, p: usize) -> Result<()> {
+        let mut part = self.part(p)?;
+        let batches = in_input_order(std::mem::take(&mut part.batches));
+        part.spill(&batches, &self.folder, &self.budget)?;
+        self.held.shrink(std::mem::take(&mut part.bytes));
+        Ok(())
+    }
+
+    /// The output partitions. When the exchange spilled, or holds over half the budget, its
+    /// largest partitions are written out until it holds at most half: its readers (a sort,
+    /// a join's side) need room of their own.
+    fn finish(self, pool: &MemoryPool, batch_size: usize) -> Result<Vec<SpillablePartition>> {
+        let spilled = self.parts.iter().any(|p| p.lock().map(|p| p.writer.is_some()).unwrap_or(false));
+        if spilled || pool.used() > pool.limit() / 2 {
+            let mut by_size: Vec<(u64, usize)> = (0..self.parts.len()).map(|p| Ok((self.part(p)?.bytes, p))).collect::<Result<_>>()?;
+            by_size.sort_unstable_by(|a, b| b.cmp(a));
+            for (bytes, p) in by_size {
+                if pool.used() <= pool.limit() / 2 || bytes == 0 {
+                    break;
+                }
+                self.spill_partition(p)?;
+            }
+        }
+        let parts = self
+            .parts
+            .into_iter()
+            .map(|p| {
+                let mut p = p.into_inner().map_err(|_| KilnError::internal("an exchange partition's lock was poisoned"))?;
+                if let Some(w) = p.writer.take() {
+                    let file = w.finish()?;
+                    self.metrics.add_spill(&file);
+                    p.files.push(Arc::new(file));
+                }
+                Ok(p)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // Many input partitions leave each output partition many slivers (200 x 200 of a few
+        // rows each after a sort-merge join): merged here, once, they do not cost every
+        // reader a per-batch overhead.
+        parts.into_par_iter().map(|p| Ok(SpillablePartition { files: p.files, batches: merge_slivers(in_input_order(p.batches), batch_size)? })).collect()
+    }
+}
+
+/// A partition's batches by input task, in the tasks' order.
+fn in_input_order(mut by_task: Vec<(usize, Vec<RecordBatch>)>) -> Vec<RecordBatch> {
+    by_task.sort_by_key(|(task, _)| *task);
+    by_task.into_iter().flat_map(|(_, b)| b).collect()
 }
 
 /// A partition's batches, merged into batches of up to `batch_size` rows when they are small

@@ -53,7 +53,7 @@ impl Executor<'_> {
         let below: u64 = plan.children().iter().filter_map(|c| self.ops.get(c)).map(|m| m.prepare_nanos).sum();
         let held = match self.states.get(&key(plan)) {
             Some(State::Partitions(parts)) => parts.iter().flatten().map(crate::physical::adaptive::batch_bytes).sum(),
-            Some(State::Handoff(parts, _)) => parts.iter().filter_map(|p| p.lock().ok().map(|p| p.iter().flatten().map(crate::physical::adaptive::batch_bytes).sum::<u64>())).sum(),
+            Some(State::Handoff(parts, _)) => parts.iter().filter_map(|p| p.lock().ok().and_then(|p| p.as_ref().map(|p| p.memory_bytes()))).sum(),
             _ => 0,
         };
         if self.states.contains_key(&key(plan)) {

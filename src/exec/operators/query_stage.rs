@@ -16,15 +16,20 @@ use crate::physical::{PhysicalPlan, QueryStageKind};
 pub(in crate::exec) fn stream(plan: &Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'_>> {
     match plan.as_ref() {
         PhysicalPlan::QueryStage { output, kind, .. } => {
-            let batches = if *kind == QueryStageKind::Shuffle { output.take(i)? } else { output.partition(i)? };
-            Ok(Box::new(batches.into_iter().map(Ok)))
+            if *kind == QueryStageKind::Shuffle {
+                return Ok(output.take(i)?.into_stream());
+            }
+            Ok(Box::new(output.partition(i)?.into_iter().map(Ok)))
         }
         PhysicalPlan::ShuffleRead { spec, child } => {
             let PhysicalPlan::QueryStage { output, .. } = child.as_ref() else {
                 return Err(KilnError::internal("a shuffle read over something other than a query stage"));
             };
             let batches = match spec.parts.get(i) {
-                Some(ReadPart::Partitions(start, end)) if spec.reads_once() => (*start..*end).map(|p| output.take(p)).collect::<Result<Vec<_>>>()?.concat(),
+                Some(ReadPart::Partitions(start, end)) if spec.reads_once() => {
+                    let parts = (*start..*end).map(|p| output.take(p)).collect::<Result<Vec<_>>>()?;
+                    return Ok(Box::new(parts.into_iter().flat_map(|p| p.into_stream())));
+                }
                 Some(ReadPart::Partitions(start, end)) => (*start..*end).map(|p| output.partition(p)).collect::<Result<Vec<_>>>()?.concat(),
                 Some(ReadPart::Slice { partition, index, of }) => slice_rows(output.partition(*partition)?, *index, *of),
                 None => vec![],

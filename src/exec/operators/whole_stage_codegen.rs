@@ -139,11 +139,7 @@ impl<'a> Executor<'a> {
                 };
                 let batches = CompiledOutput { exec: self, stage, below, input, tables, _held: held, current: None };
                 match &spec.sort {
-                    Some(order) => {
-                        let attrs = self.attrs(below);
-                        let sorted = self.reserve(top);
-                        Ok(deferred(move || interpreted::sort(order, attrs, collect_reserved(Box::new(batches), &sorted)?, None)))
-                    }
+                    Some(order) => Ok(super::sort::external_sort(self, top, order, self.attrs(below), Box::new(batches))),
                     None => Ok(Box::new(batches)),
                 }
             }

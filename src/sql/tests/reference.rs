@@ -1,7 +1,7 @@
 //! The reference queries (`tests/reference/queries/*.sql`, Spark's own captures): the parsed plan must read
 //! like Spark's "== Parsed Logical Plan ==" without `#ids`, except where noted.
 
-use super::{err, normalize, plan};
+use super::{normalize, plan};
 
 const SALES_ENTERPRISE_REVENUE: &str = include_str!("../../../tests/reference/queries/sales_enterprise_revenue.sql");
 

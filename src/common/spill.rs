@@ -1,0 +1,242 @@
+//! Spill files: batches a breaker cannot hold in memory, written as an Arrow IPC stream to a
+//! file in the spill folder (`spark.local.dir`, else the system's temporary folder) and read
+//! back in order. A file is deleted when its handle drops — when the operator is done with it,
+//! and when the query ends, fails, is cancelled or unwinds from a panic.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow::datatypes::SchemaRef;
+use arrow::ipc::reader::StreamReader;
+use arrow::ipc::writer::StreamWriter;
+use arrow::record_batch::RecordBatch;
+use tempfile::NamedTempFile;
+
+use super::memory::batch_bytes;
+use crate::error::{KilnError, Result};
+
+/// The folder spill files go to: `spark.local.dir` (its first entry, as Spark takes a
+/// comma-separated list), else the system's temporary folder.
+pub fn spill_folder(local_dir: &str) -> PathBuf {
+    match local_dir.split(',').map(str::trim).find(|d| !d.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::temp_dir(),
+    }
+}
+
+/// What a query's spill files may take on disk at once (`kiln.spill.limit`), and take now: a
+/// query that spills without end fails before it fills the disk under the other programs.
+#[derive(Debug, Default)]
+pub struct SpillBudget {
+    /// The limit in bytes; 0 until set or first worked out.
+    limit: AtomicU64,
+    used: AtomicU64,
+}
+
+impl SpillBudget {
+    /// Sets the limit; 0: 90 % of the spill folder's free space when the query first spills.
+    pub fn set_limit(&self, bytes: u64) {
+        self.limit.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Bytes spill files take now.
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// Takes `n` bytes for a spill file in `folder`, or fails naming the limit.
+    fn take(&self, folder: &Path, n: u64) -> Result<()> {
+        let mut limit = self.limit.load(Ordering::Relaxed);
+        if limit == 0 {
+            let free = rustix::fs::statvfs(folder).map(|s| s.f_bavail.saturating_mul(s.f_frsize)).map_err(|e| spill_error(folder, &e))?;
+            limit = (free / 10 * 9).max(1);
+            // The first worked out holds for the rest of the query.
+            limit = match self.limit.compare_exchange(0, limit, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => limit,
+                Err(set) => set,
+            };
+        }
+        let before = self.used.fetch_add(n, Ordering::Relaxed);
+        if before.saturating_add(n) > limit {
+            self.used.fetch_sub(n, Ordering::Relaxed);
+            return Err(KilnError::exec(format!(
+                "[KILN_SPILL_LIMIT] The query's spill files in {} would pass kiln.spill.limit ({}): they take {} already. \
+                 Raise kiln.memory.limit so that less spills, point spark.local.dir at a larger disk and raise kiln.spill.limit, or give the query less to hold.",
+                folder.display(),
+                super::bytes_to_string(limit as u128),
+                super::bytes_to_string(before as u128),
+            )));
+        }
+        Ok(())
+    }
+
+    fn give(&self, n: u64) {
+        self.used.fetch_sub(n, Ordering::Relaxed);
+    }
+}
+
+/// Bytes taken from a query's [`SpillBudget`], given back when the file goes.
+struct Taken {
+    budget: Arc<SpillBudget>,
+    bytes: u64,
+}
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        self.budget.give(self.bytes);
+    }
+}
+
+/// A spill file being written.
+pub struct SpillWriter {
+    file: NamedTempFile,
+    writer: StreamWriter<BufWriter<File>>,
+    taken: Taken,
+    rows: usize,
+    memory_bytes: u64,
+    nanos: u64,
+}
+
+/// A finished spill file: its batches in the order written, read back by [`SpillFile::read`].
+pub struct SpillFile {
+    file: NamedTempFile,
+    _taken: Taken,
+    rows: usize,
+    memory_bytes: u64,
+    disk_bytes: u64,
+    nanos: u64,
+}
+
+impl SpillWriter {
+    /// A new spill file in `folder` for batches of `schema`, its bytes taken from `budget`.
+    pub fn new(folder: &Path, schema: &SchemaRef, budget: &Arc<SpillBudget>) -> Result<SpillWriter> {
+        let started = Instant::now();
+        let file = tempfile::Builder::new().prefix("kiln-spill-").suffix(".arrow").tempfile_in(folder).map_err(|e| spill_error(folder, &e))?;
+        let handle = file.reopen().map_err(|e| spill_error(folder, &e))?;
+        let writer = StreamWriter::try_new_buffered(handle, schema).map_err(|e| spill_error(folder, &e))?;
+        let taken = Taken { budget: budget.clone(), bytes: 0 };
+        Ok(SpillWriter { file, writer, taken, rows: 0, memory_bytes: 0, nanos: started.elapsed().as_nanos() as u64 })
+    }
+
+    /// Appends a batch (its in-memory size taken from the budget: what Arrow IPC writes
+    /// uncompressed).
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let start = Instant::now();
+        let bytes = batch_bytes(batch);
+        let folder = folder_of(&self.file);
+        self.taken.budget.take(&folder, bytes)?;
+        self.taken.bytes += bytes;
+        self.writer.write(batch).map_err(|e| spill_error(&folder, &e))?;
+        self.rows += batch.num_rows();
+        self.memory_bytes += bytes;
+        self.nanos += start.elapsed().as_nanos() as u64;
+        Ok(())
+    }
+
+    /// Finishes the file: flushed, its size known.
+    pub fn finish(mut self) -> Result<SpillFile> {
+        let start = Instant::now();
+        let folder = folder_of(&self.file);
+        self.writer.finish().map_err(|e| spill_error(&folder, &e))?;
+        drop(self.writer);
+        let disk_bytes = self.file.as_file().metadata().map(|m| m.len()).unwrap_or(0);
+        let nanos = self.nanos + start.elapsed().as_nanos() as u64;
+        Ok(SpillFile { file: self.file, _taken: self.taken, rows: self.rows, memory_bytes: self.memory_bytes, disk_bytes, nanos })
+    }
+}
+
+impl SpillFile {
+    /// Rows written.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// What its batches took in memory.
+    pub fn memory_bytes(&self) -> u64 {
+        self.memory_bytes
+    }
+
+    /// Its size on disk.
+    pub fn disk_bytes(&self) -> u64 {
+        self.disk_bytes
+    }
+
+    /// Time spent creating and writing it.
+    pub fn nanos(&self) -> u64 {
+        self.nanos
+    }
+
+    /// The batches, in the order written.
+    pub fn read(&self) -> Result<impl Iterator<Item = Result<RecordBatch>> + Send + 'static> {
+        let folder = folder_of(&self.file);
+        let handle = self.file.reopen().map_err(|e| spill_error(&folder, &e))?;
+        let reader = StreamReader::try_new(BufReader::with_capacity(64 << 10, handle), None).map_err(|e| spill_error(&folder, &e))?;
+        Ok(reader.map(move |b| b.map_err(|e| spill_error(&folder, &e))))
+    }
+}
+
+/// One output partition of a breaker that spills (an exchange's, a query stage's): the
+/// batches written to spill files, then those still in memory. Cloned for many readers, its
+/// files shared.
+#[derive(Clone, Default)]
+pub struct SpillablePartition {
+    pub files: Vec<Arc<SpillFile>>,
+    pub batches: Vec<RecordBatch>,
+}
+
+impl SpillablePartition {
+    /// A partition held in memory.
+    pub fn in_memory(batches: Vec<RecordBatch>) -> SpillablePartition {
+        SpillablePartition { files: vec![], batches }
+    }
+
+    /// Rows, spilled and in memory.
+    pub fn rows(&self) -> u64 {
+        self.files.iter().map(|f| f.rows() as u64).sum::<u64>() + self.batches.iter().map(|b| b.num_rows() as u64).sum::<u64>()
+    }
+
+    /// Bytes the batches in memory take.
+    pub fn memory_bytes(&self) -> u64 {
+        self.batches.iter().map(batch_bytes).sum()
+    }
+
+    /// Bytes all the rows take in memory, spilled ones included (the partition's size, as
+    /// adaptive execution weighs it).
+    pub fn bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.memory_bytes()).sum::<u64>() + self.memory_bytes()
+    }
+
+    /// Every batch, spilled ones first, read as they are pulled.
+    pub fn into_stream(self) -> Box<dyn Iterator<Item = Result<RecordBatch>> + Send> {
+        let spilled = self.files.into_iter().flat_map(|f| match f.read() {
+            // The file lives while its reader does.
+            Ok(r) => Box::new(r.map(move |b| {
+                let _ = &f;
+                b
+            })) as Box<dyn Iterator<Item = Result<RecordBatch>> + Send>,
+            Err(e) => Box::new(std::iter::once(Err(e))),
+        });
+        Box::new(spilled.chain(self.batches.into_iter().map(Ok)))
+    }
+
+    /// Every batch, read into memory.
+    pub fn read_all(self) -> Result<Vec<RecordBatch>> {
+        self.into_stream().collect()
+    }
+}
+
+fn folder_of(file: &NamedTempFile) -> PathBuf {
+    file.path().parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// A spill file that could not be made, written or read: the folder named, and what to do.
+fn spill_error(folder: &Path, e: &dyn std::fmt::Display) -> KilnError {
+    KilnError::exec(format!(
+        "[KILN_SPILL_FAILED] Could not spill to a file in {}: {e}. Free space there, or point spark.local.dir at a folder with room (or raise kiln.memory.limit).",
+        folder.display()
+    ))
+}

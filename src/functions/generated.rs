@@ -313,6 +313,16 @@ pub fn format_string(args: impl IntoIterator<Item = Column>) -> Column {
     call("format_string", args.into_iter().collect(), false)
 }
 
+/// `from_csv(2 to 3 arguments)`, the registry's function of that name (as [`super::call_function`] calls it).
+pub fn from_csv(args: impl IntoIterator<Item = Column>) -> Column {
+    call("from_csv", args.into_iter().collect(), false)
+}
+
+/// `from_json(2 to 3 arguments)`, the registry's function of that name (as [`super::call_function`] calls it).
+pub fn from_json(args: impl IntoIterator<Item = Column>) -> Column {
+    call("from_json", args.into_iter().collect(), false)
+}
+
 /// `from_unixtime(1 to 2 arguments)`, the registry's function of that name (as [`super::call_function`] calls it).
 pub fn from_unixtime(args: impl IntoIterator<Item = Column>) -> Column {
     call("from_unixtime", args.into_iter().collect(), false)

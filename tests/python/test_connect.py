@@ -5,8 +5,12 @@ kiln's own (`kiln sql`), so a difference is the protocol's, not the engine's.
     KILN=target/release/kiln python tests/python/test_connect.py   # or pytest
 
 Needs pyspark 4.3.0 with its Connect client's dependencies (pandas, pyarrow, grpcio,
-grpcio-status, googleapis-common-protos, zstandard). Starts one server on a free loopback
-port. Prints `N passed, M failed` and exits non-zero when a test fails or none ran.
+grpcio-status, googleapis-common-protos, zstandard), or the 4.2 client over them:
+
+    pip install --no-deps --target /tmp/client42 "pyspark-client==4.2.0"
+    PYTHONPATH=/tmp/client42 KILN=target/release/kiln python tests/python/test_connect.py
+
+Starts a server on a free loopback port (and one more for the reattach test). Prints `N passed, M failed` and exits non-zero when a test fails or none ran.
 """
 import glob
 import os
@@ -355,13 +359,19 @@ time.sleep(60)
 
 def test_client_that_disconnects_mid_result_leaves_the_server_healthy():
     url = server_url()
-    child = subprocess.Popen([sys.executable, "-c", CLIENT_THAT_LEAVES, url], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        line = child.stdout.readline()
-        assert "reading" in line, f"the client did not start reading: {line!r}"
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait(30)
+    # A script file, not `python -c`: pyspark-client 4.2 takes a main module without a file
+    # for a doctest run and looks for a Spark installation.
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "client_that_leaves.py")
+        with open(script, "w") as f:
+            f.write(CLIENT_THAT_LEAVES)
+        child = subprocess.Popen([sys.executable, script, url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            line = child.stdout.readline()
+            assert "reading" in line, f"the client did not start reading: {line!r} {child.stderr.read() if child.poll() is not None else ''}"
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait(30)
     time.sleep(0.5)
     s = new_session()
     assert s.sql("SELECT sum(id) AS t FROM range(1000)").collect()[0].t == 499500
@@ -505,6 +515,9 @@ def stop_server():
 
 
 def main():
+    import pyspark
+
+    print(f"pyspark {pyspark.__version__}'s Connect client against {KILN}")
     return run_tests(globals(), stop_server)
 
 

@@ -22,7 +22,9 @@ use crate::error::{KilnError, Result};
 use crate::expr::{BinaryOp, Expr, SortOrder};
 use crate::types::ScalarValue;
 
+mod generated;
 mod window;
+pub use generated::*;
 pub use window::{Window, WindowSpec};
 
 /// An expression over the columns of a DataFrame, not yet resolved.
@@ -612,4 +614,78 @@ pub fn percentile_approx(c: Column, percentage: f64, accuracy: i32) -> Column {
 /// `corr(a, b)`: the Pearson correlation.
 pub fn corr(a: Column, b: Column) -> Column {
     call("corr", vec![a, b], false)
+}
+
+#[cfg(test)]
+mod tests {
+    /// Rust's keywords, which a helper's name takes as a raw identifier (`r#if`).
+    const KEYWORDS: &[&str] = &[
+        "as", "async", "await", "box", "break", "const", "continue", "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if",
+        "impl", "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return", "static", "struct", "trait",
+        "true", "try", "type", "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield", "abstract", "become",
+    ];
+
+    /// The helpers written by hand (better typed): `pub fn name` at the top level of this
+    /// module's files, and the names the `*_functions!` macros define.
+    fn hand_written() -> std::collections::BTreeSet<String> {
+        let mut names = std::collections::BTreeSet::new();
+        for text in [include_str!("functions.rs"), include_str!("functions/window.rs")] {
+            let mut in_macro = false;
+            for line in text.lines() {
+                if let Some(rest) = line.strip_prefix("pub fn ") {
+                    names.insert(rest.split(|c: char| !c.is_alphanumeric() && c != '_').next().unwrap_or_default().to_string());
+                }
+                if line.ends_with("_functions!(") {
+                    in_macro = true;
+                } else if line.starts_with(')') {
+                    in_macro = false;
+                } else if in_macro {
+                    if let Some((name, _)) = line.trim().split_once(": \"") {
+                        names.insert(name.to_string());
+                    }
+                }
+            }
+        }
+        names
+    }
+
+    /// The text of `generated.rs`: a helper per function of the registry without a hand-written
+    /// one. Fixed arity: one `Column` per argument; a range: the arguments as a list.
+    fn render() -> String {
+        let skip = hand_written();
+        let mut out = String::from(include_str!("functions/generated.rs").lines().take(2).collect::<Vec<_>>().join("\n"));
+        out.push_str("\n\nuse super::{call, Column};\n");
+        for (name, (min, max)) in crate::expr::registry() {
+            // Operators (`&`), internal names (`get_item`) and the try_ arithmetic, which SQL
+            // rewrites before resolution, are reached through call_function or not at all.
+            let internal = ["get_item", "secondwithfraction", "timeadd", "might_contain"].contains(&name) || name.starts_with("try_");
+            if skip.contains(name) || internal || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || name.starts_with(|c: char| c.is_ascii_digit()) {
+                continue;
+            }
+            let ident = if KEYWORDS.contains(&name) { format!("r#{name}") } else { name.to_string() };
+            let letters = ["a", "b", "c", "d", "e", "f", "g", "h"];
+            let (params, args, shape) = if min == max && min == 1 {
+                ("c: Column".to_string(), "vec![c]".to_string(), "c".to_string())
+            } else if min == max && min <= letters.len() {
+                let ls = &letters[..min];
+                (ls.iter().map(|l| format!("{l}: Column")).collect::<Vec<_>>().join(", "), format!("vec![{}]", ls.join(", ")), ls.join(", "))
+            } else {
+                let many = if max == usize::MAX { format!("{min} or more") } else { format!("{min} to {max}") };
+                ("args: impl IntoIterator<Item = Column>".to_string(), "args.into_iter().collect()".to_string(), format!("{many} arguments"))
+            };
+            out.push_str(&format!("\n/// `{name}({shape})`, the registry's function of that name (as [`super::call_function`] calls it).\npub fn {ident}({params}) -> Column {{\n    call(\"{name}\", {args}, false)\n}}\n"));
+        }
+        out
+    }
+
+    #[test]
+    fn generated_helpers_match_the_registry() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/functions/generated.rs");
+        let want = render();
+        if std::env::var_os("KILN_BLESS").is_some() {
+            std::fs::write(path, &want).expect("generated.rs written");
+        }
+        let have = std::fs::read_to_string(path).expect("generated.rs");
+        assert!(have == want, "src/functions/generated.rs is not what the registry gives: run this test with KILN_BLESS=1");
+    }
 }

@@ -806,3 +806,26 @@ fn table_functions() {
     assert_eq!(s.sql("SELECT * FROM repeat_word(1, 'x')").unwrap_err().error_class(), Some("DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE"));
     assert!(s.sql("SELECT * FROM repeat_word('a', rand())").is_err(), "arguments are constants");
 }
+
+// The helpers generated from the function registry (src/functions/generated.rs): pyspark 4.3's
+// F.left("s", 2), F.levenshtein, F.array_max, F.element_at, F.approx_count_distinct,
+// F.named_struct over the same row give 'ki', 3, 3, 2, 1, {1}.
+#[test]
+fn generated_function_helpers() {
+    let s = Session::new();
+    let r = s.sql("SELECT 'kitten' AS s, 'sitting' AS t, array(1, 3, 2) AS a").unwrap();
+    let out = r
+        .select([
+            left(col("s"), lit(2)),
+            levenshtein(col("s"), col("t")),
+            array_max(col("a")),
+            element_at(col("a"), lit(3)),
+            named_struct([lit("x"), lit(1)]).get_field("x"),
+        ])
+        .unwrap();
+    assert_eq!(rows(&out)[1], "ki,3,3,2,1");
+    assert_eq!(rows(&r.agg([approx_count_distinct([col("s")])]).unwrap())[1], "1");
+    // The same names as the calls written in SQL.
+    let sql = s.sql("SELECT left(s, 2), levenshtein(s, t), array_max(a), element_at(a, 3) FROM (SELECT 'kitten' AS s, 'sitting' AS t, array(1, 3, 2) AS a)").unwrap();
+    assert_eq!(out.columns()[..4], sql.columns()[..]);
+}

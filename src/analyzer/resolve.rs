@@ -1767,22 +1767,7 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             format!("Cannot resolve routine `{name}` on search path [`system`.`builtin`].{hint}"),
         ));
     };
-    let (min, max) = match func {
-        ScalarFunc::Lower
-        | ScalarFunc::Upper
-        | ScalarFunc::Length
-        | ScalarFunc::Abs
-        | ScalarFunc::Year => (1, 1),
-        ScalarFunc::Trim | ScalarFunc::LTrim | ScalarFunc::RTrim => (1, 2),
-        ScalarFunc::Replace => (2, 3),
-        ScalarFunc::DateDiff | ScalarFunc::MightContain => (2, 2),
-        ScalarFunc::Substring => (2, 3),
-        ScalarFunc::Round => (1, 2),
-        ScalarFunc::Concat | ScalarFunc::Coalesce => (1, usize::MAX),
-        ScalarFunc::DateAdd | ScalarFunc::DateSub => (2, 2),
-        ScalarFunc::Rand => (0, 1),
-        ScalarFunc::Builtin(b) => b.arity(),
-    };
+    let (min, max) = func.arity();
     if args.len() < min || args.len() > max {
         let expected = if min == max { min.to_string() } else if max == usize::MAX { format!("at least {min}") } else { format!("{min} to {max}") };
         return Err(arity_error(&expected));

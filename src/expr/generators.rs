@@ -42,6 +42,17 @@ impl GeneratorFunc {
         }
     }
 
+    /// Every generator's name, with its fewest and most arguments.
+    pub const NAMES: &'static [(&'static str, (usize, usize))] = &[
+        ("explode", (1, 1)),
+        ("explode_outer", (1, 1)),
+        ("posexplode", (1, 1)),
+        ("posexplode_outer", (1, 1)),
+        ("stack", (2, usize::MAX)),
+        ("inline", (1, 1)),
+        ("inline_outer", (1, 1)),
+        ("json_tuple", (2, usize::MAX)),
+    ];
     /// The generator a function name calls (any case), and whether it is the `_outer` form.
     pub fn from_name(name: &str) -> Option<(GeneratorFunc, bool)> {
         Some(match name.to_ascii_lowercase().as_str() {

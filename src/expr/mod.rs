@@ -226,6 +226,21 @@ impl ScalarFunc {
             ScalarFunc::Builtin(b) => b.name(),
         }
     }
+    /// The fewest and most arguments a call may have.
+    pub fn arity(&self) -> (usize, usize) {
+        match self {
+            ScalarFunc::Lower | ScalarFunc::Upper | ScalarFunc::Length | ScalarFunc::Abs | ScalarFunc::Year => (1, 1),
+            ScalarFunc::Trim | ScalarFunc::LTrim | ScalarFunc::RTrim => (1, 2),
+            ScalarFunc::Replace => (2, 3),
+            ScalarFunc::DateDiff | ScalarFunc::MightContain => (2, 2),
+            ScalarFunc::Substring => (2, 3),
+            ScalarFunc::Round => (1, 2),
+            ScalarFunc::Concat | ScalarFunc::Coalesce => (1, usize::MAX),
+            ScalarFunc::DateAdd | ScalarFunc::DateSub => (2, 2),
+            ScalarFunc::Rand => (0, 1),
+            ScalarFunc::Builtin(b) => b.arity(),
+        }
+    }
     /// Looks a function up by its SQL name.
     pub fn from_name(name: &str) -> Option<ScalarFunc> {
         Some(match name.to_ascii_lowercase().as_str() {
@@ -255,6 +270,24 @@ impl ScalarFunc {
         "lower", "upper", "substring", "length", "abs", "round", "concat", "coalesce", "date_add", "date_sub", "year", "rand", "trim", "btrim",
         "ltrim", "rtrim", "replace", "datediff", "isnull", "isnotnull", "nvl", "ifnull", "nullif", "if",
     ];
+}
+
+/// Every function a call by name resolves to (the registry SQL and `functions::call_function`
+/// share), with its fewest and most arguments, sorted by name: scalar functions, aggregates,
+/// window functions, generators and the casts named after a type. The typed helpers of
+/// `functions` are generated from it.
+pub fn registry() -> Vec<(&'static str, (usize, usize))> {
+    let mut out: Vec<(&'static str, (usize, usize))> = vec![];
+    out.extend(ScalarFunc::NAMES.iter().filter_map(|n| Some((*n, ScalarFunc::from_name(n)?.arity()))));
+    out.extend(Builtin::names().filter_map(|n| Some((n, Builtin::from_name(n)?.arity()))));
+    out.extend([("count", (1, usize::MAX)), ("sum", (1, 1)), ("avg", (1, 1)), ("mean", (1, 1)), ("min", (1, 1)), ("max", (1, 1))]);
+    out.extend(AggBuiltin::names().filter_map(|n| Some((n, AggBuiltin::from_name(n)?.arity()))));
+    out.extend(WindowFunc::NAMES.iter().filter_map(|n| Some((*n, WindowFunc::from_name(n)?.arity()))));
+    out.extend(generators::GeneratorFunc::NAMES.iter().map(|(n, arity)| (*n, *arity)));
+    out.extend(CAST_FUNCTIONS.iter().map(|n| (*n, (1, 1))));
+    out.sort_by_key(|(n, _)| *n);
+    out.dedup_by_key(|(n, _)| *n);
+    out
 }
 
 /// Spark's functions named after a type, `int(x)` `date(x)` `decimal(x)`: each is

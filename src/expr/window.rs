@@ -68,6 +68,16 @@ impl WindowFunc {
             _ => return None,
         })
     }
+    /// The fewest and most arguments a call may have.
+    pub fn arity(&self) -> (usize, usize) {
+        match self {
+            WindowFunc::RowNumber | WindowFunc::Rank | WindowFunc::DenseRank | WindowFunc::PercentRank | WindowFunc::CumeDist => (0, 0),
+            WindowFunc::Ntile => (1, 1),
+            WindowFunc::Lag | WindowFunc::Lead => (1, 3),
+            WindowFunc::FirstValue | WindowFunc::LastValue => (1, 2),
+            WindowFunc::NthValue => (2, 2),
+        }
+    }
     /// Names for "did you mean" suggestions.
     pub const NAMES: &'static [&'static str] = &[
         "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead", "first_value", "last_value", "nth_value",

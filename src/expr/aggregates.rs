@@ -68,6 +68,9 @@ pub enum AggKind {
     ListAgg,
     /// approx_count_distinct(x[, relativeSD]): Spark's HyperLogLog++ (`param`: relativeSD bits).
     ApproxCountDistinct,
+    /// histogram_numeric(x, nb): Spark's (Hive's) NumericHistogram of at most nb bins (`param`),
+    /// an array of struct<x: x's type, y: double> (bin centres and heights).
+    HistogramNumeric,
     /// try_sum(x): sum's result type, NULL instead of an overflow error.
     TrySum,
     /// try_avg(x): avg's result type, NULL where the sum overflows (Spark's TryAverage).
@@ -144,6 +147,7 @@ const NAMES: &[(&str, AggKind)] = &[
     ("listagg", AggKind::ListAgg),
     ("string_agg", AggKind::ListAgg),
     ("approx_count_distinct", AggKind::ApproxCountDistinct),
+    ("histogram_numeric", AggKind::HistogramNumeric),
     ("try_sum", AggKind::TrySum),
     ("try_avg", AggKind::TryAvg),
 ];
@@ -206,7 +210,7 @@ impl AggBuiltin {
     /// Allowed argument counts (before `first(x, true)`'s flag is taken out).
     pub fn arity(&self) -> (usize, usize) {
         match self.kind {
-            AggKind::Corr | AggKind::CovarPop | AggKind::CovarSamp | AggKind::MaxBy | AggKind::MinBy | AggKind::PercentileDisc => (2, 2),
+            AggKind::Corr | AggKind::CovarPop | AggKind::CovarSamp | AggKind::MaxBy | AggKind::MinBy | AggKind::PercentileDisc | AggKind::HistogramNumeric => (2, 2),
             k if k.is_regression() => (2, 2),
             AggKind::First { .. } | AggKind::Last { .. } => (1, 2),
             AggKind::Percentile if self.name == "median" => (1, 1),
@@ -330,6 +334,37 @@ impl AggBuiltin {
                 self.param = p.to_bits();
                 out.push(Expr::Literal(ScalarValue::Float64(p)));
             }
+            AggKind::HistogramNumeric => {
+                let mut it = args.into_iter().zip(types.iter());
+                let (x, t) = it.next().ok_or_else(|| KilnError::internal("histogram_numeric without an argument"))?;
+                match t {
+                    t if is_numeric(t) || matches!(t, DataType::Date32 | DataType::Timestamp(..) | DataType::Null) => out.push(x),
+                    // Spark's string promotion: a string reads as a double.
+                    t if is_string(t) => out.push(to_double(x, 0, t)?),
+                    t => return Err(mismatch(name, &x, 0, "(\"NUMERIC\" or \"DATE\" or \"TIMESTAMP\")", t)),
+                }
+                let (nb, _) = it.next().ok_or_else(|| KilnError::internal("histogram_numeric without nb"))?;
+                let bins = match &nb {
+                    Expr::Literal(ScalarValue::Int32(n)) => *n as i64,
+                    Expr::Literal(ScalarValue::Int64(n)) => *n,
+                    Expr::Literal(ScalarValue::Int8(n)) => *n as i64,
+                    Expr::Literal(ScalarValue::Int16(n)) => *n as i64,
+                    other => {
+                        return Err(KilnError::analysis(
+                            "DATATYPE_MISMATCH.NON_FOLDABLE_INPUT",
+                            format!("Cannot resolve \"{name}\" due to data type mismatch: the input `nb` should be a foldable \"INT\" expression; however, got {other}."),
+                        ))
+                    }
+                };
+                if !(2..=i32::MAX as i64).contains(&bins) {
+                    return Err(KilnError::analysis(
+                        "DATATYPE_MISMATCH.VALUE_OUT_OF_RANGE",
+                        format!("Cannot resolve \"{name}({}, {bins})\" due to data type mismatch: The nb must be between [2, 2147483647] (current value = {bins}).", super::sql_name(&out[0])),
+                    ));
+                }
+                self.param = bins as u64;
+                out.push(nb);
+            }
             AggKind::ApproxCountDistinct => {
                 let mut it = args.into_iter();
                 out.push(it.next().ok_or_else(|| KilnError::internal("approx_count_distinct without an argument"))?);
@@ -399,6 +434,13 @@ impl AggBuiltin {
             AggKind::CountIf | AggKind::ApproxCountDistinct => DataType::Int64,
             AggKind::CollectList | AggKind::CollectSet => crate::types::list_type(args.first().cloned().unwrap_or(DataType::Null)),
             AggKind::ListAgg => DataType::Utf8,
+            AggKind::HistogramNumeric => {
+                let x = match args.first() {
+                    Some(DataType::Null) | None => DataType::Float64,
+                    Some(t) => t.clone(),
+                };
+                crate::types::list_type(crate::types::struct_type([("x".to_string(), x), ("y".to_string(), DataType::Float64)]))
+            }
             AggKind::BloomFilter => DataType::Binary,
             AggKind::TrySum => super::aggregate_result_type(super::AggFunc::Sum, args.first().unwrap_or(&DataType::Int64)),
             AggKind::TryAvg => super::aggregate_result_type(super::AggFunc::Avg, args.first().unwrap_or(&DataType::Int64)),
@@ -441,6 +483,11 @@ impl AggBuiltin {
             // HyperLogLog++ registers, one byte each (Spark packs them into longs `MS[i]`).
             AggKind::ApproxCountDistinct => vec![("MS", DataType::Binary, false)],
             AggKind::BloomFilter => vec![("bloomFilter", DataType::Binary, true)],
+            // The bins' centres and heights, in order of their centres.
+            AggKind::HistogramNumeric => vec![
+                ("x", crate::types::list_type(DataType::Float64), false),
+                ("y", crate::types::list_type(DataType::Float64), false),
+            ],
             AggKind::CovarPop | AggKind::CovarSamp => vec![d("n"), d("xAvg"), d("yAvg"), d("ck")],
             AggKind::Corr
             | AggKind::RegrSxx

@@ -27,6 +27,13 @@ pub(super) fn builtin_accumulator(b: AggBuiltin, args: &[DataType]) -> Result<Bo
         AggKind::CollectList | AggKind::CollectSet => Box::new(Collect::new(b.kind == AggKind::CollectSet, arg(0)?)?),
         AggKind::ListAgg => Box::new(ListAgg::new(b, args.get(2..).unwrap_or(&[]))?),
         AggKind::ApproxCountDistinct => Box::new(ApproxCountDistinct { rsd: b.fraction(), sketches: vec![] }),
+        AggKind::HistogramNumeric => {
+            let element = match arg(0)? {
+                DataType::Null => DataType::Float64,
+                t => t,
+            };
+            Box::new(HistogramNumeric { nb: b.param as usize, element, groups: vec![] })
+        }
         AggKind::BloomFilter => Box::new(BloomFilterAgg { words: crate::expr::bloom::words_for(b.bloom_size().1), filters: vec![] }),
         AggKind::CovarPop
         | AggKind::CovarSamp
@@ -1114,5 +1121,177 @@ impl Accumulator for BitAgg {
         let values: ArrayRef = Arc::new(std::mem::take(&mut self.values).into_iter().collect::<Int64Array>());
         // Narrowing back is exact: every value came from the input's type.
         Ok(cast(&values, &self.result)?)
+    }
+}
+
+/// java.util.Random, which Spark's NumericHistogram seeds with 31183 to break ties between
+/// equally close bins: the same seed gives Spark's bins.
+struct JavaRandom(u64);
+
+impl JavaRandom {
+    const MASK: u64 = (1 << 48) - 1;
+    fn new(seed: u64) -> JavaRandom {
+        JavaRandom((seed ^ 0x5DEECE66D) & Self::MASK)
+    }
+    fn next(&mut self, bits: u32) -> u64 {
+        self.0 = self.0.wrapping_mul(0x5DEECE66D).wrapping_add(0xB) & Self::MASK;
+        self.0 >> (48 - bits)
+    }
+    fn next_double(&mut self) -> f64 {
+        ((self.next(26) << 27) + self.next(27)) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// One group's histogram: bins (centre, height) in order of their centres.
+struct Bins {
+    bins: Vec<(f64, f64)>,
+    prng: JavaRandom,
+}
+
+impl Default for Bins {
+    fn default() -> Bins {
+        Bins { bins: vec![], prng: JavaRandom::new(31183) }
+    }
+}
+
+impl Bins {
+    /// NumericHistogram.add: one more at `v`'s bin, or a new bin (then the closest two merge).
+    fn add(&mut self, v: f64, nb: usize) {
+        let (mut l, mut r, mut bin) = (0, self.bins.len(), 0);
+        while l < r {
+            bin = (l + r) / 2;
+            if self.bins[bin].0 > v {
+                r = bin;
+            } else if self.bins[bin].0 < v {
+                bin += 1;
+                l = bin;
+            } else {
+                break;
+            }
+        }
+        match self.bins.get_mut(bin) {
+            Some(b) if b.0 == v => b.1 += 1.0,
+            _ => {
+                self.bins.insert(bin, (v, 1.0));
+                self.trim(nb);
+            }
+        }
+    }
+
+    /// NumericHistogram.trim: merges the two closest bins (ties broken by the seeded random
+    /// draw, as Spark) into their height-weighted centre until `nb` remain.
+    fn trim(&mut self, nb: usize) {
+        while self.bins.len() > nb {
+            let (mut smallest, mut at, mut ties) = (self.bins[1].0 - self.bins[0].0, 0, 1u32);
+            for i in 1..self.bins.len() - 1 {
+                let diff = self.bins[i + 1].0 - self.bins[i].0;
+                if diff < smallest {
+                    (smallest, at, ties) = (diff, i, 1);
+                } else if diff == smallest {
+                    ties += 1;
+                    if self.prng.next_double() <= 1.0 / ties as f64 {
+                        at = i;
+                    }
+                }
+            }
+            let ((x0, y0), (x1, y1)) = (self.bins[at], self.bins[at + 1]);
+            let d = y0 + y1;
+            self.bins[at] = (x0 * (y0 / d) + x1 / d * y1, d);
+            self.bins.remove(at + 1);
+        }
+    }
+
+    /// NumericHistogram.merge: copied into an empty histogram, else both sorted together and trimmed.
+    fn merge(&mut self, other: Vec<(f64, f64)>, nb: usize) {
+        if self.bins.is_empty() {
+            self.bins = other;
+            return;
+        }
+        self.bins.extend(other);
+        self.bins.sort_by(|a, b| a.0.total_cmp(&b.0));
+        self.trim(nb);
+    }
+}
+
+/// histogram_numeric(x, nb): Spark's NumericHistogram per group. Buffer [x: array<double>,
+/// y: array<double>]; the result's centres go back to x's type (truncated, as Spark's toInt).
+struct HistogramNumeric {
+    nb: usize,
+    element: DataType,
+    groups: Vec<Bins>,
+}
+
+impl HistogramNumeric {
+    /// The input as doubles: numbers, days of a date, microseconds of a timestamp.
+    fn doubles(a: &ArrayRef) -> Result<ArrayRef> {
+        Ok(match a.data_type() {
+            DataType::Date32 => cast(&cast(a, &DataType::Int32)?, &DataType::Float64)?,
+            DataType::Timestamp(..) => cast(&cast(a, &DataType::Int64)?, &DataType::Float64)?,
+            _ => doubles(a)?,
+        })
+    }
+
+    /// The bins' centres in the input's type.
+    fn centres(&self, xs: Vec<f64>) -> Result<ArrayRef> {
+        Ok(match &self.element {
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
+                cast(&(Arc::new(Int64Array::from_iter_values(xs.into_iter().map(|x| x as i64))) as ArrayRef), &self.element)?
+            }
+            DataType::Date32 => Arc::new(arrow::array::Date32Array::from_iter_values(xs.into_iter().map(|x| x as i32))),
+            DataType::Timestamp(_, tz) => {
+                Arc::new(arrow::array::TimestampMicrosecondArray::from_iter_values(xs.into_iter().map(|x| x as i64)).with_timezone_opt(tz.clone()))
+            }
+            DataType::Float32 => Arc::new(arrow::array::Float32Array::from_iter_values(xs.into_iter().map(|x| x as f32))),
+            DataType::Decimal128(..) => cast(&f64_array(xs), &self.element)?,
+            _ => f64_array(xs),
+        })
+    }
+}
+
+impl Accumulator for HistogramNumeric {
+    fn resize(&mut self, groups: usize) {
+        self.groups.resize_with(groups, Bins::default);
+    }
+    fn update(&mut self, gids: &[u32], args: &[ArrayRef]) -> Result<()> {
+        let a = Self::doubles(input(args, 0)?)?;
+        let a = a.as_primitive::<Float64Type>();
+        for (i, g) in gids.iter().enumerate() {
+            if a.is_valid(i) {
+                self.groups[*g as usize].add(a.value(i), self.nb);
+            }
+        }
+        Ok(())
+    }
+    fn merge(&mut self, gids: &[u32], state: &[ArrayRef]) -> Result<()> {
+        let (xs, ys) = (input(state, 0)?, input(state, 1)?);
+        let mut other: Vec<Vec<(f64, f64)>> = vec![vec![]; gids.len()];
+        let (xv, yv) = (doubles(xs.as_list::<i32>().values())?, doubles(ys.as_list::<i32>().values())?);
+        let (xv, yv) = (xv.as_primitive::<Float64Type>(), yv.as_primitive::<Float64Type>());
+        each_item(xs, |row, k| {
+            other[row].push((xv.value(k), yv.value(k)));
+            Ok(())
+        })?;
+        for (g, bins) in gids.iter().zip(other) {
+            self.groups[*g as usize].merge(bins, self.nb);
+        }
+        Ok(())
+    }
+    fn state(&mut self) -> Result<Vec<ArrayRef>> {
+        let groups = std::mem::take(&mut self.groups);
+        let lengths = || groups.iter().map(|g| g.bins.len());
+        let xs = f64_array(groups.iter().flat_map(|g| g.bins.iter().map(|b| b.0)).collect());
+        let ys = f64_array(groups.iter().flat_map(|g| g.bins.iter().map(|b| b.1)).collect());
+        Ok(vec![list_array(&DataType::Float64, lengths(), xs)?, list_array(&DataType::Float64, lengths(), ys)?])
+    }
+    fn evaluate(&mut self) -> Result<ArrayRef> {
+        let groups = std::mem::take(&mut self.groups);
+        let x = self.centres(groups.iter().flat_map(|g| g.bins.iter().map(|b| b.0)).collect())?;
+        let y = f64_array(groups.iter().flat_map(|g| g.bins.iter().map(|b| b.1)).collect());
+        let fields = arrow::datatypes::Fields::from(vec![Field::new("x", x.data_type().clone(), true), Field::new("y", DataType::Float64, true)]);
+        let items: ArrayRef = Arc::new(arrow::array::StructArray::try_new(fields.clone(), vec![x, y], None)?);
+        // A group without a value is NULL, not an empty array.
+        let nulls = NullBuffer::from(groups.iter().map(|g| !g.bins.is_empty()).collect::<Vec<_>>());
+        let field = Arc::new(Field::new("item", DataType::Struct(fields), true));
+        Ok(Arc::new(ListArray::try_new(field, OffsetBuffer::from_lengths(groups.iter().map(|g| g.bins.len())), items, Some(nulls))?))
     }
 }

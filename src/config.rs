@@ -436,7 +436,7 @@ fn parse<T: std::str::FromStr>(key: &str, value: &str, what: &str) -> Result<T> 
 }
 
 /// A duration: `500ms`, `30s`, `2m`, or a number of seconds.
-fn parse_duration(key: &str, value: &str) -> Result<std::time::Duration> {
+pub(crate) fn parse_duration(key: &str, value: &str) -> Result<std::time::Duration> {
     let v = value.trim().to_ascii_lowercase();
     let (number, unit) = match v.find(|c: char| c.is_ascii_alphabetic()) {
         Some(at) => v.split_at(at),
@@ -464,7 +464,7 @@ fn parse_bool(key: &str, value: &str) -> Result<bool> {
 }
 
 /// Parses a byte size as Spark does: `10485760`, `10MB`, `-1`.
-fn parse_bytes(key: &str, value: &str) -> Result<i64> {
+pub(crate) fn parse_bytes(key: &str, value: &str) -> Result<i64> {
     let v = value.trim().to_ascii_lowercase();
     let (num, mult) = [("kb", 1i64 << 10), ("mb", 1 << 20), ("gb", 1 << 30), ("k", 1 << 10), ("m", 1 << 20), ("g", 1 << 30), ("b", 1)]
         .iter()

@@ -10,11 +10,11 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use spark_connect_proto as pb;
 use spark_connect_proto::execute_plan_response::{ArrowBatch, ResponseType, ResultComplete, SqlCommandResult};
-use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::error::ReportedError;
+use super::execution::{operation_not_found, Execution, ExecutionLimits};
 use super::service::spark_connect_service_server::{SparkConnectService, SparkConnectServiceServer};
 use crate::error::{KilnError, Result};
 use crate::exec::control::QueryControl;
@@ -56,14 +56,49 @@ const CLIENT_DEFAULTS: &[(&str, &str)] = &[
     ("spark.sql.timestampType", "TIMESTAMP_LTZ"),
 ];
 
-/// One client session: its kiln session, running operations and recent errors.
+/// One client session: its kiln session, operations and recent errors.
 struct ClientSession {
     session: Session,
     server_side_id: String,
-    /// Running operations by id: their controls and tags (for `Interrupt`).
-    operations: Mutex<HashMap<String, (Arc<QueryControl>, Vec<String>)>>,
+    /// Operations by id, running or holding responses not yet released.
+    executions: Mutex<HashMap<String, Arc<Execution>>>,
     errors: Mutex<VecDeque<(String, ReportedError)>>,
     last_used: Mutex<Instant>,
+}
+
+/// The server's own settings: Spark's `spark.connect.*` keys given to `kiln connect --conf`.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// `spark.connect.session.manager.defaultSessionTimeout`: a session unused this long is released.
+    pub session_timeout: Duration,
+    /// Limits on each execution.
+    pub execution: ExecutionLimits,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions { session_timeout: Duration::from_secs(60 * 60), execution: ExecutionLimits::default() }
+    }
+}
+
+impl ServerOptions {
+    /// Sets a `spark.connect.*` key, with Spark's name and value syntax (`2m`, `1g`).
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let bytes = || -> Result<u64> { Ok(crate::config::parse_bytes(key, value)?.max(0) as u64) };
+        match key {
+            "spark.connect.session.manager.defaultSessionTimeout" => self.session_timeout = crate::config::parse_duration(key, value)?,
+            "spark.connect.execute.manager.detachedTimeout" => self.execution.detached_timeout = crate::config::parse_duration(key, value)?,
+            "spark.connect.execute.reattachable.senderMaxStreamDuration" => self.execution.sender_max_stream_duration = crate::config::parse_duration(key, value)?,
+            "spark.connect.execute.reattachable.senderMaxStreamSize" => self.execution.sender_max_stream_size = bytes()?,
+            "spark.connect.execute.reattachable.observerRetryBufferSize" => self.execution.retry_buffer_size = bytes()?,
+            _ => {
+                let known = ["spark.connect.session.manager.defaultSessionTimeout", "spark.connect.execute.manager.detachedTimeout", "spark.connect.execute.reattachable.senderMaxStreamDuration", "spark.connect.execute.reattachable.senderMaxStreamSize", "spark.connect.execute.reattachable.observerRetryBufferSize"];
+                let hint = crate::error::closest_match(key, known.iter().copied()).map(|k| format!("; did you mean `{k}`?")).unwrap_or_default();
+                return Err(KilnError::Config(format!("unknown Spark Connect server setting `{key}`{hint}")));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The Spark Connect service over kiln sessions made by a factory (the host's settings and
@@ -76,7 +111,7 @@ pub struct ConnectServer {
 struct Inner {
     new_session: Box<dyn Fn() -> Result<Session> + Send + Sync>,
     sessions: Mutex<HashMap<String, Arc<ClientSession>>>,
-    idle_timeout: Duration,
+    options: ServerOptions,
     ids: AtomicU64,
 }
 
@@ -86,10 +121,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl ConnectServer {
-    /// A server whose client sessions are made by `new_session`; a session unused for
-    /// `idle_timeout` is released.
-    pub fn new(new_session: impl Fn() -> Result<Session> + Send + Sync + 'static, idle_timeout: Duration) -> ConnectServer {
-        ConnectServer { inner: Arc::new(Inner { new_session: Box::new(new_session), sessions: Mutex::default(), idle_timeout, ids: AtomicU64::new(1) }) }
+    /// A server whose client sessions are made by `new_session`, under `options`.
+    pub fn new(new_session: impl Fn() -> Result<Session> + Send + Sync + 'static, options: ServerOptions) -> ConnectServer {
+        ConnectServer { inner: Arc::new(Inner { new_session: Box::new(new_session), sessions: Mutex::default(), options, ids: AtomicU64::new(1) }) }
     }
 
     fn next_id(&self) -> String {
@@ -104,16 +138,23 @@ impl ConnectServer {
         }
         let mut sessions = lock(&self.inner.sessions);
         let now = Instant::now();
-        sessions.retain(|_, c| now.duration_since(*lock(&c.last_used)) < self.inner.idle_timeout);
+        sessions.retain(|_, c| {
+            let keep = now.duration_since(*lock(&c.last_used)) < self.inner.options.session_timeout || c.busy();
+            if !keep {
+                c.release_all();
+            }
+            keep
+        });
         if let Some(c) = sessions.get(session_id) {
             *lock(&c.last_used) = now;
+            lock(&c.executions).retain(|_, e| !e.finished());
             return Ok(c.clone());
         }
         let session = (self.inner.new_session)().map_err(|e| ReportedError::of(&e).status(None))?;
         let client = Arc::new(ClientSession {
             session,
             server_side_id: self.next_id(),
-            operations: Mutex::default(),
+            executions: Mutex::default(),
             errors: Mutex::default(),
             last_used: Mutex::new(now),
         });
@@ -123,6 +164,20 @@ impl ConnectServer {
 }
 
 impl ClientSession {
+    /// True while one of its operations has an RPC attached.
+    fn busy(&self) -> bool {
+        lock(&self.executions).values().any(|e| e.busy())
+    }
+    /// Releases every operation (their queries cancelled).
+    fn release_all(&self) {
+        for (_, e) in lock(&self.executions).drain() {
+            e.release_all();
+        }
+        self.session.interrupt_all();
+    }
+    fn execution(&self, operation_id: &str) -> std::result::Result<Arc<Execution>, Status> {
+        lock(&self.executions).get(operation_id).cloned().ok_or_else(|| self.report(operation_not_found(operation_id)))
+    }
     /// The status of an error, kept for `FetchErrorDetails`.
     fn status(&self, err: &KilnError) -> Status {
         self.report(ReportedError::of(err))
@@ -169,32 +224,27 @@ pub fn serve(addr: SocketAddr, server: ConnectServer) -> Result<()> {
 
 type ResponseStream = ReceiverStream<std::result::Result<pb::ExecutePlanResponse, Status>>;
 
-/// One ExecutePlan's responses, numbered, with the ids the client checks.
+/// One ExecutePlan's responses, with the ids the client checks, handed to its execution.
 struct Responder {
     session_id: String,
     server_side_id: String,
-    operation_id: String,
-    sent: u64,
-    tx: mpsc::Sender<std::result::Result<pb::ExecutePlanResponse, Status>>,
+    exec: Arc<Execution>,
 }
 
 impl Responder {
-    /// Sends a response; false once the client has gone.
-    fn send(&mut self, response_type: Option<ResponseType>, schema: Option<pb::DataType>) -> bool {
-        self.sent += 1;
-        let response = pb::ExecutePlanResponse {
+    fn response(&self, response_type: Option<ResponseType>, schema: Option<pb::DataType>) -> pb::ExecutePlanResponse {
+        pb::ExecutePlanResponse {
             session_id: self.session_id.clone(),
             server_side_session_id: self.server_side_id.clone(),
-            operation_id: self.operation_id.clone(),
-            response_id: format!("{}-{}", self.operation_id, self.sent),
+            operation_id: self.exec.operation_id.clone(),
             response_type,
             schema,
             ..Default::default()
-        };
-        self.tx.blocking_send(Ok(response)).is_ok()
+        }
     }
-    fn fail(&self, status: Status) {
-        let _ = self.tx.blocking_send(Err(status));
+    /// Queues a response; false once no client will read it.
+    fn send(&mut self, response_type: Option<ResponseType>, schema: Option<pb::DataType>) -> bool {
+        self.exec.push(self.response(response_type, schema))
     }
 }
 
@@ -222,10 +272,11 @@ fn execute(client: &ClientSession, plan: &pb::Plan, control: &Arc<QueryControl>,
             if !out.send(None, Some(super::types::schema_to_proto(&schema)?)) {
                 return Ok(false);
             }
-            let batches = df.collect_with_control(control)?;
+            // Batches go out as the query yields them; dropping the stream stops the query.
             let mut offset = 0i64;
             let mut sent_any = false;
-            for batch in &batches {
+            for batch in df.execute_stream_with_control(control)? {
+                let batch = batch.map_err(KilnError::from_stream)?;
                 let mut start = 0;
                 while start < batch.num_rows() {
                     let len = ROWS_PER_MESSAGE.min(batch.num_rows() - start);
@@ -469,22 +520,37 @@ impl SparkConnectService for ConnectServer {
         let req = request.into_inner();
         let client = self.client(&req.session_id)?;
         let operation_id = req.operation_id.clone().filter(|id| !id.is_empty()).unwrap_or_else(|| self.next_id());
+        use pb::execute_plan_request::request_option::RequestOption;
+        let reattachable = req.request_options.iter().any(|o| matches!(&o.request_option, Some(RequestOption::ReattachOptions(r)) if r.reattachable));
         let control = Arc::new(QueryControl::default());
-        lock(&client.operations).insert(operation_id.clone(), (control.clone(), req.tags.clone()));
-        let (tx, rx) = mpsc::channel(4);
-        let mut out = Responder { session_id: req.session_id.clone(), server_side_id: client.server_side_id.clone(), operation_id: operation_id.clone(), sent: 0, tx };
+        let exec = Execution::new(operation_id.clone(), req.tags.clone(), control.clone(), reattachable, self.inner.options.execution.clone());
+        {
+            let mut executions = lock(&client.executions);
+            if executions.contains_key(&operation_id) {
+                drop(executions);
+                return Err(client.report(ReportedError {
+                    classes: vec!["org.apache.spark.SparkSQLException"],
+                    error_class: Some("INVALID_HANDLE.OPERATION_ALREADY_EXISTS".into()),
+                    sql_state: Some("HY000".into()),
+                    parameters: vec![("handle".into(), operation_id.clone())],
+                    message: format!("[INVALID_HANDLE.OPERATION_ALREADY_EXISTS] The handle {operation_id} is invalid. Operation already exists."),
+                }));
+            }
+            executions.insert(operation_id, exec.clone());
+        }
+        let stream = exec.stream(None)?;
+        let mut out = Responder { session_id: req.session_id.clone(), server_side_id: client.server_side_id.clone(), exec: exec.clone() };
         tokio::task::spawn_blocking(move || {
             let plan = req.plan.unwrap_or_default();
-            match execute(&client, &plan, &control, &mut out) {
-                Ok(true) => {
-                    out.send(Some(ResponseType::ResultComplete(ResultComplete::default())), None);
-                }
-                Ok(false) => {}
-                Err(e) => out.fail(client.status(&e)),
-            }
-            lock(&client.operations).remove(&operation_id);
+            let last = match execute(&client, &plan, &control, &mut out) {
+                Ok(true) => Ok(out.response(Some(ResponseType::ResultComplete(ResultComplete::default())), None)),
+                // Nobody reads the rest.
+                Ok(false) => return exec.release_all(),
+                Err(e) => Err(client.status(&e)),
+            };
+            exec.finish(last);
         });
-        Ok(Response::new(ReceiverStream::new(rx)))
+        Ok(Response::new(stream))
     }
 
     async fn analyze_plan(&self, request: Request<pb::AnalyzePlanRequest>) -> std::result::Result<Response<pb::AnalyzePlanResponse>, Status> {
@@ -523,15 +589,14 @@ impl SparkConnectService for ConnectServer {
         let req = request.into_inner();
         let client = self.client(&req.session_id)?;
         let mut interrupted_ids = vec![];
-        for (id, (control, tags)) in lock(&client.operations).iter() {
+        for (id, exec) in lock(&client.executions).iter() {
             let hit = match (InterruptType::try_from(req.interrupt_type), &req.interrupt) {
                 (Ok(InterruptType::All), _) => true,
-                (Ok(InterruptType::Tag), Some(Interrupt::OperationTag(tag))) => tags.contains(tag),
+                (Ok(InterruptType::Tag), Some(Interrupt::OperationTag(tag))) => exec.tags.contains(tag),
                 (Ok(InterruptType::OperationId), Some(Interrupt::OperationId(op))) => id == op,
                 _ => false,
             };
-            if hit {
-                control.cancel();
+            if hit && exec.interrupt() {
                 interrupted_ids.push(id.clone());
             }
         }
@@ -541,19 +606,24 @@ impl SparkConnectService for ConnectServer {
     async fn reattach_execute(&self, request: Request<pb::ReattachExecuteRequest>) -> std::result::Result<Response<ResponseStream>, Status> {
         let req = request.into_inner();
         let client = self.client(&req.session_id)?;
-        // Results are not kept once sent: an operation cannot be resumed.
-        Err(client.report(ReportedError {
-            classes: vec!["org.apache.spark.SparkSQLException"],
-            error_class: Some("INVALID_HANDLE.OPERATION_NOT_FOUND".into()),
-            sql_state: Some("HY000".into()),
-            parameters: vec![("handle".into(), req.operation_id.clone())],
-            message: format!("[INVALID_HANDLE.OPERATION_NOT_FOUND] The handle {} is invalid. Operation not found.", req.operation_id),
-        }))
+        let exec = client.execution(&req.operation_id)?;
+        Ok(Response::new(exec.stream(req.last_response_id.as_deref())?))
     }
 
     async fn release_execute(&self, request: Request<pb::ReleaseExecuteRequest>) -> std::result::Result<Response<pb::ReleaseExecuteResponse>, Status> {
         let req = request.into_inner();
         let client = self.client(&req.session_id)?;
+        use pb::release_execute_request::Release;
+        // An operation already gone needs no release.
+        let exec = lock(&client.executions).get(&req.operation_id).cloned();
+        match (exec, &req.release) {
+            (Some(exec), Some(Release::ReleaseUntil(until))) => exec.release_until(&until.response_id),
+            (Some(exec), Some(Release::ReleaseAll(_)) | None) => {
+                exec.release_all();
+                lock(&client.executions).remove(&req.operation_id);
+            }
+            (None, _) => {}
+        }
         Ok(Response::new(pb::ReleaseExecuteResponse { session_id: req.session_id, server_side_session_id: client.server_side_id.clone(), operation_id: Some(req.operation_id) }))
     }
 
@@ -562,7 +632,7 @@ impl SparkConnectService for ConnectServer {
         let released = lock(&self.inner.sessions).remove(&req.session_id);
         let server_side_session_id = match released {
             Some(c) => {
-                c.session.interrupt_all();
+                c.release_all();
                 c.server_side_id.clone()
             }
             None => String::new(),

@@ -5,8 +5,12 @@ kiln's own (`kiln sql`), so a difference is the protocol's, not the engine's.
     KILN=target/release/kiln python tests/python/test_connect.py   # or pytest
 
 Needs pyspark 4.3.0 with its Connect client's dependencies (pandas, pyarrow, grpcio,
-grpcio-status, googleapis-common-protos, zstandard). Starts one server on a free loopback
-port. Prints `N passed, M failed` and exits non-zero when a test fails or none ran.
+grpcio-status, googleapis-common-protos, zstandard), or the 4.2 client over them:
+
+    pip install --no-deps --target /tmp/client42 "pyspark-client==4.2.0"
+    PYTHONPATH=/tmp/client42 KILN=target/release/kiln python tests/python/test_connect.py
+
+Starts a server on a free loopback port (and one more for the reattach test). Prints `N passed, M failed` and exits non-zero when a test fails or none ran.
 """
 import glob
 import os
@@ -32,21 +36,30 @@ REFERENCE = os.path.join(ROOT, "tests", "reference")
 _server = None
 
 
+def start_server(*confs):
+    """A `kiln connect` server on a free loopback port with these `--conf`s: (process, URL)."""
+    args = [KILN, "connect", "--port", "0"]
+    for c in confs:
+        args += ["--conf", c]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    line = proc.stderr.readline()
+    match = re.search(r"sc://(\S+)", line)
+    if not match:
+        proc.kill()
+        raise AssertionError(f"kiln connect did not start: {line!r}")
+    # Keep reading its stderr so the server never blocks on a full pipe.
+    threading.Thread(target=lambda: proc.stderr.read(), daemon=True).start()
+    return proc, f"sc://{match.group(1)}"
+
+
 def server_url():
-    """The URL of the one `kiln connect` server, started on first use on a free port."""
+    """The URL of the one shared `kiln connect` server, started on first use."""
     global _server
     if _server is None:
         # Tables saved by clients land in a warehouse of this run's own.
         warehouse = tempfile.mkdtemp(prefix="kiln-connect-warehouse-")
-        proc = subprocess.Popen([KILN, "connect", "--port", "0", "--conf", f"spark.sql.warehouse.dir={warehouse}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        line = proc.stderr.readline()
-        match = re.search(r"sc://(\S+)", line)
-        if not match:
-            proc.kill()
-            raise AssertionError(f"kiln connect did not start: {line!r}")
-        # Keep reading its stderr so the server never blocks on a full pipe.
-        threading.Thread(target=lambda: proc.stderr.read(), daemon=True).start()
-        _server = (proc, f"sc://{match.group(1)}", warehouse)
+        proc, url = start_server(f"spark.sql.warehouse.dir={warehouse}")
+        _server = (proc, url, warehouse)
     return _server[1]
 
 
@@ -346,13 +359,19 @@ time.sleep(60)
 
 def test_client_that_disconnects_mid_result_leaves_the_server_healthy():
     url = server_url()
-    child = subprocess.Popen([sys.executable, "-c", CLIENT_THAT_LEAVES, url], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        line = child.stdout.readline()
-        assert "reading" in line, f"the client did not start reading: {line!r}"
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait(30)
+    # A script file, not `python -c`: pyspark-client 4.2 takes a main module without a file
+    # for a doctest run and looks for a Spark installation.
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "client_that_leaves.py")
+        with open(script, "w") as f:
+            f.write(CLIENT_THAT_LEAVES)
+        child = subprocess.Popen([sys.executable, script, url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            line = child.stdout.readline()
+            assert "reading" in line, f"the client did not start reading: {line!r} {child.stderr.read() if child.poll() is not None else ''}"
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait(30)
     time.sleep(0.5)
     s = new_session()
     assert s.sql("SELECT sum(id) AS t FROM range(1000)").collect()[0].t == 499500
@@ -360,32 +379,132 @@ def test_client_that_disconnects_mid_result_leaves_the_server_healthy():
     s.stop()
 
 
-def test_interrupt_all_cancels_a_running_query():
+def test_interrupt_all_and_by_tag_cancel_a_running_query():
     from pyspark.errors import PySparkException
 
     s = new_session()
-    outcome = []
+    for how in ["all", "tag"]:
+        outcome = []
 
-    def run():
-        try:
-            s.sql("SELECT count(*) FROM range(1000000000000) a").collect()
-            outcome.append("finished")
-        except PySparkException as e:
-            outcome.append(e)
+        def run():
+            try:
+                if how == "tag":
+                    # Tags are the calling thread's.
+                    s.addTag("slow")
+                s.sql("SELECT count(*) FROM range(1000000000000) a").collect()
+                outcome.append("finished")
+            except PySparkException as e:
+                outcome.append(e)
 
-    t = threading.Thread(target=run)
-    t.start()
-    deadline = time.time() + 30
-    interrupted = []
-    while not interrupted and time.time() < deadline:
-        time.sleep(0.2)
-        interrupted = s.interruptAll()
-    t.join(60)
-    assert interrupted, "no operation was running to interrupt"
-    assert outcome and outcome[0] != "finished", outcome
-    assert "OPERATION_CANCELED" in str(outcome[0]) or "cancel" in str(outcome[0]).lower(), outcome[0]
+        t = threading.Thread(target=run)
+        t.start()
+        deadline = time.time() + 30
+        interrupted = []
+        while not interrupted and time.time() < deadline:
+            time.sleep(0.1)
+            if how == "all":
+                interrupted = s.interruptAll()
+            else:
+                assert s.interruptTag("other") == []
+                interrupted = s.interruptTag("slow")
+        t.join(60)
+        assert interrupted, f"interrupt {how}: no operation was running to interrupt"
+        assert outcome and outcome[0] != "finished", outcome
+        assert "OPERATION_CANCELED" in str(outcome[0]), outcome[0]
     assert s.sql("SELECT 1 AS one").collect()[0].one == 1
     s.stop()
+
+
+def test_a_client_reattaches_when_the_server_ends_its_stream():
+    """With `senderMaxStreamSize` 1 byte each RPC ends after one batch without ResultComplete:
+    pyspark's client reattaches after the last response it got, until the result is whole."""
+    from pyspark.sql.connect.client.reattach import ExecutePlanResponseReattachableIterator as It
+    from pyspark.sql import SparkSession
+
+    proc, url = start_server("spark.connect.execute.reattachable.senderMaxStreamSize=1")
+    reattaches = []
+    original = It._create_reattach_execute_request
+
+    def counted(self):
+        reattaches.append(self._last_returned_response_id)
+        return original(self)
+
+    It._create_reattach_execute_request = counted
+    try:
+        s = SparkSession.builder.remote(url).create()
+        rows = s.sql("SELECT id, id * 2 AS twice FROM range(50000)").collect()
+        assert [r.id for r in rows] == list(range(50000)), "rows lost, repeated or out of order"
+        assert all(r.twice == 2 * r.id for r in rows)
+        # 50000 rows travel as 7 batches of at most 8192: one RPC each.
+        assert len(reattaches) >= 6, reattaches
+        s.stop()
+    finally:
+        It._create_reattach_execute_request = original
+        proc.terminate()
+        proc.wait(30)
+
+
+def test_results_stream_and_an_operation_is_reattached_released_and_interrupted_by_id():
+    """The protocol below pyspark's API: a result far larger than memory starts arriving at
+    once (it is streamed, not collected); a reattach resumes after the given response even
+    when the broken stream had sent more; Interrupt by operation id cancels it; once released,
+    the operation is gone."""
+    import uuid
+
+    import grpc
+    import pyspark.sql.connect.proto as pb2
+    import pyspark.sql.connect.proto.base_pb2_grpc as grpc_lib
+
+    channel = grpc.insecure_channel(server_url()[len("sc://"):])
+    stub = grpc_lib.SparkConnectServiceStub(channel)
+    session_id, user, op = str(uuid.uuid4()), pb2.UserContext(user_id="test"), str(uuid.uuid4())
+    ids = dict(session_id=session_id, user_context=user, operation_id=op)
+    request = pb2.ExecutePlanRequest(
+        plan=pb2.Plan(root=pb2.Relation(sql=pb2.SQL(query="SELECT id FROM range(1000000000000)"))),
+        request_options=[pb2.ExecutePlanRequest.RequestOption(reattach_options=pb2.ReattachOptions(reattachable=True))],
+        **ids,
+    )
+    first = stub.ExecutePlan(request, timeout=30)
+    batches = []
+    for response in first:
+        if response.HasField("arrow_batch"):
+            batches.append(response)
+            if len(batches) == 3:
+                break
+    first.cancel()
+    assert [b.arrow_batch.start_offset for b in batches] == [0, 8192, 16384], [b.arrow_batch.start_offset for b in batches]
+
+    # The client saw the second batch only: the stream resumes with the third.
+    again = stub.ReattachExecute(pb2.ReattachExecuteRequest(last_response_id=batches[1].response_id, **ids), timeout=30)
+    resumed = next(again)
+    assert resumed.response_id == batches[2].response_id and resumed.arrow_batch.start_offset == 16384, resumed.response_id
+    stub.ReleaseExecute(pb2.ReleaseExecuteRequest(release_until=pb2.ReleaseExecuteRequest.ReleaseUntil(response_id=resumed.response_id), **ids))
+
+    other = stub.Interrupt(pb2.InterruptRequest(session_id=session_id, user_context=user, interrupt_type=pb2.InterruptRequest.INTERRUPT_TYPE_OPERATION_ID, operation_id="no-such-op"))
+    assert list(other.interrupted_ids) == []
+    hit = stub.Interrupt(pb2.InterruptRequest(session_id=session_id, user_context=user, interrupt_type=pb2.InterruptRequest.INTERRUPT_TYPE_OPERATION_ID, operation_id=op))
+    assert list(hit.interrupted_ids) == [op], hit
+    try:
+        for _ in again:
+            pass
+        raise AssertionError("an interrupted operation completed")
+    except grpc.RpcError as e:
+        assert "OPERATION_CANCELED" in (e.details() or ""), e.details()
+
+    # Released responses cannot be read again; a released operation is gone.
+    try:
+        next(stub.ReattachExecute(pb2.ReattachExecuteRequest(last_response_id=batches[0].response_id, **ids), timeout=30))
+        raise AssertionError("a released response was sent again")
+    except grpc.RpcError as e:
+        assert "INVALID_CURSOR.POSITION_NOT_AVAILABLE" in (e.details() or ""), e.details()
+    stub.ReleaseExecute(pb2.ReleaseExecuteRequest(release_all=pb2.ReleaseExecuteRequest.ReleaseAll(), **ids))
+    try:
+        next(stub.ReattachExecute(pb2.ReattachExecuteRequest(**ids), timeout=30))
+        raise AssertionError("a released operation was reattached")
+    except grpc.RpcError as e:
+        assert "INVALID_HANDLE.OPERATION_NOT_FOUND" in (e.details() or ""), e.details()
+    stub.ReleaseSession(pb2.ReleaseSessionRequest(session_id=session_id, user_context=user))
+    channel.close()
 
 
 def stop_server():
@@ -396,6 +515,9 @@ def stop_server():
 
 
 def main():
+    import pyspark
+
+    print(f"pyspark {pyspark.__version__}'s Connect client against {KILN}")
     return run_tests(globals(), stop_server)
 
 

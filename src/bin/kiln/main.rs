@@ -123,7 +123,8 @@ enum Command {
     /// A Spark Connect server: pyspark programs connect with
     /// `SparkSession.builder.remote("sc://HOST:PORT").getOrCreate()`. Each client session gets a
     /// session of its own with these tables and settings (a client cannot lift static keys or
-    /// ceilings set here).
+    /// ceilings set here). Spark's `spark.connect.*` keys (session and detached timeouts,
+    /// reattachable stream limits) set the server itself.
     #[cfg(feature = "connect")]
     Connect {
         #[command(flatten)]
@@ -506,8 +507,20 @@ fn run(cli: Cli) -> Result<(), KilnError> {
         }
         Command::Demo { scale, keep } => demo::run(scale, keep),
         #[cfg(feature = "connect")]
-        Command::Connect { session, host, port } => {
+        Command::Connect { mut session, host, port } => {
             use std::net::ToSocketAddrs;
+            // Spark's `spark.connect.*` keys are the server's own; the rest each session's.
+            let mut options = kiln::connect::ServerOptions::default();
+            let mut confs = vec![];
+            for c in std::mem::take(&mut session.confs) {
+                let (k, v) = key_value(&c, "--conf")?;
+                if k.starts_with("spark.connect.") {
+                    options.set(&k, &v)?;
+                } else {
+                    confs.push(c);
+                }
+            }
+            session.confs = confs;
             // The tables and settings are checked once now, not at the first client.
             build_session(&session)?;
             let addr = (host.as_str(), port)
@@ -515,9 +528,7 @@ fn run(cli: Cli) -> Result<(), KilnError> {
                 .map_err(|e| KilnError::Config(format!("--host {host}: {e}")))?
                 .next()
                 .ok_or_else(|| KilnError::Config(format!("--host {host}: no address")))?;
-            // Spark Connect's default session timeout (spark.connect.session.manager.defaultSessionTimeout).
-            let idle = std::time::Duration::from_secs(60 * 60);
-            kiln::connect::serve(addr, kiln::connect::ConnectServer::new(move || build_session(&session), idle))
+            kiln::connect::serve(addr, kiln::connect::ConnectServer::new(move || build_session(&session), options))
         }
         Command::Bench { what: BenchCommand::Tpch { sf, queries, bench: args, confs, analyze, cardinalities } } => {
             let session = build_session(&SessionArgs { tables: vec![], table_dirs: vec![], confs })?;

@@ -208,6 +208,11 @@ pub enum RepartitionScheme {
     },
 }
 
+/// Sort keys with each key's expression mapped by `f`.
+fn map_order<E>(order: &[SortOrder], f: &mut impl FnMut(Expr) -> Result<Expr, E>) -> Result<Vec<SortOrder>, E> {
+    order.iter().map(|o| Ok(SortOrder { expr: f(o.expr.clone())?, ascending: o.ascending, nulls_first: o.nulls_first })).collect()
+}
+
 /// The `using` list of a NATURAL JOIN before analysis: the columns both sides have.
 pub const NATURAL_JOIN: &str = "\u{0}natural";
 
@@ -765,10 +770,7 @@ impl LogicalPlan {
                 child: child.clone(),
             },
             LogicalPlan::Sort { order, global, child } => LogicalPlan::Sort {
-                order: order
-                    .iter()
-                    .map(|o| Ok(SortOrder { expr: f(o.expr.clone())?, ascending: o.ascending, nulls_first: o.nulls_first }))
-                    .collect::<Result<_, E>>()?,
+                order: map_order(order, &mut f)?,
                 global: *global,
                 child: child.clone(),
             },
@@ -778,10 +780,7 @@ impl LogicalPlan {
             },
             LogicalPlan::Repartition { scheme: RepartitionScheme::Range { order, partitions }, child } => LogicalPlan::Repartition {
                 scheme: RepartitionScheme::Range {
-                    order: order
-                        .iter()
-                        .map(|o| Ok(SortOrder { expr: f(o.expr.clone())?, ascending: o.ascending, nulls_first: o.nulls_first }))
-                        .collect::<Result<_, E>>()?,
+                    order: map_order(order, &mut f)?,
                     partitions: *partitions,
                 },
                 child: child.clone(),
@@ -789,10 +788,7 @@ impl LogicalPlan {
             LogicalPlan::Window { window_exprs, partition_by, order_by, child } => LogicalPlan::Window {
                 window_exprs: window_exprs.iter().cloned().map(&mut f).collect::<Result<_, E>>()?,
                 partition_by: partition_by.iter().cloned().map(&mut f).collect::<Result<_, E>>()?,
-                order_by: order_by
-                    .iter()
-                    .map(|o| Ok(SortOrder { expr: f(o.expr.clone())?, ascending: o.ascending, nulls_first: o.nulls_first }))
-                    .collect::<Result<_, E>>()?,
+                order_by: map_order(order_by, &mut f)?,
                 child: child.clone(),
             },
             other => other.clone(),

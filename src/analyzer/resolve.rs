@@ -220,6 +220,10 @@ impl Resolver<'_> {
             }
             LogicalPlan::Unpivot { columns, names, value_names, name_column, child, .. } => resolve_unpivot(self, columns, names, value_names, name_column, child),
             LogicalPlan::Sort { order, global, child } => self.resolve_sort(order, global, child),
+            LogicalPlan::Repartition { scheme, child } => {
+                let input = child.output();
+                LogicalPlan::Repartition { scheme, child }.map_expressions(|e| coerce_expr(self.resolve_expr(e, &input)?))
+            }
             LogicalPlan::Generate { generator, outer, qualifier, names, generator_output, child, .. } if generator_output.is_empty() => {
                 self.resolve_generator(generator.func, outer, generator.args, qualifier, names, child)
             }
@@ -236,6 +240,9 @@ impl Resolver<'_> {
                 Ok(LogicalPlan::SetOperation { kind, all, left, right })
             }
             LogicalPlan::UnresolvedHint { name, params, child } => {
+                if let Some(repartition) = super::hints::partitioning_hint(&name, &params, child.clone()) {
+                    return self.resolve_node(repartition?);
+                }
                 Ok(super::hints::resolve_hint(&name, &params, child, &mut self.warnings.borrow_mut()))
             }
             other => Ok(other),

@@ -348,6 +348,11 @@ pub fn hash(args: impl IntoIterator<Item = Column>) -> Column {
     call("hash", args.into_iter().collect(), false)
 }
 
+/// `histogram_numeric(a, b)`, the registry's function of that name (as [`super::call_function`] calls it).
+pub fn histogram_numeric(a: Column, b: Column) -> Column {
+    call("histogram_numeric", vec![a, b], false)
+}
+
 /// `inline(c)`, the registry's function of that name (as [`super::call_function`] calls it).
 pub fn inline(c: Column) -> Column {
     call("inline", vec![c], false)

@@ -263,6 +263,21 @@ impl Session {
         let (schema, batches) = host_batches("create_dataframe", batches)?;
         self.read_table(Table { name: "LocalRelation".into(), database: "default".into(), schema: null_nullable(schema), source: TableSource::Memory(batches), kind: TableKind::Session, stats: None, cached: None })
     }
+    /// The bigint column `id` from `start` to `end` (excluded) by `step` (Spark's
+    /// `spark.range(start, end, step)`; SQL's `range(...)`): generated a batch at a time as
+    /// it is read, so a huge range costs only what its reader keeps.
+    ///
+    /// ```
+    /// let s = kiln::Session::new();
+    /// assert_eq!(s.range(0, 1_000_000_000_000, 1).unwrap().limit(5).unwrap().count().unwrap(), 5);
+    /// ```
+    pub fn range(&self, start: i64, end: i64, step: i64) -> Result<DataFrame> {
+        if step == 0 {
+            return Err(KilnError::analysis("FAILED_FUNCTION_CALL", "range(...): the step must not be 0"));
+        }
+        let output = vec![Attribute::new("id", arrow::datatypes::DataType::Int64, false)];
+        self.plan(LogicalPlan::Range { output, range: crate::datasource::range::RangeSpec { start, end, step, splits: None } })
+    }
     /// A DataFrame reading a Parquet file or folder (Spark's `spark.read.parquet(path)`),
     /// without registering a table.
     pub fn read_parquet(&self, path: impl AsRef<Path>) -> Result<DataFrame> {

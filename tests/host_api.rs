@@ -829,3 +829,81 @@ fn generated_function_helpers() {
     let sql = s.sql("SELECT left(s, 2), levenshtein(s, t), array_max(a), element_at(a, 3) FROM (SELECT 'kitten' AS s, 'sitting' AS t, array(1, 3, 2) AS a)").unwrap();
     assert_eq!(out.columns()[..4], sql.columns()[..]);
 }
+
+/// Each output partition's `id`s, in the order the partition holds them.
+fn partition_ids(df: &DataFrame) -> Vec<Vec<i64>> {
+    let parts = df.collect_partitioned().expect("runs");
+    parts.iter().map(|p| p.iter().flat_map(|b| int64s(b.column(0))).map(|v| v.expect("id")).collect()).collect()
+}
+
+// Spark 4.3 (pyspark, local[1]) over spark.range(10) (one split) and spark.range(0, 12, 1, 4):
+//   repartition(3, "id").rdd.glom()       [[3, 6, 7], [0], [1, 2, 4, 5, 8, 9]]
+//   repartitionByRange(3, "id")           [[0, 1, 2, 3], [4, 5, 6], [7, 8, 9]]
+//   repartition(3)                        3 partitions of 4, 3, 3 rows (which rows: Spark's random start)
+//   range(0,12,1,4).coalesce(2)           [[0..5], [6..11]];  coalesce(3): [[0,1,2], [3,4,5], [6..11]];  coalesce(8): 4 partitions
+//   repartition("id")                     200 partitions without AQE, 1 with it; repartition(5, "id") 5 with AQE
+//   EXPLAIN: Exchange RoundRobinPartitioning(3), REPARTITION_BY_NUM / hashpartitioning(id#0L, 3), REPARTITION_BY_NUM /
+//   hashpartitioning(id#0L, 200), REPARTITION_BY_COL / rangepartitioning(id#0L ASC NULLS FIRST, 3), REPARTITION_BY_NUM /
+//   Coalesce 2 over *(1) Range (kiln makes no codegen stage of a lone Range); logical: Repartition 3, true / RepartitionByExpression [id#0L], 3 / Repartition 2, false.
+//   The hints REPARTITION(3), COALESCE(1), REPARTITION(3, id), REPARTITION(id), REPARTITION_BY_RANGE(3, id) give 3, 1, 3, 1, 3
+//   partitions (AQE on); repartition(0) is "requirement failed: Number of partitions (0) must be positive."
+#[test]
+fn repartition_and_coalesce() {
+    for (aqe, codegen) in [("true", "true"), ("false", "false"), ("true", "false"), ("false", "true")] {
+        let s = Session::builder().config("spark.sql.adaptive.enabled", aqe).config("spark.sql.codegen.wholeStage", codegen).build().unwrap();
+        let one = s.sql("SELECT id FROM range(0, 10, 1, 1)").unwrap();
+        let four = s.sql("SELECT id FROM range(0, 12, 1, 4)").unwrap();
+        let mode = format!("aqe {aqe}, codegen {codegen}");
+
+        let hashed = one.repartition_by(Some(3), [col("id")]).unwrap();
+        assert_eq!(partition_ids(&hashed), [vec![3, 6, 7], vec![0], vec![1, 2, 4, 5, 8, 9]], "{mode}");
+        let ranged = one.repartition_by_range(Some(3), [col("id")]).unwrap();
+        assert_eq!(partition_ids(&ranged), [vec![0, 1, 2, 3], vec![4, 5, 6], vec![7, 8, 9]], "{mode}");
+        let dealt = partition_ids(&one.repartition(3).unwrap());
+        let mut sizes: Vec<usize> = dealt.iter().map(Vec::len).collect();
+        sizes.sort();
+        assert_eq!(sizes, [3, 3, 4], "{mode}");
+        let mut all: Vec<i64> = dealt.concat();
+        all.sort();
+        assert_eq!(all, (0..10).collect::<Vec<_>>(), "{mode}");
+        assert_eq!(partition_ids(&four.repartition(3).unwrap()).iter().map(Vec::len).collect::<Vec<_>>(), [4, 4, 4], "{mode}");
+
+        assert_eq!(partition_ids(&four.coalesce(2).unwrap()), [(0..6).collect::<Vec<_>>(), (6..12).collect()], "{mode}");
+        assert_eq!(partition_ids(&four.coalesce(3).unwrap()), [vec![0, 1, 2], vec![3, 4, 5], (6..12).collect()], "{mode}");
+        assert_eq!(partition_ids(&four.coalesce(8).unwrap()).len(), 4, "{mode}");
+
+        let by_col = one.repartition_by(None, [col("id")]).unwrap();
+        assert_eq!(partition_ids(&by_col).len(), if aqe == "true" { 1 } else { 200 }, "{mode}: AQE coalesces REPARTITION_BY_COL only");
+        assert_eq!(partition_ids(&one.repartition_by(Some(5), [col("id")]).unwrap()).len(), 5, "{mode}: never REPARTITION_BY_NUM");
+
+        s.sql("CREATE OR REPLACE TEMP VIEW t AS SELECT id FROM range(0, 10, 1, 1)").unwrap();
+        for (hint, n) in [("REPARTITION(3)", 3), ("COALESCE(1)", 1), ("REPARTITION(3, id)", 3), ("REPARTITION_BY_RANGE(3, id)", 3)] {
+            let df = s.sql(&format!("SELECT /*+ {hint} */ * FROM t")).unwrap();
+            assert_eq!(partition_ids(&df).len(), n, "{mode}: {hint}");
+        }
+        let by_hint = s.sql("SELECT /*+ REPARTITION(id) */ * FROM t").unwrap();
+        assert_eq!(partition_ids(&by_hint).len(), if aqe == "true" { 1 } else { 200 }, "{mode}");
+    }
+
+    let s = Session::builder().config("spark.sql.adaptive.enabled", "false").build().unwrap();
+    let one = s.sql("SELECT id FROM range(0, 10, 1, 1)").unwrap();
+    let plan = |df: DataFrame| df.explain_string(kiln::ExplainMode::Extended).unwrap();
+    let dealt = plan(one.repartition(3).unwrap());
+    assert!(dealt.contains("\nRepartition 3, true\n") && dealt.contains("\nExchange RoundRobinPartitioning(3), REPARTITION_BY_NUM, [plan_id="), "{dealt}");
+    let hashed = plan(one.repartition_by(Some(3), [col("id")]).unwrap());
+    assert!(hashed.contains("\nRepartitionByExpression [id#") && hashed.contains("L], 3\n"), "{hashed}");
+    assert!(hashed.contains("\nExchange hashpartitioning(id#") && hashed.contains("L, 3), REPARTITION_BY_NUM, [plan_id="), "{hashed}");
+    let by_col = plan(one.repartition_by(None, [col("id")]).unwrap());
+    assert!(by_col.contains("L, 200), REPARTITION_BY_COL, [plan_id="), "{by_col}");
+    let ranged = plan(one.repartition_by_range(Some(3), [col("id")]).unwrap());
+    assert!(ranged.contains("L ASC NULLS FIRST], 3\n") && ranged.contains("L ASC NULLS FIRST, 3), REPARTITION_BY_NUM, [plan_id="), "{ranged}");
+    let merged = plan(one.coalesce(2).unwrap());
+    assert!(merged.contains("\nRepartition 2, false\n") && merged.contains("== Physical Plan ==\nCoalesce 2\n+- ") && merged.contains("Range (0, 10, step=1, splits=1)"), "{merged}");
+    let hinted = plan(s.sql("SELECT /*+ REPARTITION(3, id) */ * FROM range(10)").unwrap());
+    assert!(hinted.contains("'UnresolvedHint REPARTITION, [3, 'id]") && hinted.contains("L, 3), REPARTITION_BY_NUM"), "{hinted}");
+
+    for err in [one.repartition(0).unwrap_err(), one.coalesce(0).unwrap_err(), one.repartition_by(Some(0), [col("id")]).unwrap_err()] {
+        assert!(err.to_string().contains("requirement failed: Number of partitions (0) must be positive."), "{err}");
+    }
+    assert_eq!(s.range(0, 10, 3).unwrap().count().unwrap(), 4);
+}

@@ -159,7 +159,7 @@ fn decimal_operand(e: Expr) -> Result<Expr> {
 }
 
 /// Spark's error for a cast between types it cannot convert (`cast` or `try_cast`).
-fn cast_error(name: &str, child: &Expr, from: &DataType, to: &DataType) -> KilnError {
+pub(super) fn cast_error(name: &str, child: &Expr, from: &DataType, to: &DataType) -> KilnError {
     // Spark's Cast.typeCheckFailureMessage names the function that converts dates and numbers
     // (TRY_CAST's message names none).
     let function = match (from, to) {

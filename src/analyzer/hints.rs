@@ -13,7 +13,50 @@
 
 use std::sync::Arc;
 
-use crate::plan::{JoinStrategyHint, LogicalPlan};
+use crate::error::{KilnError, Result};
+use crate::expr::{Expr, SortOrder};
+use crate::plan::{JoinStrategyHint, LogicalPlan, RepartitionScheme};
+
+/// Spark's `ResolveCoalesceHints`: `COALESCE(n)`, `REPARTITION(n)`, `REPARTITION([n,] c, ...)`
+/// and `REPARTITION_BY_RANGE([n,] c, ...)` make a Repartition of `child` (its keys still to be
+/// resolved); None for any other hint.
+pub(super) fn partitioning_hint(name: &str, params: &[String], child: Arc<LogicalPlan>) -> Option<Result<LogicalPlan>> {
+    let name = name.to_ascii_uppercase();
+    if !matches!(name.as_str(), "COALESCE" | "REPARTITION" | "REPARTITION_BY_RANGE") {
+        return None;
+    }
+    let number = params.first().and_then(|p| p.parse::<i64>().ok());
+    let names = &params[usize::from(number.is_some())..];
+    if name == "COALESCE" && (number.is_none() || !names.is_empty()) {
+        return Some(Err(KilnError::analysis("_LEGACY_ERROR_TEMP_1048", "COALESCE Hint expects a partition number as a parameter.")));
+    }
+    if let Some(n) = names.iter().find(|p| p.parse::<f64>().is_ok()) {
+        return Some(Err(KilnError::analysis(
+            "_LEGACY_ERROR_TEMP_1047",
+            format!("{name} Hint parameters should include an optional integral partitionNum and/or columns, but \"{n}\" can not be recognized as either partitionNum or columns."),
+        )));
+    }
+    let partitions = match number.map(partition_count).transpose() {
+        Ok(n) => n,
+        Err(e) => return Some(Err(e)),
+    };
+    let keys: Vec<Expr> = names.iter().map(|p| Expr::UnresolvedAttribute(p.split('.').map(str::to_string).collect())).collect();
+    let scheme = match (name.as_str(), partitions) {
+        ("COALESCE", Some(partitions)) => RepartitionScheme::Count { partitions, shuffle: false },
+        ("REPARTITION", Some(partitions)) if keys.is_empty() => RepartitionScheme::Count { partitions, shuffle: true },
+        // No columns: Spark's RepartitionByExpression of none, dealt round robin.
+        (_, partitions) if keys.is_empty() => RepartitionScheme::Hash { keys, partitions },
+        ("REPARTITION", partitions) => RepartitionScheme::Hash { keys, partitions },
+        (_, partitions) => RepartitionScheme::Range { order: keys.into_iter().map(|k| SortOrder { expr: k, ascending: true, nulls_first: true }).collect(), partitions },
+    };
+    Some(Ok(LogicalPlan::Repartition { scheme, child }))
+}
+
+/// A number of partitions as Spark checks it (`require(numPartitions > 0)`).
+pub(crate) fn partition_count(n: i64) -> Result<usize> {
+    usize::try_from(n).ok().filter(|n| *n > 0).ok_or_else(|| KilnError::Config(format!("requirement failed: Number of partitions ({n}) must be positive.")))
+}
+
 
 /// The plan an `UnresolvedHint` over `child` becomes; warnings go to `warnings`.
 pub(super) fn resolve_hint(name: &str, params: &[String], child: Arc<LogicalPlan>, warnings: &mut Vec<String>) -> LogicalPlan {

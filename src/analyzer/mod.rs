@@ -20,6 +20,7 @@ use crate::plan::LogicalPlan;
 use crate::types::time_zone::Zone;
 
 pub use coercion::coerce_expr;
+pub(crate) use hints::partition_count;
 
 /// The settings that change how names and positions resolve (Spark's defaults: all on).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -192,11 +192,10 @@ impl Resolver<'_> {
             // Spark's ResolvePivot: grouped by the columns neither the aggregates nor the FOR columns read.
             LogicalPlan::Pivot { columns, aggregates, child } => {
                 let input = child.output();
-                let aggregates = pivot_values_as(&columns, aggregates, &self.resolve_select_list(columns.clone(), &input)?, self.options.time_zone)?;
-                let mut read = std::collections::BTreeSet::new();
-                for e in &aggregates {
-                    read.extend(self.resolve_expr(e.clone(), &input)?.references());
-                }
+                let (aggregates, legacy) = pivot_values_as(&columns, aggregates, &self.resolve_select_list(columns.clone(), &input)?, self.options.time_zone)?;
+                let resolved = aggregates.iter().map(|e| self.resolve_expr(e.clone(), &input)).collect::<Result<Vec<_>>>()?;
+                let read: std::collections::BTreeSet<ExprId> = resolved.iter().flat_map(|e| e.references()).collect();
+                let aggregates = pivot_first(aggregates, &resolved, legacy)?;
                 let grouping: Vec<Expr> = input.iter().filter(|a| !read.contains(&a.id)).map(|a| a.expr()).collect();
                 let list = grouping.iter().cloned().chain(aggregates).collect();
                 self.resolve_node(LogicalPlan::Aggregate { grouping, aggregates: list, child })
@@ -221,6 +220,10 @@ impl Resolver<'_> {
             }
             LogicalPlan::Unpivot { columns, names, value_names, name_column, child, .. } => resolve_unpivot(self, columns, names, value_names, name_column, child),
             LogicalPlan::Sort { order, global, child } => self.resolve_sort(order, global, child),
+            LogicalPlan::Repartition { scheme, child } => {
+                let input = child.output();
+                LogicalPlan::Repartition { scheme, child }.map_expressions(|e| coerce_expr(self.resolve_expr(e, &input)?))
+            }
             LogicalPlan::Generate { generator, outer, qualifier, names, generator_output, child, .. } if generator_output.is_empty() => {
                 self.resolve_generator(generator.func, outer, generator.args, qualifier, names, child)
             }
@@ -237,6 +240,9 @@ impl Resolver<'_> {
                 Ok(LogicalPlan::SetOperation { kind, all, left, right })
             }
             LogicalPlan::UnresolvedHint { name, params, child } => {
+                if let Some(repartition) = super::hints::partitioning_hint(&name, &params, child.clone()) {
+                    return self.resolve_node(repartition?);
+                }
                 Ok(super::hints::resolve_hint(&name, &params, child, &mut self.warnings.borrow_mut()))
             }
             other => Ok(other),
@@ -1198,35 +1204,92 @@ fn sort_with_windows(order: Vec<SortOrder>, global: bool, child: Arc<LogicalPlan
 /// Spark's ResolveUnpivot: an Expand with one projection per IN item: the other columns (the
 /// ids), the item's name, its columns cast to each value column's common type.
 /// Spark casts each pivot value to its FOR column's type (PIVOT_VALUE_DATA_TYPE_MISMATCH when
-/// it cannot), in the session time zone: the `column <=> value` conditions the parser wrote
-/// compare with the cast value.
-fn pivot_values_as(columns: &[Expr], aggregates: Vec<Expr>, resolved: &[Expr], zone: crate::types::time_zone::Zone) -> Result<Vec<Expr>> {
+/// its legacy `Cast.canCast` refuses), in the session time zone: the `column <=> value`
+/// conditions the parser wrote compare with the cast value. With it, the error for the first
+/// value only the legacy cast converts: Spark's one-step pivot keeps the cast in the plan,
+/// where the ANSI check refuses it.
+fn pivot_values_as(columns: &[Expr], aggregates: Vec<Expr>, resolved: &[Expr], zone: crate::types::time_zone::Zone) -> Result<(Vec<Expr>, Option<KilnError>)> {
     let types = resolved.iter().map(|c| c.data_type()).collect::<Result<Vec<_>>>()?;
-    aggregates
+    let mut legacy = None;
+    let aggregates = aggregates
         .into_iter()
         .map(|a| {
             a.transform_up(&mut |x| match x {
                 Expr::Binary { op: BinaryOp::EqNullSafe, left, right } if right.foldable() => {
                     let Some(i) = columns.iter().position(|c| c == left.as_ref()) else { return Ok(Expr::Binary { op: BinaryOp::EqNullSafe, left, right }) };
-                    let from = right.data_type()?;
+                    let (from, to) = (right.data_type()?, &types[i]);
                     let mismatch = || {
                         KilnError::analysis(
                             "PIVOT_VALUE_DATA_TYPE_MISMATCH",
-                            format!("Invalid pivot value '{right}': value data type {} does not match pivot column data type {}.", crate::types::spark_type_name(&from), crate::types::spark_type_name(&types[i])),
+                            format!("Invalid pivot value '{right}': value data type {} does not match pivot column data type {}.", crate::types::spark_type_name(&from), crate::types::spark_type_name(to)),
                         )
                     };
-                    if from != DataType::Null && !super::coercion::can_cast(&from, &types[i]) {
-                        return Err(mismatch());
-                    }
-                    // A value the cast rejects (ANSI) fails as the cast does, as in Spark.
-                    let cast = super::in_zone(Expr::Cast { child: right.clone(), to: types[i].clone(), zone: None }, zone)?;
-                    let value = crate::expr::eval::evaluate_scalar(&cast).map_err(|e| if e.to_string().contains("CAST_INVALID_INPUT") { e } else { mismatch() })?;
+                    let value = if from == DataType::Null || super::coercion::can_cast(&from, to) {
+                        // A value the cast rejects (ANSI) fails as the cast does, as in Spark.
+                        let cast = super::in_zone(Expr::Cast { child: right.clone(), to: to.clone(), zone: None }, zone)?;
+                        crate::expr::eval::evaluate_scalar(&cast).map_err(|e| if e.to_string().contains("CAST_INVALID_INPUT") { e } else { mismatch() })?
+                    } else {
+                        let value = legacy_cast(&crate::expr::eval::evaluate_scalar(&right)?, to).ok_or_else(mismatch)?;
+                        legacy.get_or_insert_with(|| super::coercion::cast_error("cast", &right, &from, to));
+                        value
+                    };
                     Ok(Expr::Binary { op: BinaryOp::EqNullSafe, left, right: Box::new(Expr::lit(value)) })
                 }
                 other => Ok(other),
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    Ok((aggregates, legacy))
+}
+
+/// The casts Spark's legacy `Cast.canCast` allows and its ANSI one does not: a date to a number
+/// or boolean is NULL, a boolean to a timestamp 0 or 1 microsecond, an integer to binary its
+/// big-endian bytes.
+fn legacy_cast(v: &ScalarValue, to: &DataType) -> Option<ScalarValue> {
+    Some(match (v, to) {
+        (ScalarValue::Date32(_), t) if crate::types::is_numeric(t) || *t == DataType::Boolean => ScalarValue::Null(t.clone()),
+        (ScalarValue::Boolean(b), DataType::Timestamp(_, Some(_))) => ScalarValue::Timestamp(*b as i64, false),
+        (ScalarValue::Int8(x), DataType::Binary) => ScalarValue::Binary(x.to_be_bytes().to_vec()),
+        (ScalarValue::Int16(x), DataType::Binary) => ScalarValue::Binary(x.to_be_bytes().to_vec()),
+        (ScalarValue::Int32(x), DataType::Binary) => ScalarValue::Binary(x.to_be_bytes().to_vec()),
+        (ScalarValue::Int64(x), DataType::Binary) => ScalarValue::Binary(x.to_be_bytes().to_vec()),
+        _ => return None,
+    })
+}
+
+/// Spark pivots aggregates of numeric or boolean types in two steps (PivotFirst): aggregated per
+/// group and FOR value, then spread into columns, so a group without a row of a value has NULL
+/// there even where the aggregate has a value over no rows (`count(*)` is NULL, not 0). Such an
+/// aggregate (one that is never NULL) reads `CASE WHEN bool_or(<the value's condition>) THEN
+/// agg END`; the others are the same either way. The one-step pivot fails with `legacy`.
+fn pivot_first(aggregates: Vec<Expr>, resolved: &[Expr], legacy: Option<KilnError>) -> Result<Vec<Expr>> {
+    let two_step = |t: DataType| t == DataType::Boolean || crate::types::is_numeric(&t);
+    if !resolved.iter().map(|e| e.data_type()).collect::<Result<Vec<_>>>()?.into_iter().all(two_step) {
+        return match legacy {
+            Some(e) => Err(e),
+            None => Ok(aggregates),
+        };
+    }
+    let condition = |e: &Expr| {
+        let mut found = None;
+        e.visit(&mut |x| {
+            if let (None, Expr::CaseWhen { branches, .. }) = (&found, x) {
+                found = branches.first().map(|(c, _)| c.clone());
+            }
+        });
+        found
+    };
+    Ok(aggregates
+        .into_iter()
+        .zip(resolved)
+        .map(|(e, r)| match (condition(&e), e) {
+            (Some(c), Expr::Alias { child, name, id }) if !r.nullable() => {
+                let matched = Expr::UnresolvedFunction { name: "bool_or".into(), args: vec![c], distinct: false };
+                Expr::Alias { child: Box::new(Expr::CaseWhen { branches: vec![(matched, *child)], else_expr: None }), name, id }
+            }
+            (_, e) => e,
+        })
+        .collect())
 }
 
 fn resolve_unpivot(r: &Resolver, columns: Vec<Vec<Expr>>, names: Vec<String>, value_names: Vec<String>, name_column: String, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {

@@ -12,7 +12,7 @@ use crate::error::{KilnError, Result};
 use crate::expr::{Attribute, BinaryOp, Expr};
 use crate::catalog::cached::StorageLevel;
 use crate::functions::{col, Column};
-use crate::plan::{GroupingSetsKind, JoinType, LogicalPlan};
+use crate::plan::{GroupingSetsKind, JoinType, LogicalPlan, RepartitionScheme};
 use crate::types::ScalarValue;
 
 fn exprs(cols: impl IntoIterator<Item = Column>) -> Result<Vec<Expr>> {
@@ -293,6 +293,51 @@ impl DataFrame {
     /// ```
     pub fn offset(&self, n: usize) -> Result<DataFrame> {
         self.derive(LogicalPlan::Offset { offset: n, child: self.parsed() })
+    }
+    /// The rows dealt round robin into `n` partitions (pyspark's `repartition(n)`; the
+    /// `REPARTITION(n)` hint), printed `Exchange RoundRobinPartitioning(n), REPARTITION_BY_NUM`.
+    /// `n` must be positive.
+    ///
+    /// ```
+    /// let s = kiln::Session::new();
+    /// let parts = s.range(0, 10, 1).unwrap().repartition(3).unwrap().collect_partitioned().unwrap();
+    /// assert_eq!(parts.len(), 3);
+    /// ```
+    pub fn repartition(&self, n: usize) -> Result<DataFrame> {
+        let partitions = crate::analyzer::partition_count(n as i64)?;
+        self.derive(LogicalPlan::Repartition { scheme: RepartitionScheme::Count { partitions, shuffle: true }, child: self.parsed() })
+    }
+    /// The rows hashed on `cols` into `n` partitions, or `spark.sql.shuffle.partitions` when
+    /// `n` is None, which AQE may then coalesce (pyspark's `repartition(n, *cols)` /
+    /// `repartition(*cols)`; the `REPARTITION(n, c)` hint): rows with equal keys share a partition.
+    ///
+    /// ```
+    /// use kiln::functions::col;
+    /// let s = kiln::Session::new();
+    /// let df = s.range(0, 10, 1).unwrap().repartition_by(Some(3), [col("id")]).unwrap();
+    /// let plan = df.explain_string(kiln::ExplainMode::Simple).unwrap();
+    /// assert!(plan.contains("Exchange hashpartitioning(id#"), "{plan}");
+    /// ```
+    pub fn repartition_by(&self, n: Option<usize>, cols: impl IntoIterator<Item = Column>) -> Result<DataFrame> {
+        let partitions = n.map(|n| crate::analyzer::partition_count(n as i64)).transpose()?;
+        let keys = cols.into_iter().map(Column::into_expr).collect::<Result<_>>()?;
+        self.derive(LogicalPlan::Repartition { scheme: RepartitionScheme::Hash { keys, partitions }, child: self.parsed() })
+    }
+    /// The rows in `n` partitions (or `spark.sql.shuffle.partitions`) of consecutive ranges of
+    /// `cols` (ascending unless made with `.desc()`), as pyspark's `repartitionByRange`.
+    pub fn repartition_by_range(&self, n: Option<usize>, cols: impl IntoIterator<Item = Column>) -> Result<DataFrame> {
+        let partitions = n.map(|n| crate::analyzer::partition_count(n as i64)).transpose()?;
+        let order = cols.into_iter().map(Column::into_sort_order).collect::<Result<Vec<_>>>()?;
+        if order.is_empty() {
+            return Err(KilnError::Config("requirement failed: At least one partition-by expression must be specified.".into()));
+        }
+        self.derive(LogicalPlan::Repartition { scheme: RepartitionScheme::Range { order, partitions }, child: self.parsed() })
+    }
+    /// The partitions merged, in order and without a shuffle, into at most `n` (pyspark's
+    /// `coalesce(n)`; the `COALESCE(n)` hint), printed `Coalesce n`.
+    pub fn coalesce(&self, n: usize) -> Result<DataFrame> {
+        let partitions = crate::analyzer::partition_count(n as i64)?;
+        self.derive(LogicalPlan::Repartition { scheme: RepartitionScheme::Count { partitions, shuffle: false }, child: self.parsed() })
     }
     /// The distinct rows (SELECT DISTINCT).
     pub fn distinct(&self) -> Result<DataFrame> {

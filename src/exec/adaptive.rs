@@ -14,8 +14,8 @@ use crate::error::Result;
 use crate::common::memory::Reservation;
 use crate::common::spill::SpillablePartition;
 use crate::exec::context::ExecContext;
-use crate::physical::adaptive::{coalesce, convert_joins, estimated_bytes, skew_join_reads, ShuffleReadSpec, StageOutput};
-use crate::physical::{eliminate_null_aware_anti_joins, ensure_requirements, next_plan_id, Partitioning, PhysicalPlan, QueryStageKind};
+use crate::physical::adaptive::{coalesce, convert_joins, estimated_bytes, shuffle_origin, skew_join_reads, ShuffleReadSpec, StageOutput};
+use crate::physical::{eliminate_null_aware_anti_joins, ensure_requirements, next_plan_id, Partitioning, PhysicalPlan, QueryStageKind, ShuffleOrigin};
 
 /// What an adaptive run returns: the rows, and the plan that actually ran.
 pub struct AdaptiveRun {
@@ -237,6 +237,10 @@ fn coalesce_reads(plan: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan
             _ => None,
         })
         .collect();
+    // Spark's CoalesceShufflePartitions: only when no stage is a repartition to a number.
+    if stages.iter().any(|s| shuffle_origin(s) == ShuffleOrigin::RepartitionByNum) {
+        return plan.clone();
+    }
     let Some(width) = outputs.first().map(|o| o.num_partitions()) else { return plan.clone() };
     if width <= 1 || outputs.iter().any(|o| o.num_partitions() != width) {
         return plan.clone();

@@ -168,6 +168,7 @@ impl<'a> Executor<'a> {
             }
             PhysicalPlan::CartesianProduct { left, right, .. } => self.partitions(left) * self.partitions(right),
             PhysicalPlan::QueryStage { output, .. } => output.num_partitions().max(1),
+            PhysicalPlan::Coalesce { partitions, child } => (*partitions).min(self.partitions(child)).max(1),
             PhysicalPlan::ShuffleRead { spec, .. } => spec.parts.len(),
             PhysicalPlan::Union { children } => children.iter().map(|c| self.partitions(c)).sum(),
             _ => output_partitioning(plan).num_partitions().max(1),

@@ -34,6 +34,7 @@ fn partitioning(p: &Partitioning) -> String {
         Partitioning::Range(order, n) => {
             format!("rangepartitioning({}, {n})", order.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", "))
         }
+        Partitioning::RoundRobin(n) => format!("RoundRobinPartitioning({n})"),
         Partitioning::SinglePartition => "SinglePartition".into(),
         Partitioning::Unknown(n) => format!("UnknownPartitioning({n})"),
         Partitioning::Collection(members) => format!("PartitioningCollection({})", members.iter().map(partitioning).collect::<Vec<_>>().join(", ")),
@@ -179,9 +180,10 @@ impl PhysicalPlan {
                 let keys: Vec<String> = grouping.iter().map(|g| g.to_string()).collect();
                 format!("HashAggregate(keys=[{}], functions=[{}], output=[{output}])", keys.join(", "), funcs.join(", "))
             }
-            PhysicalPlan::Exchange { partitioning: p, plan_id, .. } => {
-                format!("Exchange {}, ENSURE_REQUIREMENTS, [plan_id={plan_id}]", partitioning(p))
+            PhysicalPlan::Exchange { partitioning: p, origin, plan_id, .. } => {
+                format!("Exchange {}, {}, [plan_id={plan_id}]", partitioning(p), origin.name())
             }
+            PhysicalPlan::Coalesce { partitions, .. } => format!("Coalesce {partitions}"),
             PhysicalPlan::BroadcastExchange { keys, null_aware, plan_id, child } => {
                 if keys.is_empty() {
                     return format!("BroadcastExchange IdentityBroadcastMode, [plan_id={plan_id}]");

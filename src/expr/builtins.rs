@@ -315,6 +315,15 @@ impl Builtin {
                 let f = it.next().ok_or_else(|| KilnError::internal("trunc arity"))?;
                 vec![cast_to(d, &DataType::Date32)?, cast_to(f, &DataType::Utf8)?]
             }
+            // Spark's BinaryPad: binary padded with binary (zero bytes when no pad is given).
+            Lpad | Rpad if binary_pad(&args)? => {
+                let mut args = args;
+                if args.len() == 2 {
+                    args.push(Expr::Literal(crate::types::ScalarValue::Binary(vec![0])));
+                }
+                let len = args.remove(1);
+                vec![args.remove(0), cast_to(len, &DataType::Int32)?, args.remove(0)]
+            }
             // (string, int, string?) and (string, int) shapes.
             Lpad | Rpad | Repeat | Left | Right => args
                 .into_iter()
@@ -476,6 +485,7 @@ impl Builtin {
                 _ => DataType::Int64,
             },
             BitCount => DataType::Int32,
+            Lpad | Rpad if args.first() == Some(&DataType::Binary) => DataType::Binary,
             Greatest | Least | BitAnd | BitOr | BitXor | BitNot | ShiftLeft | ShiftRight | ShiftRightUnsigned => args.first().cloned().unwrap_or(DataType::Null),
             RLike => DataType::Boolean,
             RegexpCount | RegexpInstr => DataType::Int32,
@@ -599,10 +609,7 @@ impl Builtin {
             }
             // 0! to 20! (the bigints); NULL outside.
             Factorial => Arc::new(ints(0)?.iter().map(|n| n.filter(|n| (0..=20).contains(n)).map(|n| (1..=n as i64).product::<i64>())).collect::<Int64Array>()),
-            TypeOf => {
-                let name = crate::types::spark_type_name(arg(0)?.data_type());
-                Arc::new(StringArray::from(vec![name; rows]))
-            }
+            TypeOf => return Err(KilnError::internal("typeof is evaluated from its argument's type")),
             StartsWith | EndsWith | Contains => {
                 let (s, p) = (strs(0)?, strs(1)?);
                 let test = |s: &str, p: &str| match self {
@@ -744,6 +751,21 @@ impl Builtin {
                         })
                         .collect::<StringArray>(),
                 )
+            }
+            Lpad | Rpad if arg(0)?.data_type() == &DataType::Binary => {
+                let (b, len, pad) = (arg(0)?.as_binary::<i32>(), ints(1)?, arg(2)?.as_binary::<i32>());
+                let left = *self == Lpad;
+                let mut out = arrow::array::BinaryBuilder::new();
+                for i in 0..rows {
+                    if b.is_null(i) || len.is_null(i) || pad.is_null(i) {
+                        out.append_null();
+                        continue;
+                    }
+                    let fill = padding(b.value(i), len.value(i), pad.value(i));
+                    check_string_bytes(self.name(), fill.keep.saturating_add(fill.len))?;
+                    out.append_value(padded(b.value(i), fill, pad.value(i), left));
+                }
+                Arc::new(out.finish())
             }
             Lpad | Rpad => {
                 let (s, len) = (strs(0)?, ints(1)?);
@@ -928,18 +950,40 @@ fn greatest(args: &[ArrayRef], greatest: bool) -> Result<ArrayRef> {
     Ok(acc)
 }
 
+/// lpad/rpad over a binary value with a binary pad or none: Spark's BinaryPad, else a string pad.
+fn binary_pad(args: &[Expr]) -> Result<bool> {
+    let binary = |e: Option<&Expr>| e.map(|e| e.data_type().map(|t| t == DataType::Binary)).transpose();
+    Ok(binary(args.first())? == Some(true) && binary(args.get(2))? != Some(false))
+}
+
 /// Spark's lpad/rpad: truncated to `len` characters, padded with repeats of `pad`.
 fn pad_string(function: &str, s: &str, len: i32, pad: &str, left: bool) -> Result<String> {
+    let (chars, pad_chars): (Vec<char>, Vec<char>) = (s.chars().collect(), pad.chars().collect());
+    let fill = padding(&chars, len, &pad_chars);
+    check_string_bytes(function, s.len().saturating_add(fill.len.div_ceil(pad_chars.len().max(1)).saturating_mul(pad.len())))?;
+    Ok(padded(&chars, fill, &pad_chars, left).into_iter().collect())
+}
+
+/// How lpad/rpad of `s` to `len` units goes: keep the first `keep` units, add `len` of the pad.
+#[derive(Clone, Copy)]
+struct Padding {
+    keep: usize,
+    len: usize,
+}
+
+fn padding<T>(s: &[T], len: i32, pad: &[T]) -> Padding {
     let len = len.max(0) as usize;
-    let chars: Vec<char> = s.chars().collect();
-    if chars.len() >= len || pad.is_empty() {
-        return Ok(chars[..chars.len().min(len)].iter().collect());
+    if s.len() >= len || pad.is_empty() {
+        return Padding { keep: s.len().min(len), len: 0 };
     }
-    let fill_chars = len - chars.len();
-    let pad_chars = pad.chars().count().max(1);
-    check_string_bytes(function, s.len().saturating_add(fill_chars.div_ceil(pad_chars).saturating_mul(pad.len())))?;
-    let fill: String = pad.chars().cycle().take(fill_chars).collect();
-    Ok(if left { format!("{fill}{s}") } else { format!("{s}{fill}") })
+    Padding { keep: s.len(), len: len - s.len() }
+}
+
+/// `s` (characters or bytes) cut or padded as `fill` says, the pad on the left or the right.
+fn padded<T: Clone>(s: &[T], fill: Padding, pad: &[T], left: bool) -> Vec<T> {
+    let kept = &s[..fill.keep];
+    let fill: Vec<T> = pad.iter().cycle().take(fill.len).cloned().collect();
+    if left { [fill.as_slice(), kept].concat() } else { [kept, fill.as_slice()].concat() }
 }
 
 /// The longest string a value may be: Spark's byte-array limit

@@ -356,8 +356,7 @@ impl MoreFn {
                 numeric(&x)?;
                 let t = x.data_type()?;
                 let x = match t {
-                    DataType::Decimal128(..) | DataType::Int64 | DataType::Int32 => x,
-                    DataType::Int16 | DataType::Int8 => cast_to(x, &DataType::Int32)?,
+                    DataType::Decimal128(..) | DataType::Int64 | DataType::Int32 | DataType::Int16 | DataType::Int8 | DataType::Float32 => x,
                     _ => cast_to(x, &DataType::Float64)?,
                 };
                 let d = it.next().ok_or_else(|| KilnError::internal("bround arity"))?;
@@ -1647,8 +1646,9 @@ fn bround(a: &ArrayRef, d: i32, result: &DataType) -> Result<ArrayRef> {
             Arc::new(out.collect::<arrow::array::Decimal128Array>().with_precision_and_scale(*rp, rs as i8)?)
         }
         (DataType::Float64, _) => Arc::new(a.as_primitive::<Float64Type>().iter().map(|x| x.map(|x| bround_double(x, d))).collect::<Float64Array>()),
-        (DataType::Int32, _) => Arc::new(a.as_primitive::<Int32Type>().iter().map(|x| x.map(|x| bround_integral(x as i128, d) as i32)).collect::<Int32Array>()),
-        (DataType::Int64, _) => Arc::new(a.as_primitive::<Int64Type>().iter().map(|x| x.map(|x| bround_integral(x as i128, d) as i64)).collect::<Int64Array>()),
+        // Spark rounds a float through its double value.
+        (DataType::Float32, _) => Arc::new(a.as_primitive::<arrow::datatypes::Float32Type>().unary::<_, arrow::datatypes::Float32Type>(|x| bround_double(x as f64, d) as f32)),
+        (DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64, _) => crate::expr::eval::round_integers(a, |x| bround_integral(x, d))?,
         (other, _) => return Err(KilnError::internal(format!("bround of {other}"))),
     })
 }

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use arrow::record_batch::RecordBatch;
 
-use super::{BuildSide, HashJoinKind, Partitioning, PhysicalPlan, QueryStageKind};
+use super::{BuildSide, HashJoinKind, Partitioning, PhysicalPlan, QueryStageKind, ShuffleOrigin};
 use crate::catalog::TableSource;
 use crate::config::Config;
 use crate::error::{KilnError, Result};
@@ -233,6 +233,16 @@ fn stage_bytes(stage: &PhysicalPlan) -> u64 {
     }
 }
 
+/// Who asked for the exchange a shuffle stage ran (or the exchange itself): AQE changes only
+/// the layouts no repartition to a number asked for.
+pub fn shuffle_origin(plan: &PhysicalPlan) -> ShuffleOrigin {
+    match plan {
+        PhysicalPlan::QueryStage { plan, .. } => shuffle_origin(plan),
+        PhysicalPlan::Exchange { origin, .. } => *origin,
+        _ => ShuffleOrigin::EnsureRequirements,
+    }
+}
+
 /// A shuffle stage read without its layout (one partition per core's worth of data).
 fn local_read(stage: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan> {
     let PhysicalPlan::QueryStage { output, .. } = stage.as_ref() else { return stage.clone() };
@@ -249,9 +259,9 @@ fn local_read(stage: &Arc<PhysicalPlan>, config: &Config) -> Arc<PhysicalPlan> {
 fn unshuffled(side: &Arc<PhysicalPlan>, config: &Config, local: bool) -> Arc<PhysicalPlan> {
     match side.as_ref() {
         PhysicalPlan::Sort { global: false, child, .. } => unshuffled(child, config, local),
-        PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle, .. } if local => local_read(side, config),
+        PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle, .. } if local && shuffle_origin(side) == ShuffleOrigin::EnsureRequirements => local_read(side, config),
         PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle, .. } => side.clone(),
-        PhysicalPlan::Exchange { partitioning: Partitioning::Hash(..), child, .. } => child.clone(),
+        PhysicalPlan::Exchange { partitioning: Partitioning::Hash(..), origin: ShuffleOrigin::EnsureRequirements, child, .. } => child.clone(),
         _ => side.clone(),
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::{AggregateMode, BuildSide, Distribution, HashJoinKind, Partitioning, PhysicalPlan};
+use super::{AggregateMode, BuildSide, Distribution, HashJoinKind, Partitioning, PhysicalPlan, ShuffleOrigin};
 use crate::catalog::TableSource;
 use crate::expr::{Expr, SortOrder};
 use crate::plan::JoinType;
@@ -120,6 +120,11 @@ pub fn output_partitioning(plan: &PhysicalPlan) -> Partitioning {
         PhysicalPlan::Range { range, .. } => Partitioning::Unknown(range.partitions()),
         PhysicalPlan::Exchange { partitioning, .. } => partitioning.clone(),
         PhysicalPlan::BroadcastExchange { .. } => Partitioning::SinglePartition,
+        // Spark's CoalesceExec: one partition is SinglePartition, more are unknown.
+        PhysicalPlan::Coalesce { partitions, child } => match (*partitions).min(output_partitioning(child).num_partitions()) {
+            1 => Partitioning::SinglePartition,
+            n => Partitioning::Unknown(n),
+        },
         PhysicalPlan::QueryStage { kind, output, .. } => match kind {
             super::QueryStageKind::Broadcast => Partitioning::SinglePartition,
             _ => output.partitioning.clone(),
@@ -215,12 +220,12 @@ pub fn ensure_requirements(plan: &Arc<PhysicalPlan>, shuffle_partitions: usize) 
                 };
                 PhysicalPlan::BroadcastExchange { keys, null_aware, plan_id: next_plan_id(), child }
             }
-            Distribution::AllTuples => PhysicalPlan::Exchange { partitioning: Partitioning::SinglePartition, plan_id: next_plan_id(), child },
+            Distribution::AllTuples => PhysicalPlan::Exchange { partitioning: Partitioning::SinglePartition, origin: ShuffleOrigin::EnsureRequirements, plan_id: next_plan_id(), child },
             Distribution::Clustered(keys) => {
-                PhysicalPlan::Exchange { partitioning: Partitioning::Hash(keys.clone(), shuffle_partitions), plan_id: next_plan_id(), child }
+                PhysicalPlan::Exchange { partitioning: Partitioning::Hash(keys.clone(), shuffle_partitions), origin: ShuffleOrigin::EnsureRequirements, plan_id: next_plan_id(), child }
             }
             Distribution::Ordered(order) => {
-                PhysicalPlan::Exchange { partitioning: Partitioning::Range(order.clone(), shuffle_partitions), plan_id: next_plan_id(), child }
+                PhysicalPlan::Exchange { partitioning: Partitioning::Range(order.clone(), shuffle_partitions), origin: ShuffleOrigin::EnsureRequirements, plan_id: next_plan_id(), child }
             }
             Distribution::Unspecified => {
                 new_children.push(child);
@@ -241,6 +246,7 @@ pub fn ensure_requirements(plan: &Arc<PhysicalPlan>, shuffle_partitions: usize) 
                     } else {
                         Arc::new(PhysicalPlan::Exchange {
                             partitioning: Partitioning::Hash(keys.to_vec(), shuffle_partitions),
+                            origin: ShuffleOrigin::EnsureRequirements,
                             plan_id: next_plan_id(),
                             child: c.clone(),
                         })
@@ -262,6 +268,7 @@ pub fn ensure_requirements(plan: &Arc<PhysicalPlan>, shuffle_partitions: usize) 
                     }
                     Arc::new(PhysicalPlan::Exchange {
                         partitioning: Partitioning::Hash(keys.to_vec(), shuffle_partitions),
+                        origin: ShuffleOrigin::EnsureRequirements,
                         plan_id: next_plan_id(),
                         child: c.clone(),
                     })

@@ -28,6 +28,8 @@ pub enum Partitioning {
     Hash(Vec<Expr>, usize),
     /// `rangepartitioning(order, n)`: sorted ranges.
     Range(Vec<SortOrder>, usize),
+    /// `RoundRobinPartitioning(n)`: each input task deals its rows out in turn (`repartition(n)`).
+    RoundRobin(usize),
     /// Several descriptions of the same partitions (an inner shuffled join's output is hashed
     /// on the left keys and on the right keys alike): satisfies what any member satisfies.
     Collection(Vec<Partitioning>),
@@ -37,9 +39,32 @@ impl Partitioning {
     /// Number of partitions.
     pub fn num_partitions(&self) -> usize {
         match self {
-            Partitioning::Unknown(n) | Partitioning::Hash(_, n) | Partitioning::Range(_, n) => *n,
+            Partitioning::Unknown(n) | Partitioning::Hash(_, n) | Partitioning::Range(_, n) | Partitioning::RoundRobin(n) => *n,
             Partitioning::SinglePartition => 1,
             Partitioning::Collection(members) => members.first().map_or(1, |m| m.num_partitions()),
+        }
+    }
+}
+
+/// Who asked for an exchange (Spark's `ShuffleOrigin`): AQE may coalesce the partitions of
+/// the first two, never those of a repartition to a number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShuffleOrigin {
+    /// An operator's required distribution (`ENSURE_REQUIREMENTS`).
+    EnsureRequirements,
+    /// `repartition(cols)` without a number (`REPARTITION_BY_COL`).
+    RepartitionByCol,
+    /// `repartition(n, ...)`, `repartition_by_range(n, ...)` (`REPARTITION_BY_NUM`).
+    RepartitionByNum,
+}
+
+impl ShuffleOrigin {
+    /// Spark's name, as EXPLAIN prints it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ShuffleOrigin::EnsureRequirements => "ENSURE_REQUIREMENTS",
+            ShuffleOrigin::RepartitionByCol => "REPARTITION_BY_COL",
+            ShuffleOrigin::RepartitionByNum => "REPARTITION_BY_NUM",
         }
     }
 }
@@ -198,12 +223,22 @@ pub enum PhysicalPlan {
         child: Arc<PhysicalPlan>,
     },
     /// A shuffle: redistributes the child's rows into `partitioning` (inserted by
-    /// `EnsureRequirements`).
+    /// `EnsureRequirements`, or asked for by a repartition).
     Exchange {
         /// The partitioning the output rows get.
         partitioning: Partitioning,
+        /// Who asked for it, printed after the partitioning (Spark's `ShuffleOrigin`).
+        origin: ShuffleOrigin,
         /// Unique id of this exchange, shown as `[plan_id=N]` in plans.
         plan_id: u64,
+        /// The input operator.
+        child: Arc<PhysicalPlan>,
+    },
+    /// `coalesce(n)` (Spark's `CoalesceExec`, printed `Coalesce n`): the child's partitions
+    /// merged, in order, into at most `partitions`, without a shuffle.
+    Coalesce {
+        /// The number of partitions asked for.
+        partitions: usize,
         /// The input operator.
         child: Arc<PhysicalPlan>,
     },
@@ -479,6 +514,7 @@ impl PhysicalPlan {
             | PhysicalPlan::Project { child, .. }
             | PhysicalPlan::HashAggregate { child, .. }
             | PhysicalPlan::Exchange { child, .. }
+            | PhysicalPlan::Coalesce { child, .. }
             | PhysicalPlan::BroadcastExchange { child, .. }
             | PhysicalPlan::Sort { child, .. }
             | PhysicalPlan::TakeOrderedAndProject { child, .. }
@@ -520,6 +556,7 @@ impl PhysicalPlan {
             | PhysicalPlan::Project { child, .. }
             | PhysicalPlan::HashAggregate { child, .. }
             | PhysicalPlan::Exchange { child, .. }
+            | PhysicalPlan::Coalesce { child, .. }
             | PhysicalPlan::BroadcastExchange { child, .. }
             | PhysicalPlan::Sort { child, .. }
             | PhysicalPlan::TakeOrderedAndProject { child, .. }
@@ -601,6 +638,7 @@ impl PhysicalPlan {
                     .collect()
             }
             PhysicalPlan::Exchange { child, .. }
+            | PhysicalPlan::Coalesce { child, .. }
             | PhysicalPlan::BroadcastExchange { child, .. }
             | PhysicalPlan::Sort { child, .. }
             | PhysicalPlan::CollectLimit { child, .. }

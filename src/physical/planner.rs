@@ -8,14 +8,14 @@ use arrow::datatypes::DataType;
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use super::join_selection::JoinSelection;
-use super::{AggregateExpr, AggregateMode, PhysicalPlan};
+use super::{AggregateExpr, AggregateMode, Partitioning, PhysicalPlan, ShuffleOrigin};
 use crate::expr::ScalarSubqueryExec;
 use crate::catalog::TableSource;
 use crate::datasource::pushed_filter::PushedFilter;
 use crate::config::Config;
 use crate::error::{KilnError, Result};
 use crate::expr::{aggregate_result_type, AggFunc, Attribute, BinaryOp, Expr, ExprId};
-use crate::plan::{named_output, JoinHint, JoinType, LogicalPlan};
+use crate::plan::{named_output, JoinHint, JoinType, LogicalPlan, RepartitionScheme};
 
 /// Plans logical nodes as physical operators (Spark's `SparkStrategy`). The operators are the
 /// engine's own ([`PhysicalPlan`]); `EnsureRequirements` and
@@ -194,6 +194,7 @@ impl Planner<'_> {
                 }
             }
             LogicalPlan::LocalLimit { limit, child } => PhysicalPlan::LocalLimit { limit: *limit, child: self.plan(child, false)? },
+            LogicalPlan::Repartition { scheme, child } => self.plan_repartition(scheme, self.plan(child, false)?),
             LogicalPlan::LocalRelation { output, data } => PhysicalPlan::LocalTableScan { output: output.clone(), data: data.clone() },
             LogicalPlan::Range { output, range } => PhysicalPlan::Range { output: output.clone(), range: *range },
             LogicalPlan::UnionLoop { id, anchor, recursion, output, limit } => PhysicalPlan::UnionLoop {
@@ -235,6 +236,29 @@ impl Planner<'_> {
             }
         };
         Ok(Arc::new(node))
+    }
+
+    /// Spark's `BasicOperators` for `Repartition` / `RepartitionByExpression`: a shuffle to the
+    /// scheme's partitioning, or, for `coalesce`, a `Coalesce`. Without a number, the session's
+    /// `spark.sql.shuffle.partitions`, and AQE may coalesce them.
+    fn plan_repartition(&self, scheme: &RepartitionScheme, child: Arc<PhysicalPlan>) -> PhysicalPlan {
+        let by = |n: Option<usize>| match n {
+            Some(n) => (n, ShuffleOrigin::RepartitionByNum),
+            None => (self.config.shuffle_partitions, ShuffleOrigin::RepartitionByCol),
+        };
+        let (partitioning, origin) = match scheme {
+            RepartitionScheme::Count { partitions, shuffle: false } => return PhysicalPlan::Coalesce { partitions: *partitions, child },
+            RepartitionScheme::Count { partitions, shuffle: true } => (Partitioning::RoundRobin(*partitions), ShuffleOrigin::RepartitionByNum),
+            RepartitionScheme::Hash { keys, partitions } => {
+                let (n, origin) = by(*partitions);
+                (if keys.is_empty() { Partitioning::RoundRobin(n) } else { Partitioning::Hash(keys.clone(), n) }, origin)
+            }
+            RepartitionScheme::Range { order, partitions } => {
+                let (n, origin) = by(*partitions);
+                (Partitioning::Range(order.clone(), n), origin)
+            }
+        };
+        PhysicalPlan::Exchange { partitioning, origin, plan_id: super::next_plan_id(), child }
     }
 
     /// `Project [cols] <- Filter? <- Relation`: the scan reads only the columns used above it.

@@ -1,6 +1,6 @@
 //! Spark's one-line description of each logical node; `common::tree::draw_tree` draws the tree.
 
-use super::{GroupingSetsKind, LogicalPlan};
+use super::{GroupingSetsKind, LogicalPlan, RepartitionScheme};
 use crate::expr::Expr;
 
 fn list(items: &[Expr], sep: &str) -> String {
@@ -98,7 +98,9 @@ impl LogicalPlan {
                 format!("Unpivot [{}], [{}], {name_column}, [{}]", cols.join(", "), names.join(", "), value_names.join(", "))
             }
             LogicalPlan::UnresolvedHint { name, params, .. } => {
-                format!("UnresolvedHint {name}, [{}]", params.iter().map(|p| format!("'{p}")).collect::<Vec<_>>().join(", "))
+                // A number is a literal, a name an unresolved attribute: `[3, 'id]`.
+                let shown = params.iter().map(|p| if p.parse::<i64>().is_ok() { p.clone() } else { format!("'{p}") });
+                format!("UnresolvedHint {name}, [{}]", shown.collect::<Vec<_>>().join(", "))
             }
             LogicalPlan::ResolvedHint { strategy, .. } => format!("ResolvedHint (strategy={})", strategy.display_name()),
             LogicalPlan::Sort { order, global, .. } => {
@@ -115,6 +117,16 @@ impl LogicalPlan {
             LogicalPlan::GlobalLimit { limit, .. } => format!("GlobalLimit {limit}"),
             LogicalPlan::LocalLimit { limit, .. } => format!("LocalLimit {limit}"),
             LogicalPlan::Offset { offset, .. } => format!("Offset {offset}"),
+            LogicalPlan::Repartition { scheme, .. } => match scheme {
+                RepartitionScheme::Count { partitions, shuffle } => format!("Repartition {partitions}, {shuffle}"),
+                // Spark leaves an empty key list out: `RepartitionByExpression 3`.
+                RepartitionScheme::Hash { keys, partitions: Some(n) } if keys.is_empty() => format!("RepartitionByExpression {n}"),
+                RepartitionScheme::Hash { keys, partitions } => format!("RepartitionByExpression [{}]{}", list(keys, ", "), partitions.map(|n| format!(", {n}")).unwrap_or_default()),
+                RepartitionScheme::Range { order, partitions } => {
+                    let keys = order.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", ");
+                    format!("RepartitionByExpression [{keys}]{}", partitions.map(|n| format!(", {n}")).unwrap_or_default())
+                }
+            },
             LogicalPlan::Distinct { .. } => "Distinct".to_string(),
             // Spark prints `byName, allowMissingCol`; kiln's unions are by position.
             LogicalPlan::Union { .. } => "Union false, false".to_string(),

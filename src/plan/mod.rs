@@ -181,6 +181,38 @@ impl SetOperationKind {
     }
 }
 
+/// How a `Repartition` spreads its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RepartitionScheme {
+    /// Spark's `Repartition n, shuffle`: round robin over `partitions` (a shuffle), or, without
+    /// one, the child's partitions merged into `partitions` (`coalesce`).
+    Count {
+        /// The number of partitions.
+        partitions: usize,
+        /// True for `repartition(n)`, false for `coalesce(n)`.
+        shuffle: bool,
+    },
+    /// `RepartitionByExpression [keys], n`: hashed on the keys.
+    Hash {
+        /// The keys.
+        keys: Vec<Expr>,
+        /// The number of partitions; None: `spark.sql.shuffle.partitions`.
+        partitions: Option<usize>,
+    },
+    /// `RepartitionByExpression [order], n`: consecutive ranges of the order.
+    Range {
+        /// The order whose ranges the partitions hold.
+        order: Vec<SortOrder>,
+        /// The number of partitions; None: `spark.sql.shuffle.partitions`.
+        partitions: Option<usize>,
+    },
+}
+
+/// Sort keys with each key's expression mapped by `f`.
+fn map_order<E>(order: &[SortOrder], f: &mut impl FnMut(Expr) -> Result<Expr, E>) -> Result<Vec<SortOrder>, E> {
+    order.iter().map(|o| Ok(SortOrder { expr: f(o.expr.clone())?, ascending: o.ascending, nulls_first: o.nulls_first })).collect()
+}
+
 /// The `using` list of a NATURAL JOIN before analysis: the columns both sides have.
 pub const NATURAL_JOIN: &str = "\u{0}natural";
 
@@ -362,6 +394,15 @@ pub enum LogicalPlan {
         /// The input.
         child: Arc<LogicalPlan>,
     },
+    /// `DataFrame::repartition` / `repartition_by_range` / `coalesce` and the `REPARTITION`,
+    /// `REPARTITION_BY_RANGE` and `COALESCE` hints: the child's rows spread over partitions as
+    /// `scheme` says (Spark's `Repartition` and `RepartitionByExpression`).
+    Repartition {
+        /// How the rows are spread.
+        scheme: RepartitionScheme,
+        /// The input.
+        child: Arc<LogicalPlan>,
+    },
     /// `LIMIT n` applied to each partition separately, under a GlobalLimit.
     LocalLimit {
         /// The maximum number of rows per partition.
@@ -531,6 +572,7 @@ impl LogicalPlan {
             | LogicalPlan::GlobalLimit { child, .. }
             | LogicalPlan::LocalLimit { child, .. }
             | LogicalPlan::Offset { child, .. }
+            | LogicalPlan::Repartition { child, .. }
             | LogicalPlan::Distinct { child } => child.output(),
             LogicalPlan::Union { children } => {
                 let mut out = children.first().map(|c| c.output()).unwrap_or_default();
@@ -574,6 +616,7 @@ impl LogicalPlan {
             | LogicalPlan::GlobalLimit { child, .. }
             | LogicalPlan::LocalLimit { child, .. }
             | LogicalPlan::Offset { child, .. }
+            | LogicalPlan::Repartition { child, .. }
             | LogicalPlan::Distinct { child } => vec![child],
         }
     }
@@ -656,6 +699,7 @@ impl LogicalPlan {
             LogicalPlan::GlobalLimit { limit, .. } => LogicalPlan::GlobalLimit { limit: *limit, child: next() },
             LogicalPlan::LocalLimit { limit, .. } => LogicalPlan::LocalLimit { limit: *limit, child: next() },
             LogicalPlan::Offset { offset, .. } => LogicalPlan::Offset { offset: *offset, child: next() },
+            LogicalPlan::Repartition { scheme, .. } => LogicalPlan::Repartition { scheme: scheme.clone(), child: next() },
             LogicalPlan::Distinct { .. } => LogicalPlan::Distinct { child: next() },
             LogicalPlan::Union { .. } => LogicalPlan::Union { children },
         }
@@ -672,6 +716,8 @@ impl LogicalPlan {
             LogicalPlan::Expand { projections, .. } => projections.iter().flatten().collect(),
             LogicalPlan::Generate { generator, .. } => generator.args.iter().collect(),
             LogicalPlan::Sort { order, .. } => order.iter().map(|o| &o.expr).collect(),
+            LogicalPlan::Repartition { scheme: RepartitionScheme::Hash { keys, .. }, .. } => keys.iter().collect(),
+            LogicalPlan::Repartition { scheme: RepartitionScheme::Range { order, .. }, .. } => order.iter().map(|o| &o.expr).collect(),
             LogicalPlan::Window { window_exprs, partition_by, order_by, .. } => {
                 window_exprs.iter().chain(partition_by.iter()).chain(order_by.iter().map(|o| &o.expr)).collect()
             }
@@ -724,20 +770,25 @@ impl LogicalPlan {
                 child: child.clone(),
             },
             LogicalPlan::Sort { order, global, child } => LogicalPlan::Sort {
-                order: order
-                    .iter()
-                    .map(|o| Ok(SortOrder { expr: f(o.expr.clone())?, ascending: o.ascending, nulls_first: o.nulls_first }))
-                    .collect::<Result<_, E>>()?,
+                order: map_order(order, &mut f)?,
                 global: *global,
+                child: child.clone(),
+            },
+            LogicalPlan::Repartition { scheme: RepartitionScheme::Hash { keys, partitions }, child } => LogicalPlan::Repartition {
+                scheme: RepartitionScheme::Hash { keys: keys.iter().cloned().map(&mut f).collect::<Result<_, E>>()?, partitions: *partitions },
+                child: child.clone(),
+            },
+            LogicalPlan::Repartition { scheme: RepartitionScheme::Range { order, partitions }, child } => LogicalPlan::Repartition {
+                scheme: RepartitionScheme::Range {
+                    order: map_order(order, &mut f)?,
+                    partitions: *partitions,
+                },
                 child: child.clone(),
             },
             LogicalPlan::Window { window_exprs, partition_by, order_by, child } => LogicalPlan::Window {
                 window_exprs: window_exprs.iter().cloned().map(&mut f).collect::<Result<_, E>>()?,
                 partition_by: partition_by.iter().cloned().map(&mut f).collect::<Result<_, E>>()?,
-                order_by: order_by
-                    .iter()
-                    .map(|o| Ok(SortOrder { expr: f(o.expr.clone())?, ascending: o.ascending, nulls_first: o.nulls_first }))
-                    .collect::<Result<_, E>>()?,
+                order_by: map_order(order_by, &mut f)?,
                 child: child.clone(),
             },
             other => other.clone(),

@@ -1,6 +1,7 @@
-//! sqlparser's `SparkSqlDialect` with Spark's string literals: backslash escapes are read
-//! (`'it\'s'`, `'\n'`, `'\\d'` is `\d`), and `\%` / `\_` keep their backslash for LIKE, as
-//! Spark's `unescapeSQLString` does. Everything else is the Spark dialect's.
+//! sqlparser's `SparkSqlDialect` with Spark's string literals: the tokenizer keeps a literal's
+//! text as written and `unescape_spark` reads it as Spark's `unescapeSQLString` does (`'it\'s'`,
+//! `'\n'`, `'\\d'` is `\d`, octal `\101`, `\u0042`, `\U0001F600`; `\%` / `\_` keep their
+//! backslash for LIKE). Everything else is the Spark dialect's.
 
 use std::any::TypeId;
 
@@ -9,6 +10,65 @@ use sqlparser::tokenizer::Token;
 use sqlparser::dialect::{Dialect, SparkSqlDialect};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
+
+/// A string literal's text between its quotes as Spark reads it: `''` (the literal's quote
+/// doubled) is one quote; after a backslash, `u` and 4 hex digits or `U` and 8 are that code
+/// point, three octal digits whose first is 0 or 1 that byte's character, `0` NUL, `b` `n` `r`
+/// `t` `Z` their control characters, `%` and `_` themselves with the backslash, anything else
+/// itself.
+pub(crate) fn unescape_spark(raw: &str, quote: char) -> String {
+    let chars: Vec<char> = raw.chars().collect();
+    let mut out = String::with_capacity(raw.len());
+    let mut i = 0;
+    let hex = |from: usize, n: usize| -> Option<char> {
+        let digits: String = chars.get(from..from + n)?.iter().collect();
+        if !digits.chars().all(|c| c.is_ascii_hexdigit()) {
+            return None;
+        }
+        char::from_u32(u32::from_str_radix(&digits, 16).ok()?)
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        if c == quote && chars.get(i + 1) == Some(&quote) {
+            out.push(quote);
+            i += 2;
+            continue;
+        }
+        let Some(&next) = chars.get(i + 1).filter(|_| c == '\\') else {
+            out.push(c);
+            i += 1;
+            continue;
+        };
+        let octal = |k: usize, max: char| chars.get(i + k).is_some_and(|d| ('0'..=max).contains(d));
+        if next == 'u' && hex(i + 2, 4).is_some() {
+            out.extend(hex(i + 2, 4));
+            i += 6;
+        } else if next == 'U' && hex(i + 2, 8).is_some() {
+            out.extend(hex(i + 2, 8));
+            i += 10;
+        } else if octal(1, '1') && octal(2, '7') && octal(3, '7') {
+            let v = chars[i + 1..i + 4].iter().fold(0u32, |v, d| v * 8 + (*d as u32 - '0' as u32));
+            out.extend(char::from_u32(v));
+            i += 4;
+        } else {
+            match next {
+                '0' => out.push('\0'),
+                'b' => out.push('\u{8}'),
+                'n' => out.push('\n'),
+                'r' => out.push('\r'),
+                't' => out.push('\t'),
+                'Z' => out.push('\u{1a}'),
+                '%' | '_' => {
+                    out.push('\\');
+                    out.push(next);
+                }
+                other => out.push(other),
+            }
+            i += 2;
+        }
+    }
+    out
+}
 
 /// The dialect kiln parses with.
 #[derive(Debug, Default)]

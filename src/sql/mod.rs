@@ -241,8 +241,10 @@ fn parse_sql_bound(text: &str, args: Option<&SqlArgs>) -> Result<Vec<Statement>>
 
 fn parse_statements(text: &str, args: Option<&SqlArgs>) -> Result<Vec<Statement>> {
     let tokens = Tokenizer::new(&KilnDialect, text)
+        .with_unescape(false)
         .tokenize_with_location()
         .map_err(|e| KilnError::Parse(e.to_string()))?;
+    let tokens = unescaped(tokens);
     let tokens = literal_suffixes(tokens)?;
     let tokens = match args {
         Some(args) => params::bind(text, tokens, args)?,
@@ -258,6 +260,28 @@ fn parse_statements(text: &str, args: Option<&SqlArgs>) -> Result<Vec<Statement>
         out.extend(parsed.map_err(|e| placed_at_end(e, segment))?);
     }
     Ok(out)
+}
+
+/// String literals and quoted names read as Spark reads them (the tokenizer keeps them as
+/// written): Spark's escapes in strings, a doubled quote in a quoted name.
+fn unescaped(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            t.token = match t.token {
+                Token::SingleQuotedString(s) => Token::SingleQuotedString(dialect::unescape_spark(&s, '\'')),
+                Token::DoubleQuotedString(s) => Token::DoubleQuotedString(dialect::unescape_spark(&s, '"')),
+                Token::Word(mut w) => {
+                    if let Some(q) = w.quote_style {
+                        w.value = w.value.replace(&format!("{q}{q}"), &q.to_string());
+                    }
+                    Token::Word(w)
+                }
+                other => other,
+            };
+            t
+        })
+        .collect()
 }
 
 /// The stack one statement is parsed on: reserved, and used only as deep as the input goes.

@@ -1,5 +1,5 @@
 //! `Exchange` (Spark's `ShuffleExchangeExec`): a breaker. Prepared, its input pipeline runs
-//! into its output partitions (hash, range or single); each output partition is then handed
+//! into its output partitions (hash, range, round robin or single); each output partition is then handed
 //! to its one reader, and freed with it. Hash and range partitions past the memory budget are
 //! written to spill files (Spark's shuffle spill), one per partition, read back by the reader.
 
@@ -82,6 +82,19 @@ impl<'a> Executor<'a> {
                     sink.fill(0, Box::new(rows), self.control, interpreted::HashPartitioner::new(&[], input, *n, batch_size)?, |p, b| p.push_to(b, &bounds.partition_ids(b)?))?;
                     sink.finish(self.control.memory(), batch_size)?
                 }
+            }
+            Partitioning::RoundRobin(n) => {
+                let sink = sink(*n);
+                self.run_partitions(child, |t, s| {
+                    // Each task deals from a position of its own (Spark's starts at random).
+                    let next = std::cell::Cell::new(t % n);
+                    sink.fill(t, s, self.control, interpreted::HashPartitioner::new(&[], input, *n, batch_size)?, |p, b| {
+                        let start = next.get();
+                        next.set((start + b.num_rows()) % n);
+                        p.push_to(b, &(0..b.num_rows()).map(|r| ((start + r) % n) as u32).collect::<Vec<_>>())
+                    })
+                })?;
+                sink.finish(self.control.memory(), batch_size)?
             }
             Partitioning::Unknown(n) => return Err(KilnError::internal(format!("exchange to unknown partitioning of {n}"))),
             Partitioning::Collection(_) => return Err(KilnError::internal("exchange to a partitioning collection")),

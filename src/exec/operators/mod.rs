@@ -17,6 +17,7 @@ use crate::physical::{HashJoinKind, PhysicalPlan};
 
 mod broadcast_exchange;
 mod cartesian_product;
+mod coalesce;
 mod exchange;
 mod expand;
 mod file_scan;
@@ -113,6 +114,7 @@ fn stream_node<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, i: usize
         PhysicalPlan::Window { .. } => window::stream(exec, plan, i),
         PhysicalPlan::CollectLimit { .. } | PhysicalPlan::GlobalLimit { .. } | PhysicalPlan::LocalLimit { .. } => limit::stream(exec, plan, i),
         PhysicalPlan::Union { .. } => union::stream(exec, plan, i),
+        PhysicalPlan::Coalesce { .. } => coalesce::stream(exec, plan, i),
         PhysicalPlan::WholeStageCodegen { .. } => whole_stage_codegen::stream(exec, plan, i),
         PhysicalPlan::QueryStage { .. } | PhysicalPlan::ShuffleRead { .. } => query_stage::stream(plan, i),
     }

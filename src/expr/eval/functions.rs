@@ -25,6 +25,11 @@ pub(super) fn call(func: ScalarFunc, args: &[Expr], result: &DataType, batch: &R
         ScalarFunc::Rand => return rand(args, batch.num_rows()),
         ScalarFunc::MightContain => return crate::expr::bloom::might_contain(args, batch, input),
         ScalarFunc::Builtin(crate::expr::Builtin::More(m)) if m.is_try() => return try_eval(args, result, batch, input),
+        // Spark's typeof reads its argument's type, never its value (`typeof(round(127Y, -1))`).
+        ScalarFunc::Builtin(crate::expr::Builtin::TypeOf) => {
+            let t = args.first().ok_or_else(|| KilnError::internal("typeof lacks its argument"))?.data_type()?;
+            return Ok(Arc::new(StringArray::from(vec![crate::types::spark_type_name(&t); batch.num_rows()])));
+        }
         _ => {}
     }
     let values = args.iter().map(|a| evaluate(a, batch, input)).collect::<Result<Vec<_>>>()?;
@@ -230,14 +235,7 @@ fn round(a: &ArrayRef, d: i32, result: &DataType) -> Result<ArrayRef> {
         (DataType::Float32, _) => {
             Arc::new(a.primitive::<arrow::datatypes::Float32Type>()?.unary::<_, arrow::datatypes::Float32Type>(|x| round_double(x as f64, d) as f32))
         }
-        (DataType::Int8, _) => {
-            Arc::new(a.primitive::<arrow::datatypes::Int8Type>()?.unary::<_, arrow::datatypes::Int8Type>(|x| round_integral(x as i128, d) as i8))
-        }
-        (DataType::Int16, _) => {
-            Arc::new(a.primitive::<arrow::datatypes::Int16Type>()?.unary::<_, arrow::datatypes::Int16Type>(|x| round_integral(x as i128, d) as i16))
-        }
-        (DataType::Int32, _) => Arc::new(a.primitive::<Int32Type>()?.unary::<_, Int32Type>(|x| round_integral(x as i128, d) as i32)),
-        (DataType::Int64, _) => Arc::new(a.primitive::<Int64Type>()?.unary::<_, Int64Type>(|x| round_integral(x as i128, d) as i64)),
+        (DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64, _) => round_integers(a, |x| round_integral(x, d))?,
         (DataType::Null, _) => a.clone(),
         (other, _) => return Err(KilnError::internal(format!("round of {other}"))),
     })
@@ -260,8 +258,28 @@ fn round_double(x: f64, d: i32) -> f64 {
     }
 }
 
-/// round(int, d): unchanged for d >= 0, else HALF_UP to a multiple of 10^-d. The caller narrows
-/// with `as`, as Spark's BigDecimal.intValue/longValue wrap.
+/// round/bround of an integer array, `rounded` giving each value's rounding: Spark's ANSI
+/// round fails where the result leaves the type (`round(127Y, -1)`).
+pub(crate) fn round_integers(a: &ArrayRef, rounded: impl Fn(i128) -> i128) -> Result<ArrayRef> {
+    use arrow::datatypes::{Int16Type, Int8Type};
+    Ok(match a.data_type() {
+        DataType::Int8 => round_typed::<Int8Type>(a, rounded)?,
+        DataType::Int16 => round_typed::<Int16Type>(a, rounded)?,
+        DataType::Int32 => round_typed::<Int32Type>(a, rounded)?,
+        DataType::Int64 => round_typed::<Int64Type>(a, rounded)?,
+        other => return Err(KilnError::internal(format!("integer rounding of {other}"))),
+    })
+}
+
+fn round_typed<T: arrow::datatypes::ArrowPrimitiveType>(a: &ArrayRef, rounded: impl Fn(i128) -> i128) -> Result<ArrayRef>
+where
+    T::Native: TryFrom<i128> + Into<i128>,
+{
+    let overflow = || KilnError::exec("[ARITHMETIC_OVERFLOW] Overflow. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22003");
+    Ok(Arc::new(a.primitive::<T>()?.try_unary::<_, T, _>(|x| T::Native::try_from(rounded(x.into())).map_err(|_| overflow()))?))
+}
+
+/// round(int, d): unchanged for d >= 0, else HALF_UP to a multiple of 10^-d.
 fn round_integral(x: i128, d: i32) -> i128 {
     if d >= 0 {
         return x;

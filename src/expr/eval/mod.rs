@@ -30,7 +30,7 @@ use crate::expr::{Attribute, BinaryOp, Expr, ScalarFunc};
 use crate::types::{is_string, ScalarValue};
 
 pub(crate) use cast::try_cast;
-pub(crate) use functions::substring_sql;
+pub(crate) use functions::{round_integers, substring_sql};
 pub use filter::filter;
 pub use project::project;
 

@@ -101,6 +101,11 @@ fn prune(plan: &Arc<LogicalPlan>, needed: Option<&BTreeSet<ExprId>>) -> Arc<Logi
         LogicalPlan::GlobalLimit { child, .. } | LogicalPlan::LocalLimit { child, .. } | LogicalPlan::Offset { child, .. } => {
             rebuilt(vec![prune(child, Some(&needed))])
         }
+        LogicalPlan::Repartition { child, .. } => {
+            let mut all = needed.clone();
+            all.extend(refs(&plan.expressions()));
+            rebuilt(vec![prune(child, Some(&all))])
+        }
         // Expand keeps only the columns read above, in every projection.
         LogicalPlan::Expand { projections, output, child } => {
             let keep: Vec<bool> = output.iter().map(|a| needed.contains(&a.id)).collect();

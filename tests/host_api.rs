@@ -902,6 +902,16 @@ fn repartition_and_coalesce() {
     let hinted = plan(s.sql("SELECT /*+ REPARTITION(3, id) */ * FROM range(10)").unwrap());
     assert!(hinted.contains("'UnresolvedHint REPARTITION, [3, 'id]") && hinted.contains("L, 3), REPARTITION_BY_NUM"), "{hinted}");
 
+    // Spark's optimizer: a filter goes below a repartition, and a projection's unread columns
+    // are pruned under it: `Repartition 3, true +- Filter (id#0L > 3) +- Range` and
+    // `RepartitionByExpression [id#7L], 3 +- Range` for range.select(id, id * 2 AS y).repartition(3, id).select(id).
+    let pushed = plan(one.repartition(3).unwrap().filter(col("id").gt(3)).unwrap());
+    assert!(pushed.contains("== Optimized Logical Plan ==\nRepartition 3, true\n+- Filter (id#"), "{pushed}");
+    let narrowed = one.select([col("id"), (col("id") * 2).alias("y")]).unwrap().repartition_by(Some(3), [col("id")]).unwrap().select([col("id")]).unwrap();
+    let pruned = plan(narrowed);
+    let optimized = pruned.split("== Optimized Logical Plan ==\n").nth(1).unwrap_or_default();
+    assert!(optimized.starts_with("RepartitionByExpression [id#") && optimized.contains("], 3\n+- Range (0, 10"), "{pruned}");
+
     for err in [one.repartition(0).unwrap_err(), one.coalesce(0).unwrap_err(), one.repartition_by(Some(0), [col("id")]).unwrap_err()] {
         assert!(err.to_string().contains("requirement failed: Number of partitions (0) must be positive."), "{err}");
     }

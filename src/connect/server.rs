@@ -272,16 +272,39 @@ fn execute(client: &ClientSession, plan: &pb::Plan, control: &Arc<QueryControl>,
             if !out.send(None, Some(super::types::schema_to_proto(&schema)?)) {
                 return Ok(false);
             }
-            // Batches go out as the query yields them; dropping the stream stops the query.
+            // Batches go out as the query yields them, small ones merged (a sort over many
+            // partitions yields a sliver each, and the client pays per batch); dropping the
+            // stream stops the query.
             let mut offset = 0i64;
             let mut sent_any = false;
-            for batch in df.execute_stream_with_control(control)? {
-                let batch = batch.map_err(KilnError::from_stream)?;
+            let (mut pending, mut pending_rows): (Vec<RecordBatch>, usize) = (vec![], 0);
+            let mut batches = df.execute_stream_with_control(control)?;
+            loop {
+                let next = batches.next().transpose().map_err(KilnError::from_stream)?;
+                let last = next.is_none();
+                if let Some(b) = next {
+                    pending_rows += b.num_rows();
+                    pending.push(b);
+                }
+                if pending_rows < ROWS_PER_MESSAGE && !last {
+                    continue;
+                }
+                let merged = match pending.len() {
+                    0 => break,
+                    1 => pending.remove(0),
+                    _ => arrow::compute::concat_batches(&schema, &pending)?,
+                };
+                pending.clear();
+                // Whole messages now; a remainder waits for more rows unless this is the end.
+                let ready = if last { merged.num_rows() } else { merged.num_rows() / ROWS_PER_MESSAGE * ROWS_PER_MESSAGE };
+                pending_rows = merged.num_rows() - ready;
+                if pending_rows > 0 {
+                    pending.push(merged.slice(ready, pending_rows));
+                }
                 let mut start = 0;
-                while start < batch.num_rows() {
-                    let len = ROWS_PER_MESSAGE.min(batch.num_rows() - start);
-                    let slice = batch.slice(start, len);
-                    let data = ipc_stream(&schema, std::slice::from_ref(&slice))?;
+                while start < ready {
+                    let len = ROWS_PER_MESSAGE.min(ready - start);
+                    let data = ipc_stream(&schema, &[merged.slice(start, len)])?;
                     let arrow = ArrowBatch { row_count: len as i64, data: data.into(), start_offset: Some(offset), ..Default::default() };
                     if !out.send(Some(ResponseType::ArrowBatch(arrow)), None) {
                         return Ok(false);
@@ -289,6 +312,9 @@ fn execute(client: &ClientSession, plan: &pb::Plan, control: &Arc<QueryControl>,
                     offset += len as i64;
                     start += len;
                     sent_any = true;
+                }
+                if last {
+                    break;
                 }
             }
             if !sent_any {

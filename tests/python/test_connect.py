@@ -503,6 +503,13 @@ def test_results_stream_and_an_operation_is_reattached_released_and_interrupted_
         raise AssertionError("a released operation was reattached")
     except grpc.RpcError as e:
         assert "INVALID_HANDLE.OPERATION_NOT_FOUND" in (e.details() or ""), e.details()
+    # 100 partitions of 10 rows arrive as one batch (the client pays per batch).
+    small = pb2.ExecutePlanRequest(
+        plan=pb2.Plan(root=pb2.Relation(sql=pb2.SQL(query="SELECT id FROM range(0, 1000, 1, 100)"))),
+        session_id=session_id, user_context=user, operation_id=str(uuid.uuid4()),
+    )
+    sizes = [r.arrow_batch.row_count for r in stub.ExecutePlan(small, timeout=30) if r.HasField("arrow_batch")]
+    assert sizes == [1000], sizes
     stub.ReleaseSession(pb2.ReleaseSessionRequest(session_id=session_id, user_context=user))
     channel.close()
 

@@ -71,6 +71,10 @@ fn push_filter(condition: &Expr, child: &Arc<LogicalPlan>) -> Option<Arc<Logical
             global: *global,
             child: filter(Some(condition.clone()), grandchild.clone()),
         })),
+        // Spark's canPushThrough: a repartition changes where rows go, not which rows there are.
+        LogicalPlan::Repartition { scheme, child: grandchild } if condition.deterministic() => {
+            Some(Arc::new(LogicalPlan::Repartition { scheme: scheme.clone(), child: filter(Some(condition.clone()), grandchild.clone()) }))
+        }
         // A global aggregate gives one row even over no input: a filter above it (HAVING 1 = 0)
         // must stay there (Spark's guard: grouping expressions non-empty).
         LogicalPlan::Aggregate { grouping, aggregates, child: grandchild } if !grouping.is_empty() => {

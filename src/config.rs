@@ -514,7 +514,15 @@ impl Config {
             return Err(cannot_modify_static(key));
         }
         let mut next = self.clone();
-        next.set(key, value)?;
+        match next.set(key, value) {
+            // Spark's SET keeps a `spark.` key it does not know: kept, with a warning naming the
+            // closest key kiln knows.
+            Err(KilnError::Config(why)) if key.starts_with("spark.") && !SETTINGS.iter().any(|s| s.key == key) => {
+                eprintln!("WARN SQLConf: {why} It is kept for the session and has no effect.");
+                next.user_settings.insert(key.to_string(), value.to_string());
+            }
+            other => other?,
+        }
         let raised = match key {
             "kiln.memory.limit" => (next.memory_limit > host.memory_limit).then(|| host.memory_limit.to_string()),
             "kiln.query.timeout" => {
@@ -714,14 +722,10 @@ impl Config {
                     _ => return Err(KilnError::Config(format!("`{key}` must be ir, asm or both, got `{value}`"))),
                 }
             }
-            // Spark keeps any other key for the session, a `spark.` one it does not know too:
-            // kiln keeps it with a warning naming the closest key it knows (a typo, or a
-            // setting kiln does not apply). A `kiln.` key kiln does not know stays an error.
-            _ if !key.starts_with("kiln.") => {
-                if key.starts_with("spark.") {
-                    let hint = closest_match(key, SETTINGS.iter().map(|s| s.key)).map(|k| format!(" Did you mean `{k}`?")).unwrap_or_default();
-                    eprintln!("WARN SQLConf: `{key}` is not a setting kiln knows; it is kept for the session and has no effect.{hint}");
-                }
+            // Spark keeps any other key for the session; a `spark.` or `kiln.` key kiln does not
+            // know is a typo (or a setting kiln does not apply): an error here, for the host's
+            // settings; SQL's SET keeps a `spark.` one as Spark does (`set_from_sql`).
+            _ if !key.starts_with("spark.") && !key.starts_with("kiln.") => {
                 self.user_settings.insert(key.to_string(), value.to_string());
             }
             _ => {
@@ -854,10 +858,13 @@ mod tests {
         assert_eq!(c.auto_broadcast_join_threshold, -1);
         c.set("spark.sql.autoBroadcastJoinThreshold", "10MB").unwrap();
         assert_eq!(c.auto_broadcast_join_threshold, 10 << 20);
-        // Spark keeps a spark. key it does not know; a kiln. one is a typo.
-        c.set("spark.sql.shuffle.partition", "8").unwrap();
-        assert_eq!((c.shuffle_partitions, c.get("spark.sql.shuffle.partition").as_deref()), (8, Some("8")));
-        let err = c.set("kiln.batchSiz", "8").unwrap_err().to_string();
+        let err = c.set("spark.sql.shuffle.partition", "8").unwrap_err().to_string();
+        assert!(err.contains("spark.sql.shuffle.partitions"), "{err}");
+        // SQL's SET keeps a spark. key it does not know, as Spark; a kiln. one is a typo.
+        let host = c.clone();
+        c.set_from_sql(&host, "spark.sql.shuffle.partition", "9").unwrap();
+        assert_eq!((c.shuffle_partitions, c.get("spark.sql.shuffle.partition").as_deref()), (8, Some("9")));
+        let err = c.set_from_sql(&host, "kiln.batchSiz", "8").unwrap_err().to_string();
         assert!(err.contains("kiln.batchSize"), "{err}");
         assert!(c.set("spark.sql.shuffle.partitions", "x").is_err());
         assert!(c.set("spark.sql.ansi.enabled", "false").is_err());

@@ -191,6 +191,42 @@ fn a_sort_and_its_exchange_spill_and_give_the_rows_they_give_in_memory() {
     }
 }
 
+/// A grouping with more groups than fit (the final aggregates over two shuffle partitions, and
+/// the partial aggregates under them) under a limit a tenth of its input, in both modes,
+/// adaptive execution on and off: the aggregates spill, the rows come out as without the limit,
+/// and the folder is empty afterwards. At a larger scale the process's peak resident memory
+/// stays within 1.5 times the limit.
+#[test]
+fn an_aggregate_with_more_groups_than_fit_spills_and_gives_the_rows_it_gives_in_memory() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let query = "SELECT k, count(*) AS n, sum(id) AS s, max(v) AS m FROM (SELECT id % 300000 AS k, id, concat('v', id) AS v FROM range(1000000)) GROUP BY k ORDER BY k";
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let base = vec!["spark.sql.shuffle.partitions=2".to_string(), format!("spark.local.dir={}", folder.path().display())];
+    let (ok, expected, err) = kiln_csv(&base, query);
+    assert!(ok && !err.contains("spilled:"), "{err}");
+    for mode in MODES {
+        for aqe in ["true", "false"] {
+            let mut conf = base.clone();
+            conf.extend([mode.to_string(), format!("spark.sql.adaptive.enabled={aqe}"), "kiln.memory.limit=4m".into()]);
+            let (ok, rows, err) = kiln_csv(&conf, query);
+            assert!(ok, "{conf:?}: {err}");
+            assert!(rows == expected, "{conf:?}: rows differ from the run without a limit");
+            assert!(err.lines().any(|l| l.contains("spilled:") && l.contains("HashAggregate")), "{conf:?}: {err}");
+            assert_eq!(files_in(folder.path()), Vec::<String>::new(), "{conf:?}: spill files left");
+        }
+    }
+    // 6M groups of about 100 bytes each under 128 MiB.
+    let big = "SELECT count(*), sum(n), max(m) FROM (SELECT id % 6000000 AS k, count(*) AS n, max(concat('v', id)) AS m FROM range(12000000) GROUP BY k)";
+    let local_dir = format!("spark.local.dir={}", folder.path().display());
+    for mode in MODES {
+        let limit = 128u64 << 20;
+        let out = run(&[mode, "kiln.memory.limit=128m", &local_dir], big, None, Duration::from_secs(120));
+        assert_eq!(out.code, Some(0), "{mode}: {}", out.stderr);
+        assert!(out.peak as f64 <= limit as f64 * 1.5, "{mode}: peaked at {} MiB", out.peak >> 20);
+        assert_eq!(files_in(folder.path()), Vec::<String>::new(), "{mode}: spill files left");
+    }
+}
+
 /// A sort, and a window, over a join's fan-out spill without end (the exchange under each
 /// spills the fan-out): each stops at
 /// `kiln.spill.limit` (its memory within twice the limit), or at the timeout,

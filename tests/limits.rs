@@ -102,8 +102,15 @@ fn breakers_past_the_memory_limit_fail_naming_the_operator_and_the_session_goes_
         let rows: usize = result.expect("a sort spills").iter().map(|b| b.num_rows()).sum();
         assert_eq!(rows, 2_000_000);
     }
-    // A grouping by a unique key holds 2M groups, and does not spill yet.
-    for (sql, operator) in [("SELECT a, count(*) FROM t GROUP BY a", "HashAggregate")] {
+    // A grouping by a unique key holds 2M groups: it spills them and gives every group once.
+    for result in under_limit(&s, "SELECT count(*), count(DISTINCT a), sum(n), min(n), max(n) FROM (SELECT a, count(*) AS n FROM t GROUP BY a)", "4m") {
+        let batches = result.expect("an aggregate spills");
+        let row: Vec<Option<i64>> = (0..5).map(|c| batches.iter().find(|b| b.num_rows() > 0).and_then(|b| b.column(c).as_any().downcast_ref::<Int64Array>()).map(|a| a.value(0))).collect();
+        assert_eq!(row, [2_000_000, 2_000_000, 2_000_000, 1, 1].map(Some));
+    }
+    // A shuffled hash join's build side does not spill yet: past the limit it fails.
+    s.set_conf("spark.sql.shuffle.partitions", "1").expect("a setting");
+    for (sql, operator) in [("SELECT /*+ SHUFFLE_HASH(y) */ count(*) FROM t x JOIN t y ON x.a = y.a", "Join")] {
         for result in under_limit(&s, sql, "4m") {
             let err = result.map(|b| b.len()).expect_err("past 4 MB");
             let msg = err.to_string();
@@ -113,9 +120,10 @@ fn breakers_past_the_memory_limit_fail_naming_the_operator_and_the_session_goes_
         // The failed runs gave their memory back: the same query fits a larger limit.
         for result in under_limit(&s, sql, "1g") {
             let rows: usize = result.expect("fits in 1 GB").iter().map(|b| b.num_rows()).sum();
-            assert_eq!(rows, 2_000_000, "{sql}");
+            assert_eq!(rows, 1, "{sql}");
         }
     }
+    s.set_conf("spark.sql.shuffle.partitions", "200").expect("a setting");
     // A scan that holds nothing streams under any limit.
     for result in under_limit(&s, SLOW, "1m") {
         result.expect("a streaming aggregate holds one group");
@@ -129,17 +137,21 @@ fn breakers_past_the_memory_limit_fail_naming_the_operator_and_the_session_goes_
 fn a_run_gives_back_every_byte_it_reserved() {
     let s = session();
     s.set_conf("kiln.memory.limit", "8m").expect("a size");
-    let df = s.sql("SELECT a, count(*) FROM t GROUP BY a").expect("plans");
+    s.set_conf("spark.sql.shuffle.partitions", "1").expect("a setting");
+    let df = s.sql("SELECT /*+ SHUFFLE_HASH(y) */ count(*) FROM t x JOIN t y ON x.a = y.a").expect("plans");
     let control = kiln::exec::control::QueryControl::for_plan(df.physical_plan());
     df.collect_with_control(&control).map(|b| b.len()).expect_err("past 8 MB");
     assert_eq!(control.memory().used(), 0, "a failed run holds nothing");
+    s.set_conf("spark.sql.shuffle.partitions", "200").expect("a setting");
     assert!(control.memory().peak() > 0 && control.memory().peak() <= 8 << 20, "{}", control.memory().peak());
     // A run that spilled holds nothing afterwards either, and its files are gone with it.
-    let df = s.sql("SELECT a FROM t ORDER BY a DESC").expect("plans");
-    let control = kiln::exec::control::QueryControl::for_plan(df.physical_plan());
-    df.collect_with_control(&control).expect("a sort spills");
-    assert_eq!((control.memory().used(), control.spill().used()), (0, 0), "a spilled run holds nothing");
-    assert!(control.memory().peak() > 0 && control.memory().peak() <= 8 << 20, "{}", control.memory().peak());
+    for sql in ["SELECT a FROM t ORDER BY a DESC", "SELECT a, count(*) FROM t GROUP BY a"] {
+        let df = s.sql(sql).expect("plans");
+        let control = kiln::exec::control::QueryControl::for_plan(df.physical_plan());
+        df.collect_with_control(&control).expect("a sort and an aggregate spill");
+        assert_eq!((control.memory().used(), control.spill().used()), (0, 0), "{sql}: a spilled run holds nothing");
+        assert!(control.memory().peak() > 0 && control.memory().peak() <= 8 << 20, "{sql}: {}", control.memory().peak());
+    }
     s.set_conf("kiln.memory.limit", "1g").expect("a size");
     let df = s.sql("SELECT a % 10 AS k, count(*) FROM t GROUP BY 1 ORDER BY 1").expect("plans");
     let control = kiln::exec::control::QueryControl::for_plan(df.physical_plan());

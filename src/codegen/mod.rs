@@ -42,7 +42,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 pub use jit::{compile_stage, CompiledStage, StageCache};
-pub use run::{aggregate_partition, output_batch, output_pieces, BuildTable, OutputPieces, Piece, StageOutput};
+pub use run::{aggregate_partition, output_batch, output_pieces, BuildTable, GroupBudget, OutputPieces, Piece, StageOutput};
 pub use spec::{AggSpec, JoinSpec, StageJoinType, StageSink, StageSpec};
 
 use crate::physical::{AggregateMode, PhysicalPlan};

@@ -831,12 +831,125 @@ fn to_array(t: &DataType, mut values: MutableBuffer, valid: &[u8], count: usize)
     })
 }
 
+/// Where an aggregate stage's groups are held: the memory budget, and where they go when it
+/// refuses them.
+pub trait GroupBudget {
+    /// Holds `bytes` for the groups (and fails a query that was stopped); false when refused
+    /// and the groups can be written out ([`GroupBudget::spill`]) to make room.
+    fn hold(&mut self, bytes: u64) -> Result<bool>;
+    /// Holds `bytes` once the groups were written out, waiting a while for other operators to
+    /// free memory; refused, an error.
+    fn hold_freed(&mut self, bytes: u64) -> Result<()>;
+    /// Writes groups out: their keys and buffers, as a partial aggregate outputs them.
+    fn spill(&mut self, groups: Vec<RecordBatch>) -> Result<()>;
+}
+
+/// An aggregate stage's groups over one partition: the keys (in the shared table generated code
+/// probes, or a grouper), their accumulators, and what a partial aggregate emitted.
+struct StageGroups<'a> {
+    aggregates: &'a [AggSpec],
+    output: &'a [Attribute],
+    key_types: Vec<DataType>,
+    stride: usize,
+    table: Option<Box<GroupTable>>,
+    grouper: Option<Grouper>,
+    /// Groups without keys: always one.
+    groups: usize,
+    acc: Vec<u128>,
+    emitted: Vec<RecordBatch>,
+    emitted_bytes: u64,
+}
+
+impl<'a> StageGroups<'a> {
+    fn new(aggregates: &'a [AggSpec], output: &'a [Attribute], key_types: Vec<DataType>, keys_in_code: bool) -> Result<StageGroups<'a>> {
+        let stride = ACC_BYTES * aggregates.len();
+        // Generated code groups the rows in the shared table, whose payload holds the accumulators.
+        let table = if keys_in_code { Some(GroupTable::new(&key_types, stride)?) } else { None };
+        let grouper = if key_types.is_empty() || table.is_some() { None } else { Some(Grouper::new(&key_types)?) };
+        let acc = vec![0; stride.div_ceil(16).max(1)];
+        Ok(StageGroups { aggregates, output, key_types, stride, table, grouper, groups: 1, acc, emitted: vec![], emitted_bytes: 0 })
+    }
+
+    fn held_groups(&self) -> usize {
+        self.table.as_ref().map(|t| t.num_groups()).or(self.grouper.as_ref().map(Grouper::num_groups)).unwrap_or(0)
+    }
+
+    /// Bytes held once `rows` rows (`group_rows` of them reaching the groups) added as many
+    /// groups at most.
+    fn bytes_after(&self, rows: usize, group_rows: usize) -> u64 {
+        let keys = self.table.as_ref().map(|t| t.memory_size_after(group_rows)).or(self.grouper.as_ref().map(|g| g.memory_size_after(rows))).unwrap_or(0);
+        let acc = match &self.grouper {
+            Some(g) => ((g.num_groups() + rows) * self.stride).div_ceil(16).max(self.acc.capacity()) as u64 * 16,
+            None => self.acc.capacity() as u64 * 16,
+        };
+        keys + acc + self.emitted_bytes
+    }
+
+    /// Bytes held now.
+    fn bytes(&self) -> u64 {
+        let keys = self.table.as_ref().map(|t| t.memory_size()).or(self.grouper.as_ref().map(Grouper::memory_size)).unwrap_or(0);
+        keys + self.acc.capacity() as u64 * 16 + self.emitted_bytes
+    }
+
+    /// The groups as one batch of `output`; None when a decimal sum exceeds its precision.
+    fn batch(&self) -> Result<Option<RecordBatch>> {
+        groups_batch(self.table.as_deref(), self.grouper.as_ref(), &self.acc, self.groups, self.aggregates, self.output)
+    }
+
+    /// A partial aggregate's groups emitted; it starts again with none, its table kept.
+    fn flush(&mut self) -> Result<bool> {
+        let Some(b) = self.batch()? else { return Ok(false) };
+        self.emitted_bytes += batch_bytes(&b);
+        self.emitted.push(b);
+        if let Some(t) = &mut self.table {
+            t.clear();
+        }
+        if let Some(g) = &mut self.grouper {
+            g.clear()?;
+        }
+        self.acc.fill(0);
+        Ok(true)
+    }
+
+    /// The groups (and what was emitted) written to `budget`'s spill; it starts again with
+    /// none, their memory given back.
+    fn spill(&mut self, budget: &mut dyn GroupBudget) -> Result<bool> {
+        let Some(b) = self.batch()? else { return Ok(false) };
+        let mut out = std::mem::take(&mut self.emitted);
+        out.push(b);
+        budget.spill(out)?;
+        self.emitted_bytes = 0;
+        if self.table.is_some() {
+            self.table = Some(GroupTable::new(&self.key_types, self.stride)?);
+        }
+        if let Some(g) = &mut self.grouper {
+            g.release()?;
+        }
+        self.acc = vec![0; self.stride.div_ceil(16).max(1)];
+        Ok(true)
+    }
+
+    /// Holds `bytes()` of the groups, spilling them first when refused; false when they could
+    /// not be read out.
+    fn hold(&mut self, budget: &mut dyn GroupBudget, bytes: impl Fn(&Self) -> u64) -> Result<bool> {
+        if budget.hold(bytes(self))? {
+            return Ok(true);
+        }
+        if !self.spill(budget)? {
+            return Ok(false);
+        }
+        budget.hold_freed(bytes(self))?;
+        Ok(true)
+    }
+}
+
 /// Runs an aggregate stage over one partition of its input, batch by batch: the partial
 /// aggregate's output, or None when the generated code gave up (the interpreter then runs the
-/// partition again). After each batch, `hold` is told the bytes the groups take (the memory
-/// budget), and may stop the run with its error. `input_rows`: the rows to come, where known.
-/// A final aggregate's (`finish`) output is its merged buffers, one row per group, for the
-/// caller to finish into results.
+/// partition again). Before and after each batch the groups' bytes are held in `budget`,
+/// which may stop the run with its error, or have the groups written out and the run go on
+/// with none. `input_rows`: the rows to come, where known. A final aggregate's (`finish`)
+/// output is its merged buffers, one row per group, for the caller to finish into results.
+#[allow(clippy::too_many_arguments)]
 pub fn aggregate_partition(
     spec: &StageSpec,
     compiled: &CompiledStage,
@@ -844,27 +957,22 @@ pub fn aggregate_partition(
     builds: &[&BuildTable],
     flush_groups: usize,
     input_rows: Option<usize>,
-    hold: &dyn Fn(u64) -> Result<()>,
+    budget: &mut dyn GroupBudget,
     counts: &mut [u64],
 ) -> Result<Option<Vec<RecordBatch>>> {
     let StageSink::Aggregate { keys, keys_in_code, aggregates, output, finish } = &spec.sink else {
         return Err(KilnError::internal("aggregate_partition on an output stage"));
     };
     let merged = coalesce(batches);
-    let stride = ACC_BYTES * aggregates.len();
     let key_types = keys.iter().map(|k| k.data_type()).collect::<Result<Vec<_>>>()?;
-    // Generated code groups the rows in the shared table, whose payload holds the accumulators.
-    let mut table = if *keys_in_code { Some(GroupTable::new(&key_types, stride)?) } else { None };
-    let mut grouper = if keys.is_empty() || table.is_some() { None } else { Some(Grouper::new(&key_types)?) };
+    let mut g = StageGroups::new(aggregates, output, key_types, *keys_in_code)?;
     if let (Some(_), Some(rows)) = (finish, input_rows) {
         let groups = crate::hashtable::groups::final_groups_expected(rows);
-        table.iter_mut().for_each(|t| t.reserve_groups(groups));
-        grouper.iter_mut().for_each(|g| g.reserve_groups(groups));
+        g.table.iter_mut().for_each(|t| t.reserve_groups(groups));
+        g.grouper.iter_mut().for_each(|g| g.reserve_groups(groups));
     }
-    let mut groups = 1;
-    let mut acc: Vec<u128> = vec![0; stride.div_ceil(16).max(1)];
     let mut gids: Vec<u32> = vec![];
-    let (mut rows_in, mut emitted, mut emitted_bytes) = (0usize, vec![], 0u64);
+    let mut rows_in = 0usize;
     // Columns the grouping keys read, gathered per batch when keys see joined rows.
     let key_columns = attributes_of(keys);
     let dropped = drops_every_row(spec, builds);
@@ -900,34 +1008,31 @@ pub fn aggregate_partition(
             // The groups' growth first: refused, it is never allocated.
             // Under an Expand each row reaches the groups once per projection.
             let group_rows = rows.count * spec.rows_per_row();
-            let keys_after = table.as_ref().map(|t| t.memory_size_after(group_rows)).or(grouper.as_ref().map(|g| g.memory_size_after(rows.count))).unwrap_or(0);
-            let acc_after = match &grouper {
-                Some(g) => ((g.num_groups() + rows.count) * stride).div_ceil(16).max(acc.capacity()) as u64 * 16,
-                None => acc.capacity() as u64 * 16,
-            };
-            hold(keys_after + acc_after + emitted_bytes)?;
-            if let Some(g) = &mut grouper {
+            if !g.hold(budget, |g| g.bytes_after(rows.count, group_rows))? {
+                return Ok(false);
+            }
+            if let Some(grouper) = &mut g.grouper {
                 // Keys are hashed per batch, for the selected rows (or joined rows) only.
                 if !spec.joins().is_empty() {
                     let gathered = gather(spec, batch, builds, rows, &key_columns)?;
                     let key_batch = make_batch(schema_of(&key_columns), gathered, rows.count)?;
-                    g.push(evaluate_all(keys, &key_batch, &key_columns)?, &mut gids)?;
+                    grouper.push(evaluate_all(keys, &key_batch, &key_columns)?, &mut gids)?;
                 } else {
-                    g.push_selected(evaluate_all(keys, batch, &spec.input)?, rows.stream.as_deref(), &mut gids)?;
+                    grouper.push_selected(evaluate_all(keys, batch, &spec.input)?, rows.stream.as_deref(), &mut gids)?;
                 }
-                groups = g.num_groups();
-                acc.resize((groups * stride).div_ceil(16).max(1), 0);
+                g.groups = grouper.num_groups();
+                g.acc.resize((g.groups * g.stride).div_ceil(16).max(1), 0);
             }
-            if let (Some(k), Some(_)) = (compiled.layout.gids, &grouper) {
+            if let (Some(k), Some(_)) = (compiled.layout.gids, &g.grouper) {
                 slots[k] = gids.as_ptr() as u64;
             }
             if let Some(k) = compiled.layout.acc {
-                slots[k] = acc.as_mut_ptr() as u64;
+                slots[k] = g.acc.as_mut_ptr() as u64;
             }
             if compiled.probe.is_none() && compiled.layout.resume.is_some() {
                 return Err(KilnError::internal("an aggregate sink with an output capacity"));
             }
-            if let (Some(k), Some(t)) = (compiled.layout.table, &mut table) {
+            if let (Some(k), Some(t)) = (compiled.layout.table, &mut g.table) {
                 slots[k] = t.header_ptr() as u64;
             }
             if call_sink(compiled, slots, rows, no_nulls).is_none() {
@@ -935,23 +1040,13 @@ pub fn aggregate_partition(
             }
             rows_in += group_rows;
             // A partial aggregate whose rows fold well emits its groups and starts again.
-            let held_groups = table.as_ref().map(|t| t.num_groups()).or(grouper.as_ref().map(Grouper::num_groups)).unwrap_or(0);
-            if finish.is_none() && crate::hashtable::groups::partial_flush_due(held_groups, rows_in, flush_groups) {
-                let Some(b) = groups_batch(table.as_deref(), grouper.as_ref(), &acc, groups, aggregates, output)? else { return Ok(false) };
-                emitted_bytes += batch_bytes(&b);
-                emitted.push(b);
-                if let Some(t) = &mut table {
-                    t.clear();
+            if finish.is_none() && crate::hashtable::groups::partial_flush_due(g.held_groups(), rows_in, flush_groups) {
+                if !g.flush()? {
+                    return Ok(false);
                 }
-                if let Some(g) = &mut grouper {
-                    g.clear()?;
-                }
-                acc.fill(0);
                 rows_in = 0;
             }
-            let keys_bytes = table.as_ref().map(|t| t.memory_size()).or(grouper.as_ref().map(Grouper::memory_size)).unwrap_or(0);
-            hold(keys_bytes + acc.capacity() as u64 * 16 + emitted_bytes)?;
-            Ok(true)
+            g.hold(budget, StageGroups::bytes)
         };
         let ok = match compiled.probe {
             // An aggregate over joins: the probe materializes the joined rows (all conditions
@@ -979,9 +1074,10 @@ pub fn aggregate_partition(
             return Ok(None);
         }
     }
-    let Some(merged) = groups_batch(table.as_deref(), grouper.as_ref(), &acc, groups, aggregates, output)? else { return Ok(None) };
-    emitted.push(merged);
-    Ok(Some(emitted))
+    let Some(merged) = g.batch()? else { return Ok(None) };
+    let mut out = std::mem::take(&mut g.emitted);
+    out.push(merged);
+    Ok(Some(out))
 }
 
 /// The groups an aggregate stage holds as one batch of `output` (keys, then each aggregate's

@@ -70,6 +70,11 @@ impl Reservation {
         Reservation { pool: pool.clone(), operator: operator.clone(), bytes: AtomicU64::new(0) }
     }
 
+    /// The limit of the pool it takes from.
+    pub fn pool_limit(&self) -> u64 {
+        self.pool.limit()
+    }
+
     /// Bytes held now.
     pub fn bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)
@@ -132,6 +137,18 @@ impl Reservation {
         let held = self.bytes();
         if total > held {
             self.grow(total - held)
+        } else {
+            self.shrink(held - total);
+            Ok(())
+        }
+    }
+
+    /// As [`Reservation::resize`], waiting a while for others to free memory when refused
+    /// (see [`Reservation::grow_when_freed`]).
+    pub fn resize_when_freed(&self, total: u64, check: impl Fn() -> Result<()>) -> Result<()> {
+        let held = self.bytes();
+        if total > held {
+            self.grow_when_freed(total - held, check)
         } else {
             self.shrink(held - total);
             Ok(())

@@ -116,11 +116,6 @@ impl<'a> Executor<'a> {
         Executor { config, outputs, states: HashMap::new(), cache, metrics, ops, control: &ctx.control, inputs: &ctx.inputs, held: vec![], matching: HashMap::new(), merged: HashMap::new() }
     }
 
-    /// Stops a cancelled or timed-out query.
-    pub(in crate::exec) fn check(&self) -> Result<()> {
-        self.control.check()
-    }
-
     /// An empty reservation of the query's memory, for what `plan` holds.
     pub(in crate::exec) fn reserve(&self, plan: &Arc<PhysicalPlan>) -> Reservation {
         Reservation::new(self.control.memory(), plan)

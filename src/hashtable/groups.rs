@@ -169,6 +169,12 @@ impl Grouper {
         Ok(())
     }
 
+    /// Forgets every group and gives back the memory they took.
+    pub fn release(&mut self) -> Result<()> {
+        *self = Grouper::new(&self.types)?;
+        Ok(())
+    }
+
     /// Assigns a group id to every row of `keys` (one array per key), new ids to new tuples.
     pub fn push(&mut self, keys: Vec<ArrayRef>, ids: &mut Vec<u32>) -> Result<()> {
         self.push_selected(keys, None, ids)

@@ -1,6 +1,7 @@
 //! HashAggregate over one partition, as Spark's HashAggregateExec: Partial (rows -> buffers),
 //! Final (buffers -> results) and Complete (rows -> results).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, BooleanArray, UInt32Array};
@@ -111,11 +112,19 @@ pub fn hash_aggregate(
     agg.finish()
 }
 
+/// The columns of a partial aggregate's output (and of an aggregate's spilled groups): the
+/// grouping attributes, then every aggregate's buffer.
+pub fn state_attrs(grouping: &[Expr], aggregates: &[AggregateExpr]) -> Vec<Attribute> {
+    let mut attrs = named_outputs(grouping);
+    attrs.extend(aggregates.iter().flat_map(|a| a.buffer.iter().cloned()));
+    attrs
+}
+
 /// A hash aggregate fed one batch at a time: only its groups' keys and buffers are held.
 pub struct HashAggregator<'a> {
     mode: AggregateMode,
     result: &'a [Expr],
-    input: &'a [Attribute],
+    input: Cow<'a, [Attribute]>,
     group_attrs: Vec<Attribute>,
     key_exprs: Vec<Expr>,
     grouper: Option<Grouper>,
@@ -134,8 +143,9 @@ impl<'a> HashAggregator<'a> {
         grouping: &'a [Expr],
         aggregates: &'a [AggregateExpr],
         result: &'a [Expr],
-        input: &'a [Attribute],
+        input: impl Into<Cow<'a, [Attribute]>>,
     ) -> Result<HashAggregator<'a>> {
+        let input = input.into();
         let group_attrs = named_outputs(grouping);
         if group_attrs.len() != grouping.len() {
             return Err(KilnError::internal("grouping expressions of a HashAggregate must be named"));
@@ -148,7 +158,7 @@ impl<'a> HashAggregator<'a> {
         } else {
             Some(Grouper::new(&key_exprs.iter().map(|e| e.data_type()).collect::<Result<Vec<_>>>()?)?)
         };
-        let aggs = aggregates.iter().map(|a| AggState::new(a, mode, input)).collect::<Result<Vec<_>>>()?;
+        let aggs = aggregates.iter().map(|a| AggState::new(a, mode, &input)).collect::<Result<Vec<_>>>()?;
         Ok(HashAggregator { mode, result, input, group_attrs, key_exprs, grouper, aggs, gids: Vec::new(), rows_in: 0, emitted: vec![], flush_groups: 0 })
     }
 
@@ -173,7 +183,7 @@ impl<'a> HashAggregator<'a> {
         }
         let groups = match &mut self.grouper {
             Some(g) => {
-                g.push(evaluate_all(&self.key_exprs, batch, self.input)?, &mut self.gids)?;
+                g.push(evaluate_all(&self.key_exprs, batch, &self.input)?, &mut self.gids)?;
                 g.num_groups()
             }
             None => {
@@ -184,7 +194,7 @@ impl<'a> HashAggregator<'a> {
         };
         for agg in &mut self.aggs {
             agg.acc.resize(groups);
-            agg.consume(self.mode, batch, self.input, &self.gids)?;
+            agg.consume(self.mode, batch, &self.input, &self.gids)?;
         }
         self.rows_in += batch.num_rows();
         // A DISTINCT buffer counts each value once per group: emitted twice, it would count twice.
@@ -204,10 +214,35 @@ impl<'a> HashAggregator<'a> {
         let batch = self.partial_batch(keys, groups)?;
         self.emitted.push(batch);
         for agg in &mut self.aggs {
-            *agg = AggState::new(agg.expr, self.mode, self.input)?;
+            *agg = AggState::new(agg.expr, self.mode, &self.input)?;
         }
         self.rows_in = 0;
         Ok(())
+    }
+
+    /// Whether its groups can be written out and merged later: it has keys, and no DISTINCT
+    /// buffer (whose seen values a merge would count again).
+    pub fn can_spill(&self) -> bool {
+        self.grouper.is_some() && self.aggs.iter().all(|a| a.seen.is_none())
+    }
+
+    /// Its groups' keys and buffers (and a partial aggregate's emitted groups), the memory
+    /// they held given back: it starts again with no group. A final aggregate over their
+    /// columns ([`state_attrs`]) merges them.
+    pub fn take_states(&mut self) -> Result<Vec<RecordBatch>> {
+        let Some(grouper) = &mut self.grouper else { return Err(KilnError::internal("the groups of an aggregate without keys taken")) };
+        let groups = grouper.num_groups();
+        let keys = grouper.keys()?;
+        grouper.release()?;
+        let mut out = std::mem::take(&mut self.emitted);
+        if groups > 0 {
+            out.push(self.partial_batch(keys, groups)?);
+        }
+        for agg in &mut self.aggs {
+            *agg = AggState::new(agg.expr, self.mode, &self.input)?;
+        }
+        self.rows_in = 0;
+        Ok(out)
     }
 
     /// A partial aggregate's output for `groups` groups: their keys, then every aggregate's
@@ -243,7 +278,7 @@ impl<'a> HashAggregator<'a> {
     pub fn finish_distinct(mut self, batch: &RecordBatch) -> Result<Vec<RecordBatch>> {
         let rows = batch.num_rows();
         let keys = match self.grouper {
-            Some(_) => Some(evaluate_all(&self.key_exprs, batch, self.input)?),
+            Some(_) => Some(evaluate_all(&self.key_exprs, batch, &self.input)?),
             None if rows == 1 => None,
             None => return Err(KilnError::internal(format!("{rows} merged rows of an aggregate without keys"))),
         };
@@ -261,7 +296,7 @@ impl<'a> HashAggregator<'a> {
         self.gids = (0..rows as u32).collect();
         for agg in &mut self.aggs {
             agg.acc.resize(rows);
-            agg.consume(self.mode, batch, self.input, &self.gids)?;
+            agg.consume(self.mode, batch, &self.input, &self.gids)?;
         }
         self.finish_groups(keys, rows)
     }

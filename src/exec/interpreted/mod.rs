@@ -13,7 +13,7 @@ pub mod window;
 mod accumulators;
 mod stat_accumulators;
 
-pub use aggregate::{hash_aggregate, HashAggregator};
+pub use aggregate::{hash_aggregate, state_attrs, HashAggregator};
 pub use exchange::{range_partition, HashPartitioner, RangeBounds};
 pub use generate::generate;
 pub use join::{hash_join, nested_loop_join, sort_merge_join};

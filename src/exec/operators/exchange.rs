@@ -114,6 +114,9 @@ struct PartitionSink<'r> {
     budget: Arc<SpillBudget>,
     metrics: Arc<OperatorMetrics>,
     pressure: AtomicU64,
+    /// The most it holds in memory: half the limit, for the operators that make its input
+    /// (an aggregate merging what it spilled, in the same thread) need room to make it.
+    share: u64,
 }
 
 #[derive(Default)]
@@ -141,7 +144,8 @@ impl SinkPartition {
 
 impl<'r> PartitionSink<'r> {
     fn new(n: usize, held: &'r Reservation, folder: PathBuf, budget: Arc<SpillBudget>, metrics: Arc<OperatorMetrics>) -> PartitionSink<'r> {
-        PartitionSink { parts: (0..n).map(|_| Mutex::default()).collect(), held, folder, budget, metrics, pressure: AtomicU64::new(0) }
+        let share = held.pool_limit() / 2;
+        PartitionSink { parts: (0..n).map(|_| Mutex::default()).collect(), held, folder, budget, metrics, pressure: AtomicU64::new(0), share }
     }
 
     fn part(&self, p: usize) -> Result<std::sync::MutexGuard<'_, SinkPartition>> {
@@ -160,11 +164,11 @@ impl<'r> PartitionSink<'r> {
                 seen = self.pressure.load(Ordering::Acquire);
                 self.spill_task(&mut parts, &mut task_bytes)?;
             }
-            if let Err(refused) = self.held.grow(bytes) {
+            if self.held.bytes() + bytes > self.share || self.held.grow(bytes).is_err() {
                 seen = self.pressure.fetch_add(1, Ordering::AcqRel) + 1;
                 self.spill_task(&mut parts, &mut task_bytes)?;
                 self.spill_held()?;
-                self.held.grow_when_freed(bytes, || control.check()).map_err(|_| refused)?;
+                self.held.grow_when_freed(bytes, || control.check())?;
             }
             task_bytes += bytes;
             route(&mut parts, &b)?;
@@ -175,9 +179,10 @@ impl<'r> PartitionSink<'r> {
                 continue;
             }
             let bytes: u64 = batches.iter().map(batch_bytes).sum();
-            if self.held.grow(bytes).is_err() {
+            let within = |held: &Reservation| held.bytes() + bytes <= self.share && held.grow(bytes).is_ok();
+            if !within(self.held) {
                 self.spill_held()?;
-                if self.held.grow(bytes).is_err() {
+                if !within(self.held) {
                     self.part(p)?.spill(&batches, &self.folder, &self.budget)?;
                     continue;
                 }
@@ -216,9 +221,9 @@ impl<'r> PartitionSink<'r> {
         Ok(())
     }
 
-    /// The output partitions. When the exchange spilled, or holds over half the budget, its
-    /// largest partitions are written out until it holds at most half: its readers (a sort,
-    /// a join's side) need room of their own.
+    /// The output partitions. When the exchange spilled, or the query holds over half the
+    /// budget, its largest partitions are written out until it holds at most half: its readers
+    /// (a sort, a join's side) need room of their own.
     fn finish(self, pool: &MemoryPool, batch_size: usize) -> Result<Vec<SpillablePartition>> {
         let spilled = self.parts.iter().any(|p| p.lock().map(|p| p.writer.is_some()).unwrap_or(false));
         if spilled || pool.used() > pool.limit() / 2 {

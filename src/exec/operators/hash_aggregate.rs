@@ -1,18 +1,39 @@
 //! `HashAggregate`: a per-partition breaker grouping its input in a hash table. A partial
 //! aggregate under an exchange may run as fewer tasks than its input has partitions, each
-//! task reading several input partitions in runs (`run_stream`).
+//! task reading several input partitions in runs (`run_stream`). When the memory budget
+//! refuses its groups, they are written out ([`GroupSpill`]) and it starts again with none:
+//! a partial aggregate's groups are output as they are (the final aggregate merges them), a
+//! final or complete aggregate's go to hash partitions of their keys, each merged on its own.
 
 use std::cell::Cell;
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::not_this;
-use crate::error::Result;
-use crate::exec::state::{key, Executor, State};
-use crate::exec::interpreted::HashAggregator;
-use crate::exec::stream::{deferred, BatchStream};
-use crate::physical::adaptive::{batch_bytes, ReadPart};
-use crate::physical::{AggregateMode, PhysicalPlan, QueryStageKind};
+use arrow::array::{Array, ArrayRef, Float32Array, Float64Array, UInt32Array};
+use arrow::compute::take_record_batch;
+use arrow::datatypes::{Float32Type, Float64Type};
 use arrow::record_batch::RecordBatch;
+use arrow::row::{RowConverter, SortField};
+
+use super::not_this;
+use crate::common::control::QueryControl;
+use crate::common::hash::murmur3;
+use crate::common::memory::Reservation;
+use crate::common::spill::{spill_folder, SpillFile, SpillWriter};
+use crate::error::Result;
+use crate::exec::interpreted::{state_attrs, HashAggregator};
+use crate::exec::state::{key, Executor, State};
+use crate::exec::stream::{deferred_stream, BatchStream};
+use crate::expr::{Attribute, Expr};
+use crate::physical::adaptive::{batch_bytes, ReadPart};
+use crate::physical::metrics::OperatorMetrics;
+use crate::physical::{AggregateExpr, AggregateMode, PhysicalPlan, QueryStageKind};
+
+/// Hash partitions a final aggregate's spilled groups go to, at each level.
+const SPILL_PARTITIONS: usize = 16;
+/// Levels of partitions: a partition whose groups still do not fit is partitioned again, by
+/// another hash, up to this depth.
+const SPILL_LEVELS: u32 = 4;
 
 /// Partition (task) `i`: its groups, once its input is read.
 pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
@@ -20,29 +41,237 @@ pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<Physical
     let config = exec.config;
     let input = exec.attrs(child);
     let parts = exec.task_parts(plan, child, i);
-    let held = exec.reserve(plan);
-    Ok(deferred(move || {
+    Ok(deferred_stream(exec.reserve(plan), move |held| {
         let cursor = Cell::new(0);
-        // The finished runs' rows, held with the groups of the run going on.
-        let (mut out, mut out_bytes) = (vec![], 0);
+        let groups = exec.reserve(plan);
+        let merger = (*mode != AggregateMode::Partial).then(|| Merger { grouping, aggregates, result, state: state_attrs(grouping, aggregates) });
+        let mut spill = GroupSpill::new(exec, plan, merger);
+        // The finished runs' rows, held (in `held`) with the groups of the run going on.
+        let mut out = vec![];
         // One run unless the task is merged (see `run_stream`).
         let rows = exec.known_rows(child, &parts);
         while cursor.get() < parts.len() {
             let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, input)?.flushing_at(config.partial_flush_groups).expecting_rows(rows);
-            for b in exec.run_stream(child, &parts, &cursor) {
-                let b = b?;
-                // The growth first: refused, it is never allocated.
-                held.resize(out_bytes + agg.memory_size_after(b.num_rows()))?;
-                agg.push(&b)?;
-                held.resize(out_bytes + agg.memory_size())?;
+            aggregate_into(&mut agg, exec.run_stream(child, &parts, &cursor), &groups, Some(&mut spill), exec.control)?;
+            if spill.spilled() && *mode != AggregateMode::Partial {
+                let rest = agg.take_states()?;
+                drop(agg);
+                groups.resize(0)?;
+                return spill.output(rest);
             }
             let rows = agg.finish()?;
-            out_bytes += rows.iter().map(batch_bytes).sum::<u64>();
-            held.resize(out_bytes)?;
+            groups.resize(0)?;
+            let bytes = rows.iter().map(batch_bytes).sum::<u64>();
             out.extend(rows);
+            if let Err(refused) = held.grow(bytes) {
+                // A partial aggregate's output is its groups: written out as they are.
+                if *mode != AggregateMode::Partial {
+                    return Err(refused);
+                }
+                spill.write(std::mem::take(&mut out))?;
+                held.resize(0)?;
+            }
         }
-        Ok(out)
+        if spill.spilled() {
+            return spill.output(out);
+        }
+        Ok(Box::new(out.into_iter().map(Ok)))
     }))
+}
+
+/// Feeds `input` to `agg`, its groups' memory held in `held`. When the budget refuses them,
+/// they go to `spill` (where it is given and they can) and the aggregate starts again with none.
+pub(in crate::exec) fn aggregate_into(
+    agg: &mut HashAggregator<'_>,
+    input: impl Iterator<Item = Result<RecordBatch>>,
+    held: &Reservation,
+    mut spill: Option<&mut GroupSpill<'_>>,
+    control: &QueryControl,
+) -> Result<()> {
+    for b in input {
+        let b = b?;
+        // The growth first: refused, it is never allocated.
+        let rows = b.num_rows();
+        fit(agg, |a| a.memory_size_after(rows), held, spill.as_deref_mut(), control)?;
+        agg.push(&b)?;
+        fit(agg, |a| a.memory_size(), held, spill.as_deref_mut(), control)?;
+    }
+    Ok(())
+}
+
+/// Holds what `bytes` says `agg` takes; refused, its groups are spilled first (where they can
+/// be), then what other operators free is waited for.
+fn fit(agg: &mut HashAggregator<'_>, bytes: impl Fn(&HashAggregator<'_>) -> u64, held: &Reservation, spill: Option<&mut GroupSpill<'_>>, control: &QueryControl) -> Result<()> {
+    let Err(refused) = held.resize(bytes(agg)) else { return Ok(()) };
+    match spill {
+        Some(spill) if agg.can_spill() => spill.write(agg.take_states()?)?,
+        _ => return Err(refused),
+    }
+    held.resize_when_freed(bytes(agg), || control.check())
+}
+
+/// What merges a final (or complete) aggregate's spilled groups: a final aggregate over their
+/// state columns.
+#[derive(Clone)]
+pub(in crate::exec) struct Merger<'s> {
+    pub grouping: &'s [Expr],
+    pub aggregates: &'s [AggregateExpr],
+    pub result: &'s [Expr],
+    /// The spilled batches' columns: the grouping attributes, then every aggregate's buffer.
+    pub state: Vec<Attribute>,
+}
+
+impl<'s> Merger<'s> {
+    fn aggregator(&self) -> Result<HashAggregator<'s>> {
+        HashAggregator::new(AggregateMode::Final, self.grouping, self.aggregates, self.result, self.state.clone())
+    }
+}
+
+/// The groups an aggregate wrote out when the memory budget refused them. A partial
+/// aggregate's go to one file, read back as its output; a final or complete aggregate's
+/// (`merger` given) to hash partitions of their keys, each partition merged on its own
+/// afterwards — as Spark's aggregate falls back to sorting, with no sort.
+pub(in crate::exec) struct GroupSpill<'s> {
+    control: &'s QueryControl,
+    plan: &'s Arc<PhysicalPlan>,
+    metrics: Arc<OperatorMetrics>,
+    folder: PathBuf,
+    merger: Option<Merger<'s>>,
+    /// How many times the groups were partitioned before (the partitions' hash seed).
+    level: u32,
+    writers: Vec<Option<SpillWriter>>,
+}
+
+impl<'s> GroupSpill<'s> {
+    /// Nothing spilled yet for `plan` (a HashAggregate, or the compiled stage it tops).
+    pub(in crate::exec) fn new(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, merger: Option<Merger<'s>>) -> GroupSpill<'s> {
+        GroupSpill { control: exec.control, plan, metrics: exec.ops.of(plan), folder: spill_folder(&exec.config.local_dir), merger, level: 0, writers: vec![] }
+    }
+
+    /// Whether any group was written out.
+    pub(in crate::exec) fn spilled(&self) -> bool {
+        self.writers.iter().any(Option::is_some)
+    }
+
+    /// Writes out groups' state (or a partial aggregate's output).
+    pub(in crate::exec) fn write(&mut self, batches: Vec<RecordBatch>) -> Result<()> {
+        for b in batches.iter().filter(|b| b.num_rows() > 0) {
+            let Some(m) = &self.merger else {
+                self.write_to(0, b)?;
+                continue;
+            };
+            let parts = hash_partitions(b, m.grouping.len(), self.level)?;
+            for (p, rows) in parts.into_iter().enumerate().filter(|(_, r)| !r.is_empty()) {
+                let part = if rows.len() == b.num_rows() { b.clone() } else { take_record_batch(b, &UInt32Array::from(rows))? };
+                self.write_to(p, &part)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_to(&mut self, p: usize, b: &RecordBatch) -> Result<()> {
+        if self.writers.len() <= p {
+            self.writers.resize_with(p + 1, || None);
+        }
+        let writer = match &mut self.writers[p] {
+            Some(w) => w,
+            slot => slot.insert(SpillWriter::new(&self.folder, &b.schema(), self.control.spill())?),
+        };
+        writer.write(b)
+    }
+
+    /// The files written, finished and counted on the operator.
+    fn finish(&mut self) -> Result<Vec<SpillFile>> {
+        let mut files = vec![];
+        for w in std::mem::take(&mut self.writers).into_iter().flatten() {
+            let file = w.finish()?;
+            self.metrics.add_spill(&file);
+            files.push(file);
+        }
+        Ok(files)
+    }
+
+    /// The aggregate's output, `rest` being what it still holds: a partial aggregate's
+    /// spilled groups then `rest`; a final aggregate's partitions (`rest` written out too)
+    /// merged one at a time as the output is pulled.
+    pub(in crate::exec) fn output(mut self, rest: Vec<RecordBatch>) -> Result<BatchStream<'s>> {
+        let Some(merger) = self.merger.clone() else {
+            let files = self.finish()?;
+            let spilled = files.into_iter().flat_map(read_spilled);
+            return Ok(Box::new(spilled.chain(rest.into_iter().map(Ok))));
+        };
+        self.write(rest)?;
+        let files = self.finish()?;
+        let (control, plan, metrics, folder, level) = (self.control, self.plan, self.metrics, self.folder, self.level);
+        Ok(Box::new(files.into_iter().flat_map(move |file| {
+            let nested = GroupSpill { control, plan, metrics: metrics.clone(), folder: folder.clone(), merger: Some(merger.clone()), level: level + 1, writers: vec![] };
+            match nested.merge(file) {
+                Ok(s) => s,
+                Err(e) => Box::new(std::iter::once(Err(e))),
+            }
+        })))
+    }
+
+    /// One partition's groups merged (self: the spill for those that still do not fit, a level
+    /// down), its results streamed.
+    fn merge(mut self, file: SpillFile) -> Result<BatchStream<'s>> {
+        let Some(merger) = self.merger.clone() else { return Ok(Box::new(std::iter::empty())) };
+        let mut agg = merger.aggregator()?;
+        let (control, held) = (self.control, Reservation::new(self.control.memory(), self.plan));
+        let deeper = (self.level < SPILL_LEVELS).then_some(&mut self);
+        aggregate_into(&mut agg, file.read()?, &held, deeper, control)?;
+        drop(file);
+        if self.spilled() {
+            let rest = agg.take_states()?;
+            return self.output(rest);
+        }
+        let out = agg.finish()?;
+        held.resize(out.iter().map(batch_bytes).sum())?;
+        // The results stay reserved until pulled.
+        Ok(Box::new(out.into_iter().map(move |b| {
+            let _ = &held;
+            Ok(b)
+        })))
+    }
+}
+
+/// A spill file's batches, the file deleted once they are read.
+fn read_spilled(file: SpillFile) -> BatchStream<'static> {
+    match file.read() {
+        Ok(batches) => Box::new(batches.map(move |b| {
+            let _ = &file;
+            b
+        })),
+        Err(e) => Box::new(std::iter::once(Err(e))),
+    }
+}
+
+/// The rows of `batch` by the spill partition of their first `keys` columns at `level`:
+/// their row encoding hashed with a seed of the level's own (so a partition partitioned again
+/// spreads), -0.0 and NaN keys normalized as the groups equate them.
+fn hash_partitions(batch: &RecordBatch, keys: usize, level: u32) -> Result<Vec<Vec<u32>>> {
+    let columns: Vec<ArrayRef> = batch.columns()[..keys].iter().map(normalized_floats).collect();
+    let converter = RowConverter::new(columns.iter().map(|c| SortField::new(c.data_type().clone())).collect())?;
+    let rows = converter.convert_columns(&columns)?;
+    let seed = 0x6b69_6c6e_i32.wrapping_add(level as i32 * 0x3c6e_f372);
+    let mut parts = vec![vec![]; SPILL_PARTITIONS];
+    for (i, row) in rows.iter().enumerate() {
+        let h = murmur3::hash_bytes(row.as_ref(), seed) as u32;
+        parts[(h >> 28) as usize % SPILL_PARTITIONS].push(i as u32);
+    }
+    Ok(parts)
+}
+
+/// A float key column with -0.0 as 0.0 and every NaN one NaN; other columns as they are.
+fn normalized_floats(c: &ArrayRef) -> ArrayRef {
+    use arrow::compute::kernels::arity::unary;
+    if let Some(a) = c.as_any().downcast_ref::<Float64Array>() {
+        return Arc::new(unary::<_, _, Float64Type>(a, |v| if v.is_nan() { f64::NAN } else { v + 0.0 }));
+    }
+    if let Some(a) = c.as_any().downcast_ref::<Float32Array>() {
+        return Arc::new(unary::<_, _, Float32Type>(a, |v| if v.is_nan() { f32::NAN } else { v + 0.0 }));
+    }
+    c.clone()
 }
 
 impl<'a> Executor<'a> {

@@ -43,8 +43,11 @@ pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<Physical
 pub(in crate::exec) fn external_sort<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, order: &'s [SortOrder], input: &'s [Attribute], rows: BatchStream<'s>) -> BatchStream<'s> {
     let (metrics, folder, batch_size) = (exec.ops.of(plan), spill_folder(&exec.config.local_dir), exec.config.batch_size.max(1));
     let (budget, control) = (exec.control.spill().clone(), exec.control);
+    // A share of the limit: the operator under a sort (an aggregate merging what it spilled,
+    // in the same thread) needs room to make the rows the sort takes.
+    let share = (exec.config.memory_limit / 4 / rayon::current_num_threads().max(1) as u64).max(1 << 20);
     deferred_stream(exec.reserve(plan), move |held| {
-        let mut sorter = ExternalSorter { order, input, held, metrics, folder, budget, control, batch_size, buffered: vec![], runs: vec![] };
+        let mut sorter = ExternalSorter { order, input, held, share, metrics, folder, budget, control, batch_size, buffered: vec![], runs: vec![] };
         for b in rows {
             sorter.push(b?)?;
         }
@@ -58,6 +61,8 @@ struct ExternalSorter<'s, 'r> {
     order: &'s [SortOrder],
     input: &'s [Attribute],
     held: &'r Reservation,
+    /// The most it holds before it spills a run.
+    share: u64,
     metrics: Arc<OperatorMetrics>,
     folder: PathBuf,
     budget: Arc<SpillBudget>,
@@ -76,10 +81,15 @@ impl<'s> ExternalSorter<'s, '_> {
         // What sorting the batch's rows into a run takes besides the rows: their key rows and
         // their place in the order, so a run is sorted within what was reserved.
         let bytes = batch_bytes(&batch) + batch.num_rows() as u64 * sort_bytes_per_row(self.order, self.input, &batch)?;
-        if let Err(refused) = self.held.grow(bytes) {
-            if self.order.is_empty() {
-                return Err(refused);
-            }
+        // Past its share a run is spilled even with room left in the limit.
+        let within_share = self.order.is_empty() || self.buffered.is_empty() || self.held.bytes() + bytes <= self.share;
+        let held = within_share
+            && match self.held.grow(bytes) {
+                Ok(()) => true,
+                Err(refused) if self.order.is_empty() => return Err(refused),
+                Err(_) => false,
+            };
+        if !held {
             if !self.buffered.is_empty() {
                 self.spill()?;
             }

@@ -10,12 +10,14 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 
 use super::not_this;
-use crate::codegen::{BuildTable, StageSink, StageSpec};
+use super::hash_aggregate::{aggregate_into, GroupSpill, Merger};
+use crate::codegen::{BuildTable, GroupBudget, StageSink, StageSpec};
+use crate::common::control::QueryControl;
 use crate::error::{KilnError, Result};
 use crate::exec::state::{key, Executor, Stage, State};
 use crate::exec::interpreted::{self, schema_of, HashAggregator};
 use crate::common::memory::Reservation;
-use crate::exec::stream::{collect_reserved, deferred, BatchStream};
+use crate::exec::stream::{collect_reserved, deferred_stream, BatchStream};
 use crate::physical::adaptive::batch_bytes;
 use crate::physical::{AggregateMode, BuildSide, PhysicalPlan, QueryStageKind};
 
@@ -143,22 +145,34 @@ impl<'a> Executor<'a> {
                     None => Ok(Box::new(batches)),
                 }
             }
-            StageSink::Aggregate { .. } => Ok(deferred(move || {
+            StageSink::Aggregate { .. } => Ok(deferred_stream(self.reserve(top), move |out_held| {
                 // The partition's own join tables stay reserved while its groups are made.
                 let _tables_held = held;
-                self.aggregate_stage(stage, top, i, &tables)
+                self.aggregate_stage(stage, top, i, &tables, out_held)
             })),
         }
     }
 
-    /// Partition `i` of a compiled stage whose sink is a HashAggregate: its groups. When the
-    /// generated code gives up, the run starts again interpreted.
-    fn aggregate_stage(&self, stage: &Stage, top: &Arc<PhysicalPlan>, i: usize, tables: &[Table<'_>]) -> Result<Vec<RecordBatch>> {
+    /// Partition `i` of a compiled stage whose sink is a HashAggregate: its groups, held in
+    /// `out_held` until pulled. When the generated code gives up, the run starts again
+    /// interpreted. Groups the memory budget refuses are written out as the interpreter's
+    /// aggregate writes them, and merged the same way (see `hash_aggregate`).
+    fn aggregate_stage<'s>(&'s self, stage: &'s Stage, top: &'s Arc<PhysicalPlan>, i: usize, tables: &[Table<'_>], out_held: &Reservation) -> Result<BatchStream<'s>> {
         let spec = &stage.spec;
         let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
         let PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } = top.as_ref() else {
             return Err(KilnError::internal("an aggregate stage not topped by a HashAggregate"));
         };
+        let StageSink::Aggregate { keys, finish, output, .. } = &spec.sink else {
+            return Err(KilnError::internal("an aggregate stage without an aggregate sink"));
+        };
+        // The compiled final aggregate's merged buffers are `output`'s columns.
+        let merger = match finish.as_deref() {
+            Some(PhysicalPlan::HashAggregate { grouping, aggregates, result, .. }) => Some(Merger { grouping, aggregates, result, state: output.clone() }),
+            Some(_) => return Err(KilnError::internal("a final aggregate stage without its HashAggregate")),
+            None => None,
+        };
+        let mut spill = GroupSpill::new(self, top, merger);
         let parts = self.task_parts(top, &spec.input_plan, i);
         // An input that cannot be read twice is kept (it was held upstream anyway) in
         // case the interpreter must run it again.
@@ -166,7 +180,6 @@ impl<'a> Executor<'a> {
         let cursor = Cell::new(0);
         // The finished runs' rows, held until handed on.
         let mut out = vec![];
-        let out_held = self.reserve(top);
         // One run unless the task is merged (see `run_stream`).
         while cursor.get() < parts.len() {
             let start = cursor.get();
@@ -195,19 +208,18 @@ impl<'a> Executor<'a> {
             let rows = self.known_rows(&spec.input_plan, &parts);
             // The run's rows per operator, kept only if the generated code finishes it.
             let mut counts = vec![0; spec.counters()];
-            let hold = |bytes: u64| {
-                // Once per batch, and per chunk of a batch's joined rows.
-                self.check()?;
-                groups.resize(bytes)
-            };
-            if let Some(o) = crate::codegen::aggregate_partition(spec, &stage.compiled, &mut recorded, &builds, self.config.partial_flush_groups, rows, &hold, &mut counts)? {
+            let mut budget = StageBudget { held: &groups, control: self.control, spill: &mut spill, can_spill: !keys.is_empty() };
+            if let Some(o) = crate::codegen::aggregate_partition(spec, &stage.compiled, &mut recorded, &builds, self.config.partial_flush_groups, rows, &mut budget, &mut counts)? {
                 stage.add_member_rows(&counts);
-                let o = match &spec.sink {
-                    StageSink::Aggregate { finish: Some(node), output, .. } => finish_final(node, output, o)?,
-                    _ => o,
+                drop((recorded, groups));
+                if spill.spilled() && finish.is_some() {
+                    return spill.output(o);
+                }
+                let o = match finish {
+                    Some(node) => finish_final(node, output, o)?,
+                    None => o,
                 };
-                out_held.grow(o.iter().map(batch_bytes).sum())?;
-                out.extend(o);
+                self.hold_output(&mut out, o, out_held, &mut spill, *mode)?;
                 continue;
             }
             drop((recorded, groups));
@@ -218,8 +230,12 @@ impl<'a> Executor<'a> {
                 )));
             }
             // The generated code gave up: this run again, interpreted: what it read,
-            // then the rest (or, replayable, all of it again).
+            // then the rest (or, replayable, all of it again), its spilled groups forgotten
+            // (a merged partial task's earlier runs' stay).
             self.metrics.partition_reinterpreted();
+            if *mode != AggregateMode::Partial {
+                spill = GroupSpill::new(self, top, Some(Merger { grouping, aggregates, result, state: interpreted::state_attrs(grouping, aggregates) }));
+            }
             let build_rows: Vec<Vec<RecordBatch>> = builds.iter().map(|t| vec![t.rows().clone()]).collect();
             let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, self.attrs(child))?.flushing_at(self.config.partial_flush_groups);
             let again: Box<dyn Iterator<Item = Result<RecordBatch>>> = if keep {
@@ -230,19 +246,38 @@ impl<'a> Executor<'a> {
                 Box::new(self.run_stream(&spec.input_plan, &parts, &cursor))
             };
             let groups = self.reserve(top);
-            for b in again {
-                for rows in self.interpret_chain(child, &spec.input_plan, vec![b?], &build_rows, Some(stage))? {
-                    groups.resize(agg.memory_size_after(rows.num_rows()))?;
-                    agg.push(&rows)?;
-                    groups.resize(agg.memory_size())?;
-                }
-            }
+            let rows = again.map(|b| b.and_then(|b| self.interpret_chain(child, &spec.input_plan, vec![b], &build_rows, Some(stage)))).flat_map(|r| match r {
+                Ok(batches) => batches.into_iter().map(Ok).collect::<Vec<_>>(),
+                Err(e) => vec![Err(e)],
+            });
+            aggregate_into(&mut agg, rows, &groups, Some(&mut spill), self.control)?;
             drop(kept_held);
+            if spill.spilled() && *mode != AggregateMode::Partial {
+                let rest = agg.take_states()?;
+                return spill.output(rest);
+            }
             let rows = agg.finish()?;
-            out_held.grow(rows.iter().map(batch_bytes).sum())?;
-            out.extend(rows);
+            self.hold_output(&mut out, rows, out_held, &mut spill, *mode)?;
         }
-        Ok(out)
+        if spill.spilled() {
+            return spill.output(out);
+        }
+        Ok(Box::new(out.into_iter().map(Ok)))
+    }
+
+    /// Adds a run's output to `out`, held in `out_held`; refused, a partial aggregate's output
+    /// is written out (it is its groups), any other's an error.
+    fn hold_output(&self, out: &mut Vec<RecordBatch>, rows: Vec<RecordBatch>, out_held: &Reservation, spill: &mut GroupSpill<'_>, mode: AggregateMode) -> Result<()> {
+        let bytes = rows.iter().map(batch_bytes).sum();
+        out.extend(rows);
+        if let Err(refused) = out_held.grow(bytes) {
+            if mode != AggregateMode::Partial {
+                return Err(refused);
+            }
+            spill.write(std::mem::take(out))?;
+            out_held.resize(0)?;
+        }
+        Ok(())
     }
 
     /// Whether streaming a partition of `plan` again gives its batches again (nothing under it
@@ -434,6 +469,35 @@ impl Iterator for CompiledOutput<'_, '_> {
                 Err(e) => return Some(Err(e)),
             }
         }
+    }
+}
+
+/// A compiled aggregate's groups held in `held`, written to `spill` when refused.
+struct StageBudget<'r, 's> {
+    held: &'r Reservation,
+    control: &'r QueryControl,
+    spill: &'r mut GroupSpill<'s>,
+    /// Whether the stage has keys (without, its one group is all it holds).
+    can_spill: bool,
+}
+
+impl GroupBudget for StageBudget<'_, '_> {
+    fn hold(&mut self, bytes: u64) -> Result<bool> {
+        // Once per batch, and per chunk of a batch's joined rows.
+        self.control.check()?;
+        match self.held.resize(bytes) {
+            Ok(()) => Ok(true),
+            Err(_) if self.can_spill => Ok(false),
+            Err(refused) => Err(refused),
+        }
+    }
+
+    fn hold_freed(&mut self, bytes: u64) -> Result<()> {
+        self.held.resize_when_freed(bytes, || self.control.check())
+    }
+
+    fn spill(&mut self, groups: Vec<RecordBatch>) -> Result<()> {
+        self.spill.write(groups)
     }
 }
 

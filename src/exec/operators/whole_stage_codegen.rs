@@ -427,6 +427,11 @@ impl Iterator for CompiledOutput<'_, '_> {
 
     fn next(&mut self) -> Option<Result<RecordBatch>> {
         use crate::codegen::{Piece, StageOutput};
+        // A join's fan-out may make batches long after its last input batch was pulled (and
+        // checked): a sort over the stage pulls them directly.
+        if let Err(e) = self.exec.control.check() {
+            return Some(Err(e));
+        }
         loop {
             if let Some((batch, pieces, emitted)) = &mut self.current {
                 let builds: Vec<&BuildTable> = self.tables.iter().map(Table::get).collect();

@@ -215,11 +215,27 @@ pub(super) fn eval(b: Builtin, args: &[ArrayRef], rows: usize, result: &DataType
             let ltz = matches!(arg(0)?.data_type(), DataType::Timestamp(_, Some(_)));
             let ts = micros(arg(0)?)?;
             // The interval parts are literals, or interval columns (`t + i`).
+            // A calendar interval gives its days and time as microseconds, and its months.
+            let calendar = |a: &ArrayRef| -> Result<Vec<Option<(i32, i32, i64)>>> { crate::expr::eval::interval::calendar_parts(a) };
             let us = match arg(1)? {
+                a if *a.data_type() == crate::types::interval::CALENDAR => {
+                    let parts = calendar(a)?;
+                    let mut out = Vec::with_capacity(parts.len());
+                    for p in parts {
+                        out.push(match p {
+                            Some((_, d, us)) => Some((d as i64).checked_mul(MICROS_PER_DAY).and_then(|d| d.checked_add(us)).ok_or_else(|| {
+                                KilnError::exec("[DATETIME_OVERFLOW] Datetime operation overflow: a timestamp plus an interval. SQLSTATE: 22008")
+                            })?),
+                            None => None,
+                        });
+                    }
+                    out.into_iter().collect::<Int64Array>()
+                }
                 a if crate::types::interval::is_day_time(a.data_type()) => crate::expr::eval::interval::micros(a)?,
                 a => cast(a, &DataType::Int64)?.as_primitive::<Int64Type>().clone(),
             };
             let months = match arg(2)? {
+                a if *a.data_type() == crate::types::interval::CALENDAR => calendar(a)?.into_iter().map(|p| p.map(|(m, _, _)| m)).collect::<Int32Array>(),
                 a if crate::types::interval::is_year_month(a.data_type()) => crate::expr::eval::interval::months(a)?,
                 a => cast(a, &DataType::Int32)?.as_primitive::<Int32Type>().clone(),
             };
@@ -253,7 +269,7 @@ pub(super) fn eval(b: Builtin, args: &[ArrayRef], rows: usize, result: &DataType
 }
 
 /// The timestamp `months` later, the day clamped to the month's last (Spark's timestampAddMonths).
-fn add_months(ts: i64, months: i32) -> Option<i64> {
+pub(crate) fn add_months(ts: i64, months: i32) -> Option<i64> {
     if months == 0 {
         return Some(ts);
     }

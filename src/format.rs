@@ -51,9 +51,9 @@ pub fn format_value_in(array: &dyn Array, row: usize, zone: Zone) -> Option<Stri
         // CAST(binary AS STRING): the bytes read as UTF-8 (what the spark-sql CLI prints).
         DataType::Binary => String::from_utf8_lossy(array.as_binary::<i32>().value(row)).into_owned(),
         t if crate::types::interval::is_year_month(t) => {
-            crate::types::interval::format_interval(crate::expr::eval::interval::month_value(array, row) as i64, t)
+            crate::types::interval::format_interval(crate::types::interval::month_value(array, row) as i64, t)
         }
-        t if crate::types::interval::is_day_time(t) => crate::types::interval::format_interval(crate::expr::eval::interval::micro_value(array, row), t),
+        t if crate::types::interval::is_day_time(t) => crate::types::interval::format_interval(crate::types::interval::micro_value(array, row), t),
         DataType::Interval(arrow::datatypes::IntervalUnit::MonthDayNano) => {
             let v = array.as_primitive::<arrow::datatypes::IntervalMonthDayNanoType>().value(row);
             crate::types::interval::format_calendar(v.months, v.days, v.nanoseconds)

@@ -15,7 +15,7 @@ use crate::error::{KilnError, Result};
 use crate::types::timestamp::{civil, format_with_pattern_in, from_civil, parse_with_pattern, MICROS_PER_DAY, MICROS_PER_SECOND};
 use crate::types::parse_date;
 use crate::types::time_zone::Zone;
-use crate::types::timestamp::parse_timestamp_in;
+use crate::types::timestamp::{add_months, parse_timestamp_in};
 
 /// True for the seconds field of Spark's EXTRACT / date_part, with its abbreviations: a
 /// decimal(8,6) with the fraction (`SecondWithFraction`), not the `second` function's int.
@@ -266,18 +266,6 @@ pub(super) fn eval(b: Builtin, args: &[ArrayRef], rows: usize, result: &DataType
         }
         other => return Err(KilnError::internal(format!("{} is not a timestamp function", other.name()))),
     })
-}
-
-/// The timestamp `months` later, the day clamped to the month's last (Spark's timestampAddMonths).
-pub(crate) fn add_months(ts: i64, months: i32) -> Option<i64> {
-    if months == 0 {
-        return Some(ts);
-    }
-    let c = civil(ts);
-    let total = c.year.checked_mul(12)? + c.month as i64 - 1 + months as i64;
-    let (y, m) = (total.div_euclid(12), (total.rem_euclid(12) + 1) as u32);
-    let d = (0..4).map(|k| c.day.saturating_sub(k)).find(|d| from_civil(y, m, *d, 0, 0, 0, 0).is_some())?;
-    from_civil(y, m, d, c.hour, c.minute, c.second, c.micros)
 }
 
 /// date_trunc: the timestamp cut to the start of its unit; NULL for an unknown unit, as Spark.

@@ -32,7 +32,7 @@ pub(crate) fn coerce(args: Vec<Expr>) -> Result<Vec<Expr>> {
     };
     let null = |t: &DataType| *t == DataType::Null;
     let temporal = |t: &DataType| matches!(t, DataType::Date32 | DataType::Timestamp(..));
-    let bounds = &types[..2];
+    let bounds = types.get(..2).ok_or_else(wrong)?;
     // The wider type of the non-NULL types: Some(None) when all are NULL, None when two do not meet.
     let wider = |ts: &[DataType]| -> Option<Option<DataType>> {
         ts.iter().filter(|t| !null(t)).try_fold(None::<DataType>, |acc, t| match acc {
@@ -124,10 +124,10 @@ pub(crate) fn eval(args: &[ArrayRef], result: &DataType, zone: Zone) -> Result<A
     // Each row's step as (months, days, microseconds).
     let steps: Vec<Option<(i64, i64, i64)>> = match step {
         None => s.iter().zip(&e).map(|(a, b)| Some((0, if a > b { -1 } else { 1 }, 0))).collect(),
-        Some(a) if is_year_month(a.data_type()) => crate::expr::eval::interval::months(a)?.iter().map(|m| m.map(|m| (m as i64, 0, 0))).collect(),
-        Some(a) if is_day_time(a.data_type()) => crate::expr::eval::interval::micros(a)?.iter().map(|us| us.map(|us| (0, 0, us))).collect(),
+        Some(a) if is_year_month(a.data_type()) => crate::types::interval::months(a)?.iter().map(|m| m.map(|m| (m as i64, 0, 0))).collect(),
+        Some(a) if is_day_time(a.data_type()) => crate::types::interval::micros(a)?.iter().map(|us| us.map(|us| (0, 0, us))).collect(),
         Some(a) if *a.data_type() == crate::types::interval::CALENDAR => {
-            crate::expr::eval::interval::calendar_parts(a)?.into_iter().map(|p| p.map(|(m, d, us)| (m as i64, d as i64, us))).collect()
+            crate::types::interval::calendar_parts(a)?.into_iter().map(|p| p.map(|(m, d, us)| (m as i64, d as i64, us))).collect()
         }
         Some(a) => vec![None; a.len()],
     };
@@ -190,7 +190,7 @@ fn temporal(start: i64, stop: i64, (months, days, micros): (i64, i64, i64), date
             start
         } else {
             let local = match zone { Some(z) => z.from_utc(start)?, None => start };
-            let w = crate::expr::datetime::add_months(local, i32::try_from(m).ok()?)?.checked_add(d.checked_mul(MICROS_PER_DAY)?)?;
+            let w = crate::types::timestamp::add_months(local, i32::try_from(m).ok()?)?.checked_add(d.checked_mul(MICROS_PER_DAY)?)?;
             match zone { Some(z) => z.to_utc(w)?, None => w }
         };
         moved.checked_add(us)

@@ -114,9 +114,9 @@ pub fn host_batch(batch: &RecordBatch) -> Result<RecordBatch> {
         .map(|c| -> Result<ArrayRef> {
             let t = c.data_type();
             Ok(if is_year_month(t) && *t != YEAR_MONTH {
-                crate::expr::eval::interval::year_month_array(crate::expr::eval::interval::months(c)?, &YEAR_MONTH)
+                super::interval::year_month_array(super::interval::months(c)?, &YEAR_MONTH)
             } else if is_day_time(t) && *t != DAY_TIME {
-                crate::expr::eval::interval::day_time_array(crate::expr::eval::interval::micros(c)?, &DAY_TIME)?
+                super::interval::day_time_array(super::interval::micros(c)?, &DAY_TIME)?
             } else {
                 c.clone()
             })

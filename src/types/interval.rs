@@ -13,7 +13,12 @@
 //!
 //! Field codes are Spark's: YEAR 0, MONTH 1; DAY 0, HOUR 1, MINUTE 2, SECOND 3.
 
-use arrow::datatypes::{DataType, IntervalUnit, TimeUnit};
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, DurationMicrosecondArray, Int32Array, Int64Array, PrimitiveArray};
+use arrow::datatypes::{DataType, Int64Type, IntervalUnit, TimeUnit};
+
+use crate::error::{KilnError, Result};
 
 use super::timestamp::MICROS_PER_DAY;
 
@@ -334,6 +339,77 @@ fn digits(s: &str) -> Option<i64> {
         return None;
     }
     s.parse().ok()
+}
+
+/// `a` as a primitive array of `T`, or an internal error naming both types.
+fn prim<T: arrow::datatypes::ArrowPrimitiveType>(a: &ArrayRef) -> Result<&PrimitiveArray<T>> {
+    a.as_primitive_opt::<T>().ok_or_else(|| KilnError::internal(format!("expected {} values, got {}", T::DATA_TYPE, a.data_type())))
+}
+
+/// The months of a year-month interval array.
+pub fn months(a: &ArrayRef) -> Result<Int32Array> {
+    match a.data_type() {
+        DataType::Interval(arrow::datatypes::IntervalUnit::YearMonth) => {
+            Ok(prim::<arrow::datatypes::IntervalYearMonthType>(a)?.reinterpret_cast::<arrow::datatypes::Int32Type>())
+        }
+        t if is_year_month(t) => Ok(prim::<arrow::datatypes::Decimal32Type>(a)?.reinterpret_cast::<arrow::datatypes::Int32Type>()),
+        DataType::Null => Ok(Int32Array::new_null(a.len())),
+        other => Err(KilnError::internal(format!("expected a year-month interval, got {other}"))),
+    }
+}
+
+/// The microseconds of a day-time interval array.
+pub fn micros(a: &ArrayRef) -> Result<Int64Array> {
+    match a.data_type() {
+        DataType::Duration(arrow::datatypes::TimeUnit::Microsecond) => {
+            Ok(prim::<arrow::datatypes::DurationMicrosecondType>(a)?.reinterpret_cast::<Int64Type>())
+        }
+        t if is_day_time(t) => Ok(prim::<arrow::datatypes::Decimal64Type>(a)?.reinterpret_cast::<Int64Type>()),
+        DataType::Null => Ok(Int64Array::new_null(a.len())),
+        other => Err(KilnError::internal(format!("expected a day-time interval, got {other}"))),
+    }
+}
+
+/// The months at `row` of a year-month interval array (not NULL there).
+pub fn month_value(a: &dyn Array, row: usize) -> i32 {
+    match a.data_type() {
+        DataType::Interval(_) => a.as_primitive::<arrow::datatypes::IntervalYearMonthType>().value(row),
+        _ => a.as_primitive::<arrow::datatypes::Decimal32Type>().value(row),
+    }
+}
+
+/// The microseconds at `row` of a day-time interval array (not NULL there).
+pub fn micro_value(a: &dyn Array, row: usize) -> i64 {
+    match a.data_type() {
+        DataType::Duration(_) => a.as_primitive::<arrow::datatypes::DurationMicrosecondType>().value(row),
+        _ => a.as_primitive::<arrow::datatypes::Decimal64Type>().value(row),
+    }
+}
+
+/// Months as an array of the year-month interval type `to`.
+pub fn year_month_array(values: Int32Array, to: &DataType) -> ArrayRef {
+    if *to == YEAR_MONTH {
+        Arc::new(values.reinterpret_cast::<arrow::datatypes::IntervalYearMonthType>())
+    } else {
+        Arc::new(values.reinterpret_cast::<arrow::datatypes::Decimal32Type>().with_data_type(to.clone()))
+    }
+}
+
+/// Microseconds as an array of the day-time interval type `to`.
+pub fn day_time_array(values: Int64Array, to: &DataType) -> Result<ArrayRef> {
+    if *to == DAY_TIME {
+        let out: DurationMicrosecondArray = values.reinterpret_cast();
+        return Ok(Arc::new(out));
+    }
+    if !is_day_time(to) {
+        return Err(KilnError::internal(format!("expected a day-time interval type, got {to}")));
+    }
+    Ok(Arc::new(values.reinterpret_cast::<arrow::datatypes::Decimal64Type>().with_data_type(to.clone())))
+}
+
+/// (months, days, microseconds) of each row of a calendar interval array.
+pub fn calendar_parts(a: &ArrayRef) -> Result<Vec<Option<(i32, i32, i64)>>> {
+    Ok(prim::<arrow::datatypes::IntervalMonthDayNanoType>(a)?.iter().map(|v| v.map(|v| (v.months, v.days, v.nanoseconds))).collect())
 }
 
 /// Spark's pattern of a value of the type, as its cast errors quote it (`[+|-]d h:m:s.n`).

@@ -105,7 +105,8 @@ pub fn map_key_value(dt: &DataType) -> Option<(&arrow::datatypes::FieldRef, &arr
 /// True for types Spark can order and group by: not maps, nor structs or arrays holding one.
 pub fn is_orderable(dt: &DataType) -> bool {
     match dt {
-        DataType::Map(..) => false,
+        // Maps, and Spark's calendar interval (make_interval's).
+        DataType::Map(..) | DataType::Interval(arrow::datatypes::IntervalUnit::MonthDayNano) => false,
         DataType::Struct(f) => f.iter().all(|f| is_orderable(f.data_type())),
         DataType::List(f) | DataType::LargeList(f) => is_orderable(f.data_type()),
         _ => true,

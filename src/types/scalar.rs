@@ -123,8 +123,8 @@ impl ScalarValue {
             ScalarValue::Utf8(v) => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(v.as_str(), len))),
             ScalarValue::Date32(v) => Arc::new(Date32Array::from_value(*v, len)),
             ScalarValue::Timestamp(v, ntz) => Arc::new(arrow::array::TimestampMicrosecondArray::from_value(*v, len).with_data_type(super::timestamp_type(*ntz))),
-            ScalarValue::IntervalMicros(v, ..) => crate::expr::eval::interval::day_time_array(Int64Array::from_value(*v, len), &self.data_type())?,
-            ScalarValue::IntervalMonths(v, ..) => crate::expr::eval::interval::year_month_array(Int32Array::from_value(*v, len), &self.data_type()),
+            ScalarValue::IntervalMicros(v, ..) => super::interval::day_time_array(Int64Array::from_value(*v, len), &self.data_type())?,
+            ScalarValue::IntervalMonths(v, ..) => super::interval::year_month_array(Int32Array::from_value(*v, len), &self.data_type()),
             ScalarValue::Binary(v) => Arc::new(arrow::array::BinaryArray::from_iter_values(std::iter::repeat_n(v.as_slice(), len))),
         })
     }
@@ -150,11 +150,11 @@ impl ScalarValue {
             DataType::Timestamp(TimeUnit::Microsecond, tz) => ScalarValue::Timestamp(array.as_primitive::<TimestampMicrosecondType>().value(row), tz.is_none()),
             t if super::interval::is_year_month(t) => {
                 let (s, e) = super::interval::ym_fields(t).unwrap_or_default();
-                ScalarValue::IntervalMonths(crate::expr::eval::interval::month_value(array, row), s, e)
+                ScalarValue::IntervalMonths(super::interval::month_value(array, row), s, e)
             }
             t if super::interval::is_day_time(t) => {
                 let (s, e) = super::interval::dt_fields(t).unwrap_or_default();
-                ScalarValue::IntervalMicros(crate::expr::eval::interval::micro_value(array, row), s, e)
+                ScalarValue::IntervalMicros(super::interval::micro_value(array, row), s, e)
             }
             DataType::Binary => ScalarValue::Binary(array.as_binary::<i32>().value(row).to_vec()),
             other => return Err(KilnError::unsupported(format!("values of type {other}"))),

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, DurationMicrosecondArray, Int32Array, Int64Array};
+use arrow::array::{Array, ArrayRef, Int32Array, Int64Array};
 use arrow::datatypes::{DataType, Date32Type, Decimal128Type, Float64Type, Int64Type, TimestampMicrosecondType};
 
 use crate::error::{KilnError, Result};
@@ -46,68 +46,7 @@ fn divided_by_zero() -> KilnError {
     KilnError::exec("[INTERVAL_DIVIDED_BY_ZERO] Division by zero. Use `try_divide` to tolerate divisor being 0 and return NULL instead. SQLSTATE: 22012")
 }
 
-/// The months of a year-month interval array.
-pub(crate) fn months(a: &ArrayRef) -> Result<Int32Array> {
-    match a.data_type() {
-        DataType::Interval(arrow::datatypes::IntervalUnit::YearMonth) => {
-            Ok(a.primitive::<arrow::datatypes::IntervalYearMonthType>()?.reinterpret_cast::<arrow::datatypes::Int32Type>())
-        }
-        t if is_year_month(t) => Ok(a.primitive::<arrow::datatypes::Decimal32Type>()?.reinterpret_cast::<arrow::datatypes::Int32Type>()),
-        DataType::Null => Ok(Int32Array::new_null(a.len())),
-        other => Err(KilnError::internal(format!("expected a year-month interval, got {other}"))),
-    }
-}
-
-/// The microseconds of a day-time interval array.
-pub(crate) fn micros(a: &ArrayRef) -> Result<Int64Array> {
-    match a.data_type() {
-        DataType::Duration(arrow::datatypes::TimeUnit::Microsecond) => {
-            Ok(a.primitive::<arrow::datatypes::DurationMicrosecondType>()?.reinterpret_cast::<Int64Type>())
-        }
-        t if is_day_time(t) => Ok(a.primitive::<arrow::datatypes::Decimal64Type>()?.reinterpret_cast::<Int64Type>()),
-        DataType::Null => Ok(Int64Array::new_null(a.len())),
-        other => Err(KilnError::internal(format!("expected a day-time interval, got {other}"))),
-    }
-}
-
-/// The months at `row` of a year-month interval array (not NULL there).
-pub(crate) fn month_value(a: &dyn Array, row: usize) -> i32 {
-    use arrow::array::AsArray;
-    match a.data_type() {
-        DataType::Interval(_) => a.as_primitive::<arrow::datatypes::IntervalYearMonthType>().value(row),
-        _ => a.as_primitive::<arrow::datatypes::Decimal32Type>().value(row),
-    }
-}
-
-/// The microseconds at `row` of a day-time interval array (not NULL there).
-pub(crate) fn micro_value(a: &dyn Array, row: usize) -> i64 {
-    use arrow::array::AsArray;
-    match a.data_type() {
-        DataType::Duration(_) => a.as_primitive::<arrow::datatypes::DurationMicrosecondType>().value(row),
-        _ => a.as_primitive::<arrow::datatypes::Decimal64Type>().value(row),
-    }
-}
-
-/// Months as an array of the year-month interval type `to`.
-pub(crate) fn year_month_array(values: Int32Array, to: &DataType) -> ArrayRef {
-    if *to == crate::types::interval::YEAR_MONTH {
-        Arc::new(values.reinterpret_cast::<arrow::datatypes::IntervalYearMonthType>())
-    } else {
-        Arc::new(values.reinterpret_cast::<arrow::datatypes::Decimal32Type>().with_data_type(to.clone()))
-    }
-}
-
-/// Microseconds as an array of the day-time interval type `to`.
-pub(crate) fn day_time_array(values: Int64Array, to: &DataType) -> Result<ArrayRef> {
-    if *to == crate::types::interval::DAY_TIME {
-        let out: DurationMicrosecondArray = values.reinterpret_cast();
-        return Ok(Arc::new(out));
-    }
-    if !is_day_time(to) {
-        return Err(KilnError::internal(format!("expected a day-time interval type, got {to}")));
-    }
-    Ok(Arc::new(values.reinterpret_cast::<arrow::datatypes::Decimal64Type>().with_data_type(to.clone())))
-}
+pub(crate) use crate::types::interval::{calendar_parts, day_time_array, micro_value, micros, month_value, months, year_month_array};
 
 /// `l op r` where an operand is an interval, or `date - date` / `ts - ts`; `result` is the
 /// node's type. None when these operands are not interval arithmetic.
@@ -280,11 +219,6 @@ fn scale(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType) -> Result<
     }
 }
 
-/// (months, days, microseconds) of each row of a calendar interval array.
-pub(crate) fn calendar_parts(a: &ArrayRef) -> Result<Vec<Option<(i32, i32, i64)>>> {
-    Ok(a.primitive::<arrow::datatypes::IntervalMonthDayNanoType>()?.iter().map(|v| v.map(|v| (v.months, v.days, v.nanoseconds))).collect())
-}
-
 fn calendar_array(parts: Vec<Option<(i32, i32, i64)>>) -> ArrayRef {
     Arc::new(parts.into_iter().map(|p| p.map(|(m, d, us)| arrow::datatypes::IntervalMonthDayNano::new(m, d, us))).collect::<arrow::array::IntervalMonthDayNanoArray>())
 }
@@ -293,9 +227,11 @@ fn calendar_array(parts: Vec<Option<(i32, i32, i64)>>) -> ArrayRef {
 /// and a decimal(18,6)), as Spark's MakeInterval: ARITHMETIC_OVERFLOW when a part overflows.
 pub(crate) fn make_interval(args: &[ArrayRef], rows: usize) -> Result<ArrayRef> {
     let ints: Vec<Int32Array> = (0..6)
-        .map(|i| match args.get(i) {
-            Some(a) => Ok(a.primitive::<arrow::datatypes::Int32Type>()?.clone()),
-            None => Ok(Int32Array::from(vec![0; rows])),
+        .map(|i| -> Result<Int32Array> {
+            match args.get(i) {
+                Some(a) => Ok(a.primitive::<arrow::datatypes::Int32Type>()?.clone()),
+                None => Ok(Int32Array::from(vec![0; rows])),
+            }
         })
         .collect::<Result<_>>()?;
     let secs: Vec<Option<i128>> = match args.get(6) {

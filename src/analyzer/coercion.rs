@@ -383,7 +383,8 @@ fn interval_extract(func: ScalarFunc, args: &[Expr]) -> Result<Option<Expr>> {
     use crate::expr::{Builtin, MoreFn};
     let [arg] = args else { return Ok(None) };
     let t = arg.data_type()?;
-    if !is_interval(&t) {
+    let calendar = t == crate::types::interval::CALENDAR;
+    if !is_interval(&t) && !calendar {
         return Ok(None);
     }
     let field = match func {
@@ -401,7 +402,8 @@ fn interval_extract(func: ScalarFunc, args: &[Expr]) -> Result<Option<Expr>> {
     let within = match (ym_fields(&t), dt_fields(&t)) {
         (Some((s, e)), _) => code(&["YEAR", "MONTH"]).is_some_and(|f| s <= f && f <= e),
         (_, Some((s, e))) => code(&["DAY", "HOUR", "MINUTE", "SECOND"]).is_some_and(|f| s <= f && f <= e),
-        _ => false,
+        // A calendar interval has every field (Spark's ExtractIntervalYears ... Seconds).
+        _ => calendar,
     };
     if !within {
         return Err(KilnError::analysis("INVALID_EXTRACT_FIELD", format!("Cannot extract `{field}` from \"{}\".", sql_name(arg))));
@@ -546,6 +548,12 @@ fn interval_binary(op: BinaryOp, left: Expr, right: Expr, lt: &DataType, rt: &Da
     let plus_minus = matches!(op, BinaryOp::Plus | BinaryOp::Minus);
     let calendar = crate::types::interval::CALENDAR;
     Ok(Some(match (lt, rt) {
+        // A date plus or minus a calendar interval: a date (Spark's DateAddInterval).
+        (DataType::Date32, c) if plus_minus && *c == calendar => {
+            let iv = if op == BinaryOp::Minus { Expr::Negative(Box::new(right)) } else { right };
+            Expr::Function { func: ScalarFunc::Builtin(crate::expr::Builtin::More(crate::expr::MoreFn::DateAddInterval)), args: vec![left, iv] }
+        }
+        (c, DataType::Date32) if op == BinaryOp::Plus && *c == calendar => return interval_binary(op, right, left, rt, lt, original),
         // A timestamp plus or minus a calendar interval: TimeAdd of its months, days and time.
         (v, c) if plus_minus && *c == calendar && (matches!(v, DataType::Timestamp(..)) || is_string(v) || *v == DataType::Null) => {
             let iv = if op == BinaryOp::Minus { Expr::Negative(Box::new(right)) } else { right };

@@ -47,6 +47,9 @@ pub enum MoreFn {
     /// (field, interval): `extract(field FROM i)` of an interval; made by the analyzer from
     /// year / month / day / hour / minute / second over an interval.
     ExtractInterval,
+    /// (date, calendar interval): `date + make_interval(...)`, Spark's DateAddInterval; made by the
+    /// analyzer, not callable by name.
+    DateAddInterval,
     /// url_encode / url_decode / try_url_decode: Java's URLEncoder / URLDecoder in UTF-8.
     UrlEncode, UrlDecode, TryUrlDecode,
     /// isnan(x): never NULL (NULL is false).
@@ -103,7 +106,7 @@ impl MoreFn {
             MonthsBetween(_) => "months_between", Elt => "elt", LuhnCheck => "luhn_check", Soundex => "soundex", WidthBucket => "width_bucket",
             Bround => "bround", FormatNumber => "format_number", FormatString => "format_string",
             TimestampAdd(_) => "timestampadd", TimestampDiff(_) => "timestampdiff",
-            MakeYmInterval => "make_ym_interval", MakeDtInterval => "make_dt_interval", MakeInterval => "make_interval", Sequence(_) => "sequence", ExtractInterval => "extract", Mask => "mask",
+            MakeYmInterval => "make_ym_interval", MakeDtInterval => "make_dt_interval", MakeInterval => "make_interval", Sequence(_) => "sequence", ExtractInterval => "extract", DateAddInterval => "date_add_interval", Mask => "mask",
             ToNumber => "to_number", TryToNumber => "try_to_number", ToChar => "to_char", Overlay => "overlay",
             UrlEncode => "url_encode", UrlDecode => "url_decode", TryUrlDecode => "try_url_decode", IsNan => "isnan", LikeEscape => "like_escape",
             NextDay => "next_day", BitGet => "bit_get", ToBinary => "to_binary", TryToBinary => "try_to_binary", Encode => "encode",
@@ -165,7 +168,7 @@ impl MoreFn {
             MakeDtInterval => (0, 4),
             MakeInterval => (0, 7),
             Sequence(_) => (2, 3),
-            ExtractInterval | LikeEscape => (2, 2),
+            ExtractInterval | LikeEscape | DateAddInterval => (2, 2),
             Mask => (1, 5),
             Overlay => (3, 4),
             NextDay | BitGet | Encode | Decode | GetJsonObject | FromUtcTimestamp | ToUtcTimestamp => (2, 2),
@@ -221,7 +224,7 @@ impl MoreFn {
             }
         };
         Ok(match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | ExtractInterval => args,
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | ExtractInterval | DateAddInterval => args,
             Mask => {
                 let names = ["input", "upperChar", "lowerChar", "digitChar", "otherChar"];
                 let shown = args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
@@ -516,6 +519,7 @@ impl MoreFn {
             MakeDtInterval => crate::types::interval::DAY_TIME,
             MakeInterval => crate::types::interval::CALENDAR,
             Sequence(_) => crate::types::list_type(args.first().cloned().unwrap_or(DataType::Int32)),
+            DateAddInterval => DataType::Date32,
             // Spark's ExtractIntervalMonths / Hours / Minutes are bytes, seconds decimal(8,6).
             ExtractInterval => match exprs.first() {
                 Some(Expr::Literal(ScalarValue::Utf8(f))) => match f.as_str() {
@@ -836,6 +840,7 @@ impl MoreFn {
                 crate::expr::eval::interval::day_time_array(Int64Array::from(out), result)?
             }
             ExtractInterval => crate::expr::eval::interval::extract(arg(0)?, arg(1)?, result)?,
+            DateAddInterval => crate::expr::eval::interval::date_add_calendar(arg(0)?, arg(1)?)?,
             MakeInterval => crate::expr::eval::interval::make_interval(args, rows)?,
             Sequence(_) => super::sequence::eval(args, result, zone)?,
             ToNumber | TryToNumber | ToChar => {

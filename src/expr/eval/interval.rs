@@ -46,7 +46,7 @@ fn divided_by_zero() -> KilnError {
     KilnError::exec("[INTERVAL_DIVIDED_BY_ZERO] Division by zero. Use `try_divide` to tolerate divisor being 0 and return NULL instead. SQLSTATE: 22012")
 }
 
-pub(crate) use crate::types::interval::{calendar_parts, day_time_array, micro_value, micros, month_value, months, year_month_array};
+pub(crate) use crate::types::interval::{calendar_parts, day_time_array, micros, months, year_month_array};
 
 /// `l op r` where an operand is an interval, or `date - date` / `ts - ts`; `result` is the
 /// node's type. None when these operands are not interval arithmetic.
@@ -221,6 +221,30 @@ fn scale(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType) -> Result<
 
 fn calendar_array(parts: Vec<Option<(i32, i32, i64)>>) -> ArrayRef {
     Arc::new(parts.into_iter().map(|p| p.map(|(m, d, us)| arrow::datatypes::IntervalMonthDayNano::new(m, d, us))).collect::<arrow::array::IntervalMonthDayNanoArray>())
+}
+
+/// A date plus a calendar interval (Spark's DateAddInterval, ANSI): its months (the day clamped to
+/// the month's end), then its days; an interval with a time part is
+/// INVALID_INTERVAL_WITH_MICROSECONDS_ADDITION.
+pub(crate) fn date_add_calendar(date: &ArrayRef, iv: &ArrayRef) -> Result<ArrayRef> {
+    let d = date.primitive::<Date32Type>()?;
+    let parts = calendar_parts(iv)?;
+    let mut out = Vec::with_capacity(d.len());
+    for (d, p) in d.iter().zip(parts) {
+        out.push(match (d, p) {
+            (Some(_), Some((_, _, us))) if us != 0 => {
+                return Err(KilnError::exec(
+                    "[INVALID_INTERVAL_WITH_MICROSECONDS_ADDITION] Cannot add an interval to a date because its microseconds part is not 0. To resolve this, cast the input date to a timestamp, which supports the addition of intervals with non-zero microseconds. SQLSTATE: 22006",
+                ))
+            }
+            (Some(d), Some((m, days, _))) => {
+                let moved = crate::expr::builtins::add_months(d, i64::from(m)).and_then(|d| d.checked_add(days));
+                Some(moved.ok_or_else(date_overflow)?)
+            }
+            _ => None,
+        });
+    }
+    Ok(Arc::new(out.into_iter().collect::<arrow::array::Date32Array>()))
 }
 
 /// make_interval(years, months, weeks, days, hours, mins, secs) over coerced arguments (six ints
@@ -427,6 +451,18 @@ fn cast_overflow(shown: &str, from: &DataType, to: &DataType) -> KilnError {
 pub(crate) fn extract(field: &ArrayRef, iv: &ArrayRef, result: &DataType) -> Result<ArrayRef> {
     let f = super::cast::strings(field)?;
     let f = if f.is_valid(0) { f.value(0).to_string() } else { String::new() };
+    const HOUR: i64 = 3_600_000_000;
+    if *iv.data_type() == crate::types::interval::CALENDAR {
+        let p = calendar_parts(iv)?;
+        return Ok(match f.as_str() {
+            "YEAR" => Arc::new(p.iter().map(|v| v.map(|(m, _, _)| m / 12)).collect::<Int32Array>()) as ArrayRef,
+            "MONTH" => Arc::new(p.iter().map(|v| v.map(|(m, _, _)| (m % 12) as i8)).collect::<arrow::array::Int8Array>()),
+            "DAY" => Arc::new(p.iter().map(|v| v.map(|(_, d, _)| d)).collect::<Int32Array>()),
+            "HOUR" => Arc::new(p.iter().map(|v| v.map(|(_, _, us)| (us / HOUR % 24) as i8)).collect::<arrow::array::Int8Array>()),
+            "MINUTE" => Arc::new(p.iter().map(|v| v.map(|(_, _, us)| (us % HOUR / 60_000_000) as i8)).collect::<arrow::array::Int8Array>()),
+            _ => Arc::new(p.iter().map(|v| v.map(|(_, _, us)| (us % 60_000_000) as i128)).collect::<arrow::array::Decimal128Array>().with_data_type(result.clone())),
+        });
+    }
     if is_year_month(iv.data_type()) {
         let m = months(iv)?;
         return Ok(match f.as_str() {
@@ -435,7 +471,6 @@ pub(crate) fn extract(field: &ArrayRef, iv: &ArrayRef, result: &DataType) -> Res
         });
     }
     let us = micros(iv)?;
-    const HOUR: i64 = 3_600_000_000;
     Ok(match f.as_str() {
         "DAY" => Arc::new(us.unary::<_, arrow::datatypes::Int32Type>(|v| (v / MICROS_PER_DAY) as i32)) as ArrayRef,
         "HOUR" => Arc::new(us.unary::<_, arrow::datatypes::Int8Type>(|v| (v % MICROS_PER_DAY / HOUR) as i8)),

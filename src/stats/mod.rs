@@ -67,7 +67,7 @@ pub fn default_size(dt: &DataType) -> u128 {
         DataType::Null | DataType::Boolean | DataType::Int8 | DataType::UInt8 => 1,
         DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
         DataType::Int32 | DataType::UInt32 | DataType::Float32 | DataType::Date32 => 4,
-        DataType::Interval(arrow::datatypes::IntervalUnit::YearMonth) => 4,
+        t if crate::types::interval::is_year_month(t) => 4,
         DataType::Decimal128(p, _) | DataType::Decimal256(p, _) => {
             if *p <= 18 {
                 8

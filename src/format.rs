@@ -50,15 +50,13 @@ pub fn format_value_in(array: &dyn Array, row: usize, zone: Zone) -> Option<Stri
         }
         // CAST(binary AS STRING): the bytes read as UTF-8 (what the spark-sql CLI prints).
         DataType::Binary => String::from_utf8_lossy(array.as_binary::<i32>().value(row)).into_owned(),
-        DataType::Interval(arrow::datatypes::IntervalUnit::YearMonth) => {
-            crate::types::interval::format_year_month(array.as_primitive::<arrow::datatypes::IntervalYearMonthType>().value(row))
+        t if crate::types::interval::is_year_month(t) => {
+            crate::types::interval::format_interval(crate::types::interval::month_value(array, row) as i64, t)
         }
-        DataType::Interval(arrow::datatypes::IntervalUnit::DayTime) => {
-            let days = array.as_primitive::<arrow::datatypes::IntervalDayTimeType>().value(row).days as i64;
-            crate::types::interval::format_day_time(days * crate::types::timestamp::MICROS_PER_DAY, true)
-        }
-        DataType::Duration(arrow::datatypes::TimeUnit::Microsecond) => {
-            crate::types::interval::format_day_time(array.as_primitive::<arrow::datatypes::DurationMicrosecondType>().value(row), false)
+        t if crate::types::interval::is_day_time(t) => crate::types::interval::format_interval(crate::types::interval::micro_value(array, row), t),
+        DataType::Interval(arrow::datatypes::IntervalUnit::MonthDayNano) => {
+            let v = array.as_primitive::<arrow::datatypes::IntervalMonthDayNanoType>().value(row);
+            crate::types::interval::format_calendar(v.months, v.days, v.nanoseconds)
         }
         // Spark's `[1, 2]`: elements as they cast to strings, NULL as `null`.
         DataType::List(_) => {
@@ -227,7 +225,7 @@ fn json_value(array: &dyn Array, row: usize, zone: Zone) -> String {
             let v = format_value_in(array, row, zone).unwrap_or_default();
             match dt {
                 DataType::Float32 | DataType::Float64 if !v.ends_with(|c: char| c.is_ascii_digit()) => json_string(&v),
-                dt if dt.is_numeric() || dt == &DataType::Boolean => v,
+                dt if (dt.is_numeric() && !crate::types::interval::is_interval(dt)) || dt == &DataType::Boolean => v,
                 _ => json_string(&v),
             }
         }

@@ -77,8 +77,6 @@ fn column_type(dt: &DataType) -> DefaultColumnType {
         DataType::Float16
         | DataType::Float32
         | DataType::Float64
-        | DataType::Decimal32(_, _)
-        | DataType::Decimal64(_, _)
         | DataType::Decimal128(_, _)
         | DataType::Decimal256(_, _) => DefaultColumnType::FloatingPoint,
         _ => DefaultColumnType::Text,

@@ -116,9 +116,9 @@ fn coerce_node(e: Expr) -> Result<Expr> {
                         let t = a.data_type()?;
                         if is_string(&t) {
                             cast(a, &DataType::Float64)
-                        } else if func == AggFunc::Avg && t == crate::types::interval::DAY {
+                        } else if func == AggFunc::Avg && is_interval(&t) && crate::types::interval::widest(&t) != t {
                             // Spark's Average of intervals is of the widest type of the family.
-                            cast(a, &crate::types::interval::DAY_TIME)
+                            cast(a, &crate::types::interval::widest(&t))
                         } else if is_numeric(&t) || t == DataType::Null || is_interval(&t) {
                             Ok(a)
                         } else {
@@ -201,8 +201,14 @@ pub(super) fn can_cast(from: &DataType, to: &DataType) -> bool {
         // Spark: timestamps cast to and from strings, dates, each other and numbers.
         (Timestamp(..), t) | (t, Timestamp(..)) => is_string(t) || matches!(t, Date32 | Timestamp(..)) || is_numeric(t),
         (Date32, t) | (t, Date32) => is_string(t) || *t == Date32,
-        // Intervals cast to and from strings and within their family.
-        (f, t) if is_interval(f) || is_interval(t) => is_string(f) || is_string(t) || crate::types::interval::wider_interval(f, t).is_some(),
+        // Intervals cast to and from strings, within their family, and to and from integral and
+        // decimal numbers (not floating point).
+        // A calendar interval (make_interval's) casts to strings only.
+        (f, t) if *f == crate::types::interval::CALENDAR || *t == crate::types::interval::CALENDAR => is_string(t) && *f == crate::types::interval::CALENDAR,
+        (f, t) if is_interval(f) || is_interval(t) => {
+            let exact = |x: &DataType| x.is_integer() || matches!(x, Decimal128(..));
+            is_string(f) || is_string(t) || crate::types::interval::wider_interval(f, t).is_some() || exact(f) || exact(t)
+        }
         // Binary casts to and from strings only (numbers to binary are not kiln's).
         (Binary, t) | (t, Binary) => is_string(t),
         (f, t) => ok(f) && ok(t),
@@ -312,10 +318,11 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
         }
         _ => {
             // Date +/- INTERVAL n DAY becomes date_add, as Spark's analyzer does.
-            if let (DataType::Date32, Expr::Literal(ScalarValue::IntervalDays(d))) = (&lt, &right) {
+            if let (DataType::Date32, Expr::Literal(ScalarValue::IntervalMicros(us, 0, 0))) = (&lt, &right) {
+                let d = us / crate::types::timestamp::MICROS_PER_DAY;
                 let days = match op {
-                    BinaryOp::Plus => *d,
-                    BinaryOp::Minus => -*d,
+                    BinaryOp::Plus => d,
+                    BinaryOp::Minus => -d,
                     _ => return Err(mismatch(&original, &lt, &rt)),
                 };
                 let days = i32::try_from(days).map_err(|_| KilnError::exec("[ARITHMETIC_OVERFLOW] interval overflow"))?;
@@ -376,7 +383,8 @@ fn interval_extract(func: ScalarFunc, args: &[Expr]) -> Result<Option<Expr>> {
     use crate::expr::{Builtin, MoreFn};
     let [arg] = args else { return Ok(None) };
     let t = arg.data_type()?;
-    if !is_interval(&t) {
+    let calendar = t == crate::types::interval::CALENDAR;
+    if !is_interval(&t) && !calendar {
         return Ok(None);
     }
     let field = match func {
@@ -388,11 +396,17 @@ fn interval_extract(func: ScalarFunc, args: &[Expr]) -> Result<Option<Expr>> {
         ScalarFunc::Builtin(Builtin::Second(_) | Builtin::SecondWithFraction(_)) => "SECOND",
         _ => return Ok(None),
     };
-    if is_year_month(&t) != matches!(field, "YEAR" | "MONTH") {
-        return Err(KilnError::analysis(
-            "INVALID_EXTRACT_FIELD",
-            format!("Cannot extract {field} from {arg} (of type \"{}\").", crate::types::sql_type_name(&t)),
-        ));
+    // Spark's ExtractIntervalPart: only a field within the type's start..end.
+    use crate::types::interval::{dt_fields, ym_fields};
+    let code = |names: &[&str]| names.iter().position(|n| *n == field).map(|i| i as u8);
+    let within = match (ym_fields(&t), dt_fields(&t)) {
+        (Some((s, e)), _) => code(&["YEAR", "MONTH"]).is_some_and(|f| s <= f && f <= e),
+        (_, Some((s, e))) => code(&["DAY", "HOUR", "MINUTE", "SECOND"]).is_some_and(|f| s <= f && f <= e),
+        // A calendar interval has every field (Spark's ExtractIntervalYears ... Seconds).
+        _ => calendar,
+    };
+    if !within {
+        return Err(KilnError::analysis("INVALID_EXTRACT_FIELD", format!("Cannot extract `{field}` from \"{}\".", sql_name(arg))));
     }
     Ok(Some(Expr::Function {
         func: ScalarFunc::Builtin(Builtin::More(MoreFn::ExtractInterval)),
@@ -490,7 +504,7 @@ fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
     for a in &args {
         let t = a.data_type()?;
         let ok = match func {
-            ScalarFunc::Abs | ScalarFunc::Round => is_numeric(&t) || t == DataType::Null,
+            ScalarFunc::Abs | ScalarFunc::Round => is_numeric(&t) || t == DataType::Null || (func == ScalarFunc::Abs && is_interval(&t)),
             _ => true,
         };
         if !ok {
@@ -526,13 +540,27 @@ fn struct_field_by_subscript(args: Vec<Expr>) -> Result<Vec<Expr>> {
 /// interval ± interval of one family (widened), date ± year-month or day interval, timestamp ±
 /// interval (TimeAdd), interval * / number (the interval first). None for other operands.
 fn interval_binary(op: BinaryOp, left: Expr, right: Expr, lt: &DataType, rt: &DataType, original: &Expr) -> Result<Option<Expr>> {
-    use crate::types::interval::{DAY, DAY_TIME};
+    use crate::types::interval::{widest, DAY};
     let rebuild = |l: Expr, r: Expr| Expr::Binary { op, left: Box::new(l), right: Box::new(r) };
     let (ivl, ivr) = (is_interval(lt), is_interval(rt));
     let temporal = |t: &DataType| matches!(t, DataType::Date32 | DataType::Timestamp(..));
     let numeric = |t: &DataType| is_numeric(t) || *t == DataType::Null;
     let plus_minus = matches!(op, BinaryOp::Plus | BinaryOp::Minus);
+    let calendar = crate::types::interval::CALENDAR;
     Ok(Some(match (lt, rt) {
+        // A date plus or minus a calendar interval: a date (Spark's DateAddInterval).
+        (DataType::Date32, c) if plus_minus && *c == calendar => {
+            let iv = if op == BinaryOp::Minus { Expr::Negative(Box::new(right)) } else { right };
+            Expr::Function { func: ScalarFunc::Builtin(crate::expr::Builtin::More(crate::expr::MoreFn::DateAddInterval)), args: vec![left, iv] }
+        }
+        (c, DataType::Date32) if op == BinaryOp::Plus && *c == calendar => return interval_binary(op, right, left, rt, lt, original),
+        // A timestamp plus or minus a calendar interval: TimeAdd of its months, days and time.
+        (v, c) if plus_minus && *c == calendar && (matches!(v, DataType::Timestamp(..)) || is_string(v) || *v == DataType::Null) => {
+            let iv = if op == BinaryOp::Minus { Expr::Negative(Box::new(right)) } else { right };
+            let ts = if matches!(v, DataType::Timestamp(..)) { left } else { cast(left, &crate::types::timestamp_type(false))? };
+            Expr::Function { func: ScalarFunc::Builtin(crate::expr::Builtin::TimeAdd(crate::types::time_zone::Zone::UTC)), args: vec![ts, iv.clone(), iv] }
+        }
+        (c, v) if op == BinaryOp::Plus && *c == calendar && matches!(v, DataType::Timestamp(..)) => return interval_binary(op, right, left, rt, lt, original),
         // Spark's IntegralDivide of two intervals of one family: a bigint.
         _ if op == BinaryOp::IntDivide && ivl && ivr => {
             let t = crate::types::interval::wider_interval(lt, rt).ok_or_else(|| mismatch(original, lt, rt))?;
@@ -546,7 +574,7 @@ fn interval_binary(op: BinaryOp, left: Expr, right: Expr, lt: &DataType, rt: &Da
             let iv = if op == BinaryOp::Minus { Expr::Negative(Box::new(right)) } else { right };
             match v {
                 // Spark's DateAddYMInterval and DateAdd of the interval's days keep a date.
-                DataType::Date32 if *rt != DAY_TIME => Expr::Binary { op: BinaryOp::Plus, left: Box::new(left), right: Box::new(iv) },
+                DataType::Date32 if is_year_month(rt) || *rt == DAY => Expr::Binary { op: BinaryOp::Plus, left: Box::new(left), right: Box::new(iv) },
                 _ => {
                     let ts = if matches!(v, DataType::Timestamp(..)) { left } else { cast(left, &crate::types::timestamp_type(false))? };
                     let (us, months) = if is_year_month(rt) {
@@ -566,7 +594,7 @@ fn interval_binary(op: BinaryOp, left: Expr, right: Expr, lt: &DataType, rt: &Da
         }
         (_, n) if matches!(op, BinaryOp::Multiply | BinaryOp::Divide) && ivl && numeric(n) && !ivr => {
             // Spark's MultiplyDTInterval / DivideYMInterval are of the widest type of the family.
-            let l = if *lt == DAY { cast(left, &DAY_TIME)? } else { left };
+            let l = if widest(lt) != *lt { cast(left, &widest(lt))? } else { left };
             rebuild(l, right)
         }
         (n, _) if op == BinaryOp::Multiply && ivr && numeric(n) && !ivl => return interval_binary(op, right, left, rt, lt, original),
@@ -577,12 +605,12 @@ fn interval_binary(op: BinaryOp, left: Expr, right: Expr, lt: &DataType, rt: &Da
 
 /// `v ± INTERVAL ...` or `INTERVAL ... + v`: the value, the interval and whether it is subtracted.
 fn interval_operand<'a>(left: &'a Expr, right: &'a Expr, op: BinaryOp) -> Option<(&'a Expr, &'a ScalarValue, bool)> {
-    let is_iv = |e: &Expr| matches!(e, Expr::Literal(ScalarValue::IntervalMicros(_) | ScalarValue::IntervalMonths(_) | ScalarValue::IntervalDays(_)))
+    let is_iv = |e: &Expr| matches!(e, Expr::Literal(ScalarValue::IntervalMicros(..) | ScalarValue::IntervalMonths(..)))
         || e.data_type().is_ok_and(|t| is_interval(&t));
     match (op, left, right) {
         (BinaryOp::Plus | BinaryOp::Minus, v, Expr::Literal(iv)) if is_iv(right) && !is_iv(v) => {
             // A date plus whole days stays date_add.
-            if matches!(iv, ScalarValue::IntervalDays(_)) && v.data_type().ok() == Some(DataType::Date32) {
+            if matches!(iv, ScalarValue::IntervalMicros(_, 0, 0)) && v.data_type().ok() == Some(DataType::Date32) {
                 return None;
             }
             Some((v, iv, op == BinaryOp::Minus))
@@ -598,9 +626,8 @@ fn interval_arithmetic(value: Expr, iv: ScalarValue, negate: bool, original: &Ex
     let t = value.data_type()?;
     let sign = if negate { -1 } else { 1 };
     let (micros, months) = match iv {
-        ScalarValue::IntervalMicros(us) => (us * sign, 0),
-        ScalarValue::IntervalDays(d) => (d * 86_400_000_000 * sign, 0),
-        ScalarValue::IntervalMonths(m) => (0, m * sign as i32),
+        ScalarValue::IntervalMicros(us, ..) => (us * sign, 0),
+        ScalarValue::IntervalMonths(m, ..) => (0, m * sign as i32),
         _ => return Err(KilnError::internal("not an interval")),
     };
     let value = match &t {

@@ -179,7 +179,7 @@ impl Resolver<'_> {
                 };
                 Ok(LogicalPlan::Join { left, right, join_type, condition, using, hint })
             }
-            // The subquery sees the left side's columns (then the enclosing queries') as outer.
+            // The subquery sees the left side's columns as outer.
             LogicalPlan::LateralJoin { left, right, id, join_type, condition } => {
                 let right = self.resolve_subquery(&right, &left.output())?;
                 let input = [left.output(), right.plan().output()].concat();
@@ -745,9 +745,10 @@ impl Resolver<'_> {
         })
     }
 
-    /// A subquery's plan, resolved with `input` (then the enclosing queries) as its outer scope.
+    /// A subquery's plan, resolved with `input` as its outer scope: as Spark's (nested correlation
+    /// off by default), a column of a query two levels out is UNRESOLVED_COLUMN.
     fn resolve_subquery(&self, plan: &crate::expr::SubqueryPlan, input: &[Attribute]) -> Result<crate::expr::SubqueryPlan> {
-        let inner = Resolver { catalog: self.catalog, options: self.options, outer: [input, &self.outer].concat(), warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: false };
+        let inner = Resolver { catalog: self.catalog, options: self.options, outer: input.to_vec(), warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: false };
         let resolved = inner.resolve(plan.plan())?;
         self.warnings.borrow_mut().extend(inner.warnings.into_inner());
         Ok(crate::expr::SubqueryPlan::new(resolved))
@@ -919,7 +920,7 @@ impl Resolver<'_> {
     /// becomes an outer reference to an output of the aggregate (an existing one or one added
     /// to `extra`).
     fn resolve_having_subquery(&self, plan: &crate::expr::SubqueryPlan, scope: &[Attribute], input: &[Attribute], aggregates: &[Expr], extra: &mut Vec<Expr>) -> Result<crate::expr::SubqueryPlan> {
-        let inner = Resolver { catalog: self.catalog, options: self.options, outer: [scope, &self.outer].concat(), warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: true };
+        let inner = Resolver { catalog: self.catalog, options: self.options, outer: scope.to_vec(), warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: true };
         let resolved = inner.resolve(plan.plan())?;
         self.warnings.borrow_mut().extend(inner.warnings.into_inner());
         let ids: std::collections::BTreeSet<ExprId> = input.iter().map(|a| a.id).collect();

@@ -198,7 +198,7 @@ fn as_f64(v: &ScalarValue) -> Option<f64> {
         ScalarValue::Int64(k) => Some(*k as f64),
         ScalarValue::Float64(f) => Some(*f),
         ScalarValue::Decimal(u, _, s) => Some(*u as f64 / 10f64.powi(*s as i32)),
-        ScalarValue::IntervalDays(k) => Some(*k as f64),
+        ScalarValue::IntervalMicros(us, 0, 0) => Some((*us / crate::types::timestamp::MICROS_PER_DAY) as f64),
         _ => None,
     }
 }

@@ -458,7 +458,7 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
     if !type_ok {
         return Some(format!("values of type {}", crate::types::spark_type_name(&t)));
     }
-    if let Expr::Literal(ScalarValue::IntervalDays(_)) = e {
+    if let Expr::Literal(ScalarValue::IntervalMicros(..) | ScalarValue::IntervalMonths(..)) = e {
         return Some("interval values".into());
     }
     e.children().into_iter().find_map(unsupported_reason)

@@ -6,7 +6,6 @@ use arrow::array::{Array, ArrayRef, ArrowPrimitiveType, AsArray};
 use arrow::datatypes::*;
 
 use crate::error::{KilnError, Result};
-use crate::types::timestamp::MICROS_PER_DAY;
 
 /// The hash tables' row hash multiplier (`hashtable`'s group and join tables, the grouper).
 pub const HASH_K: u64 = 0x517c_c1b7_2722_0a95;
@@ -160,10 +159,9 @@ pub fn hash_column(arr: &dyn Array, hashes: &mut [i32]) -> Result<()> {
         }
         // Spark hashes a year-month interval as its int of months, a day-time one as its long of microseconds.
         DataType::Interval(IntervalUnit::YearMonth) => each::<IntervalYearMonthType>(arr, hashes, hash_int),
-        DataType::Interval(IntervalUnit::DayTime) => {
-            each::<IntervalDayTimeType>(arr, hashes, |v, h| hash_long(v.days as i64 * MICROS_PER_DAY, h))
-        }
         DataType::Duration(TimeUnit::Microsecond) => each::<DurationMicrosecondType>(arr, hashes, hash_long),
+        t if crate::types::interval::is_year_month(t) => each::<Decimal32Type>(arr, hashes, hash_int),
+        t if crate::types::interval::is_day_time(t) => each::<Decimal64Type>(arr, hashes, hash_long),
         // A struct hashes its fields in order, an array its elements (Spark's Murmur3Hash); a
         // NULL struct or array leaves the hash unchanged, as does a NULL field or element.
         DataType::Struct(_) => {

@@ -241,8 +241,8 @@ pub fn literal(l: &pe::Literal) -> Result<Expr> {
         LiteralType::Date(d) => ScalarValue::Date32(*d),
         LiteralType::Timestamp(t) => ScalarValue::Timestamp(*t, false),
         LiteralType::TimestampNtz(t) => ScalarValue::Timestamp(*t, true),
-        LiteralType::YearMonthInterval(m) => ScalarValue::IntervalMonths(*m),
-        LiteralType::DayTimeInterval(us) => ScalarValue::IntervalMicros(*us),
+        LiteralType::YearMonthInterval(m) => ScalarValue::IntervalMonths(*m, crate::types::interval::YEAR, crate::types::interval::MONTH),
+        LiteralType::DayTimeInterval(us) => ScalarValue::IntervalMicros(*us, crate::types::interval::DAY_FIELD, crate::types::interval::SECOND),
         LiteralType::Array(a) => {
             let elements = a.elements.iter().map(literal).collect::<Result<Vec<_>>>()?;
             return Ok(Expr::UnresolvedFunction { name: "array".into(), args: elements, distinct: false });

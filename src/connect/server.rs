@@ -251,11 +251,13 @@ impl Responder {
 /// Batches as one Arrow IPC stream (schema, batches, end).
 fn ipc_stream(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<Vec<u8>> {
     let mut out = vec![];
-    let mut writer = arrow::ipc::writer::StreamWriter::try_new(&mut out, schema)?;
+    // Interval columns in the Arrow types the client reads (the fields travel in the schema).
+    let host = crate::types::host_arrow::host_batch(&RecordBatch::new_empty(schema.clone()))?.schema();
+    let mut writer = arrow::ipc::writer::StreamWriter::try_new(&mut out, &host)?;
     // A batch of no columns and some rows cannot be read back (Arrow needs its row count); an
     // empty one stays, since the client needs a batch to build even an empty result.
     for b in batches.iter().filter(|b| b.num_columns() > 0 || b.num_rows() == 0) {
-        writer.write(b)?;
+        writer.write(&crate::types::host_arrow::host_batch(b)?)?;
     }
     writer.finish()?;
     drop(writer);
@@ -479,7 +481,7 @@ fn setting(session: &Session, key: &str) -> Result<Option<String>> {
 fn conf_not_found(key: &str) -> KilnError {
     KilnError::analysis_with(
         "SQL_CONF_NOT_FOUND",
-        format!("[SQL_CONF_NOT_FOUND] The SQL config \"{key}\" cannot be found. Please verify that the config exists."),
+        format!("The SQL config \"{key}\" cannot be found. Please verify that the config exists."),
         &[("sqlConf", &format!("\"{key}\""))],
     )
 }

@@ -24,11 +24,18 @@ pub fn to_proto(data_type: &DataType) -> Result<spark_connect_proto::DataType> {
         DataType::Date32 => Kind::Date(dt::Date::default()),
         DataType::Timestamp(_, Some(_)) => Kind::Timestamp(dt::Timestamp::default()),
         DataType::Timestamp(_, None) => Kind::TimestampNtz(dt::TimestampNtz::default()),
-        // Spark's DayTimeIntervalType(DAY, SECOND) and YearMonthIntervalType(YEAR, MONTH).
+        // Spark's DayTimeIntervalType(start, end) and YearMonthIntervalType(start, end).
+        t if crate::types::interval::is_day_time(t) => {
+            let (s, e) = crate::types::interval::dt_fields(t).unwrap_or_default();
+            Kind::DayTimeInterval(dt::DayTimeInterval { start_field: Some(i32::from(s)), end_field: Some(i32::from(e)), ..Default::default() })
+        }
+        t if crate::types::interval::is_year_month(t) => {
+            let (s, e) = crate::types::interval::ym_fields(t).unwrap_or_default();
+            Kind::YearMonthInterval(dt::YearMonthInterval { start_field: Some(i32::from(s)), end_field: Some(i32::from(e)), ..Default::default() })
+        }
         DataType::Duration(_) | DataType::Interval(IntervalUnit::DayTime | IntervalUnit::MonthDayNano) => {
             Kind::DayTimeInterval(dt::DayTimeInterval { start_field: Some(0), end_field: Some(3), ..Default::default() })
         }
-        DataType::Interval(IntervalUnit::YearMonth) => Kind::YearMonthInterval(dt::YearMonthInterval { start_field: Some(0), end_field: Some(1), ..Default::default() }),
         DataType::List(f) | DataType::LargeList(f) => {
             Kind::Array(Box::new(dt::Array { element_type: Some(Box::new(to_proto(f.data_type())?)), contains_null: f.is_nullable(), ..Default::default() }))
         }

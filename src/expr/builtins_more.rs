@@ -25,7 +25,7 @@ pub enum MoreFn {
     TryAdd, TrySubtract, TryMultiply, TryDivide, TryMod,
     /// try_to_timestamp, try_to_date, try_make_timestamp: one argument, the function call
     /// (to_timestamp, ...) whose failing rows are NULL, as the try_ arithmetic.
-    TryToTimestamp, TryToDate, TryMakeTimestamp,
+    TryToTimestamp, TryToDate, TryMakeTimestamp, TryMakeInterval,
     Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
     UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros,
     MakeDate, MakeTimestamp(Zone), MonthsBetween(Zone), Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString,
@@ -33,6 +33,10 @@ pub enum MoreFn {
     TimestampAdd(Zone), TimestampDiff(Zone),
     /// make_ym_interval(years, months), make_dt_interval(days, hours, mins, secs).
     MakeYmInterval, MakeDtInterval,
+    /// make_interval(years, months, weeks, days, hours, mins, secs): a calendar interval.
+    MakeInterval,
+    /// sequence(start, stop[, step]) over integers, dates and timestamps (`expr::sequence`).
+    Sequence(Zone),
     /// mask(s[, upperChar, lowerChar, digitChar, otherChar]): each a one-character literal or NULL (keep).
     Mask,
     /// to_number / try_to_number(s, fmt) and to_char / to_varchar(x, fmt) with Spark's number formats.
@@ -43,6 +47,9 @@ pub enum MoreFn {
     /// (field, interval): `extract(field FROM i)` of an interval; made by the analyzer from
     /// year / month / day / hour / minute / second over an interval.
     ExtractInterval,
+    /// (date, calendar interval): `date + make_interval(...)`, Spark's DateAddInterval; made by the
+    /// analyzer, not callable by name.
+    DateAddInterval,
     /// url_encode / url_decode / try_url_decode: Java's URLEncoder / URLDecoder in UTF-8.
     UrlEncode, UrlDecode, TryUrlDecode,
     /// isnan(x): never NULL (NULL is false).
@@ -77,10 +84,10 @@ pub enum MoreFn {
 use MoreFn::*;
 
 const ALL: &[MoreFn] = &[
-    TryAdd, TrySubtract, TryMultiply, TryDivide, TryMod, TryToTimestamp, TryToDate, TryMakeTimestamp, Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
+    TryAdd, TrySubtract, TryMultiply, TryDivide, TryMod, TryToTimestamp, TryToDate, TryMakeTimestamp, TryMakeInterval, Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
     UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros, MakeDate,
     MakeTimestamp(Zone::UTC), MonthsBetween(Zone::UTC), Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString, TimestampAdd(Zone::UTC), TimestampDiff(Zone::UTC),
-    MakeYmInterval, MakeDtInterval, Mask, ToNumber, TryToNumber, ToChar, Overlay, UrlEncode, UrlDecode, TryUrlDecode, IsNan,
+    MakeYmInterval, MakeDtInterval, MakeInterval, Sequence(Zone::UTC), Mask, ToNumber, TryToNumber, ToChar, Overlay, UrlEncode, UrlDecode, TryUrlDecode, IsNan,
     NextDay, BitGet, ToBinary, TryToBinary, Encode, Decode, ParseUrl, TryParseUrl, Uuid, IsValidUtf8, MakeValidUtf8, ValidateUtf8,
     TryValidateUtf8, GetJsonObject, FromUtcTimestamp, ToUtcTimestamp, FromJson(Zone::UTC), FromCsv(Zone::UTC),
 ];
@@ -90,7 +97,7 @@ impl MoreFn {
     pub fn name(&self) -> &'static str {
         match self {
             TryAdd => "try_add", TrySubtract => "try_subtract", TryMultiply => "try_multiply", TryDivide => "try_divide", TryMod => "try_mod",
-            TryToTimestamp => "try_to_timestamp", TryToDate => "try_to_date", TryMakeTimestamp => "try_make_timestamp",
+            TryToTimestamp => "try_to_timestamp", TryToDate => "try_to_date", TryMakeTimestamp => "try_make_timestamp", TryMakeInterval => "try_make_interval",
             Md5 => "md5", Sha1 => "sha1", Sha2 => "sha2", Crc32 => "crc32", Hash => "hash", XxHash64 => "xxhash64", Hex => "hex",
             Unhex => "unhex", Base64 => "base64", Unbase64 => "unbase64", Bin => "bin", Conv => "conv",
             UnixDate => "unix_date", DateFromUnixDate => "date_from_unix_date", UnixSeconds => "unix_seconds", UnixMillis => "unix_millis",
@@ -99,7 +106,7 @@ impl MoreFn {
             MonthsBetween(_) => "months_between", Elt => "elt", LuhnCheck => "luhn_check", Soundex => "soundex", WidthBucket => "width_bucket",
             Bround => "bround", FormatNumber => "format_number", FormatString => "format_string",
             TimestampAdd(_) => "timestampadd", TimestampDiff(_) => "timestampdiff",
-            MakeYmInterval => "make_ym_interval", MakeDtInterval => "make_dt_interval", ExtractInterval => "extract", Mask => "mask",
+            MakeYmInterval => "make_ym_interval", MakeDtInterval => "make_dt_interval", MakeInterval => "make_interval", Sequence(_) => "sequence", ExtractInterval => "extract", DateAddInterval => "date_add_interval", Mask => "mask",
             ToNumber => "to_number", TryToNumber => "try_to_number", ToChar => "to_char", Overlay => "overlay",
             UrlEncode => "url_encode", UrlDecode => "url_decode", TryUrlDecode => "try_url_decode", IsNan => "isnan", LikeEscape => "like_escape",
             NextDay => "next_day", BitGet => "bit_get", ToBinary => "to_binary", TryToBinary => "try_to_binary", Encode => "encode",
@@ -133,6 +140,7 @@ impl MoreFn {
             MonthsBetween(_) => MonthsBetween(zone),
             TimestampAdd(_) => TimestampAdd(zone),
             TimestampDiff(_) => TimestampDiff(zone),
+            Sequence(_) => Sequence(zone),
             FromJson(_) => FromJson(zone),
             FromCsv(_) => FromCsv(zone),
             other => other,
@@ -141,13 +149,13 @@ impl MoreFn {
 
     /// The try_ arithmetic, made by `rewrite` (one argument: the operation).
     pub fn is_try(&self) -> bool {
-        matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp)
+        matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval)
     }
 
     /// The fewest and most arguments (as called).
     pub fn arity(&self) -> (usize, usize) {
         match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp => (1, 1),
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval => (1, 1),
             Sha2 | Bround | FormatNumber | ToNumber | TryToNumber | ToChar => (2, 2),
             Hash | XxHash64 => (1, usize::MAX),
             Conv | MakeDate | TimestampAdd(_) | TimestampDiff(_) => (3, 3),
@@ -158,7 +166,9 @@ impl MoreFn {
             FormatString => (1, usize::MAX),
             MakeYmInterval => (0, 2),
             MakeDtInterval => (0, 4),
-            ExtractInterval | LikeEscape => (2, 2),
+            MakeInterval => (0, 7),
+            Sequence(_) => (2, 3),
+            ExtractInterval | LikeEscape | DateAddInterval => (2, 2),
             Mask => (1, 5),
             Overlay => (3, 4),
             NextDay | BitGet | Encode | Decode | GetJsonObject | FromUtcTimestamp | ToUtcTimestamp => (2, 2),
@@ -172,7 +182,7 @@ impl MoreFn {
 
     /// NULL whenever an argument is NULL.
     pub fn null_intolerant(&self) -> bool {
-        !matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | Hash | XxHash64 | Elt | FormatString | Mask | IsNan | Uuid | FromJson(_) | FromCsv(_))
+        !matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | Hash | XxHash64 | Elt | FormatString | Mask | IsNan | Uuid | FromJson(_) | FromCsv(_))
     }
 
     /// False for a function whose every call may answer differently (uuid()).
@@ -185,7 +195,7 @@ impl MoreFn {
         match self {
             Hash | XxHash64 | IsNan | Uuid => false,
             FormatString | Mask => args.first().copied().unwrap_or(false),
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | Sha2 | Unhex | Unbase64 | Conv | TimestampSeconds | WidthBucket | Elt
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | Sha2 | Unhex | Unbase64 | Conv | TimestampSeconds | WidthBucket | Elt
             | FormatNumber | TryToNumber | TryUrlDecode | ToBinary | TryToBinary | ParseUrl | TryParseUrl | TryValidateUtf8 | GetJsonObject | FromJson(_) | FromCsv(_) => true,
             _ => args.iter().any(|n| *n),
         }
@@ -214,7 +224,7 @@ impl MoreFn {
             }
         };
         Ok(match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | ExtractInterval => args,
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | ExtractInterval | DateAddInterval => args,
             Mask => {
                 let names = ["input", "upperChar", "lowerChar", "digitChar", "otherChar"];
                 let shown = args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
@@ -287,6 +297,12 @@ impl MoreFn {
                 args.iter().try_for_each(numeric)?;
                 each(args, &[DataType::Int32, DataType::Int32, DataType::Int32, DataType::Decimal128(18, 6)])?
             }
+            MakeInterval => {
+                args.iter().try_for_each(numeric)?;
+                let int = DataType::Int32;
+                each(args, &[int.clone(), int.clone(), int.clone(), int.clone(), int.clone(), int, DataType::Decimal128(18, 6)])?
+            }
+            Sequence(_) => super::sequence::coerce(args)?,
             Hash | XxHash64 => {
                 for a in &args {
                     let t = a.data_type()?;
@@ -484,7 +500,7 @@ impl MoreFn {
     /// The result type over the (coerced) arguments.
     pub fn return_type(&self, exprs: &[Expr], args: &[DataType]) -> DataType {
         match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp => args.first().cloned().unwrap_or(DataType::Null),
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval => args.first().cloned().unwrap_or(DataType::Null),
             Crc32 | XxHash64 | UnixSeconds | UnixMillis | UnixMicros | WidthBucket | TimestampDiff(_) => DataType::Int64,
             TimestampAdd(_) => args.get(2).cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
             MakeYmInterval => crate::types::interval::YEAR_MONTH,
@@ -501,6 +517,9 @@ impl MoreFn {
                 _ => DataType::Decimal128(38, 0),
             },
             MakeDtInterval => crate::types::interval::DAY_TIME,
+            MakeInterval => crate::types::interval::CALENDAR,
+            Sequence(_) => crate::types::list_type(args.first().cloned().unwrap_or(DataType::Int32)),
+            DateAddInterval => DataType::Date32,
             // Spark's ExtractIntervalMonths / Hours / Minutes are bytes, seconds decimal(8,6).
             ExtractInterval => match exprs.first() {
                 Some(Expr::Literal(ScalarValue::Utf8(f))) => match f.as_str() {
@@ -547,7 +566,7 @@ impl MoreFn {
         let micros = |i: usize| -> Result<Vec<Option<i64>>> { Ok(arg(i)?.as_primitive::<TimestampMicrosecondType>().iter().collect()) };
         let to_ts = |v: Vec<Option<i64>>| -> ArrayRef { Arc::new(TimestampMicrosecondArray::from(v).with_data_type(result.clone())) };
         let zone = match self {
-            MakeTimestamp(z) | MonthsBetween(z) | TimestampAdd(z) | TimestampDiff(z) | FromJson(z) | FromCsv(z) => *z,
+            MakeTimestamp(z) | MonthsBetween(z) | TimestampAdd(z) | TimestampDiff(z) | FromJson(z) | FromCsv(z) | Sequence(z) => *z,
             _ => Zone::UTC,
         };
         // A timestamp argument's wall-clock times in `zone` (a TIMESTAMP_NTZ's as they are).
@@ -559,7 +578,7 @@ impl MoreFn {
         let overflow = || KilnError::exec(format!("[DATETIME_OVERFLOW] Datetime operation overflow in {}. SQLSTATE: 22008", self.name()));
         let instant = |v: i64| -> Result<i64> { if matches!(result, DataType::Timestamp(_, Some(_))) { zone.to_utc(v).ok_or_else(overflow) } else { Ok(v) } };
         Ok(match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp => return Err(KilnError::internal(format!("{} evaluated over values", self.name()))),
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval => return Err(KilnError::internal(format!("{} evaluated over values", self.name()))),
             Md5 => {
                 use md5::Digest;
                 map_bytes(&|s| Some(hex_lower(&md5::Md5::digest(s))))?
@@ -802,7 +821,7 @@ impl MoreFn {
                 for i in 0..rows {
                     out.push(if y.is_null(i) || m.is_null(i) { None } else { Some(y.value(i).checked_mul(12).and_then(|v| v.checked_add(m.value(i))).ok_or_else(overflow)?) });
                 }
-                crate::expr::eval::interval::year_month_array(Int32Array::from(out))
+                crate::expr::eval::interval::year_month_array(Int32Array::from(out), result)
             }
             MakeDtInterval => {
                 let ints: Vec<Int32Array> = (0..3).map(|i| if i < args.len() { i32s(i) } else { Ok(Int32Array::from(vec![0; rows])) }).collect::<Result<_>>()?;
@@ -821,6 +840,9 @@ impl MoreFn {
                 crate::expr::eval::interval::day_time_array(Int64Array::from(out), result)?
             }
             ExtractInterval => crate::expr::eval::interval::extract(arg(0)?, arg(1)?, result)?,
+            DateAddInterval => crate::expr::eval::interval::date_add_calendar(arg(0)?, arg(1)?)?,
+            MakeInterval => crate::expr::eval::interval::make_interval(args, rows)?,
+            Sequence(_) => super::sequence::eval(args, result, zone)?,
             ToNumber | TryToNumber | ToChar => {
                 let f = strs(1)?;
                 if f.is_null(0) {
@@ -1324,6 +1346,7 @@ pub(crate) fn rewrite(name: &str, args: Vec<Expr>) -> Result<std::result::Result
         "try_to_timestamp" => Some((TryToTimestamp, Builtin::ToTimestamp(crate::types::time_zone::Zone::UTC))),
         "try_to_date" => Some((TryToDate, Builtin::ToDate(Zone::UTC))),
         "try_make_timestamp" => Some((TryMakeTimestamp, Builtin::More(MakeTimestamp(Zone::UTC)))),
+        "try_make_interval" => Some((TryMakeInterval, Builtin::More(MakeInterval))),
         _ => None,
     };
     if let Some((f, inner)) = wrapped {

@@ -15,7 +15,7 @@ use crate::error::{KilnError, Result};
 use crate::types::timestamp::{civil, format_with_pattern_in, from_civil, parse_with_pattern, MICROS_PER_DAY, MICROS_PER_SECOND};
 use crate::types::parse_date;
 use crate::types::time_zone::Zone;
-use crate::types::timestamp::parse_timestamp_in;
+use crate::types::timestamp::{add_months, parse_timestamp_in};
 
 /// True for the seconds field of Spark's EXTRACT / date_part, with its abbreviations: a
 /// decimal(8,6) with the fraction (`SecondWithFraction`), not the `second` function's int.
@@ -215,11 +215,27 @@ pub(super) fn eval(b: Builtin, args: &[ArrayRef], rows: usize, result: &DataType
             let ltz = matches!(arg(0)?.data_type(), DataType::Timestamp(_, Some(_)));
             let ts = micros(arg(0)?)?;
             // The interval parts are literals, or interval columns (`t + i`).
+            // A calendar interval gives its days and time as microseconds, and its months.
+            let calendar = |a: &ArrayRef| -> Result<Vec<Option<(i32, i32, i64)>>> { crate::expr::eval::interval::calendar_parts(a) };
             let us = match arg(1)? {
+                a if *a.data_type() == crate::types::interval::CALENDAR => {
+                    let parts = calendar(a)?;
+                    let mut out = Vec::with_capacity(parts.len());
+                    for p in parts {
+                        out.push(match p {
+                            Some((_, d, us)) => Some((d as i64).checked_mul(MICROS_PER_DAY).and_then(|d| d.checked_add(us)).ok_or_else(|| {
+                                KilnError::exec("[DATETIME_OVERFLOW] Datetime operation overflow: a timestamp plus an interval. SQLSTATE: 22008")
+                            })?),
+                            None => None,
+                        });
+                    }
+                    out.into_iter().collect::<Int64Array>()
+                }
                 a if crate::types::interval::is_day_time(a.data_type()) => crate::expr::eval::interval::micros(a)?,
                 a => cast(a, &DataType::Int64)?.as_primitive::<Int64Type>().clone(),
             };
             let months = match arg(2)? {
+                a if *a.data_type() == crate::types::interval::CALENDAR => calendar(a)?.into_iter().map(|p| p.map(|(m, _, _)| m)).collect::<Int32Array>(),
                 a if crate::types::interval::is_year_month(a.data_type()) => crate::expr::eval::interval::months(a)?,
                 a => cast(a, &DataType::Int32)?.as_primitive::<Int32Type>().clone(),
             };
@@ -250,18 +266,6 @@ pub(super) fn eval(b: Builtin, args: &[ArrayRef], rows: usize, result: &DataType
         }
         other => return Err(KilnError::internal(format!("{} is not a timestamp function", other.name()))),
     })
-}
-
-/// The timestamp `months` later, the day clamped to the month's last (Spark's timestampAddMonths).
-fn add_months(ts: i64, months: i32) -> Option<i64> {
-    if months == 0 {
-        return Some(ts);
-    }
-    let c = civil(ts);
-    let total = c.year.checked_mul(12)? + c.month as i64 - 1 + months as i64;
-    let (y, m) = (total.div_euclid(12), (total.rem_euclid(12) + 1) as u32);
-    let d = (0..4).map(|k| c.day.saturating_sub(k)).find(|d| from_civil(y, m, *d, 0, 0, 0, 0).is_some())?;
-    from_civil(y, m, d, c.hour, c.minute, c.second, c.micros)
 }
 
 /// date_trunc: the timestamp cut to the start of its unit; NULL for an unknown unit, as Spark.

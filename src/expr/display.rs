@@ -279,8 +279,8 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             write!(f, "(")?;
             write_expr(f, &args[0], style)?;
             match (&args[1], &args[2]) {
-                (Expr::Literal(ScalarValue::Int64(0)), Expr::Literal(ScalarValue::Int32(m))) => write!(f, " + {}", ScalarValue::IntervalMonths(*m))?,
-                (Expr::Literal(ScalarValue::Int64(us)), Expr::Literal(ScalarValue::Int32(0))) => write!(f, " + {}", ScalarValue::IntervalMicros(*us))?,
+                (Expr::Literal(ScalarValue::Int64(0)), Expr::Literal(ScalarValue::Int32(m))) => write!(f, " + {}", ScalarValue::IntervalMonths(*m, crate::types::interval::YEAR, crate::types::interval::MONTH))?,
+                (Expr::Literal(ScalarValue::Int64(us)), Expr::Literal(ScalarValue::Int32(0))) => write!(f, " + {}", ScalarValue::IntervalMicros(*us, crate::types::interval::DAY_FIELD, crate::types::interval::SECOND))?,
                 // An interval value (`t + i`): the one part that is not a zero literal.
                 (Expr::Literal(ScalarValue::Int64(0)), iv) | (iv, Expr::Literal(ScalarValue::Int32(0))) if !matches!(iv, Expr::Literal(_)) => {
                     write!(f, " + ")?;

@@ -19,6 +19,7 @@ mod nested;
 mod regexp;
 mod strict_math;
 mod datetime;
+mod sequence;
 pub use aggregates::{AggBuiltin, AggKind, WITHIN_GROUP_MARKER};
 pub(crate) use aggregates::try_avg_sum_type;
 pub use builtins::Builtin;

@@ -453,6 +453,11 @@ pub fn make_dt_interval(args: impl IntoIterator<Item = Column>) -> Column {
     call("make_dt_interval", args.into_iter().collect(), false)
 }
 
+/// `make_interval(0 to 7 arguments)`, the registry's function of that name (as [`super::call_function`] calls it).
+pub fn make_interval(args: impl IntoIterator<Item = Column>) -> Column {
+    call("make_interval", args.into_iter().collect(), false)
+}
+
 /// `make_timestamp(6 to 7 arguments)`, the registry's function of that name (as [`super::call_function`] calls it).
 pub fn make_timestamp(args: impl IntoIterator<Item = Column>) -> Column {
     call("make_timestamp", args.into_iter().collect(), false)
@@ -666,6 +671,11 @@ pub fn rlike(a: Column, b: Column) -> Column {
 /// `sec(c)`, the registry's function of that name (as [`super::call_function`] calls it).
 pub fn sec(c: Column) -> Column {
     call("sec", vec![c], false)
+}
+
+/// `sequence(2 to 3 arguments)`, the registry's function of that name (as [`super::call_function`] calls it).
+pub fn sequence(args: impl IntoIterator<Item = Column>) -> Column {
+    call("sequence", args.into_iter().collect(), false)
 }
 
 /// `sha2(a, b)`, the registry's function of that name (as [`super::call_function`] calls it).

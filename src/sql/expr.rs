@@ -478,8 +478,8 @@ fn apply_binary(e: &ast::Expr, left: Expr, op: &AstOp, right: &ast::Expr, d: usi
         other => return Err(unsupported(format!("operator {other}"), start_span(e))),
     };
     if let (BinaryOp::Plus | BinaryOp::Minus, ast::Expr::Interval(iv)) = (kop, right) {
-        if let Interval::Months(months) = interval(iv)? {
-            return fold_month_interval(e, left, kop, months);
+        if let Interval::Months(months, start, end) = interval(iv)? {
+            return fold_month_interval(e, left, kop, months, (start, end));
         }
     }
     Ok(left.binary(kop, lower(right, d)?))
@@ -517,7 +517,7 @@ fn balanced(op: BinaryOp, mut v: Vec<Expr>) -> Option<Expr> {
 
 /// `DATE 'd' ± INTERVAL 'n' YEAR|MONTH`, folded to a date literal (the TPC-H plans print the
 /// folded date).
-fn fold_month_interval(e: &ast::Expr, left: Expr, op: BinaryOp, months: i64) -> Result<Expr> {
+fn fold_month_interval(e: &ast::Expr, left: Expr, op: BinaryOp, months: i64, (start, end): (u8, u8)) -> Result<Expr> {
     match left {
         Expr::Literal(ScalarValue::Date32(days)) => {
             let months = if op == BinaryOp::Minus { -months } else { months };
@@ -526,7 +526,7 @@ fn fold_month_interval(e: &ast::Expr, left: Expr, op: BinaryOp, months: i64) -> 
         }
         other => {
             let months = i32::try_from(months).map_err(|_| parse_error("INTERVAL out of range", start_span(e)))?;
-            Ok(other.binary(op, lit(ScalarValue::IntervalMonths(months))))
+            Ok(other.binary(op, lit(ScalarValue::IntervalMonths(months, start, end))))
         }
     }
 }
@@ -546,20 +546,33 @@ fn add_months(days: i32, months: i64) -> Option<i32> {
     (0..4).find_map(|k| day.checked_sub(k).and_then(|dd| parse_date(&format!("{ny:04}-{nm:02}-{dd:02}"))))
 }
 
+/// An interval literal: months or microseconds, and its type's start and end fields.
 enum Interval {
-    Days(i64),
-    Months(i64),
-    Micros(i64),
+    Months(i64, u8, u8),
+    Micros(i64, u8, u8),
 }
 
 impl Interval {
     fn value(self, span: Span) -> Result<ScalarValue> {
         Ok(match self {
-            Interval::Days(n) => ScalarValue::IntervalDays(n),
-            Interval::Micros(n) => ScalarValue::IntervalMicros(n),
-            Interval::Months(n) => ScalarValue::IntervalMonths(i32::try_from(n).map_err(|_| parse_error("INTERVAL out of range", span))?),
+            Interval::Micros(n, s, e) => ScalarValue::IntervalMicros(n, s, e),
+            Interval::Months(n, s, e) => ScalarValue::IntervalMonths(i32::try_from(n).map_err(|_| parse_error("INTERVAL out of range", span))?, s, e),
         })
     }
+}
+
+/// Spark's field code of a unit: (true, code) for YEAR / MONTH, (false, code) for DAY .. SECOND.
+fn field_code(f: &DateTimeField) -> Option<(bool, u8)> {
+    use crate::types::interval as iv;
+    Some(match f {
+        DateTimeField::Year | DateTimeField::Years => (true, iv::YEAR),
+        DateTimeField::Month | DateTimeField::Months => (true, iv::MONTH),
+        DateTimeField::Week(None) | DateTimeField::Weeks | DateTimeField::Day | DateTimeField::Days => (false, iv::DAY_FIELD),
+        DateTimeField::Hour | DateTimeField::Hours => (false, iv::HOUR),
+        DateTimeField::Minute | DateTimeField::Minutes => (false, iv::MINUTE),
+        DateTimeField::Second | DateTimeField::Seconds => (false, iv::SECOND),
+        _ => return None,
+    })
 }
 
 /// `'d hh:mm:ss[.f]'` (DAY TO SECOND) and its shorter forms as microseconds.
@@ -573,10 +586,11 @@ fn day_time_text(text: &str, from: &DateTimeField) -> Option<i64> {
         (DateTimeField::Day | DateTimeField::Days, None) => (t.parse::<i64>().ok()?, ""),
         _ => (0, t),
     };
-    let mut us = days.checked_mul(86_400_000_000)?;
+    // In i128 until signed: the most negative value has no positive counterpart.
+    let mut us = i128::from(days).checked_mul(86_400_000_000)?;
     if !time.is_empty() {
         let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
-        let parts: Vec<i64> = hms.split(':').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+        let parts: Vec<i128> = hms.split(':').map(|p| p.parse().ok()).collect::<Option<_>>()?;
         let unit = match from {
             DateTimeField::Minute | DateTimeField::Minutes => [60_000_000, 1_000_000, 0],
             DateTimeField::Second | DateTimeField::Seconds => [1_000_000, 0, 0],
@@ -587,10 +601,10 @@ fn day_time_text(text: &str, from: &DateTimeField) -> Option<i64> {
         }
         if !frac.is_empty() {
             let six: String = frac.chars().chain(std::iter::repeat('0')).take(6).collect();
-            us = us.checked_add(six.parse::<i64>().ok()?)?;
+            us = us.checked_add(six.parse::<i128>().ok()?)?;
         }
     }
-    Some(if neg { -us } else { us })
+    i64::try_from(if neg { -us } else { us }).ok()
 }
 
 /// `INTERVAL '90' DAY`, `INTERVAL 90 DAYS`, `INTERVAL '1' YEAR`, ... as days or months.
@@ -599,20 +613,40 @@ fn interval(iv: &ast::Interval) -> Result<Interval> {
     if iv.leading_precision.is_some() || iv.fractional_seconds_precision.is_some() {
         return Err(unsupported("INTERVAL with a precision", span));
     }
+    let literal = |e: &ast::Expr| -> Result<String> {
+        match e {
+            ast::Expr::Value(v) => match &v.value {
+                Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => Ok(s.trim().to_string()),
+                Value::Number(n, false) => Ok(n.clone()),
+                other => Err(parse_error(format!("invalid INTERVAL value {other}"), span)),
+            },
+            _ => Err(unsupported("INTERVAL of a non-literal value", span)),
+        }
+    };
     let text = match iv.value.as_ref() {
-        ast::Expr::Value(v) => match &v.value {
-            Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => s.trim().to_string(),
-            Value::Number(n, false) => n.clone(),
-            other => return Err(parse_error(format!("invalid INTERVAL value {other}"), span)),
-        },
-        _ => return Err(unsupported("INTERVAL of a non-literal value", span)),
+        // `INTERVAL -'10.5' SECOND`: the value negated (a single unit or a range of them).
+        ast::Expr::UnaryOp { op: ast::UnaryOperator::Minus, expr } if iv.leading_field.is_some() => {
+            let t = literal(expr)?;
+            match t.strip_prefix('-') {
+                Some(rest) => rest.to_string(),
+                None => format!("-{}", t.strip_prefix('+').unwrap_or(&t)),
+            }
+        }
+        e => literal(e)?,
     };
     let Some(field) = &iv.leading_field else {
-        return units_in_text(&text).map_err(|why| parse_error(format!("[INVALID_TYPED_LITERAL] The value of the typed literal \"INTERVAL\" is invalid: '{text}' ({why})"), span));
+        return units_in_text(&text).map_err(|why| match why.as_str() {
+            MIXED_UNITS => parse_error(format!("{why}: INTERVAL '{text}'."), span),
+            _ => parse_error(format!("[INVALID_TYPED_LITERAL] The value of the typed literal \"INTERVAL\" is invalid: '{text}' ({why})"), span),
+        });
     };
     // `INTERVAL '1-2' YEAR TO MONTH`, `INTERVAL '1 02:03:04.5' DAY TO SECOND`, ...
     if let Some(last) = &iv.last_field {
         let bad = || parse_error(format!("[INVALID_INTERVAL_FORMAT] invalid INTERVAL '{text}' {field} TO {last}"), span);
+        let (start, end) = match (field_code(field), field_code(last)) {
+            (Some((_, s)), Some((_, e))) => (s, e),
+            _ => (0, 0),
+        };
         return Ok(match (field, last) {
             (DateTimeField::Year, DateTimeField::Month) => {
                 let (neg, t) = text.strip_prefix('-').map_or((false, text.as_str()), |r| (true, r));
@@ -621,84 +655,88 @@ fn interval(iv: &ast::Interval) -> Result<Interval> {
                 if m > 11 {
                     return Err(bad());
                 }
-                Interval::Months(if neg { -(y * 12 + m) } else { y * 12 + m })
+                Interval::Months(if neg { -(y * 12 + m) } else { y * 12 + m }, start, end)
             }
             (DateTimeField::Day | DateTimeField::Hour | DateTimeField::Minute, DateTimeField::Hour | DateTimeField::Minute | DateTimeField::Second) => {
-                Interval::Micros(day_time_text(&text, field).ok_or_else(bad)?)
+                Interval::Micros(day_time_text(&text, field).ok_or_else(bad)?, start, end)
             }
             _ => return Err(unsupported(format!("INTERVAL ... {field} TO {last}"), span)),
         });
     }
     if matches!(field, DateTimeField::Second | DateTimeField::Seconds) {
         let us = day_time_text(&text, field).ok_or_else(|| parse_error(format!("invalid INTERVAL value '{text}'"), span))?;
-        return Ok(Interval::Micros(us));
+        return Ok(Interval::Micros(us, crate::types::interval::SECOND, crate::types::interval::SECOND));
     }
     let n: i64 = text.parse().map_err(|_| parse_error(format!("invalid INTERVAL value '{text}'"), span))?;
     let overflow = || parse_error(format!("INTERVAL '{text}' {field} is out of range"), span);
     // Spark's day-time intervals are microseconds in a long: 106751991 days at most.
-    let days = |d: Option<i64>| d.filter(|d| d.checked_mul(crate::types::timestamp::MICROS_PER_DAY).is_some()).map(Interval::Days).ok_or_else(overflow);
+    use crate::types::interval::{DAY_FIELD, HOUR, MINUTE, MONTH, YEAR};
+    let days = |d: Option<i64>| d.and_then(|d| d.checked_mul(crate::types::timestamp::MICROS_PER_DAY)).map(|us| Interval::Micros(us, DAY_FIELD, DAY_FIELD)).ok_or_else(overflow);
     Ok(match field {
-        DateTimeField::Year | DateTimeField::Years => Interval::Months(n.checked_mul(12).ok_or_else(overflow)?),
-        DateTimeField::Month | DateTimeField::Months => Interval::Months(n),
+        DateTimeField::Year | DateTimeField::Years => Interval::Months(n.checked_mul(12).ok_or_else(overflow)?, YEAR, YEAR),
+        DateTimeField::Month | DateTimeField::Months => Interval::Months(n, MONTH, MONTH),
         DateTimeField::Week(None) | DateTimeField::Weeks => days(n.checked_mul(7))?,
         DateTimeField::Day | DateTimeField::Days => days(Some(n))?,
-        DateTimeField::Hour | DateTimeField::Hours => Interval::Micros(n.checked_mul(3_600_000_000).ok_or_else(overflow)?),
-        DateTimeField::Minute | DateTimeField::Minutes => Interval::Micros(n.checked_mul(60_000_000).ok_or_else(overflow)?),
+        DateTimeField::Hour | DateTimeField::Hours => Interval::Micros(n.checked_mul(3_600_000_000).ok_or_else(overflow)?, HOUR, HOUR),
+        DateTimeField::Minute | DateTimeField::Minutes => Interval::Micros(n.checked_mul(60_000_000).ok_or_else(overflow)?, MINUTE, MINUTE),
         other => return Err(unsupported(format!("INTERVAL unit {other} (kiln supports YEAR, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND)"), span)),
     })
 }
 
 /// `INTERVAL '1 year 2 months'`, `INTERVAL '3 days 4 hours'`: Spark's stringToInterval, then as
-/// its typeConstructor an INTERVAL YEAR TO MONTH when only years or months were named, DAY when
-/// only days or weeks, else DAY TO SECOND;
-/// both kinds at once is an error (no calendar intervals with ANSI on).
+/// its constructMultiUnitsIntervalLiteral the type spanning the units named (weeks count as
+/// days, milli- and microseconds as seconds: `'3 days 4 hours'` is DAY TO HOUR); naming units of
+/// both kinds is an error (no calendar intervals with ANSI on).
 fn units_in_text(text: &str) -> std::result::Result<Interval, String> {
+    use crate::types::interval::{DAY_FIELD, HOUR, MINUTE, MONTH, SECOND, YEAR};
     let lower = text.to_ascii_lowercase();
     let mut words = lower.split_whitespace().peekable();
     if words.peek() == Some(&"interval") {
         words.next();
     }
-    let (mut months, mut micros, mut any, mut days_only) = (0i64, 0i64, false, true);
+    let (mut months, mut micros) = (0i64, 0i64);
+    let (mut ym, mut dt): (Vec<u8>, Vec<u8>) = (vec![], vec![]);
     while let Some(number) = words.next() {
         let unit = words.next().ok_or_else(|| format!("no unit after {number}"))?;
         let unit = unit.strip_suffix('s').unwrap_or(unit);
         let overflow = || format!("{number} {unit} is out of range");
-        let us_per = match unit {
+        let (field, us_per) = match unit {
             "year" | "month" => {
                 let n: i64 = number.parse().map_err(|_| format!("{number} is not an integer"))?;
                 let n = if unit == "year" { n.checked_mul(12).ok_or_else(overflow)? } else { n };
                 months = months.checked_add(n).ok_or_else(overflow)?;
-                any = true;
+                ym.push(if unit == "year" { YEAR } else { MONTH });
                 continue;
             }
-            "week" => 7 * 86_400_000_000,
-            "day" => 86_400_000_000,
-            "hour" => 3_600_000_000,
-            "minute" => 60_000_000,
+            "week" => (DAY_FIELD, 7 * 86_400_000_000),
+            "day" => (DAY_FIELD, 86_400_000_000),
+            "hour" => (HOUR, 3_600_000_000),
+            "minute" => (MINUTE, 60_000_000),
             "second" => {
                 let us = day_time_text(number, &DateTimeField::Second).ok_or_else(|| format!("{number} is not a number of seconds"))?;
                 micros = micros.checked_add(us).ok_or_else(overflow)?;
-                (any, days_only) = (true, false);
+                dt.push(SECOND);
                 continue;
             }
-            "millisecond" => 1_000,
-            "microsecond" => 1,
+            "millisecond" => (SECOND, 1_000),
+            "microsecond" => (SECOND, 1),
             other => return Err(format!("unknown unit {other}")),
         };
-        days_only &= us_per % 86_400_000_000 == 0;
+        dt.push(field);
         let n: i64 = number.parse().map_err(|_| format!("{number} is not an integer"))?;
         micros = n.checked_mul(us_per).and_then(|us| micros.checked_add(us)).ok_or_else(overflow)?;
-        any = true;
     }
-    match (any, months != 0, micros != 0) {
-        (false, _, _) => Err("no value".into()),
-        (_, true, true) => Err("cannot mix year-month and day-time fields".into()),
-        (_, true, false) => Ok(Interval::Months(months)),
-        // Only days and weeks named: INTERVAL DAY, so a date plus it stays a date.
-        _ if days_only => Ok(Interval::Days(micros / 86_400_000_000)),
-        _ => Ok(Interval::Micros(micros)),
+    let span = |f: &[u8]| (f.iter().copied().min().unwrap_or(0), f.iter().copied().max().unwrap_or(0));
+    match (ym.is_empty(), dt.is_empty()) {
+        (true, true) => Err("no value".into()),
+        (false, false) => Err(MIXED_UNITS.into()),
+        (false, true) => Ok(Interval::Months(months, span(&ym).0, span(&ym).1)),
+        (true, false) => Ok(Interval::Micros(micros, span(&dt).0, span(&dt).1)),
     }
 }
+
+/// Why `INTERVAL '1 year 2 days'` is refused (Spark's words).
+const MIXED_UNITS: &str = "Cannot mix year-month and day-time fields";
 
 /// The function Spark's `EXTRACT(field FROM x)` means.
 fn extract_function(field: &DateTimeField, span: Span) -> Result<&'static str> {
@@ -979,7 +1017,8 @@ fn window_frame(w: &ast::WindowFrame, span: Span) -> Result<WindowFrame> {
                     ScalarValue::Int64(k) => ScalarValue::Int64(-k),
                     ScalarValue::Decimal(u, p, s) => ScalarValue::Decimal(-u, p, s),
                     ScalarValue::Float64(f) => ScalarValue::Float64(-f),
-                    ScalarValue::IntervalDays(k) => ScalarValue::IntervalDays(-k),
+                    ScalarValue::IntervalMicros(k, s, e) => ScalarValue::IntervalMicros(-k, s, e),
+                    ScalarValue::IntervalMonths(k, s, e) => ScalarValue::IntervalMonths(-k, s, e),
                     other => return Err(parse_error(format!("invalid window frame bound {other}"), start_span(e))),
                 }
             };
@@ -1144,9 +1183,24 @@ pub(crate) fn sql_data_type(dt: &ast::DataType, span: Span) -> Result<DataType> 
         T::Interval { fields, .. } => {
             use ast::IntervalFields as F;
             match fields {
-                Some(F::Year | F::Month | F::YearToMonth) => crate::types::interval::YEAR_MONTH,
-                Some(F::Day) => crate::types::interval::DAY,
-                Some(_) => crate::types::interval::DAY_TIME,
+                Some(f) => {
+                    use crate::types::interval::{day_time, year_month, DAY_FIELD as D, HOUR as H, MINUTE as MI, MONTH as MO, SECOND as S, YEAR as Y};
+                    match f {
+                        F::Year => year_month(Y, Y),
+                        F::Month => year_month(MO, MO),
+                        F::YearToMonth => year_month(Y, MO),
+                        F::Day => day_time(D, D),
+                        F::DayToHour => day_time(D, H),
+                        F::DayToMinute => day_time(D, MI),
+                        F::DayToSecond => day_time(D, S),
+                        F::Hour => day_time(H, H),
+                        F::HourToMinute => day_time(H, MI),
+                        F::HourToSecond => day_time(H, S),
+                        F::Minute => day_time(MI, MI),
+                        F::MinuteToSecond => day_time(MI, S),
+                        F::Second => day_time(S, S),
+                    }
+                }
                 None => return Err(unsupported("the calendar INTERVAL type (kiln has Spark's ANSI YEAR TO MONTH and DAY TO SECOND intervals)", span)),
             }
         }

@@ -192,6 +192,6 @@ fn literal_text(value: &ScalarValue) -> Result<String> {
         ScalarValue::Date32(d) => format!("DATE '{}'", crate::types::format_date(*d)),
         ScalarValue::Binary(b) => format!("X'{}'", b.iter().map(|x| format!("{x:02X}")).collect::<String>()),
         ScalarValue::Utf8(_) => return Err(KilnError::internal("a string parameter is one token")),
-        ScalarValue::Timestamp(..) | ScalarValue::IntervalDays(_) | ScalarValue::IntervalMicros(_) | ScalarValue::IntervalMonths(_) => value.to_string(),
+        ScalarValue::Timestamp(..) | ScalarValue::IntervalMicros(..) | ScalarValue::IntervalMonths(..) => value.to_string(),
     })
 }

@@ -180,8 +180,7 @@ fn set_time_zone(text: &str, mut c: Cursor) -> Result<Statement> {
         let interval = raw_text(text, c.rest());
         c.pos = c.tokens.len();
         let micros = match super::parse_expr(&interval)? {
-            crate::expr::Expr::Literal(crate::types::ScalarValue::IntervalMicros(us)) => Some(us),
-            crate::expr::Expr::Literal(crate::types::ScalarValue::IntervalDays(d)) => d.checked_mul(crate::types::timestamp::MICROS_PER_DAY),
+            crate::expr::Expr::Literal(crate::types::ScalarValue::IntervalMicros(us, ..)) => Some(us),
             _ => None,
         };
         let seconds = micros.filter(|us| us % crate::types::timestamp::MICROS_PER_SECOND == 0).map(|us| us / crate::types::timestamp::MICROS_PER_SECOND);

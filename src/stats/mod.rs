@@ -67,7 +67,7 @@ pub fn default_size(dt: &DataType) -> u128 {
         DataType::Null | DataType::Boolean | DataType::Int8 | DataType::UInt8 => 1,
         DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
         DataType::Int32 | DataType::UInt32 | DataType::Float32 | DataType::Date32 => 4,
-        DataType::Interval(arrow::datatypes::IntervalUnit::YearMonth) => 4,
+        t if crate::types::interval::is_year_month(t) => 4,
         DataType::Decimal128(p, _) | DataType::Decimal256(p, _) => {
             if *p <= 18 {
                 8
@@ -167,7 +167,7 @@ fn relation_size(table: &crate::catalog::Table) -> Statistics {
         return Statistics::size(s.size_in_bytes);
     }
     Statistics::size(match &table.source {
-        TableSource::Memory(batches) => batches.iter().map(|b| b.get_array_memory_size() as u128).sum(),
+        TableSource::Memory(_) => table.memory_bytes(),
         TableSource::Parquet(t) if t.is_partitioned() => DEFAULT_SIZE_IN_BYTES,
         TableSource::Parquet(t) => t.files_size(0..t.files.len()),
         TableSource::Text(t) => t.files_size(),

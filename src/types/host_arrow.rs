@@ -96,3 +96,31 @@ pub fn to_spark_batch(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordB
         .collect::<Result<Vec<_>>>()?;
     Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())))?)
 }
+
+/// `batch` as a host reads it: an interval column of a type other than YEAR TO MONTH or DAY TO
+/// SECOND (kept in a decimal type, see `types::interval`) becomes Arrow's
+/// `Interval(YearMonth)` or `Duration(µs)` (the fields are lost; the values stay months or
+/// microseconds).
+pub fn host_batch(batch: &RecordBatch) -> Result<RecordBatch> {
+    use super::interval::{is_day_time, is_year_month, DAY_TIME, YEAR_MONTH};
+    let host_type = |t: &DataType| if is_year_month(t) { YEAR_MONTH } else if is_day_time(t) { DAY_TIME } else { t.clone() };
+    if batch.schema().fields().iter().all(|f| host_type(f.data_type()) == *f.data_type()) {
+        return Ok(batch.clone());
+    }
+    let fields: Vec<Field> = batch.schema().fields().iter().map(|f| f.as_ref().clone().with_data_type(host_type(f.data_type()))).collect();
+    let columns = batch
+        .columns()
+        .iter()
+        .map(|c| -> Result<ArrayRef> {
+            let t = c.data_type();
+            Ok(if is_year_month(t) && *t != YEAR_MONTH {
+                super::interval::year_month_array(super::interval::months(c)?, &YEAR_MONTH)
+            } else if is_day_time(t) && *t != DAY_TIME {
+                super::interval::day_time_array(super::interval::micros(c)?, &DAY_TIME)?
+            } else {
+                c.clone()
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(RecordBatch::try_new_with_options(Arc::new(Schema::new_with_metadata(fields, batch.schema().metadata().clone())), columns, &arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())))?)
+}

@@ -33,9 +33,8 @@ pub fn spark_type_name(dt: &DataType) -> String {
         DataType::Decimal128(p, s) => format!("decimal({p},{s})"),
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "string".into(),
         DataType::Date32 => "date".into(),
-        DataType::Interval(arrow::datatypes::IntervalUnit::YearMonth) => "interval year to month".into(),
-        DataType::Interval(_) => "interval day".into(),
-        DataType::Duration(_) => "interval day to second".into(),
+        t if interval::is_interval(t) => interval::type_name(t),
+        DataType::Interval(arrow::datatypes::IntervalUnit::MonthDayNano) => "interval".into(),
         DataType::Timestamp(_, None) => "timestamp_ntz".into(),
         DataType::Timestamp(_, Some(_)) => "timestamp".into(),
         DataType::Binary => "binary".into(),
@@ -106,7 +105,8 @@ pub fn map_key_value(dt: &DataType) -> Option<(&arrow::datatypes::FieldRef, &arr
 /// True for types Spark can order and group by: not maps, nor structs or arrays holding one.
 pub fn is_orderable(dt: &DataType) -> bool {
     match dt {
-        DataType::Map(..) => false,
+        // Maps, and Spark's calendar interval (make_interval's).
+        DataType::Map(..) | DataType::Interval(arrow::datatypes::IntervalUnit::MonthDayNano) => false,
         DataType::Struct(f) => f.iter().all(|f| is_orderable(f.data_type())),
         DataType::List(f) | DataType::LargeList(f) => is_orderable(f.data_type()),
         _ => true,

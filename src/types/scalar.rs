@@ -36,12 +36,11 @@ pub enum ScalarValue {
     Utf8(String),
     /// Days since 1970-01-01.
     Date32(i32),
-    /// A day-time interval, in whole days (`INTERVAL '3' DAY`).
-    IntervalDays(i64),
-    /// A day-time interval with a time part, in microseconds (`INTERVAL '2' HOUR`).
-    IntervalMicros(i64),
-    /// A year-month interval, in months (`INTERVAL '1' YEAR`).
-    IntervalMonths(i32),
+    /// A day-time interval in microseconds, and its type's start and end fields
+    /// (`INTERVAL '2' HOUR`: `types::interval::HOUR` twice).
+    IntervalMicros(i64, u8, u8),
+    /// A year-month interval in months, and its type's start and end fields (`INTERVAL '1' YEAR`).
+    IntervalMonths(i32, u8, u8),
     /// Microseconds since 1970-01-01 UTC; true for `TIMESTAMP_NTZ`.
     Timestamp(i64, bool),
     /// A `binary` (`X'0A1B'`).
@@ -66,15 +65,14 @@ impl PartialEq for ScalarValue {
             (Decimal(a, p, s), Decimal(b, q, t)) => (a, p, s) == (b, q, t),
             (Utf8(a), Utf8(b)) => a == b,
             (Date32(a), Date32(b)) => a == b,
-            (IntervalDays(a), IntervalDays(b)) => a == b,
-            (IntervalMicros(a), IntervalMicros(b)) => a == b,
-            (IntervalMonths(a), IntervalMonths(b)) => a == b,
+            (IntervalMicros(a, s, e), IntervalMicros(b, t, f)) => (a, s, e) == (b, t, f),
+            (IntervalMonths(a, s, e), IntervalMonths(b, t, f)) => (a, s, e) == (b, t, f),
             (Timestamp(a, x), Timestamp(b, y)) => (a, x) == (b, y),
             (Binary(a), Binary(b)) => a == b,
             // Every variant named: a new one must say how it compares.
             (
-                Null(_) | Boolean(_) | Int8(_) | Int16(_) | Int32(_) | Int64(_) | Float32(_) | Float64(_) | Decimal(..) | Utf8(_) | Date32(_) | IntervalDays(_) | IntervalMicros(_)
-                | IntervalMonths(_) | Timestamp(..) | Binary(_),
+                Null(_) | Boolean(_) | Int8(_) | Int16(_) | Int32(_) | Int64(_) | Float32(_) | Float64(_) | Decimal(..) | Utf8(_) | Date32(_) | IntervalMicros(..)
+                | IntervalMonths(..) | Timestamp(..) | Binary(_),
                 _,
             ) => false,
         }
@@ -96,9 +94,8 @@ impl ScalarValue {
             ScalarValue::Decimal(_, p, s) => DataType::Decimal128(*p, *s),
             ScalarValue::Utf8(_) => DataType::Utf8,
             ScalarValue::Date32(_) => DataType::Date32,
-            ScalarValue::IntervalDays(_) => DataType::Interval(arrow::datatypes::IntervalUnit::DayTime),
-            ScalarValue::IntervalMicros(_) => DataType::Duration(arrow::datatypes::TimeUnit::Microsecond),
-            ScalarValue::IntervalMonths(_) => DataType::Interval(arrow::datatypes::IntervalUnit::YearMonth),
+            ScalarValue::IntervalMicros(_, s, e) => super::interval::day_time(*s, *e),
+            ScalarValue::IntervalMonths(_, s, e) => super::interval::year_month(*s, *e),
             ScalarValue::Timestamp(_, ntz) => super::timestamp_type(*ntz),
             ScalarValue::Binary(_) => DataType::Binary,
         }
@@ -126,12 +123,8 @@ impl ScalarValue {
             ScalarValue::Utf8(v) => Arc::new(StringArray::from_iter_values(std::iter::repeat_n(v.as_str(), len))),
             ScalarValue::Date32(v) => Arc::new(Date32Array::from_value(*v, len)),
             ScalarValue::Timestamp(v, ntz) => Arc::new(arrow::array::TimestampMicrosecondArray::from_value(*v, len).with_data_type(super::timestamp_type(*ntz))),
-            ScalarValue::IntervalDays(d) => {
-                let d = i32::try_from(*d).map_err(|_| KilnError::exec(format!("[ARITHMETIC_OVERFLOW] INTERVAL '{d}' DAY is out of range. SQLSTATE: 22003")))?;
-                Arc::new(arrow::array::IntervalDayTimeArray::from_value(arrow::datatypes::IntervalDayTime::new(d, 0), len))
-            }
-            ScalarValue::IntervalMicros(v) => Arc::new(arrow::array::DurationMicrosecondArray::from_value(*v, len)),
-            ScalarValue::IntervalMonths(v) => Arc::new(arrow::array::IntervalYearMonthArray::from_value(*v, len)),
+            ScalarValue::IntervalMicros(v, ..) => super::interval::day_time_array(Int64Array::from_value(*v, len), &self.data_type())?,
+            ScalarValue::IntervalMonths(v, ..) => super::interval::year_month_array(Int32Array::from_value(*v, len), &self.data_type()),
             ScalarValue::Binary(v) => Arc::new(arrow::array::BinaryArray::from_iter_values(std::iter::repeat_n(v.as_slice(), len))),
         })
     }
@@ -155,9 +148,14 @@ impl ScalarValue {
             DataType::Utf8 => ScalarValue::Utf8(array.as_string::<i32>().value(row).to_string()),
             DataType::Date32 => ScalarValue::Date32(array.as_primitive::<Date32Type>().value(row)),
             DataType::Timestamp(TimeUnit::Microsecond, tz) => ScalarValue::Timestamp(array.as_primitive::<TimestampMicrosecondType>().value(row), tz.is_none()),
-            DataType::Interval(IntervalUnit::YearMonth) => ScalarValue::IntervalMonths(array.as_primitive::<IntervalYearMonthType>().value(row)),
-            DataType::Interval(IntervalUnit::DayTime) => ScalarValue::IntervalDays(array.as_primitive::<IntervalDayTimeType>().value(row).days as i64),
-            DataType::Duration(TimeUnit::Microsecond) => ScalarValue::IntervalMicros(array.as_primitive::<DurationMicrosecondType>().value(row)),
+            t if super::interval::is_year_month(t) => {
+                let (s, e) = super::interval::ym_fields(t).unwrap_or_default();
+                ScalarValue::IntervalMonths(super::interval::month_value(array, row), s, e)
+            }
+            t if super::interval::is_day_time(t) => {
+                let (s, e) = super::interval::dt_fields(t).unwrap_or_default();
+                ScalarValue::IntervalMicros(super::interval::micro_value(array, row), s, e)
+            }
             DataType::Binary => ScalarValue::Binary(array.as_binary::<i32>().value(row).to_vec()),
             other => return Err(KilnError::unsupported(format!("values of type {other}"))),
         })
@@ -265,9 +263,8 @@ impl fmt::Display for ScalarValue {
             ScalarValue::Decimal(v, _, s) => write!(f, "{}", format_decimal(*v, *s)),
             ScalarValue::Utf8(s) => write!(f, "{s}"),
             ScalarValue::Date32(d) => write!(f, "{}", format_date(*d)),
-            ScalarValue::IntervalDays(d) => write!(f, "INTERVAL '{d}' DAY"),
-            ScalarValue::IntervalMicros(us) => write!(f, "{}", super::interval::format_day_time(*us, false)),
-            ScalarValue::IntervalMonths(m) => write!(f, "{}", super::interval::format_year_month(*m)),
+            ScalarValue::IntervalMicros(v, ..) => write!(f, "{}", super::interval::format_interval(*v, &self.data_type())),
+            ScalarValue::IntervalMonths(v, ..) => write!(f, "{}", super::interval::format_interval(*v as i64, &self.data_type())),
             // Spark's Literal.toString of bytes.
             ScalarValue::Binary(b) => write!(f, "0x{}", b.iter().map(|x| format!("{x:02X}")).collect::<String>()),
             ScalarValue::Timestamp(v, ntz) => write!(f, "{}{}", if *ntz { "TIMESTAMP_NTZ " } else { "TIMESTAMP " }, format!("'{}'", super::format_timestamp(*v))),

@@ -509,6 +509,18 @@ pub fn parse_with_pattern(text: &str, pattern: &str) -> Result<Option<(i64, Opti
     Ok(from_civil(y, mo, d, h, mi, s, us).map(|wall| (wall, offset)))
 }
 
+/// The timestamp `months` later, the day clamped to the month's last (Spark's timestampAddMonths).
+pub fn add_months(ts: i64, months: i32) -> Option<i64> {
+    if months == 0 {
+        return Some(ts);
+    }
+    let c = civil(ts);
+    let total = c.year.checked_mul(12)? + c.month as i64 - 1 + months as i64;
+    let (y, m) = (total.div_euclid(12), (total.rem_euclid(12) + 1) as u32);
+    let d = (0..4).map(|k| c.day.saturating_sub(k)).find(|d| from_civil(y, m, *d, 0, 0, 0, 0).is_some())?;
+    from_civil(y, m, d, c.hour, c.minute, c.second, c.micros)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

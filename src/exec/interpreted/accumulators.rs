@@ -374,7 +374,7 @@ impl IntervalSumAvg {
         use crate::expr::eval::interval::{day_time_array, interval_overflow, year_month_array};
         if crate::types::interval::is_year_month(&self.dt) {
             let m = values.into_iter().map(|v| v.map(|v| i32::try_from(v).map_err(|_| interval_overflow(Some("try_add")))).transpose()).collect::<Result<Int32Array>>()?;
-            Ok(year_month_array(m))
+            Ok(year_month_array(m, &self.dt))
         } else {
             day_time_array(values.into_iter().collect(), &self.dt)
         }
@@ -762,10 +762,11 @@ pub(super) fn min_max<const MIN: bool>(dt: &DataType) -> Result<Box<dyn Accumula
         DataType::Date32 => p::<Date32Type, MIN>(dt),
         DataType::Date64 => p::<Date64Type, MIN>(dt),
         DataType::Timestamp(TimeUnit::Microsecond, _) => p::<TimestampMicrosecondType, MIN>(dt),
-        // Intervals: an `interval day` holds whole days, so its (days, 0) pairs order as days.
+        // Intervals (`types::interval`): months or microseconds.
         DataType::Interval(IntervalUnit::YearMonth) => p::<IntervalYearMonthType, MIN>(dt),
-        DataType::Interval(IntervalUnit::DayTime) => p::<IntervalDayTimeType, MIN>(dt),
         DataType::Duration(TimeUnit::Microsecond) => p::<DurationMicrosecondType, MIN>(dt),
+        t if crate::types::interval::is_year_month(t) => p::<Decimal32Type, MIN>(dt),
+        t if crate::types::interval::is_day_time(t) => p::<Decimal64Type, MIN>(dt),
         DataType::Utf8 => Box::new(MinMaxStr::<MIN>::default()),
         DataType::LargeUtf8 | DataType::Utf8View => {
             Box::new(Casting { inner: Box::new(MinMaxStr::<MIN>::default()), via: DataType::Utf8, out: dt.clone() })

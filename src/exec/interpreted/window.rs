@@ -562,7 +562,7 @@ fn scaled_offset(v: &ScalarValue, scale: i8) -> Result<Offset> {
     Ok(match v {
         ScalarValue::Int32(k) => Offset::Int(*k as i128 * mul),
         ScalarValue::Int64(k) => Offset::Int(*k as i128 * mul),
-        ScalarValue::IntervalDays(k) => Offset::Int(*k as i128),
+        ScalarValue::IntervalMicros(us, 0, 0) => Offset::Int((*us / crate::types::timestamp::MICROS_PER_DAY) as i128),
         ScalarValue::Decimal(u, _, s) if *s <= scale => Offset::Int(u * 10i128.pow((scale - s) as u32)),
         ScalarValue::Decimal(u, _, s) => Offset::Float(*u as f64 / 10f64.powi(*s as i32)),
         ScalarValue::Float64(f) => Offset::Float(*f),

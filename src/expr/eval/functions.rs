@@ -188,6 +188,7 @@ fn abs(a: &ArrayRef) -> Result<ArrayRef> {
             a.primitive::<Decimal128Type>()?.unary::<_, Decimal128Type>(i128::abs).with_precision_and_scale(*p, *s)?,
         ),
         DataType::Null => a.clone(),
+        t if crate::types::interval::is_interval(t) => super::interval::abs(a)?,
         other => return Err(KilnError::internal(format!("abs of {other}"))),
     })
 }

@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, DurationMicrosecondArray, Int32Array, Int64Array, IntervalDayTimeArray};
-use arrow::datatypes::{DataType, Date32Type, Decimal128Type, Float64Type, Int64Type, IntervalDayTime, TimestampMicrosecondType};
+use arrow::array::{Array, ArrayRef, Int32Array, Int64Array};
+use arrow::datatypes::{DataType, Date32Type, Decimal128Type, Float64Type, Int64Type, TimestampMicrosecondType};
 
 use crate::error::{KilnError, Result};
 use super::Primitive;
 use crate::expr::BinaryOp;
-use crate::types::interval::{format_day_time, format_year_month, is_day_time, is_interval, is_year_month, parse_interval, DAY};
+use crate::types::interval::{is_day_time, is_interval, is_year_month, parse_interval};
 use crate::types::timestamp::MICROS_PER_DAY;
 
 /// `[INTERVAL_ARITHMETIC_OVERFLOW]`; `try_fn` names the tolerant function where Spark suggests one.
@@ -25,14 +25,16 @@ pub(crate) fn interval_overflow(try_fn: Option<&str>) -> KilnError {
 
 /// Spark's error for a string that is no interval of type `to`.
 fn unmatched_format(text: &str, to: &DataType) -> KilnError {
-    let (kind, formats) = match crate::types::interval::interval_fields(to) {
-        "YEAR TO MONTH" => ("year-month", "`[+|-]y-m`, `INTERVAL [+|-]'[+|-]y-m' YEAR TO MONTH`"),
-        "DAY" => ("day-time", "`[+|-]d`, `INTERVAL [+|-]'[+|-]d' DAY`"),
-        _ => ("day-time", "`[+|-]d h:m:s.n`, `INTERVAL [+|-]'[+|-]d h:m:s.n' DAY TO SECOND`"),
+    use crate::types::interval::{interval_fields, type_name, value_pattern};
+    let (pattern, fields) = (value_pattern(to), interval_fields(to));
+    let (class, kind, notice) = if is_year_month(to) {
+        ("UNMATCHED_FORMAT_STRING", "year-month", "")
+    } else {
+        ("UNMATCHED_FORMAT_STRING_WITH_NOTICE", "day-time", " Set \"spark.sql.legacy.fromDayTimeString.enabled\" to \"true\" to restore the behavior before Spark 3.0.")
     };
     KilnError::exec(format!(
-        "[INVALID_INTERVAL_FORMAT.UNMATCHED_FORMAT_STRING] Interval string does not match {kind} format of {formats} when cast to {}: {text}. SQLSTATE: 22006",
-        crate::types::spark_type_name(to)
+        "[INVALID_INTERVAL_FORMAT.{class}] Error parsing '{text}' to interval. Please ensure that the value provided is in a valid format for defining an interval. You can reference the documentation for the correct format. Interval string does not match {kind} format of `{pattern}`, `INTERVAL [+|-]'{pattern}' {fields}` when cast to {}: {text}.{notice} SQLSTATE: 22006",
+        type_name(to)
     ))
 }
 
@@ -44,47 +46,7 @@ fn divided_by_zero() -> KilnError {
     KilnError::exec("[INTERVAL_DIVIDED_BY_ZERO] Division by zero. Use `try_divide` to tolerate divisor being 0 and return NULL instead. SQLSTATE: 22012")
 }
 
-/// The months of a year-month interval array.
-pub(crate) fn months(a: &ArrayRef) -> Result<Int32Array> {
-    match a.data_type() {
-        DataType::Interval(arrow::datatypes::IntervalUnit::YearMonth) => {
-            Ok(a.primitive::<arrow::datatypes::IntervalYearMonthType>()?.reinterpret_cast::<arrow::datatypes::Int32Type>())
-        }
-        DataType::Null => Ok(Int32Array::new_null(a.len())),
-        other => Err(KilnError::internal(format!("expected a year-month interval, got {other}"))),
-    }
-}
-
-/// The microseconds of a day-time interval array (`interval day` or DAY TO SECOND).
-pub(crate) fn micros(a: &ArrayRef) -> Result<Int64Array> {
-    match a.data_type() {
-        DataType::Duration(arrow::datatypes::TimeUnit::Microsecond) => {
-            Ok(a.primitive::<arrow::datatypes::DurationMicrosecondType>()?.reinterpret_cast::<Int64Type>())
-        }
-        DataType::Interval(arrow::datatypes::IntervalUnit::DayTime) => {
-            Ok(a.primitive::<arrow::datatypes::IntervalDayTimeType>()?.unary(|v| v.days as i64 * MICROS_PER_DAY + v.milliseconds as i64 * 1000))
-        }
-        DataType::Null => Ok(Int64Array::new_null(a.len())),
-        other => Err(KilnError::internal(format!("expected a day-time interval, got {other}"))),
-    }
-}
-
-/// Months as a year-month interval array.
-pub(crate) fn year_month_array(values: Int32Array) -> ArrayRef {
-    Arc::new(values.reinterpret_cast::<arrow::datatypes::IntervalYearMonthType>())
-}
-
-/// Microseconds as an array of the day-time interval type `to` (`interval day` keeps whole days).
-pub(crate) fn day_time_array(values: Int64Array, to: &DataType) -> Result<ArrayRef> {
-    if *to == DAY {
-        let days: IntervalDayTimeArray = values.try_unary(|us| {
-            i32::try_from(us / MICROS_PER_DAY).map(|d| IntervalDayTime::new(d, 0)).map_err(|_| arrow::error::ArrowError::ComputeError("interval day".into()))
-        }).map_err(|_| interval_overflow(None))?;
-        return Ok(Arc::new(days));
-    }
-    let out: DurationMicrosecondArray = values.reinterpret_cast();
-    Ok(Arc::new(out))
-}
+pub(crate) use crate::types::interval::{calendar_parts, day_time_array, micros, months, year_month_array};
 
 /// `l op r` where an operand is an interval, or `date - date` / `ts - ts`; `result` is the
 /// node's type. None when these operands are not interval arithmetic.
@@ -150,7 +112,7 @@ pub(super) fn binary(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType
             let (f, name): (fn(i32, i32) -> Option<i32>, _) = if op == BinaryOp::Plus { (i32::checked_add, "try_add") } else { (i32::checked_sub, "try_subtract") };
             let out = arrow::compute::try_binary(&x, &y, |p, q| f(p, q).ok_or_else(|| arrow::error::ArrowError::ComputeError(String::new())))
                 .map_err(|_| interval_overflow(Some(name)))?;
-            Ok(year_month_array(out))
+            Ok(year_month_array(out, result))
         }),
         (BinaryOp::Plus | BinaryOp::Minus, a, b) if is_day_time(a) && is_day_time(b) => micros(l).and_then(|x| {
             let y = micros(r)?;
@@ -251,18 +213,103 @@ fn scale(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType) -> Result<
         out.push(res);
     }
     if ym {
-        Ok(year_month_array(out.into_iter().map(|v| v.map(|m| m as i32)).collect()))
+        Ok(year_month_array(out.into_iter().map(|v| v.map(|m| m as i32)).collect(), result))
     } else {
         day_time_array(out.into_iter().collect(), result)
     }
 }
 
+fn calendar_array(parts: Vec<Option<(i32, i32, i64)>>) -> ArrayRef {
+    Arc::new(parts.into_iter().map(|p| p.map(|(m, d, us)| arrow::datatypes::IntervalMonthDayNano::new(m, d, us))).collect::<arrow::array::IntervalMonthDayNanoArray>())
+}
+
+/// A date plus a calendar interval (Spark's DateAddInterval, ANSI): its months (the day clamped to
+/// the month's end), then its days; an interval with a time part is
+/// INVALID_INTERVAL_WITH_MICROSECONDS_ADDITION.
+pub(crate) fn date_add_calendar(date: &ArrayRef, iv: &ArrayRef) -> Result<ArrayRef> {
+    let d = date.primitive::<Date32Type>()?;
+    let parts = calendar_parts(iv)?;
+    let mut out = Vec::with_capacity(d.len());
+    for (d, p) in d.iter().zip(parts) {
+        out.push(match (d, p) {
+            (Some(_), Some((_, _, us))) if us != 0 => {
+                return Err(KilnError::exec(
+                    "[INVALID_INTERVAL_WITH_MICROSECONDS_ADDITION] Cannot add an interval to a date because its microseconds part is not 0. To resolve this, cast the input date to a timestamp, which supports the addition of intervals with non-zero microseconds. SQLSTATE: 22006",
+                ))
+            }
+            (Some(d), Some((m, days, _))) => {
+                let moved = crate::expr::builtins::add_months(d, i64::from(m)).and_then(|d| d.checked_add(days));
+                Some(moved.ok_or_else(date_overflow)?)
+            }
+            _ => None,
+        });
+    }
+    Ok(Arc::new(out.into_iter().collect::<arrow::array::Date32Array>()))
+}
+
+/// make_interval(years, months, weeks, days, hours, mins, secs) over coerced arguments (six ints
+/// and a decimal(18,6)), as Spark's MakeInterval: ARITHMETIC_OVERFLOW when a part overflows.
+pub(crate) fn make_interval(args: &[ArrayRef], rows: usize) -> Result<ArrayRef> {
+    let ints: Vec<Int32Array> = (0..6)
+        .map(|i| -> Result<Int32Array> {
+            match args.get(i) {
+                Some(a) => Ok(a.primitive::<arrow::datatypes::Int32Type>()?.clone()),
+                None => Ok(Int32Array::from(vec![0; rows])),
+            }
+        })
+        .collect::<Result<_>>()?;
+    let secs: Vec<Option<i128>> = match args.get(6) {
+        Some(a) => a.primitive::<Decimal128Type>()?.iter().collect(),
+        None => vec![Some(0); rows],
+    };
+    let overflow = || KilnError::exec("[ARITHMETIC_OVERFLOW] overflow. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22003");
+    let mut out = Vec::with_capacity(rows);
+    for (i, secs) in secs.iter().enumerate() {
+        let Some(secs) = secs.filter(|_| ints.iter().all(|a| a.is_valid(i))) else {
+            out.push(None);
+            continue;
+        };
+        let v = |k: usize| ints[k].value(i);
+        let months = v(0).checked_mul(12).and_then(|y| y.checked_add(v(1))).ok_or_else(overflow)?;
+        let days = v(2).checked_mul(7).and_then(|w| w.checked_add(v(3))).ok_or_else(overflow)?;
+        // secs is decimal(18,6): its unscaled value is microseconds.
+        let micros = i64::try_from(secs)
+            .ok()
+            .and_then(|us| us.checked_add(v(4) as i64 * 3_600_000_000))
+            .and_then(|us| us.checked_add(v(5) as i64 * 60_000_000))
+            .ok_or_else(overflow)?;
+        out.push(Some((months, days, micros)));
+    }
+    Ok(calendar_array(out))
+}
+
+/// abs(interval), of the interval's type (Spark's Abs); the most negative value overflows.
+pub(super) fn abs(a: &ArrayRef) -> Result<ArrayRef> {
+    let dt = a.data_type();
+    let fail = || arrow::error::ArrowError::ComputeError(String::new());
+    if is_year_month(dt) {
+        let m = months(a)?.try_unary(|v| v.checked_abs().ok_or_else(fail)).map_err(|_| interval_overflow(None))?;
+        return Ok(year_month_array(m, dt));
+    }
+    let us = micros(a)?.try_unary(|v| v.checked_abs().ok_or_else(fail)).map_err(|_| interval_overflow(None))?;
+    day_time_array(us, dt)
+}
+
 /// `-interval`; the most negative value overflows.
 pub(super) fn negate(a: &ArrayRef) -> Option<Result<ArrayRef>> {
     let dt = a.data_type().clone();
+    if dt == crate::types::interval::CALENDAR {
+        return Some(calendar_parts(a).and_then(|p| {
+            let neg = p
+                .into_iter()
+                .map(|v| v.map(|(m, d, us)| Some((m.checked_neg()?, d.checked_neg()?, us.checked_neg()?))).map(|x| x.ok_or_else(|| interval_overflow(Some("try_subtract")))).transpose())
+                .collect::<Result<Vec<_>>>()?;
+            Ok(calendar_array(neg))
+        }));
+    }
     if is_year_month(&dt) {
         return Some(months(a).and_then(|m| {
-            m.try_unary(|v| v.checked_neg().ok_or_else(|| arrow::error::ArrowError::ComputeError(String::new()))).map_err(|_| interval_overflow(Some("try_subtract"))).map(year_month_array)
+            m.try_unary(|v| v.checked_neg().ok_or_else(|| arrow::error::ArrowError::ComputeError(String::new()))).map_err(|_| interval_overflow(Some("try_subtract"))).map(|m| year_month_array(m, &dt))
         }));
     }
     if is_day_time(&dt) {
@@ -274,21 +321,33 @@ pub(super) fn negate(a: &ArrayRef) -> Option<Result<ArrayRef>> {
     None
 }
 
-/// Casts from or to an interval type: between day-time types, to and from strings.
+/// Casts from or to an interval type: within a family (keeping the target's fields), to and
+/// from strings, and to and from integral and decimal numbers counting the type's last field.
 /// None when neither side is an interval.
 pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Option<Result<ArrayRef>> {
+    use crate::types::interval::{end_unit, format_interval, truncate};
     let from = a.data_type();
+    if *from == crate::types::interval::CALENDAR && *to == DataType::Utf8 {
+        return Some(calendar_parts(a).map(|p| {
+            Arc::new(p.into_iter().map(|v| v.map(|(m, d, us)| crate::types::interval::format_calendar(m, d, us))).collect::<arrow::array::StringArray>()) as ArrayRef
+        }));
+    }
     if !is_interval(from) && !is_interval(to) {
         return None;
     }
     Some((|| -> Result<ArrayRef> {
-        match (from, to) {
-            (f, t) if is_day_time(f) && is_day_time(t) => day_time_array(micros(a)?, to),
-            (f, DataType::Utf8) if is_year_month(f) => Ok(Arc::new(months(a)?.iter().map(|v| v.map(format_year_month)).collect::<arrow::array::StringArray>())),
-            (f, DataType::Utf8) => {
-                let day = *f == DAY;
-                Ok(Arc::new(micros(a)?.iter().map(|v| v.map(|us| format_day_time(us, day))).collect::<arrow::array::StringArray>()))
+        let values = |x: &ArrayRef| -> Result<Int64Array> {
+            if is_year_month(x.data_type()) {
+                Ok(months(x)?.iter().map(|v| v.map(i64::from)).collect())
+            } else {
+                micros(x)
             }
+        };
+        match (from, to) {
+            (f, t) if crate::types::interval::wider_interval(f, t).is_some() => {
+                interval_array(values(a)?.unary(|v| truncate(v, t)), t)
+            }
+            (f, DataType::Utf8) => Ok(Arc::new(values(a)?.iter().map(|v| v.map(|v| format_interval(v, f))).collect::<arrow::array::StringArray>())),
             (DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View, t) => {
                 let s = super::cast::strings(a)?;
                 let mut out = Vec::with_capacity(s.len());
@@ -298,11 +357,66 @@ pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Option<Result<ArrayRef>> {
                         Some(text) => Some(parse_interval(text, t).ok_or_else(|| unmatched_format(text, t))?),
                     });
                 }
-                if is_year_month(t) {
-                    Ok(year_month_array(out.into_iter().map(|v| v.map(|m| m as i32)).collect()))
-                } else {
-                    day_time_array(out.into_iter().collect(), t)
+                interval_array(out.into_iter().collect(), t)
+            }
+            (f, t) if is_interval(f) => {
+                // Spark's interval to integral / decimal: whole units of the last field, a decimal exact.
+                let unit = end_unit(f);
+                let v = values(a)?;
+                match t {
+                    DataType::Decimal128(p, s) => {
+                        let scale = 10i128.pow(u32::try_from(*s).unwrap_or(0));
+                        let mut out = Vec::with_capacity(v.len());
+                        for (i, x) in v.iter().enumerate() {
+                            out.push(match x {
+                                None => None,
+                                Some(x) => {
+                                    let d = (x as i128).checked_mul(scale).and_then(|n| div_half_up(n, unit as i128));
+                                    let fits = d.filter(|d| d.unsigned_abs() < 10u128.pow(u32::from(*p)));
+                                    Some(fits.ok_or_else(|| cast_overflow(&format_interval(v.value(i), f), f, t))?)
+                                }
+                            });
+                        }
+                        Ok(Arc::new(out.into_iter().collect::<arrow::array::Decimal128Array>().with_precision_and_scale(*p, *s)?))
+                    }
+                    t if t.is_integer() => {
+                        let whole = v.unary::<_, Int64Type>(|x| x / unit);
+                        let (lo, hi) = match t {
+                            DataType::Int8 => (i8::MIN as i64, i8::MAX as i64),
+                            DataType::Int16 => (i16::MIN as i64, i16::MAX as i64),
+                            DataType::Int32 => (i32::MIN as i64, i32::MAX as i64),
+                            _ => (i64::MIN, i64::MAX),
+                        };
+                        for (i, w) in whole.iter().enumerate() {
+                            if w.is_some_and(|w| w < lo || w > hi) {
+                                return Err(cast_overflow(&format_interval(v.value(i), f), f, t));
+                            }
+                        }
+                        Ok(arrow::compute::cast(&(Arc::new(whole) as ArrayRef), t)?)
+                    }
+                    _ => Err(KilnError::unsupported(format!("casting {} to {}", crate::types::spark_type_name(f), crate::types::spark_type_name(t)))),
                 }
+            }
+            (f, t) if f.is_integer() || matches!(f, DataType::Decimal128(..)) => {
+                // Spark's integral / decimal to interval: units of the type's last field.
+                let unit = end_unit(t) as i128;
+                let (unscaled, scale): (Vec<Option<i128>>, i128) = match f {
+                    DataType::Decimal128(_, s) => (a.primitive::<Decimal128Type>()?.iter().collect(), 10i128.pow(u32::try_from(*s).unwrap_or(0))),
+                    _ => (arrow::compute::cast(a, &DataType::Int64)?.primitive::<Int64Type>()?.iter().map(|v| v.map(i128::from)).collect(), 1),
+                };
+                let limit = if is_year_month(t) { i32::MAX as i128 } else { i64::MAX as i128 };
+                let mut out = Vec::with_capacity(unscaled.len());
+                for u in unscaled {
+                    out.push(match u {
+                        None => None,
+                        Some(u) => {
+                            let v = u.checked_mul(unit).and_then(|n| div_half_up(n, scale)).filter(|v| v.unsigned_abs() <= limit as u128);
+                            let shown = if scale == 1 { format!("{u}{}", if *f == DataType::Int64 { "L" } else { "" }) } else { crate::types::format_decimal(u, (scale.ilog10()) as i8) };
+                            Some(truncate(v.ok_or_else(|| cast_overflow(&shown, f, t))? as i64, t))
+                        }
+                    });
+                }
+                interval_array(out.into_iter().collect(), t)
             }
             (f, t) => Err(KilnError::unsupported(format!(
                 "casting {} to {}",
@@ -313,11 +427,42 @@ pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Option<Result<ArrayRef>> {
     })())
 }
 
+/// Months or microseconds as an array of the interval type `to`.
+fn interval_array(values: Int64Array, to: &DataType) -> Result<ArrayRef> {
+    if is_year_month(to) {
+        let m = values.try_unary(|v| i32::try_from(v).map_err(|_| arrow::error::ArrowError::ComputeError(String::new()))).map_err(|_| interval_overflow(None))?;
+        Ok(year_month_array(m, to))
+    } else {
+        day_time_array(values, to)
+    }
+}
+
+/// `[CAST_OVERFLOW]` of the value shown as `shown`.
+fn cast_overflow(shown: &str, from: &DataType, to: &DataType) -> KilnError {
+    KilnError::exec(format!(
+        "[CAST_OVERFLOW] The value {shown} of the type \"{}\" cannot be cast to \"{}\" due to an overflow. Use `try_cast` to tolerate overflow and return NULL instead. SQLSTATE: 22003",
+        crate::types::sql_type_name(from),
+        crate::types::sql_type_name(to)
+    ))
+}
+
 /// `extract(field FROM interval)`: Spark's ExtractIntervalYears / Months / Days / Hours /
 /// Minutes / Seconds (the remainder keeps the interval's sign; seconds as decimal(8,6)).
 pub(crate) fn extract(field: &ArrayRef, iv: &ArrayRef, result: &DataType) -> Result<ArrayRef> {
     let f = super::cast::strings(field)?;
     let f = if f.is_valid(0) { f.value(0).to_string() } else { String::new() };
+    const HOUR: i64 = 3_600_000_000;
+    if *iv.data_type() == crate::types::interval::CALENDAR {
+        let p = calendar_parts(iv)?;
+        return Ok(match f.as_str() {
+            "YEAR" => Arc::new(p.iter().map(|v| v.map(|(m, _, _)| m / 12)).collect::<Int32Array>()) as ArrayRef,
+            "MONTH" => Arc::new(p.iter().map(|v| v.map(|(m, _, _)| (m % 12) as i8)).collect::<arrow::array::Int8Array>()),
+            "DAY" => Arc::new(p.iter().map(|v| v.map(|(_, d, _)| d)).collect::<Int32Array>()),
+            "HOUR" => Arc::new(p.iter().map(|v| v.map(|(_, _, us)| (us / HOUR % 24) as i8)).collect::<arrow::array::Int8Array>()),
+            "MINUTE" => Arc::new(p.iter().map(|v| v.map(|(_, _, us)| (us % HOUR / 60_000_000) as i8)).collect::<arrow::array::Int8Array>()),
+            _ => Arc::new(p.iter().map(|v| v.map(|(_, _, us)| (us % 60_000_000) as i128)).collect::<arrow::array::Decimal128Array>().with_data_type(result.clone())),
+        });
+    }
     if is_year_month(iv.data_type()) {
         let m = months(iv)?;
         return Ok(match f.as_str() {
@@ -326,7 +471,6 @@ pub(crate) fn extract(field: &ArrayRef, iv: &ArrayRef, result: &DataType) -> Res
         });
     }
     let us = micros(iv)?;
-    const HOUR: i64 = 3_600_000_000;
     Ok(match f.as_str() {
         "DAY" => Arc::new(us.unary::<_, arrow::datatypes::Int32Type>(|v| (v / MICROS_PER_DAY) as i32)) as ArrayRef,
         "HOUR" => Arc::new(us.unary::<_, arrow::datatypes::Int8Type>(|v| (v % MICROS_PER_DAY / HOUR) as i8)),

@@ -437,9 +437,9 @@ fn case_when(
 /// `date ± INTERVAL 'n' DAY`, if this is one: the date operand and the signed day count.
 fn interval_days<'a>(op: BinaryOp, left: &'a Expr, right: &'a Expr) -> Option<(&'a Expr, i64)> {
     match (op, left, right) {
-        (BinaryOp::Plus, date, Expr::Literal(ScalarValue::IntervalDays(d)))
-        | (BinaryOp::Plus, Expr::Literal(ScalarValue::IntervalDays(d)), date) => Some((date, *d)),
-        (BinaryOp::Minus, date, Expr::Literal(ScalarValue::IntervalDays(d))) => Some((date, d.checked_neg()?)),
+        (BinaryOp::Plus, date, Expr::Literal(ScalarValue::IntervalMicros(us, 0, 0)))
+        | (BinaryOp::Plus, Expr::Literal(ScalarValue::IntervalMicros(us, 0, 0)), date) => Some((date, us / crate::types::timestamp::MICROS_PER_DAY)),
+        (BinaryOp::Minus, date, Expr::Literal(ScalarValue::IntervalMicros(us, 0, 0))) => Some((date, -(us / crate::types::timestamp::MICROS_PER_DAY))),
         _ => None,
     }
 }

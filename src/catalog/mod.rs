@@ -98,10 +98,20 @@ impl Table {
             cached: self.cached.clone(),
         }
     }
+    /// The bytes its batches hold in memory (0 for files). A cache's were counted as it was
+    /// read in; other tables' are summed now (each planning asks for the size of every table
+    /// it reads: a cache of thousands of batches would take milliseconds).
+    pub fn memory_bytes(&self) -> u128 {
+        match (&self.source, &self.cached) {
+            (TableSource::Memory(_), Some(cache)) => u128::from(cache.bytes()),
+            (TableSource::Memory(batches), None) => batches.iter().map(|b| b.get_array_memory_size() as u128).sum(),
+            _ => 0,
+        }
+    }
     /// (files, bytes) of what the table reads: what its statistics must have been computed from.
     pub fn fingerprint(&self) -> (usize, u128) {
         match &self.source {
-            TableSource::Memory(batches) => (batches.len(), batches.iter().map(|b| b.get_array_memory_size() as u128).sum()),
+            TableSource::Memory(batches) => (batches.len(), self.memory_bytes()),
             TableSource::Parquet(t) => t.fingerprint(),
             TableSource::Text(t) => t.fingerprint(),
             TableSource::Provider(p) => (p.partitions(), 0),

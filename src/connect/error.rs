@@ -39,7 +39,15 @@ impl ReportedError {
                 message = format!("{bracket} {message}");
             }
         }
-        ReportedError { classes: java_classes(err), error_class, sql_state, parameters: err.message_parameters().to_vec(), message }
+        // ... and end their first line with the SQLSTATE (Spark's getMessage; a query context
+        // follows on the next lines).
+        if let Some(state) = &sql_state {
+            if !message.contains("SQLSTATE: ") {
+                let end = message.find('\n').unwrap_or(message.len());
+                message.insert_str(end, &format!(" SQLSTATE: {state}"));
+            }
+        }
+        ReportedError { classes: java_classes(err), error_class, sql_state, parameters: err.message_parameters(), message }
     }
     /// A plan the server cannot run, as Spark's `InvalidPlanInput` (pyspark's `SparkConnectException`).
     pub fn invalid_plan(message: impl Into<String>) -> ReportedError {
@@ -89,6 +97,7 @@ fn java_classes(err: &KilnError) -> Vec<&'static str> {
     let main = class.split('.').next().unwrap_or("");
     match err {
         KilnError::Parse(_) => vec!["org.apache.spark.sql.catalyst.parser.ParseException", ANALYSIS],
+        KilnError::Analysis(_) if main == "SQL_CONF_NOT_FOUND" => vec!["org.apache.spark.SparkNoSuchElementException", "java.util.NoSuchElementException"],
         KilnError::Analysis(_) | KilnError::Unsupported(_) => vec![ANALYSIS],
         KilnError::Config(_) if main.starts_with("CANNOT_MODIFY") => vec![ANALYSIS],
         KilnError::Config(_) => vec!["java.lang.IllegalArgumentException"],
@@ -128,5 +137,8 @@ mod tests {
         let info = status.get_details_error_info().expect("an ErrorInfo");
         assert_eq!(info.metadata.get("errorClass").map(String::as_str), Some("DIVIDE_BY_ZERO"));
         assert_eq!(info.metadata.get("errorId").map(String::as_str), Some("e1"));
+        // Spark's parameters, read back from the message where kiln made none.
+        assert_eq!(info.metadata.get("messageParameters").map(String::as_str), Some(r#"{"config":"\"spark.sql.ansi.enabled\""}"#));
+        assert_eq!(div.message, "[DIVIDE_BY_ZERO] Division by zero. SQLSTATE: 22012");
     }
 }

@@ -481,7 +481,7 @@ fn setting(session: &Session, key: &str) -> Result<Option<String>> {
 fn conf_not_found(key: &str) -> KilnError {
     KilnError::analysis_with(
         "SQL_CONF_NOT_FOUND",
-        format!("[SQL_CONF_NOT_FOUND] The SQL config \"{key}\" cannot be found. Please verify that the config exists."),
+        format!("The SQL config \"{key}\" cannot be found. Please verify that the config exists."),
         &[("sqlConf", &format!("\"{key}\""))],
     )
 }

@@ -342,8 +342,15 @@ pub fn list_parquet_files(path: &Path) -> Result<Vec<PathBuf>> {
 /// The files of a table in one format: the path itself if it is a file, or every
 /// `*.<extension>` file below a directory (recursively, hidden ones skipped), sorted.
 pub fn list_files(path: &Path, extension: &str) -> Result<Vec<PathBuf>> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| KilnError::io(path_str(path), format!("cannot open the {extension} path: {e}")))?;
+    let meta = std::fs::metadata(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            // Spark's words, with the path qualified as Spark prints it.
+            let qualified = format!("file:{}", std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()).display());
+            KilnError::analysis_with("PATH_NOT_FOUND", format!("Path does not exist: {qualified}."), &[("path", &qualified)])
+        } else {
+            KilnError::io(path_str(path), format!("cannot open the {extension} path: {e}"))
+        }
+    })?;
     if meta.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
@@ -679,8 +686,9 @@ pub(crate) mod tests {
     fn missing_path_and_empty_directory_are_errors() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nothing_here");
-        let err = list_parquet_files(&missing).unwrap_err().to_string();
-        assert!(err.contains("nothing_here"), "{err}");
+        let err = list_parquet_files(&missing).unwrap_err();
+        assert_eq!(err.error_class(), Some("PATH_NOT_FOUND"));
+        assert!(err.to_string().contains("Path does not exist: file:/") && err.to_string().contains("nothing_here"), "{err}");
         let err = list_parquet_files(dir.path()).unwrap_err().to_string();
         assert!(err.contains("no .parquet files"), "{err}");
         assert!(read_schema(&[]).is_err());

@@ -462,7 +462,7 @@ pub fn estimated_bytes(plan: &PhysicalPlan) -> u64 {
         PhysicalPlan::QueryStage { output, .. } => output.total_bytes(),
         PhysicalPlan::FileScan { table, output, selected_files, .. } => match &table.source {
             TableSource::Parquet(t) => selected_files.iter().filter_map(|f| t.files.get(*f)).map(|f| decoded_bytes(f, output)).fold(0u64, u64::saturating_add),
-            TableSource::Memory(batches) => batches.iter().map(|b| b.get_array_memory_size() as u64).sum(),
+            TableSource::Memory(_) => u64::try_from(table.memory_bytes()).unwrap_or(u64::MAX),
             TableSource::Provider(p) => provided_bytes(p, &table.schema, output.len()),
             TableSource::Text(t) => {
                 let width = t.schema.fields().len().max(1) as u64;
@@ -470,9 +470,9 @@ pub fn estimated_bytes(plan: &PhysicalPlan) -> u64 {
             }
         },
         PhysicalPlan::InMemoryScan { table, output, .. } => match &table.source {
-            TableSource::Memory(batches) => {
+            TableSource::Memory(_) => {
                 let width = table.schema.fields().len().max(1) as u64;
-                batches.iter().map(|b| b.get_array_memory_size() as u64).sum::<u64>().saturating_mul(output.len() as u64) / width
+                u64::try_from(table.memory_bytes()).unwrap_or(u64::MAX).saturating_mul(output.len() as u64) / width
             }
             TableSource::Provider(p) => provided_bytes(p, &table.schema, output.len()),
             TableSource::Parquet(_) | TableSource::Text(_) => 0,

@@ -27,7 +27,7 @@ pub enum AnalyzeColumns {
 /// memory its batches hold.
 pub fn total_size(table: &Table) -> u128 {
     match &table.source {
-        TableSource::Memory(batches) => batches.iter().map(|b| b.get_array_memory_size() as u128).sum(),
+        TableSource::Memory(_) => table.memory_bytes(),
         TableSource::Parquet(t) => t.files_size(0..t.files.len()),
         TableSource::Text(t) => t.files_size(),
         TableSource::Provider(p) => p.statistics().bytes.map_or(0, u128::from),

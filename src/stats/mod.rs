@@ -167,7 +167,7 @@ fn relation_size(table: &crate::catalog::Table) -> Statistics {
         return Statistics::size(s.size_in_bytes);
     }
     Statistics::size(match &table.source {
-        TableSource::Memory(batches) => batches.iter().map(|b| b.get_array_memory_size() as u128).sum(),
+        TableSource::Memory(_) => table.memory_bytes(),
         TableSource::Parquet(t) if t.is_partitioned() => DEFAULT_SIZE_IN_BYTES,
         TableSource::Parquet(t) => t.files_size(0..t.files.len()),
         TableSource::Text(t) => t.files_size(),

@@ -238,22 +238,60 @@ def test_settings_are_sql_set():
 
 
 def test_errors_are_pyspark_exceptions():
-    from pyspark.errors import AnalysisException, ArithmeticException, ParseException
+    from pyspark.errors import (AnalysisException, ArithmeticException, ArrayIndexOutOfBoundsException,
+                                NumberFormatException, ParseException, SparkNoSuchElementException)
 
     s = new_session()
+    ansi = '"spark.sql.ansi.enabled"'
+    # Spark 4.3's answers through its own Connect server: exception, error class, SQLSTATE and
+    # the message parameters kiln gives as Spark does (a subset where kiln's words differ).
     cases = [
-        ("SELECT nosuch", AnalysisException, "UNRESOLVED_COLUMN.WITHOUT_SUGGESTION", "42703"),
-        ("SELEC 1", ParseException, "PARSE_SYNTAX_ERROR", "42601"),
-        ("SELECT 1 / 0", ArithmeticException, "DIVIDE_BY_ZERO", "22012"),
-        ("SELECT * FROM no_such_table", AnalysisException, "TABLE_OR_VIEW_NOT_FOUND", "42P01"),
+        ("SELECT nosuch", AnalysisException, "UNRESOLVED_COLUMN.WITHOUT_SUGGESTION", "42703", {"objectName": "`nosuch`"}),
+        ("SELEC 1", ParseException, "PARSE_SYNTAX_ERROR", "42601", {"error": "'SELEC'", "hint": ""}),
+        ("SELECT 1 / 0", ArithmeticException, "DIVIDE_BY_ZERO", "22012", {"config": ansi}),
+        ("SELECT 1 % 0", ArithmeticException, "REMAINDER_BY_ZERO", "22012", {"config": ansi}),
+        ("SELECT * FROM no_such_table", AnalysisException, "TABLE_OR_VIEW_NOT_FOUND", "42P01", {"relationName": "`no_such_table`"}),
+        ("SELECT CAST('abc' AS INT)", NumberFormatException, "CAST_INVALID_INPUT", "22018",
+         {"ansiConfig": ansi, "targetType": '"INT"', "expression": "'abc'", "sourceType": '"STRING"'}),
+        ("SELECT CAST(1e20 AS INT)", ArithmeticException, "CAST_OVERFLOW", "22003",
+         {"value": "1.0E20D", "ansiConfig": ansi, "targetType": '"INT"', "sourceType": '"DOUBLE"'}),
+        ("SELECT 2147483647 + 1", ArithmeticException, "ARITHMETIC_OVERFLOW", "22003",
+         {"alternative": " Use 'try_add' to tolerate overflow and return NULL instead.", "config": ansi}),
+        ("SELECT array(1,2)[5]", ArrayIndexOutOfBoundsException, "INVALID_ARRAY_INDEX", "22003", {"arraySize": "2", "indexValue": "5"}),
+        ("SELECT element_at(array(1,2), 5)", ArrayIndexOutOfBoundsException, "INVALID_ARRAY_INDEX_IN_ELEMENT_AT", "22003",
+         {"arraySize": "2", "indexValue": "5"}),
+        ("SELECT sum(id) FROM range(3) GROUP BY 2", AnalysisException, "GROUP_BY_POS_OUT_OF_RANGE", "42805", {"index": "2", "size": "1"}),
+        ("SELECT abs(1, 2)", AnalysisException, "WRONG_NUM_ARGS.WITHOUT_SUGGESTION", "42605",
+         {"actualNum": "2", "docroot": "https://spark.apache.org/docs/latest", "functionName": "`abs`", "expectedNum": "1"}),
     ]
-    for sql, cls, condition, state in cases:
+    for sql, cls, condition, state, parameters in cases:
         try:
             s.sql(sql).collect()
             raise AssertionError(f"{sql} did not fail")
         except cls as e:
             assert e.getCondition() == condition, (sql, e.getCondition())
             assert e.getSqlState() == state, (sql, e.getSqlState())
+            got = e.getMessageParameters() or {}
+            assert {k: got.get(k) for k in parameters} == parameters, (sql, got)
+            assert f"SQLSTATE: {state}" in str(e), (sql, str(e))
+    try:
+        s.conf.get("spark.nosuch.key")
+        raise AssertionError("an unknown key was read")
+    except SparkNoSuchElementException as e:
+        assert (e.getCondition(), e.getSqlState()) == ("SQL_CONF_NOT_FOUND", "42K0I"), (e.getCondition(), e.getSqlState())
+        assert e.getMessageParameters() == {"sqlConf": '"spark.nosuch.key"'}, e.getMessageParameters()
+    try:
+        s.conf.set("spark.sql.warehouse.dir", "/tmp/elsewhere")
+        raise AssertionError("a static key was set")
+    except AnalysisException as e:
+        assert (e.getCondition(), e.getSqlState()) == ("CANNOT_MODIFY_STATIC_CONFIG", "46110"), (e.getCondition(), e.getSqlState())
+        assert e.getMessageParameters() == {"key": '"spark.sql.warehouse.dir"'}, e.getMessageParameters()
+    try:
+        s.read.parquet("/nonexistent/path.parquet").collect()
+        raise AssertionError("a missing path was read")
+    except AnalysisException as e:
+        assert (e.getCondition(), e.getSqlState()) == ("PATH_NOT_FOUND", "42K03"), (e.getCondition(), e.getSqlState())
+        assert e.getMessageParameters() == {"path": "file:/nonexistent/path.parquet"}, e.getMessageParameters()
     from pyspark.sql import functions as F
 
     try:

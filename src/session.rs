@@ -515,6 +515,7 @@ impl Session {
     }
 
     /// The empty result of a command.
+    #[cfg(feature = "connect")]
     pub(crate) fn empty_result(&self) -> Result<DataFrame> {
         self.local_result(vec![])
     }
@@ -805,6 +806,7 @@ impl Session {
         self.state.cache.plan_level(&df.plans.parsed)
     }
     /// The DataFrame a host cached under `key` ([`Session::cache_dataframe`]), planned now.
+    #[cfg(feature = "connect")]
     pub(crate) fn cached_dataframe_by_key(&self, key: &[u8]) -> Result<Option<DataFrame>> {
         match self.state.cache.plan_by_host_key(key)? {
             Some(plan) => self.plan_shared(plan).map(Some),
@@ -812,6 +814,7 @@ impl Session {
         }
     }
     /// True when a host cached some DataFrame under a key of its own.
+    #[cfg(feature = "connect")]
     pub(crate) fn has_keyed_caches(&self) -> bool {
         self.state.cache.has_host_keys()
     }

@@ -106,6 +106,75 @@ fn a_cached_dataframe_is_read_by_those_derived_from_it() {
     assert!(!plan.contains("InMemoryRelation"), "{plan}");
 }
 
+// persist(level): the plans over the DataFrame scan its rows in memory, printed as Spark 4.3
+// prints a MEMORY_ONLY cache (`InMemoryRelation [..], StorageLevel(memory, deserialized, 1
+// replicas)`, as CACHE TABLE OPTIONS ('storageLevel' 'MEMORY_ONLY') in slt/cache.slt); the
+// query's UDF is not called again while the cache lives, and the rows are those of the query
+// run without it.
+#[test]
+fn a_dataframe_persisted_at_a_level_is_read_from_memory_until_unpersisted() {
+    use kiln::arrow::array::{ArrayRef, AsArray};
+    use kiln::arrow::datatypes::{DataType, Int64Type};
+    use kiln::StorageLevel;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    let session = Session::new();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = calls.clone();
+    let square = kiln::udf::create_udf("counted_square", vec![DataType::Int64], DataType::Int64, kiln::Volatility::Immutable, move |args: &[ArrayRef]| {
+        counted.fetch_add(args[0].len(), Ordering::SeqCst);
+        Ok(Arc::new(args[0].as_primitive::<Int64Type>().unary::<_, Int64Type>(|v| v * v)) as ArrayRef)
+    });
+    session.register_udf(square).expect("registers");
+    let df = session.sql("SELECT id, counted_square(id) AS sq FROM range(100)").expect("plans");
+    let query = |df: &kiln::DataFrame| df.filter(col("id").gt(lit(90))).expect("plans").order_by([col("id")]).expect("plans");
+    let csv = |df: &kiln::DataFrame| kiln::format::result_csv(&df.schema(), &df.collect().expect("runs"));
+    let all = |df: &kiln::DataFrame| csv(&df.order_by([col("id")]).expect("plans"));
+    let (unpersisted, every_row) = (csv(&query(&df)), all(&df));
+    assert_eq!((unpersisted.lines().count(), every_row.lines().count()), (10, 101), "{unpersisted}");
+    let ran = calls.load(Ordering::SeqCst);
+    assert!(ran >= 100, "{ran}");
+
+    // NONE caches nothing (Spark's cacheQuery); DISK_ONLY is refused, and caches nothing either.
+    assert_eq!(df.persist(StorageLevel::NONE).expect("no-op").storage_level().expect("reads"), None);
+    let err = df.persist(StorageLevel::from_name("DISK_ONLY").expect("a level")).expect_err("kiln caches in memory").to_string();
+    assert!(err.contains("in memory only"), "{err}");
+    assert_eq!((df.storage_level().expect("reads"), session.cached_bytes()), (None, 0));
+
+    let memory_only = StorageLevel::from_name("MEMORY_ONLY").expect("a level");
+    let persisted = df.persist(memory_only).expect("persists");
+    let ran = calls.load(Ordering::SeqCst) - ran;
+    assert_eq!(ran, 100, "persist runs the query once");
+    let ran = calls.load(Ordering::SeqCst);
+    assert_eq!(df.storage_level().expect("reads"), Some(memory_only));
+    assert_eq!(persisted.storage_level().expect("reads"), Some(memory_only));
+    // Cached already: Spark keeps the first level.
+    df.persist(StorageLevel::MEMORY_AND_DISK).expect("a no-op");
+    assert_eq!(df.storage_level().expect("reads"), Some(memory_only));
+    let over = query(&persisted);
+    let plan = over.explain_string(ExplainMode::Simple).expect("explains");
+    assert!(plan.contains("InMemoryTableScan [id#") && plan.contains("InMemoryRelation [id#") && plan.contains("], StorageLevel(memory, deserialized, 1 replicas)\n"), "{plan}");
+    assert!(scans(&over).iter().all(|s| s.starts_with("InMemoryTableScan [")), "{plan}");
+    for codegen in ["true", "false"] {
+        session.set_conf("spark.sql.codegen.wholeStage", codegen).expect("sets");
+        assert_eq!(csv(&query(&persisted)), unpersisted, "codegen {codegen}");
+        assert_eq!(all(&persisted), every_row, "codegen {codegen}");
+        assert_eq!(csv(&query(&df.select([col("id"), col("sq")]).expect("plans"))), unpersisted, "derived from the persisted query, codegen {codegen}");
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), ran, "the rows are read from memory, not computed again");
+    assert!(session.cached_bytes() > 0);
+
+    let uncached = persisted.unpersist().expect("unpersists");
+    assert_eq!((df.storage_level().expect("reads"), uncached.storage_level().expect("reads")), (None, None));
+    let again = query(&uncached);
+    assert!(!again.explain_string(ExplainMode::Simple).expect("explains").contains("InMemory"));
+    assert_eq!(csv(&again), unpersisted);
+    assert!(calls.load(Ordering::SeqCst) > ran, "the query runs again once unpersisted");
+    drop((persisted, over));
+    assert_eq!(session.cached_bytes(), 0);
+}
+
 #[test]
 fn a_cache_past_the_memory_limit_is_an_error_and_holds_nothing() {
     let session = Session::builder().config("kiln.memory.limit", "1m").build().expect("valid settings");

@@ -311,6 +311,7 @@ enum Run {
     Collect,
     CollectWithControl,
     Stream,
+    StreamWithControl,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -318,6 +319,16 @@ enum Stop {
     Timeout,
     InterruptAll,
     Cancel,
+}
+
+/// The batches of a stream, or the error that ended it.
+fn count_batches(stream: kiln::RecordBatchStream) -> kiln::Result<usize> {
+    let mut n = 0;
+    for b in stream {
+        b.map_err(kiln::KilnError::from_stream)?;
+        n += 1;
+    }
+    Ok(n)
 }
 
 /// Runs LONG_JOIN as `run`, stopped by `stop` 300 ms in; the error and how long the run took.
@@ -346,14 +357,8 @@ fn stopped_join(mode: &str, run: Run, stop: Stop) -> (kiln::KilnError, std::time
     let result: kiln::Result<usize> = match run {
         Run::Collect => df.collect().map(|b| b.len()),
         Run::CollectWithControl => df.collect_with_control(&control).map(|b| b.len()),
-        Run::Stream => df.execute_stream_with_control(&control).and_then(|stream| {
-            let mut n = 0;
-            for b in stream {
-                b.map_err(kiln::KilnError::from_stream)?;
-                n += 1;
-            }
-            Ok(n)
-        }),
+        Run::Stream => df.execute_stream().and_then(count_batches),
+        Run::StreamWithControl => df.execute_stream_with_control(&control).and_then(count_batches),
     };
     let elapsed = start.elapsed();
     assert_eq!(signal.join().unwrap(), 1, "{mode} {run:?} {stop:?}: one query running at the signal");
@@ -364,16 +369,17 @@ fn stopped_join(mode: &str, run: Run, stop: Stop) -> (kiln::KilnError, std::time
 }
 
 // Issue 40 item 2: the timeout, Session::interrupt_all and QueryControl::cancel stop a join
-// once its scans are done, through collect, collect_with_control and execute_stream, compiled
+// once its scans are done, through collect, collect_with_control, execute_stream (the timeout
+// and interrupt_all need no control of the host's) and execute_stream_with_control, compiled
 // and interpreted. (A stop takes a batch of the join's output: milliseconds; the bound only
 // separates stopping from running the minutes the join takes.)
 #[test]
 fn timeout_interrupt_and_cancel_stop_a_join() {
     for mode in ["true", "false"] {
-        for run in [Run::Collect, Run::CollectWithControl, Run::Stream] {
+        for run in [Run::Collect, Run::CollectWithControl, Run::Stream, Run::StreamWithControl] {
             for stop in [Stop::Timeout, Stop::InterruptAll, Stop::Cancel] {
-                if matches!((run, stop), (Run::Collect, Stop::Cancel)) {
-                    continue; // a plain collect has no control of the host's to cancel
+                if matches!((run, stop), (Run::Collect | Run::Stream, Stop::Cancel)) {
+                    continue; // a plain collect or stream has no control of the host's to cancel
                 }
                 let (err, took) = stopped_join(mode, run, stop);
                 let text = err.to_string();
@@ -381,6 +387,7 @@ fn timeout_interrupt_and_cancel_stop_a_join() {
                     Stop::Timeout => assert!(text.contains("kiln.query.timeout"), "{mode} {run:?}: {text}"),
                     _ => assert_eq!(err.error_class(), Some("OPERATION_CANCELED"), "{mode} {run:?} {stop:?}: {text}"),
                 }
+                println!("{mode} {run:?} {stop:?}: stopped after {took:?}");
                 assert!(took < std::time::Duration::from_secs(10), "{mode} {run:?} {stop:?}: stopped after {took:?}");
             }
         }
@@ -916,4 +923,22 @@ fn repartition_and_coalesce() {
         assert!(err.to_string().contains("requirement failed: Number of partitions (0) must be positive."), "{err}");
     }
     assert_eq!(s.range(0, 10, 3).unwrap().count().unwrap(), 4);
+}
+
+// Issue 40: a host that depends on kiln with `default-features = false` gets none of the
+// command-line tool's crates (README, library section).
+#[test]
+fn a_library_build_leaves_out_the_command_line_crates() {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["tree", "--offline", "--locked", "-p", "kiln", "-e", "normal", "--no-default-features", "--prefix", "none", "--format", "{p}"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo runs");
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let crates: std::collections::BTreeSet<&str> = tree.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert!(crates.contains("kiln") && crates.contains("arrow") && crates.contains("cranelift-codegen"), "{tree}");
+    for tool in ["clap", "sqllogictest", "rustyline", "ctrlc", "indicatif", "plotters", "mimalloc", "tonic"] {
+        assert!(!crates.contains(tool), "{tool} in a default-features = false build:\n{tree}");
+    }
 }

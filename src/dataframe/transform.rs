@@ -499,6 +499,8 @@ impl DataFrame {
     /// `UNABLE_TO_ACQUIRE_MEMORY`). Returns the DataFrame reading them: it, and every
     /// DataFrame derived from this one afterwards, read the cache (`InMemoryTableScan`) until
     /// [`DataFrame::unpersist`]. Spark fills the cache at the first action; kiln at once.
+    /// As in Spark, `StorageLevel::NONE` caches nothing and a query cached already keeps its
+    /// level; a level without memory (`DISK_ONLY`) is refused, since kiln caches in memory only.
     ///
     /// ```
     /// use kiln::functions::*;

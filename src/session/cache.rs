@@ -27,7 +27,12 @@ enum Source {
     Table { name: String, table: Arc<Table> },
     /// `DataFrame::cache`: the DataFrame's unresolved plan, and the key a host found it by
     /// (a Spark Connect relation, encoded), if any.
-    Plan { plan: Arc<LogicalPlan>, host_key: Option<Vec<u8>> },
+    Plan {
+        plan: Arc<LogicalPlan>,
+        // Read by Spark Connect only.
+        #[cfg_attr(not(feature = "connect"), allow(dead_code))]
+        host_key: Option<Vec<u8>>,
+    },
 }
 
 #[derive(Clone)]
@@ -94,6 +99,7 @@ impl CacheManager {
     }
 
     /// The cached plan a host registered under `key` (see [`CacheManager::cache_plan`]).
+    #[cfg(feature = "connect")]
     pub(crate) fn plan_by_host_key(&self, key: &[u8]) -> Result<Option<Arc<LogicalPlan>>> {
         Ok(self.entries()?.iter().find_map(|e| match &e.source {
             Source::Plan { plan, host_key: Some(k) } if k.as_slice() == key => Some(plan.clone()),
@@ -102,12 +108,16 @@ impl CacheManager {
     }
 
     /// True when some cache was registered with a host key.
+    #[cfg(feature = "connect")]
     pub(crate) fn has_host_keys(&self) -> bool {
         self.entries.lock().is_ok_and(|e| e.iter().any(|e| matches!(e.source, Source::Plan { host_key: Some(_), .. })))
     }
 
     /// Caches the rows of `df`, which reads the catalog table `table` named `name`.
     pub(crate) fn cache_table(&self, name: &str, table: Arc<Table>, df: &DataFrame, level: StorageLevel, limit: u64) -> Result<()> {
+        if level == StorageLevel::NONE {
+            return Ok(()); // Spark's cacheQuery: NONE caches nothing, and is no error
+        }
         let data = self.materialize(df, Some(name), level, limit)?;
         let mut entries = self.entries()?;
         entries.retain(|e| !matches!(&e.source, Source::Table { name: n, .. } if n.eq_ignore_ascii_case(name)));
@@ -115,10 +125,11 @@ impl CacheManager {
         Ok(())
     }
 
-    /// Caches the rows of `df`, found again by its unresolved plan (or by `host_key`).
+    /// Caches the rows of `df`, found again by its unresolved plan (or by `host_key`). As
+    /// Spark's cacheQuery, NONE caches nothing and a plan cached already keeps its cache.
     pub(crate) fn cache_plan(&self, df: &DataFrame, level: StorageLevel, host_key: Option<Vec<u8>>, limit: u64) -> Result<()> {
         let plan = df.plans.parsed.clone();
-        if self.plan_level(&plan)?.is_some() {
+        if level == StorageLevel::NONE || self.plan_level(&plan)?.is_some() {
             return Ok(());
         }
         let mut seen = std::collections::HashSet::new();

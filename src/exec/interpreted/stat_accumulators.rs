@@ -1213,8 +1213,8 @@ impl Bins {
     }
 }
 
-/// histogram_numeric(x, nb): Spark's NumericHistogram per group. Buffer [x: array<double>,
-/// y: array<double>]; the result's centres go back to x's type (truncated, as Spark's toInt).
+/// histogram_numeric(x, nb): Spark's NumericHistogram per group. Buffer
+/// `[x: array<double>, y: array<double>]`; the result's centres go back to x's type (truncated, as Spark's toInt).
 struct HistogramNumeric {
     nb: usize,
     element: DataType,

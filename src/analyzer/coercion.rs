@@ -203,8 +203,8 @@ pub(super) fn can_cast(from: &DataType, to: &DataType) -> bool {
         (Date32, t) | (t, Date32) => is_string(t) || *t == Date32,
         // Intervals cast to and from strings, within their family, and to and from integral and
         // decimal numbers (not floating point).
-        // A calendar interval (make_interval's) casts to strings only.
-        (f, t) if *f == crate::types::interval::CALENDAR || *t == crate::types::interval::CALENDAR => is_string(t) && *f == crate::types::interval::CALENDAR,
+        // A calendar interval (make_interval's) casts to and from strings only.
+        (f, t) if *f == crate::types::interval::CALENDAR || *t == crate::types::interval::CALENDAR => is_string(t) || is_string(f),
         (f, t) if is_interval(f) || is_interval(t) => {
             let exact = |x: &DataType| x.is_integer() || matches!(x, Decimal128(..));
             is_string(f) || is_string(t) || crate::types::interval::wider_interval(f, t).is_some() || exact(f) || exact(t)

@@ -33,7 +33,8 @@ pub fn to_proto(data_type: &DataType) -> Result<spark_connect_proto::DataType> {
             let (s, e) = crate::types::interval::ym_fields(t).unwrap_or_default();
             Kind::YearMonthInterval(dt::YearMonthInterval { start_field: Some(i32::from(s)), end_field: Some(i32::from(e)), ..Default::default() })
         }
-        DataType::Duration(_) | DataType::Interval(IntervalUnit::DayTime | IntervalUnit::MonthDayNano) => {
+        DataType::Interval(IntervalUnit::MonthDayNano) => Kind::CalendarInterval(dt::CalendarInterval::default()),
+        DataType::Duration(_) | DataType::Interval(IntervalUnit::DayTime) => {
             Kind::DayTimeInterval(dt::DayTimeInterval { start_field: Some(0), end_field: Some(3), ..Default::default() })
         }
         DataType::List(f) | DataType::LargeList(f) => {

@@ -156,6 +156,8 @@ impl Expr {
             Expr::Aggregate { .. } => true,
             Expr::Binary { op: BinaryOp::Divide | BinaryOp::IntDivide | BinaryOp::Modulo, .. } => true,
             Expr::Binary { op: BinaryOp::EqNullSafe, .. } => false,
+            // Spark's cast to the calendar interval is NULL for text that is no interval.
+            Expr::Cast { to, .. } if *to == crate::types::interval::CALENDAR => true,
             Expr::CaseWhen { branches, else_expr } => {
                 else_expr.as_ref().is_none_or(|e| e.nullable()) || branches.iter().any(|(_, r)| r.nullable())
             }

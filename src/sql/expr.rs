@@ -1201,7 +1201,8 @@ pub(crate) fn sql_data_type(dt: &ast::DataType, span: Span) -> Result<DataType> 
                         F::Second => day_time(S, S),
                     }
                 }
-                None => return Err(unsupported("the calendar INTERVAL type (kiln has Spark's ANSI YEAR TO MONTH and DAY TO SECOND intervals)", span)),
+                // Spark's CalendarIntervalType (what make_interval gives).
+                None => crate::types::interval::CALENDAR,
             }
         }
         T::Binary(_) | T::Varbinary(_) | T::Bytea | T::Blob(_) => DataType::Binary,

@@ -100,11 +100,12 @@ pub fn to_spark_batch(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordB
 /// `batch` as a host reads it: an interval column of a type other than YEAR TO MONTH or DAY TO
 /// SECOND (kept in a decimal type, see `types::interval`) becomes Arrow's
 /// `Interval(YearMonth)` or `Duration(µs)` (the fields are lost; the values stay months or
-/// microseconds).
+/// microseconds), a calendar interval's time part nanoseconds as Arrow's `MonthDayNano` means.
 pub fn host_batch(batch: &RecordBatch) -> Result<RecordBatch> {
     use super::interval::{is_day_time, is_year_month, DAY_TIME, YEAR_MONTH};
     let host_type = |t: &DataType| if is_year_month(t) { YEAR_MONTH } else if is_day_time(t) { DAY_TIME } else { t.clone() };
-    if batch.schema().fields().iter().all(|f| host_type(f.data_type()) == *f.data_type()) {
+    let calendar = |t: &DataType| *t == super::interval::CALENDAR;
+    if batch.schema().fields().iter().all(|f| host_type(f.data_type()) == *f.data_type() && !calendar(f.data_type())) {
         return Ok(batch.clone());
     }
     let fields: Vec<Field> = batch.schema().fields().iter().map(|f| f.as_ref().clone().with_data_type(host_type(f.data_type()))).collect();
@@ -117,6 +118,20 @@ pub fn host_batch(batch: &RecordBatch) -> Result<RecordBatch> {
                 super::interval::year_month_array(super::interval::months(c)?, &YEAR_MONTH)
             } else if is_day_time(t) && *t != DAY_TIME {
                 super::interval::day_time_array(super::interval::micros(c)?, &DAY_TIME)?
+            } else if calendar(t) {
+                let parts = super::interval::calendar_parts(c)?;
+                let mut out = Vec::with_capacity(parts.len());
+                for p in parts {
+                    out.push(match p {
+                        Some((m, d, us)) => Some(arrow::datatypes::IntervalMonthDayNano::new(
+                            m,
+                            d,
+                            us.checked_mul(1000).ok_or_else(|| KilnError::exec("a calendar interval's time part past Arrow's nanoseconds"))?,
+                        )),
+                        None => None,
+                    });
+                }
+                Arc::new(out.into_iter().collect::<arrow::array::IntervalMonthDayNanoArray>()) as ArrayRef
             } else {
                 c.clone()
             })

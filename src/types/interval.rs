@@ -78,6 +78,58 @@ pub fn format_calendar(months: i32, days: i32, micros: i64) -> String {
     parts.join(" ")
 }
 
+/// Text as Spark's stringToInterval reads it into a calendar interval (months, days,
+/// microseconds): an optional `interval`, then signed numbers each followed by a unit (year,
+/// month, week, day, hour, minute, second, millisecond, microsecond, each also plural); only
+/// seconds take a fraction (nanoseconds cut to microseconds). None for anything else.
+pub fn parse_calendar(text: &str) -> Option<(i32, i32, i64)> {
+    let lower = text.trim().to_ascii_lowercase();
+    let mut words = lower.split_whitespace().peekable();
+    if words.peek() == Some(&"interval") {
+        words.next();
+    }
+    let (mut months, mut days, mut micros) = (0i32, 0i32, 0i64);
+    let mut any = false;
+    while let Some(number) = words.next() {
+        let unit = words.next()?;
+        let unit = unit.strip_suffix('s').unwrap_or(unit);
+        let (neg, digits_text) = match number.strip_prefix('-') {
+            Some(r) => (true, r),
+            None => (false, number.strip_prefix('+').unwrap_or(number)),
+        };
+        let (whole, frac) = digits_text.split_once('.').map_or((digits_text, None), |(w, f)| (w, Some(f)));
+        if whole.is_empty() || !whole.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let v: i64 = whole.parse().ok()?;
+        let v = if neg { -v } else { v };
+        let fraction = match frac {
+            None => 0,
+            Some(f) if unit == "second" && f.len() <= 9 && f.bytes().all(|c| c.is_ascii_digit()) => {
+                let nine: String = f.chars().chain(std::iter::repeat('0')).take(9).collect();
+                let us = nine.parse::<i64>().ok()? / 1000;
+                if neg { -us } else { us }
+            }
+            Some(_) => return None,
+        };
+        let int = |x: i64| i32::try_from(x).ok();
+        match unit {
+            "year" => months = months.checked_add(int(v.checked_mul(12)?)?)?,
+            "month" => months = months.checked_add(int(v)?)?,
+            "week" => days = days.checked_add(int(v.checked_mul(7)?)?)?,
+            "day" => days = days.checked_add(int(v)?)?,
+            "hour" => micros = micros.checked_add(v.checked_mul(MICROS_PER_HOUR)?)?,
+            "minute" => micros = micros.checked_add(v.checked_mul(MICROS_PER_MINUTE)?)?,
+            "second" => micros = micros.checked_add(v.checked_mul(MICROS_PER_SECOND)?)?.checked_add(fraction)?,
+            "millisecond" => micros = micros.checked_add(v.checked_mul(1_000)?)?,
+            "microsecond" => micros = micros.checked_add(v)?,
+            _ => return None,
+        }
+        any = true;
+    }
+    any.then_some((months, days, micros))
+}
+
 /// The year-month interval type of fields `start..=end`.
 pub fn year_month(start: u8, end: u8) -> DataType {
     if (start, end) == (YEAR, MONTH) {
@@ -477,6 +529,11 @@ mod tests {
         assert_eq!(format_calendar(14, 25, 5 * 3_600_000_000 + 6 * 60_000_000 + 7_500_000), "1 years 2 months 25 days 5 hours 6 minutes 7.5 seconds");
         assert_eq!(format_calendar(0, -5, -(2 * 3_600_000_000 + 56 * 60_000_000 + 5_500_000)), "-5 days -2 hours -56 minutes -5.5 seconds");
         assert_eq!(format_calendar(0, 0, 0), "0 seconds");
+        assert_eq!(parse_calendar("interval 3 hours -10 minutes 1.5 seconds"), Some((0, 0, 10_201_500_000)));
+        assert_eq!(parse_calendar("2 weeks 3 milliseconds 7 microseconds"), Some((0, 14, 3_007)));
+        assert_eq!(parse_calendar("1 yearss"), None);
+        assert_eq!(parse_calendar("1.5 hours"), None);
+        assert_eq!(parse_calendar(""), None);
     }
 
     #[test]

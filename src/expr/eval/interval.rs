@@ -327,6 +327,12 @@ pub(super) fn negate(a: &ArrayRef) -> Option<Result<ArrayRef>> {
 pub(super) fn cast(a: &ArrayRef, to: &DataType) -> Option<Result<ArrayRef>> {
     use crate::types::interval::{end_unit, format_interval, truncate};
     let from = a.data_type();
+    if *to == crate::types::interval::CALENDAR && matches!(from, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
+        // Spark's cast is its safe stringToInterval: NULL for text that is no interval.
+        return Some(super::cast::strings(a).map(|s| {
+            calendar_array(s.iter().map(|v| v.and_then(crate::types::interval::parse_calendar)).collect())
+        }));
+    }
     if *from == crate::types::interval::CALENDAR && *to == DataType::Utf8 {
         return Some(calendar_parts(a).map(|p| {
             Arc::new(p.into_iter().map(|v| v.map(|(m, d, us)| crate::types::interval::format_calendar(m, d, us))).collect::<arrow::array::StringArray>()) as ArrayRef

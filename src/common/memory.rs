@@ -75,6 +75,14 @@ impl Reservation {
         self.pool.limit()
     }
 
+    /// The most an operator that can spill (a sort, an aggregate) holds in one task before it
+    /// does: a quarter of the limit over the threads, so that another such operator over it in
+    /// the same thread, which cannot free memory while it waits for this one's rows, leaves it
+    /// room (and it leaves them room).
+    pub fn task_share(&self) -> u64 {
+        (self.pool_limit() / 4 / rayon::current_num_threads().max(1) as u64).max(1 << 20)
+    }
+
     /// Bytes held now.
     pub fn bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)

@@ -19,8 +19,8 @@ use super::not_this;
 use crate::common::control::QueryControl;
 use crate::common::hash::murmur3;
 use crate::common::memory::Reservation;
-use crate::common::spill::{spill_folder, SpillFile, SpillWriter};
-use crate::error::{KilnError, Result};
+use crate::common::spill::{spill_folder, SpillFile, SpillWriter, SpillablePartition};
+use crate::error::Result;
 use crate::exec::interpreted::{state_attrs, HashAggregator};
 use crate::exec::state::{key, Executor, State};
 use crate::exec::stream::{deferred_stream, BatchStream};
@@ -54,23 +54,11 @@ pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<Physical
             let mut agg = HashAggregator::new(*mode, grouping, aggregates, result, input)?.flushing_at(config.partial_flush_groups).expecting_rows(rows);
             aggregate_into(&mut agg, exec.run_stream(child, &parts, &cursor), &groups, Some(&mut spill), exec.control)?;
             if spill.spilled() && *mode != AggregateMode::Partial {
-                let rest = agg.take_states()?;
-                drop(agg);
-                groups.resize(0)?;
-                return spill.output(rest);
+                return spill.output(agg.take_states()?);
             }
             let rows = agg.finish()?;
             groups.resize(0)?;
-            let bytes = rows.iter().map(batch_bytes).sum::<u64>();
-            out.extend(rows);
-            if let Err(refused) = held.grow(bytes) {
-                // A partial aggregate's output is its groups: written out as they are.
-                if *mode != AggregateMode::Partial {
-                    return Err(refused);
-                }
-                spill.write(std::mem::take(&mut out))?;
-                held.resize(0)?;
-            }
+            hold_run_output(&mut out, rows, held, &mut spill, *mode)?;
         }
         if spill.spilled() {
             return spill.output(out);
@@ -102,23 +90,34 @@ pub(in crate::exec) fn aggregate_into(
 /// Holds what `bytes` says `agg` takes; refused, its groups are spilled first (where they can
 /// be), then what other operators free is waited for.
 fn fit(agg: &mut HashAggregator<'_>, bytes: impl Fn(&HashAggregator<'_>) -> u64, held: &Reservation, spill: Option<&mut GroupSpill<'_>>, control: &QueryControl) -> Result<()> {
-    let refused = match (spill.is_some() && agg.can_spill() && bytes(agg) > group_share(held), held.resize(bytes(agg))) {
-        (false, Ok(())) => return Ok(()),
-        (true, _) => None,
-        (false, Err(refused)) => Some(refused),
-    };
-    match spill {
-        Some(spill) if agg.can_spill() => spill.write(agg.take_states()?)?,
-        _ => return Err(refused.unwrap_or_else(|| KilnError::internal("an aggregate past its share that cannot spill"))),
+    let spill = spill.filter(|_| agg.can_spill());
+    // Past its share (see `Reservation::task_share`) it spills even with room left.
+    if spill.is_none() || bytes(agg) <= held.task_share() {
+        match held.resize(bytes(agg)) {
+            Ok(()) => return Ok(()),
+            Err(refused) if spill.is_none() => return Err(refused),
+            Err(_) => {}
+        }
+    }
+    if let Some(spill) = spill {
+        spill.write(agg.take_states()?)?;
     }
     held.resize_when_freed(bytes(agg), || control.check())
 }
 
-/// The most an aggregate that can spill holds in one task before it does: a share of the
-/// limit, so that another aggregate or a sort over it in the same thread, which cannot free
-/// memory while it waits for this one's rows, leaves it room (and it leaves them room).
-pub(in crate::exec) fn group_share(held: &Reservation) -> u64 {
-    (held.pool_limit() / 4 / rayon::current_num_threads().max(1) as u64).max(1 << 20)
+/// Adds a run's output `rows` to `out`, held in `held`; refused, a partial aggregate's output
+/// is written out (it is its groups), any other's an error.
+pub(in crate::exec) fn hold_run_output(out: &mut Vec<RecordBatch>, rows: Vec<RecordBatch>, held: &Reservation, spill: &mut GroupSpill<'_>, mode: AggregateMode) -> Result<()> {
+    let bytes = rows.iter().map(batch_bytes).sum();
+    out.extend(rows);
+    if let Err(refused) = held.grow(bytes) {
+        if mode != AggregateMode::Partial {
+            return Err(refused);
+        }
+        spill.write(std::mem::take(out))?;
+        held.resize(0)?;
+    }
+    Ok(())
 }
 
 /// What merges a final (or complete) aggregate's spilled groups: a final aggregate over their
@@ -207,9 +206,8 @@ impl<'s> GroupSpill<'s> {
     /// merged one at a time as the output is pulled.
     pub(in crate::exec) fn output(mut self, rest: Vec<RecordBatch>) -> Result<BatchStream<'s>> {
         let Some(merger) = self.merger.clone() else {
-            let files = self.finish()?;
-            let spilled = files.into_iter().flat_map(read_spilled);
-            return Ok(Box::new(spilled.chain(rest.into_iter().map(Ok))));
+            let files = self.finish()?.into_iter().map(Arc::new).collect();
+            return Ok(SpillablePartition { files, batches: rest }.into_stream());
         };
         self.write(rest)?;
         let files = self.finish()?;
@@ -226,8 +224,7 @@ impl<'s> GroupSpill<'s> {
     /// One partition's groups merged (self: the spill for those that still do not fit, a level
     /// down), its results streamed.
     fn merge(mut self, file: SpillFile) -> Result<BatchStream<'s>> {
-        let Some(merger) = self.merger.clone() else { return Ok(Box::new(std::iter::empty())) };
-        let mut agg = merger.aggregator()?;
+        let Some(mut agg) = self.merger.as_ref().map(Merger::aggregator).transpose()? else { return Ok(Box::new(std::iter::empty())) };
         let (control, held) = (self.control, Reservation::new(self.control.memory(), self.plan));
         let deeper = (self.level < SPILL_LEVELS).then_some(&mut self);
         aggregate_into(&mut agg, file.read()?, &held, deeper, control)?;
@@ -243,17 +240,6 @@ impl<'s> GroupSpill<'s> {
             let _ = &held;
             Ok(b)
         })))
-    }
-}
-
-/// A spill file's batches, the file deleted once they are read.
-fn read_spilled(file: SpillFile) -> BatchStream<'static> {
-    match file.read() {
-        Ok(batches) => Box::new(batches.map(move |b| {
-            let _ = &file;
-            b
-        })),
-        Err(e) => Box::new(std::iter::once(Err(e))),
     }
 }
 

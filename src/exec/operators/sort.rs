@@ -43,11 +43,8 @@ pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<Physical
 pub(in crate::exec) fn external_sort<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, order: &'s [SortOrder], input: &'s [Attribute], rows: BatchStream<'s>) -> BatchStream<'s> {
     let (metrics, folder, batch_size) = (exec.ops.of(plan), spill_folder(&exec.config.local_dir), exec.config.batch_size.max(1));
     let (budget, control) = (exec.control.spill().clone(), exec.control);
-    // A share of the limit: the operator under a sort (an aggregate merging what it spilled,
-    // in the same thread) needs room to make the rows the sort takes.
-    let share = (exec.config.memory_limit / 4 / rayon::current_num_threads().max(1) as u64).max(1 << 20);
     deferred_stream(exec.reserve(plan), move |held| {
-        let mut sorter = ExternalSorter { order, input, held, share, metrics, folder, budget, control, batch_size, buffered: vec![], runs: vec![] };
+        let mut sorter = ExternalSorter { order, input, held, share: held.task_share(), metrics, folder, budget, control, batch_size, buffered: vec![], runs: vec![] };
         for b in rows {
             sorter.push(b?)?;
         }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 
 use super::not_this;
-use super::hash_aggregate::{aggregate_into, group_share, GroupSpill, Merger};
+use super::hash_aggregate::{aggregate_into, hold_run_output, GroupSpill, Merger};
 use crate::codegen::{BuildTable, GroupBudget, StageSink, StageSpec};
 use crate::common::control::QueryControl;
 use crate::error::{KilnError, Result};
@@ -219,7 +219,7 @@ impl<'a> Executor<'a> {
                     Some(node) => finish_final(node, output, o)?,
                     None => o,
                 };
-                self.hold_output(&mut out, o, out_held, &mut spill, *mode)?;
+                hold_run_output(&mut out, o, out_held, &mut spill, *mode)?;
                 continue;
             }
             drop((recorded, groups));
@@ -257,27 +257,12 @@ impl<'a> Executor<'a> {
                 return spill.output(rest);
             }
             let rows = agg.finish()?;
-            self.hold_output(&mut out, rows, out_held, &mut spill, *mode)?;
+            hold_run_output(&mut out, rows, out_held, &mut spill, *mode)?;
         }
         if spill.spilled() {
             return spill.output(out);
         }
         Ok(Box::new(out.into_iter().map(Ok)))
-    }
-
-    /// Adds a run's output to `out`, held in `out_held`; refused, a partial aggregate's output
-    /// is written out (it is its groups), any other's an error.
-    fn hold_output(&self, out: &mut Vec<RecordBatch>, rows: Vec<RecordBatch>, out_held: &Reservation, spill: &mut GroupSpill<'_>, mode: AggregateMode) -> Result<()> {
-        let bytes = rows.iter().map(batch_bytes).sum();
-        out.extend(rows);
-        if let Err(refused) = out_held.grow(bytes) {
-            if mode != AggregateMode::Partial {
-                return Err(refused);
-            }
-            spill.write(std::mem::take(out))?;
-            out_held.resize(0)?;
-        }
-        Ok(())
     }
 
     /// Whether streaming a partition of `plan` again gives its batches again (nothing under it
@@ -490,7 +475,7 @@ impl GroupBudget for StageBudget<'_, '_> {
     fn hold(&mut self, bytes: u64) -> Result<bool> {
         // Once per batch, and per chunk of a batch's joined rows.
         self.control.check()?;
-        if self.can_spill && bytes > group_share(self.held) {
+        if self.can_spill && bytes > self.held.task_share() {
             return Ok(false);
         }
         match self.held.resize(bytes) {

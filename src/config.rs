@@ -18,7 +18,8 @@ pub struct Config {
     pub optimize_null_aware_anti_join: bool,
     /// `spark.sql.codegen.wholeStage`: compile fused stages (true) or interpret every operator.
     pub whole_stage_codegen: bool,
-    /// `spark.sql.ansi.enabled`: only `true` is supported.
+    /// `spark.sql.ansi.enabled`: false runs Spark's legacy semantics (the analyzer's
+    /// `legacy_eval_mode`).
     pub ansi_enabled: bool,
     /// `spark.sql.optimizer.maxIterations`: cap of a fixed-point batch.
     pub optimizer_max_iterations: usize,
@@ -279,7 +280,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting { key: "spark.sql.join.preferSortMergeJoin", since: "2.0.0", meaning: "Plan shuffled equi-joins as sort-merge joins; when false, a side small enough per partition (and 3x smaller than the other) is hashed instead." },
     Setting { key: "spark.sql.optimizeNullAwareAntiJoin", since: "3.1.0", meaning: "Plan a single-column NOT IN (subquery) as a null-aware broadcast hash join instead of a nested-loop join." },
     Setting { key: "spark.sql.codegen.wholeStage", since: "2.0.0", meaning: "Compile fused stages of operators to native code (true) or interpret every operator (false)." },
-    Setting { key: "spark.sql.ansi.enabled", since: "3.0.0", meaning: "ANSI SQL semantics: invalid input fails instead of giving NULL. kiln runs with ANSI semantics only." },
+    Setting { key: "spark.sql.ansi.enabled", since: "3.0.0", meaning: "ANSI SQL semantics: invalid input fails instead of giving NULL. false: Spark's legacy semantics (a failing cast, a division by zero, an index out of range give NULL; integral overflow wraps)." },
     Setting { key: "spark.sql.optimizer.maxIterations", since: "2.0.0", meaning: "The most iterations a fixed-point optimizer batch runs." },
     Setting { key: "spark.sql.optimizer.excludedRules", since: "2.4.0", meaning: "Comma-separated optimizer rules to skip; rules needed for correctness still run (with a warning)." },
     Setting { key: "spark.sql.optimizer.inSetConversionThreshold", since: "2.0.0", meaning: "An IN list of literals longer than this becomes an INSET lookup." },
@@ -591,11 +592,7 @@ impl Config {
             "spark.sql.join.preferSortMergeJoin" => self.prefer_sort_merge_join = parse_bool(key, value)?,
             "spark.sql.optimizeNullAwareAntiJoin" => self.optimize_null_aware_anti_join = parse_bool(key, value)?,
             "spark.sql.codegen.wholeStage" => self.whole_stage_codegen = parse_bool(key, value)?,
-            "spark.sql.ansi.enabled" => {
-                if !parse_bool(key, value)? {
-                    return Err(KilnError::Config("kiln runs with ANSI semantics only: `spark.sql.ansi.enabled` must stay true".into()));
-                }
-            }
+            "spark.sql.ansi.enabled" => self.ansi_enabled = parse_bool(key, value)?,
             "spark.sql.optimizer.maxIterations" => self.optimizer_max_iterations = parse(key, value, "a positive integer")?,
             "spark.sql.optimizer.excludedRules" => self.optimizer_excluded_rules = name_list(value),
             "spark.sql.optimizer.inSetConversionThreshold" => {
@@ -867,7 +864,8 @@ mod tests {
         let err = c.set_from_sql(&host, "kiln.batchSiz", "8").unwrap_err().to_string();
         assert!(err.contains("kiln.batchSize"), "{err}");
         assert!(c.set("spark.sql.shuffle.partitions", "x").is_err());
-        assert!(c.set("spark.sql.ansi.enabled", "false").is_err());
+        c.set("spark.sql.ansi.enabled", "false").unwrap();
+        assert!(!c.ansi_enabled);
     }
 
     #[test]

@@ -377,25 +377,14 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
     }
 }
 
-/// year / month / day / hour / minute / second (and so EXTRACT) of an interval: Spark's
-/// ExtractInterval* of a field the interval's type has, else INVALID_EXTRACT_FIELD.
-fn interval_extract(func: ScalarFunc, args: &[Expr]) -> Result<Option<Expr>> {
+/// EXTRACT / date_part of an interval (`field` as EXTRACT's function names it: `day`,
+/// `hour`, ...): Spark's ExtractInterval* of a field the interval's type has, else
+/// INVALID_EXTRACT_FIELD. The functions themselves (`day(i)`) take no interval, as in Spark.
+pub(crate) fn interval_extract(field: &str, arg: Expr) -> Result<Expr> {
     use crate::expr::{Builtin, MoreFn};
-    let [arg] = args else { return Ok(None) };
     let t = arg.data_type()?;
     let calendar = t == crate::types::interval::CALENDAR;
-    if !is_interval(&t) && !calendar {
-        return Ok(None);
-    }
-    let field = match func {
-        ScalarFunc::Year => "YEAR",
-        ScalarFunc::Builtin(Builtin::Month) => "MONTH",
-        ScalarFunc::Builtin(Builtin::Day) => "DAY",
-        ScalarFunc::Builtin(Builtin::Hour(_)) => "HOUR",
-        ScalarFunc::Builtin(Builtin::Minute(_)) => "MINUTE",
-        ScalarFunc::Builtin(Builtin::Second(_) | Builtin::SecondWithFraction(_)) => "SECOND",
-        _ => return Ok(None),
-    };
+    let field = field.to_ascii_uppercase();
     // Spark's ExtractIntervalPart: only a field within the type's start..end.
     use crate::types::interval::{dt_fields, ym_fields};
     let code = |names: &[&str]| names.iter().position(|n| *n == field).map(|i| i as u8);
@@ -403,21 +392,18 @@ fn interval_extract(func: ScalarFunc, args: &[Expr]) -> Result<Option<Expr>> {
         (Some((s, e)), _) => code(&["YEAR", "MONTH"]).is_some_and(|f| s <= f && f <= e),
         (_, Some((s, e))) => code(&["DAY", "HOUR", "MINUTE", "SECOND"]).is_some_and(|f| s <= f && f <= e),
         // A calendar interval has every field (Spark's ExtractIntervalYears ... Seconds).
-        _ => calendar,
+        _ => calendar && ["YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"].contains(&field.as_str()),
     };
     if !within {
-        return Err(KilnError::analysis("INVALID_EXTRACT_FIELD", format!("Cannot extract `{field}` from \"{}\".", sql_name(arg))));
+        return Err(KilnError::analysis("INVALID_EXTRACT_FIELD", format!("Cannot extract `{field}` from \"{}\".", sql_name(&arg))));
     }
-    Ok(Some(Expr::Function {
+    Ok(Expr::Function {
         func: ScalarFunc::Builtin(Builtin::More(MoreFn::ExtractInterval)),
-        args: vec![Expr::Literal(ScalarValue::Utf8(field.into())), arg.clone()],
-    }))
+        args: vec![Expr::Literal(ScalarValue::Utf8(field)), arg],
+    })
 }
 
 fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
-    if let Some(e) = interval_extract(func, &args)? {
-        return Ok(e);
-    }
     // size / element_at / `x[i]` of a map, `s['a']` of a struct: the map and struct functions.
     if let (ScalarFunc::Builtin(b), Some(first)) = (func, args.first()) {
         let by_name = matches!(args.get(1), Some(Expr::Literal(ScalarValue::Utf8(_))));
@@ -462,6 +448,13 @@ fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
             let mut it = args.into_iter();
             let mut out = vec![];
             if let Some(d) = it.next() {
+                let t = d.data_type()?;
+                if func == ScalarFunc::Year && (is_interval(&t) || t == crate::types::interval::CALENDAR) {
+                    return Err(KilnError::analysis(
+                        "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+                        format!("Cannot resolve \"year({d})\" due to data type mismatch: the parameter requires the \"DATE\" type, however \"{d}\" has the type \"{}\".", crate::types::sql_type_name(&t), d = sql_name(&d)),
+                    ));
+                }
                 out.push(cast(d, &DataType::Date32)?);
             }
             for a in it {

@@ -20,6 +20,10 @@ use crate::plan::LogicalPlan;
 use crate::types::time_zone::Zone;
 
 pub use coercion::coerce_expr;
+
+/// The name EXTRACT(field FROM d) and date_part resolve through: arguments the field's function
+/// name (`day`, `second`) and the value.
+pub(crate) const EXTRACT: &str = "extract";
 pub(crate) use hints::partition_count;
 
 /// The settings that change how names and positions resolve (Spark's defaults: all on).
@@ -34,11 +38,13 @@ pub struct AnalyzerOptions {
     /// `spark.sql.session.timeZone`: the zone TIMESTAMP casts and functions read and write
     /// wall-clock times in.
     pub time_zone: Zone,
+    /// `spark.sql.ansi.enabled`: false evaluates as Spark's legacy mode (`legacy_eval_mode`).
+    pub ansi: bool,
 }
 
 impl Default for AnalyzerOptions {
     fn default() -> Self {
-        AnalyzerOptions { group_by_ordinal: true, group_by_aliases: true, order_by_ordinal: true, time_zone: Zone::UTC }
+        AnalyzerOptions { group_by_ordinal: true, group_by_aliases: true, order_by_ordinal: true, time_zone: Zone::UTC, ansi: true }
     }
 }
 
@@ -49,6 +55,7 @@ impl From<&crate::config::Config> for AnalyzerOptions {
             group_by_aliases: c.group_by_aliases,
             order_by_ordinal: c.order_by_ordinal,
             time_zone: c.time_zone(),
+            ansi: c.ansi_enabled,
         }
     }
 }
@@ -65,6 +72,7 @@ pub fn analyze_with_warnings(plan: &Arc<LogicalPlan>, catalog: &Catalog, options
     let plan = resolver.resolve(plan)?;
     let plan = sort_map_grouping_keys(&plan)?;
     let plan = resolve_time_zones(&plan, options.time_zone)?;
+    let plan = if options.ansi { plan } else { legacy_eval_mode(&plan)? };
     check_map_keys(&plan)?;
     let mut warnings = resolver.warnings.into_inner();
     hints::unused_hints(&plan, false, &mut warnings);
@@ -76,6 +84,50 @@ pub fn analyze_with_warnings(plan: &Arc<LogicalPlan>, catalog: &Catalog, options
 /// carries it to wherever the expression runs.
 fn resolve_time_zones(plan: &Arc<LogicalPlan>, zone: Zone) -> Result<Arc<LogicalPlan>> {
     plan.transform_up_with_subqueries(&mut |node| Ok(Arc::new(node.map_expressions(|e| in_zone(e, zone))?)))
+}
+
+/// `spark.sql.ansi.enabled=false`: each operation whose ANSI error Spark's legacy mode turns
+/// into a value (integral overflow wraps; a failing cast, a zero divisor, an index or key not
+/// there, a datetime that does not parse give NULL) is wrapped in
+/// `MoreFn::Legacy`, which evaluates it as usual and gives the legacy value on the rows where it
+/// fails. Generated code runs the operation itself; a row that fails there hands its batch to
+/// the interpreter, as every ANSI error does. `size(x)` is `coalesce(size(x), -1)`.
+fn legacy_eval_mode(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+    use crate::expr::{Builtin, Expr, MoreFn, NestedFn, ScalarFunc};
+    use arrow::datatypes::DataType;
+    let numeric = |e: &Expr| e.data_type().is_ok_and(|t| crate::types::is_numeric(&t));
+    let wrap = |e: Expr| Expr::Function { func: ScalarFunc::Builtin(Builtin::More(MoreFn::Legacy)), args: vec![e] };
+    plan.transform_up_with_subqueries(&mut |node| {
+        Ok(Arc::new(node.map_expressions(|e| {
+            e.transform_up(&mut |x| {
+                let legacy = match &x {
+                    Expr::Binary { op, .. } => op.is_arithmetic() && numeric(&x),
+                    Expr::Negative(_) => numeric(&x),
+                    Expr::Cast { child, to, .. } => {
+                        let from = child.data_type()?;
+                        let widening = crate::types::is_numeric(&from) && crate::types::wider_type(&from, to).as_ref() == Some(to);
+                        from != *to && from != DataType::Null && !crate::types::is_string(to) && !widening
+                    }
+                    Expr::Function { func, .. } => matches!(
+                        func,
+                        ScalarFunc::Abs
+                            | ScalarFunc::Round
+                            | ScalarFunc::Builtin(
+                                Builtin::ElementAt | Builtin::GetItem | Builtin::ToDate(_) | Builtin::ToTimestamp(_) | Builtin::UnixTimestamp(_)
+                                    | Builtin::More(MoreFn::MakeDate | MoreFn::MakeTimestamp(_))
+                                    | Builtin::Nested(NestedFn::GetMapValue | NestedFn::MapElementAt)
+                            )
+                    ),
+                    _ => false,
+                };
+                // Spark's legacy sizeOfNull: size(NULL) is -1 (and never NULL otherwise).
+                if let Expr::Function { func: ScalarFunc::Builtin(Builtin::Size | Builtin::Nested(NestedFn::MapSize)), .. } = &x {
+                    return Ok(Expr::Function { func: ScalarFunc::Coalesce, args: vec![x, Expr::Literal(crate::types::ScalarValue::Int32(-1))] });
+                }
+                Ok::<_, crate::error::KilnError>(if legacy { wrap(x) } else { x })
+            })
+        })?))
+    })
 }
 
 /// `e` with every timestamp cast and zone-aware built-in in it taking `zone`.

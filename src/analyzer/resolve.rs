@@ -1696,6 +1696,20 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
     if let Some(func) = crate::expr::WindowFunc::from_name(name) {
         return Ok(Expr::WindowFunction { func, args });
     }
+    // EXTRACT(field FROM d) (and date_part): the field's function (`day(d)`), or of an interval
+    // the interval's field; SECOND with its fraction.
+    if name == super::EXTRACT {
+        if let [Expr::Literal(crate::types::ScalarValue::Utf8(field)), d] = args.as_slice() {
+            let t = d.data_type()?;
+            if crate::types::interval::is_interval(&t) || t == crate::types::interval::CALENDAR {
+                return super::coercion::interval_extract(field, d.clone());
+            }
+            if field == "second" {
+                return coerce_expr(crate::expr::second_with_fraction(d.clone()));
+            }
+            return resolve_function(field, vec![d.clone()], false, std::iter::empty());
+        }
+    }
     // Spark's shorthands that are other expressions.
     let rewrite = |args: Vec<Expr>| -> Option<Expr> {
         let mut a = args.into_iter();
@@ -1719,11 +1733,8 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             "date_part" | "datepart" => {
                 let (field, d) = (a.next()?, a.next()?);
                 let Expr::Literal(crate::types::ScalarValue::Utf8(f)) = field else { return None };
-                if crate::expr::is_seconds_field(&f) {
-                    return coerce_expr(crate::expr::second_with_fraction(d)).ok();
-                }
-                let name = crate::expr::extract_field_function(&f)?;
-                Some(Expr::UnresolvedFunction { name: name.into(), args: vec![d], distinct: false })
+                let name = if crate::expr::is_seconds_field(&f) { "second" } else { crate::expr::extract_field_function(&f)? };
+                Some(Expr::UnresolvedFunction { name: super::EXTRACT.into(), args: vec![Expr::Literal(crate::types::ScalarValue::Utf8(name.into())), d], distinct: false })
             }
             "nullif" => {
                 let (x, y) = (a.next()?, a.next()?);
@@ -1749,7 +1760,7 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             return Err(arity_error(&n.to_string()));
         }
         return match rewrite(args) {
-            // An UnresolvedFunction (date_part's field function) resolves in its turn.
+            // An UnresolvedFunction (date_part's EXTRACT) resolves in its turn.
             Some(Expr::UnresolvedFunction { name, args, distinct }) => resolve_function(&name, args, distinct, std::iter::empty()),
             Some(e) => Ok(e),
             None => Err(KilnError::analysis(

@@ -648,6 +648,12 @@ impl<'a, 'b> Tx<'a, 'b> {
                 _ => Err(format!("expression {e}")),
             },
             Expr::Function { func: ScalarFunc::MightContain, args } => self.might_contain(args),
+            // spark.sql.ansi.enabled=false: the operation as ANSI; where it fails (to `fail`),
+            // the interpreter gives the legacy value.
+            Expr::Function { func: ScalarFunc::Builtin(crate::expr::Builtin::More(crate::expr::MoreFn::Legacy)), args } => match args.as_slice() {
+                [x] => self.emit(x),
+                _ => Err(format!("expression {e}")),
+            },
             other => Err(format!("expression {other}")),
         }
     }

@@ -301,6 +301,13 @@ impl Builtin {
                 args.into_iter().map(|a| cast_to(a, &t)).collect::<Result<_>>()?
             }
             Month | Day | Quarter | DayOfWeek | DayOfYear | WeekOfYear | LastDay => {
+                for a in &args {
+                    let t = a.data_type()?;
+                    // EXTRACT reads an interval's fields; the functions take a date only.
+                    if crate::types::interval::is_interval(&t) || t == crate::types::interval::CALENDAR {
+                        return Err(self.type_error(a, "DATE", &t));
+                    }
+                }
                 args.into_iter().map(|a| cast_to(a, &DataType::Date32)).collect::<Result<_>>()?
             }
             AddMonths => {

@@ -26,6 +26,10 @@ pub enum MoreFn {
     /// try_to_timestamp, try_to_date, try_make_timestamp: one argument, the function call
     /// (to_timestamp, ...) whose failing rows are NULL, as the try_ arithmetic.
     TryToTimestamp, TryToDate, TryMakeTimestamp, TryMakeInterval,
+    /// One argument, an operation evaluated with `spark.sql.ansi.enabled=false`: as usual,
+    /// and rows where it fails get Spark's legacy value (`eval::legacy`). Printed as the
+    /// operation; not callable by name.
+    Legacy,
     Md5, Sha1, Sha2, Crc32, Hash, XxHash64, Hex, Unhex, Base64, Unbase64, Bin, Conv,
     UnixDate, DateFromUnixDate, UnixSeconds, UnixMillis, UnixMicros, TimestampSeconds, TimestampMillis, TimestampMicros,
     MakeDate, MakeTimestamp(Zone), MonthsBetween(Zone), Elt, LuhnCheck, Soundex, WidthBucket, Bround, FormatNumber, FormatString,
@@ -97,7 +101,7 @@ impl MoreFn {
     pub fn name(&self) -> &'static str {
         match self {
             TryAdd => "try_add", TrySubtract => "try_subtract", TryMultiply => "try_multiply", TryDivide => "try_divide", TryMod => "try_mod",
-            TryToTimestamp => "try_to_timestamp", TryToDate => "try_to_date", TryMakeTimestamp => "try_make_timestamp", TryMakeInterval => "try_make_interval",
+            TryToTimestamp => "try_to_timestamp", TryToDate => "try_to_date", TryMakeTimestamp => "try_make_timestamp", TryMakeInterval => "try_make_interval", Legacy => "legacy",
             Md5 => "md5", Sha1 => "sha1", Sha2 => "sha2", Crc32 => "crc32", Hash => "hash", XxHash64 => "xxhash64", Hex => "hex",
             Unhex => "unhex", Base64 => "base64", Unbase64 => "unbase64", Bin => "bin", Conv => "conv",
             UnixDate => "unix_date", DateFromUnixDate => "date_from_unix_date", UnixSeconds => "unix_seconds", UnixMillis => "unix_millis",
@@ -155,7 +159,7 @@ impl MoreFn {
     /// The fewest and most arguments (as called).
     pub fn arity(&self) -> (usize, usize) {
         match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval => (1, 1),
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | Legacy => (1, 1),
             Sha2 | Bround | FormatNumber | ToNumber | TryToNumber | ToChar => (2, 2),
             Hash | XxHash64 => (1, usize::MAX),
             Conv | MakeDate | TimestampAdd(_) | TimestampDiff(_) => (3, 3),
@@ -182,7 +186,7 @@ impl MoreFn {
 
     /// NULL whenever an argument is NULL.
     pub fn null_intolerant(&self) -> bool {
-        !matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | Hash | XxHash64 | Elt | FormatString | Mask | IsNan | Uuid | FromJson(_) | FromCsv(_))
+        !matches!(self, TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | Legacy | Hash | XxHash64 | Elt | FormatString | Mask | IsNan | Uuid | FromJson(_) | FromCsv(_))
     }
 
     /// False for a function whose every call may answer differently (uuid()).
@@ -195,7 +199,7 @@ impl MoreFn {
         match self {
             Hash | XxHash64 | IsNan | Uuid => false,
             FormatString | Mask => args.first().copied().unwrap_or(false),
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | Sha2 | Unhex | Unbase64 | Conv | TimestampSeconds | WidthBucket | Elt
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | Legacy | Sha2 | Unhex | Unbase64 | Conv | TimestampSeconds | WidthBucket | Elt
             | FormatNumber | TryToNumber | TryUrlDecode | ToBinary | TryToBinary | ParseUrl | TryParseUrl | TryValidateUtf8 | GetJsonObject | FromJson(_) | FromCsv(_) => true,
             _ => args.iter().any(|n| *n),
         }
@@ -224,7 +228,7 @@ impl MoreFn {
             }
         };
         Ok(match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | ExtractInterval | DateAddInterval => args,
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | Legacy | ExtractInterval | DateAddInterval => args,
             Mask => {
                 let names = ["input", "upperChar", "lowerChar", "digitChar", "otherChar"];
                 let shown = args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
@@ -500,7 +504,7 @@ impl MoreFn {
     /// The result type over the (coerced) arguments.
     pub fn return_type(&self, exprs: &[Expr], args: &[DataType]) -> DataType {
         match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval => args.first().cloned().unwrap_or(DataType::Null),
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | Legacy => args.first().cloned().unwrap_or(DataType::Null),
             Crc32 | XxHash64 | UnixSeconds | UnixMillis | UnixMicros | WidthBucket | TimestampDiff(_) => DataType::Int64,
             TimestampAdd(_) => args.get(2).cloned().unwrap_or_else(|| crate::types::timestamp_type(false)),
             MakeYmInterval => crate::types::interval::YEAR_MONTH,
@@ -578,7 +582,7 @@ impl MoreFn {
         let overflow = || KilnError::exec(format!("[DATETIME_OVERFLOW] Datetime operation overflow in {}. SQLSTATE: 22008", self.name()));
         let instant = |v: i64| -> Result<i64> { if matches!(result, DataType::Timestamp(_, Some(_))) { zone.to_utc(v).ok_or_else(overflow) } else { Ok(v) } };
         Ok(match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval => return Err(KilnError::internal(format!("{} evaluated over values", self.name()))),
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | Legacy => return Err(KilnError::internal(format!("{} evaluated over values", self.name()))),
             Md5 => {
                 use md5::Digest;
                 map_bytes(&|s| Some(hex_lower(&md5::Md5::digest(s))))?

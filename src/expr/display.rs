@@ -246,6 +246,8 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             write_expr(f, &args[1], style)?;
             write!(f, ")")
         }
+        // The legacy-mode wrapper prints as its operation, as Spark's expressions print whatever their evalMode.
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::More(crate::expr::MoreFn::Legacy)), args } if args.len() == 1 => write_expr(f, &args[0], style),
         // try_add(a, b) holds `a + b`.
         Expr::Function { func: crate::expr::ScalarFunc::Builtin(b @ crate::expr::Builtin::More(m)), args } if m.is_try() && args.len() == 1 => {
             write!(f, "{}(", b.name())?;

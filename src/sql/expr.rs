@@ -161,7 +161,7 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
                 _ => false,
             };
             if seconds {
-                return Ok(crate::expr::second_with_fraction(sub(expr)?));
+                return Ok(Expr::UnresolvedFunction { name: crate::analyzer::EXTRACT.into(), args: vec![lit(ScalarValue::Utf8("second".into())), sub(expr)?], distinct: false });
             }
             let name = match field {
                 // Spark's abbreviations (`y`, `mon`, `h`) parse as custom fields.
@@ -170,7 +170,7 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
                 })?,
                 _ => extract_function(field, start_span(e))?,
             };
-            Expr::UnresolvedFunction { name: name.into(), args: vec![sub(expr)?], distinct: false }
+            Expr::UnresolvedFunction { name: crate::analyzer::EXTRACT.into(), args: vec![lit(ScalarValue::Utf8(name.into())), sub(expr)?], distinct: false }
         }
         ast::Expr::Substring { expr, substring_from, substring_for, shorthand, .. } => {
             let mut args = vec![sub(expr)?];

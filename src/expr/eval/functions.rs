@@ -25,6 +25,7 @@ pub(super) fn call(func: ScalarFunc, args: &[Expr], result: &DataType, batch: &R
         ScalarFunc::Rand => return rand(args, batch.num_rows()),
         ScalarFunc::MightContain => return crate::expr::bloom::might_contain(args, batch, input),
         ScalarFunc::Builtin(crate::expr::Builtin::More(m)) if m.is_try() => return try_eval(args, result, batch, input),
+        ScalarFunc::Builtin(crate::expr::Builtin::More(crate::expr::MoreFn::Legacy)) => return super::legacy::legacy(args, result, batch, input),
         // Spark's typeof reads its argument's type, never its value (`typeof(round(127Y, -1))`).
         ScalarFunc::Builtin(crate::expr::Builtin::TypeOf) => {
             let t = args.first().ok_or_else(|| KilnError::internal("typeof lacks its argument"))?.data_type()?;
@@ -281,7 +282,7 @@ where
 }
 
 /// round(int, d): unchanged for d >= 0, else HALF_UP to a multiple of 10^-d.
-fn round_integral(x: i128, d: i32) -> i128 {
+pub(super) fn round_integral(x: i128, d: i32) -> i128 {
     if d >= 0 {
         return x;
     }

@@ -11,6 +11,7 @@ pub(crate) mod errors;
 mod filter;
 mod functions;
 pub(crate) mod interval;
+mod legacy;
 mod project;
 pub mod random;
 #[cfg(test)]

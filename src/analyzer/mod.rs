@@ -21,8 +21,8 @@ use crate::types::time_zone::Zone;
 
 pub use coercion::coerce_expr;
 
-/// The name EXTRACT(field FROM d) and date_part resolve through: arguments the field's function
-/// name (`day`, `second`) and the value.
+/// The name EXTRACT(field FROM d) and date_part resolve through (Spark's parser's
+/// `'extract(field, d)`): arguments the field as written (`YEAR`, `mon`) and the value.
 pub(crate) const EXTRACT: &str = "extract";
 pub(crate) use hints::partition_count;
 

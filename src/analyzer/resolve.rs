@@ -1700,14 +1700,17 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
     // the interval's field; SECOND with its fraction.
     if name == super::EXTRACT {
         if let [Expr::Literal(crate::types::ScalarValue::Utf8(field)), d] = args.as_slice() {
+            let seconds = crate::expr::is_seconds_field(field);
+            let function = if seconds { Some("second") } else { crate::expr::extract_field_function(field) };
+            let function = function.ok_or_else(|| KilnError::analysis("INVALID_EXTRACT_FIELD", format!("Cannot extract {field} from \"{}\".", crate::expr::sql_name(d))))?;
             let t = d.data_type()?;
             if crate::types::interval::is_interval(&t) || t == crate::types::interval::CALENDAR {
-                return super::coercion::interval_extract(field, d.clone());
+                return super::coercion::interval_extract(function, d.clone());
             }
-            if field == "second" {
+            if seconds {
                 return coerce_expr(crate::expr::second_with_fraction(d.clone()));
             }
-            return resolve_function(field, vec![d.clone()], false, std::iter::empty());
+            return resolve_function(function, vec![d.clone()], false, std::iter::empty());
         }
     }
     // Spark's shorthands that are other expressions.
@@ -1733,8 +1736,10 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             "date_part" | "datepart" => {
                 let (field, d) = (a.next()?, a.next()?);
                 let Expr::Literal(crate::types::ScalarValue::Utf8(f)) = field else { return None };
-                let name = if crate::expr::is_seconds_field(&f) { "second" } else { crate::expr::extract_field_function(&f)? };
-                Some(Expr::UnresolvedFunction { name: super::EXTRACT.into(), args: vec![Expr::Literal(crate::types::ScalarValue::Utf8(name.into())), d], distinct: false })
+                if !crate::expr::is_seconds_field(&f) {
+                    crate::expr::extract_field_function(&f)?;
+                }
+                Some(Expr::UnresolvedFunction { name: super::EXTRACT.into(), args: vec![Expr::Literal(crate::types::ScalarValue::Utf8(f)), d], distinct: false })
             }
             "nullif" => {
                 let (x, y) = (a.next()?, a.next()?);

@@ -161,16 +161,18 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
                 _ => false,
             };
             if seconds {
-                return Ok(Expr::UnresolvedFunction { name: crate::analyzer::EXTRACT.into(), args: vec![lit(ScalarValue::Utf8("second".into())), sub(expr)?], distinct: false });
+                return Ok(Expr::UnresolvedFunction { name: crate::analyzer::EXTRACT.into(), args: vec![lit(ScalarValue::Utf8(field_text(field))), sub(expr)?], distinct: false });
             }
-            let name = match field {
-                // Spark's abbreviations (`y`, `mon`, `h`) parse as custom fields.
-                DateTimeField::Custom(f) => crate::expr::extract_field_function(&f.value).ok_or_else(|| {
-                    KilnError::analysis("INVALID_EXTRACT_FIELD", format!("Cannot extract {} from \"{expr}\".", f.value))
-                })?,
-                _ => extract_function(field, start_span(e))?,
+            // Spark's abbreviations (`y`, `mon`, `h`) parse as custom fields.
+            let known = match field {
+                DateTimeField::Custom(f) => crate::expr::extract_field_function(&f.value).is_some(),
+                _ => extract_function(field, start_span(e)).is_ok(),
             };
-            Expr::UnresolvedFunction { name: crate::analyzer::EXTRACT.into(), args: vec![lit(ScalarValue::Utf8(name.into())), sub(expr)?], distinct: false }
+            if !known {
+                return Err(KilnError::analysis("INVALID_EXTRACT_FIELD", format!("Cannot extract {} from \"{expr}\".", field_text(field))));
+            }
+            // Spark's parser: `'extract(field, source)`, resolved by the field.
+            Expr::UnresolvedFunction { name: crate::analyzer::EXTRACT.into(), args: vec![lit(ScalarValue::Utf8(field_text(field))), sub(expr)?], distinct: false }
         }
         ast::Expr::Substring { expr, substring_from, substring_for, shorthand, .. } => {
             let mut args = vec![sub(expr)?];
@@ -739,6 +741,15 @@ fn units_in_text(text: &str) -> std::result::Result<Interval, String> {
 const MIXED_UNITS: &str = "Cannot mix year-month and day-time fields";
 
 /// The function Spark's `EXTRACT(field FROM x)` means.
+/// EXTRACT's field as `extract_field_function` reads it: as written for Spark's abbreviations.
+fn field_text(field: &DateTimeField) -> String {
+    match field {
+        DateTimeField::Custom(f) => f.value.clone(),
+        DateTimeField::DayOfYear => "DOY".into(),
+        other => other.to_string(),
+    }
+}
+
 fn extract_function(field: &DateTimeField, span: Span) -> Result<&'static str> {
     Ok(match field {
         DateTimeField::Year | DateTimeField::Years => "year",

@@ -175,8 +175,8 @@ fn functions_keep_their_name_as_written() {
     assert_eq!(shown("SUBSTRING(s FROM 2 FOR 3)"), "'substring('s, 2, 3)");
     assert_eq!(shown("substring(s, 2, 3)"), "'substring('s, 2, 3)");
     assert_eq!(shown("substr(s, 2)"), "'substr('s, 2)");
-    assert_eq!(shown("EXTRACT(YEAR FROM d)"), "'year('d)");
-    assert_eq!(shown("extract(month from d)"), "'month('d)");
+    assert_eq!(shown("EXTRACT(YEAR FROM d)"), "'extract(YEAR, 'd)");
+    assert_eq!(shown("extract(mon from d)"), "'extract(mon, 'd)");
     assert_eq!(shown("((a))"), "'a");
 }
 

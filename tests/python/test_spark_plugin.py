@@ -127,6 +127,17 @@ def test_grouped_min_max_count_over_strings_and_dates():
     )
 
 
+def test_decimals_kiln_hands_to_spark_keep_their_values():
+    """Decimals of up to 18 digits cross as Spark's long-backed decimals, wider ones as Arrow's;
+    negative values and nulls too."""
+    plan = same_both_ways(
+        """select l_orderkey, l_linenumber, l_quantity - 25 as dq, case when l_linenumber = 1 then null else l_extendedprice end as ep,
+                  cast(l_extendedprice as decimal(30, 2)) * -3 as wide
+           from lineitem where l_linenumber < 3"""
+    )
+    assert "(Project <- Filter <- Scan parquet)" in plan, plan
+
+
 def test_case_in_like_and_functions_same_rows_in_kiln():
     plan = same_both_ways(
         """select l_orderkey, case when l_shipmode in ('MAIL', 'SHIP') then 1 when l_quantity > 3 then 2 else 0 end as c,

@@ -10,12 +10,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow::datatypes::SchemaRef;
+use arrow::array::{ArrayRef, Float32Array, Float64Array};
+use arrow::datatypes::{Float32Type, Float64Type, SchemaRef};
+use arrow::row::{RowConverter, SortField};
 use arrow::ipc::reader::StreamReader;
 use arrow::ipc::writer::StreamWriter;
 use arrow::record_batch::RecordBatch;
 use tempfile::NamedTempFile;
 
+use super::hash::murmur3;
 use super::memory::batch_bytes;
 use crate::error::{KilnError, Result};
 
@@ -227,6 +230,41 @@ impl SpillablePartition {
     pub fn read_all(self) -> Result<Vec<RecordBatch>> {
         self.into_stream().collect()
     }
+}
+
+/// Hash partitions a spilling operator (a final aggregate's groups, a shuffled hash join's
+/// sides) writes at each level.
+pub const SPILL_PARTITIONS: usize = 16;
+/// Levels of partitions: a partition that still does not fit is partitioned again, by another
+/// hash, up to this depth.
+pub const SPILL_LEVELS: u32 = 4;
+
+/// The rows by the spill partition of their `keys` at `level`: their row encoding hashed with a
+/// seed of the level's own (so a partition partitioned again spreads), -0.0 and NaN keys
+/// normalized as groups and join keys equate them.
+pub fn hash_partitions(keys: &[ArrayRef], level: u32) -> Result<Vec<Vec<u32>>> {
+    let columns: Vec<ArrayRef> = keys.iter().map(normalized_floats).collect();
+    let converter = RowConverter::new(columns.iter().map(|c| SortField::new(c.data_type().clone())).collect())?;
+    let rows = converter.convert_columns(&columns)?;
+    let seed = 0x6b69_6c6e_i32.wrapping_add(level as i32 * 0x3c6e_f372);
+    let mut parts = vec![vec![]; SPILL_PARTITIONS];
+    for (i, row) in rows.iter().enumerate() {
+        let h = murmur3::hash_bytes(row.as_ref(), seed) as u32;
+        parts[(h >> 28) as usize % SPILL_PARTITIONS].push(i as u32);
+    }
+    Ok(parts)
+}
+
+/// A float key column with -0.0 as 0.0 and every NaN one NaN; other columns as they are.
+fn normalized_floats(c: &ArrayRef) -> ArrayRef {
+    use arrow::compute::kernels::arity::unary;
+    if let Some(a) = c.as_any().downcast_ref::<Float64Array>() {
+        return Arc::new(unary::<_, _, Float64Type>(a, |v| if v.is_nan() { f64::NAN } else { v + 0.0 }));
+    }
+    if let Some(a) = c.as_any().downcast_ref::<Float32Array>() {
+        return Arc::new(unary::<_, _, Float32Type>(a, |v| if v.is_nan() { f32::NAN } else { v + 0.0 }));
+    }
+    c.clone()
 }
 
 fn folder_of(file: &NamedTempFile) -> PathBuf {

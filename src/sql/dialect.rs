@@ -15,59 +15,67 @@ use sqlparser::parser::{Parser, ParserError};
 /// doubled) is one quote; after a backslash, `u` and 4 hex digits or `U` and 8 are that code
 /// point, three octal digits whose first is 0 or 1 that byte's character, `0` NUL, `b` `n` `r`
 /// `t` `Z` their control characters, `%` and `_` themselves with the backslash, anything else
-/// itself.
+/// itself. Spark builds a Java (UTF-16) string: `\uD83D\uDE00` is one character, and a lone
+/// surrogate (`\uD800`, `\U0011FFFF`) becomes `?` as Java's UTF-8 encoder writes it.
 pub(crate) fn unescape_spark(raw: &str, quote: char) -> String {
     let chars: Vec<char> = raw.chars().collect();
-    let mut out = String::with_capacity(raw.len());
+    let mut out: Vec<u16> = Vec::with_capacity(raw.len());
+    let push = |out: &mut Vec<u16>, c: char| out.extend(c.encode_utf16(&mut [0; 2]).iter());
     let mut i = 0;
-    let hex = |from: usize, n: usize| -> Option<char> {
+    let hex = |from: usize, n: usize| -> Option<u64> {
         let digits: String = chars.get(from..from + n)?.iter().collect();
         if !digits.chars().all(|c| c.is_ascii_hexdigit()) {
             return None;
         }
-        char::from_u32(u32::from_str_radix(&digits, 16).ok()?)
+        u64::from_str_radix(&digits, 16).ok()
     };
     while i < chars.len() {
         let c = chars[i];
         if c == quote && chars.get(i + 1) == Some(&quote) {
-            out.push(quote);
+            push(&mut out, quote);
             i += 2;
             continue;
         }
         let Some(&next) = chars.get(i + 1).filter(|_| c == '\\') else {
-            out.push(c);
+            push(&mut out, c);
             i += 1;
             continue;
         };
         let octal = |k: usize, max: char| chars.get(i + k).is_some_and(|d| ('0'..=max).contains(d));
-        if next == 'u' && hex(i + 2, 4).is_some() {
-            out.extend(hex(i + 2, 4));
+        if let Some(unit) = hex(i + 2, 4).filter(|_| next == 'u') {
+            out.push(unit as u16);
             i += 6;
-        } else if next == 'U' && hex(i + 2, 8).is_some() {
-            out.extend(hex(i + 2, 8));
+        } else if let Some(point) = hex(i + 2, 8).filter(|_| next == 'U') {
+            // Spark's arithmetic, Java's truncation to a 16-bit char included.
+            if point < 0x10000 {
+                out.push(point as u16);
+            } else {
+                out.push(((point - 0x10000) / 0x400 + 0xd800) as u16);
+                out.push(((point - 0x10000) % 0x400 + 0xdc00) as u16);
+            }
             i += 10;
         } else if octal(1, '1') && octal(2, '7') && octal(3, '7') {
-            let v = chars[i + 1..i + 4].iter().fold(0u32, |v, d| v * 8 + (*d as u32 - '0' as u32));
-            out.extend(char::from_u32(v));
+            let v = chars[i + 1..i + 4].iter().fold(0u16, |v, d| v * 8 + (*d as u16 - '0' as u16));
+            out.push(v);
             i += 4;
         } else {
             match next {
-                '0' => out.push('\0'),
-                'b' => out.push('\u{8}'),
-                'n' => out.push('\n'),
-                'r' => out.push('\r'),
-                't' => out.push('\t'),
-                'Z' => out.push('\u{1a}'),
+                '0' => push(&mut out, '\0'),
+                'b' => push(&mut out, '\u{8}'),
+                'n' => push(&mut out, '\n'),
+                'r' => push(&mut out, '\r'),
+                't' => push(&mut out, '\t'),
+                'Z' => push(&mut out, '\u{1a}'),
                 '%' | '_' => {
-                    out.push('\\');
-                    out.push(next);
+                    push(&mut out, '\\');
+                    push(&mut out, next);
                 }
-                other => out.push(other),
+                other => push(&mut out, other),
             }
             i += 2;
         }
     }
-    out
+    char::decode_utf16(out).map(|c| c.unwrap_or('?')).collect()
 }
 
 /// The dialect kiln parses with.
@@ -84,6 +92,10 @@ impl Dialect for KilnDialect {
         TypeId::of::<SparkSqlDialect>()
     }
     fn supports_string_literal_backslash_escape(&self) -> bool {
+        true
+    }
+    // Spark's `stringLit+`: `'a' 'b'` is `'ab'`.
+    fn supports_string_literal_concatenation(&self) -> bool {
         true
     }
     // Spark's trim(trimStr, str) function form.

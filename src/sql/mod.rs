@@ -263,25 +263,32 @@ fn parse_statements(text: &str, args: Option<&SqlArgs>) -> Result<Vec<Statement>
 }
 
 /// String literals and quoted names read as Spark reads them (the tokenizer keeps them as
-/// written): Spark's escapes in strings, a doubled quote in a quoted name.
+/// written): Spark's escapes in strings, a doubled quote in a quoted name; `r'...'` / `R"..."`
+/// (a raw string: `r` glued to the quote) keep their text as written.
 fn unescaped(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    tokens
-        .into_iter()
-        .map(|mut t| {
-            t.token = match t.token {
-                Token::SingleQuotedString(s) => Token::SingleQuotedString(dialect::unescape_spark(&s, '\'')),
-                Token::DoubleQuotedString(s) => Token::DoubleQuotedString(dialect::unescape_spark(&s, '"')),
-                Token::Word(mut w) => {
-                    if let Some(q) = w.quote_style {
-                        w.value = w.value.replace(&format!("{q}{q}"), &q.to_string());
-                    }
-                    Token::Word(w)
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
+    for mut t in tokens {
+        let raw_prefix = matches!(out.last().map(|p| &p.token), Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("r"));
+        t.token = match t.token {
+            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) if raw_prefix => {
+                if let Some(prefix) = out.pop() {
+                    t.span.start = prefix.span.start;
                 }
-                other => other,
-            };
-            t
-        })
-        .collect()
+                Token::SingleQuotedString(s)
+            }
+            Token::SingleQuotedString(s) => Token::SingleQuotedString(dialect::unescape_spark(&s, '\'')),
+            Token::DoubleQuotedString(s) => Token::DoubleQuotedString(dialect::unescape_spark(&s, '"')),
+            Token::Word(mut w) => {
+                if let Some(q) = w.quote_style {
+                    w.value = w.value.replace(&format!("{q}{q}"), &q.to_string());
+                }
+                Token::Word(w)
+            }
+            other => other,
+        };
+        out.push(t);
+    }
+    out
 }
 
 /// The stack one statement is parsed on: reserved, and used only as deep as the input goes.

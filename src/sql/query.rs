@@ -634,7 +634,11 @@ fn pivot_aggregates(aggregates: &[ast::ExprWithAlias], columns: &[ast::Expr], va
             Expr::Literal(ScalarValue::Timestamp(..)) => text_of_timestamp(e),
             Expr::Cast { child, .. } if matches!(child.as_ref(), Expr::Literal(ScalarValue::Timestamp(..))) => text_of_timestamp(child),
             Expr::Literal(v) => v.to_string(),
-            other => crate::expr::sql_name(other),
+            // `'2022-01-01'::DATE` is named `2022-01-01`, by its value.
+            other => match crate::expr::eval::evaluate_scalar(other) {
+                Ok(v) => v.to_string(),
+                Err(_) => crate::expr::sql_name(other),
+            },
         };
         let value_name = match (&v.alias, items.as_slice()) {
             (Some(a), _) => a.value.clone(),

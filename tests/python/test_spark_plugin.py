@@ -45,7 +45,8 @@ def spark():
         from pyspark.sql import SparkSession
 
         _spark = (
-            SparkSession.builder.master("local[2]")
+            # local[2, 2]: two attempts per task, so a failed task is rerun as on a cluster.
+            SparkSession.builder.master("local[2,2]")
             .appName("kiln-spark-plugin")
             .config("spark.driver.extraClassPath", jar)
             .config("spark.executor.extraClassPath", jar)
@@ -127,6 +128,17 @@ def test_grouped_min_max_count_over_strings_and_dates():
     )
 
 
+def test_decimals_kiln_hands_to_spark_keep_their_values():
+    """Decimals of up to 18 digits cross as Spark's long-backed decimals, wider ones as Arrow's;
+    negative values and nulls too."""
+    plan = same_both_ways(
+        """select l_orderkey, l_linenumber, l_quantity - 25 as dq, case when l_linenumber = 1 then null else l_extendedprice end as ep,
+                  cast(l_extendedprice as decimal(30, 2)) * -3 as wide
+           from lineitem where l_linenumber < 3"""
+    )
+    assert "(Project <- Filter <- Scan parquet)" in plan, plan
+
+
 def test_case_in_like_and_functions_same_rows_in_kiln():
     plan = same_both_ways(
         """select l_orderkey, case when l_shipmode in ('MAIL', 'SHIP') then 1 when l_quantity > 3 then 2 else 0 end as c,
@@ -171,6 +183,18 @@ def test_tpch_22_queries_same_rows_and_the_share_run_in_kiln():
     print("operators run in kiln: " + ", ".join(f"Q{n} {k}/{t}" for n, k, t in shares), flush=True)
     assert not wrong, "\n".join(wrong)
     assert sum(k for _, k, _ in shares) > 0 and all(k < t for _, k, t in shares), shares
+
+
+def test_a_kiln_task_failed_once_is_rerun_by_spark_with_the_same_rows():
+    marker = os.path.join(_data.name, "failed-once")
+    s = spark()
+    s.conf.set("spark.kiln.test.failTaskOnce", marker)
+    try:
+        same_both_ways(Q1)
+    finally:
+        s.conf.unset("spark.kiln.test.failTaskOnce")
+    # The hook claims the file as it fails the task: a query that passed went through a retry.
+    assert os.path.exists(marker), "the hook did not fail a task"
 
 
 def test_explain_shows_kilnexec_stages():

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.NoSuchElementException;
 
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
@@ -48,7 +49,10 @@ final class KilnBatches implements Iterator<ColumnarBatch>, AutoCloseable {
       VectorSchemaRoot root = reader.getVectorSchemaRoot();
       List<FieldVector> vectors = root.getFieldVectors();
       ColumnVector[] columns = new ColumnVector[vectors.size()];
-      for (int i = 0; i < columns.length; i++) columns[i] = new ArrowColumnVector(vectors.get(i));
+      for (int i = 0; i < columns.length; i++) {
+        FieldVector v = vectors.get(i);
+        columns[i] = v instanceof DecimalVector && KilnDecimalVector.fits((DecimalVector) v) ? new KilnDecimalVector((DecimalVector) v) : new ArrowColumnVector(v);
+      }
       pending = new ColumnarBatch(columns, root.getRowCount());
       return true;
     } catch (IOException e) {

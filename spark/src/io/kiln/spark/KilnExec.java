@@ -30,6 +30,12 @@ public class KilnExec extends SparkPlan {
   private final SparkPlan replaced;
   private final String request;
 
+  /**
+   * A test hook: a file path; the first kiln task that creates the file fails after its first
+   * batch, as a lost executor's task would, so that Spark's retry of it can be checked.
+   */
+  public static final String FAIL_TASK_ONCE = "spark.kiln.test.failTaskOnce";
+
   public KilnExec(SparkPlan replaced, String request) {
     this.replaced = replaced;
     this.request = request;
@@ -102,7 +108,8 @@ public class KilnExec extends SparkPlan {
       tasks.add(s);
     }
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(sparkContext());
-    return jsc.parallelize(tasks, Math.max(1, tasks.size())).mapPartitions(new RunTask(request)).rdd();
+    String failOnce = conf().getConfString(FAIL_TASK_ONCE, "");
+    return jsc.parallelize(tasks, Math.max(1, tasks.size())).mapPartitions(new RunTask(request, failOnce)).rdd();
   }
 
   @Override
@@ -136,9 +143,11 @@ public class KilnExec extends SparkPlan {
   /** Runs the subtree over one task's splits (at most one {@link Splits} per partition). */
   static final class RunTask implements FlatMapFunction<Iterator<Splits>, ColumnarBatch> {
     private final String request;
+    private final String failOnce;
 
-    RunTask(String request) {
+    RunTask(String request, String failOnce) {
       this.request = request;
+      this.failOnce = failOnce;
     }
 
     @Override
@@ -149,7 +158,36 @@ public class KilnExec extends SparkPlan {
       KilnBatches batches = new KilnBatches(KilnNative.open(request, s.paths, s.starts, s.lengths));
       TaskContext task = TaskContext.get();
       if (task != null) task.addTaskCompletionListener((org.apache.spark.util.TaskCompletionListener) ctx -> batches.close());
+      if (!failOnce.isEmpty() && claim(failOnce)) return failingAfterFirst(batches);
       return batches;
+    }
+
+    private static boolean claim(String path) {
+      try {
+        return new java.io.File(path).createNewFile();
+      } catch (java.io.IOException e) {
+        return false;
+      }
+    }
+
+    /** The task's batches up to its first, then the hook's failure. */
+    private static Iterator<ColumnarBatch> failingAfterFirst(KilnBatches batches) {
+      return new Iterator<ColumnarBatch>() {
+        private boolean first = true;
+
+        @Override
+        public boolean hasNext() {
+          if (first) return true;
+          throw new KilnException("[KILN_TEST_TASK_KILLED] the test hook " + FAIL_TASK_ONCE + " failed this task once");
+        }
+
+        @Override
+        public ColumnarBatch next() {
+          first = false;
+          if (batches.hasNext()) return batches.next();
+          throw new KilnException("[KILN_TEST_TASK_KILLED] the test hook " + FAIL_TASK_ONCE + " failed this task once");
+        }
+      };
     }
   }
 }

@@ -166,3 +166,21 @@ fn explain_codegen_before_the_run_says_the_filtered_stage_compiles_when_it_runs(
     let (_, metrics) = df.collect_with_metrics().expect("runs");
     assert_eq!((metrics.codegen.stages_fell_back, metrics.codegen.stages_compiled > 0), (0, true));
 }
+
+#[test]
+fn a_query_planned_again_reuses_the_code_reading_its_rebuilt_filter() {
+    let s = session(&[ON[0], ("spark.sql.adaptive.enabled", "false")]);
+    let sql = join_on("k");
+    let (expected, _) = run(&s, &sql);
+    let misses = || s.stage_cache().hits_and_misses().1;
+    // Planned again: its filter is built again, at another address, with the same bits.
+    let before = misses();
+    assert_eq!(run(&s, &sql).0, expected);
+    assert_eq!(misses(), before, "a stage compiled again");
+    // Other bits: the stage reading the filter compiles again and keeps the rows right.
+    let other = sql.replace("tag = 'x'", "tag = 'y'");
+    let (rows, _) = run(&s, &other);
+    assert!(misses() > before, "the filter's stage must compile for its new bits");
+    let (expected_other, _) = run(&session(&[("spark.sql.codegen.wholeStage", "false")]), &other);
+    assert_eq!(rows, expected_other);
+}

@@ -54,6 +54,8 @@ pub struct CompiledStage {
     pub compile_time: Duration,
     /// The LIKE searchers the code's needle table points at: built once, not per row.
     _finders: Vec<Box<memchr::memmem::Finder<'static>>>,
+    /// The Bloom filters the code reads in place (by address), kept alive while it runs.
+    filters: Vec<arrow::array::ArrayRef>,
 }
 
 // The functions only read the slots they are given; the module is immutable once finalized.
@@ -293,6 +295,7 @@ fn compile(spec: &StageSpec, text: bool) -> Result<CompiledStage, String> {
         code_size,
         compile_time: start.elapsed(),
         _finders: finders,
+        filters: vec![],
     })
 }
 
@@ -325,17 +328,23 @@ impl StageCache {
 
     /// The compiled stage for `spec` (without IR text), and whether it came from the cache.
     pub fn get_or_compile(&self, spec: &StageSpec) -> (Result<Arc<CompiledStage>, String>, bool) {
-        let key = spec.cache_key();
+        let (key, filters) = spec.cache_key_and_filters();
         let tick = self.tick.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut c) = self.entries.lock() {
             if let Some((stage, used)) = c.get_mut(&key) {
-                *used = tick;
-                self.hits.fetch_add(1, Ordering::Relaxed);
-                return (Ok(stage.clone()), true);
+                // The code reads the filters it was compiled with: the same bits, or compile again.
+                if same_filters(&stage.filters, &filters) {
+                    *used = tick;
+                    self.hits.fetch_add(1, Ordering::Relaxed);
+                    return (Ok(stage.clone()), true);
+                }
             }
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
-        let compiled = compile(spec, false).map(Arc::new);
+        let compiled = compile(spec, false).map(|mut stage| {
+            stage.filters = filters;
+            Arc::new(stage)
+        });
         if let (Ok(stage), Ok(mut c)) = (&compiled, self.entries.lock()) {
             if c.len() >= self.capacity {
                 if let Some(oldest) = c.iter().min_by_key(|(_, (_, used))| *used).map(|(k, _)| k.clone()) {
@@ -361,6 +370,12 @@ impl StageCache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// True when two lists of Bloom filters hold the same bits.
+fn same_filters(a: &[arrow::array::ArrayRef], b: &[arrow::array::ArrayRef]) -> bool {
+    use arrow::array::AsArray;
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Arc::ptr_eq(x, y) || x.as_binary::<i32>().value(0) == y.as_binary::<i32>().value(0))
 }
 
 /// The compiled stage for `spec` with its IR and machine code as text, compiled now (for

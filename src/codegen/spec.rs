@@ -602,6 +602,15 @@ impl StageSpec {
     /// A key identifying the stage's generated code: the plan shape and types, with columns
     /// named by input position so the same query planned again (new ExprIds) hits the cache.
     pub fn cache_key(&self) -> String {
+        self.cache_key_and_filters().0
+    }
+
+    /// [`StageSpec::cache_key`], and the Bloom filters the code reads in place: the key names
+    /// each by its length and a hash of its bits, so the same query run again (its filter
+    /// built again, at another address, with the same bits) finds its code; the cache then
+    /// checks the bits are the same and keeps the filters the code reads alive with it.
+    pub fn cache_key_and_filters(&self) -> (String, Vec<arrow::array::ArrayRef>) {
+        let filters = std::cell::RefCell::new(vec![]);
         let columns = self.columns();
         let position: HashMap<ExprId, usize> = columns.iter().enumerate().map(|(i, a)| (a.id, i)).collect();
         let norm = |e: &Expr| -> Expr {
@@ -613,10 +622,15 @@ impl StageSpec {
                     nullable: a.nullable,
                     qualifier: vec![],
                 })),
-                // A Bloom filter is read in place: its address and size make the code.
+                // A Bloom filter is read in place: its size and bits make the code.
                 Expr::ScalarSubqueryExec(s) if s.data_type == DataType::Binary => {
-                    let at = crate::expr::bloom::filter_bytes(&x).ok().flatten().map(|a| { let v = a.as_binary::<i32>().value(0); (v.as_ptr() as usize, v.len()) });
-                    Ok(Expr::Literal(ScalarValue::Utf8(format!("filter at {at:?}"))))
+                    let filter = crate::expr::bloom::filter_bytes(&x).ok().flatten();
+                    let bits = filter.as_ref().map(|a| {
+                        let v = a.as_binary::<i32>().value(0);
+                        (v.len(), crate::common::hash::xxh64_bytes_seeded(v, 0))
+                    });
+                    filters.borrow_mut().extend(filter);
+                    Ok(Expr::Literal(ScalarValue::Utf8(format!("filter {bits:?}"))))
                 }
                 // Code is generated for the subquery's value: the same value, the same code.
                 Expr::ScalarSubqueryExec(s) => Ok(Expr::Literal(subquery_constant(s))),
@@ -651,7 +665,7 @@ impl StageSpec {
         for sink in self.sinks() {
             sink_key(sink, &norm, &mut key);
         }
-        key
+        (key, filters.into_inner())
     }
 }
 

@@ -121,6 +121,8 @@ pub struct Config {
     /// default: 90 % of the spill folder's free space when the query first spills. Set by the
     /// host only.
     pub spill_limit: u64,
+    /// `kiln.spill.compression`: how spill files are compressed: lz4 (the default), zstd or none.
+    pub spill_compression: crate::common::spill::SpillCompression,
     /// `kiln.memory.limit`: the bytes a query's breakers may hold at once (`4g`, `512m`); more
     /// fails the query with an error naming the operator. Default: 60 % of the machine's memory.
     pub memory_limit: u64,
@@ -170,6 +172,7 @@ impl Default for Config {
             files_allowed_roots: vec![],
             local_dir: String::new(),
             spill_limit: 0,
+            spill_compression: Default::default(),
             memory_limit: crate::common::memory::default_limit(),
             auto_broadcast_join_threshold: 10 * 1024 * 1024,
             prefer_sort_merge_join: true,
@@ -332,6 +335,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting { key: "kiln.query.timeout", since: "0.1.0", meaning: "A query running longer is cancelled with an error naming this setting (30s, 500ms, 2m); 0: no limit." },
     Setting { key: "kiln.files.allowedRoots", since: "0.1.0", meaning: "Comma-separated folders tables may be read from and written to; empty: anywhere." },
     Setting { key: "spark.local.dir", since: "0.1.0", meaning: "The folder a query's spill files go to (what sorts and exchanges write when the memory limit is reached); empty: the system's temporary folder." },
+    Setting { key: "kiln.spill.compression", since: "0.1.0", meaning: "How spill files are compressed: lz4 (the default), zstd or none." },
     Setting { key: "kiln.spill.limit", since: "0.1.0", meaning: "The bytes a query's spill files may take on disk at once (100g); 0: 90 % of the spill folder's free space when the query first spills." },
     Setting { key: "kiln.memory.limit", since: "0.1.0", meaning: "The bytes a query's operators may hold at once (4g, 512m); more fails the query naming the operator." },
     Setting { key: "spark.sql.parquet.datetimeRebaseModeInRead", since: "3.0.0", meaning: "How dates and timestamps written in the hybrid Julian calendar are read: EXCEPTION, CORRECTED or LEGACY." },
@@ -666,6 +670,9 @@ impl Config {
             "kiln.memory.limit" => self.memory_limit = positive_bytes(key, value)? as u64,
             "spark.local.dir" => self.local_dir = value.trim().to_string(),
             "kiln.spill.limit" => self.spill_limit = parse_bytes(key, value)?.max(0) as u64,
+            "kiln.spill.compression" => {
+                self.spill_compression = crate::common::spill::SpillCompression::parse(value).ok_or_else(|| KilnError::Config(format!("`{key}` must be lz4, zstd or none, got `{value}`")))?
+            }
             "kiln.files.allowedRoots" => self.files_allowed_roots = value.split(',').map(str::trim).filter(|r| !r.is_empty()).map(String::from).collect(),
             "spark.sql.cteRecursionLevelLimit" => self.cte_recursion_level_limit = parse(key, value, "an integer (-1: no limit)")?,
             "spark.sql.cteRecursionRowLimit" => self.cte_recursion_row_limit = parse(key, value, "an integer (-1: no limit)")?,
@@ -800,6 +807,7 @@ impl Config {
             "kiln.files.allowedRoots" => self.files_allowed_roots.join(","),
             "spark.local.dir" => self.local_dir.clone(),
             "kiln.spill.limit" => self.spill_limit.to_string(),
+            "kiln.spill.compression" => self.spill_compression.name().to_string(),
             "kiln.memory.limit" => self.memory_limit.to_string(),
             "kiln.codegen.disassembly" => self.codegen_dump.asm().to_string(),
             "kiln.codegen.dump" => format!("{:?}", self.codegen_dump).to_lowercase(),

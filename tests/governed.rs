@@ -170,7 +170,8 @@ fn kiln_csv(conf: &[String], query: &str) -> (bool, Vec<u8>, String) {
 /// metrics printed, and the spill folder is empty afterwards.
 fn spills_and_gives_the_rows_it_gives_in_memory(query: &str, partitions: u32, spilled: impl Fn(&str) -> bool) {
     let folder = tempfile::tempdir().expect("a temporary folder");
-    let base = vec![format!("spark.sql.shuffle.partitions={partitions}"), format!("spark.local.dir={}", folder.path().display())];
+    // Joins stay shuffled: adaptive execution would broadcast a side of a few MiB.
+    let base = vec![format!("spark.sql.shuffle.partitions={partitions}"), format!("spark.local.dir={}", folder.path().display()), "spark.sql.autoBroadcastJoinThreshold=-1".into()];
     let (ok, expected, err) = kiln_csv(&base, query);
     assert!(ok && !err.contains("spilled:"), "{err}");
     for mode in MODES {
@@ -194,6 +195,25 @@ fn a_sort_and_its_exchange_spill_and_give_the_rows_they_give_in_memory() {
     let query = "SELECT id % 1000 AS k, id, concat('row', id) AS s FROM range(1000000) ORDER BY s DESC";
     // The Sort and the Exchange both report what they wrote.
     spills_and_gives_the_rows_it_gives_in_memory(query, 3, |err| err.lines().filter(|l| l.contains("spilled:") && (l.contains("Sort") || l.contains("Exchange rangepartitioning"))).count() >= 2);
+}
+
+/// Shuffled hash joins whose sides are ten times the limit (two shuffle partitions): each
+/// writes both sides out by a hash of its keys and joins them a partition pair at a time —
+/// inner and outer, under a Sort and under an aggregate, compiled and interpreted.
+#[test]
+fn a_shuffled_hash_join_larger_than_the_limit_spills_both_sides_and_gives_the_rows_it_gives_in_memory() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let sides = "WITH x AS (SELECT id, concat('x', id) AS v FROM range(400000)), y AS (SELECT id * 2 AS id, concat('y', id) AS w FROM range(300000))";
+    for join in [
+        "SELECT /*+ SHUFFLE_HASH(y) */ x.id, x.v, y.w FROM x JOIN y ON x.id = y.id ORDER BY x.id",
+        "SELECT /*+ SHUFFLE_HASH(y) */ count(*), sum(x.id), count(y.w), max(y.w) FROM x LEFT JOIN y ON x.id = y.id",
+        "SELECT /*+ SHUFFLE_HASH(x) */ x.id, y.id, y.w FROM x RIGHT JOIN y ON x.id = y.id AND x.id % 3 = 0 ORDER BY y.id",
+        "SELECT /*+ SHUFFLE_HASH(y) */ x.id, y.id FROM x FULL JOIN y ON x.id + 1 = y.id ORDER BY x.id, y.id",
+        "SELECT /*+ SHUFFLE_HASH(y) */ count(*), sum(id) FROM x LEFT ANTI JOIN y ON x.id = y.id",
+    ] {
+        let query = format!("{sides} {join}");
+        spills_and_gives_the_rows_it_gives_in_memory(&query, 2, |err| err.lines().any(|l| l.contains("spilled:") && l.contains("ShuffledHashJoin")));
+    }
 }
 
 /// A grouping with more groups than fit (the final aggregates over two shuffle partitions, and

@@ -110,9 +110,17 @@ fn breakers_past_the_memory_limit_fail_naming_the_operator_and_the_session_goes_
         keys.sort_unstable();
         assert!(keys.len() == 2_000_000 && keys.iter().enumerate().all(|(i, k)| *k == i as i64) && counts == 2_000_000, "{} groups", keys.len());
     }
-    // A shuffled hash join's build side does not spill yet: past the limit it fails.
+    // A shuffled hash join whose sides do not fit writes them out by their keys: every match.
     s.set_conf("spark.sql.shuffle.partitions", "1").expect("a setting");
-    for (sql, operator) in [("SELECT /*+ SHUFFLE_HASH(y) */ count(*) FROM t x JOIN t y ON x.a = y.a", "Join")] {
+    for result in under_limit(&s, "SELECT /*+ SHUFFLE_HASH(y) */ count(*), sum(y.a) FROM t x JOIN t y ON x.a = y.a", "4m") {
+        let batches = result.expect("a shuffled hash join spills");
+        let count = batches[0].column(0).as_any().downcast_ref::<Int64Array>().map(|a| a.value(0));
+        assert_eq!(count, Some(2_000_000));
+    }
+    // One key throughout the build side: partitioning again cannot split it, and past the
+    // limit it fails (the one-row side kept from being broadcast).
+    s.set_conf("spark.sql.autoBroadcastJoinThreshold", "-1").expect("a setting");
+    for (sql, operator) in [("SELECT /*+ SHUFFLE_HASH(y) */ count(*) FROM (SELECT a FROM t WHERE a = 0) x JOIN t y ON x.a % 1 = y.a % 1", "Join")] {
         for result in under_limit(&s, sql, "4m") {
             let err = result.map(|b| b.len()).expect_err("past 4 MB");
             let msg = err.to_string();
@@ -126,6 +134,7 @@ fn breakers_past_the_memory_limit_fail_naming_the_operator_and_the_session_goes_
         }
     }
     s.set_conf("spark.sql.shuffle.partitions", "200").expect("a setting");
+    s.set_conf("spark.sql.autoBroadcastJoinThreshold", "10MB").expect("a setting");
     // A scan that holds nothing streams under any limit.
     for result in under_limit(&s, SLOW, "1m") {
         result.expect("a streaming aggregate holds one group");
@@ -140,11 +149,13 @@ fn a_run_gives_back_every_byte_it_reserved() {
     let s = session();
     s.set_conf("kiln.memory.limit", "8m").expect("a size");
     s.set_conf("spark.sql.shuffle.partitions", "1").expect("a setting");
-    let df = s.sql("SELECT /*+ SHUFFLE_HASH(y) */ count(*) FROM t x JOIN t y ON x.a = y.a").expect("plans");
+    s.set_conf("spark.sql.autoBroadcastJoinThreshold", "-1").expect("a setting");
+    let df = s.sql("SELECT /*+ SHUFFLE_HASH(y) */ count(*) FROM (SELECT a FROM t WHERE a = 0) x JOIN t y ON x.a % 1 = y.a % 1").expect("plans");
     let control = kiln::exec::control::QueryControl::for_plan(df.physical_plan());
     df.collect_with_control(&control).map(|b| b.len()).expect_err("past 8 MB");
     assert_eq!(control.memory().used(), 0, "a failed run holds nothing");
     s.set_conf("spark.sql.shuffle.partitions", "200").expect("a setting");
+    s.set_conf("spark.sql.autoBroadcastJoinThreshold", "10MB").expect("a setting");
     assert!(control.memory().peak() > 0 && control.memory().peak() <= 8 << 20, "{}", control.memory().peak());
     // A run that spilled holds nothing afterwards either, and its files are gone with it.
     for sql in ["SELECT a FROM t ORDER BY a DESC", "SELECT a, count(*) FROM t GROUP BY a"] {

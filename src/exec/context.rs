@@ -74,6 +74,7 @@ pub fn limit(control: &QueryControl, config: &Config) {
     }
     control.memory().set_limit(config.memory_limit);
     control.spill().set_limit(config.spill_limit);
+    control.spill().set_compression(config.spill_compression);
 }
 
 /// One input of a fragment: its batches, pulled as the fragment runs.

@@ -280,6 +280,14 @@ impl JoinTable {
         })
     }
 
+    /// At least [`JoinTable::memory_size`] of a table over `rows` rows and `keys` key columns
+    /// (counted at eight bytes a key): what a join holds for it before it builds it.
+    pub fn bytes_for(rows: usize, keys: usize) -> u64 {
+        let capacity = (rows * 2).next_power_of_two().max(16);
+        let bits = if rows <= BLOOM_ROWS { (rows * 16).next_power_of_two().max(64) } else { 64 };
+        (capacity * 2 * 8 + rows * 4 + bits / 8 + rows * keys * 8) as u64
+    }
+
     /// Bytes the table holds beyond the build rows: slots, chains and its copy of the keys.
     pub fn memory_size(&self) -> u64 {
         let keys: usize = self

@@ -9,17 +9,14 @@ use std::cell::Cell;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, Float32Array, Float64Array, UInt32Array};
+use arrow::array::UInt32Array;
 use arrow::compute::take_record_batch;
-use arrow::datatypes::{Float32Type, Float64Type};
 use arrow::record_batch::RecordBatch;
-use arrow::row::{RowConverter, SortField};
 
 use super::not_this;
 use crate::common::control::QueryControl;
-use crate::common::hash::murmur3;
 use crate::common::memory::Reservation;
-use crate::common::spill::{spill_folder, SpillFile, SpillWriter, SpillablePartition};
+use crate::common::spill::{hash_partitions, spill_folder, SpillFile, SpillWriter, SpillablePartition, SPILL_LEVELS};
 use crate::error::Result;
 use crate::exec::interpreted::{state_attrs, HashAggregator};
 use crate::exec::state::{key, Executor, State};
@@ -28,12 +25,6 @@ use crate::expr::{Attribute, Expr};
 use crate::physical::adaptive::{batch_bytes, ReadPart};
 use crate::physical::metrics::OperatorMetrics;
 use crate::physical::{AggregateExpr, AggregateMode, PhysicalPlan, QueryStageKind};
-
-/// Hash partitions a final aggregate's spilled groups go to, at each level.
-const SPILL_PARTITIONS: usize = 16;
-/// Levels of partitions: a partition whose groups still do not fit is partitioned again, by
-/// another hash, up to this depth.
-const SPILL_LEVELS: u32 = 4;
 
 /// Partition (task) `i`: its groups, once its input is read.
 pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
@@ -170,7 +161,7 @@ impl<'s> GroupSpill<'s> {
                 self.write_to(0, b)?;
                 continue;
             };
-            let parts = hash_partitions(b, m.grouping.len(), self.level)?;
+            let parts = hash_partitions(&b.columns()[..m.grouping.len()], self.level)?;
             for (p, rows) in parts.into_iter().enumerate().filter(|(_, r)| !r.is_empty()) {
                 let part = if rows.len() == b.num_rows() { b.clone() } else { take_record_batch(b, &UInt32Array::from(rows))? };
                 self.write_to(p, &part)?;
@@ -241,34 +232,6 @@ impl<'s> GroupSpill<'s> {
             Ok(b)
         })))
     }
-}
-
-/// The rows of `batch` by the spill partition of their first `keys` columns at `level`:
-/// their row encoding hashed with a seed of the level's own (so a partition partitioned again
-/// spreads), -0.0 and NaN keys normalized as the groups equate them.
-fn hash_partitions(batch: &RecordBatch, keys: usize, level: u32) -> Result<Vec<Vec<u32>>> {
-    let columns: Vec<ArrayRef> = batch.columns()[..keys].iter().map(normalized_floats).collect();
-    let converter = RowConverter::new(columns.iter().map(|c| SortField::new(c.data_type().clone())).collect())?;
-    let rows = converter.convert_columns(&columns)?;
-    let seed = 0x6b69_6c6e_i32.wrapping_add(level as i32 * 0x3c6e_f372);
-    let mut parts = vec![vec![]; SPILL_PARTITIONS];
-    for (i, row) in rows.iter().enumerate() {
-        let h = murmur3::hash_bytes(row.as_ref(), seed) as u32;
-        parts[(h >> 28) as usize % SPILL_PARTITIONS].push(i as u32);
-    }
-    Ok(parts)
-}
-
-/// A float key column with -0.0 as 0.0 and every NaN one NaN; other columns as they are.
-fn normalized_floats(c: &ArrayRef) -> ArrayRef {
-    use arrow::compute::kernels::arity::unary;
-    if let Some(a) = c.as_any().downcast_ref::<Float64Array>() {
-        return Arc::new(unary::<_, _, Float64Type>(a, |v| if v.is_nan() { f64::NAN } else { v + 0.0 }));
-    }
-    if let Some(a) = c.as_any().downcast_ref::<Float32Array>() {
-        return Arc::new(unary::<_, _, Float32Type>(a, |v| if v.is_nan() { f32::NAN } else { v + 0.0 }));
-    }
-    c.clone()
 }
 
 impl<'a> Executor<'a> {

@@ -1,19 +1,31 @@
 //! `HashJoin` (Spark's `BroadcastHashJoinExec` and `ShuffledHashJoinExec`). A broadcast join
 //! is a breaker on its build side: prepared, its table is built once and probed by every
-//! stream partition; a shuffled join builds partition `i`'s table when first pulled. The
-//! output streams in pieces of at most a batch. The join-side helpers serve every join.
+//! stream partition; a shuffled join builds partition `i`'s table when first pulled, and
+//! when its sides do not fit its share of the memory limit it writes both out by a hash of
+//! their keys and joins them a partition pair at a time (a grace hash join, `SidesSpill`).
+//! The output streams in pieces of at most a batch. The join-side helpers serve every join.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::not_this;
+use crate::common::control::QueryControl;
+use crate::common::spill::{hash_partitions, spill_folder, SpillFile, SpillWriter, SPILL_LEVELS, SPILL_PARTITIONS};
 use crate::error::Result;
 use crate::exec::state::{key, Executor, State};
 use crate::exec::interpreted;
 use crate::exec::interpreted::join::HashTable;
 use crate::common::memory::Reservation;
 use crate::exec::stream::{collect_reserved, deferred_stream, BatchStream};
+use crate::hashtable::join_table::JoinTable;
+use crate::expr::eval::evaluate_all;
+use crate::expr::{Attribute, Expr};
+use crate::physical::adaptive::batch_bytes;
+use crate::physical::metrics::OperatorMetrics;
 use crate::physical::{BuildSide, HashJoinKind, PhysicalPlan};
 use crate::plan::JoinType;
+use arrow::array::UInt32Array;
+use arrow::compute::{cast, take_record_batch};
 use arrow::record_batch::RecordBatch;
 
 /// One side of a join partition, drained when the join first runs, what it holds taken from
@@ -74,12 +86,163 @@ pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<Physical
             }
         })));
     }
+    if *kind == HashJoinKind::Shuffled && !null_aware && !left_keys.is_empty() {
+        let sides = [exec.stream(left, i)?, exec.stream(right, i)?];
+        return Ok(deferred_stream(exec.reserve(plan), move |held| join_sides(exec, plan, sides, held, 0)));
+    }
     let (l, r) = exec.join_inputs(*kind == HashJoinKind::Broadcast, *build_side, left, right, i)?;
     let held = exec.reserve(plan);
     Ok(deferred_stream(held, move |held| {
         let out = interpreted::join::hash_join_stream(*join_type, *null_aware, left_keys, right_keys, condition.as_ref(), *build_side, (lo, l(held)?), (ro, r(held)?), piece)?;
         Ok(Box::new(out) as BatchStream<'s>)
     }))
+}
+
+/// A shuffled join of `sides` (left, right), the build side read first: both held while they
+/// fit the task's share of the memory limit, else both written out by their keys and joined a
+/// partition pair at a time. `level`: how many times these rows were partitioned before (at
+/// the last level they are held whatever the share, as far as the limit allows).
+fn join_sides<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, mut sides: [BatchStream<'s>; 2], held: &Reservation, level: u32) -> Result<BatchStream<'s>> {
+    let PhysicalPlan::HashJoin { left_keys, right_keys, join_type, build_side, condition, left, right, .. } = plan.as_ref() else { return Err(not_this(plan)) };
+    let attrs = [exec.attrs(left), exec.attrs(right)];
+    let order = if *build_side == BuildSide::BuildRight { [1, 0] } else { [0, 1] };
+    let share = held.task_share();
+    let mut rows: [Vec<RecordBatch>; 2] = [vec![], vec![]];
+    let (mut data, mut build_rows) = (0, 0);
+    for (n, s) in order.into_iter().enumerate() {
+        while let Some(b) = sides[s].next() {
+            let b = b?;
+            data += batch_bytes(&b);
+            if n == 0 {
+                build_rows += b.num_rows();
+            }
+            let need = join_bytes(data, build_rows, left_keys.len());
+            if level < SPILL_LEVELS && (need > share || held.resize(need).is_err()) {
+                let mut spill = SidesSpill::new(exec, plan, [(left_keys, attrs[0]), (right_keys, attrs[1])], level);
+                for (side, batches) in rows.iter().enumerate() {
+                    for b in batches {
+                        spill.write(side, b)?;
+                    }
+                }
+                drop(rows);
+                held.resize(0)?;
+                spill.write(s, &b)?;
+                for b in sides[s].by_ref() {
+                    spill.write(s, &b?)?;
+                }
+                if n == 0 {
+                    for b in sides[order[1]].by_ref() {
+                        spill.write(order[1], &b?)?;
+                    }
+                }
+                let pairs = spill.finish()?;
+                return Ok(Box::new(pairs.into_iter().flat_map(move |pair| joined_pair(exec, plan, pair, level + 1))));
+            }
+            if level >= SPILL_LEVELS {
+                held.resize(need)?;
+            }
+            rows[s].push(b);
+        }
+    }
+    let [l, r] = rows;
+    let out = interpreted::join::hash_join_stream(*join_type, false, left_keys, right_keys, condition.as_ref(), *build_side, (attrs[0], l), (attrs[1], r), exec.config.batch_size)?;
+    Ok(Box::new(out))
+}
+
+/// What a join holding `data` bytes of rows reserves for them: the rows, their copy in one
+/// batch, and a hash table over its build side's `build_rows` rows and `keys` keys.
+pub(in crate::exec) fn join_bytes(data: u64, build_rows: usize, keys: usize) -> u64 {
+    2 * data + JoinTable::bytes_for(build_rows, keys)
+}
+
+/// One partition pair of a spilled shuffled join, joined; what it holds is reserved until its
+/// output ends.
+fn joined_pair<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, pair: [Option<SpillFile>; 2], level: u32) -> BatchStream<'s> {
+    let held = exec.reserve(plan);
+    let joined = read_side(pair[0].as_ref()).and_then(|l| Ok([l, read_side(pair[1].as_ref())?])).and_then(|sides| join_sides(exec, plan, sides, &held, level));
+    // Both sides were read whole (held or written out again): the files can go.
+    drop(pair);
+    match joined {
+        Ok(out) => Box::new(out.map(move |b| {
+            let _ = &held;
+            b
+        })),
+        Err(e) => Box::new(std::iter::once(Err(e))),
+    }
+}
+
+/// A spilled side's batches (none when nothing was written to it).
+pub(in crate::exec) fn read_side<'s>(file: Option<&SpillFile>) -> Result<BatchStream<'s>> {
+    Ok(match file {
+        Some(f) => Box::new(f.read()?),
+        None => Box::new(std::iter::empty()),
+    })
+}
+
+/// A join's two sides written out by a hash of their keys, when they do not fit together in
+/// memory: partition p of one side meets only partition p of the other, so each pair is joined
+/// on its own (and partitioned again a level down when it still does not fit). The second
+/// side's keys are cast to the first's types, so equal keys hash alike.
+pub(in crate::exec) struct SidesSpill<'s> {
+    control: &'s QueryControl,
+    metrics: Arc<OperatorMetrics>,
+    folder: PathBuf,
+    level: u32,
+    /// Each side's keys and the columns they are over.
+    sides: [(&'s [Expr], &'s [Attribute]); 2],
+    writers: [Vec<Option<SpillWriter>>; 2],
+}
+
+impl<'s> SidesSpill<'s> {
+    /// Nothing written yet for `plan`'s sides, partitioned for the `level`th time.
+    pub(in crate::exec) fn new(exec: &'s Executor<'_>, plan: &Arc<PhysicalPlan>, sides: [(&'s [Expr], &'s [Attribute]); 2], level: u32) -> SidesSpill<'s> {
+        SidesSpill { control: exec.control, metrics: exec.ops.of(plan), folder: spill_folder(&exec.config.local_dir), level, sides, writers: [vec![], vec![]] }
+    }
+
+    /// Writes `batch`, rows of side `side`, to its partitions.
+    pub(in crate::exec) fn write(&mut self, side: usize, batch: &RecordBatch) -> Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let (keys, attrs) = self.sides[side];
+        let mut columns = evaluate_all(keys, batch, attrs)?;
+        for (c, k) in columns.iter_mut().zip(self.sides[0].0) {
+            let t = k.data_type()?;
+            if c.data_type() != &t {
+                *c = cast(c, &t)?;
+            }
+        }
+        let writers = &mut self.writers[side];
+        for (p, rows) in hash_partitions(&columns, self.level)?.into_iter().enumerate().filter(|(_, r)| !r.is_empty()) {
+            let part = if rows.len() == batch.num_rows() { batch.clone() } else { take_record_batch(batch, &UInt32Array::from(rows))? };
+            if writers.len() <= p {
+                writers.resize_with(p + 1, || None);
+            }
+            let writer = match &mut writers[p] {
+                Some(w) => w,
+                slot => slot.insert(SpillWriter::new(&self.folder, &batch.schema(), self.control.spill())?),
+            };
+            writer.write(&part)?;
+        }
+        Ok(())
+    }
+
+    /// The partition pairs written (a side's file `None` when no row went to it), the files
+    /// counted on the operator.
+    pub(in crate::exec) fn finish(self) -> Result<Vec<[Option<SpillFile>; 2]>> {
+        let mut pairs: Vec<[Option<SpillFile>; 2]> = (0..SPILL_PARTITIONS).map(|_| [None, None]).collect();
+        for (side, writers) in self.writers.into_iter().enumerate() {
+            for (p, w) in writers.into_iter().enumerate() {
+                if let Some(w) = w {
+                    let file = w.finish()?;
+                    self.metrics.add_spill(&file);
+                    pairs[p][side] = Some(file);
+                }
+            }
+        }
+        pairs.retain(|p| p.iter().any(Option::is_some));
+        Ok(pairs)
+    }
 }
 
 impl<'a> Executor<'a> {

@@ -11,7 +11,9 @@ use arrow::record_batch::RecordBatch;
 
 use super::not_this;
 use super::hash_aggregate::{aggregate_into, hold_run_output, GroupSpill, Merger};
-use crate::codegen::{BuildTable, GroupBudget, StageSink, StageSpec};
+use super::hash_join::{join_bytes, read_side, SidesSpill};
+use crate::codegen::{BuildTable, GroupBudget, StageJoinType, StageSink, StageSpec};
+use crate::common::spill::SPILL_LEVELS;
 use crate::common::control::QueryControl;
 use crate::error::{KilnError, Result};
 use crate::exec::state::{key, Executor, Stage, State};
@@ -19,7 +21,7 @@ use crate::exec::interpreted::{self, schema_of, HashAggregator};
 use crate::common::memory::Reservation;
 use crate::exec::stream::{collect_reserved, deferred_stream, BatchStream};
 use crate::physical::adaptive::batch_bytes;
-use crate::physical::{AggregateMode, BuildSide, PhysicalPlan, QueryStageKind};
+use crate::physical::{AggregateMode, BuildSide, HashJoinKind, PhysicalPlan, QueryStageKind};
 
 /// Compiles the stage (from the cache) and builds its broadcast tables; or, when it runs
 /// interpreted, prepares its operators.
@@ -99,65 +101,142 @@ impl<'a> Executor<'a> {
     /// stage's operators interpreted; for an aggregate sink, the partition starts again
     /// interpreted. Errors and results are thus always the interpreter's.
     pub(in crate::exec) fn stage_stream<'s>(&'s self, stage: &'s Stage, top: &'s Arc<PhysicalPlan>, i: usize) -> Result<BatchStream<'s>> {
+        let out = self.stage_part(stage, top, i, None, 0)?;
+        // A Sort topping the stage sorts what the operators below it produce (in every
+        // partition pair, when its join spilled).
+        match (&stage.spec.sink, &stage.spec.sort) {
+            (StageSink::Output { .. }, Some(order)) => Ok(super::sort::external_sort(self, top, order, self.attrs(stage_below(stage, top)), out)),
+            _ => Ok(out),
+        }
+    }
+
+    /// Partition `i` of a compiled stage (below a Sort topping it), or, `pair` given, one
+    /// partition pair (stream input, build side) its shuffled join's sides were written to at
+    /// `level` (see [`SidesSpill`]).
+    fn stage_part<'s>(&'s self, stage: &'s Stage, top: &'s Arc<PhysicalPlan>, i: usize, pair: Option<[BatchStream<'s>; 2]>, level: u32) -> Result<BatchStream<'s>> {
         let spec = &stage.spec;
+        let [mut pair_input, mut pair_build] = match pair {
+            Some([input, build]) => [Some(input), Some(build)],
+            None => [None, None],
+        };
         // The stream side first, when a join's side is this partition's own: no stream row
         // leaves the join nothing to keep, so that side is never run (its Sort never sorts), as
         // Spark's merge join pulls its buffered side only for streamed rows.
-        let mut first_input = None;
-        if matches!(spec.sink, StageSink::Output { .. }) && stage.builds.iter().any(Option::is_none) {
+        if pair_input.is_none() && matches!(spec.sink, StageSink::Output { .. }) && stage.builds.iter().any(Option::is_none) {
             let mut input = self.stream(&spec.input_plan, i)?;
             let first = input.by_ref().find(|b| b.as_ref().map_or(true, |b| b.num_rows() > 0));
             let Some(first) = first else { return Ok(Box::new(std::iter::empty())) };
-            first_input = Some(Box::new(std::iter::once(first).chain(input)) as BatchStream<'s>);
+            pair_input = Some(Box::new(std::iter::once(first).chain(input)) as BatchStream<'s>);
         }
         // A shuffled join's table is this partition's own; a broadcast's is shared.
         let held = self.reserve(top);
-        let tables: Vec<Table<'s>> = spec
-            .joins()
-            .iter()
-            .zip(&stage.builds)
-            .map(|(j, b)| match b {
-                Some(t) => Ok(Table::Shared(t)),
-                None => {
-                    let table = BuildTable::new(j, collect_reserved(self.stream(&j.build_plan, i)?, &held)?)?;
-                    Ok(Table::Own(table))
+        let spillable = level < SPILL_LEVELS && self.spillable_join(stage, top);
+        let mut tables: Vec<Table<'s>> = vec![];
+        for (j, b) in spec.joins().iter().zip(&stage.builds) {
+            if let Some(t) = b {
+                tables.push(Table::Shared(t));
+                continue;
+            }
+            let mut build = match pair_build.take() {
+                Some(build) => build,
+                None => self.stream(&j.build_plan, i)?,
+            };
+            if !spillable {
+                tables.push(Table::Own(BuildTable::new(j, collect_reserved(build, &held)?)?));
+                continue;
+            }
+            // Its build side and table held up to the task's share; past it both sides are
+            // written out.
+            let (share, mut rows, mut data, mut build_rows) = (held.task_share(), vec![], 0, 0);
+            while let Some(b) = build.next() {
+                let b = b?;
+                data += batch_bytes(&b);
+                build_rows += b.num_rows();
+                let need = join_bytes(data, build_rows, j.build_keys.len());
+                if need <= share && held.resize(need).is_ok() {
+                    rows.push(b);
+                    continue;
                 }
-            })
-            .collect::<Result<_>>()?;
+                // What it wrote counts on the join.
+                let join = spec.members.iter().map(|m| &m.node).find(|n| matches!(n.as_ref(), PhysicalPlan::HashJoin { kind: HashJoinKind::Shuffled, .. })).unwrap_or(top);
+                let mut spill = SidesSpill::new(self, join, [(&j.stream_keys, self.attrs(&spec.input_plan)), (&j.build_keys, &j.build)], level);
+                for b in rows.iter().chain(std::iter::once(&b)) {
+                    spill.write(1, b)?;
+                }
+                drop(rows);
+                held.resize(0)?;
+                for b in build {
+                    spill.write(1, &b?)?;
+                }
+                let input = match pair_input.take() {
+                    Some(input) => input,
+                    None => self.stream(&spec.input_plan, i)?,
+                };
+                for b in input {
+                    spill.write(0, &b?)?;
+                }
+                let pairs = spill.finish()?;
+                return Ok(Box::new(pairs.into_iter().flat_map(move |pair| {
+                    let part = read_side(pair[0].as_ref())
+                        .and_then(|input| Ok([input, read_side(pair[1].as_ref())?]))
+                        .and_then(|sides| self.stage_part(stage, top, i, Some(sides), level + 1));
+                    match part {
+                        // The input file is read as the pair's rows are pulled.
+                        Ok(out) => Box::new(out.map(move |b| {
+                            let _ = &pair;
+                            b
+                        })) as BatchStream<'s>,
+                        Err(e) => Box::new(std::iter::once(Err(e))),
+                    }
+                })));
+            }
+            tables.push(Table::Own(BuildTable::new(j, rows)?));
+        }
         held.resize(tables.iter().map(|t| match t {
             Table::Own(t) => t.memory_size(),
             Table::Shared(_) => 0,
         }).sum())?;
         match &spec.sink {
             StageSink::Output { .. } => {
-                let input = match first_input {
+                let input = match pair_input {
                     Some(input) => input,
                     None => self.stream(&spec.input_plan, i)?,
                 };
-                // A Sort topping the stage sorts what the operators below it produce.
-                let below = match (top.as_ref(), &spec.sort) {
-                    (PhysicalPlan::Sort { child, .. }, Some(_)) => child,
-                    _ => top,
-                };
-                let batches = CompiledOutput { exec: self, stage, below, input, tables, _held: held, current: None };
-                match &spec.sort {
-                    Some(order) => Ok(super::sort::external_sort(self, top, order, self.attrs(below), Box::new(batches))),
-                    None => Ok(Box::new(batches)),
-                }
+                let below = stage_below(stage, top);
+                Ok(Box::new(CompiledOutput { exec: self, stage, below, input, tables, _held: held, current: None }))
             }
             StageSink::Aggregate { .. } => Ok(deferred_stream(self.reserve(top), move |out_held| {
                 // The partition's own join tables stay reserved while its groups are made.
                 let _tables_held = held;
-                self.aggregate_stage(stage, top, i, &tables, out_held)
+                self.aggregate_stage(stage, top, i, &tables, out_held, pair_input)
             })),
         }
+    }
+
+    /// Whether the stage's shuffled join can write its sides out by their keys when its build
+    /// side does not fit: it is the stage's only such join and the first over its input (whose
+    /// columns its keys read), a hash join that is not null-aware, under an output or a
+    /// partial aggregate (whose groups may come out of each partition pair apart).
+    fn spillable_join(&self, stage: &Stage, top: &Arc<PhysicalPlan>) -> bool {
+        let spec = &stage.spec;
+        let (joins, input) = (spec.joins(), self.attrs(&spec.input_plan));
+        let own = stage.builds.iter().enumerate().filter(|(_, b)| b.is_none()).map(|(k, _)| k).collect::<Vec<_>>();
+        let sink = match &spec.sink {
+            StageSink::Output { .. } => true,
+            StageSink::Aggregate { .. } => matches!(top.as_ref(), PhysicalPlan::HashAggregate { mode: AggregateMode::Partial, .. }),
+        };
+        sink && own == [0]
+            && joins.first().is_some_and(|j| {
+                !j.merge && j.join_type != StageJoinType::NullAwareAnti && j.stream_keys.iter().all(|k| k.references().iter().all(|id| input.iter().any(|a| a.id == *id)))
+            })
     }
 
     /// Partition `i` of a compiled stage whose sink is a HashAggregate: its groups, held in
     /// `out_held` until pulled. When the generated code gives up, the run starts again
     /// interpreted. Groups the memory budget refuses are written out as the interpreter's
     /// aggregate writes them, and merged the same way (see `hash_aggregate`).
-    fn aggregate_stage<'s>(&'s self, stage: &'s Stage, top: &'s Arc<PhysicalPlan>, i: usize, tables: &[Table<'_>], out_held: &Reservation) -> Result<BatchStream<'s>> {
+    /// `input`: a partition pair's stream input (see `stage_part`), in place of partition `i`'s.
+    fn aggregate_stage<'s>(&'s self, stage: &'s Stage, top: &'s Arc<PhysicalPlan>, i: usize, tables: &[Table<'_>], out_held: &Reservation, mut input: Option<BatchStream<'s>>) -> Result<BatchStream<'s>> {
         let spec = &stage.spec;
         let builds: Vec<&BuildTable> = tables.iter().map(Table::get).collect();
         let PhysicalPlan::HashAggregate { mode, grouping, aggregates, result, child } = top.as_ref() else {
@@ -173,17 +252,23 @@ impl<'a> Executor<'a> {
             None => None,
         };
         let mut spill = GroupSpill::new(self, top, merger);
-        let parts = self.task_parts(top, &spec.input_plan, i);
+        let parts = if input.is_some() { vec![i] } else { self.task_parts(top, &spec.input_plan, i) };
         // An input that cannot be read twice is kept (it was held upstream anyway) in
         // case the interpreter must run it again.
-        let keep = !self.replayable(&spec.input_plan);
+        let keep = input.is_some() || !self.replayable(&spec.input_plan);
         let cursor = Cell::new(0);
         // The finished runs' rows, held until handed on.
         let mut out = vec![];
         // One run unless the task is merged (see `run_stream`).
         while cursor.get() < parts.len() {
             let start = cursor.get();
-            let mut run = self.run_stream(&spec.input_plan, &parts, &cursor);
+            let mut run: BatchStream<'_> = match input.take() {
+                Some(input) => {
+                    cursor.set(parts.len());
+                    input
+                }
+                None => Box::new(self.run_stream(&spec.input_plan, &parts, &cursor)),
+            };
             let kept = RefCell::new(vec![]);
             let kept_held = self.reserve(top);
             // Up to a share of the memory limit: past it (an input made by a join's
@@ -504,4 +589,12 @@ fn finish_final(node: &PhysicalPlan, merged_output: &[crate::expr::Attribute], m
         return Err(KilnError::internal("a final aggregate stage gave more than its merged groups"));
     };
     HashAggregator::new(AggregateMode::Final, grouping, aggregates, result, merged_output)?.finish_distinct(merged)
+}
+
+/// The operator a compiled stage's rows come out of: below a Sort that tops it.
+fn stage_below<'s>(stage: &Stage, top: &'s Arc<PhysicalPlan>) -> &'s Arc<PhysicalPlan> {
+    match (top.as_ref(), &stage.spec.sort) {
+        (PhysicalPlan::Sort { child, .. }, Some(_)) => child,
+        _ => top,
+    }
 }

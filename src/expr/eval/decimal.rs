@@ -230,6 +230,17 @@ impl Digits {
     }
 }
 
+/// round(int, d): unchanged for d >= 0, else HALF_UP to a multiple of 10^-d.
+pub(super) fn round_integral(x: i128, d: i32) -> i128 {
+    if d >= 0 {
+        return x;
+    }
+    let Some(m) = pow10_i128(d.unsigned_abs()) else { return 0 };
+    let (q, r) = (x / m, x % m);
+    let q = if r.abs() * 2 >= m { q + x.signum() } else { q };
+    q.saturating_mul(m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@ use arrow::record_batch::RecordBatch;
 
 use super::arithmetic::try_binary;
 use super::cast::{cast, strings};
-use super::decimal::{fit, pow10_i128, rescale, Digits};
+use super::decimal::{fit, rescale, round_integral, Digits};
 use super::errors::{arithmetic_overflow, decimal_out_of_range};
 use super::{evaluate, evaluate_rows, scatter};
 use crate::error::{KilnError, Result};
@@ -279,17 +279,6 @@ where
 {
     let overflow = || KilnError::exec("[ARITHMETIC_OVERFLOW] Overflow. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22003");
     Ok(Arc::new(a.primitive::<T>()?.try_unary::<_, T, _>(|x| T::Native::try_from(rounded(x.into())).map_err(|_| overflow()))?))
-}
-
-/// round(int, d): unchanged for d >= 0, else HALF_UP to a multiple of 10^-d.
-pub(super) fn round_integral(x: i128, d: i32) -> i128 {
-    if d >= 0 {
-        return x;
-    }
-    let Some(m) = pow10_i128(d.unsigned_abs()) else { return 0 };
-    let (q, r) = (x / m, x % m);
-    let q = if r.abs() * 2 >= m { q + x.signum() } else { q };
-    q.saturating_mul(m)
 }
 
 /// concat(...): NULL if any argument is NULL.

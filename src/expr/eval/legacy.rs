@@ -108,7 +108,7 @@ fn legacy_value(op: &Expr, over: &arrow::record_batch::RecordBatch, attrs: &[Att
         Expr::Cast { child, to, .. } if crate::types::is_integral(to) => cast_integral(&value(child)?, to),
         // round(127Y, -1) is 130 narrowed: -126.
         Expr::Function { func: ScalarFunc::Round, args } if crate::types::is_integral(result) => match args.as_slice() {
-            [x, Expr::Literal(ScalarValue::Int32(d))] => integral(&value(x)?).map(|x| super::functions::round_integral(x as i128, *d) as i64),
+            [x, Expr::Literal(ScalarValue::Int32(d))] => integral(&value(x)?).map(|x| super::decimal::round_integral(x as i128, *d) as i64),
             _ => None,
         },
         _ => None,

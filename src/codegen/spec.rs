@@ -391,7 +391,7 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
     if let Expr::Function { func: ScalarFunc::MightContain, args } = e {
         return match bloom_probe(args) {
             Some(key) => unsupported_reason(key),
-            None => Some("might_contain of a key that is not an integer, a bigint or a date".into()),
+            None => Some("might_contain of a key that is not an integer, a bigint or a date, or of a filter that is not a planned subquery".into()),
         };
     }
     let t = match e.data_type() {
@@ -747,12 +747,14 @@ pub(super) fn column_index(columns: &[Attribute], id: ExprId) -> Option<usize> {
 
 
 /// might_contain(filter, xxhash64(key))'s key, when generated code can hash it (an integer,
-/// a bigint or a date) and the filter is a planned subquery or a constant.
+/// a bigint or a date) and the filter is a planned subquery: the code reads its bits in place,
+/// and the subquery's value outlives the stage (a constant's array would be made anew, and
+/// freed, while compiling).
 pub(crate) fn bloom_probe(args: &[Expr]) -> Option<&Expr> {
     let [filter, Expr::Function { func: ScalarFunc::Builtin(crate::expr::Builtin::More(crate::expr::MoreFn::XxHash64)), args: keys }] = args else { return None };
     let [key] = keys.as_slice() else { return None };
     let hashable = matches!(key.data_type().ok()?, DataType::Int32 | DataType::Int64 | DataType::Date32);
-    (hashable && matches!(filter, Expr::ScalarSubqueryExec(_) | Expr::Literal(_))).then_some(key)
+    (hashable && matches!(filter, Expr::ScalarSubqueryExec(_))).then_some(key)
 }
 
 /// The constant generated code reads for a planned scalar subquery: its value, or NULL when

@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow::array::{ArrayRef, Float32Array, Float64Array};
+use arrow::array::{ArrayRef, Float32Array, Float64Array, UInt32Array};
+use arrow::compute::take_record_batch;
 use arrow::datatypes::{Float32Type, Float64Type, SchemaRef};
 use arrow::row::{RowConverter, SortField};
 use arrow::ipc::reader::StreamReader;
@@ -306,6 +307,57 @@ pub fn hash_partitions(keys: &[ArrayRef], level: u32) -> Result<Vec<Vec<u32>>> {
         parts[(h >> 28) as usize % SPILL_PARTITIONS].push(i as u32);
     }
     Ok(parts)
+}
+
+/// The spill files a spilling operator writes its rows to by partition (by a hash of their
+/// keys, [`hash_partitions`], or all to one), each made when its first rows come.
+pub struct PartitionFiles {
+    folder: PathBuf,
+    budget: Arc<SpillBudget>,
+    writers: Vec<Option<SpillWriter>>,
+}
+
+impl PartitionFiles {
+    /// No file yet, in `folder`, their bytes taken from `budget`.
+    pub fn new(folder: PathBuf, budget: &Arc<SpillBudget>) -> PartitionFiles {
+        PartitionFiles { folder, budget: budget.clone(), writers: vec![] }
+    }
+
+    /// The folder the files go to.
+    pub fn folder(&self) -> &Path {
+        &self.folder
+    }
+
+    /// Whether any rows were written.
+    pub fn written(&self) -> bool {
+        self.writers.iter().any(Option::is_some)
+    }
+
+    /// Appends `batch` to partition `p`'s file.
+    pub fn write_to(&mut self, p: usize, batch: &RecordBatch) -> Result<()> {
+        if self.writers.len() <= p {
+            self.writers.resize_with(p + 1, || None);
+        }
+        let writer = match &mut self.writers[p] {
+            Some(w) => w,
+            slot => slot.insert(SpillWriter::new(&self.folder, &batch.schema(), &self.budget)?),
+        };
+        writer.write(batch)
+    }
+
+    /// Appends each row of `batch` to the file of its `keys`' partition at `level`.
+    pub fn write_hashed(&mut self, batch: &RecordBatch, keys: &[ArrayRef], level: u32) -> Result<()> {
+        for (p, rows) in hash_partitions(keys, level)?.into_iter().enumerate().filter(|(_, r)| !r.is_empty()) {
+            let part = if rows.len() == batch.num_rows() { batch.clone() } else { take_record_batch(batch, &UInt32Array::from(rows))? };
+            self.write_to(p, &part)?;
+        }
+        Ok(())
+    }
+
+    /// The files, finished, by partition (`None` where nothing was written).
+    pub fn finish(self) -> Result<Vec<Option<SpillFile>>> {
+        self.writers.into_iter().map(|w| w.map(SpillWriter::finish).transpose()).collect()
+    }
 }
 
 /// A float key column with -0.0 as 0.0 and every NaN one NaN; other columns as they are.

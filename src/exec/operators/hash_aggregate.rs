@@ -6,17 +6,14 @@
 //! final or complete aggregate's go to hash partitions of their keys, each merged on its own.
 
 use std::cell::Cell;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow::array::UInt32Array;
-use arrow::compute::take_record_batch;
 use arrow::record_batch::RecordBatch;
 
 use super::not_this;
 use crate::common::control::QueryControl;
 use crate::common::memory::Reservation;
-use crate::common::spill::{hash_partitions, spill_folder, SpillFile, SpillWriter, SpillablePartition, SPILL_LEVELS};
+use crate::common::spill::{spill_folder, PartitionFiles, SpillFile, SpillablePartition, SPILL_LEVELS};
 use crate::error::Result;
 use crate::exec::interpreted::{state_attrs, HashAggregator};
 use crate::exec::state::{key, Executor, State};
@@ -136,75 +133,57 @@ pub(in crate::exec) struct GroupSpill<'s> {
     control: &'s QueryControl,
     plan: &'s Arc<PhysicalPlan>,
     metrics: Arc<OperatorMetrics>,
-    folder: PathBuf,
     merger: Option<Merger<'s>>,
     /// How many times the groups were partitioned before (the partitions' hash seed).
     level: u32,
-    writers: Vec<Option<SpillWriter>>,
+    files: PartitionFiles,
 }
 
 impl<'s> GroupSpill<'s> {
     /// Nothing spilled yet for `plan` (a HashAggregate, or the compiled stage it tops).
     pub(in crate::exec) fn new(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, merger: Option<Merger<'s>>) -> GroupSpill<'s> {
-        GroupSpill { control: exec.control, plan, metrics: exec.ops.of(plan), folder: spill_folder(&exec.config.local_dir), merger, level: 0, writers: vec![] }
+        let files = PartitionFiles::new(spill_folder(&exec.config.local_dir), exec.control.spill());
+        GroupSpill { control: exec.control, plan, metrics: exec.ops.of(plan), merger, level: 0, files }
     }
 
     /// Whether any group was written out.
     pub(in crate::exec) fn spilled(&self) -> bool {
-        self.writers.iter().any(Option::is_some)
+        self.files.written()
     }
 
     /// Writes out groups' state (or a partial aggregate's output).
     pub(in crate::exec) fn write(&mut self, batches: Vec<RecordBatch>) -> Result<()> {
         for b in batches.iter().filter(|b| b.num_rows() > 0) {
-            let Some(m) = &self.merger else {
-                self.write_to(0, b)?;
-                continue;
-            };
-            let parts = hash_partitions(&b.columns()[..m.grouping.len()], self.level)?;
-            for (p, rows) in parts.into_iter().enumerate().filter(|(_, r)| !r.is_empty()) {
-                let part = if rows.len() == b.num_rows() { b.clone() } else { take_record_batch(b, &UInt32Array::from(rows))? };
-                self.write_to(p, &part)?;
+            match &self.merger {
+                None => self.files.write_to(0, b)?,
+                Some(m) => self.files.write_hashed(b, &b.columns()[..m.grouping.len()], self.level)?,
             }
         }
         Ok(())
-    }
-
-    fn write_to(&mut self, p: usize, b: &RecordBatch) -> Result<()> {
-        if self.writers.len() <= p {
-            self.writers.resize_with(p + 1, || None);
-        }
-        let writer = match &mut self.writers[p] {
-            Some(w) => w,
-            slot => slot.insert(SpillWriter::new(&self.folder, &b.schema(), self.control.spill())?),
-        };
-        writer.write(b)
-    }
-
-    /// The files written, finished and counted on the operator.
-    fn finish(&mut self) -> Result<Vec<SpillFile>> {
-        let mut files = vec![];
-        for w in std::mem::take(&mut self.writers).into_iter().flatten() {
-            let file = w.finish()?;
-            self.metrics.add_spill(&file);
-            files.push(file);
-        }
-        Ok(files)
     }
 
     /// The aggregate's output, `rest` being what it still holds: a partial aggregate's
     /// spilled groups then `rest`; a final aggregate's partitions (`rest` written out too)
     /// merged one at a time as the output is pulled.
     pub(in crate::exec) fn output(mut self, rest: Vec<RecordBatch>) -> Result<BatchStream<'s>> {
-        let Some(merger) = self.merger.clone() else {
-            let files = self.finish()?.into_iter().map(Arc::new).collect();
-            return Ok(SpillablePartition { files, batches: rest }.into_stream());
+        let rest = match self.merger {
+            Some(_) => {
+                self.write(rest)?;
+                vec![]
+            }
+            None => rest,
         };
-        self.write(rest)?;
-        let files = self.finish()?;
-        let (control, plan, metrics, folder, level) = (self.control, self.plan, self.metrics, self.folder, self.level);
+        let GroupSpill { control, plan, metrics, merger, level, files } = self;
+        let folder = files.folder().to_path_buf();
+        // The files written, counted on the operator.
+        let files: Vec<SpillFile> = files.finish()?.into_iter().flatten().collect();
+        files.iter().for_each(|f| metrics.add_spill(f));
+        let Some(merger) = merger else {
+            return Ok(SpillablePartition { files: files.into_iter().map(Arc::new).collect(), batches: rest }.into_stream());
+        };
         Ok(Box::new(files.into_iter().flat_map(move |file| {
-            let nested = GroupSpill { control, plan, metrics: metrics.clone(), folder: folder.clone(), merger: Some(merger.clone()), level: level + 1, writers: vec![] };
+            let files = PartitionFiles::new(folder.clone(), control.spill());
+            let nested = GroupSpill { control, plan, metrics: metrics.clone(), merger: Some(merger.clone()), level: level + 1, files };
             match nested.merge(file) {
                 Ok(s) => s,
                 Err(e) => Box::new(std::iter::once(Err(e))),

@@ -5,12 +5,10 @@
 //! their keys and joins them a partition pair at a time (a grace hash join, `SidesSpill`).
 //! The output streams in pieces of at most a batch. The join-side helpers serve every join.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::not_this;
-use crate::common::control::QueryControl;
-use crate::common::spill::{hash_partitions, spill_folder, SpillFile, SpillWriter, SPILL_LEVELS, SPILL_PARTITIONS};
+use crate::common::spill::{spill_folder, PartitionFiles, SpillFile, SPILL_LEVELS};
 use crate::error::Result;
 use crate::exec::state::{key, Executor, State};
 use crate::exec::interpreted;
@@ -24,8 +22,7 @@ use crate::physical::adaptive::batch_bytes;
 use crate::physical::metrics::OperatorMetrics;
 use crate::physical::{BuildSide, HashJoinKind, PhysicalPlan};
 use crate::plan::JoinType;
-use arrow::array::UInt32Array;
-use arrow::compute::{cast, take_record_batch};
+use arrow::compute::cast;
 use arrow::record_batch::RecordBatch;
 
 /// One side of a join partition, drained when the join first runs, what it holds taken from
@@ -117,29 +114,21 @@ fn join_sides<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, mut sides
                 build_rows += b.num_rows();
             }
             let need = join_bytes(data, build_rows, left_keys.len());
-            if level < SPILL_LEVELS && (need > share || held.resize(need).is_err()) {
+            if level >= SPILL_LEVELS {
+                held.resize(need)?;
+            } else if need > share || held.resize(need).is_err() {
                 let mut spill = SidesSpill::new(exec, plan, [(left_keys, attrs[0]), (right_keys, attrs[1])], level);
-                for (side, batches) in rows.iter().enumerate() {
-                    for b in batches {
-                        spill.write(side, b)?;
-                    }
+                for (side, batches) in rows.into_iter().enumerate() {
+                    spill.write_stream(side, batches.into_iter().map(Ok))?;
                 }
-                drop(rows);
                 held.resize(0)?;
                 spill.write(s, &b)?;
-                for b in sides[s].by_ref() {
-                    spill.write(s, &b?)?;
-                }
+                spill.write_stream(s, sides[s].by_ref())?;
                 if n == 0 {
-                    for b in sides[order[1]].by_ref() {
-                        spill.write(order[1], &b?)?;
-                    }
+                    spill.write_stream(order[1], sides[order[1]].by_ref())?;
                 }
                 let pairs = spill.finish()?;
                 return Ok(Box::new(pairs.into_iter().flat_map(move |pair| joined_pair(exec, plan, pair, level + 1))));
-            }
-            if level >= SPILL_LEVELS {
-                held.resize(need)?;
             }
             rows[s].push(b);
         }
@@ -159,7 +148,7 @@ pub(in crate::exec) fn join_bytes(data: u64, build_rows: usize, keys: usize) -> 
 /// output ends.
 fn joined_pair<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, pair: [Option<SpillFile>; 2], level: u32) -> BatchStream<'s> {
     let held = exec.reserve(plan);
-    let joined = read_side(pair[0].as_ref()).and_then(|l| Ok([l, read_side(pair[1].as_ref())?])).and_then(|sides| join_sides(exec, plan, sides, &held, level));
+    let joined = read_pair(&pair).and_then(|sides| join_sides(exec, plan, sides, &held, level));
     // Both sides were read whole (held or written out again): the files can go.
     drop(pair);
     match joined {
@@ -171,12 +160,15 @@ fn joined_pair<'s>(exec: &'s Executor<'_>, plan: &'s Arc<PhysicalPlan>, pair: [O
     }
 }
 
-/// A spilled side's batches (none when nothing was written to it).
-pub(in crate::exec) fn read_side<'s>(file: Option<&SpillFile>) -> Result<BatchStream<'s>> {
-    Ok(match file {
-        Some(f) => Box::new(f.read()?),
-        None => Box::new(std::iter::empty()),
-    })
+/// A spilled partition pair's two sides' batches (none for a side nothing was written to).
+pub(in crate::exec) fn read_pair<'s>(pair: &[Option<SpillFile>; 2]) -> Result<[BatchStream<'s>; 2]> {
+    let read = |file: &Option<SpillFile>| -> Result<BatchStream<'s>> {
+        Ok(match file {
+            Some(f) => Box::new(f.read()?),
+            None => Box::new(std::iter::empty()),
+        })
+    };
+    Ok([read(&pair[0])?, read(&pair[1])?])
 }
 
 /// A join's two sides written out by a hash of their keys, when they do not fit together in
@@ -184,19 +176,18 @@ pub(in crate::exec) fn read_side<'s>(file: Option<&SpillFile>) -> Result<BatchSt
 /// on its own (and partitioned again a level down when it still does not fit). The second
 /// side's keys are cast to the first's types, so equal keys hash alike.
 pub(in crate::exec) struct SidesSpill<'s> {
-    control: &'s QueryControl,
     metrics: Arc<OperatorMetrics>,
-    folder: PathBuf,
     level: u32,
     /// Each side's keys and the columns they are over.
     sides: [(&'s [Expr], &'s [Attribute]); 2],
-    writers: [Vec<Option<SpillWriter>>; 2],
+    files: [PartitionFiles; 2],
 }
 
 impl<'s> SidesSpill<'s> {
     /// Nothing written yet for `plan`'s sides, partitioned for the `level`th time.
-    pub(in crate::exec) fn new(exec: &'s Executor<'_>, plan: &Arc<PhysicalPlan>, sides: [(&'s [Expr], &'s [Attribute]); 2], level: u32) -> SidesSpill<'s> {
-        SidesSpill { control: exec.control, metrics: exec.ops.of(plan), folder: spill_folder(&exec.config.local_dir), level, sides, writers: [vec![], vec![]] }
+    pub(in crate::exec) fn new(exec: &Executor<'_>, plan: &Arc<PhysicalPlan>, sides: [(&'s [Expr], &'s [Attribute]); 2], level: u32) -> SidesSpill<'s> {
+        let files = || PartitionFiles::new(spill_folder(&exec.config.local_dir), exec.control.spill());
+        SidesSpill { metrics: exec.ops.of(plan), level, sides, files: [files(), files()] }
     }
 
     /// Writes `batch`, rows of side `side`, to its partitions.
@@ -206,23 +197,21 @@ impl<'s> SidesSpill<'s> {
         }
         let (keys, attrs) = self.sides[side];
         let mut columns = evaluate_all(keys, batch, attrs)?;
-        for (c, k) in columns.iter_mut().zip(self.sides[0].0) {
-            let t = k.data_type()?;
-            if c.data_type() != &t {
-                *c = cast(c, &t)?;
+        if side == 1 {
+            for (c, k) in columns.iter_mut().zip(self.sides[0].0) {
+                let t = k.data_type()?;
+                if c.data_type() != &t {
+                    *c = cast(c, &t)?;
+                }
             }
         }
-        let writers = &mut self.writers[side];
-        for (p, rows) in hash_partitions(&columns, self.level)?.into_iter().enumerate().filter(|(_, r)| !r.is_empty()) {
-            let part = if rows.len() == batch.num_rows() { batch.clone() } else { take_record_batch(batch, &UInt32Array::from(rows))? };
-            if writers.len() <= p {
-                writers.resize_with(p + 1, || None);
-            }
-            let writer = match &mut writers[p] {
-                Some(w) => w,
-                slot => slot.insert(SpillWriter::new(&self.folder, &batch.schema(), self.control.spill())?),
-            };
-            writer.write(&part)?;
+        self.files[side].write_hashed(batch, &columns, self.level)
+    }
+
+    /// Writes every batch of `batches`, rows of side `side`.
+    pub(in crate::exec) fn write_stream(&mut self, side: usize, batches: impl Iterator<Item = Result<RecordBatch>>) -> Result<()> {
+        for b in batches {
+            self.write(side, &b?)?;
         }
         Ok(())
     }
@@ -230,17 +219,11 @@ impl<'s> SidesSpill<'s> {
     /// The partition pairs written (a side's file `None` when no row went to it), the files
     /// counted on the operator.
     pub(in crate::exec) fn finish(self) -> Result<Vec<[Option<SpillFile>; 2]>> {
-        let mut pairs: Vec<[Option<SpillFile>; 2]> = (0..SPILL_PARTITIONS).map(|_| [None, None]).collect();
-        for (side, writers) in self.writers.into_iter().enumerate() {
-            for (p, w) in writers.into_iter().enumerate() {
-                if let Some(w) = w {
-                    let file = w.finish()?;
-                    self.metrics.add_spill(&file);
-                    pairs[p][side] = Some(file);
-                }
-            }
-        }
-        pairs.retain(|p| p.iter().any(Option::is_some));
+        let [first, second] = self.files;
+        let (first, second) = (first.finish()?, second.finish()?);
+        let (n, mut first, mut second) = (first.len().max(second.len()), first.into_iter(), second.into_iter());
+        let pairs: Vec<[Option<SpillFile>; 2]> = (0..n).map(|_| [first.next().flatten(), second.next().flatten()]).filter(|p| p.iter().any(Option::is_some)).collect();
+        pairs.iter().flatten().flatten().for_each(|f| self.metrics.add_spill(f));
         Ok(pairs)
     }
 }

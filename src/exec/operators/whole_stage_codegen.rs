@@ -11,7 +11,7 @@ use arrow::record_batch::RecordBatch;
 
 use super::not_this;
 use super::hash_aggregate::{aggregate_into, hold_run_output, GroupSpill, Merger};
-use super::hash_join::{join_bytes, read_side, SidesSpill};
+use super::hash_join::{join_bytes, read_pair, SidesSpill};
 use crate::codegen::{BuildTable, GroupBudget, StageJoinType, StageSink, StageSpec};
 use crate::common::spill::SPILL_LEVELS;
 use crate::common::control::QueryControl;
@@ -160,26 +160,17 @@ impl<'a> Executor<'a> {
                 // What it wrote counts on the join.
                 let join = spec.members.iter().map(|m| &m.node).find(|n| matches!(n.as_ref(), PhysicalPlan::HashJoin { kind: HashJoinKind::Shuffled, .. })).unwrap_or(top);
                 let mut spill = SidesSpill::new(self, join, [(&j.stream_keys, self.attrs(&spec.input_plan)), (&j.build_keys, &j.build)], level);
-                for b in rows.iter().chain(std::iter::once(&b)) {
-                    spill.write(1, b)?;
-                }
-                drop(rows);
+                spill.write_stream(1, rows.into_iter().chain(std::iter::once(b)).map(Ok))?;
                 held.resize(0)?;
-                for b in build {
-                    spill.write(1, &b?)?;
-                }
+                spill.write_stream(1, build)?;
                 let input = match pair_input.take() {
                     Some(input) => input,
                     None => self.stream(&spec.input_plan, i)?,
                 };
-                for b in input {
-                    spill.write(0, &b?)?;
-                }
+                spill.write_stream(0, input)?;
                 let pairs = spill.finish()?;
                 return Ok(Box::new(pairs.into_iter().flat_map(move |pair| {
-                    let part = read_side(pair[0].as_ref())
-                        .and_then(|input| Ok([input, read_side(pair[1].as_ref())?]))
-                        .and_then(|sides| self.stage_part(stage, top, i, Some(sides), level + 1));
+                    let part = read_pair(&pair).and_then(|sides| self.stage_part(stage, top, i, Some(sides), level + 1));
                     match part {
                         // The input file is read as the pair's rows are pulled.
                         Ok(out) => Box::new(out.map(move |b| {

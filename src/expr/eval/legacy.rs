@@ -30,10 +30,7 @@ const LEGACY_VALUE_CLASSES: &[&str] = &[
 ];
 
 fn legacy_class(e: &KilnError) -> bool {
-    let KilnError::Execution(m) = e else { return false };
-    let class = m.strip_prefix('[').and_then(|r| r.split(']').next()).unwrap_or("");
-    let class = class.split('.').next().unwrap_or("");
-    LEGACY_VALUE_CLASSES.contains(&class)
+    matches!(e, KilnError::Execution(_)) && e.error_class().and_then(|c| c.split('.').next()).is_some_and(|c| LEGACY_VALUE_CLASSES.contains(&c))
 }
 
 /// Evaluates `args[0]` in legacy mode.

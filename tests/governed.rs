@@ -125,13 +125,12 @@ fn a_fan_out_join_through_expand_and_a_generator_streams_until_the_timeout() {
 }
 
 #[test]
-fn a_window_partition_larger_than_the_limit_fails_at_the_memory_limit() {
-    // The exchange and the sort under the window spill; the window holds its one partition
-    // (24M rows, about 190 MiB) and does not spill yet. The process peaked at 2.7 (compiled)
-    // and 2.9 (interpreted) times the limit: the sort's and the exchange's unreserved
-    // working memory, an open gap bounded here as measured. (A grouping with a group per row
-    // is not checked here yet: its process held 1.8 to 3.1 times its reserved bytes.)
-    let query = "SELECT max(n) FROM (SELECT row_number() OVER (PARTITION BY id % 1 ORDER BY id) AS n FROM range(0, 24000000))";
+fn a_window_partition_larger_than_the_limit_fails_at_the_memory_limit_when_its_functions_need_it_whole() {
+    // The exchange and the sort under the window spill; lag over one partition (24M rows,
+    // about 190 MiB) is not computed in chunks, so the window holds it and fails. The process
+    // peaked at 2.7 (compiled) and 2.9 (interpreted) times the limit: the sort's and the
+    // exchange's unreserved working memory, an open gap bounded here as measured.
+    let query = "SELECT max(n) FROM (SELECT lag(id) OVER (PARTITION BY id % 1 ORDER BY id) AS n FROM range(0, 24000000))";
     fails_at_the_memory_limit(query, &[(MODES[0], 3.2), (MODES[1], 3.2)]);
 }
 
@@ -197,22 +196,88 @@ fn a_sort_and_its_exchange_spill_and_give_the_rows_they_give_in_memory() {
     spills_and_gives_the_rows_it_gives_in_memory(query, 3, |err| err.lines().filter(|l| l.contains("spilled:") && (l.contains("Sort") || l.contains("Exchange rangepartitioning"))).count() >= 2);
 }
 
+/// Two join sides each about ten times a 4 MiB limit: 400k rows, and 300k rows of even keys.
+const JOIN_SIDES: &str = "WITH x AS (SELECT id, concat('x', id) AS v FROM range(400000)), y AS (SELECT id * 2 AS id, concat('y', id) AS w FROM range(300000))";
+
+/// Each of `joins` over [`JOIN_SIDES`] (two shuffle partitions) gives the rows it gives in
+/// memory, and `operator` reports what it spilled.
+fn joins_spill_on(operator: &str, joins: &[&str]) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    for join in joins {
+        let query = format!("{JOIN_SIDES} {join}");
+        spills_and_gives_the_rows_it_gives_in_memory(&query, 2, |err| err.lines().any(|l| l.contains("spilled:") && l.contains(operator)));
+    }
+}
+
+/// Windows over input partitions ten times the limit (two shuffle partitions): many small
+/// window partitions are computed as they complete; one window partition past the limit is
+/// written out and computed a chunk of peer groups at a time (running and whole-partition
+/// values carried over), both with the rows they give in memory.
+#[test]
+fn windows_larger_than_the_limit_give_the_rows_they_give_in_memory() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let small = "SELECT k, id, row_number() OVER (PARTITION BY k ORDER BY id) AS rn, avg(id) OVER (PARTITION BY k) AS a, lag(id) OVER (PARTITION BY k ORDER BY id) AS l FROM (SELECT id % 5000 AS k, id FROM range(1000000)) ORDER BY id";
+    spills_and_gives_the_rows_it_gives_in_memory(small, 2, |err| err.lines().any(|l| l.contains("spilled:") && l.contains("Sort")));
+    let large = "SELECT g, id, row_number() OVER (PARTITION BY g ORDER BY id) AS rn, rank() OVER w AS rk, dense_rank() OVER w AS dr, \
+        count(v) OVER w AS c, sum(id) OVER w AS s, max(v) OVER (PARTITION BY g) AS mx, count(*) OVER (PARTITION BY g) AS n, \
+        min(v) OVER (PARTITION BY g ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS mn \
+        FROM (SELECT id % 2 AS g, id, IF(id % 5 = 0, NULL, concat('v', id)) AS v FROM range(600000)) \
+        WINDOW w AS (PARTITION BY g ORDER BY id DIV 7) ORDER BY id";
+    spills_and_gives_the_rows_it_gives_in_memory(large, 2, |err| err.lines().any(|l| l.contains("spilled:") && l.contains("Window")));
+}
+
 /// Shuffled hash joins whose sides are ten times the limit (two shuffle partitions): each
 /// writes both sides out by a hash of its keys and joins them a partition pair at a time —
 /// inner and outer, under a Sort and under an aggregate, compiled and interpreted.
 #[test]
 fn a_shuffled_hash_join_larger_than_the_limit_spills_both_sides_and_gives_the_rows_it_gives_in_memory() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let sides = "WITH x AS (SELECT id, concat('x', id) AS v FROM range(400000)), y AS (SELECT id * 2 AS id, concat('y', id) AS w FROM range(300000))";
-    for join in [
+    joins_spill_on("ShuffledHashJoin", &[
         "SELECT /*+ SHUFFLE_HASH(y) */ x.id, x.v, y.w FROM x JOIN y ON x.id = y.id ORDER BY x.id",
         "SELECT /*+ SHUFFLE_HASH(y) */ count(*), sum(x.id), count(y.w), max(y.w) FROM x LEFT JOIN y ON x.id = y.id",
         "SELECT /*+ SHUFFLE_HASH(x) */ x.id, y.id, y.w FROM x RIGHT JOIN y ON x.id = y.id AND x.id % 3 = 0 ORDER BY y.id",
         "SELECT /*+ SHUFFLE_HASH(y) */ x.id, y.id FROM x FULL JOIN y ON x.id + 1 = y.id ORDER BY x.id, y.id",
         "SELECT /*+ SHUFFLE_HASH(y) */ count(*), sum(id) FROM x LEFT ANTI JOIN y ON x.id = y.id",
-    ] {
-        let query = format!("{sides} {join}");
-        spills_and_gives_the_rows_it_gives_in_memory(&query, 2, |err| err.lines().any(|l| l.contains("spilled:") && l.contains("ShuffledHashJoin")));
+    ]);
+}
+
+/// Sort-merge joins whose sides are ten times the limit (two shuffle partitions): both sorted
+/// sides are written out in order and merged a key range at a time — inner under a Sort, outer
+/// and semi/anti joins, keys repeated on both sides — compiled and interpreted.
+#[test]
+fn a_sort_merge_join_larger_than_the_limit_merges_its_sides_a_key_range_at_a_time() {
+    joins_spill_on("SortMergeJoin", &[
+        "SELECT /*+ MERGE(y) */ x.id, x.v, y.w FROM x JOIN y ON x.id = y.id ORDER BY x.id",
+        "SELECT /*+ MERGE(y) */ count(*), sum(x.id), count(y.w), max(y.w) FROM x LEFT JOIN y ON x.id = y.id",
+        "SELECT /*+ MERGE(y) */ x.id, y.id FROM x FULL JOIN y ON x.id + 1 = y.id ORDER BY x.id, y.id",
+        "SELECT /*+ MERGE(y) */ count(*), sum(id) FROM x LEFT ANTI JOIN y ON x.id = y.id",
+        "SELECT /*+ MERGE(y) */ count(*), sum(x.id * 3 + y.id), max(y.w) FROM x JOIN y ON x.id % 30000 = y.id % 30000",
+    ]);
+}
+
+/// A broadcast hinted onto a side ten times the limit: adaptive execution re-plans the join
+/// as a shuffled hash join, which spills, with the rows the broadcast gives in memory, in
+/// both modes; without adaptive execution the broadcast fails at the limit.
+#[test]
+fn a_broadcast_the_limit_refuses_is_replanned_as_a_shuffled_hash_join() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    let query = &format!("{JOIN_SIDES} SELECT /*+ BROADCAST(y) */ x.id, x.v, y.w FROM x LEFT JOIN y ON x.id = y.id ORDER BY x.id");
+    let base = vec!["spark.sql.shuffle.partitions=2".to_string(), format!("spark.local.dir={}", folder.path().display())];
+    let (ok, expected, err) = kiln_csv(&base, query);
+    assert!(ok && err.contains("BroadcastHashJoin"), "{err}");
+    for mode in MODES {
+        for aqe in ["true", "false"] {
+            let mut conf = base.clone();
+            conf.extend([mode.to_string(), format!("spark.sql.adaptive.enabled={aqe}"), "kiln.memory.limit=4m".into()]);
+            let (ok, rows, err) = kiln_csv(&conf, query);
+            if aqe == "true" {
+                assert!(ok && rows == expected, "{conf:?}: {err}");
+                assert!(err.lines().any(|l| l.contains("ShuffledHashJoin") && l.contains("spilled:")) && !err.contains("BroadcastHashJoin"), "{conf:?}: {err}");
+            } else {
+                assert!(!ok && err.contains("UNABLE_TO_ACQUIRE_MEMORY") && err.contains("BroadcastExchange"), "{conf:?}: {err}");
+            }
+            assert_eq!(files_in(folder.path()), Vec::<String>::new(), "{conf:?}: spill files left");
+        }
     }
 }
 

@@ -3,19 +3,21 @@
 //!
 //! The plugin hands over a supported physical subtree as Spark's own `TreeNode.toJSON` with
 //! its output schema ([`plan::translate`] makes a kiln plan fragment of it), then, per task,
-//! the Parquet splits Spark assigned; kiln runs the fragment through
+//! the Parquet splits Spark assigned and the rows of Spark's broadcasts and shuffles the
+//! subtree reads, each input one Arrow IPC stream ([`inputs`]); kiln runs the fragment through
 //! [`kiln::Session::execute_fragment`] and hands back each batch as an Arrow IPC stream, which
 //! the JVM side wraps as a `ColumnarBatch`. No panic crosses into the JVM: each entry point
 //! catches it and raises `io.kiln.spark.KilnException`, whose message starts with kiln's
 //! error class (`[DIVIDE_BY_ZERO] ...`).
 
+pub mod inputs;
 pub mod plan;
 pub mod splits;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
 
-use jni::objects::{JClass, JLongArray, JObjectArray, JString};
+use jni::objects::{JByteArray, JClass, JLongArray, JObjectArray, JString};
 use jni::sys::{jbyteArray, jlong, jstring};
 use jni::JNIEnv;
 use kiln::arrow::error::ArrowError;
@@ -97,8 +99,9 @@ struct Task {
     batches: RecordBatchStream,
 }
 
-/// `KilnNative.open(planJson, paths, starts, lengths)`: starts the task over its Parquet
-/// splits; returns its handle for `next` and `close`.
+/// `KilnNative.open(planJson, paths, starts, lengths, inputs)`: starts the task over its
+/// Parquet splits and its inputs (an Arrow IPC stream for each of the subtree's
+/// placeholders); returns its handle for `next` and `close`.
 #[no_mangle]
 pub extern "system" fn Java_io_kiln_spark_KilnNative_open<'l>(
     mut env: JNIEnv<'l>,
@@ -107,6 +110,7 @@ pub extern "system" fn Java_io_kiln_spark_KilnNative_open<'l>(
     paths: JObjectArray<'l>,
     starts: JLongArray<'l>,
     lengths: JLongArray<'l>,
+    inputs: JObjectArray<'l>,
 ) -> jlong {
     guarded(&mut env, 0, |env| {
         let text = read_string(env, &plan)?;
@@ -119,17 +123,35 @@ pub extern "system" fn Java_io_kiln_spark_KilnNative_open<'l>(
             let path = JString::from(env.get_object_array_element(&paths, i as i32).map_err(jni_error)?);
             list.push(Split { path: read_string(env, &path)?, start: from[i], length: len[i] });
         }
-        let task = open(&text, list).map_err(|e| message(&e))?;
+        let count = env.get_array_length(&inputs).map_err(jni_error)?;
+        let mut streams = Vec::with_capacity(count as usize);
+        for i in 0..count {
+            let bytes = JByteArray::from(env.get_object_array_element(&inputs, i).map_err(jni_error)?);
+            if bytes.is_null() {
+                return Err(format!("[KILN_SPARK_INPUT] input {i} is null"));
+            }
+            streams.push(env.convert_byte_array(&bytes).map_err(jni_error)?);
+        }
+        let task = open(&text, list, streams).map_err(|e| message(&e))?;
         Ok(Box::into_raw(Box::new(task)) as jlong)
     })
 }
 
-fn open(text: &str, list: Vec<Split>) -> kiln::Result<Task> {
+fn open(text: &str, list: Vec<Split>, streams: Vec<Vec<u8>>) -> kiln::Result<Task> {
     let fragment = plan::translate(text)?;
+    if streams.len() != fragment.inputs.len() {
+        return Err(KilnError::exec(format!("[KILN_SPARK_INPUT] the subtree reads {} inputs, the task gave {}", fragment.inputs.len(), streams.len())));
+    }
     let session = session();
     let plan = if session.config()?.whole_stage_codegen { kiln::internals::codegen::collapse_codegen_stages(&fragment.plan) } else { fragment.plan };
-    let input = splits::read(list, fragment.scan);
-    let batches = session.execute_fragment(Arc::clone(&plan), 0, vec![input])?;
+    let mut batches = Vec::with_capacity(streams.len() + 1);
+    for (bytes, columns) in streams.into_iter().zip(fragment.inputs) {
+        batches.push(inputs::read(bytes, columns)?);
+    }
+    if let Some(scan) = fragment.scan {
+        batches.push(splits::read(list, scan));
+    }
+    let batches = session.execute_fragment(Arc::clone(&plan), 0, batches)?;
     Ok(Task { batches })
 }
 

@@ -5,7 +5,6 @@
 use std::fs::File;
 use std::sync::Arc;
 
-use kiln::arrow::array::ArrayRef;
 use kiln::arrow::datatypes::{Field, Schema, SchemaRef};
 use kiln::arrow::record_batch::RecordBatch;
 use kiln::expr::Attribute;
@@ -90,24 +89,13 @@ fn midpoint(g: &RowGroupMetaData) -> i64 {
 }
 
 fn reorder(batch: &RecordBatch, order: &[usize], schema: &SchemaRef) -> Result<RecordBatch> {
-    let columns = order
-        .iter()
-        .zip(schema.fields())
-        .map(|(&i, f)| -> Result<ArrayRef> {
-            let c = batch.column(i);
-            if c.data_type() == f.data_type() {
-                return Ok(c.clone());
-            }
-            kiln::arrow::compute::cast(c, f.data_type()).map_err(|e| KilnError::exec(format!("column `{}`: cannot read {} as {}: {e}", f.name(), c.data_type(), f.data_type())))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &kiln::arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())))?)
+    crate::inputs::conform(order.iter().map(|&i| batch.column(i).clone()).collect(), batch.num_rows(), schema)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kiln::arrow::array::{AsArray, Int64Array};
+    use kiln::arrow::array::{ArrayRef, AsArray, Int64Array};
     use kiln::arrow::datatypes::{DataType, Int64Type};
     use kiln::parquet::arrow::ArrowWriter;
     use kiln::parquet::file::properties::WriterProperties;

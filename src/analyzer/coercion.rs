@@ -55,6 +55,41 @@ fn decimal_view(e: &Expr) -> Result<Option<(u8, i8)>> {
     Ok(decimal_for_integral(&e.data_type()?))
 }
 
+/// What date_add / date_sub (and date ± n) take as a number of days.
+const DAY_COUNT_TYPES: &str = "(\"INT\" or \"SMALLINT\" or \"TINYINT\")";
+/// What Spark's TimeAdd takes as its first parameter (`1 - INTERVAL '2' SECOND` is refused).
+const TIMESTAMP_TYPES: &str = "(\"(TIMESTAMP OR TIMESTAMP WITHOUT TIME ZONE)\" or \"(TIMESTAMP_LTZ(P) OR TIMESTAMP_NTZ(P) WITH P IN [7, 9])\")";
+
+/// Spark's UNEXPECTED_INPUT_TYPE: the `ordinal` ("first", "second") parameter of `original`
+/// takes one of `required` (as Spark lists them), not `value`'s type.
+fn unexpected_input(original: &Expr, ordinal: &str, required: &str, value: &Expr) -> KilnError {
+    let t = value.data_type().map(|t| crate::types::sql_type_name(&t)).unwrap_or_default();
+    KilnError::analysis(
+        "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+        format!(
+            "Cannot resolve \"{}\" due to data type mismatch: The {ordinal} parameter requires the {required} type, however \"{}\" has the type \"{t}\".",
+            sql_name(original),
+            sql_name(value)
+        ),
+    )
+}
+
+/// Spark's DATA_DIFF_TYPES: the values of `function` (CASE's results, IN's list, coalesce's
+/// arguments) have no common type.
+fn data_diff<'a>(function: &str, values: impl Iterator<Item = &'a Expr>) -> KilnError {
+    let mut types: Vec<String> = vec![];
+    for v in values {
+        let t = v.data_type().map(|t| format!("\"{}\"", crate::types::sql_type_name(&t))).unwrap_or_default();
+        if !types.contains(&t) {
+            types.push(t);
+        }
+    }
+    KilnError::analysis(
+        "DATATYPE_MISMATCH.DATA_DIFF_TYPES",
+        format!("Cannot resolve \"{function}\" due to data type mismatch: Input to `{function}` should all be the same type, but it's ({}).", types.join(" or ")),
+    )
+}
+
 fn mismatch(e: &Expr, l: &DataType, r: &DataType) -> KilnError {
     KilnError::analysis(
         "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES",
@@ -78,7 +113,10 @@ fn coerce_node(e: Expr) -> Result<Expr> {
             let mut t = child.data_type()?;
             for item in &list {
                 let it = item.data_type()?;
-                t = common_type(&t, &it).ok_or_else(|| mismatch(item, &t, &it))?;
+                t = match common_type(&t, &it) {
+                    Some(t) => t,
+                    None => return Err(data_diff("in", std::iter::once(child.as_ref()).chain(&list))),
+                };
             }
             Ok(Expr::InList {
                 child: Box::new(cast(*child, &t)?),
@@ -90,7 +128,10 @@ fn coerce_node(e: Expr) -> Result<Expr> {
             let mut t = DataType::Null;
             for v in branches.iter().map(|(_, v)| v).chain(else_expr.as_deref()) {
                 let vt = v.data_type()?;
-                t = common_type(&t, &vt).ok_or_else(|| mismatch(v, &t, &vt))?;
+                t = match common_type(&t, &vt) {
+                    Some(t) => t,
+                    None => return Err(data_diff("casewhen", branches.iter().map(|(_, v)| v).chain(else_expr.as_deref()))),
+                };
             }
             let branches = branches
                 .into_iter()
@@ -307,6 +348,9 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
         // take (`'1' + 1` is BIGINT 2, `date - '2020-01-01'` subtracts dates).
         _ if string_promotion(&lt, &rt).is_some() => {
             let t = string_promotion(&lt, &rt).ok_or_else(|| KilnError::internal("string promotion"))?;
+            // Spark's legacy PromoteStrings: a string in arithmetic is a double.
+            let arithmetic = matches!(op, BinaryOp::Plus | BinaryOp::Minus | BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::Modulo);
+            let t = if arithmetic && !super::session::flags().ansi && (is_numeric(&t) || (is_string(&lt) && is_string(&rt))) { DataType::Float64 } else { t };
             if t == lt && t == rt {
                 return Err(wrong_operand_type(op, &original, &t));
             }
@@ -316,6 +360,22 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
             let (value, iv, negate) = interval_operand(&left, &right, op).ok_or_else(|| KilnError::internal("interval operand"))?;
             interval_arithmetic(value.clone(), iv.clone(), negate, &original)
         }
+        // A date or timestamp meeting NULL in + or -: NULL, typed as Spark types it (date + NULL
+        // a timestamp, a timestamp_ntz its own type; `-` the interval two values differ by).
+        _ if matches!((&lt, &rt), (DataType::Date32 | DataType::Timestamp(..), DataType::Null) | (DataType::Null, DataType::Date32 | DataType::Timestamp(..)))
+            && matches!(op, BinaryOp::Plus | BinaryOp::Minus) =>
+        {
+            let value = if lt == DataType::Null { &rt } else { &lt };
+            let t = match (op, value) {
+                (BinaryOp::Minus, DataType::Date32) => crate::types::interval::DAY,
+                (BinaryOp::Minus, _) => crate::types::interval::DAY_TIME,
+                (_, DataType::Timestamp(..)) => value.clone(),
+                _ => crate::types::timestamp_type(false),
+            };
+            Ok(Expr::lit(ScalarValue::Null(t)))
+        }
+        // `7 + DATE '2001-09-28'`: date_add, as the date first.
+        _ if is_integral(&lt) && rt == DataType::Date32 && op == BinaryOp::Plus => coerce_binary(op, right, left),
         _ => {
             // Date +/- INTERVAL n DAY becomes date_add, as Spark's analyzer does.
             if let (DataType::Date32, Expr::Literal(ScalarValue::IntervalMicros(us, 0, 0))) = (&lt, &right) {
@@ -334,6 +394,9 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
             if lt == DataType::Date32 && is_integral(&rt) && matches!(op, BinaryOp::Plus | BinaryOp::Minus) {
                 let func = if op == BinaryOp::Plus { ScalarFunc::DateAdd } else { ScalarFunc::DateSub };
                 return Ok(Expr::Function { func, args: vec![left, cast(right, &DataType::Int32)?] });
+            }
+            if lt == DataType::Date32 && is_numeric(&rt) && matches!(op, BinaryOp::Plus | BinaryOp::Minus) {
+                return Err(unexpected_input(&original, "second", DAY_COUNT_TYPES, &right));
             }
             if op == BinaryOp::IntDivide {
                 let integral = |t: &DataType| is_integral(t) || *t == DataType::Null;
@@ -439,7 +502,10 @@ fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
             let mut t = DataType::Null;
             for a in &args {
                 let at = a.data_type()?;
-                t = common_type(&t, &at).ok_or_else(|| mismatch(a, &t, &at))?;
+                t = match common_type(&t, &at) {
+                    Some(t) => t,
+                    None => return Err(data_diff("coalesce", args.iter())),
+                };
             }
             args.into_iter().map(|a| cast(a, &t)).collect::<Result<_>>()?
         }
@@ -458,6 +524,10 @@ fn coerce_function(func: ScalarFunc, args: Vec<Expr>) -> Result<Expr> {
                 out.push(cast(d, &DataType::Date32)?);
             }
             for a in it {
+                let t = a.data_type()?;
+                if func != ScalarFunc::Year && !matches!(t, DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Null) && !is_string(&t) {
+                    return Err(unexpected_input(&Expr::Function { func, args: out.iter().cloned().chain([a.clone()]).collect() }, "second", DAY_COUNT_TYPES, &a));
+                }
                 out.push(cast(a, &DataType::Int32)?);
             }
             out
@@ -554,13 +624,24 @@ fn interval_binary(op: BinaryOp, left: Expr, right: Expr, lt: &DataType, rt: &Da
             Expr::Function { func: ScalarFunc::Builtin(crate::expr::Builtin::TimeAdd(crate::types::time_zone::Zone::UTC)), args: vec![ts, iv.clone(), iv] }
         }
         (c, v) if op == BinaryOp::Plus && *c == calendar && matches!(v, DataType::Timestamp(..)) => return interval_binary(op, right, left, rt, lt, original),
+        // Calendar intervals add to each other and scale by a number (as a double).
+        (a, b) if plus_minus && *a == calendar && *b == calendar => rebuild(left, right),
+        (c, n) if matches!(op, BinaryOp::Multiply | BinaryOp::Divide) && *c == calendar && numeric(n) => rebuild(left, cast(right, &DataType::Float64)?),
+        (n, c) if op == BinaryOp::Multiply && *c == calendar && numeric(n) => return interval_binary(op, right, left, rt, lt, original),
         // Spark's IntegralDivide of two intervals of one family: a bigint.
         _ if op == BinaryOp::IntDivide && ivl && ivr => {
             let t = crate::types::interval::wider_interval(lt, rt).ok_or_else(|| mismatch(original, lt, rt))?;
             rebuild(cast(left, &t)?, cast(right, &t)?)
         }
+        // NULL meeting an interval in + or - is of its type (Spark: `interval '2' year + null` is an interval year).
+        (_, DataType::Null) if plus_minus && ivl => rebuild(left, cast(right, lt)?),
+        (DataType::Null, _) if plus_minus && ivr => rebuild(cast(left, rt)?, right),
         _ if plus_minus && ivl && ivr => {
-            let t = crate::types::interval::wider_interval(lt, rt).ok_or_else(|| mismatch(original, lt, rt))?;
+            // Year-month and day-time: Spark adds a day-time interval as to a timestamp
+            // (TimeAdd's input error) except in `day-time - year-month`.
+            let t = crate::types::interval::wider_interval(lt, rt).ok_or_else(|| {
+                if op == BinaryOp::Minus && is_year_month(rt) { mismatch(original, lt, rt) } else { unexpected_input(original, "first", TIMESTAMP_TYPES, if is_year_month(lt) { &left } else { &right }) }
+            })?;
             rebuild(cast(left, &t)?, cast(right, &t)?)
         }
         (v, _) if plus_minus && ivr && (temporal(v) || is_string(v) || *v == DataType::Null) => {
@@ -600,6 +681,9 @@ fn interval_binary(op: BinaryOp, left: Expr, right: Expr, lt: &DataType, rt: &Da
 fn interval_operand<'a>(left: &'a Expr, right: &'a Expr, op: BinaryOp) -> Option<(&'a Expr, &'a ScalarValue, bool)> {
     let is_iv = |e: &Expr| matches!(e, Expr::Literal(ScalarValue::IntervalMicros(..) | ScalarValue::IntervalMonths(..)))
         || e.data_type().is_ok_and(|t| is_interval(&t));
+    if [left, right].iter().any(|e| e.data_type().ok() == Some(DataType::Null)) {
+        return None;
+    }
     match (op, left, right) {
         (BinaryOp::Plus | BinaryOp::Minus, v, Expr::Literal(iv)) if is_iv(right) && !is_iv(v) => {
             // A date plus whole days stays date_add.
@@ -608,7 +692,12 @@ fn interval_operand<'a>(left: &'a Expr, right: &'a Expr, op: BinaryOp) -> Option
             }
             Some((v, iv, op == BinaryOp::Minus))
         }
-        (BinaryOp::Plus, Expr::Literal(iv), v) if is_iv(left) && !is_iv(v) => Some((v, iv, false)),
+        (BinaryOp::Plus, Expr::Literal(iv), v) if is_iv(left) && !is_iv(v) => {
+            if matches!(iv, ScalarValue::IntervalMicros(_, 0, 0)) && v.data_type().ok() == Some(DataType::Date32) {
+                return None;
+            }
+            Some((v, iv, false))
+        }
         _ => None,
     }
 }
@@ -618,6 +707,7 @@ fn interval_operand<'a>(left: &'a Expr, right: &'a Expr, op: BinaryOp) -> Option
 fn interval_arithmetic(value: Expr, iv: ScalarValue, negate: bool, original: &Expr) -> Result<Expr> {
     let t = value.data_type()?;
     let sign = if negate { -1 } else { 1 };
+    let iv_type = iv.data_type();
     let (micros, months) = match iv {
         ScalarValue::IntervalMicros(us, ..) => (us * sign, 0),
         ScalarValue::IntervalMonths(m, ..) => (0, m * sign as i32),
@@ -631,6 +721,7 @@ fn interval_arithmetic(value: Expr, iv: ScalarValue, negate: bool, original: &Ex
         DataType::Timestamp(..) => value,
         DataType::Date32 | DataType::Null => cast(value, &crate::types::timestamp_type(false))?,
         s if is_string(s) => cast(value, &crate::types::timestamp_type(false))?,
+        other if is_year_month(&iv_type) => return Err(mismatch(original, other, &iv_type)),
         other => {
             return Err(KilnError::analysis(
                 "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",

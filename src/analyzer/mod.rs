@@ -10,6 +10,7 @@ mod coercion;
 mod generators;
 mod hints;
 mod resolve;
+mod session;
 mod window;
 
 use std::sync::Arc;
@@ -40,11 +41,13 @@ pub struct AnalyzerOptions {
     pub time_zone: Zone,
     /// `spark.sql.ansi.enabled`: false evaluates as Spark's legacy mode (`legacy_eval_mode`).
     pub ansi: bool,
+    /// `spark.sql.caseSensitive`: column names match in their exact case (`resolve::name_eq`).
+    pub case_sensitive: bool,
 }
 
 impl Default for AnalyzerOptions {
     fn default() -> Self {
-        AnalyzerOptions { group_by_ordinal: true, group_by_aliases: true, order_by_ordinal: true, time_zone: Zone::UTC, ansi: true }
+        AnalyzerOptions { group_by_ordinal: true, group_by_aliases: true, order_by_ordinal: true, time_zone: Zone::UTC, ansi: true, case_sensitive: false }
     }
 }
 
@@ -56,6 +59,7 @@ impl From<&crate::config::Config> for AnalyzerOptions {
             order_by_ordinal: c.order_by_ordinal,
             time_zone: c.time_zone(),
             ansi: c.ansi_enabled,
+            case_sensitive: c.case_sensitive,
         }
     }
 }
@@ -69,7 +73,8 @@ pub fn analyze(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<Arc<Logical
 /// about (hints it could not apply: an unknown hint name, a relation named in a hint that is not there).
 pub fn analyze_with_warnings(plan: &Arc<LogicalPlan>, catalog: &Catalog, options: AnalyzerOptions) -> Result<(Arc<LogicalPlan>, Vec<String>)> {
     let resolver = resolve::Resolver { catalog, options, outer: vec![], warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: false };
-    let plan = resolver.resolve(plan)?;
+    let flags = session::Flags { case_sensitive: options.case_sensitive, ansi: options.ansi };
+    let plan = session::with_flags(flags, || resolver.resolve(plan))?;
     let plan = sort_map_grouping_keys(&plan)?;
     let plan = resolve_time_zones(&plan, options.time_zone)?;
     let plan = if options.ansi { plan } else { legacy_eval_mode(&plan)? };

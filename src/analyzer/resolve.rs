@@ -139,6 +139,8 @@ impl Resolver<'_> {
                     return Ok(plan);
                 }
                 let input = child.output();
+                // grouping() / grouping_id() outside grouping analytics: Spark's error.
+                let aggregates = aggregates.into_iter().map(|e| grouping_calls_over_id(e, &[], &input)).collect::<Result<Vec<_>>>()?;
                 let aggregates = self.resolve_select_list(aggregates, &input)?;
                 let grouping = grouping
                     .into_iter()
@@ -453,7 +455,24 @@ impl Resolver<'_> {
     /// expressions outside aggregate functions read the Expand's copies.
     fn resolve_grouping_sets(&self, sets: &[Vec<usize>], exprs: Vec<Expr>, aggregates: Vec<Expr>, child: Arc<LogicalPlan>) -> Result<LogicalPlan> {
         let input = child.output();
-        let grouping: Vec<Expr> = exprs.into_iter().map(|e| Ok(coerce_expr(self.resolve_expr(e, &input)?)?.unalias().clone())).collect::<Result<_>>()?;
+        // A select-list alias names its expression (`SELECT a + b AS k ... GROUP BY CUBE(k)`).
+        let alias_of = |e: &Expr| match e {
+            Expr::UnresolvedAttribute(parts) if parts.len() == 1 && self.options.group_by_aliases => aggregates.iter().find_map(|s| match s {
+                Expr::Alias { name, child, .. } if name.eq_ignore_ascii_case(&parts[0]) => Some(child.as_ref().clone()),
+                _ => None,
+            }),
+            _ => None,
+        };
+        let grouping: Vec<Expr> = exprs
+            .into_iter()
+            .map(|e| {
+                let resolved = match self.resolve_expr(e.clone(), &input) {
+                    Ok(r) => r,
+                    Err(err) => self.resolve_expr(alias_of(&e).ok_or(err)?, &input)?,
+                };
+                Ok(coerce_expr(resolved)?.unalias().clone())
+            })
+            .collect::<Result<_>>()?;
         let aliases: Vec<Expr> = grouping.iter().map(|g| g.clone().alias(crate::expr::sql_name(g))).collect();
         let aliased: Vec<Attribute> = aliases.iter().filter_map(named_output).collect();
         let copies: Vec<Attribute> = aliased
@@ -471,7 +490,9 @@ impl Resolver<'_> {
         let gid = Attribute::new("spark_grouping_id", DataType::Int64, false);
         // Duplicate grouping sets each give their rows, told apart by their position, as
         // Spark's `_gen_grouping_pos`.
-        let pos = sets.iter().enumerate().any(|(i, s)| sets[..i].contains(s)).then(|| Attribute::new("_gen_grouping_pos", DataType::Int32, false));
+        // A set names each expression once however written (`ROLLUP(a, b, (a, b))`'s first set is (a, b)).
+        let normal: Vec<Vec<usize>> = sets.iter().map(|s| s.iter().copied().collect::<std::collections::BTreeSet<_>>().into_iter().collect()).collect();
+        let pos = normal.iter().enumerate().any(|(i, s)| normal[..i].contains(s)).then(|| Attribute::new("_gen_grouping_pos", DataType::Int32, false));
         let n = grouping.len();
         let projections: Vec<Vec<Expr>> = sets
             .iter()
@@ -541,13 +562,28 @@ impl Resolver<'_> {
             calls.insert(a.id, value);
             a.expr()
         };
+        let n = grouping.len();
         e.transform_up(&mut |x| match &x {
+            Expr::UnresolvedAttribute(parts) if parts.len() == 1 && parts[0].eq_ignore_ascii_case("grouping__id") => Ok(stand_in("grouping__id".to_string(), gid.expr())),
             Expr::UnresolvedFunction { name, args, .. } if name.eq_ignore_ascii_case("grouping_id") => {
                 if args.is_empty() {
-                    Ok(stand_in("grouping_id()".to_string(), gid.expr()))
-                } else {
-                    Err(KilnError::unsupported("grouping_id(col, ...) with arguments: use grouping_id() of all grouping columns"))
+                    return Ok(stand_in("grouping_id()".to_string(), gid.expr()));
                 }
+                let mut names = vec![];
+                let mut indices = vec![];
+                for arg in args {
+                    let resolved = coerce_expr(self.resolve_expr(arg.clone(), input)?)?;
+                    let Some(i) = grouping.iter().position(|g| g == &resolved) else {
+                        return Err(KilnError::analysis(
+                            "GROUPING_ID_COLUMN_MISMATCH",
+                            format!("Columns of grouping_id ({resolved}) does not match grouping columns ({}).", grouping.iter().map(|g| g.to_string()).collect::<Vec<_>>().join(",")),
+                        ));
+                    };
+                    names.push(crate::expr::sql_name(&resolved));
+                    indices.push(i);
+                }
+                check_grouping_id_columns(&indices, n)?;
+                Ok(stand_in(format!("grouping_id({})", names.join(", ")), gid.expr()))
             }
             Expr::UnresolvedFunction { name, args, .. } if name.eq_ignore_ascii_case("grouping") => {
                 let [arg] = args.as_slice() else {
@@ -560,9 +596,7 @@ impl Resolver<'_> {
                         format!("Column of grouping ({resolved}) can't be found in grouping columns {}.", grouping.iter().map(|g| g.to_string()).collect::<Vec<_>>().join(",")),
                     ));
                 };
-                let shift = 1i64 << (grouping.len() - 1 - i);
-                let bit = gid.expr().binary(BinaryOp::IntDivide, Expr::lit(ScalarValue::Int64(shift))).binary(BinaryOp::Modulo, Expr::lit(ScalarValue::Int64(2)));
-                let bit = Expr::Cast { child: Box::new(bit), to: DataType::Int8, zone: None };
+                let bit = Expr::Cast { child: Box::new(grouping_bit(gid.expr(), n, i)), to: DataType::Int8, zone: None };
                 Ok(stand_in(format!("grouping({})", crate::expr::sql_name(&resolved)), bit))
             }
             _ => Ok(x),
@@ -738,6 +772,10 @@ impl Resolver<'_> {
                 None => Err(KilnError::internal(format!("UDF `{name}` vanished"))),
             },
             ref e @ Expr::UnresolvedFunction { .. } if super::generators::generator_call(e).is_some() => Err(super::generators::outside_select(&e.to_string())),
+            // Spark's CurrentTimeZone: the session's zone, a constant of the query.
+            Expr::UnresolvedFunction { name, args, .. } if name.eq_ignore_ascii_case("current_timezone") && args.is_empty() => {
+                Ok(Expr::Literal(crate::types::ScalarValue::Utf8(self.options.time_zone.id())))
+            }
             Expr::UnresolvedFunction { name, args, distinct } => resolve_function(&name, args, distinct, self.catalog.udf_names()),
             Expr::UnresolvedStar(_) => Err(KilnError::analysis("INVALID_USAGE_OF_STAR", "`*` is only allowed in a select list or count(*).")),
             e @ Expr::WindowExpression { .. } => super::window::resolve_window_expression(e),
@@ -816,6 +854,7 @@ impl Resolver<'_> {
         agg_child: &Arc<LogicalPlan>,
     ) -> Result<(Expr, Vec<Expr>)> {
         let input = agg_child.output();
+        let e = grouping_calls_over_id(e, grouping, &input)?;
         let mut extra: Vec<Expr> = vec![];
         let resolved = e.transform_down(&mut |e| {
             // `GROUP BY i - 1 HAVING i - 1 < 7`: a grouping expression is read from the
@@ -1414,7 +1453,7 @@ fn ordinal(n: usize) -> String {
 }
 
 fn qualifier_matches(a: &Attribute, q: &str) -> bool {
-    a.qualifier.last().is_some_and(|aq| aq.eq_ignore_ascii_case(q))
+    a.qualifier.last().is_some_and(|aq| name_eq(aq, q))
 }
 
 fn column_list(input: &[Attribute]) -> String {
@@ -1498,6 +1537,11 @@ pub(super) fn struct_field(t: &DataType, name: &str) -> Result<String> {
     }
 }
 
+/// Whether a column name or qualifier as written names `have`.
+fn name_eq(have: &str, written: &str) -> bool {
+    if super::session::flags().case_sensitive { have == written } else { have.eq_ignore_ascii_case(written) }
+}
+
 pub(super) fn resolve_attribute(parts: &[String], input: &[Attribute]) -> Result<Attribute> {
     let (qualifier, name) = match parts {
         [name] => (None, name),
@@ -1506,7 +1550,7 @@ pub(super) fn resolve_attribute(parts: &[String], input: &[Attribute]) -> Result
     };
     let mut matches: Vec<&Attribute> = input
         .iter()
-        .filter(|a| a.name.eq_ignore_ascii_case(name) && qualifier.is_none_or(|q| qualifier_matches(a, q)))
+        .filter(|a| name_eq(&a.name, name) && qualifier.is_none_or(|q| qualifier_matches(a, q)))
         .collect();
     matches.dedup_by_key(|a| a.id);
     match matches.as_slice() {
@@ -1710,8 +1754,19 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             if seconds {
                 return coerce_expr(crate::expr::second_with_fraction(d.clone()));
             }
+            // DAYOFWEEK_ISO: Monday 1 .. Sunday 7.
+            if matches!(field.to_ascii_uppercase().as_str(), "DAYOFWEEK_ISO" | "DOW_ISO") {
+                return coerce_expr(resolve_function(function, vec![d.clone()], false, std::iter::empty())?.binary(BinaryOp::Plus, Expr::Literal(crate::types::ScalarValue::Int32(1))));
+            }
             return resolve_function(function, vec![d.clone()], false, std::iter::empty());
         }
+    }
+    // Spark's WeekDay: Monday 0 .. Sunday 6, from dayofweek's Sunday 1 .. Saturday 7.
+    if name.eq_ignore_ascii_case("weekday") {
+        let [d] = args.as_slice() else { return Err(arity_error("1")) };
+        let dow = resolve_function("dayofweek", vec![d.clone()], false, std::iter::empty())?;
+        let int = |n| Expr::Literal(crate::types::ScalarValue::Int32(n));
+        return coerce_expr(dow.binary(BinaryOp::Plus, int(5)).binary(BinaryOp::Modulo, int(7)));
     }
     // Spark's shorthands that are other expressions.
     let rewrite = |args: Vec<Expr>| -> Option<Expr> {
@@ -1902,6 +1957,12 @@ fn check_aggregate_output(aggregates: Vec<Expr>, grouping: &[Expr]) -> Result<Ve
         if grouping.iter().any(|g| g == e) || matches!(e, Expr::Aggregate { .. } | Expr::Literal(_)) {
             return Ok(());
         }
+        if let (Expr::Attribute(_), true) = (e, grouping.is_empty()) {
+            return Err(KilnError::analysis(
+                "MISSING_GROUP_BY",
+                "The query does not include a GROUP BY clause. Add GROUP BY or turn it into the window functions using OVER clauses.",
+            ));
+        }
         if let Expr::Attribute(a) = e {
             return Err(KilnError::analysis(
                 "MISSING_AGGREGATION",
@@ -1927,4 +1988,60 @@ fn using_key(list: &[Expr], child: &LogicalPlan) -> Vec<ExprId> {
 /// The ids of the columns a select list gives.
 fn named_outputs_ids(list: &[Expr]) -> Vec<ExprId> {
     crate::plan::named_outputs(list).iter().map(|a| a.id).collect()
+}
+
+/// Bit `n-1-i` of the grouping id `gid` (of `n` grouping expressions): 1 when expression `i`
+/// is rolled up.
+fn grouping_bit(gid: Expr, n: usize, i: usize) -> Expr {
+    let shift = 1i64 << (n - 1 - i);
+    gid.binary(BinaryOp::IntDivide, Expr::lit(ScalarValue::Int64(shift))).binary(BinaryOp::Modulo, Expr::lit(ScalarValue::Int64(2)))
+}
+
+/// Spark's grouping_id(c1, ..., ck) names the grouping columns, all of them in order (and is
+/// then the grouping id).
+fn check_grouping_id_columns(indices: &[usize], n: usize) -> Result<()> {
+    if indices.iter().copied().eq(0..n) {
+        return Ok(());
+    }
+    Err(KilnError::analysis("GROUPING_ID_COLUMN_MISMATCH", "Columns of grouping_id do not match the grouping columns (all of them, in their order)."))
+}
+
+/// `grouping(c)`, `grouping_id(...)` and `grouping__id` in a HAVING or ORDER BY over an
+/// aggregate: read from its grouping id (the `spark_grouping_id` grouping column the
+/// grouping analytics' Aggregate keeps, its other grouping columns the expressions in order);
+/// outside grouping analytics Spark's UNSUPPORTED_GROUPING_EXPRESSION.
+fn grouping_calls_over_id(e: Expr, grouping: &[Expr], input: &[Attribute]) -> Result<Expr> {
+    let gid_at = grouping.iter().position(|g| matches!(g, Expr::Attribute(a) if a.name == "spark_grouping_id"));
+    let gid = || Expr::UnresolvedAttribute(vec!["spark_grouping_id".to_string()]);
+    let column_name = |arg: &Expr| match arg {
+        Expr::UnresolvedAttribute(parts) => parts.last().cloned().unwrap_or_default(),
+        other => crate::expr::sql_name(other),
+    };
+    let index = |arg: &Expr, n: usize| -> Result<usize> {
+        let name = column_name(arg);
+        grouping[..n].iter().position(|g| matches!(g, Expr::Attribute(a) if a.name.eq_ignore_ascii_case(&name))).ok_or_else(|| {
+            KilnError::analysis("GROUPING_COLUMN_MISMATCH", format!("Column of grouping ({name}) can't be found in grouping columns {}.", input.iter().map(|a| a.name.clone()).collect::<Vec<_>>().join(",")))
+        })
+    };
+    e.transform_up(&mut |x| {
+        let call = match &x {
+            Expr::UnresolvedFunction { name, args, .. } if name.eq_ignore_ascii_case("grouping") || name.eq_ignore_ascii_case("grouping_id") => Some((name.to_ascii_lowercase(), args.clone())),
+            Expr::UnresolvedAttribute(parts) if parts.len() == 1 && parts[0].eq_ignore_ascii_case("grouping__id") => Some(("grouping_id".to_string(), vec![])),
+            _ => None,
+        };
+        let Some((name, args)) = call else { return Ok(x) };
+        let Some(n) = gid_at else {
+            return Err(KilnError::analysis("UNSUPPORTED_GROUPING_EXPRESSION", "grouping()/grouping_id() can only be used with GroupingSets/Cube/Rollup."));
+        };
+        Ok(match (name.as_str(), args.as_slice()) {
+            ("grouping", [arg]) => Expr::Cast { child: Box::new(grouping_bit(gid(), n, index(arg, n)?)), to: DataType::Int8, zone: None },
+            ("grouping", _) => return Err(KilnError::analysis("WRONG_NUM_ARGS", format!("grouping takes one grouping column, got {} arguments.", args.len()))),
+            (_, []) => gid(),
+            _ => {
+                let indices = args.iter().map(|a| index(a, n)).collect::<Result<Vec<_>>>()?;
+                check_grouping_id_columns(&indices, n)?;
+                gid()
+            }
+        })
+    })
 }

@@ -162,6 +162,9 @@ pub(super) fn resolve_window_expression(e: Expr) -> Result<Expr> {
 fn finish(function: Expr, partition_by: Vec<Expr>, order_by: Vec<crate::expr::SortOrder>, frame: WindowFrame, ignore_nulls: bool) -> Result<Expr> {
     let offsets = [&frame.lower, &frame.upper].into_iter().any(|b| matches!(b, FrameBound::Offset(_)));
     if frame.frame_type == FrameType::Range && offsets && !matches!(function, Expr::WindowFunction { func: WindowFunc::Lag | WindowFunc::Lead, .. }) {
+        if order_by.is_empty() {
+            return Err(window_error("DATATYPE_MISMATCH.RANGE_FRAME_WITHOUT_ORDER", "A range window frame cannot be used in an unordered window specification."));
+        }
         let [o] = order_by.as_slice() else {
             return Err(window_error(
                 "DATATYPE_MISMATCH.RANGE_FRAME_MULTI_ORDER",
@@ -177,7 +180,11 @@ fn finish(function: Expr, partition_by: Vec<Expr>, order_by: Vec<crate::expr::So
         }
     }
     if matches!(frame.lower, FrameBound::UnboundedFollowing) || matches!(frame.upper, FrameBound::UnboundedPreceding) {
-        return Err(window_error("DATATYPE_MISMATCH.SPECIFIED_WINDOW_FRAME_WRONG_COMPARISON", format!("Cannot use {frame} as a window frame.")));
+        return Err(window_error("DATATYPE_MISMATCH.SPECIFIED_WINDOW_FRAME_INVALID_BOUND", format!("Window frame upper bound does not follow the lower bound: {frame}.")));
+    }
+    // A ROWS frame counts rows in an int (`2147483648 FOLLOWING` is not one).
+    if frame.frame_type == FrameType::Rows && [&frame.lower, &frame.upper].iter().any(|b| matches!(b, FrameBound::Offset(ScalarValue::Int64(_)))) {
+        return Err(window_error("DATATYPE_MISMATCH.SPECIFIED_WINDOW_FRAME_UNACCEPTED_TYPE", format!("The data type of the bounds of {frame} does not match the expected data type \"INT\".")));
     }
     if let (FrameBound::Offset(l), FrameBound::Offset(u)) = (&frame.lower, &frame.upper) {
         if let (Some(l), Some(u)) = (as_f64(l), as_f64(u)) {

@@ -4,7 +4,8 @@
 //! rest of the plan is re-planned from them (`physical::adaptive`) before the next stage
 //! starts: shuffled joins with a small finished side become broadcast joins, the shuffles a
 //! stage reads are coalesced (and a skewed join partition split) just before it runs. Each
-//! stage runs on the ordinary executor, compiled or interpreted as the session says.
+//! stage runs on the ordinary executor, compiled or interpreted as the session says. A
+//! broadcast the memory budget refuses is re-planned as a shuffled hash join, which spills.
 
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ use crate::common::memory::Reservation;
 use crate::common::spill::SpillablePartition;
 use crate::exec::context::ExecContext;
 use crate::physical::adaptive::{coalesce, convert_joins, estimated_bytes, shuffle_origin, skew_join_reads, ShuffleReadSpec, StageOutput};
-use crate::physical::{eliminate_null_aware_anti_joins, ensure_requirements, next_plan_id, Partitioning, PhysicalPlan, QueryStageKind, ShuffleOrigin};
+use crate::physical::{eliminate_null_aware_anti_joins, ensure_requirements, next_plan_id, HashJoinKind, Partitioning, PhysicalPlan, QueryStageKind, ShuffleOrigin};
 
 /// What an adaptive run returns: the rows, and the plan that actually ran.
 pub struct AdaptiveRun {
@@ -35,7 +36,9 @@ pub type StageRun = (Vec<SpillablePartition>, Option<Reservation>);
 /// Runs `initial` stage by stage, re-planning between stages; each stage runs through
 /// `run_stage` (the executor).
 pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, ctx: &ExecContext, run_stage: &dyn Fn(&Arc<PhysicalPlan>, &ExecContext) -> Result<StageRun>) -> Result<AdaptiveRun> {
-    let config = ctx.config;
+    let mut config = ctx.config;
+    // Once a broadcast was refused, no join becomes one again (it would be refused again).
+    let no_broadcast = Config { adaptive_broadcast_threshold: Some(-1), ..config.clone() };
     let mut plan = strip_codegen(initial);
     let (mut stage_id, mut codegen_id) = (0, 1);
     let mut estimates = Estimates::default();
@@ -51,7 +54,18 @@ pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, ctx: &ExecContext, run_stag
             _ => Partitioning::SinglePartition,
         };
         let ran = prepare_stage(&exchange, config, &mut codegen_id);
-        let (parts, held) = run_stage(&ran, ctx)?;
+        let (parts, held) = match run_stage(&ran, ctx) {
+            Err(e) if kind == QueryStageKind::Broadcast && e.error_class() == Some("UNABLE_TO_ACQUIRE_MEMORY") => match shuffle_instead(&plan, &exchange, config) {
+                Some(shuffled) => {
+                    plan = shuffled;
+                    config = &no_broadcast;
+                    ctx.control.replanned_to(&plan);
+                    continue;
+                }
+                None => return Err(e),
+            },
+            run => run?,
+        };
         let output = Arc::new(StageOutput::new(parts, partitioning));
         output.hold(held.unwrap_or_else(|| Reservation::new(&memory, &exchange)))?;
         let stage = Arc::new(PhysicalPlan::QueryStage { id: stage_id, kind, plan: ran.clone(), output });
@@ -66,6 +80,39 @@ pub fn execute_adaptive(initial: &Arc<PhysicalPlan>, ctx: &ExecContext, run_stag
     release_inputs(&ran, &Arc::new(PhysicalPlan::LocalTableScan { output: vec![], data: vec![] }));
     let output = Arc::new(StageOutput::new(vec![], Partitioning::SinglePartition));
     Ok(AdaptiveRun { partitions, final_plan: Arc::new(PhysicalPlan::QueryStage { id: stage_id, kind: QueryStageKind::Result, plan: ran, output }) })
+}
+
+/// `plan` with the broadcast hash join that reads `broadcast` (refused by the memory budget)
+/// made a shuffled hash join, both sides shuffled on their keys; None when the join cannot
+/// be shuffled (a null-aware anti join, or a join without keys).
+fn shuffle_instead(plan: &Arc<PhysicalPlan>, broadcast: &Arc<PhysicalPlan>, config: &Config) -> Option<Arc<PhysicalPlan>> {
+    fn walk(p: &Arc<PhysicalPlan>, broadcast: &Arc<PhysicalPlan>, found: &mut bool) -> Arc<PhysicalPlan> {
+        if let PhysicalPlan::HashJoin { kind: HashJoinKind::Broadcast, left_keys, right_keys, join_type, build_side, condition, null_aware: false, left, right } = p.as_ref() {
+            let unwrap = |side: &Arc<PhysicalPlan>| match side.as_ref() {
+                PhysicalPlan::BroadcastExchange { child, .. } if Arc::ptr_eq(side, broadcast) => Some(child.clone()),
+                _ => None,
+            };
+            let (l, r) = (unwrap(left), unwrap(right));
+            if l.is_some() || r.is_some() {
+                *found = true;
+                return Arc::new(PhysicalPlan::HashJoin {
+                    kind: HashJoinKind::Shuffled,
+                    left_keys: left_keys.clone(),
+                    right_keys: right_keys.clone(),
+                    join_type: *join_type,
+                    build_side: *build_side,
+                    condition: condition.clone(),
+                    null_aware: false,
+                    left: l.unwrap_or_else(|| left.clone()),
+                    right: r.unwrap_or_else(|| right.clone()),
+                });
+            }
+        }
+        p.with_children_if_changed(p.children().into_iter().map(|c| walk(c, broadcast, found)).collect())
+    }
+    let mut found = false;
+    let shuffled = walk(plan, broadcast, &mut found);
+    found.then(|| ensure_requirements(&shuffled, config.shuffle_partitions))
 }
 
 /// The plan without codegen stages: they are formed per query stage, just before it runs.

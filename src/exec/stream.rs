@@ -29,22 +29,6 @@ pub(crate) fn collect_reserved(stream: BatchStream, held: &Reservation) -> Resul
         .collect()
 }
 
-/// A stream whose batches `f` computes when first pulled (a per-partition breaker: its input
-/// is drained then, not when the plan is opened).
-pub(crate) fn deferred<'s>(f: impl FnOnce() -> Result<Vec<RecordBatch>> + 's) -> BatchStream<'s> {
-    let mut f = Some(f);
-    let mut out: Option<std::vec::IntoIter<RecordBatch>> = None;
-    Box::new(std::iter::from_fn(move || {
-        if let Some(f) = f.take() {
-            match f() {
-                Ok(v) => out = Some(v.into_iter()),
-                Err(e) => return Some(Err(e)),
-            }
-        }
-        out.as_mut()?.next().map(Ok)
-    }))
-}
-
 /// A stream that `f` opens when first pulled, holding `held` (what it reserved for its inputs)
 /// until it ends: a join drains its sides then and streams its output.
 pub(crate) fn deferred_stream<'s>(held: Reservation, f: impl FnOnce(&Reservation) -> Result<BatchStream<'s>> + 's) -> BatchStream<'s> {

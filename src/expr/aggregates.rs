@@ -338,7 +338,7 @@ impl AggBuiltin {
                 let mut it = args.into_iter().zip(types.iter());
                 let (x, t) = it.next().ok_or_else(|| KilnError::internal("histogram_numeric without an argument"))?;
                 match t {
-                    t if is_numeric(t) || matches!(t, DataType::Date32 | DataType::Timestamp(..) | DataType::Null) => out.push(x),
+                    t if is_numeric(t) || crate::types::interval::is_interval(t) || matches!(t, DataType::Date32 | DataType::Timestamp(..) | DataType::Null) => out.push(x),
                     // Spark's string promotion: a string reads as a double.
                     t if is_string(t) => out.push(to_double(x, 0, t)?),
                     t => return Err(mismatch(name, &x, 0, "(\"NUMERIC\" or \"DATE\" or \"TIMESTAMP\")", t)),

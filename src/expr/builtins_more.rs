@@ -652,7 +652,14 @@ impl MoreFn {
                         for x in i64s(0)?.iter() {
                             v.push(match x {
                                 None => None,
-                                Some(x) => Some(x.checked_mul(scale).ok_or_else(|| KilnError::exec("[ARITHMETIC_OVERFLOW] long overflow. SQLSTATE: 22003"))?),
+                                Some(x) => Some(x.checked_mul(scale).ok_or_else(|| {
+                                    let unit = match scale {
+                                        1_000_000 => "seconds",
+                                        1_000 => "milliseconds",
+                                        _ => "microseconds",
+                                    };
+                                    KilnError::exec(format!("[DATETIME_OVERFLOW] Datetime operation overflow: create a TIMESTAMP from {x}L {unit} since the epoch. SQLSTATE: 22008"))
+                                })?),
                             });
                         }
                         to_ts(v)
@@ -685,10 +692,17 @@ impl MoreFn {
                     }
                     let s = sec.value(i);
                     // Seconds are decimal(16, 6); 60 is the next minute when it has no fraction.
-                    if !(0..=60_000_000).contains(&s) || (s > 59_999_999 && s != 60_000_000) {
+                    if s > 60_000_000 && s < 61_000_000 {
+                        let shown = crate::types::format_decimal(s, 6);
                         return Err(KilnError::exec(format!(
-                            "[DATETIME_FIELD_OUT_OF_BOUNDS] Invalid value for SecondOfMinute (valid values 0 - 59): {}. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22023",
-                            crate::types::format_decimal(s, 6)
+                            "[INVALID_FRACTION_OF_SECOND] Valid range for seconds is [0, 60] (inclusive), but the provided value is {}. To avoid this error, use `try_make_timestamp`, which returns NULL on error. SQLSTATE: 22023",
+                            shown.trim_end_matches('0')
+                        )));
+                    }
+                    if !(0..=60_000_000).contains(&s) {
+                        return Err(KilnError::exec(format!(
+                            "[DATETIME_FIELD_OUT_OF_BOUNDS.WITHOUT_SUGGESTION] Invalid value for SecondOfMinute (valid values 0 - 59): {}. SQLSTATE: 22023",
+                            s.div_euclid(1_000_000)
                         )));
                     }
                     let wall = civil_micros(f[0].value(i), f[1].value(i), f[2].value(i), f[3].value(i), f[4].value(i), 0)? + s as i64;
@@ -820,7 +834,7 @@ impl MoreFn {
             }
             MakeYmInterval => {
                 let (y, m) = (if args.is_empty() { Int32Array::from(vec![0; rows]) } else { i32s(0)? }, if args.len() < 2 { Int32Array::from(vec![0; rows]) } else { i32s(1)? });
-                let overflow = || KilnError::exec("[ARITHMETIC_OVERFLOW] integer overflow. Use 'try_add' to tolerate overflow and return NULL instead. SQLSTATE: 22003");
+                let overflow = || crate::expr::eval::interval::interval_overflow(None);
                 let mut out = Vec::with_capacity(rows);
                 for i in 0..rows {
                     out.push(if y.is_null(i) || m.is_null(i) { None } else { Some(y.value(i).checked_mul(12).and_then(|v| v.checked_add(m.value(i))).ok_or_else(overflow)?) });
@@ -830,7 +844,7 @@ impl MoreFn {
             MakeDtInterval => {
                 let ints: Vec<Int32Array> = (0..3).map(|i| if i < args.len() { i32s(i) } else { Ok(Int32Array::from(vec![0; rows])) }).collect::<Result<_>>()?;
                 let secs: Vec<Option<i128>> = if args.len() > 3 { arg(3)?.as_primitive::<Decimal128Type>().iter().collect() } else { vec![Some(0); rows] };
-                let overflow = || KilnError::exec("[ARITHMETIC_OVERFLOW] long overflow. Use 'try_add' to tolerate overflow and return NULL instead. SQLSTATE: 22003");
+                let overflow = || crate::expr::eval::interval::interval_overflow(None);
                 let mut out = Vec::with_capacity(rows);
                 for i in 0..rows {
                     if ints.iter().any(|a| a.is_null(i)) || secs[i].is_none() {
@@ -1491,7 +1505,7 @@ fn conv(s: &str, from: i32, to: i32) -> Result<Option<String>> {
 fn civil_micros(y: i32, m: i32, d: i32, hh: i32, mm: i32, ss: i32) -> Result<i64> {
     let bad = |field: &str, range: &str, v: i32| {
         KilnError::exec(format!(
-            "[DATETIME_FIELD_OUT_OF_BOUNDS] Invalid value for {field} (valid values {range}): {v}. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22023"
+            "[DATETIME_FIELD_OUT_OF_BOUNDS.WITHOUT_SUGGESTION] Invalid value for {field} (valid values {range}): {v}. SQLSTATE: 22023"
         ))
     };
     let checks = [("Year", "-999999999 - 999999999", y, -999_999_999, 999_999_999), ("MonthOfYear", "1 - 12", m, 1, 12), ("DayOfMonth", "1 - 28/31", d, 1, 31), ("HourOfDay", "0 - 23", hh, 0, 23), ("MinuteOfHour", "0 - 59", mm, 0, 59), ("SecondOfMinute", "0 - 59", ss, 0, 59)];
@@ -1501,7 +1515,7 @@ fn civil_micros(y: i32, m: i32, d: i32, hh: i32, mm: i32, ss: i32) -> Result<i64
         }
     }
     from_civil(y as i64, m as u32, d as u32, hh as u32, mm as u32, ss as u32, 0).ok_or_else(|| {
-        KilnError::exec(format!("[DATETIME_FIELD_OUT_OF_BOUNDS] Invalid date '{} {d}'. If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22023", month_name(m)))
+        KilnError::exec(format!("[DATETIME_FIELD_OUT_OF_BOUNDS.WITHOUT_SUGGESTION] Invalid date '{} {d}'. SQLSTATE: 22023", month_name(m)))
     })
 }
 

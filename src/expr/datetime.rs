@@ -38,6 +38,7 @@ pub fn extract_field_function(field: &str) -> Option<&'static str> {
         "WEEK" | "W" | "WEEKS" => "weekofyear",
         "DAY" | "D" | "DAYS" => "day",
         "DAYOFWEEK" | "DOW" => "dayofweek",
+        "DAYOFWEEK_ISO" | "DOW_ISO" => "weekday",
         "DOY" => "dayofyear",
         "HOUR" | "H" | "HOURS" | "HR" | "HRS" => "hour",
         "MINUTE" | "M" | "MIN" | "MINS" | "MINUTES" => "minute",
@@ -60,6 +61,10 @@ fn strings(a: &ArrayRef) -> Result<StringArray> {
 }
 
 fn bad_pattern(name: &str, p: &str, e: String) -> KilnError {
+    // An error that names its own class (a pattern Spark refuses for another reason).
+    if e.starts_with('[') {
+        return KilnError::exec(e);
+    }
     KilnError::exec(format!("[INVALID_DATETIME_PATTERN.ILLEGAL_CHARACTER] Unrecognized datetime pattern '{p}' in {name}: {e}. SQLSTATE: 22007"))
 }
 

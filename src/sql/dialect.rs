@@ -5,7 +5,7 @@
 
 use std::any::TypeId;
 
-use sqlparser::ast::{BinaryOperator, Expr};
+use sqlparser::ast::{BinaryOperator, DataType, Expr, Interval, TimezoneInfo, TypedString, Value};
 use sqlparser::tokenizer::Token;
 use sqlparser::dialect::{Dialect, SparkSqlDialect};
 use sqlparser::keywords::Keyword;
@@ -206,6 +206,9 @@ impl Dialect for KilnDialect {
             _ => SPARK.get_next_precedence(parser),
         }
     }
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        typed_literal(parser).or_else(|| multi_unit_interval(parser))
+    }
     fn parse_infix(&self, parser: &mut Parser, expr: &Expr, precedence: u8) -> Option<Result<Expr, ParserError>> {
         // `a >>> b` arrives as `>>` then `>`: Spark's shiftrightunsigned.
         if parser.peek_token_ref().token == Token::ShiftRight && parser.peek_nth_token_ref(1).token == Token::Gt {
@@ -276,4 +279,93 @@ fn quantified_like(parser: &mut Parser, expr: &Expr) -> Option<Result<Expr, Pars
         let first = likes.next().ok_or_else(|| ParserError::ParserError("LIKE ALL / ANY needs a pattern".into()))?;
         Ok(likes.fold(first, |acc, next| Expr::Nested(Box::new(Expr::BinaryOp { left: Box::new(acc), op: op.clone(), right: Box::new(next) }))))
     })())
+}
+
+/// Spark's multi-unit interval literal, `INTERVAL 1 YEAR 2 MONTHS`, `INTERVAL '30' YEAR '25'
+/// MONTH`, `INTERVAL -1 DAY 3 HOURS`, and the units sqlparser does not take alone
+/// (`INTERVAL 2 MILLISECONDS`): read as the one string `INTERVAL '1 year 2 months'` is, whose
+/// units give the type. None for a single value with a unit sqlparser reads (`INTERVAL 1 DAY`,
+/// `INTERVAL '1-2' YEAR TO MONTH`).
+fn multi_unit_interval(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+    if !matches!(&parser.peek_token_ref().token, Token::Word(w) if w.keyword == Keyword::INTERVAL) {
+        return None;
+    }
+    // A value (`1`, `-1.5`, `'30'`, `-'30'`) and its unit from token `at`: (tokens, text, unit).
+    let pair = |at: usize| -> Option<(usize, String, String)> {
+        let (sign, at_value) = match &parser.peek_nth_token_ref(at).token {
+            Token::Minus => ("-", at + 1),
+            Token::Plus => ("", at + 1),
+            _ => ("", at),
+        };
+        let value = match &parser.peek_nth_token_ref(at_value).token {
+            Token::Number(n, _) => n.clone(),
+            Token::SingleQuotedString(s) => s.trim().to_string(),
+            _ => return None,
+        };
+        let Token::Word(w) = &parser.peek_nth_token_ref(at_value + 1).token else { return None };
+        let unit = w.value.to_ascii_lowercase();
+        let known = ["year", "month", "week", "day", "hour", "minute", "second", "millisecond", "microsecond", "nanosecond"];
+        if w.quote_style.is_some() || !known.contains(&unit.strip_suffix('s').unwrap_or(&unit)) {
+            return None;
+        }
+        let value = match (sign, value.strip_prefix('-')) {
+            ("-", Some(positive)) => positive.to_string(),
+            _ => format!("{sign}{value}"),
+        };
+        Some((at_value + 2 - at, value, unit))
+    };
+    let mut pairs = vec![];
+    let mut at = 1;
+    while let Some((n, value, unit)) = pair(at) {
+        pairs.push((value, unit));
+        at += n;
+    }
+    let sub_second = |u: &str| ["millisecond", "microsecond", "nanosecond"].contains(&u.strip_suffix('s').unwrap_or(u));
+    match pairs.as_slice() {
+        [] => return None,
+        [(_, unit)] if !sub_second(unit) => return None,
+        _ => {}
+    }
+    let span = parser.peek_nth_token_ref(1).span;
+    let text = pairs.iter().map(|(v, u)| format!("{v} {u}")).collect::<Vec<_>>().join(" ");
+    if let Some((_, unit)) = pairs.iter().find(|(_, u)| u.starts_with("nanosecond")) {
+        return Some(Err(ParserError::ParserError(format!(
+            "[INVALID_INTERVAL_FORMAT.INVALID_UNIT] Error parsing ' {text}' to interval. Please ensure that the value provided is in a valid format for defining an interval. You can reference the documentation for the correct format. Invalid unit {unit}."
+        ))));
+    }
+    for _ in 0..at {
+        parser.advance_token();
+    }
+    Some(Ok(Expr::Interval(Interval {
+        value: Box::new(Expr::Value(Value::SingleQuotedString(text).with_span(span))),
+        leading_field: None,
+        leading_precision: None,
+        last_field: None,
+        fractional_seconds_precision: None,
+    })))
+}
+
+/// Spark's `TIMESTAMP_LTZ '...'` and typed literals with a double-quoted value
+/// (`DATE "2015-07-23"`, `TIMESTAMP_NTZ "..."`), which sqlparser does not read as literals.
+fn typed_literal(parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+    let Token::Word(w) = &parser.peek_token_ref().token else { return None };
+    if w.quote_style.is_some() {
+        return None;
+    }
+    let data_type = match w.value.to_ascii_uppercase().as_str() {
+        "TIMESTAMP_LTZ" => DataType::Timestamp(None, TimezoneInfo::None),
+        "TIMESTAMP" => DataType::Timestamp(None, TimezoneInfo::None),
+        "TIMESTAMP_NTZ" => DataType::TimestampNtz(None),
+        "DATE" => DataType::Date,
+        _ => return None,
+    };
+    let next = parser.peek_nth_token_ref(1);
+    let (value, span) = match &next.token {
+        Token::DoubleQuotedString(s) => (Value::DoubleQuotedString(s.clone()), next.span),
+        Token::SingleQuotedString(s) if w.value.eq_ignore_ascii_case("TIMESTAMP_LTZ") => (Value::SingleQuotedString(s.clone()), next.span),
+        _ => return None,
+    };
+    parser.advance_token();
+    parser.advance_token();
+    Some(Ok(Expr::TypedString(TypedString { data_type, value: value.with_span(span), uses_odbc_syntax: false })))
 }

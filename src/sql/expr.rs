@@ -577,6 +577,26 @@ fn field_code(f: &DateTimeField) -> Option<(bool, u8)> {
     })
 }
 
+/// Whether a day-time string has the shape of its type from `start` to `end` (Spark's
+/// `[+|-]d h`, `d h:m`, `d h:m:s[.n]`, `h:m`, `h:m:s[.n]`, `m:s[.n]`): a day only before a
+/// space, one colon-separated part per field after the first, a fraction only on seconds.
+fn day_time_shape(text: &str, start: u8, end: u8) -> bool {
+    use crate::types::interval::{DAY_FIELD, SECOND};
+    let t = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    let time = match (start == DAY_FIELD, t.split_once(' ')) {
+        (true, Some((day, rest))) if digits(day) => rest,
+        (true, Some(_)) => return false,
+        (true, None) | (false, Some(_)) => return false,
+        (false, None) => t,
+    };
+    let (hms, frac) = time.split_once('.').map_or((time, None), |(a, b)| (a, Some(b)));
+    let parts = hms.split(':').count();
+    let Some(later) = end.checked_sub(start).filter(|n| *n > 0) else { return false };
+    let fields = usize::from(later) + usize::from(start != DAY_FIELD);
+    parts == fields && hms.split(':').all(digits) && frac.is_none_or(|f| end == SECOND && digits(f))
+}
+
 /// `'d hh:mm:ss[.f]'` (DAY TO SECOND) and its shorter forms as microseconds.
 fn day_time_text(text: &str, from: &DateTimeField) -> Option<i64> {
     let (neg, t) = match text.strip_prefix('-') {
@@ -634,6 +654,7 @@ fn interval(iv: &ast::Interval) -> Result<Interval> {
                 None => format!("-{}", t.strip_prefix('+').unwrap_or(&t)),
             }
         }
+        ast::Expr::UnaryOp { op: ast::UnaryOperator::Plus, expr } if iv.leading_field.is_some() => literal(expr)?,
         e => literal(e)?,
     };
     let Some(field) = &iv.leading_field else {
@@ -644,7 +665,13 @@ fn interval(iv: &ast::Interval) -> Result<Interval> {
     };
     // `INTERVAL '1-2' YEAR TO MONTH`, `INTERVAL '1 02:03:04.5' DAY TO SECOND`, ...
     if let Some(last) = &iv.last_field {
-        let bad = || parse_error(format!("[INVALID_INTERVAL_FORMAT] invalid INTERVAL '{text}' {field} TO {last}"), span);
+        let bad = || {
+            let (class, shape) = match (field, last) {
+                (DateTimeField::Year, _) => ("UNMATCHED_FORMAT_STRING", "year-month format of `[+|-]y-m`"),
+                _ => ("UNMATCHED_FORMAT_STRING_WITH_NOTICE", "day-time format"),
+            };
+            parse_error(format!("[INVALID_INTERVAL_FORMAT.{class}] Error parsing '{text}' to interval. Interval string does not match {shape} when cast to INTERVAL {field} TO {last}."), span)
+        };
         let (start, end) = match (field_code(field), field_code(last)) {
             (Some((_, s)), Some((_, e))) => (s, e),
             _ => (0, 0),
@@ -660,9 +687,17 @@ fn interval(iv: &ast::Interval) -> Result<Interval> {
                 Interval::Months(if neg { -(y * 12 + m) } else { y * 12 + m }, start, end)
             }
             (DateTimeField::Day | DateTimeField::Hour | DateTimeField::Minute, DateTimeField::Hour | DateTimeField::Minute | DateTimeField::Second) => {
+                if !day_time_shape(&text, start, end) {
+                    return Err(bad());
+                }
                 Interval::Micros(day_time_text(&text, field).ok_or_else(bad)?, start, end)
             }
-            _ => return Err(unsupported(format!("INTERVAL ... {field} TO {last}"), span)),
+            _ => {
+                return Err(parse_error(
+                    format!("[INVALID_INTERVAL_FORMAT.UNSUPPORTED_FROM_TO_EXPRESSION] Error parsing '{text}' to interval. Cannot support (interval '{text}' {field} to {last}) expression."),
+                    span,
+                ))
+            }
         });
     }
     if matches!(field, DateTimeField::Second | DateTimeField::Seconds) {
@@ -670,7 +705,13 @@ fn interval(iv: &ast::Interval) -> Result<Interval> {
         return Ok(Interval::Micros(us, crate::types::interval::SECOND, crate::types::interval::SECOND));
     }
     let n: i64 = text.parse().map_err(|_| parse_error(format!("invalid INTERVAL value '{text}'"), span))?;
-    let overflow = || parse_error(format!("INTERVAL '{text}' {field} is out of range"), span);
+    let overflow = || match field {
+        DateTimeField::Year | DateTimeField::Years | DateTimeField::Month | DateTimeField::Months => parse_error(
+            format!("[INVALID_INTERVAL_FORMAT.ARITHMETIC_EXCEPTION] Error parsing ' {text} {field}' to interval. Uncaught arithmetic exception while parsing ' {text} {field}'."),
+            span,
+        ),
+        _ => KilnError::exec("[INTERVAL_ARITHMETIC_OVERFLOW.WITHOUT_SUGGESTION] Integer overflow while operating with intervals. Try devising appropriate values for the interval parameters."),
+    };
     // Spark's day-time intervals are microseconds in a long: 106751991 days at most.
     use crate::types::interval::{DAY_FIELD, HOUR, MINUTE, MONTH, YEAR};
     let days = |d: Option<i64>| d.and_then(|d| d.checked_mul(crate::types::timestamp::MICROS_PER_DAY)).map(|us| Interval::Micros(us, DAY_FIELD, DAY_FIELD)).ok_or_else(overflow);
@@ -836,6 +877,13 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
             args[0] = Expr::Literal(ScalarValue::Utf8(unit.to_ascii_uppercase()));
             return Ok(Expr::UnresolvedFunction { name: canonical.into(), args, distinct });
         }
+    }
+    // Spark's grammar takes the unit unquoted only.
+    if let (Some(canonical), 3, Some(Expr::Literal(ScalarValue::Utf8(unit)))) = (unit_function, args.len(), args.first()) {
+        return Err(KilnError::analysis(
+            "INVALID_PARAMETER_VALUE.DATETIME_UNIT",
+            format!("The value of parameter(s) `unit` in `{canonical}` is invalid: expects one of the units without quotes YEAR, QUARTER, MONTH, WEEK, DAY, DAYOFYEAR, HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND, but got the string literal '{unit}'."),
+        ));
     }
     // from_json / from_csv: the schema string becomes a NULL of its type, which the function's
     // result type reads (the expression layer has no SQL parser).
@@ -1018,7 +1066,7 @@ fn window_frame(w: &ast::WindowFrame, span: Span) -> Result<WindowFrame> {
         let offset = |e: &ast::Expr, negate: bool| -> Result<FrameBound> {
             let v = match convert_expr(e)? {
                 Expr::Literal(v) => v,
-                other => return Err(parse_error(format!("a window frame bound must be a literal, got {other}"), start_span(e))),
+                other => return Err(parse_error(format!("[INVALID_SQL_SYNTAX.INVALID_WINDOW_FRAME_BOUND] Invalid SQL syntax: Frame bound value must be a literal, got {other}."), start_span(e))),
             };
             let v = if !negate {
                 v
@@ -1146,7 +1194,7 @@ fn typed_string(ts: &ast::TypedString) -> Result<Expr> {
     };
     match &ts.data_type {
         ast::DataType::Date => {
-            parse_date(text).map(|d| lit(ScalarValue::Date32(d))).ok_or_else(|| parse_error(format!("invalid DATE literal '{text}'"), span))
+            parse_date(text).map(|d| lit(ScalarValue::Date32(d))).ok_or_else(|| parse_error(format!("[INVALID_TYPED_LITERAL] The value of the typed literal \"DATE\" is invalid: '{text}'."), span))
         }
         t @ (ast::DataType::Timestamp(..) | ast::DataType::TimestampNtz(..) | ast::DataType::Custom(..)) => {
             let ntz = match sql_data_type(t, span)? {

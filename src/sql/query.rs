@@ -236,6 +236,9 @@ impl<'a> QueryPlanner<'a> {
         reject_select_clauses(s)?;
         // `WINDOW w AS (...)`: in scope while this SELECT's expressions are lowered.
         let named: Vec<(String, ast::NamedWindowExpr)> = s.named_window.iter().map(|d| (d.0.value.clone(), d.1.clone())).collect();
+        if let Some((name, _)) = named.iter().enumerate().find_map(|(i, (n, _))| named[..i].iter().find(|(m, _)| m.eq_ignore_ascii_case(n))) {
+            return Err(parse_error(format!("[INVALID_SQL_SYNTAX.REPETITIVE_WINDOW_DEFINITION] Invalid SQL syntax: The definition of window `{name}` is repetitive."), s.select_token.0.span));
+        }
         let outer = super::expr::NAMED_WINDOWS.with(|w| std::mem::replace(&mut *w.borrow_mut(), named));
         let result = self.plan_select_body(s);
         super::expr::NAMED_WINDOWS.with(|w| *w.borrow_mut() = outer);
@@ -1043,7 +1046,32 @@ fn grouping_analytics(exprs: &[ast::Expr], modifiers: &[ast::GroupByWithModifier
             let elements = exprs.iter().map(|e| index(e).map(|i| vec![i])).collect::<Result<Vec<_>>>()?;
             return Ok((grouping, Some((kind, elements))));
         }
+        // Hive's `GROUP BY a, b GROUPING SETS ((a), (a, b), ())`: sets of the listed expressions.
+        [ast::GroupByWithModifier::GroupingSets(ast::Expr::GroupingSets(sets))] => {
+            if let Some(e) = exprs.iter().find(|e| construct(e)) {
+                let name = match e {
+                    ast::Expr::Rollup(_) => "ROLLUP",
+                    ast::Expr::Cube(_) => "CUBE",
+                    _ => "GROUPING SETS",
+                };
+                return Err(crate::error::KilnError::analysis("UNRESOLVED_ROUTINE", format!("Cannot resolve routine `{name}` on search path [`system`.`builtin`, `system`.`session`].")));
+            }
+            for e in exprs {
+                index(e)?;
+            }
+            let elements = sets.iter().map(|set| set.iter().map(&mut index).collect::<Result<Vec<_>>>()).collect::<Result<Vec<_>>>()?;
+            return Ok((grouping, Some((GroupingSetsKind::GroupingSets, elements))));
+        }
         _ => return Err(unsupported("GROUP BY ... WITH TOTALS, or WITH ROLLUP / CUBE over grouping analytics", span)),
+    }
+    // Spark's grammar has no empty set inside ROLLUP or CUBE.
+    for e in exprs {
+        if let ast::Expr::Rollup(sets) | ast::Expr::Cube(sets) = e {
+            if sets.iter().any(Vec::is_empty) {
+                let name = if matches!(e, ast::Expr::Rollup(_)) { "ROLLUP" } else { "CUBE" };
+                return Err(crate::error::KilnError::Parse(format!("Empty set in {name} grouping sets is not supported.")));
+            }
+        }
     }
     if let [only @ (ast::Expr::Rollup(sets) | ast::Expr::Cube(sets) | ast::Expr::GroupingSets(sets))] = exprs {
         let kind = match only {

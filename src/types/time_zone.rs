@@ -45,6 +45,16 @@ impl Zone {
         id.parse::<chrono_tz::Tz>().ok().map(Zone::Region)
     }
 
+    /// The zone's id as `current_timezone()` prints it: the region's name, `UTC`, or the
+    /// offset (`+05:00`).
+    pub fn id(&self) -> String {
+        match self {
+            Zone::Region(tz) => tz.name().to_string(),
+            Zone::Fixed(0) => "UTC".to_string(),
+            Zone::Fixed(s) => offset_text(*s, ":", false),
+        }
+    }
+
     /// Seconds east of UTC at the instant `utc_micros`.
     pub fn offset_at(&self, utc_micros: i64) -> i64 {
         match self {

@@ -211,53 +211,86 @@ enum Token {
     /// A pattern letter repeated `n` times.
     Field(char, usize),
     Text(String),
+    /// `[...]`: read when the text has it, written always.
+    Optional(Vec<Token>),
 }
 
 /// Splits a Spark datetime pattern; letters Spark rejects or kiln lacks are an error.
 fn tokens(pattern: &str) -> Result<Vec<Token>, String> {
     let chars: Vec<char> = pattern.chars().collect();
-    let mut out = vec![];
     let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
+    tokens_from(pattern, &chars, &mut i, false)
+}
+
+/// The tokens from `chars[*i]` to the end, or (`nested`) to the `]` closing an optional section.
+fn tokens_from(pattern: &str, chars: &[char], i: &mut usize, nested: bool) -> Result<Vec<Token>, String> {
+    let mut out = vec![];
+    while *i < chars.len() {
+        let c = chars[*i];
+        if c == '[' {
+            *i += 1;
+            out.push(Token::Optional(tokens_from(pattern, chars, i, true)?));
+            continue;
+        }
+        if c == ']' && nested {
+            *i += 1;
+            return Ok(out);
+        }
         if c == '\'' {
             let mut text = String::new();
-            i += 1;
-            if i < chars.len() && chars[i] == '\'' {
+            *i += 1;
+            if *i < chars.len() && chars[*i] == '\'' {
                 out.push(Token::Text("'".into()));
-                i += 1;
+                *i += 1;
                 continue;
             }
-            while i < chars.len() {
-                if chars[i] == '\'' {
-                    if i + 1 < chars.len() && chars[i + 1] == '\'' {
+            while *i < chars.len() {
+                if chars[*i] == '\'' {
+                    if *i + 1 < chars.len() && chars[*i + 1] == '\'' {
                         text.push('\'');
-                        i += 2;
+                        *i += 2;
                         continue;
                     }
                     break;
                 }
-                text.push(chars[i]);
-                i += 1;
+                text.push(chars[*i]);
+                *i += 1;
             }
-            i += 1;
+            *i += 1;
             out.push(Token::Text(text));
         } else if c.is_ascii_alphabetic() {
             let mut n = 1;
-            while i + n < chars.len() && chars[i + n] == c {
+            while *i + n < chars.len() && chars[*i + n] == c {
                 n += 1;
+            }
+            // Spark refuses the narrow text forms (`MMMMM`, `EEEEE`, ...) Java 8 reads otherwise.
+            if n >= 5 && matches!(c, 'G' | 'M' | 'L' | 'E' | 'Q' | 'q') {
+                return Err(format!(
+                    "[INCONSISTENT_BEHAVIOR_CROSS_VERSION.DATETIME_PATTERN_RECOGNITION] You may get a different result due to the upgrading to Spark >= 3.0: Fail to recognize '{pattern}' pattern in the DateTimeFormatter. You can form a valid datetime pattern with the guide from 'https://spark.apache.org/docs/latest/sql-ref-datetime-pattern.html'."
+                ));
             }
             if !matches!(c, 'y' | 'M' | 'L' | 'd' | 'D' | 'H' | 'h' | 'k' | 'K' | 'm' | 's' | 'S' | 'a' | 'E' | 'u' | 'Q' | 'q' | 'z' | 'Z' | 'X' | 'x' | 'O' | 'V') {
                 return Err(format!("Illegal pattern character '{c}'"));
             }
             out.push(Token::Field(c, n));
-            i += n;
+            *i += n;
         } else {
             out.push(Token::Text(c.to_string()));
-            i += 1;
+            *i += 1;
         }
     }
+    if nested {
+        return Err(format!("Illegal pattern: '{pattern}' has an unclosed optional section"));
+    }
     Ok(out)
+}
+
+/// The tokens with optional sections opened: what formatting writes.
+fn flat(tokens: Vec<Token>) -> Vec<Token> {
+    tokens.into_iter().flat_map(|t| match t {
+        Token::Optional(inner) => flat(inner),
+        other => vec![other],
+    }).collect()
 }
 
 /// `date_format`: the TIMESTAMP `instant` rendered with a Spark datetime pattern as a wall-clock
@@ -267,9 +300,10 @@ pub fn format_with_pattern_in(instant: i64, pattern: &str, zone: Zone) -> Result
     let offset = zone.offset_at(instant);
     let weekday = (c.days + 3).rem_euclid(7) as usize; // 1970-01-01 was a Thursday
     let mut s = String::new();
-    for t in tokens(pattern)? {
+    for t in flat(tokens(pattern)?) {
         match t {
             Token::Text(x) => s.push_str(&x),
+            Token::Optional(_) => {}
             Token::Field(f, n) => {
                 let num = |v: i64, n: usize| format!("{v:0n$}");
                 let text = match f {
@@ -400,113 +434,151 @@ fn read_zone(letter: char, text: &str, i: &mut usize) -> Option<Zone> {
 /// (Spark's ANSI mode then raises CANNOT_PARSE_TIMESTAMP).
 pub fn parse_with_pattern(text: &str, pattern: &str) -> Result<Option<(i64, Option<Zone>)>, String> {
     let toks = tokens(pattern)?;
-    let b = text.as_bytes();
+    let mut f = Parsed { y: 1970, mo: 1, d: 1, h: 0, mi: 0, s: 0, us: 0, pm: None, hour12: false, offset: None };
     let mut i = 0;
-    let (mut y, mut mo, mut d, mut h, mut mi, mut s, mut us) = (1970i64, 1u32, 1u32, 0u32, 0u32, 0u32, 0u32);
-    let mut pm: Option<bool> = None;
-    let mut hour12 = false;
-    let mut offset = None;
-    for (k, t) in toks.iter().enumerate() {
-        match t {
-            Token::Text(x) => {
-                if !text[i..].starts_with(x.as_str()) {
-                    return Ok(None);
-                }
-                i += x.len();
-            }
-            Token::Field(f, n) => {
-                // A field followed by another field reads exactly n digits; otherwise as many as there are.
-                let fixed = matches!(toks.get(k + 1), Some(Token::Field(..)));
-                let digits = |i: &mut usize, max: usize| -> Option<i64> {
-                    let start = *i;
-                    while *i < b.len() && b[*i].is_ascii_digit() && *i - start < max {
-                        *i += 1;
-                    }
-                    if *i == start {
-                        return None;
-                    }
-                    text[start..*i].parse().ok()
-                };
-                let width = if fixed { *n } else { usize::MAX };
-                let v = match f {
-                    'M' | 'L' if *n >= 3 => {
-                        let found = MONTHS.iter().position(|m| {
-                            let name = if *n == 3 { &m[..3] } else { m };
-                            text[i..].len() >= name.len() && text[i..i + name.len()].eq_ignore_ascii_case(name)
-                        });
-                        let Some(m) = found else { return Ok(None) };
-                        i += if *n == 3 { 3 } else { MONTHS[m].len() };
-                        mo = m as u32 + 1;
-                        continue;
-                    }
-                    'a' => {
-                        let t = text[i..].get(..2).map(|x| x.to_ascii_uppercase());
-                        match t.as_deref() {
-                            Some("AM") => pm = Some(false),
-                            Some("PM") => pm = Some(true),
-                            _ => return Ok(None),
-                        }
-                        i += 2;
-                        continue;
-                    }
-                    'E' => {
-                        let found = WEEKDAYS.iter().find(|w| {
-                            let name = if *n >= 4 { w } else { &w[..3] };
-                            text[i..].len() >= name.len() && text[i..i + name.len()].eq_ignore_ascii_case(name)
-                        });
-                        let Some(w) = found else { return Ok(None) };
-                        i += if *n >= 4 { w.len() } else { 3 };
-                        continue;
-                    }
-                    'X' | 'x' | 'Z' => {
-                        let Some(o) = read_offset(text, &mut i) else { return Ok(None) };
-                        offset = Some(Zone::Fixed(o));
-                        continue;
-                    }
-                    'z' | 'O' | 'V' => {
-                        let Some(z) = read_zone(*f, text, &mut i) else { return Ok(None) };
-                        offset = Some(z);
-                        continue;
-                    }
-                    'S' => {
-                        let start = i;
-                        let Some(v) = digits(&mut i, if fixed { *n } else { 9 }) else { return Ok(None) };
-                        let len = i - start;
-                        us = if len <= 6 { (v * 10i64.pow(6 - len as u32)) as u32 } else { (v / 10i64.pow(len as u32 - 6)) as u32 };
-                        continue;
-                    }
-                    _ => match digits(&mut i, width) {
-                        Some(v) => v,
-                        None => return Ok(None),
-                    },
-                };
-                match f {
-                    'y' if *n == 2 => y = 2000 + v,
-                    'y' => y = v,
-                    'M' | 'L' => mo = v as u32,
-                    'd' => d = v as u32,
-                    'H' | 'k' => h = v as u32,
-                    'h' | 'K' => {
-                        h = v as u32;
-                        hour12 = true;
-                    }
-                    'm' => mi = v as u32,
-                    's' => s = v as u32,
-                    _ => return Err(format!("the pattern letter '{f}' cannot be parsed")),
-                }
-            }
-        }
-    }
-    if i != text.len() {
+    if !read_tokens(&toks, text, &mut i, &mut f)? || i != text.len() {
         return Ok(None);
     }
-    if hour12 || pm.is_some() {
-        if h > 12 {
+    if f.hour12 || f.pm.is_some() {
+        if f.h > 12 {
             return Ok(None);
         }
-        h = (h % 12) + if pm == Some(true) { 12 } else { 0 };
+        f.h = (f.h % 12) + if f.pm == Some(true) { 12 } else { 0 };
     }
-    Ok(from_civil(y, mo, d, h, mi, s, us).map(|wall| (wall, offset)))
+    Ok(from_civil(f.y, f.mo, f.d, f.h, f.mi, f.s, f.us).map(|wall| (wall, f.offset)))
+}
+
+/// The fields a pattern has read so far.
+#[derive(Clone)]
+struct Parsed {
+    y: i64,
+    mo: u32,
+    d: u32,
+    h: u32,
+    mi: u32,
+    s: u32,
+    us: u32,
+    pm: Option<bool>,
+    hour12: bool,
+    offset: Option<Zone>,
+}
+
+/// Reads `toks` from `text[*i..]` into `f`; false when the text does not match. An optional
+/// section that does not match reads nothing.
+fn read_tokens(toks: &[Token], text: &str, i: &mut usize, f: &mut Parsed) -> Result<bool, String> {
+    let b = text.as_bytes();
+    for (k, t) in toks.iter().enumerate() {
+        let (letter, n) = match t {
+            Token::Text(x) => {
+                if !text[*i..].starts_with(x.as_str()) {
+                    return Ok(false);
+                }
+                *i += x.len();
+                continue;
+            }
+            Token::Optional(inner) => {
+                let (at, before) = (*i, f.clone());
+                if !read_tokens(inner, text, i, f)? {
+                    *i = at;
+                    *f = before;
+                }
+                continue;
+            }
+            Token::Field(letter, n) => (*letter, *n),
+        };
+        // A field followed by another field reads exactly n digits; otherwise as many as there are.
+        let fixed = matches!(toks.get(k + 1), Some(Token::Field(..)));
+        let digits = |i: &mut usize, max: usize| -> Option<i64> {
+            let start = *i;
+            while *i < b.len() && b[*i].is_ascii_digit() && *i - start < max {
+                *i += 1;
+            }
+            if *i == start {
+                return None;
+            }
+            text[start..*i].parse().ok()
+        };
+        // Spark's (java.time's) widths: one letter reads one digit or more, two or more letters
+        // exactly that many (`MM` refuses `1`, `yyyy` refuses `19` and `20191`), `yyy` three or more.
+        let (least, width) = match (letter, n) {
+            (_, 1) => (1, if fixed { 1 } else { usize::MAX }),
+            ('y', 3) => (3, usize::MAX),
+            _ => (n, n),
+        };
+        let v = match letter {
+            'M' | 'L' if n >= 3 => {
+                let found = MONTHS.iter().position(|m| {
+                    let name = if n == 3 { &m[..3] } else { m };
+                    text[*i..].len() >= name.len() && text[*i..*i + name.len()].eq_ignore_ascii_case(name)
+                });
+                let Some(m) = found else { return Ok(false) };
+                *i += if n == 3 { 3 } else { MONTHS[m].len() };
+                f.mo = m as u32 + 1;
+                continue;
+            }
+            'a' => {
+                match text[*i..].get(..2).map(|x| x.to_ascii_uppercase()).as_deref() {
+                    Some("AM") => f.pm = Some(false),
+                    Some("PM") => f.pm = Some(true),
+                    _ => return Ok(false),
+                }
+                *i += 2;
+                continue;
+            }
+            'E' => {
+                let found = WEEKDAYS.iter().find(|w| {
+                    let name = if n >= 4 { w } else { &w[..3] };
+                    text[*i..].len() >= name.len() && text[*i..*i + name.len()].eq_ignore_ascii_case(name)
+                });
+                let Some(w) = found else { return Ok(false) };
+                *i += if n >= 4 { w.len() } else { 3 };
+                continue;
+            }
+            'X' | 'x' | 'Z' => {
+                let Some(o) = read_offset(text, i) else { return Ok(false) };
+                f.offset = Some(Zone::Fixed(o));
+                continue;
+            }
+            'z' | 'O' | 'V' => {
+                let Some(z) = read_zone(letter, text, i) else { return Ok(false) };
+                f.offset = Some(z);
+                continue;
+            }
+            'S' => {
+                let start = *i;
+                // A fraction of n letters reads 1 to n digits (exactly n before another field).
+                let Some(v) = digits(&mut *i, n) else { return Ok(false) };
+                if fixed && *i - start != n {
+                    return Ok(false);
+                }
+                let len = *i - start;
+                f.us = if len <= 6 { (v * 10i64.pow(6 - len as u32)) as u32 } else { (v / 10i64.pow(len as u32 - 6)) as u32 };
+                continue;
+            }
+            _ => {
+                let start = *i;
+                match digits(&mut *i, width) {
+                    Some(v) if *i - start >= least => v,
+                    _ => return Ok(false),
+                }
+            }
+        };
+        match letter {
+            'y' if n == 2 => f.y = 2000 + v,
+            'y' => f.y = v,
+            'M' | 'L' => f.mo = v as u32,
+            'd' => f.d = v as u32,
+            'H' | 'k' => f.h = v as u32,
+            'h' | 'K' => {
+                f.h = v as u32;
+                f.hour12 = true;
+            }
+            'm' => f.mi = v as u32,
+            's' => f.s = v as u32,
+            _ => return Err(format!("the pattern letter '{letter}' cannot be parsed")),
+        }
+    }
+    Ok(true)
 }
 
 /// The timestamp `months` later, the day clamped to the month's last (Spark's timestampAddMonths).

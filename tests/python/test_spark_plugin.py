@@ -170,7 +170,7 @@ def test_tpch_22_queries_same_rows_and_the_share_run_in_kiln():
     """Each TPC-H query (tests/reference/queries) both ways, AQE on; prints the share of each
     query's operators kiln ran."""
     queries = os.path.join(ROOT, "tests", "reference", "queries")
-    wrong, shares = [], []
+    wrong, shares, plans = [], [], []
     for n in range(1, 23):
         with open(os.path.join(queries, f"tpch_q{n:02}.sql")) as f:
             sql = f.read()
@@ -180,9 +180,14 @@ def test_tpch_22_queries_same_rows_and_the_share_run_in_kiln():
             wrong.append(f"Q{n}: kiln gave {got[:2]}... ({len(got)} rows), Spark {want[:2]}... ({len(want)} rows)")
         k, total = spark()._jvm.io.kiln.spark.KilnExplain.operatorsInKiln(df._jdf.queryExecution().executedPlan())
         shares.append((n, k, total))
+        plans.append(df._jdf.queryExecution().executedPlan().toString())
     print("operators run in kiln: " + ", ".join(f"Q{n} {k}/{t}" for n, k, t in shares), flush=True)
     assert not wrong, "\n".join(wrong)
     assert sum(k for _, k, _ in shares) > 0 and all(k < t for _, k, t in shares), shares
+    # Joins and the stages over Spark's shuffles run in kiln too (Q5's probe of its broadcasts).
+    text = "\n".join(plans)
+    assert "(HashAggregate <- Project <- BroadcastHashJoin" in text, text
+    assert "KilnExec" in plans[4] and "(HashAggregate)" in text, plans[4]
 
 
 def test_a_kiln_task_failed_once_is_rerun_by_spark_with_the_same_rows():

@@ -1222,11 +1222,15 @@ struct HistogramNumeric {
 }
 
 impl HistogramNumeric {
-    /// The input as doubles: numbers, days of a date, microseconds of a timestamp.
+    /// The input as doubles: numbers, days of a date, microseconds of a timestamp, months or
+    /// microseconds of an interval.
     fn doubles(a: &ArrayRef) -> Result<ArrayRef> {
+        use crate::types::interval::{is_day_time, is_year_month, micros, months};
         Ok(match a.data_type() {
             DataType::Date32 => cast(&cast(a, &DataType::Int32)?, &DataType::Float64)?,
             DataType::Timestamp(..) => cast(&cast(a, &DataType::Int64)?, &DataType::Float64)?,
+            t if is_year_month(t) => cast(&(Arc::new(months(a)?) as ArrayRef), &DataType::Float64)?,
+            t if is_day_time(t) => cast(&(Arc::new(micros(a)?) as ArrayRef), &DataType::Float64)?,
             _ => doubles(a)?,
         })
     }
@@ -1243,6 +1247,10 @@ impl HistogramNumeric {
             }
             DataType::Float32 => Arc::new(arrow::array::Float32Array::from_iter_values(xs.into_iter().map(|x| x as f32))),
             DataType::Decimal128(..) => cast(&f64_array(xs), &self.element)?,
+            t if crate::types::interval::is_year_month(t) => {
+                crate::types::interval::year_month_array(arrow::array::Int32Array::from_iter_values(xs.into_iter().map(|x| x as i32)), t)
+            }
+            t if crate::types::interval::is_day_time(t) => crate::types::interval::day_time_array(Int64Array::from_iter_values(xs.into_iter().map(|x| x as i64)), t)?,
             _ => f64_array(xs),
         })
     }

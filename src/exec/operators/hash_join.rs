@@ -22,6 +22,7 @@ use crate::physical::adaptive::batch_bytes;
 use crate::physical::metrics::OperatorMetrics;
 use crate::physical::{BuildSide, HashJoinKind, PhysicalPlan};
 use crate::plan::JoinType;
+use arrow::array::ArrayRef;
 use arrow::compute::cast;
 use arrow::record_batch::RecordBatch;
 
@@ -195,16 +196,7 @@ impl<'s> SidesSpill<'s> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let (keys, attrs) = self.sides[side];
-        let mut columns = evaluate_all(keys, batch, attrs)?;
-        if side == 1 {
-            for (c, k) in columns.iter_mut().zip(self.sides[0].0) {
-                let t = k.data_type()?;
-                if c.data_type() != &t {
-                    *c = cast(c, &t)?;
-                }
-            }
-        }
+        let columns = side_keys(&self.sides, side, batch)?;
         self.files[side].write_hashed(batch, &columns, self.level)
     }
 
@@ -226,6 +218,22 @@ impl<'s> SidesSpill<'s> {
         pairs.iter().flatten().flatten().for_each(|f| self.metrics.add_spill(f));
         Ok(pairs)
     }
+}
+
+/// Side `side`'s join keys over `batch` (rows of that side), the second side's cast to the
+/// first's types, so equal keys of both sides hash and encode alike.
+pub(in crate::exec) fn side_keys(sides: &[(&[Expr], &[Attribute]); 2], side: usize, batch: &RecordBatch) -> Result<Vec<ArrayRef>> {
+    let (keys, attrs) = sides[side];
+    let mut columns = evaluate_all(keys, batch, attrs)?;
+    if side == 1 {
+        for (c, k) in columns.iter_mut().zip(sides[0].0) {
+            let t = k.data_type()?;
+            if c.data_type() != &t {
+                *c = cast(c, &t)?;
+            }
+        }
+    }
+    Ok(columns)
 }
 
 impl<'a> Executor<'a> {

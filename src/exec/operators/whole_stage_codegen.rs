@@ -12,6 +12,7 @@ use arrow::record_batch::RecordBatch;
 use super::not_this;
 use super::hash_aggregate::{aggregate_into, hold_run_output, GroupSpill, Merger};
 use super::hash_join::{join_bytes, read_pair, SidesSpill};
+use super::sort_merge_join::{hold_within, SortedSidesSpill};
 use crate::codegen::{BuildTable, GroupBudget, StageJoinType, StageSink, StageSpec};
 use crate::common::spill::SPILL_LEVELS;
 use crate::common::control::QueryControl;
@@ -145,6 +146,37 @@ impl<'a> Executor<'a> {
                 tables.push(Table::Own(BuildTable::new(j, collect_reserved(build, &held)?)?));
                 continue;
             }
+            if j.merge {
+                // A merge join's sorted sides, past the task's share, are written out in their
+                // order and run a key range at a time.
+                let sides = [(j.stream_keys.as_slice(), self.attrs(&spec.input_plan)), (j.build_keys.as_slice(), j.build.as_slice())];
+                let share = held.task_share();
+                let (rows, over) = hold_within(&mut build, &held, share, SortedSidesSpill::can_split(&sides)?)?;
+                let Some(over) = over else {
+                    tables.push(Table::Own(BuildTable::new(j, rows)?));
+                    continue;
+                };
+                let join = spec.members.iter().map(|m| &m.node).find(|n| matches!(n.as_ref(), PhysicalPlan::SortMergeJoin { .. })).unwrap_or(top);
+                let mut spill = SortedSidesSpill::new(self, join, sides);
+                spill.write_stream(1, rows.into_iter().map(Ok).chain(std::iter::once(Ok(over))).chain(build))?;
+                held.resize(0)?;
+                let input = match pair_input.take() {
+                    Some(input) => input,
+                    None => self.stream(&spec.input_plan, i)?,
+                };
+                spill.write_stream(0, input)?;
+                let pairs = spill.finish(self.reserve(top), self.control, share)?;
+                return Ok(Box::new(pairs.flat_map(move |pair| {
+                    let part = pair.and_then(|[l, r]| {
+                        let sides: [BatchStream<'s>; 2] = [Box::new(l.into_iter().map(Ok)), Box::new(r.into_iter().map(Ok))];
+                        self.stage_part(stage, top, i, Some(sides), SPILL_LEVELS)
+                    });
+                    match part {
+                        Ok(out) => out,
+                        Err(e) => Box::new(std::iter::once(Err(e))) as BatchStream<'s>,
+                    }
+                })));
+            }
             // Its build side and table held up to the task's share; past it both sides are
             // written out.
             let (share, mut rows, mut data, mut build_rows) = (held.task_share(), vec![], 0, 0);
@@ -204,10 +236,10 @@ impl<'a> Executor<'a> {
         }
     }
 
-    /// Whether the stage's shuffled join can write its sides out by their keys when its build
-    /// side does not fit: it is the stage's only such join and the first over its input (whose
-    /// columns its keys read), a hash join that is not null-aware, under an output or a
-    /// partial aggregate (whose groups may come out of each partition pair apart).
+    /// Whether the stage's shuffled or merge join can write its sides out when its build side
+    /// does not fit: it is the stage's only such join and the first over its input (whose
+    /// columns its keys read), not a null-aware anti join, under an output or a partial
+    /// aggregate (whose groups may come out of each partition pair apart).
     fn spillable_join(&self, stage: &Stage, top: &Arc<PhysicalPlan>) -> bool {
         let spec = &stage.spec;
         let (joins, input) = (spec.joins(), self.attrs(&spec.input_plan));
@@ -218,7 +250,7 @@ impl<'a> Executor<'a> {
         };
         sink && own == [0]
             && joins.first().is_some_and(|j| {
-                !j.merge && j.join_type != StageJoinType::NullAwareAnti && j.stream_keys.iter().all(|k| k.references().iter().all(|id| input.iter().any(|a| a.id == *id)))
+                j.join_type != StageJoinType::NullAwareAnti && j.stream_keys.iter().all(|k| k.references().iter().all(|id| input.iter().any(|a| a.id == *id)))
             })
     }
 
@@ -345,7 +377,8 @@ impl<'a> Executor<'a> {
     /// hands a partition off).
     pub(in crate::exec) fn replayable(&self, plan: &Arc<PhysicalPlan>) -> bool {
         match plan.as_ref() {
-            PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle, .. } => return false,
+            // A fragment's input batches come from the host once.
+            PhysicalPlan::QueryStage { kind: QueryStageKind::Shuffle, .. } | PhysicalPlan::FragmentInput { .. } => return false,
             PhysicalPlan::ShuffleRead { spec, .. } => return !spec.reads_once(),
             _ => {}
         }

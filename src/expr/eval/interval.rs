@@ -19,7 +19,7 @@ pub(crate) fn interval_overflow(try_fn: Option<&str>) -> KilnError {
         Some(f) => KilnError::exec(format!(
             "[INTERVAL_ARITHMETIC_OVERFLOW.WITH_SUGGESTION] Integer overflow while operating with intervals. Use '{f}' to tolerate overflow and return NULL instead. SQLSTATE: 22015"
         )),
-        None => KilnError::exec("[INTERVAL_ARITHMETIC_OVERFLOW.WITHOUT_SUGGESTION] Integer overflow while operating with intervals. SQLSTATE: 22015"),
+        None => KilnError::exec("[INTERVAL_ARITHMETIC_OVERFLOW.WITHOUT_SUGGESTION] Integer overflow while operating with intervals. Try devising appropriate values for the interval parameters. SQLSTATE: 22015"),
     }
 }
 
@@ -52,10 +52,13 @@ pub(crate) use crate::types::interval::{calendar_parts, day_time_array, micros, 
 /// node's type. None when these operands are not interval arithmetic.
 pub(super) fn binary(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType) -> Option<Result<ArrayRef>> {
     let (lt, rt) = (l.data_type(), r.data_type());
-    if !is_interval(result) && !is_interval(lt) && !is_interval(rt) {
+    let calendar = crate::types::interval::CALENDAR;
+    if !is_interval(result) && !is_interval(lt) && !is_interval(rt) && *result != calendar {
         return None;
     }
     Some(match (op, lt, rt) {
+        (BinaryOp::Plus | BinaryOp::Minus, a, b) if *a == calendar && *b == calendar => calendar_sum(op, l, r),
+        (BinaryOp::Multiply | BinaryOp::Divide, a, DataType::Float64) if *a == calendar => calendar_scale(op, l, r),
         // Spark's IntegralDivide of two intervals: the quotient of months or microseconds.
         (BinaryOp::IntDivide, a, b) if is_interval(a) && is_interval(b) => {
             let raw = |x: &ArrayRef| -> Result<Int64Array> {
@@ -167,6 +170,8 @@ fn scale(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType) -> Result<
     let ym = is_year_month(l.data_type());
     let values: Vec<Option<i64>> = if ym { months(l)?.iter().map(|v| v.map(i64::from)).collect() } else { micros(l)?.iter().collect() };
     let f = factor(r)?;
+    // Spark suggests try_divide where an integral divisor overflows (`i / -1`), nothing else.
+    let overflow = || interval_overflow((op == BinaryOp::Divide && r.data_type().is_integer()).then_some("try_divide"));
     let mut out = Vec::with_capacity(values.len());
     for (i, v) in values.iter().enumerate() {
         let exact = match &f {
@@ -187,7 +192,7 @@ fn scale(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType) -> Result<
                         }
                         v.checked_mul(p).and_then(|x| div_half_up(x, u))
                     };
-                    Some(q.and_then(|q| i64::try_from(q).ok()).ok_or_else(|| interval_overflow(None))?)
+                    Some(q.and_then(|q| i64::try_from(q).ok()).ok_or_else(overflow)?)
                 }
             },
             (Some(v), Factor::Double(x)) => match x[i] {
@@ -207,7 +212,7 @@ fn scale(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType) -> Result<
         };
         if ym {
             if let Some(m) = res {
-                i32::try_from(m).map_err(|_| interval_overflow(None))?;
+                i32::try_from(m).map_err(|_| overflow())?;
             }
         }
         out.push(res);
@@ -217,6 +222,51 @@ fn scale(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType) -> Result<
     } else {
         day_time_array(out.into_iter().collect(), result)
     }
+}
+
+/// Two calendar intervals added or subtracted field by field (Spark's Add/Subtract of
+/// CalendarIntervalType, months, days and microseconds each exact).
+fn calendar_sum(op: BinaryOp, l: &ArrayRef, r: &ArrayRef) -> Result<ArrayRef> {
+    let sign = if op == BinaryOp::Minus { -1 } else { 1 };
+    let parts = calendar_parts(l)?
+        .into_iter()
+        .zip(calendar_parts(r)?)
+        .map(|(a, b)| match (a, b) {
+            (Some((m, d, us)), Some((m2, d2, us2))) => {
+                let sum = (|| Some((m.checked_add(m2.checked_mul(sign)?)?, d.checked_add(d2.checked_mul(sign)?)?, us.checked_add(us2.checked_mul(sign as i64)?)?)))();
+                sum.map(Some).ok_or_else(|| interval_overflow(None))
+            }
+            _ => Ok(None),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(calendar_array(parts))
+}
+
+/// A calendar interval times or divided by a number (Spark's MultiplyInterval / DivideInterval):
+/// each field scaled as a double, months and days truncated, the days' fraction carried into
+/// the microseconds (IntervalUtils.fromDoubles).
+fn calendar_scale(op: BinaryOp, l: &ArrayRef, r: &ArrayRef) -> Result<ArrayRef> {
+    let nums = r.primitive::<arrow::datatypes::Float64Type>()?;
+    let mut out = Vec::with_capacity(nums.len());
+    for (p, n) in calendar_parts(l)?.into_iter().zip(nums.iter()) {
+        let (Some((m, d, us)), Some(n)) = (p, n) else {
+            out.push(None);
+            continue;
+        };
+        if op == BinaryOp::Divide && n == 0.0 {
+            return Err(divided_by_zero());
+        }
+        let scale = |v: f64| if op == BinaryOp::Multiply { v * n } else { v / n };
+        let (months, days, micros) = (scale(f64::from(m)), scale(f64::from(d)), scale(us as f64));
+        let whole = |v: f64| if v.is_finite() && v.trunc().abs() <= f64::from(i32::MAX) { Ok(v.trunc() as i32) } else { Err(interval_overflow(None)) };
+        let (tm, td) = (whole(months)?, whole(days)?);
+        let micros = (micros + MICROS_PER_DAY as f64 * (days - f64::from(td))).round();
+        if !micros.is_finite() || micros.abs() >= 9.223372036854776e18 {
+            return Err(interval_overflow(None));
+        }
+        out.push(Some((tm, td, micros as i64)));
+    }
+    Ok(calendar_array(out))
 }
 
 fn calendar_array(parts: Vec<Option<(i32, i32, i64)>>) -> ArrayRef {
@@ -309,12 +359,12 @@ pub(super) fn negate(a: &ArrayRef) -> Option<Result<ArrayRef>> {
     }
     if is_year_month(&dt) {
         return Some(months(a).and_then(|m| {
-            m.try_unary(|v| v.checked_neg().ok_or_else(|| arrow::error::ArrowError::ComputeError(String::new()))).map_err(|_| interval_overflow(Some("try_subtract"))).map(|m| year_month_array(m, &dt))
+            m.try_unary(|v| v.checked_neg().ok_or_else(|| arrow::error::ArrowError::ComputeError(String::new()))).map_err(|_| interval_overflow(None)).map(|m| year_month_array(m, &dt))
         }));
     }
     if is_day_time(&dt) {
         return Some(micros(a).and_then(|m| {
-            let n = m.try_unary(|v| v.checked_neg().ok_or_else(|| arrow::error::ArrowError::ComputeError(String::new()))).map_err(|_| interval_overflow(Some("try_subtract")))?;
+            let n = m.try_unary(|v| v.checked_neg().ok_or_else(|| arrow::error::ArrowError::ComputeError(String::new()))).map_err(|_| interval_overflow(None))?;
             day_time_array(n, &dt)
         }));
     }

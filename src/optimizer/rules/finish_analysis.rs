@@ -53,6 +53,41 @@ impl Rule for EliminateResolvedHint {
     }
 }
 
+/// Spark's ComputeCurrentTime: `current_timestamp()`, `current_date()` and `localtimestamp()`
+/// are one instant per query (`current_timestamp = current_timestamp` holds), folded to literals.
+pub struct ComputeCurrentTime;
+
+impl Rule for ComputeCurrentTime {
+    fn name(&self) -> &'static str {
+        "ComputeCurrentTime"
+    }
+    fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        use crate::expr::{Builtin, Expr, ScalarFunc};
+        use crate::types::ScalarValue;
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64);
+        let mut folded = false;
+        let out = plan.transform_up_with_subqueries(&mut |node| {
+            let node = node.map_expressions(|e| {
+                e.transform_up(&mut |x| {
+                    let value = match &x {
+                        Expr::Function { func: ScalarFunc::Builtin(Builtin::CurrentTimestamp), .. } => ScalarValue::Timestamp(now, false),
+                        Expr::Function { func: ScalarFunc::Builtin(Builtin::LocalTimestamp(zone)), .. } => ScalarValue::Timestamp(zone.from_utc(now).unwrap_or(now), true),
+                        Expr::Function { func: ScalarFunc::Builtin(Builtin::CurrentDate(zone)), .. } => {
+                            let local = zone.from_utc(now).unwrap_or(now);
+                            ScalarValue::Date32(local.div_euclid(crate::types::timestamp::MICROS_PER_DAY) as i32)
+                        }
+                        _ => return Ok::<_, crate::error::KilnError>(x),
+                    };
+                    folded = true;
+                    Ok(Expr::Literal(value))
+                })
+            })?;
+            Ok::<_, crate::error::KilnError>(Arc::new(node))
+        })?;
+        Ok(if folded { out } else { plan.clone() })
+    }
+}
+
 /// `plan` without the hints above its first non-unary node, and the outermost of them.
 fn extract_hint(plan: &Arc<LogicalPlan>) -> (Arc<LogicalPlan>, Option<JoinStrategyHint>) {
     match plan.as_ref() {

@@ -8,27 +8,36 @@ import java.util.List;
 
 import org.apache.spark.Partition;
 import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.api.java.function.FlatMapFunction;
+import org.apache.spark.api.java.function.FlatMapFunction2;
+import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.SortOrder;
+import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.FileSourceScanExec;
+import org.apache.spark.sql.execution.RowToColumnarExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.datasources.FilePartition;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * A subtree of Spark's physical plan run by kiln: one kiln task per partition of the subtree's
- * Parquet scan (the splits Spark assigned), producing columnar batches.
+ * A subtree of Spark's physical plan run by kiln, producing columnar batches: one kiln task per
+ * partition of the subtree's Parquet scan (the splits Spark assigned) or of the shuffles it
+ * reads. Its children are the subtree's inputs — Spark's broadcasts and shuffles — whose rows
+ * each task hands kiln (a broadcast's whole, a shuffle's partition).
  */
 public class KilnExec extends SparkPlan {
   private final SparkPlan replaced;
   private final String request;
+  private final Seq<SparkPlan> inputs;
 
   /**
    * A test hook: a file path; the first kiln task that creates the file fails after its first
@@ -36,14 +45,15 @@ public class KilnExec extends SparkPlan {
    */
   public static final String FAIL_TASK_ONCE = "spark.kiln.test.failTaskOnce";
 
-  public KilnExec(SparkPlan replaced, String request) {
+  public KilnExec(SparkPlan replaced, String request, Seq<SparkPlan> inputs) {
     this.replaced = replaced;
     this.request = request;
+    this.inputs = inputs;
     copyTagsFrom(replaced);
     unsetTagValue(KilnOverrides.FALLBACK);
   }
 
-  /** The Spark subtree this node runs. */
+  /** The Spark subtree this node runs (its inputs as they were when it was replaced). */
   public SparkPlan replaced() {
     return replaced;
   }
@@ -60,8 +70,11 @@ public class KilnExec extends SparkPlan {
     while (true) {
       if (chain.length() > 0) chain.append(" <- ");
       chain.append(p.nodeName().trim());
-      if (p.children().size() != 1) break;
-      p = p.children().head();
+      // Down the one child that is not an input (a join's stream side).
+      List<SparkPlan> next = new ArrayList<>();
+      for (SparkPlan c : CollectionConverters.asJava(p.children())) if (!KilnOverrides.isInput(c)) next.add(c);
+      if (next.size() != 1) break;
+      p = next.get(0);
     }
     List<String> names = new ArrayList<>();
     for (Attribute a : CollectionConverters.asJava(output())) names.add(a.toString());
@@ -74,13 +87,23 @@ public class KilnExec extends SparkPlan {
   }
 
   @Override
+  public Partitioning outputPartitioning() {
+    return replaced.outputPartitioning();
+  }
+
+  @Override
+  public Seq<SortOrder> outputOrdering() {
+    return replaced.outputOrdering();
+  }
+
+  @Override
   public Seq<SparkPlan> children() {
-    return CollectionConverters.asScala(new ArrayList<SparkPlan>()).toList();
+    return inputs;
   }
 
   @Override
   public SparkPlan withNewChildrenInternal(IndexedSeq<SparkPlan> newChildren) {
-    return this;
+    return new KilnExec(replaced, request, newChildren.toList());
   }
 
   @Override
@@ -93,9 +116,32 @@ public class KilnExec extends SparkPlan {
     throw new UnsupportedOperationException("KilnExec produces columnar batches");
   }
 
+  /** An input as Spark runs it: the row-to-columnar transition Spark puts above it is kiln's to make. */
+  private static SparkPlan unwrap(SparkPlan input) {
+    return input instanceof RowToColumnarExec ? ((RowToColumnarExec) input).child() : input;
+  }
+
   @Override
   public RDD<ColumnarBatch> doExecuteColumnar() {
-    FileSourceScanExec scan = (FileSourceScanExec) replaced.collectLeaves().head();
+    List<SparkPlan> in = new ArrayList<>();
+    for (SparkPlan c : CollectionConverters.asJava(inputs)) in.add(unwrap(c));
+    Broadcast<?>[] broadcasts = new Broadcast<?>[in.size()];
+    StructType[] schemas = new StructType[in.size()];
+    List<RDD<InternalRow>> shuffles = new ArrayList<>();
+    for (int i = 0; i < in.size(); i++) {
+      schemas[i] = in.get(i).schema();
+      if (KilnOverrides.isBroadcast(in.get(i))) broadcasts[i] = in.get(i).executeBroadcast();
+      else shuffles.add(in.get(i).execute());
+    }
+    RunTask task = new RunTask(request, conf().getConfString(FAIL_TASK_ONCE, ""), broadcasts, schemas);
+    if (shuffles.size() == 1) {
+      return shuffles.get(0).toJavaRDD().mapPartitions(rows -> task.run(null, List.of(rows))).rdd();
+    }
+    if (shuffles.size() == 2) {
+      JavaRDD<InternalRow> right = shuffles.get(1).toJavaRDD();
+      return shuffles.get(0).toJavaRDD().zipPartitions(right, (FlatMapFunction2<Iterator<InternalRow>, Iterator<InternalRow>, ColumnarBatch>) (l, r) -> task.run(null, List.of(l, r))).rdd();
+    }
+    FileSourceScanExec scan = scanOf(replaced);
     List<Splits> tasks = new ArrayList<>();
     for (Partition p : scan.inputRDD().partitions()) {
       PartitionedFile[] files = ((FilePartition) p).files();
@@ -108,18 +154,28 @@ public class KilnExec extends SparkPlan {
       tasks.add(s);
     }
     JavaSparkContext jsc = JavaSparkContext.fromSparkContext(sparkContext());
-    String failOnce = conf().getConfString(FAIL_TASK_ONCE, "");
-    return jsc.parallelize(tasks, Math.max(1, tasks.size())).mapPartitions(new RunTask(request, failOnce)).rdd();
+    return jsc.parallelize(tasks, Math.max(1, tasks.size())).mapPartitions(splits -> splits.hasNext() ? task.run(splits.next(), List.of()) : Collections.emptyIterator()).rdd();
+  }
+
+  /** The subtree's Parquet scan (not one below its inputs). */
+  private static FileSourceScanExec scanOf(SparkPlan plan) {
+    if (plan instanceof FileSourceScanExec) return (FileSourceScanExec) plan;
+    if (KilnOverrides.isInput(plan)) return null;
+    for (SparkPlan c : CollectionConverters.asJava(plan.children())) {
+      FileSourceScanExec s = scanOf(c);
+      if (s != null) return s;
+    }
+    return null;
   }
 
   @Override
   public int productArity() {
-    return 2;
+    return 3;
   }
 
   @Override
   public Object productElement(int n) {
-    return n == 0 ? replaced : request;
+    return n == 0 ? replaced : n == 1 ? request : inputs;
   }
 
   @Override
@@ -140,22 +196,30 @@ public class KilnExec extends SparkPlan {
     }
   }
 
-  /** Runs the subtree over one task's splits (at most one {@link Splits} per partition). */
-  static final class RunTask implements FlatMapFunction<Iterator<Splits>, ColumnarBatch> {
+  /** Runs the subtree as one task: over its splits or its shuffles' rows, with the broadcasts. */
+  static final class RunTask implements Serializable {
     private final String request;
     private final String failOnce;
+    /** Per input: its broadcast, or null for a shuffle. */
+    private final Broadcast<?>[] broadcasts;
+    private final StructType[] schemas;
 
-    RunTask(String request, String failOnce) {
+    RunTask(String request, String failOnce, Broadcast<?>[] broadcasts, StructType[] schemas) {
       this.request = request;
       this.failOnce = failOnce;
+      this.broadcasts = broadcasts;
+      this.schemas = schemas;
     }
 
-    @Override
-    public Iterator<ColumnarBatch> call(Iterator<Splits> input) {
-      if (!input.hasNext()) return Collections.emptyIterator();
-      Splits s = input.next();
+    Iterator<ColumnarBatch> run(Splits splits, List<Iterator<InternalRow>> shuffles) {
+      Splits s = splits == null ? new Splits(0) : splits;
       KilnNative.ensureLoaded();
-      KilnBatches batches = new KilnBatches(KilnNative.open(request, s.paths, s.starts, s.lengths));
+      byte[][] inputs = new byte[schemas.length][];
+      int next = 0;
+      for (int i = 0; i < inputs.length; i++) {
+        inputs[i] = broadcasts[i] != null ? KilnInputs.broadcast(broadcasts[i].value(), schemas[i]) : KilnInputs.rows(shuffles.get(next++), schemas[i]);
+      }
+      KilnBatches batches = new KilnBatches(KilnNative.open(request, s.paths, s.starts, s.lengths, inputs));
       TaskContext task = TaskContext.get();
       if (task != null) task.addTaskCompletionListener((org.apache.spark.util.TaskCompletionListener) ctx -> batches.close());
       if (!failOnce.isEmpty() && claim(failOnce)) return failingAfterFirst(batches);

@@ -54,7 +54,8 @@ public class KilnExplain implements ExtendedExplainGenerator {
       return;
     }
     if (plan instanceof KilnExec) {
-      count(((KilnExec) plan).replaced(), counts, true);
+      countReplaced(((KilnExec) plan).replaced(), counts);
+      for (SparkPlan input : CollectionConverters.asJava(plan.children())) count(input, counts, false);
       return;
     }
     String name = plan.nodeName();
@@ -65,6 +66,14 @@ public class KilnExplain implements ExtendedExplainGenerator {
       if (inKiln) counts[0]++;
     }
     for (SparkPlan child : CollectionConverters.asJava(plan.children())) count(child, counts, inKiln);
+  }
+
+  /** The operators a {@code KilnExec} runs: its subtree down to its inputs (counted as Spark's). */
+  private static void countReplaced(SparkPlan plan, int[] counts) {
+    if (KilnOverrides.isInput(plan)) return;
+    counts[0]++;
+    counts[1]++;
+    for (SparkPlan child : CollectionConverters.asJava(plan.children())) countReplaced(child, counts);
   }
 
   private static void collect(SparkPlan plan, List<String> out) {

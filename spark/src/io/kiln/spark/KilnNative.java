@@ -37,8 +37,11 @@ public final class KilnNative {
   /** Null when kiln runs the subtree ({"plan": toJSON, "output": schema JSON}), else why not. */
   public static native String check(String plan);
 
-  /** Starts one task of the subtree over its Parquet splits; a handle for next and close. */
-  public static native long open(String plan, String[] paths, long[] starts, long[] lengths);
+  /**
+   * Starts one task of the subtree over its Parquet splits and its inputs (an Arrow IPC stream
+   * per input, in the order of the subtree's placeholders); a handle for next and close.
+   */
+  public static native long open(String plan, String[] paths, long[] starts, long[] lengths, byte[][] inputs);
 
   /** The task's next batch as an Arrow IPC stream, or null at its end. */
   public static native byte[] next(long handle);

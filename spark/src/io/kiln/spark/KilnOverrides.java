@@ -3,20 +3,31 @@ package io.kiln.spark;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag;
 import org.apache.spark.sql.execution.ExecSubqueryExpression;
 import org.apache.spark.sql.execution.FileSourceScanExec;
+import org.apache.spark.sql.execution.LocalTableScanExec;
+import org.apache.spark.sql.execution.adaptive.AQEShuffleReadExec;
+import org.apache.spark.sql.execution.adaptive.BroadcastQueryStageExec;
+import org.apache.spark.sql.execution.adaptive.QueryStageExec;
+import org.apache.spark.sql.execution.exchange.BroadcastExchangeLike;
+import org.apache.spark.sql.execution.exchange.Exchange;
+import org.apache.spark.sql.execution.exchange.ReusedExchangeExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Replaces each maximal subtree kiln runs with a {@link KilnExec}, top down; a node kept by
  * Spark carries the reason in the tag {@link #FALLBACK} (shown by {@link KilnExplain}).
  * kiln decides what it runs (it translates the subtree's {@code toJSON}); this side checks
- * only what the JSON does not say: that every leaf is a Parquet scan of local files.
+ * only what the JSON does not say: that every leaf is a Parquet scan of local files or one of
+ * Spark's exchanges (a broadcast, a shuffle), whose rows the subtree reads as its inputs. In
+ * the JSON each input is a placeholder: an empty {@code LocalTableScanExec} of its columns.
  */
 public class KilnOverrides extends Rule<SparkPlan> {
   /** Why kiln does not run the subtree rooted at a node. */
@@ -43,24 +54,95 @@ public class KilnOverrides extends Rule<SparkPlan> {
 
   private SparkPlan convert(SparkPlan plan) {
     if (plan instanceof KilnExec) return plan;
+    if (isInput(plan)) return convertChildren(plan);
+    List<SparkPlan> inputs = new ArrayList<>();
+    collectInputs(plan, inputs);
     String reason = leafReason(plan);
+    if (reason == null) reason = inputsReason(plan, inputs);
     if (reason == null) reason = expressionReason(plan);
     String request = null;
     if (reason == null) {
-      request = request(plan);
+      request = request(plan, inputs);
       reason = KilnNative.check(request);
     }
-    if (reason == null) return new KilnExec(plan, request);
+    if (reason == null) {
+      List<SparkPlan> children = new ArrayList<>();
+      for (SparkPlan input : inputs) children.add(convert(input));
+      return new KilnExec(plan, request, CollectionConverters.asScala(children).toList());
+    }
     plan.setTagValue(FALLBACK, reason);
+    return convertChildren(plan);
+  }
+
+  private SparkPlan convertChildren(SparkPlan plan) {
     if (plan.children().isEmpty()) return plan;
     List<SparkPlan> children = new ArrayList<>();
     for (SparkPlan child : CollectionConverters.asJava(plan.children())) children.add(convert(child));
     return plan.withNewChildren(CollectionConverters.asScala(children).toList());
   }
 
-  /** What kiln translates: Spark's JSON of the subtree and the schema it must produce. */
-  static String request(SparkPlan plan) {
-    return "{\"plan\":" + plan.toJSON() + ",\"output\":" + plan.schema().json() + "}";
+  /**
+   * Whether a node's rows reach a subtree as one of its inputs: Spark's exchanges (as query
+   * stages under adaptive execution, or read through an {@code AQEShuffleRead}) stay Spark's.
+   */
+  static boolean isInput(SparkPlan plan) {
+    return plan instanceof Exchange || plan instanceof QueryStageExec || plan instanceof AQEShuffleReadExec || plan instanceof ReusedExchangeExec;
+  }
+
+  /** Whether an input is a broadcast (read whole by every task) rather than a shuffle. */
+  static boolean isBroadcast(SparkPlan input) {
+    if (input instanceof ReusedExchangeExec) input = ((ReusedExchangeExec) input).child();
+    return input instanceof BroadcastExchangeLike || input instanceof BroadcastQueryStageExec;
+  }
+
+  /** The subtree's inputs, in the order {@code toJSON} lists them (pre-order). */
+  private static void collectInputs(SparkPlan plan, List<SparkPlan> out) {
+    if (isInput(plan)) {
+      out.add(plan);
+      return;
+    }
+    for (SparkPlan child : CollectionConverters.asJava(plan.children())) collectInputs(child, out);
+  }
+
+  /** Why the subtree's inputs keep it Spark's: a task reads one scan or the same partition of its shuffles. */
+  private static String inputsReason(SparkPlan plan, List<SparkPlan> inputs) {
+    List<SparkPlan> shuffles = new ArrayList<>();
+    for (SparkPlan input : inputs) if (!isBroadcast(input)) shuffles.add(input);
+    if (shuffles.isEmpty()) return null;
+    if (hasScan(plan)) return "[KILN_SPARK_UNSUPPORTED] a subtree reading both a scan and a shuffle";
+    if (shuffles.size() > 2) return "[KILN_SPARK_UNSUPPORTED] a subtree reading more than two shuffles";
+    int partitions = shuffles.get(0).outputPartitioning().numPartitions();
+    for (SparkPlan s : shuffles) {
+      if (s.outputPartitioning().numPartitions() != partitions) return "[KILN_SPARK_UNSUPPORTED] shuffles of different partition counts";
+    }
+    return null;
+  }
+
+  private static boolean hasScan(SparkPlan plan) {
+    if (plan instanceof FileSourceScanExec) return true;
+    if (isInput(plan)) return false;
+    for (SparkPlan child : CollectionConverters.asJava(plan.children())) if (hasScan(child)) return true;
+    return false;
+  }
+
+  /**
+   * What kiln translates: Spark's JSON of the subtree (its inputs as placeholders), the schema
+   * it must produce and the kind of each input.
+   */
+  static String request(SparkPlan plan, List<SparkPlan> inputs) {
+    StringBuilder kinds = new StringBuilder();
+    for (SparkPlan input : inputs) kinds.append(kinds.length() == 0 ? "" : ",").append(isBroadcast(input) ? "\"broadcast\"" : "\"rows\"");
+    return "{\"plan\":" + withPlaceholders(plan, inputs).toJSON() + ",\"output\":" + plan.schema().json() + ",\"inputs\":[" + kinds + "]}";
+  }
+
+  private static SparkPlan withPlaceholders(SparkPlan plan, List<SparkPlan> inputs) {
+    if (inputs.contains(plan)) {
+      return new LocalTableScanExec(plan.output(), CollectionConverters.asScala(new ArrayList<InternalRow>()).toList(), Option.empty(), false);
+    }
+    if (plan.children().isEmpty() || inputs.isEmpty()) return plan;
+    List<SparkPlan> children = new ArrayList<>();
+    for (SparkPlan child : CollectionConverters.asJava(plan.children())) children.add(withPlaceholders(child, inputs));
+    return plan.withNewChildren(CollectionConverters.asScala(children).toList());
   }
 
   /**
@@ -69,21 +151,14 @@ public class KilnOverrides extends Rule<SparkPlan> {
    * (a scan's pushed filters too: Spark runs them only when it executes the scan itself).
    */
   static String expressionReason(SparkPlan plan) {
-    for (SparkPlan node : CollectionConverters.asJava(plan.collect(new scala.runtime.AbstractPartialFunction<SparkPlan, SparkPlan>() {
-      @Override
-      public boolean isDefinedAt(SparkPlan p) {
-        return true;
-      }
-
-      @Override
-      public SparkPlan apply(SparkPlan p) {
-        return p;
-      }
-    }))) {
-      for (Expression e : CollectionConverters.asJava(node.expressions())) {
-        String reason = expressionReason(e);
-        if (reason != null) return reason;
-      }
+    if (isInput(plan)) return null;
+    for (Expression e : CollectionConverters.asJava(plan.expressions())) {
+      String reason = expressionReason(e);
+      if (reason != null) return reason;
+    }
+    for (SparkPlan child : CollectionConverters.asJava(plan.children())) {
+      String reason = expressionReason(child);
+      if (reason != null) return reason;
     }
     return null;
   }
@@ -107,9 +182,17 @@ public class KilnOverrides extends Rule<SparkPlan> {
 
   /** Why a leaf of the subtree keeps it Spark's, or null when kiln can read every leaf. */
   static String leafReason(SparkPlan plan) {
-    for (SparkPlan leaf : CollectionConverters.asJava(plan.collectLeaves())) {
+    if (isInput(plan)) return null;
+    if (!plan.children().isEmpty()) {
+      for (SparkPlan child : CollectionConverters.asJava(plan.children())) {
+        String reason = leafReason(child);
+        if (reason != null) return reason;
+      }
+      return null;
+    }
+    for (SparkPlan leaf : List.of(plan)) {
       if (!(leaf instanceof FileSourceScanExec)) {
-        return "[KILN_SPARK_UNSUPPORTED] the input " + leaf.nodeName() + " (kiln reads Parquet scans so far)";
+        return "[KILN_SPARK_UNSUPPORTED] the input " + leaf.nodeName() + " (kiln reads Parquet scans and Spark's exchanges)";
       }
       FileSourceScanExec scan = (FileSourceScanExec) leaf;
       if (!(scan.relation().fileFormat() instanceof ParquetFileFormat)) {

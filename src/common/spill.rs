@@ -243,12 +243,15 @@ impl SpillFile {
 pub struct SpillablePartition {
     pub files: Vec<Arc<SpillFile>>,
     pub batches: Vec<RecordBatch>,
+    /// When non-zero, batches in memory that are small (on average under a quarter of this)
+    /// are read back merged into batches of up to this many rows.
+    pub merge_rows: usize,
 }
 
 impl SpillablePartition {
     /// A partition held in memory.
     pub fn in_memory(batches: Vec<RecordBatch>) -> SpillablePartition {
-        SpillablePartition { files: vec![], batches }
+        SpillablePartition { files: vec![], batches, merge_rows: 0 }
     }
 
     /// Rows, spilled and in memory.
@@ -277,13 +280,40 @@ impl SpillablePartition {
             })) as Box<dyn Iterator<Item = Result<RecordBatch>> + Send>,
             Err(e) => Box::new(std::iter::once(Err(e))),
         });
-        Box::new(spilled.chain(self.batches.into_iter().map(Ok)))
+        Box::new(spilled.chain(merged_slivers(self.batches, self.merge_rows)))
     }
 
     /// Every batch, read into memory.
     pub fn read_all(self) -> Result<Vec<RecordBatch>> {
         self.into_stream().collect()
     }
+}
+
+/// `batches`, merged into batches of up to `merge_rows` rows when they are small (on average
+/// under a quarter of it), one merged batch as it is pulled: the slivers of a run are freed as
+/// it is read, so merging never holds a partition twice.
+fn merged_slivers(batches: Vec<RecordBatch>, merge_rows: usize) -> Box<dyn Iterator<Item = Result<RecordBatch>> + Send> {
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    if merge_rows == 0 || batches.len() <= 1 || rows / batches.len() >= merge_rows / 4 {
+        return Box::new(batches.into_iter().map(Ok));
+    }
+    let mut rest = batches.into_iter().peekable();
+    Box::new(std::iter::from_fn(move || {
+        let first = rest.next()?;
+        let schema = first.schema();
+        let mut run_rows = first.num_rows();
+        let mut run = vec![first];
+        while let Some(b) = rest.next_if(|b| run_rows + b.num_rows() <= merge_rows) {
+            run_rows += b.num_rows();
+            run.push(b);
+        }
+        if run.len() == 1 {
+            return run.pop().map(Ok);
+        }
+        // One pass, one allocation per column (arrow's `BatchCoalescer` copies string columns
+        // batch by batch).
+        Some(arrow::compute::concat_batches(&schema, &run).map_err(Into::into))
+    }))
 }
 
 /// Hash partitions a spilling operator (a final aggregate's groups, a shuffled hash join's

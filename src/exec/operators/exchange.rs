@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arrow::record_batch::RecordBatch;
-use rayon::prelude::*;
 
 use super::not_this;
 use crate::common::memory::{batch_bytes, MemoryPool, Reservation};
@@ -250,9 +249,9 @@ impl<'r> PartitionSink<'r> {
             })
             .collect::<Result<Vec<_>>>()?;
         // Many input partitions leave each output partition many slivers (200 x 200 of a few
-        // rows each after a sort-merge join): merged here, once, they do not cost every
-        // reader a per-batch overhead.
-        parts.into_par_iter().map(|p| Ok(SpillablePartition { files: p.files, batches: merge_slivers(in_input_order(p.batches), batch_size)? })).collect()
+        // rows each after a sort-merge join): read back merged, they do not cost every reader
+        // a per-batch overhead.
+        Ok(parts.into_iter().map(|p| SpillablePartition { files: p.files, batches: in_input_order(p.batches), merge_rows: batch_size }).collect())
     }
 }
 
@@ -261,33 +260,3 @@ fn in_input_order(mut by_task: Vec<(usize, Vec<RecordBatch>)>) -> Vec<RecordBatc
     by_task.sort_by_key(|(task, _)| *task);
     by_task.into_iter().flat_map(|(_, b)| b).collect()
 }
-
-/// A partition's batches, merged into batches of up to `batch_size` rows when they are small
-/// (on average under a quarter of it); left as they are otherwise.
-fn merge_slivers(part: Vec<RecordBatch>, batch_size: usize) -> Result<Vec<RecordBatch>> {
-    let rows: usize = part.iter().map(|b| b.num_rows()).sum();
-    let Some(first) = part.first() else { return Ok(part) };
-    if part.len() <= 1 || rows / part.len() >= batch_size / 4 {
-        return Ok(part);
-    }
-    // Runs of whole batches up to `batch_size` rows, each concatenated in one pass: one
-    // allocation per column (arrow's `BatchCoalescer` copies string columns batch by batch).
-    let schema = first.schema();
-    let mut merged = Vec::with_capacity(rows.div_ceil(batch_size));
-    let mut run: Vec<RecordBatch> = vec![];
-    let mut run_rows = 0;
-    for b in part {
-        if run_rows + b.num_rows() > batch_size && !run.is_empty() {
-            merged.push(arrow::compute::concat_batches(&schema, &run)?);
-            run.clear();
-            run_rows = 0;
-        }
-        run_rows += b.num_rows();
-        run.push(b);
-    }
-    if !run.is_empty() {
-        merged.push(arrow::compute::concat_batches(&schema, &run)?);
-    }
-    Ok(merged)
-}
-

@@ -179,7 +179,7 @@ impl<'s> GroupSpill<'s> {
         let files: Vec<SpillFile> = files.finish()?.into_iter().flatten().collect();
         files.iter().for_each(|f| metrics.add_spill(f));
         let Some(merger) = merger else {
-            return Ok(SpillablePartition { files: files.into_iter().map(Arc::new).collect(), batches: rest }.into_stream());
+            return Ok(SpillablePartition { files: files.into_iter().map(Arc::new).collect(), batches: rest, merge_rows: 0 }.into_stream());
         };
         Ok(Box::new(files.into_iter().flat_map(move |file| {
             let files = PartitionFiles::new(folder.clone(), control.spill());

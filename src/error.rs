@@ -9,8 +9,9 @@ pub type Result<T, E = KilnError> = std::result::Result<T, E>;
 /// Everything that can go wrong between SQL text and Arrow batches.
 #[derive(Debug, thiserror::Error)]
 pub enum KilnError {
-    /// The SQL text does not parse.
-    #[error("syntax error: {0}")]
+    /// The SQL text does not parse. Printed as Spark's message starts,
+    /// `[PARSE_SYNTAX_ERROR] Syntax error at or near 'x': ...` (one with its own class as it is).
+    #[error("{}", parse_message(.0))]
     Parse(String),
     /// The SQL parses but uses a construct kiln does not support (yet).
     #[error("unsupported SQL: {0}")]
@@ -157,6 +158,21 @@ impl KilnError {
 }
 
 /// The error class a message starts with, as Spark writes it: `[DIVIDE_BY_ZERO] Division ...`.
+/// A syntax error's message with Spark's class and opening words in front: the token it is at
+/// is sqlparser's `found: x` (`end of input` unquoted, as Spark writes it).
+fn parse_message(message: &str) -> String {
+    if bracketed_class(message).is_some() {
+        return message.to_string();
+    }
+    let first_line = message.lines().next().unwrap_or_default();
+    let near = first_line.split_once("found: ").map(|(_, rest)| rest.split(" at Line: ").next().unwrap_or(rest));
+    match near {
+        Some("end of input" | "EOF") => format!("[PARSE_SYNTAX_ERROR] Syntax error at or near end of input: {message}"),
+        Some(token) => format!("[PARSE_SYNTAX_ERROR] Syntax error at or near '{token}': {message}"),
+        None => format!("[PARSE_SYNTAX_ERROR] Syntax error: {message}"),
+    }
+}
+
 fn bracketed_class(message: &str) -> Option<&str> {
     let rest = message.strip_prefix('[')?;
     let class = &rest[..rest.find(']')?];

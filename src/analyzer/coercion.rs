@@ -188,6 +188,24 @@ fn coerce_node(e: Expr) -> Result<Expr> {
     }
 }
 
+/// Legacy TypeCoercion's type for a comparison (`findCommonTypeForBinaryComparison`, and
+/// BooleanEquality for `=` and `<=>`): a string meets a date or timestamp in that type, a decimal
+/// in double, any other atomic type in that type (`10 = '10.5'` compares ints); a boolean meets
+/// a number in the number's type. None: the common type decides, as under ANSI.
+fn legacy_comparison_type(op: BinaryOp, lt: &DataType, rt: &DataType) -> Option<DataType> {
+    use DataType::*;
+    let atomic = |t: &DataType| is_numeric(t) || matches!(t, Boolean | Binary | Date32 | Timestamp(..) | Null) || is_interval(t);
+    match (lt, rt) {
+        (s, t) | (t, s) if is_string(s) && !is_string(t) && atomic(t) => Some(match t {
+            Decimal128(..) => Float64,
+            Null => s.clone(),
+            t => t.clone(),
+        }),
+        (Boolean, n) | (n, Boolean) if is_numeric(n) && matches!(op, BinaryOp::Eq | BinaryOp::EqNullSafe) => Some(n.clone()),
+        _ => None,
+    }
+}
+
 /// An arithmetic operand meeting a decimal, as a decimal: its own, the narrowest that holds an
 /// integral value, or decimal(1,0) for a NULL.
 fn decimal_operand(e: Expr) -> Result<Expr> {
@@ -340,8 +358,9 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
                     ));
                 }
             }
+            let legacy = if super::session::flags().ansi { None } else { legacy_comparison_type(op, &lt, &rt) };
             // Structs compare field by field whatever their names (the left's names kept).
-            let t = common_type(&lt, &rt).or_else(|| positional_struct_type(&lt, &rt)).ok_or_else(|| mismatch(&original, &lt, &rt))?;
+            let t = legacy.or_else(|| common_type(&lt, &rt)).or_else(|| positional_struct_type(&lt, &rt)).ok_or_else(|| mismatch(&original, &lt, &rt))?;
             Ok(rebuild(cast(left, &t)?, cast(right, &t)?))
         }
         // Spark's PromoteStrings: a string meeting another type in arithmetic takes the type both
@@ -349,7 +368,7 @@ fn coerce_binary(op: BinaryOp, left: Expr, right: Expr) -> Result<Expr> {
         _ if string_promotion(&lt, &rt).is_some() => {
             let t = string_promotion(&lt, &rt).ok_or_else(|| KilnError::internal("string promotion"))?;
             // Spark's legacy PromoteStrings: a string in arithmetic is a double.
-            let arithmetic = matches!(op, BinaryOp::Plus | BinaryOp::Minus | BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::Modulo);
+            let arithmetic = matches!(op, BinaryOp::Plus | BinaryOp::Minus | BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::IntDivide | BinaryOp::Modulo);
             let t = if arithmetic && !super::session::flags().ansi && (is_numeric(&t) || (is_string(&lt) && is_string(&rt))) { DataType::Float64 } else { t };
             if t == lt && t == rt {
                 return Err(wrong_operand_type(op, &original, &t));

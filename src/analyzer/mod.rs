@@ -74,7 +74,7 @@ pub fn analyze(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<Arc<Logical
 pub fn analyze_with_warnings(plan: &Arc<LogicalPlan>, catalog: &Catalog, options: AnalyzerOptions) -> Result<(Arc<LogicalPlan>, Vec<String>)> {
     let resolver = resolve::Resolver { catalog, options, outer: vec![], warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: false };
     let flags = session::Flags { case_sensitive: options.case_sensitive, ansi: options.ansi };
-    let plan = session::with_flags(flags, || resolver.resolve(plan))?;
+    let plan = session::with_flags(flags, || crate::types::with_legacy_coercion(!flags.ansi, || resolver.resolve(plan)))?;
     let plan = sort_map_grouping_keys(&plan)?;
     let plan = resolve_time_zones(&plan, options.time_zone)?;
     let plan = if options.ansi { plan } else { legacy_eval_mode(&plan)? };
@@ -119,12 +119,20 @@ fn legacy_eval_mode(plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
                             | ScalarFunc::Round
                             | ScalarFunc::Builtin(
                                 Builtin::ElementAt | Builtin::GetItem | Builtin::ToDate(_) | Builtin::ToTimestamp(_) | Builtin::UnixTimestamp(_)
-                                    | Builtin::More(MoreFn::MakeDate | MoreFn::MakeTimestamp(_))
+                                    | Builtin::More(MoreFn::MakeDate | MoreFn::MakeTimestamp(_) | MoreFn::Bround)
                                     | Builtin::Nested(NestedFn::GetMapValue | NestedFn::MapElementAt)
                             )
                     ),
                     _ => false,
                 };
+                // Spark's Sum in legacy mode: a bigint sum wraps, a decimal one out of range is NULL.
+                if let Expr::Aggregate { func: crate::expr::AggFunc::Sum, args, distinct } = &x {
+                    let arg_type = args.first().map(Expr::data_type).transpose()?;
+                    if arg_type.is_some_and(|t| crate::types::is_integral(&t) || matches!(t, DataType::Decimal128(..))) {
+                        let func = crate::expr::AggFunc::Builtin(crate::expr::AggBuiltin { kind: crate::expr::AggKind::LegacySum, name: "sum", param: 0 });
+                        return Ok(Expr::Aggregate { func, args: args.clone(), distinct: *distinct });
+                    }
+                }
                 // Spark's legacy sizeOfNull: size(NULL) is -1 (and never NULL otherwise).
                 if let Expr::Function { func: ScalarFunc::Builtin(Builtin::Size | Builtin::Nested(NestedFn::MapSize)), .. } = &x {
                     return Ok(Expr::Function { func: ScalarFunc::Coalesce, args: vec![x, Expr::Literal(crate::types::ScalarValue::Int32(-1))] });

@@ -1957,6 +1957,17 @@ fn check_aggregate_output(aggregates: Vec<Expr>, grouping: &[Expr]) -> Result<Ve
         if grouping.iter().any(|g| g == e) || matches!(e, Expr::Aggregate { .. } | Expr::Literal(_)) {
             return Ok(());
         }
+        // Spark's CheckAnalysis: a correlated scalar subquery outside the aggregates and the
+        // grouping is refused, even when it reads grouping columns only.
+        if let Expr::ScalarSubquery { plan, .. } = e {
+            if plan.outer_references().is_empty() {
+                return Ok(());
+            }
+            return Err(KilnError::analysis(
+                "SCALAR_SUBQUERY_IS_IN_GROUP_BY_OR_AGGREGATE_FUNCTION",
+                format!("The correlated scalar subquery '\"{}\"' is neither present in GROUP BY, nor in an aggregate function.", crate::expr::sql_name(e)),
+            ));
+        }
         if let (Expr::Attribute(_), true) = (e, grouping.is_empty()) {
             return Err(KilnError::analysis(
                 "MISSING_GROUP_BY",

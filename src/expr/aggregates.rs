@@ -75,6 +75,10 @@ pub enum AggKind {
     TrySum,
     /// try_avg(x): avg's result type, NULL where the sum overflows (Spark's TryAverage).
     TryAvg,
+    /// sum(x) under `spark.sql.ansi.enabled=false` (Spark's Sum in legacy mode): a bigint sum
+    /// wraps as Java's long, a decimal one out of its precision is NULL. Made by the analyzer's
+    /// legacy rewrite, printed `sum`, not callable by name.
+    LegacySum,
     /// bloom_filter_agg(xxhash64(key), estimatedNumItems, numBits): the runtime filter's
     /// Bloom filter (`expr/bloom.rs`) over the hashes; planted by `InjectRuntimeFilter`, not
     /// callable by name. `param`: the items (high half) and bits (low half).
@@ -442,7 +446,7 @@ impl AggBuiltin {
                 crate::types::list_type(crate::types::struct_type([("x".to_string(), x), ("y".to_string(), DataType::Float64)]))
             }
             AggKind::BloomFilter => DataType::Binary,
-            AggKind::TrySum => super::aggregate_result_type(super::AggFunc::Sum, args.first().unwrap_or(&DataType::Int64)),
+            AggKind::TrySum | AggKind::LegacySum => super::aggregate_result_type(super::AggFunc::Sum, args.first().unwrap_or(&DataType::Int64)),
             AggKind::TryAvg => super::aggregate_result_type(super::AggFunc::Avg, args.first().unwrap_or(&DataType::Int64)),
             AggKind::First { .. }
             | AggKind::Last { .. }
@@ -500,7 +504,7 @@ impl AggBuiltin {
             AggKind::Last { .. } => vec![("last", arg(0), true), ("valueSet", DataType::Boolean, false)],
             AggKind::BoolAnd | AggKind::BoolOr => vec![("agg", DataType::Boolean, true)],
             AggKind::CountIf => vec![("count", DataType::Int64, false)],
-            AggKind::TrySum => vec![("sum", self.return_type(args), true), ("isEmpty", DataType::Boolean, false)],
+            AggKind::TrySum | AggKind::LegacySum => vec![("sum", self.return_type(args), true), ("isEmpty", DataType::Boolean, false)],
             // Spark's Average buffer: a double sum, or decimal(p+10,s) for decimals.
             AggKind::TryAvg => vec![("sum", try_avg_sum_type(&arg(0)), true), ("count", DataType::Int64, false)],
             AggKind::SingleValue => vec![("value", arg(0), true), ("count", DataType::Int64, false)],

@@ -12,6 +12,7 @@ use arrow::datatypes::{DataType, Date32Type, Decimal128Type, Float64Type, Int32T
 use super::{BinaryOp, Builtin, Expr, ScalarFunc};
 use super::builtins::sized_strings;
 use crate::error::{KilnError, Result};
+use crate::expr::eval::{bround_integral, half_even};
 use crate::types::timestamp::{civil, from_civil, MICROS_PER_DAY};
 use crate::types::time_zone::Zone;
 use crate::types::ScalarValue;
@@ -1665,13 +1666,6 @@ fn width_bucket(v: f64, min: f64, max: f64, n: i64) -> Option<i64> {
 }
 
 /// Divides by 10^k rounding HALF_EVEN.
-fn half_even(v: i128, k: u32) -> i128 {
-    let Some(m) = 10i128.checked_pow(k) else { return 0 };
-    let (q, r) = (v / m, v % m);
-    let twice = r.abs() * 2;
-    if twice > m || (twice == m && q % 2 != 0) { q + v.signum() } else { q }
-}
-
 /// bround: HALF_EVEN rounding to `d` digits (doubles through their shortest decimal form).
 fn bround(a: &ArrayRef, d: i32, result: &DataType) -> Result<ArrayRef> {
     Ok(match (a.data_type(), result) {
@@ -1692,10 +1686,6 @@ fn bround(a: &ArrayRef, d: i32, result: &DataType) -> Result<ArrayRef> {
         (DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64, _) => crate::expr::eval::round_integers(a, |x| bround_integral(x, d))?,
         (other, _) => return Err(KilnError::internal(format!("bround of {other}"))),
     })
-}
-
-fn bround_integral(x: i128, d: i32) -> i128 {
-    if d >= 0 { x } else { half_even(x, d.unsigned_abs()).saturating_mul(10i128.checked_pow(d.unsigned_abs()).unwrap_or(0)) }
 }
 
 /// A double's shortest decimal digits as (unscaled, scale): 2.5 is (25, 1).

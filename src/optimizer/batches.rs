@@ -92,6 +92,12 @@ pub fn default_batches(config: &Config) -> Vec<Batch> {
         },
         // Filters folded to false above are empty relations now; collapse what sits on them.
         Batch { name: "LocalRelation", strategy: fixed, rules: local_relation() },
+        // Every filter has reached its join and every provably empty join is gone.
+        Batch {
+            name: "Check Cartesian Products",
+            strategy: Strategy::Once,
+            rules: vec![Box::new(CheckCartesianProducts { cross_join_enabled: config.cross_join_enabled })],
+        },
         // Runtime Bloom filters go on top of a join's side; the next batch moves them to its scan.
         Batch { name: "InjectRuntimeFilter", strategy: Strategy::Once, rules: vec![Box::new(InjectRuntimeFilter::new(config))] },
         Batch { name: "Pushdown Filters from PartitionPruning", strategy: fixed, rules: vec![Box::new(PushDownPredicates)] },

@@ -201,6 +201,24 @@ pub fn decimal_result(op: DecimalOp, (p1, s1): (u8, i8), (p2, s2): (u8, i8)) -> 
     }
 }
 
+thread_local! {
+    static LEGACY_COERCION: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with Spark's legacy (`spark.sql.ansi.enabled=false`) type coercion deciding
+/// [`wider_type`] and [`common_type`] on this thread when `legacy` (the analyzer's setting).
+pub fn with_legacy_coercion<T>(legacy: bool, f: impl FnOnce() -> T) -> T {
+    let before = LEGACY_COERCION.with(|c| c.replace(legacy));
+    let out = f();
+    LEGACY_COERCION.with(|c| c.set(before));
+    out
+}
+
+/// True inside [`with_legacy_coercion`]`(true, ..)`.
+pub fn legacy_coercion() -> bool {
+    LEGACY_COERCION.with(std::cell::Cell::get)
+}
+
 /// The wider of two types for comparison and arithmetic (Spark's ANSI `findTightestCommonType` and
 /// `findWiderTypeForDecimal`), if any: tinyint < smallint < int < bigint < float < double, except
 /// that an integral type and a float meet in double (ANSI keeps the integer's precision); an
@@ -215,6 +233,8 @@ pub fn wider_type(a: &DataType, b: &DataType) -> Option<DataType> {
         (Null, t) | (t, Null) => Some(t.clone()),
         (Float64, t) | (t, Float64) if is_numeric(t) => Some(Float64),
         (Float32, Decimal128(..)) | (Decimal128(..), Float32) => Some(Float64),
+        // Legacy TypeCoercion's numericPrecedence: float is wider than any integer.
+        (Float32, t) | (t, Float32) if is_integral(t) && legacy_coercion() => Some(Float32),
         (Float32, t) | (t, Float32) if is_integral(t) => Some(Float64),
         (Decimal128(_, _), _) | (_, Decimal128(_, _)) if is_numeric(a) && is_numeric(b) => {
             let (p1, s1) = decimal_for_integral(a)?;
@@ -225,9 +245,10 @@ pub fn wider_type(a: &DataType, b: &DataType) -> Option<DataType> {
             Some(Decimal128(p, s))
         }
         _ if is_integral(a) && is_integral(b) => Some(if int_rank(a) >= int_rank(b) { a.clone() } else { b.clone() }),
-        (t, s) | (s, t) if is_string(s) && (t == &Date32) => Some(Date32),
+        // Legacy coercion promotes a string meeting a date or timestamp to a string instead.
+        (t, s) | (s, t) if is_string(s) && (t == &Date32) && !legacy_coercion() => Some(Date32),
         // A date widens to a timestamp; TIMESTAMP wins over TIMESTAMP_NTZ (Spark's order).
-        (t @ Timestamp(..), s) | (s, t @ Timestamp(..)) if is_string(s) || s == &Date32 => Some(t.clone()),
+        (t @ Timestamp(..), s) | (s, t @ Timestamp(..)) if (is_string(s) && !legacy_coercion()) || s == &Date32 => Some(t.clone()),
         (Timestamp(..), Timestamp(..)) => Some(timestamp_type(false)),
         _ if interval::is_interval(a) && interval::is_interval(b) => interval::wider_interval(a, b),
         // Arrays widen by their elements (Spark's findWiderTypeForTwo on ArrayType).
@@ -276,7 +297,42 @@ pub fn string_promotion(a: &DataType, b: &DataType) -> Option<DataType> {
 /// The common type of values that meet in comparisons, IN, CASE, COALESCE, arrays and set
 /// operations (Spark's ANSI `findWiderTypeForTwo`): [`wider_type`], else [`string_promotion`].
 pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
+    if legacy_coercion() {
+        return legacy_common_type(a, b);
+    }
     wider_type(a, b).or_else(|| string_promotion(a, b))
+}
+
+/// Legacy TypeCoercion's `findWiderTypeForTwo`: [`wider_type`], else a string meeting any
+/// other atomic type but binary and boolean is a string (`coalesce(1, 'a')` is '1'); arrays,
+/// maps and structs by their parts, string promotion included.
+fn legacy_common_type(a: &DataType, b: &DataType) -> Option<DataType> {
+    use DataType::*;
+    match (a, b) {
+        (List(x), List(y)) => {
+            let t = legacy_common_type(x.data_type(), y.data_type())?;
+            Some(List(std::sync::Arc::new(x.as_ref().clone().with_data_type(t).with_nullable(x.is_nullable() || y.is_nullable()))))
+        }
+        (Map(..), Map(..)) => {
+            let ((kx, vx), (ky, vy)) = (map_key_value(a)?, map_key_value(b)?);
+            Some(map_type(legacy_common_type(kx.data_type(), ky.data_type())?, legacy_common_type(vx.data_type(), vy.data_type())?))
+        }
+        (Struct(x), Struct(y)) if x.len() == y.len() => {
+            let mut fields = Vec::with_capacity(x.len());
+            for (fx, fy) in x.iter().zip(y.iter()) {
+                if !fx.name().eq_ignore_ascii_case(fy.name()) {
+                    return None;
+                }
+                fields.push((fx.name().clone(), legacy_common_type(fx.data_type(), fy.data_type())?));
+            }
+            Some(struct_type(fields))
+        }
+        _ => wider_type(a, b).or_else(|| {
+            let (s, other) = if is_string(a) { (a, b) } else if is_string(b) { (b, a) } else { return None };
+            let atomic = is_numeric(other) || is_string(other) || matches!(other, Date32 | Timestamp(..)) || interval::is_interval(other);
+            atomic.then(|| s.clone())
+        }),
+    }
 }
 
 fn int_rank(dt: &DataType) -> u8 {

@@ -241,6 +241,19 @@ pub(super) fn round_integral(x: i128, d: i32) -> i128 {
     q.saturating_mul(m)
 }
 
+/// `v / 10^k` rounded HALF_EVEN (bround's rounding).
+pub(crate) fn half_even(v: i128, k: u32) -> i128 {
+    let Some(m) = 10i128.checked_pow(k) else { return 0 };
+    let (q, r) = (v / m, v % m);
+    let twice = r.abs() * 2;
+    if twice > m || (twice == m && q % 2 != 0) { q + v.signum() } else { q }
+}
+
+/// bround(x, d) of an integer: for d < 0, x rounded HALF_EVEN to a multiple of 10^-d.
+pub(crate) fn bround_integral(x: i128, d: i32) -> i128 {
+    if d >= 0 { x } else { half_even(x, d.unsigned_abs()).saturating_mul(10i128.checked_pow(d.unsigned_abs()).unwrap_or(0)) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

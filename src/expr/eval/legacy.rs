@@ -9,7 +9,7 @@ use arrow::datatypes::DataType;
 
 use super::{evaluate, evaluate_rows, make_batch, scatter, schema_of};
 use crate::error::{KilnError, Result};
-use crate::expr::{Attribute, BinaryOp, Expr, ScalarFunc};
+use crate::expr::{Attribute, BinaryOp, Builtin, Expr, MoreFn, ScalarFunc};
 use crate::types::ScalarValue;
 
 /// The error classes legacy mode answers with a value instead.
@@ -106,6 +106,11 @@ fn legacy_value(op: &Expr, over: &arrow::record_batch::RecordBatch, attrs: &[Att
         // round(127Y, -1) is 130 narrowed: -126.
         Expr::Function { func: ScalarFunc::Round, args } if crate::types::is_integral(result) => match args.as_slice() {
             [x, Expr::Literal(ScalarValue::Int32(d))] => integral(&value(x)?).map(|x| super::decimal::round_integral(x as i128, *d) as i64),
+            _ => None,
+        },
+        // bround(127Y, -1) likewise: 130 narrowed.
+        Expr::Function { func: ScalarFunc::Builtin(Builtin::More(MoreFn::Bround)), args } if crate::types::is_integral(result) => match args.as_slice() {
+            [x, Expr::Literal(ScalarValue::Int32(d))] => integral(&value(x)?).map(|x| super::decimal::bround_integral(x as i128, *d) as i64),
             _ => None,
         },
         _ => None,

@@ -31,6 +31,7 @@ use crate::expr::{Attribute, BinaryOp, Expr, ScalarFunc};
 use crate::types::{is_string, ScalarValue};
 
 pub(crate) use cast::try_cast;
+pub(crate) use decimal::{bround_integral, half_even};
 pub(crate) use functions::{round_integers, substring_sql};
 pub use filter::filter;
 pub use project::project;

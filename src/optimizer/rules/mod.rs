@@ -1,6 +1,7 @@
 //! Optimizer rules, one family per file.
 
 mod aliases;
+mod check_cartesian;
 mod column_pruning;
 mod constant_folding;
 mod cost_based_join_reorder;
@@ -22,6 +23,7 @@ mod subquery;
 mod unions;
 
 pub use aliases::RemoveRedundantAliases;
+pub use check_cartesian::CheckCartesianProducts;
 pub use column_pruning::{CollapseProject, ColumnPruning, RemoveNoopOperators};
 pub use constant_folding::{
     BooleanSimplification, ConstantFolding, NullPropagation, OptimizeIn, PruneFilters, ReplaceNullWithFalseInPredicate, SimplifyCasts,

@@ -88,7 +88,7 @@ fn unsupported_sql_names_the_construct() {
 
 #[test]
 fn syntax_error_reports_position() {
-    fails_with("SELEC order_id FROM orders", &["syntax error"]);
+    fails_with("SELEC order_id FROM orders", &["[PARSE_SYNTAX_ERROR] Syntax error at or near 'SELEC'"]);
 }
 
 /// The error's line and a caret under the position, as DuckDB shows them.

@@ -310,7 +310,7 @@ mod transformations {
         let e = t.select([col("vv")]).err().expect("unknown column").to_string();
         assert!(e.contains("`vv`") && e.contains("Did you mean `v`?"), "{e}");
         let e = t.filter(expr("v +")).err().expect("bad expression").to_string();
-        assert!(e.contains("syntax error"), "{e}");
+        assert!(e.contains("[PARSE_SYNTAX_ERROR] Syntax error"), "{e}");
         let e = t.select([col("v").cast("decimal(99,0)")]).err().expect("bad type").to_string();
         assert!(e.contains("precision"), "{e}");
     }

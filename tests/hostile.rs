@@ -282,7 +282,7 @@ fn deep_nesting_and_long_expressions_are_errors_or_answers_never_crashes() {
         let func = format!("SELECT {}'x'{}", "upper(".repeat(50_000), ")".repeat(50_000));
         for sql in [parens, sum, nested, case, func] {
             let err = run(&s, &sql).expect_err("too deep").to_string();
-            assert!(err.contains("syntax error"), "{}...: {err}", &sql[..40]);
+            assert!(err.contains("Syntax error"), "{}...: {err}", &sql[..40]);
             alive(&s);
         }
         let wide = format!("SELECT {}", (0..5000).map(|i| format!("{i} AS c{i}")).collect::<Vec<_>>().join(", "));

@@ -200,7 +200,8 @@ impl NestedFn {
                 for (i, a) in args.iter().enumerate() {
                     let t = a.data_type()?;
                     let (acc, what) = if i % 2 == 0 { (&mut kt, "keys") } else { (&mut vt, "values") };
-                    *acc = wider_type(acc, &t).ok_or_else(|| {
+                    // Spark's findWiderCommonType: string promotion included.
+                    *acc = crate::types::common_type(acc, &t).ok_or_else(|| {
                         let list = args.iter().skip(i % 2).step_by(2).map(|a| a.data_type().map(|t| crate::types::sql_type_name(&t)).unwrap_or_default()).collect::<Vec<_>>();
                         KilnError::analysis(
                             "DATATYPE_MISMATCH.MAP_FUNCTION_DIFF_TYPES",

@@ -75,7 +75,7 @@ def classify(msg):
         return "panic"
     if "timeout" in msg:
         return "timeout"
-    for pre in ("unsupported SQL: ", "syntax error: ", "internal error: ", "arrow error: ", "invalid configuration: "):
+    for pre in ("unsupported SQL: ", "[PARSE_SYNTAX_ERROR] ", "syntax error: ", "internal error: ", "arrow error: ", "invalid configuration: "):
         k = msg.find(pre)
         if k >= 0:
             t = msg[k + len(pre):]

@@ -215,15 +215,15 @@ fn several_statements_and_empty_ones() {
 #[test]
 fn parse_errors_keep_sqlparsers_position() {
     let e = err("SELECT a FROM t WHERE )");
-    assert_eq!(e, "syntax error: Expected: an expression, found: ) at Line: 1, Column: 23\nLINE 1: SELECT a FROM t WHERE )\n                              ^");
+    assert_eq!(e, "[PARSE_SYNTAX_ERROR] Syntax error at or near ')': Expected: an expression, found: ) at Line: 1, Column: 23\nLINE 1: SELECT a FROM t WHERE )\n                              ^");
     let e = err("SELECT a\nFROM t\nWHERE x = = 1");
     assert!(e.contains("at Line: 3, Column: 11"), "{e}");
-    assert!(err("SELECT 'unterminated").starts_with("syntax error: Unterminated string literal"));
+    assert!(err("SELECT 'unterminated").starts_with("[PARSE_SYNTAX_ERROR] Syntax error: Unterminated string literal"));
 }
 
 #[test]
 fn unsupported_statements_and_clauses_are_named() {
-    assert!(err("DESCRIBE FUNCTION f").contains("syntax error"));
+    assert!(err("DESCRIBE FUNCTION f").contains("[PARSE_SYNTAX_ERROR] Syntax error"));
     assert!(err("SELECT 1 UNION BY NAME SELECT 2").contains("unsupported SQL: set operation UNION BY NAME"), "{}", err("SELECT 1 UNION BY NAME SELECT 2"));
     assert!(err("SELECT * FROM t FETCH FIRST 1 ROWS ONLY").contains("unsupported SQL: FETCH"));
     assert!(err("SELECT * FROM a JOIN b USING (k) AS j").contains("USING (...) AS alias"));

@@ -242,7 +242,7 @@ fn a_shuffled_hash_join_larger_than_the_limit_spills_both_sides_and_gives_the_ro
 
 /// Sort-merge joins whose sides are ten times the limit (two shuffle partitions): both sorted
 /// sides are written out in order and merged a key range at a time — inner under a Sort, outer
-/// and semi/anti joins, keys repeated on both sides — compiled and interpreted.
+/// and semi/anti joins, keys repeated on both sides, double keys — compiled and interpreted.
 #[test]
 fn a_sort_merge_join_larger_than_the_limit_merges_its_sides_a_key_range_at_a_time() {
     joins_spill_on("SortMergeJoin", &[
@@ -251,6 +251,9 @@ fn a_sort_merge_join_larger_than_the_limit_merges_its_sides_a_key_range_at_a_tim
         "SELECT /*+ MERGE(y) */ x.id, y.id FROM x FULL JOIN y ON x.id + 1 = y.id ORDER BY x.id, y.id",
         "SELECT /*+ MERGE(y) */ count(*), sum(id) FROM x LEFT ANTI JOIN y ON x.id = y.id",
         "SELECT /*+ MERGE(y) */ count(*), sum(x.id * 3 + y.id), max(y.w) FROM x JOIN y ON x.id % 30000 = y.id % 30000",
+        // Double keys: NaN meets NaN, -0.0 meets 0.0, wherever the key ranges are cut.
+        "SELECT /*+ MERGE(y) */ count(*), sum(x.id), sum(y.id) FROM x JOIN y \
+         ON IF(x.id % 1000 = 0, CAST('NaN' AS DOUBLE), IF(x.id % 1000 = 1, -0.0D, x.id / 2.0D)) = IF(y.id % 1000 = 0, CAST('NaN' AS DOUBLE), IF(y.id % 1000 = 2, 0.0D, y.id / 2.0D))",
     ]);
 }
 

@@ -391,7 +391,9 @@ impl PartitionFiles {
 }
 
 /// A float key column with -0.0 as 0.0 and every NaN one NaN; other columns as they are.
-fn normalized_floats(c: &ArrayRef) -> ArrayRef {
+/// Floating-point values with -0.0 made 0.0 and every NaN the one NaN: Spark's equality and
+/// order for keys (the row format then orders them as Spark's sorts do).
+pub fn normalized_floats(c: &ArrayRef) -> ArrayRef {
     use arrow::compute::kernels::arity::unary;
     if let Some(a) = c.as_any().downcast_ref::<Float64Array>() {
         return Arc::new(unary::<_, _, Float64Type>(a, |v| if v.is_nan() { f64::NAN } else { v + 0.0 }));

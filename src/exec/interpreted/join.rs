@@ -240,7 +240,9 @@ pub fn sort_merge_join_stream<'a>(
         .zip(&lkeys)
         .map(|(r, l)| if r.data_type() == l.data_type() { Ok(r.clone()) } else { Ok(cast(r, l.data_type())?) })
         .collect::<Result<Vec<_>>>()?;
-    let (lsorted, rsorted) = MergeKeys::of(&lkeys, &rkeys)?;
+    // -0.0 meets 0.0 and NaN meets NaN, as Spark's normalized join keys do.
+    let normalized = |keys: &[ArrayRef]| keys.iter().map(crate::common::spill::normalized_floats).collect::<Vec<_>>();
+    let (lsorted, rsorted) = MergeKeys::of(&normalized(&lkeys), &normalized(&rkeys))?;
     let (lvalid, rvalid) = (keys_valid(&lkeys), keys_valid(&rkeys));
     // Runs of equal keys, (left rows, right rows), in the order of both sides.
     let mut runs: Vec<(u32, u32, u32, u32)> = vec![];

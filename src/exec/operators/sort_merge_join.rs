@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use arrow::array::ArrayRef;
 use arrow::compute::concat_batches;
-use arrow::datatypes::DataType;
 use arrow::record_batch::RecordBatch;
 use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
 
@@ -14,7 +14,7 @@ use super::hash_join::side_keys;
 use super::not_this;
 use crate::common::control::QueryControl;
 use crate::common::memory::{batch_bytes, Reservation};
-use crate::common::spill::{spill_folder, SpillBudget, SpillFile, SpillWriter};
+use crate::common::spill::{normalized_floats, spill_folder, SpillBudget, SpillFile, SpillWriter};
 use crate::error::{KilnError, Result};
 use crate::exec::interpreted;
 use crate::exec::state::Executor;
@@ -33,7 +33,7 @@ pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<Physical
     let piece = config.batch_size;
     Ok(deferred_stream(held, move |held| {
         let sides = [(left_keys.as_slice(), lo), (right_keys.as_slice(), ro)];
-        let spillable = SortedSidesSpill::can_split(&sides)?;
+        let spillable = SortedSidesSpill::can_split(&sides);
         let share = held.task_share();
         let join = move |l: Vec<RecordBatch>, r: Vec<RecordBatch>| -> Result<BatchStream<'s>> {
             Ok(Box::new(interpreted::join::sort_merge_join_stream(*join_type, left_keys, right_keys, condition.as_ref(), (lo, l), (ro, r), piece)?))
@@ -96,15 +96,9 @@ pub(in crate::exec) struct SortedSidesSpill<'s> {
 }
 
 impl<'s> SortedSidesSpill<'s> {
-    /// Whether sides with these keys can be cut by key: not over floating-point keys, whose
-    /// order (NaN, -0.0) the row format may not share with the sort's.
-    pub(in crate::exec) fn can_split(sides: &[(&[Expr], &[Attribute]); 2]) -> Result<bool> {
-        for k in sides[0].0 {
-            if matches!(k.data_type()?, DataType::Float16 | DataType::Float32 | DataType::Float64) {
-                return Ok(false);
-            }
-        }
-        Ok(!sides[0].0.is_empty())
+    /// Whether sides with these keys can be cut by key: they have keys.
+    pub(in crate::exec) fn can_split(sides: &[(&[Expr], &[Attribute]); 2]) -> bool {
+        !sides[0].0.is_empty()
     }
 
     pub(in crate::exec) fn new(exec: &Executor<'_>, plan: &Arc<PhysicalPlan>, sides: [(&'s [Expr], &'s [Attribute]); 2]) -> SortedSidesSpill<'s> {
@@ -169,9 +163,10 @@ pub(in crate::exec) struct KeyRangePairs<'s> {
 }
 
 impl KeyRangePairs<'_> {
-    /// A side's keys in the row format, the second side's cast to the first's types.
+    /// A side's keys in the row format, the second side's cast to the first's types, floats
+    /// normalized (-0.0 and 0.0 one key, NaN above every number, as the sides were sorted).
     fn keys(&mut self, side: usize, batch: &RecordBatch) -> Result<Rows> {
-        let columns = side_keys(&self.sides, side, batch)?;
+        let columns: Vec<ArrayRef> = side_keys(&self.sides, side, batch)?.iter().map(normalized_floats).collect();
         let converter = match &mut self.converter {
             Some(c) => c,
             None => self.converter.insert(RowConverter::new(columns.iter().map(|c| SortField::new(c.data_type().clone())).collect())?),

@@ -151,7 +151,7 @@ impl<'a> Executor<'a> {
                 // order and run a key range at a time.
                 let sides = [(j.stream_keys.as_slice(), self.attrs(&spec.input_plan)), (j.build_keys.as_slice(), j.build.as_slice())];
                 let share = held.task_share();
-                let (rows, over) = hold_within(&mut build, &held, share, SortedSidesSpill::can_split(&sides)?)?;
+                let (rows, over) = hold_within(&mut build, &held, share, SortedSidesSpill::can_split(&sides))?;
                 let Some(over) = over else {
                     tables.push(Table::Own(BuildTable::new(j, rows)?));
                     continue;

@@ -64,7 +64,9 @@ fn runs(keys: &[ArrayRef], n: usize, within: Option<&[Range<usize>]>) -> Result<
         }
     }
     if !keys.is_empty() {
-        let rows = RowConverter::new(keys.iter().map(|k| SortField::new(k.data_type().clone())).collect())?.convert_columns(keys)?;
+        // -0.0 and 0.0 are one key, as are all NaNs (Spark normalizes window keys).
+        let keys: Vec<ArrayRef> = keys.iter().map(crate::common::spill::normalized_floats).collect();
+        let rows = RowConverter::new(keys.iter().map(|k| SortField::new(k.data_type().clone())).collect())?.convert_columns(&keys)?;
         for (i, s) in starts.iter_mut().enumerate().skip(1) {
             if rows.row(i) != rows.row(i - 1) {
                 *s = true;

@@ -25,7 +25,7 @@ use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
 use super::not_this;
 use crate::common::control::QueryControl;
 use crate::common::memory::{batch_bytes, Reservation};
-use crate::common::spill::{spill_folder, SpillBudget, SpillFile, SpillWriter};
+use crate::common::spill::{normalized_floats, spill_folder, SpillBudget, SpillFile, SpillWriter};
 use crate::error::{KilnError, Result};
 use crate::exec::interpreted;
 use crate::exec::interpreted::evaluate_all;
@@ -148,7 +148,7 @@ impl Windows<'_> {
         if self.partition_by.is_empty() {
             return Ok(None);
         }
-        let keys = evaluate_all(self.partition_by, b, self.input)?;
+        let keys: Vec<ArrayRef> = evaluate_all(self.partition_by, b, self.input)?.iter().map(normalized_floats).collect();
         let converter = match &mut self.keys {
             Some(c) => c,
             None => self.keys.insert(RowConverter::new(keys.iter().map(|k| SortField::new(k.data_type().clone())).collect())?),
@@ -361,7 +361,7 @@ impl Windows<'_> {
         if self.order_by.is_empty() {
             return Ok(all.num_rows());
         }
-        let keys: Vec<ArrayRef> = self.order_by.iter().map(|o| evaluate(&o.expr, all, self.input)).collect::<Result<_>>()?;
+        let keys: Vec<ArrayRef> = self.order_by.iter().map(|o| evaluate(&o.expr, all, self.input).map(|k| normalized_floats(&k))).collect::<Result<_>>()?;
         let converter = match &mut large.peers {
             Some(c) => c,
             None => large.peers.insert(RowConverter::new(keys.iter().map(|k| SortField::new(k.data_type().clone())).collect())?),

@@ -27,6 +27,13 @@ pub use coercion::coerce_expr;
 pub(crate) const EXTRACT: &str = "extract";
 pub(crate) use hints::partition_count;
 
+/// Functions a bare name calls when no column has that name (Spark's
+/// LiteralFunctionResolution): `SELECT current_date FROM t` reads t's column `current_date` if
+/// there is one.
+pub(crate) fn is_literal_function(name: &str) -> bool {
+    name.eq_ignore_ascii_case("current_date") || name.eq_ignore_ascii_case("current_timestamp")
+}
+
 /// The settings that change how names and positions resolve (Spark's defaults: all on).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AnalyzerOptions {
@@ -43,11 +50,14 @@ pub struct AnalyzerOptions {
     pub ansi: bool,
     /// `spark.sql.caseSensitive`: column names match in their exact case (`resolve::name_eq`).
     pub case_sensitive: bool,
+    /// `spark.sql.legacy.parser.havingWithoutGroupByAsWhere`: HAVING without GROUP BY over a
+    /// select list without aggregates filters the list's rows, as a WHERE above it.
+    pub having_as_where: bool,
 }
 
 impl Default for AnalyzerOptions {
     fn default() -> Self {
-        AnalyzerOptions { group_by_ordinal: true, group_by_aliases: true, order_by_ordinal: true, time_zone: Zone::UTC, ansi: true, case_sensitive: false }
+        AnalyzerOptions { group_by_ordinal: true, group_by_aliases: true, order_by_ordinal: true, time_zone: Zone::UTC, ansi: true, case_sensitive: false, having_as_where: false }
     }
 }
 
@@ -60,6 +70,7 @@ impl From<&crate::config::Config> for AnalyzerOptions {
             time_zone: c.time_zone(),
             ansi: c.ansi_enabled,
             case_sensitive: c.case_sensitive,
+            having_as_where: c.having_without_group_by_as_where,
         }
     }
 }

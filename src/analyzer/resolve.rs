@@ -40,10 +40,38 @@ impl Resolver<'_> {
             }
             return self.resolve_union_loop(*id, anchor, recursion, *limit).map(Arc::new);
         }
+        // Spark's AstBuilder under spark.sql.legacy.parser.havingWithoutGroupByAsWhere: HAVING
+        // without GROUP BY over a list without aggregates is Filter(condition, Project(list)).
+        if let LogicalPlan::Filter { condition, child } = plan.as_ref() {
+            if let LogicalPlan::Aggregate { grouping, aggregates, child: input } = child.as_ref() {
+                if self.options.having_as_where && grouping.is_empty() && !aggregates.iter().any(Expr::contains_aggregate) {
+                    return self.having_as_where(condition, aggregates, input);
+                }
+            }
+        }
         // HAVING and ORDER BY may look below their child, so they resolve before recursing fully.
         let children = plan.children().into_iter().map(|c| self.resolve(c)).collect::<Result<Vec<_>>>()?;
         let node = plan.with_new_children(children);
         self.resolve_node(node).map(Arc::new)
+    }
+
+    /// `SELECT list FROM input HAVING condition` as Filter(condition, Project(list)); columns of
+    /// the input the list leaves out are carried through it and dropped above (Spark's
+    /// ResolveMissingReferences: `SELECT a + b FROM t HAVING a + b > 3`).
+    fn having_as_where(&self, condition: &Expr, list: &[Expr], input: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        let project = self.resolve(&Arc::new(LogicalPlan::Project { list: list.to_vec(), child: input.clone() }))?;
+        let filter = |child: Arc<LogicalPlan>| self.resolve(&Arc::new(LogicalPlan::Filter { condition: condition.clone(), child }));
+        let LogicalPlan::Project { list, child } = project.as_ref() else { return filter(project) };
+        let first = match self.resolve_expr(condition.clone(), &project.output()) {
+            Ok(_) => return filter(project),
+            Err(e) => e,
+        };
+        let below = self.resolve_expr(condition.clone(), &child.output()).map_err(|_| first)?;
+        let shown = named_outputs_ids(list);
+        let missing: Vec<Expr> = child.output().into_iter().filter(|a| below.references().contains(&a.id) && !shown.contains(&a.id)).map(|a| a.expr()).collect();
+        let widened = Arc::new(LogicalPlan::Project { list: list.iter().cloned().chain(missing).collect(), child: child.clone() });
+        let output: Vec<Expr> = project.output().iter().map(|a| a.expr()).collect();
+        Ok(Arc::new(LogicalPlan::Project { list: output, child: filter(widened)? }))
     }
 
     pub(super) fn resolve_node(&self, node: LogicalPlan) -> Result<LogicalPlan> {
@@ -712,6 +740,10 @@ impl Resolver<'_> {
         e.transform_up(&mut |e| match e {
             Expr::UnresolvedAttribute(parts) => match resolve_column(&parts, input) {
                 Ok(e) => Ok(e),
+                // A bare current_date: the function before an outer column, as Spark resolves it.
+                Err(err) if err.to_string().contains("UNRESOLVED_COLUMN") && matches!(parts.as_slice(), [name] if super::is_literal_function(name)) => {
+                    resolve_function(&parts[0], vec![], false, self.catalog.udf_names())
+                }
                 Err(err) if self.outer.is_empty() || !err.to_string().contains("UNRESOLVED_COLUMN") => Err(err),
                 Err(err) => match resolve_attribute(&parts, &self.outer) {
                     Ok(a) => Ok(Expr::OuterReference(a)),

@@ -504,6 +504,8 @@ impl AggBuiltin {
             AggKind::Last { .. } => vec![("last", arg(0), true), ("valueSet", DataType::Boolean, false)],
             AggKind::BoolAnd | AggKind::BoolOr => vec![("agg", DataType::Boolean, true)],
             AggKind::CountIf => vec![("count", DataType::Int64, false)],
+            // Legacy sum's bigint buffer is sum's, which generated code keeps.
+            AggKind::LegacySum if self.return_type(args) == DataType::Int64 => vec![("sum", DataType::Int64, true)],
             AggKind::TrySum | AggKind::LegacySum => vec![("sum", self.return_type(args), true), ("isEmpty", DataType::Boolean, false)],
             // Spark's Average buffer: a double sum, or decimal(p+10,s) for decimals.
             AggKind::TryAvg => vec![("sum", try_avg_sum_type(&arg(0)), true), ("count", DataType::Int64, false)],

@@ -810,6 +810,10 @@ fn extract_function(field: &DateTimeField, span: Span) -> Result<&'static str> {
 fn function(f: &ast::Function, d: usize) -> Result<Expr> {
     let span = f.name.span();
     let name = object_name(&f.name)?;
+    // `current_date` without parentheses: a column of that name first, then the function.
+    if matches!(f.args, FunctionArguments::None) && f.over.is_none() && crate::analyzer::is_literal_function(&name) {
+        return Ok(Expr::UnresolvedAttribute(vec![name]));
+    }
     if let Some(over) = &f.over {
         let spec = match over {
             ast::WindowType::WindowSpec(spec) => with_base_window(spec, span, 0)?,

@@ -56,9 +56,17 @@ fn compiles(a: &AggregateExpr) -> Result<(), String> {
         return Err(format!("user-defined aggregate function {}", u.name()));
     }
     if let AggFunc::Builtin(b) = a.func {
-        return Err(format!("the aggregate {}, which generated code lacks", b.name));
+        let integral = a.args.first().and_then(|x| x.data_type().ok()).is_some_and(|t| matches!(t, DataType::Int32 | DataType::Int64));
+        if !(wrapping_sum(a.func) && integral) {
+            return Err(format!("the aggregate {}, which generated code lacks", b.name));
+        }
     }
     Ok(())
+}
+
+/// Legacy mode's sum (`spark.sql.ansi.enabled=false`): integers add without an overflow check.
+pub(crate) fn wrapping_sum(f: AggFunc) -> bool {
+    matches!(f, AggFunc::Builtin(b) if b.kind == crate::expr::AggKind::LegacySum)
 }
 
 fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, String> {
@@ -151,7 +159,7 @@ pub fn consume(tx: &mut Tx, keys: &[Expr], aggregates: &[AggSpec], (table, gids,
 
 /// An accumulator's comment: the function and its argument, partial or merging.
 fn aggregate_note(a: &AggSpec) -> String {
-    let func = format!("{:?}", a.func).to_lowercase();
+    let func = a.func.name();
     match (&a.arg, a.merge.is_empty()) {
         (_, false) => format!("HashAggregate merge_{func}({}): merge the partial buffer into the group's", list(&a.merge)),
         (Some(arg), true) => format!("HashAggregate partial_{func}({arg}): update the group's accumulator"),
@@ -197,6 +205,13 @@ pub fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), Str
                 let s = tx.b.ins().load(types::I64, flags(), at, value_off);
                 let (s1, of) = tx.b.ins().sadd_overflow(s, x);
                 tx.fail_if(of, None);
+                tx.b.ins().store(flags(), s1, at, value_off);
+                set_flag(tx);
+            }
+            (f, DataType::Int32 | DataType::Int64) if wrapping_sum(f) => {
+                let x = tx.resize(v, types::I64);
+                let s = tx.b.ins().load(types::I64, flags(), at, value_off);
+                let s1 = tx.b.ins().iadd(s, x);
                 tx.b.ins().store(flags(), s1, at, value_off);
                 set_flag(tx);
             }
@@ -266,6 +281,10 @@ pub fn merge_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), Stri
         }
         // The sum of sums, the min of mins: the update over the buffer column.
         (AggFunc::Sum, DataType::Int32 | DataType::Int64 | DataType::Float64) | (AggFunc::Min | AggFunc::Max, _) => {
+            let buffer = a.merge.first().ok_or("an aggregate without its buffer")?.clone();
+            update_accumulator(tx, &AggSpec { arg: Some(buffer), merge: vec![], ..a.clone() }, at)
+        }
+        (f, DataType::Int32 | DataType::Int64) if wrapping_sum(f) => {
             let buffer = a.merge.first().ok_or("an aggregate without its buffer")?.clone();
             update_accumulator(tx, &AggSpec { arg: Some(buffer), merge: vec![], ..a.clone() }, at)
         }

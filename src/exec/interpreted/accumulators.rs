@@ -165,11 +165,18 @@ impl Accumulator for Count {
     }
 }
 
-/// sum of integers as bigint, ANSI overflow error. Buffer: [sum bigint], NULL until a value.
+/// sum of integers as bigint, ANSI overflow error (`wrap`: legacy mode's sum, which wraps as
+/// Java's long). Buffer: [sum bigint], NULL until a value.
 #[derive(Default)]
 struct SumI64 {
     sums: Vec<i64>,
     seen: Vec<bool>,
+    wrap: bool,
+}
+
+/// Legacy mode's sum of integers (`AggKind::LegacySum` of a bigint result): wraps on overflow.
+pub(super) fn wrapping_sum() -> Box<dyn Accumulator> {
+    Box::new(SumI64 { wrap: true, ..Default::default() })
 }
 
 impl Accumulator for SumI64 {
@@ -188,7 +195,7 @@ impl Accumulator for SumI64 {
             overflow |= o;
             seen[g] = true;
         });
-        if overflow {
+        if overflow && !self.wrap {
             return Err(long_overflow());
         }
         Ok(())

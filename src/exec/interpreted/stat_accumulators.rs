@@ -52,7 +52,9 @@ pub(super) fn builtin_accumulator(b: AggBuiltin, args: &[DataType]) -> Result<Bo
         AggKind::Mode => Box::new(Mode { ties: b.param, element: arg(0)?, codec: RowCodec::new(arg(0)?)?, counts: vec![] }),
         AggKind::BitAnd | AggKind::BitOr | AggKind::BitXor => Box::new(BitAgg { kind: b.kind, result: arg(0)?, values: vec![] }),
         AggKind::TrySum => Box::new(TrySum::new(b.return_type(args))),
-        AggKind::LegacySum => Box::new(TrySum { wrap: true, ..TrySum::new(b.return_type(args)) }),
+        // A bigint sum wraps; a decimal one out of range is NULL, as try_sum's.
+        AggKind::LegacySum if b.return_type(args) == DataType::Int64 => super::accumulators::wrapping_sum(),
+        AggKind::LegacySum => Box::new(TrySum::new(b.return_type(args))),
         AggKind::TryAvg => {
             let sum = crate::expr::try_avg_sum_type(&arg(0)?);
             Box::new(TryAvg { sum: TrySum::new(sum), counts: vec![], result: b.return_type(args) })
@@ -408,11 +410,9 @@ impl Accumulator for CountIf {
 
 /// try_sum(x): exact i128 sums for bigint and decimal results (checked against the result's
 /// range), double sums otherwise; an overflowed group is NULL. Buffer [sum, isEmpty]: a NULL
-/// sum in a non-empty buffer is a partial sum that overflowed. `wrap` (legacy mode's sum): a
-/// bigint sum wraps as Java's long instead.
+/// sum in a non-empty buffer is a partial sum that overflowed.
 struct TrySum {
     result: DataType,
-    wrap: bool,
     sums: Vec<i128>,
     doubles: Vec<f64>,
     seen: Vec<bool>,
@@ -421,7 +421,7 @@ struct TrySum {
 
 impl TrySum {
     fn new(result: DataType) -> TrySum {
-        TrySum { result, wrap: false, sums: vec![], doubles: vec![], seen: vec![], overflow: vec![] }
+        TrySum { result, sums: vec![], doubles: vec![], seen: vec![], overflow: vec![] }
     }
     /// Adds `a` (of the result type) into the groups; `valid(i)` says which rows count.
     fn add(&mut self, gids: &[u32], a: &ArrayRef, valid: impl Fn(usize) -> bool) -> Result<()> {
@@ -439,7 +439,6 @@ impl TrySum {
             self.seen[g] = true;
             match &self.result {
                 DataType::Float64 => self.doubles[g] += a.as_primitive::<Float64Type>().value(i),
-                DataType::Int64 if self.wrap => self.sums[g] = (self.sums[g] as i64).wrapping_add(a.as_primitive::<Int64Type>().value(i)) as i128,
                 DataType::Decimal128(..) | DataType::Int64 => {
                     let v = match &self.result {
                         DataType::Int64 => a.as_primitive::<Int64Type>().value(i) as i128,

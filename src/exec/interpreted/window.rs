@@ -462,6 +462,19 @@ impl Ctx<'_> {
                     sum_count_state(func, out.iter().map(|(s, c)| (*s, *c)), |v| Arc::new(Int64Array::from(v)) as ArrayRef)
                 }
             },
+            // Legacy mode's sum of integers: a running sum that wraps, in sum's one-column state.
+            AggFunc::Builtin(b) if b.kind == crate::expr::AggKind::LegacySum && crate::types::is_integral(&arg_type) => {
+                let a = cast(&arg, &DataType::Int64)?;
+                let a = a.as_primitive::<Int64Type>();
+                let out = running(&bounds, (0i64, 0i64), |(sum, count), r| {
+                    if a.is_valid(r) {
+                        *sum = sum.wrapping_add(a.value(r));
+                        *count += 1;
+                    }
+                    Ok(())
+                }, |s| *s)?;
+                sum_count_state(AggFunc::Sum, out.into_iter(), |v| Arc::new(Int64Array::from(v)) as ArrayRef)
+            }
             // Each frame a group of its own, through the GROUP BY accumulator.
             AggFunc::Udaf(_) | AggFunc::Builtin(_) => return self.frame_by_frame(func, args, &bounds),
         };

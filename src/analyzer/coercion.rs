@@ -222,7 +222,7 @@ pub(super) fn cast_error(name: &str, child: &Expr, from: &DataType, to: &DataTyp
     // Spark's Cast.typeCheckFailureMessage names the function that converts dates and numbers
     // (TRY_CAST's message names none).
     let function = match (from, to) {
-        _ if name != "cast" => None,
+        _ if name != "cast" || !super::session::flags().ansi => None,
         (DataType::Date32, t) if is_numeric(t) => Some("UNIX_DATE"),
         (f, DataType::Date32) if is_numeric(f) => Some("DATE_FROM_UNIX_DATE"),
         _ => None,
@@ -234,10 +234,29 @@ pub(super) fn cast_error(name: &str, child: &Expr, from: &DataType, to: &DataTyp
             format!("Cannot resolve \"{name}({} as {t})\": cannot cast \"{f}\" to \"{t}\". To convert values from \"{f}\" to \"{t}\", you can use the function `{function}` instead.", sql_name(child)),
         );
     }
+    if name == "cast" && legacy_only_cast(from, to) {
+        let (f, t) = (crate::types::sql_type_name(from), crate::types::sql_type_name(to));
+        return KilnError::analysis(
+            "DATATYPE_MISMATCH.CAST_WITH_CONF_SUGGESTION",
+            format!("Cannot resolve \"{name}({} as {})\": cannot cast \"{f}\" to \"{t}\" with ANSI mode on. If you have to cast \"{f}\" to \"{t}\", you can set \"spark.sql.ansi.enabled\" as 'false'.", sql_name(child), spark_type_name(to)),
+        );
+    }
     KilnError::analysis(
         "DATATYPE_MISMATCH.CAST_WITHOUT_SUGGESTION",
         format!("Cannot resolve \"{name}({} as {})\": cannot cast \"{}\" to \"{}\".", sql_name(child), spark_type_name(to), spark_type_name(from), spark_type_name(to)),
     )
+}
+
+/// Legacy Cast.canCast beyond ANSI's: a boolean and a timestamp both ways, a date to a number or
+/// boolean (NULL), an integer to its bytes.
+fn legacy_only_cast(from: &DataType, to: &DataType) -> bool {
+    use DataType::*;
+    match (from, to) {
+        (Boolean, Timestamp(..)) | (Timestamp(..), Boolean) => true,
+        (Date32, t) => is_numeric(t) || *t == Boolean,
+        (f, Binary) => is_integral(f),
+        _ => false,
+    }
 }
 
 pub(super) fn can_cast(from: &DataType, to: &DataType) -> bool {
@@ -245,6 +264,7 @@ pub(super) fn can_cast(from: &DataType, to: &DataType) -> bool {
     let ok = |t: &DataType| is_numeric(t) || is_string(t) || *t == Boolean || *t == Date32 || *t == Null;
     match (from, to) {
         (Null, _) => true,
+        (f, t) if legacy_only_cast(f, t) => !super::session::flags().ansi,
         // An array prints as `[a, b]`.
         (List(_), t) if is_string(t) => true,
         (List(f), List(t)) => can_cast(f.data_type(), t.data_type()),

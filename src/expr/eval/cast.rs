@@ -53,6 +53,22 @@ pub(super) fn cast_in(a: &ArrayRef, to: &DataType, zone: Zone) -> Result<ArrayRe
         (List(_) | Struct(_) | Map(..), List(_) | Struct(_) | Map(..)) => nested_cast(a, to, zone),
         // Spark: a string's UTF-8 bytes; bytes read back as UTF-8 (invalid sequences replaced).
         (Binary, Utf8) => Ok(Arc::new(a.as_binary::<i32>().iter().map(|b| b.map(|b| String::from_utf8_lossy(b).into_owned())).collect::<StringArray>())),
+        // Casts only legacy mode's analysis lets through: a boolean is 1 or 0 microseconds, a
+        // timestamp true unless it is the epoch, a date NULL as a number or boolean, an integer
+        // its big-endian bytes (as Spark's Cast).
+        (Boolean, Timestamp(..)) => Ok(Arc::new(arrow_cast(a, &Int64)?.primitive::<Int64Type>()?.reinterpret_cast::<TimestampMicrosecondType>().with_data_type(to.clone()))),
+        (Timestamp(..), Boolean) => Ok(Arc::new(BooleanArray::from_unary(a.primitive::<TimestampMicrosecondType>()?, |v| v != 0))),
+        (Date32, t) if crate::types::is_numeric(t) || *t == Boolean => Ok(new_null_array(to, a.len())),
+        (Int8 | Int16 | Int32 | Int64, Binary) => {
+            let width = match from {
+                Int8 => 1,
+                Int16 => 2,
+                Int32 => 4,
+                _ => 8,
+            };
+            let wide = arrow_cast(a, &Int64)?;
+            Ok(Arc::new(wide.primitive::<Int64Type>()?.iter().map(|v| v.map(|v| v.to_be_bytes()[8 - width..].to_vec())).collect::<arrow::array::BinaryArray>()))
+        }
         (Utf8 | LargeUtf8 | Utf8View, Binary) => Ok(Arc::new(strings(a)?.iter().map(|s| s.map(str::as_bytes)).collect::<arrow::array::BinaryArray>())),
         (Timestamp(..), _) | (_, Timestamp(..)) if !matches!(from, Utf8 | LargeUtf8 | Utf8View) && to != &Utf8 => timestamp_cast(a, to, zone),
         (_, Utf8) => to_string(a, zone),

@@ -13,7 +13,7 @@ use std::time::Instant;
 use arrow::array::{ArrayRef, Float32Array, Float64Array, UInt32Array};
 use arrow::compute::take_record_batch;
 use arrow::datatypes::{Float32Type, Float64Type, SchemaRef};
-use arrow::row::{RowConverter, SortField};
+use arrow::row::{RowConverter, Rows, SortField};
 use arrow::ipc::reader::StreamReader;
 use arrow::ipc::writer::{IpcWriteOptions, StreamWriter};
 use arrow::ipc::CompressionType;
@@ -327,9 +327,7 @@ pub const SPILL_LEVELS: u32 = 4;
 /// seed of the level's own (so a partition partitioned again spreads), -0.0 and NaN keys
 /// normalized as groups and join keys equate them.
 pub fn hash_partitions(keys: &[ArrayRef], level: u32) -> Result<Vec<Vec<u32>>> {
-    let columns: Vec<ArrayRef> = keys.iter().map(normalized_floats).collect();
-    let converter = RowConverter::new(columns.iter().map(|c| SortField::new(c.data_type().clone())).collect())?;
-    let rows = converter.convert_columns(&columns)?;
+    let rows = normalized_key_rows(&mut None, keys)?;
     let seed = 0x6b69_6c6e_i32.wrapping_add(level as i32 * 0x3c6e_f372);
     let mut parts = vec![vec![]; SPILL_PARTITIONS];
     for (i, row) in rows.iter().enumerate() {
@@ -390,9 +388,20 @@ impl PartitionFiles {
     }
 }
 
-/// A float key column with -0.0 as 0.0 and every NaN one NaN; other columns as they are.
-/// Floating-point values with -0.0 made 0.0 and every NaN the one NaN: Spark's equality and
-/// order for keys (the row format then orders them as Spark's sorts do).
+/// Key columns in the row format, floats normalized ([`normalized_floats`]): rows of equal
+/// keys are equal bytes, ordered as Spark orders the keys. `converter` is made on first use
+/// and kept for the next batches of the same keys.
+pub fn normalized_key_rows(converter: &mut Option<RowConverter>, keys: &[ArrayRef]) -> Result<Rows> {
+    let columns: Vec<ArrayRef> = keys.iter().map(normalized_floats).collect();
+    let converter = match converter {
+        Some(c) => c,
+        None => converter.insert(RowConverter::new(columns.iter().map(|c| SortField::new(c.data_type().clone())).collect())?),
+    };
+    Ok(converter.convert_columns(&columns)?)
+}
+
+/// A float key column with -0.0 as 0.0 and every NaN one NaN (Spark's equality and order for
+/// keys, which the row format then keeps); other columns as they are.
 pub fn normalized_floats(c: &ArrayRef) -> ArrayRef {
     use arrow::compute::kernels::arity::unary;
     if let Some(a) = c.as_any().downcast_ref::<Float64Array>() {

@@ -65,8 +65,7 @@ fn runs(keys: &[ArrayRef], n: usize, within: Option<&[Range<usize>]>) -> Result<
     }
     if !keys.is_empty() {
         // -0.0 and 0.0 are one key, as are all NaNs (Spark normalizes window keys).
-        let keys: Vec<ArrayRef> = keys.iter().map(crate::common::spill::normalized_floats).collect();
-        let rows = RowConverter::new(keys.iter().map(|k| SortField::new(k.data_type().clone())).collect())?.convert_columns(&keys)?;
+        let rows = crate::common::spill::normalized_key_rows(&mut None, keys)?;
         for (i, s) in starts.iter_mut().enumerate().skip(1) {
             if rows.row(i) != rows.row(i - 1) {
                 *s = true;
@@ -450,29 +449,13 @@ impl Ctx<'_> {
                     sum_count_state(func, out.iter().map(|(s, c)| (*s, *c)), |v| Arc::new(Float64Array::from(v)) as ArrayRef)
                 }
                 _ => {
-                    let a = cast(&arg, &DataType::Int64)?;
-                    let a = a.as_primitive::<Int64Type>();
-                    let out = running(&bounds, (0i64, 0i64), |(sum, count), r| {
-                        if a.is_valid(r) {
-                            *sum = sum.checked_add(a.value(r)).ok_or_else(long_overflow)?;
-                            *count += 1;
-                        }
-                        Ok(())
-                    }, |s| *s)?;
-                    sum_count_state(func, out.iter().map(|(s, c)| (*s, *c)), |v| Arc::new(Int64Array::from(v)) as ArrayRef)
+                    let out = running_integral_sum(&bounds, &arg, |sum, v| sum.checked_add(v).ok_or_else(long_overflow))?;
+                    sum_count_state(func, out.into_iter(), |v| Arc::new(Int64Array::from(v)) as ArrayRef)
                 }
             },
             // Legacy mode's sum of integers: a running sum that wraps, in sum's one-column state.
             AggFunc::Builtin(b) if b.kind == crate::expr::AggKind::LegacySum && crate::types::is_integral(&arg_type) => {
-                let a = cast(&arg, &DataType::Int64)?;
-                let a = a.as_primitive::<Int64Type>();
-                let out = running(&bounds, (0i64, 0i64), |(sum, count), r| {
-                    if a.is_valid(r) {
-                        *sum = sum.wrapping_add(a.value(r));
-                        *count += 1;
-                    }
-                    Ok(())
-                }, |s| *s)?;
+                let out = running_integral_sum(&bounds, &arg, |sum, v| Ok(sum.wrapping_add(v)))?;
                 sum_count_state(AggFunc::Sum, out.into_iter(), |v| Arc::new(Int64Array::from(v)) as ArrayRef)
             }
             // Each frame a group of its own, through the GROUP BY accumulator.
@@ -532,6 +515,20 @@ impl Ctx<'_> {
 }
 
 /// Spark's buffers of sum (`[sum]`, NULL when no value) and avg (`[sum, count]`).
+/// Running (sum, count) of an integral column's non-NULL values over `bounds`, as bigints
+/// added by `add` (ANSI's checked addition, or legacy mode's wrapping one).
+fn running_integral_sum(bounds: &[(usize, usize)], arg: &ArrayRef, add: impl Fn(i64, i64) -> Result<i64>) -> Result<Vec<(i64, i64)>> {
+    let a = cast(arg, &DataType::Int64)?;
+    let a = a.as_primitive::<Int64Type>();
+    running(bounds, (0i64, 0i64), |(sum, count), r| {
+        if a.is_valid(r) {
+            *sum = add(*sum, a.value(r))?;
+            *count += 1;
+        }
+        Ok(())
+    }, |s| *s)
+}
+
 fn sum_count_state<T: Copy>(func: AggFunc, out: impl Iterator<Item = (T, i64)>, build: impl Fn(Vec<Option<T>>) -> ArrayRef) -> Vec<ArrayRef> {
     let (sums, counts): (Vec<Option<T>>, Vec<i64>) = out.map(|(s, c)| ((c > 0).then_some(s), c)).unzip();
     match func {

@@ -2,19 +2,17 @@
 //! streams in pieces of at most a batch, in key order. Sides past the memory budget are
 //! written out in their order and merged a key range at a time ([`SortedSidesSpill`]).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow::array::ArrayRef;
 use arrow::compute::concat_batches;
 use arrow::record_batch::RecordBatch;
-use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
+use arrow::row::{OwnedRow, RowConverter, Rows};
 
 use super::hash_join::side_keys;
 use super::not_this;
 use crate::common::control::QueryControl;
 use crate::common::memory::{batch_bytes, Reservation};
-use crate::common::spill::{normalized_floats, spill_folder, SpillBudget, SpillFile, SpillWriter};
+use crate::common::spill::{normalized_key_rows, spill_folder, PartitionFiles, SpillFile};
 use crate::error::{KilnError, Result};
 use crate::exec::interpreted;
 use crate::exec::state::Executor;
@@ -89,10 +87,9 @@ pub(in crate::exec) fn hold_within(rows: &mut BatchStream<'_>, held: &Reservatio
 /// encode alike.
 pub(in crate::exec) struct SortedSidesSpill<'s> {
     metrics: Arc<OperatorMetrics>,
-    folder: PathBuf,
-    budget: Arc<SpillBudget>,
+    /// One file a side: partition 0 the first side's, 1 the second's.
+    files: PartitionFiles,
     sides: [(&'s [Expr], &'s [Attribute]); 2],
-    writers: [Option<SpillWriter>; 2],
 }
 
 impl<'s> SortedSidesSpill<'s> {
@@ -102,35 +99,26 @@ impl<'s> SortedSidesSpill<'s> {
     }
 
     pub(in crate::exec) fn new(exec: &Executor<'_>, plan: &Arc<PhysicalPlan>, sides: [(&'s [Expr], &'s [Attribute]); 2]) -> SortedSidesSpill<'s> {
-        SortedSidesSpill { metrics: exec.ops.of(plan), folder: spill_folder(&exec.config.local_dir), budget: exec.control.spill().clone(), sides, writers: [None, None] }
+        SortedSidesSpill { metrics: exec.ops.of(plan), files: PartitionFiles::new(spill_folder(&exec.config.local_dir), exec.control.spill()), sides }
     }
 
     /// Writes every batch of `batches`, rows of side `side` in their order.
     pub(in crate::exec) fn write_stream(&mut self, side: usize, batches: impl Iterator<Item = Result<RecordBatch>>) -> Result<()> {
         for b in batches {
             let b = b?;
-            if b.num_rows() == 0 {
-                continue;
+            if b.num_rows() > 0 {
+                self.files.write_to(side, &b)?;
             }
-            let writer = match &mut self.writers[side] {
-                Some(w) => w,
-                None => self.writers[side].insert(SpillWriter::new(&self.folder, &b.schema(), &self.budget)?),
-            };
-            writer.write(&b)?;
         }
         Ok(())
     }
 
     /// The pairs of chunks, each side's chunk about a quarter of `share`, held in `held`.
     pub(in crate::exec) fn finish(self, held: Reservation, control: &'s QueryControl, share: u64) -> Result<KeyRangePairs<'s>> {
-        let [first, second] = self.writers;
-        let mut files = [None, None];
-        for (f, w) in files.iter_mut().zip([first, second]) {
-            if let Some(w) = w {
-                let file = w.finish()?;
-                self.metrics.add_spill(&file);
-                *f = Some(file);
-            }
+        let mut files = self.files.finish()?.into_iter();
+        let files = [files.next().flatten(), files.next().flatten()];
+        for f in files.iter().flatten() {
+            self.metrics.add_spill(f);
         }
         let readers = [reader(&files[0])?, reader(&files[1])?];
         Ok(KeyRangePairs { sides: self.sides, _files: files, readers, bufs: [vec![], vec![]], bytes: [0, 0], done: [false, false], target: (share / 4).max(1), converter: None, held, control })
@@ -166,12 +154,7 @@ impl KeyRangePairs<'_> {
     /// A side's keys in the row format, the second side's cast to the first's types, floats
     /// normalized (-0.0 and 0.0 one key, NaN above every number, as the sides were sorted).
     fn keys(&mut self, side: usize, batch: &RecordBatch) -> Result<Rows> {
-        let columns: Vec<ArrayRef> = side_keys(&self.sides, side, batch)?.iter().map(normalized_floats).collect();
-        let converter = match &mut self.converter {
-            Some(c) => c,
-            None => self.converter.insert(RowConverter::new(columns.iter().map(|c| SortField::new(c.data_type().clone())).collect())?),
-        };
-        Ok(converter.convert_columns(&columns)?)
+        normalized_key_rows(&mut self.converter, &side_keys(&self.sides, side, batch)?)
     }
 
     fn next_pair(&mut self) -> Result<Option<[Vec<RecordBatch>; 2]>> {

@@ -20,12 +20,12 @@ use arrow::compute::kernels::zip::zip;
 use arrow::compute::{concat_batches, is_not_null, take};
 use arrow::datatypes::DataType;
 use arrow::record_batch::RecordBatch;
-use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
+use arrow::row::{OwnedRow, RowConverter, Rows};
 
 use super::not_this;
 use crate::common::control::QueryControl;
 use crate::common::memory::{batch_bytes, Reservation};
-use crate::common::spill::{normalized_floats, spill_folder, SpillBudget, SpillFile, SpillWriter};
+use crate::common::spill::{normalized_key_rows, spill_folder, SpillBudget, SpillFile, SpillWriter};
 use crate::error::{KilnError, Result};
 use crate::exec::interpreted;
 use crate::exec::interpreted::evaluate_all;
@@ -148,12 +148,7 @@ impl Windows<'_> {
         if self.partition_by.is_empty() {
             return Ok(None);
         }
-        let keys: Vec<ArrayRef> = evaluate_all(self.partition_by, b, self.input)?.iter().map(normalized_floats).collect();
-        let converter = match &mut self.keys {
-            Some(c) => c,
-            None => self.keys.insert(RowConverter::new(keys.iter().map(|k| SortField::new(k.data_type().clone())).collect())?),
-        };
-        Ok(Some(converter.convert_columns(&keys)?))
+        Ok(Some(normalized_key_rows(&mut self.keys, &evaluate_all(self.partition_by, b, self.input)?)?))
     }
 
     fn push(&mut self, b: RecordBatch) -> Result<()> {
@@ -361,12 +356,8 @@ impl Windows<'_> {
         if self.order_by.is_empty() {
             return Ok(all.num_rows());
         }
-        let keys: Vec<ArrayRef> = self.order_by.iter().map(|o| evaluate(&o.expr, all, self.input).map(|k| normalized_floats(&k))).collect::<Result<_>>()?;
-        let converter = match &mut large.peers {
-            Some(c) => c,
-            None => large.peers.insert(RowConverter::new(keys.iter().map(|k| SortField::new(k.data_type().clone())).collect())?),
-        };
-        Ok(last_run_start(&converter.convert_columns(&keys)?, all.num_rows()))
+        let keys: Vec<ArrayRef> = self.order_by.iter().map(|o| evaluate(&o.expr, all, self.input)).collect::<Result<_>>()?;
+        Ok(last_run_start(&normalized_key_rows(&mut large.peers, &keys)?, all.num_rows()))
     }
 }
 

@@ -8,6 +8,13 @@ pub mod memory;
 pub mod spill;
 pub mod tree;
 
+/// The machine's cores (as `std::thread::available_parallelism`, 1 if unknown), read once: the
+/// standard library reads the cgroup files on every call, and planning asks per scan.
+pub fn available_cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Spark's `Utils.bytesToString`: one decimal in the largest unit of which there are at least
 /// two (`1294.9 KiB`, `2.0 MiB`), rounding half up; `1.23E+22 B` from 2048 EiB on.
 pub fn bytes_to_string(size: u128) -> String {

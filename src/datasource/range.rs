@@ -38,7 +38,7 @@ impl RangeSpec {
 
     /// The partitions it is read in.
     pub fn partitions(&self) -> usize {
-        self.splits.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1)
+        self.splits.unwrap_or_else(|| crate::common::available_cores()).max(1)
     }
 
     /// The logical node's line, as Spark prints it: `Range (0, 10, step=1)`, with `splits=Some(3)`

@@ -196,6 +196,33 @@ mod tests {
     }
 
     #[test]
+    fn an_exchange_over_many_input_partitions_keeps_their_order_in_each_output_partition() {
+        // 64 input partitions written by fewer tasks, each a contiguous run of them: an output
+        // partition still reads its rows in the input's order (ids ascending per key).
+        for mode in ["true", "false"] {
+            let s = crate::Session::builder()
+                .config("spark.sql.adaptive.enabled", "false")
+                .config("spark.sql.shuffle.partitions", "3")
+                .config("spark.sql.codegen.wholeStage", mode)
+                .build()
+                .expect("session");
+            let df = s.sql("SELECT /*+ REPARTITION(3, k) */ id, k FROM (SELECT id, id % 5 AS k FROM range(0, 20000, 1, 64))").expect("plans");
+            let ids: Vec<i64> = df
+                .collect()
+                .expect("runs")
+                .iter()
+                .flat_map(|b| b.column(0).as_any().downcast_ref::<arrow::array::Int64Array>().expect("bigint").values().to_vec())
+                .collect();
+            assert_eq!(ids.len(), 20000);
+            for k in 0..5 {
+                let of_k: Vec<i64> = ids.iter().copied().filter(|id| id % 5 == k).collect();
+                assert!(of_k.windows(2).all(|w| w[0] < w[1]), "key {k} out of order in codegen={mode}");
+                assert_eq!(of_k.len(), 4000);
+            }
+        }
+    }
+
+    #[test]
     fn compiled_stages_are_counted_and_a_silent_fallback_is_seen() {
         // The plan as given (adaptive execution re-forms stages, undoing the wrapped exchange).
         let s = crate::Session::builder().config("spark.sql.adaptive.enabled", "false").build().expect("session");

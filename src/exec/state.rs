@@ -175,6 +175,32 @@ impl<'a> Executor<'a> {
         (0..self.partitions(plan)).into_par_iter().map(|i| sink(i, self.stream(plan, i)?)).collect()
     }
 
+    /// The partitions of `plan` in at most `runs` contiguous runs, each run's partitions read
+    /// one after another as one stream and handed to `sink` with the run's index, in parallel.
+    pub(in crate::exec) fn run_partition_runs<T: Send>(&self, plan: &Arc<PhysicalPlan>, runs: usize, sink: impl Fn(usize, BatchStream) -> Result<T> + Sync + Send) -> Result<Vec<T>> {
+        let n = self.partitions(plan);
+        let runs = runs.clamp(1, n.max(1));
+        (0..runs)
+            .into_par_iter()
+            .map(|r| {
+                // Each partition's stream is dropped (its memory given back) before the next opens.
+                let mut parts = r * n / runs..(r + 1) * n / runs;
+                let mut current: Option<BatchStream> = None;
+                let stream: BatchStream = Box::new(std::iter::from_fn(move || loop {
+                    if let Some(b) = current.as_mut().and_then(|s| s.next()) {
+                        return Some(b);
+                    }
+                    current = None;
+                    match self.stream(plan, parts.next()?) {
+                        Ok(s) => current = Some(s),
+                        Err(e) => return Some(Err(e)),
+                    }
+                }));
+                sink(r, stream)
+            })
+            .collect()
+    }
+
     /// Every partition of `plan`, drained.
     pub(in crate::exec) fn drain_all(&self, plan: &Arc<PhysicalPlan>) -> Result<Partitions> {
         self.run_partitions(plan, |_, s| s.collect())

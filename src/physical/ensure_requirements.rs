@@ -160,7 +160,7 @@ pub fn output_partitioning(plan: &PhysicalPlan) -> Partitioning {
 /// Scan tasks of a memory table: one per batch, at least one (Parquet scans: one per row group
 /// of the files they read).
 pub fn scan_partitions(source: &TableSource) -> usize {
-    let parallelism = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let parallelism = crate::common::available_cores();
     match source {
         TableSource::Memory(batches) => batches.len().clamp(1, parallelism.max(1) * 2),
         TableSource::Parquet(t) => source.scan_units(&(0..t.files.len()).collect::<Vec<_>>()).len().max(1),

@@ -61,7 +61,7 @@ impl<'a> Executor<'a> {
             Partitioning::SinglePartition | Partitioning::Unknown(1) => vec![SpillablePartition::in_memory(self.drain_reserved(child, held)?.concat())],
             Partitioning::Hash(keys, n) => {
                 let sink = sink(*n);
-                self.run_partitions(child, |t, s| sink.fill(t, s, self.control, interpreted::HashPartitioner::new(keys, input, *n, batch_size)?, |p, b| p.push(b)))?;
+                self.run_partition_runs(child, writer_tasks(), |t, s| sink.fill(t, s, self.control, interpreted::HashPartitioner::new(keys, input, *n, batch_size)?, |p, b| p.push(b)))?;
                 sink.finish(self.control.memory(), batch_size)?
             }
             Partitioning::Range(order, n) => {
@@ -84,7 +84,7 @@ impl<'a> Executor<'a> {
             }
             Partitioning::RoundRobin(n) => {
                 let sink = sink(*n);
-                self.run_partitions(child, |t, s| {
+                self.run_partition_runs(child, writer_tasks(), |t, s| {
                     // Each task deals from a position of its own (Spark's starts at random).
                     let next = std::cell::Cell::new(t % n);
                     sink.fill(t, s, self.control, interpreted::HashPartitioner::new(&[], input, *n, batch_size)?, |p, b| {
@@ -100,6 +100,14 @@ impl<'a> Executor<'a> {
         };
         Ok(parts)
     }
+}
+
+/// How many tasks write an exchange: its input partitions are read in that many contiguous
+/// runs, so 200 small input partitions (a sort-merge join's, a local shuffle read's) leave each
+/// output partition a few slivers, not 200 of a row or two each to copy, hold and merge.
+/// Enough runs per thread for work stealing to even out unequal partitions.
+fn writer_tasks() -> usize {
+    4 * rayon::current_num_threads().max(1)
 }
 
 /// An exchange's output partitions as its input tasks fill them: held in memory against the

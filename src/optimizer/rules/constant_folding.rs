@@ -23,6 +23,11 @@ use crate::types::ScalarValue;
 /// Applies `f` to every expression of every node; returns the same Arc where nothing changed.
 fn rewrite_expressions(plan: &Arc<LogicalPlan>, f: &impl Fn(&Expr) -> Option<Expr>) -> Result<Arc<LogicalPlan>> {
     plan.transform_up(&mut |p| {
+        // A node none of whose expressions `f` rewrites is kept without copying them (most
+        // nodes: the rules run to a fixed point over every node).
+        if !p.expressions().iter().any(|e| e.exists(&|x| f(x).is_some())) {
+            return Ok(p);
+        }
         let mut changed = false;
         let new = p.map_expressions(|e| {
             let r: std::result::Result<Expr, crate::error::KilnError> = e.transform_up(&mut |x| match f(&x) {

@@ -187,3 +187,18 @@ fn a_cache_past_the_memory_limit_is_an_error_and_holds_nothing() {
     assert!(err.contains("Cannot cache a DataFrame"), "{err}");
     assert_eq!(rows(&session, "SELECT count(*) FROM big"), "count(1)\n20000\n");
 }
+
+#[test]
+fn a_cache_holds_its_rows_in_batches_of_the_batch_size() {
+    // Seven partitions of 1,428 or 1,429 rows each would leave batches of 1,000 and a short
+    // one per partition: the cache holds 1,000-row batches, the last one shorter.
+    for codegen in [true, false] {
+        let session = Session::builder().config("kiln.batchSize", "1000").config("spark.sql.codegen.wholeStage", codegen.to_string()).build().expect("valid settings");
+        session.sql("CACHE TABLE t AS SELECT id, id * 2 AS twice FROM range(0, 10000, 1, 7)").expect("caches");
+        let batches = session.sql("SELECT * FROM t").expect("plans").collect().expect("runs");
+        let sizes: Vec<usize> = batches.iter().map(|b| b.num_rows()).collect();
+        assert_eq!(sizes.iter().sum::<usize>(), 10000);
+        assert!(sizes.iter().all(|n| *n == 1000), "codegen={codegen}: {sizes:?}");
+        assert_eq!(rows(&session, "SELECT count(*) AS n, sum(id) AS s, sum(twice) AS d FROM t"), rows(&session, "SELECT count(*) AS n, sum(id) AS s, sum(id * 2) AS d FROM range(0, 10000, 1, 7)"));
+    }
+}

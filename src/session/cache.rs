@@ -155,8 +155,33 @@ impl CacheManager {
         };
         let reservation = CachedRelation::reserve(&self.pool, &format!("the cache of {what}"));
         let mut batches: Vec<RecordBatch> = vec![];
-        for batch in df.execute_stream()? {
-            let batch = batch.map_err(KilnError::from_stream)?;
+        // Rows kept in batches of the session's batch size, as Spark's InMemoryRelation builds
+        // batches of a fixed row count: a Parquet file's short batch at each row group's end
+        // would otherwise be merged with the next by every query's stages, on every run.
+        // (Made for the batches' own schema, which the stream's first batch gives.)
+        let mut coalescer: Option<arrow::compute::BatchCoalescer> = None;
+        let mut input = df.execute_stream()?;
+        let mut done = false;
+        loop {
+            let batch = match coalescer.as_mut().and_then(|c| c.next_completed_batch()) {
+                Some(b) => b,
+                None if done => break,
+                None => {
+                    match input.next() {
+                        Some(b) => {
+                            let b = b.map_err(KilnError::from_stream)?;
+                            coalescer.get_or_insert_with(|| arrow::compute::BatchCoalescer::new(b.schema(), df.config.batch_size.max(1))).push_batch(b)?;
+                        }
+                        None => {
+                            if let Some(c) = coalescer.as_mut() {
+                                c.finish_buffered_batch()?;
+                            }
+                            done = true;
+                        }
+                    }
+                    continue;
+                }
+            };
             let bytes = batch.get_array_memory_size() as u64;
             if reservation.grow(bytes).is_err() {
                 let held = self.pool.used().saturating_sub(reservation.bytes());

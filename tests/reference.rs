@@ -503,3 +503,37 @@ fn scalar_subquery_queries_plan_the_subquery_as_spark() {
         assert!(ran.matches("AdaptiveSparkPlan isFinalPlan=true").count() >= 2, "{name}: the subquery's final plan\n{ran}");
     }
 }
+
+/// Spark 4.3's column names and analyzed plan for the functions it defines as other expressions
+/// (`if`, and the RuntimeReplaceable `nullif`, `nvl`, `nvl2`, `ifnull`; `pmod`'s name), taken
+/// from pyspark 4.3.0 (`df.columns`, `explain(True)`); ids differ and are masked.
+#[test]
+fn functions_spark_defines_by_others_are_named_and_printed_as_spark() {
+    fn mask_ids(text: &str) -> String {
+        let mut out = String::new();
+        let mut in_id = false;
+        for c in text.chars() {
+            if in_id && c.is_ascii_digit() {
+                continue;
+            }
+            in_id = c == '#';
+            out.push(c);
+        }
+        out
+    }
+    for codegen in [true, false] {
+        let session = Session::builder().config("spark.sql.codegen.wholeStage", codegen.to_string()).build().expect("settings");
+        let df = session
+            .sql("SELECT if(1 > 0, 'a', 'b'), nullif(1, 2), nvl2(null, 1, 2), nvl(null, 3), ifnull(null, 4), pmod(-7, 3), if(1 > 0, 1, NULL) IS NULL")
+            .expect("plans");
+        let names: Vec<String> = df.schema().fields().iter().map(|f| f.name().to_string()).collect();
+        assert_eq!(names, ["(IF((1 > 0), a, b))", "nullif(1, 2)", "nvl2(NULL, 1, 2)", "nvl(NULL, 3)", "ifnull(NULL, 4)", "pmod(-7, 3)", "((IF((1 > 0), 1, NULL)) IS NULL)"]);
+        let csv = kiln::format::result_csv(&df.schema(), &df.collect().expect("runs"));
+        assert_eq!(csv.lines().nth(1), Some("a,1,2,3,4,2,false"));
+        let plan = session.sql("SELECT if(id > 0, 'a', 'b') AS x, nullif(id, 2) AS y, nvl2(id, 1, 2) AS z FROM range(3)").and_then(|df| df.explain_string(kiln::ExplainMode::Extended)).expect("explains");
+        let spark = "Project [if ((id#11L > cast(0 as bigint))) a else b AS x#7, nullif(id#11L, 2) AS y#8L, nvl2(id#11L, 1, 2) AS z#9]";
+        assert!(mask_ids(&plan).contains(&mask_ids(spark)), "{plan}");
+        let rows = session.sql("SELECT if(id > 0, 'a', 'b') AS x, nullif(id, 2) AS y, nvl2(id, 1, 2) AS z FROM range(3)").and_then(|df| df.collect()).expect("runs");
+        assert_eq!(kiln::format::result_csv(&rows[0].schema(), &rows).lines().skip(1).collect::<Vec<_>>(), ["b,0,1", "a,1,1", "a,NULL,1"]);
+    }
+}

@@ -1801,23 +1801,29 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         return coerce_expr(dow.binary(BinaryOp::Plus, int(5)).binary(BinaryOp::Modulo, int(7)));
     }
     // Spark's shorthands that are other expressions.
+    let replaceable = |name: &'static str, params: Vec<Expr>, replacement: Expr| Expr::Replaceable { name, params, replacement: Box::new(replacement) };
+    let lower = name.to_ascii_lowercase();
     let rewrite = |args: Vec<Expr>| -> Option<Expr> {
         let mut a = args.into_iter();
-        match name.to_ascii_lowercase().as_str() {
+        match lower.as_str() {
             "isnull" => Some(Expr::IsNull(Box::new(a.next()?))),
             "isnotnull" => Some(Expr::IsNotNull(Box::new(a.next()?))),
-            "nvl" | "ifnull" => Some(Expr::Function { func: ScalarFunc::Coalesce, args: a.collect() }),
+            "nvl" | "ifnull" => {
+                let params: Vec<Expr> = a.collect();
+                Some(replaceable(if lower == "nvl" { "nvl" } else { "ifnull" }, params.clone(), Expr::Function { func: ScalarFunc::Coalesce, args: params }))
+            }
             "nvl2" => {
                 let (x, y, z) = (a.next()?, a.next()?, a.next()?);
-                Some(Expr::CaseWhen { branches: vec![(Expr::IsNotNull(Box::new(x)), y)], else_expr: Some(Box::new(z)) })
+                let replacement = Expr::CaseWhen { branches: vec![(Expr::IsNotNull(Box::new(x.clone())), y.clone())], else_expr: Some(Box::new(z.clone())) };
+                Some(replaceable("nvl2", vec![x, y, z], replacement))
             }
             // Java's pmod: r = a % n; if r < 0 then (r + n) % n else r.
             "pmod" => {
                 let (x, n) = (a.next()?, a.next()?);
-                let r = x.binary(BinaryOp::Modulo, n.clone());
+                let r = x.clone().binary(BinaryOp::Modulo, n.clone());
                 let negative = r.clone().binary(BinaryOp::Lt, Expr::Literal(crate::types::ScalarValue::Int32(0)));
-                let fixed = r.clone().binary(BinaryOp::Plus, n.clone()).binary(BinaryOp::Modulo, n);
-                Some(Expr::CaseWhen { branches: vec![(negative, fixed)], else_expr: Some(Box::new(r)) })
+                let fixed = r.clone().binary(BinaryOp::Plus, n.clone()).binary(BinaryOp::Modulo, n.clone());
+                Some(replaceable("pmod", vec![x, n], Expr::CaseWhen { branches: vec![(negative, fixed)], else_expr: Some(Box::new(r)) }))
             }
             // date_part('field', d) / datepart: the function EXTRACT(field FROM d) means.
             "date_part" | "datepart" => {
@@ -1831,11 +1837,12 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             "nullif" => {
                 let (x, y) = (a.next()?, a.next()?);
                 let null = Expr::Literal(crate::types::ScalarValue::Null(arrow::datatypes::DataType::Null));
-                Some(Expr::CaseWhen { branches: vec![(x.clone().binary(BinaryOp::Eq, y), null)], else_expr: Some(Box::new(x)) })
+                let replacement = Expr::CaseWhen { branches: vec![(x.clone().binary(BinaryOp::Eq, y.clone()), null)], else_expr: Some(Box::new(x.clone())) };
+                Some(replaceable("nullif", vec![x, y], replacement))
             }
             "if" => {
                 let (c, t, e) = (a.next()?, a.next()?, a.next()?);
-                Some(Expr::CaseWhen { branches: vec![(c, t)], else_expr: Some(Box::new(e)) })
+                Some(replaceable("if", vec![c.clone(), t.clone(), e.clone()], Expr::CaseWhen { branches: vec![(c, t)], else_expr: Some(Box::new(e)) }))
             }
             _ => None,
         }

@@ -599,7 +599,7 @@ impl<'a, 'b> Tx<'a, 'b> {
             }
             Expr::Literal(v) => self.literal(v),
             Expr::ScalarSubqueryExec(sq) => self.literal(&super::spec::subquery_constant(sq)),
-            Expr::Alias { child, .. } => self.emit(child),
+            Expr::Alias { child, .. } | Expr::Replaceable { replacement: child, .. } => self.emit(child),
             Expr::Not(c) => {
                 let (v, n) = self.emit(c)?;
                 Ok((self.b.ins().bxor_imm_u(v, 1), n))

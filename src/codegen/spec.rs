@@ -401,7 +401,7 @@ pub fn unsupported_reason(e: &Expr) -> Option<String> {
     let type_ok = supported_type(&t) || t == DataType::Null;
     let own = match e {
         // Runs before the stage: generated code reads its value as a constant.
-        Expr::Attribute(_) | Expr::Literal(_) | Expr::Alias { .. } | Expr::ScalarSubqueryExec(_) => None,
+        Expr::Attribute(_) | Expr::Literal(_) | Expr::Alias { .. } | Expr::Replaceable { .. } | Expr::ScalarSubqueryExec(_) => None,
         Expr::Binary { op, left, right } => {
             let lt = left.data_type().ok();
             let dec = |t: &Option<DataType>| matches!(t, Some(DataType::Decimal128(..)));

@@ -555,6 +555,18 @@ pub enum Expr {
         /// The `ELSE` value; without one, no matching branch gives NULL.
         else_expr: Option<Box<Expr>>,
     },
+    /// A function Spark defines as another expression (its `RuntimeReplaceable`: `nullif`,
+    /// `nvl`, `nvl2`, `ifnull`; and `if`, whose name Spark keeps): printed and named as called,
+    /// `nullif(a#1, 2)`, and computed as `replacement`, its one child, which the optimizer puts
+    /// in its place before any other rule (Spark's `ReplaceExpressions`).
+    Replaceable {
+        /// The function, as Spark prints it.
+        name: &'static str,
+        /// The arguments as given, for printing.
+        params: Vec<Expr>,
+        /// What it computes.
+        replacement: Box<Expr>,
+    },
     /// A built-in scalar function, printed `name(args)`.
     Function {
         /// Which function.
@@ -688,6 +700,7 @@ impl Expr {
                 .collect(),
             Expr::Alias { child, .. }
             | Expr::MultiAlias { child, .. }
+            | Expr::Replaceable { replacement: child, .. }
             | Expr::Not(child)
             | Expr::Negative(child)
             | Expr::IsNull(child)
@@ -742,6 +755,7 @@ impl Expr {
             }
             Expr::Alias { child, name, id } => Expr::Alias { child: b(child, &mut f)?, name, id },
             Expr::MultiAlias { child, names } => Expr::MultiAlias { child: b(child, &mut f)?, names },
+            Expr::Replaceable { name, params, replacement } => Expr::Replaceable { name, params, replacement: b(replacement, &mut f)? },
             Expr::Not(c) => Expr::Not(b(c, &mut f)?),
             Expr::Negative(c) => Expr::Negative(b(c, &mut f)?),
             Expr::IsNull(c) => Expr::IsNull(b(c, &mut f)?),

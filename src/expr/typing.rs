@@ -13,7 +13,7 @@ impl Expr {
         Ok(match self {
             Expr::Attribute(a) => a.data_type.clone(),
             Expr::Literal(v) => v.data_type(),
-            Expr::Alias { child, .. } | Expr::Negative(child) => child.data_type()?,
+            Expr::Alias { child, .. } | Expr::Negative(child) | Expr::Replaceable { replacement: child, .. } => child.data_type()?,
             Expr::Binary { op, left, right } => {
                 if !op.is_arithmetic() {
                     return Ok(DataType::Boolean);

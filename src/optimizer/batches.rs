@@ -8,7 +8,7 @@ use crate::config::Config;
 /// (`ResolvedHint`, `SubqueryAlias`, `Distinct`, subquery expressions). `spark.sql.optimizer.excludedRules`
 /// ignores them with a warning, as Spark's `nonExcludableRules`.
 pub const NON_EXCLUDABLE_RULES: &[&str] =
-    &["EliminateResolvedHint", "EliminateSubqueryAliases", "ComputeCurrentTime", "ReplaceIntersectWithSemiJoin", "ReplaceExceptWithAntiJoin", "RewriteExceptAll", "RewriteIntersectAll", "ReplaceDistinctWithAggregate", "RewritePredicateSubquery", "RewriteCorrelatedScalarSubquery", "RewriteLateralSubquery"];
+    &["EliminateResolvedHint", "EliminateSubqueryAliases", "ReplaceExpressions", "ComputeCurrentTime", "ReplaceIntersectWithSemiJoin", "ReplaceExceptWithAntiJoin", "RewriteExceptAll", "RewriteIntersectAll", "ReplaceDistinctWithAggregate", "RewritePredicateSubquery", "RewriteCorrelatedScalarSubquery", "RewriteLateralSubquery"];
 
 /// Catalyst's batches, trimmed to the rules kiln has.
 pub fn default_batches(config: &Config) -> Vec<Batch> {
@@ -50,6 +50,7 @@ pub fn default_batches(config: &Config) -> Vec<Batch> {
             rules: vec![
                 Box::new(EliminateResolvedHint),
                 Box::new(EliminateSubqueryAliases),
+                Box::new(ReplaceExpressions),
                 Box::new(ComputeCurrentTime),
                 // Spark's "Replace Operators": set operations become joins (their Distinct too).
                 Box::new(ReplaceIntersectWithSemiJoin),

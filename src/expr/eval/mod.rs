@@ -96,7 +96,7 @@ pub fn evaluate(expr: &Expr, batch: &RecordBatch, input: &[Attribute]) -> Result
         }
         Expr::Literal(v) => v.to_array(rows),
         Expr::ScalarSubqueryExec(s) => Ok(take(subquery_array(s)?.as_ref(), &UInt32Array::from(vec![0u32; rows]), None)?),
-        Expr::Alias { child, .. } => evaluate(child, batch, input),
+        Expr::Alias { child, .. } | Expr::Replaceable { replacement: child, .. } => evaluate(child, batch, input),
         Expr::Binary { op: op @ (BinaryOp::And | BinaryOp::Or), left, right } => {
             Ok(Arc::new(logic(*op, left, right, batch, input)?))
         }

@@ -53,6 +53,35 @@ impl Rule for EliminateResolvedHint {
     }
 }
 
+/// Spark's ReplaceExpressions: each function Spark defines as another expression (`nullif`,
+/// `nvl`, `nvl2`, `ifnull`, `if`) becomes that expression, so no later rule needs to know it.
+pub struct ReplaceExpressions;
+
+impl Rule for ReplaceExpressions {
+    fn name(&self) -> &'static str {
+        "ReplaceExpressions"
+    }
+    fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        use crate::expr::Expr;
+        let replaceable = |e: &Expr| e.exists(&|x| matches!(x, Expr::Replaceable { .. }));
+        let mut replaced = false;
+        let out = plan.transform_up_with_subqueries(&mut |node| {
+            if !node.expressions().iter().any(|e| replaceable(e)) {
+                return Ok::<_, crate::error::KilnError>(node);
+            }
+            replaced = true;
+            let node = node.map_expressions(|e| {
+                e.transform_up(&mut |x| match x {
+                    Expr::Replaceable { replacement, .. } => Ok::<_, crate::error::KilnError>(*replacement),
+                    other => Ok(other),
+                })
+            })?;
+            Ok(Arc::new(node))
+        })?;
+        Ok(if replaced { out } else { plan.clone() })
+    }
+}
+
 /// Spark's ComputeCurrentTime: `current_timestamp()`, `current_date()` and `localtimestamp()`
 /// are one instant per query (`current_timestamp = current_timestamp` holds), folded to literals.
 pub struct ComputeCurrentTime;

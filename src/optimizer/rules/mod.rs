@@ -29,7 +29,7 @@ pub use constant_folding::{
     BooleanSimplification, ConstantFolding, NullPropagation, OptimizeIn, PruneFilters, ReplaceNullWithFalseInPredicate, SimplifyCasts,
 };
 pub use cost_based_join_reorder::CostBasedJoinReorder;
-pub use finish_analysis::{ComputeCurrentTime, EliminateResolvedHint, EliminateSubqueryAliases, ReplaceDistinctWithAggregate};
+pub use finish_analysis::{ComputeCurrentTime, EliminateResolvedHint, EliminateSubqueryAliases, ReplaceDistinctWithAggregate, ReplaceExpressions};
 pub use infer_filters::InferFiltersFromConstraints;
 pub use inject_runtime_filter::InjectRuntimeFilter;
 pub use joins::EliminateOuterJoin;

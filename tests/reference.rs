@@ -504,7 +504,7 @@ fn scalar_subquery_queries_plan_the_subquery_as_spark() {
     }
 }
 
-/// Spark 4.3's column names and analyzed plan for the functions it defines as other expressions
+/// Spark 4.3's column names, analyzed and optimized plans for the functions it defines as other expressions
 /// (`if`, and the RuntimeReplaceable `nullif`, `nvl`, `nvl2`, `ifnull`; `pmod`'s name), taken
 /// from pyspark 4.3.0 (`df.columns`, `explain(True)`); ids differ and are masked.
 #[test]
@@ -533,6 +533,8 @@ fn functions_spark_defines_by_others_are_named_and_printed_as_spark() {
         let plan = session.sql("SELECT if(id > 0, 'a', 'b') AS x, nullif(id, 2) AS y, nvl2(id, 1, 2) AS z FROM range(3)").and_then(|df| df.explain_string(kiln::ExplainMode::Extended)).expect("explains");
         let spark = "Project [if ((id#11L > cast(0 as bigint))) a else b AS x#7, nullif(id#11L, 2) AS y#8L, nvl2(id#11L, 1, 2) AS z#9]";
         assert!(mask_ids(&plan).contains(&mask_ids(spark)), "{plan}");
+        let optimized = "== Optimized Logical Plan ==\nProject [if ((id#11L > 0)) a else b AS x#7, if ((id#11L = 2)) null else id#11L AS y#8L, 1 AS z#9]";
+        assert!(mask_ids(&plan).contains(&mask_ids(optimized)), "{plan}");
         let rows = session.sql("SELECT if(id > 0, 'a', 'b') AS x, nullif(id, 2) AS y, nvl2(id, 1, 2) AS z FROM range(3)").and_then(|df| df.collect()).expect("runs");
         assert_eq!(kiln::format::result_csv(&rows[0].schema(), &rows).lines().skip(1).collect::<Vec<_>>(), ["b,0,1", "a,1,1", "a,NULL,1"]);
     }

@@ -500,7 +500,7 @@ impl Translator {
                     None | Some(Value::Null) => None,
                     Some(v) => Some(Box::new(self.expr_or_child(nodes, at, v)?)),
                 };
-                Expr::CaseWhen { branches, else_expr }
+                Expr::CaseWhen { branches, else_expr, if_form: false }
             }
             other => match function_name(other) {
                 Some(name) => {

@@ -124,7 +124,7 @@ fn coerce_node(e: Expr) -> Result<Expr> {
                 negated,
             })
         }
-        Expr::CaseWhen { branches, else_expr } => {
+        Expr::CaseWhen { branches, else_expr, if_form } => {
             let mut t = DataType::Null;
             for v in branches.iter().map(|(_, v)| v).chain(else_expr.as_deref()) {
                 let vt = v.data_type()?;
@@ -141,7 +141,7 @@ fn coerce_node(e: Expr) -> Result<Expr> {
                 Some(e) => Some(Box::new(cast(*e, &t)?)),
                 None => None,
             };
-            Ok(Expr::CaseWhen { branches, else_expr })
+            Ok(Expr::CaseWhen { branches, else_expr, if_form })
         }
         Expr::Not(c) => Ok(Expr::Not(Box::new(require_boolean(*c, "NOT")?))),
         Expr::Like { child, pattern, negated } => {

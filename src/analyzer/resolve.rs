@@ -1357,7 +1357,7 @@ fn pivot_first(aggregates: Vec<Expr>, resolved: &[Expr], legacy: Option<KilnErro
         .map(|(e, r)| match (condition(&e), e) {
             (Some(c), Expr::Alias { child, name, id }) if !r.nullable() => {
                 let matched = Expr::UnresolvedFunction { name: "bool_or".into(), args: vec![c], distinct: false };
-                Expr::Alias { child: Box::new(Expr::CaseWhen { branches: vec![(matched, *child)], else_expr: None }), name, id }
+                Expr::Alias { child: Box::new(Expr::CaseWhen { branches: vec![(matched, *child)], else_expr: None, if_form: false }), name, id }
             }
             (_, e) => e,
         })
@@ -1738,7 +1738,7 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             1 => args[1].clone(),
             _ => args[0].clone(),
         };
-        let only_both = Expr::CaseWhen { branches: vec![(both, value)], else_expr: None };
+        let only_both = Expr::CaseWhen { branches: vec![(both, value)], else_expr: None, if_form: false };
         return resolve_function(if i == 0 { "count" } else { "avg" }, vec![coerce_expr(only_both)?], distinct, std::iter::empty());
     }
     // count(a, b, ...): the rows where no value is NULL; with DISTINCT, their distinct tuples.
@@ -1747,7 +1747,7 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
         let fields = args.into_iter().enumerate().flat_map(|(i, a)| [Expr::Literal(ScalarValue::Utf8(format!("col{}", i + 1))), a]).collect();
         let tuple = || Expr::Function { func: ScalarFunc::Builtin(crate::expr::Builtin::Nested(crate::expr::NestedFn::NamedStruct)), args: fields };
         let value = if distinct { tuple() } else { Expr::Literal(ScalarValue::Int32(1)) };
-        let only_present = Expr::CaseWhen { branches: vec![(all_present, value)], else_expr: None };
+        let only_present = Expr::CaseWhen { branches: vec![(all_present, value)], else_expr: None, if_form: false };
         return resolve_function("count", vec![coerce_expr(only_present)?], distinct, std::iter::empty());
     }
     if let Some(AggFunc::Builtin(b)) = AggFunc::from_name(name) {
@@ -1814,7 +1814,7 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             }
             "nvl2" => {
                 let (x, y, z) = (a.next()?, a.next()?, a.next()?);
-                let replacement = Expr::CaseWhen { branches: vec![(Expr::IsNotNull(Box::new(x.clone())), y.clone())], else_expr: Some(Box::new(z.clone())) };
+                let replacement = Expr::CaseWhen { branches: vec![(Expr::IsNotNull(Box::new(x.clone())), y.clone())], else_expr: Some(Box::new(z.clone())), if_form: true };
                 Some(replaceable("nvl2", vec![x, y, z], replacement))
             }
             // Java's pmod: r = a % n; if r < 0 then (r + n) % n else r.
@@ -1823,7 +1823,7 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
                 let r = x.clone().binary(BinaryOp::Modulo, n.clone());
                 let negative = r.clone().binary(BinaryOp::Lt, Expr::Literal(crate::types::ScalarValue::Int32(0)));
                 let fixed = r.clone().binary(BinaryOp::Plus, n.clone()).binary(BinaryOp::Modulo, n.clone());
-                Some(replaceable("pmod", vec![x, n], Expr::CaseWhen { branches: vec![(negative, fixed)], else_expr: Some(Box::new(r)) }))
+                Some(replaceable("pmod", vec![x, n], Expr::CaseWhen { branches: vec![(negative, fixed)], else_expr: Some(Box::new(r)), if_form: false }))
             }
             // date_part('field', d) / datepart: the function EXTRACT(field FROM d) means.
             "date_part" | "datepart" => {
@@ -1837,12 +1837,12 @@ fn resolve_function<'a>(name: &str, args: Vec<Expr>, distinct: bool, udf_names: 
             "nullif" => {
                 let (x, y) = (a.next()?, a.next()?);
                 let null = Expr::Literal(crate::types::ScalarValue::Null(arrow::datatypes::DataType::Null));
-                let replacement = Expr::CaseWhen { branches: vec![(x.clone().binary(BinaryOp::Eq, y.clone()), null)], else_expr: Some(Box::new(x.clone())) };
+                let replacement = Expr::CaseWhen { branches: vec![(x.clone().binary(BinaryOp::Eq, y.clone()), null)], else_expr: Some(Box::new(x.clone())), if_form: true };
                 Some(replaceable("nullif", vec![x, y], replacement))
             }
             "if" => {
                 let (c, t, e) = (a.next()?, a.next()?, a.next()?);
-                Some(replaceable("if", vec![c.clone(), t.clone(), e.clone()], Expr::CaseWhen { branches: vec![(c, t)], else_expr: Some(Box::new(e)) }))
+                Some(Expr::CaseWhen { branches: vec![(c, t)], else_expr: Some(Box::new(e)), if_form: true })
             }
             _ => None,
         }

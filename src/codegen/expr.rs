@@ -638,7 +638,7 @@ impl<'a, 'b> Tx<'a, 'b> {
             Expr::Binary { op, left, right } if op.is_comparison() => self.compare(*op, left, right),
             Expr::Binary { op, left, right } => self.arithmetic(*op, left, right, e),
             Expr::InList { child, list, negated } => self.in_list(child, list, *negated),
-            Expr::CaseWhen { branches, else_expr } => self.case_when(e, branches, else_expr.as_deref()),
+            Expr::CaseWhen { branches, else_expr, .. } => self.case_when(e, branches, else_expr.as_deref()),
             Expr::Function { func: ScalarFunc::Length, args } => match args.as_slice() {
                 [Expr::Attribute(a)] => self.length(a),
                 _ => Err(format!("expression {e}")),

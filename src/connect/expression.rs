@@ -195,7 +195,7 @@ fn function(name: &str, mut args: Vec<Expr>, distinct: bool) -> Result<Expr> {
             while let (Some(condition), Some(value)) = (it.next(), it.next()) {
                 branches.push((condition, value));
             }
-            Expr::CaseWhen { branches, else_expr }
+            Expr::CaseWhen { branches, else_expr, if_form: false }
         }
         // count(*) is count(1), as Spark's parser makes it.
         "count" if matches!(args.as_slice(), [Expr::UnresolvedStar(None)]) => {

@@ -125,7 +125,7 @@ fn pivoted(column: Expr, values: &[ScalarValue], aggregates: Vec<Expr>, names: &
             let value = match null_when_absent {
                 true => {
                     let present = Expr::UnresolvedFunction { name: "bool_or".into(), args: vec![condition.clone()], distinct: false };
-                    Expr::CaseWhen { branches: vec![(present, restricted)], else_expr: None }
+                    Expr::CaseWhen { branches: vec![(present, restricted)], else_expr: None, if_form: false }
                 }
                 false => restricted,
             };

@@ -1419,7 +1419,7 @@ pub(crate) fn rewrite(name: &str, args: Vec<Expr>) -> Result<std::result::Result
         (_, None) if n == "zeroifnull" => Expr::Function { func: ScalarFunc::Coalesce, args: vec![a, zero] },
         _ => {
             let null = Expr::Literal(ScalarValue::Null(DataType::Null));
-            Expr::CaseWhen { branches: vec![(a.clone().binary(BinaryOp::Eq, zero), null)], else_expr: Some(Box::new(a)) }
+            Expr::CaseWhen { branches: vec![(a.clone().binary(BinaryOp::Eq, zero), null)], else_expr: Some(Box::new(a)), if_form: false }
         }
     }))
 }

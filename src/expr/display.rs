@@ -116,32 +116,30 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
         // Spark's Literal.sql: a NULL in a column's name is upper case, `coalesce(NULL, 1)`.
         Expr::Literal(v) if style == Style::Name && v.is_null() => write!(f, "NULL"),
         Expr::Literal(v) => write!(f, "{v}"),
-        Expr::Replaceable { name, params, replacement } => match replacement.as_ref() {
-            // Spark's If: `if (p) a else b` in plans (its coerced children), `(IF(p, a, b))` as a name.
-            Expr::CaseWhen { branches, else_expr: Some(otherwise) } if *name == "if" && branches.len() == 1 => {
-                let (when, then) = &branches[0];
-                match style {
-                    Style::Plan => {
-                        write!(f, "if (")?;
-                        write_expr(f, when, style)?;
-                        write!(f, ") ")?;
-                        write_expr(f, then, style)?;
-                        write!(f, " else ")?;
-                        write_expr(f, otherwise, style)
-                    }
-                    Style::Name => {
-                        write!(f, "(IF(")?;
-                        write_list(f, &[when.clone(), then.clone(), otherwise.as_ref().clone()], style, ", ")?;
-                        write!(f, "))")
-                    }
+        Expr::Replaceable { name, params, .. } => {
+            write!(f, "{name}(")?;
+            write_list(f, params, style, ", ")?;
+            write!(f, ")")
+        }
+        // Spark's If: `if (p) a else b` in plans, `(IF(p, a, b))` as a name.
+        Expr::CaseWhen { branches, else_expr: Some(otherwise), if_form: true } if branches.len() == 1 => {
+            let (when, then) = &branches[0];
+            match style {
+                Style::Plan => {
+                    write!(f, "if (")?;
+                    write_expr(f, when, style)?;
+                    write!(f, ") ")?;
+                    write_expr(f, then, style)?;
+                    write!(f, " else ")?;
+                    write_expr(f, otherwise, style)
+                }
+                Style::Name => {
+                    write!(f, "(IF(")?;
+                    write_list(f, &[when.clone(), then.clone(), otherwise.as_ref().clone()], style, ", ")?;
+                    write!(f, "))")
                 }
             }
-            _ => {
-                write!(f, "{name}(")?;
-                write_list(f, params, style, ", ")?;
-                write!(f, ")")
-            }
-        },
+        }
         Expr::Alias { child, name, id } => {
             write_expr(f, child, style)?;
             match style {
@@ -251,7 +249,7 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             write!(f, " LIKE ")?;
             write_expr(f, pattern, style)
         }
-        Expr::CaseWhen { branches, else_expr } => {
+        Expr::CaseWhen { branches, else_expr, .. } => {
             write!(f, "CASE")?;
             for (c, r) in branches {
                 write!(f, " WHEN ")?;

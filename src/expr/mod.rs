@@ -554,9 +554,12 @@ pub enum Expr {
         branches: Vec<(Expr, Expr)>,
         /// The `ELSE` value; without one, no matching branch gives NULL.
         else_expr: Option<Box<Expr>>,
+        /// Written `if(p, a, b)` (or a function Spark defines by its If: nullif, nvl2): printed
+        /// `if (p) a else b` and named `(IF(p, a, b))`, as Spark's If.
+        if_form: bool,
     },
     /// A function Spark defines as another expression (its `RuntimeReplaceable`: `nullif`,
-    /// `nvl`, `nvl2`, `ifnull`; and `if`, whose name Spark keeps): printed and named as called,
+    /// `nvl`, `nvl2`, `ifnull`; and `pmod`'s name): printed and named as called,
     /// `nullif(a#1, 2)`, and computed as `replacement`, its one child, which the optimizer puts
     /// in its place before any other rule (Spark's `ReplaceExpressions`).
     Replaceable {
@@ -709,7 +712,7 @@ impl Expr {
             Expr::Binary { left, right, .. } => vec![left, right],
             Expr::InList { child, list, .. } => std::iter::once(child.as_ref()).chain(list.iter()).collect(),
             Expr::Like { child, pattern, .. } => vec![child, pattern],
-            Expr::CaseWhen { branches, else_expr } => {
+            Expr::CaseWhen { branches, else_expr, .. } => {
                 let mut v: Vec<&Expr> = branches.iter().flat_map(|(c, r)| [c, r]).collect();
                 if let Some(e) = else_expr {
                     v.push(e);
@@ -768,7 +771,7 @@ impl Expr {
                 negated,
             },
             Expr::Like { child, pattern, negated } => Expr::Like { child: b(child, &mut f)?, pattern: b(pattern, &mut f)?, negated },
-            Expr::CaseWhen { branches, else_expr } => {
+            Expr::CaseWhen { branches, else_expr, if_form } => {
                 let mut nb = Vec::with_capacity(branches.len());
                 for (c, r) in branches {
                     nb.push((f(c)?, f(r)?));
@@ -777,7 +780,7 @@ impl Expr {
                     Some(e) => Some(b(e, &mut f)?),
                     None => None,
                 };
-                Expr::CaseWhen { branches: nb, else_expr }
+                Expr::CaseWhen { branches: nb, else_expr, if_form }
             }
         })
     }

@@ -56,7 +56,7 @@ impl Expr {
             Expr::ScalarSubqueryExec(s) => s.data_type.clone(),
             Expr::Cast { to, .. } => to.clone(),
             Expr::ScalarUdf { udf, .. } => udf.return_type().clone(),
-            Expr::CaseWhen { branches, else_expr } => {
+            Expr::CaseWhen { branches, else_expr, .. } => {
                 let mut types = branches.iter().map(|(_, r)| r).chain(else_expr.as_deref());
                 let first = types.next().ok_or_else(|| KilnError::internal("CASE without branches"))?;
                 let mut t = first.data_type()?;
@@ -158,7 +158,7 @@ impl Expr {
             Expr::Binary { op: BinaryOp::EqNullSafe, .. } => false,
             // Spark's cast to the calendar interval is NULL for text that is no interval.
             Expr::Cast { to, .. } if *to == crate::types::interval::CALENDAR => true,
-            Expr::CaseWhen { branches, else_expr } => {
+            Expr::CaseWhen { branches, else_expr, .. } => {
                 else_expr.as_ref().is_none_or(|e| e.nullable()) || branches.iter().any(|(_, r)| r.nullable())
             }
             Expr::Function { func: ScalarFunc::Coalesce, args } => args.iter().all(|a| a.nullable()),

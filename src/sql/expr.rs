@@ -121,7 +121,7 @@ fn lower(e: &ast::Expr, depth: usize) -> Result<Expr> {
                 branches.push((cond, sub(&w.result)?));
             }
             let else_expr = else_result.as_deref().map(sub).transpose()?.map(Box::new);
-            Expr::CaseWhen { branches, else_expr }
+            Expr::CaseWhen { branches, else_expr, if_form: false }
         }
         ast::Expr::Cast { kind, expr, data_type, format } => {
             match kind {
@@ -905,7 +905,7 @@ fn function(f: &ast::Function, d: usize) -> Result<Expr> {
         while let (Some(search), Some(result)) = (it.next(), it.next()) {
             branches.push((null_safe_eq(x.clone(), search), result));
         }
-        return Ok(Expr::CaseWhen { branches, else_expr: default });
+        return Ok(Expr::CaseWhen { branches, else_expr: default, if_form: false });
     }
     if ignore_nulls {
         // first(x) IGNORE NULLS is Spark's first(x, true).
@@ -1001,7 +1001,7 @@ pub(crate) fn restrict_aggregate(call: Expr, condition: Expr, within_group: bool
     };
     let only = |(i, a): (usize, Expr)| {
         if i < wrapped {
-            Expr::CaseWhen { branches: vec![(condition.clone(), a)], else_expr: None }
+            Expr::CaseWhen { branches: vec![(condition.clone(), a)], else_expr: None, if_form: false }
         } else {
             a
         }

@@ -125,7 +125,7 @@ pub fn evaluate(expr: &Expr, batch: &RecordBatch, input: &[Attribute]) -> Result
             Err(KilnError::internal(format!("subquery expression {expr} reached the executor; the optimizer rewrites it into a join")))
         }
         Expr::Like { child, pattern, negated } => Ok(Arc::new(like(child, pattern, *negated, batch, input)?)),
-        Expr::CaseWhen { branches, else_expr } => case_when(branches, else_expr.as_deref(), &expr.data_type()?, batch, input),
+        Expr::CaseWhen { branches, else_expr, .. } => case_when(branches, else_expr.as_deref(), &expr.data_type()?, batch, input),
         Expr::Function { func, args } => functions::call(*func, args, &expr.data_type()?, batch, input),
         Expr::ScalarUdf { udf, args } => udf.invoke(&evaluate_all(args, batch, input)?, rows),
         Expr::Aggregate { .. } => Err(KilnError::internal(format!("aggregate {expr} evaluated as a scalar expression"))),

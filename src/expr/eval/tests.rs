@@ -253,7 +253,7 @@ fn and_or_skip_rows_the_left_side_decides() {
 fn case_when_evaluates_values_only_on_selected_rows() {
     let (batch, input, x) = column(Arc::new(Float64Array::from(vec![Some(0.0), Some(2.0), None, Some(4.0)])));
     let inverse = bin(dbl(1.0), BinaryOp::Divide, x.clone());
-    let case = Expr::CaseWhen { branches: vec![(bin(x.clone(), BinaryOp::NotEq, dbl(0.0)), inverse.clone())], else_expr: None };
+    let case = Expr::CaseWhen { branches: vec![(bin(x.clone(), BinaryOp::NotEq, dbl(0.0)), inverse.clone())], else_expr: None, if_form: false };
     let out = evaluate(&case, &batch, &input).unwrap();
     let got: Vec<Option<f64>> = out.as_primitive::<Float64Type>().iter().collect();
     assert_eq!(got, vec![None, Some(0.5), None, Some(0.25)]);
@@ -266,12 +266,14 @@ fn case_when_evaluates_values_only_on_selected_rows() {
             (bin(x.clone(), BinaryOp::Eq, dbl(0.0)), inverse.clone()),
         ],
         else_expr: Some(Box::new(dbl(-1.0))),
+        if_form: false,
     };
     let err = evaluate(&case, &batch, &input).unwrap_err().to_string();
     assert!(err.starts_with("[DIVIDE_BY_ZERO]"), "{err}");
     let case = Expr::CaseWhen {
         branches: vec![(bin(x.clone(), BinaryOp::Gt, dbl(1.0)), dbl(1.0)), (bin(x.clone(), BinaryOp::Gt, dbl(3.0)), dbl(2.0))],
         else_expr: Some(Box::new(dbl(-1.0))),
+        if_form: false,
     };
     let got: Vec<Option<f64>> = evaluate(&case, &batch, &input).unwrap().as_primitive::<Float64Type>().iter().collect();
     assert_eq!(got, vec![Some(-1.0), Some(1.0), Some(-1.0), Some(1.0)]);

@@ -298,7 +298,7 @@ fn null_to_false(e: &Expr) -> Option<Expr> {
                 right: Box::new(r.unwrap_or_else(|| right.as_ref().clone())),
             })
         }
-        Expr::CaseWhen { branches, else_expr } => {
+        Expr::CaseWhen { branches, else_expr, if_form } => {
             let mut changed = false;
             let branches = branches
                 .iter()
@@ -315,7 +315,7 @@ fn null_to_false(e: &Expr) -> Option<Expr> {
                 }
                 None => e.clone(),
             });
-            changed.then_some(Expr::CaseWhen { branches, else_expr })
+            changed.then_some(Expr::CaseWhen { branches, else_expr, if_form: *if_form })
         }
         _ => None,
     }

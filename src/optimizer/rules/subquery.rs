@@ -148,6 +148,7 @@ fn existence_columns(e: Expr, cur: &mut Arc<LogicalPlan>) -> Result<Expr> {
             Ok(Expr::CaseWhen {
                 branches: vec![(matched, Expr::lit(ScalarValue::Boolean(true))), (maybe, Expr::lit(ScalarValue::Null(arrow::datatypes::DataType::Boolean)))],
                 else_expr: Some(Box::new(Expr::lit(ScalarValue::Boolean(false)))),
+                if_form: false,
             })
         }
         other => Ok(other),
@@ -574,7 +575,7 @@ fn lateral_select_list(left: &Arc<LogicalPlan>, child: &Arc<LogicalPlan>, column
         let list = c.output().iter().map(|a| a.expr()).chain([matched]).collect();
         c = Arc::new(LogicalPlan::Project { list, child: c });
         let found = Expr::IsNotNull(Box::new(marker.expr()));
-        defs = defs.into_iter().map(|d| Expr::CaseWhen { branches: vec![(found.clone(), d)], else_expr: None }).collect();
+        defs = defs.into_iter().map(|d| Expr::CaseWhen { branches: vec![(found.clone(), d)], else_expr: None, if_form: false }).collect();
     }
     let condition = Expr::conjunction(preds.into_iter().chain(substituted));
     let joined = Arc::new(LogicalPlan::Join { left: left.clone(), right: c, join_type, condition, using: vec![], hint: Default::default() });
@@ -613,7 +614,7 @@ fn lateral_columns(input: Arc<LogicalPlan>, left: &LogicalPlan, columns: &[Attri
     match (condition, join_type) {
         (Some(c), JoinType::LeftOuter) => {
             let c = substitute_columns(c, columns, &defs)?;
-            list.extend(defs.into_iter().zip(columns).map(|(d, a)| named(Expr::CaseWhen { branches: vec![(c.clone(), d)], else_expr: None }, a)));
+            list.extend(defs.into_iter().zip(columns).map(|(d, a)| named(Expr::CaseWhen { branches: vec![(c.clone(), d)], else_expr: None, if_form: false }, a)));
             Ok(Arc::new(LogicalPlan::Project { list, child: input }))
         }
         (c, _) => {
@@ -776,7 +777,7 @@ pub(super) fn count_bug_columns(sub: &Arc<LogicalPlan>, values: &[Attribute]) ->
             }
             None => Some(Box::new(value.expr())),
         };
-        out.push(Expr::CaseWhen { branches, else_expr });
+        out.push(Expr::CaseWhen { branches, else_expr, if_form: false });
     }
     Ok(Some((new_sub, out)))
 }

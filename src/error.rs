@@ -157,7 +157,6 @@ impl KilnError {
     }
 }
 
-/// The error class a message starts with, as Spark writes it: `[DIVIDE_BY_ZERO] Division ...`.
 /// A syntax error's message with Spark's class and opening words in front: the token it is at
 /// is sqlparser's `found: x` (`end of input` unquoted, as Spark writes it).
 fn parse_message(message: &str) -> String {
@@ -173,6 +172,7 @@ fn parse_message(message: &str) -> String {
     }
 }
 
+/// The error class a message starts with, as Spark writes it: `[DIVIDE_BY_ZERO] Division ...`.
 fn bracketed_class(message: &str) -> Option<&str> {
     let rest = message.strip_prefix('[')?;
     let class = &rest[..rest.find(']')?];

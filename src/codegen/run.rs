@@ -1151,10 +1151,7 @@ fn state_arrays(a: &AggSpec, b: &[u8], base: usize, stride: usize, groups: usize
     let counts = || -> ArrayRef { Arc::new(Int64Array::new(i64s(16), None)) };
     Ok(Some(match (a.func, &a.arg_type) {
         (AggFunc::Count, _) => vec![counts()],
-        (AggFunc::Sum, DataType::Int32 | DataType::Int64) => vec![Arc::new(Int64Array::new(i64s(0), nulls(&seen)))],
-        (f, DataType::Int32 | DataType::Int64) if crate::codegen::operators::hash_aggregate::wrapping_sum(f) => {
-            vec![Arc::new(Int64Array::new(i64s(0), nulls(&seen)))]
-        }
+        (f, DataType::Int32 | DataType::Int64) if crate::codegen::operators::hash_aggregate::integral_sum(f) => vec![Arc::new(Int64Array::new(i64s(0), nulls(&seen)))],
         (AggFunc::Sum, DataType::Float64) => vec![Arc::new(Float64Array::new(f64s(), nulls(&seen)))],
         (AggFunc::Sum, DataType::Decimal128(..)) => {
             let Some(sums) = decimal(i128s(), buffer_type(0)?, None)? else { return Ok(None) };

@@ -1665,7 +1665,6 @@ fn width_bucket(v: f64, min: f64, max: f64, n: i64) -> Option<i64> {
     })
 }
 
-/// Divides by 10^k rounding HALF_EVEN.
 /// bround: HALF_EVEN rounding to `d` digits (doubles through their shortest decimal form).
 fn bround(a: &ArrayRef, d: i32, result: &DataType) -> Result<ArrayRef> {
     Ok(match (a.data_type(), result) {

@@ -158,30 +158,9 @@ impl CacheManager {
         // Rows kept in batches of the session's batch size, as Spark's InMemoryRelation builds
         // batches of a fixed row count: a Parquet file's short batch at each row group's end
         // would otherwise be merged with the next by every query's stages, on every run.
-        // (Made for the batches' own schema, which the stream's first batch gives.)
-        let mut coalescer: Option<arrow::compute::BatchCoalescer> = None;
-        let mut input = df.execute_stream()?;
-        let mut done = false;
-        loop {
-            let batch = match coalescer.as_mut().and_then(|c| c.next_completed_batch()) {
-                Some(b) => b,
-                None if done => break,
-                None => {
-                    match input.next() {
-                        Some(b) => {
-                            let b = b.map_err(KilnError::from_stream)?;
-                            coalescer.get_or_insert_with(|| arrow::compute::BatchCoalescer::new(b.schema(), df.config.batch_size.max(1))).push_batch(b)?;
-                        }
-                        None => {
-                            if let Some(c) = coalescer.as_mut() {
-                                c.finish_buffered_batch()?;
-                            }
-                            done = true;
-                        }
-                    }
-                    continue;
-                }
-            };
+        let input = df.execute_stream()?.map(|b| b.map_err(KilnError::from_stream));
+        for batch in rebatched(input, df.config.batch_size.max(1)) {
+            let batch = batch?;
             let bytes = batch.get_array_memory_size() as u64;
             if reservation.grow(bytes).is_err() {
                 let held = self.pool.used().saturating_sub(reservation.bytes());
@@ -274,4 +253,30 @@ impl CacheManager {
             })
         })
     }
+}
+
+/// `input`'s rows in batches of exactly `rows` rows, the last one shorter, copied as they stream
+/// by (arrow's `BatchCoalescer`, made for the schema of the first batch).
+fn rebatched(input: impl Iterator<Item = Result<RecordBatch>>, rows: usize) -> impl Iterator<Item = Result<RecordBatch>> {
+    let mut input = input.fuse();
+    let mut coalescer: Option<arrow::compute::BatchCoalescer> = None;
+    std::iter::from_fn(move || loop {
+        if let Some(b) = coalescer.as_mut().and_then(|c| c.next_completed_batch()) {
+            return Some(Ok(b));
+        }
+        let pushed = match input.next() {
+            Some(Ok(b)) => coalescer.get_or_insert_with(|| arrow::compute::BatchCoalescer::new(b.schema(), rows)).push_batch(b),
+            Some(Err(e)) => return Some(Err(e)),
+            None => {
+                let c = coalescer.as_mut()?;
+                if c.get_buffered_rows() == 0 {
+                    return None;
+                }
+                c.finish_buffered_batch()
+            }
+        };
+        if let Err(e) = pushed {
+            return Some(Err(e.into()));
+        }
+    })
 }

@@ -251,26 +251,34 @@ pub fn wider_type(a: &DataType, b: &DataType) -> Option<DataType> {
         (t @ Timestamp(..), s) | (s, t @ Timestamp(..)) if (is_string(s) && !legacy_coercion()) || s == &Date32 => Some(t.clone()),
         (Timestamp(..), Timestamp(..)) => Some(timestamp_type(false)),
         _ if interval::is_interval(a) && interval::is_interval(b) => interval::wider_interval(a, b),
-        // Arrays widen by their elements (Spark's findWiderTypeForTwo on ArrayType).
+        _ => widen_parts(a, b, wider_type),
+    }
+}
+
+/// Two arrays, structs or maps widened part by part by `part` (Spark's findWiderTypeForTwo on
+/// them): arrays by their elements, structs of as many fields field by field (names must agree,
+/// in any case, as Spark's default case-insensitive resolution compares them), maps by key and
+/// value. None for any other pair.
+fn widen_parts(a: &DataType, b: &DataType, part: fn(&DataType, &DataType) -> Option<DataType>) -> Option<DataType> {
+    use DataType::*;
+    match (a, b) {
         (List(x), List(y)) => {
-            let t = wider_type(x.data_type(), y.data_type())?;
+            let t = part(x.data_type(), y.data_type())?;
             Some(List(std::sync::Arc::new(x.as_ref().clone().with_data_type(t).with_nullable(x.is_nullable() || y.is_nullable()))))
         }
-        // Structs of as many fields widen field by field (names must agree, in any case, as
-        // Spark's default case-insensitive resolution compares them); maps by key and value.
         (Struct(x), Struct(y)) if x.len() == y.len() => {
             let mut fields = Vec::with_capacity(x.len());
             for (fx, fy) in x.iter().zip(y.iter()) {
                 if !fx.name().eq_ignore_ascii_case(fy.name()) {
                     return None;
                 }
-                fields.push((fx.name().clone(), wider_type(fx.data_type(), fy.data_type())?));
+                fields.push((fx.name().clone(), part(fx.data_type(), fy.data_type())?));
             }
             Some(struct_type(fields))
         }
         (Map(..), Map(..)) => {
             let ((kx, vx), (ky, vy)) = (map_key_value(a)?, map_key_value(b)?);
-            Some(map_type(wider_type(kx.data_type(), ky.data_type())?, wider_type(vx.data_type(), vy.data_type())?))
+            Some(map_type(part(kx.data_type(), ky.data_type())?, part(vx.data_type(), vy.data_type())?))
         }
         _ => None,
     }
@@ -308,31 +316,14 @@ pub fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
 /// maps and structs by their parts, string promotion included.
 fn legacy_common_type(a: &DataType, b: &DataType) -> Option<DataType> {
     use DataType::*;
-    match (a, b) {
-        (List(x), List(y)) => {
-            let t = legacy_common_type(x.data_type(), y.data_type())?;
-            Some(List(std::sync::Arc::new(x.as_ref().clone().with_data_type(t).with_nullable(x.is_nullable() || y.is_nullable()))))
-        }
-        (Map(..), Map(..)) => {
-            let ((kx, vx), (ky, vy)) = (map_key_value(a)?, map_key_value(b)?);
-            Some(map_type(legacy_common_type(kx.data_type(), ky.data_type())?, legacy_common_type(vx.data_type(), vy.data_type())?))
-        }
-        (Struct(x), Struct(y)) if x.len() == y.len() => {
-            let mut fields = Vec::with_capacity(x.len());
-            for (fx, fy) in x.iter().zip(y.iter()) {
-                if !fx.name().eq_ignore_ascii_case(fy.name()) {
-                    return None;
-                }
-                fields.push((fx.name().clone(), legacy_common_type(fx.data_type(), fy.data_type())?));
-            }
-            Some(struct_type(fields))
-        }
-        _ => wider_type(a, b).or_else(|| {
-            let (s, other) = if is_string(a) { (a, b) } else if is_string(b) { (b, a) } else { return None };
-            let atomic = is_numeric(other) || is_string(other) || matches!(other, Date32 | Timestamp(..)) || interval::is_interval(other);
-            atomic.then(|| s.clone())
-        }),
+    if matches!((a, b), (List(_), List(_)) | (Map(..), Map(..)) | (Struct(_), Struct(_))) {
+        return widen_parts(a, b, legacy_common_type);
     }
+    wider_type(a, b).or_else(|| {
+        let (s, other) = if is_string(a) { (a, b) } else if is_string(b) { (b, a) } else { return None };
+        let atomic = is_numeric(other) || is_string(other) || matches!(other, Date32 | Timestamp(..)) || interval::is_interval(other);
+        atomic.then(|| s.clone())
+    })
 }
 
 fn int_rank(dt: &DataType) -> u8 {

@@ -69,6 +69,11 @@ pub(crate) fn wrapping_sum(f: AggFunc) -> bool {
     matches!(f, AggFunc::Builtin(b) if b.kind == crate::expr::AggKind::LegacySum)
 }
 
+/// A sum whose integer arguments keep one bigint buffer: ANSI's sum, or legacy mode's.
+pub(crate) fn integral_sum(f: AggFunc) -> bool {
+    f == AggFunc::Sum || wrapping_sum(f)
+}
+
 fn agg_spec(a: &AggregateExpr, env: &HashMap<ExprId, Expr>) -> Result<AggSpec, String> {
     compiles(a)?;
     let arg = match (a.func, a.args.first()) {
@@ -200,18 +205,16 @@ pub fn update_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), Str
     when_valid(tx, null, &mut |tx| {
         match (a.func, &t) {
             (AggFunc::Count, _) => count_row(tx),
-            (AggFunc::Sum, DataType::Int32 | DataType::Int64) => {
+            (f, DataType::Int32 | DataType::Int64) if integral_sum(f) => {
                 let x = tx.resize(v, types::I64);
                 let s = tx.b.ins().load(types::I64, flags(), at, value_off);
-                let (s1, of) = tx.b.ins().sadd_overflow(s, x);
-                tx.fail_if(of, None);
-                tx.b.ins().store(flags(), s1, at, value_off);
-                set_flag(tx);
-            }
-            (f, DataType::Int32 | DataType::Int64) if wrapping_sum(f) => {
-                let x = tx.resize(v, types::I64);
-                let s = tx.b.ins().load(types::I64, flags(), at, value_off);
-                let s1 = tx.b.ins().iadd(s, x);
+                let s1 = if wrapping_sum(f) {
+                    tx.b.ins().iadd(s, x)
+                } else {
+                    let (s1, of) = tx.b.ins().sadd_overflow(s, x);
+                    tx.fail_if(of, None);
+                    s1
+                };
                 tx.b.ins().store(flags(), s1, at, value_off);
                 set_flag(tx);
             }
@@ -280,11 +283,11 @@ pub fn merge_accumulator(tx: &mut Tx, a: &AggSpec, at: Value) -> Result<(), Stri
             add_count(tx, c, null)
         }
         // The sum of sums, the min of mins: the update over the buffer column.
-        (AggFunc::Sum, DataType::Int32 | DataType::Int64 | DataType::Float64) | (AggFunc::Min | AggFunc::Max, _) => {
+        (AggFunc::Sum, DataType::Float64) | (AggFunc::Min | AggFunc::Max, _) => {
             let buffer = a.merge.first().ok_or("an aggregate without its buffer")?.clone();
             update_accumulator(tx, &AggSpec { arg: Some(buffer), merge: vec![], ..a.clone() }, at)
         }
-        (f, DataType::Int32 | DataType::Int64) if wrapping_sum(f) => {
+        (f, DataType::Int32 | DataType::Int64) if integral_sum(f) => {
             let buffer = a.merge.first().ok_or("an aggregate without its buffer")?.clone();
             update_accumulator(tx, &AggSpec { arg: Some(buffer), merge: vec![], ..a.clone() }, at)
         }

@@ -514,7 +514,6 @@ impl Ctx<'_> {
     }
 }
 
-/// Spark's buffers of sum (`[sum]`, NULL when no value) and avg (`[sum, count]`).
 /// Running (sum, count) of an integral column's non-NULL values over `bounds`, as bigints
 /// added by `add` (ANSI's checked addition, or legacy mode's wrapping one).
 fn running_integral_sum(bounds: &[(usize, usize)], arg: &ArrayRef, add: impl Fn(i64, i64) -> Result<i64>) -> Result<Vec<(i64, i64)>> {
@@ -529,6 +528,7 @@ fn running_integral_sum(bounds: &[(usize, usize)], arg: &ArrayRef, add: impl Fn(
     }, |s| *s)
 }
 
+/// Spark's buffers of sum (`[sum]`, NULL when no value) and avg (`[sum, count]`).
 fn sum_count_state<T: Copy>(func: AggFunc, out: impl Iterator<Item = (T, i64)>, build: impl Fn(Vec<Option<T>>) -> ArrayRef) -> Vec<ArrayRef> {
     let (sums, counts): (Vec<Option<T>>, Vec<i64>) = out.map(|(s, c)| ((c > 0).then_some(s), c)).unzip();
     match func {

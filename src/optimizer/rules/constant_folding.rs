@@ -20,28 +20,7 @@ use crate::optimizer::Rule;
 use crate::plan::LogicalPlan;
 use crate::types::ScalarValue;
 
-/// Applies `f` to every expression of every node; returns the same Arc where nothing changed.
-fn rewrite_expressions(plan: &Arc<LogicalPlan>, f: &impl Fn(&Expr) -> Option<Expr>) -> Result<Arc<LogicalPlan>> {
-    plan.transform_up(&mut |p| {
-        // A node none of whose expressions `f` rewrites is kept without copying them (most
-        // nodes: the rules run to a fixed point over every node).
-        if !p.expressions().iter().any(|e| e.exists(&|x| f(x).is_some())) {
-            return Ok(p);
-        }
-        let mut changed = false;
-        let new = p.map_expressions(|e| {
-            let r: std::result::Result<Expr, crate::error::KilnError> = e.transform_up(&mut |x| match f(&x) {
-                Some(y) => {
-                    changed = true;
-                    Ok(y)
-                }
-                None => Ok(x),
-            });
-            r
-        })?;
-        Ok(if changed { Arc::new(new) } else { p })
-    })
-}
+use super::rewrite_expressions;
 
 /// Evaluates expressions without column references once, at planning time. An expression
 /// whose evaluation fails (1/0) is left for the executor, which reports it only if it runs.
@@ -52,7 +31,7 @@ impl Rule for ConstantFolding {
         "ConstantFolding"
     }
     fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
-        rewrite_expressions(plan, &|e| match e {
+        rewrite_expressions(plan, false, &|e| match e {
             Expr::Literal(_) | Expr::Alias { .. } => None,
             e if e.foldable() => evaluate_scalar(e).ok().map(Expr::Literal),
             _ => None,
@@ -76,7 +55,7 @@ impl Rule for BooleanSimplification {
         "BooleanSimplification"
     }
     fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
-        rewrite_expressions(plan, &|e| match e {
+        rewrite_expressions(plan, false, &|e| match e {
             Expr::Binary { op: BinaryOp::And, left, right } => {
                 if is_true(left) || same(left, right) {
                     Some(right.as_ref().clone())
@@ -160,7 +139,7 @@ impl Rule for NullPropagation {
         "NullPropagation"
     }
     fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
-        rewrite_expressions(plan, &null_propagation)
+        rewrite_expressions(plan, false, &null_propagation)
     }
 }
 
@@ -217,7 +196,7 @@ impl Rule for OptimizeIn {
         "OptimizeIn"
     }
     fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
-        rewrite_expressions(plan, &|e| {
+        rewrite_expressions(plan, false, &|e| {
             let Expr::InList { child, list, negated } = e else { return None };
             // Items bucketed by a hash of their debug text, so a long list dedups in linear
             // time; equality within a bucket decides.
@@ -329,7 +308,7 @@ impl Rule for SimplifyCasts {
         "SimplifyCasts"
     }
     fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
-        rewrite_expressions(plan, &|e| match e {
+        rewrite_expressions(plan, false, &|e| match e {
             Expr::Cast { child, to, .. } if child.data_type().ok().as_ref() == Some(to) => Some(child.as_ref().clone()),
             _ => None,
         })

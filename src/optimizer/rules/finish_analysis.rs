@@ -54,7 +54,8 @@ impl Rule for EliminateResolvedHint {
 }
 
 /// Spark's ReplaceExpressions: each function Spark defines as another expression (`nullif`,
-/// `nvl`, `nvl2`, `ifnull`, `if`) becomes that expression, so no later rule needs to know it.
+/// `nvl`, `nvl2`, `ifnull`; `pmod`'s name) becomes that expression, so no later rule needs to
+/// know it.
 pub struct ReplaceExpressions;
 
 impl Rule for ReplaceExpressions {
@@ -63,22 +64,10 @@ impl Rule for ReplaceExpressions {
     }
     fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
         use crate::expr::Expr;
-        let replaceable = |e: &Expr| e.exists(&|x| matches!(x, Expr::Replaceable { .. }));
-        let mut replaced = false;
-        let out = plan.transform_up_with_subqueries(&mut |node| {
-            if !node.expressions().iter().any(|e| replaceable(e)) {
-                return Ok::<_, crate::error::KilnError>(node);
-            }
-            replaced = true;
-            let node = node.map_expressions(|e| {
-                e.transform_up(&mut |x| match x {
-                    Expr::Replaceable { replacement, .. } => Ok::<_, crate::error::KilnError>(*replacement),
-                    other => Ok(other),
-                })
-            })?;
-            Ok(Arc::new(node))
-        })?;
-        Ok(if replaced { out } else { plan.clone() })
+        super::rewrite_expressions(plan, true, &|e| match e {
+            Expr::Replaceable { replacement, .. } => Some(replacement.as_ref().clone()),
+            _ => None,
+        })
     }
 }
 
@@ -94,26 +83,18 @@ impl Rule for ComputeCurrentTime {
         use crate::expr::{Builtin, Expr, ScalarFunc};
         use crate::types::ScalarValue;
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_micros() as i64);
-        let mut folded = false;
-        let out = plan.transform_up_with_subqueries(&mut |node| {
-            let node = node.map_expressions(|e| {
-                e.transform_up(&mut |x| {
-                    let value = match &x {
-                        Expr::Function { func: ScalarFunc::Builtin(Builtin::CurrentTimestamp), .. } => ScalarValue::Timestamp(now, false),
-                        Expr::Function { func: ScalarFunc::Builtin(Builtin::LocalTimestamp(zone)), .. } => ScalarValue::Timestamp(zone.from_utc(now).unwrap_or(now), true),
-                        Expr::Function { func: ScalarFunc::Builtin(Builtin::CurrentDate(zone)), .. } => {
-                            let local = zone.from_utc(now).unwrap_or(now);
-                            ScalarValue::Date32(local.div_euclid(crate::types::timestamp::MICROS_PER_DAY) as i32)
-                        }
-                        _ => return Ok::<_, crate::error::KilnError>(x),
-                    };
-                    folded = true;
-                    Ok(Expr::Literal(value))
-                })
-            })?;
-            Ok::<_, crate::error::KilnError>(Arc::new(node))
-        })?;
-        Ok(if folded { out } else { plan.clone() })
+        super::rewrite_expressions(plan, true, &|x| {
+            let value = match x {
+                Expr::Function { func: ScalarFunc::Builtin(Builtin::CurrentTimestamp), .. } => ScalarValue::Timestamp(now, false),
+                Expr::Function { func: ScalarFunc::Builtin(Builtin::LocalTimestamp(zone)), .. } => ScalarValue::Timestamp(zone.from_utc(now).unwrap_or(now), true),
+                Expr::Function { func: ScalarFunc::Builtin(Builtin::CurrentDate(zone)), .. } => {
+                    let local = zone.from_utc(now).unwrap_or(now);
+                    ScalarValue::Date32(local.div_euclid(crate::types::timestamp::MICROS_PER_DAY) as i32)
+                }
+                _ => return None,
+            };
+            Some(Expr::Literal(value))
+        })
     }
 }
 

@@ -46,6 +46,7 @@ pub use subquery::{RewriteCorrelatedScalarSubquery, RewriteLateralSubquery, Rewr
 pub use unions::{CombineUnions, PushProjectionThroughUnion};
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::expr::{Expr, ExprId};
 use crate::plan::LogicalPlan;
@@ -70,6 +71,34 @@ pub(crate) fn substitute_aliases(e: &Expr, list: &[Expr]) -> Expr {
     match r {
         Ok(v) => v,
         Err(never) => match never {},
+    }
+}
+
+/// Applies `f` bottom-up to every expression of every node (with `subqueries`, of the plans of
+/// subquery expressions too); returns the same Arc where nothing changed.
+pub(super) fn rewrite_expressions(plan: &Arc<LogicalPlan>, subqueries: bool, f: &impl Fn(&Expr) -> Option<Expr>) -> crate::error::Result<Arc<LogicalPlan>> {
+    let mut rewrite_node = |p: Arc<LogicalPlan>| {
+        // A node none of whose expressions `f` rewrites is kept without copying them (most
+        // nodes: the rules run to a fixed point over every node).
+        if !p.expressions().iter().any(|e| e.exists(&|x| f(x).is_some())) {
+            return Ok(p);
+        }
+        let mut changed = false;
+        let new = p.map_expressions(|e| {
+            e.transform_up(&mut |x| match f(&x) {
+                Some(y) => {
+                    changed = true;
+                    Ok::<_, crate::error::KilnError>(y)
+                }
+                None => Ok(x),
+            })
+        })?;
+        Ok(if changed { Arc::new(new) } else { p })
+    };
+    if subqueries {
+        plan.transform_up_with_subqueries(&mut rewrite_node)
+    } else {
+        plan.transform_up(&mut rewrite_node)
     }
 }
 

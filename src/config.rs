@@ -155,6 +155,10 @@ pub struct Config {
     /// `spark.sql.legacy.parser.havingWithoutGroupByAsWhere`: HAVING without GROUP BY (and no
     /// aggregate in the select list) filters rows as a WHERE over the select list would.
     pub having_without_group_by_as_where: bool,
+    /// `spark.sql.legacy.interval.enabled`: interval literals, `date - date` and `timestamp -
+    /// timestamp` are of the calendar `interval` type (months, days, microseconds) rather than
+    /// the ANSI year-month and day-time types.
+    pub legacy_interval: bool,
     /// `spark.sql.session.timeZone`: the zone TIMESTAMP values are read and shown in, as set
     /// (`SET` prints it back as written).
     pub session_time_zone: String,
@@ -230,6 +234,7 @@ impl Default for Config {
             case_sensitive: false,
             cross_join_enabled: true,
             having_without_group_by_as_where: false,
+            legacy_interval: false,
             session_time_zone: crate::types::time_zone::local_zone_id(),
             histogram_num_bins: 254,
             ndv_max_error: 0.05,
@@ -336,6 +341,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting { key: "spark.sql.orderByOrdinal", since: "2.0.0", meaning: "An integer literal in ORDER BY names a select-list item by position (false: it is a constant)." },
     Setting { key: "spark.sql.caseSensitive", since: "1.4.0", meaning: "Column names and table qualifiers match only in their exact case." },
     Setting { key: "spark.sql.legacy.parser.havingWithoutGroupByAsWhere", since: "2.4.1", meaning: "HAVING without GROUP BY filters rows as WHERE does (false: it makes a global aggregate)." },
+    Setting { key: "spark.sql.legacy.interval.enabled", since: "3.0.0", meaning: "Interval literals, date - date and timestamp - timestamp are of the calendar INTERVAL type (months, days, microseconds) instead of the ANSI year-month and day-time interval types." },
     Setting { key: "spark.sql.crossJoin.enabled", since: "2.0.0", meaning: "An inner or outer join without a condition over both sides runs (false: refused unless written CROSS JOIN)." },
     Setting { key: "spark.sql.statistics.histogram.enabled", since: "2.3.0", meaning: "ANALYZE TABLE .. FOR COLUMNS builds equi-height histograms." },
     Setting { key: "spark.sql.statistics.histogram.numBins", since: "2.3.0", meaning: "The bins of a column histogram." },
@@ -712,6 +718,7 @@ impl Config {
             "spark.sql.caseSensitive" => self.case_sensitive = parse_bool(key, value)?,
             "spark.sql.crossJoin.enabled" => self.cross_join_enabled = parse_bool(key, value)?,
             "spark.sql.legacy.parser.havingWithoutGroupByAsWhere" => self.having_without_group_by_as_where = parse_bool(key, value)?,
+            "spark.sql.legacy.interval.enabled" => self.legacy_interval = parse_bool(key, value)?,
             "spark.sql.orderByOrdinal" => self.order_by_ordinal = parse_bool(key, value)?,
             "spark.sql.statistics.histogram.numBins" => {
                 let n: usize = parse(key, value, "an integer of at least 2")?;
@@ -818,6 +825,7 @@ impl Config {
             "spark.sql.caseSensitive" => self.case_sensitive.to_string(),
             "spark.sql.crossJoin.enabled" => self.cross_join_enabled.to_string(),
             "spark.sql.legacy.parser.havingWithoutGroupByAsWhere" => self.having_without_group_by_as_where.to_string(),
+            "spark.sql.legacy.interval.enabled" => self.legacy_interval.to_string(),
             "spark.sql.statistics.histogram.numBins" => self.histogram_num_bins.to_string(),
             "spark.sql.statistics.ndv.maxError" => self.ndv_max_error.to_string(),
             "kiln.batchSize" => self.batch_size.to_string(),

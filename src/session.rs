@@ -16,7 +16,7 @@ use crate::expr::{Attribute, Expr};
 use crate::physical::PhysicalPlan;
 use crate::plan::LogicalPlan;
 use crate::datasource::text::TextFormat;
-use crate::sql::{parse_sql, Statement, TableStorage, ViewSource};
+use crate::sql::{Statement, TableStorage, ViewSource};
 use crate::catalog::cached::StorageLevel;
 
 mod cache;
@@ -409,7 +409,12 @@ impl Session {
     /// Runs one SQL statement. A query is planned now and run by `collect()`; other statements
     /// (SET, CREATE, INSERT, DROP) take effect now and return their (possibly empty) result.
     pub fn sql(&self, text: &str) -> Result<DataFrame> {
-        self.run_one(parse_sql(text)?)
+        self.run_one(crate::sql::parse_sql_with(text, None, self.parse_options()?)?)
+    }
+
+    /// What the session's settings make of SQL text (`spark.sql.legacy.interval.enabled`).
+    pub(crate) fn parse_options(&self) -> Result<crate::sql::ParseOptions> {
+        Ok(crate::sql::ParseOptions::of(&self.config()?))
     }
 
     fn run_one(&self, mut statements: Vec<Statement>) -> Result<DataFrame> {
@@ -438,13 +443,20 @@ impl Session {
     /// assert_eq!(df.count().unwrap(), 0);
     /// ```
     pub fn sql_with_args(&self, text: &str, args: impl Into<crate::sql::SqlArgs>) -> Result<DataFrame> {
-        self.run_one(crate::sql::parse_sql_with_args(text, &args.into())?)
+        self.run_one(crate::sql::parse_sql_with(text, Some(&args.into()), self.parse_options()?)?)
     }
 
     /// Runs a `;`-separated script, returning one DataFrame per statement. Statements run in
     /// order, so a later one sees the tables an earlier one created.
     pub fn sql_script(&self, text: &str) -> Result<Vec<DataFrame>> {
-        parse_sql(text)?.into_iter().map(|s| self.run_statement(s)).collect()
+        let mut script = crate::sql::Script::new(text, None)?;
+        let mut out = vec![];
+        while let Some(statements) = script.next(self.parse_options()?) {
+            for statement in statements? {
+                out.push(self.run_statement(statement)?);
+            }
+        }
+        Ok(out)
     }
 
     /// Plans a query: analyze, optimize, plan physically, ensure requirements.

@@ -700,10 +700,12 @@ fn interval_binary(op: BinaryOp, left: Expr, right: Expr, lt: &DataType, rt: &Da
             }
         }
         (_, v) if op == BinaryOp::Plus && ivl && (temporal(v) || is_string(v)) => return interval_binary(op, right, left, rt, lt, original),
+        (DataType::Date32, DataType::Date32) if op == BinaryOp::Minus && super::session::flags().legacy_interval => calendar_difference(left, right),
         (DataType::Date32, DataType::Date32) if op == BinaryOp::Minus => rebuild(left, right),
         (a, b) if op == BinaryOp::Minus && temporal(a) && temporal(b) => {
             let t = crate::types::timestamp_type(false);
-            rebuild(cast(left, &t)?, cast(right, &t)?)
+            let (left, right) = (cast(left, &t)?, cast(right, &t)?);
+            if super::session::flags().legacy_interval { calendar_difference(left, right) } else { rebuild(left, right) }
         }
         (_, n) if matches!(op, BinaryOp::Multiply | BinaryOp::Divide) && ivl && numeric(n) && !ivr => {
             // Spark's MultiplyDTInterval / DivideYMInterval are of the widest type of the family.
@@ -714,6 +716,12 @@ fn interval_binary(op: BinaryOp, left: Expr, right: Expr, lt: &DataType, rt: &Da
         _ if ivl || ivr => return Err(mismatch(original, lt, rt)),
         _ => return Ok(None),
     }))
+}
+
+/// `end - start` of two dates or two timestamps as a calendar interval (Spark's SubtractDates and
+/// SubtractTimestamps under `spark.sql.legacy.interval.enabled`).
+fn calendar_difference(end: Expr, start: Expr) -> Expr {
+    Expr::Function { func: ScalarFunc::Builtin(crate::expr::Builtin::More(crate::expr::MoreFn::CalendarDifference)), args: vec![end, start] }
 }
 
 /// `v ± INTERVAL ...` or `INTERVAL ... + v`: the value, the interval and whether it is subtracted.

@@ -53,11 +53,14 @@ pub struct AnalyzerOptions {
     /// `spark.sql.legacy.parser.havingWithoutGroupByAsWhere`: HAVING without GROUP BY over a
     /// select list without aggregates filters the list's rows, as a WHERE above it.
     pub having_as_where: bool,
+    /// `spark.sql.legacy.interval.enabled`: `date - date` and `timestamp - timestamp` are
+    /// calendar intervals.
+    pub legacy_interval: bool,
 }
 
 impl Default for AnalyzerOptions {
     fn default() -> Self {
-        AnalyzerOptions { group_by_ordinal: true, group_by_aliases: true, order_by_ordinal: true, time_zone: Zone::UTC, ansi: true, case_sensitive: false, having_as_where: false }
+        AnalyzerOptions { group_by_ordinal: true, group_by_aliases: true, order_by_ordinal: true, time_zone: Zone::UTC, ansi: true, case_sensitive: false, having_as_where: false, legacy_interval: false }
     }
 }
 
@@ -71,6 +74,7 @@ impl From<&crate::config::Config> for AnalyzerOptions {
             ansi: c.ansi_enabled,
             case_sensitive: c.case_sensitive,
             having_as_where: c.having_without_group_by_as_where,
+            legacy_interval: c.legacy_interval,
         }
     }
 }
@@ -84,7 +88,7 @@ pub fn analyze(plan: &Arc<LogicalPlan>, catalog: &Catalog) -> Result<Arc<Logical
 /// about (hints it could not apply: an unknown hint name, a relation named in a hint that is not there).
 pub fn analyze_with_warnings(plan: &Arc<LogicalPlan>, catalog: &Catalog, options: AnalyzerOptions) -> Result<(Arc<LogicalPlan>, Vec<String>)> {
     let resolver = resolve::Resolver { catalog, options, outer: vec![], warnings: Default::default(), using_hidden: Default::default(), outer_aggregates: false };
-    let flags = session::Flags { case_sensitive: options.case_sensitive, ansi: options.ansi };
+    let flags = session::Flags { case_sensitive: options.case_sensitive, ansi: options.ansi, legacy_interval: options.legacy_interval };
     let plan = session::with_flags(flags, || crate::types::with_legacy_coercion(!flags.ansi, || resolver.resolve(plan)))?;
     let plan = sort_map_grouping_keys(&plan)?;
     let plan = resolve_time_zones(&plan, options.time_zone)?;

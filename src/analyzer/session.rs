@@ -11,9 +11,12 @@ pub(super) struct Flags {
     /// `spark.sql.ansi.enabled`: false coerces as Spark's legacy TypeCoercion (a string in
     /// arithmetic is a double).
     pub ansi: bool,
+    /// `spark.sql.legacy.interval.enabled`: the difference of two dates or timestamps is a
+    /// calendar interval.
+    pub legacy_interval: bool,
 }
 
-const DEFAULT: Flags = Flags { case_sensitive: false, ansi: true };
+const DEFAULT: Flags = Flags { case_sensitive: false, ansi: true, legacy_interval: false };
 
 thread_local! {
     static FLAGS: Cell<Flags> = const { Cell::new(DEFAULT) };

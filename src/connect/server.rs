@@ -337,10 +337,7 @@ fn execute(client: &ClientSession, plan: &pb::Plan, control: &Arc<QueryControl>,
                     _ => pb::Sql { query: c.sql.clone(), args: c.args.clone(), pos_args: c.pos_args.clone(), named_arguments: c.named_arguments.clone(), pos_arguments: c.pos_arguments.clone() },
                 };
                 let args = super::relation::sql_args(&sql)?;
-                let statements = match &args {
-                    None => crate::sql::parse_sql(&sql.query)?,
-                    Some(a) => crate::sql::parse_sql_with_args(&sql.query, a)?,
-                };
+                let statements = crate::sql::parse_sql_with(&sql.query, args.as_ref(), session.parse_options()?)?;
                 // A query runs when the client collects it; any other statement runs now and
                 // its result travels back as local rows (as Spark's SqlCommand does).
                 let relation = if let [crate::sql::Statement::Query(_)] = statements.as_slice() {

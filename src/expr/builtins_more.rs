@@ -55,6 +55,10 @@ pub enum MoreFn {
     /// (date, calendar interval): `date + make_interval(...)`, Spark's DateAddInterval; made by the
     /// analyzer, not callable by name.
     DateAddInterval,
+    /// (end, start): `end - start` of two dates or two timestamps as a calendar interval, Spark's
+    /// SubtractDates / SubtractTimestamps under `spark.sql.legacy.interval.enabled` (dates: the
+    /// months and days of Java's Period.between; timestamps: microseconds); made by the analyzer.
+    CalendarDifference,
     /// url_encode / url_decode / try_url_decode: Java's URLEncoder / URLDecoder in UTF-8.
     UrlEncode, UrlDecode, TryUrlDecode,
     /// isnan(x): never NULL (NULL is false).
@@ -111,7 +115,7 @@ impl MoreFn {
             MonthsBetween(_) => "months_between", Elt => "elt", LuhnCheck => "luhn_check", Soundex => "soundex", WidthBucket => "width_bucket",
             Bround => "bround", FormatNumber => "format_number", FormatString => "format_string",
             TimestampAdd(_) => "timestampadd", TimestampDiff(_) => "timestampdiff",
-            MakeYmInterval => "make_ym_interval", MakeDtInterval => "make_dt_interval", MakeInterval => "make_interval", Sequence(_) => "sequence", ExtractInterval => "extract", DateAddInterval => "date_add_interval", Mask => "mask",
+            MakeYmInterval => "make_ym_interval", MakeDtInterval => "make_dt_interval", MakeInterval => "make_interval", Sequence(_) => "sequence", ExtractInterval => "extract", DateAddInterval => "date_add_interval", CalendarDifference => "calendar_difference", Mask => "mask",
             ToNumber => "to_number", TryToNumber => "try_to_number", ToChar => "to_char", Overlay => "overlay",
             UrlEncode => "url_encode", UrlDecode => "url_decode", TryUrlDecode => "try_url_decode", IsNan => "isnan", LikeEscape => "like_escape",
             NextDay => "next_day", BitGet => "bit_get", ToBinary => "to_binary", TryToBinary => "try_to_binary", Encode => "encode",
@@ -173,7 +177,7 @@ impl MoreFn {
             MakeDtInterval => (0, 4),
             MakeInterval => (0, 7),
             Sequence(_) => (2, 3),
-            ExtractInterval | LikeEscape | DateAddInterval => (2, 2),
+            ExtractInterval | LikeEscape | DateAddInterval | CalendarDifference => (2, 2),
             Mask => (1, 5),
             Overlay => (3, 4),
             NextDay | BitGet | Encode | Decode | GetJsonObject | FromUtcTimestamp | ToUtcTimestamp => (2, 2),
@@ -229,7 +233,7 @@ impl MoreFn {
             }
         };
         Ok(match self {
-            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | Legacy | ExtractInterval | DateAddInterval => args,
+            TryAdd | TrySubtract | TryMultiply | TryDivide | TryMod | TryToTimestamp | TryToDate | TryMakeTimestamp | TryMakeInterval | Legacy | ExtractInterval | DateAddInterval | CalendarDifference => args,
             Mask => {
                 let names = ["input", "upperChar", "lowerChar", "digitChar", "otherChar"];
                 let shown = args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
@@ -525,6 +529,7 @@ impl MoreFn {
             MakeInterval => crate::types::interval::CALENDAR,
             Sequence(_) => crate::types::list_type(args.first().cloned().unwrap_or(DataType::Int32)),
             DateAddInterval => DataType::Date32,
+            CalendarDifference => crate::types::interval::CALENDAR,
             // Spark's ExtractIntervalMonths / Hours / Minutes are bytes, seconds decimal(8,6).
             ExtractInterval => match exprs.first() {
                 Some(Expr::Literal(ScalarValue::Utf8(f))) => match f.as_str() {
@@ -860,6 +865,7 @@ impl MoreFn {
             }
             ExtractInterval => crate::expr::eval::interval::extract(arg(0)?, arg(1)?, result)?,
             DateAddInterval => crate::expr::eval::interval::date_add_calendar(arg(0)?, arg(1)?)?,
+            CalendarDifference => crate::expr::eval::interval::calendar_difference(arg(0)?, arg(1)?)?,
             MakeInterval => crate::expr::eval::interval::make_interval(args, rows)?,
             Sequence(_) => super::sequence::eval(args, result, zone)?,
             ToNumber | TryToNumber | ToChar => {
@@ -1406,7 +1412,7 @@ pub(crate) fn rewrite(name: &str, args: Vec<Expr>) -> Result<std::result::Result
             let t = a.data_type()?;
             if crate::types::is_string(&t) || t == DataType::Null {
                 Expr::Cast { child: Box::new(a), to: DataType::Float64, zone: None }
-            } else if crate::types::is_numeric(&t) || crate::types::interval::is_interval(&t) {
+            } else if crate::types::is_numeric(&t) || crate::types::interval::is_interval(&t) || t == crate::types::interval::CALENDAR {
                 a
             } else {
                 return Err(KilnError::analysis(

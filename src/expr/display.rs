@@ -115,6 +115,8 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
         },
         // Spark's Literal.sql: a NULL in a column's name is upper case, `coalesce(NULL, 1)`.
         Expr::Literal(v) if style == Style::Name && v.is_null() => write!(f, "NULL"),
+        // Spark's Literal.sql of a calendar interval: `INTERVAL '1 days'`.
+        Expr::Literal(v @ ScalarValue::Calendar(..)) if style == Style::Name => write!(f, "INTERVAL '{v}'"),
         Expr::Literal(v) => write!(f, "{v}"),
         Expr::Replaceable { name, params, .. } => {
             write!(f, "{name}(")?;
@@ -306,6 +308,27 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
             write!(f, "try_cast(")?;
             write_expr(f, &args[0], style)?;
             write!(f, " as {})", args[1].data_type().map(|t| spark_type_name(&t)).unwrap_or_default())
+        }
+        // A date or timestamp ± a calendar interval, as Spark's DateAddInterval, TimeAdd and
+        // DatetimeSub print it: `d + i`, `d - i` (no parentheses).
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::More(crate::expr::MoreFn::DateAddInterval) | crate::expr::Builtin::TimeAdd(_)), args }
+            if args.len() == 2 || (args.len() == 3 && args[1] == args[2] && !matches!(args[1], Expr::Literal(_))) =>
+        {
+            write_expr(f, &args[0], style)?;
+            let (sign, iv) = match &args[1] {
+                Expr::Negative(iv) => (" - ", iv.as_ref()),
+                iv => (" + ", iv),
+            };
+            write!(f, "{sign}")?;
+            write_expr(f, iv, style)
+        }
+        // `end - start` as a calendar interval (`spark.sql.legacy.interval.enabled`).
+        Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::More(crate::expr::MoreFn::CalendarDifference)), args } if args.len() == 2 => {
+            write!(f, "(")?;
+            write_expr(f, &args[0], style)?;
+            write!(f, " - ")?;
+            write_expr(f, &args[1], style)?;
+            write!(f, ")")
         }
         // timestamp ± interval, as Spark's TimeAdd prints: `(t + INTERVAL '0 02:00:00' DAY TO SECOND)`.
         Expr::Function { func: crate::expr::ScalarFunc::Builtin(crate::expr::Builtin::TimeAdd(_)), args } if args.len() == 3 => {

@@ -70,6 +70,8 @@ pub fn default_batches(config: &Config) -> Vec<Batch> {
         },
         // The parser builds binary unions; one flat Union is what the rules below look through.
         Batch { name: "Union", strategy: Strategy::Once, rules: vec![Box::new(CombineUnions)] },
+        // Spark runs it before the LocalRelation batches it feeds: `LIMIT 0` is empty.
+        Batch { name: "OptimizeLimitZero", strategy: Strategy::Once, rules: vec![Box::new(OptimizeLimitZero)] },
         // Queries over VALUES and provably empty inputs fold before anything else looks at them.
         Batch { name: "LocalRelation early", strategy: fixed, rules: local_relation() },
         Batch { name: "Operator Optimization before Inferring Filters", strategy: fixed, rules: operator_optimization() },

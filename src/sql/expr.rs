@@ -552,15 +552,39 @@ fn add_months(days: i32, months: i64) -> Option<i32> {
 enum Interval {
     Months(i64, u8, u8),
     Micros(i64, u8, u8),
+    /// A calendar interval (`spark.sql.legacy.interval.enabled`): months, days, microseconds.
+    Calendar(i64, i64, i64),
 }
 
 impl Interval {
     fn value(self, span: Span) -> Result<ScalarValue> {
+        let int = |n: i64| i32::try_from(n).map_err(|_| parse_error("INTERVAL out of range", span));
         Ok(match self {
             Interval::Micros(n, s, e) => ScalarValue::IntervalMicros(n, s, e),
-            Interval::Months(n, s, e) => ScalarValue::IntervalMonths(i32::try_from(n).map_err(|_| parse_error("INTERVAL out of range", span))?, s, e),
+            Interval::Months(n, s, e) => ScalarValue::IntervalMonths(int(n)?, s, e),
+            Interval::Calendar(m, d, us) => ScalarValue::Calendar(int(m)?, int(d)?, us),
         })
     }
+
+    /// As Spark's legacy parser keeps it: a day-time value from a DAY field as days and the
+    /// rest (`'1 02:03' DAY TO MINUTE` is 1 days 2 hours 3 minutes, `90 MINUTES` 1 hours 30 minutes).
+    fn calendar(self) -> Interval {
+        match self {
+            Interval::Months(m, ..) => Interval::Calendar(m, 0, 0),
+            Interval::Micros(us, start, _) if start == crate::types::interval::DAY_FIELD => {
+                let day = crate::types::timestamp::MICROS_PER_DAY;
+                Interval::Calendar(0, us / day, us % day)
+            }
+            Interval::Micros(us, ..) => Interval::Calendar(0, 0, us),
+            c @ Interval::Calendar(..) => c,
+        }
+    }
+}
+
+thread_local! {
+    /// `spark.sql.legacy.interval.enabled` while a text is parsed (`ParseOptions`): interval
+    /// literals are calendar intervals, as Spark's AstBuilder builds them under it.
+    pub(crate) static LEGACY_INTERVAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Spark's field code of a unit: (true, code) for YEAR / MONTH, (false, code) for DAY .. SECOND.
@@ -629,8 +653,15 @@ fn day_time_text(text: &str, from: &DateTimeField) -> Option<i64> {
     i64::try_from(if neg { -us } else { us }).ok()
 }
 
-/// `INTERVAL '90' DAY`, `INTERVAL 90 DAYS`, `INTERVAL '1' YEAR`, ... as days or months.
+/// `INTERVAL '90' DAY`, `INTERVAL 90 DAYS`, `INTERVAL '1' YEAR`, ... as days or months, or
+/// under `spark.sql.legacy.interval.enabled` as a calendar interval.
 fn interval(iv: &ast::Interval) -> Result<Interval> {
+    let legacy = LEGACY_INTERVAL.with(std::cell::Cell::get);
+    let value = typed_interval(iv, legacy)?;
+    Ok(if legacy { value.calendar() } else { value })
+}
+
+fn typed_interval(iv: &ast::Interval, legacy: bool) -> Result<Interval> {
     let span = start_span(&iv.value);
     if iv.leading_precision.is_some() || iv.fractional_seconds_precision.is_some() {
         return Err(unsupported("INTERVAL with a precision", span));
@@ -658,7 +689,7 @@ fn interval(iv: &ast::Interval) -> Result<Interval> {
         e => literal(e)?,
     };
     let Some(field) = &iv.leading_field else {
-        return units_in_text(&text).map_err(|why| match why.as_str() {
+        return units_in_text(&text, legacy).map_err(|why| match why.as_str() {
             MIXED_UNITS => parse_error(format!("{why}: INTERVAL '{text}'."), span),
             _ => parse_error(format!("[INVALID_TYPED_LITERAL] The value of the typed literal \"INTERVAL\" is invalid: '{text}' ({why})"), span),
         });
@@ -730,14 +761,14 @@ fn interval(iv: &ast::Interval) -> Result<Interval> {
 /// its constructMultiUnitsIntervalLiteral the type spanning the units named (weeks count as
 /// days, milli- and microseconds as seconds: `'3 days 4 hours'` is DAY TO HOUR); naming units of
 /// both kinds is an error (no calendar intervals with ANSI on).
-fn units_in_text(text: &str) -> std::result::Result<Interval, String> {
+fn units_in_text(text: &str, legacy: bool) -> std::result::Result<Interval, String> {
     use crate::types::interval::{DAY_FIELD, HOUR, MINUTE, MONTH, SECOND, YEAR};
     let lower = text.to_ascii_lowercase();
     let mut words = lower.split_whitespace().peekable();
     if words.peek() == Some(&"interval") {
         words.next();
     }
-    let (mut months, mut micros) = (0i64, 0i64);
+    let (mut months, mut days, mut micros) = (0i64, 0i64, 0i64);
     let (mut ym, mut dt): (Vec<u8>, Vec<u8>) = (vec![], vec![]);
     while let Some(number) = words.next() {
         let unit = words.next().ok_or_else(|| format!("no unit after {number}"))?;
@@ -767,8 +798,17 @@ fn units_in_text(text: &str) -> std::result::Result<Interval, String> {
         };
         dt.push(field);
         let n: i64 = number.parse().map_err(|_| format!("{number} is not an integer"))?;
-        micros = n.checked_mul(us_per).and_then(|us| micros.checked_add(us)).ok_or_else(overflow)?;
+        // Days apart from the time (a calendar interval keeps them apart).
+        if field == DAY_FIELD {
+            days = n.checked_mul(us_per / 86_400_000_000).and_then(|d| days.checked_add(d)).ok_or_else(overflow)?;
+        } else {
+            micros = n.checked_mul(us_per).and_then(|us| micros.checked_add(us)).ok_or_else(overflow)?;
+        }
     }
+    if legacy && (!ym.is_empty() || !dt.is_empty()) {
+        return Ok(Interval::Calendar(months, days, micros));
+    }
+    let micros = days.checked_mul(86_400_000_000).and_then(|us| us.checked_add(micros)).ok_or_else(|| format!("{text} is out of range"))?;
     let span = |f: &[u8]| (f.iter().copied().min().unwrap_or(0), f.iter().copied().max().unwrap_or(0));
     match (ym.is_empty(), dt.is_empty()) {
         (true, true) => Err("no value".into()),

@@ -224,22 +224,79 @@ pub enum ViewSource {
     Query(LogicalPlan),
 }
 
+/// Session settings that change what SQL text means when it is parsed (Spark's AstBuilder
+/// reads them from the session's conf).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// `spark.sql.legacy.interval.enabled`: interval literals are calendar intervals.
+    pub legacy_interval: bool,
+}
+
+impl ParseOptions {
+    /// The options `config` sets.
+    pub fn of(config: &crate::config::Config) -> ParseOptions {
+        ParseOptions { legacy_interval: config.legacy_interval }
+    }
+}
+
 /// Parses one or more `;`-separated statements. Empty statements are skipped.
 pub fn parse_sql(text: &str) -> Result<Vec<Statement>> {
-    parse_sql_bound(text, None)
+    parse_sql_with(text, None, ParseOptions::default())
 }
 
 /// [`parse_sql`] with the values of the text's parameter markers (`:name` or `?`), bound as
 /// literals (see [`SqlArgs`]).
 pub fn parse_sql_with_args(text: &str, args: &SqlArgs) -> Result<Vec<Statement>> {
-    parse_sql_bound(text, Some(args))
+    parse_sql_with(text, Some(args), ParseOptions::default())
 }
 
-fn parse_sql_bound(text: &str, args: Option<&SqlArgs>) -> Result<Vec<Statement>> {
-    parse_statements(text, args).map_err(|e| with_caret(e, text))
+/// [`parse_sql`] with parameter values, if any, under a session's [`ParseOptions`].
+pub fn parse_sql_with(text: &str, args: Option<&SqlArgs>, options: ParseOptions) -> Result<Vec<Statement>> {
+    let mut script = Script::new(text, args)?;
+    let mut out = vec![];
+    while let Some(statements) = script.next(options) {
+        out.extend(statements?);
+    }
+    Ok(out)
 }
 
-fn parse_statements(text: &str, args: Option<&SqlArgs>) -> Result<Vec<Statement>> {
+/// A `;`-separated script read into tokens once and parsed a statement at a time, each under
+/// the options in force when it is reached (a SET in the script changes how the statements
+/// after it parse, as in Spark, which parses each statement when it runs).
+pub(crate) struct Script<'a> {
+    text: &'a str,
+    tokens: Vec<TokenWithSpan>,
+    statements: std::vec::IntoIter<std::ops::Range<usize>>,
+}
+
+impl<'a> Script<'a> {
+    /// The script's tokens, parameter markers bound to `args`.
+    pub(crate) fn new(text: &'a str, args: Option<&SqlArgs>) -> Result<Script<'a>> {
+        let tokens = script_tokens(text, args).map_err(|e| with_caret(e, text))?;
+        let mut ranges = vec![];
+        let mut start = 0;
+        for (i, t) in tokens.iter().enumerate() {
+            if t.token == Token::SemiColon {
+                ranges.push(start..i);
+                start = i + 1;
+            }
+        }
+        ranges.push(start..tokens.len());
+        ranges.retain(|r| !tokens[r.clone()].iter().all(|t| matches!(t.token, Token::Whitespace(_) | Token::EOF)));
+        Ok(Script { text, tokens, statements: ranges.into_iter() })
+    }
+
+    /// The next statement parsed under `options` (None after the last).
+    pub(crate) fn next(&mut self, options: ParseOptions) -> Option<Result<Vec<Statement>>> {
+        let segment = &self.tokens[self.statements.next()?];
+        let before = expr::LEGACY_INTERVAL.with(|l| l.replace(options.legacy_interval));
+        let parsed = stacker::grow(PARSE_STACK_BYTES, || statement::parse_segment(self.text, segment));
+        expr::LEGACY_INTERVAL.with(|l| l.set(before));
+        Some(parsed.map_err(|e| with_caret(placed_at_end(e, segment), self.text)))
+    }
+}
+
+fn script_tokens(text: &str, args: Option<&SqlArgs>) -> Result<Vec<TokenWithSpan>> {
     let tokens = Tokenizer::new(&KilnDialect, text)
         .with_unescape(false)
         .tokenize_with_location()
@@ -250,16 +307,7 @@ fn parse_statements(text: &str, args: Option<&SqlArgs>) -> Result<Vec<Statement>
         Some(args) => params::bind(text, tokens, args)?,
         None => tokens,
     };
-    let tokens = inline_tables(tokens);
-    let mut out = vec![];
-    for segment in tokens.split(|t| t.token == Token::SemiColon) {
-        if segment.iter().all(|t| matches!(t.token, Token::Whitespace(_) | Token::EOF)) {
-            continue;
-        }
-        let parsed = stacker::grow(PARSE_STACK_BYTES, || statement::parse_segment(text, segment));
-        out.extend(parsed.map_err(|e| placed_at_end(e, segment))?);
-    }
-    Ok(out)
+    Ok(inline_tables(tokens))
 }
 
 /// String literals and quoted names read as Spark reads them (the tokenizer keeps them as

@@ -193,5 +193,7 @@ fn literal_text(value: &ScalarValue) -> Result<String> {
         ScalarValue::Binary(b) => format!("X'{}'", b.iter().map(|x| format!("{x:02X}")).collect::<String>()),
         ScalarValue::Utf8(_) => return Err(KilnError::internal("a string parameter is one token")),
         ScalarValue::Timestamp(..) | ScalarValue::IntervalMicros(..) | ScalarValue::IntervalMonths(..) => value.to_string(),
+        // A calendar interval whatever the session's interval literals are.
+        ScalarValue::Calendar(..) => format!("CAST('{value}' AS INTERVAL)"),
     })
 }

@@ -21,8 +21,8 @@ use crate::expr::{Attribute, Expr, ExprId, Generator, GeneratorFunc, SortOrder, 
 use crate::plan::{GroupingSetsKind, JoinType, LogicalPlan, SetOperationKind};
 use crate::types::{spark_type_name, wider_type, ScalarValue};
 
-/// A copy of a CTE's plan for one reference to it, with new ExprIds for every alias, VALUES
-/// column and subquery it defines: two references (a self-join, or the query and its subquery
+/// A copy of a CTE's plan for one reference to it, with new ExprIds for every alias, VALUES or
+/// range column and subquery it defines: two references (a self-join, or the query and its subquery
 /// as in TPC-H Q15) must not define the same attribute twice.
 fn fresh_ids(plan: &LogicalPlan) -> Result<LogicalPlan> {
     let mut ids = std::collections::HashMap::new();
@@ -44,6 +44,10 @@ fn renumber_plan(plan: &Arc<LogicalPlan>, ids: &mut std::collections::HashMap<Ex
             LogicalPlan::LocalRelation { output, data } => LogicalPlan::LocalRelation {
                 output: output.iter().map(|a| Attribute { id: renumber(ids, a.id), ..a.clone() }).collect(),
                 data: data.clone(),
+            },
+            LogicalPlan::Range { output, range } => LogicalPlan::Range {
+                output: output.iter().map(|a| Attribute { id: renumber(ids, a.id), ..a.clone() }).collect(),
+                range: range.clone(),
             },
             LogicalPlan::Relation { table, output } => LogicalPlan::Relation {
                 table: table.clone(),

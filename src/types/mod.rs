@@ -10,7 +10,7 @@ pub mod timestamp;
 pub use java_text::{java_double, java_float};
 pub use scalar::{format_date, format_decimal, parse_date, ScalarValue};
 pub use timestamp::{format_timestamp, is_timestamp, parse_timestamp, timestamp_type};
-pub(crate) use scalar::chrono_like::days_from_civil;
+pub(crate) use scalar::chrono_like::{civil_from_days, days_from_civil, days_in_month};
 
 use arrow::datatypes::DataType;
 

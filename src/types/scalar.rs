@@ -41,6 +41,9 @@ pub enum ScalarValue {
     IntervalMicros(i64, u8, u8),
     /// A year-month interval in months, and its type's start and end fields (`INTERVAL '1' YEAR`).
     IntervalMonths(i32, u8, u8),
+    /// Spark's CalendarIntervalType (`interval`): months, days and microseconds (a literal
+    /// `INTERVAL '1' DAY` under `spark.sql.legacy.interval.enabled`).
+    Calendar(i32, i32, i64),
     /// Microseconds since 1970-01-01 UTC; true for `TIMESTAMP_NTZ`.
     Timestamp(i64, bool),
     /// A `binary` (`X'0A1B'`).
@@ -67,12 +70,13 @@ impl PartialEq for ScalarValue {
             (Date32(a), Date32(b)) => a == b,
             (IntervalMicros(a, s, e), IntervalMicros(b, t, f)) => (a, s, e) == (b, t, f),
             (IntervalMonths(a, s, e), IntervalMonths(b, t, f)) => (a, s, e) == (b, t, f),
+            (Calendar(a, b, c), Calendar(x, y, z)) => (a, b, c) == (x, y, z),
             (Timestamp(a, x), Timestamp(b, y)) => (a, x) == (b, y),
             (Binary(a), Binary(b)) => a == b,
             // Every variant named: a new one must say how it compares.
             (
                 Null(_) | Boolean(_) | Int8(_) | Int16(_) | Int32(_) | Int64(_) | Float32(_) | Float64(_) | Decimal(..) | Utf8(_) | Date32(_) | IntervalMicros(..)
-                | IntervalMonths(..) | Timestamp(..) | Binary(_),
+                | IntervalMonths(..) | Calendar(..) | Timestamp(..) | Binary(_),
                 _,
             ) => false,
         }
@@ -96,6 +100,7 @@ impl ScalarValue {
             ScalarValue::Date32(_) => DataType::Date32,
             ScalarValue::IntervalMicros(_, s, e) => super::interval::day_time(*s, *e),
             ScalarValue::IntervalMonths(_, s, e) => super::interval::year_month(*s, *e),
+            ScalarValue::Calendar(..) => super::interval::CALENDAR,
             ScalarValue::Timestamp(_, ntz) => super::timestamp_type(*ntz),
             ScalarValue::Binary(_) => DataType::Binary,
         }
@@ -125,6 +130,7 @@ impl ScalarValue {
             ScalarValue::Timestamp(v, ntz) => Arc::new(arrow::array::TimestampMicrosecondArray::from_value(*v, len).with_data_type(super::timestamp_type(*ntz))),
             ScalarValue::IntervalMicros(v, ..) => super::interval::day_time_array(Int64Array::from_value(*v, len), &self.data_type())?,
             ScalarValue::IntervalMonths(v, ..) => super::interval::year_month_array(Int32Array::from_value(*v, len), &self.data_type()),
+            ScalarValue::Calendar(m, d, us) => Arc::new(arrow::array::IntervalMonthDayNanoArray::from_value(arrow::datatypes::IntervalMonthDayNano::new(*m, *d, *us), len)),
             ScalarValue::Binary(v) => Arc::new(arrow::array::BinaryArray::from_iter_values(std::iter::repeat_n(v.as_slice(), len))),
         })
     }
@@ -157,6 +163,10 @@ impl ScalarValue {
                 ScalarValue::IntervalMicros(super::interval::micro_value(array, row), s, e)
             }
             DataType::Binary => ScalarValue::Binary(array.as_binary::<i32>().value(row).to_vec()),
+            t if *t == super::interval::CALENDAR => {
+                let v = array.as_primitive::<IntervalMonthDayNanoType>().value(row);
+                ScalarValue::Calendar(v.months, v.days, v.nanoseconds)
+            }
             other => return Err(KilnError::unsupported(format!("values of type {other}"))),
         })
     }
@@ -265,6 +275,7 @@ impl fmt::Display for ScalarValue {
             ScalarValue::Date32(d) => write!(f, "{}", format_date(*d)),
             ScalarValue::IntervalMicros(v, ..) => write!(f, "{}", super::interval::format_interval(*v, &self.data_type())),
             ScalarValue::IntervalMonths(v, ..) => write!(f, "{}", super::interval::format_interval(*v as i64, &self.data_type())),
+            ScalarValue::Calendar(m, d, us) => write!(f, "{}", super::interval::format_calendar(*m, *d, *us)),
             // Spark's Literal.toString of bytes.
             ScalarValue::Binary(b) => write!(f, "0x{}", b.iter().map(|x| format!("{x:02X}")).collect::<String>()),
             ScalarValue::Timestamp(v, ntz) => write!(f, "{}{}", if *ntz { "TIMESTAMP_NTZ " } else { "TIMESTAMP " }, format!("'{}'", super::format_timestamp(*v))),

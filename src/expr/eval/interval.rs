@@ -297,6 +297,49 @@ pub(crate) fn date_add_calendar(date: &ArrayRef, iv: &ArrayRef) -> Result<ArrayR
     Ok(Arc::new(out.into_iter().collect::<arrow::array::Date32Array>()))
 }
 
+/// `end - start` as a calendar interval (`spark.sql.legacy.interval.enabled`): of dates, the
+/// months and days of Java's `Period.between(start, end)`; of timestamps, their microseconds.
+pub(crate) fn calendar_difference(end: &ArrayRef, start: &ArrayRef) -> Result<ArrayRef> {
+    if end.data_type() == &DataType::Date32 && start.data_type() == &DataType::Date32 {
+        let (e, s) = (end.primitive::<Date32Type>()?, start.primitive::<Date32Type>()?);
+        let parts = e.iter().zip(s.iter()).map(|(e, s)| Some(period_between(s?, e?)).map(|(m, d)| (m, d, 0i64))).collect();
+        return Ok(calendar_array(parts));
+    }
+    let micros = |a: &ArrayRef| -> Result<Vec<Option<i64>>> {
+        match a.data_type() {
+            DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, _) => Ok(a.primitive::<arrow::datatypes::TimestampMicrosecondType>()?.iter().collect()),
+            other => Err(KilnError::internal(format!("a calendar difference of {other}"))),
+        }
+    };
+    let (e, s) = (micros(end)?, micros(start)?);
+    let mut parts = Vec::with_capacity(e.len());
+    for (e, s) in e.into_iter().zip(s) {
+        parts.push(match (e, s) {
+            (Some(e), Some(s)) => Some((0, 0, e.checked_sub(s).ok_or_else(|| KilnError::exec("[DATETIME_OVERFLOW] Datetime operation overflow: timestamp - timestamp."))?)),
+            _ => None,
+        });
+    }
+    Ok(calendar_array(parts))
+}
+
+/// Java's `Period.between(start, end)` as (total months, days), days since epoch.
+fn period_between(start: i32, end: i32) -> (i32, i32) {
+    use crate::types::{civil_from_days, days_in_month};
+    let ((sy, sm, sd), (ey, em, ed)) = (civil_from_days(start as i64), civil_from_days(end as i64));
+    let mut months = (ey * 12 + em as i64) - (sy * 12 + sm as i64);
+    let mut days = ed as i64 - sd as i64;
+    if months > 0 && days < 0 {
+        months -= 1;
+        let moved = crate::expr::builtins::add_months(start, months).unwrap_or(start);
+        days = end as i64 - moved as i64;
+    } else if months < 0 && days > 0 {
+        months += 1;
+        days -= days_in_month(ey, em) as i64;
+    }
+    // Both fit: at most the months and days between two dates of Spark's range.
+    (months as i32, days as i32)
+}
+
 /// make_interval(years, months, weeks, days, hours, mins, secs) over coerced arguments (six ints
 /// and a decimal(18,6)), as Spark's MakeInterval: ARITHMETIC_OVERFLOW when a part overflows.
 pub(crate) fn make_interval(args: &[ArrayRef], rows: usize) -> Result<ArrayRef> {

@@ -436,8 +436,13 @@ fn case_when(
     scatter(n, dt, parts)
 }
 
-/// `date ± INTERVAL 'n' DAY`, if this is one: the date operand and the signed day count.
+/// `date ± INTERVAL 'n' DAY`, if this is one: the date operand and the signed day count
+/// (`INTERVAL '1' DAY - INTERVAL '3' DAY` is interval arithmetic).
 fn interval_days<'a>(op: BinaryOp, left: &'a Expr, right: &'a Expr) -> Option<(&'a Expr, i64)> {
+    let interval = |e: &Expr| e.data_type().is_ok_and(|t| crate::types::interval::is_interval(&t));
+    if interval(left) && interval(right) {
+        return None;
+    }
     match (op, left, right) {
         (BinaryOp::Plus, date, Expr::Literal(ScalarValue::IntervalMicros(us, 0, 0)))
         | (BinaryOp::Plus, Expr::Literal(ScalarValue::IntervalMicros(us, 0, 0)), date) => Some((date, us / crate::types::timestamp::MICROS_PER_DAY)),

@@ -1,4 +1,4 @@
-//! Empty and local relation collapse: `PropagateEmptyRelation` and `ConvertToLocalRelation`.
+//! Empty and local relation collapse: `OptimizeLimitZero`, `PropagateEmptyRelation` and `ConvertToLocalRelation`.
 //!
 //! ```text
 //! Aggregate [k], [k, sum(v)]                 LocalRelation <empty>, [k, sum(v)]
@@ -41,6 +41,23 @@ fn nulls_for(plan: &LogicalPlan) -> Vec<Expr> {
         .into_iter()
         .map(|a| Expr::Alias { child: Box::new(Expr::Literal(ScalarValue::Null(a.data_type.clone()))), name: a.name.clone(), id: a.id })
         .collect()
+}
+
+/// `LIMIT 0` is an empty relation (Spark's OptimizeLimitZero): what is under it never runs.
+pub struct OptimizeLimitZero;
+
+impl Rule for OptimizeLimitZero {
+    fn name(&self) -> &'static str {
+        "OptimizeLimitZero"
+    }
+    fn apply(&self, plan: &Arc<LogicalPlan>) -> Result<Arc<LogicalPlan>> {
+        plan.transform_up(&mut |p| {
+            Ok(match p.as_ref() {
+                LogicalPlan::GlobalLimit { limit: 0, .. } | LogicalPlan::LocalLimit { limit: 0, .. } => empty(&p),
+                _ => p,
+            })
+        })
+    }
 }
 
 /// Removes operators over empty relations.

@@ -34,7 +34,7 @@ pub use infer_filters::InferFiltersFromConstraints;
 pub use inject_runtime_filter::InjectRuntimeFilter;
 pub use joins::EliminateOuterJoin;
 pub use limits::LimitPushDown;
-pub use local_relation::{ConvertToLocalRelation, PropagateEmptyRelation};
+pub use local_relation::{ConvertToLocalRelation, OptimizeLimitZero, PropagateEmptyRelation};
 pub use partitions::PruneFileSourcePartitions;
 pub use push_down_predicates::PushDownPredicates;
 pub use push_extra_predicates::PushExtraPredicateThroughJoin;

@@ -36,9 +36,11 @@ pub(in crate::exec) fn stream<'s>(exec: &'s Executor<'_>, plan: &'s Arc<Physical
     // Each task reads a contiguous run of batches, as a file's splits are read: a
     // table stored in key order then leaves each shuffle partition in key order.
     let range = batches.len() * i / n.max(1)..batches.len() * (i + 1) / n.max(1);
+    // Counted as read: the columns the scan reads, not the table's others.
     Ok(Box::new(batches.get(range).unwrap_or_default().iter().map(move |b| {
-        on_scan_batch(control, b)?;
         let cols = indices.iter().map(|&c| b.column(c).clone()).collect();
-        interpreted::make_batch(schema.clone(), cols, b.num_rows())
+        let b = interpreted::make_batch(schema.clone(), cols, b.num_rows())?;
+        on_scan_batch(control, &b)?;
+        Ok(b)
     })))
 }

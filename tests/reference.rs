@@ -508,6 +508,22 @@ fn scalar_subquery_queries_plan_the_subquery_as_spark() {
 /// (`if`, and the RuntimeReplaceable `nullif`, `nvl`, `nvl2`, `ifnull`; `pmod`'s name), taken
 /// from pyspark 4.3.0 (`df.columns`, `explain(True)`); ids differ and are masked.
 #[test]
+fn date_and_calendar_interval_literals_are_named_as_spark() {
+    // Column names from pyspark 4.3.0 with spark.sql.legacy.interval.enabled=true.
+    let session = Session::builder().config("spark.sql.legacy.interval.enabled", "true").build().expect("settings");
+    let df = session
+        .sql("SELECT interval '1' day, interval 1 year 2 months 3 days 4 hours, date'2020-03-15' - date'2020-01-01', typeof(interval '1' day)")
+        .expect("plans");
+    let names: Vec<String> = df.schema().fields().iter().map(|f| f.name().to_string()).collect();
+    assert_eq!(
+        names,
+        ["INTERVAL '1 days'", "INTERVAL '1 years 2 months 3 days 4 hours'", "(DATE '2020-03-15' - DATE '2020-01-01')", "typeof(INTERVAL '1 days')"]
+    );
+    let csv = kiln::format::result_csv(&df.schema(), &df.collect().expect("runs"));
+    assert_eq!(csv.lines().nth(1), Some("1 days,1 years 2 months 3 days 4 hours,2 months 14 days,interval"));
+}
+
+#[test]
 fn functions_spark_defines_by_others_are_named_and_printed_as_spark() {
     fn mask_ids(text: &str) -> String {
         let mut out = String::new();

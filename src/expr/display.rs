@@ -115,8 +115,9 @@ fn write_expr(f: &mut dyn fmt::Write, e: &Expr, style: Style) -> fmt::Result {
         },
         // Spark's Literal.sql: a NULL in a column's name is upper case, `coalesce(NULL, 1)`.
         Expr::Literal(v) if style == Style::Name && v.is_null() => write!(f, "NULL"),
-        // Spark's Literal.sql of a calendar interval: `INTERVAL '1 days'`.
+        // Spark's Literal.sql of a calendar interval and of a date: `INTERVAL '1 days'`, `DATE '2020-01-31'`.
         Expr::Literal(v @ ScalarValue::Calendar(..)) if style == Style::Name => write!(f, "INTERVAL '{v}'"),
+        Expr::Literal(v @ ScalarValue::Date32(_)) if style == Style::Name => write!(f, "DATE '{v}'"),
         Expr::Literal(v) => write!(f, "{v}"),
         Expr::Replaceable { name, params, .. } => {
             write!(f, "{name}(")?;

@@ -447,7 +447,9 @@ impl Session {
     }
 
     /// Runs a `;`-separated script, returning one DataFrame per statement. Statements run in
-    /// order, so a later one sees the tables an earlier one created.
+    /// order, so a later one sees the tables an earlier one created; each is parsed when it is
+    /// reached, under the settings the ones before it left (`SET spark.sql.legacy.interval.enabled`),
+    /// and a statement that does not parse stops the script there, as in spark-sql.
     pub fn sql_script(&self, text: &str) -> Result<Vec<DataFrame>> {
         let mut script = crate::sql::Script::new(text, None)?;
         let mut out = vec![];

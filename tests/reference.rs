@@ -521,6 +521,12 @@ fn date_and_calendar_interval_literals_are_named_as_spark() {
     );
     let csv = kiln::format::result_csv(&df.schema(), &df.collect().expect("runs"));
     assert_eq!(csv.lines().nth(1), Some("1 days,1 years 2 months 3 days 4 hours,2 months 14 days,interval"));
+    // In a script, the statements after a SET parse under it (mixed units are an ANSI parse error).
+    let plain = Session::new();
+    let dfs = plain.sql_script("SET spark.sql.legacy.interval.enabled = true; SELECT typeof(interval 1 year 2 days)").expect("runs");
+    let last = dfs.last().expect("two statements").collect().expect("runs");
+    assert_eq!(kiln::format::result_csv(&last[0].schema(), &last).lines().nth(1), Some("interval"));
+    assert!(Session::new().sql("SELECT interval 1 year 2 days").is_err());
 }
 
 #[test]

@@ -414,7 +414,7 @@ impl Session {
 
     /// What the session's settings make of SQL text (`spark.sql.legacy.interval.enabled`).
     pub(crate) fn parse_options(&self) -> Result<crate::sql::ParseOptions> {
-        Ok(crate::sql::ParseOptions::of(&self.config()?))
+        Ok(crate::sql::ParseOptions::of(&*self.state.config.read().map_err(|_| poisoned())?))
     }
 
     fn run_one(&self, mut statements: Vec<Statement>) -> Result<DataFrame> {

@@ -763,6 +763,7 @@ fn typed_interval(iv: &ast::Interval, legacy: bool) -> Result<Interval> {
 /// both kinds is an error (no calendar intervals with ANSI on).
 fn units_in_text(text: &str, legacy: bool) -> std::result::Result<Interval, String> {
     use crate::types::interval::{DAY_FIELD, HOUR, MINUTE, MONTH, SECOND, YEAR};
+    use crate::types::timestamp::MICROS_PER_DAY;
     let lower = text.to_ascii_lowercase();
     let mut words = lower.split_whitespace().peekable();
     if words.peek() == Some(&"interval") {
@@ -800,7 +801,7 @@ fn units_in_text(text: &str, legacy: bool) -> std::result::Result<Interval, Stri
         let n: i64 = number.parse().map_err(|_| format!("{number} is not an integer"))?;
         // Days apart from the time (a calendar interval keeps them apart).
         if field == DAY_FIELD {
-            days = n.checked_mul(us_per / 86_400_000_000).and_then(|d| days.checked_add(d)).ok_or_else(overflow)?;
+            days = n.checked_mul(us_per / MICROS_PER_DAY).and_then(|d| days.checked_add(d)).ok_or_else(overflow)?;
         } else {
             micros = n.checked_mul(us_per).and_then(|us| micros.checked_add(us)).ok_or_else(overflow)?;
         }
@@ -808,7 +809,7 @@ fn units_in_text(text: &str, legacy: bool) -> std::result::Result<Interval, Stri
     if legacy && (!ym.is_empty() || !dt.is_empty()) {
         return Ok(Interval::Calendar(months, days, micros));
     }
-    let micros = days.checked_mul(86_400_000_000).and_then(|us| us.checked_add(micros)).ok_or_else(|| format!("{text} is out of range"))?;
+    let micros = days.checked_mul(MICROS_PER_DAY).and_then(|us| us.checked_add(micros)).ok_or_else(|| format!("{text} is out of range"))?;
     let span = |f: &[u8]| (f.iter().copied().min().unwrap_or(0), f.iter().copied().max().unwrap_or(0));
     match (ym.is_empty(), dt.is_empty()) {
         (true, true) => Err("no value".into()),

@@ -101,15 +101,7 @@ pub(super) fn binary(op: BinaryOp, l: &ArrayRef, r: &ArrayRef, result: &DataType
                 .map_err(KilnError::from)
                 .and_then(|d| day_time_array(d, result))
         }
-        (BinaryOp::Minus, DataType::Timestamp(..), DataType::Timestamp(..)) => {
-            let (a, b) = match (l.primitive::<TimestampMicrosecondType>(), r.primitive::<TimestampMicrosecondType>()) {
-                (Ok(a), Ok(b)) => (a, b),
-                (Err(e), _) | (_, Err(e)) => return Some(Err(e)),
-            };
-            arrow::compute::try_binary::<_, _, _, Int64Type>(a, b, |x, y| x.checked_sub(y).ok_or_else(|| arrow::error::ArrowError::ComputeError(String::new())))
-                .map_err(|_| interval_overflow(None))
-                .and_then(|d| day_time_array(d, result))
-        }
+        (BinaryOp::Minus, DataType::Timestamp(..), DataType::Timestamp(..)) => timestamp_difference(l, r).and_then(|d| day_time_array(d, result)),
         (BinaryOp::Plus | BinaryOp::Minus, a, b) if is_year_month(a) && is_year_month(b) => months(l).and_then(|x| {
             let y = months(r)?;
             let (f, name): (fn(i32, i32) -> Option<i32>, _) = if op == BinaryOp::Plus { (i32::checked_add, "try_add") } else { (i32::checked_sub, "try_subtract") };
@@ -297,6 +289,13 @@ pub(crate) fn date_add_calendar(date: &ArrayRef, iv: &ArrayRef) -> Result<ArrayR
     Ok(Arc::new(out.into_iter().collect::<arrow::array::Date32Array>()))
 }
 
+/// `end - start` of two timestamps in microseconds; overflow is INTERVAL_ARITHMETIC_OVERFLOW.
+fn timestamp_difference(end: &ArrayRef, start: &ArrayRef) -> Result<Int64Array> {
+    let (e, s) = (end.primitive::<TimestampMicrosecondType>()?, start.primitive::<TimestampMicrosecondType>()?);
+    arrow::compute::try_binary::<_, _, _, Int64Type>(e, s, |x, y| x.checked_sub(y).ok_or_else(|| arrow::error::ArrowError::ComputeError(String::new())))
+        .map_err(|_| interval_overflow(None))
+}
+
 /// `end - start` as a calendar interval (`spark.sql.legacy.interval.enabled`): of dates, the
 /// months and days of Java's `Period.between(start, end)`; of timestamps, their microseconds.
 pub(crate) fn calendar_difference(end: &ArrayRef, start: &ArrayRef) -> Result<ArrayRef> {
@@ -305,21 +304,7 @@ pub(crate) fn calendar_difference(end: &ArrayRef, start: &ArrayRef) -> Result<Ar
         let parts = e.iter().zip(s.iter()).map(|(e, s)| Some(period_between(s?, e?)).map(|(m, d)| (m, d, 0i64))).collect();
         return Ok(calendar_array(parts));
     }
-    let micros = |a: &ArrayRef| -> Result<Vec<Option<i64>>> {
-        match a.data_type() {
-            DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, _) => Ok(a.primitive::<arrow::datatypes::TimestampMicrosecondType>()?.iter().collect()),
-            other => Err(KilnError::internal(format!("a calendar difference of {other}"))),
-        }
-    };
-    let (e, s) = (micros(end)?, micros(start)?);
-    let mut parts = Vec::with_capacity(e.len());
-    for (e, s) in e.into_iter().zip(s) {
-        parts.push(match (e, s) {
-            (Some(e), Some(s)) => Some((0, 0, e.checked_sub(s).ok_or_else(|| KilnError::exec("[DATETIME_OVERFLOW] Datetime operation overflow: timestamp - timestamp."))?)),
-            _ => None,
-        });
-    }
-    Ok(calendar_array(parts))
+    Ok(calendar_array(timestamp_difference(end, start)?.iter().map(|us| us.map(|us| (0, 0, us))).collect()))
 }
 
 /// Java's `Period.between(start, end)` as (total months, days), days since epoch.

@@ -167,14 +167,17 @@ impl<'a> HashPartitioner<'a> {
             let rows = self.chunk_rows[p];
             if rows > 0 && rows + more > self.batch_size {
                 let room = more.max(self.batch_size);
-                self.flush(p, room)?;
+                self.flush(p, 0)?;
+                for (c, sample) in self.columns.iter_mut().zip(batch.columns()) {
+                    c.reserve(p, room, sample, true);
+                }
                 self.chunk_room[p] = room;
             } else if rows == 0 {
                 // A first chunk starts at an eighth of a batch, not at its first rows: fewer
                 // small buffers regrown and freed across 200 partitions.
                 let first = more.max((self.batch_size / 8).min(FIRST_CHUNK_ROWS_MAX));
-                for c in &mut self.columns {
-                    c.reserve(p, first);
+                for (c, sample) in self.columns.iter_mut().zip(batch.columns()) {
+                    c.reserve(p, first, sample, false);
                 }
                 self.chunk_room[p] = first;
             } else if rows + more > self.chunk_room[p] {
@@ -182,8 +185,8 @@ impl<'a> HashPartitioner<'a> {
                 // its rows, not one per doubling (a partition given most of a batch per input
                 // task, as in a shuffle of lineitem, copied each row three times more).
                 let room = (rows + more).max(self.batch_size);
-                for c in &mut self.columns {
-                    c.reserve(p, room - rows);
+                for (c, sample) in self.columns.iter_mut().zip(batch.columns()) {
+                    c.reserve(p, room - rows, sample, true);
                 }
                 self.chunk_room[p] = room;
             }
@@ -235,8 +238,9 @@ impl<'a> HashPartitioner<'a> {
 
 /// One column's chunk in every output partition of a [`HashPartitioner`].
 trait ColumnParts: Send {
-    /// Room for exactly `rows` more rows in partition `p`'s chunk.
-    fn reserve(&mut self, p: usize, rows: usize);
+    /// Room for exactly `rows` more rows in partition `p`'s chunk; with `values`, also for
+    /// their variable-length values, estimated from `sample`'s.
+    fn reserve(&mut self, p: usize, rows: usize, sample: &ArrayRef, values: bool);
     /// Appends rows `order[starts[p]..starts[p + 1]]` of `array` to partition `p`'s chunk.
     fn scatter(&mut self, array: &ArrayRef, order: &[u32], starts: &[usize]) -> Result<()>;
     /// Partition `p`'s chunk as an array; the chunk starts again with room for `capacity` rows.
@@ -302,13 +306,15 @@ struct FixedParts<T: ArrowPrimitiveType> {
 }
 
 impl<T: ArrowPrimitiveType> ColumnParts for FixedParts<T> {
-    fn reserve(&mut self, p: usize, rows: usize) {
+    fn reserve(&mut self, p: usize, rows: usize, _: &ArrayRef, _: bool) {
         self.values[p].reserve_exact(rows);
     }
 
     fn scatter(&mut self, array: &ArrayRef, order: &[u32], starts: &[usize]) -> Result<()> {
         let a = array.as_primitive_opt::<T>().ok_or_else(|| KilnError::internal(format!("an exchange's {} column holds {}", self.data_type, array.data_type())))?;
-        let values = a.values();
+        // A slice, not the buffer: its address and length stay in registers while the chunk is
+        // written (the compiler cannot tell the two apart otherwise, and reloads them per row).
+        let values: &[T::Native] = a.values();
         for (p, rows) in runs(order, starts) {
             self.values[p].extend(rows.iter().map(|r| values[*r as usize]));
             append_validity(&mut self.nulls[p], a.nulls(), rows);
@@ -330,7 +336,7 @@ struct BoolParts {
 }
 
 impl ColumnParts for BoolParts {
-    fn reserve(&mut self, p: usize, rows: usize) {
+    fn reserve(&mut self, p: usize, rows: usize, _: &ArrayRef, _: bool) {
         self.values[p].reserve(rows);
     }
 
@@ -358,8 +364,15 @@ struct ByteParts<T: ByteArrayType> {
 }
 
 impl<T: ByteArrayType> ColumnParts for ByteParts<T> {
-    fn reserve(&mut self, p: usize, rows: usize) {
+    fn reserve(&mut self, p: usize, rows: usize, sample: &ArrayRef, values: bool) {
         self.offsets[p].reserve_exact(rows);
+        // Bytes for the rows at the sample's mean length and an eighth more, so that a chunk
+        // grown to a batch fills without its bytes regrowing (a copy each time).
+        if let Some(a) = sample.as_bytes_opt::<T>().filter(|a| values && !a.is_empty()) {
+            let offsets = a.value_offsets();
+            let bytes = (offsets[a.len()].as_usize() - offsets[0].as_usize()) / a.len() * rows;
+            self.values[p].reserve_exact(bytes + bytes / 8);
+        }
     }
 
     fn scatter(&mut self, array: &ArrayRef, order: &[u32], starts: &[usize]) -> Result<()> {
@@ -396,7 +409,7 @@ struct GatheredParts {
 }
 
 impl ColumnParts for GatheredParts {
-    fn reserve(&mut self, p: usize, rows: usize) {
+    fn reserve(&mut self, p: usize, rows: usize, _: &ArrayRef, _: bool) {
         self.rows[p].reserve_exact(rows);
     }
 

@@ -312,7 +312,7 @@ fn warm_build_rows(builds: &[&BuildTable], joined: &[Vec<u32>]) {
 }
 
 /// Rows per batch below which consecutive batches are merged before an aggregate stage runs.
-const COALESCE_ROWS: usize = 2048;
+const COALESCE_ROWS: usize = 8192;
 
 /// Runs of small batches merged into batches of about `COALESCE_ROWS` rows, as they stream by:
 /// each batch costs a round of per-batch work (hashing the keys, filling slots).

@@ -250,7 +250,8 @@ pub struct RuntimeFilterConfig {
     /// `...bloomFilter.applicationSideScanSizeThreshold`: the largest scan of the filtered side
     /// must be at least this big. Spark's 10GB weighs a filter against a cluster job that
     /// builds it; kiln builds it in-process from a small filtered scan, so 64MB (TPC-H SF1's
-    /// lineitem and orders get filters, its dimension tables do not).
+    /// lineitem and orders get filters, its dimension tables do not). The scan a filter would
+    /// prune must also be at least 1/64 of it (`InjectRuntimeFilter`).
     pub application_side_threshold: i64,
     /// `...bloomFilter.creationSideThreshold`: the side the filter is built from is at most this big.
     pub creation_side_threshold: i64,

@@ -124,6 +124,24 @@ fn no_bloom_filter_where_spark_plants_none() {
 }
 
 #[test]
+fn no_bloom_filter_on_a_scan_under_a_64th_of_the_threshold() {
+    // The aggregated side reads big, but its key comes from `tiny` (20 rows): a filter there
+    // would prune nothing the join does not. Under a threshold that big passes and tiny is under
+    // a 64th of, no filter; under a threshold of 1 byte (a 64th of it 0), the filter is planted.
+    let sql = "SELECT dim.k, a.total FROM dim JOIN (SELECT t.k, sum(b.v) AS total FROM big b JOIN tiny t ON b.k = t.k GROUP BY t.k) a ON dim.k = a.k WHERE dim.tag = 'x'";
+    let with_tiny = |threshold: &str| {
+        let s = session(&[("spark.sql.optimizer.runtime.bloomFilter.applicationSideScanSizeThreshold", threshold)]);
+        let tiny = RecordBatch::try_new(Arc::new(Schema::new(vec![Field::new("k", DataType::Int64, false)])), vec![Arc::new((0..20i64).collect::<Int64Array>()) as ArrayRef]).expect("tiny");
+        s.register_batches("tiny", vec![tiny]).expect("register tiny");
+        optimized(&s, sql)
+    };
+    let planted = with_tiny("1");
+    assert!(planted.contains("might_contain"), "{planted}");
+    let plan = with_tiny("64k");
+    assert!(!plan.contains("might_contain"), "{plan}");
+}
+
+#[test]
 fn rows_are_the_same_with_the_filter_in_every_mode_and_key_type() {
     for col in ["k", "ki", "d"] {
         let sql = join_on(&col);

@@ -19,7 +19,8 @@
 //! traces down to one scan; that side's largest scan is at least the application-side
 //! threshold; the other side is a simple, likely selective filter over a scan (also reached
 //! through a join on the same key) of at most the creation-side threshold; the join is
-//! probably a shuffle join or the pruned side has a shuffle below it.
+//! probably a shuffle join or the pruned side has a shuffle below it. And, kiln's own: the scan
+//! the key traces to is at least 1/64 of the application-side threshold.
 
 use std::sync::Arc;
 
@@ -28,6 +29,10 @@ use crate::error::Result;
 use crate::expr::{AggBuiltin, AggFunc, Builtin, Expr, ExprId, MoreFn, ScalarFunc, SubqueryPlan};
 use crate::optimizer::Rule;
 use crate::plan::{JoinStrategyHint, JoinType, LogicalPlan};
+
+/// The scan a filter prunes is at least this share of the application-side threshold
+/// (1 MB of the default 64 MB).
+const PRUNED_SCAN_SHARE: u64 = 64;
 
 /// Plants runtime Bloom filters (see the module notes).
 pub struct InjectRuntimeFilter {
@@ -105,11 +110,16 @@ impl InjectRuntimeFilter {
     /// Spark's `extractBeneficialFilterCreatePlan`: the creation side's key and plan, when the
     /// application side is big enough and its key reaches a scan.
     fn creation_side(&self, application: &Arc<LogicalPlan>, creation: &Arc<LogicalPlan>, app_key: &Expr, creation_key: &Expr) -> Option<(Expr, Arc<LogicalPlan>)> {
-        if !traces_to_scan(app_key, application) {
-            return None;
-        }
+        let traced = traced_scan(app_key, application)?;
         let largest_scan = leaves(application).iter().map(|l| self.size(l)).max().unwrap_or(0);
         if largest_scan < self.settings.application_side_threshold.max(0) as u64 {
+            return None;
+        }
+        // kiln's own condition: the scan the filter would prune is not tiny. A table of a few
+        // rows (TPC-H's nation) costs the join no more than the filter would, and the filter
+        // costs a subquery.
+        let least_pruned = self.settings.application_side_threshold.max(0) as u64 / PRUNED_SCAN_SHARE;
+        if self.size(traced) < least_pruned {
             return None;
         }
         selective_filter_over_scan(creation, creation_key)
@@ -225,21 +235,20 @@ fn has_filter_on(plan: &LogicalPlan, key: &Expr) -> bool {
     matches!(plan, LogicalPlan::Filter { condition, .. } if planted(condition)) || plan.children().iter().any(|c| has_filter_on(c, key))
 }
 
-/// Spark's `findExpressionAndTrackLineageDown`: the key's columns come from one scan, through
-/// projections (aliases followed), filters, aggregates' grouping and joins.
-fn traces_to_scan(key: &Expr, plan: &LogicalPlan) -> bool {
-    let refs = key.references();
-    if refs.is_empty() {
-        return false;
+/// Spark's `findExpressionAndTrackLineageDown`: the one scan the key's columns come from,
+/// through projections (aliases followed), filters, aggregates' grouping and joins.
+fn traced_scan<'p>(key: &Expr, plan: &'p Arc<LogicalPlan>) -> Option<&'p Arc<LogicalPlan>> {
+    if key.references().is_empty() {
+        return None;
     }
-    match plan {
-        LogicalPlan::Project { list, child } => traces_to_scan(&super::substitute_aliases(key, list), child),
+    match plan.as_ref() {
+        LogicalPlan::Project { list, child } => traced_scan(&super::substitute_aliases(key, list), child),
         LogicalPlan::Aggregate { aggregates, child, .. } => {
             let key = super::substitute_aliases(key, aggregates);
-            !key.contains_aggregate() && traces_to_scan(&key, child)
+            if key.contains_aggregate() { None } else { traced_scan(&key, child) }
         }
-        LogicalPlan::Relation { .. } => super::reads_only(key, &super::output_ids(plan)),
-        other => other.children().into_iter().any(|c| super::reads_only(key, &super::output_ids(c)) && traces_to_scan(key, c)),
+        LogicalPlan::Relation { .. } => super::reads_only(key, &super::output_ids(plan)).then_some(plan),
+        other => other.children().into_iter().find(|c| super::reads_only(key, &super::output_ids(c))).and_then(|c| traced_scan(key, c)),
     }
 }
 

@@ -265,3 +265,33 @@ fn the_smaller_side_runs_first_so_a_join_converted_to_broadcast_never_shuffles_t
         assert_eq!(rows, run(&off, sql).0, "codegen {codegen}");
     }
 }
+
+#[test]
+fn a_filtered_side_runs_first_so_its_join_becomes_a_broadcast_before_the_other_side_shuffles() {
+    // TPC-H Q10's shape: customers against three months of orders. Unfiltered, the orders
+    // columns read are more bytes than customer's, but the date range's two comparisons count
+    // the orders side at a quarter: it runs first, turns out small, and the join is broadcast
+    // before customer is shuffled.
+    let sql = "SELECT c_custkey, c_name, c_comment, count(*) AS n, sum(o_totalprice) AS total FROM customer JOIN orders ON c_custkey = o_custkey
+        WHERE o_orderdate >= DATE '1993-10-01' AND o_orderdate < DATE '1994-01-01'
+        GROUP BY c_custkey, c_name, c_comment";
+    let tables = |s: &Session| {
+        for t in ["customer", "orders"] {
+            s.register_parquet(t, tpch_dir().join(format!("{t}.parquet"))).expect("registers");
+        }
+    };
+    // Sort-merge join at planning; broadcast at run time under 64 KB (the orders side's ~600 rows).
+    let s = session(&[("spark.sql.autoBroadcastJoinThreshold", "1KB"), ("spark.sql.adaptive.autoBroadcastJoinThreshold", "64KB")]);
+    tables(&s);
+    let initial = s.sql(sql).and_then(|df| df.explain_string(ExplainMode::Simple)).expect("explains");
+    assert!(shuffles_scan_of(&initial, "customer"), "planned with customer shuffled for a sort-merge join:\n{initial}");
+    let (rows, plan) = run(&s, sql);
+    let plan = plan.expect("ran adaptively");
+    let fin = final_part(&plan);
+    assert!(fin.contains("BroadcastHashJoin [c_custkey"), "converted:\n{plan}");
+    assert!(!shuffles_scan_of(fin, "customer"), "customer was shuffled:\n{plan}");
+    assert!(!rows.is_empty());
+    let off = session(&[("spark.sql.adaptive.enabled", "false")]);
+    tables(&off);
+    assert_eq!(rows, run(&off, sql).0);
+}

@@ -457,6 +457,21 @@ pub fn skew_join_reads(join_type: JoinType, left: &[u64], right: &[u64], config:
 /// Estimated bytes a subtree produces in memory, to run the smaller of two ready stages first:
 /// finished stages their real size, scans their decoded columns, a semi or anti join its left
 /// side, everything else the sum of its inputs.
+/// `bytes` after a filter: halved for each comparison of a column with a literal (at most four
+/// times), a guess where no statistics are at hand, so that of two shuffles the filtered one runs
+/// first — and a join whose filtered side turns out small becomes a broadcast before its other side
+/// is shuffled (TPC-H Q10: three months of orders against all customers).
+fn filtered_share(condition: &Expr, bytes: u64) -> u64 {
+    let literal = |e: &Expr| matches!(e, Expr::Literal(_));
+    let compares = condition
+        .split_conjunction()
+        .into_iter()
+        .filter(|c| matches!(c, Expr::Binary { op, left, right } if op.is_comparison() && literal(left) != literal(right)))
+        .count()
+        .min(4);
+    bytes >> compares
+}
+
 pub fn estimated_bytes(plan: &PhysicalPlan) -> u64 {
     match plan {
         PhysicalPlan::QueryStage { output, .. } => output.total_bytes(),
@@ -479,6 +494,7 @@ pub fn estimated_bytes(plan: &PhysicalPlan) -> u64 {
         },
         PhysicalPlan::LocalTableScan { data, .. } => data.iter().map(|b| b.get_array_memory_size() as u64).sum(),
         PhysicalPlan::Range { range, .. } => u64::try_from(8 * range.count()).unwrap_or(u64::MAX),
+        PhysicalPlan::Filter { condition, child } => filtered_share(condition, estimated_bytes(child)),
         PhysicalPlan::SortMergeJoin { join_type: JoinType::LeftSemi | JoinType::LeftAnti, left, .. }
         | PhysicalPlan::HashJoin { join_type: JoinType::LeftSemi | JoinType::LeftAnti, left, .. } => estimated_bytes(left),
         other => other.children().into_iter().map(|c| estimated_bytes(c)).fold(0u64, u64::saturating_add),

@@ -454,9 +454,6 @@ pub fn skew_join_reads(join_type: JoinType, left: &[u64], right: &[u64], config:
     Some((ShuffleReadSpec { parts: l, local: false }, ShuffleReadSpec { parts: r, local: false }))
 }
 
-/// Estimated bytes a subtree produces in memory, to run the smaller of two ready stages first:
-/// finished stages their real size, scans their decoded columns, a semi or anti join its left
-/// side, everything else the sum of its inputs.
 /// `bytes` after a filter: halved for each comparison of a column with a literal (at most four
 /// times), a guess where no statistics are at hand, so that of two shuffles the filtered one runs
 /// first — and a join whose filtered side turns out small becomes a broadcast before its other side
@@ -472,6 +469,9 @@ fn filtered_share(condition: &Expr, bytes: u64) -> u64 {
     bytes >> compares
 }
 
+/// Estimated bytes a subtree produces in memory, to run the smaller of two ready stages first:
+/// finished stages their real size, scans their decoded columns, a filter its input's share
+/// (`filtered_share`), a semi or anti join its left side, everything else the sum of its inputs.
 pub fn estimated_bytes(plan: &PhysicalPlan) -> u64 {
     match plan {
         PhysicalPlan::QueryStage { output, .. } => output.total_bytes(),

@@ -167,17 +167,17 @@ impl<'a> HashPartitioner<'a> {
             let rows = self.chunk_rows[p];
             if rows > 0 && rows + more > self.batch_size {
                 let room = more.max(self.batch_size);
-                self.flush(p, 0)?;
+                self.flush(p)?;
                 for (c, sample) in self.columns.iter_mut().zip(batch.columns()) {
-                    c.reserve(p, room, sample, true);
+                    c.reserve(p, room, Some(sample));
                 }
                 self.chunk_room[p] = room;
             } else if rows == 0 {
                 // A first chunk starts at an eighth of a batch, not at its first rows: fewer
                 // small buffers regrown and freed across 200 partitions.
                 let first = more.max((self.batch_size / 8).min(FIRST_CHUNK_ROWS_MAX));
-                for (c, sample) in self.columns.iter_mut().zip(batch.columns()) {
-                    c.reserve(p, first, sample, false);
+                for c in &mut self.columns {
+                    c.reserve(p, first, None);
                 }
                 self.chunk_room[p] = first;
             } else if rows + more > self.chunk_room[p] {
@@ -186,7 +186,7 @@ impl<'a> HashPartitioner<'a> {
                 // task, as in a shuffle of lineitem, copied each row three times more).
                 let room = (rows + more).max(self.batch_size);
                 for (c, sample) in self.columns.iter_mut().zip(batch.columns()) {
-                    c.reserve(p, room - rows, sample, true);
+                    c.reserve(p, room - rows, Some(sample));
                 }
                 self.chunk_room[p] = room;
             }
@@ -214,7 +214,7 @@ impl<'a> HashPartitioner<'a> {
     pub fn take(&mut self) -> Result<Vec<Vec<RecordBatch>>> {
         for p in 0..self.n {
             if self.chunk_rows[p] > 0 {
-                self.flush(p, 0)?;
+                self.flush(p)?;
             }
         }
         Ok(std::mem::replace(&mut self.out, vec![vec![]; self.n]))
@@ -225,10 +225,10 @@ impl<'a> HashPartitioner<'a> {
         self.n
     }
 
-    /// Hands on partition `p`'s chunk as a batch; the next starts with room for `capacity` rows.
-    fn flush(&mut self, p: usize, capacity: usize) -> Result<()> {
+    /// Hands on partition `p`'s chunk as a batch; the next starts empty.
+    fn flush(&mut self, p: usize) -> Result<()> {
         let schema = self.schema.clone().ok_or_else(|| KilnError::internal("an exchange flushed before its first batch"))?;
-        let columns = self.columns.iter_mut().map(|c| c.finish(p, capacity)).collect::<Result<Vec<_>>>()?;
+        let columns = self.columns.iter_mut().map(|c| c.finish(p)).collect::<Result<Vec<_>>>()?;
         let options = arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(self.chunk_rows[p]));
         self.out[p].push(RecordBatch::try_new_with_options(schema, columns, &options)?);
         self.chunk_rows[p] = 0;
@@ -238,13 +238,13 @@ impl<'a> HashPartitioner<'a> {
 
 /// One column's chunk in every output partition of a [`HashPartitioner`].
 trait ColumnParts: Send {
-    /// Room for exactly `rows` more rows in partition `p`'s chunk; with `values`, also for
-    /// their variable-length values, estimated from `sample`'s.
-    fn reserve(&mut self, p: usize, rows: usize, sample: &ArrayRef, values: bool);
+    /// Room for exactly `rows` more rows in partition `p`'s chunk; with a sample, also for
+    /// their variable-length values, estimated from the sample's.
+    fn reserve(&mut self, p: usize, rows: usize, sample: Option<&ArrayRef>);
     /// Appends rows `order[starts[p]..starts[p + 1]]` of `array` to partition `p`'s chunk.
     fn scatter(&mut self, array: &ArrayRef, order: &[u32], starts: &[usize]) -> Result<()>;
-    /// Partition `p`'s chunk as an array; the chunk starts again with room for `capacity` rows.
-    fn finish(&mut self, p: usize, capacity: usize) -> Result<ArrayRef>;
+    /// Partition `p`'s chunk as an array; the chunk starts again empty.
+    fn finish(&mut self, p: usize) -> Result<ArrayRef>;
 }
 
 /// A chunk's buffer as an array's: without the room it did not use when that is over a
@@ -306,7 +306,7 @@ struct FixedParts<T: ArrowPrimitiveType> {
 }
 
 impl<T: ArrowPrimitiveType> ColumnParts for FixedParts<T> {
-    fn reserve(&mut self, p: usize, rows: usize, _: &ArrayRef, _: bool) {
+    fn reserve(&mut self, p: usize, rows: usize, _: Option<&ArrayRef>) {
         self.values[p].reserve_exact(rows);
     }
 
@@ -322,8 +322,8 @@ impl<T: ArrowPrimitiveType> ColumnParts for FixedParts<T> {
         Ok(())
     }
 
-    fn finish(&mut self, p: usize, capacity: usize) -> Result<ArrayRef> {
-        let values = trimmed(std::mem::replace(&mut self.values[p], Vec::with_capacity(capacity)));
+    fn finish(&mut self, p: usize) -> Result<ArrayRef> {
+        let values = trimmed(std::mem::take(&mut self.values[p]));
         let array = PrimitiveArray::<T>::try_new(values.into(), self.nulls[p].finish())?.with_data_type(self.data_type.clone());
         Ok(std::sync::Arc::new(array))
     }
@@ -336,7 +336,7 @@ struct BoolParts {
 }
 
 impl ColumnParts for BoolParts {
-    fn reserve(&mut self, p: usize, rows: usize, _: &ArrayRef, _: bool) {
+    fn reserve(&mut self, p: usize, rows: usize, _: Option<&ArrayRef>) {
         self.values[p].reserve(rows);
     }
 
@@ -351,8 +351,8 @@ impl ColumnParts for BoolParts {
         Ok(())
     }
 
-    fn finish(&mut self, p: usize, capacity: usize) -> Result<ArrayRef> {
-        let values = std::mem::replace(&mut self.values[p], arrow::array::BooleanBufferBuilder::new(capacity)).finish();
+    fn finish(&mut self, p: usize) -> Result<ArrayRef> {
+        let values = std::mem::replace(&mut self.values[p], arrow::array::BooleanBufferBuilder::new(0)).finish();
         Ok(std::sync::Arc::new(arrow::array::BooleanArray::new(values, self.nulls[p].finish())))
     }
 }
@@ -364,11 +364,11 @@ struct ByteParts<T: ByteArrayType> {
 }
 
 impl<T: ByteArrayType> ColumnParts for ByteParts<T> {
-    fn reserve(&mut self, p: usize, rows: usize, sample: &ArrayRef, values: bool) {
+    fn reserve(&mut self, p: usize, rows: usize, sample: Option<&ArrayRef>) {
         self.offsets[p].reserve_exact(rows);
         // Bytes for the rows at the sample's mean length and an eighth more, so that a chunk
         // grown to a batch fills without its bytes regrowing (a copy each time).
-        if let Some(a) = sample.as_bytes_opt::<T>().filter(|a| values && !a.is_empty()) {
+        if let Some(a) = sample.and_then(|s| s.as_bytes_opt::<T>()).filter(|a| !a.is_empty()) {
             let offsets = a.value_offsets();
             let bytes = (offsets[a.len()].as_usize() - offsets[0].as_usize()) / a.len() * rows;
             self.values[p].reserve_exact(bytes + bytes / 8);
@@ -392,8 +392,8 @@ impl<T: ByteArrayType> ColumnParts for ByteParts<T> {
         Ok(())
     }
 
-    fn finish(&mut self, p: usize, capacity: usize) -> Result<ArrayRef> {
-        let mut next = Vec::with_capacity(capacity + 1);
+    fn finish(&mut self, p: usize) -> Result<ArrayRef> {
+        let mut next = Vec::with_capacity(1);
         next.push(T::Offset::default());
         let offsets = OffsetBuffer::new(trimmed(std::mem::replace(&mut self.offsets[p], next)).into());
         let values = trimmed(std::mem::take(&mut self.values[p]));
@@ -409,7 +409,7 @@ struct GatheredParts {
 }
 
 impl ColumnParts for GatheredParts {
-    fn reserve(&mut self, p: usize, rows: usize, _: &ArrayRef, _: bool) {
+    fn reserve(&mut self, p: usize, rows: usize, _: Option<&ArrayRef>) {
         self.rows[p].reserve_exact(rows);
     }
 
@@ -422,8 +422,8 @@ impl ColumnParts for GatheredParts {
         Ok(())
     }
 
-    fn finish(&mut self, p: usize, capacity: usize) -> Result<ArrayRef> {
-        let rows = std::mem::replace(&mut self.rows[p], Vec::with_capacity(capacity));
+    fn finish(&mut self, p: usize) -> Result<ArrayRef> {
+        let rows = std::mem::take(&mut self.rows[p]);
         let arrays: Vec<&dyn Array> = self.arrays.iter().map(|a| a.as_ref()).collect();
         let array = arrow::compute::interleave(&arrays, &rows)?;
         // Arrays no partition still reads are let go once every partition has been flushed.

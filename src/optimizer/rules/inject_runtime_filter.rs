@@ -111,15 +111,15 @@ impl InjectRuntimeFilter {
     /// application side is big enough and its key reaches a scan.
     fn creation_side(&self, application: &Arc<LogicalPlan>, creation: &Arc<LogicalPlan>, app_key: &Expr, creation_key: &Expr) -> Option<(Expr, Arc<LogicalPlan>)> {
         let traced = traced_scan(app_key, application)?;
+        let threshold = self.settings.application_side_threshold.max(0) as u64;
         let largest_scan = leaves(application).iter().map(|l| self.size(l)).max().unwrap_or(0);
-        if largest_scan < self.settings.application_side_threshold.max(0) as u64 {
+        if largest_scan < threshold {
             return None;
         }
         // kiln's own condition: the scan the filter would prune is not tiny. A table of a few
         // rows (TPC-H's nation) costs the join no more than the filter would, and the filter
         // costs a subquery.
-        let least_pruned = self.settings.application_side_threshold.max(0) as u64 / PRUNED_SCAN_SHARE;
-        if self.size(traced) < least_pruned {
+        if self.size(traced) < threshold / PRUNED_SCAN_SHARE {
             return None;
         }
         selective_filter_over_scan(creation, creation_key)

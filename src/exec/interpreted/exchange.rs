@@ -370,8 +370,9 @@ impl<T: ByteArrayType> ColumnParts for ByteParts<T> {
         // grown to a batch fills without its bytes regrowing (a copy each time).
         if let Some(a) = sample.and_then(|s| s.as_bytes_opt::<T>()).filter(|a| !a.is_empty()) {
             let offsets = a.value_offsets();
-            let bytes = (offsets[a.len()].as_usize() - offsets[0].as_usize()) / a.len() * rows;
-            self.values[p].reserve_exact(bytes + bytes / 8);
+            let bytes = ((offsets[a.len()].as_usize() - offsets[0].as_usize()) / a.len()).saturating_mul(rows);
+            // A hint: refused (a huge kiln.batchSize), the bytes grow as they come.
+            let _ = self.values[p].try_reserve_exact(bytes.saturating_add(bytes / 8));
         }
     }
 

@@ -271,9 +271,10 @@ fn execute(client: &ClientSession, plan: &pb::Plan, control: &Arc<QueryControl>,
         pb::plan::OpType::Root(relation) => {
             let df = super::relation::dataframe(session, relation)?;
             let schema = df.schema();
-            if !out.send(None, Some(super::types::schema_to_proto(&schema)?)) {
-                return Ok(false);
-            }
+            // The schema rides on the first batch's response: the client answers every response
+            // with a ReleaseExecute, and one sent before the query has run costs it CPU while
+            // the query runs.
+            let mut schema_proto = Some(super::types::schema_to_proto(&schema)?);
             // Batches go out as the query yields them, small ones merged (a sort over many
             // partitions yields a sliver each, and the client pays per batch); dropping the
             // stream stops the query.
@@ -308,7 +309,7 @@ fn execute(client: &ClientSession, plan: &pb::Plan, control: &Arc<QueryControl>,
                     let len = ROWS_PER_MESSAGE.min(ready - start);
                     let data = ipc_stream(&schema, &[merged.slice(start, len)])?;
                     let arrow = ArrowBatch { row_count: len as i64, data: data.into(), start_offset: Some(offset), ..Default::default() };
-                    if !out.send(Some(ResponseType::ArrowBatch(arrow)), None) {
+                    if !out.send(Some(ResponseType::ArrowBatch(arrow)), schema_proto.take()) {
                         return Ok(false);
                     }
                     offset += len as i64;
@@ -323,7 +324,7 @@ fn execute(client: &ClientSession, plan: &pb::Plan, control: &Arc<QueryControl>,
                 // An empty result still carries its Arrow schema.
                 let data = ipc_stream(&schema, &[RecordBatch::new_empty(schema.clone())])?;
                 let arrow = ArrowBatch { row_count: 0, data: data.into(), start_offset: Some(0), ..Default::default() };
-                if !out.send(Some(ResponseType::ArrowBatch(arrow)), None) {
+                if !out.send(Some(ResponseType::ArrowBatch(arrow)), schema_proto.take()) {
                     return Ok(false);
                 }
             }

@@ -173,6 +173,9 @@ fn hashes(keys: &[KeyData], n: usize) -> Vec<u64> {
     h
 }
 
+/// How many rows ahead of its insertion a build row's home slot is prefetched.
+const PREFETCH_AHEAD: usize = 16;
+
 /// A join's build-side hash table (see the module notes).
 pub struct JoinTable {
     slots: Vec<u64>,
@@ -234,6 +237,11 @@ impl JoinTable {
         let h = hashes(&t.keys, rows);
         // Inserted last row first, each prepended to its key's chain: chains run in build order.
         for row in (0..rows).rev() {
+            // The slot a few rows on is fetched while this row is placed: each insertion
+            // otherwise waits for its own cache miss.
+            if let Some(ahead) = row.checked_sub(PREFETCH_AHEAD) {
+                t.prefetch(std::iter::once((h[ahead] & t.mask) as usize * width));
+            }
             if valid.as_ref().is_some_and(|v| v.is_null(row)) {
                 continue;
             }

@@ -11,6 +11,7 @@ use arrow::compute::{cast, take};
 use arrow::datatypes::{Field, Schema};
 use arrow::record_batch::RecordBatch;
 use arrow::row::{RowConverter, Rows, SortField};
+use rayon::prelude::*;
 
 use crate::hashtable::join_table::{JoinTable, END};
 use super::{concat, evaluate_all, make_batch, schema_of};
@@ -137,8 +138,9 @@ pub use crate::physical::keys_read_only;
 /// match in its `table`. That join drops every other row, so leaving them out of this join's
 /// table changes no result, and spares this join's probe and the rows carried between.
 pub fn rows_matching(batches: Vec<RecordBatch>, attrs: &[Attribute], keys: &[Expr], table: &JoinTable) -> Result<Vec<RecordBatch>> {
+    // On the threads: a stage's partitions wait for this.
     batches
-        .into_iter()
+        .into_par_iter()
         .map(|b| {
             let heads = table.probe(&probe_keys(keys, &b, attrs, table)?)?;
             let keep: arrow::array::BooleanArray = heads.iter().map(|h| Some(*h != END)).collect();

@@ -293,6 +293,9 @@ pub struct Setting {
     pub meaning: &'static str,
 }
 
+/// The largest `kiln.batchSize`: operators make room for a batch's rows at once.
+pub const BATCH_SIZE_MAX: usize = 1 << 24;
+
 /// Every key `Config` applies.
 pub const SETTINGS: &[Setting] = &[
     Setting { key: "spark.sql.shuffle.partitions", since: "1.1.0", meaning: "The number of partitions of every hash or range shuffle (joins, aggregates, sorts)." },
@@ -347,7 +350,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting { key: "spark.sql.statistics.histogram.enabled", since: "2.3.0", meaning: "ANALYZE TABLE .. FOR COLUMNS builds equi-height histograms." },
     Setting { key: "spark.sql.statistics.histogram.numBins", since: "2.3.0", meaning: "The bins of a column histogram." },
     Setting { key: "spark.sql.statistics.ndv.maxError", since: "2.1.1", meaning: "The relative standard deviation of distinct-count estimates (HyperLogLog++)." },
-    Setting { key: "kiln.batchSize", since: "0.1.0", meaning: "Rows per batch read from files." },
+    Setting { key: "kiln.batchSize", since: "0.1.0", meaning: "Rows per batch read from files (at most 16777216)." },
     Setting { key: "kiln.aggregate.partialRunRows", since: "0.1.0", meaning: "Input rows a partial aggregate under a shuffle groups in one table across its input partitions; 0: one table per partition." },
     Setting { key: "kiln.aggregate.partialFlushGroups", since: "0.1.0", meaning: "Groups past which a partial aggregate that folds rows emits its groups and starts again; 0: never." },
     Setting { key: "kiln.optimizer.strict", since: "0.1.0", meaning: "Check every optimizer rule's plan (resolved, unique expression ids, idempotent Once batches); violations are errors." },
@@ -738,6 +741,9 @@ impl Config {
             }
             "kiln.batchSize" => {
                 let n: usize = parse(key, value, "a positive integer")?;
+                if n > BATCH_SIZE_MAX {
+                    return Err(KilnError::Config(format!("`{key}` must be at most {BATCH_SIZE_MAX} rows, got `{value}`")));
+                }
                 self.batch_size = n.max(1);
             }
             "kiln.aggregate.partialRunRows" => self.partial_run_rows = parse(key, value, "a number of rows (0: one table per partition)")?,
@@ -900,6 +906,9 @@ mod tests {
         assert_eq!((c.shuffle_partitions, c.get("spark.sql.shuffle.partition").as_deref()), (8, Some("9")));
         let err = c.set_from_sql(&host, "kiln.batchSiz", "8").unwrap_err().to_string();
         assert!(err.contains("kiln.batchSize"), "{err}");
+        let err = c.set("kiln.batchSize", "1000000000000").unwrap_err().to_string();
+        assert!(err.contains("at most 16777216"), "{err}");
+        c.set("kiln.batchSize", "16777216").unwrap();
         assert!(c.set("spark.sql.shuffle.partitions", "x").is_err());
         c.set("spark.sql.ansi.enabled", "false").unwrap();
         assert!(!c.ansi_enabled);

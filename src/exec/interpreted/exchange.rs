@@ -27,6 +27,10 @@ fn pmod(hash: i32, n: StrengthReducedU64, lift: i64) -> u32 {
 /// The most rows a partition's first chunk makes room for before its rows come (the batch
 /// size can be set to anything).
 const FIRST_CHUNK_ROWS_MAX: usize = 1 << 16;
+/// The most rows a chunk makes room for at once when it grows (rows past it grow the buffers
+/// as they come): room for a whole batch of a huge `kiln.batchSize` in each of 200 partitions
+/// would ask for more memory than the rows need.
+const CHUNK_ROOM_MAX: usize = 1 << 17;
 
 /// A hash exchange's writer for one input partition, splitting rows into `n` partitions by
 /// `pmod(murmur3(keys), n)`: equal keys, NULLs included, land in the same partition, exactly
@@ -166,7 +170,7 @@ impl<'a> HashPartitioner<'a> {
             }
             let rows = self.chunk_rows[p];
             if rows > 0 && rows + more > self.batch_size {
-                let room = more.max(self.batch_size);
+                let room = more.max(self.batch_size.min(CHUNK_ROOM_MAX));
                 self.flush(p)?;
                 for (c, sample) in self.columns.iter_mut().zip(batch.columns()) {
                     c.reserve(p, room, Some(sample));
@@ -183,8 +187,9 @@ impl<'a> HashPartitioner<'a> {
             } else if rows + more > self.chunk_room[p] {
                 // A chunk outgrowing its first room grows to a whole batch at once: one copy of
                 // its rows, not one per doubling (a partition given most of a batch per input
-                // task, as in a shuffle of lineitem, copied each row three times more).
-                let room = (rows + more).max(self.batch_size);
+                // task, as in a shuffle of lineitem, copied each row three times more). Past
+                // CHUNK_ROOM_MAX it doubles.
+                let room = (rows + more).max(self.batch_size.min(CHUNK_ROOM_MAX)).max(2 * rows);
                 for (c, sample) in self.columns.iter_mut().zip(batch.columns()) {
                     c.reserve(p, room - rows, Some(sample));
                 }
@@ -621,6 +626,27 @@ mod tests {
         let mut one = HashPartitioner::new(&keys, &input, 1, 7).unwrap();
         one.push(&batches[0]).unwrap();
         assert_eq!(one.finish().unwrap(), vec![vec![batches[0].clone()]]);
+    }
+
+    #[test]
+    fn a_chunk_under_the_largest_batch_size_grows_past_its_room_and_keeps_every_row() {
+        // kiln.batchSize at its largest: chunks start at FIRST_CHUNK_ROWS_MAX rows, grow to
+        // CHUNK_ROOM_MAX and then double, never flushed.
+        let k = attr("k", DataType::Int64);
+        let batches: Vec<RecordBatch> = (0..6i64)
+            .map(|b| batch(std::slice::from_ref(&k), vec![ints(&(b * 60_000..(b + 1) * 60_000).map(Some).collect::<Vec<_>>())]))
+            .collect();
+        let keys = [k.expr()];
+        let mut parts = HashPartitioner::new(&keys, std::slice::from_ref(&k), 2, crate::config::BATCH_SIZE_MAX).unwrap();
+        for b in &batches {
+            parts.push(b).unwrap();
+        }
+        assert!(parts.chunk_room.iter().all(|r| *r >= CHUNK_ROOM_MAX && *r < 4 * CHUNK_ROOM_MAX), "{:?}", parts.chunk_room);
+        let got = parts.finish().unwrap();
+        assert!(got.iter().all(|p| p.len() == 1), "a chunk flushed before the end");
+        let mut keys_out: Vec<i64> = got.iter().flatten().flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec()).collect();
+        keys_out.sort_unstable();
+        assert_eq!(keys_out, (0..360_000).collect::<Vec<_>>());
     }
 
     #[test]

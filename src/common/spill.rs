@@ -243,7 +243,7 @@ impl SpillFile {
 pub struct SpillablePartition {
     pub files: Vec<Arc<SpillFile>>,
     pub batches: Vec<RecordBatch>,
-    /// When non-zero, batches in memory that are small (on average under a quarter of this)
+    /// When non-zero, batches in memory that are small (on average under an eighth of this)
     /// are read back merged into batches of up to this many rows.
     pub merge_rows: usize,
 }
@@ -290,11 +290,13 @@ impl SpillablePartition {
 }
 
 /// `batches`, merged into batches of up to `merge_rows` rows when they are small (on average
-/// under a quarter of it), one merged batch as it is pulled: the slivers of a run are freed as
-/// it is read, so merging never holds a partition twice.
+/// under an eighth of it), one merged batch as it is pulled: the slivers of a run are freed as
+/// it is read, so merging never holds a partition twice. Larger ones go as they are: their
+/// per-batch work is small beside their rows', and a sort or an aggregate reading them would
+/// copy them again.
 fn merged_slivers(batches: Vec<RecordBatch>, merge_rows: usize) -> Box<dyn Iterator<Item = Result<RecordBatch>> + Send> {
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    if merge_rows == 0 || batches.len() <= 1 || rows / batches.len() >= merge_rows / 4 {
+    if merge_rows == 0 || batches.len() <= 1 || rows / batches.len() >= merge_rows / 8 {
         return Box::new(batches.into_iter().map(Ok));
     }
     let mut rest = batches.into_iter().peekable();

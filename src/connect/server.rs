@@ -24,13 +24,8 @@ use crate::session::Session;
 const SPARK_VERSION: &str = "4.3.0";
 /// Errors kept per session for `FetchErrorDetails`.
 const KEPT_ERRORS: usize = 32;
-/// Bytes of rows per response, estimated: 70 % of Spark's `spark.connect.grpc.arrow.maxBatchSize`
-/// default (4 MiB), as Spark sizes its batches. The client answers each response with a
-/// ReleaseExecute and reads each as an IPC stream of its own, so fewer cost it less.
-const MESSAGE_BYTES: usize = (4 << 20) * 7 / 10;
-/// The most Arrow bytes one response carries (rows whose estimate fell short are split): gRPC
-/// clients refuse messages over 4 MiB unless told otherwise.
-const MESSAGE_BYTES_MAX: usize = (4 << 20) - (64 << 10);
+/// Rows per Arrow batch sent, so one response stays well under gRPC's message limits.
+const ROWS_PER_MESSAGE: usize = 8192;
 /// The largest request accepted (a `createDataFrame` of local rows travels in one).
 const MAX_REQUEST_BYTES: usize = 512 << 20;
 
@@ -286,23 +281,15 @@ fn execute(client: &ClientSession, plan: &pb::Plan, control: &Arc<QueryControl>,
             let mut offset = 0i64;
             let mut sent_any = false;
             let (mut pending, mut pending_rows): (Vec<RecordBatch>, usize) = (vec![], 0);
-            // Rows per message, from the first batch's bytes per row.
-            let mut rows_per_message = None;
             let mut batches = df.execute_stream_with_control(control)?;
             loop {
                 let next = batches.next().transpose().map_err(KilnError::from_stream)?;
                 let last = next.is_none();
-                if let Some(b) = next.filter(|b| b.num_rows() > 0) {
-                    if rows_per_message.is_none() {
-                        // The rows' own bytes (a slice's, not its buffers').
-                        let bytes: usize = b.columns().iter().map(|c| c.to_data().get_slice_memory_size().unwrap_or(0)).sum();
-                        rows_per_message = Some((MESSAGE_BYTES / (bytes / b.num_rows()).max(1)).max(1));
-                    }
+                if let Some(b) = next {
                     pending_rows += b.num_rows();
                     pending.push(b);
                 }
-                let mut per_message = rows_per_message.unwrap_or(1);
-                if pending_rows < per_message && !last {
+                if pending_rows < ROWS_PER_MESSAGE && !last {
                     continue;
                 }
                 let merged = match pending.len() {
@@ -312,21 +299,15 @@ fn execute(client: &ClientSession, plan: &pb::Plan, control: &Arc<QueryControl>,
                 };
                 pending.clear();
                 // Whole messages now; a remainder waits for more rows unless this is the end.
-                let ready = if last { merged.num_rows() } else { merged.num_rows() / per_message * per_message };
+                let ready = if last { merged.num_rows() } else { merged.num_rows() / ROWS_PER_MESSAGE * ROWS_PER_MESSAGE };
                 pending_rows = merged.num_rows() - ready;
                 if pending_rows > 0 {
                     pending.push(merged.slice(ready, pending_rows));
                 }
                 let mut start = 0;
                 while start < ready {
-                    let mut len = per_message.min(ready - start);
-                    let mut data = ipc_stream(&schema, &[merged.slice(start, len)])?;
-                    while data.len() > MESSAGE_BYTES_MAX && len > 1 {
-                        // Rows larger than the first batch's: fewer per message from here on.
-                        len = (len * MESSAGE_BYTES / data.len()).clamp(1, len - 1);
-                        per_message = len;
-                        data = ipc_stream(&schema, &[merged.slice(start, len)])?;
-                    }
+                    let len = ROWS_PER_MESSAGE.min(ready - start);
+                    let data = ipc_stream(&schema, &[merged.slice(start, len)])?;
                     let arrow = ArrowBatch { row_count: len as i64, data: data.into(), start_offset: Some(offset), ..Default::default() };
                     if !out.send(Some(ResponseType::ArrowBatch(arrow)), schema_proto.take()) {
                         return Ok(false);
@@ -335,7 +316,6 @@ fn execute(client: &ClientSession, plan: &pb::Plan, control: &Arc<QueryControl>,
                     start += len;
                     sent_any = true;
                 }
-                rows_per_message = Some(per_message);
                 if last {
                     break;
                 }

@@ -13,6 +13,13 @@ fn tpch_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/reference/data/tpch")
 }
 
+/// Registers the committed TPC-H sample tables `tables` in `s`.
+fn register_tpch(s: &Session, tables: &[&str]) {
+    for t in tables {
+        s.register_parquet(t, tpch_dir().join(format!("{t}.parquet"))).expect("registers");
+    }
+}
+
 fn session(confs: &[(&str, &str)]) -> Session {
     let mut b = Session::builder().config("spark.sql.shuffle.partitions", "8");
     for (k, v) in confs {
@@ -48,9 +55,7 @@ fn a_sort_merge_join_whose_side_turns_out_small_runs_as_a_broadcast_join() {
     let threshold = ("spark.sql.autoBroadcastJoinThreshold", "20KB");
     for codegen in ["true", "false"] {
         let aqe = session(&[threshold, ("spark.sql.codegen.wholeStage", codegen)]);
-        for t in ["orders", "lineitem"] {
-            aqe.register_parquet(t, tpch_dir().join(format!("{t}.parquet"))).expect("registers");
-        }
+        register_tpch(&aqe, &["orders", "lineitem"]);
         let df = aqe.sql(Q3_LIKE).expect("plans");
         let initial = df.explain_string(ExplainMode::Simple).expect("explains");
         assert!(initial.contains("SortMergeJoin"), "planned as a sort-merge join:\n{initial}");
@@ -64,9 +69,7 @@ fn a_sort_merge_join_whose_side_turns_out_small_runs_as_a_broadcast_join() {
         assert!(!rows.is_empty());
 
         let off = session(&[threshold, ("spark.sql.codegen.wholeStage", codegen), ("spark.sql.adaptive.enabled", "false")]);
-        for t in ["orders", "lineitem"] {
-            off.register_parquet(t, tpch_dir().join(format!("{t}.parquet"))).expect("registers");
-        }
+        register_tpch(&off, &["orders", "lineitem"]);
         let (expected, none) = run(&off, Q3_LIKE);
         assert!(none.is_none(), "AQE off runs the plan as planned");
         assert_eq!(rows, expected, "codegen {codegen}");
@@ -127,7 +130,7 @@ fn a_hot_key_partition_is_split_and_the_rows_stay_the_same() {
 #[test]
 fn small_shuffles_are_coalesced_and_a_failing_stage_stops_the_query() {
     let s = session(&[]);
-    s.register_parquet("orders", tpch_dir().join("orders.parquet")).expect("registers");
+    register_tpch(&s, &["orders"]);
     let (_, plan) = run(&s, "SELECT o_orderpriority, count(*) FROM orders GROUP BY o_orderpriority");
     let plan = plan.expect("adaptive");
     assert!(final_part(&plan).contains("AQEShuffleRead coalesced\n"), "{plan}");
@@ -144,9 +147,7 @@ fn small_shuffles_are_coalesced_and_a_failing_stage_stops_the_query() {
 fn the_plan_picture_is_self_contained_svg_with_rows_per_edge() {
     let threshold = ("spark.sql.autoBroadcastJoinThreshold", "20KB");
     let s = session(&[threshold]);
-    for t in ["orders", "lineitem"] {
-        s.register_parquet(t, tpch_dir().join(format!("{t}.parquet"))).expect("registers");
-    }
+    register_tpch(&s, &["orders", "lineitem"]);
     let df = s.sql(Q3_LIKE).expect("plans");
     let html = df.plan_graph(true).expect("draws");
     assert!(html.starts_with("<!DOCTYPE html>") && !html.contains("<script") && !html.contains("src=") && !html.contains("href="), "offline");
@@ -177,9 +178,7 @@ fn the_plan_picture_is_self_contained_svg_with_rows_per_edge() {
 #[test]
 fn a_second_adaptive_run_takes_every_stage_from_the_cache() {
     let s = session(&[("spark.sql.autoBroadcastJoinThreshold", "20KB")]);
-    for t in ["orders", "lineitem"] {
-        s.register_parquet(t, tpch_dir().join(format!("{t}.parquet"))).expect("registers");
-    }
+    register_tpch(&s, &["orders", "lineitem"]);
     let df = s.sql(Q3_LIKE).expect("plans");
     let (_, first) = df.collect_with_metrics().expect("runs");
     let (_, second) = df.collect_with_metrics().expect("runs");
@@ -247,9 +246,7 @@ fn the_smaller_side_runs_first_so_a_join_converted_to_broadcast_never_shuffles_t
         AND c_custkey = o_custkey AND o_orderkey = l_orderkey GROUP BY c_name, o_orderkey";
     for codegen in ["true", "false"] {
         let s = session(&[("spark.sql.autoBroadcastJoinThreshold", "1KB"), ("spark.sql.codegen.wholeStage", codegen)]);
-        for t in ["customer", "orders", "lineitem"] {
-            s.register_parquet(t, tpch_dir().join(format!("{t}.parquet"))).expect("registers");
-        }
+        register_tpch(&s, &["customer", "orders", "lineitem"]);
         let initial = s.sql(sql).and_then(|df| df.explain_string(ExplainMode::Simple)).expect("explains");
         assert!(shuffles_scan_of(&initial, "lineitem"), "planned with lineitem shuffled for a sort-merge join:\n{initial}");
         let (rows, plan) = run(&s, sql);
@@ -259,9 +256,7 @@ fn the_smaller_side_runs_first_so_a_join_converted_to_broadcast_never_shuffles_t
         assert!(!shuffles_scan_of(fin, "lineitem"), "lineitem was shuffled:\n{plan}");
         assert!(!rows.is_empty());
         let off = session(&[("spark.sql.codegen.wholeStage", codegen), ("spark.sql.adaptive.enabled", "false")]);
-        for t in ["customer", "orders", "lineitem"] {
-            off.register_parquet(t, tpch_dir().join(format!("{t}.parquet"))).expect("registers");
-        }
+        register_tpch(&off, &["customer", "orders", "lineitem"]);
         assert_eq!(rows, run(&off, sql).0, "codegen {codegen}");
     }
 }
@@ -275,14 +270,9 @@ fn a_filtered_side_runs_first_so_its_join_becomes_a_broadcast_before_the_other_s
     let sql = "SELECT c_custkey, c_name, c_comment, count(*) AS n, sum(o_totalprice) AS total FROM customer JOIN orders ON c_custkey = o_custkey
         WHERE o_orderdate >= DATE '1993-10-01' AND o_orderdate < DATE '1994-01-01'
         GROUP BY c_custkey, c_name, c_comment";
-    let tables = |s: &Session| {
-        for t in ["customer", "orders"] {
-            s.register_parquet(t, tpch_dir().join(format!("{t}.parquet"))).expect("registers");
-        }
-    };
     // Sort-merge join at planning; broadcast at run time under 64 KB (the orders side's ~600 rows).
     let s = session(&[("spark.sql.autoBroadcastJoinThreshold", "1KB"), ("spark.sql.adaptive.autoBroadcastJoinThreshold", "64KB")]);
-    tables(&s);
+    register_tpch(&s, &["customer", "orders"]);
     let initial = s.sql(sql).and_then(|df| df.explain_string(ExplainMode::Simple)).expect("explains");
     assert!(shuffles_scan_of(&initial, "customer"), "planned with customer shuffled for a sort-merge join:\n{initial}");
     let (rows, plan) = run(&s, sql);
@@ -292,6 +282,6 @@ fn a_filtered_side_runs_first_so_its_join_becomes_a_broadcast_before_the_other_s
     assert!(!shuffles_scan_of(fin, "customer"), "customer was shuffled:\n{plan}");
     assert!(!rows.is_empty());
     let off = session(&[("spark.sql.adaptive.enabled", "false")]);
-    tables(&off);
+    register_tpch(&off, &["customer", "orders"]);
     assert_eq!(rows, run(&off, sql).0);
 }

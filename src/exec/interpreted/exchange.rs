@@ -163,6 +163,8 @@ impl<'a> HashPartitioner<'a> {
             order[*at] = row as u32;
             *at += 1;
         }
+        // Room a chunk makes at once when it grows: a batch, up to CHUNK_ROOM_MAX rows.
+        let batch_room = self.batch_size.min(CHUNK_ROOM_MAX);
         for p in 0..self.n {
             let more = self.starts[p + 1] - self.starts[p];
             if more == 0 {
@@ -170,7 +172,7 @@ impl<'a> HashPartitioner<'a> {
             }
             let rows = self.chunk_rows[p];
             if rows > 0 && rows + more > self.batch_size {
-                let room = more.max(self.batch_size.min(CHUNK_ROOM_MAX));
+                let room = more.max(batch_room);
                 self.flush(p)?;
                 for (c, sample) in self.columns.iter_mut().zip(batch.columns()) {
                     c.reserve(p, room, Some(sample));
@@ -189,7 +191,7 @@ impl<'a> HashPartitioner<'a> {
                 // its rows, not one per doubling (a partition given most of a batch per input
                 // task, as in a shuffle of lineitem, copied each row three times more). Past
                 // CHUNK_ROOM_MAX it doubles.
-                let room = (rows + more).max(self.batch_size.min(CHUNK_ROOM_MAX)).max(2 * rows);
+                let room = (rows + more).max(batch_room).max(2 * rows);
                 for (c, sample) in self.columns.iter_mut().zip(batch.columns()) {
                     c.reserve(p, room - rows, Some(sample));
                 }

@@ -179,9 +179,11 @@ impl<'a> HashPartitioner<'a> {
                 }
                 self.chunk_room[p] = room;
             } else if rows == 0 {
-                // A first chunk starts at an eighth of a batch, not at its first rows: fewer
-                // small buffers regrown and freed across 200 partitions.
-                let first = more.max((self.batch_size / 8).min(FIRST_CHUNK_ROWS_MAX));
+                // A first chunk starts at a quarter of a batch, not at its first rows: fewer
+                // small buffers regrown and freed across 200 partitions, and the couple of
+                // thousand rows a task gives each of them in a shuffle of a table of millions
+                // fit without growing the chunk (a copy) and trimming it (another).
+                let first = more.max((self.batch_size / 4).min(FIRST_CHUNK_ROWS_MAX));
                 for c in &mut self.columns {
                     c.reserve(p, first, None);
                 }

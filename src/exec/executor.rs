@@ -56,14 +56,33 @@ pub fn collect_measured(plan: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<(
 
 /// [`collect_measured`], the batches kept by output partition.
 pub fn collect_partitions(plan: &Arc<PhysicalPlan>, ctx: &ExecContext) -> Result<(Partitions, Option<Arc<PhysicalPlan>>)> {
-    let (parts, final_plan) = if super::adaptive::is_adaptive(plan, ctx.config) {
-        let run = super::adaptive::execute_adaptive(plan, ctx, &execute_stage)?;
-        (run.partitions, Some(run.final_plan))
-    } else {
-        (execute_with(plan, ctx)?, None)
-    };
+    let (parts, final_plan) = on_a_worker(ctx, || {
+        if super::adaptive::is_adaptive(plan, ctx.config) {
+            let run = super::adaptive::execute_adaptive(plan, ctx, &execute_stage)?;
+            Ok::<_, KilnError>((run.partitions, Some(run.final_plan)))
+        } else {
+            Ok((execute_with(plan, ctx)?, None))
+        }
+    })?;
     let parts = parts.into_iter().map(|p| p.into_iter().filter(|b| b.num_rows() > 0 || b.num_columns() == 0).collect()).collect();
     Ok((parts, final_plan))
+}
+
+/// Runs a query's coordination (its stages one after another, the serial steps between them)
+/// on a worker of the thread pool, not on the caller's thread: each stage's partitions then
+/// start on that worker at once, and it goes on after them without being woken, where a caller
+/// outside the pool sleeps through every stage and waits to be scheduled again after it (tens
+/// of microseconds a time on a virtual machine, a hundred times a query). The worker takes
+/// the query's cap on one string result, which the caller's thread had from planning.
+fn on_a_worker<R: Send>(ctx: &ExecContext, run: impl FnOnce() -> R + Send) -> R {
+    if rayon::current_thread_index().is_some() {
+        return run();
+    }
+    let limit = ctx.memory().limit();
+    rayon::scope(|_| {
+        crate::expr::builtins::set_result_limit(limit);
+        run()
+    })
 }
 
 /// Runs `plan` and returns its partitions.
@@ -130,7 +149,7 @@ pub(super) fn run_subqueries(plan: &PhysicalPlan, ctx: &ExecContext) -> Result<(
 pub fn for_each_batch(plan: &Arc<PhysicalPlan>, ctx: &ExecContext, mut sink: impl FnMut(RecordBatch) -> bool) -> Result<()> {
     if super::adaptive::is_adaptive(plan, ctx.config) {
         // The query stages run one by one; the result stage is collected, not yet streamed.
-        let run = super::adaptive::execute_adaptive(plan, ctx, &execute_stage)?;
+        let run = on_a_worker(ctx, || super::adaptive::execute_adaptive(plan, ctx, &execute_stage))?;
         for batch in run.partitions.into_iter().flatten() {
             if !sink(batch) {
                 return Ok(());

@@ -154,8 +154,12 @@ fn packed_sort_indices(values: &ArrayRef, o: SortOptions) -> Option<UInt32Array>
         let runs = 1 + keys.windows(2).filter(|w| w[0] > w[1]).count();
         if runs <= PRESORTED_RUNS_MAX {
             keys.sort();
+        } else if rank_bits <= 32 {
+            // By rank alone, stably: the keys are in row order already, so the row index
+            // below the rank costs no radix passes of its own.
+            radsort::sort_by_key(&mut keys, |k| (k >> index_bits) as u32);
         } else {
-            radsort::sort(&mut keys);
+            radsort::sort_by_key(&mut keys, |k| k >> index_bits);
         }
         let mask = (1u64 << index_bits) - 1;
         Some(keys.into_iter().map(|k| (k & mask) as u32).collect::<Vec<u32>>().into())
@@ -219,12 +223,15 @@ mod tests {
 
     #[test]
     fn one_integer_key_sorts_packed_as_arrow_sorts() {
-        // Extremes, negatives, duplicates and NULLs in a random order (sorted by radix), and in
-        // three ascending runs (merged); arrow's lexsort is the oracle.
+        // Extremes, negatives, duplicates and NULLs in a random order (sorted by radix, by a
+        // rank of 32 bits or of 64), and in three ascending runs (merged); arrow's lexsort is
+        // the oracle.
         let mut random: Vec<Option<i64>> = (0..300i64).map(|i| if i % 17 == 0 { None } else { Some((i * 7919) % 101 - 50) }).collect();
         random.extend([Some(i32::MIN as i64), Some(i32::MAX as i64)]);
         let runs: Vec<Option<i64>> = (0..3).flat_map(|r| (0..100i64).map(move |i| if i == 50 { None } else { Some(i * 3 - r) })).collect();
-        for vals in [random, runs] {
+        // Ranks past 32 bits (radix passes over a 64-bit rank).
+        let wide_ranks: Vec<Option<i64>> = random.iter().map(|v| v.map(|x| (x % 1000) << 34)).collect();
+        for vals in [random, runs, wide_ranks] {
             let a: ArrayRef = std::sync::Arc::new(arrow::array::Int64Array::from(vals.clone()));
             for (descending, nulls_first) in [(false, true), (false, false), (true, true), (true, false)] {
                 let o = SortOptions { descending, nulls_first };

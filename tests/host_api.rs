@@ -150,6 +150,10 @@ fn settings_are_read_when_the_plan_first_runs() {
     assert_eq!(later.columns(), ["k", "n"]);
     assert!(later.explain_string(kiln::ExplainMode::Simple).unwrap().contains(", 3), ENSURE_REQUIREMENTS"));
     assert_eq!(later.execute_stream().unwrap().map(|b| b.unwrap().num_rows()).sum::<usize>(), 3);
+    let mut rows = vec![];
+    later.for_each_batch_with_control(&Arc::new(kiln::QueryControl::default()), &mut |b| b.map(|b| rows.push(b)).is_ok()).unwrap();
+    assert_eq!(rows.iter().map(|b| b.num_rows()).sum::<usize>(), 3);
+    assert!(rows.iter().all(|b| b.schema().field(0).name() == "k" && b.schema().field(1).name() == "n"));
 }
 
 fn users(s: &Session) {
@@ -312,6 +316,7 @@ enum Run {
     CollectWithControl,
     Stream,
     StreamWithControl,
+    ForEachWithControl,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -359,6 +364,14 @@ fn stopped_join(mode: &str, run: Run, stop: Stop) -> (kiln::KilnError, std::time
         Run::CollectWithControl => df.collect_with_control(&control).map(|b| b.len()),
         Run::Stream => df.execute_stream().and_then(count_batches),
         Run::StreamWithControl => df.execute_stream_with_control(&control).and_then(count_batches),
+        Run::ForEachWithControl => {
+            let mut n = 0;
+            df.for_each_batch_with_control(&control, &mut |b| b.is_ok() && {
+                n += 1;
+                true
+            })
+            .map(|()| n)
+        }
     };
     let elapsed = start.elapsed();
     assert_eq!(signal.join().unwrap(), 1, "{mode} {run:?} {stop:?}: one query running at the signal");
@@ -370,13 +383,14 @@ fn stopped_join(mode: &str, run: Run, stop: Stop) -> (kiln::KilnError, std::time
 
 // Issue 40 item 2: the timeout, Session::interrupt_all and QueryControl::cancel stop a join
 // once its scans are done, through collect, collect_with_control, execute_stream (the timeout
-// and interrupt_all need no control of the host's) and execute_stream_with_control, compiled
+// and interrupt_all need no control of the host's), execute_stream_with_control and
+// for_each_batch_with_control, compiled
 // and interpreted. (A stop takes a batch of the join's output: milliseconds; the bound only
 // separates stopping from running the minutes the join takes.)
 #[test]
 fn timeout_interrupt_and_cancel_stop_a_join() {
     for mode in ["true", "false"] {
-        for run in [Run::Collect, Run::CollectWithControl, Run::Stream, Run::StreamWithControl] {
+        for run in [Run::Collect, Run::CollectWithControl, Run::Stream, Run::StreamWithControl, Run::ForEachWithControl] {
             for stop in [Stop::Timeout, Stop::InterruptAll, Stop::Cancel] {
                 if matches!((run, stop), (Run::Collect | Run::Stream, Stop::Cancel)) {
                     continue; // a plain collect or stream has no control of the host's to cancel

@@ -276,24 +276,24 @@ fn execute(client: &ClientSession, plan: &pb::Plan, control: &Arc<QueryControl>,
             // the query runs.
             let mut schema_proto = Some(super::types::schema_to_proto(&schema)?);
             // Batches go out as the query yields them, small ones merged (a sort over many
-            // partitions yields a sliver each, and the client pays per batch); dropping the
-            // stream stops the query.
+            // partitions yields a sliver each, and the client pays per batch). The query runs
+            // on this thread: a thread of its own would cost a start and two hand-offs a query.
             let mut offset = 0i64;
             let mut sent_any = false;
             let (mut pending, mut pending_rows): (Vec<RecordBatch>, usize) = (vec![], 0);
-            let mut batches = df.execute_stream_with_control(control)?;
-            loop {
-                let next = batches.next().transpose().map_err(KilnError::from_stream)?;
+            // Sends the whole messages `next` completes (all that is left at the end, None);
+            // false once the client is gone.
+            let mut send = |next: Option<RecordBatch>| -> Result<bool> {
                 let last = next.is_none();
                 if let Some(b) = next {
                     pending_rows += b.num_rows();
                     pending.push(b);
                 }
                 if pending_rows < ROWS_PER_MESSAGE && !last {
-                    continue;
+                    return Ok(true);
                 }
                 let merged = match pending.len() {
-                    0 => break,
+                    0 => return Ok(true),
                     1 => pending.remove(0),
                     _ => arrow::compute::concat_batches(&schema, &pending)?,
                 };
@@ -316,9 +316,24 @@ fn execute(client: &ClientSession, plan: &pb::Plan, control: &Arc<QueryControl>,
                     start += len;
                     sent_any = true;
                 }
-                if last {
-                    break;
+                Ok(true)
+            };
+            let (mut failed, mut gone) = (None, false);
+            df.for_each_batch_with_control(control, &mut |b| match b.map_err(KilnError::from).and_then(|b| send(Some(b))) {
+                Ok(go) => {
+                    gone = !go;
+                    go
                 }
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            })?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            if gone || !send(None)? {
+                return Ok(false);
             }
             if !sent_any {
                 // An empty result still carries its Arrow schema.

@@ -55,18 +55,34 @@ impl DataFrame {
         let (plan, config, session, out_schema) = (self.plans.physical.clone(), self.config.clone(), self.session.clone(), schema.clone());
         // Governed as `collect` is; a reader that drops the stream stops the run.
         let control = self.run_control();
-        spawn_stream(schema, move |sink| {
-            let (metrics, ops) = (crate::exec::metrics::CodegenMetrics::default(), crate::exec::metrics::PlanMetrics::default());
-            let ctx = crate::exec::ExecContext::with_control(control, &config, session.stage_cache(), &metrics, &ops);
-            crate::exec::executor::for_each_batch(&plan, &ctx, |b| {
-                if b.num_rows() == 0 {
-                    return true;
-                }
-                // Result columns carry the analyzed plan's names and nullability.
-                sink(RecordBatch::try_new(out_schema.clone(), b.columns().to_vec()))
-            })
-        })
+        spawn_stream(schema, move |sink| run_batches(&plan, &config, &session, control, out_schema, sink))
     }
+
+    /// Runs the query under `control` on the caller's thread, each batch handed to `sink` as
+    /// it is produced (false from it stops the query): a host that consumes batches as they
+    /// come, without the thread and the hand-offs of [`DataFrame::execute_stream`].
+    pub fn for_each_batch_with_control(&self, control: &std::sync::Arc<crate::QueryControl>, sink: &mut dyn FnMut(std::result::Result<RecordBatch, ArrowError>) -> bool) -> Result<()> {
+        let df = DataFrame { control: Some(control.clone()), ..self.clone() };
+        if let std::borrow::Cow::Owned(df) = df.for_run()? {
+            return df.for_each_batch_with_control(control, sink);
+        }
+        run_batches(&df.plans.physical, &df.config, &df.session, df.run_control(), df.schema(), sink)
+    }
+}
+
+/// Runs `plan` under `control`, each non-empty batch handed to `sink` with the result's
+/// schema: its columns carry the analyzed plan's names and nullability.
+fn run_batches(
+    plan: &std::sync::Arc<crate::physical::PhysicalPlan>,
+    config: &crate::config::Config,
+    session: &std::sync::Arc<dyn super::Planner>,
+    control: std::sync::Arc<crate::QueryControl>,
+    out_schema: SchemaRef,
+    sink: &mut dyn FnMut(std::result::Result<RecordBatch, ArrowError>) -> bool,
+) -> Result<()> {
+    let (metrics, ops) = (crate::exec::metrics::CodegenMetrics::default(), crate::exec::metrics::PlanMetrics::default());
+    let ctx = crate::exec::ExecContext::with_control(control, config, session.stage_cache(), &metrics, &ops);
+    crate::exec::executor::for_each_batch(plan, &ctx, |b| b.num_rows() == 0 || sink(RecordBatch::try_new(out_schema.clone(), b.columns().to_vec())))
 }
 
 /// Runs `job` on a thread of its own, each batch it hands its sink sent to the returned

@@ -10,7 +10,6 @@ use arrow::array::{
 };
 use arrow::buffer::{BooleanBuffer, MutableBuffer, NullBuffer, ScalarBuffer};
 use arrow::compute::{concat_batches, take};
-use rayon::prelude::*;
 use arrow::datatypes::*;
 use arrow::record_batch::RecordBatch;
 
@@ -69,7 +68,7 @@ impl BuildTable {
     /// a sort-merge join's side keeps its keys in order for the merge instead.
     pub fn new(join: &JoinSpec, batches: Vec<RecordBatch>) -> Result<BuildTable> {
         let schema = schema_of(&join.build);
-        let rows = concat_on_threads(&schema, &batches)?;
+        let rows = crate::common::concat_on_threads(&schema, &batches)?;
         let keys = evaluate_all(&join.build_keys, &rows, &join.build)?;
         let (table, merge) = if join.merge { (None, Some(MergeSide::new(&keys)?)) } else { (Some(JoinTable::build(&keys)?), None) };
         let batch = if join.join_type == StageJoinType::Outer {
@@ -310,22 +309,6 @@ fn warm_build_rows(builds: &[&BuildTable], joined: &[Vec<u32>]) {
         }
     }
     std::hint::black_box(touched);
-}
-
-/// The batches as one, each column concatenated on a thread of its own: a stage's partitions
-/// wait for its build sides.
-fn concat_on_threads(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<RecordBatch> {
-    let columns = match batches {
-        [] => return Ok(RecordBatch::new_empty(schema.clone())),
-        [one] => one.columns().to_vec(),
-        _ => (0..schema.fields().len())
-            .into_par_iter()
-            .map(|c| Ok(arrow::compute::concat(&batches.iter().map(|b| b.column(c).as_ref()).collect::<Vec<_>>())?))
-            .collect::<Result<Vec<_>>>()?,
-    };
-    let rows = batches.iter().map(|b| b.num_rows()).sum();
-    let options = arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(rows));
-    Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &options)?)
 }
 
 /// Rows per batch below which consecutive batches are merged before an aggregate stage runs.

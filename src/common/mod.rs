@@ -15,6 +15,24 @@ pub fn available_cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// `batches` as one batch of `schema`, each column concatenated on a thread of its own (an
+/// empty batch when there are none): what a partition's build side or a whole side becomes
+/// before the partitions that wait for it run.
+pub fn concat_on_threads(schema: &arrow::datatypes::SchemaRef, batches: &[arrow::record_batch::RecordBatch]) -> crate::error::Result<arrow::record_batch::RecordBatch> {
+    use rayon::prelude::*;
+    let columns = match batches {
+        [] => return Ok(arrow::record_batch::RecordBatch::new_empty(schema.clone())),
+        [one] => one.columns().to_vec(),
+        _ => (0..schema.fields().len())
+            .into_par_iter()
+            .map(|c| Ok(arrow::compute::concat(&batches.iter().map(|b| b.column(c).as_ref()).collect::<Vec<_>>())?))
+            .collect::<crate::error::Result<Vec<_>>>()?,
+    };
+    let rows = batches.iter().map(|b| b.num_rows()).sum();
+    let options = arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(rows));
+    Ok(arrow::record_batch::RecordBatch::try_new_with_options(schema.clone(), columns, &options)?)
+}
+
 /// Spark's `Utils.bytesToString`: one decimal in the largest unit of which there are at least
 /// two (`1294.9 KiB`, `2.0 MiB`), rounding half up; `1.23E+22 B` from 2048 EiB on.
 pub fn bytes_to_string(size: u128) -> String {

@@ -20,7 +20,6 @@ pub use join::{hash_join, nested_loop_join, sort_merge_join};
 pub use sort::{limit, sort};
 pub use window::window;
 
-use arrow::compute::concat_batches;
 use arrow::record_batch::RecordBatch;
 
 // The batch-level evaluation (filter, project, schemas) lives with the expressions.
@@ -34,7 +33,7 @@ pub(crate) fn concat(attrs: &[Attribute], batches: &[RecordBatch]) -> Result<Rec
     match batches {
         [] => Ok(RecordBatch::new_empty(schema_of(attrs))),
         [one] => Ok(one.clone()),
-        many => Ok(concat_batches(&many[0].schema(), many)?),
+        many => crate::common::concat_on_threads(&many[0].schema(), many),
     }
 }
 

@@ -319,7 +319,7 @@ fn execute(client: &ClientSession, plan: &pb::Plan, control: &Arc<QueryControl>,
                 Ok(true)
             };
             let (mut failed, mut gone) = (None, false);
-            df.for_each_batch_with_control(control, &mut |b| match b.map_err(KilnError::from).and_then(|b| send(Some(b))) {
+            df.for_each_batch_with_control(control, &mut |b| match send(Some(b)) {
                 Ok(go) => {
                     gone = !go;
                     go

@@ -61,12 +61,20 @@ impl DataFrame {
     /// Runs the query under `control` on the caller's thread, each batch handed to `sink` as
     /// it is produced (false from it stops the query): a host that consumes batches as they
     /// come, without the thread and the hand-offs of [`DataFrame::execute_stream`].
-    pub fn for_each_batch_with_control(&self, control: &std::sync::Arc<crate::QueryControl>, sink: &mut dyn FnMut(std::result::Result<RecordBatch, ArrowError>) -> bool) -> Result<()> {
+    pub fn for_each_batch_with_control(&self, control: &std::sync::Arc<crate::QueryControl>, sink: &mut dyn FnMut(RecordBatch) -> bool) -> Result<()> {
         let df = DataFrame { control: Some(control.clone()), ..self.clone() };
         if let std::borrow::Cow::Owned(df) = df.for_run()? {
             return df.for_each_batch_with_control(control, sink);
         }
-        run_batches(&df.plans.physical, &df.config, &df.session, df.run_control(), df.schema(), sink)
+        let mut failed = None;
+        run_batches(&df.plans.physical, &df.config, &df.session, df.run_control(), df.schema(), &mut |b| match b {
+            Ok(b) => sink(b),
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        })?;
+        failed.map_or(Ok(()), |e| Err(e.into()))
     }
 }
 

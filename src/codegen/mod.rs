@@ -70,6 +70,8 @@ pub fn fuses(plan: &PhysicalPlan) -> bool {
 pub fn outside_stage_reason(plan: &PhysicalPlan) -> Option<String> {
     match plan {
         PhysicalPlan::Generate { generator, .. } => Some(format!("generated code lacks generators ({}): the Generate cuts the stage and runs interpreted", generator.func.name())),
+        // Over a stage of its own (alone, it is a stage that lists the reason).
+        PhysicalPlan::HashAggregate { child, .. } if matches!(child.as_ref(), PhysicalPlan::WholeStageCodegen { .. }) => operators::aggregate_outside_reason(plan),
         _ => None,
     }
 }

@@ -47,7 +47,7 @@ pub fn flatten_final(node: &Arc<PhysicalPlan>, f: &mut Flattening) -> Result<(),
 }
 
 /// Why generated code cannot run aggregate `a`, if it cannot.
-fn compiles(a: &AggregateExpr) -> Result<(), String> {
+pub(super) fn compiles(a: &AggregateExpr) -> Result<(), String> {
     if a.distinct {
         return Err("a DISTINCT aggregate".into());
     }

@@ -144,7 +144,22 @@ pub(super) fn stage_chain(top: &Arc<PhysicalPlan>) -> Option<(Vec<Arc<PhysicalPl
     if with_expand.0.iter().any(|n| matches!(n.as_ref(), PhysicalPlan::Expand { .. })) && StageSpec::from_chain(top, &with_expand.0, with_expand.1.clone()).is_err() {
         return chain_below(top, false);
     }
+    // An aggregate of a function generated code lacks (collect_list, bloom_filter_agg: Spark's
+    // ObjectHashAggregate, outside its stages too) stays out of the stage, so the operators
+    // below it still compile, as a stage of their own.
+    if with_expand.0.len() > 1 && aggregate_outside_reason(top).is_some() {
+        return None;
+    }
     Some(with_expand)
+}
+
+/// Why an aggregate runs interpreted outside the stage below it: one of its functions is one
+/// generated code lacks.
+pub(super) fn aggregate_outside_reason(node: &PhysicalPlan) -> Option<String> {
+    match node {
+        PhysicalPlan::HashAggregate { aggregates, .. } => aggregates.iter().find_map(|a| hash_aggregate::compiles(a).err()),
+        _ => None,
+    }
 }
 
 /// `stage_chain`, an Expand under the top partial aggregate followed when `expand` is set.

@@ -290,7 +290,11 @@ impl<'a> Script<'a> {
     pub(crate) fn next(&mut self, options: ParseOptions) -> Option<Result<Vec<Statement>>> {
         let segment = &self.tokens[self.statements.next()?];
         let before = expr::LEGACY_INTERVAL.with(|l| l.replace(options.legacy_interval));
-        let parsed = stacker::grow(PARSE_STACK_BYTES, || statement::parse_segment(self.text, segment));
+        // A stack of its own costs a mapping and an unmapping per statement (which stops every
+        // core to flush its address translations): only when the thread's may not hold it.
+        let tokens = segment.iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).count();
+        let fits = stacker::remaining_stack().is_some_and(|left| left >= PARSE_STACK_BASE + tokens * PARSE_STACK_PER_TOKEN);
+        let parsed = if fits { statement::parse_segment(self.text, segment) } else { stacker::grow(PARSE_STACK_BYTES, || statement::parse_segment(self.text, segment)) };
         expr::LEGACY_INTERVAL.with(|l| l.set(before));
         Some(parsed.map_err(|e| with_caret(placed_at_end(e, segment), self.text)))
     }
@@ -341,6 +345,12 @@ fn unescaped(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
 
 /// The stack one statement is parsed on: reserved, and used only as deep as the input goes.
 const PARSE_STACK_BYTES: usize = 256 << 20;
+/// The stack a parse may take per token: sqlparser drops a left-deep `a + b + ...` or UNION
+/// chain by recursion, at most about 50 bytes a token as measured; with room to spare.
+const PARSE_STACK_PER_TOKEN: usize = 128;
+/// The stack a parse takes besides: its nesting is bounded (sqlparser's recursion limit, kiln's
+/// MAX_DEPTH), and the deepest such statement parsed within 64 KiB.
+const PARSE_STACK_BASE: usize = 256 << 10;
 
 /// Spark's typed numeric literals, `1.5D` `2F` `10L` `1Y` `3S` `1.5BD` `20E2BD`: the tokenizer
 /// reads a number and a word; they become one number token of that type (`Y`, `S` and `F` stay

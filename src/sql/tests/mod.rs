@@ -60,3 +60,25 @@ pub(super) fn statement(sql: &str) -> Statement {
 fn normalizer_drops_ids_only() {
     assert_eq!(normalize("'COUNT(1) AS orders#173, x#12L, #\n"), "'COUNT(1) AS orders#, x#L, #");
 }
+
+/// A short statement parses on the thread's own stack and a long left-deep chain on a stack of
+/// its own: on a small thread stack neither overflows (an overflow aborts the test binary).
+#[test]
+fn statements_parse_within_a_small_thread_stack() {
+    let chain = |op: &str, n: usize| format!("SELECT {}", vec!["1"; n].join(op));
+    let union = (0..2_000).map(|i| format!("SELECT {i}")).collect::<Vec<_>>().join(" UNION ALL ");
+    let nested = format!("SELECT * FROM {} (SELECT 1 AS a) {}", "(SELECT * FROM ".repeat(20), ") AS q".repeat(20));
+    for sql in [chain(" + ", 3), chain(" + ", 150), chain(" + ", 40_000), chain(" AND ", 40_000), union, nested] {
+        let head = sql[..sql.len().min(40)].to_string();
+        let parsed = std::thread::Builder::new()
+            .stack_size(384 << 10)
+            .spawn(move || parse_sql(&sql).map(|s| s.len()).map_err(|e| e.to_string()))
+            .expect("a thread")
+            .join()
+            .expect("parsed without a panic");
+        match parsed {
+            Ok(n) => assert_eq!(n, 1, "{head}"),
+            Err(e) => assert!(e.contains("nested more than"), "{head}...: {e}"),
+        }
+    }
+}

@@ -526,6 +526,38 @@ impl LogicalPlan {
             _ => None,
         }
     }
+    /// The ids of [`LogicalPlan::output`]'s columns, without building the columns (rules ask
+    /// for them at every node of a plan, and a join's output is its whole subtree's).
+    pub fn output_ids(&self) -> Vec<crate::expr::ExprId> {
+        match self {
+            LogicalPlan::SubqueryAlias { child, .. }
+            | LogicalPlan::Filter { child, .. }
+            | LogicalPlan::UnresolvedHint { child, .. }
+            | LogicalPlan::ResolvedHint { child, .. }
+            | LogicalPlan::Sort { child, .. }
+            | LogicalPlan::GlobalLimit { child, .. }
+            | LogicalPlan::LocalLimit { child, .. }
+            | LogicalPlan::Offset { child, .. }
+            | LogicalPlan::Repartition { child, .. }
+            | LogicalPlan::Distinct { child } => child.output_ids(),
+            LogicalPlan::Project { list, .. } | LogicalPlan::Aggregate { aggregates: list, .. } | LogicalPlan::GroupingSets { aggregates: list, .. } => {
+                list.iter().filter_map(named_output_id).collect()
+            }
+            LogicalPlan::Join { left, right, join_type, .. } => match join_type {
+                JoinType::LeftSemi | JoinType::LeftAnti => left.output_ids(),
+                _ => [left.output_ids(), right.output_ids()].concat(),
+            },
+            LogicalPlan::SetOperation { left, .. } => left.output_ids(),
+            LogicalPlan::Union { children } => children.first().map(|c| c.output_ids()).unwrap_or_default(),
+            LogicalPlan::Window { window_exprs, child, .. } => {
+                let mut ids = child.output_ids();
+                ids.extend(window_exprs.iter().filter_map(named_output_id));
+                ids
+            }
+            other => other.output().iter().map(|a| a.id).collect(),
+        }
+    }
+
     /// The columns this node produces.
     pub fn output(&self) -> Vec<Attribute> {
         match self {
@@ -917,6 +949,15 @@ pub fn named_outputs(list: &[Expr]) -> Vec<Attribute> {
     list.iter().filter_map(named_output).collect()
 }
 
+/// The id of [`named_output`]'s attribute.
+fn named_output_id(e: &Expr) -> Option<crate::expr::ExprId> {
+    match e {
+        Expr::Attribute(a) => Some(a.id),
+        Expr::Alias { child, id, .. } => child.data_type().ok().map(|_| *id),
+        _ => None,
+    }
+}
+
 /// The attribute one select-list item produces, if it is resolved.
 pub fn named_output(e: &Expr) -> Option<Attribute> {
     match e {
@@ -970,7 +1011,7 @@ impl SubqueryPlan {
 }
 
 fn collect_defined(plan: &LogicalPlan, out: &mut std::collections::BTreeSet<crate::expr::ExprId>) {
-    out.extend(plan.output().iter().map(|a| a.id));
+    out.extend(plan.output_ids());
     if let LogicalPlan::LateralJoin { right, .. } = plan {
         collect_defined(right.plan(), out);
     }

@@ -31,7 +31,7 @@ impl Rule for RemoveRedundantAliases {
 }
 
 fn ids(plan: &LogicalPlan) -> BTreeSet<ExprId> {
-    plan.output().iter().map(|a| a.id).collect()
+    plan.output_ids().into_iter().collect()
 }
 
 /// Old output id -> new output attribute, where a child's output changed.

@@ -61,8 +61,7 @@ fn prune(plan: &Arc<LogicalPlan>, needed: Option<&BTreeSet<ExprId>>) -> Arc<Logi
             Arc::new(plan.with_new_children(children))
         }
     };
-    let all_out: BTreeSet<ExprId> = plan.output().iter().map(|a| a.id).collect();
-    let needed = needed.cloned().unwrap_or(all_out);
+    let needed = needed.cloned().unwrap_or_else(|| plan.output_ids().into_iter().collect());
     match plan.as_ref() {
         LogicalPlan::Project { list, child } => {
             let kept: Vec<Expr> = list

@@ -171,7 +171,7 @@ impl CostBasedJoinReorder {
             return None;
         }
         let plan = best.plan.clone();
-        let same_order = plan.output().iter().map(|a| a.id).eq(output.iter().map(|a| a.id));
+        let same_order = plan.output_ids().into_iter().eq(output.iter().map(|a| a.id));
         Some(match plan.as_ref() {
             _ if same_order => plan,
             LogicalPlan::Project { child, .. } => {

@@ -131,7 +131,7 @@ fn join(left: Arc<LogicalPlan>, right: Arc<LogicalPlan>, join_type: JoinType, co
 /// `plan` with the columns `columns` then `d`, in that order (a Project when they differ).
 fn ordered(plan: Arc<LogicalPlan>, columns: &[Attribute], d: &[Attribute]) -> Arc<LogicalPlan> {
     let want: Vec<&Attribute> = columns.iter().chain(d).collect();
-    if plan.output().iter().map(|a| a.id).eq(want.iter().map(|a| a.id)) {
+    if plan.output_ids().into_iter().eq(want.iter().map(|a| a.id)) {
         return plan;
     }
     Arc::new(LogicalPlan::Project { list: want.into_iter().map(|a| a.expr()).collect(), child: plan })

@@ -73,7 +73,7 @@ fn known_not_null(plan: &LogicalPlan) -> BTreeSet<ExprId> {
             s
         }
         LogicalPlan::Project { child, .. } | LogicalPlan::Sort { child, .. } => {
-            let out: BTreeSet<ExprId> = plan.output().iter().map(|a| a.id).collect();
+            let out: BTreeSet<ExprId> = plan.output_ids().into_iter().collect();
             known_not_null(child).into_iter().filter(|id| out.contains(id)).collect()
         }
         LogicalPlan::Join { left, right, join_type, .. } => match join_type {
@@ -124,7 +124,7 @@ fn infer(plan: &Arc<LogicalPlan>) -> Option<Arc<LogicalPlan>> {
                 if !ok {
                     return vec![];
                 }
-                let out: BTreeSet<ExprId> = child.output().iter().map(|a| a.id).collect();
+                let out: BTreeSet<ExprId> = child.output_ids().into_iter().collect();
                 let known = known_not_null(child);
                 implied.iter().filter(|a| out.contains(&a.id) && !known.contains(&a.id)).cloned().collect()
             };
@@ -182,7 +182,7 @@ fn constraints(plan: &LogicalPlan) -> Vec<Expr> {
         },
         _ => vec![],
     };
-    let out: BTreeSet<ExprId> = plan.output().iter().map(|a| a.id).collect();
+    let out: BTreeSet<ExprId> = plan.output_ids().into_iter().collect();
     all.into_iter().filter(|c| !c.references().is_empty() && c.references().is_subset(&out)).collect()
 }
 
@@ -237,7 +237,7 @@ fn new_for(ok: bool, child: &Arc<LogicalPlan>, inferred: &[Expr]) -> Vec<Expr> {
     if !ok {
         return vec![];
     }
-    let out: BTreeSet<ExprId> = child.output().iter().map(|a| a.id).collect();
+    let out: BTreeSet<ExprId> = child.output_ids().into_iter().collect();
     let known: Vec<String> = constraints(child).iter().map(|c| c.to_string()).collect();
     inferred.iter().filter(|c| c.references().is_subset(&out) && !known.contains(&c.to_string())).cloned().collect()
 }

@@ -104,7 +104,7 @@ pub(super) fn rewrite_expressions(plan: &Arc<LogicalPlan>, subqueries: bool, f: 
 
 /// The ExprIds a plan outputs.
 pub(crate) fn output_ids(plan: &LogicalPlan) -> std::collections::BTreeSet<ExprId> {
-    plan.output().iter().map(|a| a.id).collect()
+    plan.output_ids().into_iter().collect()
 }
 
 /// True when every column `e` reads is among `ids` (so it can be evaluated over them).

@@ -42,7 +42,7 @@ impl Rule for ReorderJoin {
             let reordered = ordered_join(inputs, conditions);
             // The same columns in the same order, or a Project restores them.
             let output = p.output();
-            if reordered.output().iter().map(|a| a.id).eq(output.iter().map(|a| a.id)) {
+            if reordered.output_ids().into_iter().eq(output.iter().map(|a| a.id)) {
                 return Ok(reordered);
             }
             Ok(Arc::new(LogicalPlan::Project { list: output.into_iter().map(Expr::Attribute).collect(), child: reordered }))

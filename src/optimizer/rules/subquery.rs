@@ -179,7 +179,7 @@ fn existence_marker(cur: &mut Arc<LogicalPlan>, sub: &Arc<LogicalPlan>, conds: V
     let mut marker = named_output(&exists).ok_or_else(|| KilnError::internal("alias without an output"))?;
     // Read above the outer join, which NULL-extends it.
     marker.nullable = true;
-    let sub_ids: BTreeSet<ExprId> = sub.output().iter().map(|a| a.id).collect();
+    let sub_ids: BTreeSet<ExprId> = sub.output_ids().into_iter().collect();
     let correlated = conds.iter().any(|c| !c.references().is_subset(&sub_ids));
     let (right, condition) = if correlated {
         let (domain, inner, joins) = domain_join(&conds, &sub_ids, cur)?;
@@ -305,7 +305,7 @@ fn is_planned_subquery(x: &Expr) -> bool {
 /// scalar subquery there UNSUPPORTED_CORRELATED_SCALAR_SUBQUERY.
 fn join_condition_subqueries(left: &Arc<LogicalPlan>, right: &Arc<LogicalPlan>, join_type: JoinType, condition: &Expr, using: &[String], hint: crate::plan::JoinHint) -> Result<Arc<LogicalPlan>> {
     let output = join_type.output(left.output(), right.output());
-    let ids = |p: &LogicalPlan| p.output().iter().map(|a| a.id).collect::<BTreeSet<ExprId>>();
+    let ids = |p: &LogicalPlan| p.output_ids().into_iter().collect::<BTreeSet<ExprId>>();
     let (left_ids, right_ids) = (ids(left), ids(right));
     let (mut lx, mut rx, mut conds) = (vec![], vec![], vec![]);
     for c in condition.split_conjunction() {
@@ -477,7 +477,7 @@ fn one_row_value(plan: &SubqueryPlan, outer: &Arc<LogicalPlan>) -> Result<Option
     if e.exists(&nested) || !matches!(child.as_ref(), LogicalPlan::OneRowRelation) {
         return Ok(None);
     }
-    let local: BTreeSet<ExprId> = outer.output().iter().map(|a| a.id).collect();
+    let local: BTreeSet<ExprId> = outer.output_ids().into_iter().collect();
     Ok(Some(strip_outer_of(e.unalias(), &local)?))
 }
 
@@ -519,7 +519,7 @@ fn rewrite_lateral(left: &Arc<LogicalPlan>, right: &SubqueryPlan, join_type: Joi
     if let LogicalPlan::Project { list, child } = sub.as_ref() {
         if !list.iter().any(Expr::contains_subquery) {
             // The left side's columns; references further out stay outer.
-            let local: BTreeSet<ExprId> = left.output().iter().map(|a| a.id).collect();
+            let local: BTreeSet<ExprId> = left.output_ids().into_iter().collect();
             let defs = list.iter().map(|e| strip_outer_of(e.unalias(), &local)).collect::<Result<Vec<_>>>()?;
             // Over the one empty row: each outer row gets the list's values.
             if matches!(child.as_ref(), LogicalPlan::OneRowRelation) {
@@ -554,7 +554,7 @@ fn rewrite_lateral(left: &Arc<LogicalPlan>, right: &SubqueryPlan, join_type: Joi
     let joined = Arc::new(LogicalPlan::Join { left: left.clone(), right: dec, join_type, condition, using: vec![], hint: Default::default() });
     // The pulled-up predicates' columns leave with a Project.
     let output: Vec<Attribute> = left.output().into_iter().chain(columns).collect();
-    if joined.output().iter().map(|a| a.id).eq(output.iter().map(|a| a.id)) {
+    if joined.output_ids().into_iter().eq(output.iter().map(|a| a.id)) {
         return Ok(joined);
     }
     Ok(Arc::new(LogicalPlan::Project { list: output.iter().map(|a| a.expr()).collect(), child: joined }))
@@ -898,7 +898,7 @@ fn pull_up(plan: &Arc<LogicalPlan>, outer: &Arc<LogicalPlan>, domains: &mut BTre
         LogicalPlan::Project { list, child } if !list.iter().any(is_correlated) => {
             let (c, preds) = pull_up(child, outer, domains)?;
             let mut list = list.clone();
-            let below: BTreeSet<ExprId> = c.output().iter().map(|a| a.id).collect();
+            let below: BTreeSet<ExprId> = c.output_ids().into_iter().collect();
             for a in preds.iter().flat_map(|p| p.attributes()) {
                 if below.contains(&a.id) && !list.iter().any(|e| named_output(e).is_some_and(|n| n.id == a.id)) {
                     list.push(a.expr());
@@ -908,7 +908,7 @@ fn pull_up(plan: &Arc<LogicalPlan>, outer: &Arc<LogicalPlan>, domains: &mut BTre
         }
         LogicalPlan::Aggregate { grouping, aggregates, child } if !grouping.iter().chain(aggregates).any(is_correlated) => {
             let (c, preds) = pull_up(child, outer, domains)?;
-            let below: BTreeSet<ExprId> = c.output().iter().map(|a| a.id).collect();
+            let below: BTreeSet<ExprId> = c.output_ids().into_iter().collect();
             let mut grouping = grouping.clone();
             let mut aggregates = aggregates.clone();
             let keys: Option<Vec<Attribute>> = preds.iter().map(|p| equality_key(p, &below)).collect();
@@ -982,7 +982,7 @@ fn equality_key(p: &Expr, below: &BTreeSet<ExprId>) -> Option<Attribute> {
 /// `Aggregate [o..], [o AS d, ..]` over the outer plan; the predicates over the domain's
 /// columns instead; and `o <=> d` for each, the condition that joins the outer rows back.
 fn domain_join(preds: &[Expr], below: &BTreeSet<ExprId>, outer: &Arc<LogicalPlan>) -> Result<(Arc<LogicalPlan>, Vec<Expr>, Vec<Expr>)> {
-    let available: BTreeSet<ExprId> = outer.output().iter().map(|a| a.id).collect();
+    let available: BTreeSet<ExprId> = outer.output_ids().into_iter().collect();
     let mut outer_attrs: Vec<Attribute> = vec![];
     for a in preds.iter().flat_map(|p| p.attributes()) {
         if below.contains(&a.id) || outer_attrs.iter().any(|o| o.id == a.id) {

@@ -290,6 +290,35 @@ fn deep_nesting_and_long_expressions_are_errors_or_answers_never_crashes() {
     }
 }
 
+/// A generated UNION of thousands of queries answers on a thread of a server's stack size (each
+/// UNION nested in the next, the plan was as deep as the run and its recursion overflowed).
+#[test]
+fn a_union_of_thousands_of_queries_answers() {
+    let all = (0..8000).map(|i| format!("SELECT {i} AS x")).collect::<Vec<_>>().join(" UNION ALL ");
+    let distinct = (0..8000).map(|i| format!("SELECT {} AS x", i % 100)).collect::<Vec<_>>().join(" UNION ");
+    let answers = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let s = Session::new();
+            MODES
+                .iter()
+                .map(|codegen| {
+                    s.set_conf("spark.sql.codegen.wholeStage", codegen).expect("a setting");
+                    let a = run(&s, &format!("SELECT count(*), sum(x) FROM ({all})")).expect("UNION ALL");
+                    let d = run(&s, &format!("SELECT count(*) FROM ({distinct})")).expect("UNION");
+                    (kiln::format::result_csv(&a[0].schema(), &a), kiln::format::result_csv(&d[0].schema(), &d))
+                })
+                .collect::<Vec<_>>()
+        })
+        .expect("a thread")
+        .join()
+        .expect("no overflow");
+    for (a, d) in answers {
+        assert_eq!(a, "count(1),sum(x)\n8000,31996000\n");
+        assert_eq!(d, "count(1)\n100\n");
+    }
+}
+
 /// EXPLAIN of `SELECT * FROM t WHERE x IN (0, 1, ..., n - 1)`: the seconds it takes.
 fn explain_in_list(s: &Session, n: usize) -> f64 {
     let list = (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");

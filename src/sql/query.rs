@@ -208,6 +208,9 @@ impl<'a> QueryPlanner<'a> {
             SetExpr::SetOperation { op: SetOperator::Union, set_quantifier, left, right }
                 if matches!(set_quantifier, SetQuantifier::All | SetQuantifier::Distinct | SetQuantifier::None) =>
             {
+                if let Some(union) = self.long_union(body)? {
+                    return Ok(union);
+                }
                 // As Spark's AstBuilder: a binary Union, under a Distinct for UNION [DISTINCT].
                 let union = LogicalPlan::Union { children: vec![Arc::new(self.plan_set_expr(left)?), Arc::new(self.plan_set_expr(right)?)] };
                 Ok(match set_quantifier {
@@ -234,6 +237,33 @@ impl<'a> QueryPlanner<'a> {
             SetExpr::Values(v) => values_relation(v, &[], body_span(body)),
             _ => Err(unsupported("INSERT / UPDATE / DELETE / MERGE / TABLE as a query", body_span(body))),
         }
+    }
+
+    /// A run of more than `FLAT_UNION_FROM` UNIONs of one kind (ALL, or DISTINCT) as one Union
+    /// of all its queries, as CombineUnions makes it later: nested one Union per query, the
+    /// plan would be as deep as the run is long, past what recursion over it can take on a
+    /// thread's stack. None for a shorter run (nested as Spark's parser nests it).
+    fn long_union(&mut self, body: &SetExpr) -> Result<Option<LogicalPlan>> {
+        let distinct = |q: &SetQuantifier| !matches!(q, SetQuantifier::All);
+        let SetExpr::SetOperation { set_quantifier: kind, .. } = body else { return Ok(None) };
+        let mut rights = vec![];
+        let mut node = body;
+        while let SetExpr::SetOperation { op: SetOperator::Union, set_quantifier, left, right } = node {
+            if distinct(set_quantifier) != distinct(kind) || !matches!(set_quantifier, SetQuantifier::All | SetQuantifier::Distinct | SetQuantifier::None) {
+                break;
+            }
+            rights.push(right.as_ref());
+            node = left;
+        }
+        if rights.len() <= FLAT_UNION_FROM {
+            return Ok(None);
+        }
+        let mut children = vec![Arc::new(self.plan_set_expr(node)?)];
+        for r in rights.into_iter().rev() {
+            children.push(Arc::new(self.plan_set_expr(r)?));
+        }
+        let union = LogicalPlan::Union { children };
+        Ok(Some(if distinct(kind) { LogicalPlan::Distinct { child: Arc::new(union) } } else { union }))
     }
 
     fn plan_select(&mut self, s: &ast::Select) -> Result<LogicalPlan> {
@@ -1120,3 +1150,6 @@ fn grouping_analytics(exprs: &[ast::Expr], modifiers: &[ast::GroupByWithModifier
     }
     Ok((grouping, Some((GroupingSetsKind::GroupingSets, product))))
 }
+
+/// UNIONs of one kind in a row past which the parsed plan holds them in one Union.
+const FLAT_UNION_FROM: usize = 64;

@@ -311,35 +311,9 @@ fn warm_build_rows(builds: &[&BuildTable], joined: &[Vec<u32>]) {
     std::hint::black_box(touched);
 }
 
-/// Rows per batch below which consecutive batches are merged before an aggregate stage runs.
-const COALESCE_ROWS: usize = 8192;
-
-/// Runs of small batches merged into batches of about `COALESCE_ROWS` rows, as they stream by:
+/// Rows per batch below which consecutive batches are merged before an aggregate stage runs:
 /// each batch costs a round of per-batch work (hashing the keys, filling slots).
-fn coalesce(batches: impl Iterator<Item = Result<RecordBatch>>) -> impl Iterator<Item = Result<RecordBatch>> {
-    let mut batches = batches.peekable();
-    std::iter::from_fn(move || {
-        let first = batches.next()?;
-        let Ok(first) = first else { return Some(first) };
-        if first.num_rows() >= COALESCE_ROWS {
-            return Some(Ok(first));
-        }
-        let mut run = vec![first];
-        let mut rows = run[0].num_rows();
-        while rows < COALESCE_ROWS {
-            match batches.peek() {
-                Some(Ok(b)) if rows + b.num_rows() <= 2 * COALESCE_ROWS => {
-                    rows += b.num_rows();
-                    if let Some(Ok(b)) = batches.next() {
-                        run.push(b);
-                    }
-                }
-                _ => break,
-            }
-        }
-        Some(if run.len() == 1 { Ok(run.remove(0)) } else { concat_batches(&run[0].schema(), &run).map_err(Into::into) })
-    })
-}
+const COALESCE_ROWS: usize = 8192;
 
 /// The rows a sink runs over: selected stream rows, and for joined rows each join's build row.
 struct Rows {
@@ -963,7 +937,7 @@ pub fn aggregate_partition(
     let StageSink::Aggregate { keys, keys_in_code, aggregates, output, finish } = &spec.sink else {
         return Err(KilnError::internal("aggregate_partition on an output stage"));
     };
-    let merged = coalesce(batches);
+    let merged = crate::common::coalesce_small(batches, COALESCE_ROWS);
     let key_types = keys.iter().map(|k| k.data_type()).collect::<Result<Vec<_>>>()?;
     let mut g = StageGroups::new(aggregates, output, key_types, *keys_in_code)?;
     if let (Some(_), Some(rows)) = (finish, input_rows) {

@@ -15,6 +15,37 @@ pub fn available_cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// Runs of batches under `rows` rows merged, as they stream by, into batches of `rows` to
+/// `2 * rows` rows (a batch of `rows` or more passes as it is): a consumer with work per batch
+/// (a stage's slots and key hashing, an exchange's run per partition) gets batches worth it.
+pub fn coalesce_small<'a>(
+    batches: impl Iterator<Item = crate::error::Result<arrow::record_batch::RecordBatch>> + 'a,
+    rows: usize,
+) -> impl Iterator<Item = crate::error::Result<arrow::record_batch::RecordBatch>> + 'a {
+    let mut batches = batches.peekable();
+    std::iter::from_fn(move || {
+        let first = batches.next()?;
+        let Ok(first) = first else { return Some(first) };
+        if first.num_rows() >= rows {
+            return Some(Ok(first));
+        }
+        let mut total = first.num_rows();
+        let mut run = vec![first];
+        while total < rows {
+            match batches.peek() {
+                Some(Ok(b)) if total + b.num_rows() <= 2 * rows => {
+                    total += b.num_rows();
+                    if let Some(Ok(b)) = batches.next() {
+                        run.push(b);
+                    }
+                }
+                _ => break,
+            }
+        }
+        Some(if run.len() == 1 { Ok(run.remove(0)) } else { arrow::compute::concat_batches(&run[0].schema(), &run).map_err(Into::into) })
+    })
+}
+
 /// `batches` as one batch of `schema`, each column concatenated on a thread of its own (an
 /// empty batch when there are none): what a partition's build side or a whole side becomes
 /// before the partitions that wait for it run.

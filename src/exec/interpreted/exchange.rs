@@ -32,10 +32,6 @@ const FIRST_CHUNK_ROWS_MAX: usize = 1 << 16;
 /// would ask for more memory than the rows need.
 const CHUNK_ROOM_MAX: usize = 1 << 17;
 
-/// The most rows small input batches are held for before they are copied together (they are
-/// copied once more to be merged: a huge `kiln.batchSize` would hold a lot twice).
-const PENDING_ROWS_MAX: usize = 1 << 14;
-
 /// A hash exchange's writer for one input partition, splitting rows into `n` partitions by
 /// `pmod(murmur3(keys), n)`: equal keys, NULLs included, land in the same partition, exactly
 /// as Spark's `hashpartitioning`. Each row is copied once, as it arrives, into its output
@@ -62,9 +58,6 @@ pub struct HashPartitioner<'a> {
     starts: Vec<usize>,
     next: Vec<usize>,
     order: Vec<u32>,
-    /// Small input batches held until a batch's worth has come.
-    pending: Vec<RecordBatch>,
-    pending_rows: usize,
 }
 
 impl<'a> HashPartitioner<'a> {
@@ -88,16 +81,10 @@ impl<'a> HashPartitioner<'a> {
             starts: vec![],
             next: vec![],
             order: vec![],
-            pending: vec![],
-            pending_rows: 0,
         })
     }
 
-    /// Copies the batch's rows to their partitions. Batches under half a batch (a selective
-    /// filter's) are held until a batch's worth (at most PENDING_ROWS_MAX rows) has come and
-    /// copied together: each partition's
-    /// run of a batch is then a few times longer, and runs of a few rows into each of 200
-    /// partitions' buffers cost more per row than the rows themselves.
+    /// Copies the batch's rows to their partitions.
     pub fn push(&mut self, batch: &RecordBatch) -> Result<()> {
         let rows = batch.num_rows();
         if rows == 0 {
@@ -107,35 +94,6 @@ impl<'a> HashPartitioner<'a> {
             self.out[0].push(batch.clone());
             return Ok(());
         }
-        let gather = self.batch_size.min(PENDING_ROWS_MAX);
-        if rows < gather / 2 || !self.pending.is_empty() {
-            self.pending_rows += rows;
-            self.pending.push(batch.clone());
-            if self.pending_rows < gather {
-                return Ok(());
-            }
-            return self.push_pending();
-        }
-        self.push_now(batch)
-    }
-
-    /// The held small batches copied to their partitions, as one.
-    fn push_pending(&mut self) -> Result<()> {
-        let batches = std::mem::take(&mut self.pending);
-        self.pending_rows = 0;
-        match batches.as_slice() {
-            [] => Ok(()),
-            [one] => self.push_now(one),
-            [first, ..] => {
-                let merged = arrow::compute::concat_batches(&first.schema(), &batches)?;
-                drop(batches);
-                self.push_now(&merged)
-            }
-        }
-    }
-
-    fn push_now(&mut self, batch: &RecordBatch) -> Result<()> {
-        let rows = batch.num_rows();
         self.begin(batch)?;
         let hashes = spark_hash(&evaluate_all(self.keys, batch, self.input)?, rows)?;
         // The batch's rows ordered by partition (a stable counting sort): each partition's
@@ -263,7 +221,6 @@ impl<'a> HashPartitioner<'a> {
     /// Every output partition's batches so far, chunks begun included; the partitioner goes
     /// on empty (its rows spilled).
     pub fn take(&mut self) -> Result<Vec<Vec<RecordBatch>>> {
-        self.push_pending()?;
         for p in 0..self.n {
             if self.chunk_rows[p] > 0 {
                 self.flush(p)?;
@@ -683,22 +640,26 @@ mod tests {
     }
 
     #[test]
-    fn small_batches_held_and_copied_together_land_as_one_batch_would() {
+    fn small_batches_merged_before_the_writer_land_as_one_batch_would() {
         let k = attr("k", DataType::Int64);
         let keys = [k.expr()];
         let values: Vec<Option<i64>> = (0..5_000i64).map(|i| if i % 97 == 0 { None } else { Some((i * 7919) % 1_000) }).collect();
         let whole = batch(std::slice::from_ref(&k), vec![ints(&values)]);
         let mut at_once = HashPartitioner::new(&keys, std::slice::from_ref(&k), 7, 1024).unwrap();
         at_once.push(&whole).unwrap();
-        // Slivers of 1 to 300 rows, as a selective filter leaves them; the last ones still held
-        // when the writer finishes.
-        let mut in_slivers = HashPartitioner::new(&keys, std::slice::from_ref(&k), 7, 1024).unwrap();
+        // Slivers of 1 to 300 rows, as a selective filter leaves them, merged as the exchange
+        // merges them on the way to its writer; the last run is merged when the input ends.
+        let mut slivers = vec![];
         let (mut start, mut len) = (0, 1);
         while start < values.len() {
             let n = len.min(values.len() - start);
-            in_slivers.push(&whole.slice(start, n)).unwrap();
+            slivers.push(Ok(whole.slice(start, n)));
             start += n;
             len = len * 3 % 301 + 1;
+        }
+        let mut in_slivers = HashPartitioner::new(&keys, std::slice::from_ref(&k), 7, 1024).unwrap();
+        for b in crate::common::coalesce_small(slivers.into_iter(), 1024) {
+            in_slivers.push(&b.unwrap()).unwrap();
         }
         let rows = |parts: Vec<Vec<RecordBatch>>| -> Vec<Vec<Option<i64>>> {
             parts.iter().map(|p| p.iter().flat_map(|b| b.column(0).as_primitive::<Int64Type>().iter().collect::<Vec<_>>()).collect()).collect()

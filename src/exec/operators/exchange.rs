@@ -20,6 +20,10 @@ use crate::exec::stream::BatchStream;
 use crate::physical::metrics::OperatorMetrics;
 use crate::physical::{Partitioning, PhysicalPlan};
 
+/// The most rows a hash exchange merges its small input batches into (at most twice this); a
+/// huge `kiln.batchSize` would hold a lot twice while they are merged.
+const MERGED_INPUT_ROWS_MAX: usize = 1 << 13;
+
 /// Runs the input pipeline into the output partitions.
 pub(in crate::exec) fn prepare(exec: &mut Executor<'_>, plan: &Arc<PhysicalPlan>) -> Result<()> {
     let PhysicalPlan::Exchange { partitioning, child, .. } = plan.as_ref() else { return Err(not_this(plan)) };
@@ -61,7 +65,14 @@ impl<'a> Executor<'a> {
             Partitioning::SinglePartition | Partitioning::Unknown(1) => vec![SpillablePartition::in_memory(self.drain_reserved(child, held)?.concat())],
             Partitioning::Hash(keys, n) => {
                 let sink = sink(*n);
-                self.run_partition_runs(child, writer_tasks(), |t, s| sink.fill(t, s, self.control, interpreted::HashPartitioner::new(keys, input, *n, batch_size)?, |p, b| p.push(b)))?;
+                // A selective filter's small batches merged first: each partition's run of a
+                // batch is then a few times longer, and runs of a few rows into each of 200
+                // partitions' buffers cost more per row than the rows themselves.
+                let merged = batch_size.min(MERGED_INPUT_ROWS_MAX);
+                self.run_partition_runs(child, writer_tasks(), |t, s| {
+                    let s: BatchStream = Box::new(crate::common::coalesce_small(s, merged));
+                    sink.fill(t, s, self.control, interpreted::HashPartitioner::new(keys, input, *n, batch_size)?, |p, b| p.push(b))
+                })?;
                 sink.finish(self.control.memory(), batch_size)?
             }
             Partitioning::Range(order, n) => {
